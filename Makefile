@@ -1,0 +1,35 @@
+# The two set-up commands of the README. Both create .venv when it is missing
+# and (re)install when pyproject.toml changed.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export MODULAR_TELEMETRY_ENABLED ?= 0
+
+.PHONY: demo test lint lit pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/mlp.py
+
+test: $(STAMP) lint lit pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+lit: $(STAMP)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/lit -q -v test
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q -n 2 test/python
+
+bench: $(STAMP)
+	$(PY) bench/overhead.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""pyflame-mlir: lazy tensors traced into the `pyflame` MLIR dialect."""

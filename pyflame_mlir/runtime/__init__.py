@@ -1,0 +1,1 @@
+"""pyflame_mlir/runtime."""
