@@ -1,1 +1,133 @@
-"""pyflame-mlir: lazy tensors traced into the `pyflame` MLIR dialect."""
+"""pyflame-mlir: a lazy tensor library traced into the ``pyflame`` MLIR dialect.
+
+    import pyflame_mlir as pf
+    a = pf.randn([1024, 512]); w = pf.randn([512, 256])
+    y = pf.relu(a @ w).sum()      # recorded, not run: y.shape == ()
+    y.item()                      # compiles (or hits the cache) and runs
+"""
+
+from __future__ import annotations
+
+import os as _os
+from collections.abc import Iterator as _Iterator
+from contextlib import contextmanager as _contextmanager
+
+from .compiler import (
+    BACKENDS,
+    CompileReport,
+    compile_graph,
+    format_graph,
+    get_graph_stats,
+    print_graph,
+    structural_hash,
+    to_mlir,
+)
+from .creation import (
+    arange,
+    as_tensor,
+    asarray,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dialects.dtypes import (
+    DType,
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+)
+from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
+from .dialects.dtypes import dtype as dtype
+from .dialects.opdef import ShapeError
+from .graph import (
+    CACHE,
+    CONFIG,
+    COUNTERS,
+    GRAPH,
+    Graph,
+    create_graph,
+    current_graph,
+    graph_scope,
+    reuse_graph,
+)
+from .graph import evaluate as _evaluate
+from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
+from .ops import METHODS as _METHODS
+from .ops import ValuesIndices, getitem  # noqa: F401
+from .tensor import Tensor
+
+_os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
+half, double, float, long = float16, float64, float32, int64  # noqa: A001
+
+
+def eval(*tensors: Tensor) -> tuple[Tensor, ...] | Tensor:  # noqa: A001
+    """Evaluate several tensors in one compiled graph; returns them realized."""
+    flat = [t for t in tensors if isinstance(t, Tensor)]
+    _evaluate(flat)
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def is_lazy(t: Tensor) -> bool:
+    """True while ``t`` is a promise (nothing computed it yet)."""
+    return t._node is not None
+
+
+def cache_stats() -> dict[str, int]:
+    return CACHE.stats()
+
+
+def clear_cache() -> None:
+    CACHE.clear()
+
+
+def counters() -> dict[str, int]:
+    return COUNTERS.snapshot()
+
+
+def set_backend(name: str) -> None:
+    from .compiler import get_backend
+
+    get_backend(name)  # fails now, with the reason, if it cannot work
+    CONFIG.backend = name
+
+
+def get_backend() -> str:
+    return CONFIG.backend
+
+
+@_contextmanager
+def backend(name: str) -> _Iterator[None]:
+    prev = CONFIG.backend
+    set_backend(name)
+    try:
+        yield
+    finally:
+        CONFIG.backend = prev
+
+
+def set_pipeline(spec: str | None) -> None:
+    """Override the pass pipeline of ``evaluate`` (None restores the default)."""
+    if spec:
+        from xdsl.passes import PassPipeline
+
+        from .passes import PASSES
+        PassPipeline.parse_spec(PASSES, spec)  # unknown passes fail here
+    CONFIG.pipeline = spec
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS)

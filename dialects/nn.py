@@ -1,0 +1,70 @@
+"""The softmax family: ``softmax log_softmax`` along one dim and ``logsumexp``
+over a set of dims. Kernels subtract the max first, so large inputs do not
+overflow, and an all ``-inf`` slice gives ``-inf`` like PyTorch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .dtypes import FLOAT, DType
+from .opdef import OpDef, Shape, ShapeError, check_dims, define
+from .reduction import reduced_shape
+
+
+def _float_only(op: str, d: DType) -> None:
+    if d.category != FLOAT:
+        raise ShapeError(op, f"expects a floating-point operand, got {d.name}")
+
+
+def _along_dim_rule(name: str):
+    def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+        _float_only(name, dtypes[0])
+        check_dims(name, (attrs["dim"],), len(shapes[0]))
+        return ((shapes[0], dtypes[0]),)
+    return infer
+
+
+def _logsumexp_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    _float_only("logsumexp", dtypes[0])
+    check_dims("logsumexp", attrs["dims"], len(shapes[0]))
+    return ((reduced_shape(shapes[0], attrs["dims"], attrs["keepdim"]), dtypes[0]),)
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32) if x.itemsize < 4 else x
+
+
+def _safe_max(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
+    m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros(())
+    return np.where(np.isfinite(m), m, 0)  # an all -inf (or inf) slice shifts by 0
+
+
+def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    w = _wide(x)
+    e = np.exp(w - _safe_max(w, dim))
+    return (e / np.sum(e, axis=dim, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    w = _wide(x)
+    shifted = w - _safe_max(w, dim)
+    lse = np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    return (shifted - lse).astype(x.dtype, copy=False)
+
+
+def _logsumexp(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    w = _wide(x)
+    m = _safe_max(w, dims)
+    r = np.log(np.sum(np.exp(w - m), axis=dims, keepdims=True)) + m
+    if not keepdim:
+        r = np.squeeze(r, axis=dims)
+    return np.asarray(r, dtype=x.dtype)
+
+
+define(OpDef("softmax", "nn", _along_dim_rule("softmax"), _softmax, 1, {"dim": "int"}))
+define(OpDef("log_softmax", "nn", _along_dim_rule("log_softmax"), _log_softmax, 1,
+             {"dim": "int"}))
+define(OpDef("logsumexp", "nn", _logsumexp_rule, _logsumexp, 1,
+             {"dims": "ints", "keepdim": "bool"}))

@@ -1,0 +1,248 @@
+"""The ``pyflame`` dialect in xDSL, generated from the op table.
+
+One IRDL op class per ``OpDef``: variadic tensor operands and results, the
+attributes of the op's schema, and a verifier that calls the op's own shape
+rule (``OpDef.check``), so the IR and the frontend can never disagree.
+
+Custom assembly, the same for every op::
+
+    %2 = pyflame.add %0, %1 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %3 = pyflame.sum %2 {dims = array<i64: 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BoolAttr,
+    BytesAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from . import OPS
+from .data import DenseValue
+from .dtypes import ALL_DTYPES, DType
+from .opdef import OpDef, ShapeError
+
+# ---- element types ----
+
+_TO_IR: dict[str, Attribute] = {
+    "bool": IntegerType(1), "int32": IntegerType(32), "int64": IntegerType(64),
+    "float16": Float16Type(), "bfloat16": BFloat16Type(), "float32": Float32Type(),
+    "float64": Float64Type(),
+}
+_FROM_IR: dict[Attribute, DType] = {_TO_IR[d.name]: d for d in ALL_DTYPES}
+
+
+def ir_element_type(d: DType) -> Attribute:
+    return _TO_IR[d.name]
+
+
+def dtype_of_element(t: Attribute) -> DType:
+    try:
+        return _FROM_IR[t]
+    except (KeyError, TypeError):
+        raise VerifyException(f"element type {t} is not supported by pyflame (expected one of "
+                              f"{', '.join(d.short for d in ALL_DTYPES)})") from None
+
+
+def tensor_type(shape: Sequence[int], d: DType) -> TensorType:
+    return TensorType(_TO_IR[d.name], list(shape))
+
+
+def spec_of_type(t: Attribute, what: str) -> tuple[tuple[int, ...], DType]:
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what} must be a ranked tensor, got {t}")
+    shape = tuple(t.get_shape())
+    if any(d < 0 for d in shape):
+        raise VerifyException(f"{what} must have a static shape, got {t}")
+    return shape, dtype_of_element(t.get_element_type())
+
+
+# ---- attributes: Python value <-> IR attribute, by kind ----
+
+def attr_to_ir(kind: str, v: Any) -> Attribute:
+    if kind in ("int", "opt_int"):
+        return IntegerAttr(int(v), i64)
+    if kind == "bool":
+        return BoolAttr.from_bool(bool(v))
+    if kind == "float":
+        return FloatAttr(float(v), Float64Type())
+    if kind == "str":
+        return StringAttr(v)
+    if kind == "ints":
+        return DenseArrayBase.from_list(i64, [int(x) for x in v])
+    if kind == "dtype":
+        return ir_element_type(v)
+    if kind == "dense":
+        dv: DenseValue = v
+        n = int(np.prod(dv.shape)) if dv.shape else 1
+        full = dv.array.tobytes() * n if dv.array.ndim == 0 else dv.array.tobytes()
+        return DenseIntOrFPElementsAttr(tensor_type(dv.shape, dv.dtype), BytesAttr(full))
+    raise AssertionError(kind)
+
+
+def attr_from_ir(kind: str, name: str, a: Attribute) -> Any:
+    def bad(expected: str) -> VerifyException:
+        return VerifyException(f"attribute '{name}' must be {expected}, got {a}")
+
+    if kind in ("int", "opt_int"):
+        if not isinstance(a, IntegerAttr) or a.type != i64:
+            raise bad("an i64 integer")
+        return a.value.data
+    if kind == "bool":
+        if not isinstance(a, IntegerAttr) or a.type != IntegerType(1):
+            raise bad("a bool (true/false)")
+        return bool(a.value.data)
+    if kind == "float":
+        if not isinstance(a, FloatAttr):
+            raise bad("a float")
+        return a.value.data
+    if kind == "str":
+        if not isinstance(a, StringAttr):
+            raise bad("a string")
+        return a.data
+    if kind == "ints":
+        if not isinstance(a, DenseArrayBase) or a.elt_type != i64:
+            raise bad("an array<i64: ...>")
+        return tuple(a.get_values())
+    if kind == "dtype":
+        return dtype_of_element(a)
+    if kind == "dense":
+        if not isinstance(a, DenseIntOrFPElementsAttr) or not isinstance(a.type, TensorType):
+            raise bad("a dense tensor literal")
+        shape, d = spec_of_type(a.type, f"attribute '{name}'")
+        arr = np.frombuffer(a.data.data, dtype=d.np)
+        if arr.size == 1:
+            return DenseValue(arr.reshape(()), shape, d)
+        return DenseValue(arr.reshape(shape), shape, d)
+    raise AssertionError(kind)
+
+
+# ---- the op classes ----
+
+class PyflameOp(IRDLOperation):
+    """Base of every generated op. ``OPDEF`` links the class to its table entry."""
+
+    OPDEF: ClassVar[OpDef]
+
+    def py_attrs(self) -> dict[str, Any]:
+        """The attributes as the Python values the shape rule and kernel take."""
+        out: dict[str, Any] = {}
+        for name, kind in self.OPDEF.attrs.items():
+            a = self.attributes.get(name)
+            if a is None:
+                if kind == "opt_int":
+                    out[name] = None
+                    continue
+                raise VerifyException(f"missing attribute '{name}'")
+            out[name] = attr_from_ir(kind, name, a)
+        extra = set(self.attributes) - set(self.OPDEF.attrs)
+        if extra:
+            raise VerifyException(f"unknown attribute(s) {', '.join(sorted(extra))}; "
+                                  f"'{self.name}' takes {list(self.OPDEF.attrs) or 'none'}")
+        return out
+
+    def verify_(self) -> None:
+        opdef = self.OPDEF
+        specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(self.operands)]
+        attrs = self.py_attrs()
+        try:
+            expected = opdef.check([s for s, _ in specs], [d for _, d in specs], attrs)
+        except ShapeError as e:
+            raise VerifyException(e.reason) from None
+        if len(expected) != len(self.results):
+            raise VerifyException(f"expects {len(expected)} result(s), got {len(self.results)}")
+        for i, (res, (shape, d)) in enumerate(zip(self.results, expected)):
+            want = tensor_type(shape, d)
+            if res.type != want:
+                raise VerifyException(f"result #{i} has type {res.type}, but the operands "
+                                      f"give {want}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PyflameOp:
+        pos = parser.pos
+        operands = []
+        if _peek_operand(parser):
+            operands = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        if len(ftype.inputs.data) != len(operands):
+            parser.raise_error(f"{cls.name} has {len(operands)} operand(s) but its type lists "
+                               f"{len(ftype.inputs.data)}", pos, parser.pos)
+        values = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
+        return cls.create(operands=values, result_types=list(ftype.outputs.data),
+                          attributes=attrs)
+
+    def print(self, printer: Printer) -> None:
+        if self.operands:
+            printer.print_string(" ")
+            printer.print_list(self.operands, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+
+def _peek_operand(parser: Parser) -> bool:
+    from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+    return parser._current_token.kind == MLIRTokenKind.PERCENT_IDENT  # noqa: SLF001
+
+
+def _make_op_class(opdef: OpDef) -> type[PyflameOp]:
+    camel = "".join(p.capitalize() for p in opdef.name.split("_")) + "Op"
+    namespace = {
+        "name": f"pyflame.{opdef.name}",
+        "OPDEF": opdef,
+        "__annotations__": {"OPDEF": ClassVar[OpDef]},
+        "inputs": var_operand_def(TensorType),
+        "outputs": var_result_def(TensorType),
+        "traits": traits_def(NoMemoryEffect()),
+        "__doc__": opdef.doc or f"pyflame.{opdef.name} ({opdef.family})",
+        "__module__": __name__,
+    }
+    return irdl_op_definition(type(camel, (PyflameOp,), namespace))
+
+
+OP_CLASSES: dict[str, type[PyflameOp]] = {name: _make_op_class(d) for name, d in OPS.items()}
+globals().update({cls.__name__: cls for cls in OP_CLASSES.values()})
+
+Pyflame = Dialect("pyflame", list(OP_CLASSES.values()), [])
+
+
+def create_op(name: str, operands: Sequence[SSAValue], attrs: dict[str, Any],
+              result_specs: Sequence[tuple[tuple[int, ...], DType]]) -> PyflameOp:
+    """Build an op from Python attribute values (the frontend's IR builder uses this)."""
+    kinds = OPS[name].attrs
+    ir_attrs = {k: attr_to_ir(kinds[k], v) for k, v in attrs.items()
+                if not (kinds[k] == "opt_int" and v is None)}
+    return OP_CLASSES[name].create(operands=list(operands), attributes=ir_attrs,
+                                   result_types=[tensor_type(s, d) for s, d in result_specs])

@@ -1,0 +1,106 @@
+"""Reductions: ``sum mean max min`` over a set of dims, ``argmax argmin`` over
+one dim (or the flattened tensor).
+
+In the IR ``dims`` is explicit, normalized, sorted and unique (the frontend
+turns ``dim=None`` into every dimension), so two spellings of one reduction
+hash and print the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .dtypes import BOOL, FLOAT, DType, int64
+from .opdef import OpDef, Shape, ShapeError, check_dims, define, normalize_dim
+
+
+def reduced_shape(shape: Shape, dims: Sequence[int], keepdim: bool) -> Shape:
+    if keepdim:
+        return tuple(1 if i in dims else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in dims)
+
+
+def _reduce_rule(name: str, kind: str):
+    """kind: 'sum' (ints widen to int64), 'mean' (floating only), 'extreme' (max/min)."""
+    def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+        (shape,), (d,) = shapes, dtypes
+        dims = attrs["dims"]
+        check_dims(name, dims, len(shape))
+        if kind == "mean" and d.category != FLOAT:
+            raise ShapeError(name, f"expects a floating-point operand, got {d.name}")
+        if kind == "extreme":
+            if d.category == BOOL:
+                raise ShapeError(name, "is not defined on bool tensors")
+            if any(shape[i] == 0 for i in dims) or (not dims and 0 in shape):
+                raise ShapeError(name, f"cannot reduce over an empty dimension of shape "
+                                       f"{list(shape)}: the result has no identity")
+        out_dtype = int64 if kind == "sum" and d.category != FLOAT else d
+        return ((reduced_shape(shape, dims, attrs["keepdim"]), out_dtype),)
+    return infer
+
+
+def _arg_rule(name: str):
+    def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+        (shape,), (d,) = shapes, dtypes
+        dim, keepdim = attrs["dim"], attrs["keepdim"]
+        if d.category == BOOL:
+            raise ShapeError(name, "is not defined on bool tensors")
+        if dim is None:
+            if 0 in shape:
+                raise ShapeError(name, f"cannot reduce an empty tensor of shape {list(shape)}")
+            return (((1,) * len(shape) if keepdim else (), int64),)
+        if dim != normalize_dim(name, dim, len(shape)):
+            raise ShapeError(name, f"dimension {dim} must be normalized to [0, {len(shape)})")
+        if shape and shape[dim] == 0:
+            raise ShapeError(name, f"cannot reduce over empty dimension {dim} of shape "
+                                   f"{list(shape)}")
+        dims = (dim,) if shape else ()
+        return ((reduced_shape(shape, dims, keepdim), int64),)
+    return infer
+
+
+def _accumulator(x: np.ndarray) -> np.dtype | None:
+    if x.dtype.kind == "f" and x.dtype.itemsize < 4:
+        return np.dtype(np.float32)  # half precision accumulates in float32
+    if x.dtype.kind in "biu":
+        return np.dtype(np.int64)
+    return None
+
+
+def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    acc = _accumulator(x)
+    r = np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
+    return np.asarray(r, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+
+
+def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    return np.asarray(np.mean(x, axis=dims, keepdims=keepdim, dtype=_accumulator(x)),
+                      dtype=x.dtype)
+
+
+def _max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    return np.asarray(np.max(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
+
+
+def _min(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    return np.asarray(np.min(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
+
+
+def _arg(fn):
+    def kernel(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+        if x.ndim == 0:
+            return np.zeros((), np.int64)
+        r = fn(x, axis=dim, keepdims=keepdim)
+        return np.asarray(r, dtype=np.int64)
+    return kernel
+
+
+_RED_ATTRS = {"dims": "ints", "keepdim": "bool"}
+for _name, _kind, _kernel in (("sum", "sum", _sum), ("mean", "mean", _mean),
+                              ("max", "extreme", _max), ("min", "extreme", _min)):
+    define(OpDef(_name, "reduction", _reduce_rule(_name, _kind), _kernel, 1, dict(_RED_ATTRS)))
+for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+    define(OpDef(_name, "reduction", _arg_rule(_name), _arg(_fn), 1,
+                 {"dim": "opt_int", "keepdim": "bool"}))

@@ -1,0 +1,292 @@
+"""The compile driver: recorded subgraph -> ``pyflame`` IR -> passes -> backend.
+
+Only runs on a cache miss. The IR is built directly from the recorded nodes
+(no text round trip); the pass pipeline is the same registry
+``pyflame-opt -p`` uses; the backend turns the optimized module into an
+executable whose ``run(leaf_arrays)`` returns the output arrays.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .graph import CONFIG, COUNTERS, Subgraph, collect, stable_hash
+
+if TYPE_CHECKING:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+
+    from .tensor import Tensor
+
+
+# ---- backends ----
+
+@dataclass
+class Backend:
+    name: str
+    lower: Callable[[ModuleOp], Any]  # module -> executable with .run and .nbytes
+    available: Callable[[], str | None] = lambda: None  # None, or why it is unavailable
+
+
+def _reference_lower(module: ModuleOp) -> Any:
+    from .lowering.reference import lower
+    from .runtime.reference import ReferenceExecutable
+
+    return ReferenceExecutable(lower(module))
+
+
+BACKENDS: dict[str, Backend] = {"reference": Backend("reference", _reference_lower)}
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        b = BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; available: "
+                         f"{', '.join(BACKENDS)}") from None
+    why = b.available()
+    if why:
+        raise RuntimeError(f"backend {name!r} is not available: {why}")
+    return b
+
+
+# ---- pipeline ----
+
+def pipeline_spec() -> str:
+    from .passes import DEFAULT_PIPELINE
+
+    return DEFAULT_PIPELINE if CONFIG.pipeline is None else CONFIG.pipeline
+
+
+def make_context() -> Context:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+
+    from .dialects.pyflame import Pyflame
+
+    ctx = Context()
+    for d in (Builtin, Func, Pyflame):
+        ctx.load_dialect(d)
+    return ctx
+
+
+def run_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> None:
+    from xdsl.passes import PassPipeline
+
+    from .passes import PASSES
+
+    if spec:
+        PassPipeline.parse_spec(PASSES, spec).apply(ctx or make_context(), module)
+
+
+# ---- IR build ----
+
+def build_module(sub: Subgraph) -> ModuleOp:
+    """One ``func.func @main`` whose arguments are the leaves, in order."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Block, Region
+
+    from .dialects.pyflame import create_op, tensor_type
+
+    COUNTERS.ir_builds += 1
+    block = Block(arg_types=[tensor_type(t.shape, t.dtype) for t in sub.leaves])
+    results: list[Sequence[Any]] = []
+
+    def value(ref: tuple[int, int]) -> Any:
+        pos, idx = ref
+        return block.args[-1 - pos] if pos < 0 else results[pos][idx]
+
+    for node, refs in zip(sub.nodes, sub.refs):
+        op = create_op(node.op.name, [value(r) for r in refs], node.attrs, node.specs)
+        block.add_op(op)
+        results.append(op.results)
+    outs = [value(r) for r in sub.outputs]
+    block.add_op(func.ReturnOp(*outs))
+    fn = func.FuncOp("main", ([a.type for a in block.args], [v.type for v in outs]),
+                     Region(block))
+    return ModuleOp([fn])
+
+
+# ---- compile ----
+
+@dataclass
+class CompiledGraph:
+    executable: Any
+    key_hash: str
+    backend: str
+    pipeline: str
+    timings: dict[str, float]
+    ops_before: int
+    ops_after: int
+    nbytes: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def run(self, args: list) -> list:
+        return self.executable.run(args)
+
+
+def count_ops(module: ModuleOp) -> int:
+    from .dialects.pyflame import PyflameOp
+
+    return sum(1 for op in module.walk() if isinstance(op, PyflameOp))
+
+
+def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
+    backend_name, spec = key[0]
+    backend = get_backend(backend_name)
+    t0 = time.perf_counter()
+    module = build_module(sub)
+    t1 = time.perf_counter()
+    before = count_ops(module)
+    run_pipeline(module, spec)
+    t2 = time.perf_counter()
+    executable = backend.lower(module)
+    t3 = time.perf_counter()
+    COUNTERS.compiles += 1
+    return CompiledGraph(executable, stable_hash(key), backend_name, spec,
+                         {"ir_build": t1 - t0, "passes": t2 - t1, "lowering": t3 - t2,
+                          "total": t3 - t0}, before, count_ops(module),
+                         getattr(executable, "nbytes", 0))
+
+
+# ---- user-facing inspection ----
+
+def _as_list(ts: Any) -> list[Tensor]:
+    return list(ts) if isinstance(ts, list | tuple) else [ts]
+
+
+def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
+    """The ``pyflame`` module computing ``tensors`` (after the pipeline if ``optimize``)."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    sub = collect(_as_list(tensors))
+    if not sub.nodes:
+        raise ValueError("to_mlir: nothing to compile, every tensor is already realized")
+    module = build_module(sub)
+    if optimize:
+        run_pipeline(module, pipeline_spec())
+    out = StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return out.getvalue() + "\n"
+
+
+@dataclass
+class CompileReport:
+    """What ``pf.compile_graph`` returns."""
+
+    key: str
+    backend: str
+    pipeline: str
+    cached: bool
+    timings: dict[str, float]
+    ops_before: int
+    ops_after: int
+    num_inputs: int
+    num_outputs: int
+
+    def __str__(self) -> str:
+        t = self.timings
+        return (f"compiled {self.key[:12]} for {self.backend} "
+                f"({'cache hit' if self.cached else 'cache miss'}): "
+                f"{self.ops_before} -> {self.ops_after} ops, "
+                f"IR build {t['ir_build'] * 1e3:.2f} ms, passes {t['passes'] * 1e3:.2f} ms, "
+                f"lowering {t['lowering'] * 1e3:.2f} ms")
+
+
+def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
+    """Compile (or find in the cache) without running; a later evaluation hits."""
+    from .graph import CACHE, config_key
+
+    ts = _as_list(tensors)
+    sub = collect(ts)
+    if not sub.nodes:
+        raise ValueError("compile_graph: nothing to compile, every tensor is realized")
+    key = sub.key(config_key(optimize=optimize))
+    entry = CACHE.get(key)
+    cached = entry is not None
+    if entry is None:
+        entry = compile_subgraph(sub, key)
+        CACHE.put(key, entry)
+    return CompileReport(entry.key_hash, entry.backend, entry.pipeline, cached,
+                         dict(entry.timings), entry.ops_before, entry.ops_after,
+                         len(sub.leaves), len(ts))
+
+
+def structural_hash(tensors: Any, optimize: bool | None = None) -> str:
+    from .graph import config_key
+
+    return stable_hash(collect(_as_list(tensors)).key(config_key(optimize=optimize)))
+
+
+def _fmt_attr(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "[" + ", ".join(map(str, v)) + "]"
+    if hasattr(v, "short"):
+        return v.short
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def format_graph(tensors: Any) -> str:
+    """The recorded subgraph, one line per leaf and op (see ``print_graph``)."""
+    ts = _as_list(tensors)
+    sub = collect(ts)
+    names: dict[tuple[int, int], str] = {}
+    lines = ["Graph:"]
+    counter = 0
+
+    def fresh() -> str:
+        nonlocal counter
+        counter += 1
+        return f"%{counter - 1}"
+
+    def name_of(ref: tuple[int, int]) -> str:
+        if ref not in names:  # a leaf, named at first use
+            leaf = sub.leaves[-1 - ref[0]]
+            names[ref] = fresh()
+            lines.append(f"  {names[ref]} = input({_fmt_attr(leaf.shape)}, {leaf.dtype.short})")
+        return names[ref]
+
+    for pos, (node, refs) in enumerate(zip(sub.nodes, sub.refs)):
+        args = [name_of(r) for r in refs]
+        outs = []
+        for i in range(len(node.specs)):
+            names[(pos, i)] = fresh()
+            outs.append(names[(pos, i)])
+        shapes = ", ".join(_fmt_attr(s) + ("" if d.name == "float32" else f" {d.short}")
+                           for s, d in node.specs)
+        if node.op.name == "constant":
+            (s, d), = node.specs
+            lines.append(f"  {outs[0]} = constant({_fmt_attr(s)}, {d.short})")
+            continue
+        attrs = [f"{k}={_fmt_attr(v)}" for k, v in node.attrs.items() if v is not None]
+        lines.append(f"  {', '.join(outs)} = {node.op.name}({', '.join(args + attrs)}) "
+                     f"-> {shapes}")
+    outs = [name_of(r) for r in sub.outputs]
+    lines.append(f"  outputs: [{', '.join(outs)}]")
+    return "\n".join(lines)
+
+
+def print_graph(tensors: Any) -> None:
+    print(format_graph(tensors))
+
+
+def get_graph_stats(tensors: Any) -> dict[str, int]:
+    """Size of the lazy subgraph behind ``tensors``: leaves + ops, and the bytes
+    of every value in it (leaves included)."""
+    sub = collect(_as_list(tensors))
+    nbytes = sum(t._value.nbytes for t in sub.leaves)
+    for node in sub.nodes:
+        for shape, d in node.specs:
+            n = 1
+            for x in shape:
+                n *= x
+            nbytes += n * d.itemsize
+    return {"num_nodes": len(sub.nodes) + len(sub.leaves), "num_ops": len(sub.nodes),
+            "num_inputs": len(sub.leaves), "estimated_memory_bytes": nbytes}

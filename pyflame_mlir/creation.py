@@ -1,0 +1,177 @@
+"""Creating tensors. Host data (``tensor``, ``from_numpy``, ``randn``...) is
+realized at once and enters compiled graphs as an argument, so new data with
+the same shapes hits the cache. ``zeros/ones/full/arange/eye`` are recorded
+ops (constants and ``iota``), part of the structural hash."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .dialects import OPS
+from .dialects.data import DenseValue
+from .dialects.dtypes import DEFAULT_FLOAT, DType, bool_, float32, int64, scalar_dtype
+from .dialects.dtypes import dtype as to_dtype
+from .graph import record
+from .ops import _shape_arg, convert, eq
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator behind ``randn``/``rand`` (numpy's PCG64)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def _infer_host_dtype(arr: np.ndarray, data: Any) -> DType:
+    if isinstance(data, np.ndarray | np.generic):
+        return to_dtype(arr.dtype)
+    # Python data: floats are the default float, ints int64, bools bool (PyTorch).
+    kind = arr.dtype.kind
+    if kind == "b":
+        return bool_
+    if kind in "iu":
+        return int64
+    if kind == "f":
+        return DEFAULT_FLOAT
+    raise TypeError(f"cannot make a tensor from {type(data).__name__} of dtype {arr.dtype}")
+
+
+def tensor(data: Any, dtype: Any = None) -> Tensor:
+    """A new leaf holding a copy of ``data`` (nested lists, numbers, arrays, tensors)."""
+    if isinstance(data, Tensor):
+        data = data.numpy()
+    arr = np.array(data)
+    dt = to_dtype(dtype) if dtype is not None else _infer_host_dtype(arr, data)
+    return Tensor._leaf(np.array(arr, dtype=dt.np, copy=True))
+
+
+def asarray(data: Any, dtype: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a numpy array when it can."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else convert(data, dtype)
+    if isinstance(data, np.ndarray):
+        dt = to_dtype(dtype) if dtype is not None else to_dtype(data.dtype)
+        return Tensor._leaf(np.asarray(data, dtype=dt.np))
+    return tensor(data, dtype)
+
+
+as_tensor = asarray
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A leaf sharing memory with ``arr`` (its dtype must be supported)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(arr).__name__}")
+    to_dtype(arr.dtype)  # raises for unsupported dtypes
+    return Tensor._leaf(arr)
+
+
+def _size(size: tuple) -> tuple[int, ...]:
+    shape = _shape_arg(size) if size else ()
+    if any(d < 0 for d in shape):
+        raise ValueError(f"negative dimension in size {list(shape)}")
+    return shape
+
+
+def _float_dtype(dtype: Any) -> DType:
+    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    if not dt.is_floating_point:
+        raise TypeError(f"random floats need a floating dtype, got {dt.name}")
+    return dt
+
+
+def randn(*size: Any, dtype: Any = None) -> Tensor:
+    dt = _float_dtype(dtype)
+    return Tensor._leaf(_rng.standard_normal(_size(size), dtype=np.float64).astype(dt.np))
+
+
+def rand(*size: Any, dtype: Any = None) -> Tensor:
+    dt = _float_dtype(dtype)
+    return Tensor._leaf(_rng.random(_size(size), dtype=np.float64).astype(dt.np))
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (),
+            dtype: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    dt = to_dtype(dtype) if dtype is not None else int64
+    return Tensor._leaf(_rng.integers(low, high, size=tuple(size)).astype(dt.np))
+
+
+def full(size: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
+    shape = _size((size,))
+    dt = to_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
+    value = DenseValue(np.asarray(fill_value, dtype=dt.np), shape, dt)
+    return record(OPS["constant"], (), {"value": value})
+
+
+def zeros(*size: Any, dtype: Any = None) -> Tensor:
+    return full(_size(size), 0, dtype=dtype or float32)
+
+
+def ones(*size: Any, dtype: Any = None) -> Tensor:
+    return full(_size(size), 1, dtype=dtype or float32)
+
+
+def _like(t: Tensor, dtype: Any) -> tuple[tuple[int, ...], DType]:
+    return t.shape, to_dtype(dtype) if dtype is not None else t.dtype
+
+
+def zeros_like(t: Tensor, dtype: Any = None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return full(shape, 0, dtype=dt)
+
+
+def ones_like(t: Tensor, dtype: Any = None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return full(shape, 1, dtype=dt)
+
+
+def full_like(t: Tensor, fill_value: Any, dtype: Any = None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return full(shape, fill_value, dtype=dt)
+
+
+def randn_like(t: Tensor, dtype: Any = None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return randn(shape, dtype=dt)
+
+
+def rand_like(t: Tensor, dtype: Any = None) -> Tensor:
+    shape, dt = _like(t, dtype)
+    return rand(shape, dtype=dt)
+
+
+def _iota(shape: tuple[int, ...], dim: int, dt: DType) -> Tensor:
+    return record(OPS["iota"], (), {"shape": shape, "dim": dim, "dtype": dt})
+
+
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None) -> Tensor:
+    """``start + step * iota`` with PyTorch's length ``ceil((end - start) / step)``."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    n = max(math.ceil((end - start) / step), 0)
+    ints = all(isinstance(v, int) for v in (start, end, step))
+    dt = to_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
+    out = _iota((n,), 0, dt)
+    if step != 1:
+        out = out * step
+    if start != 0:
+        out = out + start
+    return convert(out, dt)
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None
+        ) -> Tensor:
+    m = n if m is None else m
+    dt = to_dtype(dtype) if dtype is not None else float32
+    rows, cols = _iota((n, m), 0, int64), _iota((n, m), 1, int64)
+    return convert(eq(rows, cols), dt)

@@ -1,0 +1,307 @@
+"""Recording and evaluation: OpNodes, graphs and scopes, the compiled-graph cache.
+
+Recording an op (``record``) runs the op's shape rule and allocates one
+``OpNode`` and its output Tensors: no IR, no hashing. ``evaluate`` walks the
+needed subgraph once, builds the cache key from it (a canonical encoding of
+ops, attributes, shapes, dtypes and the wiring, never leaf data), and either
+runs the cached executable on the new leaf data or compiles on a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .dialects.data import DenseValue
+from .dialects.dtypes import DType
+from .dialects.opdef import OpDef, Spec
+
+if TYPE_CHECKING:
+    from .compiler import CompiledGraph
+    from .tensor import Tensor
+
+
+# ---- counters and configuration ----
+
+@dataclass
+class Counters:
+    """Process-wide counters: tests use them to prove laziness and caching."""
+
+    ops_recorded: int = 0
+    evaluations: int = 0  # evaluate() calls that had something to compute
+    compiles: int = 0
+    executions: int = 0  # compiled graphs run
+    ir_builds: int = 0
+
+    def snapshot(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+COUNTERS = Counters()
+
+
+@dataclass
+class Config:
+    eager: bool = os.environ.get("PYFLAME_EAGER", "") not in ("", "0")
+    backend: str = os.environ.get("PYFLAME_BACKEND", "reference")
+    pipeline: str | None = None  # None: the default pipeline of passes/
+    optimize: bool = True
+
+
+CONFIG = Config()
+
+
+# ---- graphs and scopes ----
+
+class Graph:
+    """A recording scope. Tensors recorded while a graph is current count
+    towards it; evaluation works on the recorded DAG whatever graph it is in."""
+
+    _ids = 0
+
+    def __init__(self, name: str | None = None):
+        Graph._ids += 1
+        self.id = Graph._ids
+        self.name = name or f"graph{self.id}"
+        self.ops_recorded = 0
+        self.evaluations = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"name": self.name, "ops_recorded": self.ops_recorded,
+                "evaluations": self.evaluations}
+
+    def __repr__(self) -> str:
+        return f"Graph({self.name!r}, ops_recorded={self.ops_recorded})"
+
+
+GRAPH = Graph("default")
+_local = threading.local()
+
+
+def current_graph() -> Graph:
+    return getattr(_local, "graph", GRAPH)
+
+
+def create_graph(name: str | None = None) -> Graph:
+    return Graph(name)
+
+
+@contextmanager
+def reuse_graph(g: Graph) -> Iterator[Graph]:
+    """Record into ``g`` for the duration of the block (this thread only)."""
+    prev = getattr(_local, "graph", GRAPH)
+    _local.graph = g
+    try:
+        yield g
+    finally:
+        _local.graph = prev
+
+
+@contextmanager
+def graph_scope(name: str | None = None) -> Iterator[Graph]:
+    """Record into a fresh graph for the duration of the block."""
+    with reuse_graph(Graph(name)) as g:
+        yield g
+
+
+# ---- nodes ----
+
+class OpNode:
+    """One recorded op. ``specs`` holds one (shape, dtype) per result."""
+
+    __slots__ = ("op", "inputs", "attrs", "specs", "_sig")
+
+    def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
+                 specs: tuple[Spec, ...]):
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.specs = specs
+        self._sig: tuple | None = None
+
+    @property
+    def sig(self) -> tuple:
+        """Canonical encoding of everything but the wiring. Floats by their
+        bits (``0.0`` vs ``-0.0``), constants by their bytes, dtypes by name."""
+        if self._sig is None:
+            kinds = self.op.attrs
+            self._sig = (self.op.name,
+                         tuple((k, _canon(kinds[k], v)) for k, v in self.attrs.items()),
+                         tuple((s, d.name) for s, d in self.specs))
+        return self._sig
+
+
+def _canon(kind: str, v: Any) -> Any:
+    if kind == "float":
+        return float(v).hex()
+    if kind == "dense":
+        return v.key()
+    if kind == "dtype":
+        return v.name
+    return v
+
+
+def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
+           ) -> Tensor | list[Tensor]:
+    """Record one op; returns its output promise(s). Shape errors raise here."""
+    from .tensor import Tensor
+
+    specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    node = OpNode(op, inputs, attrs, specs)
+    COUNTERS.ops_recorded += 1
+    current_graph().ops_recorded += 1
+    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+    if CONFIG.eager:
+        evaluate(outs)
+    return outs[0] if op.num_results == 1 else outs
+
+
+# ---- the subgraph of some outputs ----
+
+@dataclass
+class Subgraph:
+    """The lazy part of the DAG that some outputs need, in topological order."""
+
+    nodes: list[OpNode]
+    leaves: list[Tensor]  # realized tensors feeding it: the function's arguments
+    outputs: list[tuple[int, int]]  # (node position, result index) per requested tensor
+    refs: list[tuple[tuple[int, int], ...]]  # per node: (position, index) of each input;
+    #                                           leaves have position -1 - leaf number
+    node_pos: dict[int, int] = field(default_factory=dict)
+
+    def key(self, config: tuple) -> tuple:
+        return (config,
+                tuple((t.shape, t.dtype.name) for t in self.leaves),
+                tuple(zip([n.sig for n in self.nodes], self.refs)),
+                tuple(self.outputs))
+
+
+def collect(tensors: Sequence[Tensor]) -> Subgraph:
+    """Iterative post-order walk from the lazy tensors to the realized leaves."""
+    nodes: list[OpNode] = []
+    refs: list[tuple[tuple[int, int], ...]] = []
+    leaves: list[Tensor] = []
+    leaf_pos: dict[int, int] = {}
+    node_pos: dict[int, int] = {}
+
+    def ref(t: Tensor) -> tuple[int, int]:
+        if t._node is None:
+            p = leaf_pos.get(id(t))
+            if p is None:
+                p = leaf_pos[id(t)] = len(leaves)
+                leaves.append(t)
+            return (-1 - p, 0)
+        return (node_pos[id(t._node)], t._index)
+
+    for root in tensors:
+        if root._node is None or id(root._node) in node_pos:
+            continue
+        stack: list[tuple[OpNode, bool]] = [(root._node, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in node_pos:
+                continue
+            if expanded:
+                refs.append(tuple(ref(t) for t in node.inputs))
+                node_pos[id(node)] = len(nodes)
+                nodes.append(node)
+                continue
+            stack.append((node, True))
+            for t in reversed(node.inputs):
+                if t._node is not None and id(t._node) not in node_pos:
+                    stack.append((t._node, False))
+    outputs = [ref(t) for t in tensors]
+    return Subgraph(nodes, leaves, outputs, refs, node_pos)
+
+
+# ---- the compiled-graph cache ----
+
+class CompileCache:
+    """Compiled executables keyed by the canonical encoding of the subgraph.
+
+    The key itself (not its hash) is the dict key, so two graphs share an
+    entry only if their encodings are equal; ``stable_hash`` is the blake2b of
+    that encoding, identical across processes (used by on-disk caches)."""
+
+    def __init__(self, max_entries: int = 512):
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple, CompiledGraph] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> CompiledGraph | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+
+    def put(self, key: tuple, entry: CompiledGraph) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
+                    "bytes": sum(e.nbytes for e in self._entries.values())}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+
+CACHE = CompileCache()
+
+
+def stable_hash(key: tuple) -> str:
+    return hashlib.blake2b(repr(key).encode(), digest_size=20).hexdigest()
+
+
+def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
+    from .compiler import pipeline_spec
+
+    opt = CONFIG.optimize if optimize is None else optimize
+    return (backend or CONFIG.backend, pipeline_spec() if opt else "")
+
+
+# ---- evaluation ----
+
+def evaluate(tensors: Sequence[Tensor]) -> None:
+    """Compute every lazy tensor in ``tensors`` in one compiled graph."""
+    from .compiler import compile_subgraph
+
+    lazy = [t for t in tensors if t._node is not None]
+    if not lazy:
+        return
+    sub = collect(lazy)
+    key = sub.key(config_key())
+    entry = CACHE.get(key)
+    if entry is None:
+        entry = compile_subgraph(sub, key)
+        CACHE.put(key, entry)
+    COUNTERS.evaluations += 1
+    current_graph().evaluations += 1
+    results = entry.run([t._value for t in sub.leaves])
+    COUNTERS.executions += 1
+    for t, value in zip(lazy, results):
+        if t._node is not None:  # the same tensor may be requested twice
+            t._realize(value)
+
+
+def constant_value(v: object, d: DType) -> DenseValue:
+    return DenseValue(np.asarray(v, dtype=d.np), (), d)

@@ -1,0 +1,509 @@
+"""The op API (PyTorch names and semantics). Each function normalizes its
+arguments (dims, shapes, PyTorch type promotion with ``convert`` ops and
+scalar constants) and records canonical ``pyflame`` ops. Shape rules live in
+``dialects/``; nothing here re-derives them.
+
+This module shadows ``sum``, ``max``, ``min``, ``abs``, ``pow`` and ``round``
+on purpose (they are the op names); the Python builtins are used as
+``builtins.X``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .dialects import OPS
+from .dialects.dtypes import DType, bool_, float32, result_type
+from .dialects.dtypes import dtype as to_dtype
+from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
+from .graph import constant_value, record
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+Scalar = int | float | bool
+TensorLike = Any  # Tensor | Scalar | np.ndarray
+
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+_CONSTANT, _CONVERT = OPS["constant"], OPS["convert"]
+
+
+def _tensor_cls() -> type[Tensor]:
+    from .tensor import Tensor
+    return Tensor
+
+
+def _is_tensor(x: object) -> bool:
+    return isinstance(x, _tensor_cls())
+
+
+def scalar(v: Scalar, dt: DType) -> Tensor:
+    """A Python number as a 0-d constant of dtype ``dt`` (part of the hash)."""
+    return record(_CONSTANT, (), {"value": constant_value(v, dt)})
+
+
+def as_tensor_arg(x: TensorLike) -> Tensor:
+    """Tensors pass through; numpy arrays become leaves; scalars constants."""
+    T = _tensor_cls()
+    if isinstance(x, T):
+        return x
+    if isinstance(x, np.ndarray):
+        from .creation import from_numpy
+        return from_numpy(x)
+    if isinstance(x, bool | int | float | np.number | np.bool_):
+        return scalar(x, result_type([], [], [x]))
+    raise TypeError(f"expected a Tensor, a numpy array or a Python number, got "
+                    f"{type(x).__name__}")
+
+
+def _promote(args: Sequence[TensorLike]) -> DType:
+    dims, zero, scalars = [], [], []
+    for a in args:
+        if _is_tensor(a):
+            (dims if a.shape else zero).append(a.dtype)
+        elif isinstance(a, np.ndarray):
+            (dims if a.shape else zero).append(to_dtype(a.dtype))
+        elif a is not None:
+            scalars.append(a)
+    return result_type(dims, zero, scalars)
+
+
+def _cast(x: TensorLike, dt: DType) -> Tensor:
+    if _is_tensor(x):
+        return x if x.dtype is dt else record(_CONVERT, (x,), {"dtype": dt})
+    if isinstance(x, np.ndarray):
+        return _cast(as_tensor_arg(x), dt)
+    return scalar(x, dt)
+
+
+def convert(x: TensorLike, dt: Any) -> Tensor:
+    return _cast(x, to_dtype(dt))
+
+
+def _floating(x: TensorLike) -> Tensor:
+    """Math that needs floats promotes integers to the default float (PyTorch)."""
+    t = as_tensor_arg(x)
+    return t if t.dtype.is_floating_point else _cast(t, float32)
+
+
+# ---- elementwise ----
+
+def _unary(name: str, float_only: bool):
+    op = OPS[name]
+
+    def fn(x: TensorLike) -> Tensor:
+        return record(op, (_floating(x) if float_only else as_tensor_arg(x),), {})
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} (records pyflame.{name})."
+    return fn
+
+
+neg, abs, sign, square, relu, logical_not = (
+    _unary(n, False) for n in ("neg", "abs", "sign", "square", "relu", "logical_not"))
+exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, reciprocal = (
+    _unary(n, True) for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
+                              "sigmoid", "erf", "reciprocal"))
+
+
+def gelu(x: TensorLike, approximate: str = "none") -> Tensor:
+    return record(OPS["gelu"], (_floating(x),), {"approximate": approximate})
+
+
+def _binary(name: str, to_float: bool = False):
+    op = OPS[name]
+
+    def fn(a: TensorLike, b: TensorLike) -> Tensor:
+        if not _is_tensor(a) and not _is_tensor(b):
+            a = as_tensor_arg(a)
+        dt = _promote((a, b))
+        if to_float and not dt.is_floating_point:
+            dt = float32
+        return record(op, (_cast(a, dt), _cast(b, dt)), {})
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
+    return fn
+
+
+add, sub, mul, maximum, minimum = (_binary(n) for n in ("add", "sub", "mul", "maximum",
+                                                         "minimum"))
+div = _binary("div", to_float=True)
+eq, ne, lt, le, gt, ge = (_binary(n) for n in ("eq", "ne", "lt", "le", "gt",
+                                                             "ge"))
+_pow = _binary("pow")
+
+
+def pow(a: TensorLike, b: TensorLike) -> Tensor:
+    return _pow(a, b)
+
+
+def logical_and(a: TensorLike, b: TensorLike) -> Tensor:
+    return record(OPS["logical_and"], (as_tensor_arg(a), as_tensor_arg(b)), {})
+
+
+def logical_or(a: TensorLike, b: TensorLike) -> Tensor:
+    return record(OPS["logical_or"], (as_tensor_arg(a), as_tensor_arg(b)), {})
+
+
+subtract, multiply, divide, true_divide = sub, mul, div, div
+
+
+def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
+    cond = as_tensor_arg(condition)
+    if cond.dtype is not bool_:
+        raise TypeError(f"where: condition must be a bool tensor, got {cond.dtype.name}")
+    if not _is_tensor(x) and not _is_tensor(y):
+        x = as_tensor_arg(x)
+    dt = _promote((x, y))
+    return record(OPS["where"], (cond, _cast(x, dt), _cast(y, dt)), {})
+
+
+def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None = None
+          ) -> Tensor:
+    """``minimum(maximum(x, min), max)``: NaN propagates, and ``min > max``
+    gives ``max`` everywhere, as in PyTorch."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    dt = _promote((x, min, max))
+    out = _cast(x, dt)
+    if min is not None:
+        out = maximum(out, _cast(min, dt))
+    if max is not None:
+        out = minimum(out, _cast(max, dt))
+    return out
+
+
+clip = clamp
+
+
+# ---- reductions ----
+
+def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(x.ndim))
+    raw = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
+    if not raw:
+        return tuple(range(x.ndim))
+    dims = [normalize_dim(op, d, x.ndim) for d in raw]
+    if len(set(dims)) != len(dims):
+        raise ShapeError(op, f"dim {list(raw)} names a dimension more than once")
+    return tuple(sorted(dims)) if x.ndim else ()
+
+
+def sum(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+        dtype: Any = None) -> Tensor:
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    return record(OPS["sum"], (t,), {"dims": _dims("sum", t, dim), "keepdim": keepdim})
+
+
+def mean(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if not t.dtype.is_floating_point:
+        raise ShapeError("mean", f"could not infer output dtype: input dtype must be "
+                                 f"floating point, got {t.dtype.name} (pass dtype=)")
+    return record(OPS["mean"], (t,), {"dims": _dims("mean", t, dim), "keepdim": keepdim})
+
+
+def _extreme(name: str, arg_name: str, elementwise):
+    op = OPS[name]
+
+    def fn(x: TensorLike, dim: Any = None, keepdim: bool = False):
+        if _is_tensor(dim) or isinstance(dim, float):
+            return elementwise(x, dim)  # torch.max(a, b)
+        t = as_tensor_arg(x)
+        values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
+        if isinstance(dim, int | np.integer):  # torch returns (values, indices)
+            return ValuesIndices(values, _arg(arg_name, t, int(dim), keepdim))
+        return values
+    fn.__name__ = name
+    fn.__doc__ = (f"{name} over dims; with an int ``dim`` returns (values, indices) like "
+                  f"PyTorch; with a tensor second argument it is elementwise.")
+    return fn
+
+
+def _arg(name: str, x: TensorLike, dim: int | None, keepdim: bool) -> Tensor:
+    t = as_tensor_arg(x)
+    d = None if dim is None else (normalize_dim(name, dim, t.ndim) if t.ndim else None)
+    return record(OPS[name], (t,), {"dim": d, "keepdim": keepdim})
+
+
+max = _extreme("max", "argmax", maximum)
+min = _extreme("min", "argmin", minimum)
+
+
+def amax(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
+         ) -> Tensor:
+    t = as_tensor_arg(x)
+    return record(OPS["max"], (t,), {"dims": _dims("max", t, dim), "keepdim": keepdim})
+
+
+def amin(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
+         ) -> Tensor:
+    t = as_tensor_arg(x)
+    return record(OPS["min"], (t,), {"dims": _dims("min", t, dim), "keepdim": keepdim})
+
+
+def argmax(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmax", x, dim, keepdim)
+
+
+def argmin(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmin", x, dim, keepdim)
+
+
+# ---- linear algebra ----
+
+def matmul(a: TensorLike, b: TensorLike) -> Tensor:
+    if not (_is_tensor(a) or isinstance(a, np.ndarray)) or \
+            not (_is_tensor(b) or isinstance(b, np.ndarray)):
+        raise TypeError("matmul: both operands must be tensors")
+    dt = _promote((a, b))
+    return record(OPS["matmul"], (_cast(a, dt), _cast(b, dt)), {})
+
+
+mm = matmul
+
+
+# ---- shape ops ----
+
+def _shape_arg(shape: tuple) -> tuple[int, ...]:
+    if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
+        shape = tuple(shape[0])
+    return tuple(int(d) for d in shape)
+
+
+def reshape(x: TensorLike, *shape: Any) -> Tensor:
+    t = as_tensor_arg(x)
+    new = list(_shape_arg(shape))
+    if new.count(-1) > 1:
+        raise ShapeError("reshape", f"only one dimension can be inferred, got {new}")
+    if -1 in new:
+        known = 1
+        for d in new:
+            if d != -1:
+                known *= d
+        n = t.numel()
+        if known == 0 or n % known:
+            raise ShapeError("reshape", f"cannot reshape {fmt_shape(t.shape)} ({n} elements) "
+                                        f"to {new}")
+        new[new.index(-1)] = n // known
+    target = tuple(new)
+    if target == t.shape:
+        return t
+    return record(OPS["reshape"], (t,), {"shape": target})
+
+
+view = reshape
+
+
+def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    t = as_tensor_arg(x)
+    if t.ndim == 0:
+        return reshape(t, (1,))
+    s = normalize_dim("flatten", start_dim, t.ndim)
+    e = normalize_dim("flatten", end_dim, t.ndim)
+    if s > e:
+        raise ShapeError("flatten", f"start_dim {start_dim} comes after end_dim {end_dim}")
+    n = 1
+    for d in t.shape[s:e + 1]:
+        n *= d
+    return reshape(t, t.shape[:s] + (n,) + t.shape[e + 1:])
+
+
+def squeeze(x: TensorLike, dim: int | Sequence[int] | None = None) -> Tensor:
+    t = as_tensor_arg(x)
+    dims = set(range(t.ndim)) if dim is None else set(_dims("squeeze", t, dim))
+    return reshape(t, tuple(d for i, d in enumerate(t.shape) if not (i in dims and d == 1)))
+
+
+def unsqueeze(x: TensorLike, dim: int) -> Tensor:
+    t = as_tensor_arg(x)
+    d = normalize_dim("unsqueeze", dim, t.ndim + 1)
+    return reshape(t, t.shape[:d] + (1,) + t.shape[d:])
+
+
+def permute(x: TensorLike, *dims: Any) -> Tensor:
+    t = as_tensor_arg(x)
+    perm = tuple(normalize_dim("permute", d, t.ndim) for d in _shape_arg(dims))
+    if perm == tuple(range(t.ndim)):
+        if len(perm) != t.ndim:
+            raise ShapeError("permute", f"{list(dims)} does not permute {fmt_shape(t.shape)}")
+        return t
+    return record(OPS["permute"], (t,), {"perm": perm})
+
+
+def transpose(x: TensorLike, dim0: int = 0, dim1: int = 1) -> Tensor:
+    t = as_tensor_arg(x)
+    if t.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1, 1):
+        return t
+    a, b = normalize_dim("transpose", dim0, t.ndim), normalize_dim("transpose", dim1, t.ndim)
+    perm = list(range(t.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(t, tuple(perm))
+
+
+swapaxes = transpose
+
+
+def broadcast_to(x: TensorLike, *shape: Any) -> Tensor:
+    t = as_tensor_arg(x)
+    target = _shape_arg(shape)
+    if target == t.shape:
+        return t
+    return record(OPS["broadcast_to"], (t,), {"shape": target})
+
+
+def expand(x: TensorLike, *sizes: Any) -> Tensor:
+    """Like ``broadcast_to``, with ``-1`` meaning 'keep this dimension'."""
+    t = as_tensor_arg(x)
+    target = list(_shape_arg(sizes))
+    off = len(target) - t.ndim
+    if off < 0:
+        raise ShapeError("broadcast_to", f"cannot expand {fmt_shape(t.shape)} to fewer "
+                                         f"dimensions {target}")
+    for i, d in enumerate(target):
+        if d == -1:
+            if i < off:
+                raise ShapeError("broadcast_to", "-1 is not allowed in a new leading "
+                                                 "dimension")
+            target[i] = t.shape[i - off]
+    return broadcast_to(t, tuple(target))
+
+
+def cat(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
+    if not tensors:
+        raise ShapeError("concat", "expects a non-empty sequence of tensors")
+    ts = [as_tensor_arg(t) for t in tensors]
+    dt = _promote(ts)
+    d = normalize_dim("concat", dim, ts[0].ndim)
+    ts = [_cast(t, dt) for t in ts]
+    if len(ts) == 1:
+        return ts[0]
+    return record(OPS["concat"], tuple(ts), {"dim": d})
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
+    if not tensors:
+        raise ShapeError("concat", "stack expects a non-empty sequence of tensors")
+    ts = [as_tensor_arg(t) for t in tensors]
+    for t in ts[1:]:
+        if t.shape != ts[0].shape:
+            raise ShapeError("concat", "stack expects tensors of one shape, got "
+                             + ", ".join(fmt_shape(x.shape) for x in ts))
+    d = normalize_dim("concat", dim, ts[0].ndim + 1)
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+def _split_sizes(x: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
+    d = normalize_dim("split", dim, x.ndim)
+    if len(sizes) == 1:
+        if sizes[0] != x.shape[d]:
+            raise ShapeError("split", f"sizes {list(sizes)} must sum to {x.shape[d]}")
+        return [x]
+    return list(record(OPS["split"], (x,), {"sizes": tuple(sizes), "dim": d}))
+
+
+def split(x: TensorLike, split_size_or_sections: int | Sequence[int], dim: int = 0
+          ) -> list[Tensor]:
+    t = as_tensor_arg(x)
+    d = normalize_dim("split", dim, t.ndim)
+    if isinstance(split_size_or_sections, int | np.integer):
+        k, n = int(split_size_or_sections), t.shape[d]
+        if k <= 0:
+            raise ShapeError("split", f"split size must be positive, got {k}")
+        sizes = [k] * (n // k) + ([n % k] if n % k else [])
+        return _split_sizes(t, sizes or [0], d)
+    return _split_sizes(t, [int(s) for s in split_size_or_sections], d)
+
+
+def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
+    t = as_tensor_arg(x)
+    if chunks <= 0:
+        raise ShapeError("split", f"chunk expects a positive number of chunks, got {chunks}")
+    n = t.shape[normalize_dim("split", dim, t.ndim)]
+    return split(t, builtins.max(-(-n // chunks), 1), dim)
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """Basic indexing: ints, slices with positive steps, None and Ellipsis."""
+    items = index if isinstance(index, tuple) else (index,)
+    for it in items:
+        if isinstance(it, bool) or not (it is None or it is Ellipsis or isinstance(it, slice)
+                                        or isinstance(it, int | np.integer)):
+            raise TypeError(f"index {it!r}: only ints, slices, None and Ellipsis are "
+                            "supported (advanced indexing is not)")
+    n_real = builtins.sum(1 for it in items if it is not None and it is not Ellipsis)
+    if builtins.sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (x.ndim - n_real) + items[i + 1:]
+    else:
+        items = items + (slice(None),) * (x.ndim - n_real)
+    start, limit, stride, out_shape = [], [], [], []
+    d = 0
+    for it in items:
+        if it is None:
+            out_shape.append(1)
+            continue
+        size = x.shape[d]
+        if isinstance(it, slice):
+            a, b, k = it.indices(size)
+            if k <= 0:
+                raise ValueError("slice step must be greater than zero")
+            b = builtins.max(a, b)
+            start.append(a), limit.append(b), stride.append(k)
+            out_shape.append((b - a + k - 1) // k)
+        else:
+            i = int(it)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size "
+                                 f"{size}")
+            i %= size
+            start.append(i), limit.append(i + 1), stride.append(1)
+        d += 1
+    out = x
+    if start != [0] * x.ndim or limit != list(x.shape) or stride != [1] * x.ndim:
+        out = record(OPS["slice"], (x,), {"start": tuple(start), "limit": tuple(limit),
+                                          "stride": tuple(stride)})
+    return reshape(out, tuple(out_shape))
+
+
+# ---- the softmax family ----
+
+def softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
+    t = _floating(x) if dtype is None else convert(x, dtype)
+    return record(OPS["softmax"], (t,), {"dim": normalize_dim("softmax", dim, t.ndim)})
+
+
+def log_softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
+    t = _floating(x) if dtype is None else convert(x, dtype)
+    return record(OPS["log_softmax"], (t,),
+                  {"dim": normalize_dim("log_softmax", dim, t.ndim)})
+
+
+def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    t = _floating(x)
+    return record(OPS["logsumexp"], (t,), {"dims": _dims("logsumexp", t, dim),
+                                           "keepdim": keepdim})
+
+
+# Functions that are also Tensor methods (bound by tensor.py).
+METHODS = (
+    "add sub mul div pow matmul neg abs sign exp log sqrt rsqrt sin cos tanh sigmoid relu "
+    "gelu erf square reciprocal logical_not logical_and logical_or maximum minimum clamp clip "
+    "eq ne lt le gt ge sum mean max min amax amin argmax argmin reshape view flatten squeeze "
+    "unsqueeze permute transpose swapaxes broadcast_to expand split chunk softmax log_softmax "
+    "logsumexp"
+).split()
