@@ -38,7 +38,24 @@ def _reference_lower(module: ModuleOp) -> Any:
     return ReferenceExecutable(lower(module))
 
 
-BACKENDS: dict[str, Backend] = {"reference": Backend("reference", _reference_lower)}
+def _max_lower(module: ModuleOp) -> Any:
+    from .runtime.max_backend import lower_and_compile
+
+    return lower_and_compile(module)
+
+
+def _max_available() -> str | None:
+    try:
+        from .runtime.max_backend import unavailable_reason
+    except ImportError as e:  # the backend module itself is missing
+        return f"the MAX backend is not built in ({e})"
+    return unavailable_reason()
+
+
+BACKENDS: dict[str, Backend] = {
+    "reference": Backend("reference", _reference_lower),
+    "max": Backend("max", _max_lower, _max_available),
+}
 
 
 def get_backend(name: str) -> Backend:
