@@ -1,0 +1,325 @@
+"""``pyflame-opt``: run pass pipelines on ``.mlir`` text, like ``mlir-opt``.
+
+Built on xDSL's ``xDSLOptMain`` with our dialects, passes and targets
+registered. Bad input never shows a Python traceback: parse and verifier
+errors are printed as ``file:line:col: error: message`` with the offending
+line, and the exit code is 1. ``--verify-diagnostics`` follows MLIR: every
+``// expected-error {{...}}`` (with ``@+N``, ``@-N``, ``@above``, ``@below``)
+must be produced on its line, and nothing else may be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from io import StringIO
+from typing import IO
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from ..passes import PASSES
+
+
+@dataclass
+class Diag:
+    line: int  # 1-based, in the whole file
+    col: int
+    message: str
+
+
+class UserError(Exception):
+    """Bad input or options: printed without a traceback, exit code 1."""
+
+
+class LocatingParser(Parser):
+    """Records where each op starts, so verifier errors can point at it."""
+
+    def __init__(self, *args, line_offset: int = 0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            loc = start.get_location()
+            op.location = FileLineColLoc(StringAttr(loc.file),
+                                         IntAttr(loc.line + self.line_offset), IntAttr(loc.col))
+        return op
+
+
+def _op_position(op: Operation) -> tuple[int, int]:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return loc.line.data, loc.column.data
+    return 0, 0
+
+
+def verify_module(module: ModuleOp) -> list[Diag]:
+    """Verify op by op (innermost first) and collect located diagnostics."""
+    diags: list[Diag] = []
+    for op in module.walk(reverse=False, region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException as e:
+            cause = e.__cause__ or e
+            msg = str(cause).removeprefix("Operation does not verify: ")
+            line, col = _op_position(op)
+            diags.append(Diag(line, col, f"'{op.name}' op {msg}"))
+            break  # like mlir-opt: the first failure
+        except Exception as e:  # noqa: BLE001 - structural errors from xDSL
+            line, col = _op_position(op)
+            diags.append(Diag(line, col, f"'{op.name}' op {e}"))
+            break
+    return diags
+
+
+def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:
+    loc = e.span.get_location()
+    return Diag(loc.line + line_offset, loc.col, e.msg)
+
+
+_EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@[+-]?\d+|@above|@below)?"
+                       r"\s*\{\{(.*?)\}\}")
+
+
+def expected_diagnostics(text: str, line_offset: int) -> list[Diag]:
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        for m in _EXPECTED.finditer(line):
+            if m.group(1) != "error":
+                continue
+            where = m.group(2)
+            target = i
+            if where == "@above":
+                target = i - 1
+            elif where == "@below":
+                target = i + 1
+            elif where:
+                target = i + int(where[1:])
+            out.append(Diag(target + line_offset, 0, m.group(3)))
+    return out
+
+
+class PyflameOptMain(xDSLOptMain):
+    def __init__(self, args: Sequence[str] | None = None):
+        self.diagnostics_ok = True
+        super().__init__(description="pyflame-opt: the pyflame MLIR optimizer driver",
+                         args=args)
+
+    # ---- registration ----
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        from ..dialects.pyflame import Pyflame
+
+        self.ctx.register_dialect("pyflame", lambda: Pyflame)
+        for name, factory in _optional_dialects().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, emit in _optional_targets().items():
+            self.available_targets[name] = emit
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--list-passes", action="store_true",
+                                help="list the registered passes and exit")
+        arg_parser.add_argument("--pass-statistics", action="store_true",
+                                help="print per-pass statistics to stderr")
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+
+        def parse_mlir(io: IO[bytes], line_offset: int = 0) -> ModuleOp:
+            text = io.read().decode()
+            return LocatingParser(self.ctx, text, self.get_input_name(),
+                                  line_offset=line_offset).parse_module(
+                not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir  # type: ignore[assignment]
+
+    def setup_pipeline(self) -> None:
+        if getattr(self.args, "list_passes", False):
+            return
+        try:
+            super().setup_pipeline()
+        except Exception as e:  # unknown pass or bad options
+            raise UserError(f"pyflame-opt: error: {str(e).strip()}") from None
+        self._wrap_statistics()
+
+    def _wrap_statistics(self) -> None:
+        """--pass-statistics / --time-passes: per pass, ops before and after."""
+        if not (self.args.pass_statistics or self.args.time_passes):
+            return
+        passes = self.pipeline.passes
+        stats: list[tuple[str, int, int, float]] = []
+        self.pass_stats = stats
+
+        def run(ctx, module) -> None:
+            for p in passes:
+                before = sum(1 for _ in module.walk())
+                t0 = time.perf_counter()
+                p.apply(ctx, module)
+                stats.append((p.name, before, sum(1 for _ in module.walk()),
+                              time.perf_counter() - t0))
+                if not self.args.disable_verify:
+                    module.verify()
+
+        self.apply_passes = lambda prog: run(self.ctx, prog)  # type: ignore[method-assign]
+
+    # ---- running ----
+    def run(self) -> None:
+        if self.args.list_passes:
+            for name in sorted(PASSES):
+                cls = PASSES[name]()
+                doc = (cls.__doc__ or "").strip().splitlines()
+                print(f"{name:28s} {doc[0] if doc else ''}")
+            return
+        chunks, ext = self.prepare_input()
+        out = StringIO()
+        for i, (chunk, offset) in enumerate(chunks):
+            text = chunk.read().decode()
+            chunk.close()
+            if i > 0:
+                out.write("// -----\n")
+            out.write(self._run_chunk(text, offset))
+        if self.args.verify_diagnostics and not self.diagnostics_ok:
+            raise SystemExit(1)
+        if self.args.output_file:
+            with open(self.args.output_file, "w") as f:
+                f.write(out.getvalue())
+        else:
+            sys.stdout.write(out.getvalue())
+        self._print_statistics()
+
+    def _run_chunk(self, text: str, offset: int) -> str:
+        from io import BytesIO
+
+        diags: list[Diag] = []
+        module = None
+        try:
+            module = self.available_frontends["mlir"](BytesIO(text.encode()), offset)
+        except ParseError as e:
+            diags.append(_parse_error_diag(e, offset))
+        if module is not None:
+            diags = verify_module(module)
+        if self.args.verify_diagnostics:
+            self._check_expected(text, offset, diags)
+            return ""
+        if diags:
+            self._report(diags[0], text, offset)
+        assert module is not None
+        try:
+            self.apply_passes(module)
+        except (PassFailedException, DiagnosticException) as e:
+            raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
+        return self.output_resulting_program(module)
+
+    def _report(self, d: Diag, text: str, offset: int) -> None:
+        lines = text.splitlines()
+        src = lines[d.line - offset - 1] if 0 < d.line - offset <= len(lines) else ""
+        caret = " " * max(d.col - 1, 0) + "^"
+        raise UserError(f"{self.get_input_name()}:{d.line}:{d.col}: error: {d.message}\n"
+                        f"{src}\n{caret}")
+
+    def _check_expected(self, text: str, offset: int, diags: list[Diag]) -> None:
+        expected = expected_diagnostics(text, offset)
+        name = self.get_input_name()
+        unmatched = list(diags)
+        for e in expected:
+            hit = next((d for d in unmatched if d.line == e.line and e.message in d.message),
+                       None)
+            if hit is None:
+                self.diagnostics_ok = False
+                got = "; ".join(f"line {d.line}: {d.message}" for d in diags) or "none"
+                print(f"{name}:{e.line}: error: expected error \"{e.message}\" was not "
+                      f"produced (got: {got})", file=sys.stderr)
+            else:
+                unmatched.remove(hit)
+        for d in unmatched:
+            self.diagnostics_ok = False
+            print(f"{name}:{d.line}:{d.col}: error: unexpected error: {d.message}",
+                  file=sys.stderr)
+
+    def _print_statistics(self) -> None:
+        stats = getattr(self, "pass_stats", None)
+        if not stats:
+            return
+        print("===- Pass statistics -===", file=sys.stderr)
+        for name, before, after, secs in stats:
+            line = f"{name:24s} ops {before:6d} -> {after:6d}"
+            if self.args.time_passes:
+                line += f"   {secs * 1e3:9.3f} ms"
+            print(line, file=sys.stderr)
+
+
+def _optional_dialects() -> dict[str, Callable]:
+    """Dialects owned by other parts of the project, when present."""
+    out: dict[str, Callable] = {}
+    try:
+        from ..dialects.csl_ext import CSL_EXT
+
+        out[CSL_EXT.name] = lambda: CSL_EXT
+    except ImportError:
+        pass
+    try:
+        from ..dialects.wse import WSE
+
+        out[WSE.name] = lambda: WSE
+    except ImportError:
+        pass
+    return out
+
+
+def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
+    out: dict[str, Callable[[ModuleOp, IO[str]], None]] = {}
+    try:
+        from ..lowering.csl_printer import print_csl
+
+        out["csl"] = print_csl
+    except ImportError:
+        pass
+    try:
+        from ..lowering.to_max import print_max
+
+        out["max"] = print_max
+    except ImportError:
+        pass
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        PyflameOptMain(argv).run()
+    except UserError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except (ParseError, DiagnosticException) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"pyflame-opt: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"pyflame-opt: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())
