@@ -91,6 +91,12 @@ def dtype(x: object) -> DType:
                         f"{', '.join(d.name for d in ALL_DTYPES)}") from None
 
 
+def is_float_array(x: np.ndarray) -> bool:
+    """numpy calls bfloat16 kind 'V'; ask our table instead of ``dtype.kind``."""
+    d = _BY_NP.get(x.dtype)
+    return d is not None and d.category == FLOAT
+
+
 def promote(a: DType, b: DType) -> DType:
     """Result type of two tensors (PyTorch's ``promote_types`` on our set)."""
     if a is b:

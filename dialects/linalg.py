@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .dtypes import BOOL, DType
+from .dtypes import BOOL, DType, is_float_array
 from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, fmt_shape, same_dtype
 
 
@@ -37,7 +37,7 @@ def _matmul_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f" and a.dtype.itemsize < 4:  # half: accumulate in float32
+    if is_float_array(a) and a.dtype.itemsize < 4:  # half: accumulate in float32
         return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
     return np.asarray(np.matmul(a, b))
 

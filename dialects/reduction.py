@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .dtypes import BOOL, FLOAT, DType, int64
+from .dtypes import BOOL, FLOAT, DType, int64, is_float_array
 from .opdef import OpDef, Shape, ShapeError, check_dims, define, normalize_dim
 
 
@@ -62,7 +62,7 @@ def _arg_rule(name: str):
 
 
 def _accumulator(x: np.ndarray) -> np.dtype | None:
-    if x.dtype.kind == "f" and x.dtype.itemsize < 4:
+    if is_float_array(x) and x.dtype.itemsize < 4:
         return np.dtype(np.float32)  # half precision accumulates in float32
     if x.dtype.kind in "biu":
         return np.dtype(np.int64)
@@ -72,7 +72,7 @@ def _accumulator(x: np.ndarray) -> np.dtype | None:
 def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     acc = _accumulator(x)
     r = np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
-    return np.asarray(r, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+    return np.asarray(r, dtype=x.dtype if is_float_array(x) else np.int64)
 
 
 def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

@@ -1,0 +1,188 @@
+"""Laziness, realization, the graph API and memory behaviour of long loops."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+from pyflame_mlir.graph import OpNode
+
+
+def test_recording_runs_nothing_and_knows_metadata():
+    before = pf.counters()
+    x = pf.randn(8, 4)
+    y = pf.relu(x @ pf.randn(4, 3) + 1.0).sum(dim=1, keepdim=True)
+    assert y.shape == (8, 1) and y.dtype is pf.float32 and y.ndim == 2 and y.size == 8
+    assert y.size() == (8, 1) and y.numel() == 8
+    assert pf.is_lazy(y)
+    after = pf.counters()
+    assert after["evaluations"] == before["evaluations"]
+    assert after["compiles"] == before["compiles"]
+    assert after["ops_recorded"] - before["ops_recorded"] == 5  # matmul const add relu sum
+
+
+def test_only_needed_subgraph_runs():
+    x = pf.randn(16)
+    a, b = x + 1, x * 2
+    np.testing.assert_allclose(a.numpy(), x.numpy() + 1, rtol=1e-6)
+    assert not pf.is_lazy(a) and pf.is_lazy(b)
+    # b's node now reads the realized x only; a is not part of b's graph
+    assert pf.get_graph_stats(b)["num_ops"] == 2  # constant + mul
+
+
+def test_eval_several_in_one_graph():
+    x = pf.randn(5, 5)
+    a, b, c = x.exp(), x.sum(), x.T
+    before = pf.counters()["executions"]
+    pf.eval(a, b, c)
+    assert pf.counters()["executions"] == before + 1
+    assert not any(pf.is_lazy(t) for t in (a, b, c))
+    xn = x.numpy()
+    np.testing.assert_allclose(a.numpy(), np.exp(xn), rtol=1e-6)
+    np.testing.assert_allclose(b.numpy(), xn.sum(), rtol=1e-5)
+    np.testing.assert_array_equal(c.numpy(), xn.T)
+
+
+def test_realized_tensor_is_a_leaf_for_later_graphs():
+    x = pf.randn(3)
+    h = (x * 3).eval()
+    assert h._node is None
+    y = h + 1
+    stats = pf.get_graph_stats(y)
+    assert stats["num_inputs"] == 1 and stats["num_ops"] == 2
+
+
+def test_memory_stays_flat_in_long_loops():
+    """A training-style loop that realizes each step keeps no history alive."""
+    w = pf.zeros(64)
+    for _ in range(5):  # warm up the cache
+        w = (w - 0.01 * (w * 2.0 - 1.0)).eval()
+    gc.collect()
+    nodes_before = sum(isinstance(o, OpNode) for o in gc.get_objects())
+    for _ in range(300):
+        w = (w - 0.01 * (w * 2.0 - 1.0)).eval()
+    gc.collect()
+    nodes_after = sum(isinstance(o, OpNode) for o in gc.get_objects())
+    assert nodes_after - nodes_before < 10
+    assert pf.get_graph_stats(w)["num_ops"] == 0
+    np.testing.assert_allclose(w.numpy(), 0.5 * (1 - 0.98 ** 305), rtol=1e-4)
+
+
+def test_split_evaluates_requested_output_only():
+    a, b, c = pf.split(pf.arange(10), [3, 3, 4])
+    np.testing.assert_array_equal(b.numpy(), [3, 4, 5])
+    assert pf.is_lazy(a) and pf.is_lazy(c)
+    np.testing.assert_array_equal(c.numpy(), [6, 7, 8, 9])
+
+
+def test_graph_scopes_and_threads():
+    assert pf.current_graph() is pf.GRAPH
+    with pf.graph_scope("inner") as g:
+        assert pf.current_graph() is g
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(pf.current_graph()))
+        t.start(), t.join()
+        assert seen == [pf.GRAPH]  # the current graph is thread-local
+        x = pf.ones(3) + 1
+        assert g.ops_recorded == 3
+    assert pf.current_graph() is pf.GRAPH
+    g2 = pf.create_graph("mine")
+    with pf.reuse_graph(g2):
+        (x * 2).eval()
+    with pf.reuse_graph(g2):
+        pf.ones(2).eval()
+    assert g2.ops_recorded == 3 and g2.evaluations == 2
+
+
+def test_graph_stats_counts_and_bytes():
+    x = pf.randn(10, 4)            # 160 bytes
+    y = (x @ pf.randn(4, 2)).relu()  # leaf 32 bytes, matmul 80, relu 80
+    s = pf.get_graph_stats(y)
+    assert s == {"num_nodes": 4, "num_ops": 2, "num_inputs": 2,
+                 "estimated_memory_bytes": 160 + 32 + 80 + 80}
+
+
+def test_print_graph_format(capsys):
+    x, w = pf.randn(1024, 512), pf.randn(512, 256)
+    b = pf.zeros(256)
+    y = pf.softmax(pf.relu(x @ w + b), dim=1)
+    pf.print_graph(y)
+    assert capsys.readouterr().out.splitlines() == [
+        "Graph:",
+        "  %0 = input([1024, 512], f32)",
+        "  %1 = input([512, 256], f32)",
+        "  %2 = matmul(%0, %1) -> [1024, 256]",
+        "  %3 = constant([256], f32)",
+        "  %4 = add(%2, %3) -> [1024, 256]",
+        "  %5 = relu(%4) -> [1024, 256]",
+        "  %6 = softmax(%5, dim=1) -> [1024, 256]",
+        "  outputs: [%6]",
+    ]
+
+
+def test_to_mlir_and_compile_graph():
+    x = pf.randn(4, 4)
+    y = (x + x).exp()
+    text = pf.to_mlir(y)
+    assert "func.func @main(%0: tensor<4x4xf32>) -> tensor<4x4xf32>" in text
+    assert "pyflame.add %0, %0" in text and "pyflame.exp" in text
+    rep = pf.compile_graph(y)
+    assert not rep.cached and rep.ops_before == 2 and rep.ops_after == 2
+    assert set(rep.timings) == {"ir_build", "passes", "lowering", "total"}
+    assert all(v >= 0 for v in rep.timings.values())
+    assert pf.is_lazy(y)  # compiling does not run
+    hits = pf.cache_stats()["hits"]
+    y.numpy()
+    assert pf.cache_stats()["hits"] == hits + 1
+    assert pf.compile_graph(pf.exp(x + x)).cached
+
+
+def test_compile_graph_counts_removed_ops():
+    x = pf.randn(4)
+    y = pf.exp(x) + pf.exp(x)  # two structurally equal exps: CSE merges them
+    rep = pf.compile_graph(y)
+    assert rep.ops_before == 3 and rep.ops_after == 2
+    raw = pf.compile_graph(y, optimize=False)
+    assert raw.ops_after == 3 and raw.key != rep.key
+
+
+def test_eager_mode_env():
+    code = ("import pyflame_mlir as pf, numpy as np; x = pf.randn(3); y = x.exp() * 2; "
+            "assert not pf.is_lazy(y); "
+            "np.testing.assert_allclose(y.numpy(), np.exp(x.numpy()) * 2, rtol=1e-6); "
+            "print(pf.counters()['evaluations'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYFLAME_EAGER": "1"}, check=True)
+    assert int(out.stdout) == 3  # exp, the constant 2, mul
+
+
+def test_exact_dtypes_survive_the_plan():
+    for dt in (pf.float16, pf.bfloat16, pf.float32, pf.float64):
+        x = pf.randn(8, dtype=dt)
+        y = (x * 2 + 1).exp().sum()
+        assert y.dtype is dt and y.numpy().dtype == dt.np
+
+
+def test_results_are_not_clobbered_by_buffer_reuse():
+    def f(x):
+        return ((x * 2 + 1) * 3 - x).relu() * (x + 5)
+
+    x1 = pf.randn(32)
+    y1 = f(x1).numpy().copy()
+    r1 = f(x1)
+    r1.numpy()
+    for _ in range(3):
+        f(pf.randn(32)).numpy()
+    np.testing.assert_array_equal(r1.numpy(), y1)
+
+
+def test_tensor_is_immutable():
+    with pytest.raises(TypeError, match="immutable"):
+        pf.ones(3)[0] = 1
