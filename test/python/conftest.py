@@ -1,0 +1,35 @@
+"""Shared pytest fixtures for test/python (helpers for the op tests live in
+``_oracles.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # ``import _oracles`` from any rootdir
+
+import pyflame_mlir as pf  # noqa: E402
+
+
+@pytest.fixture
+def eager():
+    """PYFLAME_EAGER mode for one test: every recorded op evaluates at once."""
+    prev = pf.CONFIG.eager
+    pf.CONFIG.eager = True
+    try:
+        yield
+    finally:
+        pf.CONFIG.eager = prev
+
+
+@pytest.fixture
+def lazy():
+    """Force lazy mode for one test (even when PYFLAME_EAGER=1 is set)."""
+    prev = pf.CONFIG.eager
+    pf.CONFIG.eager = False
+    try:
+        yield
+    finally:
+        pf.CONFIG.eager = prev
