@@ -83,11 +83,17 @@ class Graph:
 
 
 GRAPH = Graph("default")
-_local = threading.local()
+
+
+class _ThreadState(threading.local):
+    graph: Graph = GRAPH  # every thread starts recording into the default graph
+
+
+_local = _ThreadState()
 
 
 def current_graph() -> Graph:
-    return getattr(_local, "graph", GRAPH)
+    return _local.graph
 
 
 def create_graph(name: str | None = None) -> Graph:
@@ -97,7 +103,7 @@ def create_graph(name: str | None = None) -> Graph:
 @contextmanager
 def reuse_graph(g: Graph) -> Iterator[Graph]:
     """Record into ``g`` for the duration of the block (this thread only)."""
-    prev = getattr(_local, "graph", GRAPH)
+    prev = _local.graph
     _local.graph = g
     try:
         yield g
@@ -149,19 +155,45 @@ def _canon(kind: str, v: Any) -> Any:
     return v
 
 
+Tensor_: type[Tensor]  # bound by tensor.py once the class exists
+_MEMO_LIMIT = 4096
+
+
 def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
            ) -> Tensor | list[Tensor]:
-    """Record one op; returns its output promise(s). Shape errors raise here."""
-    from .tensor import Tensor
+    """Record one op; returns its output promise(s). Shape errors raise here.
 
-    specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    The hot path of the library. Ops without attributes memoize their shape
+    rule per (shapes, dtypes): the rule is still the only source of truth."""
+    if attrs or op.num_results != 1 or len(inputs) > 2:
+        specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    else:
+        if len(inputs) == 2:
+            a, b = inputs
+            key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
+        elif inputs:
+            key = (inputs[0].shape, inputs[0].dtype)
+        else:
+            key = ()
+        specs = op.memo.get(key)
+        if specs is None:
+            specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+            if len(op.memo) > _MEMO_LIMIT:
+                op.memo.clear()
+            op.memo[key] = specs
     node = OpNode(op, inputs, attrs, specs)
     COUNTERS.ops_recorded += 1
-    current_graph().ops_recorded += 1
-    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+    _local.graph.ops_recorded += 1
+    if op.num_results == 1:
+        (shape, dt), = specs
+        out = Tensor_._promise(node, 0, shape, dt)
+        if CONFIG.eager:
+            evaluate([out])
+        return out
+    outs = [Tensor_._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
     if CONFIG.eager:
         evaluate(outs)
-    return outs[0] if op.num_results == 1 else outs
+    return outs
 
 
 # ---- the subgraph of some outputs ----

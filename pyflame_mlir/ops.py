@@ -31,16 +31,18 @@ TensorLike = Any  # Tensor | Scalar | np.ndarray
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
-_CONSTANT, _CONVERT = OPS["constant"], OPS["convert"]
+_CONSTANT, _CONVERT, _MATMUL = OPS["constant"], OPS["convert"], OPS["matmul"]
+
+
+Tensor_: type[Tensor]  # bound by tensor.py once the class exists
 
 
 def _tensor_cls() -> type[Tensor]:
-    from .tensor import Tensor
-    return Tensor
+    return Tensor_
 
 
 def _is_tensor(x: object) -> bool:
-    return isinstance(x, _tensor_cls())
+    return isinstance(x, Tensor_)
 
 
 def scalar(v: Scalar, dt: DType) -> Tensor:
@@ -98,6 +100,8 @@ def _unary(name: str, float_only: bool):
     op = OPS[name]
 
     def fn(x: TensorLike) -> Tensor:
+        if type(x) is Tensor_ and (not float_only or x.dtype.is_floating_point):
+            return record(op, (x,), {})
         return record(op, (_floating(x) if float_only else as_tensor_arg(x),), {})
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} (records pyflame.{name})."
@@ -119,6 +123,9 @@ def _binary(name: str, to_float: bool = False):
     op = OPS[name]
 
     def fn(a: TensorLike, b: TensorLike) -> Tensor:
+        if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype and \
+                (not to_float or a.dtype.is_floating_point):
+            return record(op, (a, b), {})  # no promotion needed: the common case
         if not _is_tensor(a) and not _is_tensor(b):
             a = as_tensor_arg(a)
         dt = _promote((a, b))
@@ -260,6 +267,8 @@ def argmin(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tens
 # ---- linear algebra ----
 
 def matmul(a: TensorLike, b: TensorLike) -> Tensor:
+    if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype:
+        return record(_MATMUL, (a, b), {})
     if not (_is_tensor(a) or isinstance(a, np.ndarray)) or \
             not (_is_tensor(b) or isinstance(b, np.ndarray)):
         raise TypeError("matmul: both operands must be tensors")

@@ -201,7 +201,11 @@ class Tensor:
                         "(e.g. pf.where(mask, value, t) or pf.cat)")
 
 
+from . import graph as _graph  # noqa: E402
 from . import ops  # noqa: E402  (ops needs the Tensor class defined above)
+
+_graph.Tensor_ = Tensor
+ops.Tensor_ = Tensor
 
 
 def _attach_methods() -> None:

@@ -1,0 +1,38 @@
+"""The README demo: a two-layer MLP forward pass, recorded lazily, compiled to
+the pyflame dialect, run on the default backend and checked against numpy."""
+
+import numpy as np
+
+import pyflame_mlir as pf
+
+pf.manual_seed(0)
+x = pf.randn([1024, 512])
+w1 = (pf.randn([512, 256]) * 0.05).eval()   # parameters: realized leaves
+b1 = pf.full([256], 0.01)                     # a constant of the graph
+w2 = (pf.randn([256, 10]) * 0.05).eval()
+
+h = pf.relu(x @ w1 + b1)
+probs = pf.softmax(h @ w2, dim=1)
+loss = -pf.log(probs).sum()            # nothing has run yet
+
+print(f"loss: shape {loss.shape}, dtype {loss.dtype.name}, is_lazy={pf.is_lazy(loss)}")
+print("graph stats:", pf.get_graph_stats(loss))
+pf.print_graph(loss)
+print("\npyflame IR:")
+print(pf.to_mlir(loss))
+report = pf.compile_graph(loss)
+print(report)
+
+value = loss.item()                    # compiles (cache hit now) and runs
+print(f"\nloss = {value:.6f}   is_lazy={pf.is_lazy(loss)}   backend={pf.get_backend()}")
+
+# the same computation in numpy, from the same data
+xn, w1n, w2n = x.numpy(), w1.numpy(), w2.numpy()
+hn = np.maximum(xn @ w1n + np.float32(0.01), 0)
+z = hn @ w2n
+p = np.exp(z - z.max(1, keepdims=True))
+p /= p.sum(1, keepdims=True)
+expected = float(-np.log(p).sum())
+print(f"numpy = {expected:.6f}   relative difference {abs(value - expected) / abs(expected):.2e}")
+assert abs(value - expected) <= 1e-4 * abs(expected), "loss does not match numpy"
+print("cache:", pf.cache_stats())
