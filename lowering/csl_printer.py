@@ -1,0 +1,145 @@
+"""Print `csl` (+ `csl_ext`) IR as CSL source text.
+
+Extends xDSL's `CslPrintContext` from our side (xDSL stays pinned): the ops of
+`dialects/csl_ext.py` get printed, `csl.get_fab_dsd` gets a valid color
+literal (xDSL 0.74 prints the raw attribute, `3 : ui5`), DSD builtins marked
+`async` get their completion options, and anything xDSL would silently emit as
+a `//unknown op` comment or `<!unknown ...>` placeholder becomes an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO
+
+from pyflame_mlir.dialects import csl_ext
+from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
+from xdsl.dialects import csl
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+
+class CslPrintError(Exception):
+    """The IR holds something that has no CSL spelling."""
+
+
+def _task_id_expr(kind: csl.TaskKind, id: int) -> str:
+    # data task ids come from a color on WSE-2 (`@get_data_task_id(@get_color(c))`)
+    inner = f"@get_color({id})" if kind == csl.TaskKind.DATA else str(id)
+    return f"@get_{kind.value}_task_id({inner})"
+
+
+def _color_literal(attr: csl.ColorIdAttr) -> str:
+    return f"@get_color({attr.value.data})"
+
+
+@dataclass
+class ExtCslPrintContext(CslPrintContext):
+    def print(self, text: str, prefix: str = "", end: str = "\n"):
+        if prefix == "//" and text.startswith("unknown op"):
+            first = text.splitlines()[0].removeprefix("unknown op ").strip()
+            raise CslPrintError(f"op has no CSL spelling: {first}")
+        if "<!unknown" in text:
+            raise CslPrintError(f"value or type has no CSL spelling in: {text.strip()}")
+        super().print(text, prefix, end)
+
+    def _fab_dsd(self, result, extent: str, color: str, queue: int, extra: list[str]):
+        kind = result.type.data
+        q = "input" if kind == csl.DsdKind.fabin_dsd else "output"
+        self.print(f"{self._var_use(result)} = @get_dsd({kind.value}, .{{")
+        self.print(f"  .extent = {extent},")
+        self.print(f"  .fabric_color = {color},")
+        self.print(f"  .{q}_queue = @get_{q}_queue({queue}),")
+        for e in extra:
+            self.print(f"  {e},")
+        self.print("});")
+
+    def print_op(self, op: Operation):
+        match op:
+            case csl_ext.SetColorConfigOp(x_coord=x, y_coord=y, color=c, routes=routes):
+                rx = ", ".join(p.upper() for p in routes.rx_ports)
+                tx = ", ".join(p.upper() for p in routes.tx_ports)
+                xs, ys, cs = map(self._get_variable_name_for, (x, y, c))
+                self.print(
+                    f"@set_color_config({xs}, {ys}, {cs}, "
+                    f".{{ .routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }} }});"
+                )
+            case csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind):
+                verb = "block" if isinstance(op, csl_ext.BlockOp) else "unblock"
+                self.print(f"@{verb}({_task_id_expr(kind.data, id.value.data)});")
+            case csl_ext.InitializeQueueOp(color=c, queue_id=q):
+                d = "output" if op.is_output else "input"
+                # only WSE-3 has (and needs) explicit queue set-up; guard so that
+                # the same file also compiles for WSE-2
+                with self.descend("comptime") as inner:
+                    with inner.descend('if (@is_arch("wse3"))') as body:
+                        body.print(
+                            f"@initialize_queue(@get_{d}_queue({q.value.data}), "
+                            f".{{ .color = {self._get_variable_name_for(c)} }});"
+                        )
+            case csl_ext.GetFabDsdOp(extent=ext, color=c, queue_id=q, result=res):
+                self._fab_dsd(
+                    res,
+                    self._get_variable_name_for(ext),
+                    self._get_variable_name_for(c),
+                    q.value.data,
+                    [],
+                )
+            case csl.GetFabDsdOp(
+                sizes=sizes,
+                fabric_color=color,
+                queue_id=q,
+                control=control,
+                wavelet_index_offset=wio,
+                result=res,
+            ):
+                extra = [
+                    f".{name} = {str(bool(a.value.data)).lower()}"
+                    for name, a in (("wavelet_index_offset", wio), ("control", control))
+                    if a is not None
+                ]
+                self._fab_dsd(
+                    res,
+                    self._get_variable_name_for(sizes[0]),
+                    _color_literal(color),
+                    q.value.data,
+                    extra,
+                )
+            case csl.BuiltinDsdOp(ops=ops) if csl_ext.ASYNC_ATTR in op.attributes:
+                attr = op.attributes[csl_ext.ASYNC_ATTR]
+                if not isinstance(attr, csl_ext.AsyncAttr):
+                    raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
+                opts = [".async = true"]
+                if attr.action.data:
+                    kind = csl.TaskKind(attr.kind.data)
+                    opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
+                args = ", ".join(map(self._get_variable_name_for, ops))
+                name = op.name.removeprefix("csl.")
+                self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+            case _:
+                super().print_op(op)
+
+
+def print_csl(module: ModuleOp, stream: IO[str]) -> None:
+    """Print every `csl.module` in `module` to `stream` (`// FILE: name` sections)."""
+    for op in module.body.ops:
+        if not isinstance(op, csl.CslModuleOp):
+            raise CslPrintError(
+                f"top-level op {op.name} is not a csl.module "
+                "(run lower-csl-wrapper on csl_wrapper.module first)"
+            )
+    print_to_csl(module, stream, ExtCslPrintContext)
+
+
+def split_csl_files(text: str) -> dict[str, str]:
+    """Split `print_csl` output into {module name: CSL source} (file = name + '.csl')."""
+    files: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("// FILE: "):
+            current = files.setdefault(line.removeprefix("// FILE: ").strip(), [])
+        elif line == "// -----":
+            current = None
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines) + "\n" for name, lines in files.items()}

@@ -1,0 +1,80 @@
+"""`cslc` stand-in: turn a `csl`-dialect program into an SDK-style compile directory.
+
+The directory holds what a host script expects from `cslc` (`out.json` with
+the layout params) plus, for the simulator, the IR (`program.mlir`) and, for a
+user with the real SDK, the printed CSL files (`<module>.csl`).
+
+    python -m pyflame_mlir.runtime.wse.compile prog.mlir --params=M:8,N:8 -o out
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from pyflame_mlir.lowering.csl_printer import print_csl, split_csl_files
+
+from .layout import evaluate_layout
+from .machine import ARCHS, CycleModel
+from .program import load_module
+
+IR_FILE = "program.mlir"
+META_FILE = "out.json"
+
+
+def parse_params(spec: str) -> dict[str, str]:
+    """`M:8,N:16` -> {"M": "8", "N": "16"} (the syntax of `cslc --params`)."""
+    out = {}
+    for item in filter(None, spec.split(",")):
+        name, _, value = item.partition(":")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def compile_program(
+    source: str | Path | ModuleOp,
+    out_dir: str | Path,
+    params: dict[str, Any] | None = None,
+    arch: str = "wse2",
+) -> Path:
+    if arch not in ARCHS:
+        raise ValueError(f"arch must be one of {ARCHS}")
+    module = load_module(source)
+    params = {k: str(v) for k, v in (params or {}).items()}
+    layout = evaluate_layout(module, params, CycleModel())  # checks params, fills defaults
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / IR_FILE).write_text(str(module) + "\n")
+    text = io.StringIO()
+    print_csl(module, text)
+    for name, body in split_csl_files(text.getvalue()).items():
+        (out / f"{name}.csl").write_text(body)
+    meta = {
+        "params": {k: str(v) for k, v in layout.params.items()},
+        "arch": arch,
+        "rectangle": [layout.width, layout.height],
+        # memcpy needs 3 columns west, 2 east and a row above and below the kernel
+        "fabric_dims": [layout.width + 7, layout.height + 2],
+        "simulator": "pyflame_mlir.runtime.wse",
+    }
+    (out / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("program", help="csl-dialect .mlir file")
+    ap.add_argument("--params", default="", help="layout params, e.g. M:8,N:16")
+    ap.add_argument("--arch", default="wse2", choices=ARCHS)
+    ap.add_argument("-o", "--output", default="out")
+    a = ap.parse_args(argv)
+    print(compile_program(a.program, a.output, parse_params(a.params), a.arch))
+
+
+if __name__ == "__main__":
+    main()

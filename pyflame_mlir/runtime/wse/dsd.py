@@ -1,0 +1,154 @@
+"""Data structure descriptors: values, mutators and element access.
+
+A memory DSD is a view description over one array's flat storage; reading or
+writing it is one numpy indexing call. `mem1d_dsd` is always affine after
+flattening (`offset + stride * i`), so it keeps (offset, stride, length) and
+the mutators edit those; `mem4d_dsd` keeps an index array built once from its
+`tensor_access` map. Fabric DSDs name a color, a queue and an extent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from xdsl.ir.affine import AffineMap
+
+from .errors import ProgramError
+
+
+@dataclass(frozen=True, slots=True)
+class MemDsd:
+    """`mem1d_dsd`: elements buf[offset + stride * i] for i < length."""
+
+    buf: np.ndarray  # flat view of the base array
+    offset: int
+    stride: int
+    length: int
+    kind = "mem1d_dsd"
+
+    def index(self) -> slice | np.ndarray:
+        last = self.offset + self.stride * (self.length - 1)
+        if self.length and not (0 <= self.offset < self.buf.size and 0 <= last < self.buf.size):
+            raise ProgramError(
+                f"mem1d_dsd reaches outside its {self.buf.size}-element array "
+                f"(offset {self.offset}, stride {self.stride}, length {self.length})"
+            )
+        if self.stride == 0:
+            return np.full(self.length, self.offset)
+        stop = last + (1 if self.stride > 0 else -1)
+        return slice(self.offset, None if stop < 0 else stop, self.stride)
+
+    @property
+    def unit_stride(self) -> bool:
+        return self.stride == 1
+
+
+@dataclass(frozen=True, slots=True)
+class Mem4dDsd:
+    """`mem4d_dsd`: up to four loops; `idx` holds the flat element indices in loop order."""
+
+    buf: np.ndarray
+    idx: np.ndarray
+    offset: int = 0
+    kind = "mem4d_dsd"
+
+    @property
+    def length(self) -> int:
+        return int(self.idx.size)
+
+    def index(self) -> np.ndarray:
+        idx = self.idx + self.offset
+        if idx.size and (idx.min() < 0 or idx.max() >= self.buf.size):
+            raise ProgramError(f"mem4d_dsd reaches outside its {self.buf.size}-element array")
+        return idx
+
+    @property
+    def unit_stride(self) -> bool:
+        return bool(self.idx.size < 2 or np.all(np.diff(self.idx) == 1))
+
+
+@dataclass(frozen=True, slots=True)
+class FabDsd:
+    """`fabin_dsd` / `fabout_dsd`: `length` wavelets on `color` through `queue`."""
+
+    kind: str
+    color: int
+    length: int
+    queue: int
+
+
+Dsd = MemDsd | Mem4dDsd | FabDsd
+
+
+def _flat_index(shape: tuple[int, ...], amap: AffineMap, sizes: list[int]) -> np.ndarray:
+    if len(amap.results) != len(shape):
+        raise ProgramError(
+            f"tensor_access {amap} yields {len(amap.results)} indices for a {len(shape)}-D array"
+        )
+    grid = list(np.indices(sizes, dtype=np.int64)) if sizes else []
+    flat = np.zeros(sizes, np.int64)
+    for expr, stride in zip(amap.results, np.cumprod((1, *shape[:0:-1]))[::-1]):
+        flat = flat + np.asarray(expr.eval(grid, []), np.int64) * int(stride)
+    return flat.reshape(-1)
+
+
+def make_mem_dsd(kind: str, base: np.ndarray, sizes: list[int], amap: AffineMap | None) -> Dsd:
+    amap = amap or AffineMap.identity(len(sizes))
+    flat = _flat_index(base.shape, amap, sizes)
+    buf = base.reshape(-1)
+    if kind == "mem1d_dsd":
+        offset = int(flat[0]) if flat.size else 0
+        stride = int(flat[1] - flat[0]) if flat.size > 1 else 1
+        if flat.size > 2 and np.any(np.diff(flat) != stride):
+            raise ProgramError(f"mem1d_dsd access {amap} is not affine in its one index")
+        return MemDsd(buf, offset, stride, sizes[0])
+    return Mem4dDsd(buf, flat)
+
+
+# --- mutators: each returns a new DSD, like the CSL builtins -----------------
+
+
+def increment_offset(dsd: Dsd, delta: int, elem_bytes: int) -> Dsd:
+    if isinstance(dsd, FabDsd):
+        raise ProgramError("@increment_dsd_offset needs a memory DSD, got a fabric DSD")
+    # the offset is counted in elements of the named type; convert to the array's elements
+    delta = delta * elem_bytes // dsd.buf.itemsize
+    return replace(dsd, offset=dsd.offset + delta)
+
+
+def set_length(dsd: Dsd, length: int) -> Dsd:
+    if isinstance(dsd, Mem4dDsd):
+        raise ProgramError("@set_dsd_length needs a one-dimensional DSD, got a mem4d_dsd")
+    return replace(dsd, length=length)
+
+
+def set_stride(dsd: Dsd, stride: int) -> Dsd:
+    if not isinstance(dsd, MemDsd):
+        raise ProgramError("@set_dsd_stride needs a mem1d_dsd")
+    return replace(dsd, stride=stride)
+
+
+def set_base_addr(dsd: Dsd, base: np.ndarray) -> Dsd:
+    if isinstance(dsd, FabDsd):
+        raise ProgramError("@set_dsd_base_addr needs a memory DSD, got a fabric DSD")
+    return replace(dsd, buf=base.reshape(-1))
+
+
+# --- element access --------------------------------------------------------------
+
+
+def _typed(buf: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if buf.dtype == dtype:
+        return buf
+    if buf.dtype.itemsize == dtype.itemsize:  # same width: reinterpret (u16 vs i16, ...)
+        return buf.view(dtype)
+    raise ProgramError(f"DSD over {buf.dtype} memory used as {dtype} by a DSD builtin")
+
+
+def read(dsd: MemDsd | Mem4dDsd, dtype: np.dtype) -> np.ndarray:
+    return _typed(dsd.buf, dtype)[dsd.index()]
+
+
+def write(dsd: MemDsd | Mem4dDsd, values: np.ndarray) -> None:
+    _typed(dsd.buf, values.dtype)[dsd.index()] = values

@@ -1,0 +1,33 @@
+"""Errors of the WSE simulator; each names the PE, color, task or budget at fault."""
+
+
+class WseError(Exception):
+    """Base class of every simulator error."""
+
+
+class UnsupportedError(WseError):
+    """The program uses an op or builtin the simulator does not model."""
+
+
+class ProgramError(WseError):
+    """The program is ill-formed or misbehaves at run time (bad DSD, missing param, ...)."""
+
+
+class SramOverflowError(ProgramError):
+    """A PE's globals do not fit in its SRAM budget."""
+
+
+class ReservedIdError(ProgramError):
+    """A color, task id or queue reserved for memcpy/the runtime is used by the program."""
+
+
+class RouteError(ProgramError):
+    """A route is illegal, or a wavelet reaches a router with no route for it."""
+
+
+class DeadlockError(WseError):
+    """The host waits on the command stream but no PE can make progress."""
+
+
+class HostError(WseError):
+    """The host script misuses the SdkRuntime API (bad symbol, bad memcpy shape, ...)."""

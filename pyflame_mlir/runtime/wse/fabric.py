@@ -1,0 +1,162 @@
+"""The fabric: per-PE routers with static per-color routes, links and input queues.
+
+A send is a *stream* of 32-bit wavelets (one numpy array): the first leaves
+the ramp at `t0`, the rest follow every `gap` cycles. Streams move hop by hop
+through the routers on their color; a router forwards to every port of its tx
+set (multicast), and each link carries one wavelet per cycle and direction,
+so a stream waits for a busy link (cut-through, no backpressure: queues are
+unbounded). Delivery to a core appends the stream to that PE's input queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import ReservedIdError, RouteError
+from .machine import RESERVED_IDS, ROUTABLE_COLORS, CycleModel
+
+STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
+OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east", "ramp": "ramp"}
+
+Coord = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Route:
+    rx: frozenset[str]
+    tx: frozenset[str]
+
+    def __str__(self) -> str:
+        return f"rx={{{', '.join(sorted(self.rx))}}} tx={{{', '.join(sorted(self.tx))}}}"
+
+
+@dataclass
+class Chunk:
+    """Wavelets in flight or queued: element i arrives at t0 + i * gap."""
+
+    words: np.ndarray  # uint32
+    t0: float
+    gap: float
+
+
+@dataclass
+class InputQueue:
+    """Wavelets of one color delivered to a core and not yet consumed."""
+
+    chunks: deque[Chunk] = field(default_factory=deque)
+    count: int = 0
+
+    def push(self, chunk: Chunk) -> None:
+        self.chunks.append(chunk)
+        self.count += chunk.words.size
+
+    def head_time(self) -> float:
+        return self.chunks[0].t0
+
+    def take(self, n: int) -> tuple[np.ndarray, float, float]:
+        """Pop n words; also return the arrival times of the first and the last."""
+        parts: list[np.ndarray] = []
+        first = last = 0.0
+        need = n
+        while need:
+            c = self.chunks[0]
+            k = min(need, c.words.size)
+            if not parts:
+                first = c.t0
+            parts.append(c.words[:k])
+            last = c.t0 + (k - 1) * c.gap
+            if k == c.words.size:
+                self.chunks.popleft()
+            else:
+                self.chunks[0] = Chunk(c.words[k:], c.t0 + k * c.gap, c.gap)
+            need -= k
+        self.count -= n
+        words = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return words, first, last
+
+
+def check_color(color: int, what: str) -> None:
+    if color in RESERVED_IDS:
+        raise ReservedIdError(f"{what} uses color {color}, reserved for memcpy/the runtime")
+    if color not in ROUTABLE_COLORS:
+        raise RouteError(f"{what} uses color {color}; routable colors are 0-23")
+
+
+class Fabric:
+    def __init__(self, width: int, height: int, model: CycleModel):
+        self.width, self.height, self.model = width, height, model
+        self.routes: dict[Coord, dict[int, Route]] = {}
+        self.link_free: dict[tuple[int, int, str], float] = {}
+        self.wavelet_hops = 0
+
+    def set_route(self, xy: Coord, color: int, rx: tuple[str, ...], tx: tuple[str, ...]) -> None:
+        where = f"@set_color_config at PE {xy}"
+        check_color(color, where)
+        table = self.routes.setdefault(xy, {})
+        if color in table:
+            raise RouteError(f"{where}: color {color} is configured twice")
+        route = Route(frozenset(rx), frozenset(tx))
+        if back := (route.rx & route.tx) - {"ramp"}:
+            raise RouteError(
+                f"{where}: color {color} is routed both ways through the PE ({route}): "
+                f"it would send back to {sorted(back)} what it receives from there"
+            )
+        if "ramp" in route.rx and "ramp" in route.tx and len(route.rx) > 1:
+            raise RouteError(
+                f"{where}: color {color} carries traffic both into and out of the core ({route}); "
+                "use two colors (a checkerboard) for chains"
+            )
+        self.routes[xy][color] = route
+
+    def validate(self) -> None:
+        """Static check that no link carries one color in both directions."""
+        for (x, y), table in self.routes.items():
+            for color, route in table.items():
+                for port in route.tx - {"ramp"}:
+                    dx, dy = STEP[port]
+                    other = self.routes.get((x + dx, y + dy), {}).get(color)
+                    if other is not None and OPPOSITE[port] in other.tx:
+                        raise RouteError(
+                            f"color {color} is routed both ways between PE {(x, y)} and "
+                            f"PE {(x + dx, y + dy)}: use one color per direction"
+                        )
+
+    def send(self, src: Coord, color: int, chunk: Chunk) -> list[tuple[Coord, Chunk]]:
+        """Route a stream injected by the core of `src`; return (PE, chunk) deliveries."""
+        m, n = self.model, chunk.words.size
+        out: list[tuple[Coord, Chunk]] = []
+        todo = [(src, "ramp", chunk.t0)]
+        seen: set[Coord] = set()
+        while todo:
+            (x, y), port_in, t = todo.pop()
+            route = self.routes.get((x, y), {}).get(color)
+            if route is None or port_in not in route.rx:
+                origin = "its own core" if port_in == "ramp" else port_in.upper()
+                raise RouteError(
+                    f"a wavelet on color {color} (sent by PE {src}) reaches PE {(x, y)} from "
+                    f"{origin}, but that router has "
+                    + (f"no route for color {color}" if route is None else f"route {route}")
+                )
+            if (x, y) in seen:
+                raise RouteError(f"color {color} routes in a loop through PE {(x, y)}")
+            seen.add((x, y))
+            for port in route.tx:
+                if port == "ramp":
+                    out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap)))
+                    continue
+                dx, dy = STEP[port]
+                nx, ny = x + dx, y + dy
+                if not (0 <= nx < self.width and 0 <= ny < self.height):
+                    raise RouteError(
+                        f"color {color} leaves the kernel rectangle at PE {(x, y)} going "
+                        f"{port.upper()}"
+                    )
+                key = (x, y, port)
+                start = max(t + m.hop_latency, self.link_free.get(key, 0.0))
+                self.link_free[key] = start + n * max(chunk.gap, 1 / m.link_wavelets_per_cycle)
+                self.wavelet_hops += n
+                todo.append(((nx, ny), OPPOSITE[port], start))
+        return out

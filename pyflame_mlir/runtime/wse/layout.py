@@ -1,0 +1,125 @@
+"""Layout evaluation: run the layout module once to get the rectangle, per-PE tile
+code with its params, and per-PE per-color routes.
+
+Params take, in order: a value passed by the user (`cslc --params`), the
+default in the IR, else an error. Program modules are found by the file name
+given to `@set_tile_code` ("pe_program.csl" -> `csl.module` "pe_program").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import csl
+from xdsl.dialects.builtin import ModuleOp
+
+from .errors import ProgramError
+from .fabric import Fabric
+from .interpreter import Context, run_block, run_to_end
+from .libs import import_library
+from .machine import CycleModel
+from .values import convert
+
+
+@dataclass
+class Tile:
+    program: str
+    params: dict
+
+
+@dataclass
+class Layout:
+    width: int
+    height: int
+    tiles: dict[tuple[int, int], Tile]
+    fabric: Fabric
+    params: dict = field(default_factory=dict)
+
+
+def split_modules(module: ModuleOp) -> tuple[csl.CslModuleOp, dict[str, csl.CslModuleOp]]:
+    layouts, programs = [], {}
+    for op in module.body.ops:
+        if not isinstance(op, csl.CslModuleOp):
+            raise ProgramError(
+                f"expected only csl.module ops at top level, found {op.name} "
+                "(lower csl_wrapper.module with lower-csl-wrapper first)"
+            )
+        if op.kind.data == csl.ModuleKind.LAYOUT:
+            layouts.append(op)
+        else:
+            programs[op.sym_name.data] = op
+    if len(layouts) != 1:
+        raise ProgramError(f"expected exactly one layout csl.module, found {len(layouts)}")
+    return layouts[0], programs
+
+
+class LayoutEvaluator(Context):
+    kind = "layout"
+
+    def __init__(self, params: dict, model: CycleModel, programs: set[str]):
+        self.user_params, self.model, self.programs = params, model, programs
+        self.params: dict = {}
+        self.tiles: dict[tuple[int, int], Tile] = {}
+        self.fabric: Fabric | None = None
+        self.width = self.height = 0
+
+    def param(self, name, type, default):
+        if name in self.user_params:
+            v = convert(self.user_params[name], type)
+        elif default is not None:
+            v = default
+        else:
+            raise ProgramError(f"layout param '{name}' has no default: pass it (--params)")
+        self.params[name] = v
+        return v
+
+    def import_module(self, name, params):
+        return import_library(name, params, None)
+
+    def set_rectangle(self, w, h):
+        if self.fabric is not None:
+            raise ProgramError("@set_rectangle is called twice")
+        if w < 1 or h < 1:
+            raise ProgramError(f"@set_rectangle({w}, {h}): the rectangle must not be empty")
+        self.width, self.height = w, h
+        self.fabric = Fabric(w, h, self.model)
+
+    def _check(self, x: int, y: int, what: str) -> None:
+        if self.fabric is None:
+            raise ProgramError(f"{what} before @set_rectangle")
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            raise ProgramError(
+                f"{what} at ({x}, {y}) is outside the {self.width}x{self.height} rectangle"
+            )
+
+    def set_tile_code(self, x, y, file, params):
+        self._check(x, y, "@set_tile_code")
+        name = file.removesuffix(".csl")
+        if name not in self.programs:
+            raise ProgramError(
+                f"@set_tile_code({x}, {y}, \"{file}\"): no program csl.module named '{name}' "
+                f"(have {sorted(self.programs)})"
+            )
+        if (x, y) in self.tiles:
+            raise ProgramError(f"@set_tile_code is called twice for PE ({x}, {y})")
+        self.tiles[(x, y)] = Tile(name, dict(params))
+
+    def set_route(self, x, y, color, rx, tx):
+        self._check(x, y, "@set_color_config")
+        assert self.fabric is not None
+        self.fabric.set_route((x, y), color, rx, tx)
+
+
+def evaluate_layout(module: ModuleOp, params: dict, model: CycleModel) -> Layout:
+    layout_mod, programs = split_modules(module)
+    ev = LayoutEvaluator(params, model, set(programs))
+    run_to_end(run_block(ev, {}, layout_mod.body.block), "the layout")
+    if ev.fabric is None:
+        raise ProgramError("the layout never calls @set_rectangle")
+    missing = [(x, y) for y in range(ev.height) for x in range(ev.width) if (x, y) not in ev.tiles]
+    if missing:
+        raise ProgramError(f"PE(s) {missing[:8]} of the rectangle have no @set_tile_code")
+    unknown = set(params) - set(ev.params)
+    if unknown:
+        raise ProgramError(f"--params names unknown layout param(s) {sorted(unknown)}")
+    return Layout(ev.width, ev.height, ev.tiles, ev.fabric, ev.params)

@@ -1,0 +1,434 @@
+"""One processing element: SRAM, tasks, the run-to-completion scheduler, DSD ops.
+
+Time: `t` is the core's clock (cycles). A task starts at max(t, the time it
+became runnable) plus the task-switch cost; every interpreted op adds its
+cost. A synchronous op that waits for wavelets stalls the core until they
+arrive (stall cycles are idle, not busy). Asynchronous DSD ops run beside the
+core and fire their completion action (activate/unblock) when done.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import csl
+from xdsl.dialects.builtin import FunctionType, MemRefType
+from xdsl.ir import SSAValue
+
+from pyflame_mlir.dialects import csl_ext
+
+from . import dsd as D
+from .builtins import BUILTINS, UNMODELED, Builtin
+from .errors import ProgramError, ReservedIdError, UnsupportedError
+from .fabric import Chunk, InputQueue, check_color
+from .interpreter import Context, Wait, run_block, run_to_end
+from .libs import import_library
+from .machine import RESERVED_IDS, RESERVED_QUEUES_WSE3
+from .memory import Sram
+from .values import convert, np_dtype, scalar
+
+if TYPE_CHECKING:
+    from .simulator import Simulator
+
+
+class Task:
+    __slots__ = ("name", "kind", "id", "op", "activated", "blocked", "ready", "unblock_t")
+
+    def __init__(self, name: str, kind: str, id: int, op: Any):
+        self.name, self.kind, self.id, self.op = name, kind, id, op
+        self.activated, self.blocked = False, False
+        self.ready = self.unblock_t = 0.0
+
+    def __str__(self) -> str:
+        return f"task '{self.name}' ({self.kind} {self.id})"
+
+
+@dataclass
+class AsyncOp:
+    """An asynchronous DSD op waiting for its input wavelets."""
+
+    builtin: Builtin
+    operands: list
+    issue_t: float
+    then: csl_ext.AsyncAttr
+    needs: dict[int, int]  # color -> wavelets
+
+
+def _words_to(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if dtype.itemsize == 4:
+        return words.view(dtype)
+    return (words & 0xFFFF).astype(np.uint16).view(dtype)  # 16-bit data rides in the low half
+
+
+def _to_words(values: np.ndarray) -> np.ndarray:
+    if values.dtype.itemsize == 4:
+        return values.view(np.uint32)
+    return values.astype(values.dtype).view(np.uint16).astype(np.uint32)
+
+
+class PE(Context):
+    kind = "program"
+
+    def __init__(self, sim: Simulator, x: int, y: int, program: str, params: dict):
+        self.sim, self.x, self.y, self.program, self.tile_params = sim, x, y, program, params
+        self.where = f"PE ({x}, {y})"
+        m = sim.model
+        self.op_cycles = m.scalar_op_cycles
+        self.sram = Sram(f"{self.where} running '{program}'", m.sram_bytes, m.sram_reserve_bytes)
+        self.globals: dict[SSAValue, Any] = {}
+        self.globals_by_symbol: dict[str, np.ndarray] = {}
+        self.functions: dict[str, csl.FuncOp | csl.TaskOp] = {}
+        self.tasks: dict[tuple[str, int], Task] = {}
+        self.exports: dict[str, tuple[Any, Any]] = {}
+        self.queues: defaultdict[int, InputQueue] = defaultdict(InputQueue)
+        self.queue_colors: dict[tuple[bool, int], int] = {}
+        self.launches: list[tuple[str, list, float]] = []
+        self.pending: list[AsyncOp] = []
+        self.running: Generator[Wait, None, Any] | None = None
+        self.running_what = ""
+        self.wait: Wait | None = None
+        self.cmd_blocked = False
+        self.t = 0.0
+        self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
+        self.busy = self.stall = self.async_cycles = self.flops = 0.0
+        self.tasks_run = self.dsd_ops = 0
+
+    # --- loading -------------------------------------------------------------------
+
+    def load(self, module: csl.CslModuleOp) -> None:
+        run_to_end(run_block(self, self.globals, module.body.block), f"{self.where} module code")
+
+    def param(self, name, type, default):
+        if name in self.tile_params:
+            return convert(self.tile_params[name], type)
+        if default is not None:
+            return default
+        raise ProgramError(
+            f"{self.where}: param '{name}' of '{self.program}' gets no value from "
+            f"@set_tile_code (fields: {sorted(self.tile_params)}) and has no default"
+        )
+
+    def import_module(self, name, params):
+        return import_library(name, params, self)
+
+    def alloc(self, name, dtype, shape, module_level):
+        if module_level:
+            return self.sram.alloc(name, dtype, shape)
+        return np.zeros(shape, dtype)  # function-local: the stack, inside the reserve
+
+    def define(self, op):
+        name = op.sym_name.data
+        self.functions[name] = op
+        if isinstance(op, csl.TaskOp) and op.id is not None:
+            kind, id = op.kind.data.value, op.id.value.data
+            self._check_id(kind, id, f"@bind_{kind}_task({name})")
+            if kind == "data":
+                check_color(id, f"{self.where}: data task '{name}'")
+            if (kind, id) in self.tasks:
+                raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
+            self.tasks[(kind, id)] = Task(name, kind, id, op)
+
+    def _check_id(self, kind: str, id: int, what: str) -> None:
+        if id in RESERVED_IDS:
+            raise ReservedIdError(
+                f"{self.where}: {what} uses {kind} id {id}, reserved for memcpy/the runtime "
+                f"(reserved: {sorted(RESERVED_IDS)})"
+            )
+
+    def export(self, name, value, type):
+        if isinstance(type, FunctionType) and value not in self.functions:
+            raise ProgramError(f"{self.where}: exported function '{value}' is not defined")
+        self.exports[name] = (value, type)
+
+    def rpc(self, color):
+        self.sim.launch_colors.add(color)
+
+    def initialize_queue(self, queue, color, output):
+        check_color(color, f"{self.where}: @initialize_queue")
+        if self.sim.arch == "wse3" and queue in RESERVED_QUEUES_WSE3:
+            raise ReservedIdError(f"{self.where}: queue {queue} is reserved for memcpy on WSE-3")
+        self.queue_colors[(output, queue)] = color
+
+    def check_fabric_dsd(self, d: D.FabDsd) -> None:
+        check_color(d.color, f"{self.where}: {d.kind}")
+        if self.sim.arch == "wse3":
+            if d.queue in RESERVED_QUEUES_WSE3:
+                raise ReservedIdError(
+                    f"{self.where}: {d.kind} uses queue {d.queue}, reserved for memcpy on WSE-3"
+                )
+            bound = self.queue_colors.get((d.kind == "fabout_dsd", d.queue))
+            if bound is not None and bound != d.color:
+                raise ProgramError(
+                    f"{self.where}: {d.kind} on color {d.color} uses queue {d.queue}, "
+                    f"which @initialize_queue bound to color {bound}"
+                )
+
+    # --- tasks -----------------------------------------------------------------------
+
+    def _task(self, kind: str, id: int, what: str) -> Task:
+        self._check_id(kind, id, what)
+        task = self.tasks.get((kind, id))
+        if task is None:
+            raise ProgramError(f"{self.where}: {what} names {kind} task id {id}, bound to no task")
+        return task
+
+    def activate(self, kind, id, at: float | None = None):
+        if kind == "data":
+            raise ProgramError(f"{self.where}: data tasks run on wavelets; @activate is for local")
+        task = self._task(kind, id, "@activate")
+        at = self.t if at is None else at
+        task.ready = min(task.ready, at) if task.activated else at
+        task.activated = True
+        self.sim.poke(self, at)
+
+    def set_blocked(self, kind, id, blocked, at: float | None = None):
+        task = self._task(kind, id, "@block" if blocked else "@unblock")
+        task.blocked = blocked
+        if not blocked:
+            task.unblock_t = self.t if at is None else at
+            self.sim.poke(self, task.unblock_t)
+
+    def unblock_cmd_stream(self) -> None:
+        self.cmd_blocked = False
+
+    def call(self, name, args):
+        fn = self.functions.get(name)
+        if fn is None:
+            raise ProgramError(f"{self.where}: call of undefined function '{name}'")
+        block = fn.body.block
+        if len(args) != len(block.args):
+            raise ProgramError(
+                f"{self.where}: '{name}' takes {len(block.args)} args, got {len(args)}"
+            )
+        env = dict(self.globals)
+        env.update(zip(block.args, args))
+        result = yield from run_block(self, env, block)
+        return result[0] if result else None
+
+    def _runnable(self) -> tuple[float, Any] | None:
+        """The earliest-ready runnable work: a launch, an activated task or a data task."""
+        best: tuple[float, Any] | None = None
+        for item in self.launches:
+            if best is None or item[2] < best[0]:
+                best = (item[2], item)
+        for task in self.tasks.values():
+            if task.blocked:
+                continue
+            if task.kind == "data":
+                q = self.queues.get(task.id)
+                if not q or not q.count:
+                    continue
+                ready = q.head_time()
+            elif task.activated:
+                ready = task.ready
+            else:
+                continue
+            ready = max(ready, task.unblock_t)
+            if best is None or ready < best[0]:
+                best = (ready, task)
+        return best
+
+    def _start(self, work: Any) -> None:
+        if isinstance(work, tuple):  # a host launch / call
+            self.launches.remove(work)
+            name, args, _ = work
+            self.running_what = f"launched function '{name}'"
+            self.running = self.call(name, args)
+            return
+        task: Task = work
+        self.running_what = str(task)
+        if task.kind == "data":
+            words, _, _ = self.queues[task.id].take(1)
+            types = list(task.op.function_type.inputs.data)
+            args = [scalar(_words_to(words, np_dtype(t))[0]) for t in types[:1]]
+            if len(types) == 2:  # two 16-bit halves of one wavelet
+                args.append(scalar(np.array([words[0] >> 16], np.uint32).astype(np.uint16)
+                                   .view(np_dtype(types[1]))[0]))  # fmt: skip
+        else:
+            task.activated = False
+            args = []
+        self.running = self.call(task.name, args)
+
+    def step(self, now: float) -> None:
+        """Make progress at simulated time `now`: resume the stalled task or start one."""
+        if self.running is None:
+            found = self._runnable()
+            if found is None:
+                return
+            ready, work = found
+            if ready > now:
+                self.sim.poke(self, ready)
+                return
+            self.t = max(self.t, ready) + self.sim.model.task_switch_cycles
+            self.tasks_run += 1
+            self._start(work)
+        elif self.wait is not None:
+            if self.queues[self.wait.color].count < self.wait.count:
+                return
+            self.wait = None
+        t0, stall0 = self.t, self.stall
+        try:
+            self.wait = self.running.send(None)
+        except StopIteration:
+            self.running, self.running_what = None, ""
+        self.busy += (self.t - t0) - (self.stall - stall0)
+        self.end_t = max(self.end_t, self.t)
+        if self.running is None and (found := self._runnable()) is not None:
+            self.sim.poke(self, max(self.t, found[0]))
+
+    # --- DSD operations -----------------------------------------------------------------
+
+    def dsd_op(self, op: csl.BuiltinDsdOp, vals: list):
+        name = op.name.removeprefix("csl.")
+        b = BUILTINS.get(name)
+        if b is None:
+            why = UNMODELED.get(name, "not modeled")
+            raise UnsupportedError(f"{self.where}: @{name} is not simulated: {why}")
+        operands = [self._operand(v, o.type, i) for i, (v, o) in enumerate(zip(vals, op.ops))]
+        needs: dict[int, int] = {}
+        n = self._length(name, operands)
+        for kind, v in operands[1:]:
+            if kind == "fab":
+                if v.kind != "fabin_dsd":
+                    raise ProgramError(f"{self.where}: @{name} reads from a {v.kind}")
+                needs[v.color] = needs.get(v.color, 0) + n
+        then = op.attributes.get(csl_ext.ASYNC_ATTR)
+        self.dsd_ops += 1
+        if isinstance(then, csl_ext.AsyncAttr):
+            self.t += self.sim.model.dsd_issue_cycles
+            self.pending.append(AsyncOp(b, operands, self.t, then, needs))
+            self.try_async()
+            return
+        for color, k in needs.items():
+            while self.queues[color].count < k:
+                yield Wait(color, k)
+        t_end, compute = self._execute(b, operands, n, self.t)
+        self.stall += max(0.0, t_end - self.t - compute)
+        self.t = t_end
+
+    def _operand(self, v, type, i: int) -> tuple[str, Any]:
+        if isinstance(v, D.FabDsd):
+            return "fab", v
+        if isinstance(v, D.MemDsd | D.Mem4dDsd):
+            return "mem", v
+        if isinstance(type, MemRefType):  # a whole array used as a DSD
+            return "mem", D.MemDsd(v.reshape(-1), 0, 1, v.size)
+        if isinstance(type, csl.PtrType):
+            if i != 0:
+                raise ProgramError(f"{self.where}: a pointer can only be the destination")
+            return "ptr", v.reshape(-1)
+        return "scalar", v
+
+    def _length(self, name: str, operands: list) -> int:
+        lengths = [v.length for kind, v in operands if kind in ("mem", "fab")]
+        if not lengths:
+            raise ProgramError(f"{self.where}: @{name} has no DSD operand")
+        if operands[0][0] != "ptr" and len(set(lengths)) > 1:
+            raise ProgramError(f"{self.where}: @{name} operands have different lengths {lengths}")
+        return lengths[0] if operands[0][0] != "ptr" else lengths[-1]
+
+    def try_async(self) -> None:
+        """Run, in issue order, the pending async ops whose input wavelets are all queued."""
+        held: set[int] = set()
+        for a in list(self.pending):
+            if held & a.needs.keys() or any(self.queues[c].count < k for c, k in a.needs.items()):
+                held |= a.needs.keys()  # later ops on the same queue wait behind this one
+                continue
+            self.pending.remove(a)
+            n = self._length(a.builtin.name, a.operands)
+            t_end, compute = self._execute(a.builtin, a.operands, n, a.issue_t)
+            self.async_cycles += compute
+            self.end_t = max(self.end_t, t_end)
+            action = a.then.action.data
+            if action == "activate":
+                self.activate(a.then.kind.data, a.then.id.data, at=t_end)
+            elif action == "unblock":
+                self.set_blocked(a.then.kind.data, a.then.id.data, False, at=t_end)
+
+    def _rate(self, b: Builtin, operands: list) -> float:
+        m = self.sim.model
+        if b.family == "f16":
+            simd = m.f16_simd(self.sim.arch)
+            unit = all(v.unit_stride for kind, v in operands if kind == "mem")
+            rate = float(simd if unit else m.strided_f16_simd)
+        elif b.family == "int":
+            rate = m.int_elems_per_cycle
+        else:
+            rate = m.f32_elems_per_cycle
+        if any(kind == "fab" for kind, _ in operands):
+            rate = min(rate, m.fabric_elems_per_cycle)
+        return rate
+
+    def _execute(self, b: Builtin, operands: list, n: int, t_start: float) -> tuple[float, float]:
+        """Do the op now (one numpy call); return (completion time, compute cycles)."""
+        m = self.sim.model
+        first = last = -np.inf
+        srcs = []
+        for (kind, v), want in zip(operands[1:], b.srcs):
+            if kind == "fab":
+                words, f, la = self.queues[v.color].take(n)
+                first, last = max(first, f), max(last, la)
+                arr = _words_to(words, want or np.dtype(np.float32))
+            elif kind == "mem":
+                arr = D.read(v, want or v.buf.dtype)
+            else:
+                arr = (want or np.dtype(np.float32)).type(v)
+            srcs.append(arr.astype(np.float32) if want is None else arr)
+        dest_kind, dest = operands[0]
+        if dest_kind == "ptr":
+            vals = np.asarray(srcs[-1], b.dest).reshape(-1)
+            if b.fold is not None:
+                acc = np.asarray(srcs[0], b.dest).reshape(1)
+                result = b.fold(np.concatenate([acc, vals]))
+            else:
+                result = vals[-1:]
+            dest[0] = result[0]
+        else:
+            result = np.asarray(b.kernel(*srcs), dtype=b.dest)
+            if result.shape != (n,):
+                result = np.broadcast_to(result, (n,))
+        self.flops += b.flops * n
+        compute = m.dsd_cycles(n, self._rate(b, operands))
+        t_first = max(t_start + m.dsd_issue_cycles, first + 1)
+        t_end = max(t_start + compute, last + 1)
+        if dest_kind == "mem":
+            D.write(dest, result)
+        elif dest_kind == "fab":
+            if dest.kind != "fabout_dsd":
+                raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
+            gap = max(1.0, (t_end - t_first) / max(n, 1))
+            self.sim.send(self, dest.color, Chunk(_to_words(np.ascontiguousarray(result)),
+                                                  t_first, gap))  # fmt: skip
+        return t_end, compute
+
+    # --- diagnostics --------------------------------------------------------------------
+
+    def describe(self) -> list[str]:
+        """Why this PE is stuck, for the deadlock report."""
+        out = []
+        if self.running is not None and self.wait is not None:
+            q = self.queues[self.wait.color].count
+            out.append(
+                f"{self.running_what} waits for {self.wait.count} wavelets on color "
+                f"{self.wait.color} ({q} queued)"
+            )
+        for a in self.pending:
+            need = ", ".join(f"{k} on color {c} ({self.queues[c].count} queued)"
+                             for c, k in a.needs.items())  # fmt: skip
+            out.append(f"async @{a.builtin.name} waits for {need}")
+        for task in self.tasks.values():
+            q = self.queues.get(task.id) if task.kind == "data" else None
+            if task.blocked and (task.activated or (q and q.count)):
+                out.append(f"{task} is blocked")
+        consumers = {c for c, k in (a for p in self.pending for a in p.needs.items())}
+        consumers |= {t.id for t in self.tasks.values() if t.kind == "data"}
+        for color, q in self.queues.items():
+            if q.count and color not in consumers and (not self.wait or self.wait.color != color):
+                out.append(f"{q.count} wavelets on color {color} have no consumer")
+        if not out:
+            out.append("no task is activated and nothing waits: unblock_cmd_stream() never ran")
+        return out

@@ -1,0 +1,248 @@
+"""A stand-in for the SDK host runtime (`cerebras.sdk.runtime.sdkruntimepybind`).
+
+Same names and call shapes as the SDK (`SdkRuntime`, `MemcpyDataType`,
+`MemcpyOrder`), running the compile directory made by `compile.py` on the
+simulator. `install_sdk_shim()` puts this module into `sys.modules` under the
+SDK's own path when the real SDK is absent, so an SDK host script runs
+unchanged; no `cerebras` package is shipped.
+
+memcpy moves data directly to and from PE memory and takes no simulated
+time; `launch`/`call` run the device until every PE has unblocked the command
+stream (or raise `DeadlockError`).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import itertools
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+
+from .compile import IR_FILE, META_FILE
+from .errors import HostError
+from .machine import CycleModel
+from .program import load_module
+from .report import CycleReport
+from .simulator import Simulator
+
+SDK_MODULE = "cerebras.sdk.runtime.sdkruntimepybind"
+
+
+class MemcpyDataType(enum.Enum):
+    MEMCPY_32BIT = 32
+    MEMCPY_16BIT = 16
+
+
+class MemcpyOrder(enum.Enum):
+    ROW_MAJOR = 0
+    COL_MAJOR = 1
+
+
+class SdkRuntime:
+    """`SdkRuntime(compile_dir, cmaddr=None)`: cmaddr None means "the simulator"."""
+
+    instances: list[SdkRuntime] = []  # every runtime made in this process, for `run_host`
+
+    def __init__(self, bindir: str | Path, cmaddr: str | None = None, **kwargs: object):
+        if cmaddr:
+            raise HostError(f"cmaddr={cmaddr!r}: this stand-in only runs the WSE simulator")
+        self.bindir = Path(bindir)
+        meta_path, ir_path = self.bindir / META_FILE, self.bindir / IR_FILE
+        if not ir_path.exists():
+            raise HostError(f"{ir_path} not found: compile with pyflame_mlir.runtime.wse.compile")
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        model = kwargs.get("model")
+        self.sim = Simulator(
+            load_module(ir_path),
+            meta.get("params", {}),
+            str(meta.get("arch", "wse2")),
+            model if isinstance(model, CycleModel) else None,
+        )
+        self._ids: dict[int, str] = {}
+        self._handles = itertools.count(1)
+        self.loaded = self.running = False
+        SdkRuntime.instances.append(self)
+
+    # --- life cycle ----------------------------------------------------------------------
+
+    def get_id(self, symbol: str) -> int:
+        if not any(symbol in pe.exports for pe in self.sim.pes.values()):
+            raise HostError(f"no PE exports symbol '{symbol}'")
+        ident = len(self._ids) + 1
+        self._ids[ident] = symbol
+        return ident
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def run(self) -> None:
+        if not self.loaded:
+            raise HostError("run() before load()")
+        self.running = True
+
+    def stop(self) -> None:
+        self._require_running()
+        self.sim.settle("stop()")
+        self.running = False
+
+    def _require_running(self) -> None:
+        if not self.running:
+            raise HostError("the runtime is not running: call load() and run() first")
+
+    def _name(self, symbol: int | str) -> str:
+        if isinstance(symbol, str):
+            return symbol
+        if symbol not in self._ids:
+            raise HostError(f"unknown symbol id {symbol}: use get_id()")
+        return self._ids[symbol]
+
+    # --- kernel launches ----------------------------------------------------------------------
+
+    def launch(self, fname: str, *args: object, nonblock: bool = False) -> int:
+        self._require_running()
+        self.sim.start(fname, list(args))
+        if not nonblock:
+            self.sim.settle(f"launched function '{fname}'")
+        return next(self._handles)
+
+    def call(self, fname: str, args: list | tuple = (), nonblock: bool = False) -> int:
+        """Launch `fname` with scalar arguments converted to its parameter types."""
+        return self.launch(fname, *args, nonblock=nonblock)
+
+    def task_wait(self, handle: int) -> None:
+        self.sim.settle("task_wait()")
+
+    def is_task_done(self, handle: int) -> bool:
+        self.sim.settle("is_task_done()")
+        return True
+
+    # --- memcpy -------------------------------------------------------------------------------
+
+    def _blocks(self, n: int, w: int, h: int, elems: int, order: MemcpyOrder, streaming: bool):
+        self._require_running()
+        if streaming:
+            raise HostError("streaming memcpy is not modeled by the simulator")
+        if n != w * h * elems:
+            raise HostError(
+                f"host array has {n} elements, but a {w}x{h} region of {elems} per PE needs "
+                f"{w * h * elems}"
+            )
+        return "F" if order == MemcpyOrder.COL_MAJOR else "C"
+
+    def _device(self, name: str, x: int, y: int, elems: int, dt: MemcpyDataType) -> np.ndarray:
+        arr = self.sim.symbol(name, x, y).reshape(-1)
+        width = arr.dtype.itemsize * 8
+        if (dt == MemcpyDataType.MEMCPY_32BIT) != (width == 32):
+            raise HostError(f"'{name}' holds {width}-bit elements; memcpy uses {dt.name}")
+        if elems > arr.size:
+            raise HostError(
+                f"memcpy of {elems} elements per PE overflows '{name}' "
+                f"({arr.size} elements) on PE ({x}, {y})"
+            )
+        return arr
+
+    @staticmethod
+    def _words(host: np.ndarray) -> np.ndarray:
+        if host.dtype.itemsize != 4:
+            raise HostError(f"host arrays hold 32-bit words, got dtype {host.dtype}")
+        return host.reshape(-1).view(np.uint32)
+
+    def memcpy_h2d(
+        self,
+        dest: int | str,
+        src: np.ndarray,
+        px: int,
+        py: int,
+        w: int,
+        h: int,
+        elem_per_pe: int,
+        streaming: bool = False,
+        data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+        order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+        nonblock: bool = False,
+    ) -> int:
+        src = np.ascontiguousarray(src)
+        fortran = self._blocks(src.size, w, h, elem_per_pe, order, streaming)
+        self.sim.settle("memcpy_h2d")
+        name = self._name(dest)
+        blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
+        for j, i in itertools.product(range(h), range(w)):
+            arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
+            bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
+            bits[:elem_per_pe] = blocks[j, i] if bits.dtype == np.uint32 else blocks[j, i] & 0xFFFF
+        return next(self._handles)
+
+    def memcpy_d2h(
+        self,
+        dest: np.ndarray,
+        src: int | str,
+        px: int,
+        py: int,
+        w: int,
+        h: int,
+        elem_per_pe: int,
+        streaming: bool = False,
+        data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+        order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+        nonblock: bool = False,
+    ) -> int:
+        fortran = self._blocks(dest.size, w, h, elem_per_pe, order, streaming)
+        if not dest.flags.c_contiguous:
+            raise HostError("memcpy_d2h needs a contiguous destination array")
+        self.sim.settle("memcpy_d2h")
+        name = self._name(src)
+        blocks = np.empty((h, w, elem_per_pe), np.uint32)
+        for j, i in itertools.product(range(h), range(w)):
+            arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
+            bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
+            blocks[j, i] = bits[:elem_per_pe]
+        self._words(dest)[:] = blocks.reshape(-1, order=fortran)
+        return next(self._handles)
+
+    # --- simulator extras -------------------------------------------------------------------
+
+    @property
+    def report(self) -> CycleReport:
+        return self.sim.report()
+
+
+def sdk_available() -> bool:
+    """Is the real SDK runtime importable (and not our shim)?"""
+    mod = sys.modules.get(SDK_MODULE)
+    if mod is not None:
+        return not getattr(mod, "__pyflame_shim__", False)
+    try:
+        return importlib.util.find_spec(SDK_MODULE) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def install_sdk_shim(force: bool = False) -> bool:
+    """Make `from cerebras.sdk.runtime.sdkruntimepybind import ...` give this stand-in.
+
+    Does nothing when the real SDK is importable, unless `force`. Returns whether the
+    shim is installed.
+    """
+    if not force and sdk_available():
+        return False
+    parts = SDK_MODULE.split(".")
+    for k in range(1, len(parts)):
+        pkg = ".".join(parts[:k])
+        if pkg not in sys.modules or force:
+            m = types.ModuleType(pkg, "pyflame-mlir WSE simulator shim package")
+            m.__path__ = []
+            m.__pyflame_shim__ = True  # type: ignore[attr-defined]
+            sys.modules[pkg] = m
+    leaf = types.ModuleType(SDK_MODULE, __doc__)
+    leaf.__pyflame_shim__ = True  # type: ignore[attr-defined]
+    for name in ("SdkRuntime", "MemcpyDataType", "MemcpyOrder"):
+        setattr(leaf, name, globals()[name])
+    sys.modules[SDK_MODULE] = leaf
+    for k in range(1, len(parts)):  # `import cerebras.sdk...` walks attributes
+        setattr(sys.modules[".".join(parts[:k])], parts[k], sys.modules[".".join(parts[: k + 1])])
+    return True

@@ -1,0 +1,156 @@
+"""The simulator: a rectangle of PEs on a fabric, driven by a global event queue.
+
+Events are "PE p may make progress at time t". Each step runs one task until
+it finishes or stalls, so task starts across PEs happen in time order; data
+moves functionally when sent and carries arrival times, so a consumer that
+runs early still completes no earlier than its data arrives.
+
+Host commands (`launch`, `call`, memcpy) act between kernel runs: a command
+first lets the device run until no event is left; if a PE has still not
+unblocked the command stream, that is a deadlock and is reported.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+
+from .errors import DeadlockError, HostError, ReservedIdError
+from .fabric import Chunk
+from .layout import evaluate_layout, split_modules
+from .machine import ARCHS, RESERVED_IDS, CycleModel
+from .pe import PE
+from .report import CycleReport, PeStats
+from .values import convert
+
+
+class Simulator:
+    def __init__(
+        self,
+        module: ModuleOp,
+        params: dict[str, Any] | None = None,
+        arch: str = "wse2",
+        model: CycleModel | None = None,
+    ):
+        if arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS}, not {arch!r}")
+        self.arch, self.model = arch, model or CycleModel()
+        layout = evaluate_layout(module, dict(params or {}), self.model)
+        self.width, self.height, self.fabric = layout.width, layout.height, layout.fabric
+        self.params = layout.params
+        self.launch_colors: set[int] = set()
+        self.heap: list[tuple[float, int, PE]] = []
+        self.seq = 0
+        self.now = self.host_t = 0.0
+        self.windows: list[tuple[str, float, float]] = []
+        _, programs = split_modules(module)
+        self.pes: dict[tuple[int, int], PE] = {}
+        for (x, y), tile in sorted(layout.tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            pe = PE(self, x, y, tile.program, tile.params)
+            pe.load(programs[tile.program])
+            self.pes[(x, y)] = pe
+        self.fabric.validate()
+        for color in self.launch_colors:
+            if color in RESERVED_IDS:
+                raise ReservedIdError(f"launch color {color} is reserved for memcpy/the runtime")
+            used = [xy for xy, t in self.fabric.routes.items() if color in t]
+            if used:
+                raise ReservedIdError(
+                    f"color {color} is memcpy's launch color but PE {used[0]} routes it"
+                )
+
+    # --- event loop --------------------------------------------------------------------
+
+    def poke(self, pe: PE, t: float) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, pe))
+
+    def send(self, pe: PE, color: int, chunk: Chunk) -> None:
+        for xy, delivered in self.fabric.send((pe.x, pe.y), color, chunk):
+            dst = self.pes[xy]
+            dst.queues[color].push(delivered)
+            dst.try_async()
+            self.poke(dst, delivered.t0)
+
+    def run(self) -> None:
+        """Run until no PE can make progress."""
+        with np.errstate(all="ignore"):
+            while self.heap:
+                t, _, pe = heapq.heappop(self.heap)
+                self.now = max(self.now, t)
+                pe.step(t)
+
+    def settle(self, what: str) -> None:
+        """Run the device; raise DeadlockError if the host would wait forever."""
+        self.run()
+        stuck = [pe for pe in self.pes.values() if pe.cmd_blocked]
+        if stuck:
+            raise DeadlockError(self._deadlock_report(what, stuck))
+        end = max([self.now] + [pe.end_t for pe in self.pes.values()])
+        if self.windows and self.windows[-1][2] < 0:
+            name, start, _ = self.windows[-1]
+            self.windows[-1] = (name, start, end)
+        self.host_t = max(self.host_t, end)
+
+    def _deadlock_report(self, what: str, stuck: list[PE]) -> str:
+        colors = sorted({c for pe in stuck for c, q in pe.queues.items() if q.count}
+                        | {pe.wait.color for pe in stuck if pe.wait}
+                        | {c for pe in stuck for a in pe.pending for c in a.needs})  # fmt: skip
+        lines = [
+            f"deadlock: the host waits for {what}, but {len(stuck)} of {len(self.pes)} PEs "
+            f"never unblock the command stream and nothing can run "
+            f"(colors involved: {colors or 'none'})"
+        ]
+        for pe in stuck[:8]:
+            lines += [f"  {pe.where} ('{pe.program}'): {d}" for d in pe.describe()]
+        if len(stuck) > 8:
+            lines.append(f"  ... and {len(stuck) - 8} more PEs")
+        return "\n".join(lines)
+
+    # --- host side ----------------------------------------------------------------------
+
+    def start(self, fn: str, args: list | tuple = ()) -> None:
+        """Launch exported function `fn` on every PE (does not wait)."""
+        self.settle("the previous command")
+        for pe in self.pes.values():
+            value, type = pe.exports.get(fn, (None, None))
+            if not isinstance(type, FunctionType):
+                raise HostError(f"'{fn}' is not an exported function on {pe.where}")
+            params = pe.functions[value].function_type.inputs.data
+            if len(args) != len(params):
+                raise HostError(f"'{fn}' takes {len(params)} arguments, got {len(args)}")
+            t0 = self.host_t + self.model.launch_latency
+            pe.launches.append((value, [convert(a, p) for a, p in zip(args, params)], t0))
+            pe.cmd_blocked = True
+            self.poke(pe, t0)
+        self.windows.append((fn, self.host_t, -1.0))
+
+    def launch(self, fn: str, args: list | tuple = ()) -> None:
+        self.start(fn, args)
+        self.settle(f"launched function '{fn}'")
+
+    def symbol(self, name: str, x: int, y: int) -> np.ndarray:
+        pe = self.pes.get((x, y))
+        if pe is None:
+            raise HostError(f"PE ({x}, {y}) is outside the {self.width}x{self.height} rectangle")
+        value, type = pe.exports.get(name, (None, None))
+        if value is None:
+            raise HostError(f"symbol '{name}' is not exported by {pe.where}")
+        if isinstance(type, FunctionType):
+            raise HostError(f"symbol '{name}' is a function, not data")
+        return value
+
+    def report(self) -> CycleReport:
+        total = sum(end - start for _, start, end in self.windows if end >= 0)
+        stats = [
+            PeStats(pe.x, pe.y, pe.busy, pe.stall, pe.async_cycles, pe.flops, pe.tasks_run,
+                    pe.dsd_ops)  # fmt: skip
+            for pe in self.pes.values()
+        ]
+        return CycleReport(
+            self.arch, self.width, self.height, total, stats, self.model,
+            [(n, e - s) for n, s, e in self.windows if e >= 0], self.fabric.wavelet_hops,
+        )  # fmt: skip
