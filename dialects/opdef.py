@@ -62,8 +62,8 @@ class OpDef:
     ufunc: bool = False  # kernel accepts ``out=`` (preallocated buffers)
     elementwise: bool = False  # every output element depends on one input element
     doc: str = ""
-    # shape-rule results of attribute-free calls, keyed by input shapes/dtypes
-    memo: dict[tuple, tuple[Spec, ...]] = field(default_factory=dict, repr=False)
+    # attribute-free calls: input shapes/dtypes -> (specs, interned signature id)
+    memo: dict[tuple, tuple[tuple[Spec, ...], int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for kind in self.attrs.values():

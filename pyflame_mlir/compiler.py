@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .graph import CONFIG, COUNTERS, Subgraph, collect, stable_hash
+from .graph import CONFIG, COUNTERS, Subgraph, collect, split_ref
 
 if TYPE_CHECKING:
     from xdsl.context import Context
@@ -114,8 +114,8 @@ def build_module(sub: Subgraph) -> ModuleOp:
     block = Block(arg_types=[tensor_type(t.shape, t.dtype) for t in sub.leaves])
     results: list[Sequence[Any]] = []
 
-    def value(ref: tuple[int, int]) -> Any:
-        pos, idx = ref
+    def value(ref: int) -> Any:
+        pos, idx = split_ref(ref)
         return block.args[-1 - pos] if pos < 0 else results[pos][idx]
 
     for node, refs in zip(sub.nodes, sub.refs):
@@ -165,7 +165,7 @@ def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     executable = backend.lower(module)
     t3 = time.perf_counter()
     COUNTERS.compiles += 1
-    return CompiledGraph(executable, stable_hash(key), backend_name, spec,
+    return CompiledGraph(executable, sub.stable_hash(key[0]), backend_name, spec,
                          {"ir_build": t1 - t0, "passes": t2 - t1, "lowering": t3 - t2,
                           "total": t3 - t0}, before, count_ops(module),
                          getattr(executable, "nbytes", 0))
@@ -239,7 +239,7 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
 def structural_hash(tensors: Any, optimize: bool | None = None) -> str:
     from .graph import config_key
 
-    return stable_hash(collect(_as_list(tensors)).key(config_key(optimize=optimize)))
+    return collect(_as_list(tensors)).stable_hash(config_key(optimize=optimize))
 
 
 def _fmt_attr(v: Any) -> str:
@@ -254,7 +254,7 @@ def format_graph(tensors: Any) -> str:
     """The recorded subgraph, one line per leaf and op (see ``print_graph``)."""
     ts = _as_list(tensors)
     sub = collect(ts)
-    names: dict[tuple[int, int], str] = {}
+    names: dict[int, str] = {}
     lines = ["Graph:"]
     counter = 0
 
@@ -263,19 +263,21 @@ def format_graph(tensors: Any) -> str:
         counter += 1
         return f"%{counter - 1}"
 
-    def name_of(ref: tuple[int, int]) -> str:
-        if ref not in names:  # a leaf, named at first use
-            leaf = sub.leaves[-1 - ref[0]]
+    def name_of(ref: int) -> str:
+        if ref not in names:  # a leaf
+            leaf = sub.leaves[-1 - ref]
             names[ref] = fresh()
             lines.append(f"  {names[ref]} = input({_fmt_attr(leaf.shape)}, {leaf.dtype.short})")
         return names[ref]
 
+    for i in range(len(sub.leaves)):  # the function's arguments first
+        name_of(-1 - i)
     for pos, (node, refs) in enumerate(zip(sub.nodes, sub.refs)):
         args = [name_of(r) for r in refs]
         outs = []
         for i in range(len(node.specs)):
-            names[(pos, i)] = fresh()
-            outs.append(names[(pos, i)])
+            names[pos << 16 | i] = fresh()
+            outs.append(names[pos << 16 | i])
         shapes = ", ".join(_fmt_attr(s) + ("" if d.name == "float32" else f" {d.short}")
                            for s, d in node.specs)
         if node.op.name == "constant":

@@ -10,12 +10,13 @@ runs the cached executable on the new leaf data or compiles on a miss.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -120,10 +121,16 @@ def graph_scope(name: str | None = None) -> Iterator[Graph]:
 
 # ---- nodes ----
 
-class OpNode:
-    """One recorded op. ``specs`` holds one (shape, dtype) per result."""
+_next_seq = itertools.count().__next__
+_SIG_IDS: dict[tuple, int] = {}  # interned node signatures (see OpNode.sig_id)
+_next_sig_id = itertools.count().__next__
 
-    __slots__ = ("op", "inputs", "attrs", "specs", "_sig")
+
+class OpNode:
+    """One recorded op. ``specs`` holds one (shape, dtype) per result; ``seq``
+    orders nodes by creation, which is always a topological order."""
+
+    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "_sig", "_sig_id")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -131,7 +138,9 @@ class OpNode:
         self.inputs = inputs
         self.attrs = attrs
         self.specs = specs
+        self.seq = _next_seq()
         self._sig: tuple | None = None
+        self._sig_id: int | None = None
 
     @property
     def sig(self) -> tuple:
@@ -143,6 +152,19 @@ class OpNode:
                          tuple((k, _canon(kinds[k], v)) for k, v in self.attrs.items()),
                          tuple((s, d.name) for s, d in self.specs))
         return self._sig
+
+    @property
+    def sig_id(self) -> int:
+        """A small int standing for ``sig`` in this process, so cache keys are
+        flat tuples of ints that hash fast. Ids are never reused."""
+        if self._sig_id is None:
+            sid = _SIG_IDS.get(self.sig)
+            if sid is None:
+                if len(_SIG_IDS) > 200_000:
+                    _SIG_IDS.clear()  # old ids simply stop matching: a miss, never a wrong hit
+                sid = _SIG_IDS[self.sig] = _next_sig_id()
+            self._sig_id = sid
+        return self._sig_id
 
 
 def _canon(kind: str, v: Any) -> Any:
@@ -165,6 +187,7 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
 
     The hot path of the library. Ops without attributes memoize their shape
     rule per (shapes, dtypes): the rule is still the only source of truth."""
+    node = None
     if attrs or op.num_results != 1 or len(inputs) > 2:
         specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
     else:
@@ -175,22 +198,25 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
             key = (inputs[0].shape, inputs[0].dtype)
         else:
             key = ()
-        specs = op.memo.get(key)
-        if specs is None:
+        hit = op.memo.get(key)
+        if hit is None:
             specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
             if len(op.memo) > _MEMO_LIMIT:
                 op.memo.clear()
-            op.memo[key] = specs
-    node = OpNode(op, inputs, attrs, specs)
+            hit = op.memo[key] = (specs, OpNode(op, (), {}, specs).sig_id)
+        node = OpNode(op, inputs, attrs, hit[0])
+        node._sig_id = hit[1]  # attribute-free: the signature is the op and its specs
+    if node is None:
+        node = OpNode(op, inputs, attrs, specs)
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
     if op.num_results == 1:
-        (shape, dt), = specs
+        (shape, dt), = node.specs
         out = Tensor_._promise(node, 0, shape, dt)
         if CONFIG.eager:
             evaluate([out])
         return out
-    outs = [Tensor_._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+    outs = [Tensor_._promise(node, i, s, d) for i, (s, d) in enumerate(node.specs)]
     if CONFIG.eager:
         evaluate(outs)
     return outs
@@ -198,60 +224,76 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
 
 # ---- the subgraph of some outputs ----
 
+def split_ref(r: int) -> tuple[int, int]:
+    """A reference to a value: ``-1 - n`` is leaf n; else node position and result index."""
+    return (r, 0) if r < 0 else (r >> 16, r & 0xFFFF)
+
+
 @dataclass
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
     nodes: list[OpNode]
     leaves: list[Tensor]  # realized tensors feeding it: the function's arguments
-    outputs: list[tuple[int, int]]  # (node position, result index) per requested tensor
-    refs: list[tuple[tuple[int, int], ...]]  # per node: (position, index) of each input;
-    #                                           leaves have position -1 - leaf number
-    node_pos: dict[int, int] = field(default_factory=dict)
+    refs: list[list[int]]  # per node, a reference (see split_ref) per input
+    outputs: list[int]  # a reference per requested tensor
 
     def key(self, config: tuple) -> tuple:
-        return (config,
-                tuple((t.shape, t.dtype.name) for t in self.leaves),
-                tuple(zip([n.sig for n in self.nodes], self.refs)),
+        """The cache key: flat, fast to hash, and equal only for equal encodings."""
+        flat: list[int] = []
+        for n, r in zip(self.nodes, self.refs):
+            flat.append(n.sig_id)
+            flat.append(len(r))
+            flat.extend(r)
+        return (config, tuple((t.shape, t.dtype) for t in self.leaves), tuple(flat),
                 tuple(self.outputs))
+
+    def stable_hash(self, config: tuple) -> str:
+        """blake2b of the canonical encoding with full signatures: the same in
+        every process (the key of on-disk caches)."""
+        enc = (config, tuple((t.shape, t.dtype.name) for t in self.leaves),
+               tuple((n.sig, tuple(r)) for n, r in zip(self.nodes, self.refs)),
+               tuple(self.outputs))
+        return hashlib.blake2b(repr(enc).encode(), digest_size=20).hexdigest()
 
 
 def collect(tensors: Sequence[Tensor]) -> Subgraph:
-    """Iterative post-order walk from the lazy tensors to the realized leaves."""
-    nodes: list[OpNode] = []
-    refs: list[tuple[tuple[int, int], ...]] = []
-    leaves: list[Tensor] = []
-    leaf_pos: dict[int, int] = {}
-    node_pos: dict[int, int] = {}
-
-    def ref(t: Tensor) -> tuple[int, int]:
-        if t._node is None:
-            p = leaf_pos.get(id(t))
-            if p is None:
-                p = leaf_pos[id(t)] = len(leaves)
-                leaves.append(t)
-            return (-1 - p, 0)
-        return (node_pos[id(t._node)], t._index)
-
-    for root in tensors:
-        if root._node is None or id(root._node) in node_pos:
+    """Gather the lazy nodes the tensors need, order them by creation, and
+    number the realized leaves by first use."""
+    seen: dict[int, OpNode] = {}
+    stack = [t._node for t in tensors if t._node is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
             continue
-        stack: list[tuple[OpNode, bool]] = [(root._node, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in node_pos:
+        seen[id(node)] = node
+        for t in node.inputs:
+            m = t._node
+            if m is not None and id(m) not in seen:
+                stack.append(m)
+    nodes = sorted(seen.values(), key=_by_seq)
+    pos = {id(n): i << 16 for i, n in enumerate(nodes)}
+    leaves: list[Tensor] = []
+    refs: list[list[int]] = []
+    for n in [*nodes, None]:
+        r = []
+        for t in (n.inputs if n is not None else tensors):
+            m = t._node
+            if m is not None:
+                r.append(pos[id(m)] | t._index)
                 continue
-            if expanded:
-                refs.append(tuple(ref(t) for t in node.inputs))
-                node_pos[id(node)] = len(nodes)
-                nodes.append(node)
-                continue
-            stack.append((node, True))
-            for t in reversed(node.inputs):
-                if t._node is not None and id(t._node) not in node_pos:
-                    stack.append((t._node, False))
-    outputs = [ref(t) for t in tensors]
-    return Subgraph(nodes, leaves, outputs, refs, node_pos)
+            lr = pos.get(id(t))  # leaves share the map, under the tensor's id
+            if lr is None:
+                lr = pos[id(t)] = -1 - len(leaves)
+                leaves.append(t)
+            r.append(lr)
+        refs.append(r)
+    outputs = refs.pop()
+    return Subgraph(nodes, leaves, refs, outputs)
+
+
+def _by_seq(n: OpNode) -> int:
+    return n.seq
 
 
 # ---- the compiled-graph cache ----
@@ -298,10 +340,6 @@ class CompileCache:
 
 
 CACHE = CompileCache()
-
-
-def stable_hash(key: tuple) -> str:
-    return hashlib.blake2b(repr(key).encode(), digest_size=20).hexdigest()
 
 
 def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:

@@ -1,50 +1,65 @@
-"""Runs a reference plan: one kernel call per step, over preallocated buffers."""
+"""Runs a reference plan. The plan is turned into one straight-line Python
+function (``v3 = k3(v1, v2, out=b3)`` per step), so a cache hit pays one
+call per kernel and no interpretation loop."""
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
 from ..lowering.reference import Plan
 
 
+def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
+    env: dict[str, Any] = {}
+    args = ", ".join(f"v{s}" for s in plan.arg_slots)
+    lines = [f"def program({args}):"]
+    for i, st in enumerate(plan.steps):
+        env[f"k{i}"] = st.kernel
+        call = [f"v{s}" for s in st.inputs]
+        for name, value in st.attrs.items():
+            env[f"a{i}_{name}"] = value
+            call.append(f"{name}=a{i}_{name}")
+        if st.out_buffer is not None:
+            call.append(f"out=b{st.out_buffer}")
+        outs = ", ".join(f"v{s}" for s in st.outputs)
+        if len(st.outputs) > 1:
+            outs += ","
+        lines.append(f"    {outs} = k{i}({', '.join(call)})")
+    lines.append(f"    return [{', '.join(f'v{s}' for s in plan.result_slots)}]")
+    return "\n".join(lines) + "\n", env
+
+
 class ReferenceExecutable:
     def __init__(self, plan: Plan):
         self.plan = plan
-        self._buffers = [np.empty(s, d) for s, d in plan.buffers]
-        self._program = [(st.kernel, st.inputs, st.outputs, st.attrs,
-                          None if st.out_buffer is None else self._buffers[st.out_buffer])
-                         for st in plan.steps]
+        self.source, env = _source(plan)
+        for i, (shape, d) in enumerate(plan.buffers):
+            env[f"b{i}"] = np.empty(shape, d)
+        exec(compile(self.source, "<pyflame reference plan>", "exec"), env)  # noqa: S102
+        self._program = env["program"]
         self._lock = threading.Lock()  # the buffers belong to one run at a time
+        self._arg_specs = [(shape, d.np) for shape, d in plan.arg_specs]
+        self._result_specs = [(shape, d.np) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
 
     def run(self, args: list[np.ndarray]) -> list[np.ndarray]:
-        plan = self.plan
-        for a, (shape, d) in zip(args, plan.arg_specs):
-            if a.shape != shape or a.dtype != d.np:
+        for a, (shape, d) in zip(args, self._arg_specs):
+            if a.shape != shape or a.dtype != d:
                 raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match the "
-                                 f"compiled {shape} {d.name}")
-        slots: list = [None] * plan.num_slots
-        for s, a in zip(plan.arg_slots, args):
-            slots[s] = a
+                                 f"compiled {shape} {d}")
         with self._lock:
-            for kernel, ins, outs, attrs, buf in self._program:
-                if buf is not None:
-                    slots[outs[0]] = kernel(*[slots[i] for i in ins], out=buf, **attrs)
-                elif len(outs) == 1:
-                    slots[outs[0]] = kernel(*[slots[i] for i in ins], **attrs)
-                else:
-                    for o, v in zip(outs, kernel(*[slots[i] for i in ins], **attrs)):
-                        slots[o] = v
-            results = [slots[s] for s in plan.result_slots]
+            results = self._program(*args)
         out = []
-        for r, (shape, d) in zip(results, plan.result_specs):
-            r = np.asarray(r)
-            if r.dtype != d.np or r.shape != shape:
+        for r, (shape, d) in zip(results, self._result_specs):
+            if type(r) is not np.ndarray:
+                r = np.asarray(r)
+            if r.dtype != d or r.shape != shape:
                 raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
-                                   f"expected {shape} {d.name} (a kernel broke its rule)")
-            if not r.flags.writeable or r.base is not None and not r.flags.owndata:
+                                   f"expected {shape} {d} (a kernel broke its rule)")
+            if r.base is not None or not r.flags.writeable:
                 r = r.copy()  # results never alias inputs, views or buffers
             out.append(r)
         return out
