@@ -177,7 +177,7 @@ def _canon(kind: str, v: Any) -> Any:
     return v
 
 
-Tensor_: type[Tensor]  # bound by tensor.py once the class exists
+Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
 _MEMO_LIMIT = 4096
 
 

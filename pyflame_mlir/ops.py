@@ -34,7 +34,7 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 _CONSTANT, _CONVERT, _MATMUL = OPS["constant"], OPS["convert"], OPS["matmul"]
 
 
-Tensor_: type[Tensor]  # bound by tensor.py once the class exists
+Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
 
 
 def _tensor_cls() -> type[Tensor]:
