@@ -14,7 +14,7 @@ from typing import IO
 
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
-from xdsl.dialects import csl
+from xdsl.dialects import csl, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
@@ -116,6 +116,14 @@ class ExtCslPrintContext(CslPrintContext):
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
                 self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+            case scf.IfOp(cond=cond, output=outputs, true_region=then, false_region=orelse) if (
+                not orelse.blocks
+            ):
+                # xDSL 0.74 crashes on an scf.if without else region
+                for o in outputs:
+                    self.print(f"{self._var_use(o, 'var')};")
+                with self.descend(f"if ({self._get_variable_name_for(cond)})") as inner:
+                    inner.print_block(then.block)
             case _:
                 super().print_op(op)
 
