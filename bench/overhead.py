@@ -38,7 +38,7 @@ def best_us(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
 def chain50(x, y):
     """50 elementwise ops (PyTorch and pyflame spell them the same)."""
     h = x
-    for i in range(10):
+    for _ in range(10):
         h = h * y
         h = h + x
         h = h.relu() if hasattr(h, "relu") else h
