@@ -1,0 +1,164 @@
+"""Graphs shared by the MAX tests: one graph exercising every op (and the
+dtype branches of the MAX rules), the README demo MLP and one SGD training
+step of a small MLP with hand-written gradients.
+
+Everything is built with the frontend, from seeded data, so two processes
+build the same graphs (same module text, same persistent-cache key).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from pyflame_mlir.dialects import OPS
+from pyflame_mlir.dialects.data import DenseValue
+
+import pyflame_mlir as pf
+from pyflame_mlir.graph import record
+
+
+def _data(seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    f = rng.standard_normal((4, 6)).astype(np.float32)
+    f[0, 0], f[0, 1] = 0.0, -0.0  # sign of zeros
+    return {
+        "f": f,
+        "g": rng.standard_normal((6,)).astype(np.float32),
+        "p": (rng.random((4, 6)) + 0.5).astype(np.float32),  # positive: log, sqrt, pow
+        "d": rng.standard_normal((3, 4)).astype(np.float64),
+        "h": rng.standard_normal((4, 6)).astype(np.float16),
+        "bf": rng.standard_normal((4, 6)).astype(np.float32),
+        "i": rng.integers(-5, 6, (4, 6)).astype(np.int32),
+        "l": rng.integers(-5, 6, (4, 6)).astype(np.int64),
+        "b": rng.random((4, 6)) > 0.5,
+        "c": rng.random((4, 6)) > 0.3,
+        "m": rng.standard_normal((2, 4, 6)).astype(np.float32),
+        "n": rng.standard_normal((6, 5)).astype(np.float32),
+    }
+
+
+def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
+    """Outputs that together use every op of ``OPS``; also returns the op names used."""
+    a = {k: pf.from_numpy(v) for k, v in _data(seed).items()}
+    f, g, p, d, h, i, l, b, c, m, n = (a[k] for k in "f g p d h i l b c m n".split())
+    bf = pf.convert(a["bf"], pf.bfloat16)
+    outs: list[pf.Tensor] = []
+    # unary float math, chained through values that stay in range
+    outs += [pf.neg(f), pf.abs(f), pf.sign(f), pf.square(f), pf.relu(f), pf.exp(f),
+             pf.log(p), pf.sqrt(p), pf.rsqrt(p), pf.sin(f), pf.cos(f), pf.tanh(f),
+             pf.reciprocal(p), pf.sigmoid(f), pf.erf(f), pf.gelu(f),
+             pf.gelu(f, approximate="tanh")]
+    # integer and bool branches of the unary rules
+    outs += [pf.relu(i), pf.sign(l), pf.abs(i), pf.neg(l), pf.square(i),
+             pf.logical_not(b), pf.logical_not(f), pf.logical_not(i)]
+    # binary with broadcasting, every dtype family
+    outs += [f + g, f - g, f * g, f / p, pf.pow(p, f), pf.maximum(f, g), pf.minimum(f, g),
+             i + i, l * l, i - i, pf.maximum(i, i), pf.pow(l, pf.abs(l)),
+             b + c, b * c, pf.maximum(b, c), pf.minimum(b, c)]
+    outs += [f == g, f != g, f < g, f <= g, f > g, f >= g, i < i, l >= l,
+             b == c, b != c, b < c, b >= c]
+    outs += [pf.logical_and(b, c), pf.logical_or(b, f), pf.where(b, f, g)]
+    # conversions, including to and from bool and the half types
+    outs += [pf.convert(f, pf.int32), pf.convert(i, pf.float64), pf.convert(f, pf.bool),
+             pf.convert(b, pf.float32), pf.convert(f, pf.float16), pf.convert(h, pf.float32),
+             bf + bf, pf.convert(bf, pf.float32)]
+    # reductions: several dims, keepdim, integer widening, half accumulation
+    outs += [f.sum(), f.sum(1), f.sum(0, keepdim=True), i.sum(0), b.sum(), m.sum((0, 2)),
+             f.mean(), m.mean((0, 2), keepdim=True), h.sum(1), h.mean(0), bf.sum(1),
+             pf.amax(f, 1), pf.amin(m, (0, 1)), pf.amax(i, 0), pf.amin(d),
+             pf.argmax(f, 1), pf.argmin(f, 0, keepdim=True), pf.argmax(f), pf.argmin(i, 1)]
+    # linalg: 2-D, batched with broadcast, vector cases, half, float64
+    outs += [f @ n, m @ n, g @ n, f @ g, pf.matmul(h, pf.convert(n, pf.float16)),
+             pf.matmul(d, pf.convert(f, pf.float64))]
+    # shape ops
+    outs += [f.reshape(3, 8), f.permute(1, 0), m.permute(2, 0, 1), pf.broadcast_to(g, (3, 4, 6)),
+             f[1:3, ::2], m[:, 1:, 2:5], pf.cat([f, p], 0), pf.cat([i, i, i], 1),
+             *pf.split(f, [2, 4], 1), *pf.split(m, 1, 0)]
+    # nn
+    outs += [pf.softmax(f, 1), pf.log_softmax(f, 0), pf.logsumexp(m, (0, 2)),
+             pf.logsumexp(f, 1, keepdim=True), pf.softmax(h, 1), pf.log_softmax(bf, 1),
+             pf.logsumexp(h, 0)]
+    # data: splat and dense constants, iota (arange, eye)
+    outs += [f + 1.5, i * 3, pf.where(b, 1.0, -1.0), f + pf.tensor([[1.0] * 6] * 4),
+             pf.tensor([[1, 2, 3], [4, 5, 6]]) + 0,
+             pf.logical_or(pf.tensor([True, False]), b[0, :2]),
+             pf.arange(5), pf.arange(2.0, 8.0, 1.5), pf.eye(3), pf.arange(6) + i]
+    # dense (non-splat) constants: the frontend makes them only in passes, so record directly
+    for arr in (np.arange(6, dtype=np.float32).reshape(2, 3) / 4, np.array([1, -2, 3], np.int32),
+                np.array([[True, False], [False, True]]), np.array([0.5, -1.25, 3.0], np.float16),
+                np.array([1.5, -2.0, 0.25], ml_dtypes.bfloat16)):
+        outs.append(record(OPS["constant"], (), {"value": DenseValue(arr, arr.shape)}))
+    used = _ops_used(outs)
+    return outs, used
+
+
+def _ops_used(outs: list[pf.Tensor]) -> set[str]:
+    from pyflame_mlir.graph import collect
+
+    return {n.op.name for n in collect([t for t in outs if pf.is_lazy(t)]).nodes}
+
+
+def missing_from_all_ops() -> set[str]:
+    _, used = all_ops()
+    return set(OPS) - used
+
+
+# ---- the README demo MLP (examples/mlp.py) ----
+
+def demo_mlp(seed: int = 0) -> tuple[pf.Tensor, pf.Tensor]:
+    """The demo's forward pass: returns (loss, logits)."""
+    pf.manual_seed(seed)
+    x = pf.randn([1024, 512])
+    w1 = (pf.randn([512, 256]) * 0.05).eval()
+    b1 = pf.full([256], 0.01)
+    w2 = (pf.randn([256, 10]) * 0.05).eval()
+    h = pf.relu(x @ w1 + b1)
+    logits = h @ w2
+    probs = pf.softmax(logits, dim=1)
+    return -pf.log(probs).sum(), logits
+
+
+# ---- an MLP training step with hand-written gradients ----
+
+def init_mlp(sizes: list[int], seed: int = 0) -> list[pf.Tensor]:
+    rng = np.random.default_rng(seed)
+    params = []
+    for k, n in zip(sizes[:-1], sizes[1:]):
+        params.append(pf.from_numpy((rng.standard_normal((k, n)) / np.sqrt(k))
+                                    .astype(np.float32)))
+        params.append(pf.from_numpy(np.zeros(n, np.float32)))
+    return params
+
+
+def batch(batch_size: int, n_in: int, n_out: int, seed: int = 1
+          ) -> tuple[pf.Tensor, pf.Tensor]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch_size, n_in)).astype(np.float32)
+    y = np.eye(n_out, dtype=np.float32)[rng.integers(0, n_out, batch_size)]
+    return pf.from_numpy(x), pf.from_numpy(y)
+
+
+def train_step(params: list[pf.Tensor], x: pf.Tensor, y: pf.Tensor, lr: float = 0.1
+               ) -> tuple[pf.Tensor, pf.Tensor, list[pf.Tensor]]:
+    """One SGD step of relu MLP + softmax cross-entropy (mean over the batch).
+    Returns (loss, logits, new params), all lazy."""
+    ws, bs = params[0::2], params[1::2]
+    acts = [x]
+    h = x
+    for j, (w, b) in enumerate(zip(ws, bs)):
+        z = h @ w + b
+        h = pf.relu(z) if j < len(ws) - 1 else z
+        acts.append(h)
+    logits = acts[-1]
+    n = x.shape[0]
+    loss = -(y * pf.log_softmax(logits, 1)).sum() / n
+    delta = (pf.softmax(logits, 1) - y) / n
+    new: list[pf.Tensor] = [None] * len(params)  # type: ignore[list-item]
+    for j in range(len(ws) - 1, -1, -1):
+        gw = acts[j].permute(1, 0) @ delta
+        gb = delta.sum(0)
+        if j:
+            delta = pf.where(acts[j] > 0, delta @ ws[j].permute(1, 0), 0.0)
+        new[2 * j] = ws[j] - lr * gw
+        new[2 * j + 1] = bs[j] - lr * gb
+    return loss, logits, new
