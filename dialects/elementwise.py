@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import BOOL, FLOAT, DType, bool_
 from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, same_dtype
 
@@ -51,8 +52,8 @@ def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 
 
 def _rsqrt(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    r = np.sqrt(x, out=out)
-    return np.divide(1, r, out=r)
+    r = np.sqrt(x, out=out)  # a numpy scalar (not an array) for 0-d x without out
+    return np.divide(x.dtype.type(1), r, out=out)
 
 
 def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -65,6 +66,22 @@ def _reciprocal(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 def _sign(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.sign(x, out=out)
+
+
+def _pow(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.power``, with PyTorch's integer semantics where numpy raises: a
+    negative integer exponent gives 1 for base 1, +-1 for base -1, else 0."""
+    b = np.asarray(b)
+    if b.dtype.kind not in "iu" or not (b < 0).any():
+        return np.power(a, b, out=out)
+    neg = b < 0
+    r = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    special = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    res = np.where(neg, special, r).astype(np.asarray(a).dtype)
+    if out is None:
+        return res
+    np.copyto(out, res)
+    return out
 
 
 def _convert(x: np.ndarray, dtype: DType) -> np.ndarray:
@@ -145,7 +162,7 @@ BINARY: dict[str, tuple[str, Callable]] = {
     "maximum": ("arith", np.maximum),
     "minimum": ("arith", np.minimum),
     "sub": ("numeric", np.subtract),
-    "pow": ("numeric", np.power),
+    "pow": ("numeric", _pow),
     "div": ("float", np.true_divide),
     "eq": ("compare", np.equal),
     "ne": ("compare", np.not_equal),
@@ -177,3 +194,176 @@ for _name, (_kind, _kernel) in BINARY.items():
 _define("where", _where_rule, np.where, 3, False, doc="select(cond, x, y)")
 _define("convert", _convert_rule, _convert, 1, False, {"dtype": "dtype"},
         doc="element type conversion (astype)")
+
+
+# ---- derivatives (rules against the builder interface of dialects/ad.py) ----
+
+def _vjp_binary(rule):
+    """Binary ops: rule gives the two local cotangents at the broadcast shape;
+    they are reduced back to each operand's shape."""
+    def vjp(b, cts, inputs, outputs, **attrs):
+        (g,), (x, y) = cts, inputs
+        gx, gy = rule(b, g, x, y, outputs[0])
+        return [None if gx is None else ad.sum_to(b, gx, b.shape(x)),
+                None if gy is None else ad.sum_to(b, gy, b.shape(y))]
+    return vjp
+
+
+def _jvp_binary(rule):
+    """rule(b, tx, ty, x, y, z) with tx/ty possibly None (zero)."""
+    def jvp(b, tangents, inputs, outputs, **attrs):
+        tx, ty = tangents
+        (x, y), (z,) = inputs, outputs
+        return [ad.broadcast(b, rule(b, tx, ty, x, y, z), b.shape(z))]
+    return jvp
+
+
+def _sum_tangents(b, *parts):
+    parts = [p for p in parts if p is not None]
+    out = parts[0]
+    for p in parts[1:]:
+        out = b.add(out, p)
+    return out
+
+
+def _where0(b, cond, v):
+    return b.where(cond, v, b.scalar(0, like=v))
+
+
+def _max_mask(b, x, y, greater: str):
+    """1 where x wins, 1/2 on ties, 0 where y wins (PyTorch splits ties)."""
+    one, half, zero = b.scalar(1, like=x), b.scalar(0.5, like=x), b.scalar(0, like=x)
+    return b.where(b.op(greater, x, y), one, b.where(b.eq(x, y), half, zero))
+
+
+def _pow_dx(b, x, y):
+    # y * x^(y-1), zero where y == 0 (PyTorch masks the 0 * inf of x == 0)
+    d = b.mul(y, b.pow(x, b.sub(y, b.scalar(1, like=y))))
+    return b.where(b.eq(y, b.scalar(0, like=y)), b.scalar(0, like=d), d)
+
+
+def _pow_dy(b, x, z):
+    # z * log(x), zero where x == 0 (the limit PyTorch uses)
+    d = b.mul(z, b.log(x))
+    return b.where(b.eq(x, b.scalar(0, like=x)), b.scalar(0, like=d), d)
+
+
+_BINARY_VJP = {
+    "add": lambda b, g, x, y, z: (g, g),
+    "sub": lambda b, g, x, y, z: (g, b.neg(g)),
+    "mul": lambda b, g, x, y, z: (b.mul(g, y), b.mul(g, x)),
+    "div": lambda b, g, x, y, z: (b.div(g, y), b.neg(b.div(b.mul(g, z), y))),
+    "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, z))),
+    "maximum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "gt")),
+    "minimum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "lt")),
+}
+
+
+def _split(b, g, mask_x):
+    """Split a cotangent between the operands by a 0 / 0.5 / 1 mask."""
+    gx = b.mul(g, mask_x)
+    return gx, b.sub(g, gx)
+
+
+def _mul_t(b, t, v):
+    return None if t is None else b.mul(t, v)
+
+
+_BINARY_JVP = {
+    "add": lambda b, tx, ty, x, y, z: _sum_tangents(b, tx, ty),
+    "sub": lambda b, tx, ty, x, y, z: _sum_tangents(b, tx, None if ty is None else b.neg(ty)),
+    "mul": lambda b, tx, ty, x, y, z: _sum_tangents(b, _mul_t(b, tx, y), _mul_t(b, ty, x)),
+    "div": lambda b, tx, ty, x, y, z: b.div(
+        _sum_tangents(b, tx, None if ty is None else b.neg(b.mul(ty, z))), y),
+    "pow": lambda b, tx, ty, x, y, z: _sum_tangents(
+        b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, z))),
+    "maximum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "gt"), z),
+    "minimum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "lt"), z),
+}
+
+
+def _mix(b, tx, ty, mask_x, z):
+    tx = ad.instantiate(b, tx, b.shape(z), z)
+    ty = ad.instantiate(b, ty, b.shape(z), z)
+    return b.add(b.mul(tx, mask_x), b.mul(ty, b.sub(b.scalar(1, like=mask_x), mask_x)))
+
+
+for _name in _BINARY_VJP:
+    ad.defvjp(_name, _vjp_binary(_BINARY_VJP[_name]))
+    ad.defjvp(_name, _jvp_binary(_BINARY_JVP[_name]))
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_deriv(b, x, z, approximate: str = "none"):
+    if approximate == "tanh":
+        x2 = b.mul(x, x)
+        inner = b.mul(b.scalar(_SQRT_2_OVER_PI, like=x),
+                      b.add(x, b.mul(b.scalar(0.044715, like=x), b.mul(x2, x))))
+        t = b.tanh(inner)
+        dinner = b.mul(b.scalar(_SQRT_2_OVER_PI, like=x),
+                       b.add(b.scalar(1, like=x), b.mul(b.scalar(3 * 0.044715, like=x), x2)))
+        sech2 = b.sub(b.scalar(1, like=x), b.mul(t, t))
+        return b.add(b.mul(b.scalar(0.5, like=x), b.add(b.scalar(1, like=x), t)),
+                     b.mul(b.mul(b.scalar(0.5, like=x), x), b.mul(sech2, dinner)))
+    cdf = b.mul(b.scalar(0.5, like=x),
+                b.add(b.scalar(1, like=x), b.erf(b.mul(x, b.scalar(_SQRT_HALF, like=x)))))
+    pdf = b.mul(b.scalar(_INV_SQRT_2PI, like=x),
+                b.exp(b.mul(b.scalar(-0.5, like=x), b.mul(x, x))))
+    return b.add(cdf, b.mul(x, pdf))
+
+
+_DERIV = {
+    "neg": lambda b, x, z: b.scalar(-1, like=x),
+    "abs": lambda b, x, z: b.sign(x),
+    "sign": lambda b, x, z: b.scalar(0, like=x),
+    "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
+    "relu": lambda b, x, z: b.convert(b.gt(x, b.scalar(0, like=x)), dtype=b.dtype(x)),
+    "exp": lambda b, x, z: z,
+    "log": lambda b, x, z: b.reciprocal(x),
+    "sqrt": lambda b, x, z: b.div(b.scalar(0.5, like=z), z),
+    "rsqrt": lambda b, x, z: b.mul(b.scalar(-0.5, like=z), b.mul(z, b.mul(z, z))),
+    "sin": lambda b, x, z: b.cos(x),
+    "cos": lambda b, x, z: b.neg(b.sin(x)),
+    "tanh": lambda b, x, z: b.sub(b.scalar(1, like=z), b.mul(z, z)),
+    "sigmoid": lambda b, x, z: b.mul(z, b.sub(b.scalar(1, like=z), z)),
+    "reciprocal": lambda b, x, z: b.neg(b.mul(z, z)),
+    "erf": lambda b, x, z: b.mul(b.scalar(_TWO_OVER_SQRT_PI, like=x),
+                                 b.exp(b.neg(b.mul(x, x)))),
+    "gelu": _gelu_deriv,
+}
+for _name, _d in _DERIV.items():
+    ad.defderiv(_name, _d)
+
+
+def _where_vjp(b, cts, inputs, outputs, **attrs):
+    (g,), (c, x, y) = cts, inputs
+    zero = b.scalar(0, like=g)
+    return [None, ad.sum_to(b, b.where(c, g, zero), b.shape(x)),
+            ad.sum_to(b, b.where(c, zero, g), b.shape(y))]
+
+
+def _where_jvp(b, tangents, inputs, outputs, **attrs):
+    _, tx, ty = tangents
+    (c, x, y), (z,) = inputs, outputs
+    tx = ad.instantiate(b, tx, b.shape(x), x)
+    ty = ad.instantiate(b, ty, b.shape(y), y)
+    return [b.where(c, tx, ty)]
+
+
+def _convert_vjp(b, cts, inputs, outputs, dtype):
+    (g,), (x,) = cts, inputs
+    xd = b.dtype(x)
+    return [b.convert(g, dtype=xd) if xd.is_floating_point else None]
+
+
+def _convert_jvp(b, tangents, inputs, outputs, dtype):
+    return [b.convert(tangents[0], dtype=dtype) if dtype.is_floating_point else None]
+
+
+ad.defvjp("where", _where_vjp)
+ad.defjvp("where", _where_jvp)
+ad.defvjp("convert", _convert_vjp)
+ad.defjvp("convert", _convert_jvp)
+ad.nondiff("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not")

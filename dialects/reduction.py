@@ -30,9 +30,7 @@ def _reduce_rule(name: str, kind: str):
         check_dims(name, dims, len(shape))
         if kind == "mean" and d.category != FLOAT:
             raise ShapeError(name, f"expects a floating-point operand, got {d.name}")
-        if kind == "extreme":
-            if d.category == BOOL:
-                raise ShapeError(name, "is not defined on bool tensors")
+        if kind == "extreme":  # bool is fine (any/all), as in PyTorch
             if any(shape[i] == 0 for i in dims) or (not dims and 0 in shape):
                 raise ShapeError(name, f"cannot reduce over an empty dimension of shape "
                                        f"{list(shape)}: the result has no identity")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .dialects import OPS
-from .dialects.dtypes import DType, bool_, float32, result_type
+from .dialects.dtypes import DType, bool_, float32, int32, int64, result_type
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
 from .graph import constant_value, record
@@ -108,11 +108,17 @@ def _unary(name: str, float_only: bool):
     return fn
 
 
-neg, abs, sign, square, relu, logical_not = (
-    _unary(n, False) for n in ("neg", "abs", "sign", "square", "relu", "logical_not"))
+neg, abs, sign, relu, logical_not = (
+    _unary(n, False) for n in ("neg", "abs", "sign", "relu", "logical_not"))
 exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, reciprocal = (
     _unary(n, True) for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
                               "sigmoid", "erf", "reciprocal"))
+
+
+def square(x: TensorLike) -> Tensor:
+    """Elementwise square; bool squares as int64 (PyTorch: ``pow(x, 2)``)."""
+    t = as_tensor_arg(x)
+    return record(OPS["square"], (_cast(t, int64) if t.dtype is bool_ else t,), {})
 
 
 def gelu(x: TensorLike, approximate: str = "none") -> Tensor:
@@ -137,8 +143,26 @@ def _binary(name: str, to_float: bool = False):
     return fn
 
 
-add, sub, mul, maximum, minimum = (_binary(n) for n in ("add", "sub", "mul", "maximum",
-                                                         "minimum"))
+add, _sub, mul, maximum, minimum = (_binary(n) for n in ("add", "sub", "mul", "maximum",
+                                                          "minimum"))
+
+
+def _is_bool(v: TensorLike) -> bool:
+    if _is_tensor(v):
+        return v.dtype is bool_
+    if isinstance(v, np.ndarray):
+        return v.dtype == np.bool_
+    return isinstance(v, bool | np.bool_)
+
+
+def sub(a: TensorLike, b: TensorLike) -> Tensor:
+    """``a - b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
+    if _is_bool(a) or _is_bool(b):
+        raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
+                                "masks use ~ or logical_not / logical_xor")
+    return _sub(a, b)
+
+
 div = _binary("div", to_float=True)
 eq, ne, lt, le, gt, ge = (_binary(n) for n in ("eq", "ne", "lt", "le", "gt",
                                                              "ge"))
@@ -146,6 +170,10 @@ _pow = _binary("pow")
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
+    if isinstance(b, int | np.integer) and not isinstance(b, bool) and b < 0 \
+            and not _promote((a, b)).is_floating_point:
+        raise ShapeError("pow", f"integers to negative integer powers are not allowed "
+                                f"(exponent {b}); use a float exponent or base")
     return _pow(a, b)
 
 
@@ -226,7 +254,8 @@ def _extreme(name: str, arg_name: str, elementwise):
         t = as_tensor_arg(x)
         values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
         if isinstance(dim, int | np.integer):  # torch returns (values, indices)
-            return ValuesIndices(values, _arg(arg_name, t, int(dim), keepdim))
+            src = _cast(t, int32) if t.dtype is bool_ else t  # (argmax refuses bool)
+            return ValuesIndices(values, _arg(arg_name, src, int(dim), keepdim))
         return values
     fn.__name__ = name
     fn.__doc__ = (f"{name} over dims; with an int ``dim`` returns (values, indices) like "
@@ -327,7 +356,11 @@ def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def squeeze(x: TensorLike, dim: int | Sequence[int] | None = None) -> Tensor:
     t = as_tensor_arg(x)
-    dims = set(range(t.ndim)) if dim is None else set(_dims("squeeze", t, dim))
+    if dim is None:
+        dims = set(range(t.ndim))
+    else:
+        raw = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
+        dims = set(_dims("squeeze", t, raw)) if raw else set()  # squeeze(()): no-op
     return reshape(t, tuple(d for i, d in enumerate(t.shape) if not (i in dims and d == 1)))
 
 
@@ -349,9 +382,9 @@ def permute(x: TensorLike, *dims: Any) -> Tensor:
 
 def transpose(x: TensorLike, dim0: int = 0, dim1: int = 1) -> Tensor:
     t = as_tensor_arg(x)
-    if t.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1, 1):
-        return t
     a, b = normalize_dim("transpose", dim0, t.ndim), normalize_dim("transpose", dim1, t.ndim)
+    if t.ndim == 0:
+        return t
     perm = list(range(t.ndim))
     perm[a], perm[b] = perm[b], perm[a]
     return permute(t, tuple(perm))
@@ -439,6 +472,8 @@ def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
     if chunks <= 0:
         raise ShapeError("split", f"chunk expects a positive number of chunks, got {chunks}")
     n = t.shape[normalize_dim("split", dim, t.ndim)]
+    if n == 0:  # PyTorch: ``chunks`` empty pieces
+        return _split_sizes(t, [0] * chunks, dim)
     return split(t, builtins.max(-(-n // chunks), 1), dim)
 
 

@@ -8,6 +8,7 @@ Plain helpers, no fixtures: the test files import what they need.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,7 +61,10 @@ def random_array(rng: np.random.Generator, shape: Sequence[int], dt: pf.DType,
                  domain: str = "any", low: float = -4.0, high: float = 4.0) -> np.ndarray:
     """Random data of dtype ``dt``. domain: 'any', 'positive' (> 0), 'nonzero',
     'unit' (in (-1, 1))."""
-    shape = tuple(shape)
+    return np.asarray(_random(rng, tuple(shape), dt, domain, low, high))
+
+
+def _random(rng, shape, dt, domain, low, high):
     if dt is pf.bool:
         if domain in ("positive", "nonzero"):
             return np.ones(shape, np.bool_)
@@ -167,6 +171,11 @@ def run_torch(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
 
 
 # ---- hypothesis strategies ----
+
+def examples(n: int) -> int:
+    """``max_examples`` for a hypothesis test; PYFLAME_TEST_SCALE=10 digs deeper."""
+    return max(1, int(n * float(os.environ.get("PYFLAME_TEST_SCALE", "1"))))
+
 
 def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 5
            ) -> st.SearchStrategy[tuple[int, ...]]:
