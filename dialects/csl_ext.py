@@ -62,6 +62,11 @@ ASYNC_ATTR = "async"
 """Name of the discardable attribute that makes a `csl` DSD builtin asynchronous."""
 
 
+def queue_number(attr: QueueIdAttr) -> int:
+    """The queue id 0-7 of an i3 attribute (signless i3 reads 4-7 back as negative)."""
+    return attr.value.data & 0b111
+
+
 def _task_id(kind: TaskKind, id: int) -> ColorIdAttr:
     return IntegerAttr(id, IntegerType(TaskKindAttr(kind).get_color_bits(), Signedness.UNSIGNED))
 

@@ -17,10 +17,11 @@ from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
 from xdsl.dialects import csl, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
 
 
-class CslPrintError(Exception):
-    """The IR holds something that has no CSL spelling."""
+class CslPrintError(DiagnosticException):
+    """The IR holds something that has no CSL spelling (a diagnostic about the input)."""
 
 
 def _task_id_expr(kind: csl.TaskKind, id: int) -> str:
@@ -74,7 +75,7 @@ class ExtCslPrintContext(CslPrintContext):
                 with self.descend("comptime") as inner:
                     with inner.descend('if (@is_arch("wse3"))') as body:
                         body.print(
-                            f"@initialize_queue(@get_{d}_queue({q.value.data}), "
+                            f"@initialize_queue(@get_{d}_queue({csl_ext.queue_number(q)}), "
                             f".{{ .color = {self._get_variable_name_for(c)} }});"
                         )
             case csl_ext.GetFabDsdOp(extent=ext, color=c, queue_id=q, result=res):
@@ -82,7 +83,7 @@ class ExtCslPrintContext(CslPrintContext):
                     res,
                     self._get_variable_name_for(ext),
                     self._get_variable_name_for(c),
-                    q.value.data,
+                    csl_ext.queue_number(q),
                     [],
                 )
             case csl.GetFabDsdOp(
@@ -102,7 +103,7 @@ class ExtCslPrintContext(CslPrintContext):
                     res,
                     self._get_variable_name_for(sizes[0]),
                     _color_literal(color),
-                    q.value.data,
+                    csl_ext.queue_number(q),
                     extra,
                 )
             case csl.BuiltinDsdOp(ops=ops) if csl_ext.ASYNC_ATTR in op.attributes:

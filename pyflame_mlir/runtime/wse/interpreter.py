@@ -441,7 +441,7 @@ def _block(ctx, env, op):
 
 @simple(csl_ext.InitializeQueueOp)
 def _init_queue(ctx, env, op):
-    ctx.initialize_queue(op.queue_id.value.data, env[op.color], op.is_output)
+    ctx.initialize_queue(csl_ext.queue_number(op.queue_id), env[op.color], op.is_output)
 
 
 # --- DSDs -------------------------------------------------------------------------------
@@ -462,7 +462,7 @@ def _fab_dsd(ctx, env, op):
         color, extent = op.fabric_color.value.data, env[op.sizes[0]]
     else:
         color, extent = env[op.color], env[op.extent]
-    d = D.FabDsd(op.result.type.data.value, color, extent, op.queue_id.value.data)
+    d = D.FabDsd(op.result.type.data.value, color, extent, csl_ext.queue_number(op.queue_id))
     ctx.check_fabric_dsd(d)
     env[op.result] = d
 

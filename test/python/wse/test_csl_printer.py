@@ -1,0 +1,45 @@
+"""`print_csl`: the csl_ext spellings, and refusal of what xDSL would print as a comment."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from _wse_harness import FIXTURES, make_program
+from pyflame_mlir.lowering.csl_printer import CslPrintError, print_csl, split_csl_files
+from xdsl.dialects.builtin import ModuleOp
+
+from pyflame_mlir.runtime.wse import parse_program
+
+
+def _print(text: str) -> str:
+    out = io.StringIO()
+    print_csl(parse_program(text), out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["vecadd_4x1", "gemv_1pe", "gemv_checkerboard", "gemm_bcast"])
+def test_fixtures_print_to_one_file_per_module(name: str):
+    files = split_csl_files(_print((FIXTURES / f"{name}.mlir").read_text()))
+    assert "layout" in files and len(files) == 2
+    program = next(f for n, f in files.items() if n != "layout")
+    assert "unknown" not in program and "<!" not in program
+    tile_file = next(n for n in files if n != "layout") + ".csl"
+    assert f'"{tile_file}"' in files["layout"]  # @set_tile_code names the printed file
+
+
+def test_async_completion_and_routes_are_spelled_out():
+    text = _print((FIXTURES / "gemm_bcast.mlir").read_text())
+    assert "@fmovs(A_all, row_in, .{ .async = true, .unblock = @get_local_task_id(11) });" in text
+    assert ".rx = .{ WEST }, .tx = .{ RAMP, EAST }" in text
+
+
+def test_unknown_op_is_an_error_not_a_comment():
+    body = "%a = arith.constant 1.0 : f32\n      %b = arith.negf %a : f32"
+    with pytest.raises(CslPrintError, match="no CSL spelling.*arith.negf"):
+        _print(make_program(body))
+
+
+def test_non_csl_module_at_top_level_is_an_error():
+    with pytest.raises(CslPrintError, match="builtin.module is not a csl.module"):
+        print_csl(ModuleOp([ModuleOp([])]), io.StringIO())
