@@ -154,7 +154,8 @@ def test_sram_budget_error_names_the_pe_and_the_budget():
     from pyflame_mlir.runtime.wse import CycleModel
 
     text = make_program(arrays={"big": ("f32", 11000)}, width=2)
-    want = r"PE \(0, 0\) running 'pe'.*big: 44000 B.*budget is 43008 bytes \(49152-byte SRAM minus 6144"
+    want = r"PE \(0, 0\) running 'pe'.*big: 44000 B.*budget is 43008 bytes \(49152-byte SRAM minus "
+    want += "6144"
     with pytest.raises(SramOverflowError, match=want):
         simulate(text)
     simulate(text, model=CycleModel(sram_reserve_bytes=1024))  # a smaller reserve fits
