@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import DType, dtype
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape, numel
 
@@ -78,3 +79,6 @@ define(OpDef("constant", "data", _constant_rule, lambda value: value.materialize
              {"value": "dense"}))
 define(OpDef("iota", "data", _iota_rule, _iota, 0,
              {"shape": "ints", "dim": "int", "dtype": "dtype"}))
+
+
+ad.nondiff("constant", "iota")  # no inputs: nothing to differentiate

@@ -346,7 +346,7 @@ def _where_vjp(b, cts, inputs, outputs, **attrs):
 
 def _where_jvp(b, tangents, inputs, outputs, **attrs):
     _, tx, ty = tangents
-    (c, x, y), (z,) = inputs, outputs
+    c, x, y = inputs
     tx = ad.instantiate(b, tx, b.shape(x), x)
     ty = ad.instantiate(b, ty, b.shape(y), y)
     return [b.where(c, tx, ty)]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import BOOL, DType, is_float_array
 from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, fmt_shape, same_dtype
 
@@ -43,3 +44,41 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 define(OpDef("matmul", "linalg", _matmul_rule, _matmul, 2))
+
+
+# ---- derivatives (rules against the builder interface of dialects/ad.py) ----
+
+def _as_matrix(b, v, is_lhs: bool):
+    """1-D operands take part as a row (lhs) or a column (rhs) matrix."""
+    s = b.shape(v)
+    if len(s) >= 2:
+        return v
+    return ad.reshape(b, v, (1, s[0]) if is_lhs else (s[0], 1))
+
+
+def _mT(b, v):
+    n = len(b.shape(v))
+    perm = tuple(range(n - 2)) + (n - 1, n - 2)
+    return b.permute(v, perm=perm)
+
+
+def _matmul_vjp(b, cts, inputs, outputs, **attrs):
+    (g,), (x, y) = cts, inputs
+    x2, y2 = _as_matrix(b, x, True), _as_matrix(b, y, False)
+    out2 = matmul_shape(b.shape(x2), b.shape(y2))
+    g2 = ad.reshape(b, g, out2)
+    gx = ad.sum_to(b, b.matmul(g2, _mT(b, y2)), b.shape(x2))
+    gy = ad.sum_to(b, b.matmul(_mT(b, x2), g2), b.shape(y2))
+    return [ad.reshape(b, gx, b.shape(x)), ad.reshape(b, gy, b.shape(y))]
+
+
+def _matmul_jvp(b, tangents, inputs, outputs, **attrs):
+    (tx, ty), (x, y) = tangents, inputs
+    parts = [b.matmul(tx, y) if tx is not None else None,
+             b.matmul(x, ty) if ty is not None else None]
+    parts = [p for p in parts if p is not None]
+    return [parts[0] if len(parts) == 1 else b.add(*parts)]
+
+
+ad.defvjp("matmul", _matmul_vjp)
+ad.defjvp("matmul", _matmul_jvp)

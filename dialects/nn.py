@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import FLOAT, DType
 from .opdef import OpDef, Shape, ShapeError, check_dims, define
 from .reduction import reduced_shape
@@ -68,3 +69,50 @@ define(OpDef("log_softmax", "nn", _along_dim_rule("log_softmax"), _log_softmax, 
              {"dim": "int"}))
 define(OpDef("logsumexp", "nn", _logsumexp_rule, _logsumexp, 1,
              {"dims": "ints", "keepdim": "bool"}))
+
+
+# ---- derivatives (rules against the builder interface of dialects/ad.py) ----
+
+def _softmax_vjp(b, cts, inputs, outputs, dim):
+    (g,), (z,) = cts, outputs
+    gz = b.mul(g, z)
+    return [b.sub(gz, b.mul(z, b.sum(gz, dims=(dim,), keepdim=True)))]
+
+
+def _softmax_jvp(b, tangents, inputs, outputs, dim):
+    (t,), (z,) = tangents, outputs
+    return [b.mul(z, b.sub(t, b.sum(b.mul(t, z), dims=(dim,), keepdim=True)))]
+
+
+def _log_softmax_vjp(b, cts, inputs, outputs, dim):
+    (g,), (z,) = cts, outputs
+    return [b.sub(g, b.mul(b.exp(z), b.sum(g, dims=(dim,), keepdim=True)))]
+
+
+def _log_softmax_jvp(b, tangents, inputs, outputs, dim):
+    (t,), (z,) = tangents, outputs
+    return [b.sub(t, b.sum(b.mul(b.exp(z), t), dims=(dim,), keepdim=True))]
+
+
+def _lse_weights(b, x, z, dims, keepdim):
+    return b.exp(b.sub(x, ad.keep_dims(b, z, b.shape(x), dims, keepdim)))
+
+
+def _logsumexp_vjp(b, cts, inputs, outputs, dims, keepdim):
+    (g,), (x,), (z,) = cts, inputs, outputs
+    g = ad.broadcast(b, ad.keep_dims(b, g, b.shape(x), dims, keepdim), b.shape(x))
+    return [b.mul(g, _lse_weights(b, x, z, dims, keepdim))]
+
+
+def _logsumexp_jvp(b, tangents, inputs, outputs, dims, keepdim):
+    (t,), (x,), (z,) = tangents, inputs, outputs
+    return [b.sum(b.mul(t, _lse_weights(b, x, z, dims, keepdim)), dims=tuple(dims),
+                  keepdim=keepdim)]
+
+
+ad.defvjp("softmax", _softmax_vjp)
+ad.defjvp("softmax", _softmax_jvp)
+ad.defvjp("log_softmax", _log_softmax_vjp)
+ad.defjvp("log_softmax", _log_softmax_jvp)
+ad.defvjp("logsumexp", _logsumexp_vjp)
+ad.defjvp("logsumexp", _logsumexp_jvp)

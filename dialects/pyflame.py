@@ -29,13 +29,17 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    SymbolRefAttr,
     TensorType,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
+    attr_def,
     irdl_op_definition,
+    prop_def,
     traits_def,
     var_operand_def,
     var_result_def,
@@ -235,7 +239,6 @@ def _make_op_class(opdef: OpDef) -> type[PyflameOp]:
 OP_CLASSES: dict[str, type[PyflameOp]] = {name: _make_op_class(d) for name, d in OPS.items()}
 globals().update({cls.__name__: cls for cls in OP_CLASSES.values()})
 
-Pyflame = Dialect("pyflame", list(OP_CLASSES.values()), [])
 
 
 def create_op(name: str, operands: Sequence[SSAValue], attrs: dict[str, Any],
@@ -246,3 +249,124 @@ def create_op(name: str, operands: Sequence[SSAValue], attrs: dict[str, Any],
                 if not (kinds[k] == "opt_int" and v is None)}
     return OP_CLASSES[name].create(operands=list(operands), attributes=ir_attrs,
                                    result_types=[tensor_type(s, d) for s, d in result_specs])
+
+
+# ---- differentiation ops: expanded by the pyflame-autodiff pass ----
+
+class _TransformOp(IRDLOperation):
+    """``pyflame.vjp`` / ``pyflame.jvp``: differentiate the function ``callee``.
+
+        %outs..., %grads... = pyflame.vjp @f(%args...) cotangents(%cts...) {wrt = array<i64: 0>}
+            : (arg types..., cotangent types...) -> (output types..., wrt arg types...)
+        %outs..., %tans... = pyflame.jvp @f(%args...) tangents(%ts...) {wrt = array<i64: 0>}
+            : (arg types..., tangent types...) -> (output types..., output types...)
+    """
+
+    KEYWORD: ClassVar[str]
+    callee = prop_def(SymbolRefAttr)
+    wrt = attr_def(DenseArrayBase)
+    args = var_operand_def(TensorType)
+    seeds = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], seeds: Sequence[SSAValue],
+                 wrt: Sequence[int], result_types: Sequence[Attribute]):
+        super().__init__(operands=[list(args), list(seeds)], result_types=[list(result_types)],
+                         properties={"callee": SymbolRefAttr(callee)},
+                         attributes={"wrt": DenseArrayBase.from_list(i64, list(wrt))})
+
+    @property
+    def wrt_indices(self) -> tuple[int, ...]:
+        return tuple(self.wrt.get_values())
+
+    def callee_func(self) -> Any:
+        from xdsl.dialects.func import FuncOp
+        from xdsl.traits import SymbolTable
+
+        fn = SymbolTable.lookup_symbol(self, self.callee)
+        if not isinstance(fn, FuncOp):
+            raise VerifyException(f"'{self.callee}' does not reference a function")
+        return fn
+
+    def expected_types(self, fn: Any) -> tuple[list[Attribute], list[Attribute]]:
+        """(seed types, result types) for differentiating ``fn``."""
+        ins, outs = list(fn.function_type.inputs.data), list(fn.function_type.outputs.data)
+        wrt = [ins[i] for i in self.wrt_indices]
+        return (outs, outs + wrt) if self.KEYWORD == "cotangents" else (wrt, outs + outs)
+
+    def verify_(self) -> None:
+        fn = self.callee_func()
+        ins = list(fn.function_type.inputs.data)
+        if [a.type for a in self.args] != ins:
+            raise VerifyException(f"arguments {[str(a.type) for a in self.args]} do not match "
+                                  f"{self.callee}'s inputs {[str(t) for t in ins]}")
+        wrt = self.wrt_indices
+        if not wrt or any(not 0 <= i < len(ins) for i in wrt) or len(set(wrt)) != len(wrt):
+            raise VerifyException(f"wrt {list(wrt)} must be distinct argument indices of "
+                                  f"{self.callee} (it has {len(ins)})")
+        for i in wrt:
+            if not spec_of_type(ins[i], f"argument #{i}")[1].is_floating_point:
+                raise VerifyException(f"argument #{i} of {self.callee} is not floating point: "
+                                      "only real-valued inputs can be differentiated")
+        seeds, results = self.expected_types(fn)
+        if [s.type for s in self.seeds] != seeds:
+            raise VerifyException(f"{self.KEYWORD} {[str(s.type) for s in self.seeds]} must "
+                                  f"have the types {[str(t) for t in seeds]}")
+        if list(self.result_types) != results:
+            raise VerifyException(f"results {[str(t) for t in self.result_types]} must be "
+                                  f"{[str(t) for t in results]}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _TransformOp:
+        callee = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+        parser.parse_keyword(cls.KEYWORD)
+        seeds = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                  parser.parse_unresolved_operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ftype = parser.parse_function_type()
+        types = list(ftype.inputs.data)
+        if len(types) != len(args) + len(seeds):
+            parser.raise_error(f"{cls.name} has {len(args) + len(seeds)} operands but its type "
+                               f"lists {len(types)}", pos, parser.pos)
+        values = parser.resolve_operands(args + seeds, types, parser.pos)
+        op = cls.__new__(cls)
+        wrt = attrs.pop("wrt", None)
+        if not isinstance(wrt, DenseArrayBase):
+            parser.raise_error(f"{cls.name} needs a wrt = array<i64: ...> attribute")
+        IRDLOperation.__init__(op, operands=[values[:len(args)], values[len(args):]],
+                               result_types=[list(ftype.outputs.data)],
+                               properties={"callee": SymbolRefAttr(callee.data)},
+                               attributes={"wrt": wrt, **attrs})
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(f") {self.KEYWORD}(")
+        printer.print_list(self.seeds, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+
+@irdl_op_definition
+class VjpOp(_TransformOp):
+    name = "pyflame.vjp"
+    KEYWORD: ClassVar[str] = "cotangents"
+
+
+@irdl_op_definition
+class JvpOp(_TransformOp):
+    name = "pyflame.jvp"
+    KEYWORD: ClassVar[str] = "tangents"
+
+
+Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp], [])

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import BOOL, FLOAT, DType, int64, is_float_array
 from .opdef import OpDef, Shape, ShapeError, check_dims, define, normalize_dim
 
@@ -102,3 +103,63 @@ for _name, _kind, _kernel in (("sum", "sum", _sum), ("mean", "mean", _mean),
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     define(OpDef(_name, "reduction", _arg_rule(_name), _arg(_fn), 1,
                  {"dim": "opt_int", "keepdim": "bool"}))
+
+
+# ---- derivatives (rules against the builder interface of dialects/ad.py) ----
+
+def _count(shape: Shape, dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _spread(b, g, x, dims, keepdim, scale=None):
+    """Broadcast a reduced cotangent back over the reduced dims."""
+    g = ad.keep_dims(b, g, b.shape(x), dims, keepdim)
+    if scale is not None:
+        g = b.mul(g, scale)
+    return ad.broadcast(b, g, b.shape(x))
+
+
+def _extreme_mask(b, x, z, dims, keepdim):
+    """Where x attains the extreme, divided by how many times (ties share)."""
+    hit = b.convert(b.eq(x, ad.keep_dims(b, z, b.shape(x), dims, keepdim)), dtype=b.dtype(x))
+    return b.div(hit, b.sum(hit, dims=tuple(dims), keepdim=True))
+
+
+def _sum_vjp(b, cts, inputs, outputs, dims, keepdim):
+    return [_spread(b, cts[0], inputs[0], dims, keepdim)]
+
+
+def _mean_vjp(b, cts, inputs, outputs, dims, keepdim):
+    x = inputs[0]
+    n = _count(b.shape(x), dims)
+    return [_spread(b, cts[0], x, dims, keepdim, b.scalar(1.0 / max(n, 1), like=x))]
+
+
+def _extreme_vjp(b, cts, inputs, outputs, dims, keepdim):
+    (g,), (x,), (z,) = cts, inputs, outputs
+    return [b.mul(_spread(b, g, x, dims, keepdim), _extreme_mask(b, x, z, dims, keepdim))]
+
+
+def _extreme_jvp(b, tangents, inputs, outputs, dims, keepdim):
+    (t,), (x,), (z,) = tangents, inputs, outputs
+    return [b.sum(b.mul(t, _extreme_mask(b, x, z, dims, keepdim)), dims=tuple(dims),
+                  keepdim=keepdim)]
+
+
+def _linear_jvp(name):
+    def jvp(b, tangents, inputs, outputs, **attrs):
+        return [b.op(name, tangents[0], **attrs)]
+    return jvp
+
+
+ad.defvjp("sum", _sum_vjp)
+ad.defjvp("sum", _linear_jvp("sum"))
+ad.defvjp("mean", _mean_vjp)
+ad.defjvp("mean", _linear_jvp("mean"))
+for _name in ("max", "min"):
+    ad.defvjp(_name, _extreme_vjp)
+    ad.defjvp(_name, _extreme_jvp)
+ad.nondiff("argmax", "argmin")

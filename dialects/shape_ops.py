@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import ad
 from .dtypes import DType
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape, numel, same_dtype
 
@@ -106,3 +107,89 @@ define(OpDef("concat", "shape", _concat_rule,
              lambda *xs, dim: np.concatenate(xs, axis=dim), None, {"dim": "int"}))
 define(OpDef("split", "shape", _split_rule, _split, 1, {"sizes": "ints", "dim": "int"},
              num_results=None))
+
+
+def _pad_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (s,) = shapes
+    low, high, interior = attrs["low"], attrs["high"], attrs["interior"]
+    if not len(low) == len(high) == len(interior) == len(s):
+        raise ShapeError("pad", f"low/high/interior need {len(s)} entries for {fmt_shape(s)}")
+    if any(v < 0 for v in (*low, *high, *interior)):
+        raise ShapeError("pad", "padding amounts must be non-negative")
+    out = tuple(lo + hi + (d + (d - 1) * k if d else 0)
+                for d, lo, hi, k in zip(s, low, high, interior))
+    return ((out, dtypes[0]),)
+
+
+def _pad(x: np.ndarray, low: tuple, high: tuple, interior: tuple) -> np.ndarray:
+    (out_shape, _), = _pad_rule([x.shape], [None], {"low": low, "high": high,  # type: ignore
+                                                    "interior": interior})
+    out = np.zeros(out_shape, dtype=x.dtype)
+    out[tuple(slice(lo, lo + (d - 1) * (k + 1) + 1 if d else lo, k + 1)
+              for d, lo, k in zip(x.shape, low, interior))] = x
+    return out
+
+
+define(OpDef("pad", "shape", _pad_rule, _pad, 1,
+             {"low": "ints", "high": "ints", "interior": "ints"},
+             doc="zero padding before, after and between elements (the transpose of slice)"))
+
+
+# ---- derivatives (rules against the builder interface of dialects/ad.py) ----
+
+def _inverse(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def _slice_transpose(b, g, x, start, limit, stride):
+    low, high, interior = [], [], []
+    for d, a, k, n in zip(b.shape(x), start, stride, b.shape(g)):
+        if n == 0:
+            return ad.zeros(b, b.shape(x), g)
+        low.append(a)
+        interior.append(k - 1)
+        high.append(d - (a + (n - 1) * k + 1))
+    return b.pad(g, low=tuple(low), high=tuple(high), interior=tuple(interior))
+
+
+def _pad_transpose(b, g, x, low, high, interior):
+    shape = b.shape(x)
+    if 0 in shape:
+        return ad.zeros(b, shape, g)
+    limit = tuple(lo + (d - 1) * (k + 1) + 1 for d, lo, k in zip(shape, low, interior))
+    return b.slice(g, start=tuple(low), limit=limit, stride=tuple(k + 1 for k in interior))
+
+
+ad.deflinear_unary("reshape", lambda b, g, x, shape: ad.reshape(b, g, b.shape(x)))
+ad.deflinear_unary("permute", lambda b, g, x, perm: b.permute(g, perm=_inverse(perm)))
+ad.deflinear_unary("broadcast_to", lambda b, g, x, shape: ad.sum_to(b, g, b.shape(x)))
+ad.deflinear_unary("slice", _slice_transpose)
+ad.deflinear_unary("pad", _pad_transpose)
+
+
+def _concat_vjp(b, cts, inputs, outputs, dim):
+    sizes = tuple(b.shape(x)[dim] for x in inputs)
+    return list(b.split(cts[0], sizes=sizes, dim=dim))
+
+
+def _concat_jvp(b, tangents, inputs, outputs, dim):
+    ts = [ad.instantiate(b, t, b.shape(x), x) for t, x in zip(tangents, inputs)]
+    return [b.concat(*ts, dim=dim)]
+
+
+def _split_vjp(b, cts, inputs, outputs, sizes, dim):
+    parts = [ad.instantiate(b, c, b.shape(o), o) for c, o in zip(cts, outputs)]
+    return [b.concat(*parts, dim=dim) if len(parts) > 1 else parts[0]]
+
+
+def _split_jvp(b, tangents, inputs, outputs, sizes, dim):
+    return list(b.split(tangents[0], sizes=sizes, dim=dim))
+
+
+ad.defvjp("concat", _concat_vjp)
+ad.defjvp("concat", _concat_jvp)
+ad.defvjp("split", _split_vjp)
+ad.defjvp("split", _split_jvp)

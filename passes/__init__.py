@@ -29,7 +29,13 @@ def _canonicalize() -> type[ModulePass]:
     return CanonicalizePass
 
 
+def _autodiff() -> type[ModulePass]:
+    from .autodiff import PyflameAutodiff
+    return PyflameAutodiff
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "pyflame-autodiff": _autodiff,
     "cse": _cse,
     "dce": _dce,
     "canonicalize": _canonicalize,

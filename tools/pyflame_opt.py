@@ -11,6 +11,7 @@ must be produced on its line, and nothing else may be.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -227,6 +228,12 @@ class PyflameOptMain(xDSLOptMain):
             self.apply_passes(module)
         except (PassFailedException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
+        except Exception as e:  # a bug in a pass: say so, keep the traceback on request
+            if os.environ.get("PYFLAME_DEBUG"):
+                raise
+            raise UserError(f"{self.get_input_name()}: internal error in the pass pipeline: "
+                            f"{type(e).__name__}: {e} (set PYFLAME_DEBUG=1 for a traceback)"
+                            ) from None
         return self.output_resulting_program(module)
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
