@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-DOCS = "Cerebras SDK documentation (see docs/shared CSL_NOTES)"
+DOCS = "public Cerebras SDK documentation (summarized in CSL_NOTES.md)"
 SDK_TIMING = "SDK example timing code (0.85 GHz)"
 SECONDARY = "secondary source (published talks/papers), not SDK docs"
 ESTIMATE = "estimate (no public source)"
