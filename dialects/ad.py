@@ -93,7 +93,7 @@ def sum_to(b: Builder, g: Value, shape: Sequence[int]) -> Value:
                                 if d == 1 and gs[lead + i] != 1]
     if dims:
         g = b.op("sum", g, dims=tuple(dims), keepdim=True)
-    return b.reshape(g, shape) if tuple(b.shape(g)) != shape else g
+    return reshape(b, g, shape)
 
 
 def reshape(b: Builder, v: Value, shape: Sequence[int]) -> Value:

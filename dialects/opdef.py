@@ -32,7 +32,8 @@ InferFn = Callable[[Sequence[Shape], Sequence[DType], Attrs], tuple[Spec, ...]]
 #   opt_int                      -> int | None (absent in IR when None)
 #   dtype                        -> DType
 #   dense                        -> numpy array (0-d for a splat), see data.constant
-ATTR_KINDS = ("int", "bool", "float", "str", "ints", "opt_int", "dtype", "dense")
+#   func                         -> a traced function (frontend transform nodes only)
+ATTR_KINDS = ("int", "bool", "float", "str", "ints", "opt_int", "dtype", "dense", "func")
 
 
 class ShapeError(ValueError):

@@ -12,6 +12,22 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
+from . import autograd
+from .autodiff import (
+    enable_grad,
+    grad,
+    hessian,
+    is_grad_enabled,
+    jacfwd,
+    jacrev,
+    jvp,
+    no_grad,
+    set_grad_enabled,
+    tree_flatten,
+    tree_unflatten,
+    value_and_grad,
+    vjp,
+)
 from .compiler import (
     BACKENDS,
     CompileReport,

@@ -103,14 +103,23 @@ def run_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> Non
 # ---- IR build ----
 
 def build_module(sub: Subgraph) -> ModuleOp:
-    """One ``func.func @main`` whose arguments are the leaves, in order."""
-    from xdsl.dialects import func
+    """One ``func.func @main`` whose arguments are the leaves, in order; each
+    differentiated function becomes a private function next to it."""
     from xdsl.dialects.builtin import ModuleOp
+
+    module = ModuleOp([])
+    COUNTERS.ir_builds += 1
+    module.body.block.add_op(_build_func(sub, "main", module, {}))
+    return module
+
+
+def _build_func(sub: Subgraph, name: str, module: ModuleOp, funcs: dict[int, str],
+                private: bool = False) -> Any:
+    from xdsl.dialects import func
     from xdsl.ir import Block, Region
 
-    from .dialects.pyflame import create_op, tensor_type
+    from .dialects.pyflame import JvpOp, VjpOp, create_op, tensor_type
 
-    COUNTERS.ir_builds += 1
     block = Block(arg_types=[tensor_type(t.shape, t.dtype) for t in sub.leaves])
     results: list[Sequence[Any]] = []
 
@@ -119,14 +128,34 @@ def build_module(sub: Subgraph) -> ModuleOp:
         return block.args[-1 - pos] if pos < 0 else results[pos][idx]
 
     for node, refs in zip(sub.nodes, sub.refs):
-        op = create_op(node.op.name, [value(r) for r in refs], node.attrs, node.specs)
+        operands = [value(r) for r in refs]
+        if node.op.family == "transform":
+            fn = node.attrs["fn"]
+            callee = funcs.get(id(fn))
+            if callee is None:  # one private function per traced function
+                callee = funcs[id(fn)] = f"{node.op.name}_fn{len(funcs)}"
+                module.body.block.add_op(_build_func(fn.sub, callee, module, funcs, True))
+            cls = VjpOp if node.op.name == "vjp" else JvpOp
+            n = len(fn.sub.leaves)
+            op = cls(callee, operands[:n], operands[n:], node.attrs["wrt"],
+                     [tensor_type(s, d) for s, d in node.specs])
+        else:
+            op = create_op(node.op.name, operands, node.attrs, node.specs)
         block.add_op(op)
         results.append(op.results)
     outs = [value(r) for r in sub.outputs]
     block.add_op(func.ReturnOp(*outs))
-    fn = func.FuncOp("main", ([a.type for a in block.args], [v.type for v in outs]),
-                     Region(block))
-    return ModuleOp([fn])
+    return func.FuncOp(name, ([a.type for a in block.args], [v.type for v in outs]),
+                       Region(block), visibility="private" if private else None)
+
+
+def expand_transforms(module: ModuleOp) -> None:
+    """Differentiate (``pyflame-autodiff``): every backend needs it, so it runs
+    whether or not the optimization pipeline does."""
+    from .passes.autodiff import PyflameAutodiff, has_transforms
+
+    if has_transforms(module):
+        PyflameAutodiff().apply(make_context(), module)
 
 
 # ---- compile ----
@@ -148,9 +177,9 @@ class CompiledGraph:
 
 
 def count_ops(module: ModuleOp) -> int:
-    from .dialects.pyflame import PyflameOp
+    from .dialects.pyflame import PyflameOp, _TransformOp
 
-    return sum(1 for op in module.walk() if isinstance(op, PyflameOp))
+    return sum(1 for op in module.walk() if isinstance(op, PyflameOp | _TransformOp))
 
 
 def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
@@ -159,6 +188,7 @@ def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     t0 = time.perf_counter()
     module = build_module(sub)
     t1 = time.perf_counter()
+    expand_transforms(module)
     before = count_ops(module)
     run_pipeline(module, spec)
     t2 = time.perf_counter()
@@ -188,6 +218,7 @@ def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
         raise ValueError("to_mlir: nothing to compile, every tensor is already realized")
     module = build_module(sub)
     if optimize:
+        expand_transforms(module)
         run_pipeline(module, pipeline_spec())
     out = StringIO()
     Printer(stream=out, print_generic_format=generic).print_op(module)

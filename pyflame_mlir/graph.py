@@ -14,7 +14,7 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,6 +58,13 @@ class Config:
 
 
 CONFIG = Config()
+
+
+class _GradMode(threading.local):
+    enabled: bool = True  # per thread, like PyTorch's grad mode
+
+
+GRAD_MODE = _GradMode()
 
 
 # ---- graphs and scopes ----
@@ -130,7 +137,7 @@ class OpNode:
     """One recorded op. ``specs`` holds one (shape, dtype) per result; ``seq``
     orders nodes by creation, which is always a topological order."""
 
-    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "_sig", "_sig_id")
+    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -139,6 +146,7 @@ class OpNode:
         self.attrs = attrs
         self.specs = specs
         self.seq = _next_seq()
+        self.nograd = not GRAD_MODE.enabled  # recorded under no_grad: a constant for autodiff
         self._sig: tuple | None = None
         self._sig_id: int | None = None
 
@@ -170,7 +178,7 @@ class OpNode:
 def _canon(kind: str, v: Any) -> Any:
     if kind == "float":
         return float(v).hex()
-    if kind == "dense":
+    if kind in ("dense", "func"):
         return v.key()
     if kind == "dtype":
         return v.name
@@ -257,28 +265,43 @@ class Subgraph:
         return hashlib.blake2b(repr(enc).encode(), digest_size=20).hexdigest()
 
 
-def collect(tensors: Sequence[Tensor]) -> Subgraph:
+def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
+            boundary: Callable[[Tensor], bool] | None = None) -> Subgraph:
     """Gather the lazy nodes the tensors need, order them by creation, and
-    number the realized leaves by first use."""
+    number the realized leaves by first use.
+
+    For a function traced out of the graph (autodiff), ``args`` become the
+    first leaves whatever they are, and tensors for which ``boundary`` holds
+    are leaves too (the walk does not go past them)."""
+    leaves: list[Tensor] = list(args)
+    pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}
+    if boundary is None and not args:
+        def inner(t: Tensor) -> OpNode | None:
+            return t._node
+    else:
+        def inner(t: Tensor) -> OpNode | None:
+            if id(t) in pos or (boundary is not None and boundary(t)):
+                return None
+            return t._node
     seen: dict[int, OpNode] = {}
-    stack = [t._node for t in tensors if t._node is not None]
+    stack = [m for m in map(inner, tensors) if m is not None]
     while stack:
         node = stack.pop()
         if id(node) in seen:
             continue
         seen[id(node)] = node
         for t in node.inputs:
-            m = t._node
+            m = inner(t)
             if m is not None and id(m) not in seen:
                 stack.append(m)
     nodes = sorted(seen.values(), key=_by_seq)
-    pos = {id(n): i << 16 for i, n in enumerate(nodes)}
-    leaves: list[Tensor] = []
+    for i, n in enumerate(nodes):
+        pos[id(n)] = i << 16
     refs: list[list[int]] = []
     for n in [*nodes, None]:
         r = []
         for t in (n.inputs if n is not None else tensors):
-            m = t._node
+            m = inner(t)
             if m is not None:
                 r.append(pos[id(m)] | t._index)
                 continue

@@ -33,7 +33,7 @@ class Tensor:
     """A lazy tensor. Either a *promise* (``_node`` is the op that will make
     it) or *realized* (``_value`` holds a numpy array and it is a leaf)."""
 
-    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "__weakref__")
+    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     shape: tuple[int, ...]
@@ -42,14 +42,14 @@ class Tensor:
     @classmethod
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
-        t.shape, t.dtype, t._node, t._index, t._value = shape, dt, node, index, None
+        t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
         return t
 
     @classmethod
     def _leaf(cls, value: np.ndarray) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
-        t._node, t._index, t._value = None, 0, value
+        t._node, t._index, t._value, t._ag = None, 0, value, None
         return t
 
     def _realize(self, value: np.ndarray) -> None:
@@ -144,6 +144,41 @@ class Tensor:
     __str__ = __repr__
     __hash__ = object.__hash__
 
+    # ---- autograd (PyTorch semantics; see autodiff.py) ----
+    @property
+    def requires_grad(self) -> bool:
+        return autodiff.requires_grad(self)
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        autodiff.set_requires_grad(self, flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        autodiff.set_requires_grad(self, requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return autodiff.is_leaf(self)
+
+    @property
+    def grad(self) -> Tensor | None:
+        return autodiff.get_grad(self)
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        autodiff.set_grad(self, value)
+
+    def retain_grad(self) -> None:
+        autodiff.retain_grad(self)
+
+    def detach(self) -> Tensor:
+        return autodiff.detach(self)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
+        autodiff.backward(self, gradient, create_graph=create_graph)
+
     # ---- conversion ----
     def astype(self, dt: Any) -> Tensor:
         return ops.convert(self, to_dtype(dt))
@@ -201,8 +236,8 @@ class Tensor:
                         "(e.g. pf.where(mask, value, t) or pf.cat)")
 
 
+from . import autodiff, ops  # noqa: E402, I001  (they need the Tensor class above)
 from . import graph as _graph  # noqa: E402
-from . import ops  # noqa: E402  (ops needs the Tensor class defined above)
 
 _graph.Tensor_ = Tensor
 ops.Tensor_ = Tensor

@@ -1,0 +1,509 @@
+"""Differentiation in the frontend: JAX's functional API and PyTorch's
+imperative one, both recording *one transform node* per differentiation.
+
+A transform node holds a ``FuncGraph`` (the function traced out of the
+recorded graph: its arguments, the tensors it captures, its outputs) and
+becomes ``pyflame.vjp``/``pyflame.jvp`` on a private ``func.func`` in the IR;
+the ``pyflame-autodiff`` pass does the differentiation. Gradients are promise
+tensors like any other, so forward, backward and the update of a training
+step compile into one graph, cached by structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .dialects.opdef import OpDef, Spec
+from .graph import GRAD_MODE, Subgraph, collect, record
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+# ---- grad mode ----
+
+@contextmanager
+def _grad_mode(enabled: bool) -> Iterator[None]:
+    prev = GRAD_MODE.enabled
+    GRAD_MODE.enabled = enabled
+    try:
+        yield
+    finally:
+        GRAD_MODE.enabled = prev
+
+
+def no_grad():
+    """Ops recorded inside do not require grad (as ``torch.no_grad``)."""
+    return _grad_mode(False)
+
+
+def enable_grad():
+    return _grad_mode(True)
+
+
+def set_grad_enabled(enabled: bool):
+    return _grad_mode(enabled)
+
+
+def is_grad_enabled() -> bool:
+    return GRAD_MODE.enabled
+
+
+# ---- autograd state on tensors ----
+
+class AutogradMeta:
+    __slots__ = ("requires_grad", "grad", "retain", "detached")
+
+    def __init__(self) -> None:
+        self.requires_grad = False  # set by the user: a leaf of autograd
+        self.grad: Tensor | None = None
+        self.retain = False  # retain_grad() on a non-leaf
+        self.detached = False  # made by detach(): gradients never flow through it
+
+
+def _meta(t: Tensor) -> AutogradMeta:
+    if t._ag is None:
+        t._ag = AutogradMeta()
+    return t._ag
+
+
+def _stops(t: Tensor) -> bool:
+    """Gradients do not flow past this tensor (to its inputs)."""
+    ag = t._ag
+    if ag is not None and (ag.requires_grad or ag.detached):
+        return True
+    return t._node is None or t._node.nograd
+
+
+def _walk(roots: Sequence[Tensor]) -> Iterator[Tensor]:
+    """Every tensor gradients from ``roots`` reach, each once."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        yield t
+        if not _stops(t):
+            stack.extend(t._node.inputs)
+
+
+def requires_grad(t: Tensor) -> bool:
+    ag = t._ag
+    if ag is not None and ag.detached:
+        return False
+    return any(x._ag is not None and x._ag.requires_grad for x in _walk([t]))
+
+
+def is_leaf(t: Tensor) -> bool:
+    return (t._ag is not None and t._ag.requires_grad) or not requires_grad(t)
+
+
+def set_requires_grad(t: Tensor, flag: bool) -> None:
+    if flag and not t.dtype.is_floating_point:
+        raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
+                           f"got {t.dtype.name}")
+    if not is_leaf(t):
+        raise RuntimeError("you can only change requires_grad flags of leaf tensors; use "
+                           "t.detach().requires_grad_() for a new leaf")
+    _meta(t).requires_grad = flag
+
+
+def get_grad(t: Tensor) -> Tensor | None:
+    return None if t._ag is None else t._ag.grad
+
+
+def set_grad(t: Tensor, value: Tensor | None) -> None:
+    if value is not None and value.shape != t.shape:
+        raise RuntimeError(f"assigned grad has shape {list(value.shape)}, the tensor "
+                           f"{list(t.shape)}")
+    _meta(t).grad = value
+
+
+def retain_grad(t: Tensor) -> None:
+    if not requires_grad(t):
+        raise RuntimeError("can't retain_grad on a tensor that does not require grad")
+    if not is_leaf(t):
+        _meta(t).retain = True
+
+
+def detach(t: Tensor) -> Tensor:
+    from .tensor import Tensor
+
+    if t._node is None:
+        out = Tensor._leaf(t._value)
+    else:
+        out = Tensor._promise(t._node, t._index, t.shape, t.dtype)
+    _meta(out).detached = True
+    return out
+
+
+# ---- functions traced out of the graph ----
+
+class FuncGraph:
+    """The function from ``args`` to ``outputs`` inside the recorded graph.
+    Tensors it reads that are not computed from ``args`` (weights, data,
+    values recorded under no_grad, detached tensors) are *captured*: they
+    become extra arguments, computed outside."""
+
+    __slots__ = ("sub", "num_args", "_key")
+
+    def __init__(self, args: Sequence[Tensor], outputs: Sequence[Tensor]):
+        ids = {id(a) for a in args}
+        if len(ids) != len(args):
+            raise ValueError("the same tensor is passed twice as a differentiated argument")
+        self.sub: Subgraph = collect(outputs, args=args, boundary=_stopped_lazy)
+        self.num_args = len(args)
+        self._key: tuple | None = None
+
+    @property
+    def args(self) -> list[Tensor]:
+        return self.sub.leaves[:self.num_args]
+
+    @property
+    def captured(self) -> list[Tensor]:
+        return self.sub.leaves[self.num_args:]
+
+    def output_specs(self) -> list[Spec]:
+        out = []
+        for r in self.sub.outputs:
+            if r < 0:
+                t = self.sub.leaves[-1 - r]
+                out.append((t.shape, t.dtype))
+            else:
+                out.append(self.sub.nodes[r >> 16].specs[r & 0xFFFF])
+        return out
+
+    def used_args(self) -> set[int]:
+        used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
+        return {i for i in used if i < self.num_args}
+
+    def key(self) -> tuple:
+        """Canonical encoding (for the structural hash of the graph using it)."""
+        if self._key is None:
+            sub = self.sub
+            self._key = ("func", self.num_args,
+                         tuple((t.shape, t.dtype.name) for t in sub.leaves),
+                         tuple((n.sig, tuple(r)) for n, r in zip(sub.nodes, sub.refs)),
+                         tuple(sub.outputs))
+        return self._key
+
+
+def _stopped_lazy(t: Tensor) -> bool:
+    """A lazy tensor a traced function must not trace into (it is captured):
+    detached, an autograd leaf, or recorded under no_grad."""
+    if t._node is None:
+        return False
+    ag = t._ag
+    return (ag is not None and (ag.requires_grad or ag.detached)) or t._node.nograd
+
+
+def _transform_rule(mode: str):
+    def infer(shapes, dtypes, attrs) -> tuple[Spec, ...]:
+        fn: FuncGraph = attrs["fn"]
+        outs = fn.output_specs()
+        args = fn.args
+        if mode == "vjp":
+            return tuple(outs + [(args[i].shape, args[i].dtype) for i in attrs["wrt"]])
+        return tuple(outs + outs)
+    return infer
+
+
+VJP_OP = OpDef("vjp", "transform", _transform_rule("vjp"), None, None,
+               {"fn": "func", "wrt": "ints"}, num_results=None,
+               doc="reverse-mode derivative of a traced function")
+JVP_OP = OpDef("jvp", "transform", _transform_rule("jvp"), None, None,
+               {"fn": "func", "wrt": "ints"}, num_results=None,
+               doc="forward-mode derivative of a traced function")
+
+
+def _check_differentiable(args: Sequence[Tensor], what: str) -> None:
+    for i, a in enumerate(args):
+        if not a.dtype.is_floating_point:
+            raise TypeError(f"{what}: argument {i} has dtype {a.dtype.name}; only "
+                            "floating-point tensors can be differentiated")
+
+
+def _seed_like(t: Tensor, value: Any) -> Tensor:
+    from .ops import as_tensor_arg, convert
+
+    s = as_tensor_arg(value)
+    if s.shape != t.shape:
+        raise ValueError(f"a seed of shape {list(s.shape)} does not match the output of shape "
+                         f"{list(t.shape)}")
+    return s if s.dtype is t.dtype else convert(s, t.dtype)
+
+
+def record_vjp(fn: FuncGraph, wrt: Sequence[int], cotangents: Sequence[Tensor]
+               ) -> list[Tensor]:
+    """Outputs of ``fn`` then the cotangents of ``fn.args[i]`` for i in ``wrt``."""
+    _check_differentiable([fn.args[i] for i in wrt], "vjp")
+    inputs = (*fn.sub.leaves, *cotangents)
+    return record(VJP_OP, inputs, {"fn": fn, "wrt": tuple(wrt)})
+
+
+def record_jvp(fn: FuncGraph, wrt: Sequence[int], tangents: Sequence[Tensor]) -> list[Tensor]:
+    """Outputs of ``fn`` then their tangents."""
+    _check_differentiable([fn.args[i] for i in wrt], "jvp")
+    inputs = (*fn.sub.leaves, *tangents)
+    return record(JVP_OP, inputs, {"fn": fn, "wrt": tuple(wrt)})
+
+
+# ---- pytrees (tuples, lists, dicts of tensors) ----
+
+def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    if isinstance(tree, tuple | list):
+        leaves, defs = [], []
+        for x in tree:
+            lv, d = tree_flatten(x)
+            leaves += lv
+            defs.append(d)
+        return leaves, (type(tree), defs)
+    if isinstance(tree, dict):
+        keys = sorted(tree)
+        leaves, defs = [], []
+        for k in keys:
+            lv, d = tree_flatten(tree[k])
+            leaves += lv
+            defs.append(d)
+        return leaves, (dict, (keys, defs))
+    if tree is None:
+        return [], None
+    return [tree], "*"
+
+
+def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
+    it = iter(leaves)
+
+    def build(d: Any) -> Any:
+        if d == "*":
+            return next(it)
+        if d is None:
+            return None
+        kind, sub = d
+        if kind is dict:
+            keys, defs = sub
+            return {k: build(x) for k, x in zip(keys, defs)}
+        return kind(build(x) for x in sub)
+    return build(treedef)
+
+
+def _as_primals(values: Sequence[Any]) -> list[Tensor]:
+    from .ops import as_tensor_arg
+
+    return [as_tensor_arg(v) for v in values]
+
+
+def _distinct(ts: list[Tensor]) -> list[Tensor]:
+    """Differentiated arguments must be distinct tensors: a repeated one is
+    replaced by an alias (a no-op reshape), so each gets its own cotangent."""
+    from .dialects import OPS
+
+    seen: set[int] = set()
+    out = []
+    for t in ts:
+        if id(t) in seen:
+            t = record(OPS["reshape"], (t,), {"shape": t.shape})
+        seen.add(id(t))
+        out.append(t)
+    return out
+
+
+# ---- the functional API (JAX) ----
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """``(out, vjp_fn)`` (and ``aux``): ``vjp_fn(cotangents)`` returns one
+    cotangent per primal, shaped like the primals."""
+    flat, tree = tree_flatten(primals)
+    flat = _distinct(_as_primals(flat))
+    result = f(*tree_unflatten(tree, flat))
+    out, aux = result if has_aux else (result, None)
+    out_flat, out_tree = tree_flatten(out)
+    fn = FuncGraph(flat, out_flat)
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        ct_flat, ct_tree = tree_flatten(cotangents)
+        if len(ct_flat) != len(out_flat):
+            raise ValueError(f"vjp: expected {len(out_flat)} cotangent(s), got {len(ct_flat)}")
+        seeds = [_seed_like(o, c) for o, c in zip(out_flat, ct_flat)]
+        res = record_vjp(fn, range(len(flat)), seeds)
+        return tuple(tree_unflatten(tree, res[len(out_flat):]))
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
+    """``(out, tangent_out)`` of ``f`` at ``primals`` along ``tangents``."""
+    flat, tree = tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_flatten(tuple(tangents))
+    if len(flat) != len(t_flat):
+        raise ValueError(f"jvp: {len(flat)} primal(s) but {len(t_flat)} tangent(s)")
+    flat = _distinct(_as_primals(flat))
+    seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
+    out = f(*tree_unflatten(tree, flat))
+    out_flat, out_tree = tree_flatten(out)
+    fn = FuncGraph(flat, out_flat)
+    res = record_jvp(fn, range(len(flat)), seeds)
+    return out, tree_unflatten(out_tree, res[len(out_flat):])
+
+
+def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not -n <= a < n:
+            raise ValueError(f"argnums {argnums} out of range for {n} positional arguments")
+    return tuple(a % n for a in nums)
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    def wrapped(*args: Any):
+        nums = _argnums(argnums, len(args))
+        args = list(args)
+        trees = []
+        flat: list[Tensor] = []
+        for a in nums:
+            leaves, tree = tree_flatten(args[a])
+            leaves = _as_primals(leaves)
+            trees.append((tree, len(flat), len(leaves)))
+            flat += leaves
+            args[a] = tree_unflatten(tree, leaves)
+        flat = _distinct(flat)
+        for a, (tree, start, n) in zip(nums, trees):
+            args[a] = tree_unflatten(tree, flat[start:start + n])
+        result = f(*args)
+        out, aux = result if has_aux else (result, None)
+        from .tensor import Tensor
+
+        if not isinstance(out, Tensor) or out.numel() != 1 or \
+                not out.dtype.is_floating_point:
+            raise TypeError("grad requires f to return a real scalar tensor, got "
+                            + (f"shape {list(out.shape)} {out.dtype.name}"
+                               if isinstance(out, Tensor) else type(out).__name__))
+        fn = FuncGraph(flat, [out])
+        res = record_vjp(fn, range(len(flat)), [_seed_like(out, 1.0)])
+        grads = [tree_unflatten(tree, res[1 + start:1 + start + n])
+                 for tree, start, n in trees]
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((out, aux), g) if has_aux else (out, g)
+    return wrapped
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def wrapped(*args: Any):
+        (value, g) = vg(*args)
+        return (g, value[1]) if has_aux else g
+    return wrapped
+
+
+def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
+    from .creation import tensor
+
+    v = np.zeros(shape, dtype=like.dtype.np)
+    v.reshape(-1)[i] = 1
+    return tensor(v)
+
+
+def jacrev(f: Callable, argnums: int = 0):
+    """The Jacobian of a single-tensor output w.r.t. one tensor argument, by
+    one VJP per output element: shape ``out.shape + x.shape``."""
+    def wrapped(*args: Any):
+        from .ops import reshape, stack
+
+        args = list(args)
+        a = _argnums(argnums, len(args))[0]
+        x = args[a] = _as_primals([args[a]])[0]
+        out = f(*args)
+        fn = FuncGraph([x], [out])
+        rows = [record_vjp(fn, [0], [_one_hot(out.shape, i, out)])[1]
+                for i in range(out.numel())]
+        if not rows:
+            return reshape(out, out.shape + x.shape)
+        return reshape(stack(rows), out.shape + x.shape)
+    return wrapped
+
+
+def jacfwd(f: Callable, argnums: int = 0):
+    """The Jacobian by one JVP per input element: shape ``out.shape + x.shape``."""
+    def wrapped(*args: Any):
+        from .ops import reshape, stack
+
+        args = list(args)
+        a = _argnums(argnums, len(args))[0]
+        x = args[a] = _as_primals([args[a]])[0]
+        out = f(*args)
+        fn = FuncGraph([x], [out])
+        cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
+        return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
+    return wrapped
+
+
+def hessian(f: Callable, argnums: int = 0):
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+# ---- the imperative API (PyTorch) ----
+
+def _grad_leaves(roots: Sequence[Tensor]) -> list[Tensor]:
+    return [t for t in _walk(roots) if t._ag is not None and t._ag.requires_grad]
+
+
+def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> None:
+    if not requires_grad(t):
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
+    if gradient is None:
+        if t.numel() != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
+                               f"(the tensor has shape {list(t.shape)}); pass gradient=")
+        gradient = 1.0
+    leaves = _grad_leaves([t])
+    retained = [x for x in _walk([t]) if x._ag is not None and x._ag.retain]
+    with _grad_mode(create_graph):
+        seed = _seed_like(t, gradient)
+        for targets in (leaves, retained):
+            if not targets:
+                continue
+            fn = FuncGraph(targets, [t])
+            grads = record_vjp(fn, range(len(targets)), [seed])[1:]
+            for x, g in zip(targets, grads):
+                ag = _meta(x)
+                ag.grad = g if ag.grad is None else ag.grad + g
+
+
+def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+                  create_graph: bool = False, allow_unused: bool = False) -> tuple:
+    """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched."""
+    outs, _ = tree_flatten(outputs)
+    ins, _ = tree_flatten(inputs)
+    if grad_outputs is None:
+        for o in outs:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        seeds_in: list[Any] = [1.0] * len(outs)
+    else:
+        seeds_in, _ = tree_flatten(grad_outputs)
+    for i, x in enumerate(ins):
+        if not requires_grad(x):
+            raise RuntimeError(f"one of the differentiated tensors (input {i}) does not "
+                               "require grad")
+    if not any(requires_grad(o) for o in outs):
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
+    with _grad_mode(create_graph):
+        fn = FuncGraph(ins, outs)
+        used = fn.used_args()
+        if not allow_unused and len(used) != len(ins):
+            missing = sorted(set(range(len(ins))) - used)
+            raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
+                               "(pass allow_unused=True)")
+        seeds = [_seed_like(o, s) for o, s in zip(outs, seeds_in)]
+        grads = record_vjp(fn, range(len(ins)), seeds)[len(outs):]
+    return tuple(g if i in used else None for i, g in enumerate(grads))
+

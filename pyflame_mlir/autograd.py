@@ -1,0 +1,17 @@
+"""``pf.autograd``: PyTorch's ``torch.autograd`` functions."""
+
+from .autodiff import autograd_grad as grad
+from .autodiff import backward as _backward
+from .autodiff import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+
+
+def backward(tensors, grad_tensors=None, create_graph: bool = False) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    ts = tensors if isinstance(tensors, list | tuple) else [tensors]
+    gs = grad_tensors if isinstance(grad_tensors, list | tuple) else [grad_tensors] * len(ts)
+    for t, g in zip(ts, gs):
+        _backward(t, g, create_graph=create_graph)
+
+
+__all__ = ["backward", "enable_grad", "grad", "is_grad_enabled", "no_grad",
+           "set_grad_enabled"]
