@@ -5,8 +5,9 @@ ops (constants and ``iota``), part of the structural hash."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,15 @@ from .ops import _shape_arg, convert, eq
 from .tensor import Tensor
 
 _rng = np.random.default_rng()
+
+
+def _requires_grad_option(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Adds PyTorch's ``requires_grad=`` keyword to a creation function."""
+    @functools.wraps(make)
+    def wrapped(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        t = make(*args, **kwargs)
+        return t.requires_grad_() if requires_grad else t
+    return wrapped
 
 
 def manual_seed(seed: int) -> None:
@@ -42,6 +52,7 @@ def _infer_host_dtype(arr: np.ndarray, data: Any) -> DType:
     raise TypeError(f"cannot make a tensor from {type(data).__name__} of dtype {arr.dtype}")
 
 
+@_requires_grad_option
 def tensor(data: Any, dtype: Any = None) -> Tensor:
     """A new leaf holding a copy of ``data`` (nested lists, numbers, arrays, tensors)."""
     if isinstance(data, Tensor):
@@ -86,11 +97,13 @@ def _float_dtype(dtype: Any) -> DType:
     return dt
 
 
+@_requires_grad_option
 def randn(*size: Any, dtype: Any = None) -> Tensor:
     dt = _float_dtype(dtype)
     return Tensor._leaf(_rng.standard_normal(_size(size), dtype=np.float64).astype(dt.np))
 
 
+@_requires_grad_option
 def rand(*size: Any, dtype: Any = None) -> Tensor:
     dt = _float_dtype(dtype)
     return Tensor._leaf(_rng.random(_size(size), dtype=np.float64).astype(dt.np))
@@ -104,6 +117,7 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (),
     return Tensor._leaf(_rng.integers(low, high, size=tuple(size)).astype(dt.np))
 
 
+@_requires_grad_option
 def full(size: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
     shape = _size((size,))
     dt = to_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
@@ -111,10 +125,12 @@ def full(size: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tenso
     return record(OPS["constant"], (), {"value": value})
 
 
+@_requires_grad_option
 def zeros(*size: Any, dtype: Any = None) -> Tensor:
     return full(_size(size), 0, dtype=dtype or float32)
 
 
+@_requires_grad_option
 def ones(*size: Any, dtype: Any = None) -> Tensor:
     return full(_size(size), 1, dtype=dtype or float32)
 
@@ -123,26 +139,31 @@ def _like(t: Tensor, dtype: Any) -> tuple[tuple[int, ...], DType]:
     return t.shape, to_dtype(dtype) if dtype is not None else t.dtype
 
 
+@_requires_grad_option
 def zeros_like(t: Tensor, dtype: Any = None) -> Tensor:
     shape, dt = _like(t, dtype)
     return full(shape, 0, dtype=dt)
 
 
+@_requires_grad_option
 def ones_like(t: Tensor, dtype: Any = None) -> Tensor:
     shape, dt = _like(t, dtype)
     return full(shape, 1, dtype=dt)
 
 
+@_requires_grad_option
 def full_like(t: Tensor, fill_value: Any, dtype: Any = None) -> Tensor:
     shape, dt = _like(t, dtype)
     return full(shape, fill_value, dtype=dt)
 
 
+@_requires_grad_option
 def randn_like(t: Tensor, dtype: Any = None) -> Tensor:
     shape, dt = _like(t, dtype)
     return randn(shape, dtype=dt)
 
 
+@_requires_grad_option
 def rand_like(t: Tensor, dtype: Any = None) -> Tensor:
     shape, dt = _like(t, dtype)
     return rand(shape, dtype=dt)
@@ -152,12 +173,16 @@ def _iota(shape: tuple[int, ...], dim: int, dt: DType) -> Tensor:
     return record(OPS["iota"], (), {"shape": shape, "dim": dim, "dtype": dt})
 
 
+@_requires_grad_option
 def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None) -> Tensor:
     """``start + step * iota`` with PyTorch's length ``ceil((end - start) / step)``."""
     if end is None:
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the range [{start}, {end}) and step {step} have "
+                         "inconsistent signs")
     n = max(math.ceil((end - start) / step), 0)
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = to_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
@@ -169,6 +194,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     return convert(out, dt)
 
 
+@_requires_grad_option
 def eye(n: int, m: int | None = None, dtype: Any = None
         ) -> Tensor:
     m = n if m is None else m

@@ -1,0 +1,200 @@
+"""PyTorch-style autograd semantics, training against torch, and the cache
+behaviour of training loops (forward + backward + update = one graph)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+
+def test_requires_grad_propagates_and_stops():
+    w = pf.randn(3).requires_grad_()
+    x = pf.randn(3)
+    assert w.requires_grad and w.is_leaf and not x.requires_grad
+    y = w * x
+    assert y.requires_grad and not y.is_leaf
+    with pf.no_grad():
+        z = w * x
+    assert not z.requires_grad and z.is_leaf
+    assert not y.detach().requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        pf.arange(3).requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        y.requires_grad_(False)
+
+
+def test_creation_requires_grad_keyword():
+    for t in (pf.randn(2, requires_grad=True), pf.zeros(2, requires_grad=True),
+              pf.tensor([1.0, 2.0], requires_grad=True), pf.ones(2, requires_grad=True)):
+        assert t.requires_grad and t.is_leaf
+
+
+def test_backward_matches_torch_and_accumulates():
+    xn, wn = np.random.default_rng(0).standard_normal((2, 5, 3))
+    w = pf.tensor(wn, requires_grad=True)
+    loss = (pf.tanh(pf.tensor(xn) * w) ** 2).sum()
+    loss.backward()
+    assert pf.is_lazy(w.grad)  # gradients are promises too
+    tw = torch.tensor(wn, requires_grad=True)
+    (torch.tanh(torch.tensor(xn) * tw) ** 2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    loss2 = (pf.tanh(pf.tensor(xn) * w) ** 2).sum()
+    loss2.backward()  # accumulates into .grad
+    np.testing.assert_allclose(w.grad.numpy(), 2 * tw.grad.numpy(), rtol=1e-12)
+    w.grad = None
+    (w * 3).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full((5, 3), 3.0))
+
+
+def test_gradients_from_several_paths_are_summed():
+    w = pf.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    (w * w + w.exp() + w).sum().backward()
+    wn = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(w.grad.numpy(), 2 * wn + np.exp(wn) + 1, rtol=1e-6)
+
+
+def test_backward_with_gradient_argument_and_errors():
+    w = pf.randn(4, requires_grad=True)
+    y = w * 2
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        y.backward()
+    y.backward(pf.tensor([1.0, 0.0, 2.0, 0.0]))
+    np.testing.assert_allclose(w.grad.numpy(), [2, 0, 4, 0])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        pf.randn(3).sum().backward()
+
+
+def test_autograd_grad_leaves_dot_grad_alone():
+    a = pf.tensor([1.0, 2.0], requires_grad=True)
+    b = pf.tensor([3.0, 4.0], requires_grad=True)
+    loss = (a * b).sum()
+    (ga,) = pf.autograd.grad(loss, [a])
+    np.testing.assert_allclose(ga.numpy(), [3.0, 4.0])
+    assert a.grad is None and b.grad is None
+    unused = pf.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="not used"):
+        pf.autograd.grad(loss, [a, unused])
+    ga, gu = pf.autograd.grad(loss, [a, unused], allow_unused=True)
+    assert gu is None
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        pf.autograd.grad(loss, [pf.randn(2)])
+
+
+def test_non_leaf_grad_needs_retain_grad():
+    w = pf.tensor([1.0, 2.0], requires_grad=True)
+    h = w * 3
+    h.retain_grad()
+    h2 = w * 5
+    (h * h + h2).sum().backward()
+    assert h2.grad is None
+    np.testing.assert_allclose(h.grad.numpy(), 2 * np.array([3.0, 6.0]))
+    np.testing.assert_allclose(w.grad.numpy(), 6 * np.array([3.0, 6.0]) + 5)
+
+
+def test_detach_and_no_grad_block_gradients():
+    w = pf.tensor([2.0, 3.0], requires_grad=True)
+    with pf.no_grad():
+        scale = w * 10
+    (w * scale).sum().backward()  # scale is a constant here
+    np.testing.assert_allclose(w.grad.numpy(), [20.0, 30.0])
+    w.grad = None
+    (w * w.detach()).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 3.0])
+
+
+def test_second_order_through_create_graph():
+    x = pf.tensor([1.5, -0.5], requires_grad=True)
+    (g,) = pf.autograd.grad((x ** 3).sum(), [x], create_graph=True)
+    (h,) = pf.autograd.grad(g.sum(), [x])
+    np.testing.assert_allclose(h.numpy(), 6 * np.array([1.5, -0.5]), rtol=1e-6)
+
+
+# ---- training ----
+
+def make_data(n=64, d=20, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((classes, d)) * 2
+    y = rng.integers(0, classes, n)
+    x = centers[y] + rng.standard_normal((n, d))
+    return x.astype(np.float32), np.eye(classes, dtype=np.float32)[y]
+
+
+def init_params(d=20, h=32, classes=3, seed=1):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((d, h)) * (1 / d) ** 0.5).astype(np.float32),
+            np.zeros(h, np.float32),
+            (rng.standard_normal((h, classes)) * (1 / h) ** 0.5).astype(np.float32),
+            np.zeros(classes, np.float32)]
+
+
+def pf_loss(params, x, onehot):
+    w1, b1, w2, b2 = params
+    logits = pf.relu(x @ w1 + b1) @ w2 + b2
+    return -(pf.log_softmax(logits, dim=1) * onehot).sum(dim=1).mean()
+
+
+def test_mlp_training_matches_torch_step_by_step():
+    x, onehot = make_data()
+    init = init_params()
+    params = [pf.tensor(p, requires_grad=True) for p in init]
+    tparams = [torch.tensor(p, requires_grad=True) for p in init]
+    tx, ty = torch.tensor(x), torch.tensor(onehot)
+    ours, theirs = [], []
+    for _ in range(25):
+        loss = pf_loss(params, pf.tensor(x), pf.tensor(onehot))
+        loss.backward()
+        with pf.no_grad():
+            params = [p - 0.2 * p.grad for p in params]
+        pf.eval(loss, *params)
+        params = [p.requires_grad_() for p in params]
+        ours.append(loss.item())
+
+        tl = -(torch.log_softmax(torch.relu(tx @ tparams[0] + tparams[1]) @ tparams[2]
+                                 + tparams[3], 1) * ty).sum(1).mean()
+        tl.backward()
+        with torch.no_grad():
+            for p in tparams:
+                p -= 0.2 * p.grad
+                p.grad = None
+        theirs.append(tl.item())
+    np.testing.assert_allclose(ours, theirs, rtol=2e-4, atol=1e-5)
+    assert ours[-1] < 0.5 * ours[0]
+
+
+def test_sgd_loop_of_100_steps_compiles_once():
+    pf.clear_cache()
+    init = init_params()
+    params = [pf.tensor(p, requires_grad=True) for p in init]
+    builds = pf.counters()["ir_builds"]
+    for step in range(100):
+        x, onehot = make_data(seed=step)
+        loss = pf_loss(params, pf.tensor(x), pf.tensor(onehot))
+        loss.backward()
+        with pf.no_grad():
+            params = [p - 0.1 * p.grad for p in params]
+        pf.eval(loss, *params)
+        params = [p.requires_grad_() for p in params]
+    stats = pf.cache_stats()
+    assert (stats["misses"], stats["hits"]) == (1, 99)
+    assert pf.counters()["ir_builds"] == builds + 1
+
+
+def test_functional_training_step_is_one_graph():
+    init = init_params()
+    x, onehot = make_data()
+    step = pf.value_and_grad(lambda ps: pf_loss(ps, pf.tensor(x), pf.tensor(onehot)))
+    params = [pf.tensor(p) for p in init]
+    loss, grads = step(params)
+    new = [p - 0.2 * g for p, g in zip(params, grads)]
+    before = pf.counters()["executions"]
+    pf.eval(loss, *new)
+    assert pf.counters()["executions"] == before + 1
+    tparams = [torch.tensor(p, requires_grad=True) for p in init]
+    tl = -(torch.log_softmax(torch.relu(torch.tensor(x) @ tparams[0] + tparams[1])
+                             @ tparams[2] + tparams[3], 1) * torch.tensor(onehot)).sum(1).mean()
+    tl.backward()
+    for p, t in zip(grads, tparams):
+        np.testing.assert_allclose(p.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-6)
