@@ -233,7 +233,8 @@ def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...
 def sum(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False,
         dtype: Any = None) -> Tensor:
     t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
-    return record(OPS["sum"], (t,), {"dims": _dims("sum", t, dim), "keepdim": keepdim})
+    out = record(OPS["sum"], (t,), {"dims": _dims("sum", t, dim), "keepdim": keepdim})
+    return out if dtype is None else _cast(out, t.dtype)  # sum(int32, dtype=int32) is int32
 
 
 def mean(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False,
@@ -483,7 +484,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     for it in items:
         if isinstance(it, bool) or not (it is None or it is Ellipsis or isinstance(it, slice)
                                         or isinstance(it, int | np.integer)):
-            raise TypeError(f"index {it!r}: only ints, slices, None and Ellipsis are "
+            what = f"a {type(it).__name__}" if _is_tensor(it) else repr(it)  # (no eval)
+            raise TypeError(f"index {what}: only ints, slices, None and Ellipsis are "
                             "supported (advanced indexing is not)")
     n_real = builtins.sum(1 for it in items if it is not None and it is not Ellipsis)
     if builtins.sum(1 for it in items if it is Ellipsis) > 1:

@@ -154,8 +154,8 @@ def assert_same(a: pf.Tensor, b: pf.Tensor) -> None:
     assert a.shape == b.shape and a.dtype is b.dtype
     x, y = a.numpy(), b.numpy()
     assert x.dtype == y.dtype
-    np.testing.assert_array_equal(x.view(np.uint8) if x.size else x,
-                                  y.view(np.uint8) if y.size else y)
+    np.testing.assert_array_equal(np.ascontiguousarray(x).reshape(-1).view(np.uint8),
+                                  np.ascontiguousarray(y).reshape(-1).view(np.uint8))
 
 
 def erf64(x: np.ndarray) -> np.ndarray:
