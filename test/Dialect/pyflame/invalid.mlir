@@ -326,3 +326,46 @@ func.func @parse_error(%a: tensor<4xf32>) {
   %0 = pyflame.relu %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func private @f(%x: tensor<4xf32>) -> tensor<f32> {
+  %0 = pyflame.sum %x {dims = array<i64: 0>, keepdim = false} : (tensor<4xf32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+func.func @vjp_seed_type(%x: tensor<4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{cotangents ['tensor<4xf32>'] must have the types ['tensor<f32>']}}
+  %y, %g = pyflame.vjp @f(%x) cotangents(%c) {wrt = array<i64: 0>} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  func.return
+}
+
+// -----
+
+func.func private @f(%x: tensor<4xi32>) -> tensor<i64> {
+  %0 = pyflame.sum %x {dims = array<i64: 0>, keepdim = false} : (tensor<4xi32>) -> tensor<i64>
+  func.return %0 : tensor<i64>
+}
+func.func @vjp_int_arg(%x: tensor<4xi32>, %c: tensor<i64>) {
+  // expected-error @+1 {{argument #0 of @f is not floating point}}
+  %y, %g = pyflame.vjp @f(%x) cotangents(%c) {wrt = array<i64: 0>} : (tensor<4xi32>, tensor<i64>) -> (tensor<i64>, tensor<4xi32>)
+  func.return
+}
+
+// -----
+
+func.func @vjp_no_callee(%x: tensor<4xf32>, %c: tensor<f32>) {
+  // expected-error @+1 {{'@nope' does not reference a function}}
+  %y, %g = pyflame.vjp @nope(%x) cotangents(%c) {wrt = array<i64: 0>} : (tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<4xf32>)
+  func.return
+}
+
+// -----
+
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %x : tensor<4xf32>
+}
+func.func @jvp_wrt(%x: tensor<4xf32>, %t: tensor<4xf32>) {
+  // expected-error @+1 {{wrt [3] must be distinct argument indices of @f (it has 1)}}
+  %y, %ty = pyflame.jvp @f(%x) tangents(%t) {wrt = array<i64: 3>} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  func.return
+}
