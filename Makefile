@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) examples/mlp.py
+	$(PY) examples/train_mlp.py
 
 test: $(STAMP) lint lit pytest
 
