@@ -162,10 +162,11 @@ def erf64(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, np.float64))
 
 
-def run_torch(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    """Run an oracle expression; returns (result, None) or (None, the error)."""
+def run_torch(fn: Callable[..., Any], *args: Any, **kwargs: Any
+              ) -> tuple[Any, BaseException | None]:
+    """Run an oracle ``fn(*args, **kwargs)``; returns (result, None) or (None, the error)."""
     try:
-        return fn(), None
+        return fn(*args, **kwargs), None
     except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError) as e:
         return None, e
 
