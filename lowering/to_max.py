@@ -509,7 +509,8 @@ def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
         got = [str(x) for x in v.shape]
         want = [str(x) for x in cx.shape(shape)]
         if got != want or v.dtype != max_dtype(d):
-            raise MaxLoweringError(name, f"result #{i} lowered to {v.dtype} [{', '.join(got)}], "
+            raise MaxLoweringError(name, f"result #{i} lowered to "
+                                         f"{getattr(v.dtype, 'name', v.dtype)} [{', '.join(got)}], "
                                          f"expected {d.name} {list(shape)}")
         env[r] = v
 

@@ -224,9 +224,15 @@ class MefStore:
 
     def read(self, key: str) -> bytes | None:
         """The verified MEF bytes of ``key``, or None. A corrupt entry is deleted."""
-        p = self.path(key)
+        found = self.read_entry(key)
+        return None if found is None else found[0]
+
+    def read_entry(self, key: str) -> tuple[bytes, int] | None:
+        """(verified payload, inode of the file it came from), or None."""
         try:
-            blob = p.read_bytes()
+            with open(self.path(key), "rb") as fh:
+                ino = os.fstat(fh.fileno()).st_ino
+                blob = fh.read()
         except FileNotFoundError:
             return None
         try:
@@ -234,14 +240,18 @@ class MefStore:
             if header.get("key") != key:
                 raise CorruptEntry(f"entry is for key {header.get('key')!r}")
         except CorruptEntry:
-            self.discard(key)
+            self.discard(key, ino)
             return None
-        return payload
+        return payload, ino
 
-    def discard(self, key: str) -> None:
+    def discard(self, key: str, ino: int | None = None) -> None:
+        """Delete a corrupt entry; with ``ino``, only if a concurrent writer has
+        not replaced it with a new file meanwhile."""
         STATS.corrupt_entries += 1
+        p = self.path(key)
         try:
-            self.path(key).unlink()
+            if ino is None or os.stat(p).st_ino == ino:
+                p.unlink()
         except FileNotFoundError:
             pass
 
@@ -433,15 +443,16 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
 
     def try_disk() -> MaxExecutable | None:
         t0 = time.perf_counter()
-        payload = st.read(key)
-        if payload is None:
+        found = st.read_entry(key)
+        if found is None:
             return None
+        payload, ino = found
         try:
             model = _load(sess, payload)
             if not _model_matches(model, arg_specs):
                 raise CorruptEntry("signature mismatch")
-        except (CorruptEntry, RuntimeError, ValueError):
-            st.discard(key)  # MAX refused it: never trust it again
+        except Exception:  # whatever MAX raised, the entry is unusable
+            st.discard(key, ino)  # never trust it again
             return None
         STATS.disk_loads += 1
         STATS.load_seconds += time.perf_counter() - t0

@@ -1,0 +1,163 @@
+"""Graphs compiled with MAX on this machine's device give the reference
+backend's results, and compiled models are reused from disk.
+
+Each compile takes about a minute on 2 CPU cores, so this file compiles
+three graphs in all (every op; the README demo MLP forward; one training
+step) and proves the cache behaviour with them: a second process loads the
+demo from disk without compiling, and a corrupted entry planted at the
+training step's key is detected, deleted and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+pytest.importorskip("max.graph", reason="the MAX backend needs `max`: "
+                                        "pip install 'pyflame-mlir[max]'")
+
+import _graphs  # noqa: E402
+
+import pyflame_mlir as pf  # noqa: E402
+from pyflame_mlir.compiler import build_module, pipeline_spec, run_pipeline  # noqa: E402
+from pyflame_mlir.graph import collect  # noqa: E402
+from pyflame_mlir.runtime import max_backend  # noqa: E402
+from pyflame_mlir.runtime.max_backend import MefStore  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+
+
+def assert_matches(got: np.ndarray, ref: np.ndarray, what: str, rtol: float = 1e-5) -> None:
+    assert got.dtype == ref.dtype and got.shape == ref.shape, \
+        f"{what}: {got.dtype}{got.shape} vs reference {ref.dtype}{ref.shape}"
+    if ref.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+        return
+    if ref.dtype in (np.float16, ml_dtypes.bfloat16):
+        rtol = max(rtol, 1e-2)
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol,
+                               atol=rtol, equal_nan=True, err_msg=what)
+
+
+def reference(outs: list[pf.Tensor]) -> list[np.ndarray]:
+    with pf.backend("reference"):
+        pf.eval(*outs)
+    return [t.numpy() for t in outs]
+
+
+def test_every_op_matches_the_reference_backend(on_max: Path) -> None:
+    ref = reference(_graphs.all_ops()[0])
+    outs, _ = _graphs.all_ops()
+    before = max_backend.stats()
+    pf.eval(*outs)
+    after = max_backend.stats()
+    # one MAX model for the whole multi-output graph
+    assert (after["compiles"] + after["disk_loads"]) - \
+        (before["compiles"] + before["disk_loads"]) == 1
+    for k, (t, r) in enumerate(zip(outs, ref)):
+        assert_matches(t.numpy(), r, f"output #{k} ({t.dtype.name}{list(t.shape)})")
+
+
+SECOND_PROCESS = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import _graphs
+    import pyflame_mlir as pf
+    from pyflame_mlir.runtime import max_backend
+    pf.set_backend("max")
+    loss, logits = _graphs.demo_mlp()
+    pf.eval(loss, logits)
+    print(json.dumps({"stats": max_backend.stats(), "loss": float(loss.item()),
+                      "logits": logits.numpy().tolist()}))
+""")
+
+
+def test_demo_mlp_forward_and_a_second_process_loads_it_from_disk(on_max: Path) -> None:
+    ref_loss, ref_logits = reference(list(_graphs.demo_mlp()))
+    loss, logits = _graphs.demo_mlp()
+    pf.eval(loss, logits)
+    assert_matches(logits.numpy(), ref_logits, "logits", rtol=1e-4)
+    assert_matches(loss.numpy(), ref_loss, "loss", rtol=1e-4)
+
+    env = dict(os.environ, PYFLAME_CACHE_DIR=str(on_max))
+    out = subprocess.run([sys.executable, "-c", SECOND_PROCESS, str(HERE)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    second = json.loads(out.stdout.strip().splitlines()[-1])
+    st = second["stats"]
+    assert st["compiles"] == 0 and st["graph_builds"] == 0, st  # nothing compiled
+    assert st["disk_loads"] == 1 and st["corrupt_entries"] == 0, st
+    # the same model: bit-identical results
+    assert second["loss"] == float(loss.item())
+    np.testing.assert_array_equal(np.array(second["logits"], np.float32), logits.numpy())
+
+
+def _key_of(outs: list[pf.Tensor]) -> tuple[str, list]:
+    """The persistent-cache key evaluate() will use for ``outs`` (same IR, same
+    passes), and the argument specs of that module."""
+    module = build_module(collect(outs))
+    run_pipeline(module, pipeline_spec())
+    key = max_backend.cache_key(max_backend.module_text(module), max_backend.current_device())
+    return key, max_backend._signature(module)[0]
+
+
+def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(on_max: Path) -> None:
+    sizes, n = [32, 64, 64, 10], 16
+    params = _graphs.init_mlp(sizes)
+    x, y = _graphs.batch(n, sizes[0], sizes[-1])
+    ref = reference(_flat(_graphs.train_step(params, x, y)))
+
+    outs = _flat(_graphs.train_step(params, x, y))
+    key, arg_specs = _key_of(outs)
+    st = MefStore(max_backend.mef_dir())
+    # plant a truncated entry at the key, as a crash or a full disk could leave one
+    blob = MefStore.encode(os.urandom(200_000), {"key": key})
+    st.root.mkdir(parents=True, exist_ok=True)
+    st.path(key).write_bytes(blob[:-50_000])
+
+    before = max_backend.stats()
+    pf.eval(*outs)
+    after = max_backend.stats()
+    assert after["corrupt_entries"] == before["corrupt_entries"] + 1
+    assert after["compiles"] == before["compiles"] + 1  # rebuilt, not used
+    assert after["disk_writes"] == before["disk_writes"] + 1
+    assert st.read(key) is not None  # a good entry replaced it
+    got = [t.numpy() for t in outs]
+    for k, (g, r) in enumerate(zip(got, ref)):
+        assert_matches(g, r, f"step 1 output #{k}", rtol=1e-4)
+
+    # the next step: new parameter values, same graph -> in-memory cache hit
+    new_params = outs[2:]
+    x2, y2 = _graphs.batch(n, sizes[0], sizes[-1], seed=2)
+    ref2 = reference(_flat(_graphs.train_step(new_params, x2, y2)))
+    hits = pf.cache_stats()["hits"]
+    step2 = _flat(_graphs.train_step(new_params, x2, y2))
+    pf.eval(*step2)
+    assert pf.cache_stats()["hits"] == hits + 1
+    assert max_backend.stats()["compiles"] == after["compiles"]
+    for k, (t, r) in enumerate(zip(step2, ref2)):
+        assert_matches(t.numpy(), r, f"step 2 output #{k}", rtol=1e-4)
+    assert float(step2[0].item()) < float(outs[0].item()) + 1.0  # a sane loss
+
+    # a valid file holding a model of another signature is refused too
+    payload = st.read(key)
+    assert payload is not None
+    model = max_backend._load(max_backend.session(max_backend.current_device())[0], payload)
+    assert max_backend._model_matches(model, arg_specs)
+    assert not max_backend._model_matches(model, [((n, 7), pf.float32)] + arg_specs[1:])
+
+
+def _flat(step: tuple[pf.Tensor, pf.Tensor, list[pf.Tensor]]) -> list[pf.Tensor]:
+    loss, logits, new = step
+    return [loss, logits, *new]

@@ -1,0 +1,149 @@
+"""The MAX lowering without compiling: table coverage, result types of every
+rule, errors that name the op, device selection, MO text, cache keys."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("max.graph", reason="the MAX backend needs `max`: "
+                                        "pip install 'pyflame-mlir[max]'")
+
+import _graphs  # noqa: E402
+from pyflame_mlir.dialects import OPS  # noqa: E402
+from pyflame_mlir.lowering import to_max  # noqa: E402
+
+import pyflame_mlir as pf  # noqa: E402
+from pyflame_mlir.compiler import build_module, make_context, pipeline_spec, run_pipeline  # noqa: E402
+from pyflame_mlir.graph import collect  # noqa: E402
+from pyflame_mlir.runtime import max_backend  # noqa: E402
+
+
+def module_of(*outs: pf.Tensor, optimize: bool = True):
+    m = build_module(collect(list(outs)))
+    if optimize:
+        run_pipeline(m, pipeline_spec())
+    return m
+
+
+def test_every_op_has_a_max_lowering() -> None:
+    assert to_max.missing_lowerings() == []
+    assert set(to_max.MAX_LOWERINGS) >= set(OPS)
+
+
+def test_the_all_ops_graph_uses_every_op() -> None:
+    # the execution test compiles this graph: it must keep covering the whole table
+    assert _graphs.missing_from_all_ops() == set()
+
+
+def test_all_ops_graph_lowers_with_the_declared_types() -> None:
+    outs, _ = _graphs.all_ops()
+    lowered = to_max.lower_module(module_of(*outs))
+    # _lower_op checks every op's MAX result type against its pyflame result type
+    assert len(lowered.result_specs) == len(outs)
+    assert [(t.shape, t.dtype) for t in outs] == lowered.result_specs
+    assert lowered.text.startswith("mo.graph @pyflame_main(")
+    assert lowered.graph.output_types and len(lowered.graph.output_types) == len(outs)
+
+
+def test_semantic_branches_in_the_mo_text() -> None:
+    b = pf.from_numpy(np.array([True, False]))
+    c = pf.from_numpy(np.array([False, False]))
+    i = pf.from_numpy(np.arange(4, dtype=np.int32).reshape(2, 2))
+    text = to_max.lower_module(module_of(b + c, b * c, i.sum(0), pf.relu(i))).text
+    assert "rmo.or(%arg0, %arg1)" in text  # numpy: bool + bool is logical or
+    assert "rmo.and(%arg0, %arg1)" in text  # bool * bool is logical and
+    assert "mo.cast(%arg2) : (!mo.tensor<[2, 2], si32>) -> !mo.tensor<[2, 2], si64>" in text
+    assert "rmo.mo.reduce.add" in text  # the int32 sum accumulates in int64
+    assert "rmo.mo.relu" not in text and "rmo.max(%arg2" in text  # integer relu: max(x, 0)
+
+
+def test_op_without_rule_fails_before_compiling_and_names_the_op(
+        monkeypatch: pytest.MonkeyPatch, max_cache: Path) -> None:
+    monkeypatch.delitem(to_max.MAX_LOWERINGS, "erf")
+    x = pf.from_numpy(np.ones((2, 3), np.float32))
+    before = max_backend.stats()
+    with pf.backend("max"), pytest.raises(to_max.MaxLoweringError, match=r"pyflame\.erf"):
+        pf.erf(x * 2).numpy()
+    after = max_backend.stats()
+    assert after["compiles"] == before["compiles"]
+    assert after["graph_builds"] == before["graph_builds"]
+
+
+def test_builder_rejection_is_reported_with_the_op(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(cx, xs, op):  # a rule that produces the wrong type
+        return [cx.ops.cast(xs[0], cx.dt(pf.float64))]
+
+    monkeypatch.setitem(to_max.MAX_LOWERINGS, "tanh", broken)
+    x = pf.from_numpy(np.ones((2, 3), np.float32))
+    with pytest.raises(to_max.MaxLoweringError, match=r"pyflame\.tanh: result #0 lowered to "
+                                                      r"float64"):
+        to_max.lower_module(module_of(pf.tanh(x)))
+
+
+def test_unavailable_reason_and_devices() -> None:
+    assert max_backend.unavailable_reason() is None
+    assert pf.BACKENDS["max"].available() is None
+    assert to_max.device_spec("cpu") == "cpu"
+    assert to_max.device_spec("GPU") == "gpu:0"
+    assert to_max.device_spec("gpu:3") == "gpu:3"
+    with pytest.raises(ValueError, match="unknown MAX device"):
+        to_max.device_spec("tpu")
+    with pytest.raises(RuntimeError, match="accelerator"):
+        max_backend.set_device("gpu:999")
+    assert max_backend.current_device() in ("cpu", "gpu:0")
+
+
+def test_gpu_device_ref_in_the_graph() -> None:
+    # building a graph for a GPU needs no GPU: only compiling does
+    x = pf.from_numpy(np.ones((2, 3), np.float32))
+    text = to_max.lower_module(module_of(pf.exp(x)), device="gpu:1").text
+    assert "gpu" in text
+
+
+def test_print_max_prints_one_graph_per_function() -> None:
+    src = """
+    func.func @first(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = pyflame.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %0 : tensor<4xf32>
+    }
+    func.func @second(%x: tensor<4xi1>, %y: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>) {
+      %0 = pyflame.add %x, %y : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+      func.return %0, %x : tensor<4xi1>, tensor<4xi1>
+    }
+    """
+    from xdsl.parser import Parser
+
+    module = Parser(make_context(), src).parse_module()
+    out = io.StringIO()
+    to_max.print_max(module, out)
+    text = out.getvalue()
+    assert text.count("mo.graph @") == 2
+    assert "mo.graph @first" in text and "mo.graph @second" in text
+    with pytest.raises(to_max.MaxLoweringError, match="one func.func"):
+        to_max.lower_module(module)
+
+
+def test_cache_key_is_stable_across_processes_and_covers_device() -> None:
+    x = pf.from_numpy(np.ones((2, 3), np.float32))
+    text = max_backend.module_text(module_of(pf.exp(x) + 1.0))
+    key = max_backend.cache_key(text, "cpu")
+    assert key != max_backend.cache_key(text, "gpu:0")
+    assert key != max_backend.cache_key(text.replace("exp", "log"), "cpu")
+    code = ("import sys; from pyflame_mlir.runtime import max_backend as m; "
+            "print(m.cache_key(sys.stdin.read(), 'cpu'))")
+    out = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == key
+
+
+def test_environment_defaults() -> None:
+    import os
+
+    assert os.environ.get("MODULAR_TELEMETRY_ENABLED") is not None
+    assert os.environ.get("MODULAR_CACHE_DIR")
