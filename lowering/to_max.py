@@ -275,7 +275,19 @@ def _convert(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 # ---- reductions ----
 
 def _reduce_each(cx: Ctx, x: Any, fn: Callable[..., Any], dims: Sequence[int]) -> Any:
-    for dim in dims:  # MAX reduces one axis at a time and keeps it (size 1)
+    """Reduce ``dims`` keeping them (size 1). MAX reduces one axis per op, so
+    a run of adjacent dims is first merged by a reshape into one axis (one
+    kernel for ``x.sum()``); other dims are reduced one after the other."""
+    dims = sorted(dims)
+    if len(dims) > 1 and dims == list(range(dims[0], dims[-1] + 1)):
+        shape = _static_shape(x)
+        lo, hi = dims[0], dims[-1] + 1
+        n = 1
+        for d in shape[lo:hi]:
+            n *= int(d)
+        merged = fn(cx.reshape(x, (*shape[:lo], n, *shape[hi:])), axis=lo)
+        return cx.reshape(merged, (*shape[:lo], *([1] * (hi - lo)), *shape[hi:]))
+    for dim in dims:
         x = fn(x, axis=dim)
     return x
 
@@ -401,12 +413,16 @@ def _logsumexp(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 def _constant(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     v = op.attrs["value"]
     shape, d = v.shape, v.dtype
-    if v.is_splat:
+    raw = v.array.tobytes()
+    if v.is_splat or raw == raw[:d.itemsize] * (len(raw) // d.itemsize):
+        # one value (a parsed ``dense<1.5>`` holds it repeated): scalar + broadcast
         c = cx.scalar(v.scalar(), d)
         if not shape:
             return [c]
         return [cx.ops.broadcast_to(c, cx.shape(shape))]
     arr = np.ascontiguousarray(v.array)
+    if d is bool_:  # canonical 0/1 bytes (a parsed i1 literal may hold 0xFF for true)
+        arr = arr.view(np.uint8) != 0
     if d.name == "bfloat16":  # numpy has no DLPack bfloat16: exact through float32
         c = cx.ops.constant(arr.astype(np.float32), device=cx.device)
         return [cx.ops.cast(c, cx.dt(d))]
@@ -418,8 +434,9 @@ def _iota(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     shape, dim, d = tuple(op.attrs["shape"]), op.attrs["dim"], op.attrs["dtype"]
     n = shape[dim]
     r = cx.ops.range(0, n, 1, dtype=cx.dt(int64), device=cx.device)
-    r = cx.cast(r, d)
-    r = cx.ops.reshape(r, [n] + [1] * (len(shape) - dim - 1))
+    r = cx.reshape(cx.cast(r, d), (n,) + (1,) * (len(shape) - dim - 1))
+    if _static_shape(r) == shape:
+        return [r]
     return [cx.ops.broadcast_to(r, cx.shape(shape))]
 
 
