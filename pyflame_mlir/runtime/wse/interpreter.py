@@ -23,7 +23,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float16Type,
     Float32Type,
-    FunctionType,
     MemRefType,
     UnitAttr,
 )
@@ -548,7 +547,3 @@ def _set_color_config(ctx, env, op):
     r = op.routes
     ctx.set_route(env[op.x_coord], env[op.y_coord], env[op.color], r.rx_ports, r.tx_ports)
 
-
-def function_arg_types(op: csl.FuncOp | csl.TaskOp) -> list:
-    ft: FunctionType = op.function_type
-    return list(ft.inputs.data)
