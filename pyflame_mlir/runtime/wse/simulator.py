@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 
-from .errors import DeadlockError, HostError, ReservedIdError
+from .errors import DeadlockError, HostError, ReservedIdError, WseError
 from .fabric import Chunk
 from .layout import evaluate_layout, split_modules
 from .machine import ARCHS, RESERVED_IDS, CycleModel
@@ -34,10 +34,12 @@ class Simulator:
         params: dict[str, Any] | None = None,
         arch: str = "wse2",
         model: CycleModel | None = None,
+        max_cycles: float = 1e9,
     ):
         if arch not in ARCHS:
             raise ValueError(f"arch must be one of {ARCHS}, not {arch!r}")
         self.arch, self.model = arch, model or CycleModel()
+        self.max_cycles = max_cycles  # guards against programs that never go quiet
         layout = evaluate_layout(module, dict(params or {}), self.model)
         self.width, self.height, self.fabric = layout.width, layout.height, layout.fabric
         self.params = layout.params
@@ -81,6 +83,11 @@ class Simulator:
             while self.heap:
                 t, _, pe = heapq.heappop(self.heap)
                 self.now = max(self.now, t)
+                if t > self.max_cycles:
+                    raise WseError(
+                        f"the device is still busy after {self.max_cycles:,.0f} cycles "
+                        f"({pe.where} at work): a livelock, or raise max_cycles"
+                    )
                 pe.step(t)
 
     def settle(self, what: str) -> None:

@@ -133,3 +133,11 @@ def test_reserved_task_ids_are_rejected(id: int):
 def test_activating_an_unbound_task_id_is_an_error():
     with pytest.raises(ProgramError, match="local task id 14, bound to no task"):
         run_main(simulate(make_program("csl.activate local, 14 : ui5")), {})
+
+
+def test_a_task_that_reactivates_itself_forever_hits_the_cycle_guard():
+    from pyflame_mlir.runtime.wse import WseError
+
+    text = make_program("csl.activate local, 12 : ui5", extra=_task("spin", 12, "csl.activate local, 12 : ui5"))
+    with pytest.raises(WseError, match="still busy after 10,000 cycles"):
+        run_main(simulate(text, max_cycles=1e4), {})
