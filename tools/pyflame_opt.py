@@ -234,7 +234,10 @@ class PyflameOptMain(xDSLOptMain):
             raise UserError(f"{self.get_input_name()}: internal error in the pass pipeline: "
                             f"{type(e).__name__}: {e} (set PYFLAME_DEBUG=1 for a traceback)"
                             ) from None
-        return self.output_resulting_program(module)
+        try:
+            return self.output_resulting_program(module)
+        except DiagnosticException as e:  # a target that cannot print this module
+            raise UserError(f"{self.get_input_name()}: error: {e}") from None
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
         lines = text.splitlines()
