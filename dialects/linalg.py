@@ -21,7 +21,13 @@ def matmul_shape(a: Shape, b: Shape) -> Shape:
     if a2[-1] != b2[-2]:
         raise ShapeError("matmul", f"cannot multiply {fmt_shape(a)} by {fmt_shape(b)}: the "
                                    f"contracted dimensions differ ({a2[-1]} != {b2[-2]})")
-    batch = broadcast_shapes("matmul", [a2[:-2], b2[:-2]])
+    try:
+        batch = broadcast_shapes("matmul", [a2[:-2], b2[:-2]])
+    except ShapeError:  # name the operands, not just their batch parts
+        raise ShapeError("matmul", f"cannot multiply {fmt_shape(a)} by {fmt_shape(b)}: the "
+                                   f"batch dimensions {fmt_shape(a2[:-2])} and "
+                                   f"{fmt_shape(b2[:-2])} cannot be broadcast together"
+                         ) from None
     out = batch + (a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]

@@ -221,7 +221,8 @@ clip = clamp
 def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(x.ndim))
-    raw = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
+    many = isinstance(dim, Sequence | np.ndarray) and not isinstance(dim, str)
+    raw = tuple(dim) if many else (dim,)  # a bad dim (1.5) fails in normalize_dim
     if not raw:
         return tuple(range(x.ndim))
     dims = [normalize_dim(op, d, x.ndim) for d in raw]
@@ -450,7 +451,8 @@ def _split_sizes(x: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
     d = normalize_dim("split", dim, x.ndim)
     if len(sizes) == 1:
         if sizes[0] != x.shape[d]:
-            raise ShapeError("split", f"sizes {list(sizes)} must sum to {x.shape[d]}")
+            raise ShapeError("split", f"sizes {list(sizes)} must sum to {x.shape[d]}, "
+                                      f"dimension {d} of {fmt_shape(x.shape)}")
         return [x]
     return list(record(OPS["split"], (x,), {"sizes": tuple(sizes), "dim": d}))
 
