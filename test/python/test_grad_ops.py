@@ -1,0 +1,739 @@
+"""Gradients of every differentiable op of the frontend.
+
+Each op is a *case*: a function that draws (with hypothesis) shapes — with
+broadcasting pairs, dims, keepdim, index expressions — and data kept away
+from the op's non-differentiable points, and returns an ``Example``. Every
+case runs through:
+
+* ``test_grad_vs_torch_and_fd``: ``pf.value_and_grad`` of ⟨c, f(x)⟩ for a random
+  cotangent c (so the VJP of f) against ``torch.autograd`` on the same float64
+  data, and against central finite differences of pyflame's own forward;
+* ``test_jvp_vjp``: ``pf.jvp`` against ``torch.func.jvp`` and a directional
+  finite difference, and the transpose identity ⟨t, vjp(c)⟩ = ⟨jvp(t), c⟩
+  with ``pf.vjp``;
+* ``test_backward_matches_grad``: PyTorch-style ``backward()``/``.grad`` on
+  the same loss agrees with the functional gradient;
+* ``test_second_order``: grad of grad (⟨d, ∇⟨c, f⟩⟩ differentiated again)
+  against torch's double backward.
+
+Then: Hessian-vector products of a small MLP loss against torch (both
+forward-over-reverse and reverse-over-reverse), ``pf.hessian``/``jacrev``/
+``jacfwd`` against torch, tie conventions at the kinks, and what is not
+differentiable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from _grad_oracles import (
+    Example,
+    broadcast_shapes,
+    close,
+    draw_array,
+    draw_cotangents,
+    f64,
+    fd_directional,
+    fd_gradient,
+    forward,
+    like,
+    output_specs,
+    outputs,
+    pf_loss,
+    seeds,
+    shapes,
+    t2np,
+    to_torch,
+    torch_jvp,
+    torch_vjp,
+    vdot,
+)
+from _oracles import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyflame_mlir as pf
+
+SETTINGS = settings(max_examples=examples(15), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+FEW = settings(SETTINGS, max_examples=examples(4))
+
+Draw = Callable[[st.DataObject], Example]
+CASES: dict[str, Draw] = {}
+
+
+def case(name: str) -> Callable[[Draw], Draw]:
+    def register(fn: Draw) -> Draw:
+        assert name not in CASES, name
+        CASES[name] = fn
+        return fn
+    return register
+
+
+def rng_of(data: st.DataObject) -> np.random.Generator:
+    return np.random.default_rng(data.draw(seeds, label="seed"))
+
+
+# ---------------------------------------------------------------- elementwise unary
+
+_GELU_TANH = (lambda x: pf.gelu(x, approximate="tanh"),
+              lambda x: F.gelu(x, approximate="tanh"))
+
+# name: (pyflame, torch, input domain)
+UNARY: dict[str, tuple[Callable, Callable, str]] = {
+    "neg": (pf.neg, torch.neg, "any"),
+    "neg_operator": (lambda x: -x, lambda x: -x, "any"),
+    "abs": (pf.abs, torch.abs, "away"),
+    "abs_operator": (abs, abs, "away"),
+    "square": (pf.square, torch.square, "any"),
+    "relu": (pf.relu, torch.relu, "away"),
+    "exp": (pf.exp, torch.exp, "any"),
+    "log": (pf.log, torch.log, "pos"),
+    "sqrt": (pf.sqrt, torch.sqrt, "pos"),
+    "rsqrt": (pf.rsqrt, torch.rsqrt, "pos"),
+    "sin": (pf.sin, torch.sin, "any"),
+    "cos": (pf.cos, torch.cos, "any"),
+    "tanh": (pf.tanh, torch.tanh, "any"),
+    "sigmoid": (pf.sigmoid, torch.sigmoid, "any"),
+    "reciprocal": (pf.reciprocal, torch.reciprocal, "away"),
+    "erf": (pf.erf, torch.erf, "any"),
+    "gelu": (pf.gelu, F.gelu, "any"),
+    "gelu_tanh": (*_GELU_TANH, "any"),
+    "tanh_method": (lambda x: x.tanh(), lambda x: x.tanh(), "any"),
+}
+
+
+def _unary_case(name: str, pf_fn: Callable, torch_fn: Callable, domain: str) -> None:
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        shape = data.draw(shapes(min_side=0), label="shape")
+        x = draw_array(rng_of(data), shape, domain)
+        return Example([x], pf_fn, torch_fn, name)
+
+
+for _n, (_p, _t, _d) in UNARY.items():
+    _unary_case(_n, _p, _t, _d)
+
+
+# astype between float dtypes: linear, exact in the gradient; the rounding of the
+# forward to the narrower type limits the finite differences (larger steps).
+_CASTS = {  # name: (from, to, fd_eps, tolerance)
+    "astype_f64_f32": (np.float64, pf.float32, 1e-3, 1e-3),
+    "astype_f32_f64": (np.float32, pf.float64, 1e-2, 1e-4),
+    "astype_f64_f16": (np.float64, pf.float16, 0.25, 2e-2),
+    "astype_f64_bf16": (np.float64, pf.bfloat16, 0.5, 5e-2),
+    "astype_f32_f64_f32": (np.float32, None, 1e-2, 1e-4),
+}
+
+
+def _cast_case(name: str, src: Any, dst: pf.DType | None, eps: float, tol: float) -> None:
+    if dst is None:  # a round trip through float64
+        pf_fn = lambda x: x.astype(pf.float64).astype(pf.float32)  # noqa: E731
+        torch_fn = lambda x: x.to(torch.float64).to(torch.float32)  # noqa: E731
+    else:
+        tdt = getattr(torch, dst.name)
+        pf_fn = lambda x: x.astype(dst)  # noqa: E731
+        torch_fn = lambda x: x.to(tdt)  # noqa: E731
+
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        shape = data.draw(shapes(min_side=0), label="shape")
+        x = draw_array(rng_of(data), shape, "any", src)
+        return Example([x], pf_fn, torch_fn, name, rtol=tol, atol=tol, fd_eps=eps,
+                       fd_rtol=tol, fd_atol=tol)
+
+
+for _n, (_s, _dd, _e, _tol) in _CASTS.items():
+    _cast_case(_n, _s, _dd, _e, _tol)
+
+
+# ---------------------------------------------------------------- elementwise binary
+
+# name: (pyflame, torch, domain of a, domain of b)
+BINARY: dict[str, tuple[Callable, Callable, str, str]] = {
+    "add": (pf.add, torch.add, "any", "any"),
+    "sub": (pf.sub, torch.sub, "any", "any"),
+    "mul": (pf.mul, torch.mul, "any", "any"),
+    "div": (pf.div, torch.div, "any", "away"),
+    "pow": (pf.pow, torch.pow, "pos", "any"),
+    "maximum": (pf.maximum, torch.maximum, "offgrid", "grid"),
+    "minimum": (pf.minimum, torch.minimum, "grid", "offgrid"),
+    "operators": (lambda a, b: (a + b) * a - b / (a * a + 1) ** b,
+                  lambda a, b: (a + b) * a - b / (a * a + 1) ** b, "any", "any"),
+    "max_elementwise": (pf.max, torch.max, "offgrid", "grid"),
+}
+
+
+def _binary_case(name: str, pf_fn: Callable, torch_fn: Callable, da: str, db: str) -> None:
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        sa, sb = data.draw(broadcast_shapes(2, min_side=0), label="shapes")
+        rng = rng_of(data)
+        return Example([draw_array(rng, sa, da), draw_array(rng, sb, db)], pf_fn, torch_fn,
+                       name)
+
+
+for _n, (_p, _t, _da, _db) in BINARY.items():
+    _binary_case(_n, _p, _t, _da, _db)
+
+
+def _t(v: float) -> torch.Tensor:
+    return torch.tensor(v, dtype=torch.float64)
+
+
+# One tensor operand and a Python number (a constant in the IR).
+SCALAR: dict[str, tuple[Callable, Callable, str]] = {
+    "add_scalar": (lambda x: x + 2.5, lambda x: x + 2.5, "any"),
+    "radd_scalar": (lambda x: 2.5 + x, lambda x: 2.5 + x, "any"),
+    "rsub_scalar": (lambda x: 1.5 - x, lambda x: 1.5 - x, "any"),
+    "sub_scalar": (lambda x: x - 1.5, lambda x: x - 1.5, "any"),
+    "mul_scalar": (lambda x: 3 * x, lambda x: 3 * x, "any"),
+    "div_scalar": (lambda x: x / 4, lambda x: x / 4, "any"),
+    "rdiv_scalar": (lambda x: 2 / x, lambda x: 2 / x, "away"),
+    "pow_2": (lambda x: x ** 2, lambda x: x ** 2, "any"),
+    "pow_3_float": (lambda x: x ** 3.0, lambda x: x ** 3.0, "any"),
+    "pow_half": (lambda x: x ** 0.5, lambda x: x ** 0.5, "pos"),
+    "pow_negative": (lambda x: x ** -1.5, lambda x: x ** -1.5, "pos"),
+    "pow_0": (lambda x: x ** 0.0, lambda x: x ** 0.0, "any"),
+    "rpow": (lambda x: 2.0 ** x, lambda x: 2.0 ** x, "any"),
+    "maximum_scalar": (lambda x: pf.maximum(x, 0.5),
+                       lambda x: torch.maximum(x, _t(0.5)), "offgrid"),
+    "minimum_scalar": (lambda x: pf.minimum(x, -0.5),
+                       lambda x: torch.minimum(x, _t(-0.5)), "offgrid"),
+    "clamp": (lambda x: pf.clamp(x, -0.5, 1.0), lambda x: torch.clamp(x, -0.5, 1.0),
+              "offgrid"),
+    "clamp_min": (lambda x: x.clamp(min=0.0), lambda x: x.clamp(min=0.0), "offgrid"),
+    "clamp_max": (lambda x: x.clamp(max=0.5), lambda x: x.clamp(max=0.5), "offgrid"),
+    # a value used several times: cotangents of its uses are summed
+    "fanout": (lambda x: x * x.sin() + x, lambda x: x * x.sin() + x, "any"),
+    "self_mul": (lambda x: x * x, lambda x: x * x, "any"),
+    "self_add": (lambda x: x + x, lambda x: x + x, "any"),
+    "self_div": (lambda x: (x + 3) / (x * x + 1), lambda x: (x + 3) / (x * x + 1), "any"),
+}
+for _n, (_p, _t2, _d) in SCALAR.items():
+    _unary_case(_n, _p, _t2, _d)
+
+
+@case("where")
+def _where(data: st.DataObject) -> Example:
+    sc, sx, sy = data.draw(broadcast_shapes(3, min_side=0), label="shapes")
+    rng = rng_of(data)
+    cond = np.asarray(rng.random(sc) < 0.5)
+    return Example([draw_array(rng, sx), draw_array(rng, sy)],
+                   lambda x, y: pf.where(pf.from_numpy(cond), x, y),
+                   lambda x, y: torch.where(torch.from_numpy(cond), x, y), "where")
+
+
+@case("where_scalar")
+def _where_scalar(data: st.DataObject) -> Example:
+    sc, sx = data.draw(broadcast_shapes(2, min_side=0), label="shapes")
+    rng = rng_of(data)
+    cond = np.asarray(rng.random(sc) < 0.5)
+    return Example([draw_array(rng, sx)],
+                   lambda x: pf.where(pf.from_numpy(cond), x, 0.0),
+                   lambda x: torch.where(torch.from_numpy(cond), x, 0.0), "where_scalar")
+
+
+@case("clamp_tensors")
+def _clamp_tensors(data: st.DataObject) -> Example:
+    """clamp by tensor bounds, all three broadcast; lo < 0 <= hi, x never on a bound."""
+    sx, slo, shi = data.draw(broadcast_shapes(3), label="shapes")
+    rng = rng_of(data)
+    x = draw_array(rng, sx, "offgrid")
+    lo = np.asarray(rng.integers(-4, 0, slo) / 2 + rng.uniform(-0.05, 0.05, slo))
+    hi = np.asarray(rng.integers(0, 5, shi) / 2 + rng.uniform(-0.05, 0.05, shi))
+    # (torch's clamp cannot reduce its gradient to an operand smaller than the
+    # result: broadcast first on that side)
+    return Example([x, lo, hi], pf.clamp,
+                   lambda *ts: torch.clamp(*torch.broadcast_tensors(*ts)), "clamp_tensors")
+
+
+# ---------------------------------------------------------------- reductions
+
+def draw_dims(data: st.DataObject, ndim: int, allow_none: bool = True,
+              allow_tuple: bool = True) -> int | tuple[int, ...] | None:
+    """None, an int (negative too) or a tuple of distinct dims; a 0-d tensor has
+    dims 0 and -1 (as in PyTorch)."""
+    kinds = (["none"] if allow_none else []) + ["int"] + \
+        (["tuple"] if allow_tuple and ndim else [])
+    kind = data.draw(st.sampled_from(kinds), label="dim kind")
+    if kind == "none":
+        return None
+    if kind == "int":
+        return data.draw(st.integers(-max(ndim, 1), max(ndim, 1) - 1), label="dim")
+    dims = data.draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim,
+                              unique=True), label="dims")
+    neg = data.draw(st.lists(st.booleans(), min_size=len(dims), max_size=len(dims)))
+    return tuple(d - ndim if n else d for d, n in zip(dims, neg))
+
+
+def _reduction_case(name: str, pf_fn: Callable, torch_fn: Callable, domain: str,
+                    allow_empty: bool, allow_none: bool = True, allow_tuple: bool = True,
+                    keepdim_arg: bool = True) -> None:
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        shape = data.draw(shapes(min_side=0 if allow_empty else 1), label="shape")
+        dim = draw_dims(data, len(shape), allow_none, allow_tuple)
+        keepdim = data.draw(st.booleans(), label="keepdim") if keepdim_arg else False
+        x = draw_array(rng_of(data), shape, domain)
+        return Example([x], lambda x: pf_fn(x, dim, keepdim), lambda x: torch_fn(x, dim, keepdim),
+                       f"{name}(dim={dim}, keepdim={keepdim})")
+
+
+def _torch_reduce(fn: Callable) -> Callable:
+    def call(x: torch.Tensor, dim: Any, keepdim: bool) -> torch.Tensor:
+        if dim is None:
+            dim = tuple(range(x.ndim))
+        return fn(x, dim=dim, keepdim=keepdim)
+    return call
+
+
+_reduction_case("sum", lambda x, d, k: x.sum(d, keepdim=k), _torch_reduce(torch.sum), "any",
+                allow_empty=True)
+_reduction_case("mean", lambda x, d, k: pf.mean(x, d, keepdim=k), _torch_reduce(torch.mean),
+                "any", allow_empty=True)
+_reduction_case("amax", lambda x, d, k: pf.amax(x, d, keepdim=k), _torch_reduce(torch.amax),
+                "distinct", allow_empty=False)
+_reduction_case("amin", lambda x, d, k: x.amin(d, keepdim=k), _torch_reduce(torch.amin),
+                "distinct", allow_empty=False)
+# max/min: no dim (the whole tensor), or an int dim giving (values, indices)
+_reduction_case("max_all", lambda x, d, k: pf.max(x), lambda x, d, k: torch.max(x),
+                "distinct", allow_empty=False, allow_tuple=False, keepdim_arg=False)
+_reduction_case("min_all", lambda x, d, k: x.min(), lambda x, d, k: torch.min(x),
+                "distinct", allow_empty=False, allow_tuple=False, keepdim_arg=False)
+_reduction_case("max_dim", lambda x, d, k: pf.max(x, d, keepdim=k).values,
+                lambda x, d, k: torch.max(x, d, keepdim=k).values,
+                "distinct", allow_empty=False, allow_none=False, allow_tuple=False)
+_reduction_case("min_dim", lambda x, d, k: x.min(d, keepdim=k)[0],
+                lambda x, d, k: torch.min(x, d, keepdim=k)[0],
+                "distinct", allow_empty=False, allow_none=False, allow_tuple=False)
+_reduction_case("logsumexp", lambda x, d, k: pf.logsumexp(x, d, keepdim=k),
+                _torch_reduce(torch.logsumexp), "any", allow_empty=False)
+
+
+def _along_dim_case(name: str, pf_fn: Callable, torch_fn: Callable) -> None:
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        shape = data.draw(shapes(min_dims=1, min_side=0), label="shape")
+        dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+        x = draw_array(rng_of(data), shape, "any") * 2
+        return Example([x], lambda x: pf_fn(x, dim), lambda x: torch_fn(x, dim),
+                       f"{name}(dim={dim})")
+
+
+_along_dim_case("softmax", pf.softmax, torch.softmax)
+_along_dim_case("log_softmax", lambda x, d: x.log_softmax(d), torch.log_softmax)
+
+
+# ---------------------------------------------------------------- matmul
+
+_sides = st.integers(1, 4)
+
+
+def _matmul_case(name: str, draw_shapes: Callable[[st.DataObject], tuple]) -> None:
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        sa, sb = draw_shapes(data)
+        rng = rng_of(data)
+        op = data.draw(st.sampled_from(["matmul", "@"]), label="spelling")
+        pf_fn = pf.matmul if op == "matmul" else (lambda a, b: a @ b)
+        return Example([draw_array(rng, sa), draw_array(rng, sb)], pf_fn, torch.matmul,
+                       f"{name} {list(sa)} {op} {list(sb)}")
+
+
+def _batch(data: st.DataObject) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return data.draw(broadcast_shapes(2, max_dims=2, max_side=3), label="batch")
+
+
+def _vec_vec(d: st.DataObject) -> tuple:
+    k = d.draw(_sides)
+    return (k,), (k,)
+
+
+def _vec_mat(d: st.DataObject) -> tuple:
+    k = d.draw(_sides)
+    return (k,), (k, d.draw(_sides))
+
+
+def _mat_vec(d: st.DataObject) -> tuple:
+    n, k = d.draw(_sides), d.draw(_sides)
+    return (n, k), (k,)
+
+
+def _mat_mat(d: st.DataObject) -> tuple:
+    n, k, m = d.draw(_sides), d.draw(_sides), d.draw(_sides)
+    return (n, k), (k, m)
+
+
+def _batched(d: st.DataObject) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    (ba, bb), n, k, m = _batch(d), d.draw(_sides), d.draw(_sides), d.draw(_sides)
+    return ba + (n, k), bb + (k, m)
+
+
+def _batched_vec(d: st.DataObject) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    b, n, k = d.draw(shapes(1, 2, 1, 3)), d.draw(_sides), d.draw(_sides)
+    return (b + (n, k), (k,)) if d.draw(st.booleans()) else ((n,), b + (n, k))
+
+
+_matmul_case("matmul_vec_vec", _vec_vec)
+_matmul_case("matmul_vec_mat", _vec_mat)
+_matmul_case("matmul_mat_vec", _mat_vec)
+_matmul_case("matmul_mat_mat", _mat_mat)
+_matmul_case("matmul_batched", _batched)
+_matmul_case("matmul_batched_vec", _batched_vec)
+
+
+# ---------------------------------------------------------------- shape ops
+
+def _factor(rng: np.random.Generator, n: int, parts: int) -> list[int]:
+    """``n`` as a product of ``parts`` factors in random order."""
+    out = []
+    for _ in range(parts - 1):
+        divs = [d for d in range(1, n + 1) if n % d == 0]
+        d = int(rng.choice(divs))
+        out.append(d)
+        n //= d
+    out.append(n)
+    rng.shuffle(out)
+    return out
+
+
+def _shape_case(name: str):
+    """Register a shape op: ``make(data, shape) -> (pf_fn, torch_fn, label)``."""
+    def register(make: Callable[[st.DataObject, tuple[int, ...]], tuple]) -> Callable:
+        @case(name)
+        def draw(data: st.DataObject) -> Example:
+            shape = data.draw(shapes(min_side=0), label="shape")
+            pf_fn, torch_fn, label = make(data, shape)
+            return Example([draw_array(rng_of(data), shape)], pf_fn, torch_fn,
+                           f"{name}{label}")
+        return make
+    return register
+
+
+@_shape_case("reshape")
+def _reshape(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    n = math.prod(shape)
+    rng = rng_of(data)
+    rank = data.draw(st.integers(0 if n == 1 else 1, 3), label="rank")
+    if n == 0:
+        target = [int(v) for v in rng.integers(1, 4, rank)]
+        target[int(rng.integers(rank))] = 0
+    else:
+        target = _factor(rng, n, rank) if rank else []
+        if target and n and data.draw(st.booleans(), label="-1"):
+            target[int(rng.integers(len(target)))] = -1
+    t = tuple(target)
+    return (lambda x: x.reshape(t), lambda x: x.reshape(t), f"({list(t)})")
+
+
+@_shape_case("view_flat")
+def _view_flat(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    return (lambda x: pf.reshape(x, -1), lambda x: x.reshape(-1), "(-1)")
+
+
+@_shape_case("flatten")
+def _flatten(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    nd = max(len(shape), 1)
+    a = data.draw(st.integers(0, nd - 1), label="start")
+    b = data.draw(st.integers(a, nd - 1), label="end")
+    a -= nd * data.draw(st.booleans())
+    b -= nd * data.draw(st.booleans())
+    return (lambda x: x.flatten(a, b), lambda x: x.flatten(a, b), f"({a}, {b})")
+
+
+@case("squeeze")
+def _squeeze(data: st.DataObject) -> Example:
+    base = list(data.draw(shapes(max_dims=2, min_side=0), label="shape"))
+    for _ in range(data.draw(st.integers(0, 2), label="ones")):
+        base.insert(data.draw(st.integers(0, len(base))), 1)
+    shape = tuple(base)
+    nd = len(shape)
+    kind = data.draw(st.sampled_from(["all", "int", "tuple"] if nd else ["all"]))
+    dim: Any = None
+    if kind == "int":
+        dim = data.draw(st.integers(-nd, nd - 1), label="dim")
+    elif kind == "tuple":
+        dim = tuple(data.draw(st.lists(st.integers(0, nd - 1), min_size=1, unique=True),
+                              label="dims"))
+    pf_fn = (lambda x: x.squeeze()) if dim is None else (lambda x: x.squeeze(dim))
+    torch_fn = (lambda x: x.squeeze()) if dim is None else (lambda x: x.squeeze(dim))
+    return Example([draw_array(rng_of(data), shape)], pf_fn, torch_fn, f"squeeze({dim})")
+
+
+@_shape_case("unsqueeze")
+def _unsqueeze(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    d = data.draw(st.integers(-len(shape) - 1, len(shape)), label="dim")
+    return (lambda x: x.unsqueeze(d), lambda x: x.unsqueeze(d), f"({d})")
+
+
+@_shape_case("transpose")
+def _transpose(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    nd = max(len(shape), 1)
+    a, b = (data.draw(st.integers(-nd, nd - 1), label="dims") for _ in range(2))
+    return (lambda x: x.transpose(a, b), lambda x: x.transpose(a, b), f"({a}, {b})")
+
+
+@_shape_case("permute")
+def _permute(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    perm = data.draw(st.permutations(list(range(len(shape)))), label="perm")
+    perm = [p - len(shape) if data.draw(st.booleans()) else p for p in perm]
+    if data.draw(st.booleans(), label="varargs"):
+        return (lambda x: x.permute(*perm), lambda x: x.permute(perm), f"(*{perm})")
+    return (lambda x: pf.permute(x, perm), lambda x: x.permute(perm), f"({perm})")
+
+
+@case("T")
+def _T(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(max_dims=2, min_side=0), label="shape")
+    return Example([draw_array(rng_of(data), shape)], lambda x: x.T, lambda x: x.T, ".T")
+
+
+def _expand_shapes(data: st.DataObject) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A target shape and a source broadcastable to it (dims dropped or set to 1)."""
+    target = data.draw(shapes(max_dims=4, min_side=0, max_side=3), label="target")
+    drop = data.draw(st.integers(0, len(target)), label="drop")
+    src = [1 if data.draw(st.booleans()) else d for d in target[drop:]]
+    return tuple(src), target
+
+
+@case("expand")
+def _expand(data: st.DataObject) -> Example:
+    src, target = _expand_shapes(data)
+    off = len(target) - len(src)
+    sizes = tuple(-1 if i >= off and src[i - off] == target[i] and data.draw(st.booleans())
+                  else d for i, d in enumerate(target))
+    if data.draw(st.booleans(), label="varargs"):
+        pf_fn = lambda x: x.expand(*sizes)  # noqa: E731
+    else:
+        pf_fn = lambda x: x.expand(sizes)  # noqa: E731
+    return Example([draw_array(rng_of(data), src)], pf_fn, lambda x: x.expand(sizes),
+                   f"expand({list(sizes)})")
+
+
+@case("broadcast_to")
+def _broadcast_to(data: st.DataObject) -> Example:
+    src, target = _expand_shapes(data)
+    return Example([draw_array(rng_of(data), src)], lambda x: pf.broadcast_to(x, target),
+                   lambda x: torch.broadcast_to(x, target), f"broadcast_to({list(target)})")
+
+
+def _list_case(name: str, pf_fn: Callable, torch_fn: Callable, same: bool,
+               extra_dim: bool) -> None:
+    """cat (sizes along dim differ) and stack (same shapes, a new dim)."""
+    @case(name)
+    def draw(data: st.DataObject) -> Example:
+        shape = data.draw(shapes(min_dims=0 if extra_dim else 1, min_side=0), label="shape")
+        nd = len(shape) + extra_dim
+        dim = data.draw(st.integers(-nd, nd - 1), label="dim")
+        k = data.draw(st.integers(1, 3), label="count")
+        rng = rng_of(data)
+        arrays = []
+        for _ in range(k):
+            s = list(shape)
+            if not same:
+                s[dim] = data.draw(st.integers(0, 3))
+            arrays.append(draw_array(rng, s))
+        return Example(arrays, lambda *xs: pf_fn(list(xs), dim),
+                       lambda *xs: torch_fn(list(xs), dim), f"{name}(dim={dim})")
+
+
+_list_case("cat", lambda xs, d: pf.cat(xs, dim=d), torch.cat, same=False, extra_dim=False)
+_list_case("stack", lambda xs, d: pf.stack(xs, d), torch.stack, same=True, extra_dim=True)
+
+
+@case("split")
+def _split(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_dims=1, min_side=0), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    n = shape[dim]
+    if data.draw(st.booleans(), label="sections"):
+        arg: Any = []
+        left = n
+        while left:
+            arg.append(data.draw(st.integers(0, left)))
+            left -= arg[-1]
+        if not arg or data.draw(st.booleans()):
+            arg.append(0)
+    else:
+        arg = data.draw(st.integers(1, 4), label="size")
+    return Example([draw_array(rng_of(data), shape)], lambda x: x.split(arg, dim),
+                   lambda x: torch.split(x, arg, dim), f"split({arg}, dim={dim})")
+
+
+@case("chunk")
+def _chunk(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_dims=1, min_side=1, max_side=5), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    k = data.draw(st.integers(1, 4), label="chunks")
+    return Example([draw_array(rng_of(data), shape)], lambda x: pf.chunk(x, k, dim),
+                   lambda x: torch.chunk(x, k, dim), f"chunk({k}, dim={dim})")
+
+
+def draw_index(data: st.DataObject, shape: tuple[int, ...]) -> tuple:
+    """A basic index: ints (negative too), slices with steps, None, one Ellipsis."""
+    items: list[Any] = []
+    for size in shape:
+        kind = data.draw(st.sampled_from(["int", "slice", "full"] if size else
+                                         ["slice", "full"]))
+        if kind == "int":
+            items.append(data.draw(st.integers(-size, size - 1)))
+        elif kind == "slice":
+            bound = st.none() | st.integers(-size - 1, size + 1)
+            items.append(slice(data.draw(bound), data.draw(bound),
+                               data.draw(st.none() | st.integers(1, 3))))
+        else:
+            items.append(slice(None))
+    full = slice(None)
+    if data.draw(st.booleans(), label="ellipsis"):  # in place of a run of full slices
+        a = data.draw(st.integers(0, len(items)))
+        end = a
+        while end < len(items) and items[end] == full:
+            end += 1
+        b = data.draw(st.integers(a, end))
+        items[a:b] = [Ellipsis]
+    while items and items[-1] == full and data.draw(st.booleans()):  # implicit trailing
+        items.pop()
+    for _ in range(data.draw(st.integers(0, 2), label="None count")):
+        items.insert(data.draw(st.integers(0, len(items))), None)
+    if len(items) == 1 and data.draw(st.booleans()):
+        return items[0]
+    return tuple(items)
+
+
+@case("getitem")
+def _getitem(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_side=0, max_side=5), label="shape")
+    index = draw_index(data, shape)
+    return Example([draw_array(rng_of(data), shape)], lambda x: x[index],
+                   lambda x: x[index], f"x[{index!r}]")
+
+
+# ---------------------------------------------------------------- per-op tests
+
+NAMES = sorted(CASES)
+
+
+def _draw(name: str, data: st.DataObject) -> Example:
+    ex = CASES[name](data)
+    data.draw(st.just(ex.describe()), label="example")  # shown when a test fails
+    return ex
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(data=st.data())
+def test_grad_vs_torch_and_fd(name: str, data: st.DataObject) -> None:
+    ex = _draw(name, data)
+    rng = rng_of(data)
+    cts = draw_cotangents(rng, ex)
+    xs = [pf.from_numpy(a) for a in ex.arrays]
+    value, grads = pf.value_and_grad(pf_loss(ex, cts), argnums=tuple(range(len(xs))))(*xs)
+    pf.eval(value, *grads)
+    t_outs, t_grads = torch_vjp(ex, cts)
+    what = ex.describe()
+    # the forward, for orientation: a wrong forward would make the rest moot
+    for o, t in zip(forward(ex, ex.arrays), t_outs):
+        close(o, t, ex.rtol, ex.atol, f"{what}: forward vs torch")
+    close(value, vdot(t_outs, cts), ex.rtol, ex.atol * 100, f"{what}: value of <c, f(x)>")
+    for i, (g, tg) in enumerate(zip(grads, t_grads)):
+        assert g.shape == ex.arrays[i].shape and g.dtype.np == ex.arrays[i].dtype, \
+            f"{what}: grad {i} is {g.dtype}{list(g.shape)}"
+        close(g, tg, ex.rtol, ex.atol, f"{what}: grad of input {i} vs torch.autograd")
+    for i, (g, fd) in enumerate(zip(grads, fd_gradient(ex, cts))):
+        close(g, fd, ex.fd_rtol, ex.fd_atol, f"{what}: grad of input {i} vs finite differences")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(data=st.data())
+def test_jvp_vjp(name: str, data: st.DataObject) -> None:
+    ex = _draw(name, data)
+    rng = rng_of(data)
+    xs = [pf.from_numpy(a) for a in ex.arrays]
+    tangents = [like(rng, x) for x in xs]
+    cts = draw_cotangents(rng, ex)
+    out, tout = pf.jvp(ex.pf_fn, xs, [pf.from_numpy(t) for t in tangents])
+    tout = outputs(tout)
+    out2, vjp_fn = pf.vjp(ex.pf_fn, *xs)
+    ct_tree: Any = [pf.from_numpy(c) for c in cts]
+    if not isinstance(out2, list | tuple):
+        ct_tree = ct_tree[0]
+    vjps = vjp_fn(ct_tree)
+    pf.eval(*outputs(out), *tout, *vjps)
+    what = ex.describe()
+    specs = output_specs(ex)
+    assert len(tout) == len(specs)
+    for t, s in zip(tout, specs):
+        assert t.shape == s.shape and t.dtype is s.dtype, f"{what}: tangent {t.dtype}{t.shape}"
+    for i, (t, tt) in enumerate(zip(tout, torch_jvp(ex, tangents))):
+        close(t, tt, ex.rtol, ex.atol, f"{what}: jvp output {i} vs torch.func.jvp")
+    for i, (t, fd) in enumerate(zip(tout, fd_directional(ex, tangents))):
+        close(t, fd, ex.fd_rtol, ex.fd_atol, f"{what}: jvp output {i} vs finite differences")
+    if not all(np.isfinite(f64(o)).all() for o in outputs(out)):
+        return  # (mean over nothing: NaN tangents, as torch's; no identity to check)
+    lhs, rhs = vdot(tangents, vjps), vdot(tout, cts)
+    scale = 1 + vdot([abs(f64(t)) for t in tangents], [abs(f64(v)) for v in vjps])
+    assert abs(lhs - rhs) <= 10 * ex.fd_rtol * scale, \
+        f"{what}: <t, vjp(c)> = {lhs} but <jvp(t), c> = {rhs}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@FEW
+@given(data=st.data())
+def test_backward_matches_grad(name: str, data: st.DataObject) -> None:
+    """The imperative API (requires_grad_, backward, .grad) on the same loss."""
+    ex = _draw(name, data)
+    cts = draw_cotangents(rng_of(data), ex)
+    xs = [pf.from_numpy(a).requires_grad_() for a in ex.arrays]
+    loss = pf_loss(ex, cts)(*xs)
+    loss.backward()
+    _, t_grads = torch_vjp(ex, cts)
+    for i, (x, tg) in enumerate(zip(xs, t_grads)):
+        assert x.grad is not None, f"{ex.describe()}: .grad of input {i} is None"
+        close(x.grad, tg, ex.rtol, ex.atol, f"{ex.describe()}: .grad of input {i}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@FEW
+@given(data=st.data())
+def test_second_order(name: str, data: st.DataObject) -> None:
+    """∇_x ⟨d, ∇_x⟨c, f(x)⟩⟩ (a Hessian-vector product of the VJP loss) vs torch."""
+    ex = _draw(name, data)
+    rng = rng_of(data)
+    cts = draw_cotangents(rng, ex)
+    ds = [like(rng, pf.from_numpy(a)) for a in ex.arrays]
+    n = len(ex.arrays)
+    inner = pf.grad(pf_loss(ex, cts), argnums=tuple(range(n)))
+
+    def outer(*xs: pf.Tensor) -> pf.Tensor:
+        return pf.sum(pf.stack([(g * pf.from_numpy(d)).sum().astype(pf.float64)
+                                for g, d in zip(inner(*xs), ds)]))
+
+    hv = pf.grad(outer, argnums=tuple(range(n)))(*[pf.from_numpy(a) for a in ex.arrays])
+    pf.eval(*hv)
+
+    txs = [to_torch(a, True) for a in ex.arrays]
+    t_outs = outputs(ex.torch_fn(*txs))
+    tl = sum((o * to_torch(c)).sum().double() for o, c in zip(t_outs, cts))
+    if not isinstance(tl, torch.Tensor) or not tl.requires_grad:
+        expected = [np.zeros(a.shape) for a in ex.arrays]
+    else:
+        g1 = torch.autograd.grad(tl, txs, create_graph=True, allow_unused=True)
+        tl2 = sum((g * to_torch(d)).sum() for g, d in zip(g1, ds) if g is not None)
+        if isinstance(tl2, torch.Tensor) and tl2.requires_grad:
+            g2 = torch.autograd.grad(tl2, txs, allow_unused=True)
+        else:
+            g2 = (None,) * n
+        expected = [np.zeros(a.shape) if g is None else t2np(g)
+                    for a, g in zip(ex.arrays, g2)]
+    for i, (h, e) in enumerate(zip(hv, expected)):
+        close(h, e, max(ex.rtol, 1e-7), max(ex.atol, 1e-9),
+              f"{ex.describe()}: second derivative, input {i}")
