@@ -35,7 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
@@ -407,6 +407,70 @@ def _logsumexp(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     return [cx.cast(cx.reshape(r, out_shape), d)]
 
 
+@lowers("pad")
+def _pad(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """Interior padding first (per dim: a new axis padded with k zeros, merged
+    back, the trailing zeros sliced off), then one constant pad for low/high."""
+    (x,), ((shape, d),), ((out_shape, _),) = xs, op.ins, op.outs
+    low, high, interior = op.attrs["low"], op.attrs["high"], op.attrs["interior"]
+    zero: float | int | bool = False if d is bool_ else 0 if d.category != FLOAT else 0.0
+    if 0 in shape:  # nothing to place: the result is all padding
+        return [cx.ops.broadcast_to(cx.scalar(zero, d), cx.shape(out_shape))]
+    for dim, k in enumerate(interior):
+        n = shape[dim]
+        if k == 0 or n <= 1:
+            continue
+        cur = _static_shape(x)
+        x = cx.reshape(x, (*cur[:dim + 1], 1, *cur[dim + 1:]))
+        pads = [0] * (2 * (len(cur) + 1))
+        pads[2 * (dim + 1) + 1] = k
+        x = cx.ops.pad(x, pads, value=zero)
+        x = cx.reshape(x, (*cur[:dim], n * (k + 1), *cur[dim + 1:]))
+        index: list[slice] = [slice(None)] * len(cur)
+        index[dim] = slice(0, (n - 1) * (k + 1) + 1)
+        x = cx.ops.slice_tensor(x, index)
+    if any(low) or any(high):
+        x = cx.ops.pad(x, [p for lo, hi in zip(low, high) for p in (lo, hi)], value=zero)
+    return [x]
+
+
+# ---- fused ops: the chain each one stands for ----
+
+def _fused_chains() -> dict[str, tuple]:
+    try:
+        from ..dialects.fused import CHAINS
+    except ImportError:  # no fused ops in this op table
+        return {}
+    return CHAINS
+
+
+def _fused_chain(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """A named fused op lowers to its chain (MAX fuses elementwise chains and
+    matmul epilogues itself), each step by its own rule."""
+    prev: tuple[Any, Spec] | None = None
+    for step, refs, attr_names in _fused_chains()[op.name]:
+        args = [prev if r < 0 else (xs[r], op.ins[r]) for r in refs]
+        assert all(a is not None for a in args)
+        ins = [spec for _, spec in args]  # type: ignore[misc]
+        attrs = {k: op.attrs[k] for k in attr_names}
+        outs = list(OPS[step].check([s for s, _ in ins], [d for _, d in ins], attrs))
+        rule = rule_for(step)
+        if rule is None:
+            raise MaxLoweringError(op.name, f"its {step} step has no MAX lowering")
+        (v,) = rule(cx, [a for a, _ in args], OpCall(step, attrs, ins, outs))  # type: ignore[misc]
+        prev = (v, outs[0])
+    assert prev is not None
+    return [prev[0]]
+
+
+def rule_for(name: str) -> Rule | None:
+    """The MAX rule of an op: its own, or its fused chain's; None if neither."""
+    rule = MAX_LOWERINGS.get(name)
+    if rule is None and name in _fused_chains():
+        return _fused_chain
+    return rule
+
+
 # ---- data ----
 
 @lowers("constant")
@@ -468,15 +532,27 @@ def find_main(module: ModuleOp) -> func.FuncOp:
     return fns[0]
 
 
+FUSED_REGION = "pyflame.fused"  # a region the fusion pass groups; MAX fuses on its own
+REGION_YIELD = "pyflame.yield"
+
+
 def check_supported(fn: func.FuncOp) -> None:
     """Fail before building anything if some op has no MAX lowering."""
-    for op in fn.body.block.ops:
-        if isinstance(op, func.ReturnOp):
+    _check_ops(fn.body.block.ops, func.ReturnOp.name)
+
+
+def _check_ops(ops: Iterable[Operation], terminator: str) -> None:
+    for op in ops:
+        if op.name == terminator:
+            continue
+        if op.name == FUSED_REGION and len(op.regions) == 1:
+            _check_ops(op.regions[0].block.ops, REGION_YIELD)
             continue
         if not isinstance(op, PyflameOp):
-            raise MaxLoweringError("", f"MAX backend: cannot lower {op.name} "
-                                       "(only pyflame ops and func.return)")
-        if op.OPDEF.name not in MAX_LOWERINGS:
+            raise MaxLoweringError("", f"MAX backend: cannot lower {op.name} (pyflame ops, "
+                                       f"{FUSED_REGION} and func.return only; run the "
+                                       "transforms first)")
+        if rule_for(op.OPDEF.name) is None:
             raise MaxLoweringError(op.OPDEF.name, "no MAX lowering is defined for this op "
                                                   "(add one to lowering/to_max.py)")
 
@@ -494,18 +570,30 @@ def lower_function(fn: func.FuncOp, device: str = "cpu", name: str | None = None
     cx = Ctx(ops, dev)
     input_types = [TensorType(max_dtype(d), list(shape), dev) for shape, d in arg_specs]
     graph = Graph(name or fn.sym_name.data, input_types=input_types)
-    result_specs: list[Spec] = []
     with graph:
         env: dict[SSAValue, Any] = {a: v.tensor for a, v in zip(block.args, graph.inputs)}
-        for op in block.ops:
-            if isinstance(op, func.ReturnOp):
-                outs = [env[v] for v in op.operands]
-                result_specs = [spec_of_type(v.type, "result") for v in op.operands]
-                graph.output(*outs)
-                break
-            assert isinstance(op, PyflameOp)
-            _lower_op(cx, op, env)
+        ret = _lower_block(cx, block, env)
+        graph.output(*[env[v] for v in ret.operands])
+    result_specs = [spec_of_type(v.type, "result") for v in ret.operands]
     return LoweredGraph(graph, arg_specs, result_specs, spec)
+
+
+def _lower_block(cx: Ctx, block: Block, env: dict[SSAValue, Any]) -> Operation:
+    """Lower the ops of ``block`` into ``env``; returns its terminator."""
+    for op in block.ops:
+        if op.name in (func.ReturnOp.name, REGION_YIELD):
+            return op
+        if op.name == FUSED_REGION:  # inline the body: block arguments are the operands
+            body = op.regions[0].block
+            inner = dict(env)
+            inner.update({a: env[v] for a, v in zip(body.args, op.operands)})
+            y = _lower_block(cx, body, inner)
+            for r, v in zip(op.results, y.operands):
+                env[r] = inner[v]
+            continue
+        assert isinstance(op, PyflameOp)
+        _lower_op(cx, op, env)
+    raise MaxLoweringError("", "block has no terminator")
 
 
 def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
@@ -514,7 +602,9 @@ def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
                   [spec_of_type(v.type, "operand") for v in op.operands],
                   [spec_of_type(r.type, "result") for r in op.results])
     try:
-        outs = MAX_LOWERINGS[name](cx, [env[v] for v in op.operands], call)
+        rule = rule_for(name)
+        assert rule is not None  # check_supported ran first
+        outs = rule(cx, [env[v] for v in op.operands], call)
     except MaxLoweringError:
         raise
     except Exception as e:  # MAX's graph builder rejected what the rule emitted
@@ -559,4 +649,4 @@ def print_max(module: ModuleOp, stream: IO[str]) -> None:
 
 def missing_lowerings() -> list[str]:
     """Ops of the op table without a MAX rule (a test keeps this empty)."""
-    return sorted(set(OPS) - set(MAX_LOWERINGS))
+    return sorted(n for n in OPS if rule_for(n) is None)

@@ -26,3 +26,21 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %y: tensor<2x5x4xf32>) -> (tensor<6x4xf
   // CHECK: mo.output %[[R]], %[[T]], %[[B]], %[[S]], %[[C]], %[[P]]#0, %[[P]]#1, %arg0, %arg0 :
   func.return %0, %1, %2, %3, %4, %5#0, %5#1, %6, %7 : tensor<6x4xf32>, tensor<4x2x3xf32>, tensor<5x2x3x4xf32>, tensor<2x2x2xf32>, tensor<2x8x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
 }
+
+// pad: interior padding per dim through a new axis padded with zeros, merged
+// back and sliced; then one constant pad for low/high.
+// CHECK-LABEL: mo.graph @pads(
+func.func @pads(%x: tensor<4x8xf32>, %i: tensor<3xi32>, %b: tensor<2xi1>) -> (tensor<5x17xf32>, tensor<3xi32>, tensor<4xi1>) {
+  // CHECK: %[[U:.*]] = rmo.reshape(%arg0) [newShape = #mosh<ape[4, 8, 1]> : !mosh.ape]
+  // CHECK: %[[Z:.*]] = rmo.mo.pad.constant(%[[U]], %{{.*}}, %{{.*}}) : (!mo.tensor<[4, 8, 1], f32>, !mo.tensor<[6], si64>, !mo.tensor<[], f32>) -> !mo.tensor<[4, 8, 2], f32>
+  // CHECK: %[[M:.*]] = rmo.reshape(%[[Z]]) [newShape = #mosh<ape[4, 16]> : !mosh.ape]
+  // CHECK: %[[S:.*]] = rmo.slice(%[[M]]) [starts = #mosh<ape[0, 0]> : !mosh.ape, stops = #mosh<ape[4, 15]> : !mosh.ape
+  // CHECK: %[[P:.*]] = rmo.mo.pad.constant(%[[S]], %{{.*}}, %{{.*}}) : (!mo.tensor<[4, 15], f32>, !mo.tensor<[4], si64>, !mo.tensor<[], f32>) -> !mo.tensor<[5, 17], f32>
+  %0 = pyflame.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 2>, interior = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<5x17xf32>
+  // no padding at all: nothing to do
+  %1 = pyflame.pad %i {low = array<i64: 0>, high = array<i64: 0>, interior = array<i64: 0>} : (tensor<3xi32>) -> tensor<3xi32>
+  // CHECK: %[[BP:.*]] = rmo.mo.pad.constant(%arg2, %{{.*}}, %{{.*}}) : (!mo.tensor<[2], bool>, !mo.tensor<[2], si64>, !mo.tensor<[], bool>) -> !mo.tensor<[4], bool>
+  %2 = pyflame.pad %b {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 0>} : (tensor<2xi1>) -> tensor<4xi1>
+  // CHECK: mo.output %[[P]], %arg1, %[[BP]] :
+  func.return %0, %1, %2 : tensor<5x17xf32>, tensor<3xi32>, tensor<4xi1>
+}

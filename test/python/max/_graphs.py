@@ -88,6 +88,17 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
                 np.array([[True, False], [False, True]]), np.array([0.5, -1.25, 3.0], np.float16),
                 np.array([1.5, -2.0, 0.25], ml_dtypes.bfloat16)):
         outs.append(record(OPS["constant"], (), {"value": DenseValue(arr, arr.shape)}))
+    # pad (the transpose of slice: autodiff emits it), interior padding included
+    for x, lo, hi, k in ((f, (1, 0), (0, 2), (1, 2)), (i, (0, 1), (2, 0), (0, 1)),
+                         (b, (1, 1), (0, 0), (0, 0))):
+        outs.append(record(OPS["pad"], (x,), {"low": lo, "high": hi, "interior": k}))
+    # named fused ops (the fusion pass emits them; recorded directly here)
+    fused = {"fused_add_relu": ((f, g), {}), "fused_mul_sigmoid": ((f, g), {}),
+             "fused_fma": ((f, g, p), {}), "fused_matmul_relu": ((f, n), {}),
+             "fused_matmul_gelu": ((f, n), {"approximate": "tanh"})}
+    for name, (args, attrs) in fused.items():
+        if name in OPS:
+            outs.append(record(OPS[name], args, attrs))
     used = _ops_used(outs)
     return outs, used
 

@@ -27,8 +27,6 @@ pytest.importorskip("max.graph", reason="the MAX backend needs `max`: "
 import _graphs  # noqa: E402
 
 import pyflame_mlir as pf  # noqa: E402
-from pyflame_mlir.compiler import build_module, pipeline_spec, run_pipeline  # noqa: E402
-from pyflame_mlir.graph import collect  # noqa: E402
 from pyflame_mlir.runtime import max_backend  # noqa: E402
 from pyflame_mlir.runtime.max_backend import MefStore  # noqa: E402
 
@@ -103,32 +101,42 @@ def test_demo_mlp_forward_and_a_second_process_loads_it_from_disk(on_max: Path) 
     np.testing.assert_array_equal(np.array(second["logits"], np.float32), logits.numpy())
 
 
-def _key_of(outs: list[pf.Tensor]) -> tuple[str, list]:
-    """The persistent-cache key evaluate() will use for ``outs`` (same IR, same
-    passes), and the argument specs of that module."""
-    module = build_module(collect(outs))
-    run_pipeline(module, pipeline_spec())
-    key = max_backend.cache_key(max_backend.module_text(module), max_backend.current_device())
-    return key, max_backend._signature(module)[0]
-
-
-def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(on_max: Path) -> None:
+def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(
+        on_max: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes, n = [32, 64, 64, 10], 16
     params = _graphs.init_mlp(sizes)
     x, y = _graphs.batch(n, sizes[0], sizes[-1])
     ref = reference(_flat(_graphs.train_step(params, x, y)))
 
-    outs = _flat(_graphs.train_step(params, x, y))
-    key, arg_specs = _key_of(outs)
+    # when the backend computes the step's key, plant a truncated entry there,
+    # as a crash or a full disk could leave one (the key is whatever the
+    # compile driver's pipeline makes of the graph)
     st = MefStore(max_backend.mef_dir())
-    # plant a truncated entry at the key, as a crash or a full disk could leave one
-    blob = MefStore.encode(os.urandom(200_000), {"key": key})
-    st.root.mkdir(parents=True, exist_ok=True)
-    st.path(key).write_bytes(blob[:-50_000])
+    real_key, real_compile = max_backend.cache_key, max_backend.lower_and_compile
+    planted: list[str] = []
+    compiled: list[max_backend.MaxExecutable] = []
 
+    def planting_key(text: str, device: str) -> str:
+        key = real_key(text, device)
+        if not planted:
+            blob = MefStore.encode(os.urandom(200_000), {"key": key})
+            st.root.mkdir(parents=True, exist_ok=True)
+            st.path(key).write_bytes(blob[:-50_000])
+            planted.append(key)
+        return key
+
+    def recording_compile(module, device=None):  # noqa: ANN001, ANN202
+        compiled.append(real_compile(module, device))
+        return compiled[-1]
+
+    monkeypatch.setattr(max_backend, "cache_key", planting_key)
+    monkeypatch.setattr(max_backend, "lower_and_compile", recording_compile)
+    outs = _flat(_graphs.train_step(params, x, y))
     before = max_backend.stats()
     pf.eval(*outs)
     after = max_backend.stats()
+    (key,), (exe,) = planted, compiled
+    assert exe.key == key and exe.source == "compiled"
     assert after["corrupt_entries"] == before["corrupt_entries"] + 1
     assert after["compiles"] == before["compiles"] + 1  # rebuilt, not used
     assert after["disk_writes"] == before["disk_writes"] + 1
@@ -153,9 +161,9 @@ def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(on_max: Path
     # a valid file holding a model of another signature is refused too
     payload = st.read(key)
     assert payload is not None
-    model = max_backend._load(max_backend.session(max_backend.current_device())[0], payload)
-    assert max_backend._model_matches(model, arg_specs)
-    assert not max_backend._model_matches(model, [((n, 7), pf.float32)] + arg_specs[1:])
+    model = max_backend._load(max_backend.session(exe.device)[0], payload)
+    assert max_backend._model_matches(model, exe.arg_specs)
+    assert not max_backend._model_matches(model, [((n, 7), pf.float32)] + exe.arg_specs[1:])
 
 
 def _flat(step: tuple[pf.Tensor, pf.Tensor, list[pf.Tensor]]) -> list[pf.Tensor]:
