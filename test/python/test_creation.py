@@ -113,7 +113,7 @@ def test_full(fill):
 
 @pytest.mark.parametrize("src", [pf.float32, pf.float16, pf.int32, pf.bool],
                          ids=lambda d: d.name)
-def test_like_family(src):
+def test_like_family(src, lazy):
     x = pf.ones(2, 3, dtype=src) * (1 if src is not pf.bool else True)
     tx = torch.ones(2, 3, dtype=torch_dtype(src))
     assert_close(pf.zeros_like(x), torch.zeros_like(tx), rtol=0, atol=0)
@@ -165,7 +165,7 @@ def test_eye(n, m, dt):
     assert_close(ours, theirs, rtol=0, atol=0)
 
 
-def test_creation_is_recorded_not_host_data():
+def test_creation_is_recorded_not_host_data(lazy):
     """zeros/ones/full/arange/eye are recorded ops (lazy); tensor/randn are leaves."""
     for t in (pf.zeros(2), pf.ones(2), pf.full((2,), 3.0), pf.arange(3), pf.eye(2)):
         assert pf.is_lazy(t)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import pyflame_mlir as pf
 
 SETTINGS = settings(max_examples=examples(40), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
 
 bounds = st.one_of(st.none(), st.integers(-7, 7))
 
@@ -64,7 +65,7 @@ def test_getitem_matches_numpy_and_torch(shape, dt, seed, data):
 @SETTINGS
 @given(shape=shapes(min_dims=1, max_dims=3, min_side=1, max_side=5), seed=seeds,
        data=st.data())
-def test_chained_indexing_of_a_promise(shape, seed, data):
+def test_chained_indexing_of_a_promise(shape, seed, data, lazy):
     a = random_array(np.random.default_rng(seed), shape, pf.float32)
     i1 = data.draw(basic_index(len(shape)))
     try:
@@ -103,7 +104,7 @@ def test_zero_dim_and_empty():
         e[0]
 
 
-def test_index_errors():
+def test_index_errors(lazy):
     x = pf.zeros(3, 4) + 1
     before = pf.counters()["evaluations"]
     with pytest.raises(IndexError, match="out of bounds"):

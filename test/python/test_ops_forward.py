@@ -518,7 +518,7 @@ def test_chained_promotions_and_dtypes():
 # ------------------------------------------------------------ materialization
 
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=lambda d: d.name)
-def test_materialization(dt):
+def test_materialization(dt, lazy):
     a = random_array(rng(), (2, 3), dt)
     x = pf.from_numpy(a) + pf.zeros(2, 3, dtype=dt) if dt is not pf.bool else \
         pf.logical_or(pf.from_numpy(a), pf.zeros(2, 3, dtype=dt))
@@ -568,7 +568,7 @@ def test_materialization_rules():
     assert a.tolist() == [[2.0, 4.0], [6.0, 8.0]] and b.tolist() == [[2.0, 3.0], [4.0, 5.0]]
 
 
-def test_metadata_without_evaluation():
+def test_metadata_without_evaluation(lazy):
     x = pf.zeros(2, 3, 4) + 1
     before = pf.counters()["evaluations"]
     y = x.sum(1)
@@ -633,6 +633,40 @@ def test_eager_mode_identical_results(eager):
         lazy = f()
         assert pf.is_lazy(lazy)
         assert_same(lazy, e)
+
+
+def test_cache_hits_with_new_data_give_fresh_independent_results(lazy):
+    """The same graphs run twice with new leaf data (cache hits, reused
+    buffers): each run matches a fresh evaluation, and the first results are
+    not overwritten by the second run."""
+    def run(seed):
+        r = np.random.default_rng(seed)
+        a = pf.from_numpy(random_array(r, (3, 4), pf.float32))
+        b = pf.from_numpy(random_array(r, (4, 5), pf.float32))
+        outs = [(a @ b).relu().sum(1), pf.softmax(a * 2 - 1, 1), (a.exp() + 1).log()[1:],
+                a.T.reshape(-1) * 3, pf.cat([a, -a], 0).max(0).values, (a @ b).T.sum(0)]
+        pf.eval(*outs)
+        return outs, a.numpy(), b.numpy()
+
+    first, a1, b1 = run(1)
+    snapshot = [o.numpy().copy() for o in first]
+    hits = pf.cache_stats()["hits"]
+    second, a2, b2 = run(2)
+    assert pf.cache_stats()["hits"] > hits, "the second run should hit the cache"
+    for o, s in zip(first, snapshot):
+        np.testing.assert_array_equal(o.numpy(), s)  # not clobbered by run 2
+    ta, tb = to_torch(a2), to_torch(b2)
+    expected = [(ta @ tb).relu().sum(1), torch.softmax(ta * 2 - 1, 1), (ta.exp() + 1).log()[1:],
+                ta.T.reshape(-1) * 3, torch.cat([ta, -ta], 0).max(0).values, (ta @ tb).T.sum(0)]
+    for o, e in zip(second, expected):
+        assert_close(o, e, atol=1e-5)
+
+
+def test_integer_overflow_wraps_like_torch():
+    big = np.array([2**31 - 1, -(2**31)], np.int32)
+    assert_close(pf.from_numpy(big) + 1, to_torch(big) + 1)
+    assert_close(pf.from_numpy(big) * 2, to_torch(big) * 2)
+    assert_close(pf.from_numpy(big).sum(), to_torch(big).sum())  # int64 accumulation
 
 
 def test_eager_fixture_restores_mode():

@@ -58,7 +58,7 @@ def _torch_maximum(a, b):
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_promotion_table(name):
+def test_binary_promotion_table(name, lazy):
     ours_fn, torch_fn = BINARY[name]
     torch_fn = torch_fn or _torch_maximum
     lazy = []

@@ -15,6 +15,10 @@ from hypothesis.extra import numpy as hnp
 
 import pyflame_mlir as pf
 
+# Every test here proves "nothing was evaluated": record lazily even when the
+# suite runs under PYFLAME_EAGER=1 (the eager test switches eager on itself).
+pytestmark = pytest.mark.usefixtures("lazy")
+
 
 def lazy(*shape, dtype=None):
     """A promise of the given shape (a recorded op, not host data)."""
@@ -149,7 +153,8 @@ def test_non_shape_argument_errors():
 
 
 @settings(max_examples=examples(40), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+          suppress_health_check=[HealthCheck.too_slow,
+                                         HealthCheck.function_scoped_fixture])
 @given(a=shapes(max_dims=4, max_side=4), b=shapes(max_dims=4, max_side=4),
        op=st.sampled_from(["add", "mul", "maximum", "gt"]))
 def test_broadcasting_errors_match_numpy(a, b, op):
@@ -162,7 +167,8 @@ def test_broadcasting_errors_match_numpy(a, b, op):
 
 
 @settings(max_examples=examples(40), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+          suppress_health_check=[HealthCheck.too_slow,
+                                         HealthCheck.function_scoped_fixture])
 @given(a=shapes(min_dims=0, max_dims=4, max_side=3), b=shapes(min_dims=0, max_dims=4,
                                                                max_side=3))
 def test_matmul_errors_match_numpy(a, b):
@@ -175,7 +181,8 @@ def test_matmul_errors_match_numpy(a, b):
 
 
 @settings(max_examples=examples(40), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+          suppress_health_check=[HealthCheck.too_slow,
+                                         HealthCheck.function_scoped_fixture])
 @given(shape=shapes(max_dims=4, max_side=4), data=st.data())
 def test_reshape_and_broadcast_to_errors_match_numpy(shape, data):
     target = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
