@@ -220,3 +220,15 @@ def test_manual_seed_determinism(seed, n):
     pf.manual_seed(seed)
     first, second = pf.randn(8), pf.randn(8)
     assert not np.array_equal(first.numpy(), second.numpy())
+
+
+def test_non_contiguous_host_data():
+    """Strided, reversed, transposed and Fortran-ordered arrays are leaves like any other."""
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for v in (a[:, ::2], a[::-1], a.T, np.asfortranarray(a), a[1:3, 2:5]):
+        x = pf.from_numpy(v)
+        assert_close(pf.tensor(v), v, rtol=0, atol=0)
+        assert_close((x * 2 + 1).sum(0), torch.from_numpy(v.copy()).mul(2).add(1).sum(0))
+        assert_close(x.T.reshape(-1), v.T.reshape(-1), rtol=0, atol=0)
+        assert_close(x[::2, 1:], v[::2, 1:], rtol=0, atol=0)
+        assert_close(x @ x.T, torch.from_numpy(v.copy()) @ torch.from_numpy(v.copy()).T)
