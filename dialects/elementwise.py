@@ -242,10 +242,12 @@ def _pow_dx(b, x, y):
     return b.where(b.eq(y, b.scalar(0, like=y)), b.scalar(0, like=d), d)
 
 
-def _pow_dy(b, x, z):
-    # z * log(x), zero where x == 0 (the limit PyTorch uses)
+def _pow_dy(b, x, y, z):
+    # z * log(x), zero where x == 0 and y >= 0 (PyTorch's mask: for y < 0, 0^y * log 0
+    # stays -inf)
     d = b.mul(z, b.log(x))
-    return b.where(b.eq(x, b.scalar(0, like=x)), b.scalar(0, like=d), d)
+    at_zero = b.logical_and(b.eq(x, b.scalar(0, like=x)), b.ge(y, b.scalar(0, like=y)))
+    return b.where(at_zero, b.scalar(0, like=d), d)
 
 
 _BINARY_VJP = {
@@ -253,7 +255,7 @@ _BINARY_VJP = {
     "sub": lambda b, g, x, y, z: (g, b.neg(g)),
     "mul": lambda b, g, x, y, z: (b.mul(g, y), b.mul(g, x)),
     "div": lambda b, g, x, y, z: (b.div(g, y), b.neg(b.div(b.mul(g, z), y))),
-    "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, z))),
+    "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, y, z))),
     "maximum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "gt")),
     "minimum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "lt")),
 }
@@ -276,7 +278,7 @@ _BINARY_JVP = {
     "div": lambda b, tx, ty, x, y, z: b.div(
         _sum_tangents(b, tx, None if ty is None else b.neg(b.mul(ty, z))), y),
     "pow": lambda b, tx, ty, x, y, z: _sum_tangents(
-        b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, z))),
+        b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, y, z))),
     "maximum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "gt"), z),
     "minimum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "lt"), z),
 }
