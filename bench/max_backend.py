@@ -87,7 +87,7 @@ def torch_step() -> Callable[[], float] | None:
             for p in params:
                 p -= LR * p.grad
                 p.grad = None
-        return float(loss)
+        return float(loss.detach())
     return step
 
 

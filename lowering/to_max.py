@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
+from ..dialects.opdef import numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ Spec = tuple[Shape, DType]
 # Bump when a rule changes what it emits: part of the compiled-model cache key.
 LOWERING_VERSION = "1"
 DEVICE_ENV = "PYFLAME_MAX_DEVICE"
+SYMBOLIC_ENV = "PYFLAME_MAX_SYMBOLIC_BATCH"
+BATCH_DIM = "batch"
 
 
 class MaxLoweringError(ValueError):
@@ -100,12 +103,24 @@ class OpCall:
     attrs: dict[str, Any]
     ins: list[Spec]
     outs: list[Spec]
+    # symbolic-batch mode: the batch positions of each operand / result
+    in_sym: list[frozenset[int]] = field(default_factory=list)
+    out_sym: list[frozenset[int]] = field(default_factory=list)
+    keys: list[Any] = field(default_factory=list)  # the results' values (plan lookups)
+
+    def isym(self, k: int) -> frozenset[int]:
+        return self.in_sym[k] if self.in_sym else frozenset()
+
+    def osym(self, k: int = 0) -> frozenset[int]:
+        return self.out_sym[k] if self.out_sym else frozenset()
 
 
 @dataclass
 class Ctx:
     ops: ModuleType  # max.graph.ops
     device: DeviceRef
+    plan: BatchPlan | None = None  # symbolic-batch mode
+    batch: Any = None  # the symbolic Dim
 
     def dt(self, d: DType) -> Any:
         return max_dtype(d)
@@ -127,13 +142,16 @@ class Ctx:
             return self.ops.not_equal(x, self.ops.constant(0, x.dtype, device=self.device))
         return self.ops.cast(x, self.dt(d))
 
-    def shape(self, shape: Iterable[int]) -> list[Any]:
-        return [int(d) for d in shape]
+    def shape(self, shape: Iterable[Any], sym: frozenset[int] = frozenset()) -> list[Any]:
+        """A MAX shape: the batch positions ``sym`` symbolic, the rest as given."""
+        return [self.batch if i in sym else d for i, d in enumerate(shape)]
 
-    def reshape(self, x: TensorValue, shape: Sequence[int]) -> TensorValue:
-        if _static_shape(x) == tuple(shape):
+    def reshape(self, x: TensorValue, shape: Sequence[Any],
+                sym: frozenset[int] = frozenset()) -> TensorValue:
+        target = self.shape(shape, sym)
+        if [str(d) for d in x.shape] == [str(d) for d in target]:
             return x
-        return self.ops.reshape(x, self.shape(shape))
+        return self.ops.reshape(x, target)
 
 
 Rule = Callable[[Ctx, list[Any], OpCall], list[Any]]
@@ -167,6 +185,14 @@ def _static_shape(x: Any) -> tuple[Any, ...]:
         except TypeError:
             out.append(str(d))
     return tuple(out)
+
+
+def _is_static(d: Any) -> bool:
+    try:
+        int(d)
+    except TypeError:
+        return False
+    return True
 
 
 def _is_half(d: DType) -> bool:
@@ -279,8 +305,9 @@ def _reduce_each(cx: Ctx, x: Any, fn: Callable[..., Any], dims: Sequence[int]) -
     a run of adjacent dims is first merged by a reshape into one axis (one
     kernel for ``x.sum()``); other dims are reduced one after the other."""
     dims = sorted(dims)
-    if len(dims) > 1 and dims == list(range(dims[0], dims[-1] + 1)):
-        shape = _static_shape(x)
+    shape = list(x.shape)  # MAX dims: static or the symbolic batch
+    if len(dims) > 1 and dims == list(range(dims[0], dims[-1] + 1)) \
+            and all(_is_static(d) for d in shape[dims[0]:dims[-1] + 1]):
         lo, hi = dims[0], dims[-1] + 1
         n = 1
         for d in shape[lo:hi]:
@@ -303,7 +330,7 @@ def _reduce(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
           "max": lambda v, axis: cx.ops.max(v, axis=axis),
           "min": lambda v, axis: cx.ops.min(v, axis=axis)}[op.name]
     r = _reduce_each(cx, x, fn, dims)
-    return [cx.cast(cx.reshape(r, out_shape), out_d)]
+    return [cx.cast(cx.reshape(r, out_shape, op.osym()), out_d)]
 
 
 @lowers("argmax", "argmin")
@@ -311,14 +338,14 @@ def _arg(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     (x,), ((shape, _),), ((out_shape, _),) = xs, op.ins, op.outs
     dim = op.attrs["dim"]
     if not shape:  # a rank-0 tensor: its only index
-        return [cx.reshape(cx.scalar(0, int64), out_shape)]
+        return [cx.reshape(cx.scalar(0, int64), out_shape)]  # (no batch: rank 0)
     if dim is None:
         n = 1
         for s in shape:
             n *= s
         x, dim = cx.reshape(x, (n,)), 0
     fn = cx.ops.argmax if op.name == "argmax" else cx.ops.argmin
-    return [cx.reshape(fn(x, axis=dim), out_shape)]
+    return [cx.reshape(fn(x, axis=dim), out_shape, op.osym())]
 
 
 # ---- linalg ----
@@ -327,20 +354,20 @@ def _arg(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 def _matmul(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     (a, b), ((sa, da), (sb, _)), ((out_shape, _),) = xs, op.ins, op.outs
     if len(sa) == 1:
-        a = cx.reshape(a, (1,) + sa)
+        a = cx.reshape(a, (1, *a.shape))
     if len(sb) == 1:
-        b = cx.reshape(b, sb + (1,))
+        b = cx.reshape(b, (*b.shape, 1))
     if _is_half(da):  # accumulate in float32, round once (as the reference kernel)
         r = cx.ops.matmul(cx.cast(a, float32), cx.cast(b, float32))
-        return [cx.cast(cx.reshape(r, out_shape), da)]
-    return [cx.reshape(cx.ops.matmul(a, b), out_shape)]
+        return [cx.cast(cx.reshape(r, out_shape, op.osym()), da)]
+    return [cx.reshape(cx.ops.matmul(a, b), out_shape, op.osym())]
 
 
 # ---- shape ops ----
 
 @lowers("reshape")
 def _reshape(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    return [cx.ops.reshape(xs[0], cx.shape(op.attrs["shape"]))]
+    return [cx.ops.reshape(xs[0], cx.shape(op.attrs["shape"], op.osym()))]
 
 
 @lowers("permute")
@@ -350,9 +377,9 @@ def _permute(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 
 @lowers("broadcast_to")
 def _broadcast_to(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    if op.ins[0][0] == tuple(op.attrs["shape"]):
+    if op.ins[0][0] == tuple(op.attrs["shape"]) and op.isym(0) == op.osym():
         return [xs[0]]
-    return [cx.ops.broadcast_to(xs[0], cx.shape(op.attrs["shape"]))]
+    return [cx.ops.broadcast_to(xs[0], cx.shape(op.attrs["shape"], op.osym()))]
 
 
 @lowers("slice")
@@ -404,7 +431,7 @@ def _logsumexp(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     m = o.where(finite, m, cx.scalar(0, wd))  # an all -inf (or inf) slice shifts by 0
     s = _reduce_each(cx, o.exp(o.sub(w, m)), o.sum, dims)
     r = o.add(o.log(s), m)
-    return [cx.cast(cx.reshape(r, out_shape), d)]
+    return [cx.cast(cx.reshape(r, out_shape, op.osym()), d)]
 
 
 @lowers("pad")
@@ -415,12 +442,12 @@ def _pad(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     low, high, interior = op.attrs["low"], op.attrs["high"], op.attrs["interior"]
     zero: float | int | bool = False if d is bool_ else 0 if d.category != FLOAT else 0.0
     if 0 in shape:  # nothing to place: the result is all padding
-        return [cx.ops.broadcast_to(cx.scalar(zero, d), cx.shape(out_shape))]
+        return [cx.ops.broadcast_to(cx.scalar(zero, d), cx.shape(out_shape, op.osym()))]
     for dim, k in enumerate(interior):
         n = shape[dim]
         if k == 0 or n <= 1:
             continue
-        cur = _static_shape(x)
+        cur = list(x.shape)
         x = cx.reshape(x, (*cur[:dim + 1], 1, *cur[dim + 1:]))
         pads = [0] * (2 * (len(cur) + 1))
         pads[2 * (dim + 1) + 1] = k
@@ -447,18 +474,23 @@ def _fused_chains() -> dict[str, tuple]:
 def _fused_chain(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     """A named fused op lowers to its chain (MAX fuses elementwise chains and
     matmul epilogues itself), each step by its own rule."""
-    prev: tuple[Any, Spec] | None = None
-    for step, refs, attr_names in _fused_chains()[op.name]:
-        args = [prev if r < 0 else (xs[r], op.ins[r]) for r in refs]
+    prev: tuple[Any, Spec, frozenset[int]] | None = None
+    chain = _fused_chains()[op.name]
+    for i, (step, refs, attr_names) in enumerate(chain):
+        args = [prev if r < 0 else (xs[r], op.ins[r], op.isym(r)) for r in refs]
         assert all(a is not None for a in args)
-        ins = [spec for _, spec in args]  # type: ignore[misc]
+        ins = [a[1] for a in args]  # type: ignore[index]
         attrs = {k: op.attrs[k] for k in attr_names}
         outs = list(OPS[step].check([s for s, _ in ins], [d for _, d in ins], attrs))
         rule = rule_for(step)
         if rule is None:
             raise MaxLoweringError(op.name, f"its {step} step has no MAX lowering")
-        (v,) = rule(cx, [a for a, _ in args], OpCall(step, attrs, ins, outs))  # type: ignore[misc]
-        prev = (v, outs[0])
+        last = i == len(chain) - 1
+        key = op.keys[0] if (last and op.keys) else (op.keys[0] if op.keys else None, "step", i)
+        sym = op.osym() if last else (cx.plan.of(key) if cx.plan else frozenset())
+        call = OpCall(step, attrs, ins, outs, [a[2] for a in args], [sym])  # type: ignore[index]
+        (v,) = rule(cx, [a[0] for a in args], call)  # type: ignore[index]
+        prev = (v, outs[0], sym)
     assert prev is not None
     return [prev[0]]
 
@@ -473,17 +505,24 @@ def rule_for(name: str) -> Rule | None:
 
 # ---- data ----
 
+def is_splat(v: Any) -> bool:
+    """One value repeated (IR attributes hold a splat's every element)."""
+    if v.is_splat:
+        return True
+    raw = v.array.tobytes()
+    n = v.dtype.itemsize
+    return raw == raw[:n] * (len(raw) // n)
+
+
 @lowers("constant")
 def _constant(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     v = op.attrs["value"]
     shape, d = v.shape, v.dtype
-    raw = v.array.tobytes()
-    if v.is_splat or raw == raw[:d.itemsize] * (len(raw) // d.itemsize):
-        # one value (a parsed ``dense<1.5>`` holds it repeated): scalar + broadcast
+    if is_splat(v):  # one value: a scalar, broadcast
         c = cx.scalar(v.scalar(), d)
         if not shape:
             return [c]
-        return [cx.ops.broadcast_to(c, cx.shape(shape))]
+        return [cx.ops.broadcast_to(c, cx.shape(shape, op.osym()))]
     arr = np.ascontiguousarray(v.array)
     if d is bool_:  # canonical 0/1 bytes (a parsed i1 literal may hold 0xFF for true)
         arr = arr.view(np.uint8) != 0
@@ -499,9 +538,283 @@ def _iota(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     n = shape[dim]
     r = cx.ops.range(0, n, 1, dtype=cx.dt(int64), device=cx.device)
     r = cx.reshape(cx.cast(r, d), (n,) + (1,) * (len(shape) - dim - 1))
-    if _static_shape(r) == shape:
+    if _static_shape(r) == shape and not op.osym():
         return [r]
-    return [cx.ops.broadcast_to(r, cx.shape(shape))]
+    return [cx.ops.broadcast_to(r, cx.shape(shape, op.osym()))]
+
+
+# ---- symbolic batch: which dims are the batch ----
+#
+# Union-find over (value, dim) nodes. Seed: dim 0 of the first argument (the
+# first leaf the computation uses, ``x`` in ``x @ w``). Each op links the dims
+# that must be the same size by its semantics (broadcasting alignment, matmul
+# rows/columns/contraction, kept dims of reductions, permutations, reshapes
+# that keep a dim in place, ...); dims an op needs static (a reshape merging
+# them, a partial slice, a dense literal, ...) are recorded. The batch is the
+# seed's class; a static-only dim in it makes the graph not batch-polymorphic.
+
+Ref = tuple[str, int, int]  # ("i" operand | "o" result, index, dim)
+
+
+@dataclass
+class BatchPlan:
+    size: int  # the batch size the module was traced with
+    dims: dict[Any, frozenset[int]]  # value (or fused-chain step) -> its batch positions
+
+    def of(self, v: Any) -> frozenset[int]:
+        return self.dims.get(v, frozenset())
+
+
+def _align(links: list[tuple[Ref, Ref]], k: int, src: Shape, dst: Shape) -> None:
+    """numpy broadcasting: operand ``k``'s dims aligned from the right with the result."""
+    off = len(dst) - len(src)
+    for d, n in enumerate(src):
+        if off + d >= 0 and n == dst[off + d]:
+            links.append((("i", k, d), ("o", 0, off + d)))
+
+
+def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequence[Shape]
+              ) -> tuple[list[tuple[Ref, Ref]], list[tuple[Ref, str]]]:
+    """(dims that are one dim, dims that must stay static with why) of one op."""
+    links: list[tuple[Ref, Ref]] = []
+    fixed: list[tuple[Ref, str]] = []
+    opdef = OPS.get(name)
+    if opdef is not None and opdef.elementwise:
+        for k, s in enumerate(ins):
+            _align(links, k, s, outs[0])
+    elif name == "broadcast_to":
+        _align(links, 0, ins[0], outs[0])
+    elif name == "matmul":
+        a, b = ins
+        a2 = (1, *a) if len(a) == 1 else a
+        b2 = (*b, 1) if len(b) == 1 else b
+        ia = (lambda d: d - 1) if len(a) == 1 else (lambda d: d)
+        links.append((("i", 0, len(a) - 1), ("i", 1, 0 if len(b) == 1 else len(b) - 2)))
+        nb = max(len(a2), len(b2)) - 2
+        out_m = nb if len(a) > 1 else None
+        out_n = (nb + (1 if len(a) > 1 else 0)) if len(b) > 1 else None
+        if out_m is not None:
+            links.append((("i", 0, ia(len(a2) - 2)), ("o", 0, out_m)))
+        if out_n is not None:
+            links.append((("i", 1, len(b2) - 1), ("o", 0, out_n)))
+        batch_out = outs[0][:nb]
+        for k, (full, idx) in enumerate(((a2, ia), (b2, lambda d: d))):
+            part = full[:-2]
+            off = nb - len(part)
+            for d, n in enumerate(part):
+                if n == batch_out[off + d]:
+                    links.append((("i", k, idx(d)), ("o", 0, off + d)))
+    elif name in ("sum", "mean", "max", "min", "logsumexp", "argmax", "argmin"):
+        shape = ins[0]
+        if name in ("argmax", "argmin") and attrs["dim"] is None:
+            fixed += [(("i", 0, d), f"{name} without a dim flattens the tensor")
+                      for d in range(len(shape))]
+            return links, fixed
+        dims = attrs["dims"] if "dims" in attrs else (attrs["dim"],)
+        j = 0
+        for d in range(len(shape)):
+            if d in dims:
+                j += 1 if attrs["keepdim"] else 0
+                continue
+            links.append((("i", 0, d), ("o", 0, j)))
+            j += 1
+    elif name in ("softmax", "log_softmax"):
+        links += [(("i", 0, d), ("o", 0, d)) for d in range(len(ins[0]))]
+    elif name == "permute":
+        links += [(("i", 0, p), ("o", 0, j)) for j, p in enumerate(attrs["perm"])]
+    elif name == "reshape":
+        src, dst = ins[0], outs[0]
+        pre_dst = [numel(dst[:j]) for j in range(len(dst))]
+        for d, n in enumerate(src):
+            pre = numel(src[:d])
+            js = [j for j in range(len(dst)) if dst[j] == n and pre_dst[j] == pre]
+            if n > 1 and js:
+                links.append((("i", 0, d), ("o", 0, js[0])))
+            elif n > 1:
+                fixed.append((("i", 0, d), "reshape merges or splits this dim"))
+    elif name == "slice":
+        for d, n in enumerate(ins[0]):
+            if (attrs["start"][d], attrs["limit"][d], attrs["stride"][d]) == (0, n, 1):
+                links.append((("i", 0, d), ("o", 0, d)))
+            else:
+                fixed.append((("i", 0, d), "slice takes part of this dim"))
+    elif name in ("concat", "split"):
+        dim = attrs["dim"]
+        rank = len(ins[0])
+        for d in range(rank):
+            if d == dim:
+                fixed.append((("i", 0, d), f"{name} works along this dim"))
+                continue
+            links += [(("i", k, d), ("o", 0, d)) for k in range(len(ins))]
+            links += [(("i", 0, d), ("o", k, d)) for k in range(len(outs))]
+    elif name == "pad":
+        for d in range(len(ins[0])):
+            if (attrs["low"][d], attrs["high"][d], attrs["interior"][d]) == (0, 0, 0):
+                links.append((("i", 0, d), ("o", 0, d)))
+            else:
+                fixed.append((("i", 0, d), "pad changes this dim"))
+    elif name == "constant":
+        if not is_splat(attrs["value"]):
+            fixed += [(("o", 0, d), "a dense literal has a fixed size")
+                      for d in range(len(outs[0]))]
+    elif name == "iota":
+        fixed.append((("o", 0, attrs["dim"]), "iota counts along this dim"))
+    else:  # an op this analysis does not know: every dim static
+        fixed += [(("i", k, d), f"{name} is not known to the batch analysis")
+                  for k, s in enumerate(ins) for d in range(len(s))]
+        fixed += [(("o", k, d), f"{name} is not known to the batch analysis")
+                  for k, s in enumerate(outs) for d in range(len(s))]
+    return links, fixed
+
+
+def analyze_batch(fn: func.FuncOp) -> BatchPlan:
+    """The batch dims of every value of ``fn``, seeded by dim 0 of its first
+    argument; raises MaxLoweringError naming the op that pins the batch."""
+    block = fn.body.block
+    if not block.args:
+        raise MaxLoweringError("", "symbolic batch: the function has no arguments")
+    shape0, _ = spec_of_type(block.args[0].type, "argument #0")
+    if not shape0 or shape0[0] <= 1:
+        raise MaxLoweringError("", f"symbolic batch: the first argument's leading dim "
+                                   f"must be > 1 (shape {list(shape0)})")
+    parent: dict[Any, Any] = {}
+
+    def find(n: Any) -> Any:
+        root = n
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while n != root:
+            parent[n], n = root, parent.get(n, n)
+        return root
+
+    def union(a: Any, b: Any) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[ra] = rb
+
+    shapes: dict[Any, Shape] = {}
+    dtypes: dict[Any, DType] = {}
+    pinned: list[tuple[Any, str, str]] = []  # (node, op, why)
+
+    def apply(name: str, attrs: dict[str, Any], in_keys: list[Any], out_keys: list[Any]
+              ) -> None:
+        links, fixed = _op_links(name, attrs, [shapes[k] for k in in_keys],
+                                 [shapes[k] for k in out_keys])
+
+        def node(ref: Ref) -> Any:
+            side, k, d = ref
+            return ((in_keys if side == "i" else out_keys)[k], d)
+
+        for a, b in links:
+            union(node(a), node(b))
+        pinned.extend((node(r), name, why) for r, why in fixed)
+
+    def walk(blk: Block) -> None:
+        for a in blk.args:
+            shapes[a], dtypes[a] = spec_of_type(a.type, "argument")
+        for op in blk.ops:
+            for r in op.results:
+                shapes[r], dtypes[r] = spec_of_type(r.type, "result")
+            if op.name == FUSED_REGION and len(op.regions) == 1:
+                body = op.regions[0].block
+                walk(body)
+                term = body.last_op
+                assert term is not None
+                for a, v in zip(body.args, op.operands):
+                    for d in range(len(shapes[v])):
+                        union((a, d), (v, d))
+                for r, v in zip(op.results, term.operands):
+                    for d in range(len(shapes[r])):
+                        union((r, d), (v, d))
+            elif isinstance(op, PyflameOp):
+                name = op.OPDEF.name
+                attrs = op.py_attrs()
+                chain = _fused_chains().get(name)
+                if chain is None:
+                    apply(name, attrs, list(op.operands), list(op.results))
+                    continue
+                prev: Any = None  # a fused op: its chain, through per-step keys
+                for i, (step, refs, attr_names) in enumerate(chain):
+                    ins = [prev if r < 0 else op.operands[r] for r in refs]
+                    a = {k: attrs[k] for k in attr_names}
+                    last = i == len(chain) - 1
+                    key = op.results[0] if last else (op.results[0], "step", i)
+                    if not last:
+                        ((shapes[key], dtypes[key]),) = OPS[step].check(
+                            [shapes[k] for k in ins], [dtypes[k] for k in ins], a)
+                    apply(step, a, ins, [key])
+                    prev = key
+
+    walk(block)
+    seed = find((block.args[0], 0))
+    for n, name, why in pinned:
+        if find(n) == seed:
+            raise MaxLoweringError(name, f"symbolic batch: {why}, but it is the batch dim "
+                                         f"(size {shape0[0]})")
+    dims: dict[Any, set[int]] = {}
+    for key, shape in shapes.items():
+        for d in range(len(shape)):
+            if find((key, d)) == seed:
+                dims.setdefault(key, set()).add(d)
+    return BatchPlan(shape0[0], {k: frozenset(v) for k, v in dims.items()})
+
+
+def abstract_text(fn: func.FuncOp, plan: BatchPlan) -> str:
+    """``fn`` with every batch size replaced by ``?`` (in types and in the
+    attributes that spell it): two modules with the same abstract text are one
+    computation at two batch sizes, so one symbolic model serves both. Constants
+    stay exact (a ``1/1024`` folded from the batch size makes another text)."""
+    ids: dict[Any, int] = {}
+
+    def vid(v: Any) -> str:
+        return f"%{ids.setdefault(v, len(ids))}"
+
+    def ty(v: Any) -> str:
+        shape, d = spec_of_type(v.type, "value")
+        sym = plan.of(v)
+        return "x".join("?" if i in sym else str(n) for i, n in enumerate(shape)) + d.short
+
+    def canon(v: Any) -> str:
+        if isinstance(v, float):
+            return v.hex()
+        if isinstance(v, DType):
+            return v.name
+        return repr(v)
+
+    lines = ["(" + ", ".join(f"{vid(a)}: {ty(a)}" for a in fn.body.block.args) + ")"]
+
+    def walk(blk: Block, depth: int) -> None:
+        for op in blk.ops:
+            pad = "  " * depth
+            head = f"{pad}{', '.join(vid(r) for r in op.results)} = {op.name}(" \
+                   f"{', '.join(vid(v) for v in op.operands)})"
+            sig = f" : ({', '.join(ty(v) for v in op.operands)}) -> " \
+                  f"({', '.join(ty(r) for r in op.results)})"
+            if op.name == FUSED_REGION and len(op.regions) == 1:
+                body = op.regions[0].block
+                lines.append(head + " [" + ", ".join(vid(a) for a in body.args) + "]" + sig)
+                walk(body, depth + 1)
+                continue
+            attrs = dict(op.py_attrs()) if isinstance(op, PyflameOp) else {}
+            osym = plan.of(op.results[0]) if op.results else frozenset()
+            for k in ("shape",):  # reshape, broadcast_to, iota
+                if k in attrs:
+                    attrs[k] = tuple("?" if i in osym else n for i, n in enumerate(attrs[k]))
+            if "limit" in attrs:  # slice: the batch dims are taken whole
+                isym = plan.of(op.operands[0])
+                attrs["limit"] = tuple("?" if i in isym else n
+                                       for i, n in enumerate(attrs["limit"]))
+            if "value" in attrs:
+                dv = attrs["value"]
+                attrs["value"] = (dv.dtype.name, tuple("?" if i in osym else n for i, n in
+                                                       enumerate(dv.shape)),
+                                  dv.array.reshape(-1)[:1].tobytes().hex() if is_splat(dv)
+                                  else dv.array.tobytes().hex())
+            body = ", ".join(f"{k}={canon(v)}" for k, v in attrs.items())
+            lines.append(head + (" {" + body + "}" if body else "") + sig)
+
+    walk(fn.body.block, 0)
+    return "\n".join(lines) + "\n"
 
 
 # ---- building graphs ----
@@ -514,6 +827,9 @@ class LoweredGraph:
     arg_specs: list[Spec]
     result_specs: list[Spec]
     device: str
+    plan: BatchPlan | None = None  # symbolic batch: the analysis it was built with
+    arg_sym: list[frozenset[int]] = field(default_factory=list)  # batch positions per argument
+    result_sym: list[frozenset[int]] = field(default_factory=list)  # ... per result
 
     @property
     def text(self) -> str:
@@ -557,25 +873,29 @@ def _check_ops(ops: Iterable[Operation], terminator: str) -> None:
                                                   "(add one to lowering/to_max.py)")
 
 
-def lower_function(fn: func.FuncOp, device: str = "cpu", name: str | None = None
-                   ) -> LoweredGraph:
-    """Build the MAX graph of one ``func.func`` (no compilation)."""
-    from max.graph import Graph, TensorType, ops
+def lower_function(fn: func.FuncOp, device: str = "cpu", name: str | None = None,
+                   plan: BatchPlan | None = None) -> LoweredGraph:
+    """Build the MAX graph of one ``func.func`` (no compilation); with a
+    ``plan`` (``analyze_batch``) its batch dims are the symbolic dim ``batch``."""
+    from max.graph import Dim, Graph, TensorType, ops
 
     check_supported(fn)
     spec = device_spec(device)
     dev = device_ref(spec)
     block = fn.body.block
     arg_specs = [spec_of_type(a.type, f"argument #{i}") for i, a in enumerate(block.args)]
-    cx = Ctx(ops, dev)
-    input_types = [TensorType(max_dtype(d), list(shape), dev) for shape, d in arg_specs]
+    cx = Ctx(ops, dev, plan, Dim(BATCH_DIM) if plan else None)
+    input_types = [TensorType(max_dtype(d), cx.shape(shape, plan.of(a) if plan else frozenset()),
+                              dev) for a, (shape, d) in zip(block.args, arg_specs)]
     graph = Graph(name or fn.sym_name.data, input_types=input_types)
     with graph:
         env: dict[SSAValue, Any] = {a: v.tensor for a, v in zip(block.args, graph.inputs)}
         ret = _lower_block(cx, block, env)
         graph.output(*[env[v] for v in ret.operands])
     result_specs = [spec_of_type(v.type, "result") for v in ret.operands]
-    return LoweredGraph(graph, arg_specs, result_specs, spec)
+    return LoweredGraph(graph, arg_specs, result_specs, spec, plan,
+                        [plan.of(a) for a in block.args] if plan else [],
+                        [plan.of(v) for v in ret.operands] if plan else [])
 
 
 def _lower_block(cx: Ctx, block: Block, env: dict[SSAValue, Any]) -> Operation:
@@ -600,7 +920,11 @@ def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
     name = op.OPDEF.name
     call = OpCall(name, op.py_attrs(),
                   [spec_of_type(v.type, "operand") for v in op.operands],
-                  [spec_of_type(r.type, "result") for r in op.results])
+                  [spec_of_type(r.type, "result") for r in op.results],
+                  keys=list(op.results))
+    if cx.plan is not None:
+        call.in_sym = [cx.plan.of(v) for v in op.operands]
+        call.out_sym = [cx.plan.of(r) for r in op.results]
     try:
         rule = rule_for(name)
         assert rule is not None  # check_supported ran first
@@ -614,7 +938,7 @@ def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
                                      f"{len(op.results)} results")
     for i, (v, r, (shape, d)) in enumerate(zip(outs, op.results, call.outs)):
         got = [str(x) for x in v.shape]
-        want = [str(x) for x in cx.shape(shape)]
+        want = [str(x) for x in cx.shape(shape, call.osym(i))]
         if got != want or v.dtype != max_dtype(d):
             raise MaxLoweringError(name, f"result #{i} lowered to "
                                          f"{getattr(v.dtype, 'name', v.dtype)} [{', '.join(got)}], "
@@ -622,14 +946,16 @@ def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
         env[r] = v
 
 
-def lower_module(module: ModuleOp, device: str = "cpu") -> LoweredGraph:
+def lower_module(module: ModuleOp, device: str = "cpu", plan: BatchPlan | None = None
+                 ) -> LoweredGraph:
     """The backend's entry point: the module's single ``func.func`` as a graph."""
-    return lower_function(find_main(module), device, "pyflame_main")
+    return lower_function(find_main(module), device, "pyflame_main", plan)
 
 
-def max_text(module: ModuleOp, device: str = "cpu") -> str:
+def max_text(module: ModuleOp, device: str = "cpu", symbolic_batch: bool = False) -> str:
     """MO text of every function of ``module`` (one ``mo.graph`` each), uncompiled."""
-    return "\n".join(lower_function(fn, device).text for fn in functions(module)) + "\n"
+    return "\n".join(lower_function(fn, device, plan=analyze_batch(fn) if symbolic_batch
+                                     else None).text for fn in functions(module)) + "\n"
 
 
 def print_max(module: ModuleOp, stream: IO[str]) -> None:
@@ -644,7 +970,8 @@ def print_max(module: ModuleOp, stream: IO[str]) -> None:
         raise MaxLoweringError("", f"-t max needs the `max` package: pip install "
                                    f"'pyflame-mlir[max]' ({e})") from None
     device = os.environ.get(DEVICE_ENV, "cpu")
-    stream.write(max_text(module, device))
+    symbolic = os.environ.get(SYMBOLIC_ENV, "") not in ("", "0")
+    stream.write(max_text(module, device, symbolic))
 
 
 def missing_lowerings() -> list[str]:

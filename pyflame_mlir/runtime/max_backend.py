@@ -90,6 +90,24 @@ def set_device(spec: str | None) -> None:
     _device_override = spec
 
 
+_symbolic_override: bool | None = None
+
+
+def set_symbolic_batch(on: bool | None) -> None:
+    """Compile batch-polymorphic graphs with a symbolic batch dim (one model
+    for every batch size); ``None`` goes back to ``PYFLAME_MAX_SYMBOLIC_BATCH``."""
+    global _symbolic_override
+    _symbolic_override = on
+
+
+def symbolic_batch() -> bool:
+    if _symbolic_override is not None:
+        return _symbolic_override
+    from ..lowering.to_max import SYMBOLIC_ENV
+
+    return os.environ.get(SYMBOLIC_ENV, "") not in ("", "0")
+
+
 def current_device() -> str:
     from ..lowering.to_max import device_spec
 
@@ -145,11 +163,15 @@ class MaxStats:
     disk_loads: int = 0
     disk_writes: int = 0
     corrupt_entries: int = 0
+    memory_hits: int = 0  # symbolic-batch models reused within the process
+    symbolic_fallbacks: int = 0  # symbolic batch asked, the graph compiled statically
     graph_build_seconds: float = 0.0
     compile_seconds: float = 0.0
     load_seconds: float = 0.0
 
-    def snapshot(self) -> dict[str, float]:
+    last_fallback: str = ""  # why the last symbolic-batch request compiled statically
+
+    def snapshot(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def reset(self) -> None:
@@ -160,7 +182,7 @@ class MaxStats:
 STATS = MaxStats()
 
 
-def stats() -> dict[str, float]:
+def stats() -> dict[str, Any]:
     return STATS.snapshot()
 
 
@@ -367,13 +389,18 @@ class MaxExecutable:
     """A compiled MAX model with the pyflame signature it implements."""
 
     def __init__(self, model: Any, arg_specs: list[Spec], result_specs: list[Spec],
-                 device: str, key: str, source: str, nbytes: int):
+                 device: str, key: str, source: str, nbytes: int,
+                 arg_sym: list[frozenset[int]] | None = None,
+                 result_sym: list[frozenset[int]] | None = None):
         self.model = model
         self.arg_specs = arg_specs
         self.result_specs = result_specs
+        # symbolic batch: positions that may take any (one) batch size
+        self.arg_sym = arg_sym or [frozenset()] * len(arg_specs)
+        self.result_sym = result_sym or [frozenset()] * len(result_specs)
         self.device = device
         self.key = key
-        self.source = source  # "compiled" or "disk"
+        self.source = source  # "compiled", "disk" or "memory" (a symbolic model reused)
         self.nbytes = nbytes
         self._dev = session(device)[1]
         self._on_host = device == "cpu"
@@ -383,14 +410,23 @@ class MaxExecutable:
             raise ValueError(f"MAX model takes {len(self.arg_specs)} arguments, "
                              f"got {len(args)}")
         bufs = []
-        for a, (shape, d) in zip(args, self.arg_specs):
-            if a.shape != shape or a.dtype != d.np:
+        batch: int | None = None
+        for a, (shape, d), sym in zip(args, self.arg_specs, self.arg_sym):
+            ok = a.dtype == d.np and len(a.shape) == len(shape) and all(
+                i in sym or a.shape[i] == n for i, n in enumerate(shape))
+            for i in sorted(sym) if ok else ():  # every batch position: one batch size
+                if batch is None:
+                    batch = a.shape[i]
+                ok = ok and a.shape[i] == batch
+            if not ok:
                 raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match the "
                                  f"compiled {shape} {d.name}")
             bufs.append(_to_buffer(a, d, self._dev, self._on_host))
         outs = self.model.execute(*bufs)
         results = []
-        for buf, (shape, d) in zip(outs, self.result_specs):
+        for buf, (shape, d), sym in zip(outs, self.result_specs, self.result_sym):
+            if batch is not None:
+                shape = tuple(batch if i in sym else n for i, n in enumerate(shape))
             r = _to_numpy(buf, d, self._on_host)
             if r.shape != shape or r.dtype != d.np:
                 raise RuntimeError(f"MAX produced {r.shape} {r.dtype}, expected {shape} "
@@ -415,13 +451,24 @@ def _signature(module: ModuleOp) -> tuple[list[Spec], list[Spec]]:
             [spec_of_type(t, "result") for t in ft.outputs.data])
 
 
-def _model_matches(model: Any, arg_specs: list[Spec]) -> bool:
+def _model_matches(model: Any, arg_specs: list[Spec],
+                   arg_sym: list[frozenset[int]] | None = None) -> bool:
+    """The model's inputs are ``arg_specs`` (batch positions of ``arg_sym`` symbolic)."""
     from ..lowering.to_max import max_dtype
 
     meta = list(model.input_metadata)
-    return len(meta) == len(arg_specs) and all(
-        tuple(int(x) for x in m.shape) == shape and m.dtype == max_dtype(d)
-        for m, (shape, d) in zip(meta, arg_specs))
+    syms = arg_sym or [frozenset()] * len(arg_specs)
+    if len(meta) != len(arg_specs):
+        return False
+    for m, (shape, d), sym in zip(meta, arg_specs, syms):
+        dims = list(m.shape)
+        if m.dtype != max_dtype(d) or len(dims) != len(shape):
+            return False
+        for i, (x, n) in enumerate(zip(dims, shape)):
+            static = isinstance(x, int) or (isinstance(x, str) and x.isdigit())
+            if (i in sym) == static or (static and int(x) != n):
+                return False
+    return True
 
 
 def _load(sess: Any, payload: bytes) -> Any:
@@ -430,16 +477,54 @@ def _load(sess: Any, payload: bytes) -> Any:
     return sess.init(read(io.BytesIO(payload)))
 
 
-def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecutable:
-    """The backend's ``lower``: a runnable model for ``module``, from disk when cached."""
-    from ..lowering.to_max import check_supported, find_main, lower_module
+_loaded: dict[str, tuple[Any, int]] = {}  # symbolic models of this process: key -> (model, bytes)
+_loaded_lock = threading.Lock()
 
-    check_supported(find_main(module))  # an op without a rule fails before anything
+
+def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecutable:
+    """The backend's ``lower``: a runnable model for ``module``, from disk when cached.
+
+    In symbolic-batch mode (``set_symbolic_batch``) a batch-polymorphic module
+    is keyed by its text with the batch sizes abstracted, so every batch size
+    shares one model (kept in memory for the process, on disk across them); a
+    module the analysis refuses compiles statically, as usual."""
+    from ..lowering.to_max import (
+        MaxLoweringError,
+        abstract_text,
+        analyze_batch,
+        check_supported,
+        find_main,
+        lower_module,
+    )
+
+    fn = find_main(module)
+    check_supported(fn)  # an op without a rule fails before anything
     dev = device or current_device()
     arg_specs, result_specs = _signature(module)
-    key = cache_key(module_text(module), dev)
+    plan = None
+    if symbolic_batch():
+        try:
+            plan = analyze_batch(fn)
+        except MaxLoweringError as e:
+            STATS.symbolic_fallbacks += 1
+            STATS.last_fallback = str(e)
+    arg_sym = [plan.of(a) for a in fn.body.block.args] if plan else []
+    result_sym = [plan.of(v) for v in fn.body.block.last_op.operands] if plan else []
+    text = "symbolic-batch\n" + abstract_text(fn, plan) if plan else module_text(module)
+    key = cache_key(text, dev)
     st = store()
     sess = session(dev)[0]
+
+    def executable(model: Any, source: str, nbytes: int) -> MaxExecutable:
+        return MaxExecutable(model, arg_specs, result_specs, dev, key, source, nbytes,
+                             arg_sym, result_sym)
+
+    if plan is not None:
+        with _loaded_lock:
+            hit = _loaded.get(key)
+        if hit is not None:
+            STATS.memory_hits += 1
+            return executable(hit[0], "memory", hit[1])
 
     def try_disk() -> MaxExecutable | None:
         t0 = time.perf_counter()
@@ -449,14 +534,20 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
         payload, ino = found
         try:
             model = _load(sess, payload)
-            if not _model_matches(model, arg_specs):
+            if not _model_matches(model, arg_specs, arg_sym):
                 raise CorruptEntry("signature mismatch")
         except Exception:  # whatever MAX raised, the entry is unusable
             st.discard(key, ino)  # never trust it again
             return None
         STATS.disk_loads += 1
         STATS.load_seconds += time.perf_counter() - t0
-        return MaxExecutable(model, arg_specs, result_specs, dev, key, "disk", len(payload))
+        return remember(executable(model, "disk", len(payload)))
+
+    def remember(exe: MaxExecutable) -> MaxExecutable:
+        if plan is not None:
+            with _loaded_lock:
+                _loaded[key] = (exe.model, exe.nbytes)
+        return exe
 
     exe = try_disk()
     if exe is not None:
@@ -466,7 +557,7 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
         if exe is not None:
             return exe
         t0 = time.perf_counter()
-        lowered = lower_module(module, dev)
+        lowered = lower_module(module, dev, plan)
         t1 = time.perf_counter()
         STATS.graph_builds += 1
         STATS.graph_build_seconds += t1 - t0
@@ -477,7 +568,7 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
         st.write(key, payload, {"max": max_version(), "device": dev,
                                 "created": time.time()})
         model = sess.init(compiled)
-    return MaxExecutable(model, arg_specs, result_specs, dev, key, "compiled", len(payload))
+    return remember(executable(model, "compiled", len(payload)))
 
 
 def _export(compiled: Any, where: Path) -> bytes:

@@ -116,31 +116,32 @@ def missing_from_all_ops() -> set[str]:
 
 # ---- the README demo MLP (examples/mlp.py) ----
 
-def demo_mlp(seed: int = 0) -> tuple[pf.Tensor, pf.Tensor]:
+def demo_mlp(seed: int = 0, batch: int = 1024) -> tuple[pf.Tensor, pf.Tensor]:
     """The demo's forward pass: returns (loss, logits). The parameters are
     realized on the reference backend (the demo calls ``.eval()`` on them),
-    so only the forward graph is compiled by the backend under test."""
+    so only the forward graph is compiled by the backend under test. Every
+    ``batch`` gives the same weights (they are drawn first)."""
     pf.manual_seed(seed)
     with pf.backend("reference"):
-        x = pf.randn([1024, 512])
         w1 = (pf.randn([512, 256]) * 0.05).eval()
-        b1 = pf.full([256], 0.01)
         w2 = (pf.randn([256, 10]) * 0.05).eval()
+        b1 = pf.full([256], 0.01)
+        x = pf.randn([batch, 512])
     h = pf.relu(x @ w1 + b1)
     logits = h @ w2
     probs = pf.softmax(logits, dim=1)
     return -pf.log(probs).sum(), logits
 
 
-# ---- an MLP training step with hand-written gradients ----
+# ---- an MLP training step (autograd, SGD) ----
 
 def init_mlp(sizes: list[int], seed: int = 0) -> list[pf.Tensor]:
     rng = np.random.default_rng(seed)
     params = []
     for k, n in zip(sizes[:-1], sizes[1:]):
-        params.append(pf.from_numpy((rng.standard_normal((k, n)) / np.sqrt(k))
-                                    .astype(np.float32)))
-        params.append(pf.from_numpy(np.zeros(n, np.float32)))
+        params.append(pf.tensor((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32),
+                                requires_grad=True))
+        params.append(pf.zeros(n, requires_grad=True))
     return params
 
 
@@ -154,25 +155,15 @@ def batch(batch_size: int, n_in: int, n_out: int, seed: int = 1
 
 def train_step(params: list[pf.Tensor], x: pf.Tensor, y: pf.Tensor, lr: float = 0.1
                ) -> tuple[pf.Tensor, pf.Tensor, list[pf.Tensor]]:
-    """One SGD step of relu MLP + softmax cross-entropy (mean over the batch).
-    Returns (loss, logits, new params), all lazy."""
-    ws, bs = params[0::2], params[1::2]
-    acts = [x]
+    """One SGD step of a ReLU MLP with softmax cross-entropy (mean over the
+    batch), gradients by the project's autograd. Returns (loss, logits, new
+    params), all lazy: one graph with the forward, the backward and the update."""
     h = x
-    for j, (w, b) in enumerate(zip(ws, bs)):
-        z = h @ w + b
-        h = pf.relu(z) if j < len(ws) - 1 else z
-        acts.append(h)
-    logits = acts[-1]
-    n = x.shape[0]
-    loss = -(y * pf.log_softmax(logits, 1)).sum() / n
-    delta = (pf.softmax(logits, 1) - y) / n
-    new: list[pf.Tensor] = [None] * len(params)  # type: ignore[list-item]
-    for j in range(len(ws) - 1, -1, -1):
-        gw = acts[j].permute(1, 0) @ delta
-        gb = delta.sum(0)
-        if j:
-            delta = pf.where(acts[j] > 0, delta @ ws[j].permute(1, 0), 0.0)
-        new[2 * j] = ws[j] - lr * gw
-        new[2 * j + 1] = bs[j] - lr * gb
+    for j in range(0, len(params) - 2, 2):
+        h = pf.relu(h @ params[j] + params[j + 1])
+    logits = h @ params[-2] + params[-1]
+    loss = -(pf.log_softmax(logits, dim=1) * y).sum(dim=1).mean()
+    loss.backward()
+    with pf.no_grad():
+        new = [p - lr * p.grad for p in params]
     return loss, logits, new

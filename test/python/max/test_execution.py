@@ -1,11 +1,12 @@
 """Graphs compiled with MAX on this machine's device give the reference
 backend's results, and compiled models are reused from disk.
 
-Each compile takes about a minute on 2 CPU cores, so this file compiles
-three graphs in all (every op; the README demo MLP forward; one training
-step) and proves the cache behaviour with them: a second process loads the
-demo from disk without compiling, and a corrupted entry planted at the
-training step's key is detected, deleted and rebuilt.
+Each compile takes minutes on 2 CPU cores, so this file compiles three
+graphs in all (every op; the README demo MLP forward, with a symbolic batch;
+one autograd training step) and proves the cache behaviour with them: the
+demo serves a ragged batch without compiling, a second process loads it from
+disk without compiling, and a corrupted entry planted at the training step's
+key is detected, deleted and rebuilt.
 """
 
 from __future__ import annotations
@@ -76,37 +77,60 @@ SECOND_PROCESS = textwrap.dedent("""
     pf.set_backend("max")
     loss, logits = _graphs.demo_mlp()
     pf.eval(loss, logits)
+    small = _graphs.demo_mlp(batch=37)
+    pf.eval(*small)
     print(json.dumps({"stats": max_backend.stats(), "loss": float(loss.item()),
-                      "logits": logits.numpy().tolist()}))
+                      "logits": logits.numpy().tolist(), "small": float(small[0].item())}))
 """)
 
 
-def test_demo_mlp_forward_and_a_second_process_loads_it_from_disk(on_max: Path) -> None:
+def test_demo_mlp_with_a_symbolic_batch_and_a_second_process_loads_it_from_disk(
+        on_max: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(max_backend, "_symbolic_override", True)
     ref_loss, ref_logits = reference(list(_graphs.demo_mlp()))
+    before = max_backend.stats()
     loss, logits = _graphs.demo_mlp()
     pf.eval(loss, logits)
+    mid = max_backend.stats()
+    assert mid["symbolic_fallbacks"] == before["symbolic_fallbacks"], mid["last_fallback"]
+    assert (mid["compiles"] + mid["disk_loads"]) - (before["compiles"] + before["disk_loads"]) == 1
     assert_matches(logits.numpy(), ref_logits, "logits", rtol=1e-4)
     assert_matches(loss.numpy(), ref_loss, "loss", rtol=1e-4)
 
-    env = dict(os.environ, PYFLAME_CACHE_DIR=str(on_max))
+    # a ragged batch: the same symbolic model, nothing compiled or loaded
+    ref_small = reference(list(_graphs.demo_mlp(batch=100)))
+    small = _graphs.demo_mlp(batch=100)
+    pf.eval(*small)
+    after = max_backend.stats()
+    assert after["compiles"] == mid["compiles"] and after["disk_loads"] == mid["disk_loads"]
+    assert after["memory_hits"] == mid["memory_hits"] + 1
+    assert small[1].shape == (100, 10)
+    for t, r, what in zip(small, ref_small, ("loss", "logits")):
+        assert_matches(t.numpy(), r, f"batch 100 {what}", rtol=1e-4)
+
+    # a new process: the model comes from disk, for both batch sizes
+    env = dict(os.environ, PYFLAME_CACHE_DIR=str(on_max), PYFLAME_MAX_SYMBOLIC_BATCH="1")
     out = subprocess.run([sys.executable, "-c", SECOND_PROCESS, str(HERE)], env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     second = json.loads(out.stdout.strip().splitlines()[-1])
     st = second["stats"]
     assert st["compiles"] == 0 and st["graph_builds"] == 0, st  # nothing compiled
-    assert st["disk_loads"] == 1 and st["corrupt_entries"] == 0, st
+    assert st["disk_loads"] == 1 and st["memory_hits"] == 1, st
+    assert st["corrupt_entries"] == 0 and st["symbolic_fallbacks"] == 0, st
     # the same model: bit-identical results
     assert second["loss"] == float(loss.item())
     np.testing.assert_array_equal(np.array(second["logits"], np.float32), logits.numpy())
+    ref37 = reference(list(_graphs.demo_mlp(batch=37)))[0]
+    assert_matches(np.float32(second["small"]), ref37, "batch 37 loss", rtol=1e-4)
 
 
 def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(
         on_max: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sizes, n = [32, 64, 64, 10], 16
-    params = _graphs.init_mlp(sizes)
     x, y = _graphs.batch(n, sizes[0], sizes[-1])
-    ref = reference(_flat(_graphs.train_step(params, x, y)))
+    # separate (equal) parameters per backend: backward() accumulates into .grad
+    ref = reference(_flat(_graphs.train_step(_graphs.init_mlp(sizes), x, y)))
 
     # when the backend computes the step's key, plant a truncated entry there,
     # as a crash or a full disk could leave one (the key is whatever the
@@ -131,7 +155,7 @@ def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(
 
     monkeypatch.setattr(max_backend, "cache_key", planting_key)
     monkeypatch.setattr(max_backend, "lower_and_compile", recording_compile)
-    outs = _flat(_graphs.train_step(params, x, y))
+    outs = _flat(_graphs.train_step(_graphs.init_mlp(sizes), x, y))
     before = max_backend.stats()
     pf.eval(*outs)
     after = max_backend.stats()
@@ -146,11 +170,13 @@ def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(
         assert_matches(g, r, f"step 1 output #{k}", rtol=1e-4)
 
     # the next step: new parameter values, same graph -> in-memory cache hit
-    new_params = outs[2:]
+    def fresh() -> list[pf.Tensor]:
+        return [pf.tensor(p.numpy(), requires_grad=True) for p in outs[2:]]
+
     x2, y2 = _graphs.batch(n, sizes[0], sizes[-1], seed=2)
-    ref2 = reference(_flat(_graphs.train_step(new_params, x2, y2)))
+    ref2 = reference(_flat(_graphs.train_step(fresh(), x2, y2)))
     hits = pf.cache_stats()["hits"]
-    step2 = _flat(_graphs.train_step(new_params, x2, y2))
+    step2 = _flat(_graphs.train_step(fresh(), x2, y2))
     pf.eval(*step2)
     assert pf.cache_stats()["hits"] == hits + 1
     assert max_backend.stats()["compiles"] == after["compiles"]

@@ -147,3 +147,73 @@ def test_environment_defaults() -> None:
 
     assert os.environ.get("MODULAR_TELEMETRY_ENABLED") is not None
     assert os.environ.get("MODULAR_CACHE_DIR")
+
+
+# ---- symbolic batch (analysis and lowering; execution is in test_execution) ----
+
+def _step_module(batch: int, mean: bool):
+    x, y = _graphs.batch(batch, 16, 4)
+    params = _graphs.init_mlp([16, 32, 4])
+    h = pf.relu(x @ params[0] + params[1])
+    logits = h @ params[2] + params[3]
+    per_row = -(pf.log_softmax(logits, dim=1) * y).sum(dim=1)
+    loss = per_row.mean() if mean else per_row.sum()
+    loss.backward()
+    with pf.no_grad():
+        new = [p - 0.1 * p.grad for p in params]
+    from pyflame_mlir.compiler import expand_transforms
+
+    m = build_module(collect([loss, logits, *new]))
+    expand_transforms(m)
+    run_pipeline(m, pipeline_spec("max"))
+    return to_max.find_main(m)
+
+
+def test_batch_analysis_of_a_training_step() -> None:
+    fn = _step_module(8, mean=False)
+    plan = to_max.analyze_batch(fn)
+    args = fn.body.block.args
+    # x and the labels carry the batch; weights and biases do not
+    assert [sorted(plan.of(a)) for a in args] == [[0], [], [], [0]]
+    lowered = to_max.lower_function(fn, plan=plan)
+    assert "<batch>" in lowered.text and "[batch, 16]" in lowered.text
+    assert lowered.result_sym[1] == frozenset({0})  # logits [batch, 4]
+
+
+def test_one_symbolic_key_for_every_batch_size_unless_a_constant_depends_on_it() -> None:
+    def text(batch: int, mean: bool) -> str:
+        fn = _step_module(batch, mean)
+        return to_max.abstract_text(fn, to_max.analyze_batch(fn))
+
+    assert text(8, mean=False) == text(5, mean=False)
+    # the gradient of a mean scales by 1/batch, a constant of the graph: the
+    # two graphs are different computations and must not share a model
+    assert text(8, mean=True) != text(5, mean=True)
+
+
+@pytest.mark.parametrize("make, op", [
+    (lambda x: x.reshape(-1), "reshape"),  # merges the batch into another dim
+    (lambda x: x[1:], "slice"),  # takes part of the batch
+    (lambda x: pf.cat([x, x], 0), "concat"),  # works along the batch
+    (lambda x: pf.argmax(x), "argmax"),  # flattens
+])
+def test_graphs_that_pin_the_batch_are_refused_with_the_op(make, op: str) -> None:
+    x = pf.from_numpy(np.ones((6, 3), np.float32))
+    fn = to_max.find_main(module_of(pf.exp(make(x))))
+    with pytest.raises(to_max.MaxLoweringError, match=rf"pyflame\.{op}: symbolic batch"):
+        to_max.analyze_batch(fn)
+
+
+def test_symbolic_shapes_through_shape_ops() -> None:
+    x = pf.from_numpy(np.ones((6, 3, 4), np.float32))
+    w = pf.from_numpy(np.ones((4, 5), np.float32))
+    outs = [(x @ w).permute(2, 0, 1), x.reshape(6, 12), x[:, 1:, ::2],
+            pf.broadcast_to(x[:, :1], (6, 3, 4)), x.sum((1, 2)), pf.softmax(x, 0),
+            pf.ones(6, 3, 4) * x, pf.logsumexp(x, 1)]
+    fn = to_max.find_main(module_of(*outs))
+    plan = to_max.analyze_batch(fn)
+    text = to_max.lower_function(fn, plan=plan).text
+    for want in ("[5, batch, 3]", "[batch, 12]", "[batch, 2, 2]", "[batch, 3, 4]", "[batch]"):
+        assert want in text, want
+    res = fn.body.block.last_op.operands
+    assert [sorted(plan.of(v)) for v in res] == [[1], [0], [0], [0], [0], [0], [0], [0]]
