@@ -55,6 +55,8 @@ def _max_available() -> str | None:
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
     "max": Backend("max", _max_lower, _max_available),
+    "csl": Backend("csl", lambda m: __import__("pyflame_mlir.runtime.csl_backend",
+                                               fromlist=["lower"]).lower(m)),
 }
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .errors import ProgramError, UnsupportedError
 
 if TYPE_CHECKING:
@@ -71,6 +73,36 @@ class LayoutInfo(Library):
         return self.pe.y
 
 
+class MathLib(Library):
+    """`<math>` on a PE: scalar f32 elementary functions (`math_lib.exp_f32(x)`, ...).
+
+    The `_f32` names follow the SDK's math library; which functions it has and
+    their exact names are unverified (CSL_NOTES), so only these are modeled.
+    Each call costs `CycleModel.math_call_cycles` (an estimate) and is computed
+    in float32 by numpy.
+    """
+
+    name = "<math>"
+    FUNCTIONS = {
+        "exp_f32": np.exp, "log_f32": np.log, "sqrt_f32": np.sqrt, "tanh_f32": np.tanh,
+        "sin_f32": np.sin, "cos_f32": np.cos,
+    }
+
+    def __init__(self, pe: PE):
+        self.pe, self.fields = pe, {}
+
+    def call(self, field: str, args: list):
+        fn = self.FUNCTIONS.get(field)
+        if fn is None:
+            raise UnsupportedError(
+                f"math_lib.{field}() is not modeled by the WSE simulator "
+                f"(modeled: {', '.join(sorted(self.FUNCTIONS))})"
+            )
+        (x,) = args
+        self.pe.t += max(0.0, self.pe.sim.model.math_call_cycles - self.pe.op_cycles)
+        return np.float32(fn(np.float32(x)))
+
+
 def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
     if pe is None:
         if name == "<memcpy/get_params>":
@@ -79,5 +111,7 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return Memcpy(pe, params)
     elif name == "<layout>":
         return LayoutInfo(pe)
+    elif name == "<math>":
+        return MathLib(pe)
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

@@ -50,6 +50,7 @@ class CycleModel:
     scalar_op_cycles: float = 1.0
     task_switch_cycles: float = 5.0
     launch_latency: float = 10.0
+    math_call_cycles: float = 30.0
 
     def f16_simd(self, arch: str) -> int:
         return self.f16_simd_wse3 if arch == "wse3" else self.f16_simd_wse2
@@ -91,4 +92,5 @@ FIGURES: dict[str, tuple[str, str]] = {
     "scalar_op_cycles": ("cycles/op", ESTIMATE + ": scalar arith, load/store, branch"),
     "task_switch_cycles": ("cycles/task", ESTIMATE + ": picking and entering a task"),
     "launch_latency": ("cycles", ESTIMATE + ": host RPC reaching a PE; memcpy is not timed"),
+    "math_call_cycles": ("cycles/call", ESTIMATE + ": one <math> library call (exp, log, ...)"),
 }

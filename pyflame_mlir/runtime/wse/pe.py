@@ -401,8 +401,9 @@ class PE(Context):
             if dest.kind != "fabout_dsd":
                 raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
             gap = max(1.0, (t_end - t_first) / max(n, 1))
-            self.sim.send(self, dest.color, Chunk(_to_words(np.ascontiguousarray(result)),
-                                                  t_first, gap))  # fmt: skip
+            # a copy: the wavelets are in flight, the sender may overwrite its memory
+            words = _to_words(np.array(result, copy=True, order="C"))
+            self.sim.send(self, dest.color, Chunk(words, t_first, gap))
         return t_end, compute
 
     # --- diagnostics --------------------------------------------------------------------

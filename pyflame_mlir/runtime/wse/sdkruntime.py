@@ -68,6 +68,23 @@ class SdkRuntime:
         self.loaded = self.running = False
         SdkRuntime.instances.append(self)
 
+    @classmethod
+    def for_module(
+        cls,
+        module: object,
+        params: dict | None = None,
+        arch: str = "wse2",
+        model: CycleModel | None = None,
+    ) -> SdkRuntime:
+        """A runtime on a fresh simulator of an in-memory `csl` module (no compile dir)."""
+        rt = cls.__new__(cls)
+        rt.bindir = Path(".")
+        rt.sim = Simulator(load_module(module), params or {}, arch, model)  # type: ignore[arg-type]
+        rt._ids = {}
+        rt._handles = itertools.count(1)
+        rt.loaded = rt.running = False  # not in `instances`: the caller keeps it
+        return rt
+
     # --- life cycle ----------------------------------------------------------------------
 
     def get_id(self, symbol: str) -> int:

@@ -1,0 +1,149 @@
+"""Layout optimization for the CSL backend: cycle estimates of ``wse`` ops and
+the ``wse-layout`` pass that records the placements ``pyflame`` -> ``wse`` picks.
+
+``WseCostModel`` estimates the cycles of each ``wse`` op from the figures of
+the WSE simulator's ``CycleModel`` (DSD issue cost and rate, scalar-op cost,
+hop and ramp latency, math-library calls) and from the loop structure the CSL
+lowering generates (``lowering/to_csl.py``): a DSD op costs its issue plus
+its length; a loop iteration a few scalar ops; a chain or a broadcast the
+message length plus a hop per PE it crosses; a broadcast from a root other
+than line 0 relays through line 0 (twice the traffic). The lowering
+(``lowering/to_wse.py``) prices every candidate placement of an op, and of
+the relayouts it would need, with this model and takes the cheapest that fits
+the SRAM budget: which axis carries a matmul's M, K and N (a GEMV streams x
+down the columns and reduces y along the rows; a K-local GEMM broadcasts
+operands instead; SUMMA streams K panels), which operand's layout an
+elementwise result takes, where program inputs are placed.
+
+``wse-layout`` runs that choice on ``pyflame`` IR without lowering and
+annotates every op with the layout of its result (``wse.layout``) and the
+matmul scheme (``wse.scheme``), for inspection (``pyflame-opt -t wse`` shows
+the lowered program itself).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from ..dialects import wse
+
+# scalar ops per loop iteration the lowering emits around a DSD op
+# (induction variable, offset arithmetic, @increment_dsd_offset, a load)
+LOOP_OPS = 5
+# scalar ops per element of a scalar loop (loads, arithmetic, store, index math)
+SCALAR_ELEM_OPS = 8
+MATH_FNS = frozenset({"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos"})
+DSD_FNS = frozenset({"copy", "from_mask", "neg", "abs", "relu", "square", "not", "add", "sub",
+                     "mul", "maximum", "and", "or"})
+
+
+@dataclass
+class WseCostModel:
+    """Cycle estimates of wse ops on a grid (see the module docstring)."""
+
+    grid: wse.Grid
+    model: object | None = None
+
+    def __post_init__(self) -> None:
+        if self.model is None:
+            from pyflame_mlir.runtime.wse.machine import CycleModel
+
+            self.model = CycleModel()
+        m = self.model
+        self.issue = m.dsd_issue_cycles  # type: ignore[attr-defined]
+        self.rate = m.f32_elems_per_cycle  # type: ignore[attr-defined]
+        self.op = m.scalar_op_cycles  # type: ignore[attr-defined]
+        self.hop = m.hop_latency + 0.0  # type: ignore[attr-defined]
+        self.ramp = m.ramp_latency  # type: ignore[attr-defined]
+        self.math_call = m.math_call_cycles  # type: ignore[attr-defined]
+
+    # -- building blocks --
+    def dsd(self, n: float) -> float:
+        return self.issue + math.ceil(max(n, 1) / self.rate)
+
+    def loop(self, iters: float, n: float) -> float:
+        """``iters`` DSD ops of ``n`` elements inside a loop."""
+        return iters * (self.dsd(n) + LOOP_OPS * self.op)
+
+    def message(self, n: float, hops: int) -> float:
+        return self.dsd(n) + hops * self.hop + 2 * self.ramp
+
+    # -- ops --
+    def map(self, fn: str, elems: int, rows: int, broadcast: bool) -> float:
+        if fn in DSD_FNS:
+            return self.loop(rows, elems / max(rows, 1)) if broadcast else self.dsd(elems)
+        per = SCALAR_ELEM_OPS * self.op + (self.math_call if fn in MATH_FNS else 0)
+        return elems * per
+
+    def reduce(self, tile: tuple[int, ...], dims: tuple[int, ...]) -> float:
+        if not tile:
+            return self.dsd(1)
+        if len(tile) == 1:
+            return tile[0] * 4 * self.op
+        t0, t1 = tile
+        if dims == (1,):
+            return self.loop(t1, t0)
+        if dims == (0,):
+            return self.loop(t0, t1)
+        return self.loop(t1, t0) + t0 * 4 * self.op
+
+    def combine(self, elems: int, axis: str) -> float:
+        g = self.grid.size(axis)
+        return 0.0 if g == 1 else self.message(elems, g) + (g - 1) * self.issue
+
+    def broadcast(self, elems: int, axis: str, root: int) -> float:
+        g = self.grid.size(axis)
+        if g == 1:
+            return 0.0
+        return self.message(elems, g) * (2 if root else 1)
+
+    def gather(self, elems: int, axis: str) -> float:
+        g = self.grid.size(axis)
+        return g * (self.broadcast(elems, axis, 1) + self.dsd(elems)) if g > 1 else 0.0
+
+    def scatter(self, elems: int) -> float:
+        return self.dsd(elems)
+
+    def transpose(self, tile: tuple[int, int]) -> float:
+        t0, t1 = tile
+        return self.loop(min(t0, t1), max(t0, t1))
+
+    def matmul(self, m: int, k: int, n: int) -> float:
+        """Local tile matmul (m x k) @ (k x n): the longer of m, n is the DSD length."""
+        if m <= 1 and n <= 1:
+            return k * 6 * self.op
+        return self.dsd(m * n) + self.loop(k * min(m, n), max(m, n))
+
+    def summa(self, mt: int, kt: int, nt: int, steps: int) -> float:
+        a_axis_g = self.grid.height
+        b_axis_g = self.grid.width
+        per = (self.broadcast(mt * kt, "x", 1) * (b_axis_g > 1)
+               + self.broadcast(kt * nt, "y", 1) * (a_axis_g > 1)
+               + self.matmul(mt, kt, nt))
+        return self.dsd(mt * nt) + steps * per
+
+
+@dataclass(frozen=True)
+class WseLayout(ModulePass):
+    """Choose, with the cycle cost model, the placement of every value on a
+    width x height PE grid (0 x 0: automatic) and record it on the pyflame ops
+    (``wse.layout``, ``wse.scheme``); the IR is not otherwise changed."""
+
+    name = "wse-layout"
+
+    width: int = 0
+    """Grid columns (0 with height 0: chosen from the sizes and the SRAM budget)."""
+
+    height: int = 0
+    """Grid rows."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from ..lowering.to_wse import WseOptions, annotate_layouts
+
+        grid = wse.Grid(self.width, self.height) if self.width and self.height else None
+        annotate_layouts(op, WseOptions(grid=grid))
