@@ -39,14 +39,16 @@ from xdsl.irdl import (
     IRDLOperation,
     attr_def,
     irdl_op_definition,
+    lazy_traits_def,
     prop_def,
+    region_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import NoMemoryEffect
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from . import OPS
@@ -370,3 +372,120 @@ class JvpOp(_TransformOp):
 
 
 Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp], [])
+
+
+# ---- pyflame.fused: a region of ops the fusion pass groups into one kernel ----
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a ``pyflame.fused`` body; its operands are the fused op's results."""
+
+    name = "pyflame.yield"
+    values = var_operand_def(TensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(FusedOp), NoMemoryEffect()))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        operands = []
+        if _peek_operand(parser):
+            operands = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        types = []
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE,
+                                                      parser.parse_type)
+        if len(types) != len(operands):
+            parser.raise_error(f"pyflame.yield has {len(operands)} operand(s) but "
+                               f"{len(types)} type(s)")
+        return cls.create(operands=parser.resolve_operands(operands, types, parser.pos))
+
+    def print(self, printer: Printer) -> None:
+        if self.operands:
+            printer.print_string(" ")
+            printer.print_list(self.operands, printer.print_operand)
+            printer.print_string(" : ")
+            printer.print_list(self.operand_types, printer.print_attribute)
+
+
+@irdl_op_definition
+class FusedOp(IRDLOperation):
+    """Ops evaluated as one kernel. The body is isolated from above: its block
+    arguments stand for the operands, and ``pyflame.yield`` gives the results.
+    The body holds ``pyflame`` ops only (no nested ``pyflame.fused``); the
+    fusion pass puts elementwise ops, constants and ``broadcast_to`` there,
+    optionally ending in a reduction, which the reference backend runs in one
+    chunked pass (any other body runs op by op)::
+
+        %r = pyflame.fused %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+        ^bb0(%x: tensor<4x8xf32>, %y: tensor<8xf32>):
+          %0 = pyflame.add %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+          %1 = pyflame.relu %0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+          pyflame.yield %1 : tensor<4x8xf32>
+        }
+    """
+
+    name = "pyflame.fused"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoMemoryEffect())
+
+    @property
+    def yield_op(self) -> YieldOp:
+        last = self.body.block.last_op
+        assert isinstance(last, YieldOp)
+        return last
+
+    def verify_(self) -> None:
+        block = self.body.block
+        for i, v in enumerate(self.inputs):
+            spec_of_type(v.type, f"operand #{i}")
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(f"body has {len(block.args)} argument(s) for "
+                                  f"{len(self.inputs)} operand(s)")
+        for i, (arg, v) in enumerate(zip(block.args, self.inputs)):
+            if arg.type != v.type:
+                raise VerifyException(f"body argument #{i} has type {arg.type}, "
+                                      f"but operand #{i} is {v.type}")
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException("body must end with pyflame.yield")
+        if [v.type for v in last.operands] != [r.type for r in self.results]:
+            raise VerifyException("pyflame.yield types (" + ", ".join(
+                str(v.type) for v in last.operands) + ") do not match the results (" +
+                ", ".join(str(r.type) for r in self.results) + ")")
+        for op in block.ops:
+            if op is not last and not isinstance(op, PyflameOp):
+                raise VerifyException(f"body may only hold pyflame ops, found {op.name}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusedOp:
+        pos = parser.pos
+        operands = []
+        if _peek_operand(parser):
+            operands = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        if len(ftype.inputs.data) != len(operands):
+            parser.raise_error(f"pyflame.fused has {len(operands)} operand(s) but its type "
+                               f"lists {len(ftype.inputs.data)}", pos, parser.pos)
+        values = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
+        region = parser.parse_region()
+        return cls.create(operands=values, result_types=list(ftype.outputs.data),
+                          attributes=attrs, regions=[region])
+
+    def print(self, printer: Printer) -> None:
+        if self.operands:
+            printer.print_string(" ")
+            printer.print_list(self.operands, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+
+Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp, FusedOp, YieldOp], [])

@@ -6,6 +6,10 @@ accepts ``out=`` get a preallocated buffer, and buffers are shared between
 values whose lifetimes do not overlap (views extend the lifetime of the
 buffer they look into; a buffer reachable from a result is never reused,
 since results are handed to the user).
+
+A ``pyflame.fused`` op becomes one step whose kernel is a ``FusedProgram``
+(``dialects.fused``) built from its body: the body's ops, run over
+cache-sized chunks with reused scratch, each op still by its own kernel.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ..dialects.dtypes import DType
-from ..dialects.pyflame import PyflameOp, spec_of_type
+from ..dialects.fused import DEFAULT_CHUNK_ELEMS, FusedProgram, ProgramOp
+from ..dialects.pyflame import FusedOp, PyflameOp, YieldOp, spec_of_type
 
 # Ops whose kernel may return a view of (an) input instead of new memory.
 VIEW_OPS = frozenset({"reshape", "permute", "broadcast_to", "slice", "split"})
@@ -37,6 +42,7 @@ class Step:
     attrs: dict[str, Any]
     name: str
     out_buffer: int | None = None  # index into Plan.buffers, for ``out=`` kernels
+    accepts_out: bool = False  # the kernel takes ``out=`` (gets a planned buffer)
 
 
 @dataclass
@@ -51,7 +57,10 @@ class Plan:
 
     @property
     def buffer_bytes(self) -> int:
-        return sum(int(np.prod(s)) * d.itemsize for s, d in self.buffers)
+        """Planned buffers plus the scratch fused kernels keep."""
+        return sum(int(np.prod(s)) * d.itemsize for s, d in self.buffers) + \
+            sum(getattr(st.kernel, "nbytes", 0) for st in self.steps
+                if isinstance(st.kernel, FusedProgram))
 
 
 def find_main(module: ModuleOp) -> func.FuncOp:
@@ -61,7 +70,44 @@ def find_main(module: ModuleOp) -> func.FuncOp:
     return funcs[0]
 
 
-def lower(module: ModuleOp, preallocate: bool = True) -> Plan:
+def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedProgram:
+    """The kernel of a ``pyflame.fused`` op: its body as a chunked program."""
+    if len(op.results) != 1:
+        raise LoweringError("reference backend: pyflame.fused must have one result, "
+                            f"has {len(op.results)}")
+    block = op.body.block
+    index: dict[SSAValue, int] = {a: i for i, a in enumerate(block.args)}
+    body = [o for o in block.ops if not isinstance(o, YieldOp)]
+    constants = []
+    for inner in body:
+        if isinstance(inner, PyflameOp) and inner.OPDEF.name == "constant":
+            dv = inner.py_attrs()["value"]
+            index[inner.results[0]] = len(block.args) + len(constants)
+            constants.append(np.broadcast_to(dv.array, dv.shape) if dv.array.ndim == 0
+                             else dv.array)
+    steps: list[ProgramOp] = []
+    first = len(block.args) + len(constants)
+    for inner in body:
+        if not isinstance(inner, PyflameOp) or len(inner.results) != 1:
+            raise LoweringError(f"reference backend: cannot run {inner.name} inside "
+                                "pyflame.fused")
+        if inner.OPDEF.name == "constant":
+            continue
+        shape, d = spec_of_type(inner.results[0].type, "value")
+        steps.append(ProgramOp.of(inner.OPDEF, [index[v] for v in inner.operands],
+                                  inner.py_attrs(), shape, d.np))
+        index[inner.results[0]] = first + len(steps) - 1
+    yielded = index.get(op.yield_op.operands[0], -1)
+    if yielded < first:
+        raise LoweringError("reference backend: pyflame.fused must yield a value its "
+                            "body computes")
+    del steps[yielded - first + 1:]  # ops after the yielded value are dead
+    specs = [spec_of_type(a.type, "argument") for a in block.args]
+    return FusedProgram([(s, d.np) for s, d in specs], constants, steps, chunk_elems)
+
+
+def lower(module: ModuleOp, preallocate: bool = True,
+          chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> Plan:
     fn = find_main(module)
     block = fn.body.block
     slot: dict[SSAValue, int] = {}
@@ -73,13 +119,21 @@ def lower(module: ModuleOp, preallocate: bool = True) -> Plan:
         if isinstance(op, func.ReturnOp):
             results = list(op.operands)
             break
+        if isinstance(op, FusedOp):
+            program = fused_program(op, chunk_elems)
+            for r in op.results:
+                slot[r] = len(slot)
+            steps.append(Step(program, tuple(slot[v] for v in op.operands),
+                              tuple(slot[r] for r in op.results), {}, "fused",
+                              accepts_out=True))
+            continue
         if not isinstance(op, PyflameOp):
             raise LoweringError(f"reference backend: cannot execute op {op.name}")
         for r in op.results:
             slot[r] = len(slot)
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
-                          op.OPDEF.name))
+                          op.OPDEF.name, accepts_out=op.OPDEF.ufunc))
     plan = Plan(len(slot), [slot[a] for a in block.args],
                 [spec_of_type(a.type, "argument") for a in block.args], steps,
                 [slot[v] for v in results], [spec_of_type(v.type, "result") for v in results])
@@ -90,8 +144,6 @@ def lower(module: ModuleOp, preallocate: bool = True) -> Plan:
 
 def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -> None:
     """Give ``out=`` steps reusable buffers (see the module docstring)."""
-    from ..dialects import OPS
-
     root = {s: s for s in range(plan.num_slots)}
     last_use = {s: -1 for s in range(plan.num_slots)}
     for i, st in enumerate(plan.steps):
@@ -105,7 +157,7 @@ def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -
     dying_at: dict[int, list[tuple[tuple, int]]] = {}
     for i, st in enumerate(plan.steps):
         out = st.outputs[0]
-        if OPS[st.name].ufunc and out not in escaping and last_use[out] > i:
+        if st.accepts_out and out not in escaping and last_use[out] > i:
             shape, d = specs[out]
             key = (shape, d.np)
             pool = free.get(key)

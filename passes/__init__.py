@@ -3,6 +3,11 @@
 ``PASSES`` maps a pipeline name to a factory returning the ``ModulePass``
 class (xDSL's convention, so registering costs no imports). Both
 ``pyflame-opt -p`` and the frontend's compile driver read this one table.
+
+``PIPELINES`` names whole pipelines; ``DEFAULT_PIPELINE`` is what
+``evaluate()`` runs on the reference backend (``pf.get_pipeline()`` prints it,
+``pf.set_pipeline(...)`` overrides it). Backends without fused kernels get
+``PORTABLE_PIPELINE``: the same simplifications, no fusion.
 """
 
 from __future__ import annotations
@@ -13,15 +18,38 @@ from xdsl.passes import ModulePass
 
 
 def _cse() -> type[ModulePass]:
-    from xdsl.transforms.common_subexpression_elimination import (
-        CommonSubexpressionElimination,
-    )
+    from .cse import CommonSubexpressionElimination
     return CommonSubexpressionElimination
 
 
 def _dce() -> type[ModulePass]:
-    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+    from .dce import DeadCodeElimination
     return DeadCodeElimination
+
+
+def _constant_fold() -> type[ModulePass]:
+    from .constant_folding import ConstantFolding
+    return ConstantFolding
+
+
+def _algebraic() -> type[ModulePass]:
+    from .algebraic import AlgebraicSimplification
+    return AlgebraicSimplification
+
+
+def _fuse() -> type[ModulePass]:
+    from .fusion import Fusion
+    return Fusion
+
+
+def _unfuse() -> type[ModulePass]:
+    from .fusion import Unfuse
+    return Unfuse
+
+
+def _fixed_point() -> type[ModulePass]:
+    from .pipeline import FixedPoint
+    return FixedPoint
 
 
 def _canonicalize() -> type[ModulePass]:
@@ -38,8 +66,30 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "cse": _cse,
     "dce": _dce,
+    "constant-fold": _constant_fold,
+    "algebraic-simplify": _algebraic,
+    "fuse": _fuse,
+    "unfuse": _unfuse,
+    "fixed-point": _fixed_point,
     "canonicalize": _canonicalize,
 }
 
+SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'
 # What evaluate() runs when optimizing (pf.compile_graph(optimize=False) skips it).
-DEFAULT_PIPELINE = "cse,dce"
+DEFAULT_PIPELINE = SIMPLIFY + ",fuse"
+PORTABLE_PIPELINE = SIMPLIFY
+FAST_MATH_PIPELINE = ('fixed-point{pipeline="cse,constant-fold,algebraic-simplify{fast-math=true},'
+                      'dce" max-iterations=8},fuse')
+
+PIPELINES: dict[str, str] = {
+    "default": DEFAULT_PIPELINE,
+    "portable": PORTABLE_PIPELINE,
+    "fast-math": FAST_MATH_PIPELINE,
+    "none": "",
+}
+# Backends whose lowerings know the fused ops; the others get PORTABLE_PIPELINE.
+FUSING_BACKENDS = frozenset({"reference"})
+
+
+def default_pipeline(backend: str) -> str:
+    return DEFAULT_PIPELINE if backend in FUSING_BACKENDS else PORTABLE_PIPELINE

@@ -137,13 +137,24 @@ def backend(name: str) -> _Iterator[None]:
 
 
 def set_pipeline(spec: str | None) -> None:
-    """Override the pass pipeline of ``evaluate`` (None restores the default)."""
-    if spec:
-        from xdsl.passes import PassPipeline
+    """Override the pass pipeline of ``evaluate``: a pass list as ``pyflame-opt -p``
+    takes it (``"cse,dce,fuse"``), a named pipeline (``"default"``, ``"portable"``,
+    ``"fast-math"``, ``"none"``), or None for the backend's default. A bad
+    pipeline fails here, not at the next evaluation."""
+    if spec is None:
+        CONFIG.pipeline = None
+        return
+    from .passes.pipeline import resolve
 
-        from .passes import PASSES
-        PassPipeline.parse_spec(PASSES, spec)  # unknown passes fail here
-    CONFIG.pipeline = spec
+    CONFIG.pipeline = resolve(spec)  # unknown passes and bad options raise here
+
+
+def get_pipeline() -> str:
+    """The pass pipeline ``evaluate`` runs now (printable, and accepted back by
+    ``set_pipeline`` and ``pyflame-opt -p``)."""
+    from .compiler import pipeline_spec
+
+    return pipeline_spec()
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS)

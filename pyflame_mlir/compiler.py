@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
+    from .passes.common import PipelineStatistics
     from .tensor import Tensor
 
 
@@ -74,10 +75,14 @@ def get_backend(name: str) -> Backend:
 
 # ---- pipeline ----
 
-def pipeline_spec() -> str:
-    from .passes import DEFAULT_PIPELINE
+def pipeline_spec(backend: str | None = None) -> str:
+    """The pipeline ``evaluate`` runs: the one set by ``pf.set_pipeline``, else
+    the default of the backend (fusion only where the lowering has fused kernels)."""
+    from .passes import default_pipeline
 
-    return DEFAULT_PIPELINE if CONFIG.pipeline is None else CONFIG.pipeline
+    if CONFIG.pipeline is not None:
+        return CONFIG.pipeline
+    return default_pipeline(backend or CONFIG.backend)
 
 
 def make_context() -> Context:
@@ -93,13 +98,13 @@ def make_context() -> Context:
     return ctx
 
 
-def run_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None) -> None:
-    from xdsl.passes import PassPipeline
+def run_pipeline(module: ModuleOp, spec: str, ctx: Context | None = None
+                 ) -> PipelineStatistics:
+    """Run the passes of ``spec`` (a pass list or a pipeline name) on ``module``;
+    returns what each pass did (ops before/after, time, its counters)."""
+    from .passes.pipeline import run_pipeline as run
 
-    from .passes import PASSES
-
-    if spec:
-        PassPipeline.parse_spec(PASSES, spec).apply(ctx or make_context(), module)
+    return run(module, spec, ctx or make_context())
 
 
 # ---- IR build ----
@@ -191,16 +196,19 @@ def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     module = build_module(sub)
     t1 = time.perf_counter()
     expand_transforms(module)
-    before = count_ops(module)
-    run_pipeline(module, spec)
+    from .passes.common import count_ops as count_executed_ops
+
+    before = count_executed_ops(module)  # a pyflame.fused region counts as one op
+    stats = run_pipeline(module, spec)
     t2 = time.perf_counter()
     executable = backend.lower(module)
     t3 = time.perf_counter()
     COUNTERS.compiles += 1
     return CompiledGraph(executable, sub.stable_hash(key[0]), backend_name, spec,
                          {"ir_build": t1 - t0, "passes": t2 - t1, "lowering": t3 - t2,
-                          "total": t3 - t0}, before, count_ops(module),
-                         getattr(executable, "nbytes", 0))
+                          "total": t3 - t0}, before, count_executed_ops(module),
+                         getattr(executable, "nbytes", 0),
+                         {"pass_statistics": stats.as_dict()})
 
 
 # ---- user-facing inspection ----
@@ -240,14 +248,25 @@ class CompileReport:
     ops_after: int
     num_inputs: int
     num_outputs: int
+    # per pass, in pipeline order: runs, ops_before, ops_after, seconds and the
+    # pass's own counters (folded, removed, merged, rewritten, fused, ...)
+    pass_statistics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __str__(self) -> str:
         t = self.timings
-        return (f"compiled {self.key[:12]} for {self.backend} "
+        head = (f"compiled {self.key[:12]} for {self.backend} "
                 f"({'cache hit' if self.cached else 'cache miss'}): "
                 f"{self.ops_before} -> {self.ops_after} ops, "
                 f"IR build {t['ir_build'] * 1e3:.2f} ms, passes {t['passes'] * 1e3:.2f} ms, "
                 f"lowering {t['lowering'] * 1e3:.2f} ms")
+        lines = [head]
+        for name, rec in self.pass_statistics.items():
+            counters = ", ".join(f"{k} {v}" for k, v in rec.items()
+                                 if k not in ("runs", "ops_before", "ops_after", "seconds")
+                                 and v)
+            lines.append(f"  {name}: {rec['ops_before']} -> {rec['ops_after']} ops"
+                         + (f" ({counters})" if counters else ""))
+        return "\n".join(lines)
 
 
 def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
@@ -266,7 +285,8 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
         CACHE.put(key, entry)
     return CompileReport(entry.key_hash, entry.backend, entry.pipeline, cached,
                          dict(entry.timings), entry.ops_before, entry.ops_after,
-                         len(sub.leaves), len(ts))
+                         len(sub.leaves), len(ts),
+                         dict(entry.extra.get("pass_statistics", {})))
 
 
 def structural_hash(tensors: Any, optimize: bool | None = None) -> str:

@@ -14,7 +14,6 @@ import argparse
 import os
 import re
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import StringIO
@@ -141,6 +140,12 @@ class PyflameOptMain(xDSLOptMain):
                                 help="list the registered passes and exit")
         arg_parser.add_argument("--pass-statistics", action="store_true",
                                 help="print per-pass statistics to stderr")
+        _optional_targets.output_dir = None  # type: ignore[attr-defined]
+        arg_parser.add_argument(
+            "--output-dir", metavar="DIR",
+            type=lambda d: setattr(_optional_targets, "output_dir", d) or d,
+            help="with -t csl: also write the SDK project (layout.csl, pe_program.csl, run.py, "
+                 "commands.sh, README.md) to DIR")
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
@@ -163,22 +168,22 @@ class PyflameOptMain(xDSLOptMain):
         self._wrap_statistics()
 
     def _wrap_statistics(self) -> None:
-        """--pass-statistics / --time-passes: per pass, ops before and after."""
+        """--pass-statistics / --time-passes: per pass, ops before and after and
+        the pass's own counters (passes/common.py records them)."""
         if not (self.args.pass_statistics or self.args.time_passes):
             return
+        from ..passes.common import PipelineStatistics, collecting, run_pass
+
         passes = self.pipeline.passes
-        stats: list[tuple[str, int, int, float]] = []
+        stats = PipelineStatistics()
         self.pass_stats = stats
 
         def run(ctx, module) -> None:
-            for p in passes:
-                before = sum(1 for _ in module.walk())
-                t0 = time.perf_counter()
-                p.apply(ctx, module)
-                stats.append((p.name, before, sum(1 for _ in module.walk()),
-                              time.perf_counter() - t0))
-                if not self.args.disable_verify:
-                    module.verify()
+            with collecting(stats):
+                for p in passes:
+                    run_pass(p, ctx, module)
+                    if not self.args.disable_verify:
+                        module.verify()
 
         self.apply_passes = lambda prog: run(self.ctx, prog)  # type: ignore[method-assign]
 
@@ -267,14 +272,9 @@ class PyflameOptMain(xDSLOptMain):
 
     def _print_statistics(self) -> None:
         stats = getattr(self, "pass_stats", None)
-        if not stats:
+        if stats is None or not stats.records:
             return
-        print("===- Pass statistics -===", file=sys.stderr)
-        for name, before, after, secs in stats:
-            line = f"{name:24s} ops {before:6d} -> {after:6d}"
-            if self.args.time_passes:
-                line += f"   {secs * 1e3:9.3f} ms"
-            print(line, file=sys.stderr)
+        print(stats.format(times=self.args.time_passes), file=sys.stderr)
 
 
 def _optional_dialects() -> dict[str, Callable]:
@@ -301,6 +301,15 @@ def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
         from ..lowering.csl_printer import print_csl
 
         out["csl"] = print_csl
+    except ImportError:
+        pass
+    try:  # pyflame or wse modules to CSL (and --output-dir), the wse IR, the csl IR
+        from ..lowering.emit_csl import target_csl, target_csl_ir
+        from ..lowering.to_wse import target_wse
+
+        out["csl"] = lambda m, s: target_csl(m, s, getattr(_optional_targets, "output_dir", None))
+        out["csl-ir"] = target_csl_ir
+        out["wse"] = target_wse
     except ImportError:
         pass
     try:

@@ -134,7 +134,9 @@ def test_to_mlir_and_compile_graph():
     assert "func.func @main(%0: tensor<4x4xf32>) -> tensor<4x4xf32>" in text
     assert "pyflame.add %0, %0" in text and "pyflame.exp" in text
     rep = pf.compile_graph(y)
-    assert not rep.cached and rep.ops_before == 2 and rep.ops_after == 2
+    # the default pipeline fuses add and exp into one pyflame.fused op
+    assert not rep.cached and rep.ops_before == 2 and rep.ops_after == 1
+    assert rep.pass_statistics["fuse"]["fused"] == 1
     assert set(rep.timings) == {"ir_build", "passes", "lowering", "total"}
     assert all(v >= 0 for v in rep.timings.values())
     assert pf.is_lazy(y)  # compiling does not run
@@ -148,7 +150,8 @@ def test_compile_graph_counts_removed_ops():
     x = pf.randn(4)
     y = pf.exp(x) + pf.exp(x)  # two structurally equal exps: CSE merges them
     rep = pf.compile_graph(y)
-    assert rep.ops_before == 3 and rep.ops_after == 2
+    assert rep.ops_before == 3 and rep.ops_after == 1  # then exp and add fuse
+    assert rep.pass_statistics["fixed-point/cse"]["merged"] == 1
     raw = pf.compile_graph(y, optimize=False)
     assert raw.ops_after == 3 and raw.key != rep.key
 

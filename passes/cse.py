@@ -1,0 +1,63 @@
+"""``cse``: merge pure ops that compute the same thing.
+
+Two ops are the same when they have the same name, operands, attributes
+(compared as IR attributes, so constants by their bytes: ``0.0`` and
+``-0.0`` differ, as do NaN payloads), properties and result types. Operands
+of ``add mul eq ne logical_and logical_or`` are compared as a set, since
+those ops are exactly commutative in IEEE arithmetic (``maximum`` and
+``minimum`` are not: they pick between ``-0.0`` and ``0.0`` by position).
+Ops with regions are left alone. One sweep per block with a hash table:
+linear in the size of the module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from ..dialects.pyflame import PyflameOp
+from .common import PyflamePass, blocks_of, is_pure
+
+COMMUTATIVE = frozenset({"add", "mul", "eq", "ne", "logical_and", "logical_or"})
+
+
+def op_key(op: Operation) -> tuple | None:
+    """What makes two ops interchangeable, or None if ``op`` must stay unique."""
+    if op.regions or op.successors or not op.results or not is_pure(op):
+        return None
+    operands = tuple(op.operands)
+    if isinstance(op, PyflameOp) and op.OPDEF.name in COMMUTATIVE:
+        operands = tuple(sorted(operands, key=id))
+    attrs = tuple(sorted(op.attributes.items())) if op.attributes else ()
+    props = tuple(sorted(op.properties.items())) if op.properties else ()
+    return (op.name, operands, attrs, props, tuple(r.type for r in op.results))
+
+
+@dataclass(frozen=True)
+class CommonSubexpressionElimination(PyflamePass):
+    """Merge structurally equal pure ops (attributes included)."""
+
+    name = "cse"
+
+    def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        merged = 0
+        for block in list(blocks_of(module)):
+            seen: dict[tuple, Operation] = {}
+            op = block.first_op
+            while op is not None:
+                nxt = op.next_op
+                key = op_key(op)
+                if key is not None:
+                    first = seen.get(key)
+                    if first is None:
+                        seen[key] = op
+                    else:
+                        for r, v in zip(op.results, first.results):
+                            r.replace_all_uses_with(v)
+                        block.erase_op(op)
+                        merged += 1
+                op = nxt
+        return {"merged": merged}
