@@ -401,15 +401,22 @@ def broadcast_shape(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def infer_map(operands: Sequence[Spec], result: Layout, grid: Grid) -> tuple[int, ...]:
-    """Check that the operands fit ``result`` for a local elementwise op; return its shape.
+def infer_map(operands: Sequence[Spec], result: Layout, grid: Grid,
+              result_shape: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Check that the operands fit ``result`` for a local elementwise op; return its shape:
+    the operands' broadcast shape, or ``result_shape`` when they broadcast to it
+    (``broadcast_to``).
 
     A result dim tiled over axis a needs, from each operand, the same dim tiled
     over a, or (when the operand broadcasts along it) the operand replicated
     over a. Axes no result dim uses need operands that are replicated or held
     by the result's line.
     """
-    shape = broadcast_shape([s for s, _ in operands])
+    shapes = [s for s, _ in operands] + ([tuple(result_shape)] if result_shape else [])
+    shape = broadcast_shape(shapes)
+    if result_shape is not None and shape != tuple(result_shape):
+        raise LayoutError(f"operands {[list(s) for s, _ in operands]} do not broadcast to "
+                          f"{list(result_shape)}")
     if len(result.dims) != len(shape):
         raise LayoutError(f"result layout {result} does not fit shape {list(shape)}")
     for k, (s, lay) in enumerate(operands):
@@ -763,7 +770,7 @@ class MapOp(_WseOp):
             raise VerifyException(f"{fn} takes {MAP_FNS[fn]} operand(s), got {len(self.inputs)}")
         specs = [_spec(v, f"operand #{i}") for i, v in enumerate(self.inputs)]
         t = _ttype(self.result, "result")
-        shape = self._run(infer_map, specs, t.layout, self.grid())
+        shape = self._run(infer_map, specs, t.layout, self.grid(), t.dims)
         self._check((shape, t.layout), fn in MASK_FNS)
 
 

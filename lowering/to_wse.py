@@ -322,7 +322,7 @@ class WseOptions:
     grid: wse.Grid | None = None  # None: automatic
     max_pes: int = 1024
     budget: int | None = None  # bytes per PE for data; None: the cycle model's
-    summa: bool = True
+    matmul: str = "auto"  # auto | local (tiles, operands broadcast) | summa
 
 
 @dataclass
@@ -639,7 +639,9 @@ class _Planner:
         N = sb[1] if len(sb) == 2 else None
         options: list[tuple[float, str, Callable[[], tuple[SSAValue, wse.Layout]]]] = []
         opts = ("x", "y", "-")
-        for ma, ka, na in itertools.product(opts if M else (None,), opts, opts if N else (None,)):
+        # M over the rows first: the conventional orientation wins ties
+        m_opts = ("y", "x", "-") if M else (None,)
+        for ma, ka, na in itertools.product(m_opts, opts, opts if N else (None,)):
             used = [t for t in (ma, ka, na) if t not in (None, "-")]
             if len(used) != len(set(used)):
                 continue
@@ -666,7 +668,8 @@ class _Planner:
                 label = (f"matmul M:{ma or '-'} K:{ka} N:{na or '-'}"
                          + (f" (replicated over {','.join(free)})" if st == "*" else ""))
                 options.append((c, label, _bind_local(self, a, b, la, lb)))
-        if (self.options.summa and M and N and g.width == g.height > 1):
+        local = list(options)
+        if (self.options.matmul != "local" and M and N and g.width == g.height > 1):
             for ax in (("y", "x"), ("x", "y")):
                 lay = wse.Layout(ax)
                 if not all(tileable(n, g.size(d)) for n, d in ((M, ax[0]), (K, ax[1]))) or \
@@ -681,6 +684,8 @@ class _Planner:
                 c = (self.conv_cost(a, lay) + self.conv_cost(b, lay)
                      + self.cost.summa(mt, kt, nt, g.size(ax[1])))
                 options.append((c, f"summa M:{ax[0]} N:{ax[1]}", _bind_summa(self, a, b, lay)))
+        if self.options.matmul == "summa" and len(options) > len(local):
+            options = options[len(local):]  # forced, where SUMMA applies
         if not options:
             raise CslUnsupportedError(
                 f"csl backend: no placement of matmul {list(sa)} x {list(sb)} fits the "
@@ -875,3 +880,17 @@ def annotate_layouts(module: ModuleOp, options: WseOptions) -> None:
         op.attributes["wse.layout"] = wse.LayoutAttr.get(lay)
         op.attributes["wse.scheme"] = StringAttr(scheme)
     module.attributes["wse.grid"] = StringAttr(str(grid))
+
+
+def target_wse(module: ModuleOp, stream) -> None:
+    """``pyflame-opt -t wse``: the ``wse.program`` of a pyflame module (``wse.grid`` module
+    attribute, e.g. ``"4x4"``, else automatic)."""
+    from xdsl.dialects.builtin import StringAttr
+
+    grid = None
+    g = module.attributes.get("wse.grid")
+    if isinstance(g, StringAttr) and g.data != "auto":
+        w, _, h = g.data.partition("x")
+        grid = wse.Grid(int(w), int(h))
+    low = lower_to_wse(module, WseOptions(grid=grid))
+    stream.write(str(low.module) + "\n")

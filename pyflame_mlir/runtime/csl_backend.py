@@ -50,6 +50,7 @@ class CslOptions:
     arch: str = "wse2"
     max_pes: int = 1024
     mode: str = "auto"  # auto | simulator | sdk
+    matmul: str = "auto"  # auto | local | summa (the matmul algorithm; auto: by cost)
 
 
 def _env_options() -> CslOptions:
@@ -67,13 +68,16 @@ _OPTIONS: list[CslOptions] = [_env_options()]
 
 
 def configure(**changes: Any) -> CslOptions:
-    """Set backend options (grid=(w, h) | None, arch, max_pes, mode); returns the old ones."""
+    """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul); returns the
+    old ones."""
     old = _OPTIONS[0]
     if "grid" in changes and changes["grid"] is not None:
         changes["grid"] = tuple(int(n) for n in changes["grid"])
     new = replace(old, **changes)
     if new.arch not in ("wse2", "wse3"):
         raise ValueError(f"arch must be wse2 or wse3, not {new.arch!r}")
+    if new.matmul not in ("auto", "local", "summa"):
+        raise ValueError(f"matmul must be auto, local or summa, not {new.matmul!r}")
     if new.mode not in ("auto", "simulator", "sdk"):
         raise ValueError(f"mode must be auto, simulator or sdk, not {new.mode!r}")
     _OPTIONS[0] = new
@@ -129,7 +133,8 @@ class CslExecutable:
         from ..lowering.to_wse import WseOptions, lower_to_wse
 
         grid = wse.Grid(*opts.grid) if opts.grid else None
-        lowered = lower_to_wse(self.module, WseOptions(grid=grid, max_pes=opts.max_pes))
+        lowered = lower_to_wse(self.module, WseOptions(grid=grid, max_pes=opts.max_pes,
+                                                       matmul=opts.matmul))
         prog = lower_to_csl(lowered.module, opts.arch, plan=lowered.memory)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]
