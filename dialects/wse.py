@@ -676,14 +676,14 @@ class ProgramOp(IRDLOperation):
             if t.layout.is_replicated or t.layout.is_partial:
                 raise VerifyException(f"input #{i} has layout {t.layout}: inputs live on one "
                                       "PE per element (not replicated, not partial)")
-        for op in self.body.walk():
-            for v in (*op.results, *(a for b in op.regions for bl in b.blocks
-                                     for a in bl.args)):
-                if isinstance(v.type, TensorTypeAttr):
-                    try:
-                        check_layout(v.type.dims, v.type.layout, g)
-                    except LayoutError as e:
-                        raise VerifyException(f"{op.name}: {v.type}: {e}") from None
+        values = [(f"input #{i}", a) for i, a in enumerate(self.body.block.args)]
+        values += [(op.name, r) for op in self.body.walk() for r in op.results]
+        for what, v in values:
+            if isinstance(v.type, TensorTypeAttr):
+                try:
+                    check_layout(v.type.dims, v.type.layout, g)
+                except LayoutError as e:
+                    raise VerifyException(f"{what}: {v.type}: {e}") from None
 
     @classmethod
     def parse(cls, parser: Parser) -> ProgramOp:

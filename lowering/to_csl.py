@@ -843,6 +843,7 @@ class _Lowerer:
         h = m.add(_i(H))
         w.name_hint, h.name_hint = "width", "height"
         init = m.add(csl.ConstStructOp(("width", w), ("height", h)))
+        init.name_hint = "memcpy_init"
         memcpy = m.add(csl.ImportModuleConstOp("<memcpy/get_params>", init))
         memcpy.name_hint = "memcpy"
         body = Block()
@@ -876,6 +877,7 @@ class _Lowerer:
             even = e.icmp("eq", e.add(arith.RemSIOp(q, e.i16(2))), 0)
             send = e.select(even, cols[0], cols[1])
             recv = e.select(even, cols[1], cols[0])
+            send.name_hint, recv.name_hint = f"chain_{ch.axis}_send", f"chain_{ch.axis}_recv"
             with e.when(e.icmp("sgt", q, 0)) as h:
                 route(h, send, ["ramp"], [near])
             with e.when(e.icmp("slt", q, last)) as h:
