@@ -1,7 +1,8 @@
 """``algebraic-simplify``: identities that make a program smaller.
 
-By default only rewrites that give bit-identical IEEE results fire, NaN, Inf
-and signed zeros included:
+By default only rewrites that give identical IEEE results fire, Inf and
+signed zeros included, and NaN stays NaN (its sign and payload, which IEEE
+leaves unspecified for arithmetic, may differ: ``x + -NaN`` vs ``x - NaN``):
 
 - ``x + (-0.0)``, ``x - 0.0``, ``x * 1``, ``x / 1``, ``x ** 1`` -> ``x``
   (integers: ``x + 0``, ``x - 0``, and also ``x * 0 -> 0``, ``x - x -> 0``)

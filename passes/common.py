@@ -172,24 +172,33 @@ def blocks_of(root: Operation) -> Iterator[Block]:
                         stack.append(inner)
 
 
+_IS_TERMINATOR: dict[type, bool] = {}
+
+
 def count_ops(module: Operation) -> int:
     """Ops the program executes: the non-terminator ops of function bodies,
     a ``pyflame.fused`` counting as one (its body is not counted)."""
     n = 0
     stack = [module]
+    terminator = _IS_TERMINATOR
     while stack:
         op = stack.pop()
         for region in op.regions:
             for block in region.blocks:
-                for inner in block.ops:
-                    if isinstance(inner, func.FuncOp | ModuleOp):
+                inner = block.first_op
+                while inner is not None:
+                    cls = type(inner)
+                    if cls is func.FuncOp or cls is ModuleOp:
                         stack.append(inner)
-                        continue
-                    if inner.has_trait(IsTerminator):
-                        continue
-                    n += 1
-                    if inner.regions and not isinstance(inner, FusedOp):
-                        stack.append(inner)
+                    else:
+                        is_term = terminator.get(cls)
+                        if is_term is None:
+                            is_term = terminator[cls] = cls.has_trait(IsTerminator)
+                        if not is_term:
+                            n += 1
+                            if inner.regions and cls is not FusedOp:
+                                stack.append(inner)
+                    inner = inner.next_op
     return n
 
 

@@ -190,6 +190,13 @@ def count_ops(module: ModuleOp) -> int:
 
 
 def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
+    from .passes.pipeline import gc_paused
+
+    with gc_paused():  # linear compile time: see gc_paused
+        return _compile_subgraph(sub, key)
+
+
+def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     backend_name, spec = key[0]
     backend = get_backend(backend_name)
     t0 = time.perf_counter()
