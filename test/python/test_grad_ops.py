@@ -691,6 +691,27 @@ def _constant_operands(data: st.DataObject) -> Example:
     return Example([draw_array(rng, sx)], pf_fn, torch_fn, "x * ints + x^2 * mask")
 
 
+@case("captured_tensors")
+def _captured_tensors(data: st.DataObject) -> Example:
+    """Operands that are tensors from outside (captured leaves): their tangents and
+    cotangents are zero, so the rules see None on one side of every binary op."""
+    n, k = data.draw(_sides, label="n"), data.draw(_sides, label="k")
+    rng = rng_of(data)
+    C = draw_array(rng, (n, k), "pos")
+    G = draw_array(rng, (k,), "grid")
+    M = np.asarray(rng.random((n, 1)) < 0.5)
+
+    def fn(lib: Any) -> Callable:
+        def f(x: Any) -> list:
+            c, g, m = (lib.from_numpy(v) for v in (C, G, M))
+            return [lib.cat([x, c], 0), lib.stack([c, x], 1), c @ x.T, x.T @ c,
+                    lib.maximum(x, g), lib.minimum(g, x), lib.where(m, c, x), c ** x, abs(x) ** c,
+                    c / x, lib.clamp(x, g - 0.5, g + 1), x.split(1, 1)[0] * c[:, :1], c]
+        return f
+    return Example([draw_array(rng, (n, k), "offgrid")], fn(pf), fn(torch),
+                   "x with captured tensors")
+
+
 # ---------------------------------------------------------------- per-op tests
 
 NAMES = sorted(CASES)
@@ -785,7 +806,8 @@ def test_backward_matches_grad(name: str, data: st.DataObject) -> None:
 @FEW
 @given(data=st.data())
 def test_second_order(name: str, data: st.DataObject) -> None:
-    """∇_x ⟨d, ∇_x⟨c, f(x)⟩⟩ (a Hessian-vector product of the VJP loss) vs torch."""
+    """∇_x ⟨d, ∇_x⟨c, f(x)⟩⟩ (a Hessian-vector product of the VJP loss) vs torch,
+    by reverse-over-reverse and forward-over-reverse."""
     ex = _draw(name, data)
     rng = rng_of(data)
     cts = draw_cotangents(rng, ex)
@@ -797,8 +819,11 @@ def test_second_order(name: str, data: st.DataObject) -> None:
         return pf.sum(pf.stack([(g * pf.from_numpy(d)).sum().astype(pf.float64)
                                 for g, d in zip(inner(*xs), ds)]))
 
-    hv = pf.grad(outer, argnums=tuple(range(n)))(*[pf.from_numpy(a) for a in ex.arrays])
-    pf.eval(*hv)
+    xs = [pf.from_numpy(a) for a in ex.arrays]
+    hv = pf.grad(outer, argnums=tuple(range(n)))(*xs)
+    # the Hessian of <c, f> is symmetric: forward-over-reverse gives the same H d
+    _, hv_fwd = pf.jvp(lambda *xs: inner(*xs), xs, [pf.from_numpy(d) for d in ds])
+    pf.eval(*hv, *hv_fwd)
 
     txs = [to_torch(a, True) for a in ex.arrays]
     t_outs = outputs(ex.torch_fn(*txs))
@@ -814,9 +839,11 @@ def test_second_order(name: str, data: st.DataObject) -> None:
             g2 = (None,) * n
         expected = [np.zeros(a.shape) if g is None else t2np(g)
                     for a, g in zip(ex.arrays, g2)]
-    for i, (h, e) in enumerate(zip(hv, expected)):
+    for i, (h, hf, e) in enumerate(zip(hv, hv_fwd, expected)):
         close(h, e, max(ex.rtol, 1e-7), max(ex.atol, 1e-9),
-              f"{ex.describe()}: second derivative, input {i}")
+              f"{ex.describe()}: second derivative (grad of grad), input {i}")
+        close(hf, e, max(ex.rtol, 1e-7), max(ex.atol, 1e-9),
+              f"{ex.describe()}: second derivative (jvp of grad), input {i}")
 
 
 # ---------------------------------------------------------------- kinks and ties
