@@ -32,7 +32,7 @@ already simplified producers of its operands, so chains collapse in one run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -44,6 +44,7 @@ from ..dialects.opdef import numel
 from ..dialects.pyflame import PyflameOp
 from .common import (
     PyflamePass,
+    attr,
     blocks_of,
     constant_array,
     defining,
@@ -60,19 +61,16 @@ NEW_SPLAT_LIMIT = 1 << 16
 REDUCTIONS = ("sum", "mean", "max", "min")
 
 
-def _splat(v: SSAValue) -> np.generic | None:
-    arr = constant_array(v)
-    return None if arr is None else splat_scalar(arr)
 
 
 def _is_float(d: DType) -> bool:
     return d.category == FLOAT
 
 
-def _is_zero(v: SSAValue, sign: int | None) -> bool:
+def _is_zero(s_: Simplifier, v: SSAValue, sign: int | None) -> bool:
     """``v`` is a constant of zeros; for floats ``sign`` picks ``+0.0`` (1),
     ``-0.0`` (-1) or either (None)."""
-    s = _splat(v)
+    s = s_.splat(v)
     if s is None or s != 0:
         return False
     if sign is None or not _is_float(spec(v)[1]):
@@ -80,8 +78,8 @@ def _is_zero(v: SSAValue, sign: int | None) -> bool:
     return bool(np.signbit(s)) == (sign < 0)
 
 
-def _is_one(v: SSAValue) -> bool:
-    s = _splat(v)
+def _is_one(s_: Simplifier, v: SSAValue) -> bool:
+    s = s_.splat(v)
     return s is not None and s == 1
 
 
@@ -110,10 +108,24 @@ def rule(*names: str) -> Callable[[Rule], Rule]:
     return register
 
 
+_NOT_SEEN = object()
+
+
 @dataclass
 class Simplifier:
+    """The options of one run, and what it learned about constants."""
+
     fast_math: bool
     expand_mean: bool
+    splats: dict[SSAValue, object] = field(default_factory=dict)
+
+    def splat(self, v: SSAValue) -> np.generic | None:
+        """The element of a constant whose elements are all equal, else None."""
+        hit = self.splats.get(v, _NOT_SEEN)
+        if hit is _NOT_SEEN:
+            arr = constant_array(v)
+            hit = self.splats[v] = None if arr is None else splat_scalar(arr)
+        return hit  # type: ignore[return-value]
 
     def same_type(self, v: SSAValue, op: PyflameOp) -> SSAValue | None:
         """``v`` if it can stand for ``op``'s result (same type), else None."""
@@ -123,7 +135,7 @@ class Simplifier:
         shape, d = spec(op.results[0])
         for v in op.operands:  # reuse an operand that already is that constant
             if v.type == op.results[0].type:
-                s = _splat(v)
+                s = self.splat(v)
                 if s is not None and s == fill and not (_is_float(spec(v)[1])
                                                         and np.signbit(s)):
                     return v
@@ -138,9 +150,9 @@ class Simplifier:
 def _add_zero(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
     sign = None if s.fast_math else -1  # x + (+0.0) turns -0.0 into +0.0
-    if _is_zero(b, sign):
+    if _is_zero(s, b, sign):
         return s.same_type(a, op)
-    if _is_zero(a, sign):
+    if _is_zero(s, a, sign):
         return s.same_type(b, op)
     return None
 
@@ -158,7 +170,7 @@ def _add_neg(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 @rule("sub")
 def _sub(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
-    if _is_zero(b, None if s.fast_math else 1):  # x - (+0.0) is exact
+    if _is_zero(s, b, None if s.fast_math else 1):  # x - (+0.0) is exact
         return s.same_type(a, op)
     if a is b and (s.fast_math or not _is_float(spec(a)[1])):
         return s.zeros_like(op, 0)
@@ -171,12 +183,12 @@ def _sub(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 @rule("mul")
 def _mul(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
-    if _is_one(b):
+    if _is_one(s, b):
         return s.same_type(a, op)
-    if _is_one(a):
+    if _is_one(s, a):
         return s.same_type(b, op)
     if s.fast_math or not _is_float(spec(op.results[0])[1]):
-        if _is_zero(a, None) or _is_zero(b, None):
+        if _is_zero(s, a, None) or _is_zero(s, b, None):
             return s.zeros_like(op, 0)
     return None
 
@@ -184,7 +196,7 @@ def _mul(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 @rule("div")
 def _div(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
-    if _is_one(b):
+    if _is_one(s, b):
         return s.same_type(a, op)
     if s.fast_math and a is b:
         return s.zeros_like(op, 1)
@@ -194,7 +206,7 @@ def _div(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 @rule("pow")
 def _pow_one(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
-    return s.same_type(a, op) if _is_one(b) else None
+    return s.same_type(a, op) if _is_one(s, b) else None
 
 
 @rule("maximum", "minimum")
@@ -271,11 +283,11 @@ def _log_softmax(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 @rule("permute")
 def _permute(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    perm = tuple(op.py_attrs()["perm"])
+    perm = tuple(attr(op, "perm"))
     x = op.operands[0]
     inner = defining(x, "permute")
     if inner is not None:  # out[i] = mid[p2[i]] = x[p1[p2[i]]]
-        p1 = inner.py_attrs()["perm"]
+        p1 = attr(inner, "perm")
         perm = tuple(p1[i] for i in perm)
         x = inner.operands[0]
     if perm == tuple(range(len(perm))):
@@ -326,7 +338,7 @@ def _convert(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 @rule(*REDUCTIONS)
 def _reduce_nothing(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    if op.py_attrs()["dims"]:
+    if attr(op, "dims"):
         return None
     return s.same_type(op.operands[0], op)
 

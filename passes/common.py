@@ -33,7 +33,7 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from ..dialects.data import DenseValue
 from ..dialects.dtypes import DType
-from ..dialects.pyflame import FusedOp, PyflameOp, create_op, spec_of_type
+from ..dialects.pyflame import FusedOp, PyflameOp, attr_from_ir, create_op, spec_of_type
 
 Spec = tuple[tuple[int, ...], DType]
 
@@ -253,9 +253,18 @@ def spec(value: SSAValue) -> Spec:
     return spec_of_type(value.type, "value")
 
 
+def attr(op: PyflameOp, name: str) -> Any:
+    """One attribute of a pyflame op as its Python value (``py_attrs`` decodes all)."""
+    kind = op.OPDEF.attrs[name]
+    a = op.attributes.get(name)
+    if a is None and kind == "opt_int":
+        return None
+    return attr_from_ir(kind, name, a)  # type: ignore[arg-type]
+
+
 def dense_value(op: PyflameOp) -> DenseValue:
     """The value of a ``pyflame.constant``."""
-    return op.py_attrs()["value"]
+    return attr(op, "value")
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

@@ -24,16 +24,22 @@ from .common import PyflamePass, blocks_of, is_pure
 COMMUTATIVE = frozenset({"add", "mul", "eq", "ne", "logical_and", "logical_or"})
 
 
-def op_key(op: Operation) -> tuple | None:
-    """What makes two ops interchangeable, or None if ``op`` must stay unique."""
+def operand_key(op: Operation) -> tuple | None:
+    """(name, operand identities) of an op CSE may merge, else None. Cheap to
+    hash: most ops differ here already, so the full key is rarely needed."""
     if op.regions or op.successors or not op.results or not is_pure(op):
         return None
-    operands = tuple(op.operands)
+    ids = tuple(map(id, op.operands))  # values outlive the sweep: ids are stable
     if isinstance(op, PyflameOp) and op.OPDEF.name in COMMUTATIVE:
-        operands = tuple(sorted(operands, key=id))
+        ids = tuple(sorted(ids))
+    return (op.name, ids)
+
+
+def attribute_key(op: Operation) -> tuple:
+    """The rest of what makes two ops with the same operands interchangeable."""
     attrs = tuple(sorted(op.attributes.items())) if op.attributes else ()
     props = tuple(sorted(op.properties.items())) if op.properties else ()
-    return (op.name, operands, attrs, props, tuple(r.type for r in op.results))
+    return (attrs, props, tuple(r.type for r in op.results))
 
 
 @dataclass(frozen=True)
@@ -45,19 +51,30 @@ class CommonSubexpressionElimination(PyflamePass):
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
         merged = 0
         for block in list(blocks_of(module)):
-            seen: dict[tuple, Operation] = {}
+            # operand key -> the first op with it, or a table by attribute key
+            # once two ops share it
+            seen: dict[tuple, Operation | dict[tuple, Operation]] = {}
             op = block.first_op
             while op is not None:
                 nxt = op.next_op
-                key = op_key(op)
+                key = operand_key(op)
                 if key is not None:
-                    first = seen.get(key)
-                    if first is None:
+                    found = seen.get(key)
+                    if found is None:
                         seen[key] = op
                     else:
-                        for r, v in zip(op.results, first.results):
-                            r.replace_all_uses_with(v)
-                        block.erase_op(op)
-                        merged += 1
+                        if isinstance(found, dict):
+                            table = found
+                        else:
+                            table = seen[key] = {attribute_key(found): found}
+                        akey = attribute_key(op)
+                        first = table.get(akey)
+                        if first is None:
+                            table[akey] = op
+                        else:
+                            for r, v in zip(op.results, first.results):
+                                r.replace_all_uses_with(v)
+                            block.erase_op(op)
+                            merged += 1
                 op = nxt
         return {"merged": merged}
