@@ -20,6 +20,9 @@ print("graph stats:", pf.get_graph_stats(loss))
 pf.print_graph(loss)
 print("\npyflame IR:")
 print(pf.to_mlir(loss))
+print(f"pyflame IR after the default pipeline\n  {pf.get_pipeline()}\n"
+      "(bias + relu after the matmul fuse; log fuses into the sum it feeds):")
+print(pf.to_mlir(loss, optimize=True))
 report = pf.compile_graph(loss)
 print(report)
 
