@@ -108,6 +108,14 @@ def symbolic_batch() -> bool:
     return os.environ.get(SYMBOLIC_ENV, "") not in ("", "0")
 
 
+def config_token() -> tuple[str, bool]:
+    """What the MAX backend's executables depend on besides the graph (the
+    device, symbolic batch): for the frontend's in-memory cache key, so that
+    ``set_device`` or ``set_symbolic_batch`` mid-process never reuses an
+    executable made under the other setting."""
+    return current_device(), symbolic_batch()
+
+
 def current_device() -> str:
     from ..lowering.to_max import device_spec
 

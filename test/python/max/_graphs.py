@@ -141,7 +141,9 @@ def init_mlp(sizes: list[int], seed: int = 0) -> list[pf.Tensor]:
     for k, n in zip(sizes[:-1], sizes[1:]):
         params.append(pf.tensor((rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32),
                                 requires_grad=True))
-        params.append(pf.zeros(n, requires_grad=True))
+        # a leaf, like the updated biases of later steps (pf.zeros would be a
+        # constant of the graph, and step 1 a different graph from step 2)
+        params.append(pf.tensor(np.zeros(n, np.float32), requires_grad=True))
     return params
 
 

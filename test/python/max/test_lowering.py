@@ -217,3 +217,12 @@ def test_symbolic_shapes_through_shape_ops() -> None:
         assert want in text, want
     res = fn.body.block.last_op.operands
     assert [sorted(plan.of(v)) for v in res] == [[1], [0], [0], [0], [0], [0], [0], [0]]
+
+
+def test_config_token_follows_device_and_symbolic_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(max_backend, "_symbolic_override", None)
+    monkeypatch.setenv("PYFLAME_MAX_SYMBOLIC_BATCH", "1")
+    monkeypatch.setenv("PYFLAME_MAX_DEVICE", "cpu")
+    assert max_backend.config_token() == ("cpu", True)
+    max_backend.set_symbolic_batch(False)
+    assert max_backend.config_token() == ("cpu", False)
