@@ -65,11 +65,11 @@ def test_memory_stays_flat_in_long_loops():
     for _ in range(5):  # warm up the cache
         w = (w - 0.01 * (w * 2.0 - 1.0)).eval()
     gc.collect()
-    nodes_before = sum(isinstance(o, OpNode) for o in gc.get_objects())
+    nodes_before = sum(type(o) is OpNode for o in gc.get_objects())
     for _ in range(300):
         w = (w - 0.01 * (w * 2.0 - 1.0)).eval()
     gc.collect()
-    nodes_after = sum(isinstance(o, OpNode) for o in gc.get_objects())
+    nodes_after = sum(type(o) is OpNode for o in gc.get_objects())
     assert nodes_after - nodes_before < 10
     assert pf.get_graph_stats(w)["num_ops"] == 0
     np.testing.assert_allclose(w.numpy(), 0.5 * (1 - 0.98 ** 305), rtol=1e-4)
