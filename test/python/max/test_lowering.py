@@ -173,8 +173,8 @@ def test_batch_analysis_of_a_training_step() -> None:
     fn = _step_module(8, mean=False)
     plan = to_max.analyze_batch(fn)
     args = fn.body.block.args
-    # x and the labels carry the batch; weights and biases do not
-    assert [sorted(plan.of(a)) for a in args] == [[0], [], [], [0]]
+    # x and the labels carry the batch; the two weights and two biases do not
+    assert [sorted(plan.of(a)) for a in args] == [[0], [], [], [], [], [0]]
     lowered = to_max.lower_function(fn, plan=plan)
     assert "<batch>" in lowered.text and "[batch, 16]" in lowered.text
     assert lowered.result_sym[1] == frozenset({0})  # logits [batch, 4]
