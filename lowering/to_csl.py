@@ -473,7 +473,7 @@ class _Lowerer:
             m = self.mod
             rest = m.isub(n, m.imul(self.coord(axis), t))
             v = m.imin(rest, t)
-            v.name_hint = f"valid_{axis}_{n}"
+            v.name_hint = f"valid_{axis}{n}"
             self.valid_cache[key] = v
         return self.valid_cache[key]
 

@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ..dialects import wse
 from ..dialects.dtypes import DType
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
-from ..passes.wse_layout import WseCostModel
+from ..passes.wse_layout import WseCostModel, program_cost
 from ..passes.wse_memory import MemoryBudgetError, MemoryPlan, default_budget, plan_memory
 
 INF = float("inf")
@@ -141,12 +141,19 @@ def check_supported(fn: func.FuncOp) -> None:
         check(op)
 
 
+def _splat_of_dense(dv: Any) -> float | None:
+    """The one value of a constant whose elements are all equal (splat or not)."""
+    arr = np.asarray(dv.array)
+    if dv.is_splat or (arr.size and np.all(arr == arr.reshape(-1)[0])
+                       and not np.isnan(arr.reshape(-1)[0])):
+        return float(arr.reshape(-1)[0]) if arr.size else None
+    return None
+
+
 def _splat_value(v: SSAValue) -> float | None:
     op = v.owner
     if isinstance(op, PyflameOp) and op.OPDEF.name == "constant":
-        dv = op.py_attrs()["value"]
-        if dv.is_splat:
-            return float(dv.scalar())
+        return _splat_of_dense(op.py_attrs()["value"])
     return None
 
 
@@ -341,8 +348,13 @@ class WseModule:
 class _Planner:
     """Walks the pyflame ops in order; emits wse ops into the program block."""
 
-    def __init__(self, fn: func.FuncOp, grid: wse.Grid, options: WseOptions):
+    def __init__(self, fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
+                 fixed: dict[int, str] | None = None):
         self.fn, self.grid, self.options = fn, grid, options
+        self.fixed = fixed or {}  # op index -> the candidate label to take
+        self.candidates: dict[int, list[str]] = {}  # op index -> labels, cheapest first
+        self.chosen: dict[int, str] = {}  # op index -> the label taken
+        self.index: dict[Operation, int] = {op: i for i, op in enumerate(fn.body.block.ops)}
         self.cost = WseCostModel(grid)
         self.budget_words = (options.budget or default_budget()) // 4
         self.block = Block()
@@ -457,6 +469,12 @@ class _Planner:
         self.block.add_op(op)
         return op.results[0], new
 
+    def downstream(self, out: SSAValue | None, elems: int) -> float:
+        """What a result's layout costs its consumers: each passes over its tile at
+        least once, so tiles that spread the work over more PEs are cheaper."""
+        uses = sum(1 for _ in out.uses) if isinstance(out, SSAValue) else 1
+        return uses * self.cost.dsd(elems)
+
     def current(self, v: SSAValue) -> list[wse.Layout]:
         """Layouts v has now (a pending input: the default one)."""
         if v in self.pending or v in self.splats:
@@ -476,8 +494,9 @@ class _Planner:
         attrs = op.py_attrs()  # type: ignore[attr-defined]
         if name == "constant":
             dv = attrs["value"]
-            if dv.is_splat:
-                self.splats[op.results[0]] = float(dv.scalar())
+            splat = _splat_of_dense(dv)
+            if splat is not None:
+                self.splats[op.results[0]] = splat
             else:
                 self.pending[op.results[0]] = ("const", dv.materialize())
             return
@@ -546,7 +565,7 @@ class _Planner:
         best: tuple[float, wse.Layout] | None = None
         for lay in dict.fromkeys(cands):
             c = sum(self.conv_cost(v, _operand_layout(lay, rshape, _spec(v)[0]))
-                    for v in real)
+                    for v in real) + self.downstream(out, wse.tile_elems(rshape, lay, self.grid))
             if best is None or c < best[0]:
                 best = (c, lay)
         assert best is not None
@@ -664,7 +683,8 @@ class _Planner:
                 if words > self.budget_words * 0.9:
                     continue
                 c = (self.conv_cost(a, la) + self.conv_cost(b, lb) + self.cost.matmul(mt, kt, nt)
-                     + (self.cost.combine(mt * nt, ka) if ka != "-" else 0.0))
+                     + (self.cost.combine(mt * nt, ka) if ka != "-" else 0.0)
+                     + self.downstream(out, mt * nt))
                 label = (f"matmul M:{ma or '-'} K:{ka} N:{na or '-'}"
                          + (f" (replicated over {','.join(free)})" if st == "*" else ""))
                 options.append((c, label, _bind_local(self, a, b, la, lb)))
@@ -682,7 +702,7 @@ class _Planner:
                 if words > self.budget_words * 0.9:
                     continue
                 c = (self.conv_cost(a, lay) + self.conv_cost(b, lay)
-                     + self.cost.summa(mt, kt, nt, g.size(ax[1])))
+                     + self.cost.summa(mt, kt, nt, g.size(ax[1])) + self.downstream(out, mt * nt))
                 options.append((c, f"summa M:{ax[0]} N:{ax[1]}", _bind_summa(self, a, b, lay)))
         if self.options.matmul == "summa" and len(options) > len(local):
             options = options[len(local):]  # forced, where SUMMA applies
@@ -691,7 +711,12 @@ class _Planner:
                 f"csl backend: no placement of matmul {list(sa)} x {list(sb)} fits the "
                 f"{self.budget_words * 4}-byte SRAM budget of a PE on the {g} grid; use a "
                 "larger grid")
-        cost, label, build = min(options, key=lambda o: o[0])
+        options.sort(key=lambda o: o[0])
+        i = self.index.get(op, -1)
+        self.candidates[i] = [label for _, label, _ in options]
+        want = self.fixed.get(i)
+        cost, label, build = next((o for o in options if o[1] == want), options[0])
+        self.chosen[i] = label
         w, lay = build()
         self.bind(out, w, lay)
         self.note(op, lay, f"{label} (~{cost:,.0f} cycles)")
@@ -811,8 +836,9 @@ def _prepare(module: ModuleOp) -> tuple[ModuleOp, func.FuncOp]:
     return clone, fn
 
 
-def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions) -> _Planner:
-    p = _Planner(fn, grid, options)
+def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
+          fixed: dict[int, str] | None = None) -> _Planner:
+    p = _Planner(fn, grid, options, fixed)
     ret = None
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
@@ -828,13 +854,46 @@ def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions) -> _Planner:
     return p
 
 
+LOOKAHEAD = 4  # candidates per matmul tried with the whole program priced
+
+
+def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions
+            ) -> tuple[_Planner, wse.ProgramOp, MemoryPlan]:
+    """Plan greedily, then revisit each matmul: try its cheapest candidates, each
+    with the rest of the program planned greedily after it, and keep the one whose
+    whole program the cycle model prices lowest (and whose memory plan fits)."""
+    budget = options.budget or default_budget()
+
+    def attempt(fixed: dict[int, str]):
+        p = _plan(fn, grid, options, fixed)
+        program = wse.ProgramOp("main", grid, p.block)
+        try:
+            memory = plan_memory(program, budget)
+        except MemoryBudgetError as e:
+            return INF, p, program, e
+        return program_cost(program), p, program, memory
+
+    best = attempt({})
+    fixed: dict[int, str] = {}
+    for i in sorted(best[1].candidates):
+        chosen = best[1].chosen[i]
+        for label in best[1].candidates[i][:LOOKAHEAD]:
+            if label == chosen:
+                continue
+            trial = attempt({**fixed, i: label})
+            if trial[0] < best[0]:
+                best, chosen = trial, label
+        fixed[i] = chosen
+    cost, p, program, memory = best
+    if isinstance(memory, Exception):
+        raise memory
+    return p, program, memory
+
+
 def _lower_on(fn: func.FuncOp, grid: wse.Grid, options: WseOptions) -> WseModule:
-    p = _plan(fn, grid, options)
-    program = wse.ProgramOp("main", grid, p.block)
+    p, program, memory = _search(fn, grid, options)
     module = ModuleOp([program])
     module.verify()
-    budget = options.budget or default_budget()
-    memory = plan_memory(program, budget)
     ret = find_return(fn)
     dtypes = [_spec(v)[1] for v in ret.operands]
     return WseModule(module, program, grid, p.inputs, dtypes, memory, p.choices)

@@ -147,3 +147,51 @@ class WseLayout(ModulePass):
 
         grid = wse.Grid(self.width, self.height) if self.width and self.height else None
         annotate_layouts(op, WseOptions(grid=grid))
+
+
+def op_cost(cost: WseCostModel, op) -> float:
+    """Estimated cycles of one wse op (per PE, the lines that run it in parallel)."""
+    g = cost.grid
+
+    def elems(v) -> int:
+        return v.type.elems(g)
+
+    if isinstance(op, wse.MapOp):
+        t = op.result.type
+        tile = t.tile(g)
+        rows = tile[0] if len(tile) == 2 else 1
+        full = all(x.type.tile(g) == tile or x.type.elems(g) == 1 for x in op.inputs)
+        return cost.map(op.fn.data, elems(op.result), rows, not full)
+    if isinstance(op, wse.ReduceOp):
+        return cost.reduce(op.input.type.tile(g), op.reduced)
+    if isinstance(op, wse.CombineOp):
+        return cost.combine(elems(op.input), op.axis.data)
+    if isinstance(op, wse.BroadcastOp):
+        return cost.broadcast(elems(op.input), op.axis.data,
+                              op.input.type.layout.held_at(op.axis.data) or 0)
+    if isinstance(op, wse.GatherOp):
+        return cost.gather(elems(op.input), op.axis.data)
+    if isinstance(op, wse.ScatterOp):
+        return cost.scatter(elems(op.result))
+    if isinstance(op, wse.TransposeOp):
+        return cost.transpose(op.input.type.tile(g))  # type: ignore[arg-type]
+    if isinstance(op, wse.MatmulOp):
+        ta, tb = op.lhs.type.tile(g), op.rhs.type.tile(g)
+        m = ta[0] if len(ta) == 2 else 1
+        n = tb[1] if len(tb) == 2 else 1
+        return cost.matmul(m, ta[-1], n)
+    if isinstance(op, wse.SummaOp):
+        ta, tb = op.lhs.type.tile(g), op.rhs.type.tile(g)
+        b_axis = op.result.type.layout.dims[1]
+        return cost.summa(ta[0], ta[1], tb[1], g.size(b_axis))
+    if isinstance(op, wse.ShiftOp):
+        return cost.message(elems(op.input), abs(op.distance.value.data))
+    if isinstance(op, wse.ConstantOp):
+        return cost.dsd(elems(op.result))
+    return 0.0
+
+
+def program_cost(program, model: object | None = None) -> float:
+    """Estimated cycles of a whole wse.program: its ops one after another."""
+    cost = WseCostModel(program.grid, model)
+    return sum(op_cost(cost, op) for op in program.body.block.ops)

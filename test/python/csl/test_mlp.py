@@ -65,3 +65,20 @@ def test_automatic_grid(on_grid):
     loss, w1, w2 = _mlp(64, 32, 16, 10)
     ref, got = on_grid(None, lambda: loss(w1, w2))
     assert_close(ref, got, rtol=1e-4)
+
+
+def test_wse3(on_grid):
+    """The same program for WSE-3: queues bound to colors with @initialize_queue."""
+    prev = csl_backend.configure(arch="wse3")
+    try:
+        loss, w1, w2 = _mlp(16, 8, 6, 4)
+
+        def fn():
+            g1, g2 = pf.grad(loss, argnums=(0, 1))(w1, w2)
+            return [loss(w1, w2), g1, g2]
+
+        ref, got = on_grid((3, 3), fn)
+        assert_close(ref, got, rtol=1e-4, atol=1e-5)
+        assert csl_backend.last_report().arch == "wse3"
+    finally:
+        csl_backend.configure(arch=prev.arch)
