@@ -429,8 +429,8 @@ class _Planner:
             if lay == dst:
                 return w
         if v in self.splats:
-            w = self.block.add_op(wse.ConstantOp(self.splats[v], wse.wse_type(
-                shape, dst, d.name == "bool"))).result
+            w = self.emit(wse.ConstantOp(self.splats[v], wse.wse_type(
+                shape, dst, d.name == "bool")))
             self.placed.setdefault(v, []).append((dst, w))
             return w
         if v in self.pending:
