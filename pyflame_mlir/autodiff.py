@@ -230,8 +230,11 @@ def _check_differentiable(args: Sequence[Tensor], what: str) -> None:
 
 
 def _seed_like(t: Tensor, value: Any) -> Tensor:
+    from .creation import full
     from .ops import as_tensor_arg, convert
 
+    if isinstance(value, int | float):  # a number seeds every element (a 1-element output)
+        return full(t.shape, value, dtype=t.dtype)
     s = as_tensor_arg(value)
     if s.shape != t.shape:
         raise ValueError(f"a seed of shape {list(s.shape)} does not match the output of shape "

@@ -200,16 +200,19 @@ def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
 
 def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None = None
           ) -> Tensor:
-    """``minimum(maximum(x, min), max)``: NaN propagates, and ``min > max``
-    gives ``max`` everywhere, as in PyTorch."""
+    """``where(x < min, min, x)`` then ``where(y > max, max, y)``, as PyTorch:
+    NaN propagates, ``min > max`` gives ``max`` everywhere, and on a bound
+    the gradient goes to ``x`` (not split as maximum/minimum would)."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     dt = _promote((x, min, max))
     out = _cast(x, dt)
     if min is not None:
-        out = maximum(out, _cast(min, dt))
+        lo = _cast(min, dt)
+        out = where(lt(out, lo), lo, out)
     if max is not None:
-        out = minimum(out, _cast(max, dt))
+        hi = _cast(max, dt)
+        out = where(gt(out, hi), hi, out)
     return out
 
 
