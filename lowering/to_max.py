@@ -19,9 +19,19 @@ After each rule, the MAX result types are checked against the ``pyflame``
 result types (shape and dtype), so a lowering that drifts from the op's shape
 rule fails here with the op's name.
 
+Named fused ops lower to the chains they stand for (``dialects/fused.py``)
+and ``pyflame.fused`` regions are inlined: MAX's graph compiler fuses
+elementwise chains and matmul epilogues itself.
+
+Symbolic batch (``plan=analyze_batch(fn)``): dim 0 of the first argument and
+every dim the ops tie to it become the symbolic dim ``batch``, so one compiled
+model serves every batch size; ``abstract_text`` is the module with the batch
+sizes abstracted, the key under which such models are shared.
+
 ``print_max(module, stream)`` (``pyflame-opt -t max``) prints the MO text of
-the built graphs without compiling them. ``max`` is imported lazily: this
-module imports without it, and only building a graph needs it.
+the built graphs without compiling them (``PYFLAME_MAX_DEVICE`` and
+``PYFLAME_MAX_SYMBOLIC_BATCH`` apply). ``max`` is imported lazily: this module
+imports without it, and only building a graph needs it.
 """
 
 from __future__ import annotations
