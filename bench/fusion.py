@@ -126,29 +126,41 @@ def reduction_table(repeat: int) -> list[str]:
 
 
 def named_table(repeat: int) -> list[str]:
+    """Each named fused op against the pair of ops it replaces, both in the
+    reference executor (the result escapes: a fresh array either way), and
+    against plain numpy."""
     rng = np.random.default_rng(2)
     a, b, c = (rng.standard_normal(N).astype(np.float32) for _ in range(3))
     m1 = rng.standard_normal((1024, 512)).astype(np.float32)
     m2 = rng.standard_normal((512, 1024)).astype(np.float32)
     sigmoid, gelu = OPS["sigmoid"].kernel, OPS["gelu"].kernel
     cases = [
-        ("fused_add_relu(a, b), 4M", lambda: np.maximum(a + b, 0),
-         lambda: OPS["fused_add_relu"].kernel(a, b)),
-        ("fused_mul_sigmoid(a, b), 4M", lambda: sigmoid(a * b),
-         lambda: OPS["fused_mul_sigmoid"].kernel(a, b)),
-        ("fused_fma(a, b, c), 4M", lambda: a * b + c, lambda: OPS["fused_fma"].kernel(a, b, c)),
-        ("fused_matmul_relu, 1024x512 @ 512x1024", lambda: np.maximum(m1 @ m2, 0),
-         lambda: OPS["fused_matmul_relu"].kernel(m1, m2)),
-        ("fused_matmul_gelu, 1024x512 @ 512x1024", lambda: gelu(m1 @ m2),
-         lambda: OPS["fused_matmul_gelu"].kernel(m1, m2, approximate="none")),
+        ("fused_add_relu, 4M", (a, b), lambda x, y: pf.relu(x + y),
+         lambda: np.maximum(a + b, 0)),
+        ("fused_mul_sigmoid, 4M", (a, b), lambda x, y: pf.sigmoid(x * y),
+         lambda: sigmoid(a * b)),
+        ("fused_fma, 4M", (a, b, c), lambda x, y, z: x * y + z, lambda: a * b + c),
+        ("fused_matmul_relu, 1024x512 @ 512x1024", (m1, m2), lambda x, y: pf.relu(x @ y),
+         lambda: np.maximum(m1 @ m2, 0)),
+        ("fused_matmul_gelu, 1024x512 @ 512x1024", (m1, m2), lambda x, y: pf.gelu(x @ y),
+         lambda: gelu(m1 @ m2)),
     ]
-    rows = ["| named fused op | numpy pair ms | fused ms | fused/numpy |",
-            "| --- | ---: | ---: | ---: |"]
-    for label, np_fn, fused_fn in cases:
-        np.testing.assert_array_equal(fused_fn(), np_fn())
-        t = best_ms({"numpy": np_fn, "fused": fused_fn}, repeat)
-        rows.append(f"| {label} | {t['numpy']:.1f} | {t['fused']:.1f} | "
-                    f"{t['fused'] / t['numpy']:.2f} |")
+    rows = ["| named fused op | numpy ms | executor, unfused ms | executor, fused ms | "
+            "fused/unfused |", "| --- | ---: | ---: | ---: | ---: |"]
+    for label, args, fn, np_fn in cases:
+        def build(fn=fn, args=args):
+            return [fn(*(pf.from_numpy(x) for x in args))]
+
+        unfused = executable(build, "")
+        fused = executable(build, "fuse")
+        assert fused.plan.steps[0].name.startswith("fused_"), fused.plan.steps
+        want = np_fn()
+        for exe in (unfused, fused):
+            np.testing.assert_array_equal(exe.run(list(args))[0], want)
+        t = best_ms({"numpy": np_fn, "unfused": lambda e=unfused, x=args: e.run(list(x)),
+                     "fused": lambda e=fused, x=args: e.run(list(x))}, repeat)
+        rows.append(f"| {label} | {t['numpy']:.1f} | {t['unfused']:.1f} | {t['fused']:.1f} | "
+                    f"{t['fused'] / t['unfused']:.2f} |")
     return rows
 
 

@@ -33,7 +33,7 @@ from .opdef import OPS, OpDef, Shape, ShapeError, Spec, define, numel
 
 # Elements per chunk: a few chunk-sized buffers stay in L2 (1 MiB here).
 # bench/fusion.py measures the choice.
-DEFAULT_CHUNK_ELEMS = 32768
+DEFAULT_CHUNK_ELEMS = 65536
 # Reductions a program may end with: each output element depends only on the
 # input elements along ``dims``, so chunks along other axes reduce on their own.
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "logsumexp"})
@@ -141,7 +141,8 @@ class FusedProgram:
     chunks run along axes it keeps; otherwise the chain is written chunk by
     chunk into one full buffer that is reduced once. A program with a step the
     chunked form does not support (``kind == "other"``) runs unchunked, step
-    by step, with the same scratch reuse.
+    by step, with the same scratch reuse; so does a chain of at most two
+    ``out=`` ufuncs, in place on the output (cheaper than a chunk loop).
 
     Results never alias inputs or scratch. Scratch belongs to the program, so
     one program must not run in two threads at once.
@@ -174,7 +175,13 @@ class FusedProgram:
         chunkable = all(op.kind in ("elementwise", "broadcast") for op in chain) \
             and self.root >= self.first_op_value
         self.materialize = False
-        if not chunkable:
+        # two out=-ufuncs run in place on the whole output faster than chunk by
+        # chunk (the loop costs more than the second pass over memory saves);
+        # kernels with temporaries of their own (sigmoid, gelu, where) and
+        # longer chains win from chunks (bench/fusion.py)
+        cheap = self.reduction is None and len(chain) <= 2 and \
+            all(op.accepts_out or op.kind == "broadcast" for op in chain)
+        if not chunkable or cheap:
             self.layout = None
         elif self.reduction is None:
             self.layout = plan_layout(self.space, chunk_elems, len(self.space) - 1)
@@ -427,7 +434,7 @@ def _chunk_target(lay: _Layout, vshape: Shape, j0: int, j1: int) -> Shape:
 CHAINS: dict[str, tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]] = {}
 # per thread: kernels keep chunk scratch between calls
 _PROGRAMS = threading.local()
-_PROGRAM_CACHE_LIMIT = 256
+_PROGRAM_CACHE_LIMIT = 64  # each keeps at most a few chunks of scratch
 
 
 def _chain_rule(name: str) -> Callable:
