@@ -12,6 +12,7 @@ The op set is the one xDSL's CSL printer can print, plus `csl_ext`.
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -98,22 +99,64 @@ def generator(*types: type[Operation]):
     return reg
 
 
+# Per block, what running each op takes, resolved once: the op's operands and
+# results are looked up through xDSL's accessors only when the plan is made
+# (hot ops get closures over their SSA values: `FAST`), not at every execution.
+_PLANS: weakref.WeakKeyDictionary[Block, list[tuple[int, Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+FAST: dict[type[Operation], Callable[[Any], Callable[[Context, Env], None]]] = {}
+FAST_GEN: dict[type[Operation], Callable[[Any], Callable]] = {}
+
+
+def fast(*types: type[Operation]):
+    """Register a plan-time compiler: op -> run(ctx, env)."""
+    def reg(f):
+        FAST.update(dict.fromkeys(types, f))
+        return f
+
+    return reg
+
+
+def _plan_block(block: Block) -> list[tuple[int, Any, Any]]:
+    steps: list[tuple[int, Any, Any]] = []
+    for op in block.ops:
+        cls = op.__class__
+        if cls in FAST:
+            steps.append((0, FAST[cls](op), None))
+        elif cls in SIMPLE:
+            steps.append((1, SIMPLE[cls], op))
+        elif cls in FAST_GEN:
+            steps.append((2, FAST_GEN[cls](op), None))
+        elif cls in GEN:
+            steps.append((3, GEN[cls], op))
+        elif isinstance(op, scf.YieldOp | csl.ReturnOp):
+            steps.append((4, tuple(op.operands), None))
+        else:
+            steps.append((5, op.name, None))
+    return steps
+
+
 def run_block(ctx: Context, env: Env, block: Block) -> Generator[Wait, None, list | None]:
     """Run a block; return the operands of its terminator (scf.yield / csl.return)."""
+    steps = _PLANS.get(block)
+    if steps is None:
+        steps = _PLANS[block] = _plan_block(block)
     cost = ctx.op_cycles
-    for op in block.ops:
+    for kind, fn, op in steps:
         ctx.t += cost
-        h = SIMPLE.get(op.__class__)
-        if h is not None:
-            h(ctx, env, op)
-            continue
-        g = GEN.get(op.__class__)
-        if g is not None:
-            yield from g(ctx, env, op)
-        elif isinstance(op, scf.YieldOp | csl.ReturnOp):
-            return [env[v] for v in op.operands]
+        if kind == 0:
+            fn(ctx, env)
+        elif kind == 1:
+            fn(ctx, env, op)
+        elif kind == 2:
+            yield from fn(ctx, env)
+        elif kind == 3:
+            yield from fn(ctx, env, op)
+        elif kind == 4:
+            return [env[v] for v in fn]
         else:
-            raise UnsupportedError(f"the WSE simulator does not model op {op.name}")
+            raise UnsupportedError(f"the WSE simulator does not model op {fn}")
     return None
 
 
@@ -547,3 +590,125 @@ def _set_color_config(ctx, env, op):
     r = op.routes
     ctx.set_route(env[op.x_coord], env[op.y_coord], env[op.color], r.rx_ports, r.tx_ports)
 
+
+
+# --- plan-time compiled forms of the hottest ops (same semantics as the handlers) ---------
+
+
+@fast(arith.ConstantOp)
+def _fast_constant(op):
+    res, value = op.result, attr_value(op.value)
+    if isinstance(value, np.ndarray):  # mutable: a fresh copy per execution
+        def run_array(ctx, env):
+            env[res] = value.copy()
+
+        return run_array
+
+    def run(ctx, env):
+        env[res] = value
+
+    return run
+
+
+@fast(*_INT_BINOPS)
+def _fast_int_binop(op):
+    fn, unsigned = _INT_BINOPS[op.__class__]
+    bits, signed = int_info(op.result.type)
+    lhs, rhs, res = op.lhs, op.rhs, op.result
+    mask = (1 << bits) - 1
+
+    def run(ctx, env):
+        a, b = env[lhs], env[rhs]
+        if unsigned:
+            a, b = a & mask, b & mask
+        env[res] = wrap(fn(a, b), bits, signed)
+
+    return run
+
+
+@fast(*_FLOAT_BINOPS)
+def _fast_float_binop(op):
+    t = np_dtype(op.result.type).type
+    fn = _FLOAT_BINOPS[op.__class__]
+    lhs, rhs, res = op.lhs, op.rhs, op.result
+
+    def run(ctx, env):
+        env[res] = t(fn(t(env[lhs]), t(env[rhs])))
+
+    return run
+
+
+@fast(arith.IndexCastOp)
+def _fast_index_cast(op):
+    src, res = op.operands[0], op.results[0]
+    bits, signed = int_info(res.type)
+
+    def run(ctx, env):
+        v = env[src]
+        env[res] = wrap(int(np.trunc(v)) if isinstance(v, np.floating) else int(v), bits, signed)
+
+    return run
+
+
+@fast(arith.SelectOp)
+def _fast_select(op):
+    cond, lhs, rhs, res = op.cond, op.lhs, op.rhs, op.result
+
+    def run(ctx, env):
+        env[res] = env[lhs] if env[cond] else env[rhs]
+
+    return run
+
+
+@fast(memref.LoadOp)
+def _fast_load(op):
+    mem, idx, res = op.memref, tuple(op.indices), op.res
+    if len(idx) == 1:
+        (i0,) = idx
+
+        def run(ctx, env):
+            env[res] = scalar(env[mem][env[i0]])
+
+        return run
+
+    def run_n(ctx, env):
+        env[res] = scalar(env[mem][tuple(env[i] for i in idx)])
+
+    return run_n
+
+
+@fast(memref.StoreOp)
+def _fast_store(op):
+    mem, idx, val = op.memref, tuple(op.indices), op.value
+
+    def run(ctx, env):
+        env[mem][tuple(env[i] for i in idx)] = env[val]
+
+    return run
+
+
+@fast(csl.IncrementDsdOffsetOp)
+def _fast_inc_offset(op):
+    d, off, res = op.op, op.offset, op.result
+    size = np_dtype(op.elem_type).itemsize
+
+    def run(ctx, env):
+        env[res] = D.increment_offset(env[d], env[off], size)
+
+    return run
+
+
+def _fast_dsd_builtin(op):
+    ops = tuple(op.ops)
+
+    def run(ctx, env):
+        yield from ctx.dsd_op(op, [env[v] for v in ops])
+
+    return run
+
+
+FAST_GEN.update(
+    dict.fromkeys(
+        [o for o in csl.CSL.operations if issubclass(o, csl.BuiltinDsdOp)], _fast_dsd_builtin
+    )
+)

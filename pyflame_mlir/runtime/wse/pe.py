@@ -9,6 +9,7 @@ core and fire their completion action (activate/unblock) when done.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -33,6 +34,10 @@ from .values import convert, np_dtype, scalar
 
 if TYPE_CHECKING:
     from .simulator import Simulator
+
+
+# per DSD builtin op: (builtin name, operand types, async attribute)
+_DSD_INFO: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
 
 
 class Task:
@@ -283,12 +288,17 @@ class PE(Context):
     # --- DSD operations -----------------------------------------------------------------
 
     def dsd_op(self, op: csl.BuiltinDsdOp, vals: list):
-        name = op.name.removeprefix("csl.")
+        info = _DSD_INFO.get(op)
+        if info is None:  # what the op itself says, read once
+            info = _DSD_INFO[op] = (op.name.removeprefix("csl."),
+                                    tuple(o.type for o in op.ops),
+                                    op.attributes.get(csl_ext.ASYNC_ATTR))
+        name, types, then = info
         b = BUILTINS.get(name)
         if b is None:
             why = UNMODELED.get(name, "not modeled")
             raise UnsupportedError(f"{self.where}: @{name} is not simulated: {why}")
-        operands = [self._operand(v, o.type, i) for i, (v, o) in enumerate(zip(vals, op.ops))]
+        operands = [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))]
         needs: dict[int, int] = {}
         n = self._length(name, operands)
         for kind, v in operands[1:]:
@@ -296,7 +306,6 @@ class PE(Context):
                 if v.kind != "fabin_dsd":
                     raise ProgramError(f"{self.where}: @{name} reads from a {v.kind}")
                 needs[v.color] = needs.get(v.color, 0) + n
-        then = op.attributes.get(csl_ext.ASYNC_ATTR)
         self.dsd_ops += 1
         if isinstance(then, csl_ext.AsyncAttr):
             self.t += self.sim.model.dsd_issue_cycles
