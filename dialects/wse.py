@@ -694,13 +694,18 @@ class ProgramOp(IRDLOperation):
             parser.raise_error("wse.program needs {width = W, height = H}")
         region = parser.parse_region()
         op = cls.__new__(cls)
+        extra = {k: v for k, v in attrs.items() if k not in ("width", "height")}
         IRDLOperation.__init__(op, properties={"sym_name": StringAttr(name), "width": w,
-                                               "height": h}, regions=[region])
+                                               "height": h}, regions=[region], attributes=extra)
         return op
 
     def print(self, printer: Printer) -> None:
         g = self.grid
-        printer.print_string(f" @{self.sym_name.data} {{width = {g.width}, height = {g.height}}} ")
+        printer.print_string(f" @{self.sym_name.data} {{width = {g.width}, height = {g.height}")
+        for k, v in self.attributes.items():
+            printer.print_string(f", {k} = ")
+            printer.print_attribute(v)
+        printer.print_string("} ")
         printer.print_region(self.body, print_entry_block_args=True)
 
 
