@@ -207,12 +207,15 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
         raise ValueError("clamp: at least one of min and max must be given")
     dt = _promote((x, min, max))
     out = _cast(x, dt)
-    if min is not None:
-        lo = _cast(min, dt)
-        out = where(lt(out, lo), lo, out)
-    if max is not None:
-        hi = _cast(max, dt)
-        out = where(gt(out, hi), hi, out)
+    for bound, beyond in ((min, lt), (max, gt)):
+        if bound is None:
+            continue
+        b = _cast(bound, dt)
+        take = beyond(out, b)
+        if dt.is_floating_point and (_is_tensor(bound) or isinstance(bound, np.ndarray)
+                                     or bound != bound):
+            take = logical_or(take, ne(b, b))  # a NaN bound propagates
+        out = where(take, b, out)
     return out
 
 
