@@ -33,21 +33,19 @@ def shared_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def max_cache(shared_tmp: Path) -> Iterator[Path]:
-    """``PYFLAME_CACHE_DIR`` for the run (MAX's kernel cache is left where it is)."""
+def max_cache_dir(shared_tmp: Path) -> Path:
     from pyflame_mlir.runtime import max_backend  # sets MODULAR_CACHE_DIR first
 
     assert max_backend.INSTALL_HINT
-    root = shared_tmp / "cache"
-    prev = os.environ.get("PYFLAME_CACHE_DIR")
-    os.environ["PYFLAME_CACHE_DIR"] = str(root)
-    try:
-        yield root
-    finally:
-        if prev is None:
-            os.environ.pop("PYFLAME_CACHE_DIR", None)
-        else:
-            os.environ["PYFLAME_CACHE_DIR"] = prev
+    return shared_tmp / "cache"
+
+
+@pytest.fixture
+def max_cache(max_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``PYFLAME_CACHE_DIR`` of the run, set for one test (MAX's kernel cache
+    is left where it is)."""
+    monkeypatch.setenv("PYFLAME_CACHE_DIR", str(max_cache_dir))
+    return max_cache_dir
 
 
 @pytest.fixture
