@@ -233,19 +233,19 @@ class Fusion(PyflamePass):
         members = g.members()
         moved = {op for op, cloned in members if not cloned}
         local: set[SSAValue] = set()  # values the region computes itself
-        inputs: list[SSAValue] = []
-        input_index: dict[SSAValue, int] = {}
-        constants: dict[SSAValue, PyflameOp] = {}
+        inputs_seen: set[SSAValue] = set()
+        inputs: list[SSAValue] = []  # the region's operands, in order of first use
+        constants: dict[SSAValue, PyflameOp] = {}  # small constants copied in
         for op, _ in members:
             for v in op.operands:
-                if v in local or v in input_index or v in constants:
+                if v in local or v in constants or v in inputs_seen:
                     continue
                 owner = v.owner
                 if isinstance(owner, PyflameOp) and owner.OPDEF.name == "constant" \
                         and numel(spec(v)[0]) <= self.constant_limit:
                     constants[v] = owner
                     continue
-                input_index[v] = len(inputs)
+                inputs_seen.add(v)
                 inputs.append(v)
             local.update(op.results)
         body = Block(arg_types=[v.type for v in inputs])
