@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from ..dialects import OPS
 from ..dialects.opdef import numel
@@ -57,7 +58,8 @@ class ConstantFolding(PyflamePass):
                 op = nxt
         return {"folded": folded, "removed": removed}
 
-    def operand_value(self, value) -> np.ndarray | None:
+    def operand_value(self, value: SSAValue) -> np.ndarray | None:
+        """The data of a constant (or small iota) operand, else None."""
         arr = constant_array(value)
         if arr is not None:
             return arr
