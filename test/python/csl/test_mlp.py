@@ -82,3 +82,24 @@ def test_wse3(on_grid):
         assert csl_backend.last_report().arch == "wse3"
     finally:
         csl_backend.configure(arch=prev.arch)
+
+
+@pytest.mark.parametrize("grid", [(3, 2), (2, 3)])
+def test_gradients_of_every_parameter(on_grid, grid):
+    """value_and_grad w.r.t. the input, both weights and both biases (leaves), with
+    log_softmax and a mean, on rectangular grids that divide nothing evenly."""
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((12, 7)).astype(np.float32)
+    params = [(rng.standard_normal(s) * 0.2).astype(np.float32)
+              for s in ((7, 5), (5,), (5, 3), (3,))]
+
+    def loss(x, w1, b1, w2, b2):
+        return -(pf.log_softmax(pf.relu(x @ w1 + b1) @ w2 + b2, dim=1)).mean()
+
+    def fn():
+        v, gs = pf.value_and_grad(loss, argnums=(0, 1, 2, 3, 4))(
+            pf.tensor(xs), *[pf.tensor(p) for p in params])
+        return [v, *gs]
+
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=1e-4, atol=1e-6)

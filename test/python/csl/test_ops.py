@@ -92,3 +92,22 @@ def test_shape_ops_and_constants(on_grid):
                 pf.arange(7).float() * row, a.T.sum(dim=0)]
     ref, got = on_grid((3, 2), fn)
     assert_close(ref, got)
+
+
+@pytest.mark.parametrize("grid", [(1, 1), (3, 2), (4, 4)])
+def test_edge_cases(on_grid, grid):
+    """0-d inputs, unit dims, a 1xK @ KxN matmul, dot products, outputs that are
+    inputs, duplicated outputs, unit-dim reshapes."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((9, 7)).astype(np.float32)
+    r = rng.standard_normal((1, 7)).astype(np.float32)
+    c = rng.standard_normal((9, 1)).astype(np.float32)
+    v = rng.standard_normal(7).astype(np.float32)
+
+    def fn():
+        A, R, C, V, S = (pf.tensor(t) for t in (a, r, c, v, np.float32(2.5)))
+        return [A * S, S + 1.0, R @ A.T, A @ R.T, C * R, A, A * 2.0, A * 2.0, V @ V,
+                (V * 3.0).sum(), A.sum(dim=1).reshape(9, 1) * C, C.reshape(9) + 1.0]
+
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=3e-5, atol=1e-6)
