@@ -140,13 +140,17 @@ def set_pipeline(spec: str | None) -> None:
     """Override the pass pipeline of ``evaluate``: a pass list as ``pyflame-opt -p``
     takes it (``"cse,dce,fuse"``), a named pipeline (``"default"``, ``"portable"``,
     ``"fast-math"``, ``"none"``), or None for the backend's default. A bad
-    pipeline fails here, not at the next evaluation."""
+    pipeline fails here, not at the next evaluation. Setting exactly the current
+    backend's default means following the default, so ``prev = get_pipeline()``
+    ... ``set_pipeline(prev)`` restores the state it saved."""
     if spec is None:
         CONFIG.pipeline = None
         return
+    from .passes import default_pipeline
     from .passes.pipeline import resolve
 
-    CONFIG.pipeline = resolve(spec)  # unknown passes and bad options raise here
+    text = resolve(spec)  # unknown passes and bad options raise here
+    CONFIG.pipeline = None if text == default_pipeline(CONFIG.backend) else text
 
 
 def get_pipeline() -> str:

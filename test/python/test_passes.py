@@ -406,6 +406,21 @@ def test_default_pipeline_is_printable_and_settable(pipeline):
     assert pf.get_pipeline() == DEFAULT_PIPELINE
 
 
+def test_saving_and_restoring_the_pipeline_round_trips(pipeline):
+    prev_backend = pf.CONFIG.backend
+    try:
+        pf.CONFIG.backend = "max"  # a backend whose default is the portable pipeline
+        saved = pf.get_pipeline()
+        assert saved == PORTABLE_PIPELINE
+        pf.set_pipeline("default")
+        assert pf.get_pipeline() == DEFAULT_PIPELINE  # an override there
+        pf.set_pipeline(saved)
+        assert pf.CONFIG.pipeline is None  # back to following the default
+    finally:
+        pf.CONFIG.backend = prev_backend
+    assert pf.get_pipeline() == DEFAULT_PIPELINE
+
+
 def test_backends_without_fused_kernels_get_the_portable_pipeline():
     assert pipeline_spec("reference") == DEFAULT_PIPELINE
     assert pipeline_spec("max") == PORTABLE_PIPELINE and "fuse" not in PORTABLE_PIPELINE
