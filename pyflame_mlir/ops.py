@@ -211,7 +211,10 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
         if bound is None:
             continue
         b = _cast(bound, dt)
-        take = beyond(out, b)
+        try:
+            take = beyond(out, b)
+        except ShapeError as e:  # name the op the user called
+            raise ShapeError("clamp", e.reason) from None
         if dt.is_floating_point and (_is_tensor(bound) or isinstance(bound, np.ndarray)
                                      or bound != bound):
             take = logical_or(take, ne(b, b))  # a NaN bound propagates

@@ -62,7 +62,7 @@ CASES = [
     ("lt", lambda: lazy(2) < lazy(3, 3), "lt", "[2]", "[3, 3]"),
     ("logical_and", lambda: (lazy(2) > 0) & (lazy(3) > 0), "logical_and", "[2]", "[3]"),
     ("where", lambda: pf.where(lazy(2) > 0, lazy(3), lazy(2)), "where", "[2]", "[3]"),
-    ("clamp", lambda: pf.clamp(lazy(2, 3), lazy(4), None), "maximum", "[2, 3]", "[4]"),
+    ("clamp", lambda: pf.clamp(lazy(2, 3), lazy(4), None), "clamp", "[2, 3]", "[4]"),
     ("matmul_inner", lambda: lazy(2, 3) @ lazy(4, 5), "matmul", "[2, 3]", "[4, 5]"),
     ("matmul_vec", lambda: lazy(3) @ lazy(4), "matmul", "[3]", "[4]"),
     ("matmul_batch", lambda: lazy(2, 3, 4) @ lazy(5, 4, 6), "matmul", "[2, 3, 4]",
