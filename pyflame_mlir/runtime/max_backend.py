@@ -36,6 +36,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -211,14 +212,17 @@ class MefStore:
 
     @contextmanager
     def lock(self, key: str) -> Iterator[None]:
-        """Exclusive per-key lock across processes (no-op where flock is missing)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Exclusive per-key lock across processes (no-op where flock is missing
+        or the cache directory is not writable)."""
         try:
             import fcntl
-        except ImportError:  # not POSIX: atomic replace still keeps entries whole
+
+            self.root.mkdir(parents=True, exist_ok=True)
+            fh = open(self.root / f"{key}.lock", "a+b")  # noqa: SIM115
+        except (ImportError, OSError):  # atomic replace still keeps entries whole
             yield
             return
-        with open(self.root / f"{key}.lock", "a+b") as fh:
+        with fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -263,7 +267,7 @@ class MefStore:
             with open(self.path(key), "rb") as fh:
                 ino = os.fstat(fh.fileno()).st_ino
                 blob = fh.read()
-        except FileNotFoundError:
+        except OSError:  # missing, or a cache directory we cannot use
             return None
         try:
             payload, header = self.decode(blob)
@@ -572,9 +576,14 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
         compiled = sess.compile(lowered.graph)
         STATS.compiles += 1
         STATS.compile_seconds += time.perf_counter() - t1
-        payload = _export(compiled, st.root)
-        st.write(key, payload, {"max": max_version(), "device": dev,
-                                "created": time.time()})
+        try:
+            payload = _export(compiled, st.root)
+            st.write(key, payload, {"max": max_version(), "device": dev,
+                                    "created": time.time()})
+        except (OSError, RuntimeError) as e:  # an unwritable cache: the next process compiles
+            warnings.warn(f"pyflame MAX backend: could not cache the compiled model in "
+                          f"{st.root}: {e}", RuntimeWarning, stacklevel=2)
+            payload = b""
         model = sess.init(compiled)
     return remember(executable(model, "compiled", len(payload)))
 
