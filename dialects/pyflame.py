@@ -145,6 +145,8 @@ def attr_from_ir(kind: str, name: str, a: Attribute) -> Any:
             raise bad("a dense tensor literal")
         shape, d = spec_of_type(a.type, f"attribute '{name}'")
         arr = np.frombuffer(a.data.data, dtype=d.np)
+        if d.is_bool:  # the parser may store true as 0xFF: make bools canonical
+            arr = arr.view(np.uint8) != 0
         if arr.size == 1:
             return DenseValue(arr.reshape(()), shape, d)
         return DenseValue(arr.reshape(shape), shape, d)

@@ -30,6 +30,8 @@ class Backend:
     name: str
     lower: Callable[[ModuleOp], Any]  # module -> executable with .run and .nbytes
     available: Callable[[], str | None] = lambda: None  # None, or why it is unavailable
+    # what executables depend on besides the graph (device, options): in the cache key
+    token: Callable[[], Any] = lambda: None
 
 
 def _reference_lower(module: ModuleOp) -> Any:
@@ -45,6 +47,12 @@ def _max_lower(module: ModuleOp) -> Any:
     return lower_and_compile(module)
 
 
+def _max_token() -> Any:
+    from .runtime.max_backend import config_token
+
+    return config_token()
+
+
 def _max_available() -> str | None:
     try:
         from .runtime.max_backend import unavailable_reason
@@ -55,7 +63,7 @@ def _max_available() -> str | None:
 
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
-    "max": Backend("max", _max_lower, _max_available),
+    "max": Backend("max", _max_lower, _max_available, _max_token),
     "csl": Backend("csl", lambda m: __import__("pyflame_mlir.runtime.csl_backend",
                                                fromlist=["lower"]).lower(m)),
 }
@@ -197,7 +205,7 @@ def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
 
 
 def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
-    backend_name, spec = key[0]
+    backend_name, spec, _ = key[0]
     backend = get_backend(backend_name)
     t0 = time.perf_counter()
     module = build_module(sub)

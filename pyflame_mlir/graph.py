@@ -366,10 +366,13 @@ CACHE = CompileCache()
 
 
 def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
-    from .compiler import pipeline_spec
+    """(backend, pipeline, the backend's own settings): part of every cache key."""
+    from .compiler import BACKENDS, pipeline_spec
 
+    name = backend or CONFIG.backend
     opt = CONFIG.optimize if optimize is None else optimize
-    return (backend or CONFIG.backend, pipeline_spec() if opt else "")
+    b = BACKENDS.get(name)
+    return (name, pipeline_spec() if opt else "", b.token() if b is not None else None)
 
 
 # ---- evaluation ----
