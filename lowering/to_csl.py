@@ -224,9 +224,28 @@ class Emit:
     def fab(self, kind: csl.DsdKind, n: int | SSAValue, color: SSAValue, queue: int) -> SSAValue:
         return self.add(csl_ext.GetFabDsdOp(kind, self.i16(n), color, queue))
 
-    def builtin(self, name: str, *args: SSAValue) -> None:
+    def builtin(self, name: str, *args: SSAValue, then: tuple[str, int] | None = None,
+                asynchronous: bool = False) -> None:
+        """A DSD builtin; ``then=("activate"|"unblock", task id)`` makes it asynchronous
+        with that completion action (``asynchronous`` alone: no action)."""
         cls = _BUILTIN[name]
-        self.add(cls.build(operands=[list(args)]))
+        op = cls.build(operands=[list(args)])
+        if then is not None or asynchronous:
+            action, tid = then if then is not None else ("", 0)
+            op.attributes[csl_ext.ASYNC_ATTR] = csl_ext.AsyncAttr.get(
+                action, csl.TaskKind.LOCAL, tid)
+        self.add(op)
+
+    def load_var(self, v: SSAValue) -> SSAValue:
+        return self.add(csl.LoadVarOp(v))
+
+    def store_var(self, v: SSAValue, value) -> None:
+        self.add(csl.StoreVarOp(v, self.i16(value)))
+
+    def task_state(self, verb: str, tid: int) -> None:
+        cls = {"activate": csl.ActivateOp, "block": csl_ext.BlockOp,
+               "unblock": csl_ext.UnblockOp}[verb]
+        self.add(cls(tid, csl.TaskKind.LOCAL))
 
     # -- control flow --
     @contextlib.contextmanager
@@ -307,8 +326,8 @@ _NCOLORS = {"chain": 2, "bcast": 1, "relay": 1}
 
 class _Lowerer:
     def __init__(self, program: wse.ProgramOp, arch: str, plan: MemoryPlan | None,
-                 budget: int | None, stop_after: int | None = None):
-        self.stop_after = stop_after
+                 budget: int | None, stop_after: int | None = None, overlap: bool = True):
+        self.stop_after, self.overlap = stop_after, overlap
         if arch not in ARCHS:
             raise CslLoweringError(f"csl backend: --arch must be one of {ARCHS}, not {arch!r}")
         self.program, self.arch = program, arch
@@ -346,8 +365,10 @@ class _Lowerer:
             self.channels[(kind, axis, d)] = Channel(kind, axis, [next(free) for _ in range(n)],
                                                      d, q, q)
         used = {c for ch in self.channels.values() for c in ch.colors}
-        self.task_id = next(t for t in [*range(len(ROUTABLE)), 24, 25, 26]
-                            if t not in used and t not in RESERVED)
+        # local task ids never double as colors (on WSE-2 a data task id is a color)
+        self.free_task_ids = [t for t in [*range(len(ROUTABLE)), 24, 25, 26]
+                              if t not in used and t not in RESERVED]
+        self.task_id = self.free_task_ids.pop(0)
 
     def channel(self, kind: str, axis: str, d: int = 0) -> Channel:
         return self.channels[(kind, axis, d)]
@@ -393,18 +414,22 @@ class _Lowerer:
             self.bufs.append(b)
         self._exports(m)
         self._channel_values(m)
-        # the main task: every op of the program, then unblock the command stream
+        # the main task: the ops of the program in order (an op may continue the
+        # program in a new task: SUMMA's steps run as a chain of tasks), then
+        # unblock the command stream
         body = Block()
+        self.tasks: list[tuple[str, int, Block]] = [("main", self.task_id, body)]
         e = Emit(body, self)
         for i, op in enumerate(self.program.body.block.ops):
             if isinstance(op, wse.ReturnOp) or (self.stop_after is not None
                                                 and i > self.stop_after):
                 break
-            self._lower_op(e, op)
+            e = self._lower_op(e, op) or e
         e.add(csl.MemberCallOp("unblock_cmd_stream", None, self.sys_mod, []))
-        e.add(csl.ReturnOp())
-        m.add(csl.TaskOp("main", ([], None), Region(body), task_kind=csl.TaskKind.LOCAL,
-                         id=self.task_id))
+        for name, tid, blk in self.tasks:
+            blk.add_op(csl.ReturnOp())
+            m.add(csl.TaskOp(name, ([], None), Region(blk), task_kind=csl.TaskKind.LOCAL,
+                             id=tid))
         launch = Block()
         launch.add_op(csl.ActivateOp(self.task_id, csl.TaskKind.LOCAL))
         launch.add_op(csl.ReturnOp())
@@ -500,11 +525,26 @@ class _Lowerer:
         return self.bufs[self.plan.of[v]]
 
     # ---- ops ----
-    def _lower_op(self, e: Emit, op: Operation) -> None:
+    def _lower_op(self, e: Emit, op: Operation) -> Emit | None:
         handler = _HANDLERS.get(type(op))
         if handler is None:
             raise CslLoweringError(f"csl backend: no CSL lowering for {op.name}")
-        handler(self, e, op)
+        return handler(self, e, op)
+
+    def new_task(self, name: str) -> tuple[int, Emit]:
+        """A new local task (its id and body); its code is added by the caller."""
+        if not self.free_task_ids:
+            raise CslLoweringError("csl backend: out of local task ids")
+        tid = self.free_task_ids.pop(0)
+        body = Block()
+        self.tasks.append((f"{name}_{tid}", tid, body))
+        return tid, Emit(body, self)
+
+    def variable(self, name: str, init: int = 0) -> SSAValue:
+        v = self.mod.add(csl.VariableOp.build(properties={"default": IntegerAttr(init, i16)},
+                                              result_types=[csl.VarType(i16)]))
+        v.name_hint = name
+        return v
 
     def _op_constant(self, e: Emit, op: wse.ConstantOp) -> None:
         if is_immediate(op.result):
@@ -811,11 +851,16 @@ class _Lowerer:
                     c.builtin("fmacs", ci, ci, c.shift_dsd(brow0, c.imul(c.iadd(k, k_off_b), n)),
                               c.load(A, c.iadd(arow, k)))
 
-    def _op_summa(self, e: Emit, op: wse.SummaOp) -> None:
+    OVERLAP_WORDS = 64  # smaller panels move faster than the task switches cost
+
+    def _op_summa(self, e: Emit, op: wse.SummaOp) -> Emit | None:
+        panel = op.lhs.type.elems(self.grid) + op.rhs.type.elems(self.grid)
+        if self.overlap and panel >= self.OVERLAP_WORDS and len(self.free_task_ids) >= 4:
+            return self._summa_async(e, op)
         ta, tb, tc = op.lhs.type, op.rhs.type, op.result.type
         a_axis, b_axis = tc.layout.dims  # M on a_axis, N on b_axis; K: A over b, B over a
         A, B, C = self.buf(op.lhs), self.buf(op.rhs), self.buf(op.result)
-        pa, pb = (self.bufs[s] for s in self.plan.scratch[op])
+        pa, _, pb, _ = (self.bufs[s] for s in self.plan.scratch[op])
         tile_a, tile_b = ta.tile(self.grid), tb.tile(self.grid)
         na, nb = ta.elems(self.grid), tb.elems(self.grid)
         k = ta.dims[1]
@@ -828,11 +873,118 @@ class _Lowerer:
             vk = b.imin(b.isub(k, b.imul(s, blk)), blk)
             own_a = b.icmp("eq", self.coord(b_axis), s)
             own_b = b.icmp("eq", self.coord(a_axis), s)
-            with b.branch(own_a) as (ya, na):
-                for h_a, src_a in ((ya, A), (na, pa)):
-                    with h_a.branch(own_b) as (yb, nb):
-                        for h, src_b in ((yb, B), (nb, pb)):
+            with b.branch(own_a) as (ya, na_):
+                for h_a, src_a in ((ya, A), (na_, pa)):
+                    with h_a.branch(own_b) as (yb, nb_):
+                        for h, src_b in ((yb, B), (nb_, pb)):
                             self.local_matmul(h, src_a, tile_a, src_b, tile_b, C, vk, False)
+        return None
+
+    def _summa_async(self, e: Emit, op: wse.SummaOp) -> Emit:
+        """SUMMA as a chain of tasks, panels double-buffered: while step t multiplies
+        the panels in buffer pair t % 2, the panels of step t + 1 arrive in the other
+        pair by asynchronous DSD ops. The step task is blocked when step t + 1's
+        transfers are issued; the A-panel's completion unblocks it, the B-panel's
+        activates it (the block/unblock join). Line 0 of an axis relays panels whose
+        root is elsewhere (relay color in, bcast color out) in a task of its own. The
+        ops after the SUMMA continue in a new task the last step activates."""
+        ta, tb, tc = op.lhs.type, op.rhs.type, op.result.type
+        a_axis, b_axis = tc.layout.dims
+        A, B, C = self.buf(op.lhs), self.buf(op.rhs), self.buf(op.result)
+        pa = [self.bufs[i] for i in self.plan.scratch[op][:2]]
+        pb = [self.bufs[i] for i in self.plan.scratch[op][2:]]
+        tile_a, tile_b = ta.tile(self.grid), tb.tile(self.grid)
+        na, nb = ta.elems(self.grid), tb.elems(self.grid)
+        k = ta.dims[1]
+        steps = self.grid.size(b_axis)
+        blk = wse.block_size(k, steps)
+        step_id, step = self.new_task("summa_step")
+        relay_ids: dict[str, int] = {}
+        relay_tasks: dict[str, Emit] = {}
+        for ax in (b_axis, a_axis):
+            if self.grid.size(ax) > 1:
+                relay_ids[ax], relay_tasks[ax] = self.new_task(f"summa_relay_{ax}")
+        next_id, after = self.new_task("after_summa")
+        counter = self.variable(f"summa{step_id}_step")
+        pending = self.variable(f"summa{step_id}_relayed")
+        # the signal each panel's arrival gives the step task: A unblocks, B activates
+        signal = {b_axis: "unblock", a_axis: "activate"}
+        parts = ((b_axis, A, pa, na), (a_axis, B, pb, nb))
+
+        def by_parity(h: Emit, t, fn) -> None:
+            with h.branch(h.icmp("eq", h.add(arith.RemSIOp(h.i16(t), h.i16(2))), 0)) as (ev, od):
+                fn(ev, 0)
+                fn(od, 1)
+
+        def issue(h: Emit, t) -> None:
+            """Start the transfers of step t's panels (t >= 1 at run time, or 0)."""
+            h.task_state("block", step_id)
+            for ax, src, bufs, n in parts:
+                sig = (signal[ax], step_id)
+                if self.grid.size(ax) == 1:  # the PE holds the whole panel line itself
+                    by_parity(h, t, lambda g, i, src=src, bufs=bufs, n=n: g.builtin(
+                        "fmovs", g.dsd(bufs[i], n), g.dsd(src, n)))
+                    h.task_state(*sig)
+                    continue
+                q = self.coord(ax)
+                bc, rl = self.channel("bcast", ax), self.channel("relay", ax)
+
+                def transfer(g: Emit, i: int, ax=ax, src=src, bufs=bufs, n=n, sig=sig,
+                             bc=bc, rl=rl, q=q) -> None:
+                    with g.branch(g.icmp("eq", g.i16(t), 0)) as (first, later):
+                        # step 0: line 0 is the root and multicasts its own tile
+                        with first.branch(first.icmp("eq", q, 0)) as (root, rest):
+                            root.builtin("fmovs", root.dsd(bufs[i], n), root.dsd(src, n))
+                            root.builtin("fmovs", root.fab(csl.DsdKind.fabout_dsd, n, bc.send,
+                                                           bc.qout), root.dsd(src, n),
+                                         asynchronous=True)
+                            root.task_state(*sig)
+                            rest.builtin("fmovs", rest.dsd(bufs[i], n), rest.fab(
+                                csl.DsdKind.fabin_dsd, n, bc.recv, bc.qin), then=sig)
+                        with later.branch(later.icmp("eq", q, 0)) as (zero, other):
+                            # line 0 relays: the relay task multicasts once it has it
+                            zero.store_var(pending, t)
+                            zero.builtin("fmovs", zero.dsd(bufs[i], n), zero.fab(
+                                csl.DsdKind.fabin_dsd, n, rl.recv, rl.qin),
+                                then=("activate", relay_ids[ax]))
+                            with other.branch(other.icmp("eq", q, t)) as (root, rest):
+                                root.builtin("fmovs", root.fab(csl.DsdKind.fabout_dsd, n,
+                                                               rl.send, rl.qout),
+                                             root.dsd(src, n), asynchronous=True)
+                                root.builtin("fmovs", root.dsd(bufs[i], n), root.fab(
+                                    csl.DsdKind.fabin_dsd, n, bc.recv, bc.qin), then=sig)
+                                rest.builtin("fmovs", rest.dsd(bufs[i], n), rest.fab(
+                                    csl.DsdKind.fabin_dsd, n, bc.recv, bc.qin), then=sig)
+
+                by_parity(h, t, transfer)
+
+        # the relay tasks: multicast what arrived on the relay color, then signal
+        for ax, _, bufs, n in parts:
+            if ax not in relay_tasks:
+                continue
+            r = relay_tasks[ax]
+            bc = self.channel("bcast", ax)
+            t = r.load_var(pending)
+            by_parity(r, t, lambda g, i, bufs=bufs, n=n, bc=bc: g.builtin(
+                "fmovs", g.fab(csl.DsdKind.fabout_dsd, n, bc.send, bc.qout), g.dsd(bufs[i], n),
+                asynchronous=True))
+            r.task_state(signal[ax], step_id)
+        # the prologue, in the current task: C = 0, step 0's transfers
+        e.builtin("fmovs", e.dsd(C, tc.elems(self.grid)), e.f32(0.0))
+        e.store_var(counter, 0)
+        issue(e, 0)
+        # one step: prefetch step t + 1, multiply step t's panels
+        t = step.load_var(counter)
+        nxt = step.iadd(t, 1)
+        with step.when(step.icmp("slt", nxt, steps)) as h:
+            issue(h, nxt)
+        vk = step.imin(step.isub(k, step.imul(t, blk)), blk)
+        by_parity(step, t, lambda g, i: self.local_matmul(g, pa[i], tile_a, pb[i], tile_b, C,
+                                                          vk, False))
+        step.store_var(counter, nxt)
+        with step.when(step.icmp("eq", nxt, steps)) as h:
+            h.task_state("activate", next_id)
+        return after
 
     # ---- the layout module ----
     def _layout_module(self) -> csl.CslModuleOp:
@@ -1207,11 +1359,12 @@ def find_program(module: ModuleOp) -> wse.ProgramOp:
 
 def lower_to_csl(module_or_program: ModuleOp | wse.ProgramOp, arch: str = "wse2",
                  plan: MemoryPlan | None = None, budget: int | None = None,
-                 stop_after: int | None = None) -> CslProgram:
+                 stop_after: int | None = None, overlap: bool = True) -> CslProgram:
     """Lower the (single) ``wse.program`` to a module of two ``csl.module`` ops.
+    ``overlap=False``: SUMMA's transfers stay synchronous (no task chain).
     ``stop_after=i`` (debugging) ends the launched task after the i-th op."""
     program = (module_or_program if isinstance(module_or_program, wse.ProgramOp)
                else find_program(module_or_program))
-    out = _Lowerer(program, arch, plan, budget, stop_after).run()
+    out = _Lowerer(program, arch, plan, budget, stop_after, overlap).run()
     out.module.verify()
     return out

@@ -698,7 +698,7 @@ class _Planner:
                 ta = wse.tile_shape(sa, lay, g)
                 tb = wse.tile_shape(sb, lay, g)
                 mt, kt, nt = ta[0], ta[1], tb[1]
-                words = 2 * (math.prod(ta) + math.prod(tb)) + mt * nt
+                words = 3 * (math.prod(ta) + math.prod(tb)) + mt * nt  # + 2 panels each
                 if words > self.budget_words * 0.9:
                     continue
                 c = (self.conv_cost(a, lay) + self.conv_cost(b, lay)

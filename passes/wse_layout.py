@@ -120,11 +120,18 @@ class WseCostModel:
         return self.dsd(m * n) + self.loop(k * min(m, n), max(m, n))
 
     def summa(self, mt: int, kt: int, nt: int, steps: int) -> float:
+        """K panels broadcast along both axes each step; panels of 64 words and more
+        are double-buffered, their transfers overlapping the previous step's
+        multiply (at the price of a task switch and some control per step)."""
         a_axis_g = self.grid.height
         b_axis_g = self.grid.width
-        per = (self.broadcast(mt * kt, "x", 1) * (b_axis_g > 1)
-               + self.broadcast(kt * nt, "y", 1) * (a_axis_g > 1)
-               + self.matmul(mt, kt, nt))
+        comm = (self.broadcast(mt * kt, "x", 1) * (b_axis_g > 1)
+                + self.broadcast(kt * nt, "y", 1) * (a_axis_g > 1))
+        compute = self.matmul(mt, kt, nt)
+        if mt * kt + kt * nt >= 64:
+            per = max(comm, compute) + self.model.task_switch_cycles + 40 * self.op  # type: ignore[attr-defined]
+        else:
+            per = comm + compute
         return self.dsd(mt * nt) + steps * per
 
 

@@ -68,8 +68,9 @@ def scratch_elems(op: Operation, grid: wse.Grid) -> list[int]:
             return [t.tile(grid)[0]]
     elif isinstance(op, wse.GatherOp):
         return [op.input.type.elems(grid)]
-    elif isinstance(op, wse.SummaOp):
-        return [op.lhs.type.elems(grid), op.rhs.type.elems(grid)]
+    elif isinstance(op, wse.SummaOp):  # two buffers per panel: one in use, one arriving
+        na, nb = op.lhs.type.elems(grid), op.rhs.type.elems(grid)
+        return [na, na, nb, nb]
     return []
 
 

@@ -52,7 +52,7 @@ class Task:
         return f"task '{self.name}' ({self.kind} {self.id})"
 
 
-@dataclass
+@dataclass(eq=False)  # identity: two pending ops with equal fields are still two ops
 class AsyncOp:
     """An asynchronous DSD op waiting for its input wavelets."""
 
