@@ -5,10 +5,10 @@
 // elsewhere in a task of its own; the last step activates the continuation.
 
 wse.program @main {width = 3, height = 3} {
-^bb0(%a: !wse.tensor<12x9xf32, #wse.layout<[y, x]>>, %b: !wse.tensor<9x6xf32, #wse.layout<[y, x]>>):
-  %c = wse.summa %a, %b : (!wse.tensor<12x9xf32, #wse.layout<[y, x]>>, !wse.tensor<9x6xf32, #wse.layout<[y, x]>>) -> !wse.tensor<12x6xf32, #wse.layout<[y, x]>>
-  %d = wse.map "relu"(%c) : (!wse.tensor<12x6xf32, #wse.layout<[y, x]>>) -> !wse.tensor<12x6xf32, #wse.layout<[y, x]>>
-  wse.return %d : !wse.tensor<12x6xf32, #wse.layout<[y, x]>>
+^bb0(%a: !wse.tensor<48x36xf32, #wse.layout<[y, x]>>, %b: !wse.tensor<36x24xf32, #wse.layout<[y, x]>>):
+  %c = wse.summa %a, %b : (!wse.tensor<48x36xf32, #wse.layout<[y, x]>>, !wse.tensor<36x24xf32, #wse.layout<[y, x]>>) -> !wse.tensor<48x24xf32, #wse.layout<[y, x]>>
+  %d = wse.map "relu"(%c) : (!wse.tensor<48x24xf32, #wse.layout<[y, x]>>) -> !wse.tensor<48x24xf32, #wse.layout<[y, x]>>
+  wse.return %d : !wse.tensor<48x24xf32, #wse.layout<[y, x]>>
 }
 
 // CHECK:      var [[STEP:summa[0-9]+_step]] : i16 = 0;
