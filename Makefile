@@ -23,6 +23,7 @@ $(EXTRAS): $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/mlp.py
 	$(PY) examples/train_mlp.py
+	$(PY) examples/mlp_csl.py
 
 test: $(STAMP) $(EXTRAS) lint lit pytest
 

@@ -62,6 +62,16 @@ def _autodiff() -> type[ModulePass]:
     return PyflameAutodiff
 
 
+def _wse_layout() -> type[ModulePass]:
+    from .wse_layout import WseLayout
+    return WseLayout
+
+
+def _wse_memory_plan() -> type[ModulePass]:
+    from .wse_memory import WseMemoryPlan
+    return WseMemoryPlan
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "cse": _cse,
@@ -72,6 +82,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "unfuse": _unfuse,
     "fixed-point": _fixed_point,
     "canonicalize": _canonicalize,
+    "wse-layout": _wse_layout,
+    "wse-memory-plan": _wse_memory_plan,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'
