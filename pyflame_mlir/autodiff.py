@@ -183,6 +183,10 @@ class FuncGraph:
         used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
         return {i for i in used if i < self.num_args}
 
+    def local_key(self) -> tuple:
+        """Exact within this process and cheap (interned node signatures)."""
+        return self.sub.key(("func", self.num_args))
+
     def key(self) -> tuple:
         """Canonical encoding (for the structural hash of the graph using it)."""
         if self._key is None:

@@ -150,34 +150,43 @@ class OpNode:
         self._sig: tuple | None = None
         self._sig_id: int | None = None
 
+    def _signature(self, local: bool) -> tuple:
+        kinds = self.op.attrs
+        return (self.op.name,
+                tuple((k, _canon(kinds[k], v, local)) for k, v in self.attrs.items()),
+                tuple((s, d.name) for s, d in self.specs))
+
     @property
     def sig(self) -> tuple:
-        """Canonical encoding of everything but the wiring. Floats by their
-        bits (``0.0`` vs ``-0.0``), constants by their bytes, dtypes by name."""
+        """Canonical encoding of everything but the wiring, the same in every
+        process. Floats by their bits (``0.0`` vs ``-0.0``), constants by their
+        bytes, dtypes by name, traced functions by their full encoding."""
         if self._sig is None:
-            kinds = self.op.attrs
-            self._sig = (self.op.name,
-                         tuple((k, _canon(kinds[k], v)) for k, v in self.attrs.items()),
-                         tuple((s, d.name) for s, d in self.specs))
+            self._sig = self._signature(False)
         return self._sig
 
     @property
     def sig_id(self) -> int:
-        """A small int standing for ``sig`` in this process, so cache keys are
-        flat tuples of ints that hash fast. Ids are never reused."""
+        """A small int standing for the signature in this process, so cache
+        keys are flat tuples of ints that hash fast. Ids are never reused.
+        A traced function is encoded by its own flat key (ints), not by the
+        full signatures of its nodes: cheap, and as exact within a process."""
         if self._sig_id is None:
-            sid = _SIG_IDS.get(self.sig)
+            local = self._signature(True) if "func" in self.op.attrs.values() else self.sig
+            sid = _SIG_IDS.get(local)
             if sid is None:
                 if len(_SIG_IDS) > 200_000:
                     _SIG_IDS.clear()  # old ids simply stop matching: a miss, never a wrong hit
-                sid = _SIG_IDS[self.sig] = _next_sig_id()
+                sid = _SIG_IDS[local] = _next_sig_id()
             self._sig_id = sid
         return self._sig_id
 
 
-def _canon(kind: str, v: Any) -> Any:
+def _canon(kind: str, v: Any, local: bool = False) -> Any:
     if kind == "float":
         return float(v).hex()
+    if kind == "func" and local:
+        return v.local_key()
     if kind in ("dense", "func"):
         return v.key()
     if kind == "dtype":

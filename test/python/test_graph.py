@@ -18,7 +18,7 @@ from pyflame_mlir.graph import OpNode
 def test_recording_runs_nothing_and_knows_metadata():
     before = pf.counters()
     x = pf.randn(8, 4)
-    y = pf.relu(x @ pf.randn(4, 3) + 1.0).sum(dim=1, keepdim=True)
+    y = pf.relu(x @ pf.randn(4, 3) + 1.8125).sum(dim=1, keepdim=True)
     assert y.shape == (8, 1) and y.dtype is pf.float32 and y.ndim == 2 and y.size == 8
     assert y.size() == (8, 1) and y.numel() == 8
     assert pf.is_lazy(y)
@@ -90,12 +90,12 @@ def test_graph_scopes_and_threads():
         t = threading.Thread(target=lambda: seen.append(pf.current_graph()))
         t.start(), t.join()
         assert seen == [pf.GRAPH]  # the current graph is thread-local
-        x = pf.ones(3) + 1
+        x = pf.ones(3) + 3.375
         assert g.ops_recorded == 3
     assert pf.current_graph() is pf.GRAPH
     g2 = pf.create_graph("mine")
     with pf.reuse_graph(g2):
-        (x * 2).eval()
+        (x * 2.625).eval()
     with pf.reuse_graph(g2):
         pf.ones(2).eval()
     assert g2.ops_recorded == 3 and g2.evaluations == 2
@@ -189,3 +189,14 @@ def test_results_are_not_clobbered_by_buffer_reuse():
 def test_tensor_is_immutable():
     with pytest.raises(TypeError, match="immutable"):
         pf.ones(3)[0] = 1
+
+
+def test_python_scalars_share_one_constant_per_value_and_dtype():
+    x = pf.randn(3)
+    a, b = x * 0.125, x + 0.125
+    assert a._node.inputs[1] is b._node.inputs[1]  # one constant promise
+    c, d = x * 0.0, x * -0.0
+    assert c._node.inputs[1] is not d._node.inputs[1]  # -0.0 is another constant
+    np.testing.assert_array_equal(np.signbit(d.numpy()), np.signbit(x.numpy() * -0.0))
+    k = x.double() * 0.125
+    assert k._node.inputs[1].dtype is pf.float64
