@@ -106,29 +106,63 @@ def jax_bench() -> tuple[Callable[[], None], float] | None:
     return step, first
 
 
-def main(n: int = 100, rounds: int = 7) -> None:
-    """Interleaved rounds of ``n`` steps each; the best round of each counts."""
-    ours, first = pyflame_bench()
-    steps = {"pyflame": ours, "torch": torch_bench()}
+def _rate_in_subprocess(impl: str, n: int) -> tuple[float, float] | None:
+    """(steps/s of the best of 3 rounds, first-step seconds) measured in a fresh
+    process, so no library's thread pool runs beside another's."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, __file__, "--child", impl, str(n)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        if "ImportError" in out.stderr or "ModuleNotFoundError" in out.stderr:
+            return None
+        raise RuntimeError(f"{impl} benchmark failed:\n{out.stderr}")
+    return tuple(json.loads(out.stdout))  # type: ignore[return-value]
+
+
+def _child(impl: str, n: int) -> None:
+    import json
+
+    first = 0.0
+    if impl == "pyflame":
+        step, first = pyflame_bench()
+    elif impl == "torch":
+        step = torch_bench()
+        if step is None:
+            raise ImportError("torch")
+    else:
+        res = jax_bench()
+        if res is None:
+            raise ImportError("jax")
+        step, first = res
+    print(json.dumps([max(timed(step, n) for _ in range(3)), first]))
+
+
+def main(n: int = 100, rounds: int = 5) -> None:
+    """Each implementation in its own process, alternating for ``rounds``
+    rounds; the best round of each counts."""
     best: dict[str, float] = {}
+    firsts: dict[str, float] = {}
     for _ in range(rounds):
-        for name, step in steps.items():
-            if step is not None:
-                best[name] = max(best.get(name, 0.0), timed(step, n))
-    # jax last: once imported, XLA's threads compete with the others for the cores
-    jax_res = jax_bench()
-    if jax_res:
-        best["jax"] = max(timed(jax_res[0], n) for _ in range(rounds))
+        for impl in ("pyflame", "torch", "jax"):
+            r = _rate_in_subprocess(impl, n)
+            if r is not None:
+                best[impl] = max(best.get(impl, 0.0), r[0])
+                firsts[impl] = min(firsts.get(impl, float("inf")), r[1])
     ours, torch_sps = best["pyflame"], best.get("torch")
+    first = firsts["pyflame"]
+    jax_res = (best["jax"], firsts["jax"]) if "jax" in best else None
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, "
           f"numpy {np.__version__}, date {time.strftime('%Y-%m-%d')}; "
-          f"best of {rounds} interleaved rounds of {n} steps")
+          f"each in its own process, best of {rounds} alternating rounds of 3x{n} steps")
     print()
     print("| implementation | steps/s | ratio to torch eager | first step (compile) |")
     print("| --- | ---: | ---: | ---: |")
     rows = [("pyflame (reference backend)", ours, f"{first * 1e3:.0f} ms")]
     rows.append(("torch eager", torch_sps, "—"))
-    rows.append(("jax.jit", best.get("jax"),
+    rows.append(("jax.jit", jax_res[0] if jax_res else None,
                  f"{jax_res[1] * 1e3:.0f} ms" if jax_res else "—"))
     for name, sps, fs in rows:
         if sps is None:
@@ -139,4 +173,9 @@ def main(n: int = 100, rounds: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
