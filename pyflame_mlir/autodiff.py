@@ -457,12 +457,18 @@ def hessian(f: Callable, argnums: int = 0):
 
 # ---- the imperative API (PyTorch) ----
 
-def _grad_leaves(roots: Sequence[Tensor]) -> list[Tensor]:
-    return [t for t in _walk(roots) if t._ag is not None and t._ag.requires_grad]
-
-
 def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> None:
-    if not requires_grad(t):
+    leaves: list[Tensor] = []
+    retained: list[Tensor] = []
+    detached = t._ag is not None and t._ag.detached
+    for x in ([] if detached else _walk([t])):  # one walk finds both kinds of targets
+        ag = x._ag
+        if ag is not None:
+            if ag.requires_grad:
+                leaves.append(x)
+            elif ag.retain:
+                retained.append(x)
+    if not leaves:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
     if gradient is None:
@@ -470,8 +476,6 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
                                f"(the tensor has shape {list(t.shape)}); pass gradient=")
         gradient = 1.0
-    leaves = _grad_leaves([t])
-    retained = [x for x in _walk([t]) if x._ag is not None and x._ag.retain]
     with _grad_mode(create_graph):
         seed = _seed_like(t, gradient)
         for targets in (leaves, retained):

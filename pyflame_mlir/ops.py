@@ -45,25 +45,9 @@ def _is_tensor(x: object) -> bool:
     return isinstance(x, Tensor_)
 
 
-_SCALARS: dict[tuple, Tensor] = {}  # (type, repr, dtype) -> its 0-d constant promise
-
-
 def scalar(v: Scalar, dt: DType) -> Tensor:
-    """A Python number as a 0-d constant of dtype ``dt`` (part of the hash).
-
-    Constants are immutable promises, so one per (number, dtype) is shared by
-    every expression that uses it (``p - lr * g`` in a training loop records
-    no new constant). repr keeps 0.0 and -0.0 apart; a constant that somehow
-    got realized or marked for autograd is not handed out again."""
-    key = (type(v), repr(v), dt)
-    t = _SCALARS.get(key)
-    if t is not None and t._node is not None and t._ag is None:
-        return t
-    t = record(_CONSTANT, (), {"value": constant_value(v, dt)})
-    if len(_SCALARS) > 4096:
-        _SCALARS.clear()
-    _SCALARS[key] = t
-    return t
+    """A Python number as a 0-d constant of dtype ``dt`` (part of the hash)."""
+    return record(_CONSTANT, (), {"value": constant_value(v, dt)})
 
 
 def as_tensor_arg(x: TensorLike) -> Tensor:

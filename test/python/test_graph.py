@@ -189,14 +189,3 @@ def test_results_are_not_clobbered_by_buffer_reuse():
 def test_tensor_is_immutable():
     with pytest.raises(TypeError, match="immutable"):
         pf.ones(3)[0] = 1
-
-
-def test_python_scalars_share_one_constant_per_value_and_dtype():
-    x = pf.randn(3)
-    a, b = x * 0.125, x + 0.125
-    assert a._node.inputs[1] is b._node.inputs[1]  # one constant promise
-    c, d = x * 0.0, x * -0.0
-    assert c._node.inputs[1] is not d._node.inputs[1]  # -0.0 is another constant
-    np.testing.assert_array_equal(np.signbit(d.numpy()), np.signbit(x.numpy() * -0.0))
-    k = x.double() * 0.125
-    assert k._node.inputs[1].dtype is pf.float64
