@@ -195,20 +195,8 @@ class PyflameOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> PyflameOp:
-        pos = parser.pos
-        operands = []
-        if _peek_operand(parser):
-            operands = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        ftype = parser.parse_function_type()
-        if len(ftype.inputs.data) != len(operands):
-            parser.raise_error(f"{cls.name} has {len(operands)} operand(s) but its type lists "
-                               f"{len(ftype.inputs.data)}", pos, parser.pos)
-        values = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
-        return cls.create(operands=values, result_types=list(ftype.outputs.data),
-                          attributes=attrs)
+        values, attrs, results = parse_operands_attrs_type(parser, cls.name)
+        return cls.create(operands=values, result_types=results, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
         if self.operands:
@@ -217,6 +205,24 @@ class PyflameOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_function_type(self.operand_types, self.result_types)
+
+
+def parse_operands_attrs_type(parser: Parser, name: str
+                              ) -> tuple[list[SSAValue], dict[str, Attribute], list[Attribute]]:
+    """``%a, %b {attrs} : (types) -> types``, the common part of our custom forms."""
+    pos = parser.pos
+    operands = []
+    if _peek_operand(parser):
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    ftype = parser.parse_function_type()
+    if len(ftype.inputs.data) != len(operands):
+        parser.raise_error(f"{name} has {len(operands)} operand(s) but its type lists "
+                           f"{len(ftype.inputs.data)}", pos, parser.pos)
+    values = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
+    return values, attrs, list(ftype.outputs.data)
 
 
 def _peek_operand(parser: Parser) -> bool:
@@ -463,21 +469,10 @@ class FusedOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> FusedOp:
-        pos = parser.pos
-        operands = []
-        if _peek_operand(parser):
-            operands = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        ftype = parser.parse_function_type()
-        if len(ftype.inputs.data) != len(operands):
-            parser.raise_error(f"pyflame.fused has {len(operands)} operand(s) but its type "
-                               f"lists {len(ftype.inputs.data)}", pos, parser.pos)
-        values = parser.resolve_operands(operands, ftype.inputs.data, parser.pos)
+        values, attrs, results = parse_operands_attrs_type(parser, cls.name)
         region = parser.parse_region()
-        return cls.create(operands=values, result_types=list(ftype.outputs.data),
-                          attributes=attrs, regions=[region])
+        return cls.create(operands=values, result_types=results, attributes=attrs,
+                          regions=[region])
 
     def print(self, printer: Printer) -> None:
         if self.operands:

@@ -35,8 +35,9 @@ ops, so they cannot disagree.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -817,10 +818,20 @@ class _AxisOp(_WseOp):
     assembly_format = "$axis $input attr-dict `:` type($input) `->` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
+    # the result rule shared with the lowering: RULE(shape, layout, axis, *rule_args())
+    RULE: ClassVar[Callable[..., Any]]
+
     def __init__(self, axis: str, x: SSAValue, t: TensorTypeAttr,
                  extra: dict[str, Attribute] | None = None):
         super().__init__(properties={"axis": StringAttr(axis), **(extra or {})}, operands=[x],
                          result_types=[t])
+
+    def rule_args(self) -> tuple:
+        return ()
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._run(type(self).RULE, s, lay, _axis_prop(self), *self.rule_args()))
 
 
 @irdl_op_definition
@@ -829,10 +840,7 @@ class CombineOp(_AxisOp):
     result is held by line 0 of that axis."""
 
     name = "wse.combine"
-
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        self._check(self._run(infer_combine, s, lay, _axis_prop(self)))
+    RULE = infer_combine
 
 
 @irdl_op_definition
@@ -840,10 +848,7 @@ class BroadcastOp(_AxisOp):
     """Copy a tensor held by one line of ``axis`` to every line (multicast)."""
 
     name = "wse.broadcast"
-
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        self._check(self._run(infer_broadcast, s, lay, _axis_prop(self)))
+    RULE = infer_broadcast
 
 
 @irdl_op_definition
@@ -851,10 +856,7 @@ class GatherOp(_AxisOp):
     """All-gather along ``axis``: the dim tiled over it becomes whole on every PE."""
 
     name = "wse.gather"
-
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        self._check(self._run(infer_gather, s, lay, _axis_prop(self)))
+    RULE = infer_gather
 
 
 @irdl_op_definition
@@ -863,14 +865,14 @@ class ScatterOp(_AxisOp):
     becomes tiled over ``axis``): a local copy."""
 
     name = "wse.scatter"
+    RULE = infer_scatter
     dim = prop_def(IntegerAttr)
 
     def __init__(self, axis: str, x: SSAValue, dim: int, t: TensorTypeAttr):
         super().__init__(axis, x, t, {"dim": IntegerAttr(dim, i64)})
 
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        self._check(self._run(infer_scatter, s, lay, _axis_prop(self), self.dim.value.data))
+    def rule_args(self) -> tuple:
+        return (self.dim.value.data,)
 
 
 @irdl_op_definition
@@ -879,19 +881,19 @@ class ShiftOp(_AxisOp):
     south); PEs with no source keep zeros. Needs ``|distance| + 1`` colors."""
 
     name = "wse.shift"
+    RULE = infer_shift
     distance = prop_def(IntegerAttr)
 
     def __init__(self, axis: str, x: SSAValue, distance: int, t: TensorTypeAttr):
         super().__init__(axis, x, t, {"distance": IntegerAttr(distance, i64)})
 
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
+    def rule_args(self) -> tuple:
         d = self.distance.value.data
         g = self.grid().size(_axis_prop(self))
         if abs(d) >= g:
             raise VerifyException(f"shift distance {d} must be smaller than the {g} PEs of "
                                   f"axis {self.axis.data}")
-        self._check(self._run(infer_shift, s, lay, _axis_prop(self), d))
+        return (d,)
 
 
 @irdl_op_definition

@@ -417,22 +417,25 @@ def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
     return tensor(v)
 
 
+def _trace_at(f: Callable, argnums: int, args: tuple) -> tuple[Tensor, Tensor, FuncGraph]:
+    """Call ``f`` and trace it as a function of its argument ``argnums``."""
+    args_l = list(args)
+    a = _argnums(argnums, len(args_l))[0]
+    x = args_l[a] = _as_primals([args_l[a]])[0]
+    out = f(*args_l)
+    return x, out, FuncGraph([x], [out])
+
+
 def jacrev(f: Callable, argnums: int = 0):
     """The Jacobian of a single-tensor output w.r.t. one tensor argument, by
     one VJP per output element: shape ``out.shape + x.shape``."""
     def wrapped(*args: Any):
         from .ops import reshape, stack
 
-        args = list(args)
-        a = _argnums(argnums, len(args))[0]
-        x = args[a] = _as_primals([args[a]])[0]
-        out = f(*args)
-        fn = FuncGraph([x], [out])
+        x, out, fn = _trace_at(f, argnums, args)
         rows = [record_vjp(fn, [0], [_one_hot(out.shape, i, out)])[1]
                 for i in range(out.numel())]
-        if not rows:
-            return reshape(out, out.shape + x.shape)
-        return reshape(stack(rows), out.shape + x.shape)
+        return reshape(stack(rows) if rows else out, out.shape + x.shape)
     return wrapped
 
 
@@ -441,11 +444,7 @@ def jacfwd(f: Callable, argnums: int = 0):
     def wrapped(*args: Any):
         from .ops import reshape, stack
 
-        args = list(args)
-        a = _argnums(argnums, len(args))[0]
-        x = args[a] = _as_primals([args[a]])[0]
-        out = f(*args)
-        fn = FuncGraph([x], [out])
+        x, out, fn = _trace_at(f, argnums, args)
         cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
         return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
     return wrapped
