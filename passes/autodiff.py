@@ -183,6 +183,14 @@ class PyflameAutodiff(ModulePass):
     name = "pyflame-autodiff"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not has_transforms(op):
+            return
+        if any(o.name.startswith("pyflame.fused") for o in op.walk()):
+            # rules are written for the basic ops: expand fused ones first
+            # (fusion, a later pass, fuses the derivative code again)
+            from .fusion import Unfuse
+
+            Unfuse().apply(ctx, op)
         derivatives: dict[tuple, func.FuncOp] = {}
         while True:
             pending = [t for t in op.walk() if isinstance(t, _TransformOp)]
