@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ..passes import PASSES
+from ..passes import PASSES, PIPELINES
 
 
 @dataclass
@@ -161,6 +161,8 @@ class PyflameOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         if getattr(self.args, "list_passes", False):
             return
+        # a named pipeline (-p default, portable, fast-math) stands for its passes
+        self.args.passes = ",".join(PIPELINES.get(p, p) for p in _split_top(self.args.passes))
         try:
             super().setup_pipeline()
         except Exception as e:  # unknown pass or bad options
@@ -194,6 +196,9 @@ class PyflameOptMain(xDSLOptMain):
                 cls = PASSES[name]()
                 doc = (cls.__doc__ or "").strip().splitlines()
                 print(f"{name:28s} {doc[0] if doc else ''}")
+            print("\nnamed pipelines:")
+            for name, spec in PIPELINES.items():
+                print(f"{name:28s} {spec or '(no passes)'}")
             return
         chunks, ext = self.prepare_input()
         out = StringIO()
@@ -275,6 +280,25 @@ class PyflameOptMain(xDSLOptMain):
         if stats is None or not stats.records:
             return
         print(stats.format(times=self.args.time_passes), file=sys.stderr)
+
+
+def _split_top(spec: str) -> list[str]:
+    """Split a pipeline at the commas outside braces and quotes."""
+    parts, depth, quoted, cur = [], 0, False, ""
+    for ch in spec:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "{":
+            depth += 1
+        elif not quoted and ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0 and not quoted:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p]
 
 
 def _optional_dialects() -> dict[str, Callable]:

@@ -86,3 +86,12 @@ def test_frontend_ir_round_trips_through_the_tool():
     r = opt(stdin=text)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == text.strip()
+
+
+def test_named_pipelines():
+    r = opt("-p", "default", stdin=GOOD)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("pyflame.exp") == 1 and "pyflame.sin" not in r.stdout
+    none = opt("-p", "none", stdin=GOOD)
+    assert none.returncode == 0 and none.stdout.count("pyflame.exp") == 2
+    assert "named pipelines:" in opt("--list-passes").stdout
