@@ -202,9 +202,46 @@ class PyflameOp(IRDLOperation):
         if self.operands:
             printer.print_string(" ")
             printer.print_list(self.operands, printer.print_operand)
-        printer.print_op_attributes(self.attributes)
+        _print_attributes(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_function_type(self.operand_types, self.result_types)
+
+
+def _print_attributes(printer: Printer, attrs: dict[str, Attribute]) -> None:
+    """The attribute dictionary, with float literals that hold NaN or inf
+    printed as raw little-endian hex (``dense<"0x0000C07F">``): xDSL prints them
+    as bare hex integers, which it (unlike MLIR) parses back as numbers."""
+    special = {k for k, a in attrs.items() if isinstance(a, DenseIntOrFPElementsAttr)
+               and _has_non_finite(a)}
+    if not special:
+        printer.print_op_attributes(attrs)
+        return
+    printer.print_string(" {")
+    for i, (k, a) in enumerate(attrs.items()):
+        printer.print_string(", " if i else "")
+        printer.print_string(f"{k} = ")
+        if k in special:
+            assert isinstance(a, DenseIntOrFPElementsAttr)
+            raw = a.data.data
+            size = a.get_element_type().compile_time_size
+            if raw == raw[:size] * (len(raw) // size):  # a splat: one element
+                raw = raw[:size]
+            printer.print_string(f'dense<"0x{raw.hex().upper()}"> : ')
+            printer.print_attribute(a.type)
+        else:
+            printer.print_attribute(a)
+    printer.print_string("}")
+
+
+def _has_non_finite(a: DenseIntOrFPElementsAttr) -> bool:
+    if not isinstance(a.type, TensorType):
+        return False
+    try:
+        d = dtype_of_element(a.get_element_type())
+    except VerifyException:
+        return False
+    return d.is_floating_point and not np.isfinite(
+        np.frombuffer(a.data.data, dtype=d.np).astype(np.float64)).all()
 
 
 def parse_operands_attrs_type(parser: Parser, name: str
@@ -478,7 +515,7 @@ class FusedOp(IRDLOperation):
         if self.operands:
             printer.print_string(" ")
             printer.print_list(self.operands, printer.print_operand)
-        printer.print_op_attributes(self.attributes)
+        _print_attributes(printer, self.attributes)
         printer.print_string(" : ")
         printer.print_function_type(self.operand_types, self.result_types)
         printer.print_string(" ")

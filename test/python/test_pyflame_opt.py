@@ -95,3 +95,13 @@ def test_named_pipelines():
     none = opt("-p", "none", stdin=GOOD)
     assert none.returncode == 0 and none.stdout.count("pyflame.exp") == 2
     assert "named pipelines:" in opt("--list-passes").stdout
+
+
+def test_non_finite_constants_round_trip_bit_exact():
+    x = pf.randn(3)
+    ys = [x + float("nan"), x * float("-inf"), pf.full([4], float("inf")), x * -0.0]
+    text = pf.to_mlir(ys)
+    assert 'dense<"0x0000C07F">' in text and 'dense<"0x000080FF">' in text
+    r = opt(stdin=text)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == text.strip()
