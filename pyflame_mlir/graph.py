@@ -284,25 +284,20 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     are leaves too (the walk does not go past them)."""
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}
-    if boundary is None and not args:
-        def inner(t: Tensor) -> OpNode | None:
-            return t._node
-    else:
-        def inner(t: Tensor) -> OpNode | None:
-            if id(t) in pos or (boundary is not None and boundary(t)):
-                return None
-            return t._node
+    cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
     seen: dict[int, OpNode] = {}
-    stack = [m for m in map(inner, tensors) if m is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
+    todo = list(tensors)  # tensors whose producers may be needed
+    while todo:
+        t = todo.pop()
+        m = t._node
+        if m is None or id(t) in cut:
             continue
-        seen[id(node)] = node
-        for t in node.inputs:
-            m = inner(t)
-            if m is not None and id(m) not in seen:
-                stack.append(m)
+        if boundary is not None and boundary(t):  # before `seen`: a detached alias
+            cut.add(id(t))                         # shares its node with a live tensor
+            continue
+        if id(m) not in seen:
+            seen[id(m)] = m
+            todo.extend(m.inputs)
     nodes = sorted(seen.values(), key=_by_seq)
     for i, n in enumerate(nodes):
         pos[id(n)] = i << 16
@@ -310,8 +305,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     for n in [*nodes, None]:
         r = []
         for t in (n.inputs if n is not None else tensors):
-            m = inner(t)
-            if m is not None:
+            m = t._node
+            if m is not None and id(t) not in cut:
                 r.append(pos[id(m)] | t._index)
                 continue
             lr = pos.get(id(t))  # leaves share the map, under the tensor's id
