@@ -69,6 +69,9 @@ class OpDef:
     def __post_init__(self) -> None:
         for kind in self.attrs.values():
             assert kind in ATTR_KINDS, (self.name, kind)
+        # attribute values that are their own canonical encoding (no floats, arrays...)
+        self.plain_attrs = all(k in ("int", "ints", "bool", "str", "opt_int")
+                               for k in self.attrs.values())
 
     def check(self, shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: Attrs
               ) -> tuple[Spec, ...]:

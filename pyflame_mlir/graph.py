@@ -151,10 +151,13 @@ class OpNode:
         self._sig_id: int | None = None
 
     def _signature(self, local: bool) -> tuple:
-        kinds = self.op.attrs
-        return (self.op.name,
-                tuple((k, _canon(kinds[k], v, local)) for k, v in self.attrs.items()),
-                tuple((s, d.name) for s, d in self.specs))
+        op = self.op
+        if op.plain_attrs:
+            attrs = tuple(self.attrs.items())
+        else:
+            kinds = op.attrs
+            attrs = tuple((k, _canon(kinds[k], v, local)) for k, v in self.attrs.items())
+        return (op.name, attrs, tuple((s, d.name) for s, d in self.specs))
 
     @property
     def sig(self) -> tuple:
