@@ -33,10 +33,6 @@ JVP: dict[str, JvpRule] = {}
 NONDIFF: set[str] = set()
 
 
-class NotDifferentiable(Exception):
-    pass
-
-
 def defvjp(name: str, rule: VjpRule) -> None:
     assert name not in VJP, name
     VJP[name] = rule

@@ -896,39 +896,42 @@ class ShiftOp(_AxisOp):
         return (d,)
 
 
+class _LocalUnaryOp(_WseOp):
+    """One operand, one result, checked by a result rule shared with the lowering."""
+
+    input = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, x: SSAValue, t: TensorTypeAttr):
+        super().__init__(operands=[x], result_types=[t])
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._verify_rule(s, lay))
+
+    def _verify_rule(self, s: Any, lay: Any) -> Any:
+        raise NotImplementedError
+
+
 @irdl_op_definition
-class TransposeOp(_WseOp):
+class TransposeOp(_LocalUnaryOp):
     """Swap the two dims (and their placements): each tile is transposed locally."""
 
     name = "wse.transpose"
-    input = operand_def(TensorTypeAttr)
-    result = result_def(TensorTypeAttr)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, x: SSAValue, t: TensorTypeAttr):
-        super().__init__(operands=[x], result_types=[t])
-
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        self._check(self._run(infer_transpose, s, lay))
+    def _verify_rule(self, s: Any, lay: Any) -> Any:
+        return self._run(infer_transpose, s, lay)
 
 
 @irdl_op_definition
-class ReshapeOp(_WseOp):
+class ReshapeOp(_LocalUnaryOp):
     """Insert or remove unit dims: the tile bytes stay where they are."""
 
     name = "wse.reshape"
-    input = operand_def(TensorTypeAttr)
-    result = result_def(TensorTypeAttr)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
-    def __init__(self, x: SSAValue, t: TensorTypeAttr):
-        super().__init__(operands=[x], result_types=[t])
-
-    def verify_(self) -> None:
-        s, lay = _spec(self.input, "the operand")
-        t = _ttype(self.result, "the result")
-        self._check(self._run(infer_reshape, s, lay, t.dims))
+    def _verify_rule(self, s: Any, lay: Any) -> Any:
+        return self._run(infer_reshape, s, lay, _ttype(self.result, "the result").dims)
 
 
 @irdl_op_definition

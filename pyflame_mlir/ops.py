@@ -37,10 +37,6 @@ _CONSTANT, _CONVERT, _MATMUL = OPS["constant"], OPS["convert"], OPS["matmul"]
 Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
 
 
-def _tensor_cls() -> type[Tensor]:
-    return Tensor_
-
-
 def _is_tensor(x: object) -> bool:
     return isinstance(x, Tensor_)
 
@@ -52,7 +48,7 @@ def scalar(v: Scalar, dt: DType) -> Tensor:
 
 def as_tensor_arg(x: TensorLike) -> Tensor:
     """Tensors pass through; numpy arrays become leaves; scalars constants."""
-    T = _tensor_cls()
+    T = Tensor_
     if isinstance(x, T):
         return x
     if isinstance(x, np.ndarray):
