@@ -63,7 +63,7 @@ class OpDef:
     ufunc: bool = False  # kernel accepts ``out=`` (preallocated buffers)
     elementwise: bool = False  # every output element depends on one input element
     doc: str = ""
-    # attribute-free calls: input shapes/dtypes -> (specs, interned signature id)
+    # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id)
     memo: dict[tuple, tuple[tuple[Spec, ...], int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -72,6 +72,9 @@ class OpDef:
         # attribute values that are their own canonical encoding (no floats, arrays...)
         self.plain_attrs = all(k in ("int", "ints", "bool", "str", "opt_int")
                                for k in self.attrs.values())
+        # attribute values whose equality is exact (dense values by identity):
+        # record() may memoize the shape rule and signature on them
+        self.memoizable = all(k not in ("float", "func") for k in self.attrs.values())
 
     def check(self, shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: Attrs
               ) -> tuple[Spec, ...]:

@@ -17,11 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
-from .graph import GRAD_MODE, Subgraph, collect, record
+from .graph import GRAD_MODE, Subgraph, collect, record, splat_value
 
 if TYPE_CHECKING:
     from .tensor import Tensor
+
+_CONSTANT = OPS["constant"]
 
 
 # ---- grad mode ----
@@ -234,11 +237,10 @@ def _check_differentiable(args: Sequence[Tensor], what: str) -> None:
 
 
 def _seed_like(t: Tensor, value: Any) -> Tensor:
-    from .creation import full
     from .ops import as_tensor_arg, convert
 
     if isinstance(value, int | float):  # a number seeds every element (a 1-element output)
-        return full(t.shape, value, dtype=t.dtype)
+        return record(_CONSTANT, (), {"value": splat_value(value, t.shape, t.dtype)})
     s = as_tensor_arg(value)
     if s.shape != t.shape:
         raise ValueError(f"a seed of shape {list(s.shape)} does not match the output of shape "
@@ -309,8 +311,6 @@ def _as_primals(values: Sequence[Any]) -> list[Tensor]:
 def _distinct(ts: list[Tensor]) -> list[Tensor]:
     """Differentiated arguments must be distinct tensors: a repeated one is
     replaced by an alias (a no-op reshape), so each gets its own cotangent."""
-    from .dialects import OPS
-
     seen: set[int] = set()
     out = []
     for t in ts:

@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 
 from .dialects import OPS
-from .dialects.data import DenseValue
 from .dialects.dtypes import DEFAULT_FLOAT, DType, bool_, float32, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
-from .graph import record
+from .graph import record, splat_value
 from .ops import _shape_arg, convert, eq
 from .tensor import Tensor
 
@@ -121,8 +120,7 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (),
 def full(size: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
     shape = _size((size,))
     dt = to_dtype(dtype) if dtype is not None else scalar_dtype(fill_value)
-    value = DenseValue(np.asarray(fill_value, dtype=dt.np), shape, dt)
-    return record(OPS["constant"], (), {"value": value})
+    return record(OPS["constant"], (), {"value": splat_value(fill_value, shape, dt)})
 
 
 @_requires_grad_option

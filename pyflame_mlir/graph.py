@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -205,28 +206,38 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
            ) -> Tensor | list[Tensor]:
     """Record one op; returns its output promise(s). Shape errors raise here.
 
-    The hot path of the library. Ops without attributes memoize their shape
-    rule per (shapes, dtypes): the rule is still the only source of truth."""
-    node = None
-    if attrs or op.num_results != 1 or len(inputs) > 2:
-        specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-    else:
+    The hot path of the library. Ops whose attributes compare exactly (no
+    floats: ``0.0 == -0.0``; no traced functions) memoize their shape rule
+    and interned signature per (shapes, dtypes, attributes): the rule is
+    still the only source of truth. Constants hit by the identity of their
+    ``DenseValue``, which ``splat_value`` interns."""
+    if op.memoizable:
         if len(inputs) == 2:
             a, b = inputs
             key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
-        elif inputs:
-            key = (inputs[0].shape, inputs[0].dtype)
+        elif len(inputs) == 1:
+            a = inputs[0]
+            key = (a.shape, a.dtype)
         else:
-            key = ()
-        hit = op.memo.get(key)
+            key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
+        if attrs:
+            key = (key, *attrs.items())
+        try:
+            hit = op.memo.get(key)
+        except TypeError:  # an unhashable attribute value (a list): no memo
+            hit, key = None, None
         if hit is None:
             specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-            if len(op.memo) > _MEMO_LIMIT:
-                op.memo.clear()
-            hit = op.memo[key] = (specs, OpNode(op, (), {}, specs).sig_id)
-        node = OpNode(op, inputs, attrs, hit[0])
-        node._sig_id = hit[1]  # attribute-free: the signature is the op and its specs
-    if node is None:
+            node = OpNode(op, inputs, attrs, specs)
+            if key is not None:
+                if len(op.memo) > _MEMO_LIMIT:
+                    op.memo.clear()
+                op.memo[key] = (specs, node.sig_id)
+        else:
+            node = OpNode(op, inputs, attrs, hit[0])
+            node._sig_id = hit[1]
+    else:
+        specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
         node = OpNode(op, inputs, attrs, specs)
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
@@ -257,15 +268,11 @@ class Subgraph:
     leaves: list[Tensor]  # realized tensors feeding it: the function's arguments
     refs: list[list[int]]  # per node, a reference (see split_ref) per input
     outputs: list[int]  # a reference per requested tensor
+    wiring: tuple[int, ...]  # per node: its signature id, its input count, its refs
 
     def key(self, config: tuple) -> tuple:
         """The cache key: flat, fast to hash, and equal only for equal encodings."""
-        flat: list[int] = []
-        for n, r in zip(self.nodes, self.refs):
-            flat.append(n.sig_id)
-            flat.append(len(r))
-            flat.extend(r)
-        return (config, tuple((t.shape, t.dtype) for t in self.leaves), tuple(flat),
+        return (config, tuple([(t.shape, t.dtype) for t in self.leaves]), self.wiring,
                 tuple(self.outputs))
 
     def stable_hash(self, config: tuple) -> str:
@@ -280,7 +287,8 @@ class Subgraph:
 def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             boundary: Callable[[Tensor], bool] | None = None) -> Subgraph:
     """Gather the lazy nodes the tensors need, order them by creation, and
-    number the realized leaves by first use.
+    number the realized leaves by first use. The one pass that numbers the
+    inputs also writes the wiring of the cache key.
 
     For a function traced out of the graph (autodiff), ``args`` become the
     first leaves whatever they are, and tensors for which ``boundary`` holds
@@ -305,6 +313,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     for i, n in enumerate(nodes):
         pos[id(n)] = i << 16
     refs: list[list[int]] = []
+    wiring: list[int] = []
     for n in [*nodes, None]:
         r = []
         for t in (n.inputs if n is not None else tensors):
@@ -318,8 +327,13 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
                 leaves.append(t)
             r.append(lr)
         refs.append(r)
+        if n is not None:
+            sid = n._sig_id
+            wiring.append(sid if sid is not None else n.sig_id)
+            wiring.append(len(r))
+            wiring.extend(r)
     outputs = refs.pop()
-    return Subgraph(nodes, leaves, refs, outputs)
+    return Subgraph(nodes, leaves, refs, outputs, tuple(wiring))
 
 
 def _by_seq(n: OpNode) -> int:
@@ -406,5 +420,28 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
             t._realize(value)
 
 
+_SPLATS: dict[tuple, DenseValue] = {}
+
+
+def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
+    """The value of a constant filled with the number ``v``. Python numbers are
+    interned by their exact bits, so recording the same constant again hits
+    ``record``'s memo (a scalar in every training step costs no shape rule
+    and no hashing)."""
+    t = type(v)
+    if t is float:
+        k: tuple = (d, shape, t, struct.pack("<d", v))  # bits: 0.0 and -0.0 differ
+    elif t is int or t is bool:
+        k = (d, shape, t, v)
+    else:
+        return DenseValue(np.asarray(v, dtype=d.np), shape, d)
+    value = _SPLATS.get(k)
+    if value is None:
+        if len(_SPLATS) > _MEMO_LIMIT:
+            _SPLATS.clear()
+        value = _SPLATS[k] = DenseValue(np.asarray(v, dtype=d.np), shape, d)
+    return value
+
+
 def constant_value(v: object, d: DType) -> DenseValue:
-    return DenseValue(np.asarray(v, dtype=d.np), (), d)
+    return splat_value(v, (), d)

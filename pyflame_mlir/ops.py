@@ -125,9 +125,15 @@ def _binary(name: str, to_float: bool = False):
     op = OPS[name]
 
     def fn(a: TensorLike, b: TensorLike) -> Tensor:
-        if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype and \
-                (not to_float or a.dtype.is_floating_point):
-            return record(op, (a, b), {})  # no promotion needed: the common case
+        ta, tb = type(a), type(b)
+        if ta is Tensor_:
+            if tb is Tensor_ and a.dtype is b.dtype and \
+                    (not to_float or a.dtype.is_floating_point):
+                return record(op, (a, b), {})  # no promotion needed: the common case
+            if (tb is float or tb is int) and a.dtype.is_floating_point:
+                return record(op, (a, scalar(b, a.dtype)), {})  # the scalar takes a's dtype
+        elif tb is Tensor_ and (ta is float or ta is int) and b.dtype.is_floating_point:
+            return record(op, (scalar(a, b.dtype), b), {})
         if not _is_tensor(a) and not _is_tensor(b):
             a = as_tensor_arg(a)
         dt = _promote((a, b))
