@@ -79,6 +79,25 @@ def test_near_identical_graphs_never_share_a_key(make_pair):
     assert key(p) != key(q)
 
 
+def test_record_memo_stays_exact_when_it_fills_and_clears(monkeypatch):
+    """record() memoizes shape rules and signatures per op; interned scalar
+    constants hit it by identity. Filling and clearing both tables (a small
+    limit here) must never mix two constants or two shapes."""
+    from pyflame_mlir import graph
+
+    monkeypatch.setattr(graph, "_MEMO_LIMIT", 8)
+    a = pf.randn(3)
+    av = a.numpy()
+    for i in range(40):
+        v = (-1) ** i * i / 7.0
+        x = pf.randn(i % 5 + 1)
+        y = (a * v).sum(0, keepdim=bool(i % 2)) + x.sum()
+        want = np.sum(av * np.float32(v), keepdims=bool(i % 2)) + x.numpy().sum()
+        assert y.shape == ((1,) if i % 2 else ())
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5)
+    assert key(a * 0.0) != key(a * -0.0)
+
+
 def test_same_structure_with_swapped_leaves_shares_a_key_and_stays_correct():
     a, b = pf.randn(4), pf.randn(4)
     p, q = a - b, b - a  # one function, arguments passed in a different order
