@@ -38,21 +38,24 @@ def _wide(x: np.ndarray) -> np.ndarray:
 
 
 def _safe_max(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
-    m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros(())
+    if not x.size:
+        return np.zeros(())
+    m = np.maximum.reduce(x, axis=axis, keepdims=True)
     return np.where(np.isfinite(m), m, 0)  # an all -inf (or inf) slice shifts by 0
 
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     e = np.exp(w - _safe_max(w, dim))
-    return (e / np.sum(e, axis=dim, keepdims=True)).astype(x.dtype, copy=False)
+    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    return e.astype(x.dtype, copy=False)
 
 
 def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     shifted = w - _safe_max(w, dim)
-    lse = np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
-    return (shifted - lse).astype(x.dtype, copy=False)
+    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
+    return shifted.astype(x.dtype, copy=False)
 
 
 def _logsumexp(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:

@@ -69,12 +69,20 @@ def _accumulator(x: np.ndarray) -> np.dtype | None:
 
 
 def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    if x.dtype.char in "fd":  # the ufunc itself: np.sum's wrapper costs more than 64x10
+        return np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
     acc = _accumulator(x)
     r = np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
     return np.asarray(r, dtype=x.dtype if is_float_array(x) else np.int64)
 
 
 def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    if x.dtype.char in "fd" and x.size:  # np.mean's own steps, without its wrapper
+        r = np.add.reduce(x, axis=dims, keepdims=keepdim)
+        n = np.intp(x.size // max(r.size, 1))
+        if isinstance(r, np.ndarray):
+            return np.true_divide(r, n, out=r, casting="unsafe")
+        return np.asarray(r.dtype.type(r / n))
     return np.asarray(np.mean(x, axis=dims, keepdims=keepdim, dtype=_accumulator(x)),
                       dtype=x.dtype)
 

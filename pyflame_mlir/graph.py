@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 import os
 import struct
 import threading
@@ -298,27 +299,29 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
     seen: dict[int, OpNode] = {}
     todo = list(tensors)  # tensors whose producers may be needed
+    pop, extend = todo.pop, todo.extend
     while todo:
-        t = todo.pop()
+        t = pop()
         m = t._node
-        if m is None or id(t) in cut:
+        if m is None or (cut and id(t) in cut):
             continue
         if boundary is not None and boundary(t):  # before `seen`: a detached alias
             cut.add(id(t))                         # shares its node with a live tensor
             continue
         if id(m) not in seen:
             seen[id(m)] = m
-            todo.extend(m.inputs)
+            extend(m.inputs)
     nodes = sorted(seen.values(), key=_by_seq)
     for i, n in enumerate(nodes):
         pos[id(n)] = i << 16
+
     refs: list[list[int]] = []
     wiring: list[int] = []
-    for n in [*nodes, None]:
+    for n in [*nodes, None]:  # None: the requested tensors, last
         r = []
         for t in (n.inputs if n is not None else tensors):
             m = t._node
-            if m is not None and id(t) not in cut:
+            if m is not None and not (cut and id(t) in cut):
                 r.append(pos[id(m)] | t._index)
                 continue
             lr = pos.get(id(t))  # leaves share the map, under the tensor's id
@@ -336,8 +339,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     return Subgraph(nodes, leaves, refs, outputs, tuple(wiring))
 
 
-def _by_seq(n: OpNode) -> int:
-    return n.seq
+_by_seq = operator.attrgetter("seq")
 
 
 # ---- the compiled-graph cache ----
