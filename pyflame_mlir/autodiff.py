@@ -11,6 +11,7 @@ step compile into one graph, cached by structure.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -484,7 +485,12 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
             grads = record_vjp(fn, range(len(targets)), [seed])[1:]
             for x, g in zip(targets, grads):
                 ag = _meta(x)
-                ag.grad = g if ag.grad is None else ag.grad + g
+                ag.grad = g = g if ag.grad is None else ag.grad + g
+                node = g._node
+                if node is not None:  # computed, it becomes a value (evaluate)
+                    if node.keep is None:
+                        node.keep = []
+                    node.keep.append(weakref.ref(g))
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,

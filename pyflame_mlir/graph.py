@@ -15,6 +15,7 @@ import operator
 import os
 import struct
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -139,7 +140,7 @@ class OpNode:
     """One recorded op. ``specs`` holds one (shape, dtype) per result; ``seq``
     orders nodes by creation, which is always a topological order."""
 
-    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id")
+    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id", "keep")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -151,6 +152,9 @@ class OpNode:
         self.nograd = not GRAD_MODE.enabled  # recorded under no_grad: a constant for autodiff
         self._sig: tuple | None = None
         self._sig_id: int | None = None
+        # weak references to outputs realized whenever this node is computed
+        # (``.grad`` tensors: see autodiff.backward)
+        self.keep: list[weakref.ref[Tensor]] | None = None
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -401,13 +405,24 @@ def config_key(backend: str | None = None, optimize: bool | None = None) -> tupl
 # ---- evaluation ----
 
 def evaluate(tensors: Sequence[Tensor]) -> None:
-    """Compute every lazy tensor in ``tensors`` in one compiled graph."""
+    """Compute every lazy tensor in ``tensors`` in one compiled graph.
+
+    Tensors a node ``keep``s (``.grad`` after ``backward()``) are computed
+    with it: as in PyTorch they are values once backward has run, a later
+    read costs nothing, and no cycle through ``.grad`` keeps old values alive."""
     from .compiler import compile_subgraph
 
     lazy = [t for t in tensors if t._node is not None]
     if not lazy:
         return
     sub = collect(lazy)
+    for i, n in enumerate(sub.nodes):
+        if n.keep is not None:
+            for ref in n.keep:
+                t = ref()
+                if t is not None and t._node is n:
+                    sub.outputs.append(i << 16 | t._index)
+                    lazy.append(t)
     key = sub.key(config_key())
     entry = CACHE.get(key)
     if entry is None:

@@ -198,3 +198,48 @@ def test_functional_training_step_is_one_graph():
     tl.backward()
     for p, t in zip(grads, tparams):
         np.testing.assert_allclose(p.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_grads_become_values_with_the_graph_that_computes_them():
+    """After backward(), evaluating anything that uses ``.grad`` realizes every
+    ``.grad`` of that backward too (PyTorch: they are values), so reading one
+    later runs nothing, and an old parameter is freed without the cycle
+    collector (no cycle runs through ``.grad``)."""
+    import gc
+    import weakref
+
+    init = init_params()
+    x, onehot = make_data()
+    params = [pf.tensor(p, requires_grad=True) for p in init]
+    loss = pf_loss(params, pf.tensor(x), pf.tensor(onehot))
+    loss.backward()
+    assert all(p.grad.is_lazy for p in params)
+    with pf.no_grad():
+        new = [p - 0.1 * p.grad for p in params]
+    pf.eval(loss, *new)
+    assert not any(p.grad.is_lazy for p in params)
+    runs = pf.counters()["executions"]
+    tparams = [torch.tensor(p, requires_grad=True) for p in init]
+    tw1, tb1, tw2, tb2 = tparams
+    (-(torch.log_softmax(torch.relu(torch.tensor(x) @ tw1 + tb1) @ tw2 + tb2, 1)
+       * torch.tensor(onehot)).sum(1).mean()).backward()
+    for p, t in zip(params, tparams):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert pf.counters()["executions"] == runs
+
+    old = weakref.ref(params[0])
+    gc.disable()
+    try:
+        del params, p, new
+        assert old() is None
+    finally:
+        gc.enable()
+
+
+def test_evaluating_the_forward_alone_leaves_grads_lazy():
+    params = [pf.tensor(p, requires_grad=True) for p in init_params()]
+    x, onehot = make_data()
+    loss = pf_loss(params, pf.tensor(x), pf.tensor(onehot))
+    loss.backward()
+    loss.item()  # needs no gradient: nothing more is computed
+    assert all(p.grad.is_lazy for p in params)
