@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ContextDecorator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,14 +30,23 @@ _CONSTANT = OPS["constant"]
 
 # ---- grad mode ----
 
-@contextmanager
-def _grad_mode(enabled: bool) -> Iterator[None]:
-    prev = GRAD_MODE.enabled
-    GRAD_MODE.enabled = enabled
-    try:
-        yield
-    finally:
-        GRAD_MODE.enabled = prev
+class _grad_mode(ContextDecorator):  # noqa: N801  (used like a function)
+    """Sets this thread's grad mode for a block, or for a function it decorates."""
+
+    __slots__ = ("enabled", "prev")
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def _recreate_cm(self) -> _grad_mode:
+        return _grad_mode(self.enabled)  # each decorated call saves its own mode
+
+    def __enter__(self) -> None:
+        self.prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = self.enabled
+
+    def __exit__(self, *exc: object) -> None:
+        GRAD_MODE.enabled = self.prev
 
 
 def no_grad():
@@ -116,10 +125,6 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
         raise RuntimeError("you can only change requires_grad flags of leaf tensors; use "
                            "t.detach().requires_grad_() for a new leaf")
     _meta(t).requires_grad = flag
-
-
-def get_grad(t: Tensor) -> Tensor | None:
-    return None if t._ag is None else t._ag.grad
 
 
 def set_grad(t: Tensor, value: Tensor | None) -> None:

@@ -31,7 +31,7 @@ TensorLike = Any  # Tensor | Scalar | np.ndarray
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
-_CONSTANT, _CONVERT, _MATMUL = OPS["constant"], OPS["convert"], OPS["matmul"]
+_CONSTANT, _CONVERT, _MATMUL, _SUB = OPS["constant"], OPS["convert"], OPS["matmul"], OPS["sub"]
 
 
 Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
@@ -159,6 +159,9 @@ def _is_bool(v: TensorLike) -> bool:
 
 def sub(a: TensorLike, b: TensorLike) -> Tensor:
     """``a - b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
+    if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype \
+            and a.dtype is not bool_:
+        return record(_SUB, (a, b), {})
     if _is_bool(a) or _is_bool(b):
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
@@ -232,6 +235,8 @@ clip = clamp
 def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(x.ndim))
+    if type(dim) is int and x.shape:
+        return (normalize_dim(op, dim, len(x.shape)),)
     many = isinstance(dim, Sequence | np.ndarray) and not isinstance(dim, str)
     raw = tuple(dim) if many else (dim,)  # a bad dim (1.5) fails in normalize_dim
     if not raw:

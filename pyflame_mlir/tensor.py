@@ -154,6 +154,13 @@ class Tensor:
         autodiff.set_requires_grad(self, flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        ag = self._ag
+        if self._node is None and (ag is None or not ag.detached) and requires_grad \
+                and self.dtype.is_floating_point:  # a value: always a leaf
+            if ag is None:
+                ag = self._ag = autodiff.AutogradMeta()
+            ag.requires_grad = True
+            return self
         autodiff.set_requires_grad(self, requires_grad)
         return self
 
@@ -163,7 +170,8 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        return autodiff.get_grad(self)
+        ag = self._ag
+        return None if ag is None else ag.grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
