@@ -157,26 +157,41 @@ def detach(t: Tensor) -> Tensor:
 class FuncGraph:
     """The function from ``args`` to ``outputs`` inside the recorded graph.
     Tensors it reads that are not computed from ``args`` (weights, data,
-    values recorded under no_grad, detached tensors) are *captured*: they
-    become extra arguments, computed outside."""
+    values recorded under no_grad, detached tensors) are *captured*. Args and
+    captured tensors are the function's parameters (``sub.leaves``);
+    ``arg_pos`` says which of them are the args."""
 
-    __slots__ = ("sub", "num_args", "_key")
+    __slots__ = ("sub", "arg_pos", "_key")
 
     def __init__(self, args: Sequence[Tensor], outputs: Sequence[Tensor]):
         ids = {id(a) for a in args}
         if len(ids) != len(args):
             raise ValueError("the same tensor is passed twice as a differentiated argument")
         self.sub: Subgraph = collect(outputs, args=args, boundary=_stopped_lazy)
-        self.num_args = len(args)
+        self.arg_pos: tuple[int, ...] = tuple(range(len(args)))
         self._key: tuple | None = None
+
+    @classmethod
+    def of_leaves(cls, outputs: Sequence[Tensor], boundary: Callable[[Tensor], bool]
+                  ) -> FuncGraph:
+        """``outputs`` as a function of the autograd leaves they reach (the
+        tensors that require grad), found by the same walk that traces it."""
+        fn = object.__new__(cls)
+        fn.sub = collect(outputs, boundary=boundary)
+        fn.arg_pos = tuple(i for i, t in enumerate(fn.sub.leaves)
+                           if t._ag is not None and t._ag.requires_grad)
+        fn._key = None
+        return fn
 
     @property
     def args(self) -> list[Tensor]:
-        return self.sub.leaves[:self.num_args]
+        leaves = self.sub.leaves
+        return [leaves[i] for i in self.arg_pos]
 
     @property
     def captured(self) -> list[Tensor]:
-        return self.sub.leaves[self.num_args:]
+        args = set(self.arg_pos)
+        return [t for i, t in enumerate(self.sub.leaves) if i not in args]
 
     def output_specs(self) -> list[Spec]:
         out = []
@@ -189,18 +204,19 @@ class FuncGraph:
         return out
 
     def used_args(self) -> set[int]:
+        """Indices (into ``args``) of the args the outputs depend on."""
         used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
-        return {i for i in used if i < self.num_args}
+        return {k for k, i in enumerate(self.arg_pos) if i in used}
 
     def local_key(self) -> tuple:
         """Exact within this process and cheap (interned node signatures)."""
-        return self.sub.key(("func", self.num_args))
+        return self.sub.key(("func", self.arg_pos))
 
     def key(self) -> tuple:
         """Canonical encoding (for the structural hash of the graph using it)."""
         if self._key is None:
             sub = self.sub
-            self._key = ("func", self.num_args,
+            self._key = ("func", self.arg_pos,
                          tuple((t.shape, t.dtype.name) for t in sub.leaves),
                          tuple((n.sig, tuple(r)) for n, r in zip(sub.nodes, sub.refs)),
                          tuple(sub.outputs))
@@ -220,9 +236,9 @@ def _transform_rule(mode: str):
     def infer(shapes, dtypes, attrs) -> tuple[Spec, ...]:
         fn: FuncGraph = attrs["fn"]
         outs = fn.output_specs()
-        args = fn.args
+        params = fn.sub.leaves  # "wrt" numbers the function's parameters
         if mode == "vjp":
-            return tuple(outs + [(args[i].shape, args[i].dtype) for i in attrs["wrt"]])
+            return tuple(outs + [(params[i].shape, params[i].dtype) for i in attrs["wrt"]])
         return tuple(outs + outs)
     return infer
 
@@ -259,14 +275,14 @@ def record_vjp(fn: FuncGraph, wrt: Sequence[int], cotangents: Sequence[Tensor]
     """Outputs of ``fn`` then the cotangents of ``fn.args[i]`` for i in ``wrt``."""
     _check_differentiable([fn.args[i] for i in wrt], "vjp")
     inputs = (*fn.sub.leaves, *cotangents)
-    return record(VJP_OP, inputs, {"fn": fn, "wrt": tuple(wrt)})
+    return record(VJP_OP, inputs, {"fn": fn, "wrt": tuple(fn.arg_pos[i] for i in wrt)})
 
 
 def record_jvp(fn: FuncGraph, wrt: Sequence[int], tangents: Sequence[Tensor]) -> list[Tensor]:
     """Outputs of ``fn`` then their tangents."""
     _check_differentiable([fn.args[i] for i in wrt], "jvp")
     inputs = (*fn.sub.leaves, *tangents)
-    return record(JVP_OP, inputs, {"fn": fn, "wrt": tuple(wrt)})
+    return record(JVP_OP, inputs, {"fn": fn, "wrt": tuple(fn.arg_pos[i] for i in wrt)})
 
 
 # ---- pytrees (tuples, lists, dicts of tensors) ----
@@ -463,19 +479,24 @@ def hessian(f: Callable, argnums: int = 0):
 # ---- the imperative API (PyTorch) ----
 
 def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> None:
-    leaves: list[Tensor] = []
-    retained: list[Tensor] = []
-    detached = t._ag is not None and t._ag.detached
-    for x in ([] if detached else _walk([t])):  # one walk finds both kinds of targets
+    retained: dict[int, Tensor] = {}
+
+    def stop(x: Tensor) -> bool:  # the walk that traces the loss also finds retain_grad()s
         ag = x._ag
         if ag is not None:
-            if ag.requires_grad:
-                leaves.append(x)
-            elif ag.retain:
-                retained.append(x)
-    if not leaves:
+            if ag.requires_grad or ag.detached:
+                return True
+            if ag.retain:
+                retained[id(x)] = x
+        return x._node.nograd
+
+    fn = FuncGraph.of_leaves([t], stop)
+    if not fn.arg_pos:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
+    for x in fn.captured:  # a retained tensor that has become a value since
+        if x._ag is not None and x._ag.retain and not x._ag.detached:
+            retained[id(x)] = x
     if gradient is None:
         if t.numel() != 1:
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
@@ -483,19 +504,23 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
         gradient = 1.0
     with _grad_mode(create_graph):
         seed = _seed_like(t, gradient)
-        for targets in (leaves, retained):
-            if not targets:
-                continue
-            fn = FuncGraph(targets, [t])
-            grads = record_vjp(fn, range(len(targets)), [seed])[1:]
-            for x, g in zip(targets, grads):
-                ag = _meta(x)
-                ag.grad = g = g if ag.grad is None else ag.grad + g
-                node = g._node
-                if node is not None:  # computed, it becomes a value (evaluate)
-                    if node.keep is None:
-                        node.keep = []
-                    node.keep.append(weakref.ref(g))
+        _accumulate(fn.args, record_vjp(fn, range(len(fn.arg_pos)), [seed])[1:])
+        if retained:
+            targets = list(retained.values())
+            _accumulate(targets, record_vjp(FuncGraph(targets, [t]), range(len(targets)),
+                                            [seed])[1:])
+
+
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
+    """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
+    for x, g in zip(targets, grads):
+        ag = _meta(x)
+        ag.grad = g = g if ag.grad is None else ag.grad + g
+        node = g._node
+        if node is not None:
+            if node.keep is None:
+                node.keep = []
+            node.keep.append(weakref.ref(g))
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
