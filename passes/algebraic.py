@@ -11,7 +11,8 @@ leaves unspecified for arithmetic, may differ: ``x + -NaN`` vs ``x - NaN``):
   ``abs``, ``relu``, ``sign`` are idempotent; ``maximum(x, x)``, ``minimum(x, x)``,
   ``where(c, x, x)`` -> ``x``
 - ``permute(permute x)`` -> one permute (none if the composition is the
-  identity), ``reshape(reshape x)`` -> one reshape, ``broadcast_to`` of
+  identity), ``reshape(reshape x)`` -> one reshape, ``reshape`` of a
+  ``keepdim`` reduction that drops just the kept 1s -> the reduction without it, ``broadcast_to`` of
   ``broadcast_to`` -> one, and no-op ``reshape``/``permute``/``broadcast_to``/
   ``slice``/``concat``/``convert`` and reductions over no dimension -> ``x``
 - ``convert(convert(x, wide), type(x)) -> x`` when the first conversion is exact
@@ -309,6 +310,26 @@ def _reshape_like(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     if src.type == op.results[0].type:
         return src
     return new_op(op.OPDEF.name, [src], op.py_attrs(), [spec(op.results[0])], op).results[0]
+
+
+@rule("reshape")
+def _reshape_of_kept_dims(s: Simplifier, op: PyflameOp) -> SSAValue | None:
+    """A reshape that only drops the 1s a ``keepdim`` reduction kept is that
+    reduction without ``keepdim`` (the shape of every bias gradient)."""
+    x = op.operands[0]
+    inner = x.owner
+    if not isinstance(inner, PyflameOp) or inner.OPDEF.name not in REDUCTIONS \
+            or not x.has_one_use():
+        return None
+    attrs = inner.py_attrs()
+    if not attrs["keepdim"]:
+        return None
+    src_shape, _ = spec(inner.operands[0])
+    out = spec(op.results[0])
+    if out[0] != tuple(n for i, n in enumerate(src_shape) if i not in attrs["dims"]):
+        return None
+    return new_op(inner.OPDEF.name, [inner.operands[0]], {**attrs, "keepdim": False},
+                  [out], op).results[0]
 
 
 @rule("slice", "concat")

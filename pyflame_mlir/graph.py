@@ -299,9 +299,9 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     first leaves whatever they are, and tensors for which ``boundary`` holds
     are leaves too (the walk does not go past them)."""
     leaves: list[Tensor] = list(args)
-    pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}
+    pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
-    seen: dict[int, OpNode] = {}
+    seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
     todo = list(tensors)  # tensors whose producers may be needed
     pop, extend = todo.pop, todo.extend
     while todo:
@@ -312,13 +312,11 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         if boundary is not None and boundary(t):  # before `seen`: a detached alias
             cut.add(id(t))                         # shares its node with a live tensor
             continue
-        if id(m) not in seen:
-            seen[id(m)] = m
+        if m not in seen:
+            seen[m] = None
             extend(m.inputs)
-    nodes = sorted(seen.values(), key=_by_seq)
-    for i, n in enumerate(nodes):
-        pos[id(n)] = i << 16
-
+    nodes = sorted(seen, key=_by_seq)
+    at = {n: i << 16 for i, n in enumerate(nodes)}
     refs: list[list[int]] = []
     wiring: list[int] = []
     for n in [*nodes, None]:  # None: the requested tensors, last
@@ -326,9 +324,9 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         for t in (n.inputs if n is not None else tensors):
             m = t._node
             if m is not None and not (cut and id(t) in cut):
-                r.append(pos[id(m)] | t._index)
+                r.append(at[m] | t._index)
                 continue
-            lr = pos.get(id(t))  # leaves share the map, under the tensor's id
+            lr = pos.get(id(t))
             if lr is None:
                 lr = pos[id(t)] = -1 - len(leaves)
                 leaves.append(t)

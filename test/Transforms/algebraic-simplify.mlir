@@ -137,6 +137,25 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %v: tensor<4xf32>) -> (tensor<2x3x4xf32
   func.return %0, %1, %2, %3, %4, %5 : tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<24xf32>, tensor<5x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
 }
 
+// A reshape that only drops the 1s of a keepdim reduction is the reduction
+// without keepdim; one that moves data, or a reduction used twice, stays.
+// CHECK-LABEL: func.func @kept_dims
+// CHECK-NEXT:    %[[S:.*]] = pyflame.sum %x {dims = array<i64: 0>, keepdim = false} : (tensor<64x10xf32>) -> tensor<10xf32>
+// CHECK-NEXT:    %[[M:.*]] = pyflame.max %x {dims = array<i64: 1>, keepdim = true}
+// CHECK-NEXT:    %[[R:.*]] = pyflame.reshape %[[M]] {shape = array<i64: 64>}
+// CHECK-NEXT:    %[[K:.*]] = pyflame.mean %x {dims = array<i64: 0>, keepdim = true}
+// CHECK-NEXT:    %[[T:.*]] = pyflame.reshape %[[K]] {shape = array<i64: 2, 5>}
+// CHECK-NEXT:    func.return %[[S]], %[[R]], %[[M]], %[[T]]
+func.func @kept_dims(%x: tensor<64x10xf32>) -> (tensor<10xf32>, tensor<64xf32>, tensor<64x1xf32>, tensor<2x5xf32>) {
+  %s = pyflame.sum %x {dims = array<i64: 0>, keepdim = true} : (tensor<64x10xf32>) -> tensor<1x10xf32>
+  %0 = pyflame.reshape %s {shape = array<i64: 10>} : (tensor<1x10xf32>) -> tensor<10xf32>
+  %m = pyflame.max %x {dims = array<i64: 1>, keepdim = true} : (tensor<64x10xf32>) -> tensor<64x1xf32>
+  %1 = pyflame.reshape %m {shape = array<i64: 64>} : (tensor<64x1xf32>) -> tensor<64xf32>
+  %k = pyflame.mean %x {dims = array<i64: 0>, keepdim = true} : (tensor<64x10xf32>) -> tensor<1x10xf32>
+  %2 = pyflame.reshape %k {shape = array<i64: 2, 5>} : (tensor<1x10xf32>) -> tensor<2x5xf32>
+  func.return %0, %1, %m, %2 : tensor<10xf32>, tensor<64xf32>, tensor<64x1xf32>, tensor<2x5xf32>
+}
+
 // A convert round trip through a wider type is the identity; through a
 // narrower one it rounds, and stays.
 // CHECK-LABEL: func.func @converts
