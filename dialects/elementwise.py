@@ -56,8 +56,28 @@ def _rsqrt(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.divide(x.dtype.type(1), r, out=out)
 
 
+_ZERO_BLOCK = 1 << 16
+_ZEROS: dict[np.dtype, np.ndarray] = {}
+
+
 def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0), out=out)
+    # numpy's maximum against a scalar takes a slow strided loop (4x slower on
+    # this machine than against an array); compare block by block against a
+    # shared read-only block of zeros instead. Same values: NaN stays NaN.
+    if x.size < 1024 or x.dtype.kind != "f" or not x.flags.c_contiguous \
+            or (out is not None and not out.flags.c_contiguous):
+        return np.maximum(x, x.dtype.type(0), out=out)
+    zeros = _ZEROS.get(x.dtype)
+    if zeros is None:
+        zeros = _ZEROS[x.dtype] = np.zeros(_ZERO_BLOCK, x.dtype)
+        zeros.flags.writeable = False
+    if out is None:
+        out = np.empty_like(x)
+    flat, flat_out, n = x.reshape(-1), out.reshape(-1), x.size
+    for i in range(0, n, _ZERO_BLOCK):
+        j = min(i + _ZERO_BLOCK, n)
+        np.maximum(flat[i:j], zeros[:j - i], out=flat_out[i:j])
+    return out
 
 
 def _reciprocal(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
