@@ -41,26 +41,29 @@ class ReferenceExecutable:
         exec(compile(self.source, "<pyflame reference plan>", "exec"), env)  # noqa: S102
         self._program = env["program"]
         self._lock = threading.Lock()  # the buffers belong to one run at a time
-        self._arg_specs = [(shape, d.np) for shape, d in plan.arg_specs]
-        self._result_specs = [(shape, d.np) for shape, d in plan.result_specs]
+        self._arg_specs = [(tuple(shape), d.np) for shape, d in plan.arg_specs]
+        self._result_specs = [(tuple(shape), d.np) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
 
     def run(self, args: list[np.ndarray]) -> list[np.ndarray]:
-        for a, (shape, d) in zip(args, self._arg_specs):
-            if a.shape != shape or a.dtype != d:
-                raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match the "
-                                 f"compiled {shape} {d}")
+        if [(a.shape, a.dtype) for a in args] != self._arg_specs:
+            for a, (shape, d) in zip(args, self._arg_specs):
+                if a.shape != shape or a.dtype != d:
+                    raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
+                                     f"the compiled {shape} {d}")
         # IEEE results (inf, nan) are the answer, as in PyTorch: no numpy warnings
         with self._lock, np.errstate(all="ignore"):
             results = self._program(*args)
         out = []
-        for r, (shape, d) in zip(results, self._result_specs):
+        for r in results:
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
-            if r.dtype != d or r.shape != shape:
-                raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
-                                   f"expected {shape} {d} (a kernel broke its rule)")
             if r.base is not None or not r.flags.writeable:
                 r = r.copy()  # results never alias inputs, views or buffers
             out.append(r)
+        if [(r.shape, r.dtype) for r in out] != self._result_specs:
+            for r, (shape, d) in zip(out, self._result_specs):
+                if r.dtype != d or r.shape != shape:
+                    raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
+                                       f"expected {shape} {d} (a kernel broke its rule)")
         return out

@@ -189,3 +189,22 @@ def test_results_are_not_clobbered_by_buffer_reuse():
 def test_tensor_is_immutable():
     with pytest.raises(TypeError, match="immutable"):
         pf.ones(3)[0] = 1
+
+
+def test_reference_executable_guards_its_arguments_and_results():
+    """The compiled plan refuses arguments of another shape or dtype, and a
+    kernel that breaks its op's rule is reported, never returned."""
+    from pyflame_mlir import graph
+    from pyflame_mlir.compiler import compile_subgraph
+
+    x = pf.tensor(np.ones((2, 3), np.float32))
+    sub = graph.collect([(x * 2.0).exp()])
+    ex = compile_subgraph(sub, sub.key(graph.config_key())).executable
+    np.testing.assert_allclose(ex.run([np.ones((2, 3), np.float32)])[0], np.exp(2.0), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"argument of shape \(3, 2\) float32"):
+        ex.run([np.ones((3, 2), np.float32)])
+    with pytest.raises(ValueError, match="float64 does not match"):
+        ex.run([np.ones((2, 3), np.float64)])
+    ex._program = lambda a: [np.zeros((2, 3), np.float64)]
+    with pytest.raises(RuntimeError, match="a kernel broke its rule"):
+        ex.run([np.ones((2, 3), np.float32)])
