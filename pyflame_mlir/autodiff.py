@@ -259,10 +259,10 @@ def _check_differentiable(args: Sequence[Tensor], what: str) -> None:
 
 
 def _seed_like(t: Tensor, value: Any) -> Tensor:
-    from .ops import as_tensor_arg, convert
-
     if isinstance(value, int | float):  # a number seeds every element (a 1-element output)
         return record(_CONSTANT, (), {"value": splat_value(value, t.shape, t.dtype)})
+    from .ops import as_tensor_arg, convert
+
     s = as_tensor_arg(value)
     if s.shape != t.shape:
         raise ValueError(f"a seed of shape {list(s.shape)} does not match the output of shape "
@@ -273,14 +273,16 @@ def _seed_like(t: Tensor, value: Any) -> Tensor:
 def record_vjp(fn: FuncGraph, wrt: Sequence[int], cotangents: Sequence[Tensor]
                ) -> list[Tensor]:
     """Outputs of ``fn`` then the cotangents of ``fn.args[i]`` for i in ``wrt``."""
-    _check_differentiable([fn.args[i] for i in wrt], "vjp")
+    args = fn.args
+    _check_differentiable([args[i] for i in wrt], "vjp")
     inputs = (*fn.sub.leaves, *cotangents)
     return record(VJP_OP, inputs, {"fn": fn, "wrt": tuple(fn.arg_pos[i] for i in wrt)})
 
 
 def record_jvp(fn: FuncGraph, wrt: Sequence[int], tangents: Sequence[Tensor]) -> list[Tensor]:
     """Outputs of ``fn`` then their tangents."""
-    _check_differentiable([fn.args[i] for i in wrt], "jvp")
+    args = fn.args
+    _check_differentiable([args[i] for i in wrt], "jvp")
     inputs = (*fn.sub.leaves, *tangents)
     return record(JVP_OP, inputs, {"fn": fn, "wrt": tuple(fn.arg_pos[i] for i in wrt)})
 
