@@ -12,7 +12,7 @@ Plain Python: importing this module must not import xDSL.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,10 @@ class ShapeError(ValueError):
         self.reason = message
 
 
+def _attr_items(attrs: Attrs) -> tuple:
+    return tuple(attrs.items())
+
+
 def fmt_shape(s: Shape) -> str:
     return "[" + ", ".join(map(str, s)) + "]"
 
@@ -63,7 +67,11 @@ class OpDef:
     ufunc: bool = False  # kernel accepts ``out=`` (preallocated buffers)
     elementwise: bool = False  # every output element depends on one input element
     doc: str = ""
-    # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id)
+    # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id).
+    # ``memo_attrs`` turns the attributes into an exact hashable key; by default
+    # the attributes themselves, unless a kind compares inexactly (floats:
+    # 0.0 == -0.0) or by identity (traced functions): then no memo
+    memo_attrs: Callable[[Attrs], Hashable] | None = None
     memo: dict[tuple, tuple[tuple[Spec, ...], int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -72,9 +80,9 @@ class OpDef:
         # attribute values that are their own canonical encoding (no floats, arrays...)
         self.plain_attrs = all(k in ("int", "ints", "bool", "str", "opt_int")
                                for k in self.attrs.values())
-        # attribute values whose equality is exact (dense values by identity):
-        # record() may memoize the shape rule and signature on them
-        self.memoizable = all(k not in ("float", "func") for k in self.attrs.values())
+        if self.memo_attrs is None and all(k not in ("float", "func")
+                                           for k in self.attrs.values()):
+            self.memo_attrs = _attr_items  # dense values key by identity: exact
 
     def check(self, shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: Attrs
               ) -> tuple[Spec, ...]:

@@ -161,7 +161,7 @@ class FuncGraph:
     captured tensors are the function's parameters (``sub.leaves``);
     ``arg_pos`` says which of them are the args."""
 
-    __slots__ = ("sub", "arg_pos", "_key")
+    __slots__ = ("sub", "arg_pos", "_key", "_local_key")
 
     def __init__(self, args: Sequence[Tensor], outputs: Sequence[Tensor]):
         ids = {id(a) for a in args}
@@ -170,6 +170,7 @@ class FuncGraph:
         self.sub: Subgraph = collect(outputs, args=args, boundary=_stopped_lazy)
         self.arg_pos: tuple[int, ...] = tuple(range(len(args)))
         self._key: tuple | None = None
+        self._local_key: tuple | None = None
 
     @classmethod
     def of_leaves(cls, outputs: Sequence[Tensor], boundary: Callable[[Tensor], bool]
@@ -180,7 +181,7 @@ class FuncGraph:
         fn.sub = collect(outputs, boundary=boundary)
         fn.arg_pos = tuple(i for i, t in enumerate(fn.sub.leaves)
                            if t._ag is not None and t._ag.requires_grad)
-        fn._key = None
+        fn._key = fn._local_key = None
         return fn
 
     @property
@@ -210,7 +211,9 @@ class FuncGraph:
 
     def local_key(self) -> tuple:
         """Exact within this process and cheap (interned node signatures)."""
-        return self.sub.key(("func", self.arg_pos))
+        if self._local_key is None:
+            self._local_key = self.sub.key(("func", self.arg_pos))
+        return self._local_key
 
     def key(self) -> tuple:
         """Canonical encoding (for the structural hash of the graph using it)."""
@@ -243,12 +246,19 @@ def _transform_rule(mode: str):
     return infer
 
 
+def _transform_memo_key(attrs: dict[str, Any]) -> tuple:
+    """Equal for two traced functions of one structure (in this process)."""
+    return attrs["fn"].local_key(), attrs["wrt"]
+
+
 VJP_OP = OpDef("vjp", "transform", _transform_rule("vjp"), None, None,
                {"fn": "func", "wrt": "ints"}, num_results=None,
-               doc="reverse-mode derivative of a traced function")
+               doc="reverse-mode derivative of a traced function",
+               memo_attrs=_transform_memo_key)
 JVP_OP = OpDef("jvp", "transform", _transform_rule("jvp"), None, None,
                {"fn": "func", "wrt": "ints"}, num_results=None,
-               doc="forward-mode derivative of a traced function")
+               doc="forward-mode derivative of a traced function",
+               memo_attrs=_transform_memo_key)
 
 
 def _check_differentiable(args: Sequence[Tensor], what: str) -> None:

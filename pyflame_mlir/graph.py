@@ -211,12 +211,13 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
            ) -> Tensor | list[Tensor]:
     """Record one op; returns its output promise(s). Shape errors raise here.
 
-    The hot path of the library. Ops whose attributes compare exactly (no
-    floats: ``0.0 == -0.0``; no traced functions) memoize their shape rule
-    and interned signature per (shapes, dtypes, attributes): the rule is
-    still the only source of truth. Constants hit by the identity of their
-    ``DenseValue``, which ``splat_value`` interns."""
-    if op.memoizable:
+    The hot path of the library. Ops with an exact key for their attributes
+    (``OpDef.memo_attrs``) memoize their shape rule and interned signature per
+    (shapes, dtypes, attributes): the rule is still the only source of truth.
+    Constants hit by the identity of their ``DenseValue``, which
+    ``splat_value`` interns; a vjp by its traced function's key."""
+    memo_attrs = op.memo_attrs
+    if memo_attrs is not None:
         if len(inputs) == 2:
             a, b = inputs
             key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
@@ -226,7 +227,7 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         else:
             key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
         if attrs:
-            key = (key, *attrs.items())
+            key = (key, memo_attrs(attrs))
         try:
             hit = op.memo.get(key)
         except TypeError:  # an unhashable attribute value (a list): no memo
