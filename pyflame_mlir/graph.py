@@ -148,7 +148,10 @@ class OpNode:
         self.inputs = inputs
         self.attrs = attrs
         self.specs = specs
-        self.seq = _next_seq()
+        # creation order is a topological order; ops without operands
+        # (constants) need none, and go first wherever they were made, so a
+        # constant shared between steps (ops.py) leaves the structure unchanged
+        self.seq = _next_seq() if inputs else -1
         self.nograd = not GRAD_MODE.enabled  # recorded under no_grad: a constant for autodiff
         self._sig: tuple | None = None
         self._sig_id: int | None = None
@@ -398,7 +401,7 @@ def config_key(backend: str | None = None, optimize: bool | None = None) -> tupl
     name = backend or CONFIG.backend
     opt = CONFIG.optimize if optimize is None else optimize
     b = BACKENDS.get(name)
-    return (name, pipeline_spec() if opt else "", b.token() if b is not None else None)
+    return (name, pipeline_spec(name) if opt else "", b.token() if b is not None else None)
 
 
 # ---- evaluation ----

@@ -11,6 +11,7 @@ on purpose (they are the op names); the Python builtins are used as
 from __future__ import annotations
 
 import builtins
+import struct
 from collections import namedtuple
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,25 @@ def _is_tensor(x: object) -> bool:
 def scalar(v: Scalar, dt: DType) -> Tensor:
     """A Python number as a 0-d constant of dtype ``dt`` (part of the hash)."""
     return record(_CONSTANT, (), {"value": constant_value(v, dt)})
+
+
+_OPERANDS: dict[tuple, Tensor] = {}
+
+
+def _scalar_operand(v: int | float, dt: DType) -> Tensor:
+    """The constant a Python number becomes as the operand of a binary op:
+    one shared promise per (dtype, exact value), so ``lr * g`` in every step
+    records one op, not two. Only ever an operand, never handed to the user
+    (who could realize it or make it require grad); not a graph-scope op."""
+    k = (dt, type(v), struct.pack("<d", v) if type(v) is float else v)
+    t = _OPERANDS.get(k)
+    if t is None:
+        if len(_OPERANDS) > 4096:
+            _OPERANDS.clear()
+        t = _OPERANDS[k] = scalar(v, dt)
+        if t._node is not None:  # (eager mode realizes it at once)
+            t._node.nograd = False  # a constant: tracing into it is always right
+    return t
 
 
 def as_tensor_arg(x: TensorLike) -> Tensor:
@@ -131,9 +151,9 @@ def _binary(name: str, to_float: bool = False):
                     (not to_float or a.dtype.is_floating_point):
                 return record(op, (a, b), {})  # no promotion needed: the common case
             if (tb is float or tb is int) and a.dtype.is_floating_point:
-                return record(op, (a, scalar(b, a.dtype)), {})  # the scalar takes a's dtype
+                return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
         elif tb is Tensor_ and (ta is float or ta is int) and b.dtype.is_floating_point:
-            return record(op, (scalar(a, b.dtype), b), {})
+            return record(op, (_scalar_operand(a, b.dtype), b), {})
         if not _is_tensor(a) and not _is_tensor(b):
             a = as_tensor_arg(a)
         dt = _promote((a, b))

@@ -98,6 +98,37 @@ def test_record_memo_stays_exact_when_it_fills_and_clears(monkeypatch):
     assert key(a * 0.0) != key(a * -0.0)
 
 
+def test_constants_key_the_same_wherever_they_were_made():
+    """Ops without operands (constants) sort first, whenever they were
+    recorded: a scalar shared between training steps, or a constant made
+    early, leaves the structure (and the cache key) unchanged."""
+    x = pf.randn(4)
+    c = pf.full([4], 2.0)
+    early = x.exp() * c
+    a = x.exp()
+    late = a * pf.full([4], 2.0)
+    assert key(early) == key(late)
+    np.testing.assert_allclose(early.numpy(), np.exp(x.numpy()) * 2, rtol=1e-6)
+    np.testing.assert_allclose(late.numpy(), np.exp(x.numpy()) * 2, rtol=1e-6)
+    assert pf.cache_stats() == {**pf.cache_stats(), "hits": 1, "misses": 1}
+
+
+def test_shared_scalar_operands_stay_private():
+    """``t * 0.5`` shares one constant for 0.5 between all such products; it
+    is never handed out, so realizing or differentiating results leaves it a
+    lazy constant that every later graph can still use."""
+    x = pf.tensor(np.arange(4, dtype=np.float32), requires_grad=True)
+    y = x * 0.5
+    (y * 0.5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.25] * 4)
+    const = y._node.inputs[1]
+    assert const._node is not None and const._ag is None
+    z = pf.tensor(np.ones(4, np.float32)) * 0.5
+    assert z._node.inputs[1] is const
+    np.testing.assert_allclose(z.numpy(), [0.5] * 4)
+    assert const.is_lazy
+
+
 def test_same_structure_with_swapped_leaves_shares_a_key_and_stays_correct():
     a, b = pf.randn(4), pf.randn(4)
     p, q = a - b, b - a  # one function, arguments passed in a different order

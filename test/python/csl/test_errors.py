@@ -29,7 +29,7 @@ def csl():
     (lambda x: pf.gelu(x), "gelu", "erf"),
     (lambda x: x[1:3], "slice", "sub-tensors"),
     (lambda x: x.reshape(6, 4), "reshape", "moves elements between dimensions"),
-    (lambda x: x.to(pf.int32) + 1, "convert", "element type int32"),
+    (lambda x: x.to(pf.int32).abs(), "convert", "element type int32"),
     (lambda x: x.reshape(2, 2, 6) * 2.0, "reshape", "rank-3 tensor"),
     (lambda x: x ** 3.0, "pow", "constant exponent"),
 ])
