@@ -269,15 +269,31 @@ def split_ref(r: int) -> tuple[int, int]:
     return (r, 0) if r < 0 else (r >> 16, r & 0xFFFF)
 
 
-@dataclass
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
-    nodes: list[OpNode]
-    leaves: list[Tensor]  # realized tensors feeding it: the function's arguments
-    refs: list[list[int]]  # per node, a reference (see split_ref) per input
-    outputs: list[int]  # a reference per requested tensor
-    wiring: tuple[int, ...]  # per node: its signature id, its input count, its refs
+    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs")
+
+    def __init__(self, nodes: list[OpNode], leaves: list[Tensor], outputs: list[int],
+                 wiring: tuple[int, ...]):
+        self.nodes = nodes
+        self.leaves = leaves  # realized tensors feeding it: the function's arguments
+        self.outputs = outputs  # a reference (see split_ref) per requested tensor
+        self.wiring = wiring  # per node: its signature id, its input count, its refs
+        self._refs: list[list[int]] | None = None
+
+    @property
+    def refs(self) -> list[list[int]]:
+        """Per node, a reference (see split_ref) per input (read off the wiring:
+        only a compile and a traced function need them as lists)."""
+        if self._refs is None:
+            refs, w, i = [], self.wiring, 0
+            for _ in self.nodes:
+                n = w[i + 1]
+                refs.append(list(w[i + 2:i + 2 + n]))
+                i += 2 + n
+            self._refs = refs
+        return self._refs
 
     def key(self, config: tuple) -> tuple:
         """The cache key: flat, fast to hash, and equal only for equal encodings."""
@@ -321,29 +337,30 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             extend(m.inputs)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
-    refs: list[list[int]] = []
     wiring: list[int] = []
+    add = wiring.append
     for n in [*nodes, None]:  # None: the requested tensors, last
-        r = []
-        for t in (n.inputs if n is not None else tensors):
+        if n is not None:
+            sid = n._sig_id
+            add(sid if sid is not None else n.sig_id)
+            add(len(n.inputs))
+            ins = n.inputs
+        else:
+            outputs_at = len(wiring)
+            ins = tensors
+        for t in ins:
             m = t._node
             if m is not None and not (cut and id(t) in cut):
-                r.append(at[m] | t._index)
+                add(at[m] | t._index)
                 continue
-            lr = pos.get(id(t))
+            lr = pos.get(id(t))  # leaves share the map, under the tensor's id
             if lr is None:
                 lr = pos[id(t)] = -1 - len(leaves)
                 leaves.append(t)
-            r.append(lr)
-        refs.append(r)
-        if n is not None:
-            sid = n._sig_id
-            wiring.append(sid if sid is not None else n.sig_id)
-            wiring.append(len(r))
-            wiring.extend(r)
-    outputs = refs.pop()
-    return Subgraph(nodes, leaves, refs, outputs, tuple(wiring))
-
+            add(lr)
+    outputs = wiring[outputs_at:]
+    del wiring[outputs_at:]
+    return Subgraph(nodes, leaves, outputs, tuple(wiring))
 
 _by_seq = operator.attrgetter("seq")
 
