@@ -11,6 +11,7 @@ step compile into one graph, cached by structure.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ContextDecorator
@@ -506,11 +507,12 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
     if not fn.arg_pos:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
-    for x in fn.captured:  # a retained tensor that has become a value since
-        if x._ag is not None and x._ag.retain and not x._ag.detached:
+    for x in fn.sub.leaves:  # a retained tensor that has become a value since
+        ag = x._ag
+        if ag is not None and ag.retain and not ag.requires_grad and not ag.detached:
             retained[id(x)] = x
     if gradient is None:
-        if t.numel() != 1:
+        if math.prod(t.shape) != 1:
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
                                f"(the tensor has shape {list(t.shape)}); pass gradient=")
         gradient = 1.0
