@@ -138,7 +138,8 @@ _next_sig_id = itertools.count().__next__
 
 class OpNode:
     """One recorded op. ``specs`` holds one (shape, dtype) per result; ``seq``
-    orders nodes by creation, which is always a topological order."""
+    orders nodes by creation (ops without operands first), which is always a
+    topological order."""
 
     __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id", "keep")
 
@@ -456,21 +457,29 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
             t._realize(value)
 
 
+def number_key(v: object) -> tuple | None:
+    """A key equal only for the same Python number: type and exact bits (so
+    0.0 and -0.0, or 1 and True, differ); None for anything else."""
+    t = type(v)
+    if t is float:
+        return (t, struct.pack("<d", v))
+    if t is int or t is bool:
+        return (t, v)
+    return None
+
+
 _SPLATS: dict[tuple, DenseValue] = {}
 
 
 def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
     """The value of a constant filled with the number ``v``. Python numbers are
-    interned by their exact bits, so recording the same constant again hits
+    interned (``number_key``), so recording the same constant again hits
     ``record``'s memo (a scalar in every training step costs no shape rule
     and no hashing)."""
-    t = type(v)
-    if t is float:
-        k: tuple = (d, shape, t, struct.pack("<d", v))  # bits: 0.0 and -0.0 differ
-    elif t is int or t is bool:
-        k = (d, shape, t, v)
-    else:
+    nk = number_key(v)
+    if nk is None:
         return DenseValue(np.asarray(v, dtype=d.np), shape, d)
+    k = (d, shape, nk)
     value = _SPLATS.get(k)
     if value is None:
         if len(_SPLATS) > _MEMO_LIMIT:

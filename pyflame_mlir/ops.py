@@ -11,7 +11,6 @@ on purpose (they are the op names); the Python builtins are used as
 from __future__ import annotations
 
 import builtins
-import struct
 from collections import namedtuple
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,7 @@ from .dialects import OPS
 from .dialects.dtypes import DType, bool_, float32, int32, int64, result_type
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
-from .graph import constant_value, record
+from .graph import constant_value, number_key, record
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -55,7 +54,7 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
     one shared promise per (dtype, exact value), so ``lr * g`` in every step
     records one op, not two. Only ever an operand, never handed to the user
     (who could realize it or make it require grad); not a graph-scope op."""
-    k = (dt, type(v), struct.pack("<d", v) if type(v) is float else v)
+    k = (dt, number_key(v))
     t = _OPERANDS.get(k)
     if t is None:
         if len(_OPERANDS) > 4096:
