@@ -190,11 +190,6 @@ class FuncGraph:
         leaves = self.sub.leaves
         return [leaves[i] for i in self.arg_pos]
 
-    @property
-    def captured(self) -> list[Tensor]:
-        args = set(self.arg_pos)
-        return [t for i, t in enumerate(self.sub.leaves) if i not in args]
-
     def output_specs(self) -> list[Spec]:
         out = []
         for r in self.sub.outputs:
