@@ -27,10 +27,64 @@ def _compute_dtype(x: np.ndarray) -> np.dtype:
     return np.dtype(np.float32) if x.dtype.itemsize < 4 else x.dtype
 
 
+# erf below 0.5: x * P(x^2), the Taylor series to 12 terms (next term < 3e-16)
+_ERF_TAYLOR = tuple(2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1))
+                    for n in range(12))
+_ERFCX_RANGE = (0.5, 4.0)  # past 4, erfc < 2e-8: erf is +-1 in every dtype below float64
+_ERFCX_DEGREE = 14
+_erfcx_fit: tuple[np.ndarray, float, float] | None = None
+
+
+def _erfcx_polynomial() -> tuple[np.ndarray, float, float]:
+    """erfc(a)·exp(a²) on ``_ERFCX_RANGE`` as a polynomial in s = alpha·t + beta,
+    t = 1/(1 + a) (in t it is nearly polynomial): least squares at Chebyshev
+    nodes against math.erfc, once per process. Relative error about 1e-12
+    (tested), far below float32's 6e-8."""
+    global _erfcx_fit
+    if _erfcx_fit is None:
+        lo, hi = _ERFCX_RANGE
+        t_lo, t_hi = 1 / (1 + hi), 1 / (1 + lo)
+        alpha, beta = 2 / (t_hi - t_lo), -(t_hi + t_lo) / (t_hi - t_lo)
+        k = np.arange(1000)
+        s = np.cos(np.pi * (k + 0.5) / k.size)  # Chebyshev nodes in s
+        a = 1 / ((s - beta) / alpha) - 1
+        y = np.array([math.erfc(v) * math.exp(v * v) for v in a])
+        cheb = np.polynomial.chebyshev.chebfit(s, y, _ERFCX_DEGREE)
+        _erfcx_fit = (np.polynomial.chebyshev.cheb2poly(cheb), alpha, beta)
+    return _erfcx_fit
+
+
+def _erf_float64(x: np.ndarray) -> np.ndarray:
+    """erf of float64 values, vectorized: the Taylor series below 0.5, else
+    1 - exp(-a²)·erfcx(a) with the fitted erfcx (no cancellation there: erf ≥ 0.52)."""
+    coef, alpha, beta = _erfcx_polynomial()
+    a = np.abs(x)
+    x2 = x * x
+    small = _ERF_TAYLOR[-1]
+    for c in reversed(_ERF_TAYLOR[:-1]):
+        small = small * x2 + c
+    small *= x
+    s = alpha / (1.0 + np.clip(a, *_ERFCX_RANGE)) + beta
+    r = coef[-1]
+    for c in coef[-2::-1]:
+        r = r * s + c
+    large = np.copysign(1.0 - np.exp(-x2) * r, x)
+    return np.where(a < _ERFCX_RANGE[0], small, large)
+
+
+_ERF_CHUNK = 1 << 15  # elements per pass of _erf_float64: its temporaries stay in cache
+
+
 def _erf(x: np.ndarray) -> np.ndarray:
-    # numpy has no erf; math.erf is correctly rounded in double precision.
-    wide = np.asarray(x, dtype=np.float64)
-    return np.asarray(_erf_object(wide), dtype=np.float64).astype(x.dtype, copy=False)
+    if x.dtype == np.float64:  # math.erf: correctly rounded, one element at a time
+        return np.asarray(_erf_object(x), dtype=np.float64)
+    # below float64, the vectorized erf (error ~1e-12) then one rounding: the
+    # correctly rounded value but for results within 1e-12 of a rounding tie
+    flat = np.asarray(x, dtype=np.float64).reshape(-1)
+    out = np.empty(flat.shape, x.dtype)
+    for i in range(0, flat.size, _ERF_CHUNK):
+        out[i:i + _ERF_CHUNK] = _erf_float64(flat[i:i + _ERF_CHUNK])
+    return out.reshape(np.shape(x))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
