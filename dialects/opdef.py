@@ -29,11 +29,12 @@ InferFn = Callable[[Sequence[Shape], Sequence[DType], Attrs], tuple[Spec, ...]]
 # Attribute kinds, each with one Python representation:
 #   int, bool, float, str        -> the Python value
 #   ints                         -> tuple[int, ...]
-#   opt_int                      -> int | None (absent in IR when None)
+#   opt_int, opt_str             -> int | None, str | None (absent in IR when None)
 #   dtype                        -> DType
 #   dense                        -> numpy array (0-d for a splat), see data.constant
 #   func                         -> a traced function (frontend transform nodes only)
-ATTR_KINDS = ("int", "bool", "float", "str", "ints", "opt_int", "dtype", "dense", "func")
+ATTR_KINDS = ("int", "bool", "float", "str", "ints", "opt_int", "opt_str", "dtype", "dense",
+              "func")
 
 
 class ShapeError(ValueError):
@@ -78,7 +79,7 @@ class OpDef:
         for kind in self.attrs.values():
             assert kind in ATTR_KINDS, (self.name, kind)
         # attribute values that are their own canonical encoding (no floats, arrays...)
-        self.plain_attrs = all(k in ("int", "ints", "bool", "str", "opt_int")
+        self.plain_attrs = all(k in ("int", "ints", "bool", "str", "opt_int", "opt_str")
                                for k in self.attrs.values())
         if self.memo_attrs is None and all(k not in ("float", "func")
                                            for k in self.attrs.values()):

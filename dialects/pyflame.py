@@ -100,7 +100,7 @@ def attr_to_ir(kind: str, v: Any) -> Attribute:
         return BoolAttr.from_bool(bool(v))
     if kind == "float":
         return FloatAttr(float(v), Float64Type())
-    if kind == "str":
+    if kind in ("str", "opt_str"):
         return StringAttr(v)
     if kind == "ints":
         return DenseArrayBase.from_list(i64, [int(x) for x in v])
@@ -130,7 +130,7 @@ def attr_from_ir(kind: str, name: str, a: Attribute) -> Any:
         if not isinstance(a, FloatAttr):
             raise bad("a float")
         return a.value.data
-    if kind == "str":
+    if kind in ("str", "opt_str"):
         if not isinstance(a, StringAttr):
             raise bad("a string")
         return a.data
@@ -166,7 +166,7 @@ class PyflameOp(IRDLOperation):
         for name, kind in self.OPDEF.attrs.items():
             a = self.attributes.get(name)
             if a is None:
-                if kind == "opt_int":
+                if kind.startswith("opt_"):
                     out[name] = None
                     continue
                 raise VerifyException(f"missing attribute '{name}'")
@@ -293,7 +293,7 @@ def create_op(name: str, operands: Sequence[SSAValue], attrs: dict[str, Any],
     """Build an op from Python attribute values (the frontend's IR builder uses this)."""
     kinds = OPS[name].attrs
     ir_attrs = {k: attr_to_ir(kinds[k], v) for k, v in attrs.items()
-                if not (kinds[k] == "opt_int" and v is None)}
+                if not (kinds[k].startswith("opt_") and v is None)}
     return OP_CLASSES[name].create(operands=list(operands), attributes=ir_attrs,
                                    result_types=[tensor_type(s, d) for s, d in result_specs])
 

@@ -35,6 +35,13 @@ def _reduce_rule(name: str, kind: str):
             if any(shape[i] == 0 for i in dims) or (not dims and 0 in shape):
                 raise ShapeError(name, f"cannot reduce over an empty dimension of shape "
                                        f"{list(shape)}: the result has no identity")
+        ties = attrs.get("ties")
+        if ties is not None:
+            if ties != "first":
+                raise ShapeError(name, f"ties must be \"first\" (or absent), got {ties!r}")
+            if len(dims) > 1:
+                raise ShapeError(name, f"ties = \"first\" picks one element along one "
+                                       f"dimension, got dims {list(dims)}")
         out_dtype = int64 if kind == "sum" and d.category != FLOAT else d
         return ((reduced_shape(shape, dims, attrs["keepdim"]), out_dtype),)
     return infer
@@ -87,11 +94,13 @@ def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
                       dtype=x.dtype)
 
 
-def _max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+def _max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None = None
+         ) -> np.ndarray:
     return np.asarray(np.max(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
 
 
-def _min(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+def _min(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None = None
+         ) -> np.ndarray:
     return np.asarray(np.min(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
 
 
@@ -105,9 +114,15 @@ def _arg(fn):
 
 
 _RED_ATTRS = {"dims": "ints", "keepdim": "bool"}
-for _name, _kind, _kernel in (("sum", "sum", _sum), ("mean", "mean", _mean),
-                              ("max", "extreme", _max), ("min", "extreme", _min)):
-    define(OpDef(_name, "reduction", _reduce_rule(_name, _kind), _kernel, 1, dict(_RED_ATTRS)))
+# max/min: where several elements attain the extreme, the derivative is shared
+# among them (torch.amax, torch.max(x)); with ties = "first" it all goes to the
+# first one along the single reduced dim, the index argmax returns (torch.max(x, dim))
+_EXTREME_ATTRS = {**_RED_ATTRS, "ties": "opt_str"}
+for _name, _kind, _kernel, _attrs in (("sum", "sum", _sum, _RED_ATTRS),
+                                      ("mean", "mean", _mean, _RED_ATTRS),
+                                      ("max", "extreme", _max, _EXTREME_ATTRS),
+                                      ("min", "extreme", _min, _EXTREME_ATTRS)):
+    define(OpDef(_name, "reduction", _reduce_rule(_name, _kind), _kernel, 1, dict(_attrs)))
 for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
     define(OpDef(_name, "reduction", _arg_rule(_name), _arg(_fn), 1,
                  {"dim": "opt_int", "keepdim": "bool"}))
@@ -130,8 +145,15 @@ def _spread(b, g, x, dims, keepdim, scale=None):
     return ad.broadcast(b, g, b.shape(x))
 
 
-def _extreme_mask(b, x, z, dims, keepdim):
-    """Where x attains the extreme, divided by how many times (ties share)."""
+def _extreme_mask(b, x, z, dims, keepdim, ties, arg):
+    """Where the derivative goes: every element attaining the extreme, divided
+    by how many there are; with ties = "first", the one element ``arg``
+    (argmax/argmin) picks."""
+    if ties == "first" and dims:
+        (dim,) = dims
+        index = b.op(arg, x, dim=dim, keepdim=True)
+        count = b.iota(shape=b.shape(x), dim=dim, dtype=b.dtype(index))
+        return b.convert(b.eq(count, index), dtype=b.dtype(x))
     hit = b.convert(b.eq(x, ad.keep_dims(b, z, b.shape(x), dims, keepdim)), dtype=b.dtype(x))
     return b.div(hit, b.sum(hit, dims=tuple(dims), keepdim=True))
 
@@ -146,15 +168,17 @@ def _mean_vjp(b, cts, inputs, outputs, dims, keepdim):
     return [_spread(b, cts[0], x, dims, keepdim, b.scalar(1.0 / max(n, 1), like=x))]
 
 
-def _extreme_vjp(b, cts, inputs, outputs, dims, keepdim):
-    (g,), (x,), (z,) = cts, inputs, outputs
-    return [b.mul(_spread(b, g, x, dims, keepdim), _extreme_mask(b, x, z, dims, keepdim))]
+def _extreme_rules(arg: str):
+    def vjp(b, cts, inputs, outputs, dims, keepdim, ties=None):
+        (g,), (x,), (z,) = cts, inputs, outputs
+        mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
+        return [b.mul(_spread(b, g, x, dims, keepdim), mask)]
 
-
-def _extreme_jvp(b, tangents, inputs, outputs, dims, keepdim):
-    (t,), (x,), (z,) = tangents, inputs, outputs
-    return [b.sum(b.mul(t, _extreme_mask(b, x, z, dims, keepdim)), dims=tuple(dims),
-                  keepdim=keepdim)]
+    def jvp(b, tangents, inputs, outputs, dims, keepdim, ties=None):
+        (t,), (x,), (z,) = tangents, inputs, outputs
+        mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
+        return [b.sum(b.mul(t, mask), dims=tuple(dims), keepdim=keepdim)]
+    return vjp, jvp
 
 
 def _linear_jvp(name):
@@ -167,7 +191,8 @@ ad.defvjp("sum", _sum_vjp)
 ad.defjvp("sum", _linear_jvp("sum"))
 ad.defvjp("mean", _mean_vjp)
 ad.defjvp("mean", _linear_jvp("mean"))
-for _name in ("max", "min"):
-    ad.defvjp(_name, _extreme_vjp)
-    ad.defjvp(_name, _extreme_jvp)
+for _name, _arg_name in (("max", "argmax"), ("min", "argmin")):
+    _vjp, _jvp = _extreme_rules(_arg_name)
+    ad.defvjp(_name, _vjp)
+    ad.defjvp(_name, _jvp)
 ad.nondiff("argmax", "argmin")

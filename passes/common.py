@@ -257,7 +257,7 @@ def attr(op: PyflameOp, name: str) -> Any:
     """One attribute of a pyflame op as its Python value (``py_attrs`` decodes all)."""
     kind = op.OPDEF.attrs[name]
     a = op.attributes.get(name)
-    if a is None and kind == "opt_int":
+    if a is None and kind.startswith("opt_"):
         return None
     return attr_from_ir(kind, name, a)  # type: ignore[arg-type]
 

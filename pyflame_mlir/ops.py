@@ -289,11 +289,13 @@ def _extreme(name: str, arg_name: str, elementwise):
         if _is_tensor(dim) or isinstance(dim, float):
             return elementwise(x, dim)  # torch.max(a, b)
         t = as_tensor_arg(x)
-        values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
-        if isinstance(dim, int | np.integer):  # torch returns (values, indices)
+        if isinstance(dim, int | np.integer):  # torch returns (values, indices), and
+            # the derivative of values goes to the index returned
+            values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim,
+                                       "ties": "first"})
             src = _cast(t, int32) if t.dtype is bool_ else t  # (argmax refuses bool)
             return ValuesIndices(values, _arg(arg_name, src, int(dim), keepdim))
-        return values
+        return record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
     fn.__name__ = name
     fn.__doc__ = (f"{name} over dims; with an int ``dim`` returns (values, indices) like "
                   f"PyTorch; with a tensor second argument it is elementwise.")

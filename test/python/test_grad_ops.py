@@ -871,18 +871,15 @@ KINKS: dict[str, tuple[Callable, Callable]] = {
         lambda x: pf.pow(pf.zeros(3, 4, dtype=pf.float64), x),
         lambda x: torch.pow(torch.zeros(3, 4, dtype=torch.float64), x)),
     "pow_exponent_0": (lambda x: x ** (x * 0.0), lambda x: x ** (x * 0.0)),
-    # PyTorch sends the whole gradient of max(dim) to the index it returns;
-    # pyflame's max reduction splits ties evenly (as amax does)
+    # max(dim) sends the whole gradient to the index it returns; amax splits
     "max_dim_ties": (lambda x: pf.max(x, 1).values, lambda x: torch.max(x, 1).values),
+    "min_dim_ties": (lambda x: pf.min(x, -2, keepdim=True).values,
+                     lambda x: torch.min(x, -2, keepdim=True).values),
     "clamp_at_bounds": (lambda x: pf.clamp(x, 0.0, 2.0), lambda x: torch.clamp(x, 0.0, 2.0)),
 }
-KNOWN_DIFFERENCES = {"max_dim_ties"}
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="tie convention differs "
-                                            "from PyTorch (see the comment in KINKS)"))
-    if n in KNOWN_DIFFERENCES else n for n in KINKS])
+@pytest.mark.parametrize("name", list(KINKS))
 def test_kink_conventions_match_torch(name: str) -> None:
     pf_fn, torch_fn = KINKS[name]
     c = np.random.default_rng(0).uniform(0.5, 1.5, np.shape(torch_fn(to_torch(_TIES))))

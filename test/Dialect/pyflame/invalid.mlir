@@ -145,6 +145,22 @@ func.func @max_empty(%a: tensor<0x3xf32>) {
 
 // -----
 
+func.func @ties_value(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{ties must be "first" (or absent), got 'last'}}
+  %0 = pyflame.max %a {dims = array<i64: 0>, keepdim = false, ties = "last"} : (tensor<4x3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @ties_two_dims(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{ties = "first" picks one element along one dimension, got dims [0, 1]}}
+  %0 = pyflame.min %a {dims = array<i64: 0, 1>, keepdim = false, ties = "first"} : (tensor<4x3xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
 func.func @argmax_dim(%a: tensor<4x4xf32>) {
   // expected-error @+1 {{dimension 5 is out of range for a tensor of rank 2}}
   %0 = pyflame.argmax %a {dim = 5, keepdim = false} : (tensor<4x4xf32>) -> tensor<4xi64>

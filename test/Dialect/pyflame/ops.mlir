@@ -90,8 +90,8 @@ func.func @reductions(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>) -> (tensor<4xf32
   %1 = pyflame.mean %x {dims = array<i64: 0>, keepdim = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
   // CHECK: pyflame.max %{{.*}} {dims = array<i64: 0, 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<f32>
   %2 = pyflame.max %x {dims = array<i64: 0, 1>, keepdim = false} : (tensor<4x8xf32>) -> tensor<f32>
-  // CHECK: pyflame.min
-  %3 = pyflame.min %x {dims = array<i64: 0>, keepdim = false} : (tensor<4x8xf32>) -> tensor<8xf32>
+  // CHECK: pyflame.min %{{.*}} {dims = array<i64: 0>, keepdim = false, ties = "first"} : (tensor<4x8xf32>) -> tensor<8xf32>
+  %3 = pyflame.min %x {dims = array<i64: 0>, keepdim = false, ties = "first"} : (tensor<4x8xf32>) -> tensor<8xf32>
   // CHECK: pyflame.argmax %{{.*}} {dim = 1 : i64, keepdim = false} : (tensor<4x8xf32>) -> tensor<4xi64>
   %4 = pyflame.argmax %x {dim = 1, keepdim = false} : (tensor<4x8xf32>) -> tensor<4xi64>
   // CHECK: pyflame.argmin %{{.*}} {keepdim = true} : (tensor<4x8xf32>) -> tensor<1x1xi64>

@@ -89,3 +89,23 @@ func.func @main(%x: tensor<2x5xf32>, %g: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK-NEXT:    %[[ZS:.*]] = pyflame.mul %[[Z]], %[[S]]
 // CHECK-NEXT:    %[[DX:.*]] = pyflame.sub %[[GZ]], %[[ZS]]
 // CHECK-NEXT:    func.return %[[DX]]
+
+// -----
+
+// max over one dim with ties = "first" (torch.max(x, dim)): the whole
+// cotangent goes to the element argmax picks; without it, ties share it
+func.func private @max_first(%x: tensor<3x4xf32>) -> tensor<3xf32> {
+  %0 = pyflame.max %x {dims = array<i64: 1>, keepdim = false, ties = "first"} : (tensor<3x4xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+func.func @main(%x: tensor<3x4xf32>, %c: tensor<3xf32>) -> tensor<3x4xf32> {
+  %y, %g = pyflame.vjp @max_first(%x) cotangents(%c) {wrt = array<i64: 0>} : (tensor<3x4xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3x4xf32>)
+  func.return %g : tensor<3x4xf32>
+}
+// CHECK-LABEL: func.func @main(%x: tensor<3x4xf32>, %c: tensor<3xf32>)
+// CHECK-DAG:     %[[I:.*]] = pyflame.argmax %x {dim = 1 : i64, keepdim = true} : (tensor<3x4xf32>) -> tensor<3x1xi64>
+// CHECK-DAG:     %[[N:.*]] = pyflame.iota {shape = array<i64: 3, 4>, dim = 1 : i64, dtype = i64}
+// CHECK:         %[[H:.*]] = pyflame.eq %[[N]], %[[I]] : (tensor<3x4xi64>, tensor<3x1xi64>) -> tensor<3x4xi1>
+// CHECK:         %[[M:.*]] = pyflame.convert %[[H]] {dtype = f32}
+// CHECK-NOT:     pyflame.div
+// CHECK:         pyflame.mul %{{.*}}, %[[M]]
