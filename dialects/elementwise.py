@@ -115,7 +115,7 @@ _ZEROS: dict[np.dtype, np.ndarray] = {}
 
 
 def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    # numpy's maximum against a scalar takes a slow strided loop (4x slower on
+    # numpy's maximum against a scalar takes a slow strided loop (2.5-4x slower on
     # this machine than against an array); compare block by block against a
     # shared read-only block of zeros instead. Same values: NaN stays NaN.
     if x.size < 1024 or x.dtype.kind != "f" or not x.flags.c_contiguous \
