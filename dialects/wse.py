@@ -934,11 +934,9 @@ class ReshapeOp(_LocalUnaryOp):
         return self._run(infer_reshape, s, lay, _ttype(self.result, "the result").dims)
 
 
-@irdl_op_definition
-class MatmulOp(_WseOp):
-    """Local matmul of tiles over the valid K extent (see ``infer_matmul``)."""
+class _TileProductOp(_WseOp):
+    """A product of two tiled operands, checked by a rule shared with the lowering."""
 
-    name = "wse.matmul"
     lhs = operand_def(TensorTypeAttr)
     rhs = operand_def(TensorTypeAttr)
     result = result_def(TensorTypeAttr)
@@ -948,27 +946,32 @@ class MatmulOp(_WseOp):
         super().__init__(operands=[a, b], result_types=[t])
 
     def verify_(self) -> None:
-        self._check(self._run(infer_matmul, _spec(self.lhs, "A"), _spec(self.rhs, "B")))
+        self._check(self._verify_rule(_spec(self.lhs, "A"), _spec(self.rhs, "B")))
+
+    def _verify_rule(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
 
 
 @irdl_op_definition
-class SummaOp(_WseOp):
+class MatmulOp(_TileProductOp):
+    """Local matmul of tiles over the valid K extent (see ``infer_matmul``)."""
+
+    name = "wse.matmul"
+
+    def _verify_rule(self, a: Any, b: Any) -> Any:
+        return self._run(infer_matmul, a, b)
+
+
+@irdl_op_definition
+class SummaOp(_TileProductOp):
     """Distributed GEMM (SUMMA): for each K panel, A's panel is broadcast along
     the rows and B's along the columns from whichever PE holds it, and every PE
     accumulates its C tile. Needs a square grid (A's and B's K blocks match)."""
 
     name = "wse.summa"
-    lhs = operand_def(TensorTypeAttr)
-    rhs = operand_def(TensorTypeAttr)
-    result = result_def(TensorTypeAttr)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, a: SSAValue, b: SSAValue, t: TensorTypeAttr):
-        super().__init__(operands=[a, b], result_types=[t])
-
-    def verify_(self) -> None:
-        self._check(self._run(infer_summa, _spec(self.lhs, "A"), _spec(self.rhs, "B"),
-                              self.grid()))
+    def _verify_rule(self, a: Any, b: Any) -> Any:
+        return self._run(infer_summa, a, b, self.grid())
 
 
 WSE = Dialect(
