@@ -1203,43 +1203,46 @@ class _MapGen:
     def _dsd_loop(self) -> None:
         e = self.e
         r0, r1 = self.r0, self.r1
-        has_col = "col" in self.kinds
-        has_row = "row" in self.kinds
-        # loop over rows (vectors of r1) unless only columns broadcast and rows are more
-        by_rows = has_col or not (has_row and r0 > r1)
-        if by_rows:
-            base_dst = e.dsd(self.dst, r1)
-            bases = [e.dsd(v, r1) if k in ("full", "row") else None
-                     for k, v in zip(self.kinds, self.vals)]
-            with e.loop(0, r0) as (i, b):
-                off = b.imul(i, r1)
-                srcs = []
-                for idx, (k, v) in enumerate(zip(self.kinds, self.vals)):
-                    if k == "full":
-                        srcs.append(b.shift_dsd(bases[idx], off))
-                    elif k == "row":
-                        srcs.append(bases[idx])
-                    elif k == "col":
-                        srcs.append(b.load(v, i))
-                    else:
-                        srcs.append(self._scalar_of(b, idx))
-                self._fix_scalars(b, b.shift_dsd(base_dst, off), srcs)
+        has_col, has_row = "col" in self.kinds, "row" in self.kinds
+        # loop over rows (vectors of r1) unless only columns broadcast and rows are more;
+        # a broadcast vector along the loop's vectors is one DSD, across them one
+        # element per iteration
+        if has_col or not (has_row and r0 > r1):
+            count, along, across = r0, "row", "col"
+
+            def full(v: SSAValue) -> SSAValue:
+                return e.dsd(v, r1)
+            vector = full
+
+            def offset(b: Emit, i: SSAValue) -> SSAValue:
+                return b.imul(i, r1)
         else:
-            base_dst = e.dsd(self.dst, r0, 0, r1)
-            bases = [e.dsd(v, r0, 0, r1) if k == "full" else e.dsd(v, r0) if k == "col"
-                     else None for k, v in zip(self.kinds, self.vals)]
-            with e.loop(0, r1) as (j, b):
-                srcs = []
-                for idx, (k, v) in enumerate(zip(self.kinds, self.vals)):
-                    if k == "full":
-                        srcs.append(b.shift_dsd(bases[idx], j))
-                    elif k == "col":
-                        srcs.append(bases[idx])
-                    elif k == "row":
-                        srcs.append(b.load(v, j))
-                    else:
-                        srcs.append(self._scalar_of(b, idx))
-                self._fix_scalars(b, b.shift_dsd(base_dst, j), srcs)
+            count, along, across = r1, "col", "row"
+
+            def full(v: SSAValue) -> SSAValue:
+                return e.dsd(v, r0, 0, r1)
+
+            def vector(v: SSAValue) -> SSAValue:
+                return e.dsd(v, r0)
+
+            def offset(b: Emit, i: SSAValue) -> SSAValue:
+                return i
+        base_dst = full(self.dst)
+        bases = [full(v) if k == "full" else vector(v) if k == along else None
+                 for k, v in zip(self.kinds, self.vals)]
+        with e.loop(0, count) as (i, b):
+            off = offset(b, i)
+            srcs = []
+            for idx, (k, v) in enumerate(zip(self.kinds, self.vals)):
+                if k == "full":
+                    srcs.append(b.shift_dsd(bases[idx], off))
+                elif k == along:
+                    srcs.append(bases[idx])
+                elif k == across:
+                    srcs.append(b.load(v, i))
+                else:
+                    srcs.append(self._scalar_of(b, idx))
+            self._fix_scalars(b, b.shift_dsd(base_dst, off), srcs)
 
     def _fix_scalars(self, e: Emit, dst: SSAValue, srcs: list[SSAValue]) -> None:
         """All-scalar operands in a row: compute the scalar, then fill the row."""
