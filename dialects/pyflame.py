@@ -199,12 +199,17 @@ class PyflameOp(IRDLOperation):
         return cls.create(operands=values, result_types=results, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
-        if self.operands:
-            printer.print_string(" ")
-            printer.print_list(self.operands, printer.print_operand)
-        _print_attributes(printer, self.attributes)
-        printer.print_string(" : ")
-        printer.print_function_type(self.operand_types, self.result_types)
+        _print_operands_attrs_type(printer, self)
+
+
+def _print_operands_attrs_type(printer: Printer, op: IRDLOperation) -> None:
+    """`` %a, %b {attrs} : (types) -> types``, what ``parse_operands_attrs_type`` reads."""
+    if op.operands:
+        printer.print_string(" ")
+        printer.print_list(op.operands, printer.print_operand)
+    _print_attributes(printer, op.attributes)
+    printer.print_string(" : ")
+    printer.print_function_type(op.operand_types, op.result_types)
 
 
 def _print_attributes(printer: Printer, attrs: dict[str, Attribute]) -> None:
@@ -512,12 +517,7 @@ class FusedOp(IRDLOperation):
                           regions=[region])
 
     def print(self, printer: Printer) -> None:
-        if self.operands:
-            printer.print_string(" ")
-            printer.print_list(self.operands, printer.print_operand)
-        _print_attributes(printer, self.attributes)
-        printer.print_string(" : ")
-        printer.print_function_type(self.operand_types, self.result_types)
+        _print_operands_attrs_type(printer, self)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=True)
 

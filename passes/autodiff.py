@@ -68,10 +68,16 @@ def _is_float(v: SSAValue) -> bool:
     return spec_of_type(v.type, "value")[1].is_floating_point
 
 
-def _rule_name(op: Operation) -> str:
+def _rule(table: dict[str, Any], op: Operation, kind: str) -> Any:
+    """The op's rule from ``table``; None for an op with no derivative to
+    propagate (argmax, comparisons); an error for any other op without one."""
     if not isinstance(op, PyflameOp):
         raise AutodiffError(f"cannot differentiate through op {op.name}")
-    return op.OPDEF.name
+    name = op.OPDEF.name
+    rule = table.get(name)
+    if rule is None and name not in ad_rules.NONDIFF:
+        raise AutodiffError(f"pyflame.{name} is not differentiable (no {kind} rule)")
+    return rule
 
 
 def reverse_mode(b: IRBuilder, ops: Sequence[Operation], wrt: Sequence[SSAValue],
@@ -93,12 +99,9 @@ def reverse_mode(b: IRBuilder, ops: Sequence[Operation], wrt: Sequence[SSAValue]
         cts = [ct.get(r) for r in op.results]
         if all(c is None for c in cts) or not any(v in active for v in op.operands):
             continue
-        name = _rule_name(op)
-        rule = ad_rules.VJP.get(name)
+        rule = _rule(ad_rules.VJP, op, "VJP")
         if rule is None:
-            if name in ad_rules.NONDIFF:
-                continue
-            raise AutodiffError(f"pyflame.{name} is not differentiable (no VJP rule)")
+            continue
         in_cts = rule(b, cts, list(op.operands), list(op.results), **op.py_attrs())
         for v, c in zip(op.operands, in_cts):
             if c is not None and v in active:
@@ -114,12 +117,9 @@ def forward_mode(b: IRBuilder, ops: Sequence[Operation], wrt: Sequence[SSAValue]
         ts = [tan.get(v) for v in op.operands]
         if all(t is None for t in ts):
             continue
-        name = _rule_name(op)
-        rule = ad_rules.JVP.get(name)
+        rule = _rule(ad_rules.JVP, op, "JVP")
         if rule is None:
-            if name in ad_rules.NONDIFF:
-                continue
-            raise AutodiffError(f"pyflame.{name} is not differentiable (no JVP rule)")
+            continue
         outs = rule(b, ts, list(op.operands), list(op.results), **op.py_attrs())
         for r, t in zip(op.results, outs):
             if t is not None and _is_float(r):
