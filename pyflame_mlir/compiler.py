@@ -31,7 +31,7 @@ class Backend:
     lower: Callable[[ModuleOp], Any]  # module -> executable with .run and .nbytes
     available: Callable[[], str | None] = lambda: None  # None, or why it is unavailable
     # what executables depend on besides the graph (device, options): in the cache key
-    token: Callable[[], Any] = lambda: None
+    token: Callable[[], Any] | None = None
 
 
 def _reference_lower(module: ModuleOp) -> Any:

@@ -412,14 +412,25 @@ class CompileCache:
 CACHE = CompileCache()
 
 
-def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
-    """(backend, pipeline, the backend's own settings): part of every cache key."""
-    from .compiler import BACKENDS, pipeline_spec
+_CONFIG_KEYS: dict[tuple, tuple] = {}
 
+
+def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
+    """(backend, pipeline, the backend's own settings): part of every cache key.
+    Memoized on the settings it reads (it runs at every evaluation); only a
+    backend's own token is asked each time."""
     name = backend or CONFIG.backend
     opt = CONFIG.optimize if optimize is None else optimize
-    b = BACKENDS.get(name)
-    return (name, pipeline_spec(name) if opt else "", b.token() if b is not None else None)
+    memo_key = (name, CONFIG.pipeline, opt)
+    hit = _CONFIG_KEYS.get(memo_key)
+    if hit is None:
+        from .compiler import BACKENDS, pipeline_spec
+
+        b = BACKENDS.get(name)
+        hit = _CONFIG_KEYS[memo_key] = (name, pipeline_spec(name) if opt else "",
+                                        b.token if b is not None else None)
+    name, spec, token = hit
+    return (name, spec, token() if token is not None else None)
 
 
 # ---- evaluation ----
