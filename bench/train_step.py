@@ -1,8 +1,18 @@
 """Training-step throughput: batch 64, MLP 784 -> 256 -> 10 with ReLU,
 softmax cross-entropy and SGD; pyflame (reference backend) beside torch eager
-and jax.jit (if jax is installed: a benchmark-only extra), in one run.
+and jax.jit (if jax is installed: the ``bench`` extra), in one run.
 Also the first step's compile time (pyflame: IR build, autodiff, passes,
-lowering; jax: tracing + XLA)."""
+lowering; jax: tracing + XLA).
+
+Where the machine's environment pins OpenBLAS's kernels
+(``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``: a workaround some machines
+here carry for old OpenBLAS builds), the run is made twice: with the
+environment as given, and with both unset for the child processes, so that
+numpy's current OpenBLAS picks its kernels for this CPU itself. Each table
+names the kernels numpy ran (threadpoolctl, from the ``bench`` extra). torch
+(MKL) and jax (XLA) do not read these variables. Every implementation's loss
+after two steps from the same start must agree, or the run fails.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +39,7 @@ def timed(step, n: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def pyflame_bench() -> tuple[Callable[[], None], float]:
+def pyflame_bench() -> tuple[Callable[[], object], float, float]:
     params = [pf.tensor(p, requires_grad=True) for p in INIT]
     x, y = pf.tensor(X), pf.tensor(Y)
 
@@ -43,16 +53,17 @@ def pyflame_bench() -> tuple[Callable[[], None], float]:
             params = [p - LR * p.grad for p in params]
         pf.eval(loss, *params)
         params = [p.requires_grad_() for p in params]
+        return loss
 
     pf.clear_cache()
     t0 = time.perf_counter()
     step()
     first = time.perf_counter() - t0
-    step()  # warm
-    return step, first
+    loss = step()  # warm
+    return step, first, loss.item()
 
 
-def torch_bench() -> Callable[[], None] | None:
+def torch_bench() -> tuple[Callable[[], object], float, float] | None:
     try:
         import torch
     except ImportError:
@@ -60,7 +71,7 @@ def torch_bench() -> Callable[[], None] | None:
     params = [torch.tensor(p, requires_grad=True) for p in INIT]
     x, y = torch.tensor(X), torch.tensor(Y)
 
-    def step() -> None:
+    def step() -> float:
         w1, b1, w2, b2 = params
         loss = -(torch.log_softmax(torch.relu(x @ w1 + b1) @ w2 + b2, 1) * y).sum(1).mean()
         loss.backward()
@@ -68,13 +79,13 @@ def torch_bench() -> Callable[[], None] | None:
             for p in params:
                 p -= LR * p.grad
                 p.grad = None
-        loss.item()
+        return loss.item()
 
     step()
-    return step
+    return step, 0.0, step()
 
 
-def jax_bench() -> tuple[Callable[[], None], float] | None:
+def jax_bench() -> tuple[Callable[[], object], float, float] | None:
     try:
         import jax
         import jax.numpy as jnp
@@ -98,78 +109,106 @@ def jax_bench() -> tuple[Callable[[], None], float] | None:
     loss.block_until_ready()
     first = time.perf_counter() - t0
 
-    def step() -> None:
+    def step() -> object:
         nonlocal params
         loss, params = update(params, x, y)
-        loss.block_until_ready()
+        return loss.block_until_ready()
 
-    return step, first
+    return step, first, float(step())
 
 
-def _rate_in_subprocess(impl: str, n: int) -> tuple[float, float] | None:
-    """(steps/s of the best of 3 rounds, first-step seconds) measured in a fresh
-    process, so no library's thread pool runs beside another's."""
+def _blas_kernels() -> str:
+    """The BLAS numpy runs, and the kernels it chose (threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (threadpoolctl is not installed)"
+    return ", ".join(f"{i['internal_api']} {i.get('architecture') or ''}".strip()
+                     for i in threadpool_info() if i.get("user_api") == "blas") or "none"
+
+
+_PINNING = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def _run_child(impl: str, n: int, env: dict[str, str]) -> dict | None:
+    """One implementation measured in a fresh process, so no library's thread
+    pool runs beside another's; None if it is not installed."""
     import json
     import subprocess
     import sys
 
     out = subprocess.run([sys.executable, __file__, "--child", impl, str(n)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if out.returncode != 0:
         if "ImportError" in out.stderr or "ModuleNotFoundError" in out.stderr:
             return None
         raise RuntimeError(f"{impl} benchmark failed:\n{out.stderr}")
-    return tuple(json.loads(out.stdout))  # type: ignore[return-value]
+    return json.loads(out.stdout)
 
 
 def _child(impl: str, n: int) -> None:
     import json
 
-    first = 0.0
-    if impl == "pyflame":
-        step, first = pyflame_bench()
-    elif impl == "torch":
-        step = torch_bench()
-        if step is None:
-            raise ImportError("torch")
-    else:
-        res = jax_bench()
-        if res is None:
-            raise ImportError("jax")
-        step, first = res
-    print(json.dumps([max(timed(step, n) for _ in range(3)), first]))
+    bench = {"pyflame": pyflame_bench, "torch": torch_bench, "jax": jax_bench}[impl]
+    res = bench()
+    if res is None:
+        raise ImportError(impl)
+    step, first, loss = res
+    print(json.dumps({"sps": max(timed(step, n) for _ in range(3)), "first": first,
+                      "loss": loss, "blas": _blas_kernels()}))
+
+
+def measure(env: dict[str, str], n: int, rounds: int) -> tuple[dict[str, dict], str]:
+    """Each implementation in its own process, alternating for ``rounds``
+    rounds; the best round of each counts. Fails if the losses disagree."""
+    best: dict[str, dict] = {}
+    for _ in range(rounds):
+        for impl in ("pyflame", "torch", "jax"):
+            r = _run_child(impl, n, env)
+            if r is None:
+                continue
+            b = best.setdefault(impl, r)
+            b["sps"], b["first"] = max(b["sps"], r["sps"]), min(b["first"], r["first"])
+    ref = best["pyflame"]["loss"]
+    for impl, r in best.items():
+        if abs(r["loss"] - ref) > 1e-4 * abs(ref):
+            raise RuntimeError(f"{impl}'s loss after two steps is {r['loss']}, pyflame's "
+                               f"{ref}: the implementations do not compute the same step")
+    return best, best["pyflame"]["blas"]
+
+
+def table(best: dict[str, dict]) -> list[str]:
+    torch_sps = best["torch"]["sps"] if "torch" in best else None
+    lines = ["| implementation | steps/s | ratio to torch eager | first step (compile) |",
+             "| --- | ---: | ---: | ---: |"]
+    for impl, name in (("pyflame", "pyflame (reference backend)"), ("torch", "torch eager"),
+                       ("jax", "jax.jit")):
+        r = best.get(impl)
+        if r is None:
+            lines.append(f"| {name} | not installed | — | — |")
+            continue
+        ratio = f"{r['sps'] / torch_sps:.2f}" if torch_sps else "—"
+        first = f"{r['first'] * 1e3:.0f} ms" if impl != "torch" else "—"
+        lines.append(f"| {name} | {r['sps']:.0f} | {ratio} | {first} |")
+    return lines
 
 
 def main(n: int = 100, rounds: int = 5) -> None:
-    """Each implementation in its own process, alternating for ``rounds``
-    rounds; the best round of each counts."""
-    best: dict[str, float] = {}
-    firsts: dict[str, float] = {}
-    for _ in range(rounds):
-        for impl in ("pyflame", "torch", "jax"):
-            r = _rate_in_subprocess(impl, n)
-            if r is not None:
-                best[impl] = max(best.get(impl, 0.0), r[0])
-                firsts[impl] = min(firsts.get(impl, float("inf")), r[1])
-    ours, torch_sps = best["pyflame"], best.get("torch")
-    first = firsts["pyflame"]
-    jax_res = (best["jax"], firsts["jax"]) if "jax" in best else None
+    import os
+
+    env = dict(os.environ)
+    configs = [("the environment as given", env)]
+    pinned = {k: env[k] for k in _PINNING if k in env}
+    if pinned:
+        configs.append((f"{' and '.join(pinned)} unset (OpenBLAS picks its kernels)",
+                        {k: v for k, v in env.items() if k not in pinned}))
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, "
           f"numpy {np.__version__}, date {time.strftime('%Y-%m-%d')}; "
           f"each in its own process, best of {rounds} alternating rounds of 3x{n} steps")
-    print()
-    print("| implementation | steps/s | ratio to torch eager | first step (compile) |")
-    print("| --- | ---: | ---: | ---: |")
-    rows = [("pyflame (reference backend)", ours, f"{first * 1e3:.0f} ms")]
-    rows.append(("torch eager", torch_sps, "—"))
-    rows.append(("jax.jit", jax_res[0] if jax_res else None,
-                 f"{jax_res[1] * 1e3:.0f} ms" if jax_res else "—"))
-    for name, sps, fs in rows:
-        if sps is None:
-            print(f"| {name} | not installed | — | — |")
-            continue
-        ratio = f"{sps / torch_sps:.2f}" if torch_sps else "—"
-        print(f"| {name} | {sps:.0f} | {ratio} | {fs} |")
+    for name, cenv in configs:
+        best, blas = measure(cenv, n, rounds)
+        print(f"\n{name}: numpy runs {blas}\n")
+        print("\n".join(table(best)))
 
 
 if __name__ == "__main__":
@@ -178,4 +217,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], int(sys.argv[3]))
     else:
-        main()
+        main(rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 5)
