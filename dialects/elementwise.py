@@ -127,7 +127,10 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         zeros.flags.writeable = False
     if out is None:
         out = np.empty_like(x)
-    flat, flat_out, n = x.reshape(-1), out.reshape(-1), x.size
+    n = x.size
+    if n <= _ZERO_BLOCK:  # one call against a view of the block
+        return np.maximum(x, zeros[:n].reshape(x.shape), out=out)
+    flat, flat_out = x.reshape(-1), out.reshape(-1)
     for i in range(0, n, _ZERO_BLOCK):
         j = min(i + _ZERO_BLOCK, n)
         np.maximum(flat[i:j], zeros[:j - i], out=flat_out[i:j])

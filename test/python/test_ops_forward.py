@@ -114,6 +114,31 @@ def test_unary_special_values(name, npdt):
         assert np.array_equal(np.signbit(got[num]), np.signbit(exp[num])), name
 
 
+
+@pytest.mark.parametrize("n", [1024, 64 * 256, 1 << 16, (1 << 16) + 3, 3 * (1 << 16) + 7])
+def test_relu_block_paths_special_values(n):
+    """relu compares against a shared block of zeros: a single view of it up to
+    the block size, block by block beyond. Equal to torch (NaN stays NaN) and
+    bit-identical to numpy's ``maximum`` with a scalar 0 (which makes relu(-0.0)
+    +0.0, where torch keeps -0.0), also into ``out=``."""
+    from pyflame_mlir.dialects.elementwise import _relu
+
+    a = rng().standard_normal(n).astype(np.float32)
+    a[:: 97] = np.nan
+    a[1:: 89] = -0.0
+    a[2:: 83] = np.inf
+    a[3:: 79] = -np.inf
+    a = a.reshape(-1, 1) if n % 2 else a.reshape(2, -1)
+    want = torch.relu(torch.from_numpy(a)).numpy()
+    got = pf.relu(pf.from_numpy(a)).numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    bits = np.maximum(a, np.float32(0)).view(np.uint32)
+    assert np.array_equal(got.view(np.uint32), bits)
+    out = np.full_like(a, 7.0)
+    assert _relu(a, out=out) is out
+    assert np.array_equal(out.view(np.uint32), bits)
+
+
 def test_binary_special_values():
     nan, inf = np.nan, np.inf
     a = np.array([nan, 1.0, -2.0, 0.0, -0.0, inf, -inf, 0.0, -8.0], np.float32)
