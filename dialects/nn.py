@@ -4,6 +4,7 @@ overflow, and an all ``-inf`` slice gives ``-inf`` like PyTorch."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,35 +38,56 @@ def _wide(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.itemsize < 4 else x
 
 
-def _safe_max(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
-    if not x.size:
-        return np.zeros(())
-    if axis in (1, -1) and x.ndim == 2 and x.shape[1] <= 32 < x.shape[0]:
-        # short rows (class logits): reducing the transposed copy down its
-        # columns runs numpy's vector loop instead of one call per row
-        m = np.maximum.reduce(np.ascontiguousarray(x.T), axis=0).reshape(-1, 1)
-    else:
-        m = np.maximum.reduce(x, axis=axis, keepdims=True)
-    return np.where(np.isfinite(m), m, 0)  # an all -inf (or inf) slice shifts by 0
+def _short_rows(x: np.ndarray, axis: tuple[int, ...] | int) -> bool:
+    """Along short rows of a tall matrix (class logits): numpy then runs one
+    short loop per row; down the columns of the transposed copy it runs one
+    vector loop per pass."""
+    return axis in (1, -1, (1,), (-1,)) and x.ndim == 2 and x.shape[1] <= 32 < x.shape[0]
+
+
+def _shift(m: np.ndarray, of_softmax: bool) -> np.ndarray:
+    """What each slice is shifted by: its max, except that an all -inf slice
+    shifts by 0, and for logsumexp so does a slice holding +inf (PyTorch gives
+    +inf there, where softmax and log_softmax give NaN). One sum tells whether
+    any max is not finite."""
+    if math.isfinite(np.add.reduce(m, axis=None)):
+        return m
+    return np.where(m == -np.inf, 0, m) if of_softmax else np.where(np.isfinite(m), m, 0)
+
+
+def _max_of(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
+    if _short_rows(x, axis):
+        return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0).reshape(-1, 1)
+    return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
-    e = np.exp(w - _safe_max(w, dim))
+    if not w.size:
+        return w.astype(x.dtype)
+    e = np.exp(w - _shift(_max_of(w, dim), True))
     e /= np.add.reduce(e, axis=dim, keepdims=True)
     return e.astype(x.dtype, copy=False)
 
 
 def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
-    shifted = w - _safe_max(w, dim)
+    if not w.size:
+        return w.astype(x.dtype)
+    if _short_rows(w, dim):
+        t = w.T.copy()  # classes down the columns: every pass is one vector loop
+        t -= _shift(np.maximum.reduce(t, axis=0), True)
+        lse = np.add.reduce(np.exp(t), axis=0)
+        t -= np.log(lse, out=lse)
+        return np.ascontiguousarray(t.T).astype(x.dtype, copy=False)
+    shifted = w - _shift(_max_of(w, dim), True)
     shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
     return shifted.astype(x.dtype, copy=False)
 
 
 def _logsumexp(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     w = _wide(x)
-    m = _safe_max(w, dims)
+    m = _shift(_max_of(w, dims), False) if w.size else np.zeros((), w.dtype)
     r = np.log(np.sum(np.exp(w - m), axis=dims, keepdims=True)) + m
     if not keepdim:
         r = np.squeeze(r, axis=dims)

@@ -401,6 +401,33 @@ def test_softmax_family_stability(dt):
     assert_close(s, np.ones(5))
 
 
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=lambda d: d.name)
+def test_softmax_family_short_rows(dt):
+    """Tall matrices of short rows (class logits) take the transposed-copy
+    path: the same answers, special rows included (overflowing, all -inf,
+    +inf, NaN), and the input is left untouched."""
+    a = random_array(rng(), (40, 10), dt).astype(np.float64)
+    a[0] = 1000.0
+    a[1, ::2] = -1000.0
+    a[2] = -np.inf
+    a[3, 4] = np.inf
+    a[4, 7] = np.nan
+    a[5, :3] = -np.inf
+    a = a.astype(dt.np)
+    before = a.copy()
+    x, t = pf.from_numpy(a), to_torch(a)
+    with np.errstate(all="ignore"):
+        for dim in (1, -1):
+            assert_close(x.log_softmax(dim), torch.log_softmax(t, dim))
+            assert_close(pf.softmax(x, dim), torch.softmax(t, dim))
+            assert_close(x.logsumexp(dim), torch.logsumexp(t, dim))
+        ft = np.asfortranarray(a)  # its transpose is C-contiguous: must still be copied
+        assert_close(pf.from_numpy(ft).log_softmax(1), torch.log_softmax(t, 1))
+    assert np.array_equal(a.view(np.uint8), before.view(np.uint8))
+    assert np.array_equal(np.ascontiguousarray(ft).view(np.uint8), before.view(np.uint8))
+
+
 def test_softmax_of_integers_promotes():
     """Documented extension: torch refuses integer softmax; we promote to float32."""
     x = pf.tensor([[1, 2, 3]])
