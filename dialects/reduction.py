@@ -86,10 +86,12 @@ def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
 def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd" and x.size:  # np.mean's own steps, without its wrapper
         r = np.add.reduce(x, axis=dims, keepdims=keepdim)
-        n = np.intp(x.size // max(r.size, 1))
+        n = x.size // max(r.size, 1)
         if isinstance(r, np.ndarray):
-            return np.true_divide(r, n, out=r, casting="unsafe")
-        return np.asarray(r.dtype.type(r / n))
+            return np.true_divide(r, np.intp(n), out=r, casting="unsafe")
+        # a full reduction gives a numpy scalar: divide as np.mean does (in
+        # float64, rounded once to the dtype), with Python floats
+        return np.asarray(float(r) / n, dtype=x.dtype)
     return np.asarray(np.mean(x, axis=dims, keepdims=keepdim, dtype=_accumulator(x)),
                       dtype=x.dtype)
 

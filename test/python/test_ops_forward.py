@@ -311,6 +311,20 @@ def test_reductions_all_forms(dt):
     assert_close(pf.min(x), torch.min(t))
 
 
+@pytest.mark.parametrize("npdt", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_mean_is_bit_identical_to_numpy(npdt):
+    """mean runs numpy's own steps (sum, then the division in float64 rounded
+    once), so its bits are np.mean's, full reductions included."""
+    r = rng()
+    for n in (1, 3, 64, 1000, 4097):
+        a = (r.standard_normal((n, 3)) * 10.0 ** r.integers(-30, 30)).astype(npdt)
+        x = pf.from_numpy(a)
+        for got, want in [(x.mean(), np.mean(a)), (x[:, 0].mean(), np.mean(a[:, 0])),
+                          (x.mean(0), np.mean(a, 0)), (x.mean(1, keepdim=True),
+                                                       np.mean(a, 1, keepdims=True))]:
+            assert got.numpy().tobytes() == np.asarray(want).tobytes(), n
+
+
 @pytest.mark.parametrize("dt", [pf.float32, pf.float16, pf.int32, pf.bool], ids=lambda d: d.name)
 def test_max_min_with_dim_return_values_and_indices(dt):
     a = np.array([[1, 5, 5, 0], [3, 3, 1, 7], [2, 0, 2, 0]]).astype(dt.np)
