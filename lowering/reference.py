@@ -70,6 +70,18 @@ def find_main(module: ModuleOp) -> func.FuncOp:
     return funcs[0]
 
 
+def constant_array(op: PyflameOp) -> np.ndarray:
+    """A ``pyflame.constant``'s value, made once per plan and read-only (a
+    splat as a broadcast view): kernels never write into their inputs, and a
+    read-only result is copied before it reaches the user."""
+    dv = op.py_attrs()["value"]
+    if dv.array.ndim == 0:
+        return np.broadcast_to(dv.array, dv.shape)
+    a = dv.array.view()
+    a.flags.writeable = False
+    return a
+
+
 def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedProgram:
     """The kernel of a ``pyflame.fused`` op: its body as a chunked program."""
     if len(op.results) != 1:
@@ -81,10 +93,8 @@ def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedP
     constants = []
     for inner in body:
         if isinstance(inner, PyflameOp) and inner.OPDEF.name == "constant":
-            dv = inner.py_attrs()["value"]
             index[inner.results[0]] = len(block.args) + len(constants)
-            constants.append(np.broadcast_to(dv.array, dv.shape) if dv.array.ndim == 0
-                             else dv.array)
+            constants.append(constant_array(inner))
     steps: list[ProgramOp] = []
     first = len(block.args) + len(constants)
     for inner in body:
@@ -131,6 +141,10 @@ def lower(module: ModuleOp, preallocate: bool = True,
             raise LoweringError(f"reference backend: cannot execute op {op.name}")
         for r in op.results:
             slot[r] = len(slot)
+        if op.OPDEF.name == "constant":  # made once, not at every run
+            value = constant_array(op)
+            steps.append(Step(lambda v=value: v, (), (slot[op.results[0]],), {}, "constant"))
+            continue
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
                           op.OPDEF.name, accepts_out=op.OPDEF.ufunc))

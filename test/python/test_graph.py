@@ -186,6 +186,22 @@ def test_results_are_not_clobbered_by_buffer_reuse():
     np.testing.assert_array_equal(r1.numpy(), y1)
 
 
+
+def test_constants_are_made_once_per_plan_and_never_shared_with_results():
+    """A plan makes each constant once (a splat as a read-only view); a
+    constant returned as a result is the user's own writable array, run after
+    run, and the plan's value stays intact."""
+    dense = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for make in (lambda: pf.full([2, 3], 1.5),
+                 lambda: pf.tensor(dense) * 1.0 + pf.full([2, 3], 0.0)):
+        want = make().numpy().copy()
+        for _ in range(3):  # a miss, then hits
+            got = make().numpy()
+            np.testing.assert_array_equal(got, want)
+            assert got.flags.writeable and got.base is None
+            got[...] = -7.0
+
+
 def test_tensor_is_immutable():
     with pytest.raises(TypeError, match="immutable"):
         pf.ones(3)[0] = 1
