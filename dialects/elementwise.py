@@ -398,7 +398,9 @@ _DERIV = {
     "abs": lambda b, x, z: b.sign(x),
     "sign": lambda b, x, z: b.scalar(0, like=x),
     "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
-    "relu": lambda b, x, z: b.convert(b.gt(x, b.scalar(0, like=x)), dtype=b.dtype(x)),
+    # from the output: relu(x) > 0 exactly where x > 0 (NaN in neither), and the
+    # input then has one use, so relu can fuse with what makes it
+    "relu": lambda b, x, z: b.convert(b.gt(z, b.scalar(0, like=z)), dtype=b.dtype(z)),
     "exp": lambda b, x, z: z,
     "log": lambda b, x, z: b.reciprocal(x),
     "sqrt": lambda b, x, z: b.div(b.scalar(0.5, like=z), z),
