@@ -481,6 +481,17 @@ def _elementwise_chain_kernel(name: str) -> Callable[..., np.ndarray]:
     return kernel
 
 
+def chain_program(name: str, input_specs: Sequence[tuple[Shape, np.dtype]],
+                  attrs: dict[str, Any]) -> FusedProgram | None:
+    """The program of the named elementwise chain ``name`` for inputs of these
+    shapes and dtypes, built ahead of time (a plan knows its shapes); None for
+    a chain that is not all elementwise (a matmul epilogue)."""
+    chain = CHAINS[name]
+    if not all(OPS[op].elementwise for op, _, _ in chain):
+        return None
+    return _chain_program(chain, input_specs, attrs)
+
+
 def _chain_program(chain: Sequence[tuple[str, tuple[int, ...], tuple[str, ...]]],
                    input_specs: Sequence[tuple[Shape, np.dtype]], attrs: dict[str, Any]
                    ) -> FusedProgram:
@@ -550,4 +561,4 @@ _define_fused("fused_matmul_gelu",
 NAMED_FUSED = tuple(CHAINS)
 
 __all__ = ["CHAINS", "DEFAULT_CHUNK_ELEMS", "NAMED_FUSED", "REDUCTIONS", "FusedProgram",
-           "ProgramOp", "plan_layout"]
+           "ProgramOp", "chain_program", "plan_layout"]

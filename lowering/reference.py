@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ..dialects.dtypes import DType
-from ..dialects.fused import DEFAULT_CHUNK_ELEMS, FusedProgram, ProgramOp
+from ..dialects.fused import CHAINS, DEFAULT_CHUNK_ELEMS, FusedProgram, ProgramOp, chain_program
 from ..dialects.pyflame import FusedOp, PyflameOp, YieldOp, spec_of_type
 
 # Ops whose kernel may return a view of (an) input instead of new memory.
@@ -145,6 +145,13 @@ def lower(module: ModuleOp, preallocate: bool = True,
             value = constant_array(op)
             steps.append(Step(lambda v=value: v, (), (slot[op.results[0]],), {}, "constant"))
             continue
+        if op.OPDEF.name in CHAINS:  # a named chain: its program built now, not per call
+            program = chain_program(op.OPDEF.name, [(s, d.np) for s, d in (
+                spec_of_type(v.type, "operand") for v in op.operands)], op.py_attrs())
+            if program is not None:
+                steps.append(Step(program, tuple(slot[v] for v in op.operands),
+                                  (slot[op.results[0]],), {}, op.OPDEF.name, accepts_out=True))
+                continue
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
                           op.OPDEF.name, accepts_out=op.OPDEF.ufunc))
