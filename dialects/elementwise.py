@@ -161,8 +161,11 @@ def _pow(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     return out
 
 
-def _convert(x: np.ndarray, dtype: DType) -> np.ndarray:
-    return x.astype(dtype.np)
+def _convert(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.ndarray:
+    if out is None:
+        return x.astype(dtype.np)
+    np.copyto(out, x, casting="unsafe")  # the same cast loop as astype, into a buffer
+    return out
 
 
 # ---- rules ----
@@ -269,7 +272,7 @@ _define("gelu", _gelu_rule, _gelu, 1, False, {"approximate": "str"},
 for _name, (_kind, _kernel) in BINARY.items():
     _define(_name, _binary_rule(_kind), _kernel, 2, True)
 _define("where", _where_rule, np.where, 3, False, doc="select(cond, x, y)")
-_define("convert", _convert_rule, _convert, 1, False, {"dtype": "dtype"},
+_define("convert", _convert_rule, _convert, 1, True, {"dtype": "dtype"},
         doc="element type conversion (astype)")
 
 

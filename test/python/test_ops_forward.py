@@ -139,6 +139,26 @@ def test_relu_block_paths_special_values(n):
     assert np.array_equal(out.view(np.uint32), bits)
 
 
+
+def test_convert_into_a_buffer_is_astype():
+    """convert writes into planned buffers with numpy's cast loop: the same
+    bits as astype, for every pair of dtypes and special values."""
+    from pyflame_mlir.dialects.elementwise import _convert
+
+    vals = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, 0.5, -1.5, 2.5, 1e10, -3e38, 255.0,
+                     300.7, -129.0, 1.0], np.float64)
+    for src in ALL_DTYPES:
+        x = vals.astype(src.np) if src.is_floating_point else \
+            np.nan_to_num(vals, posinf=7, neginf=-7).astype(src.np)
+        for dst in ALL_DTYPES:
+            with np.errstate(all="ignore"):
+                want = x.astype(dst.np)
+                out = np.empty(x.shape, dst.np)
+                got = _convert(x, dst, out=out)
+            assert got is out
+            assert got.tobytes() == want.tobytes(), (src.name, dst.name)
+
+
 def test_binary_special_values():
     nan, inf = np.nan, np.inf
     a = np.array([nan, 1.0, -2.0, 0.0, -0.0, inf, -inf, 0.0, -8.0], np.float32)
