@@ -19,6 +19,7 @@ from __future__ import annotations
 import platform
 import time
 from collections.abc import Callable
+from statistics import median
 
 import numpy as np
 
@@ -158,17 +159,24 @@ def _child(impl: str, n: int) -> None:
                       "loss": loss, "blas": _blas_kernels()}))
 
 
+IMPLS = ("pyflame", "torch", "jax")
+
+
 def measure(env: dict[str, str], n: int, rounds: int) -> tuple[dict[str, dict], str]:
-    """Each implementation in its own process, alternating for ``rounds``
-    rounds; the best round of each counts. Fails if the losses disagree."""
+    """Each implementation in its own process, one after another in every
+    round (in turned order, so none always runs first). Per implementation:
+    its best round's steps/s, and the ratio to torch eager of every round
+    (measured minutes apart, runs drift more than within one round). Fails if
+    the losses after two steps disagree."""
     best: dict[str, dict] = {}
-    for _ in range(rounds):
-        for impl in ("pyflame", "torch", "jax"):
-            r = _run_child(impl, n, env)
-            if r is None:
-                continue
-            b = best.setdefault(impl, r)
+    for k in range(rounds):
+        order = IMPLS[k % len(IMPLS):] + IMPLS[:k % len(IMPLS)]
+        got = {impl: r for impl in order if (r := _run_child(impl, n, env)) is not None}
+        for impl, r in got.items():
+            b = best.setdefault(impl, dict(r, ratios=[]))
             b["sps"], b["first"] = max(b["sps"], r["sps"]), min(b["first"], r["first"])
+            if "torch" in got:
+                b["ratios"].append(r["sps"] / got["torch"]["sps"])
     ref = best["pyflame"]["loss"]
     for impl, r in best.items():
         if abs(r["loss"] - ref) > 1e-4 * abs(ref):
@@ -178,8 +186,8 @@ def measure(env: dict[str, str], n: int, rounds: int) -> tuple[dict[str, dict], 
 
 
 def table(best: dict[str, dict]) -> list[str]:
-    torch_sps = best["torch"]["sps"] if "torch" in best else None
-    lines = ["| implementation | steps/s | ratio to torch eager | first step (compile) |",
+    lines = ["| implementation | steps/s (best round) | ratio to torch eager: median "
+             "(range) of the rounds | first step (compile) |",
              "| --- | ---: | ---: | ---: |"]
     for impl, name in (("pyflame", "pyflame (reference backend)"), ("torch", "torch eager"),
                        ("jax", "jax.jit")):
@@ -187,7 +195,9 @@ def table(best: dict[str, dict]) -> list[str]:
         if r is None:
             lines.append(f"| {name} | not installed | — | — |")
             continue
-        ratio = f"{r['sps'] / torch_sps:.2f}" if torch_sps else "—"
+        q = r["ratios"]
+        ratio = "—" if not q else "1.00" if impl == "torch" else \
+            f"{median(q):.2f} ({min(q):.2f}–{max(q):.2f})"
         first = f"{r['first'] * 1e3:.0f} ms" if impl != "torch" else "—"
         lines.append(f"| {name} | {r['sps']:.0f} | {ratio} | {first} |")
     return lines
@@ -204,7 +214,8 @@ def main(n: int = 100, rounds: int = 5) -> None:
                         {k: v for k, v in env.items() if k not in pinned}))
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, "
           f"numpy {np.__version__}, date {time.strftime('%Y-%m-%d')}; "
-          f"each in its own process, best of {rounds} alternating rounds of 3x{n} steps")
+          f"each in its own process; {rounds} rounds, each the best of 3x{n} steps "
+          f"per implementation")
     for name, cenv in configs:
         best, blas = measure(cenv, n, rounds)
         print(f"\n{name}: numpy runs {blas}\n")
