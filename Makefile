@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-# Optional backends CI can install here (a missing one only skips its tests).
+# Optional extras CI can install here (a missing one only skips its tests).
 $(EXTRAS): $(STAMP)
 	$(PY) -m pip install -q -e '.[test,max]' || echo "note: the [max] extra did not install: MAX tests are skipped"
+	$(PY) -m pip install -q -e '.[test,bench]' || echo "note: the [bench] extra did not install: the jax check of bench/train_step.py is skipped"
 	touch $(EXTRAS)
 
 demo: $(STAMP)
