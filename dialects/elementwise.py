@@ -401,9 +401,11 @@ _DERIV = {
     "abs": lambda b, x, z: b.sign(x),
     "sign": lambda b, x, z: b.scalar(0, like=x),
     "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
-    # from the output: relu(x) > 0 exactly where x > 0 (NaN in neither), and the
-    # input then has one use, so relu can fuse with what makes it
-    "relu": lambda b, x, z: b.convert(b.gt(z, b.scalar(0, like=z)), dtype=b.dtype(z)),
+    # PyTorch's mask: 1 unless the output is <= 0 (so a NaN passes its
+    # gradient through); read off the output, the input then has one use and
+    # relu fuses with what makes it
+    "relu": lambda b, x, z: b.convert(b.logical_not(b.le(z, b.scalar(0, like=z))),
+                                      dtype=b.dtype(z)),
     "exp": lambda b, x, z: z,
     "log": lambda b, x, z: b.reciprocal(x),
     "sqrt": lambda b, x, z: b.div(b.scalar(0.5, like=z), z),

@@ -889,6 +889,20 @@ def test_kink_conventions_match_torch(name: str) -> None:
     close(g, tg, 1e-12, 1e-12, f"{name}: gradient at kinks and ties")
 
 
+
+def test_relu_derivative_at_special_values_matches_torch() -> None:
+    """relu's mask is PyTorch's: zero where the output is <= 0, so NaN passes
+    its gradient through, in reverse and forward mode."""
+    a = np.array([np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 1e-300], np.float64)
+    c = np.arange(1.0, a.size + 1.0)
+    t = to_torch(a, True)
+    (torch.relu(t) * torch.from_numpy(c)).sum().backward()
+    g = pf.grad(lambda x: (pf.relu(x) * pf.from_numpy(c)).sum())(pf.from_numpy(a))
+    assert np.array_equal(g.numpy(), t.grad.numpy(), equal_nan=True)
+    _, tangent = pf.jvp(pf.relu, (pf.from_numpy(a),), (pf.from_numpy(c),))
+    _, ttangent = torch.func.jvp(torch.relu, (torch.from_numpy(a),), (torch.from_numpy(c),))
+    assert np.array_equal(tangent.numpy(), ttangent.numpy(), equal_nan=True)
+
 # ---------------------------------------------------------------- not differentiable
 
 def _x(shape: tuple[int, ...] = (3, 4), seed: int = 0) -> np.ndarray:

@@ -16,7 +16,8 @@ func.func @main(%x: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<f32>) -> tensor
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[S:.*]] = pyflame.add %x, %b
 // CHECK:         %[[R:.*]] = pyflame.relu %[[S]]
-// CHECK:         %[[M:.*]] = pyflame.gt %[[R]]
+// CHECK:         %[[LE:.*]] = pyflame.le %[[R]]
+// CHECK:         %[[M:.*]] = pyflame.logical_not %[[LE]]
 // CHECK:         %[[D:.*]] = pyflame.convert %[[M]] {dtype = f32}
 // CHECK:         %g = pyflame.mul %{{.*}}, %[[D]]
 // CHECK-NEXT:    func.return %g
