@@ -86,11 +86,14 @@ def get_backend(name: str) -> Backend:
 def pipeline_spec(backend: str | None = None) -> str:
     """The pipeline ``evaluate`` runs: the one set by ``pf.set_pipeline``, else
     the default of the backend (fusion only where the lowering has fused kernels)."""
+    return pipeline_for(backend or CONFIG.backend, CONFIG.pipeline)
+
+
+def pipeline_for(backend: str, setting: str | None) -> str:
+    """The pipeline a ``pf.set_pipeline`` setting (None: the default) means on ``backend``."""
     from .passes import default_pipeline
 
-    if CONFIG.pipeline is not None:
-        return CONFIG.pipeline
-    return default_pipeline(backend or CONFIG.backend)
+    return setting if setting is not None else default_pipeline(backend)
 
 
 def make_context() -> Context:

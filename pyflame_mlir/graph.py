@@ -412,24 +412,22 @@ class CompileCache:
 CACHE = CompileCache()
 
 
-_CONFIG_KEYS: dict[tuple, tuple] = {}
+_PIPELINE_SPECS: dict[tuple, str] = {}
 
 
 def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
     """(backend, pipeline, the backend's own settings): part of every cache key.
-    Memoized on the settings it reads (it runs at every evaluation); only a
-    backend's own token is asked each time."""
+    Each setting is read once; the pipeline text is memoized on them (it runs
+    at every evaluation), the backend and its token are asked each time."""
     name = backend or CONFIG.backend
     opt = CONFIG.optimize if optimize is None else optimize
-    memo_key = (name, CONFIG.pipeline, opt)
-    hit = _CONFIG_KEYS.get(memo_key)
-    if hit is None:
-        from .compiler import BACKENDS, pipeline_spec
-
-        b = BACKENDS.get(name)
-        hit = _CONFIG_KEYS[memo_key] = (name, pipeline_spec(name) if opt else "",
-                                        b.token if b is not None else None)
-    name, spec, token = hit
+    setting = CONFIG.pipeline
+    spec_key = (name, setting, opt)
+    spec = _PIPELINE_SPECS.get(spec_key)
+    if spec is None:
+        spec = _PIPELINE_SPECS[spec_key] = _compiler.pipeline_for(name, setting) if opt else ""
+    b = _compiler.BACKENDS.get(name)
+    token = b.token if b is not None else None
     return (name, spec, token() if token is not None else None)
 
 
@@ -441,8 +439,6 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     Tensors a node ``keep``s (``.grad`` after ``backward()``) are computed
     with it: as in PyTorch they are values once backward has run, a later
     read costs nothing, and no cycle through ``.grad`` keeps old values alive."""
-    from .compiler import compile_subgraph
-
     lazy = [t for t in tensors if t._node is not None]
     if not lazy:
         return
@@ -457,7 +453,7 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     key = sub.key(config_key())
     entry = CACHE.get(key)
     if entry is None:
-        entry = compile_subgraph(sub, key)
+        entry = _compiler.compile_subgraph(sub, key)
         CACHE.put(key, entry)
     COUNTERS.evaluations += 1
     current_graph().evaluations += 1
@@ -501,3 +497,7 @@ def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
 
 def constant_value(v: object, d: DType) -> DenseValue:
     return splat_value(v, (), d)
+
+
+# the compile driver imports this module; its functions are only called later
+from . import compiler as _compiler  # noqa: E402

@@ -151,6 +151,30 @@ def test_pipeline_and_backend_are_part_of_the_key():
     assert pf.structural_hash(y, optimize=True) != pf.structural_hash(y, optimize=False)
 
 
+
+def test_config_key_follows_every_setting_it_reads(monkeypatch):
+    """The evaluation key's config part is memoized, yet a pipeline set, a
+    backend's settings token, or a backend replaced after first use all count."""
+    import dataclasses
+
+    from pyflame_mlir.graph import config_key
+
+    before = config_key()
+    prev = pf.get_pipeline()
+    pf.set_pipeline("cse,dce")
+    try:
+        assert config_key()[1] == "cse,dce"
+    finally:
+        pf.set_pipeline(prev)
+    assert config_key() == before
+    ref = pf.BACKENDS["reference"]
+    monkeypatch.setitem(pf.BACKENDS, "reference", dataclasses.replace(ref, token=lambda: 7))
+    assert config_key()[2] == 7
+    monkeypatch.setitem(pf.BACKENDS, "reference", ref)
+    assert config_key() == before
+    assert config_key(optimize=False)[1] == ""
+
+
 def test_same_key_gives_same_results_with_new_data():
     outs = []
     for seed in range(3):
