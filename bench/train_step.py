@@ -44,7 +44,7 @@ def pyflame_bench() -> tuple[Callable[[], object], float, float]:
     params = [pf.tensor(p, requires_grad=True) for p in INIT]
     x, y = pf.tensor(X), pf.tensor(Y)
 
-    def step() -> None:
+    def step() -> pf.Tensor:
         nonlocal params
         w1, b1, w2, b2 = params
         logits = pf.relu(x @ w1 + b1) @ w2 + b2

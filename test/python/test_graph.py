@@ -192,8 +192,14 @@ def test_constants_are_made_once_per_plan_and_never_shared_with_results():
     constant returned as a result is the user's own writable array, run after
     run, and the plan's value stays intact."""
     dense = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def folded():  # a full (not splat) constant, returned and also read by another op
+        c = pf.arange(6, dtype=pf.float32).reshape(2, 3) * 2.0
+        return pf.stack([c, pf.tensor(dense) + c])
+
     for make in (lambda: pf.full([2, 3], 1.5),
-                 lambda: pf.tensor(dense) * 1.0 + pf.full([2, 3], 0.0)):
+                 lambda: pf.tensor(dense) * 1.0 + pf.full([2, 3], 0.0), folded,
+                 lambda: pf.arange(6, dtype=pf.float32).reshape(2, 3) * 2.0):
         want = make().numpy().copy()
         for _ in range(3):  # a miss, then hits
             got = make().numpy()
