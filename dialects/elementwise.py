@@ -336,15 +336,20 @@ _BINARY_VJP = {
     "mul": lambda b, g, x, y, z: (b.mul(g, y), b.mul(g, x)),
     "div": lambda b, g, x, y, z: (b.div(g, y), b.neg(b.div(b.mul(g, z), y))),
     "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, y, z))),
-    "maximum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "gt")),
-    "minimum": lambda b, g, x, y, z: _split(b, g, _max_mask(b, x, y, "lt")),
+    "maximum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "gt"),
+    "minimum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "lt"),
 }
 
 
-def _split(b, g, mask_x):
-    """Split a cotangent between the operands by a 0 / 0.5 / 1 mask."""
-    gx = b.mul(g, mask_x)
-    return gx, b.sub(g, gx)
+def _minmax_vjp(b, g, x, y, wins: str):
+    """PyTorch's rule: a tie splits the cotangent, otherwise an operand gets
+    all of it unless it loses, so where a NaN leaves the pair unordered both
+    get it (the NaN's gradient is not dropped)."""
+    loses = {"gt": "lt", "lt": "gt"}[wins]
+    zero = b.scalar(0, like=x)
+    share = b.where(b.eq(x, y), b.scalar(0.5, like=x), b.scalar(1, like=x))
+    return (b.mul(g, b.where(b.op(loses, x, y), zero, share)),
+            b.mul(g, b.where(b.op(wins, x, y), zero, share)))
 
 
 def _mul_t(b, t, v):

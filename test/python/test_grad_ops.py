@@ -903,6 +903,22 @@ def test_relu_derivative_at_special_values_matches_torch() -> None:
     _, ttangent = torch.func.jvp(torch.relu, (torch.from_numpy(a),), (torch.from_numpy(c),))
     assert np.array_equal(tangent.numpy(), ttangent.numpy(), equal_nan=True)
 
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_vjp_at_nan_and_ties_matches_torch(name: str) -> None:
+    """Ties split the cotangent; where a NaN leaves the pair unordered both
+    operands get all of it (PyTorch), with the second operand broadcast."""
+    a = np.array([[np.nan, 1.0, 2.0, -np.inf, 0.0], [3.0, np.nan, -1.0, 5.0, -0.0]])
+    bvec = np.array([0.5, np.nan, 2.0, np.nan, -0.0])
+    c = np.arange(1.0, 11.0).reshape(2, 5)
+    f, g = getattr(pf, name), getattr(torch, name)
+    ta, tb = to_torch(a, True), to_torch(bvec, True)
+    (g(ta, tb) * torch.from_numpy(c)).sum().backward()
+    ga, gb = pf.grad(lambda x, y: (f(x, y) * pf.from_numpy(c)).sum(), argnums=(0, 1))(
+        pf.from_numpy(a), pf.from_numpy(bvec))
+    assert np.array_equal(ga.numpy(), ta.grad.numpy(), equal_nan=True)
+    assert np.array_equal(gb.numpy(), tb.grad.numpy(), equal_nan=True)
+
 # ---------------------------------------------------------------- not differentiable
 
 def _x(shape: tuple[int, ...] = (3, 4), seed: int = 0) -> np.ndarray:
