@@ -142,6 +142,8 @@ def _reciprocal(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _sign(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # keeps NaN (and signed zeros) as numpy and JAX do, where PyTorch gives 0;
+    # so abs's derivative, sign(x), is NaN at NaN here and 0 in PyTorch
     return np.sign(x, out=out)
 
 

@@ -904,6 +904,18 @@ def test_relu_derivative_at_special_values_matches_torch() -> None:
     assert np.array_equal(tangent.numpy(), ttangent.numpy(), equal_nan=True)
 
 
+
+def test_sign_and_abs_derivative_keep_nan() -> None:
+    """Documented difference: sign keeps NaN (numpy, JAX), so abs's derivative
+    is NaN at NaN, where PyTorch gives 0 for both; elsewhere they agree."""
+    a = np.array([np.nan, -2.0, 3.0, np.inf, -np.inf])
+    assert np.isnan(pf.sign(pf.from_numpy(a)).numpy()[0])
+    g = pf.grad(lambda x: pf.abs(x).sum())(pf.from_numpy(a)).numpy()
+    t = to_torch(a, True)
+    torch.abs(t).sum().backward()
+    assert np.isnan(g[0]) and t.grad[0].item() == 0.0
+    assert np.array_equal(g[1:], t.grad.numpy()[1:])
+
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
 def test_maximum_minimum_vjp_at_nan_and_ties_matches_torch(name: str) -> None:
     """Ties split the cotangent; where a NaN leaves the pair unordered both
