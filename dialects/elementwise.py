@@ -312,12 +312,6 @@ def _where0(b, cond, v):
     return b.where(cond, v, b.scalar(0, like=v))
 
 
-def _max_mask(b, x, y, greater: str):
-    """1 where x wins, 1/2 on ties, 0 where y wins (PyTorch splits ties)."""
-    one, half, zero = b.scalar(1, like=x), b.scalar(0.5, like=x), b.scalar(0, like=x)
-    return b.where(b.op(greater, x, y), one, b.where(b.eq(x, y), half, zero))
-
-
 def _pow_dx(b, x, y):
     # y * x^(y-1), zero where y == 0 (PyTorch masks the 0 * inf of x == 0)
     d = b.mul(y, b.pow(x, b.sub(y, b.scalar(1, like=y))))
@@ -354,6 +348,16 @@ def _minmax_vjp(b, g, x, y, wins: str):
             b.mul(g, b.where(b.op(wins, x, y), zero, share)))
 
 
+def _minmax_jvp(b, tx, ty, x, y, z, wins: str):
+    """PyTorch's forward rule: x's tangent where x wins, half of each on a
+    tie, else y's (so at a NaN y's: unlike the reverse rule, one operand)."""
+    one, half, zero = b.scalar(1, like=x), b.scalar(0.5, like=x), b.scalar(0, like=x)
+    mask_x = b.where(b.op(wins, x, y), one, b.where(b.eq(x, y), half, zero))
+    tx = ad.instantiate(b, tx, b.shape(z), z)
+    ty = ad.instantiate(b, ty, b.shape(z), z)
+    return b.add(b.mul(tx, mask_x), b.mul(ty, b.sub(one, mask_x)))
+
+
 def _mul_t(b, t, v):
     return None if t is None else b.mul(t, v)
 
@@ -366,15 +370,9 @@ _BINARY_JVP = {
         _sum_tangents(b, tx, None if ty is None else b.neg(b.mul(ty, z))), y),
     "pow": lambda b, tx, ty, x, y, z: _sum_tangents(
         b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, y, z))),
-    "maximum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "gt"), z),
-    "minimum": lambda b, tx, ty, x, y, z: _mix(b, tx, ty, _max_mask(b, x, y, "lt"), z),
+    "maximum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "gt"),
+    "minimum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "lt"),
 }
-
-
-def _mix(b, tx, ty, mask_x, z):
-    tx = ad.instantiate(b, tx, b.shape(z), z)
-    ty = ad.instantiate(b, ty, b.shape(z), z)
-    return b.add(b.mul(tx, mask_x), b.mul(ty, b.sub(b.scalar(1, like=mask_x), mask_x)))
 
 
 for _name in _BINARY_VJP:
