@@ -27,7 +27,7 @@ from pyflame_mlir.passes.pipeline import gc_paused
 
 import pyflame_mlir as pf
 from pyflame_mlir.compiler import build_module, make_context, run_pipeline
-from pyflame_mlir.graph import collect
+from pyflame_mlir.core import collect
 from pyflame_mlir.runtime.reference import ReferenceExecutable
 
 _spec = importlib.util.spec_from_file_location("fusion_bench", Path(__file__).with_name(

@@ -30,7 +30,7 @@ from pyflame_mlir.passes import DEFAULT_PIPELINE
 
 import pyflame_mlir as pf
 from pyflame_mlir.compiler import build_module, run_pipeline
-from pyflame_mlir.graph import collect
+from pyflame_mlir.core import collect
 from pyflame_mlir.runtime.reference import ReferenceExecutable
 
 N = 4 * 1024 * 1024

@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 import pyflame_mlir as pf
-from pyflame_mlir.runtime import csl_backend
 from pyflame_mlir.runtime.wse.compile import compile_program
 from pyflame_mlir.runtime.wse.run_host import run_script
 
@@ -53,7 +52,7 @@ print(f"reference loss = {reference:.6f}")
 with contextlib.ExitStack() as stack:
     out = Path(args.out) if args.out else Path(stack.enter_context(tempfile.TemporaryDirectory()))
     t0 = time.perf_counter()
-    project, exe = csl_backend.export(demo_loss(), out / "mlp", arch=args.arch)
+    project, exe = pf.export_csl(demo_loss(), out / "mlp", arch=args.arch)
     print(f"\ncompiled to CSL in {time.perf_counter() - t0:.2f} s: {exe.describe()}")
     print("wrote " + ", ".join(sorted(p.name for p in project.iterdir())) + f" to {project}")
 

@@ -30,13 +30,29 @@ from .autodiff import (
 )
 from .compiler import (
     BACKENDS,
+    CACHE,
     CompileReport,
     compile_graph,
+    export_csl,
     format_graph,
     get_graph_stats,
     print_graph,
     structural_hash,
     to_mlir,
+)
+from .compiler import evaluate as _evaluate
+from .compiler import get_backend as _get_backend
+from .compiler import pipeline_spec as _pipeline_spec
+from .core import (
+    CONFIG,
+    COUNTERS,
+    GRAPH,
+    Graph,
+    Tensor,
+    create_graph,
+    current_graph,
+    graph_scope,
+    reuse_graph,
 )
 from .creation import (
     arange,
@@ -70,22 +86,9 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
-from .graph import (
-    CACHE,
-    CONFIG,
-    COUNTERS,
-    GRAPH,
-    Graph,
-    create_graph,
-    current_graph,
-    graph_scope,
-    reuse_graph,
-)
-from .graph import evaluate as _evaluate
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
-from .tensor import Tensor
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001
@@ -116,9 +119,7 @@ def counters() -> dict[str, int]:
 
 
 def set_backend(name: str) -> None:
-    from .compiler import get_backend
-
-    get_backend(name)  # fails now, with the reason, if it cannot work
+    _get_backend(name)  # fails now, with the reason, if it cannot work
     CONFIG.backend = name
 
 
@@ -146,7 +147,7 @@ def set_pipeline(spec: str | None) -> None:
     if spec is None:
         CONFIG.pipeline = None
         return
-    from .passes import default_pipeline
+    from .passes import default_pipeline  # xDSL: off the import path
     from .passes.pipeline import resolve
 
     text = resolve(spec)  # unknown passes and bad options raise here
@@ -156,9 +157,7 @@ def set_pipeline(spec: str | None) -> None:
 def get_pipeline() -> str:
     """The pass pipeline ``evaluate`` runs now (printable, and accepted back by
     ``set_pipeline`` and ``pyflame-opt -p``)."""
-    from .compiler import pipeline_spec
-
-    return pipeline_spec()
+    return _pipeline_spec()
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS)

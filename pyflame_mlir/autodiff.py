@@ -13,18 +13,32 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ContextDecorator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .core import (  # noqa: F401  (the autograd state functions are also autodiff's API)
+    GRAD_MODE,
+    AutogradMeta,
+    Subgraph,
+    Tensor,
+    _meta,
+    collect,
+    detach,
+    is_leaf,
+    record,
+    requires_grad,
+    retain_grad,
+    set_grad,
+    set_requires_grad,
+    splat_value,
+)
+from .creation import tensor
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
-from .graph import GRAD_MODE, Subgraph, collect, record, splat_value
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .ops import as_tensor_arg, convert, reshape, stack
 
 _CONSTANT = OPS["constant"]
 
@@ -65,92 +79,6 @@ def set_grad_enabled(enabled: bool):
 
 def is_grad_enabled() -> bool:
     return GRAD_MODE.enabled
-
-
-# ---- autograd state on tensors ----
-
-class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "retain", "detached")
-
-    def __init__(self) -> None:
-        self.requires_grad = False  # set by the user: a leaf of autograd
-        self.grad: Tensor | None = None
-        self.retain = False  # retain_grad() on a non-leaf
-        self.detached = False  # made by detach(): gradients never flow through it
-
-
-def _meta(t: Tensor) -> AutogradMeta:
-    if t._ag is None:
-        t._ag = AutogradMeta()
-    return t._ag
-
-
-def _stops(t: Tensor) -> bool:
-    """Gradients do not flow past this tensor (to its inputs)."""
-    ag = t._ag
-    if ag is not None and (ag.requires_grad or ag.detached):
-        return True
-    return t._node is None or t._node.nograd
-
-
-def _walk(roots: Sequence[Tensor]) -> Iterator[Tensor]:
-    """Every tensor gradients from ``roots`` reach, each once."""
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        yield t
-        if not _stops(t):
-            stack.extend(t._node.inputs)
-
-
-def requires_grad(t: Tensor) -> bool:
-    ag = t._ag
-    if ag is not None and ag.detached:
-        return False
-    return any(x._ag is not None and x._ag.requires_grad for x in _walk([t]))
-
-
-def is_leaf(t: Tensor) -> bool:
-    return (t._ag is not None and t._ag.requires_grad) or not requires_grad(t)
-
-
-def set_requires_grad(t: Tensor, flag: bool) -> None:
-    if flag and not t.dtype.is_floating_point:
-        raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
-                           f"got {t.dtype.name}")
-    if not is_leaf(t):
-        raise RuntimeError("you can only change requires_grad flags of leaf tensors; use "
-                           "t.detach().requires_grad_() for a new leaf")
-    _meta(t).requires_grad = flag
-
-
-def set_grad(t: Tensor, value: Tensor | None) -> None:
-    if value is not None and value.shape != t.shape:
-        raise RuntimeError(f"assigned grad has shape {list(value.shape)}, the tensor "
-                           f"{list(t.shape)}")
-    _meta(t).grad = value
-
-
-def retain_grad(t: Tensor) -> None:
-    if not requires_grad(t):
-        raise RuntimeError("can't retain_grad on a tensor that does not require grad")
-    if not is_leaf(t):
-        _meta(t).retain = True
-
-
-def detach(t: Tensor) -> Tensor:
-    from .tensor import Tensor
-
-    if t._node is None:
-        out = Tensor._leaf(t._value)
-    else:
-        out = Tensor._promise(t._node, t._index, t.shape, t.dtype)
-    _meta(out).detached = True
-    return out
 
 
 # ---- functions traced out of the graph ----
@@ -267,8 +195,6 @@ def _check_differentiable(args: Sequence[Tensor], what: str) -> None:
 def _seed_like(t: Tensor, value: Any) -> Tensor:
     if isinstance(value, int | float):  # a number seeds every element (a 1-element output)
         return record(_CONSTANT, (), {"value": splat_value(value, t.shape, t.dtype)})
-    from .ops import as_tensor_arg, convert
-
     s = as_tensor_arg(value)
     if s.shape != t.shape:
         raise ValueError(f"a seed of shape {list(s.shape)} does not match the output of shape "
@@ -333,8 +259,6 @@ def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
 
 
 def _as_primals(values: Sequence[Any]) -> list[Tensor]:
-    from .ops import as_tensor_arg
-
     return [as_tensor_arg(v) for v in values]
 
 
@@ -414,8 +338,6 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
             args[a] = tree_unflatten(tree, flat[start:start + n])
         result = f(*args)
         out, aux = result if has_aux else (result, None)
-        from .tensor import Tensor
-
         if not isinstance(out, Tensor) or out.numel() != 1 or \
                 not out.dtype.is_floating_point:
             raise TypeError("grad requires f to return a real scalar tensor, got "
@@ -440,8 +362,6 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
 
 
 def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
-    from .creation import tensor
-
     v = np.zeros(shape, dtype=like.dtype.np)
     v.reshape(-1)[i] = 1
     return tensor(v)
@@ -460,8 +380,6 @@ def jacrev(f: Callable, argnums: int = 0):
     """The Jacobian of a single-tensor output w.r.t. one tensor argument, by
     one VJP per output element: shape ``out.shape + x.shape``."""
     def wrapped(*args: Any):
-        from .ops import reshape, stack
-
         x, out, fn = _trace_at(f, argnums, args)
         rows = [record_vjp(fn, [0], [_one_hot(out.shape, i, out)])[1]
                 for i in range(out.numel())]
@@ -472,8 +390,6 @@ def jacrev(f: Callable, argnums: int = 0):
 def jacfwd(f: Callable, argnums: int = 0):
     """The Jacobian by one JVP per input element: shape ``out.shape + x.shape``."""
     def wrapped(*args: Any):
-        from .ops import reshape, stack
-
         x, out, fn = _trace_at(f, argnums, args)
         cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
         return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
@@ -562,3 +478,12 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         grads = record_vjp(fn, range(len(ins)), seeds)[len(outs):]
     return tuple(g if i in used else None for i, g in enumerate(grads))
 
+
+def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+                     create_graph: bool = False) -> None:
+    """``t.backward()`` (PyTorch; ``retain_graph`` is accepted and has no effect:
+    the recorded graph is never freed by a backward pass)."""
+    backward(self, gradient, create_graph=create_graph)
+
+
+Tensor.backward = _tensor_backward  # a method of core's Tensor, defined here (see core.py)

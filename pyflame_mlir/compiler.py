@@ -1,6 +1,11 @@
 """The compile driver: recorded subgraph -> ``pyflame`` IR -> passes -> backend.
 
-Only runs on a cache miss. The IR is built directly from the recorded nodes
+``evaluate`` looks the subgraph up in the compiled-graph cache (``CACHE``,
+keyed by the subgraph's encoding and ``config_key``) and compiles only on a
+miss; this module installs it as the core's evaluator at import. Backends
+are records in one table (``BACKENDS``).
+
+Compiling only runs on a cache miss. The IR is built directly from the recorded nodes
 (no text round trip); the pass pipeline is the same registry
 ``pyflame-opt -p`` uses; the backend turns the optimized module into an
 executable whose ``run(leaf_arrays)`` returns the output arrays.
@@ -8,19 +13,37 @@ executable whose ``run(leaf_arrays)`` returns the output arrays.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .graph import CONFIG, COUNTERS, Subgraph, collect, split_ref
+import numpy as np
+
+from .core import (
+    CONFIG,
+    COUNTERS,
+    Subgraph,
+    Tensor,
+    collect,
+    current_graph,
+    install_evaluator,
+    split_ref,
+)
 
 if TYPE_CHECKING:
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
     from .passes.common import PipelineStatistics
-    from .tensor import Tensor
+    from .runtime.csl_backend import CslExecutable
+
+# Function-body imports in this module keep xDSL (the IR, passes, lowerings)
+# and the optional backends (MAX, the CSL runtime) off the ``import
+# pyflame_mlir`` path: they load on the first compile, never on a cache hit.
 
 
 # ---- backends ----
@@ -33,6 +56,9 @@ class Backend:
     # what executables depend on besides the graph (device, options): in the cache key
     token: Callable[[], Any] | None = None
 
+
+# Each backend's functions import its runtime on first use (xDSL, MAX, the
+# simulator are heavy or optional); a runtime never imports this driver.
 
 def _reference_lower(module: ModuleOp) -> Any:
     from .lowering.reference import lower
@@ -61,11 +87,17 @@ def _max_available() -> str | None:
     return unavailable_reason()
 
 
+def _csl_lower(module: ModuleOp) -> Any:
+    from .runtime.csl_backend import lower
+
+    return lower(module)
+
+
+# The backend table: the one place the driver (and pf.set_backend) learns of backends.
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
     "max": Backend("max", _max_lower, _max_available, _max_token),
-    "csl": Backend("csl", lambda m: __import__("pyflame_mlir.runtime.csl_backend",
-                                               fromlist=["lower"]).lower(m)),
+    "csl": Backend("csl", _csl_lower),
 }
 
 
@@ -229,6 +261,108 @@ def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
                          {"pass_statistics": stats.as_dict()})
 
 
+# ---- the compiled-graph cache ----
+
+class CompileCache:
+    """Compiled executables keyed by the canonical encoding of the subgraph.
+
+    The key itself (not its hash) is the dict key, so two graphs share an
+    entry only if their encodings are equal; ``stable_hash`` is the blake2b of
+    that encoding, identical across processes (used by on-disk caches)."""
+
+    def __init__(self, max_entries: int = 512):
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple, CompiledGraph] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> CompiledGraph | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+
+    def put(self, key: tuple, entry: CompiledGraph) -> None:
+        with self._lock:
+            self._entries[key] = entry
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
+                    "bytes": sum(e.nbytes for e in self._entries.values())}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+
+CACHE = CompileCache()
+
+
+_PIPELINE_SPECS: dict[tuple, str] = {}
+
+
+def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
+    """(backend, pipeline, the backend's own settings): part of every cache key.
+    Each setting is read once; the pipeline text is memoized on them (it runs
+    at every evaluation), the backend and its token are asked each time."""
+    name = backend or CONFIG.backend
+    opt = CONFIG.optimize if optimize is None else optimize
+    setting = CONFIG.pipeline
+    spec_key = (name, setting, opt)
+    spec = _PIPELINE_SPECS.get(spec_key)
+    if spec is None:
+        spec = _PIPELINE_SPECS[spec_key] = pipeline_for(name, setting) if opt else ""
+    b = BACKENDS.get(name)
+    token = b.token if b is not None else None
+    return (name, spec, token() if token is not None else None)
+
+
+# ---- evaluation ----
+
+def evaluate(tensors: Sequence[Tensor]) -> None:
+    """Compute every lazy tensor in ``tensors`` in one compiled graph (what
+    ``Tensor.numpy()``, ``pf.eval`` and eager mode run, through ``core.realize``).
+
+    Tensors a node ``keep``s (``.grad`` after ``backward()``) are computed
+    with it: as in PyTorch they are values once backward has run, a later
+    read costs nothing, and no cycle through ``.grad`` keeps old values alive."""
+    lazy = [t for t in tensors if t._node is not None]
+    if not lazy:
+        return
+    sub = collect(lazy)
+    for i, n in enumerate(sub.nodes):
+        if n.keep is not None:
+            for ref in n.keep:
+                t = ref()
+                if t is not None and t._node is n:
+                    sub.outputs.append(i << 16 | t._index)
+                    lazy.append(t)
+    key = sub.key(config_key())
+    entry = CACHE.get(key)
+    if entry is None:
+        entry = compile_subgraph(sub, key)
+        CACHE.put(key, entry)
+    COUNTERS.evaluations += 1
+    current_graph().evaluations += 1
+    results = entry.run([t._value for t in sub.leaves])
+    COUNTERS.executions += 1
+    for t, value in zip(lazy, results):
+        if t._node is not None:  # the same tensor may be requested twice
+            t._realize(value)
+
+
+install_evaluator(evaluate)  # Tensor.numpy() and eager mode compute through it (core.realize)
+
+
 # ---- user-facing inspection ----
 
 def _as_list(ts: Any) -> list[Tensor]:
@@ -289,8 +423,6 @@ class CompileReport:
 
 def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
     """Compile (or find in the cache) without running; a later evaluation hits."""
-    from .graph import CACHE, config_key
-
     ts = _as_list(tensors)
     sub = collect(ts)
     if not sub.nodes:
@@ -308,8 +440,6 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
 
 
 def structural_hash(tensors: Any, optimize: bool | None = None) -> str:
-    from .graph import config_key
-
     return collect(_as_list(tensors)).stable_hash(config_key(optimize=optimize))
 
 
@@ -380,3 +510,24 @@ def get_graph_stats(tensors: Any) -> dict[str, int]:
             nbytes += n * d.itemsize
     return {"num_nodes": len(sub.nodes) + len(sub.leaves), "num_ops": len(sub.nodes),
             "num_inputs": len(sub.leaves), "estimated_memory_bytes": nbytes}
+
+
+# ---- export ----
+
+def export_csl(tensors: Any, out_dir: str | Path, grid: tuple[int, int] | None = None,
+               arch: str | None = None) -> tuple[Path, CslExecutable]:
+    """Compile the lazy ``tensors`` for the csl backend (the same IR, autodiff
+    expansion and pipeline ``evaluate`` uses) and write the SDK project to
+    ``out_dir``, the graph's current input data included as ``in_<i>.npy``.
+    Returns the directory and the executable (``run`` it, or its ``describe()``).
+    The frontend half of the export; ``csl_backend.export_module`` writes it."""
+    from .runtime.csl_backend import export_module
+
+    sub = collect(_as_list(tensors))
+    if not sub.nodes:
+        raise ValueError("export: nothing to compile, every tensor is already realized")
+    module = build_module(sub)
+    expand_transforms(module)
+    run_pipeline(module, pipeline_spec("csl"))
+    leaves = [np.asarray(t._value) for t in sub.leaves]
+    return export_module(module, leaves, out_dir, grid=grid, arch=arch)

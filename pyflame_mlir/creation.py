@@ -12,12 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from .core import Tensor, record, splat_value
 from .dialects import OPS
 from .dialects.dtypes import DEFAULT_FLOAT, DType, bool_, float32, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
-from .graph import record, splat_value
 from .ops import _shape_arg, convert, eq
-from .tensor import Tensor
 
 _rng = np.random.default_rng()
 

@@ -3,6 +3,12 @@ arguments (dims, shapes, PyTorch type promotion with ``convert`` ops and
 scalar constants) and records canonical ``pyflame`` ops. Shape rules live in
 ``dialects/``; nothing here re-derives them.
 
+The unary and binary elementwise wrappers are made from the op table (one
+per op of ``dialects/elementwise.py``'s ``UNARY``/``BINARY``, its rule kind
+saying how operands are promoted); ops with their own argument handling are
+written out. At import this module sets Tensor's operators and op methods on
+core's ``Tensor`` (``_set_tensor_methods``, JAX's ``_set_tensor_method``).
+
 This module shadows ``sum``, ``max``, ``min``, ``abs``, ``pow`` and ``round``
 on purpose (they are the op names); the Python builtins are used as
 ``builtins.X``.
@@ -12,19 +18,26 @@ from __future__ import annotations
 
 import builtins
 from collections import namedtuple
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from .core import Tensor, constant_value, number_key, record
 from .dialects import OPS
-from .dialects.dtypes import DType, bool_, float32, int32, int64, result_type
+from .dialects.dtypes import (
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+    result_type,
+)
 from .dialects.dtypes import dtype as to_dtype
-from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
-from .graph import constant_value, number_key, record
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .dialects.elementwise import BINARY, UNARY
+from .dialects.opdef import OpDef, ShapeError, fmt_shape, normalize_dim
 
 Scalar = int | float | bool
 TensorLike = Any  # Tensor | Scalar | np.ndarray
@@ -34,11 +47,8 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 _CONSTANT, _CONVERT, _MATMUL, _SUB = OPS["constant"], OPS["convert"], OPS["matmul"], OPS["sub"]
 
 
-Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
-
-
 def _is_tensor(x: object) -> bool:
-    return isinstance(x, Tensor_)
+    return isinstance(x, Tensor)
 
 
 def scalar(v: Scalar, dt: DType) -> Tensor:
@@ -67,12 +77,10 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
 
 def as_tensor_arg(x: TensorLike) -> Tensor:
     """Tensors pass through; numpy arrays become leaves; scalars constants."""
-    T = Tensor_
-    if isinstance(x, T):
+    if isinstance(x, Tensor):
         return x
     if isinstance(x, np.ndarray):
-        from .creation import from_numpy
-        return from_numpy(x)
+        return Tensor._leaf(x)  # shares memory, as from_numpy (an unsupported dtype raises)
     if isinstance(x, bool | int | float | np.number | np.bool_):
         return scalar(x, result_type([], [], [x]))
     raise TypeError(f"expected a Tensor, a numpy array or a Python number, got "
@@ -111,23 +119,64 @@ def _floating(x: TensorLike) -> Tensor:
 
 # ---- elementwise ----
 
-def _unary(name: str, float_only: bool):
-    op = OPS[name]
-
+def _unary(op: OpDef, float_only: bool) -> Callable[[TensorLike], Tensor]:
     def fn(x: TensorLike) -> Tensor:
-        if type(x) is Tensor_ and (not float_only or x.dtype.is_floating_point):
+        if type(x) is Tensor and (not float_only or x.dtype.is_floating_point):
             return record(op, (x,), {})
         return record(op, (_floating(x) if float_only else as_tensor_arg(x),), {})
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise {name} (records pyflame.{name})."
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise {op.name} (records pyflame.{op.name})."
     return fn
 
 
-neg, abs, sign, relu, logical_not = (
-    _unary(n, False) for n in ("neg", "abs", "sign", "relu", "logical_not"))
-exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, reciprocal = (
-    _unary(n, True) for n in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh",
-                              "sigmoid", "erf", "reciprocal"))
+def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Tensor]:
+    def fn(a: TensorLike, b: TensorLike) -> Tensor:
+        ta, tb = type(a), type(b)
+        if ta is Tensor:
+            if tb is Tensor and a.dtype is b.dtype and \
+                    (not to_float or a.dtype.is_floating_point):
+                return record(op, (a, b), {})  # no promotion needed: the common case
+            if (tb is float or tb is int) and a.dtype.is_floating_point:
+                return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
+        elif tb is Tensor and (ta is float or ta is int) and b.dtype.is_floating_point:
+            return record(op, (_scalar_operand(a, b.dtype), b), {})
+        if not _is_tensor(a) and not _is_tensor(b):
+            a = as_tensor_arg(a)
+        dt = _promote((a, b))
+        if to_float and not dt.is_floating_point:
+            dt = float32
+        return record(op, (_cast(a, dt), _cast(b, dt)), {})
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."
+    return fn
+
+
+def _logical(op: OpDef) -> Callable[[TensorLike, TensorLike], Tensor]:
+    def fn(a: TensorLike, b: TensorLike) -> Tensor:
+        return record(op, (as_tensor_arg(a), as_tensor_arg(b)), {})  # any dtypes: no promotion
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise {op.name} of the truth values (bool result)."
+    return fn
+
+
+def _elementwise_wrapper(op: OpDef, kind: str) -> Callable[..., Tensor]:
+    """The wrapper of an elementwise op without attributes, from its rule kind
+    (``dialects/elementwise.py``): "float" ops promote integers to the default
+    float, "logical" ones take any operands, the rest promote as PyTorch."""
+    if op.num_inputs == 1:
+        return _unary(op, float_only=kind == "float")
+    if kind == "logical":
+        return _logical(op)
+    return _binary(op, to_float=kind == "float")
+
+
+# one wrapper per unary and binary op of the table; the ones with their own
+# argument checks (square, sub, pow below) are replaced but keep theirs inside
+ELEMENTWISE: dict[str, Callable[..., Tensor]] = {
+    name: _elementwise_wrapper(OPS[name], kind)
+    for name, (kind, *_) in [*UNARY.items(), *BINARY.items()]
+}
+globals().update(ELEMENTWISE)
 
 
 def square(x: TensorLike) -> Tensor:
@@ -140,34 +189,6 @@ def gelu(x: TensorLike, approximate: str = "none") -> Tensor:
     return record(OPS["gelu"], (_floating(x),), {"approximate": approximate})
 
 
-def _binary(name: str, to_float: bool = False):
-    op = OPS[name]
-
-    def fn(a: TensorLike, b: TensorLike) -> Tensor:
-        ta, tb = type(a), type(b)
-        if ta is Tensor_:
-            if tb is Tensor_ and a.dtype is b.dtype and \
-                    (not to_float or a.dtype.is_floating_point):
-                return record(op, (a, b), {})  # no promotion needed: the common case
-            if (tb is float or tb is int) and a.dtype.is_floating_point:
-                return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
-        elif tb is Tensor_ and (ta is float or ta is int) and b.dtype.is_floating_point:
-            return record(op, (_scalar_operand(a, b.dtype), b), {})
-        if not _is_tensor(a) and not _is_tensor(b):
-            a = as_tensor_arg(a)
-        dt = _promote((a, b))
-        if to_float and not dt.is_floating_point:
-            dt = float32
-        return record(op, (_cast(a, dt), _cast(b, dt)), {})
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise {name} with broadcasting and type promotion."
-    return fn
-
-
-add, _sub, mul, maximum, minimum = (_binary(n) for n in ("add", "sub", "mul", "maximum",
-                                                          "minimum"))
-
-
 def _is_bool(v: TensorLike) -> bool:
     if _is_tensor(v):
         return v.dtype is bool_
@@ -178,19 +199,13 @@ def _is_bool(v: TensorLike) -> bool:
 
 def sub(a: TensorLike, b: TensorLike) -> Tensor:
     """``a - b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
-    if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype \
+    if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype \
             and a.dtype is not bool_:
         return record(_SUB, (a, b), {})
     if _is_bool(a) or _is_bool(b):
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
-    return _sub(a, b)
-
-
-div = _binary("div", to_float=True)
-eq, ne, lt, le, gt, ge = (_binary(n) for n in ("eq", "ne", "lt", "le", "gt",
-                                                             "ge"))
-_pow = _binary("pow")
+    return ELEMENTWISE["sub"](a, b)
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
@@ -198,18 +213,11 @@ def pow(a: TensorLike, b: TensorLike) -> Tensor:
             and not _promote((a, b)).is_floating_point:
         raise ShapeError("pow", f"integers to negative integer powers are not allowed "
                                 f"(exponent {b}); use a float exponent or base")
-    return _pow(a, b)
+    return ELEMENTWISE["pow"](a, b)
 
 
-def logical_and(a: TensorLike, b: TensorLike) -> Tensor:
-    return record(OPS["logical_and"], (as_tensor_arg(a), as_tensor_arg(b)), {})
-
-
-def logical_or(a: TensorLike, b: TensorLike) -> Tensor:
-    return record(OPS["logical_or"], (as_tensor_arg(a), as_tensor_arg(b)), {})
-
-
-subtract, multiply, divide, true_divide = sub, mul, div, div
+subtract, multiply, divide, true_divide = sub, ELEMENTWISE["mul"], ELEMENTWISE["div"], \
+    ELEMENTWISE["div"]
 
 
 def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
@@ -231,7 +239,7 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
         raise ValueError("clamp: at least one of min and max must be given")
     dt = _promote((x, min, max))
     out = _cast(x, dt)
-    for bound, beyond in ((min, lt), (max, gt)):
+    for bound, beyond in ((min, ELEMENTWISE["lt"]), (max, ELEMENTWISE["gt"])):
         if bound is None:
             continue
         b = _cast(bound, dt)
@@ -241,7 +249,7 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
             raise ShapeError("clamp", e.reason) from None
         if dt.is_floating_point and (_is_tensor(bound) or isinstance(bound, np.ndarray)
                                      or bound != bound):
-            take = logical_or(take, ne(b, b))  # a NaN bound propagates
+            take = ELEMENTWISE["logical_or"](take, ELEMENTWISE["ne"](b, b))  # NaN propagates
         out = where(take, b, out)
     return out
 
@@ -308,8 +316,8 @@ def _arg(name: str, x: TensorLike, dim: int | None, keepdim: bool) -> Tensor:
     return record(OPS[name], (t,), {"dim": d, "keepdim": keepdim})
 
 
-max = _extreme("max", "argmax", maximum)
-min = _extreme("min", "argmin", minimum)
+max = _extreme("max", "argmax", ELEMENTWISE["maximum"])
+min = _extreme("min", "argmin", ELEMENTWISE["minimum"])
 
 
 def amax(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
@@ -335,7 +343,7 @@ def argmin(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tens
 # ---- linear algebra ----
 
 def matmul(a: TensorLike, b: TensorLike) -> Tensor:
-    if type(a) is Tensor_ and type(b) is Tensor_ and a.dtype is b.dtype:
+    if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype:
         return record(_MATMUL, (a, b), {})
     if not (_is_tensor(a) or isinstance(a, np.ndarray)) or \
             not (_is_tensor(b) or isinstance(b, np.ndarray)):
@@ -584,11 +592,57 @@ def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) ->
                                            "keepdim": keepdim})
 
 
-# Functions that are also Tensor methods (bound by tensor.py).
-METHODS = (
-    "add sub mul div pow matmul neg abs sign exp log sqrt rsqrt sin cos tanh sigmoid relu "
-    "gelu erf square reciprocal logical_not logical_and logical_or maximum minimum clamp clip "
-    "eq ne lt le gt ge sum mean max min amax amin argmax argmin reshape view flatten squeeze "
-    "unsqueeze permute transpose swapaxes broadcast_to expand split chunk softmax log_softmax "
-    "logsumexp"
-).split()
+# ---- Tensor methods ----
+
+# Functions that are also Tensor methods (``x.relu()``, ``x.sum(1)``): every
+# table-made elementwise wrapper, and these
+METHODS = (*ELEMENTWISE, *(
+    "gelu matmul clamp clip sum mean max min amax amin argmax argmin reshape view flatten "
+    "squeeze unsqueeze permute transpose swapaxes broadcast_to expand split chunk softmax "
+    "log_softmax logsumexp").split())
+
+_BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
+                     "matmul": "matmul"}  # ``__add__`` and ``__radd__``: add
+_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "logical_not",
+              "__and__": "logical_and", "__or__": "logical_or", "__eq__": "eq", "__ne__": "ne",
+              "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+              "__getitem__": "getitem"}
+_CONVERSIONS = {"float": float32, "double": float64, "half": float16, "int": int32,
+                "long": int64, "bool": bool_}
+
+
+def _reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: TensorLike) -> Tensor:
+        return fn(other, self)
+    return method
+
+
+def _converter(dt: DType) -> Callable[[Tensor], Tensor]:
+    def method(self: Tensor) -> Tensor:
+        return convert(self, dt)
+    method.__name__ = dt.name
+    return method
+
+
+def _transposed(self: Tensor) -> Tensor:
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+def _set_tensor_methods() -> None:
+    """Ops that are also methods or operators share one definition: this
+    module's functions, set on core's Tensor class."""
+    api = globals()
+    for name in METHODS:
+        setattr(Tensor, name, api[name])
+    for dunder, name in _BINARY_OPERATORS.items():
+        setattr(Tensor, f"__{dunder}__", api[name])
+        setattr(Tensor, f"__r{dunder}__", _reflected(api[name]))
+    for dunder, name in _OPERATORS.items():
+        setattr(Tensor, dunder, api[name])
+    for name, dt in _CONVERSIONS.items():
+        setattr(Tensor, name, _converter(dt))
+    Tensor.astype = Tensor.to = convert
+    Tensor.T = property(_transposed)
+
+
+_set_tensor_methods()

@@ -237,27 +237,18 @@ def unavailable_reason() -> str | None:
     return None  # the simulator always runs; the SDK is used when present
 
 
-def export(tensors: Any, out_dir: str | Path, grid: tuple[int, int] | None = None,
-           arch: str | None = None) -> tuple[Path, CslExecutable]:
-    """Compile the lazy ``tensors`` for the csl backend (the same IR, autodiff
-    expansion and pipeline ``evaluate`` uses) and write the SDK project to
-    ``out_dir``, the graph's current input data included as ``in_<i>.npy``.
-    Returns the directory and the executable (``run`` it, or its ``describe()``)."""
-    from ..compiler import build_module, expand_transforms, pipeline_spec, run_pipeline
-    from ..graph import collect
-
-    ts = list(tensors) if isinstance(tensors, list | tuple) else [tensors]
-    sub = collect(ts)
-    if not sub.nodes:
-        raise ValueError("export: nothing to compile, every tensor is already realized")
-    module = build_module(sub)
-    expand_transforms(module)
-    run_pipeline(module, pipeline_spec("csl"))
+def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path,
+                  grid: tuple[int, int] | None = None, arch: str | None = None
+                  ) -> tuple[Path, CslExecutable]:
+    """Write the SDK project of an optimized ``pyflame`` module (what the csl
+    backend's ``lower`` takes) to ``out_dir``, with ``leaves`` (the values of
+    its arguments, in order) as ``in_<i>.npy``. Returns the directory and the
+    executable. The runtime half of ``pf.export_csl`` (``compiler.py``), which
+    builds the module from lazy tensors."""
     changes = {k: v for k, v in (("grid", grid), ("arch", arch)) if v is not None}
     prev = configure(**changes) if changes else None
     try:
         exe = CslExecutable(module)
-        leaves = [np.asarray(t._value) for t in sub.leaves]  # noqa: SLF001
         path = exe.emit(out_dir, exe.inputs_for(exe.current, leaves))
     finally:
         if prev is not None:

@@ -83,9 +83,9 @@ def test_record_memo_stays_exact_when_it_fills_and_clears(monkeypatch):
     """record() memoizes shape rules and signatures per op; interned scalar
     constants hit it by identity. Filling and clearing both tables (a small
     limit here) must never mix two constants or two shapes."""
-    from pyflame_mlir import graph
+    from pyflame_mlir import core
 
-    monkeypatch.setattr(graph, "_MEMO_LIMIT", 8)
+    monkeypatch.setattr(core, "_MEMO_LIMIT", 8)
     a = pf.randn(3)
     av = a.numpy()
     for i in range(40):
@@ -157,7 +157,7 @@ def test_config_key_follows_every_setting_it_reads(monkeypatch):
     backend's settings token, or a backend replaced after first use all count."""
     import dataclasses
 
-    from pyflame_mlir.graph import config_key
+    from pyflame_mlir.compiler import config_key
 
     before = config_key()
     prev = pf.get_pipeline()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pyflame_mlir as pf
-from pyflame_mlir.graph import OpNode
+from pyflame_mlir.core import OpNode
 
 
 def test_recording_runs_nothing_and_knows_metadata():
@@ -216,12 +216,12 @@ def test_tensor_is_immutable():
 def test_reference_executable_guards_its_arguments_and_results():
     """The compiled plan refuses arguments of another shape or dtype, and a
     kernel that breaks its op's rule is reported, never returned."""
-    from pyflame_mlir import graph
-    from pyflame_mlir.compiler import compile_subgraph
+    from pyflame_mlir.compiler import compile_subgraph, config_key
+    from pyflame_mlir.core import collect
 
     x = pf.tensor(np.ones((2, 3), np.float32))
-    sub = graph.collect([(x * 2.0).exp()])
-    ex = compile_subgraph(sub, sub.key(graph.config_key())).executable
+    sub = collect([(x * 2.0).exp()])
+    ex = compile_subgraph(sub, sub.key(config_key())).executable
     np.testing.assert_allclose(ex.run([np.ones((2, 3), np.float32)])[0], np.exp(2.0), rtol=1e-6)
     with pytest.raises(ValueError, match=r"argument of shape \(3, 2\) float32"):
         ex.run([np.ones((3, 2), np.float32)])

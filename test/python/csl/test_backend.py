@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyflame_mlir as pf
-from pyflame_mlir.graph import COUNTERS
+from pyflame_mlir.core import COUNTERS
 from pyflame_mlir.runtime import csl_backend
 from pyflame_mlir.runtime.wse import CycleReport
 
@@ -93,7 +93,7 @@ def test_layout_pass_annotates(csl):
     from pyflame_mlir.passes.wse_layout import WseLayout
 
     from pyflame_mlir.compiler import build_module
-    from pyflame_mlir.graph import collect
+    from pyflame_mlir.core import collect
 
     a, v = pf.randn([16, 12]), pf.randn([12])
     module = build_module(collect([pf.softmax(a @ v, dim=0)]))

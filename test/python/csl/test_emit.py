@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import FloatAttr, f32
 
 import pyflame_mlir as pf
 from pyflame_mlir.compiler import build_module
-from pyflame_mlir.graph import collect
+from pyflame_mlir.core import collect
 from pyflame_mlir.runtime.wse.compile import compile_program
 from pyflame_mlir.runtime.wse.run_host import run_script
 

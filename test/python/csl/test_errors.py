@@ -65,7 +65,7 @@ def test_nothing_fits(csl):
 
 def _module(fn):
     from pyflame_mlir.compiler import build_module
-    from pyflame_mlir.graph import collect
+    from pyflame_mlir.core import collect
 
     return build_module(collect([fn()]))
 

@@ -14,7 +14,7 @@ from pyflame_mlir.dialects import OPS
 from pyflame_mlir.dialects.data import DenseValue
 
 import pyflame_mlir as pf
-from pyflame_mlir.graph import record
+from pyflame_mlir.core import record
 
 
 def _data(seed: int) -> dict[str, np.ndarray]:
@@ -104,7 +104,7 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
 
 
 def _ops_used(outs: list[pf.Tensor]) -> set[str]:
-    from pyflame_mlir.graph import collect
+    from pyflame_mlir.core import collect
 
     return {n.op.name for n in collect([t for t in outs if pf.is_lazy(t)]).nodes}
 

@@ -20,7 +20,7 @@ from pyflame_mlir.lowering import to_max  # noqa: E402
 
 import pyflame_mlir as pf  # noqa: E402
 from pyflame_mlir.compiler import build_module, make_context, pipeline_spec, run_pipeline  # noqa: E402
-from pyflame_mlir.graph import collect  # noqa: E402
+from pyflame_mlir.core import collect  # noqa: E402
 from pyflame_mlir.runtime import max_backend  # noqa: E402
 
 

@@ -1,10 +1,21 @@
-"""Recording and evaluation: OpNodes, graphs and scopes, the compiled-graph cache.
+"""The frontend core: the promise ``Tensor``, recorded ``OpNode``s, ``record``
+and ``collect``, graphs and scopes, counters, configuration and grad mode.
+Every other frontend module builds on this one; it imports nothing of the
+frontend (as JAX's ``core.py``).
 
 Recording an op (``record``) runs the op's shape rule and allocates one
-``OpNode`` and its output Tensors: no IR, no hashing. ``evaluate`` walks the
-needed subgraph once, builds the cache key from it (a canonical encoding of
-ops, attributes, shapes, dtypes and the wiring, never leaf data), and either
-runs the cached executable on the new leaf data or compiles on a miss.
+``OpNode`` and its output Tensors: no IR, no hashing. ``collect`` walks the
+needed subgraph once and writes the wiring of the cache key (a canonical
+encoding of ops, attributes, shapes, dtypes and the wiring, never leaf data).
+
+Two things the core does not know, filled in from above at import time:
+
+* Tensor's operators and op methods (``x + y``, ``x.sum()``): ``ops.py`` sets
+  them on the class from the op table (JAX's ``_set_tensor_method``), and
+  ``autodiff.py`` sets ``backward``;
+* how to compute a promise: the compile driver (``compiler.py``) installs its
+  ``evaluate`` with ``install_evaluator``; ``realize`` calls it. That is the
+  one registration slot here, so the core never imports the driver.
 """
 
 from __future__ import annotations
@@ -16,22 +27,17 @@ import os
 import struct
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .dialects.data import DenseValue
 from .dialects.dtypes import DType
+from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import OpDef, Spec
-
-if TYPE_CHECKING:
-    from .compiler import CompiledGraph
-    from .tensor import Tensor
-
 
 # ---- counters and configuration ----
 
@@ -68,6 +74,27 @@ class _GradMode(threading.local):
 
 
 GRAD_MODE = _GradMode()
+
+
+# ---- computing promises (the compile driver's slot) ----
+
+_evaluator: list[Callable[[Sequence[Tensor]], None]] = []
+
+
+def install_evaluator(evaluate: Callable[[Sequence[Tensor]], None]) -> None:
+    """Called once by the compile driver (``compiler.py``) at its import:
+    ``realize`` computes promises with ``evaluate`` from then on. A slot
+    filled from above instead of an import keeps the core below the driver."""
+    _evaluator[:] = [evaluate]
+
+
+def realize(tensors: Sequence[Tensor]) -> None:
+    """Compute every lazy tensor in ``tensors`` in one compiled graph (the
+    installed ``compiler.evaluate``)."""
+    if not _evaluator:
+        raise RuntimeError("no compile driver is installed: import pyflame_mlir (its "
+                           "compiler module installs one) before evaluating tensors")
+    _evaluator[0](tensors)
 
 
 # ---- graphs and scopes ----
@@ -127,6 +154,270 @@ def graph_scope(name: str | None = None) -> Iterator[Graph]:
     """Record into a fresh graph for the duration of the block."""
     with reuse_graph(Graph(name)) as g:
         yield g
+
+
+# ---- the promise tensor ----
+
+class _Size(int):
+    """``t.size`` is the element count (numpy, JAX) and ``t.size()`` /
+    ``t.size(dim)`` give the shape (PyTorch): both spellings work."""
+
+    _shape: tuple[int, ...]
+
+    def __new__(cls, shape: tuple[int, ...]) -> _Size:
+        n = 1
+        for d in shape:
+            n *= d
+        self = super().__new__(cls, n)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
+        return self._shape if dim is None else self._shape[dim]
+
+
+class Tensor:
+    """A lazy tensor. Either a *promise* (``_node`` is the op that will make
+    it) or *realized* (``_value`` holds a numpy array and it is a leaf)."""
+
+    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "__weakref__")
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+    @classmethod
+    def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
+        t = object.__new__(cls)
+        t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
+        return t
+
+    @classmethod
+    def _leaf(cls, value: np.ndarray) -> Tensor:
+        t = object.__new__(cls)
+        t.shape, t.dtype = value.shape, to_dtype(value.dtype)
+        t._node, t._index, t._value, t._ag = None, 0, value, None
+        return t
+
+    def _realize(self, value: np.ndarray) -> None:
+        assert value.shape == self.shape and value.dtype == self.dtype.np, (
+            f"internal error: executor produced {value.shape} {value.dtype} for "
+            f"{self.shape} {self.dtype.name}")
+        self._value = value
+        self._node = None  # drop the recorded history: this is a leaf now
+
+    # ---- metadata (never evaluates) ----
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> _Size:
+        return _Size(self.shape)
+
+    def numel(self) -> int:
+        return int(self.size)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_lazy(self) -> bool:
+        return self._node is not None
+
+    # ---- materialization ----
+    def eval(self) -> Tensor:
+        realize([self])
+        return self
+
+    def numpy(self) -> np.ndarray:
+        if self._node is not None:
+            realize([self])
+        return self._value
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        v = self.numpy()
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        return v.copy() if copy else v
+
+    def item(self) -> float | int | bool:
+        if self.numel() != 1:
+            raise ValueError(f"item(): a Tensor with {self.numel()} elements cannot be "
+                             "converted to a Python scalar")
+        return self.numpy().reshape(-1)[0].item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category != 1 or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} elements is "
+                               "ambiguous")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
+                               threshold=1000, edgeitems=3, precision=4)
+        suffix = "" if self.dtype.name in ("float32", "int64", "bool") else \
+            f", dtype=pyflame.{self.dtype.name}"
+        return f"tensor({body}{suffix})"
+
+    __str__ = __repr__
+    __hash__ = object.__hash__
+
+    # ---- autograd state (PyTorch semantics; the transforms are in autodiff.py) ----
+    @property
+    def requires_grad(self) -> bool:
+        return requires_grad(self)
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        set_requires_grad(self, flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        ag = self._ag
+        if self._node is None and (ag is None or not ag.detached) and requires_grad \
+                and self.dtype.is_floating_point:  # a value: always a leaf
+            if ag is None:
+                ag = self._ag = AutogradMeta()
+            ag.requires_grad = True
+            return self
+        set_requires_grad(self, requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return is_leaf(self)
+
+    @property
+    def grad(self) -> Tensor | None:
+        ag = self._ag
+        return None if ag is None else ag.grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        set_grad(self, value)
+
+    def retain_grad(self) -> None:
+        retain_grad(self)
+
+    def detach(self) -> Tensor:
+        return detach(self)
+
+    # ops.py sets the operators (``+``, ``@``, ``==``, ``[]``...), the op methods
+    # (``x.sum()``, ``x.T``, ``x.astype``...) and autodiff.py ``backward``
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __setitem__(self, index, value):
+        raise TypeError("pyflame tensors are immutable: build a new tensor instead "
+                        "(e.g. pf.where(mask, value, t) or pf.cat)")
+
+
+# ---- autograd state on tensors ----
+
+class AutogradMeta:
+    __slots__ = ("requires_grad", "grad", "retain", "detached")
+
+    def __init__(self) -> None:
+        self.requires_grad = False  # set by the user: a leaf of autograd
+        self.grad: Tensor | None = None
+        self.retain = False  # retain_grad() on a non-leaf
+        self.detached = False  # made by detach(): gradients never flow through it
+
+
+def _meta(t: Tensor) -> AutogradMeta:
+    if t._ag is None:
+        t._ag = AutogradMeta()
+    return t._ag
+
+
+def _stops(t: Tensor) -> bool:
+    """Gradients do not flow past this tensor (to its inputs)."""
+    ag = t._ag
+    if ag is not None and (ag.requires_grad or ag.detached):
+        return True
+    return t._node is None or t._node.nograd
+
+
+def _walk(roots: Sequence[Tensor]) -> Iterator[Tensor]:
+    """Every tensor gradients from ``roots`` reach, each once."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        yield t
+        if not _stops(t):
+            stack.extend(t._node.inputs)
+
+
+def requires_grad(t: Tensor) -> bool:
+    ag = t._ag
+    if ag is not None and ag.detached:
+        return False
+    return any(x._ag is not None and x._ag.requires_grad for x in _walk([t]))
+
+
+def is_leaf(t: Tensor) -> bool:
+    return (t._ag is not None and t._ag.requires_grad) or not requires_grad(t)
+
+
+def set_requires_grad(t: Tensor, flag: bool) -> None:
+    if flag and not t.dtype.is_floating_point:
+        raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
+                           f"got {t.dtype.name}")
+    if not is_leaf(t):
+        raise RuntimeError("you can only change requires_grad flags of leaf tensors; use "
+                           "t.detach().requires_grad_() for a new leaf")
+    _meta(t).requires_grad = flag
+
+
+def set_grad(t: Tensor, value: Tensor | None) -> None:
+    if value is not None and value.shape != t.shape:
+        raise RuntimeError(f"assigned grad has shape {list(value.shape)}, the tensor "
+                           f"{list(t.shape)}")
+    _meta(t).grad = value
+
+
+def retain_grad(t: Tensor) -> None:
+    if not requires_grad(t):
+        raise RuntimeError("can't retain_grad on a tensor that does not require grad")
+    if not is_leaf(t):
+        _meta(t).retain = True
+
+
+def detach(t: Tensor) -> Tensor:
+    if t._node is None:
+        out = Tensor._leaf(t._value)
+    else:
+        out = Tensor._promise(t._node, t._index, t.shape, t.dtype)
+    _meta(out).detached = True
+    return out
 
 
 # ---- nodes ----
@@ -207,7 +498,6 @@ def _canon(kind: str, v: Any, local: bool = False) -> Any:
     return v
 
 
-Tensor_: Any = None  # the Tensor class, bound by tensor.py once it exists
 _MEMO_LIMIT = 4096
 
 
@@ -253,13 +543,13 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     _local.graph.ops_recorded += 1
     if op.num_results == 1:
         (shape, dt), = node.specs
-        out = Tensor_._promise(node, 0, shape, dt)
+        out = Tensor._promise(node, 0, shape, dt)
         if CONFIG.eager:
-            evaluate([out])
+            realize([out])
         return out
-    outs = [Tensor_._promise(node, i, s, d) for i, (s, d) in enumerate(node.specs)]
+    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(node.specs)]
     if CONFIG.eager:
-        evaluate(outs)
+        realize(outs)
     return outs
 
 
@@ -366,104 +656,6 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
 _by_seq = operator.attrgetter("seq")
 
 
-# ---- the compiled-graph cache ----
-
-class CompileCache:
-    """Compiled executables keyed by the canonical encoding of the subgraph.
-
-    The key itself (not its hash) is the dict key, so two graphs share an
-    entry only if their encodings are equal; ``stable_hash`` is the blake2b of
-    that encoding, identical across processes (used by on-disk caches)."""
-
-    def __init__(self, max_entries: int = 512):
-        self.max_entries = max_entries
-        self._entries: OrderedDict[tuple, CompiledGraph] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> CompiledGraph | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry
-
-    def put(self, key: tuple, entry: CompiledGraph) -> None:
-        with self._lock:
-            self._entries[key] = entry
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-    def stats(self) -> dict[str, int]:
-        with self._lock:
-            return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
-                    "bytes": sum(e.nbytes for e in self._entries.values())}
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self.hits = self.misses = 0
-
-
-CACHE = CompileCache()
-
-
-_PIPELINE_SPECS: dict[tuple, str] = {}
-
-
-def config_key(backend: str | None = None, optimize: bool | None = None) -> tuple:
-    """(backend, pipeline, the backend's own settings): part of every cache key.
-    Each setting is read once; the pipeline text is memoized on them (it runs
-    at every evaluation), the backend and its token are asked each time."""
-    name = backend or CONFIG.backend
-    opt = CONFIG.optimize if optimize is None else optimize
-    setting = CONFIG.pipeline
-    spec_key = (name, setting, opt)
-    spec = _PIPELINE_SPECS.get(spec_key)
-    if spec is None:
-        spec = _PIPELINE_SPECS[spec_key] = _compiler.pipeline_for(name, setting) if opt else ""
-    b = _compiler.BACKENDS.get(name)
-    token = b.token if b is not None else None
-    return (name, spec, token() if token is not None else None)
-
-
-# ---- evaluation ----
-
-def evaluate(tensors: Sequence[Tensor]) -> None:
-    """Compute every lazy tensor in ``tensors`` in one compiled graph.
-
-    Tensors a node ``keep``s (``.grad`` after ``backward()``) are computed
-    with it: as in PyTorch they are values once backward has run, a later
-    read costs nothing, and no cycle through ``.grad`` keeps old values alive."""
-    lazy = [t for t in tensors if t._node is not None]
-    if not lazy:
-        return
-    sub = collect(lazy)
-    for i, n in enumerate(sub.nodes):
-        if n.keep is not None:
-            for ref in n.keep:
-                t = ref()
-                if t is not None and t._node is n:
-                    sub.outputs.append(i << 16 | t._index)
-                    lazy.append(t)
-    key = sub.key(config_key())
-    entry = CACHE.get(key)
-    if entry is None:
-        entry = _compiler.compile_subgraph(sub, key)
-        CACHE.put(key, entry)
-    COUNTERS.evaluations += 1
-    current_graph().evaluations += 1
-    results = entry.run([t._value for t in sub.leaves])
-    COUNTERS.executions += 1
-    for t, value in zip(lazy, results):
-        if t._node is not None:  # the same tensor may be requested twice
-            t._realize(value)
-
-
 def number_key(v: object) -> tuple | None:
     """A key equal only for the same Python number: type and exact bits (so
     0.0 and -0.0, or 1 and True, differ); None for anything else."""
@@ -498,6 +690,3 @@ def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
 def constant_value(v: object, d: DType) -> DenseValue:
     return splat_value(v, (), d)
 
-
-# the compile driver imports this module; its functions are only called later
-from . import compiler as _compiler  # noqa: E402
