@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -371,8 +372,6 @@ def _as_list(ts: Any) -> list[Tensor]:
 
 def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
     """The ``pyflame`` module computing ``tensors`` (after the pipeline if ``optimize``)."""
-    from io import StringIO
-
     from xdsl.printer import Printer
 
     sub = collect(_as_list(tensors))
