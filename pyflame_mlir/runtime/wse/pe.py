@@ -9,7 +9,6 @@ core and fire their completion action (activate/unblock) when done.
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -23,10 +22,11 @@ from xdsl.ir import SSAValue
 from pyflame_mlir.dialects import csl_ext
 
 from . import dsd as D
-from .builtins import BUILTINS, UNMODELED, Builtin
-from .errors import ProgramError, ReservedIdError, UnsupportedError
+from .builtins import Builtin
+from .errors import ProgramError, ReservedIdError
 from .fabric import Chunk, InputQueue, check_color
-from .interpreter import Context, Wait, run_block, run_to_end
+from .impl import plan_module
+from .interpreter import BlockPlan, Context, Wait, run_block, run_to_end
 from .libs import import_library
 from .machine import RESERVED_IDS, RESERVED_QUEUES_WSE3
 from .memory import Sram
@@ -36,15 +36,11 @@ if TYPE_CHECKING:
     from .simulator import Simulator
 
 
-# per DSD builtin op: (builtin name, operand types, async attribute)
-_DSD_INFO: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
-
-
 class Task:
-    __slots__ = ("name", "kind", "id", "op", "activated", "blocked", "ready", "unblock_t")
+    __slots__ = ("name", "kind", "id", "inputs", "activated", "blocked", "ready", "unblock_t")
 
-    def __init__(self, name: str, kind: str, id: int, op: Any):
-        self.name, self.kind, self.id, self.op = name, kind, id, op
+    def __init__(self, name: str, kind: str, id: int, inputs: tuple):
+        self.name, self.kind, self.id, self.inputs = name, kind, id, inputs
         self.activated, self.blocked = False, False
         self.ready = self.unblock_t = 0.0
 
@@ -87,6 +83,7 @@ class PE(Context):
         self.globals: dict[SSAValue, Any] = {}
         self.globals_by_symbol: dict[str, np.ndarray] = {}
         self.functions: dict[str, csl.FuncOp | csl.TaskOp] = {}
+        self.bodies: dict[str, BlockPlan] = {}
         self.tasks: dict[tuple[str, int], Task] = {}
         self.exports: dict[str, tuple[Any, Any]] = {}
         self.queues: defaultdict[int, InputQueue] = defaultdict(InputQueue)
@@ -105,7 +102,8 @@ class PE(Context):
     # --- loading -------------------------------------------------------------------
 
     def load(self, module: csl.CslModuleOp) -> None:
-        run_to_end(run_block(self, self.globals, module.body.block), f"{self.where} module code")
+        plan = plan_module(module)
+        run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
 
     def param(self, name, type, default):
         if name in self.tile_params:
@@ -125,9 +123,9 @@ class PE(Context):
             return self.sram.alloc(name, dtype, shape)
         return np.zeros(shape, dtype)  # function-local: the stack, inside the reserve
 
-    def define(self, op):
+    def define(self, op, body):
         name = op.sym_name.data
-        self.functions[name] = op
+        self.functions[name], self.bodies[name] = op, body
         if isinstance(op, csl.TaskOp) and op.id is not None:
             kind, id = op.kind.data.value, op.id.value.data
             self._check_id(kind, id, f"@bind_{kind}_task({name})")
@@ -135,7 +133,7 @@ class PE(Context):
                 check_color(id, f"{self.where}: data task '{name}'")
             if (kind, id) in self.tasks:
                 raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
-            self.tasks[(kind, id)] = Task(name, kind, id, op)
+            self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
 
     def _check_id(self, kind: str, id: int, what: str) -> None:
         if id in RESERVED_IDS:
@@ -201,10 +199,9 @@ class PE(Context):
         self.cmd_blocked = False
 
     def call(self, name, args):
-        fn = self.functions.get(name)
-        if fn is None:
+        block = self.bodies.get(name)
+        if block is None:
             raise ProgramError(f"{self.where}: call of undefined function '{name}'")
-        block = fn.body.block
         if len(args) != len(block.args):
             raise ProgramError(
                 f"{self.where}: '{name}' takes {len(block.args)} args, got {len(args)}"
@@ -248,7 +245,7 @@ class PE(Context):
         self.running_what = str(task)
         if task.kind == "data":
             words, _, _ = self.queues[task.id].take(1)
-            types = list(task.op.function_type.inputs.data)
+            types = task.inputs
             args = [scalar(_words_to(words, np_dtype(t))[0]) for t in types[:1]]
             if len(types) == 2:  # two 16-bit halves of one wavelet
                 args.append(scalar(np.array([words[0] >> 16], np.uint32).astype(np.uint16)
@@ -287,17 +284,8 @@ class PE(Context):
 
     # --- DSD operations -----------------------------------------------------------------
 
-    def dsd_op(self, op: csl.BuiltinDsdOp, vals: list):
-        info = _DSD_INFO.get(op)
-        if info is None:  # what the op itself says, read once
-            info = _DSD_INFO[op] = (op.name.removeprefix("csl."),
-                                    tuple(o.type for o in op.ops),
-                                    op.attributes.get(csl_ext.ASYNC_ATTR))
-        name, types, then = info
-        b = BUILTINS.get(name)
-        if b is None:
-            why = UNMODELED.get(name, "not modeled")
-            raise UnsupportedError(f"{self.where}: @{name} is not simulated: {why}")
+    def dsd_op(self, b: Builtin, types: tuple, then, vals: list):
+        name = b.name
         operands = [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))]
         needs: dict[int, int] = {}
         n = self._length(name, operands)
