@@ -127,6 +127,12 @@ def _cmpf(op: arith.CmpfOp):
     pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     if pred in ("ord", "uno"):  # CSL has no NaN test for these to print to
         raise UnsupportedError(f"arith.cmpf {pred} has no CSL form (xDSL cannot print it)")
+    if pred in ("ueq", "ugt", "uge", "ult", "ule"):
+        # printed as CSL's IEEE (ordered) operator, false at NaN where these are true
+        raise UnsupportedError(
+            f"arith.cmpf {pred} has no CSL form: it prints as the ordered comparison "
+            f"o{pred[1:]}, which differs at NaN (une, printed as !=, is exact)"
+        )
     lhs, rhs, res = op.lhs, op.rhs, op.result
     if pred in ("true", "false"):
         value = int(pred == "true")
