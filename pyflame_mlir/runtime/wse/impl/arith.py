@@ -128,10 +128,12 @@ def _cmpf(op: arith.CmpfOp):
     if pred in ("ord", "uno"):  # CSL has no NaN test for these to print to
         raise UnsupportedError(f"arith.cmpf {pred} has no CSL form (xDSL cannot print it)")
     if pred in ("ueq", "ugt", "uge", "ult", "ule"):
-        # printed as CSL's IEEE (ordered) operator, false at NaN where these are true
+        # xDSL prints u<op> and o<op> as the same CSL operator: at NaN one of them must be
+        # wrong, and IEEE operators (as in Zig, CSL's model) are false there, like o<op>
         raise UnsupportedError(
-            f"arith.cmpf {pred} has no CSL form: it prints as the ordered comparison "
-            f"o{pred[1:]}, which differs at NaN (une, printed as !=, is exact)"
+            f"arith.cmpf {pred} has no CSL form: xDSL prints it as the same operator as "
+            f"o{pred[1:]}, so the printed program and the simulator would disagree at NaN "
+            "(une, printed as !=, is true at NaN in both)"
         )
     lhs, rhs, res = op.lhs, op.rhs, op.result
     if pred in ("true", "false"):
