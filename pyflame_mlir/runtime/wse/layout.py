@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from .errors import ProgramError
 from .fabric import Fabric
+from .impl import plan_module
 from .interpreter import Context, run_block, run_to_end
 from .libs import import_library
 from .machine import CycleModel
@@ -112,8 +113,9 @@ class LayoutEvaluator(Context):
 
 def evaluate_layout(module: ModuleOp, params: dict, model: CycleModel) -> Layout:
     layout_mod, programs = split_modules(module)
+    plan = plan_module(layout_mod)
     ev = LayoutEvaluator(params, model, set(programs))
-    run_to_end(run_block(ev, {}, layout_mod.body.block), "the layout")
+    run_to_end(run_block(ev, {}, plan), "the layout")
     if ev.fabric is None:
         raise ProgramError("the layout never calls @set_rectangle")
     missing = [(x, y) for y in range(ev.height) for x in range(ev.width) if (x, y) not in ev.tiles]

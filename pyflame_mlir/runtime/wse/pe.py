@@ -1,4 +1,5 @@
-"""One processing element: SRAM, tasks, the run-to-completion scheduler, DSD ops.
+"""One processing element: SRAM, tasks, the run-to-completion scheduler; the DSD
+builtins are its `dsd_unit.DsdUnit`.
 
 Time: `t` is the core's clock (cycles). A task starts at max(t, the time it
 became runnable) plus the task-switch cost; every interpreted op adds its
@@ -9,24 +10,21 @@ core and fire their completion action (activate/unblock) when done.
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import csl
-from xdsl.dialects.builtin import FunctionType, MemRefType
+from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import SSAValue
 
-from pyflame_mlir.dialects import csl_ext
-
 from . import dsd as D
-from .builtins import BUILTINS, UNMODELED, Builtin
-from .errors import ProgramError, ReservedIdError, UnsupportedError
-from .fabric import Chunk, InputQueue, check_color
-from .interpreter import Context, Wait, run_block, run_to_end
+from .dsd_unit import AsyncOp, DsdUnit, words_to
+from .errors import ProgramError, ReservedIdError
+from .fabric import InputQueue, check_color
+from .impl import plan_module
+from .interpreter import BlockPlan, Context, Wait, run_block, run_to_end
 from .libs import import_library
 from .machine import RESERVED_IDS, RESERVED_QUEUES_WSE3
 from .memory import Sram
@@ -36,15 +34,11 @@ if TYPE_CHECKING:
     from .simulator import Simulator
 
 
-# per DSD builtin op: (builtin name, operand types, async attribute)
-_DSD_INFO: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
-
-
 class Task:
-    __slots__ = ("name", "kind", "id", "op", "activated", "blocked", "ready", "unblock_t")
+    __slots__ = ("name", "kind", "id", "inputs", "activated", "blocked", "ready", "unblock_t")
 
-    def __init__(self, name: str, kind: str, id: int, op: Any):
-        self.name, self.kind, self.id, self.op = name, kind, id, op
+    def __init__(self, name: str, kind: str, id: int, inputs: tuple):
+        self.name, self.kind, self.id, self.inputs = name, kind, id, inputs
         self.activated, self.blocked = False, False
         self.ready = self.unblock_t = 0.0
 
@@ -52,30 +46,7 @@ class Task:
         return f"task '{self.name}' ({self.kind} {self.id})"
 
 
-@dataclass(eq=False)  # identity: two pending ops with equal fields are still two ops
-class AsyncOp:
-    """An asynchronous DSD op waiting for its input wavelets."""
-
-    builtin: Builtin
-    operands: list
-    issue_t: float
-    then: csl_ext.AsyncAttr
-    needs: dict[int, int]  # color -> wavelets
-
-
-def _words_to(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    if dtype.itemsize == 4:
-        return words.view(dtype)
-    return (words & 0xFFFF).astype(np.uint16).view(dtype)  # 16-bit data rides in the low half
-
-
-def _to_words(values: np.ndarray) -> np.ndarray:
-    if values.dtype.itemsize == 4:
-        return values.view(np.uint32)
-    return values.astype(values.dtype).view(np.uint16).astype(np.uint32)
-
-
-class PE(Context):
+class PE(DsdUnit, Context):
     kind = "program"
 
     def __init__(self, sim: Simulator, x: int, y: int, program: str, params: dict):
@@ -87,6 +58,7 @@ class PE(Context):
         self.globals: dict[SSAValue, Any] = {}
         self.globals_by_symbol: dict[str, np.ndarray] = {}
         self.functions: dict[str, csl.FuncOp | csl.TaskOp] = {}
+        self.bodies: dict[str, BlockPlan] = {}
         self.tasks: dict[tuple[str, int], Task] = {}
         self.exports: dict[str, tuple[Any, Any]] = {}
         self.queues: defaultdict[int, InputQueue] = defaultdict(InputQueue)
@@ -105,7 +77,8 @@ class PE(Context):
     # --- loading -------------------------------------------------------------------
 
     def load(self, module: csl.CslModuleOp) -> None:
-        run_to_end(run_block(self, self.globals, module.body.block), f"{self.where} module code")
+        plan = plan_module(module)
+        run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
 
     def param(self, name, type, default):
         if name in self.tile_params:
@@ -125,9 +98,9 @@ class PE(Context):
             return self.sram.alloc(name, dtype, shape)
         return np.zeros(shape, dtype)  # function-local: the stack, inside the reserve
 
-    def define(self, op):
+    def define(self, op, body):
         name = op.sym_name.data
-        self.functions[name] = op
+        self.functions[name], self.bodies[name] = op, body
         if isinstance(op, csl.TaskOp) and op.id is not None:
             kind, id = op.kind.data.value, op.id.value.data
             self._check_id(kind, id, f"@bind_{kind}_task({name})")
@@ -135,7 +108,7 @@ class PE(Context):
                 check_color(id, f"{self.where}: data task '{name}'")
             if (kind, id) in self.tasks:
                 raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
-            self.tasks[(kind, id)] = Task(name, kind, id, op)
+            self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
 
     def _check_id(self, kind: str, id: int, what: str) -> None:
         if id in RESERVED_IDS:
@@ -201,10 +174,9 @@ class PE(Context):
         self.cmd_blocked = False
 
     def call(self, name, args):
-        fn = self.functions.get(name)
-        if fn is None:
+        block = self.bodies.get(name)
+        if block is None:
             raise ProgramError(f"{self.where}: call of undefined function '{name}'")
-        block = fn.body.block
         if len(args) != len(block.args):
             raise ProgramError(
                 f"{self.where}: '{name}' takes {len(block.args)} args, got {len(args)}"
@@ -248,8 +220,8 @@ class PE(Context):
         self.running_what = str(task)
         if task.kind == "data":
             words, _, _ = self.queues[task.id].take(1)
-            types = list(task.op.function_type.inputs.data)
-            args = [scalar(_words_to(words, np_dtype(t))[0]) for t in types[:1]]
+            types = task.inputs
+            args = [scalar(words_to(words, np_dtype(t))[0]) for t in types[:1]]
             if len(types) == 2:  # two 16-bit halves of one wavelet
                 args.append(scalar(np.array([words[0] >> 16], np.uint32).astype(np.uint16)
                                    .view(np_dtype(types[1]))[0]))  # fmt: skip
@@ -284,136 +256,6 @@ class PE(Context):
         self.end_t = max(self.end_t, self.t)
         if self.running is None and (found := self._runnable()) is not None:
             self.sim.poke(self, max(self.t, found[0]))
-
-    # --- DSD operations -----------------------------------------------------------------
-
-    def dsd_op(self, op: csl.BuiltinDsdOp, vals: list):
-        info = _DSD_INFO.get(op)
-        if info is None:  # what the op itself says, read once
-            info = _DSD_INFO[op] = (op.name.removeprefix("csl."),
-                                    tuple(o.type for o in op.ops),
-                                    op.attributes.get(csl_ext.ASYNC_ATTR))
-        name, types, then = info
-        b = BUILTINS.get(name)
-        if b is None:
-            why = UNMODELED.get(name, "not modeled")
-            raise UnsupportedError(f"{self.where}: @{name} is not simulated: {why}")
-        operands = [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))]
-        needs: dict[int, int] = {}
-        n = self._length(name, operands)
-        for kind, v in operands[1:]:
-            if kind == "fab":
-                if v.kind != "fabin_dsd":
-                    raise ProgramError(f"{self.where}: @{name} reads from a {v.kind}")
-                needs[v.color] = needs.get(v.color, 0) + n
-        self.dsd_ops += 1
-        if isinstance(then, csl_ext.AsyncAttr):
-            self.t += self.sim.model.dsd_issue_cycles
-            self.pending.append(AsyncOp(b, operands, self.t, then, needs))
-            self.try_async()
-            return
-        for color, k in needs.items():
-            while self.queues[color].count < k:
-                yield Wait(color, k)
-        t_end, compute = self._execute(b, operands, n, self.t)
-        self.stall += max(0.0, t_end - self.t - compute)
-        self.t = t_end
-
-    def _operand(self, v, type, i: int) -> tuple[str, Any]:
-        if isinstance(v, D.FabDsd):
-            return "fab", v
-        if isinstance(v, D.MemDsd | D.Mem4dDsd):
-            return "mem", v
-        if isinstance(type, MemRefType):  # a whole array used as a DSD
-            return "mem", D.MemDsd(v.reshape(-1), 0, 1, v.size)
-        if isinstance(type, csl.PtrType):
-            if i != 0:
-                raise ProgramError(f"{self.where}: a pointer can only be the destination")
-            return "ptr", v.reshape(-1)
-        return "scalar", v
-
-    def _length(self, name: str, operands: list) -> int:
-        lengths = [v.length for kind, v in operands if kind in ("mem", "fab")]
-        if not lengths:
-            raise ProgramError(f"{self.where}: @{name} has no DSD operand")
-        if operands[0][0] != "ptr" and len(set(lengths)) > 1:
-            raise ProgramError(f"{self.where}: @{name} operands have different lengths {lengths}")
-        return lengths[0] if operands[0][0] != "ptr" else lengths[-1]
-
-    def try_async(self) -> None:
-        """Run, in issue order, the pending async ops whose input wavelets are all queued."""
-        held: set[int] = set()
-        for a in list(self.pending):
-            if held & a.needs.keys() or any(self.queues[c].count < k for c, k in a.needs.items()):
-                held |= a.needs.keys()  # later ops on the same queue wait behind this one
-                continue
-            self.pending.remove(a)
-            n = self._length(a.builtin.name, a.operands)
-            t_end, compute = self._execute(a.builtin, a.operands, n, a.issue_t)
-            self.async_cycles += compute
-            self.end_t = max(self.end_t, t_end)
-            action = a.then.action.data
-            if action == "activate":
-                self.activate(a.then.kind.data, a.then.id.data, at=t_end)
-            elif action == "unblock":
-                self.set_blocked(a.then.kind.data, a.then.id.data, False, at=t_end)
-
-    def _rate(self, b: Builtin, operands: list) -> float:
-        m = self.sim.model
-        if b.family == "f16":
-            simd = m.f16_simd(self.sim.arch)
-            unit = all(v.unit_stride for kind, v in operands if kind == "mem")
-            rate = float(simd if unit else m.strided_f16_simd)
-        elif b.family == "int":
-            rate = m.int_elems_per_cycle
-        else:
-            rate = m.f32_elems_per_cycle
-        if any(kind == "fab" for kind, _ in operands):
-            rate = min(rate, m.fabric_elems_per_cycle)
-        return rate
-
-    def _execute(self, b: Builtin, operands: list, n: int, t_start: float) -> tuple[float, float]:
-        """Do the op now (one numpy call); return (completion time, compute cycles)."""
-        m = self.sim.model
-        first = last = -np.inf
-        srcs = []
-        for (kind, v), want in zip(operands[1:], b.srcs):
-            if kind == "fab":
-                words, f, la = self.queues[v.color].take(n)
-                first, last = max(first, f), max(last, la)
-                arr = _words_to(words, want or np.dtype(np.float32))
-            elif kind == "mem":
-                arr = D.read(v, want or v.buf.dtype)
-            else:
-                arr = (want or np.dtype(np.float32)).type(v)
-            srcs.append(arr.astype(np.float32) if want is None else arr)
-        dest_kind, dest = operands[0]
-        if dest_kind == "ptr":
-            vals = np.asarray(srcs[-1], b.dest).reshape(-1)
-            if b.fold is not None:
-                acc = np.asarray(srcs[0], b.dest).reshape(1)
-                result = b.fold(np.concatenate([acc, vals]))
-            else:
-                result = vals[-1:]
-            dest[0] = result[0]
-        else:
-            result = np.asarray(b.kernel(*srcs), dtype=b.dest)
-            if result.shape != (n,):
-                result = np.broadcast_to(result, (n,))
-        self.flops += b.flops * n
-        compute = m.dsd_cycles(n, self._rate(b, operands))
-        t_first = max(t_start + m.dsd_issue_cycles, first + 1)
-        t_end = max(t_start + compute, last + 1)
-        if dest_kind == "mem":
-            D.write(dest, result)
-        elif dest_kind == "fab":
-            if dest.kind != "fabout_dsd":
-                raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
-            gap = max(1.0, (t_end - t_first) / max(n, 1))
-            # a copy: the wavelets are in flight, the sender may overwrite its memory
-            words = _to_words(np.array(result, copy=True, order="C"))
-            self.sim.send(self, dest.color, Chunk(words, t_first, gap))
-        return t_end, compute
 
     # --- diagnostics --------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 
 from .errors import DeadlockError, HostError, ReservedIdError, WseError
 from .fabric import Chunk
+from .impl import plan_module
 from .layout import evaluate_layout, split_modules
 from .machine import ARCHS, RESERVED_IDS, CycleModel
 from .pe import PE
@@ -40,6 +41,9 @@ class Simulator:
             raise ValueError(f"arch must be one of {ARCHS}, not {arch!r}")
         self.arch, self.model = arch, model or CycleModel()
         self.max_cycles = max_cycles  # guards against programs that never go quiet
+        layout_module, programs = split_modules(module)
+        for m in (layout_module, *programs.values()):
+            plan_module(m)  # an op the simulator does not model fails here, before any runs
         layout = evaluate_layout(module, dict(params or {}), self.model)
         self.width, self.height, self.fabric = layout.width, layout.height, layout.fabric
         self.params = layout.params
@@ -48,7 +52,6 @@ class Simulator:
         self.seq = 0
         self.now = self.host_t = 0.0
         self.windows: list[tuple[str, float, float]] = []
-        _, programs = split_modules(module)
         self.pes: dict[tuple[int, int], PE] = {}
         for (x, y), tile in sorted(layout.tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             pe = PE(self, x, y, tile.program, tile.params)

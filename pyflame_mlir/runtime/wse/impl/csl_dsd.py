@@ -1,0 +1,113 @@
+"""`csl` DSDs: making memory and fabric DSDs, the mutators, and the DSD builtins.
+
+A builtin is resolved to its `builtins.Builtin` when the program is planned,
+so an unmodeled one (`@fs2xp16`, ...) is rejected before anything runs; the
+PE (`Context.dsd_op`) executes it and times it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects import csl
+
+from pyflame_mlir.dialects import csl_ext
+
+from .. import dsd as D
+from ..builtins import BUILTINS, UNMODELED
+from ..errors import UnsupportedError
+from ..interpreter import Env, Functions, location
+from ..values import np_dtype
+
+CSL_DSD = Functions("csl DSDs")
+
+
+@CSL_DSD.impl(csl.GetMemDsdOp)
+def _mem_dsd(op: csl.GetMemDsdOp):
+    base, sizes, res = op.base_addr, tuple(op.sizes), op.result
+    kind, amap = op.result.type.data.value, op.tensor_access.data if op.tensor_access else None
+
+    def run(ctx, env):
+        env[res] = D.make_mem_dsd(kind, env[base], [env[s] for s in sizes], amap)
+
+    return run
+
+
+def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int]):
+    """The step of a fabric DSD op, given how to read its color and extent."""
+    kind, queue, res = op.result.type.data.value, csl_ext.queue_number(op.queue_id), op.result
+
+    def run(ctx, env):
+        d = D.FabDsd(kind, color(env), extent(env), queue)
+        ctx.check_fabric_dsd(d)
+        env[res] = d
+
+    return run
+
+
+@CSL_DSD.impl(csl.GetFabDsdOp)
+def _fab_dsd(op: csl.GetFabDsdOp):
+    color, size = op.fabric_color.value.data, op.sizes[0]
+    return fab_dsd(op, lambda env: color, lambda env: env[size])
+
+
+@CSL_DSD.impl(csl.IncrementDsdOffsetOp)
+def _inc_offset(op: csl.IncrementDsdOffsetOp):
+    d, off, res = op.op, op.offset, op.result
+    size = np_dtype(op.elem_type).itemsize
+
+    def run(ctx, env):
+        env[res] = D.increment_offset(env[d], env[off], size)
+
+    return run
+
+
+@CSL_DSD.impl(csl.SetDsdLengthOp)
+def _set_length(op: csl.SetDsdLengthOp):
+    d, length, res = op.op, op.length, op.result
+
+    def run(ctx, env):
+        env[res] = D.set_length(env[d], env[length] & 0xFFFF)
+
+    return run
+
+
+@CSL_DSD.impl(csl.SetDsdStrideOp)
+def _set_stride(op: csl.SetDsdStrideOp):
+    d, stride, res = op.op, op.stride, op.result
+
+    def run(ctx, env):
+        env[res] = D.set_stride(env[d], env[stride])
+
+    return run
+
+
+@CSL_DSD.impl(csl.SetDsdBaseAddrOp)
+def _set_base(op: csl.SetDsdBaseAddrOp):
+    d, base, res = op.op, op.base_addr, op.result
+
+    def run(ctx, env):
+        env[res] = D.set_base_addr(env[d], env[base])
+
+    return run
+
+
+_BUILTIN_OPS = [o for o in csl.CSL.operations if issubclass(o, csl.BuiltinDsdOp)]
+
+
+@CSL_DSD.impl_waiting(*_BUILTIN_OPS)
+def _dsd_builtin(op: csl.BuiltinDsdOp):
+    name = op.name.removeprefix("csl.")
+    b = BUILTINS.get(name)
+    if b is None:
+        why = UNMODELED.get(name, "not modeled")
+        raise UnsupportedError(f"@{name} is not simulated: {why} (at {location(op)})")
+    ops = tuple(op.ops)
+    types = tuple(o.type for o in ops)
+    then: Any = op.attributes.get(csl_ext.ASYNC_ATTR)
+
+    def run(ctx, env):
+        yield from ctx.dsd_op(b, types, then, [env[v] for v in ops])
+
+    return run

@@ -1,0 +1,67 @@
+"""`scf` on a PE: counted loops and branches (CSL's `for` over `@range` and `if`).
+
+A loop or branch waits only if its body can; one that cannot runs its body
+with `run_sync`, without a generator per iteration.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import scf
+
+from ..interpreter import Functions, Planner, run_block, run_sync
+from ..values import int_info, wrap
+
+SCF = Functions("scf")
+SCF.impl_terminator(scf.YieldOp)
+
+
+@SCF.impl_region(scf.ForOp)
+def _for(op: scf.ForOp, planner: Planner):
+    body = planner.block(op.body.block)
+    idx, *args = body.args
+    bits, signed = int_info(idx.type)
+    lb, ub, step, inits, res = op.lb, op.ub, op.step, tuple(op.iter_args), tuple(op.res)
+
+    def run_waiting(ctx, env):
+        vals = [env[v] for v in inits]
+        for i in range(env[lb], env[ub], env[step]):
+            env[idx] = wrap(i, bits, signed)
+            for a, v in zip(args, vals):
+                env[a] = v
+            vals = yield from run_block(ctx, env, body)
+        for r, v in zip(res, vals):
+            env[r] = v
+
+    def run(ctx, env):
+        vals = [env[v] for v in inits]
+        for i in range(env[lb], env[ub], env[step]):
+            env[idx] = wrap(i, bits, signed)
+            for a, v in zip(args, vals):
+                env[a] = v
+            vals = run_sync(ctx, env, body)
+        for r, v in zip(res, vals):
+            env[r] = v
+
+    return (True, run_waiting) if body.waits else (False, run)
+
+
+@SCF.impl_region(scf.IfOp)
+def _if(op: scf.IfOp, planner: Planner):
+    cond, res = op.cond, tuple(op.output)
+    then = planner.block(op.true_region.block)
+    other = planner.block(op.false_region.block) if op.false_region.blocks else None
+
+    def run_waiting(ctx, env):
+        plan = then if env[cond] else other
+        vals = (yield from run_block(ctx, env, plan)) if plan is not None else []
+        for r, v in zip(res, vals or []):
+            env[r] = v
+
+    def run(ctx, env):
+        plan = then if env[cond] else other
+        vals = run_sync(ctx, env, plan) if plan is not None else []
+        for r, v in zip(res, vals or []):
+            env[r] = v
+
+    waits = then.waits or (other is not None and other.waits)
+    return (True, run_waiting) if waits else (False, run)
