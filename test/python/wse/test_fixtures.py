@@ -5,7 +5,6 @@ Each host script compares against numpy itself and raises on a mismatch.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -45,11 +44,10 @@ def test_fixture_matches_numpy(name: str, params: dict, flops: int, tmp_path: Pa
     assert "total cycles" in str(r)
 
 
-def test_gemv_32x32_pes_of_a_1024x1024_matrix_simulates_in_seconds(tmp_path: Path):
-    t0 = time.perf_counter()
+def test_gemv_32x32_pes_of_a_1024x1024_matrix(tmp_path: Path):
+    # its wall time is measured by bench/wse_gemv.py, not asserted here (a loaded machine
+    # would fail a timed test for nothing)
     r = run_fixture("gemv_checkerboard", tmp_path, kernel_x_dim=32, kernel_y_dim=32, M=1024, N=1024)
-    wall = time.perf_counter() - t0
     assert r.flops == 2 * 1024 * 1024 + 1024 * 31
-    assert wall < 30, f"took {wall:.1f} s"
     # the per-PE roofline (32x32 f32 multiply-adds) bounds the cycles from below
     assert r.total_cycles > 32 * 32
