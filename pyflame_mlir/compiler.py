@@ -61,11 +61,31 @@ def _max_available() -> str | None:
     return unavailable_reason()
 
 
+# ---- mlir (issue #18, mlir branch): upstream MLIR + LLVM JIT on the CPU ----
+def _mlir_lower(module: ModuleOp) -> Any:
+    from .runtime.mlir_backend import lower_and_compile
+
+    return lower_and_compile(module)
+
+
+def _mlir_available() -> str | None:
+    from .runtime.mlir_backend import unavailable_reason
+
+    return unavailable_reason()
+
+
+def _mlir_token() -> Any:
+    from .runtime.mlir_backend import config_token
+
+    return config_token()
+
+
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
     "max": Backend("max", _max_lower, _max_available, _max_token),
     "csl": Backend("csl", lambda m: __import__("pyflame_mlir.runtime.csl_backend",
                                                fromlist=["lower"]).lower(m)),
+    "mlir": Backend("mlir", _mlir_lower, _mlir_available, _mlir_token),  # issue #18
 }
 
 
