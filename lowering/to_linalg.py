@@ -31,22 +31,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, linalg, tensor
+from xdsl.dialects import arith, func, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    FunctionType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
     i64,
 )
-from xdsl.dialects.linalg import IteratorType, IteratorTypeAttr
+from xdsl.dialects.linalg.attrs import IteratorType, IteratorTypeAttr
+from xdsl.dialects.linalg.ops import FillOp, GenericOp, IndexOp, YieldOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.rewriter import Rewriter
 
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.fused import CHAINS
@@ -71,8 +74,14 @@ class LinalgLoweringError(ValueError):
         self.op = op
 
 
+_I8 = IntegerType(8)
+
+
 def _spec(v: SSAValue) -> Spec:
-    return spec_of_type(v.type, "value")
+    t = v.type
+    if isinstance(t, TensorType) and t.get_element_type() == _I8:  # bools stored as bytes
+        return tuple(t.get_shape()), bool_
+    return spec_of_type(t, "value")
 
 
 def _is_half(d: DType) -> bool:
@@ -109,7 +118,7 @@ class Scalar:
         return self(scalar_constant(value, d))
 
     def index(self, dim: int) -> SSAValue:
-        return self(linalg.IndexOp(dim))
+        return self(IndexOp(dim))
 
     def convert(self, x: SSAValue, src: DType, dst: DType) -> SSAValue:
         """numpy's ``astype`` on one element."""
@@ -235,9 +244,18 @@ def _div(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
 
 
 def _pow(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    if d.category != FLOAT:
-        raise LinalgLoweringError("pow", f"integer pow ({d.name}) has no lowering yet")
-    return s(mathd.PowFOp(x, y))
+    if d.category == FLOAT:
+        return s(mathd.PowFOp(x, y))
+    # integers: math.ipowi for exponents >= 0; below 0 the reference's (PyTorch's)
+    # rule: 1 for base 1, +-1 for base -1 (by the exponent's parity), else 0
+    zero, one, minus_one = s.const(0, d), s.const(1, d), s.const(-1, d)
+    neg = s(arith.CmpiOp(y, zero, "slt"))
+    r = s(mathd.IPowIOp(x, s(arith.SelectOp(neg, zero, y))))
+    odd = s(arith.CmpiOp(s(arith.AndIOp(y, one)), zero, "ne"))
+    at_minus_one = s(arith.SelectOp(odd, minus_one, one))
+    special = s(arith.SelectOp(s(arith.CmpiOp(x, one, "eq")), one, s(arith.SelectOp(
+        s(arith.CmpiOp(x, minus_one, "eq")), at_minus_one, zero))))
+    return s(arith.SelectOp(neg, special, r))
 
 
 _CMPF = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
@@ -297,22 +315,37 @@ def _broadcast_map(shape: Shape, out: Shape) -> AffineMapAttr:
 
 
 class Emitter:
-    """Emits upstream ops into ``ops``; each method takes and returns tensor SSA values."""
+    """Emits upstream ops into ``ops``; each method takes and returns tensor SSA values.
 
-    def __init__(self) -> None:
+    ``bool_bits``: the element type of bool tensors, i1 or (8) bytes. Scalar
+    bodies always compute on i1; with bytes, ``generic`` truncates bool
+    operands on entry and widens bool results on exit (MLIR 22's memref-to-LLVM
+    lowering cannot load or store i1, so the mlir backend stores bools as i8)."""
+
+    def __init__(self, bool_bits: int = 1) -> None:
         self.ops: list[Operation] = []
+        self.bool_bits = bool_bits
+
+    def ttype(self, spec: Spec) -> TensorType:
+        shape, d = spec
+        if d.is_bool and self.bool_bits != 1:
+            return TensorType(IntegerType(self.bool_bits), list(shape))
+        return tensor_type(shape, d)
 
     def emit(self, op: Operation) -> SSAValue:
         self.ops.append(op)
         return op.results[0]
 
     def empty(self, spec: Spec) -> SSAValue:
-        return self.emit(tensor.EmptyOp([], tensor_type(*spec)))
+        return self.emit(tensor.EmptyOp([], self.ttype(spec)))
 
     def filled(self, spec: Spec, value: float | int | bool) -> SSAValue:
         init = self.empty(spec)
-        c = self.emit(scalar_constant(value, spec[1]))
-        return self.emit(linalg.FillOp([c], [init], [init.type]))
+        if spec[1].is_bool and self.bool_bits != 1:
+            c = self.emit(arith.ConstantOp(IntegerAttr(int(bool(value)), self.bool_bits)))
+        else:
+            c = self.emit(scalar_constant(value, spec[1]))
+        return self.emit(FillOp([c], [init], [init.type]))
 
     def generic(self, inputs: Sequence[SSAValue], maps: Sequence[AffineMapAttr],
                 inits: Sequence[SSAValue], out_maps: Sequence[AffineMapAttr],
@@ -322,9 +355,13 @@ class Emitter:
         types = [v.type.get_element_type() for v in [*inputs, *inits]]  # type: ignore
         block = Block(arg_types=types)
         s = Scalar(block)
-        outs = body(s, block.args)
-        block.add_op(linalg.YieldOp(*outs))
-        op = linalg.GenericOp(list(inputs), list(inits), Region(block), [*maps, *out_maps],
+        i1 = IntegerType(1)
+        args = [s(arith.TruncIOp(a, i1)) if a.type == _I8 else a for a in block.args]
+        outs = body(s, args)
+        outs = [s(arith.ExtUIOp(v, t)) if t == _I8 and v.type == i1 else v
+                for v, t in zip(outs, types[len(inputs):])]
+        block.add_op(YieldOp(*outs))
+        op = GenericOp(list(inputs), list(inits), Region(block), [*maps, *out_maps],
                               list(iterators), [v.type for v in inits])
         self.ops.append(op)
         return list(op.results)
@@ -351,7 +388,7 @@ class Emitter:
         shape_t = TensorType(i64, [len(shape)])
         data = np.asarray(shape, np.int64).tobytes()
         dims = self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr(shape_t, BytesAttr(data))))
-        return self.emit(tensor.ReshapeOp(x, dims, tensor_type(shape, d)))
+        return self.emit(tensor.ReshapeOp(x, dims, self.ttype((shape, d))))
 
     def reduce(self, x: SSAValue, dims: Sequence[int], keepdim: bool, acc: DType,
                init: float | int | bool,
@@ -439,7 +476,7 @@ def _constant(em: Emitter, inputs, specs, out, value):
     data = np.ascontiguousarray(arr)
     if d.is_bool:
         data = data.astype(np.uint8)
-    return [em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr(tensor_type(shape, d),
+    return [em.emit(arith.ConstantOp(DenseIntOrFPElementsAttr(em.ttype((shape, d)),
                                                               BytesAttr(data.tobytes()))))]
 
 
@@ -687,24 +724,35 @@ def unsupported_ops(module: ModuleOp) -> list[str]:
                    and op.name != "pyflame.yield" and op.name[len("pyflame."):] not in known})
 
 
-def lower_module(module: ModuleOp) -> None:
+def lower_module(module: ModuleOp, bool_bits: int = 1) -> None:
     """Rewrite every ``pyflame`` op of ``module`` (fused regions already
-    inlined) into upstream ops, in place."""
+    inlined) into upstream ops, in place; bool tensors become tensors of
+    ``bool_bits``-bit integers (function signatures included)."""
     for op in module.walk():
         if isinstance(op, FusedOp):
             raise LinalgLoweringError("fused", "regions must be inlined first (run unfuse)")
         if op.name in ("pyflame.vjp", "pyflame.jvp"):
             raise LinalgLoweringError(op.name[len("pyflame."):],
                                       "must be expanded first (run pyflame-autodiff)")
+    storage = Emitter(bool_bits)
     for fn in [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]:
+        if bool_bits != 1:
+            for block in fn.body.blocks:
+                for arg in list(block.args):
+                    if arg.type != storage.ttype(_spec(arg)):
+                        Rewriter.replace_value_with_new_type(arg, storage.ttype(_spec(arg)))
+            ft = fn.function_type
+            fn.function_type = FunctionType.from_lists(
+                [storage.ttype(spec_of_type(t, "argument")) for t in ft.inputs.data],
+                [storage.ttype(spec_of_type(t, "result")) for t in ft.outputs.data])
         for block in fn.body.blocks:
             for op in list(block.ops):
                 if not isinstance(op, PyflameOp):
                     continue
-                em = Emitter()
+                em = Emitter(bool_bits)
                 results = em.op(op.OPDEF.name, list(op.operands), op.py_attrs())
                 for old, new in zip(op.results, results, strict=True):
-                    if old.type != new.type:
+                    if storage.ttype(_spec(old)) != new.type:
                         raise LinalgLoweringError(op.OPDEF.name, f"emitted {new.type}, "
                                                   f"expected {old.type}")
                 block.insert_ops_before(em.ops, op)

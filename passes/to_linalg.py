@@ -19,8 +19,15 @@ from .fusion import Unfuse
 
 @dataclass(frozen=True)
 class ConvertPyflameToLinalg(ModulePass):
+    """``bool-bits``: the element width of bool tensors, 1 (i1) or 8 (bytes:
+    what the mlir backend uses, as MLIR 22 cannot load/store i1 memrefs)."""
+
     name = "convert-pyflame-to-linalg"
+    bool_bits: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.bool_bits not in (1, 8):
+            raise ValueError(f"convert-pyflame-to-linalg: bool-bits must be 1 or 8, "
+                             f"got {self.bool_bits}")
         Unfuse().run(ctx, op)
-        lower_module(op)
+        lower_module(op, self.bool_bits)

@@ -57,7 +57,7 @@ PIPELINE = (
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "buffer-deallocation-pipeline,"
     "convert-linalg-to-loops,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+    "finalize-memref-to-llvm,convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},convert-cf-to-llvm,"
     "reconcile-unrealized-casts)"
 )
@@ -180,7 +180,7 @@ def linalg_text(module: ModuleOp) -> str:
     from ..passes.to_linalg import ConvertPyflameToLinalg
 
     clone = module.clone()
-    ConvertPyflameToLinalg().apply(Context(), clone)
+    ConvertPyflameToLinalg(bool_bits=8).apply(Context(), clone)
     out = StringIO()
     Printer(stream=out, print_generic_format=True).print_op(clone)
     return out.getvalue()

@@ -90,3 +90,13 @@ func.func @types(%p: tensor<4xi1>, %i: tensor<4xi32>, %h: tensor<4xf16>, %f: ten
   %5 = pyflame.logical_not %p : (tensor<4xi1>) -> tensor<4xi1>
   func.return %0, %1, %2, %3, %4, %5 : tensor<4xi1>, tensor<4xi1>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>
 }
+
+// integer pow: math.ipowi for exponents >= 0, the reference's rule below 0
+// CHECK-LABEL: func.func @ipow
+// CHECK:        %[[NEG:.*]] = arith.cmpi slt
+// CHECK:        %[[E:.*]] = arith.select %[[NEG]]
+// CHECK:        math.ipowi %{{.*}}, %[[E]] : i32
+func.func @ipow(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = pyflame.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
