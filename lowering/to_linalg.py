@@ -17,8 +17,8 @@ upstream defaults where the two differ:
 - ``argmax``/``argmin`` pick the first extreme, and the first NaN.
 
 Named fused ops lower to the chains they stand for (``dialects/fused.py``
-``CHAINS``); ``pyflame.fused`` regions are first inlined by the ``unfuse``
-pass. An op without a rule raises ``LinalgLoweringError`` naming it.
+``CHAINS``) and ``pyflame.fused`` regions are inlined, op by op. An op
+without a rule raises ``LinalgLoweringError`` naming it.
 
 ``lower_module(module)`` rewrites a module in place; the pass
 ``convert-pyflame-to-linalg`` (``passes/to_linalg.py``) calls it.
@@ -724,13 +724,25 @@ def unsupported_ops(module: ModuleOp) -> list[str]:
                    and op.name != "pyflame.yield" and op.name[len("pyflame."):] not in known})
 
 
+def _lower_region(em: Emitter, fused: FusedOp) -> list[SSAValue]:
+    """A ``pyflame.fused`` region, inlined: its ops lowered one by one
+    (upstream elementwise fusion regroups them)."""
+    values: dict[SSAValue, SSAValue] = dict(zip(fused.body.block.args, fused.operands))
+    for inner in fused.body.block.ops:
+        if inner is fused.yield_op:
+            break
+        if not isinstance(inner, PyflameOp):
+            raise LinalgLoweringError("fused", f"unexpected {inner.name} in the region")
+        res = em.op(inner.OPDEF.name, [values[v] for v in inner.operands], inner.py_attrs())
+        values.update(zip(inner.results, res))
+    return [values[v] for v in fused.yield_op.operands]
+
+
 def lower_module(module: ModuleOp, bool_bits: int = 1) -> None:
     """Rewrite every ``pyflame`` op of ``module`` (fused regions already
     inlined) into upstream ops, in place; bool tensors become tensors of
     ``bool_bits``-bit integers (function signatures included)."""
     for op in module.walk():
-        if isinstance(op, FusedOp):
-            raise LinalgLoweringError("fused", "regions must be inlined first (run unfuse)")
         if op.name in ("pyflame.vjp", "pyflame.jvp"):
             raise LinalgLoweringError(op.name[len("pyflame."):],
                                       "must be expanded first (run pyflame-autodiff)")
@@ -747,10 +759,13 @@ def lower_module(module: ModuleOp, bool_bits: int = 1) -> None:
                 [storage.ttype(spec_of_type(t, "result")) for t in ft.outputs.data])
         for block in fn.body.blocks:
             for op in list(block.ops):
-                if not isinstance(op, PyflameOp):
+                if not isinstance(op, PyflameOp | FusedOp):
                     continue
                 em = Emitter(bool_bits)
-                results = em.op(op.OPDEF.name, list(op.operands), op.py_attrs())
+                if isinstance(op, FusedOp):
+                    results = _lower_region(em, op)
+                else:
+                    results = em.op(op.OPDEF.name, list(op.operands), op.py_attrs())
                 for old, new in zip(op.results, results, strict=True):
                     if storage.ttype(_spec(old)) != new.type:
                         raise LinalgLoweringError(op.OPDEF.name, f"emitted {new.type}, "

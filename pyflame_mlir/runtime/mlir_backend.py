@@ -174,13 +174,12 @@ def _signature(module: ModuleOp) -> tuple[list, list]:
 
 def linalg_text(module: ModuleOp) -> str:
     """``module`` (pyflame, left untouched) lowered to linalg, as generic MLIR text."""
-    from xdsl.context import Context
     from xdsl.printer import Printer
 
-    from ..passes.to_linalg import ConvertPyflameToLinalg
+    from ..lowering.to_linalg import lower_module
 
     clone = module.clone()
-    ConvertPyflameToLinalg(bool_bits=8).apply(Context(), clone)
+    lower_module(clone, bool_bits=8)
     out = StringIO()
     Printer(stream=out, print_generic_format=True).print_op(clone)
     return out.getvalue()
