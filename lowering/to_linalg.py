@@ -107,8 +107,9 @@ def scalar_constant(value: float | int | bool, d: DType) -> arith.ConstantOp:
 class Scalar:
     """Builds the scalar ops of one ``linalg.generic`` body (its block)."""
 
-    def __init__(self, block: Block):
+    def __init__(self, block: Block, rational_tanh: bool = False):
         self.block = block
+        self.rational_tanh = rational_tanh
 
     def __call__(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -142,6 +143,36 @@ class Scalar:
         if dst.itemsize > src.itemsize or (src.is_bool and not dst.is_bool):
             return self((arith.ExtUIOp if src.is_bool else arith.ExtSIOp)(x, t))
         return self(arith.TruncIOp(x, t))
+
+
+# tanh on f32 as Eigen's rational approximation (what MLIR's polynomial
+# approximation of math.tanh uses): a few ulp from the correctly rounded value,
+# and only arith ops, so LLVM vectorizes the loop (a libm call per element does
+# not). The mlir backend asks for it; the plain pass emits math.tanh.
+_TANH_CLAMP = 7.99881172180175781
+_TANH_TINY = 0.0004
+_TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+           5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+           4.89352455891786e-03)  # x^13 ... x^1 (odd powers)
+_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+           4.89352518554385e-03)  # x^6 ... x^0 (even powers)
+
+
+def _tanh(s: Scalar, x: SSAValue, d: DType, **a: Any) -> SSAValue:
+    if not (s.rational_tanh and d.name == "float32"):
+        return s(mathd.TanhOp(x))
+    c = s(arith.MinimumfOp(s(arith.MaximumfOp(x, s.const(-_TANH_CLAMP, d))),
+                           s.const(_TANH_CLAMP, d)))  # NaN stays NaN
+    x2 = s(arith.MulfOp(c, c))
+
+    def horner(coefs: Sequence[float]) -> SSAValue:
+        acc = s.const(coefs[0], d)
+        for k in coefs[1:]:
+            acc = s(arith.AddfOp(s(arith.MulfOp(acc, x2)), s.const(k, d)))
+        return acc
+    r = s(arith.DivfOp(s(arith.MulfOp(horner(_TANH_P), c)), horner(_TANH_Q)))
+    tiny = s(arith.CmpfOp(s(mathd.AbsFOp(x)), s.const(_TANH_TINY, d), "olt"))
+    return s(arith.SelectOp(tiny, x, r))
 
 
 def _float(op_cls: type) -> Callable:
@@ -284,7 +315,7 @@ UNARY: dict[str, tuple[Callable, bool]] = {
     "exp": (_float(mathd.ExpOp), True), "log": (_float(mathd.LogOp), True),
     "sqrt": (_float(mathd.SqrtOp), True), "rsqrt": (_rsqrt, True),
     "sin": (_float(mathd.SinOp), True), "cos": (_float(mathd.CosOp), True),
-    "tanh": (_float(mathd.TanhOp), True), "reciprocal": (_reciprocal, True),
+    "tanh": (_tanh, True), "reciprocal": (_reciprocal, True),
     "sigmoid": (_sigmoid, True), "erf": (_float(mathd.ErfOp), True), "gelu": (_gelu, True),
     "logical_not": (_logical_not, False),
 }
@@ -322,9 +353,10 @@ class Emitter:
     operands on entry and widens bool results on exit (MLIR 22's memref-to-LLVM
     lowering cannot load or store i1, so the mlir backend stores bools as i8)."""
 
-    def __init__(self, bool_bits: int = 1) -> None:
+    def __init__(self, bool_bits: int = 1, rational_tanh: bool = False) -> None:
         self.ops: list[Operation] = []
         self.bool_bits = bool_bits
+        self.rational_tanh = rational_tanh
 
     def ttype(self, spec: Spec) -> TensorType:
         shape, d = spec
@@ -354,7 +386,7 @@ class Emitter:
                 ) -> list[SSAValue]:
         types = [v.type.get_element_type() for v in [*inputs, *inits]]  # type: ignore
         block = Block(arg_types=types)
-        s = Scalar(block)
+        s = Scalar(block, self.rational_tanh)
         i1 = IntegerType(1)
         args = [s(arith.TruncIOp(a, i1)) if a.type == _I8 else a for a in block.args]
         outs = body(s, args)
@@ -738,10 +770,11 @@ def _lower_region(em: Emitter, fused: FusedOp) -> list[SSAValue]:
     return [values[v] for v in fused.yield_op.operands]
 
 
-def lower_module(module: ModuleOp, bool_bits: int = 1) -> None:
+def lower_module(module: ModuleOp, bool_bits: int = 1, rational_tanh: bool = False) -> None:
     """Rewrite every ``pyflame`` op of ``module`` (fused regions already
     inlined) into upstream ops, in place; bool tensors become tensors of
-    ``bool_bits``-bit integers (function signatures included)."""
+    ``bool_bits``-bit integers (function signatures included); with
+    ``rational_tanh``, f32 tanh is a vectorizable rational approximation."""
     for op in module.walk():
         if op.name in ("pyflame.vjp", "pyflame.jvp"):
             raise LinalgLoweringError(op.name[len("pyflame."):],
@@ -761,7 +794,7 @@ def lower_module(module: ModuleOp, bool_bits: int = 1) -> None:
             for op in list(block.ops):
                 if not isinstance(op, PyflameOp | FusedOp):
                     continue
-                em = Emitter(bool_bits)
+                em = Emitter(bool_bits, rational_tanh)
                 if isinstance(op, FusedOp):
                     results = _lower_region(em, op)
                 else:

@@ -19,13 +19,16 @@ from ..lowering.to_linalg import lower_module
 @dataclass(frozen=True)
 class ConvertPyflameToLinalg(ModulePass):
     """``bool-bits``: the element width of bool tensors, 1 (i1) or 8 (bytes:
-    what the mlir backend uses, as MLIR 22 cannot load/store i1 memrefs)."""
+    what the mlir backend uses, as MLIR 22 cannot load/store i1 memrefs).
+    ``rational-tanh``: f32 tanh as arith ops (the backend's choice: vectorizes)."""
 
     name = "convert-pyflame-to-linalg"
     bool_bits: int = 1
+    # f32 tanh as a rational approximation (vectorizes) instead of math.tanh
+    rational_tanh: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.bool_bits not in (1, 8):
             raise ValueError(f"convert-pyflame-to-linalg: bool-bits must be 1 or 8, "
                              f"got {self.bool_bits}")
-        lower_module(op, self.bool_bits)
+        lower_module(op, self.bool_bits, self.rational_tanh)

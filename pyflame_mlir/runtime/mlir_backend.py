@@ -179,7 +179,7 @@ def linalg_text(module: ModuleOp) -> str:
     from ..lowering.to_linalg import lower_module
 
     clone = module.clone()
-    lower_module(clone, bool_bits=8)
+    lower_module(clone, bool_bits=8, rational_tanh=True)
     out = StringIO()
     Printer(stream=out, print_generic_format=True).print_op(clone)
     return out.getvalue()

@@ -100,3 +100,20 @@ func.func @ipow(%a: tensor<4xi32>) -> tensor<4xi32> {
   %0 = pyflame.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %0 : tensor<4xi32>
 }
+
+// rational-tanh (the mlir backend's choice): f32 tanh as Eigen's rational
+// approximation in arith ops (vectorizable), x itself near 0; f64 keeps math.tanh
+// RUN: pyflame-opt %s -p 'convert-pyflame-to-linalg{rational-tanh=true}' | mlir-opt | filecheck %s --check-prefix=RATIONAL
+// RATIONAL-LABEL: func.func @tanh
+// RATIONAL:       arith.constant -7.99881172 : f32
+// RATIONAL:       arith.maximumf
+// RATIONAL:       arith.minimumf
+// RATIONAL:       arith.divf
+// RATIONAL:       arith.cmpf olt
+// RATIONAL:       arith.select
+// RATIONAL:       math.tanh %{{.*}} : f64
+func.func @tanh(%a: tensor<4xf32>, %b: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf64>) {
+  %0 = pyflame.tanh %a : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = pyflame.tanh %b : (tensor<4xf64>) -> tensor<4xf64>
+  func.return %0, %1 : tensor<4xf32>, tensor<4xf64>
+}
