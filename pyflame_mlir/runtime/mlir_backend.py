@@ -84,11 +84,13 @@ def mlir_version() -> str:
         return "unknown"
 
 
-def config_token() -> tuple[str, str]:
-    """What executables depend on besides the graph: in the in-memory cache key."""
-    from ..lowering.to_linalg import LOWERING_VERSION
+_TOKEN = (CACHE_VERSION, hashlib.sha256(f"{PIPELINE}|{OPT_LEVEL}".encode()).hexdigest()[:12])
 
-    return (LOWERING_VERSION, hashlib.sha256(PIPELINE.encode()).hexdigest()[:12])
+
+def config_token() -> tuple[str, str]:
+    """What executables depend on besides the graph: in the in-memory cache
+    key. Asked at every evaluation, so a constant (no xDSL, no hashing)."""
+    return _TOKEN
 
 
 def runtime_library() -> str | None:
@@ -186,8 +188,11 @@ def linalg_text(module: ModuleOp) -> str:
 
 
 def cache_key(text: str) -> str:
+    from ..lowering.to_linalg import LOWERING_VERSION
+
     h = hashlib.sha256()
-    for part in (CACHE_VERSION, mlir_version(), PIPELINE, str(OPT_LEVEL), *config_token(), text):
+    for part in (CACHE_VERSION, LOWERING_VERSION, mlir_version(), PIPELINE, str(OPT_LEVEL),
+                 text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
