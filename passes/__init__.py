@@ -72,6 +72,12 @@ def _wse_memory_plan() -> type[ModulePass]:
     return WseMemoryPlan
 
 
+# (issue #18, mlir branch) pyflame -> upstream linalg/tensor/arith/math
+def _to_linalg() -> type[ModulePass]:
+    from .to_linalg import ConvertPyflameToLinalg
+    return ConvertPyflameToLinalg
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "cse": _cse,
@@ -84,6 +90,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "wse-layout": _wse_layout,
     "wse-memory-plan": _wse_memory_plan,
+    "convert-pyflame-to-linalg": _to_linalg,  # issue #18 (mlir branch)
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'

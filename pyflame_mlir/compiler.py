@@ -94,11 +94,30 @@ def _csl_lower(module: ModuleOp) -> Any:
     return lower(module)
 
 
+def _mlir_lower(module: ModuleOp) -> Any:  # upstream MLIR + LLVM JIT on the CPU
+    from .runtime.mlir_backend import lower_and_compile
+
+    return lower_and_compile(module)
+
+
+def _mlir_available() -> str | None:
+    from .runtime.mlir_backend import unavailable_reason
+
+    return unavailable_reason()
+
+
+def _mlir_token() -> Any:
+    from .runtime.mlir_backend import config_token
+
+    return config_token()
+
+
 # The backend table: the one place the driver (and pf.set_backend) learns of backends.
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
     "max": Backend("max", _max_lower, _max_available, _max_token),
     "csl": Backend("csl", _csl_lower),
+    "mlir": Backend("mlir", _mlir_lower, _mlir_available, _mlir_token),
 }
 
 

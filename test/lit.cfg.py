@@ -23,9 +23,21 @@ for tool in ("pyflame-opt", "filecheck"):
         raise RuntimeError(f"lit: '{tool}' is not on PATH (run through `make lit`)")
 
 # Optional backends become lit features, so tests can say `REQUIRES: max`.
-for feature, module in (("max", "max.graph"), ("mlir", "mlir.ir")):
+for feature, module in (("max", "max.graph"),):
     try:
         if importlib.util.find_spec(module.split(".")[0]) is not None:
             config.available_features.add(feature)  # noqa: F821
     except (ImportError, ValueError):
         pass
+
+# Upstream MLIR (extra [mlir], issue #18): `mlir-opt` ships in site-packages/mlir/bin,
+# not on PATH; put it there and enable `REQUIRES: mlir` when it is present.
+try:
+    _mlir_spec = importlib.util.find_spec("mlir")
+except (ImportError, ValueError):
+    _mlir_spec = None
+if _mlir_spec is not None and _mlir_spec.submodule_search_locations:
+    _mlir_bin = os.path.join(list(_mlir_spec.submodule_search_locations)[0], "bin")
+    if os.access(os.path.join(_mlir_bin, "mlir-opt"), os.X_OK):
+        config.environment["PATH"] = _mlir_bin + os.pathsep + config.environment["PATH"]  # noqa: F821
+        config.available_features.add("mlir")  # noqa: F821

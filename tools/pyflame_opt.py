@@ -146,6 +146,12 @@ class PyflameOptMain(xDSLOptMain):
             type=lambda d: setattr(_optional_targets, "output_dir", d) or d,
             help="with -t csl: also write the SDK project (layout.csl, pe_program.csl, run.py, "
                  "commands.sh, README.md) to DIR")
+        # issue #18 (mlir branch): hand the module to upstream MLIR after the xDSL passes
+        arg_parser.add_argument(
+            "--mlir-pass-pipeline", metavar="PIPELINE", default=None,
+            help="after the -p passes, run this upstream MLIR pipeline (extra [mlir]) on the "
+                 "module, e.g. 'linalg-fuse-elementwise-ops,canonicalize', and print MLIR's "
+                 "output")
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
@@ -244,6 +250,8 @@ class PyflameOptMain(xDSLOptMain):
             raise UserError(f"{self.get_input_name()}: internal error in the pass pipeline: "
                             f"{type(e).__name__}: {e} (set PYFLAME_DEBUG=1 for a traceback)"
                             ) from None
+        if getattr(self.args, "mlir_pass_pipeline", None):  # issue #18 (mlir branch)
+            return _run_upstream(module, self.args.mlir_pass_pipeline, self.get_input_name())
         try:
             return self.output_resulting_program(module)
         except DiagnosticException as e:  # a target that cannot print this module
@@ -280,6 +288,19 @@ class PyflameOptMain(xDSLOptMain):
         if stats is None or not stats.records:
             return
         print(stats.format(times=self.args.time_passes), file=sys.stderr)
+
+
+def _run_upstream(module: ModuleOp, pipeline: str, name: str) -> str:
+    """``--mlir-pass-pipeline``: the module through upstream MLIR (issue #18)."""
+    from ..lowering.upstream import UpstreamError, generic_text, run_mlir_pipeline
+
+    try:
+        return run_mlir_pipeline(generic_text(module), pipeline) + "\n"
+    except ImportError as e:
+        raise UserError(f"{name}: error: --mlir-pass-pipeline needs the upstream MLIR "
+                        f"bindings ({e}); pip install 'pyflame-mlir[mlir]'") from None
+    except UpstreamError as e:
+        raise UserError(f"{name}: error: {e}") from None
 
 
 def _split_top(spec: str) -> list[str]:

@@ -1,0 +1,166 @@
+"""The ``mlir`` backend against the reference backend on the same graphs: one
+graph using every op (``max/_graphs.py``, shared with the MAX tests), the demo
+MLP and an SGD training step; the disk cache reused by a second process and
+rebuilt when corrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+pytest.importorskip("mlir.execution_engine", reason="the mlir backend needs the upstream MLIR "
+                    "Python bindings: pip install 'pyflame-mlir[mlir]'")
+
+import _graphs  # noqa: E402
+from pyflame_mlir.dialects import OPS  # noqa: E402
+
+import pyflame_mlir as pf  # noqa: E402
+from pyflame_mlir.runtime import mlir_backend  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def assert_matches(got: np.ndarray, ref: np.ndarray, what: str, rtol: float = 1e-5) -> None:
+    assert got.dtype == ref.dtype and got.shape == ref.shape, \
+        f"{what}: {got.dtype}{got.shape} vs reference {ref.dtype}{ref.shape}"
+    if ref.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+        return
+    if ref.dtype in (np.float16, ml_dtypes.bfloat16):
+        rtol = max(rtol, 1e-2)
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol,
+                               atol=rtol, equal_nan=True, err_msg=what)
+
+
+def reference(outs: list[pf.Tensor]) -> list[np.ndarray]:
+    with pf.backend("reference"):
+        pf.eval(*outs)
+    return [t.numpy() for t in outs]
+
+
+def test_every_op_has_a_linalg_rule() -> None:
+    from pyflame_mlir.lowering import to_linalg
+
+    known = (set(to_linalg.UNARY) | set(to_linalg.BINARY) | set(to_linalg.LOGICAL)
+             | set(to_linalg.RULES) | set(to_linalg.CHAINS))
+    assert set(OPS) - known == set()
+
+
+def test_every_op_matches_the_reference_backend(on_mlir: Path) -> None:
+    ref = reference(_graphs.all_ops()[0])
+    outs, used = _graphs.all_ops()
+    assert used == set(OPS) - _graphs.missing_from_all_ops()
+    pf.eval(*outs)
+    assert mlir_backend.STATS.compiles == 1  # the whole multi-output graph at once
+    for k, (t, r) in enumerate(zip(outs, ref)):
+        assert_matches(t.numpy(), r, f"output #{k} ({t.dtype.name}{list(t.shape)})")
+
+
+def test_special_values_match_the_reference(on_mlir: Path) -> None:
+    v = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0], np.float32)
+    w = np.array([np.nan, 1.0, 1.5, -np.inf, np.inf, 2.0, 0.0, -3.0], np.float32)
+
+    def graph() -> list[pf.Tensor]:
+        x, y = pf.from_numpy(v), pf.from_numpy(w)
+        return [pf.sign(x), pf.relu(x), pf.maximum(x, y), pf.minimum(x, y), x != y, x == y,
+                pf.argmax(x), pf.argmin(y), pf.amax(x, 0), pf.convert(x, pf.bool),
+                pf.softmax(pf.from_numpy(np.full((2, 3), -np.inf, np.float32)), 1),
+                pf.logsumexp(x.reshape(2, 4), 1), pf.sigmoid(x), pf.tanh(x)]
+
+    ref = reference(graph())
+    outs = graph()
+    pf.eval(*outs)
+    for k, (t, r) in enumerate(zip(outs, ref)):
+        assert_matches(t.numpy(), r, f"output #{k}")
+
+
+def test_inputs_are_never_written(on_mlir: Path) -> None:
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    keep = a.copy()
+    x = pf.from_numpy(a)
+    y = pf.exp(x) + 1.0
+    np.testing.assert_allclose(y.numpy(), np.exp(keep) + 1, rtol=1e-6)
+    np.testing.assert_array_equal(a, keep)
+
+
+def test_demo_mlp_matches_the_reference(on_mlir: Path) -> None:
+    ref_loss, ref_logits = reference(list(_graphs.demo_mlp()))
+    loss, logits = _graphs.demo_mlp()
+    pf.eval(loss, logits)
+    assert_matches(logits.numpy(), ref_logits, "logits", rtol=1e-4)
+    assert_matches(loss.numpy(), ref_loss, "loss", rtol=1e-4)
+
+
+def _step(seed: int = 0) -> list[pf.Tensor]:
+    params = _graphs.init_mlp([16, 32, 10], seed)
+    x, y = _graphs.batch(64, 16, 10)
+    loss, logits, new = _graphs.train_step(params, x, y)
+    return [loss, logits, *new]
+
+
+def test_training_step_matches_the_reference_and_hits_the_cache(on_mlir: Path) -> None:
+    ref = reference(_step())
+    for _ in range(2):  # the second step is a cache hit: nothing compiled
+        outs = _step()
+        pf.eval(*outs)
+        for k, (t, r) in enumerate(zip(outs, ref)):
+            assert_matches(t.numpy(), r, f"output #{k}", rtol=1e-4)
+    assert mlir_backend.STATS.compiles == 1
+
+
+SECOND_PROCESS = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import pyflame_mlir as pf
+    from pyflame_mlir.runtime import mlir_backend
+    pf.set_backend("mlir")
+    x = pf.from_numpy(np.linspace(-2, 2, 64, dtype=np.float32).reshape(8, 8))
+    y = pf.tanh(pf.relu(2 * x + 1) * x - 0.5).sum(1)
+    s = mlir_backend.STATS
+    print(json.dumps({"y": y.numpy().tolist(), "compiles": s.compiles, "hits": s.disk_hits,
+                      "writes": s.disk_writes, "corrupt": s.corrupt_entries}))
+""")
+
+
+def _run_process(cache: Path) -> dict:
+    env = dict(os.environ, PYFLAME_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", SECOND_PROCESS, str(HERE)], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_disk_cache_is_reused_by_a_second_process_and_rebuilt_when_corrupt(tmp_path: Path
+                                                                           ) -> None:
+    cache = tmp_path / "cache"
+    first = _run_process(cache)
+    assert (first["compiles"], first["hits"], first["writes"]) == (1, 0, 1)
+    second = _run_process(cache)
+    assert (second["compiles"], second["hits"]) == (0, 1)
+    assert second["y"] == first["y"]
+    # flip bytes in the middle of the library: detected by the checksum, rebuilt
+    (lib,) = (cache / "mlir").glob("*.so")
+    blob = bytearray(lib.read_bytes())
+    blob[len(blob) // 2] ^= 0xFF
+    lib.write_bytes(bytes(blob))
+    third = _run_process(cache)
+    assert (third["corrupt"], third["compiles"], third["writes"]) == (1, 1, 1)
+    assert third["y"] == first["y"]
+    assert _run_process(cache)["hits"] == 1
+
+
+def test_a_missing_extra_gives_the_reason() -> None:
+    code = ("import sys; sys.modules['mlir'] = None\n"
+            "import pyflame_mlir as pf\n"
+            "try:\n    pf.set_backend('mlir')\nexcept RuntimeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "backend 'mlir' is not available" in out and "pyflame-mlir[mlir]" in out
