@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -24,44 +23,13 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ..dialects import OPS
 from ..dialects import ad as ad_rules
-from ..dialects.data import DenseValue
-from ..dialects.pyflame import JvpOp, PyflameOp, VjpOp, _TransformOp, create_op, spec_of_type
+from ..dialects.pyflame import JvpOp, PyflameOp, VjpOp, _TransformOp, spec_of_type
+from .common import IRBuilder
 
 
 class AutodiffError(DiagnosticException):
     pass
-
-
-class IRBuilder:
-    """The rule builder over xDSL: appends ops to a block."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def shape(self, v: SSAValue) -> tuple[int, ...]:
-        return spec_of_type(v.type, "value")[0]
-
-    def dtype(self, v: SSAValue) -> Any:
-        return spec_of_type(v.type, "value")[1]
-
-    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
-        opdef = OPS[name]
-        specs = opdef.check([self.shape(v) for v in inputs], [self.dtype(v) for v in inputs],
-                            attrs)
-        new = create_op(name, inputs, attrs, specs)
-        self.block.add_op(new)
-        return new.results[0] if opdef.num_results == 1 else list(new.results)
-
-    def scalar(self, value: float, like: SSAValue) -> SSAValue:
-        d = self.dtype(like)
-        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
-
-    def __getattr__(self, name: str) -> Any:
-        if name in OPS:
-            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
-        raise AttributeError(name)
 
 
 def _is_float(v: SSAValue) -> bool:
@@ -147,7 +115,7 @@ def derivative_function(fn: func.FuncOp, t: _TransformOp, name: str) -> func.Fun
     block = Block(arg_types=arg_types)
     n = len(t.args)
     ops, outs = _clone_body(fn, block, block.args[:n])
-    b = IRBuilder(block)
+    b = IRBuilder(block.add_op)
     wrt = [block.args[i] for i in t.wrt_indices]
     if isinstance(t, VjpOp):
         derivs = reverse_mode(b, ops, wrt, outs, block.args[n:])

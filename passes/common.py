@@ -1,5 +1,7 @@
 """What the pyflame passes share: a base class that records per-pass
-statistics, and small IR helpers (constants, op counting, dead-op cleanup).
+statistics, the rule builder over xDSL (``IRBuilder``: autodiff rules and
+decompositions emit IR through it), and small IR helpers (constants, op
+counting, dead-op cleanup).
 
 Each pass walks the ops of a block once, in order, and rewrites in place
 through xDSL's IR API (use lists are linked lists, so replacing and erasing
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from ..dialects import OPS
 from ..dialects.data import DenseValue
 from ..dialects.dtypes import DType
 from ..dialects.pyflame import FusedOp, PyflameOp, attr_from_ir, create_op, spec_of_type
@@ -155,6 +158,41 @@ class PyflamePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_pass(self, ctx, op)
+
+
+# ---- the rule builder ----
+
+class IRBuilder:
+    """The builder interface of ``dialects/ad.py`` over xDSL: ``b.op(name,
+    *values, **attrs)`` checks the op's shape rule, creates it and hands it to
+    ``emit`` (``block.add_op`` to append, ``ops.append`` to collect for a
+    rewriter). Autodiff rules and decompositions both build IR with it."""
+
+    def __init__(self, emit: Callable[[Operation], Any]):
+        self.emit = emit
+
+    def shape(self, v: SSAValue) -> tuple[int, ...]:
+        return spec_of_type(v.type, "value")[0]
+
+    def dtype(self, v: SSAValue) -> Any:
+        return spec_of_type(v.type, "value")[1]
+
+    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
+        opdef = OPS[name]
+        specs = opdef.check([self.shape(v) for v in inputs], [self.dtype(v) for v in inputs],
+                            attrs)
+        new = create_op(name, inputs, attrs, specs)
+        self.emit(new)
+        return new.results[0] if opdef.num_results == 1 else list(new.results)
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        d = self.dtype(like)
+        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
 
 
 # ---- IR helpers ----

@@ -30,11 +30,20 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import InsertPoint
 
+from ..dialects import OPS
 from ..dialects.fused import CHAINS, REDUCTIONS
 from ..dialects.opdef import numel
 from ..dialects.pyflame import FusedOp, PyflameOp, YieldOp
 from .common import PyflamePass, blocks_of, erase_if_dead, new_op, spec
+from .decompose import DecomposePattern
 
 # (consumer, producer) pairs with a named fused op
 NAMED_PAIRS = {("relu", "add"): "fused_add_relu", ("sigmoid", "mul"): "fused_mul_sigmoid",
@@ -277,55 +286,34 @@ class Fusion(PyflamePass):
 
 # ---- unfuse ----
 
+class InlineFusedRegion(RewritePattern):
+    """A ``pyflame.fused`` op becomes the ops of its body, in place."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, FusedOp):
+            return
+        terminator = op.yield_op
+        results = list(terminator.operands)
+        rewriter.erase(terminator)
+        rewriter.inline_block(op.body.block, InsertPoint.before(op), list(op.operands))
+        for r, v in zip(op.results, results):
+            rewriter.replace_all_uses_with(r, v)
+        rewriter.erase(op)
+        self.count += 1
+
+
 @dataclass(frozen=True)
 class Unfuse(PyflamePass):
-    """Expand named fused ops into their chains and inline pyflame.fused
-    regions (for backends without fused kernels)."""
+    """Expand named fused ops into their chains (their decompositions) and
+    inline pyflame.fused regions (for backends without fused kernels)."""
 
     name = "unfuse"
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
-        from ..dialects import OPS
-
-        unfused = 0
-        for block in list(blocks_of(module)):
-            if isinstance(block.parent_op(), FusedOp):
-                continue
-            op = block.first_op
-            while op is not None:
-                nxt = op.next_op
-                if isinstance(op, FusedOp):
-                    self.inline(op)
-                    unfused += 1
-                elif isinstance(op, PyflameOp) and op.OPDEF.name in CHAINS:
-                    attrs = op.py_attrs()
-                    prev: SSAValue | None = None
-                    for name, refs, attr_names in CHAINS[op.OPDEF.name]:
-                        args = [prev if r < 0 else op.operands[r] for r in refs]
-                        a = {k: attrs[k] for k in attr_names}
-                        specs = OPS[name].check([spec(v)[0] for v in args],
-                                                [spec(v)[1] for v in args], a)
-                        prev = new_op(name, args, a, specs, op).results[0]
-                    assert prev is not None
-                    op.results[0].replace_all_uses_with(prev)
-                    block.erase_op(op)
-                    unfused += 1
-                op = nxt
-        return {"unfused": unfused}
-
-    @staticmethod
-    def inline(fused: FusedOp) -> None:
-        outer = fused.parent
-        assert outer is not None
-        body = fused.body.block
-        for arg, v in zip(body.args, fused.operands):
-            arg.replace_all_uses_with(v)
-        results = list(fused.yield_op.operands)
-        for op in list(body.ops):
-            if isinstance(op, YieldOp):
-                break
-            body.detach_op(op)
-            outer.insert_op_before(op, fused)
-        for r, v in zip(fused.results, results):
-            r.replace_all_uses_with(v)
-        outer.erase_op(fused)
+        inline = InlineFusedRegion()
+        chains = DecomposePattern(frozenset(OPS[name] for name in CHAINS))
+        PatternRewriteWalker(GreedyRewritePatternApplier([inline, chains])).rewrite_module(module)
+        return {"unfused": inline.count + chains.count}
