@@ -177,10 +177,11 @@ MAX_LOWERINGS: dict[OpDef, Rule] = {}
 
 def lowers(*names: str) -> Callable[[Rule], Rule]:
     """Register a rule for the named ops (an unknown name fails at import)."""
+    opdefs = [get_op(n) for n in names]
+
     def register(fn: Rule) -> Rule:
-        for n in names:
-            opdef = get_op(n)
-            assert opdef not in MAX_LOWERINGS, f"two MAX lowerings for {n}"
+        for opdef in opdefs:
+            assert opdef not in MAX_LOWERINGS, f"two MAX lowerings for {opdef.name}"
             MAX_LOWERINGS[opdef] = fn
         return fn
     return register

@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects import ad as ad_rules
+from ..dialects.opdef import OpDef
 from ..dialects.pyflame import JvpOp, PyflameOp, VjpOp, _TransformOp, spec_of_type
 from .common import IRBuilder
 
@@ -36,15 +37,14 @@ def _is_float(v: SSAValue) -> bool:
     return spec_of_type(v.type, "value")[1].is_floating_point
 
 
-def _rule(table: dict[str, Any], op: Operation, kind: str) -> Any:
+def _rule(table: dict[OpDef, Any], op: Operation, kind: str) -> Any:
     """The op's rule from ``table``; None for an op with no derivative to
     propagate (argmax, comparisons); an error for any other op without one."""
     if not isinstance(op, PyflameOp):
         raise AutodiffError(f"cannot differentiate through op {op.name}")
-    name = op.OPDEF.name
-    rule = table.get(name)
-    if rule is None and name not in ad_rules.NONDIFF:
-        raise AutodiffError(f"pyflame.{name} is not differentiable (no {kind} rule)")
+    rule = table.get(op.OPDEF)
+    if rule is None and op.OPDEF not in ad_rules.NONDIFF:
+        raise AutodiffError(f"pyflame.{op.OPDEF.name} is not differentiable (no {kind} rule)")
     return rule
 
 
