@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.context import Context
@@ -36,9 +36,17 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 from ..dialects import OPS
 from ..dialects.data import DenseValue
 from ..dialects.dtypes import DType
-from ..dialects.pyflame import FusedOp, PyflameOp, attr_from_ir, create_op, spec_of_type
+from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op classes)
+    ConstantOp,
+    FusedOp,
+    PyflameOp,
+    attr_from_ir,
+    create_op,
+    spec_of_type,
+)
 
 Spec = tuple[tuple[int, ...], DType]
+OpT = TypeVar("OpT", bound=PyflameOp)
 
 
 # ---- statistics ----
@@ -279,12 +287,10 @@ def opname(op: Operation) -> str | None:
     return op.OPDEF.name if isinstance(op, PyflameOp) else None
 
 
-def defining(value: SSAValue, name: str) -> PyflameOp | None:
-    """The op defining ``value`` if it is the pyflame op ``name``."""
+def defining(value: SSAValue, cls: type[OpT]) -> OpT | None:
+    """The op defining ``value`` if it is of the op class ``cls`` (``NegOp``)."""
     owner = value.owner
-    if isinstance(owner, PyflameOp) and owner.OPDEF.name == name:
-        return owner
-    return None
+    return owner if isinstance(owner, cls) else None
 
 
 def spec(value: SSAValue) -> Spec:
@@ -308,7 +314,7 @@ def dense_value(op: PyflameOp) -> DenseValue:
 def constant_array(value: SSAValue) -> np.ndarray | None:
     """The data of ``value`` if a ``pyflame.constant`` defines it (a read-only
     array of the value's shape; a splat is a broadcast view), else None."""
-    op = defining(value, "constant")
+    op = defining(value, ConstantOp)
     if op is None:
         return None
     dv = dense_value(op)
