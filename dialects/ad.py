@@ -1,4 +1,6 @@
-"""Autodiff rule tables, keyed by op name (JAX's ``ad.py`` in miniature).
+"""Autodiff rule tables, keyed by the op's ``OpDef`` (JAX's ``ad.py`` in
+miniature): rules are registered by name, and a name the op table does not
+know fails at import.
 
 Rules are written against a small builder interface, so the same rule can
 emit IR (``passes/autodiff.py``) or anything else that implements it:
@@ -20,31 +22,35 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .opdef import OpDef, get_op
+
 Value = Any
 Builder = Any
 VjpRule = Callable[..., "list[Value | None]"]
 JvpRule = Callable[..., "list[Value | None]"]
 
 # vjp(b, cts, inputs, outputs, **attrs) -> one cotangent (or None) per input
-VJP: dict[str, VjpRule] = {}
+VJP: dict[OpDef, VjpRule] = {}
 # jvp(b, tangents, inputs, outputs, **attrs) -> one tangent (or None) per output
-JVP: dict[str, JvpRule] = {}
+JVP: dict[OpDef, JvpRule] = {}
 # ops with no derivative at all (integer/bool outputs, or data without inputs)
-NONDIFF: set[str] = set()
+NONDIFF: set[OpDef] = set()
 
 
 def defvjp(name: str, rule: VjpRule) -> None:
-    assert name not in VJP, name
-    VJP[name] = rule
+    opdef = get_op(name)
+    assert opdef not in VJP, name
+    VJP[opdef] = rule
 
 
 def defjvp(name: str, rule: JvpRule) -> None:
-    assert name not in JVP, name
-    JVP[name] = rule
+    opdef = get_op(name)
+    assert opdef not in JVP, name
+    JVP[opdef] = rule
 
 
 def nondiff(*names: str) -> None:
-    NONDIFF.update(names)
+    NONDIFF.update(get_op(n) for n in names)
 
 
 def defderiv(name: str, deriv: Callable[..., Value]) -> None:

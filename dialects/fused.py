@@ -430,7 +430,8 @@ def _chunk_target(lay: _Layout, vshape: Shape, j0: int, j1: int) -> Shape:
 
 # name -> the chain it stands for: (op, operand refs, attr names) per step;
 # a ref >= 0 is an operand of the fused op, -1 the previous step's result.
-# Backends without a kernel of their own lower a fused op as this chain.
+# Backends without a kernel of their own lower a fused op as this chain: its
+# OpDef's ``decomposition`` (what the ``unfuse`` pass runs) builds it.
 CHAINS: dict[str, tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]] = {}
 # per thread: kernels keep chunk scratch between calls
 _PROGRAMS = threading.local()
@@ -535,6 +536,19 @@ def _matmul_epilogue_kernel(name: str) -> Callable[..., np.ndarray]:
     return kernel
 
 
+def _chain_decomposition(name: str) -> Callable[..., list[Any]]:
+    """The fused op as its chain, step by step, with the builder of dialects/ad.py."""
+    chain = CHAINS[name]
+
+    def decomposition(b: Any, inputs: Sequence[Any], **attrs: Any) -> list[Any]:
+        prev: Any = None
+        for op, refs, attr_names in chain:
+            args = [prev if r < 0 else inputs[r] for r in refs]
+            prev = b.op(op, *args, **{k: attrs[k] for k in attr_names})
+        return [prev]
+    return decomposition
+
+
 def _define_fused(name: str, chain: tuple, attrs: dict[str, str] | None = None,
                   doc: str = "") -> OpDef:
     CHAINS[name] = chain
@@ -542,7 +556,8 @@ def _define_fused(name: str, chain: tuple, attrs: dict[str, str] | None = None,
     pointwise = all(OPS[op].elementwise for op, _, _ in chain)
     kernel = _elementwise_chain_kernel(name) if pointwise else _matmul_epilogue_kernel(name)
     return define(OpDef(name, "fused", _chain_rule(name), kernel, n_inputs, attrs or {},
-                        ufunc=pointwise, elementwise=pointwise, doc=doc))
+                        ufunc=pointwise, elementwise=pointwise, doc=doc,
+                        decomposition=_chain_decomposition(name)))
 
 
 _define_fused("fused_add_relu", (("add", (0, 1), ()), ("relu", (-1,), ())),

@@ -94,11 +94,45 @@ def _logsumexp(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarra
     return np.asarray(r, dtype=x.dtype)
 
 
-define(OpDef("softmax", "nn", _along_dim_rule("softmax"), _softmax, 1, {"dim": "int"}))
+# ---- decompositions (what a backend without the primitive runs) ----
+#
+# The max-shift form: m = max(x), d = x - m, e = exp(d), s = sum(e) (both
+# reductions keep their dims), then softmax = e / s, log_softmax = d - log(s),
+# logsumexp = log(s) + m. Unlike the kernels above it shifts by the max as it
+# is (an all -inf slice gives NaN) and computes in the operand's own dtype.
+
+def _shifted(b, x, dims: tuple[int, ...]):
+    m = b.max(x, dims=dims, keepdim=True)
+    d = b.sub(x, m)
+    e = b.exp(d)
+    return m, d, e, b.sum(e, dims=dims, keepdim=True)
+
+
+def _softmax_decomposition(b, inputs, dim):
+    _, _, e, s = _shifted(b, inputs[0], (dim,))
+    return [b.div(e, s)]
+
+
+def _log_softmax_decomposition(b, inputs, dim):
+    _, d, _, s = _shifted(b, inputs[0], (dim,))
+    return [b.sub(d, b.log(s))]
+
+
+def _logsumexp_decomposition(b, inputs, dims, keepdim):
+    x = inputs[0]
+    m, _, _, s = _shifted(b, x, tuple(dims))
+    out = b.add(b.log(s), m)
+    if not keepdim:
+        out = b.reshape(out, shape=reduced_shape(b.shape(x), dims, False))
+    return [out]
+
+
+define(OpDef("softmax", "nn", _along_dim_rule("softmax"), _softmax, 1, {"dim": "int"},
+             decomposition=_softmax_decomposition))
 define(OpDef("log_softmax", "nn", _along_dim_rule("log_softmax"), _log_softmax, 1,
-             {"dim": "int"}))
+             {"dim": "int"}, decomposition=_log_softmax_decomposition))
 define(OpDef("logsumexp", "nn", _logsumexp_rule, _logsumexp, 1,
-             {"dims": "ints", "keepdim": "bool"}))
+             {"dims": "ints", "keepdim": "bool"}, decomposition=_logsumexp_decomposition))
 
 
 # ---- derivatives (rules against the builder interface of dialects/ad.py) ----

@@ -5,7 +5,13 @@ one ``OpDef`` defined in the module of its family (``elementwise``,
 ``reduction``, ``shape``, ``linalg``, ``nn``, ``data``). The frontend calls
 ``infer`` when it records an op; the xDSL verifier calls the very same
 ``infer``; the reference executor calls ``kernel``. Later tables (autodiff
-rules, backend lowerings) are keyed by the same names.
+rules, backend lowerings) are keyed by the ``OpDef`` objects themselves (or
+by the generated op classes), so a misspelt name fails at import.
+
+An op that is a composition of other ops on backends without the primitive
+(softmax, the fused chains) carries its ``decomposition`` here, written
+against the builder interface of ``dialects/ad.py``; the ``decompose`` and
+``unfuse`` passes run it.
 
 Plain Python: importing this module must not import xDSL.
 """
@@ -25,6 +31,9 @@ Spec = tuple[Shape, DType]
 Attrs = dict[str, Any]
 # infer(shapes, dtypes, attrs) -> one (shape, dtype) per result
 InferFn = Callable[[Sequence[Shape], Sequence[DType], Attrs], tuple[Spec, ...]]
+# decomposition(b, inputs, **attrs) -> one value per result, built with the
+# builder ``b`` of dialects/ad.py (b.op, b.<opname>, b.shape, b.dtype, b.scalar)
+Decomposition = Callable[..., list[Any]]
 
 # Attribute kinds, each with one Python representation:
 #   int, bool, float, str        -> the Python value
@@ -68,6 +77,8 @@ class OpDef:
     ufunc: bool = False  # kernel accepts ``out=`` (preallocated buffers)
     elementwise: bool = False  # every output element depends on one input element
     doc: str = ""
+    # the op as other ops, for backends without it (None: a primitive everywhere)
+    decomposition: Decomposition | None = field(default=None, repr=False)
     # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id).
     # ``memo_attrs`` turns the attributes into an exact hashable key; by default
     # the attributes themselves, unless a kind compares inexactly (floats:

@@ -292,6 +292,16 @@ OP_CLASSES: dict[str, type[PyflameOp]] = {name: _make_op_class(d) for name, d in
 globals().update({cls.__name__: cls for cls in OP_CLASSES.values()})
 
 
+def op_class(op: str | OpDef) -> type[PyflameOp]:
+    """The generated class of an op (``op_class("add") is AddOp``), by name or
+    table entry, for tables keyed by class; a KeyError names an unknown op."""
+    name = op.name if isinstance(op, OpDef) else op
+    try:
+        return OP_CLASSES[name]
+    except KeyError:
+        raise KeyError(f"unknown pyflame op {name!r}") from None
+
+
 
 def create_op(name: str, operands: Sequence[SSAValue], attrs: dict[str, Any],
               result_specs: Sequence[tuple[tuple[int, ...], DType]]) -> PyflameOp:

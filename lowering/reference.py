@@ -24,10 +24,21 @@ from xdsl.ir import SSAValue
 
 from ..dialects.dtypes import DType
 from ..dialects.fused import CHAINS, DEFAULT_CHUNK_ELEMS, FusedProgram, ProgramOp, chain_program
-from ..dialects.pyflame import FusedOp, PyflameOp, YieldOp, spec_of_type
+from ..dialects.opdef import get_op
+from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op classes)
+    ConstantOp,
+    FusedOp,
+    PyflameOp,
+    YieldOp,
+    op_class,
+    spec_of_type,
+)
 
 # Ops whose kernel may return a view of (an) input instead of new memory.
-VIEW_OPS = frozenset({"reshape", "permute", "broadcast_to", "slice", "split"})
+VIEW_OPS = frozenset(op_class(n) for n in ("reshape", "permute", "broadcast_to", "slice",
+                                           "split"))
+# Named fused ops whose chain runs as one program built ahead of time.
+NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
 
 
 class LoweringError(Exception):
@@ -43,6 +54,7 @@ class Step:
     name: str
     out_buffer: int | None = None  # index into Plan.buffers, for ``out=`` kernels
     accepts_out: bool = False  # the kernel takes ``out=`` (gets a planned buffer)
+    view: bool = False  # the result may be a view of the first input (VIEW_OPS)
 
 
 @dataclass
@@ -92,7 +104,7 @@ def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedP
     body = [o for o in block.ops if not isinstance(o, YieldOp)]
     constants = []
     for inner in body:
-        if isinstance(inner, PyflameOp) and inner.OPDEF.name == "constant":
+        if isinstance(inner, ConstantOp):
             index[inner.results[0]] = len(block.args) + len(constants)
             constants.append(constant_array(inner))
     steps: list[ProgramOp] = []
@@ -101,7 +113,7 @@ def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedP
         if not isinstance(inner, PyflameOp) or len(inner.results) != 1:
             raise LoweringError(f"reference backend: cannot run {inner.name} inside "
                                 "pyflame.fused")
-        if inner.OPDEF.name == "constant":
+        if isinstance(inner, ConstantOp):
             continue
         shape, d = spec_of_type(inner.results[0].type, "value")
         steps.append(ProgramOp.of(inner.OPDEF, [index[v] for v in inner.operands],
@@ -141,11 +153,11 @@ def lower(module: ModuleOp, preallocate: bool = True,
             raise LoweringError(f"reference backend: cannot execute op {op.name}")
         for r in op.results:
             slot[r] = len(slot)
-        if op.OPDEF.name == "constant":  # made once, not at every run
+        if isinstance(op, ConstantOp):  # made once, not at every run
             value = constant_array(op)
             steps.append(Step(lambda v=value: v, (), (slot[op.results[0]],), {}, "constant"))
             continue
-        if op.OPDEF.name in CHAINS:  # a named chain: its program built now, not per call
+        if op.OPDEF in NAMED_CHAINS:  # a named chain: its program built now, not per call
             program = chain_program(op.OPDEF.name, [(s, d.np) for s, d in (
                 spec_of_type(v.type, "operand") for v in op.operands)], op.py_attrs())
             if program is not None:
@@ -154,7 +166,8 @@ def lower(module: ModuleOp, preallocate: bool = True,
                 continue
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
-                          op.OPDEF.name, accepts_out=op.OPDEF.ufunc))
+                          op.OPDEF.name, accepts_out=op.OPDEF.ufunc,
+                          view=type(op) in VIEW_OPS))
     plan = Plan(len(slot), [slot[a] for a in block.args],
                 [spec_of_type(a.type, "argument") for a in block.args], steps,
                 [slot[v] for v in results], [spec_of_type(v.type, "result") for v in results])
@@ -170,7 +183,7 @@ def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -
     for i, st in enumerate(plan.steps):
         for s in st.inputs:
             last_use[root[s]] = i
-        if st.name in VIEW_OPS:
+        if st.view:
             for o in st.outputs:
                 root[o] = root[st.inputs[0]]
     escaping = {root[s] for s in plan.result_slots}

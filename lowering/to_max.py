@@ -3,8 +3,9 @@
 Each ``func.func`` becomes one ``mo.graph``: the function's arguments are the
 graph inputs (``TensorType`` with the element type and ``DeviceRef`` of the
 target device), every ``pyflame`` op is rewritten by its rule in
-``MAX_LOWERINGS`` (keyed by op name, like every other per-op table), and the
-returned values are the graph outputs (several for ``pf.eval(a, b)``).
+``MAX_LOWERINGS`` (keyed by the op's ``OpDef``, so a misspelt name fails at
+import), and the returned values are the graph outputs (several for
+``pf.eval(a, b)``).
 
 The rules reproduce the reference kernels' semantics (``dialects/*.py``), not
 MAX's defaults where the two differ: bool ``add``/``mul`` are logical, integer
@@ -13,15 +14,18 @@ float32, ``sign`` keeps NaN and signed zeros, ``logsumexp`` shifts by the max
 only where it is finite, reductions over several dims are applied one dim at
 a time and then reshaped to the declared result.
 
-Every op is checked against the table before anything is built, so a module
-with an op MAX cannot run fails naming that op, never in the MAX compiler.
+The module must first go through the ``legalize-for-max`` pass
+(``passes/legalize_for_max.py``), which checks every op against the table
+(``check_supported``) before anything is built, so a module with an op MAX
+cannot run fails naming that op, never in the MAX compiler.
 After each rule, the MAX result types are checked against the ``pyflame``
 result types (shape and dtype), so a lowering that drifts from the op's shape
 rule fails here with the op's name.
 
-Named fused ops lower to the chains they stand for (``dialects/fused.py``)
-and ``pyflame.fused`` regions are inlined: MAX's graph compiler fuses
-elementwise chains and matmul epilogues itself.
+There are no fused ops here: MAX's graph compiler fuses elementwise chains
+and matmul epilogues itself, so ``legalize-for-max`` runs ``unfuse`` first
+(named fused ops become their chains, by their decompositions, and
+``pyflame.fused`` regions are inlined).
 
 Symbolic batch (``plan=analyze_batch(fn)``): dim 0 of the first argument and
 every dim the ops tie to it become the symbolic dim ``batch``, so one compiled
@@ -49,7 +53,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
-from ..dialects.opdef import numel
+from ..dialects.opdef import OpDef, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
 
 if TYPE_CHECKING:
@@ -107,16 +111,19 @@ def device_ref(spec: str) -> DeviceRef:
 
 @dataclass
 class OpCall:
-    """One op being lowered: its name, Python attributes and operand/result specs."""
+    """One op being lowered: its table entry, Python attributes and operand/result specs."""
 
-    name: str
+    opdef: OpDef
     attrs: dict[str, Any]
     ins: list[Spec]
     outs: list[Spec]
     # symbolic-batch mode: the batch positions of each operand / result
     in_sym: list[frozenset[int]] = field(default_factory=list)
     out_sym: list[frozenset[int]] = field(default_factory=list)
-    keys: list[Any] = field(default_factory=list)  # the results' values (plan lookups)
+
+    @property
+    def name(self) -> str:
+        return self.opdef.name
 
     def isym(self, k: int) -> frozenset[int]:
         return self.in_sym[k] if self.in_sym else frozenset()
@@ -165,16 +172,24 @@ class Ctx:
 
 
 Rule = Callable[[Ctx, list[Any], OpCall], list[Any]]
-MAX_LOWERINGS: dict[str, Rule] = {}
+MAX_LOWERINGS: dict[OpDef, Rule] = {}
 
 
 def lowers(*names: str) -> Callable[[Rule], Rule]:
+    """Register a rule for the named ops (an unknown name fails at import)."""
+    opdefs = [get_op(n) for n in names]
+
     def register(fn: Rule) -> Rule:
-        for n in names:
-            assert n not in MAX_LOWERINGS, f"two MAX lowerings for {n}"
-            MAX_LOWERINGS[n] = fn
+        for opdef in opdefs:
+            assert opdef not in MAX_LOWERINGS, f"two MAX lowerings for {opdef.name}"
+            MAX_LOWERINGS[opdef] = fn
         return fn
     return register
+
+
+def by_op(table: dict[str, Any]) -> dict[OpDef, Any]:
+    """A table written with op names, keyed by their ``OpDef``s."""
+    return {get_op(name): v for name, v in table.items()}
 
 
 _MAX_DTYPE_NAMES = {"bool": "bool", "int32": "int32", "int64": "int64", "float16": "float16",
@@ -211,16 +226,16 @@ def _is_half(d: DType) -> bool:
 
 # ---- elementwise ----
 
-_UNARY_DIRECT = {"neg": "negate", "abs": "abs", "exp": "exp", "log": "log", "sqrt": "sqrt",
-                 "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tanh": "tanh",
-                 "sigmoid": "sigmoid", "erf": "erf"}
+_UNARY_DIRECT = by_op({"neg": "negate", "abs": "abs", "exp": "exp", "log": "log",
+                       "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos",
+                       "tanh": "tanh", "sigmoid": "sigmoid", "erf": "erf"})
 
 
 def _unary_direct(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    return [getattr(cx.ops, _UNARY_DIRECT[op.name])(xs[0])]
+    return [getattr(cx.ops, _UNARY_DIRECT[op.opdef])(xs[0])]
 
 
-lowers(*_UNARY_DIRECT)(_unary_direct)
+lowers(*(d.name for d in _UNARY_DIRECT))(_unary_direct)
 
 
 @lowers("square")
@@ -264,38 +279,43 @@ def _logical_not(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 
 
 # name -> (MAX op, swap operands); bool operands use the logical op of numpy's ufunc.
-_BINARY = {"add": ("add", False), "mul": ("mul", False), "sub": ("sub", False),
-           "div": ("div", False), "pow": ("pow", False), "maximum": ("max", False),
-           "minimum": ("min", False), "eq": ("equal", False), "ne": ("not_equal", False),
-           "gt": ("greater", False), "ge": ("greater_equal", False),
-           "lt": ("greater", True), "le": ("greater_equal", True)}
-_BOOL_BINARY = {"add": "logical_or", "maximum": "logical_or", "mul": "logical_and",
-                "minimum": "logical_and", "ne": "logical_xor"}
+_BINARY = by_op({"add": ("add", False), "mul": ("mul", False), "sub": ("sub", False),
+                 "div": ("div", False), "pow": ("pow", False), "maximum": ("max", False),
+                 "minimum": ("min", False), "eq": ("equal", False),
+                 "ne": ("not_equal", False), "gt": ("greater", False),
+                 "ge": ("greater_equal", False), "lt": ("greater", True),
+                 "le": ("greater_equal", True)})
+_BOOL_BINARY = by_op({"add": "logical_or", "maximum": "logical_or", "mul": "logical_and",
+                      "minimum": "logical_and", "ne": "logical_xor"})
+_EQ = get_op("eq")
 
 
 def _binary(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     a, b = xs
     d = op.ins[0][1]
     if d is bool_:
-        if op.name in _BOOL_BINARY:
-            return [getattr(cx.ops, _BOOL_BINARY[op.name])(a, b)]
-        if op.name == "eq":
+        if op.opdef in _BOOL_BINARY:
+            return [getattr(cx.ops, _BOOL_BINARY[op.opdef])(a, b)]
+        if op.opdef is _EQ:
             return [cx.ops.logical_not(cx.ops.logical_xor(a, b))]
         # ordered comparisons of bools: compare as integers (False < True)
         a, b = cx.cast(a, int32), cx.cast(b, int32)
-    name, swap = _BINARY[op.name]
+    name, swap = _BINARY[op.opdef]
     if swap:
         a, b = b, a
     return [getattr(cx.ops, name)(a, b)]
 
 
-lowers(*_BINARY)(_binary)
+lowers(*(d.name for d in _BINARY))(_binary)
 
 
-@lowers("logical_and", "logical_or")
+_LOGICAL = by_op({"logical_and": "logical_and", "logical_or": "logical_or"})
+
+
+@lowers(*(d.name for d in _LOGICAL))
 def _logical(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     a, b = (cx.cast(x, bool_) for x in xs)
-    return [getattr(cx.ops, op.name)(a, b)]
+    return [getattr(cx.ops, _LOGICAL[op.opdef])(a, b)]
 
 
 @lowers("where")
@@ -329,21 +349,30 @@ def _reduce_each(cx: Ctx, x: Any, fn: Callable[..., Any], dims: Sequence[int]) -
     return x
 
 
-@lowers("sum", "mean", "max", "min")
+# op -> the MAX reduction over one axis (given max.graph.ops)
+_REDUCERS: dict[OpDef, Callable[[Any], Callable[..., Any]]] = by_op({
+    "sum": lambda o: o.sum, "mean": lambda o: o.mean,
+    "max": lambda o: lambda v, axis: o.max(v, axis=axis),
+    "min": lambda o: lambda v, axis: o.min(v, axis=axis)})
+_ACCUMULATING = frozenset(by_op({"sum": 0, "mean": 0}))
+
+
+@lowers(*(d.name for d in _REDUCERS))
 def _reduce(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     (x,), ((_, d),), ((out_shape, out_d),) = xs, op.ins, op.outs
     dims = op.attrs["dims"]
     acc = float32 if _is_half(d) else out_d  # half accumulates in float32, ints in int64
-    if op.name in ("sum", "mean"):
+    if op.opdef in _ACCUMULATING:
         x = cx.cast(x, acc)
-    fn = {"sum": cx.ops.sum, "mean": cx.ops.mean,
-          "max": lambda v, axis: cx.ops.max(v, axis=axis),
-          "min": lambda v, axis: cx.ops.min(v, axis=axis)}[op.name]
+    fn = _REDUCERS[op.opdef](cx.ops)
     r = _reduce_each(cx, x, fn, dims)
     return [cx.cast(cx.reshape(r, out_shape, op.osym()), out_d)]
 
 
-@lowers("argmax", "argmin")
+_ARG = by_op({"argmax": "argmax", "argmin": "argmin"})
+
+
+@lowers(*(d.name for d in _ARG))
 def _arg(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     (x,), ((shape, _),), ((out_shape, _),) = xs, op.ins, op.outs
     dim = op.attrs["dim"]
@@ -354,7 +383,7 @@ def _arg(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
         for s in shape:
             n *= s
         x, dim = cx.reshape(x, (n,)), 0
-    fn = cx.ops.argmax if op.name == "argmax" else cx.ops.argmin
+    fn = getattr(cx.ops, _ARG[op.opdef])
     return [cx.reshape(fn(x, axis=dim), out_shape, op.osym())]
 
 
@@ -420,10 +449,13 @@ def _split(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 
 # ---- nn ----
 
-@lowers("softmax", "log_softmax")
+_SOFTMAX = by_op({"softmax": "softmax", "log_softmax": "logsoftmax"})
+
+
+@lowers(*(d.name for d in _SOFTMAX))
 def _softmax(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     (x,), ((_, d),) = xs, op.ins
-    fn = cx.ops.softmax if op.name == "softmax" else cx.ops.logsoftmax
+    fn = getattr(cx.ops, _SOFTMAX[op.opdef])
     if _is_half(d):
         return [cx.cast(fn(cx.cast(x, float32), axis=op.attrs["dim"]), d)]
     return [fn(x, axis=op.attrs["dim"])]
@@ -471,46 +503,9 @@ def _pad(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     return [x]
 
 
-# ---- fused ops: the chain each one stands for ----
-
-def _fused_chains() -> dict[str, tuple]:
-    try:
-        from ..dialects.fused import CHAINS
-    except ImportError:  # no fused ops in this op table
-        return {}
-    return CHAINS
-
-
-def _fused_chain(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    """A named fused op lowers to its chain (MAX fuses elementwise chains and
-    matmul epilogues itself), each step by its own rule."""
-    prev: tuple[Any, Spec, frozenset[int]] | None = None
-    chain = _fused_chains()[op.name]
-    for i, (step, refs, attr_names) in enumerate(chain):
-        args = [prev if r < 0 else (xs[r], op.ins[r], op.isym(r)) for r in refs]
-        assert all(a is not None for a in args)
-        ins = [a[1] for a in args]  # type: ignore[index]
-        attrs = {k: op.attrs[k] for k in attr_names}
-        outs = list(OPS[step].check([s for s, _ in ins], [d for _, d in ins], attrs))
-        rule = rule_for(step)
-        if rule is None:
-            raise MaxLoweringError(op.name, f"its {step} step has no MAX lowering")
-        last = i == len(chain) - 1
-        key = op.keys[0] if (last and op.keys) else (op.keys[0] if op.keys else None, "step", i)
-        sym = op.osym() if last else (cx.plan.of(key) if cx.plan else frozenset())
-        call = OpCall(step, attrs, ins, outs, [a[2] for a in args], [sym])  # type: ignore[index]
-        (v,) = rule(cx, [a[0] for a in args], call)  # type: ignore[index]
-        prev = (v, outs[0], sym)
-    assert prev is not None
-    return [prev[0]]
-
-
-def rule_for(name: str) -> Rule | None:
-    """The MAX rule of an op: its own, or its fused chain's; None if neither."""
-    rule = MAX_LOWERINGS.get(name)
-    if rule is None and name in _fused_chains():
-        return _fused_chain
-    return rule
+def rule_for(op: OpDef | str) -> Rule | None:
+    """The MAX rule of an op (by table entry or name); None if it has none."""
+    return MAX_LOWERINGS.get(op if isinstance(op, OpDef) else get_op(op))
 
 
 # ---- data ----
@@ -569,7 +564,7 @@ Ref = tuple[str, int, int]  # ("i" operand | "o" result, index, dim)
 @dataclass
 class BatchPlan:
     size: int  # the batch size the module was traced with
-    dims: dict[Any, frozenset[int]]  # value (or fused-chain step) -> its batch positions
+    dims: dict[Any, frozenset[int]]  # value -> its batch positions
 
     def of(self, v: Any) -> frozenset[int]:
         return self.dims.get(v, frozenset())
@@ -583,18 +578,27 @@ def _align(links: list[tuple[Ref, Ref]], k: int, src: Shape, dst: Shape) -> None
             links.append((("i", k, d), ("o", 0, off + d)))
 
 
-def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequence[Shape]
+(_BROADCAST_TO, _MATMUL, _PERMUTE, _RESHAPE, _SLICE, _PAD, _CONSTANT, _IOTA) = map(
+    get_op, ("broadcast_to", "matmul", "permute", "reshape", "slice", "pad", "constant", "iota"))
+_ALONG_DIM = frozenset(by_op({"softmax": 0, "log_softmax": 0}))
+_CONCAT_SPLIT = frozenset(by_op({"concat": 0, "split": 0}))
+_ARG_OPS = frozenset(by_op({"argmax": 0, "argmin": 0}))
+_REDUCING_OPS = frozenset(by_op({n: 0 for n in ("sum", "mean", "max", "min", "logsumexp")})
+                          ) | _ARG_OPS
+
+
+def _op_links(opdef: OpDef, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequence[Shape]
               ) -> tuple[list[tuple[Ref, Ref]], list[tuple[Ref, str]]]:
     """(dims that are one dim, dims that must stay static with why) of one op."""
     links: list[tuple[Ref, Ref]] = []
     fixed: list[tuple[Ref, str]] = []
-    opdef = OPS.get(name)
-    if opdef is not None and opdef.elementwise:
+    name = opdef.name
+    if opdef.elementwise:
         for k, s in enumerate(ins):
             _align(links, k, s, outs[0])
-    elif name == "broadcast_to":
+    elif opdef is _BROADCAST_TO:
         _align(links, 0, ins[0], outs[0])
-    elif name == "matmul":
+    elif opdef is _MATMUL:
         a, b = ins
         a2 = (1, *a) if len(a) == 1 else a
         b2 = (*b, 1) if len(b) == 1 else b
@@ -614,9 +618,9 @@ def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequ
             for d, n in enumerate(part):
                 if n == batch_out[off + d]:
                     links.append((("i", k, idx(d)), ("o", 0, off + d)))
-    elif name in ("sum", "mean", "max", "min", "logsumexp", "argmax", "argmin"):
+    elif opdef in _REDUCING_OPS:
         shape = ins[0]
-        if name in ("argmax", "argmin") and attrs["dim"] is None:
+        if opdef in _ARG_OPS and attrs["dim"] is None:
             fixed += [(("i", 0, d), f"{name} without a dim flattens the tensor")
                       for d in range(len(shape))]
             return links, fixed
@@ -628,11 +632,11 @@ def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequ
                 continue
             links.append((("i", 0, d), ("o", 0, j)))
             j += 1
-    elif name in ("softmax", "log_softmax"):
+    elif opdef in _ALONG_DIM:
         links += [(("i", 0, d), ("o", 0, d)) for d in range(len(ins[0]))]
-    elif name == "permute":
+    elif opdef is _PERMUTE:
         links += [(("i", 0, p), ("o", 0, j)) for j, p in enumerate(attrs["perm"])]
-    elif name == "reshape":
+    elif opdef is _RESHAPE:
         src, dst = ins[0], outs[0]
         pre_dst = [numel(dst[:j]) for j in range(len(dst))]
         for d, n in enumerate(src):
@@ -642,13 +646,13 @@ def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequ
                 links.append((("i", 0, d), ("o", 0, js[0])))
             elif n > 1:
                 fixed.append((("i", 0, d), "reshape merges or splits this dim"))
-    elif name == "slice":
+    elif opdef is _SLICE:
         for d, n in enumerate(ins[0]):
             if (attrs["start"][d], attrs["limit"][d], attrs["stride"][d]) == (0, n, 1):
                 links.append((("i", 0, d), ("o", 0, d)))
             else:
                 fixed.append((("i", 0, d), "slice takes part of this dim"))
-    elif name in ("concat", "split"):
+    elif opdef in _CONCAT_SPLIT:
         dim = attrs["dim"]
         rank = len(ins[0])
         for d in range(rank):
@@ -657,17 +661,17 @@ def _op_links(name: str, attrs: dict[str, Any], ins: Sequence[Shape], outs: Sequ
                 continue
             links += [(("i", k, d), ("o", 0, d)) for k in range(len(ins))]
             links += [(("i", 0, d), ("o", k, d)) for k in range(len(outs))]
-    elif name == "pad":
+    elif opdef is _PAD:
         for d in range(len(ins[0])):
             if (attrs["low"][d], attrs["high"][d], attrs["interior"][d]) == (0, 0, 0):
                 links.append((("i", 0, d), ("o", 0, d)))
             else:
                 fixed.append((("i", 0, d), "pad changes this dim"))
-    elif name == "constant":
+    elif opdef is _CONSTANT:
         if not is_splat(attrs["value"]):
             fixed += [(("o", 0, d), "a dense literal has a fixed size")
                       for d in range(len(outs[0]))]
-    elif name == "iota":
+    elif opdef is _IOTA:
         fixed.append((("o", 0, attrs["dim"]), "iota counts along this dim"))
     else:  # an op this analysis does not know: every dim static
         fixed += [(("i", k, d), f"{name} is not known to the batch analysis")
@@ -706,9 +710,9 @@ def analyze_batch(fn: func.FuncOp) -> BatchPlan:
     dtypes: dict[Any, DType] = {}
     pinned: list[tuple[Any, str, str]] = []  # (node, op, why)
 
-    def apply(name: str, attrs: dict[str, Any], in_keys: list[Any], out_keys: list[Any]
+    def apply(opdef: OpDef, attrs: dict[str, Any], in_keys: list[Any], out_keys: list[Any]
               ) -> None:
-        links, fixed = _op_links(name, attrs, [shapes[k] for k in in_keys],
+        links, fixed = _op_links(opdef, attrs, [shapes[k] for k in in_keys],
                                  [shapes[k] for k in out_keys])
 
         def node(ref: Ref) -> Any:
@@ -717,45 +721,16 @@ def analyze_batch(fn: func.FuncOp) -> BatchPlan:
 
         for a, b in links:
             union(node(a), node(b))
-        pinned.extend((node(r), name, why) for r, why in fixed)
+        pinned.extend((node(r), opdef.name, why) for r, why in fixed)
 
-    def walk(blk: Block) -> None:
-        for a in blk.args:
-            shapes[a], dtypes[a] = spec_of_type(a.type, "argument")
-        for op in blk.ops:
-            for r in op.results:
-                shapes[r], dtypes[r] = spec_of_type(r.type, "result")
-            if op.name == FUSED_REGION and len(op.regions) == 1:
-                body = op.regions[0].block
-                walk(body)
-                term = body.last_op
-                assert term is not None
-                for a, v in zip(body.args, op.operands):
-                    for d in range(len(shapes[v])):
-                        union((a, d), (v, d))
-                for r, v in zip(op.results, term.operands):
-                    for d in range(len(shapes[r])):
-                        union((r, d), (v, d))
-            elif isinstance(op, PyflameOp):
-                name = op.OPDEF.name
-                attrs = op.py_attrs()
-                chain = _fused_chains().get(name)
-                if chain is None:
-                    apply(name, attrs, list(op.operands), list(op.results))
-                    continue
-                prev: Any = None  # a fused op: its chain, through per-step keys
-                for i, (step, refs, attr_names) in enumerate(chain):
-                    ins = [prev if r < 0 else op.operands[r] for r in refs]
-                    a = {k: attrs[k] for k in attr_names}
-                    last = i == len(chain) - 1
-                    key = op.results[0] if last else (op.results[0], "step", i)
-                    if not last:
-                        ((shapes[key], dtypes[key]),) = OPS[step].check(
-                            [shapes[k] for k in ins], [dtypes[k] for k in ins], a)
-                    apply(step, a, ins, [key])
-                    prev = key
+    for a in block.args:
+        shapes[a], dtypes[a] = spec_of_type(a.type, "argument")
+    for op in block.ops:
+        for r in op.results:
+            shapes[r], dtypes[r] = spec_of_type(r.type, "result")
+        if isinstance(op, PyflameOp):
+            apply(op.OPDEF, op.py_attrs(), list(op.operands), list(op.results))
 
-    walk(block)
     seed = find((block.args[0], 0))
     for n, name, why in pinned:
         if find(n) == seed:
@@ -800,11 +775,6 @@ def abstract_text(fn: func.FuncOp, plan: BatchPlan) -> str:
                    f"{', '.join(vid(v) for v in op.operands)})"
             sig = f" : ({', '.join(ty(v) for v in op.operands)}) -> " \
                   f"({', '.join(ty(r) for r in op.results)})"
-            if op.name == FUSED_REGION and len(op.regions) == 1:
-                body = op.regions[0].block
-                lines.append(head + " [" + ", ".join(vid(a) for a in body.args) + "]" + sig)
-                walk(body, depth + 1)
-                continue
             attrs = dict(op.py_attrs()) if isinstance(op, PyflameOp) else {}
             osym = plan.of(op.results[0]) if op.results else frozenset()
             for k in ("shape",):  # reshape, broadcast_to, iota
@@ -858,29 +828,22 @@ def find_main(module: ModuleOp) -> func.FuncOp:
     return fns[0]
 
 
-FUSED_REGION = "pyflame.fused"  # a region the fusion pass groups; MAX fuses on its own
-REGION_YIELD = "pyflame.yield"
-
-
 def check_supported(fn: func.FuncOp) -> None:
-    """Fail before building anything if some op has no MAX lowering."""
-    _check_ops(fn.body.block.ops, func.ReturnOp.name)
-
-
-def _check_ops(ops: Iterable[Operation], terminator: str) -> None:
-    for op in ops:
-        if op.name == terminator:
-            continue
-        if op.name == FUSED_REGION and len(op.regions) == 1:
-            _check_ops(op.regions[0].block.ops, REGION_YIELD)
+    """Fail before building anything if some op has no MAX lowering (the
+    ``legalize-for-max`` pass runs this after unfusing and decomposing)."""
+    for op in fn.body.block.ops:
+        if isinstance(op, func.ReturnOp):
             continue
         if not isinstance(op, PyflameOp):
-            raise MaxLoweringError("", f"MAX backend: cannot lower {op.name} (pyflame ops, "
-                                       f"{FUSED_REGION} and func.return only; run the "
-                                       "transforms first)")
-        if rule_for(op.OPDEF.name) is None:
-            raise MaxLoweringError(op.OPDEF.name, "no MAX lowering is defined for this op "
-                                                  "(add one to lowering/to_max.py)")
+            raise MaxLoweringError("", f"MAX backend: cannot lower {op.name} (pyflame ops "
+                                       "and func.return only; run the transforms and "
+                                       "legalize-for-max first)")
+        if rule_for(op.OPDEF) is None:
+            hint = ("run legalize-for-max first: it decomposes it" if
+                    op.OPDEF.decomposition is not None else
+                    "add one to lowering/to_max.py")
+            raise MaxLoweringError(op.OPDEF.name, f"no MAX lowering is defined for this op "
+                                                  f"({hint})")
 
 
 def lower_function(fn: func.FuncOp, device: str = "cpu", name: str | None = None,
@@ -911,16 +874,8 @@ def lower_function(fn: func.FuncOp, device: str = "cpu", name: str | None = None
 def _lower_block(cx: Ctx, block: Block, env: dict[SSAValue, Any]) -> Operation:
     """Lower the ops of ``block`` into ``env``; returns its terminator."""
     for op in block.ops:
-        if op.name in (func.ReturnOp.name, REGION_YIELD):
+        if isinstance(op, func.ReturnOp):
             return op
-        if op.name == FUSED_REGION:  # inline the body: block arguments are the operands
-            body = op.regions[0].block
-            inner = dict(env)
-            inner.update({a: env[v] for a, v in zip(body.args, op.operands)})
-            y = _lower_block(cx, body, inner)
-            for r, v in zip(op.results, y.operands):
-                env[r] = inner[v]
-            continue
         assert isinstance(op, PyflameOp)
         _lower_op(cx, op, env)
     raise MaxLoweringError("", "block has no terminator")
@@ -928,15 +883,14 @@ def _lower_block(cx: Ctx, block: Block, env: dict[SSAValue, Any]) -> Operation:
 
 def _lower_op(cx: Ctx, op: PyflameOp, env: dict[SSAValue, Any]) -> None:
     name = op.OPDEF.name
-    call = OpCall(name, op.py_attrs(),
+    call = OpCall(op.OPDEF, op.py_attrs(),
                   [spec_of_type(v.type, "operand") for v in op.operands],
-                  [spec_of_type(r.type, "result") for r in op.results],
-                  keys=list(op.results))
+                  [spec_of_type(r.type, "result") for r in op.results])
     if cx.plan is not None:
         call.in_sym = [cx.plan.of(v) for v in op.operands]
         call.out_sym = [cx.plan.of(r) for r in op.results]
     try:
-        rule = rule_for(name)
+        rule = MAX_LOWERINGS.get(op.OPDEF)
         assert rule is not None  # check_supported ran first
         outs = rule(cx, [env[v] for v in op.operands], call)
     except MaxLoweringError:
@@ -985,5 +939,6 @@ def print_max(module: ModuleOp, stream: IO[str]) -> None:
 
 
 def missing_lowerings() -> list[str]:
-    """Ops of the op table without a MAX rule (a test keeps this empty)."""
-    return sorted(n for n in OPS if rule_for(n) is None)
+    """Ops of the op table MAX can run neither by a rule of its own nor by a
+    decomposition (``legalize-for-max``); a test keeps this empty."""
+    return sorted(n for n, d in OPS.items() if rule_for(d) is None and d.decomposition is None)

@@ -47,6 +47,16 @@ def _unfuse() -> type[ModulePass]:
     return Unfuse
 
 
+def _decompose() -> type[ModulePass]:
+    from .decompose import Decompose
+    return Decompose
+
+
+def _legalize_for_max() -> type[ModulePass]:
+    from .legalize_for_max import LegalizeForMax
+    return LegalizeForMax
+
+
 def _fixed_point() -> type[ModulePass]:
     from .pipeline import FixedPoint
     return FixedPoint
@@ -86,6 +96,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "algebraic-simplify": _algebraic,
     "fuse": _fuse,
     "unfuse": _unfuse,
+    "decompose": _decompose,
+    "legalize-for-max": _legalize_for_max,
     "fixed-point": _fixed_point,
     "canonicalize": _canonicalize,
     "wse-layout": _wse_layout,

@@ -42,7 +42,22 @@ from xdsl.ir import SSAValue
 
 from ..dialects.dtypes import FLOAT, DType
 from ..dialects.opdef import numel
-from ..dialects.pyflame import PyflameOp
+from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op classes)
+    AbsOp,
+    ConvertOp,
+    ExpOp,
+    LogicalNotOp,
+    LogOp,
+    NegOp,
+    PermuteOp,
+    PyflameOp,
+    ReciprocalOp,
+    SliceOp,
+    SoftmaxOp,
+    SquareOp,
+    SubOp,
+    op_class,
+)
 from .common import (
     PyflamePass,
     attr,
@@ -60,6 +75,7 @@ from .common import (
 # are stored in full in the IR.
 NEW_SPLAT_LIMIT = 1 << 16
 REDUCTIONS = ("sum", "mean", "max", "min")
+REDUCTION_CLASSES = frozenset(op_class(n) for n in REDUCTIONS)
 
 
 
@@ -98,13 +114,17 @@ def _exact_widening(src: DType, mid: DType) -> bool:
 
 
 Rule = Callable[["Simplifier", PyflameOp], "SSAValue | None"]
-RULES: dict[str, list[Rule]] = {}
+RULES: dict[type[PyflameOp], list[Rule]] = {}
 
 
 def rule(*names: str) -> Callable[[Rule], Rule]:
+    """Register a rule for the named ops, keyed by their op classes (an
+    unknown name fails at import)."""
+    classes = [op_class(n) for n in names]
+
     def register(fn: Rule) -> Rule:
-        for n in names:
-            RULES.setdefault(n, []).append(fn)
+        for cls in classes:
+            RULES.setdefault(cls, []).append(fn)
         return fn
     return register
 
@@ -162,7 +182,7 @@ def _add_zero(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 def _add_neg(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     a, b = op.operands
     for x, y in ((a, b), (b, a)):
-        n = defining(y, "neg")
+        n = defining(y, NegOp)
         if n is not None:
             return new_op("sub", [x, n.operands[0]], {}, [spec(op.results[0])], op).results[0]
     return None
@@ -175,7 +195,7 @@ def _sub(s: Simplifier, op: PyflameOp) -> SSAValue | None:
         return s.same_type(a, op)
     if a is b and (s.fast_math or not _is_float(spec(a)[1])):
         return s.zeros_like(op, 0)
-    n = defining(b, "neg")
+    n = defining(b, NegOp)
     if n is not None:
         return new_op("add", [a, n.operands[0]], {}, [spec(op.results[0])], op).results[0]
     return None
@@ -224,13 +244,13 @@ def _where_same(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 # ---- pairs of unary ops ----
 
-INVOLUTIONS = {"neg": "neg", "logical_not": "logical_not"}
-FAST_MATH_INVERSES = {"exp": "log", "log": "exp", "reciprocal": "reciprocal"}
+INVOLUTIONS = {NegOp: NegOp, LogicalNotOp: LogicalNotOp}
+FAST_MATH_INVERSES = {ExpOp: LogOp, LogOp: ExpOp, ReciprocalOp: ReciprocalOp}
 
 
 @rule("neg", "logical_not")
 def _involution(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    inner = defining(op.operands[0], INVOLUTIONS[op.OPDEF.name])
+    inner = defining(op.operands[0], INVOLUTIONS[type(op)])
     return s.same_type(inner.operands[0], op) if inner is not None else None
 
 
@@ -238,17 +258,17 @@ def _involution(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 def _inverse(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     if not s.fast_math:
         return None  # exp(log x) rounds twice and log of a negative is NaN
-    inner = defining(op.operands[0], FAST_MATH_INVERSES[op.OPDEF.name])
+    inner = defining(op.operands[0], FAST_MATH_INVERSES[type(op)])
     return s.same_type(inner.operands[0], op) if inner is not None else None
 
 
 @rule("abs", "relu", "sign")
 def _idempotent(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     x = op.operands[0]
-    if defining(x, op.OPDEF.name) is not None:
+    if defining(x, type(op)) is not None:
         return x
-    if op.OPDEF.name == "abs":
-        n = defining(x, "neg")
+    if isinstance(op, AbsOp):
+        n = defining(x, NegOp)
         if n is not None:
             return new_op("abs", [n.operands[0]], {}, [spec(op.results[0])], op).results[0]
     return None
@@ -256,7 +276,7 @@ def _idempotent(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 @rule("neg")
 def _neg_sub(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    inner = defining(op.operands[0], "sub")
+    inner = defining(op.operands[0], SubOp)
     if not s.fast_math or inner is None:
         return None  # -(a - a) is -0.0 but a - a is +0.0
     a, b = inner.operands
@@ -265,7 +285,7 @@ def _neg_sub(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 @rule("sqrt")
 def _sqrt_square(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    inner = defining(op.operands[0], "square")
+    inner = defining(op.operands[0], SquareOp)
     if not s.fast_math or inner is None:
         return None  # square overflows where abs does not
     return new_op("abs", [inner.operands[0]], {}, [spec(op.results[0])], op).results[0]
@@ -273,7 +293,7 @@ def _sqrt_square(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 
 @rule("log")
 def _log_softmax(s: Simplifier, op: PyflameOp) -> SSAValue | None:
-    inner = defining(op.operands[0], "softmax")
+    inner = defining(op.operands[0], SoftmaxOp)
     if not s.fast_math or inner is None:
         return None  # log_softmax rounds differently (better)
     return new_op("log_softmax", [inner.operands[0]], inner.py_attrs(),
@@ -286,7 +306,7 @@ def _log_softmax(s: Simplifier, op: PyflameOp) -> SSAValue | None:
 def _permute(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     perm = tuple(attr(op, "perm"))
     x = op.operands[0]
-    inner = defining(x, "permute")
+    inner = defining(x, PermuteOp)
     if inner is not None:  # out[i] = mid[p2[i]] = x[p1[p2[i]]]
         p1 = attr(inner, "perm")
         perm = tuple(p1[i] for i in perm)
@@ -303,7 +323,7 @@ def _reshape_like(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     x = op.operands[0]
     if x.type == op.results[0].type:
         return x
-    inner = defining(x, op.OPDEF.name)
+    inner = defining(x, type(op))
     if inner is None:
         return None
     src = inner.operands[0]
@@ -318,7 +338,7 @@ def _reshape_of_kept_dims(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     reduction without ``keepdim`` (the shape of every bias gradient)."""
     x = op.operands[0]
     inner = x.owner
-    if not isinstance(inner, PyflameOp) or inner.OPDEF.name not in REDUCTIONS \
+    if not isinstance(inner, PyflameOp) or type(inner) not in REDUCTION_CLASSES \
             or not x.has_one_use():
         return None
     attrs = inner.py_attrs()
@@ -337,7 +357,7 @@ def _noop_shape(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     if len(op.operands) != 1:
         return None
     x = op.operands[0]
-    if op.OPDEF.name == "slice":
+    if isinstance(op, SliceOp):
         a = op.py_attrs()
         if any(k != 1 for k in a["stride"]) or any(v != 0 for v in a["start"]):
             return None
@@ -349,7 +369,7 @@ def _convert(s: Simplifier, op: PyflameOp) -> SSAValue | None:
     x = op.operands[0]
     if x.type == op.results[0].type:
         return x
-    inner = defining(x, "convert")
+    inner = defining(x, ConvertOp)
     if inner is not None:
         src = inner.operands[0]
         if src.type == op.results[0].type and _exact_widening(spec(src)[1], spec(x)[1]):
@@ -393,13 +413,16 @@ class AlgebraicSimplification(PyflamePass):
     """Rewrite mean(x) to sum(x) / numel (adds ops)."""
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        # a hand-written forward sweep rather than xDSL's pattern walker: rules
+        # erase the producers that died (replace_op) outside the walker's
+        # worklist, and one sweep is the contract fixed-point counts on
         simplifier = Simplifier(self.fast_math, self.expand_mean)
         rewritten = removed = 0
         for block in list(blocks_of(module)):
             op = block.first_op
             while op is not None:
                 nxt = op.next_op
-                rules = RULES.get(op.OPDEF.name) if isinstance(op, PyflameOp) else None
+                rules = RULES.get(type(op))  # type: ignore[arg-type]
                 for r in rules or ():
                     value = r(simplifier, op)
                     if value is not None:

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -24,59 +23,29 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from ..dialects import OPS
 from ..dialects import ad as ad_rules
-from ..dialects.data import DenseValue
-from ..dialects.pyflame import JvpOp, PyflameOp, VjpOp, _TransformOp, create_op, spec_of_type
+from ..dialects.opdef import OpDef
+from ..dialects.pyflame import FusedOp, JvpOp, PyflameOp, VjpOp, _TransformOp, spec_of_type
+from .common import IRBuilder
+from .fusion import Unfuse
 
 
 class AutodiffError(DiagnosticException):
     pass
 
 
-class IRBuilder:
-    """The rule builder over xDSL: appends ops to a block."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def shape(self, v: SSAValue) -> tuple[int, ...]:
-        return spec_of_type(v.type, "value")[0]
-
-    def dtype(self, v: SSAValue) -> Any:
-        return spec_of_type(v.type, "value")[1]
-
-    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
-        opdef = OPS[name]
-        specs = opdef.check([self.shape(v) for v in inputs], [self.dtype(v) for v in inputs],
-                            attrs)
-        new = create_op(name, inputs, attrs, specs)
-        self.block.add_op(new)
-        return new.results[0] if opdef.num_results == 1 else list(new.results)
-
-    def scalar(self, value: float, like: SSAValue) -> SSAValue:
-        d = self.dtype(like)
-        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
-
-    def __getattr__(self, name: str) -> Any:
-        if name in OPS:
-            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
-        raise AttributeError(name)
-
-
 def _is_float(v: SSAValue) -> bool:
     return spec_of_type(v.type, "value")[1].is_floating_point
 
 
-def _rule(table: dict[str, Any], op: Operation, kind: str) -> Any:
+def _rule(table: dict[OpDef, Any], op: Operation, kind: str) -> Any:
     """The op's rule from ``table``; None for an op with no derivative to
     propagate (argmax, comparisons); an error for any other op without one."""
     if not isinstance(op, PyflameOp):
         raise AutodiffError(f"cannot differentiate through op {op.name}")
-    name = op.OPDEF.name
-    rule = table.get(name)
-    if rule is None and name not in ad_rules.NONDIFF:
-        raise AutodiffError(f"pyflame.{name} is not differentiable (no {kind} rule)")
+    rule = table.get(op.OPDEF)
+    if rule is None and op.OPDEF not in ad_rules.NONDIFF:
+        raise AutodiffError(f"pyflame.{op.OPDEF.name} is not differentiable (no {kind} rule)")
     return rule
 
 
@@ -147,7 +116,7 @@ def derivative_function(fn: func.FuncOp, t: _TransformOp, name: str) -> func.Fun
     block = Block(arg_types=arg_types)
     n = len(t.args)
     ops, outs = _clone_body(fn, block, block.args[:n])
-    b = IRBuilder(block)
+    b = IRBuilder(block.add_op)
     wrt = [block.args[i] for i in t.wrt_indices]
     if isinstance(t, VjpOp):
         derivs = reverse_mode(b, ops, wrt, outs, block.args[n:])
@@ -185,11 +154,10 @@ class PyflameAutodiff(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not has_transforms(op):
             return
-        if any(o.name.startswith("pyflame.fused") for o in op.walk()):
+        if any(isinstance(o, FusedOp) or (isinstance(o, PyflameOp) and o.OPDEF.family == "fused")
+               for o in op.walk()):
             # rules are written for the basic ops: expand fused ones first
             # (fusion, a later pass, fuses the derivative code again)
-            from .fusion import Unfuse
-
             Unfuse().apply(ctx, op)
         derivatives: dict[tuple, func.FuncOp] = {}
         while True:

@@ -1,5 +1,7 @@
 """What the pyflame passes share: a base class that records per-pass
-statistics, and small IR helpers (constants, op counting, dead-op cleanup).
+statistics, the rule builder over xDSL (``IRBuilder``: autodiff rules and
+decompositions emit IR through it), and small IR helpers (constants, op
+counting, dead-op cleanup).
 
 Each pass walks the ops of a block once, in order, and rewrites in place
 through xDSL's IR API (use lists are linked lists, so replacing and erasing
@@ -17,10 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.context import Context
@@ -31,11 +33,20 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from ..dialects import OPS
 from ..dialects.data import DenseValue
 from ..dialects.dtypes import DType
-from ..dialects.pyflame import FusedOp, PyflameOp, attr_from_ir, create_op, spec_of_type
+from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op classes)
+    ConstantOp,
+    FusedOp,
+    PyflameOp,
+    attr_from_ir,
+    create_op,
+    spec_of_type,
+)
 
 Spec = tuple[tuple[int, ...], DType]
+OpT = TypeVar("OpT", bound=PyflameOp)
 
 
 # ---- statistics ----
@@ -157,6 +168,41 @@ class PyflamePass(ModulePass):
         run_pass(self, ctx, op)
 
 
+# ---- the rule builder ----
+
+class IRBuilder:
+    """The builder interface of ``dialects/ad.py`` over xDSL: ``b.op(name,
+    *values, **attrs)`` checks the op's shape rule, creates it and hands it to
+    ``emit`` (``block.add_op`` to append, ``ops.append`` to collect for a
+    rewriter). Autodiff rules and decompositions both build IR with it."""
+
+    def __init__(self, emit: Callable[[Operation], Any]):
+        self.emit = emit
+
+    def shape(self, v: SSAValue) -> tuple[int, ...]:
+        return spec_of_type(v.type, "value")[0]
+
+    def dtype(self, v: SSAValue) -> Any:
+        return spec_of_type(v.type, "value")[1]
+
+    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
+        opdef = OPS[name]
+        specs = opdef.check([self.shape(v) for v in inputs], [self.dtype(v) for v in inputs],
+                            attrs)
+        new = create_op(name, inputs, attrs, specs)
+        self.emit(new)
+        return new.results[0] if opdef.num_results == 1 else list(new.results)
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        d = self.dtype(like)
+        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
+
+
 # ---- IR helpers ----
 
 def blocks_of(root: Operation) -> Iterator[Block]:
@@ -241,12 +287,10 @@ def opname(op: Operation) -> str | None:
     return op.OPDEF.name if isinstance(op, PyflameOp) else None
 
 
-def defining(value: SSAValue, name: str) -> PyflameOp | None:
-    """The op defining ``value`` if it is the pyflame op ``name``."""
+def defining(value: SSAValue, cls: type[OpT]) -> OpT | None:
+    """The op defining ``value`` if it is of the op class ``cls`` (``NegOp``)."""
     owner = value.owner
-    if isinstance(owner, PyflameOp) and owner.OPDEF.name == name:
-        return owner
-    return None
+    return owner if isinstance(owner, cls) else None
 
 
 def spec(value: SSAValue) -> Spec:
@@ -270,7 +314,7 @@ def dense_value(op: PyflameOp) -> DenseValue:
 def constant_array(value: SSAValue) -> np.ndarray | None:
     """The data of ``value`` if a ``pyflame.constant`` defines it (a read-only
     array of the value's shape; a splat is a broadcast view), else None."""
-    op = defining(value, "constant")
+    op = defining(value, ConstantOp)
     if op is None:
         return None
     dv = dense_value(op)

@@ -20,9 +20,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from ..dialects import OPS
 from ..dialects.opdef import numel
-from ..dialects.pyflame import PyflameOp
+from ..dialects.pyflame import ConstantOp, IotaOp, PyflameOp  # type: ignore[attr-defined]
 from .common import (
     PyflamePass,
     blocks_of,
@@ -45,12 +44,14 @@ class ConstantFolding(PyflamePass):
     """Largest folded result, in elements (splats of elementwise ops excepted)."""
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        # a hand-written forward sweep rather than xDSL's pattern walker: folding
+        # erases producers that died (replace_op) outside the walker's worklist
         folded = removed = 0
         for block in list(blocks_of(module)):
             op = block.first_op
             while op is not None:
                 nxt = op.next_op
-                if isinstance(op, PyflameOp) and op.operands and op.OPDEF.name != "constant":
+                if isinstance(op, PyflameOp) and op.operands and not isinstance(op, ConstantOp):
                     n = self.fold(op)
                     if n:
                         folded += 1
@@ -63,9 +64,9 @@ class ConstantFolding(PyflamePass):
         arr = constant_array(value)
         if arr is not None:
             return arr
-        iota = defining(value, "iota")
+        iota = defining(value, IotaOp)
         if iota is not None and numel(spec(value)[0]) <= self.size_limit:
-            return OPS["iota"].kernel(**iota.py_attrs())
+            return iota.OPDEF.kernel(**iota.py_attrs())
         return None
 
     def fold(self, op: PyflameOp) -> int:

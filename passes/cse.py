@@ -18,10 +18,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from ..dialects.pyflame import PyflameOp
+from ..dialects.pyflame import op_class
 from .common import PyflamePass, blocks_of, is_pure
 
-COMMUTATIVE = frozenset({"add", "mul", "eq", "ne", "logical_and", "logical_or"})
+COMMUTATIVE = frozenset(op_class(n) for n in ("add", "mul", "eq", "ne", "logical_and",
+                                              "logical_or"))
 
 
 def operand_key(op: Operation) -> tuple | None:
@@ -30,7 +31,7 @@ def operand_key(op: Operation) -> tuple | None:
     if op.regions or op.successors or not op.results or not is_pure(op):
         return None
     ids = tuple(map(id, op.operands))  # values outlive the sweep: ids are stable
-    if isinstance(op, PyflameOp) and op.OPDEF.name in COMMUTATIVE:
+    if type(op) in COMMUTATIVE:
         ids = tuple(sorted(ids))
     return (op.name, ids)
 
@@ -49,6 +50,8 @@ class CommonSubexpressionElimination(PyflamePass):
     name = "cse"
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        # a hand-written sweep: CSE keeps a table of what came before in the
+        # block, which is not a local rewrite of one op
         merged = 0
         for block in list(blocks_of(module)):
             # operand key -> the first op with it, or a table by attribute key

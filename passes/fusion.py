@@ -21,6 +21,9 @@ copied into each consuming region instead (it then reads its inputs twice).
 
 One forward sweep builds the groups (each producer is looked at once, when
 its consumer is), a second emits them: linear in the size of the module.
+These stay hand-written sweeps, not xDSL's pattern walker: a group spans
+many ops, so grouping is not a local rewrite of one. ``unfuse`` is local and
+uses the pattern rewriter.
 """
 
 from __future__ import annotations
@@ -30,16 +33,39 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import InsertPoint
 
+from ..dialects import OPS
 from ..dialects.fused import CHAINS, REDUCTIONS
 from ..dialects.opdef import numel
-from ..dialects.pyflame import FusedOp, PyflameOp, YieldOp
+from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op classes)
+    AddOp,
+    BroadcastToOp,
+    ConstantOp,
+    FusedOp,
+    GeluOp,
+    MatmulOp,
+    MulOp,
+    PyflameOp,
+    ReluOp,
+    SigmoidOp,
+    YieldOp,
+    op_class,
+)
 from .common import PyflamePass, blocks_of, erase_if_dead, new_op, spec
+from .decompose import DecomposePattern
 
-# (consumer, producer) pairs with a named fused op
-NAMED_PAIRS = {("relu", "add"): "fused_add_relu", ("sigmoid", "mul"): "fused_mul_sigmoid",
-               ("add", "mul"): "fused_fma"}
-MATMUL_EPILOGUES = {"relu": "fused_matmul_relu", "gelu": "fused_matmul_gelu"}
+# (consumer, producer) op classes with a named fused op
+NAMED_PAIRS = {(ReluOp, AddOp): "fused_add_relu", (SigmoidOp, MulOp): "fused_mul_sigmoid",
+               (AddOp, MulOp): "fused_fma"}
+MATMUL_EPILOGUES = {ReluOp: "fused_matmul_relu", GeluOp: "fused_matmul_gelu"}
+REDUCTION_CLASSES = frozenset(op_class(n) for n in REDUCTIONS)
 
 
 @dataclass(eq=False)
@@ -120,12 +146,12 @@ class Fusion(PyflamePass):
         op = block.first_op
         while op is not None:
             nxt = op.next_op
-            name = op.OPDEF.name if isinstance(op, PyflameOp) else None
-            if name in MATMUL_EPILOGUES:
+            fused_name = MATMUL_EPILOGUES.get(type(op))  # type: ignore[call-overload]
+            if fused_name is not None:
+                assert isinstance(op, PyflameOp)
                 mm = op.operands[0].owner
-                if isinstance(mm, PyflameOp) and mm.OPDEF.name == "matmul" \
-                        and _only_user(op.operands[0], op):
-                    fused = new_op(MATMUL_EPILOGUES[name], list(mm.operands), op.py_attrs(),
+                if isinstance(mm, MatmulOp) and _only_user(op.operands[0], op):
+                    fused = new_op(fused_name, list(mm.operands), op.py_attrs(),
                                    [spec(op.results[0])], op)
                     op.results[0].replace_all_uses_with(fused.results[0])
                     block.erase_op(op)
@@ -139,20 +165,18 @@ class Fusion(PyflamePass):
     def candidate(self, op: Operation) -> bool:
         if not isinstance(op, PyflameOp):
             return False
-        name = op.OPDEF.name
-        return op.OPDEF.elementwise or name == "broadcast_to" or \
-            (self.reductions and self.regions and name in REDUCTIONS)
+        return op.OPDEF.elementwise or isinstance(op, BroadcastToOp) or \
+            (self.reductions and self.regions and type(op) in REDUCTION_CLASSES)
 
     def can_absorb(self, g: Group, pg: Group) -> bool:
         """May ``g``'s root absorb the producer group ``pg``?"""
-        producer = pg.op.OPDEF.name
-        if producer in REDUCTIONS:
+        producer = type(pg.op)
+        if producer in REDUCTION_CLASSES:
             return False  # a reduction ends a region
-        if g.op.OPDEF.name in REDUCTIONS and not _elementwise(pg.op):
+        if type(g.op) in REDUCTION_CLASSES and not _elementwise(pg.op):
             return False  # a reduction's prologue is elementwise
         if not self.regions:  # only the named pairs
-            return g.size == 1 and pg.size == 1 and \
-                (g.op.OPDEF.name, producer) in NAMED_PAIRS
+            return g.size == 1 and pg.size == 1 and (type(g.op), producer) in NAMED_PAIRS
         return g.size + pg.size <= self.max_region_ops
 
     def groups(self, block: Block) -> list[Group]:
@@ -183,7 +207,7 @@ class Fusion(PyflamePass):
                     g.children.append(Group(pg.op, cloned=True))
                     g.size += 1
         return [g for g in order if not g.absorbed and g.size >= 2
-                and g.op.OPDEF.name != "broadcast_to"]
+                and not isinstance(g.op, BroadcastToOp)]
 
     # ---- emission ----
 
@@ -192,11 +216,11 @@ class Fusion(PyflamePass):
         if g.size != 2 or len(g.children) != 1:
             return None
         root, producer = g.op, g.children[0].op
-        name = NAMED_PAIRS.get((root.OPDEF.name, producer.OPDEF.name))
+        name = NAMED_PAIRS.get((type(root), type(producer)))
         if name is None:
             return None
         operands = list(producer.operands)
-        if name == "fused_fma":
+        if isinstance(root, AddOp):  # fused_fma: add(mul(a, b), c), either order
             a, b = root.operands
             if a is b:
                 return None  # add(m, m): the product is needed twice
@@ -241,7 +265,7 @@ class Fusion(PyflamePass):
                 if v in local or v in constants or v in inputs_seen:
                     continue
                 owner = v.owner
-                if isinstance(owner, PyflameOp) and owner.OPDEF.name == "constant" \
+                if isinstance(owner, ConstantOp) \
                         and numel(spec(v)[0]) <= self.constant_limit:
                     constants[v] = owner
                     continue
@@ -277,55 +301,34 @@ class Fusion(PyflamePass):
 
 # ---- unfuse ----
 
+class InlineFusedRegion(RewritePattern):
+    """A ``pyflame.fused`` op becomes the ops of its body, in place."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, FusedOp):
+            return
+        terminator = op.yield_op
+        results = list(terminator.operands)
+        rewriter.erase(terminator)
+        rewriter.inline_block(op.body.block, InsertPoint.before(op), list(op.operands))
+        for r, v in zip(op.results, results):
+            rewriter.replace_all_uses_with(r, v)
+        rewriter.erase(op)
+        self.count += 1
+
+
 @dataclass(frozen=True)
 class Unfuse(PyflamePass):
-    """Expand named fused ops into their chains and inline pyflame.fused
-    regions (for backends without fused kernels)."""
+    """Expand named fused ops into their chains (their decompositions) and
+    inline pyflame.fused regions (for backends without fused kernels)."""
 
     name = "unfuse"
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
-        from ..dialects import OPS
-
-        unfused = 0
-        for block in list(blocks_of(module)):
-            if isinstance(block.parent_op(), FusedOp):
-                continue
-            op = block.first_op
-            while op is not None:
-                nxt = op.next_op
-                if isinstance(op, FusedOp):
-                    self.inline(op)
-                    unfused += 1
-                elif isinstance(op, PyflameOp) and op.OPDEF.name in CHAINS:
-                    attrs = op.py_attrs()
-                    prev: SSAValue | None = None
-                    for name, refs, attr_names in CHAINS[op.OPDEF.name]:
-                        args = [prev if r < 0 else op.operands[r] for r in refs]
-                        a = {k: attrs[k] for k in attr_names}
-                        specs = OPS[name].check([spec(v)[0] for v in args],
-                                                [spec(v)[1] for v in args], a)
-                        prev = new_op(name, args, a, specs, op).results[0]
-                    assert prev is not None
-                    op.results[0].replace_all_uses_with(prev)
-                    block.erase_op(op)
-                    unfused += 1
-                op = nxt
-        return {"unfused": unfused}
-
-    @staticmethod
-    def inline(fused: FusedOp) -> None:
-        outer = fused.parent
-        assert outer is not None
-        body = fused.body.block
-        for arg, v in zip(body.args, fused.operands):
-            arg.replace_all_uses_with(v)
-        results = list(fused.yield_op.operands)
-        for op in list(body.ops):
-            if isinstance(op, YieldOp):
-                break
-            body.detach_op(op)
-            outer.insert_op_before(op, fused)
-        for r, v in zip(fused.results, results):
-            r.replace_all_uses_with(v)
-        outer.erase_op(fused)
+        inline = InlineFusedRegion()
+        chains = DecomposePattern(frozenset(OPS[name] for name in CHAINS))
+        PatternRewriteWalker(GreedyRewritePatternApplier([inline, chains])).rewrite_module(module)
+        return {"unfused": inline.count + chains.count}

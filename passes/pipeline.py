@@ -81,6 +81,9 @@ def run_pipeline(module: ModuleOp, spec: str, ctx: Context,
 class FixedPoint(PyflamePass):
     """Run a pipeline until it changes nothing (or max-iterations rounds)."""
 
+    # a loop over whole passes, not xDSL's pattern walker: the passes it runs
+    # are module sweeps of their own, and their change counters decide the stop
+
     name = "fixed-point"
 
     pipeline: str = "cse,constant-fold,algebraic-simplify,dce"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from io import StringIO
 from typing import IO
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -26,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedExc
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..passes import PASSES, PIPELINES
+from ..passes.pipeline import run_pipeline
 
 
 @dataclass
@@ -340,6 +342,15 @@ def _optional_dialects() -> dict[str, Callable]:
     return out
 
 
+def _legalized_for_max(emit: Callable[[ModuleOp, IO[str]], None]
+                       ) -> Callable[[ModuleOp, IO[str]], None]:
+    """``-t max``: the ``legalize-for-max`` pass (from the registry), then ``emit``."""
+    def target(module: ModuleOp, stream: IO[str]) -> None:
+        run_pipeline(module, "legalize-for-max", Context())
+        emit(module, stream)
+    return target
+
+
 def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
     out: dict[str, Callable[[ModuleOp, IO[str]], None]] = {}
     try:
@@ -360,7 +371,7 @@ def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
     try:
         from ..lowering.to_max import print_max
 
-        out["max"] = print_max
+        out["max"] = _legalized_for_max(print_max)
     except ImportError:
         pass
     return out

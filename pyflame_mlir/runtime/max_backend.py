@@ -3,6 +3,8 @@ keep the compiled model on disk, run it.
 
 ``lower_and_compile(module)`` (the backend registry's ``lower``):
 
+0. the ``legalize-for-max`` pass (from the pass registry) unfuses the module
+   and rejects an op MAX has no rule for, before anything is built;
 1. key = blake2b of the module text, the MAX version, the device, and the
    lowering's version and source (so a changed rule never reuses an old model);
 2. the persistent cache ``<cache>/max/mef/<key>.mef`` (``<cache>`` is
@@ -50,6 +52,8 @@ from ..dialects.dtypes import DType
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
+# what the module goes through before its graph is built (the pass registry's name)
+LEGALIZE_PIPELINE = "legalize-for-max"
 INSTALL_HINT = "pip install 'pyflame-mlir[max]'  (Modular MAX 26.7.0)"
 MAGIC = b"PYFLAME-MEF\x01"
 _HEADER_LIMIT = 1 << 16
@@ -500,17 +504,20 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
     is keyed by its text with the batch sizes abstracted, so every batch size
     shares one model (kept in memory for the process, on disk across them); a
     module the analysis refuses compiles statically, as usual."""
+    from xdsl.context import Context
+
     from ..lowering.to_max import (
         MaxLoweringError,
         abstract_text,
         analyze_batch,
-        check_supported,
         find_main,
         lower_module,
     )
+    from ..passes.pipeline import run_pipeline
 
+    # unfuse, decompose what MAX lacks; an op without a rule fails before anything
+    run_pipeline(module, LEGALIZE_PIPELINE, Context())
     fn = find_main(module)
-    check_supported(fn)  # an op without a rule fails before anything
     dev = device or current_device()
     arg_specs, result_specs = _signature(module)
     plan = None

@@ -28,12 +28,46 @@ def module_of(*outs: pf.Tensor, optimize: bool = True):
     m = build_module(collect(list(outs)))
     if optimize:
         run_pipeline(m, pipeline_spec())
+    run_pipeline(m, "legalize-for-max")  # what the backend and -t max run first
     return m
 
 
 def test_every_op_has_a_max_lowering() -> None:
+    # an op without a rule of its own reaches MAX as its decomposition (legalize-for-max)
     assert to_max.missing_lowerings() == []
-    assert all(to_max.rule_for(name) is not None for name in OPS)
+    assert all(to_max.rule_for(name) is not None or OPS[name].decomposition is not None
+               for name in OPS)
+    assert all(to_max.rule_for(name) is not None for name in OPS if OPS[name].family != "fused")
+
+
+def test_max_rules_are_keyed_by_op_table_entry() -> None:
+    assert all(key is OPS[key.name] for key in to_max.MAX_LOWERINGS)
+    assert to_max.rule_for("add") is to_max.rule_for(OPS["add"]) is not None
+    with pytest.raises(KeyError, match="unknown pyflame op 'nosuch'"):
+        to_max.rule_for("nosuch")
+    with pytest.raises(KeyError, match="unknown pyflame op 'nosuch'"):
+        to_max.lowers("nosuch")
+
+
+def test_legalize_for_max_unfuses_and_rejects_ops_without_rules(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from xdsl.parser import Parser
+
+    src = """
+    func.func @f(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+      %0 = pyflame.fused_add_relu %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %1 = pyflame.erf %0 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      func.return %1 : tensor<4x8xf32>
+    }
+    """
+    module = Parser(make_context(), src).parse_module()
+    with pytest.raises(to_max.MaxLoweringError, match="legalize-for-max"):
+        to_max.check_supported(to_max.find_main(module))  # fused ops: legalize first
+    monkeypatch.delitem(to_max.MAX_LOWERINGS, OPS["erf"])
+    with pytest.raises(to_max.MaxLoweringError, match=r"pyflame\.erf: no MAX lowering"):
+        run_pipeline(module, "legalize-for-max")
+    names = [op.name for op in to_max.find_main(module).body.block.ops]
+    assert names == ["pyflame.add", "pyflame.relu", "pyflame.erf", "func.return"]
 
 
 def test_the_all_ops_graph_uses_every_op() -> None:
@@ -65,7 +99,7 @@ def test_semantic_branches_in_the_mo_text() -> None:
 
 def test_op_without_rule_fails_before_compiling_and_names_the_op(
         monkeypatch: pytest.MonkeyPatch, max_cache: Path) -> None:
-    monkeypatch.delitem(to_max.MAX_LOWERINGS, "erf")
+    monkeypatch.delitem(to_max.MAX_LOWERINGS, OPS["erf"])
     x = pf.from_numpy(np.ones((2, 3), np.float32))
     before = max_backend.stats()
     with pf.backend("max"), pytest.raises(to_max.MaxLoweringError, match=r"pyflame\.erf"):
@@ -79,7 +113,7 @@ def test_builder_rejection_is_reported_with_the_op(monkeypatch: pytest.MonkeyPat
     def broken(cx, xs, op):  # a rule that produces the wrong type
         return [cx.ops.cast(xs[0], cx.dt(pf.float64))]
 
-    monkeypatch.setitem(to_max.MAX_LOWERINGS, "tanh", broken)
+    monkeypatch.setitem(to_max.MAX_LOWERINGS, OPS["tanh"], broken)
     x = pf.from_numpy(np.ones((2, 3), np.float32))
     with pytest.raises(to_max.MaxLoweringError, match=r"pyflame\.tanh: result #0 lowered to "
                                                       r"float64"):
