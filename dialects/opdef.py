@@ -127,6 +127,12 @@ def get_op(name: str) -> OpDef:
         raise KeyError(f"unknown pyflame op {name!r}") from None
 
 
+def by_op(table: dict[str, Any]) -> dict[OpDef, Any]:
+    """A table written with op names, keyed by their ``OpDef``s (a misspelt
+    name fails here, at import, instead of silently never matching)."""
+    return {get_op(name): v for name, v in table.items()}
+
+
 # ---- shared rule helpers (used by several families) ----
 
 def broadcast_shapes(op: str, shapes: Sequence[Shape]) -> Shape:

@@ -16,9 +16,13 @@ upstream defaults where the two differ:
   to i64;
 - ``argmax``/``argmin`` pick the first extreme, and the first NaN.
 
-Named fused ops lower to the chains they stand for (``dialects/fused.py``
-``CHAINS``) and ``pyflame.fused`` regions are inlined, op by op. An op
-without a rule raises ``LinalgLoweringError`` naming it.
+Fused ops and ``pyflame.fused`` regions are expanded by the one ``unfuse``
+pass before this lowering runs (``convert-pyflame-to-linalg`` does that);
+upstream elementwise fusion regroups the chains. softmax, log_softmax and
+logsumexp have rules of their own (one fused loop nest with the reference's
+special-value semantics and half precision computed in f32), as MAX has
+primitives for them. An op without a rule raises ``LinalgLoweringError``
+naming it.
 
 ``lower_module(module)`` rewrites a module in place; the pass
 ``convert-pyflame-to-linalg`` (``passes/to_linalg.py``) calls it.
@@ -52,8 +56,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
-from ..dialects.fused import CHAINS
-from ..dialects.opdef import OPS, Shape
+from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
 
 Spec = tuple[Shape, DType]
@@ -309,7 +312,7 @@ def _logical(cls: type) -> Callable:
 
 
 # unary: name -> (body(s, x, d, **attrs), computes in f32 for half precision)
-UNARY: dict[str, tuple[Callable, bool]] = {
+UNARY: dict[OpDef, tuple[Callable, bool]] = by_op({
     "neg": (_neg, False), "abs": (_abs, False), "sign": (_sign, False),
     "square": (_square, False), "relu": (_relu, False),
     "exp": (_float(mathd.ExpOp), True), "log": (_float(mathd.LogOp), True),
@@ -318,16 +321,16 @@ UNARY: dict[str, tuple[Callable, bool]] = {
     "tanh": (_tanh, True), "reciprocal": (_reciprocal, True),
     "sigmoid": (_sigmoid, True), "erf": (_float(mathd.ErfOp), True), "gelu": (_gelu, True),
     "logical_not": (_logical_not, False),
-}
+})
 # binary, on operands of one element type: name -> (body(s, x, y, d), computes in f32)
-BINARY: dict[str, tuple[Callable, bool]] = {
+BINARY: dict[OpDef, tuple[Callable, bool]] = by_op({
     "add": (_add, False), "sub": (_sub, False), "mul": (_mul, False),
     "div": (_div, False), "maximum": (_maximum, False), "minimum": (_minimum, False),
     "pow": (_pow, True),
     **{p: (_compare(p), False) for p in _CMPF},
-}
-LOGICAL: dict[str, Callable] = {"logical_and": _logical(arith.AndIOp),
-                                "logical_or": _logical(arith.OrIOp)}
+})
+LOGICAL: dict[OpDef, Callable] = by_op({"logical_and": _logical(arith.AndIOp),
+                                        "logical_or": _logical(arith.OrIOp)})
 
 
 # ---- tensor-level emitter ----
@@ -448,40 +451,33 @@ class Emitter:
             raise LinalgLoweringError(name, "is not a pyflame op")
         specs = [_spec(v) for v in inputs]
         out = opdef.check([s for s, _ in specs], [d for _, d in specs], attrs)
-        if name in UNARY:
-            body, widen = UNARY[name]
+        unary = UNARY.get(opdef)
+        if unary is not None:
+            body, widen = unary
             d, res_d = specs[0][1], out[0][1]
             cd = _wide(d) if widen else d
             return [self.map(inputs, out[0], lambda s, a: s.convert(
                 body(s, s.convert(a[0], d, cd), cd, **attrs), cd if res_d is d else res_d,
                 res_d))]
-        if name in BINARY:
-            body, widen = BINARY[name]
+        binary = BINARY.get(opdef)
+        if binary is not None:
+            body, widen = binary
             d = specs[0][1]
             cd = _wide(d) if widen else d
             res_d = out[0][1]
             return [self.map(inputs, out[0], lambda s, a: s.convert(
                 body(s, s.convert(a[0], d, cd), s.convert(a[1], d, cd), cd),
                 cd if res_d is d else res_d, res_d))]
-        if name in LOGICAL:
-            return [self.map(inputs, out[0], lambda s, a: LOGICAL[name](
+        logical = LOGICAL.get(opdef)
+        if logical is not None:
+            return [self.map(inputs, out[0], lambda s, a: logical(
                 s, a[0], a[1], specs[0][1], specs[1][1]))]
-        rule = RULES.get(name)
+        rule = RULES.get(opdef)
         if rule is None:
-            if name in CHAINS:
-                return self.chain(name, inputs, attrs)
-            raise LinalgLoweringError(name, "has no lowering to linalg yet")
+            why = ("is a fused op: run unfuse first" if opdef.family == "fused"
+                   else "has no lowering to linalg yet")
+            raise LinalgLoweringError(name, why)
         return rule(self, inputs, specs, out, **attrs)
-
-    def chain(self, name: str, inputs: Sequence[SSAValue], attrs: dict[str, Any]
-              ) -> list[SSAValue]:
-        """A named fused op: the chain of ops it stands for."""
-        prev: SSAValue | None = None
-        for op_name, refs, attr_names in CHAINS[name]:
-            args = [prev if r == -1 else inputs[r] for r in refs]
-            prev = self.op(op_name, args, {k: attrs[k] for k in attr_names})[0]
-        assert prev is not None
-        return [prev]
 
 
 # ---- rules of the non-elementwise ops: (em, inputs, specs, out_specs, **attrs) ----
@@ -737,7 +733,7 @@ def _logsumexp(em: Emitter, inputs, specs, out, dims, keepdim):
     return [em.convert(em.reshape(r, out[0][0]), d)]
 
 
-RULES: dict[str, Callable[..., list[SSAValue]]] = {
+RULES: dict[OpDef, Callable[..., list[SSAValue]]] = by_op({
     "where": _where, "convert": _convert, "constant": _constant, "iota": _iota,
     "sum": _sum, "mean": _mean, "max": _extreme("max"), "min": _extreme("min"),
     "argmax": _arg("argmax"), "argmin": _arg("argmin"),
@@ -745,29 +741,16 @@ RULES: dict[str, Callable[..., list[SSAValue]]] = {
     "slice": _slice, "concat": _concat, "split": _split, "pad": _pad,
     "matmul": _matmul, "softmax": _softmax, "log_softmax": _log_softmax,
     "logsumexp": _logsumexp,
-}
+})
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:
-    """Names of the ops in ``module`` this lowering has no rule for."""
-    known = set(UNARY) | set(BINARY) | set(LOGICAL) | set(RULES) | set(CHAINS)
+    """Names of the ops in ``module`` this lowering has no rule for (fused ops
+    and regions among them: the ``unfuse`` pass expands them first)."""
+    known = set(UNARY) | set(BINARY) | set(LOGICAL) | set(RULES)
     return sorted({op.name for op in module.walk()
-                   if op.name.startswith("pyflame.") and not isinstance(op, FusedOp)
-                   and op.name != "pyflame.yield" and op.name[len("pyflame."):] not in known})
-
-
-def _lower_region(em: Emitter, fused: FusedOp) -> list[SSAValue]:
-    """A ``pyflame.fused`` region, inlined: its ops lowered one by one
-    (upstream elementwise fusion regroups them)."""
-    values: dict[SSAValue, SSAValue] = dict(zip(fused.body.block.args, fused.operands))
-    for inner in fused.body.block.ops:
-        if inner is fused.yield_op:
-            break
-        if not isinstance(inner, PyflameOp):
-            raise LinalgLoweringError("fused", f"unexpected {inner.name} in the region")
-        res = em.op(inner.OPDEF.name, [values[v] for v in inner.operands], inner.py_attrs())
-        values.update(zip(inner.results, res))
-    return [values[v] for v in fused.yield_op.operands]
+                   if isinstance(op, FusedOp) or (isinstance(op, PyflameOp)
+                                                  and op.OPDEF not in known)})
 
 
 def lower_module(module: ModuleOp, bool_bits: int = 1, rational_tanh: bool = False) -> None:
@@ -792,13 +775,13 @@ def lower_module(module: ModuleOp, bool_bits: int = 1, rational_tanh: bool = Fal
                 [storage.ttype(spec_of_type(t, "result")) for t in ft.outputs.data])
         for block in fn.body.blocks:
             for op in list(block.ops):
-                if not isinstance(op, PyflameOp | FusedOp):
+                if isinstance(op, FusedOp):
+                    raise LinalgLoweringError("fused", "regions must be inlined first "
+                                              "(run unfuse)")
+                if not isinstance(op, PyflameOp):
                     continue
                 em = Emitter(bool_bits, rational_tanh)
-                if isinstance(op, FusedOp):
-                    results = _lower_region(em, op)
-                else:
-                    results = em.op(op.OPDEF.name, list(op.operands), op.py_attrs())
+                results = em.op(op.OPDEF.name, list(op.operands), op.py_attrs())
                 for old, new in zip(op.results, results, strict=True):
                     if storage.ttype(_spec(old)) != new.type:
                         raise LinalgLoweringError(op.OPDEF.name, f"emitted {new.type}, "

@@ -53,7 +53,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
-from ..dialects.opdef import OpDef, get_op, numel
+from ..dialects.opdef import OpDef, by_op, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
 
 if TYPE_CHECKING:
@@ -185,11 +185,6 @@ def lowers(*names: str) -> Callable[[Rule], Rule]:
             MAX_LOWERINGS[opdef] = fn
         return fn
     return register
-
-
-def by_op(table: dict[str, Any]) -> dict[OpDef, Any]:
-    """A table written with op names, keyed by their ``OpDef``s."""
-    return {get_op(name): v for name, v in table.items()}
 
 
 _MAX_DTYPE_NAMES = {"bool": "bool", "int32": "int32", "int64": "int64", "float16": "float16",

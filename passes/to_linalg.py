@@ -1,8 +1,8 @@
 """``convert-pyflame-to-linalg``: the whole module to upstream
 ``linalg``/``tensor``/``arith``/``math`` on tensors (rules in ``lowering/to_linalg.py``).
 
-Fused ops and regions lower to their chains: upstream elementwise fusion
-regroups them, and the lowering keeps one rule per op.
+Fused ops and regions are first expanded by ``unfuse`` (the one unfusing):
+upstream elementwise fusion regroups them, and the lowering keeps one rule per op.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ..lowering.to_linalg import lower_module
+from .fusion import Unfuse
 
 
 @dataclass(frozen=True)
@@ -31,4 +32,5 @@ class ConvertPyflameToLinalg(ModulePass):
         if self.bool_bits not in (1, 8):
             raise ValueError(f"convert-pyflame-to-linalg: bool-bits must be 1 or 8, "
                              f"got {self.bool_bits}")
+        Unfuse().apply(ctx, op)
         lower_module(op, self.bool_bits, self.rational_tanh)

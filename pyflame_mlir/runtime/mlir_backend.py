@@ -176,12 +176,13 @@ def _signature(module: ModuleOp) -> tuple[list, list]:
 
 def linalg_text(module: ModuleOp) -> str:
     """``module`` (pyflame, left untouched) lowered to linalg, as generic MLIR text."""
+    from xdsl.context import Context
     from xdsl.printer import Printer
 
-    from ..lowering.to_linalg import lower_module
+    from ..passes.to_linalg import ConvertPyflameToLinalg
 
     clone = module.clone()
-    lower_module(clone, bool_bits=8, rational_tanh=True)
+    ConvertPyflameToLinalg(bool_bits=8, rational_tanh=True).apply(Context(), clone)
     out = StringIO()
     Printer(stream=out, print_generic_format=True).print_op(clone)
     return out.getvalue()

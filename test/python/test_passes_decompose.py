@@ -16,7 +16,7 @@ from pyflame_mlir.dialects import OPS
 from pyflame_mlir.dialects.dtypes import dtype as to_dtype
 
 import pyflame_mlir as pf
-from pyflame_mlir.graph import record
+from pyflame_mlir.core import record
 
 SETTINGS = settings(max_examples=examples(25), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

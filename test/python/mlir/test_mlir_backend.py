@@ -50,8 +50,10 @@ def test_every_op_has_a_linalg_rule() -> None:
     from pyflame_mlir.lowering import to_linalg
 
     known = (set(to_linalg.UNARY) | set(to_linalg.BINARY) | set(to_linalg.LOGICAL)
-             | set(to_linalg.RULES) | set(to_linalg.CHAINS))
-    assert set(OPS) - known == set()
+             | set(to_linalg.RULES))
+    # fused ops reach the lowering already unfused into their chains
+    missing = {op.name for op in OPS.values() if op not in known and op.family != "fused"}
+    assert missing == set()
 
 
 def test_every_op_matches_the_reference_backend(on_mlir: Path) -> None:
