@@ -431,9 +431,6 @@ class JvpOp(_TransformOp):
     KEYWORD: ClassVar[str] = "tangents"
 
 
-Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp], [])
-
-
 # ---- pyflame.fused: a region of ops the fusion pass groups into one kernel ----
 
 @irdl_op_definition
