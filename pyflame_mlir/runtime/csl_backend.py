@@ -107,7 +107,7 @@ class Compiled:
     """One lowering of the module under one set of options."""
 
     options: CslOptions
-    wse: Any  # lowering.to_wse.WseModule
+    wse: Any  # lowering.to_wse.WseHost: input sources, output dtypes, placement choices
     program: Any  # lowering.to_csl.CslProgram
     spec: dict
     key: str
@@ -129,13 +129,11 @@ class CslExecutable:
         if got is not None:
             return got
         from ..lowering.emit_csl import program_spec
-        from ..lowering.to_csl import lower_to_csl
-        from ..lowering.to_wse import WseOptions, lower_to_wse
+        from ..passes.convert_wse_to_csl import csl_pipeline, lower_module_to_csl
 
-        grid = wse.Grid(*opts.grid) if opts.grid else None
-        lowered = lower_to_wse(self.module, WseOptions(grid=grid, max_pes=opts.max_pes,
-                                                       matmul=opts.matmul))
-        prog = lower_to_csl(lowered.module, opts.arch, plan=lowered.memory)
+        grid = "x".join(map(str, opts.grid)) if opts.grid else "auto"
+        pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul)
+        prog, lowered = lower_module_to_csl(self.module.clone(), pipeline)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]
         got = self._compiled[opts] = Compiled(opts, lowered, prog, spec, key)
