@@ -216,6 +216,17 @@ def program_spec(prog: CslProgram, name: str = "main") -> dict:
             "memory_bytes_per_pe": prog.memory_bytes, "colors": prog.colors}
 
 
+def bare_ir_text(module: ModuleOp) -> str:
+    """The IR of ``module`` without its module attributes (the host interface the
+    conversions record there lives in ``program.json``)."""
+    attrs = dict(module.attributes)
+    module.attributes.clear()
+    try:
+        return str(module)
+    finally:
+        module.attributes.update(attrs)
+
+
 def print_program(module: ModuleOp) -> dict[str, str]:
     """{file stem: CSL source}; raises CslPrintError before anything is written."""
     text = StringIO()
@@ -237,7 +248,7 @@ def emit(prog: CslProgram, out_dir: str | Path, name: str = "main",
     out.mkdir(parents=True, exist_ok=True)
     for stem, text in files.items():
         (out / f"{stem}.csl").write_text(text)
-    (out / "program.mlir").write_text(str(prog.module) + "\n")
+    (out / "program.mlir").write_text(bare_ir_text(prog.module) + "\n")
     spec = program_spec(prog, name)
     (out / "program.json").write_text(json.dumps(spec, indent=1) + "\n")
     (out / "run.py").write_text(_RUN_PY.format(name=name, launch=prog.launch,

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ..dialects import wse
 from ..lowering.csl_printer import print_csl
-from ..lowering.emit_csl import emit
+from ..lowering.emit_csl import bare_ir_text, emit
 from ..passes.convert_wse_to_csl import csl_pipeline, lower_module_to_csl
 from ..passes.pipeline import run_pipeline
 
@@ -29,15 +29,6 @@ def _kind(module: ModuleOp) -> str | None:
     if any(isinstance(op, wse.ProgramOp) for op in ops):
         return "wse"
     return None
-
-
-def _bare(module: ModuleOp) -> ModuleOp:
-    """The module's ops in a module without the host-interface attributes."""
-    out = ModuleOp([])
-    for op in list(module.body.ops):
-        op.detach()
-        out.body.block.add_op(op)
-    return out
 
 
 def target_csl(module: ModuleOp, stream: IO[str], output_dir: str | None = None) -> None:
@@ -61,12 +52,11 @@ def target_csl_ir(module: ModuleOp, stream: IO[str]) -> None:
     kind = _kind(module)
     if kind is not None:
         lower_module_to_csl(module, csl_pipeline(from_wse=kind == "wse"))
-        module = _bare(module)
-    stream.write(str(module) + "\n")
+    stream.write(bare_ir_text(module) + "\n")
 
 
 def target_wse(module: ModuleOp, stream: IO[str]) -> None:
     """The ``wse.program`` of a pyflame module (``wse.grid`` module attribute, e.g.
     ``"4x4"``, else automatic)."""
     run_pipeline(module, "legalize-for-wse,convert-pyflame-to-wse", Context())
-    stream.write(str(_bare(module)) + "\n")
+    stream.write(bare_ir_text(module) + "\n")
