@@ -98,6 +98,8 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
                           self.task_id)
 
     # ---- the PE program ----
+    # A hand-written sweep, not rewrite patterns: one wse op becomes code in a task body
+    # that may continue in a new task (SUMMA), and every PE must run the ops in order.
     def _program_module(self) -> csl.CslModuleOp:
         block = Block()
         m = Emit(block, self)

@@ -161,6 +161,8 @@ def _prepare(module: ModuleOp) -> tuple[ModuleOp, func.FuncOp]:
     return clone, _require_legal(clone)
 
 
+# A hand-written sweep, not rewrite patterns: placing an op depends on where its operands
+# already live (and the relayouts already emitted), so the ops are walked in program order.
 def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
           fixed: dict[int, str] | None = None) -> _Planner:
     p = _Planner(fn, grid, options, fixed)
@@ -182,6 +184,7 @@ def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
 LOOKAHEAD = 4  # candidates per matmul tried with the whole program priced
 
 
+# A search, not a rewrite: each candidate re-plans and prices the whole program.
 def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions
             ) -> tuple[_Planner, wse.ProgramOp, MemoryPlan]:
     """Plan greedily, then revisit each matmul: try its cheapest candidates, each

@@ -92,6 +92,7 @@ def _value_name(v: SSAValue) -> str:
         if isinstance(v.owner, Operation) else "a program input"
 
 
+# A hand-written sweep: buffer reuse needs the live set at every op, in program order.
 def plan_memory(program: wse.ProgramOp, budget: int | None = None,
                 reuse: bool = True) -> MemoryPlan:
     """Assign buffers (see the module docstring); raise MemoryBudgetError past ``budget``.

@@ -62,6 +62,7 @@ class FabricMixin:
     """The channel and layout-module half of ``_Lowerer``."""
 
     # -- colors --
+    # A sweep over the whole program: colors are a budget shared by all its channels.
     def allocate_channels(self) -> None:
         wanted: list[tuple] = []
         for op in self.program.body.block.ops:
