@@ -1,7 +1,8 @@
 """The ``csl`` backend: pyflame -> wse -> csl, run on the WSE simulator or the SDK.
 
 ``lower(module)`` (the backend registry's hook) checks and lowers the module
-(``lowering/to_wse.py`` then ``lowering/to_csl.py``) and returns a
+with the registered pass pipeline ``legalize-for-wse,convert-pyflame-to-wse{...},
+convert-wse-to-csl{...}`` (``passes/convert_wse_to_csl.py: csl_pipeline``) and returns a
 ``CslExecutable``; the compile driver caches it under the graph's structural
 hash, so a training loop compiles once. ``run(arrays)`` copies the inputs in,
 launches the program and copies the outputs out, with the same host code as
