@@ -14,6 +14,11 @@ same facts instead of copying them:
   it over whole tiles, the ``<math>`` call its scalar form makes, and so its
   cost class).
 
+Adding an elementwise function for the CSL path is one ``MapFn`` record here
+(``MAP_FNS``, the pyflame op it lowers, the DSD and cost tables follow); a
+function with neither a DSD builtin nor a same-named ``<math>`` call also needs
+its scalar form in ``lowering/wse_to_csl/map_gen.py: _scalar_fn``.
+
 The SDK rules still to be enforced per arch (issue #15: WSE-3 local task ids
 8-30, WSE-2 has no output queues 6/7, ...) go into ``ArchRules``; today both
 archs emit the same program.

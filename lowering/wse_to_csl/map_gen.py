@@ -208,7 +208,7 @@ def _scalar_fn(e: Emit, fn: str, a: list[SSAValue]) -> SSAValue:
         return _fmax(e, x, zero())
     if fn == "square":
         return e.fbin(arith.MulfOp, x, x)
-    if fn in ("exp", "log", "sqrt", "tanh", "sin", "cos"):
+    if WSE_FNS[fn].math == fn:  # the <math> function of the same name (the record says)
         return e.math(fn, x)
     if fn == "rsqrt":
         return e.fbin(arith.DivfOp, one(), e.math("sqrt", x))
