@@ -78,6 +78,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from .wse_target import WSE_FNS
+
 AXES = ("x", "y")
 PARTIALS = ("sum", "max")
 NONE = "-"
@@ -377,16 +379,9 @@ def _combine_states(states: Sequence[str], what: str) -> str:
     return held.pop() if held else "*"
 
 
-MAP_FNS: dict[str, int] = {
-    # arity; results are f32 unless listed in MASK_FNS
-    "copy": 1, "neg": 1, "abs": 1, "relu": 1, "square": 1, "exp": 1, "log": 1,
-    "sqrt": 1, "rsqrt": 1, "tanh": 1, "sigmoid": 1, "reciprocal": 1, "sin": 1, "cos": 1,
-    "sign": 1, "not": 1, "to_mask": 1, "from_mask": 1,
-    "add": 2, "sub": 2, "mul": 2, "div": 2, "maximum": 2, "minimum": 2,
-    "gt": 2, "ge": 2, "lt": 2, "le": 2, "eq": 2, "ne": 2, "and": 2, "or": 2,
-    "select": 3, "fma": 3,
-}
-MASK_FNS = frozenset({"gt", "ge", "lt", "le", "eq", "ne", "and", "or", "not", "to_mask"})
+# name -> arity; results are f32 unless listed in MASK_FNS (from the target's records)
+MAP_FNS: dict[str, int] = {f.name: f.arity for f in WSE_FNS.values()}
+MASK_FNS = frozenset(f.name for f in WSE_FNS.values() if f.mask)
 
 
 def broadcast_shape(shapes: Sequence[Sequence[int]]) -> tuple[int, ...]:

@@ -34,7 +34,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from .csl_printer import print_csl, split_csl_files
-from .to_csl import PROGRAM_FILE, CslProgram, IoSpec
+from .wse_to_csl.host import PROGRAM_FILE, CslProgram, IoSpec
 
 LAYOUT_FILE = "layout"
 FABRIC_OFFSETS = (4, 1)  # memcpy: 3 columns west (+1), a row above the kernel
@@ -216,6 +216,17 @@ def program_spec(prog: CslProgram, name: str = "main") -> dict:
             "memory_bytes_per_pe": prog.memory_bytes, "colors": prog.colors}
 
 
+def bare_ir_text(module: ModuleOp) -> str:
+    """The IR of ``module`` without its module attributes (the host interface the
+    conversions record there lives in ``program.json``)."""
+    attrs = dict(module.attributes)
+    module.attributes.clear()
+    try:
+        return str(module)
+    finally:
+        module.attributes.update(attrs)
+
+
 def print_program(module: ModuleOp) -> dict[str, str]:
     """{file stem: CSL source}; raises CslPrintError before anything is written."""
     text = StringIO()
@@ -237,7 +248,7 @@ def emit(prog: CslProgram, out_dir: str | Path, name: str = "main",
     out.mkdir(parents=True, exist_ok=True)
     for stem, text in files.items():
         (out / f"{stem}.csl").write_text(text)
-    (out / "program.mlir").write_text(str(prog.module) + "\n")
+    (out / "program.mlir").write_text(bare_ir_text(prog.module) + "\n")
     spec = program_spec(prog, name)
     (out / "program.json").write_text(json.dumps(spec, indent=1) + "\n")
     (out / "run.py").write_text(_RUN_PY.format(name=name, launch=prog.launch,
@@ -260,63 +271,3 @@ def emit(prog: CslProgram, out_dir: str | Path, name: str = "main",
 
 def elems(io: IoSpec) -> int:
     return max(1, math.prod(io.tile))
-
-
-# ---- pyflame-opt targets ----
-
-def _module_options(module: ModuleOp) -> tuple[object, str]:
-    """``wse.grid = "4x4"`` and ``wse.arch = "wse3"`` module attributes (pyflame-opt)."""
-    from xdsl.dialects.builtin import StringAttr
-
-    from ..dialects import wse
-
-    grid = None
-    g = module.attributes.get("wse.grid")
-    if isinstance(g, StringAttr) and g.data != "auto":
-        w, _, h = g.data.partition("x")
-        grid = wse.Grid(int(w), int(h))
-    a = module.attributes.get("wse.arch")
-    return grid, a.data if isinstance(a, StringAttr) else "wse2"
-
-
-def lower_any(module: ModuleOp) -> CslProgram | None:
-    """A pyflame module or a wse.program lowered to CSL; None for a csl module."""
-    from xdsl.dialects import func
-
-    from ..dialects import wse
-    from .to_csl import lower_to_csl
-    from .to_wse import WseOptions, lower_to_wse
-
-    grid, arch = _module_options(module)
-    ops = list(module.body.ops)
-    if any(isinstance(op, func.FuncOp) for op in ops):
-        low = lower_to_wse(module, WseOptions(grid=grid))
-        prog = lower_to_csl(low.module, arch, plan=low.memory)
-        for i, (kind, data) in enumerate(low.inputs):
-            if kind == "const":
-                prog.constants[f"in_{i}"] = data
-        return prog
-    if any(isinstance(op, wse.ProgramOp) for op in ops):
-        return lower_to_csl(module, arch)
-    return None
-
-
-def target_csl(module: ModuleOp, stream, output_dir: str | None = None) -> None:
-    """``pyflame-opt -t csl``: CSL text of a csl, wse or pyflame module; with
-    ``--output-dir`` also the whole SDK project (``emit``)."""
-    prog = lower_any(module)
-    if prog is None:
-        if output_dir:
-            raise ValueError("--output-dir needs a pyflame or wse module (a csl module has "
-                             "no host interface to write run.py for)")
-        print_csl(module, stream)
-        return
-    if output_dir:
-        emit(prog, output_dir)
-    print_csl(prog.module, stream)
-
-
-def target_csl_ir(module: ModuleOp, stream) -> None:
-    """``pyflame-opt -t csl-ir``: the lowered ``csl`` IR (what the simulator runs)."""
-    prog = lower_any(module)
-    stream.write(str(prog.module if prog is not None else module) + "\n")

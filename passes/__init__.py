@@ -82,10 +82,24 @@ def _wse_memory_plan() -> type[ModulePass]:
     return WseMemoryPlan
 
 
-# (issue #18, mlir branch) pyflame -> upstream linalg/tensor/arith/math
 def _to_linalg() -> type[ModulePass]:
     from .to_linalg import ConvertPyflameToLinalg
     return ConvertPyflameToLinalg
+
+
+def _legalize_for_wse() -> type[ModulePass]:
+    from .legalize_for_wse import LegalizeForWse
+    return LegalizeForWse
+
+
+def _convert_pyflame_to_wse() -> type[ModulePass]:
+    from .convert_pyflame_to_wse import ConvertPyflameToWse
+    return ConvertPyflameToWse
+
+
+def _convert_wse_to_csl() -> type[ModulePass]:
+    from .convert_wse_to_csl import ConvertWseToCsl
+    return ConvertWseToCsl
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
@@ -102,7 +116,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "canonicalize": _canonicalize,
     "wse-layout": _wse_layout,
     "wse-memory-plan": _wse_memory_plan,
-    "convert-pyflame-to-linalg": _to_linalg,  # issue #18 (mlir branch)
+    "convert-pyflame-to-linalg": _to_linalg,
+    "legalize-for-wse": _legalize_for_wse,
+    "convert-pyflame-to-wse": _convert_pyflame_to_wse,
+    "convert-wse-to-csl": _convert_wse_to_csl,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'

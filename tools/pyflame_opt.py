@@ -360,8 +360,7 @@ def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
     except ImportError:
         pass
     try:  # pyflame or wse modules to CSL (and --output-dir), the wse IR, the csl IR
-        from ..lowering.emit_csl import target_csl, target_csl_ir
-        from ..lowering.to_wse import target_wse
+        from .csl_targets import target_csl, target_csl_ir, target_wse
 
         out["csl"] = lambda m, s: target_csl(m, s, getattr(_optional_targets, "output_dir", None))
         out["csl-ir"] = target_csl_ir

@@ -1,7 +1,8 @@
 """The ``csl`` backend: pyflame -> wse -> csl, run on the WSE simulator or the SDK.
 
 ``lower(module)`` (the backend registry's hook) checks and lowers the module
-(``lowering/to_wse.py`` then ``lowering/to_csl.py``) and returns a
+with the registered pass pipeline ``legalize-for-wse,convert-pyflame-to-wse{...},
+convert-wse-to-csl{...}`` (``passes/convert_wse_to_csl.py: csl_pipeline``) and returns a
 ``CslExecutable``; the compile driver caches it under the graph's structural
 hash, so a training loop compiles once. ``run(arrays)`` copies the inputs in,
 launches the program and copies the outputs out, with the same host code as
@@ -107,7 +108,7 @@ class Compiled:
     """One lowering of the module under one set of options."""
 
     options: CslOptions
-    wse: Any  # lowering.to_wse.WseModule
+    wse: Any  # lowering.to_wse.WseHost: input sources, output dtypes, placement choices
     program: Any  # lowering.to_csl.CslProgram
     spec: dict
     key: str
@@ -129,13 +130,11 @@ class CslExecutable:
         if got is not None:
             return got
         from ..lowering.emit_csl import program_spec
-        from ..lowering.to_csl import lower_to_csl
-        from ..lowering.to_wse import WseOptions, lower_to_wse
+        from ..passes.convert_wse_to_csl import csl_pipeline, lower_module_to_csl
 
-        grid = wse.Grid(*opts.grid) if opts.grid else None
-        lowered = lower_to_wse(self.module, WseOptions(grid=grid, max_pes=opts.max_pes,
-                                                       matmul=opts.matmul))
-        prog = lower_to_csl(lowered.module, opts.arch, plan=lowered.memory)
+        grid = "x".join(map(str, opts.grid)) if opts.grid else "auto"
+        pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul)
+        prog, lowered = lower_module_to_csl(self.module.clone(), pipeline)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]
         got = self._compiled[opts] = Compiled(opts, lowered, prog, spec, key)

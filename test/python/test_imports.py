@@ -26,18 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # (importing module, imported module): the reason. An entry also covers the
 # packages whose ``__init__`` that import runs. The lead deletes an entry
 # once the fix is merged; the test fails on an entry that no longer matches.
-KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {
-    ("pyflame_mlir.passes.wse_layout", "pyflame_mlir.runtime.wse.machine"):
-        "a pass imports the simulator: fixed by the csl branch (dialects/wse_target.py)",
-    ("pyflame_mlir.passes.wse_memory", "pyflame_mlir.runtime.wse.machine"):
-        "a pass imports the simulator: fixed by the csl branch (dialects/wse_target.py)",
-    ("pyflame_mlir.lowering.to_wse", "pyflame_mlir.passes.wse_layout"):
-        "a lowering imports a pass: fixed by the csl branch",
-    ("pyflame_mlir.lowering.to_wse", "pyflame_mlir.passes.wse_memory"):
-        "a lowering imports a pass: fixed by the csl branch",
-    ("pyflame_mlir.lowering.to_csl", "pyflame_mlir.passes.wse_memory"):
-        "a lowering imports a pass: fixed by the csl branch",
-}
+KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {}
 
 # DESIGN.md "Layers", bottom to top. A module may import its own layer or
 # lower ones. The frontend (top-level modules of pyflame_mlir) is layered

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t wse | filecheck %s
+// RUN: pyflame-opt %s -p legalize-for-wse,convert-pyflame-to-wse | filecheck %s
 // GEMV y = A x + b on 4x4 PEs: A tiled over rows and columns, x placed on row 0
 // and multicast down the columns, partial sums combined along the rows (to
 // column 0), where b is placed.

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t wse | filecheck %s
+// RUN: pyflame-opt %s -p legalize-for-wse,convert-pyflame-to-wse | filecheck %s
 // The same MLP, small, on 4x4 PEs: both layers as SUMMA, every tensor tiled
 // over both axes, so the softmax runs on every PE. (With the panels' transfers
 // overlapped the cycle model prefers SUMMA even here; the K-local alternative,

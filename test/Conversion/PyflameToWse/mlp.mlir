@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t wse | filecheck %s
+// RUN: pyflame-opt %s -p legalize-for-wse,convert-pyflame-to-wse | filecheck %s
 // The demo MLP's forward at full size, grid chosen automatically: 16x16 is the
 // smallest candidate whose memory plan fits 48 KiB per PE. The first layer is
 // SUMMA (x and w1 both tiled, K streamed in panels), the bias is broadcast down

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t wse | filecheck %s
+// RUN: pyflame-opt %s -p legalize-for-wse,convert-pyflame-to-wse | filecheck %s
 // Reductions: local reduce, then a combine along each axis a reduced dim was
 // tiled over; mean scales by 1/count; min is -max(-x). 13x9 on 3x2 PEs: the
 // last blocks are short.

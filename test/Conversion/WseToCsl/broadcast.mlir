@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t csl | filecheck %s
+// RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // A broadcast along the columns from column 2: column 2 relays to column 0 on
 // the relay color (which every column may inject into), column 0 multicasts
 // east on the bcast color; column 2 hears its own data back.

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t csl | filecheck %s
+// RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // A reduction over a dimension tiled over the columns: the local reduce, then
 // a chain toward column 0 on two colors alternating by column parity
 // (checkerboard), 13 rows over 3 rows of PEs (blocks of 5, 5, 3).

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t csl | filecheck %s
+// RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // Elementwise code: one DSD builtin over the whole tile when the operands match,
 // a loop of DSD ops over the rows for a broadcast operand, an immediate for a
 // splat, a scalar loop with the math library where no builtin exists.

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t csl | filecheck %s
+// RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // GEMV over the valid K of each tile: one @fmacs per column of A, the scalar
 // x[k] read from memory (the hand-written fixture's inner step), and a chain.
 

@@ -1,4 +1,4 @@
-// RUN: pyflame-opt %s -t csl | filecheck %s
+// RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // SUMMA as a chain of tasks with double-buffered panels: the step task is
 // blocked while the next step's panels arrive; the A panel's arrival unblocks
 // it and the B panel's activates it. Column/row 0 relays panels whose root is

@@ -21,7 +21,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, f32
 
 import pyflame_mlir as pf
-from pyflame_mlir.compiler import build_module
+from pyflame_mlir.compiler import build_module, run_pipeline
 from pyflame_mlir.core import collect
 from pyflame_mlir.runtime.wse.compile import compile_program
 from pyflame_mlir.runtime.wse.run_host import run_script
@@ -37,7 +37,9 @@ def _program(grid=(3, 2)):
     b = pf.tensor(rng.standard_normal(4).astype(np.float32))
     outs = [pf.softmax(x @ w + b, dim=1), (x @ w).sum(dim=0)]
     sub = collect(outs)
-    low = lower_to_wse(build_module(sub), WseOptions(grid=wse.Grid(*grid)))
+    module = build_module(sub)
+    run_pipeline(module, "legalize-for-wse")  # the conversion takes legal IR
+    low = lower_to_wse(module, WseOptions(grid=wse.Grid(*grid)))
     prog = lower_to_csl(low.module, plan=low.memory)
     leaves = [t._value for t in sub.leaves]
     inputs = [leaves[d] if k == "arg" else d for k, d in low.inputs]

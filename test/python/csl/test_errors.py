@@ -9,7 +9,7 @@ import pytest
 from _csl_harness import parse_wse, run_wse, wse_type
 from pyflame_mlir.lowering.to_csl import ColorBudgetError, lower_to_csl
 from pyflame_mlir.lowering.to_wse import CslUnsupportedError, WseOptions, lower_to_wse
-from pyflame_mlir.passes.wse_memory import MemoryBudgetError
+from pyflame_mlir.lowering.wse_memory import MemoryBudgetError
 
 import pyflame_mlir as pf
 from pyflame_mlir.runtime import csl_backend

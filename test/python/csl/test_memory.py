@@ -4,7 +4,8 @@ and outputs keep theirs, scratch lives for one op, and the pass form annotates."
 from __future__ import annotations
 
 from _csl_harness import parse_wse, wse_type
-from pyflame_mlir.passes.wse_memory import WseMemoryPlan, plan_memory
+from pyflame_mlir.lowering.wse_memory import plan_memory
+from pyflame_mlir.passes.wse_memory import WseMemoryPlan
 
 T = wse_type("16x8", "[y, x]")
 

@@ -1,0 +1,122 @@
+"""Matmul candidates: K tiled with partial sums combined along a chain, K local
+with operands broadcast, or SUMMA; each priced with its operands' relayouts."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation, SSAValue
+
+from ...dialects import wse
+from .placement import _layout, tileable
+from .support import CslUnsupportedError
+from .support import value_spec as _spec
+
+if TYPE_CHECKING:
+    from .planner import _Planner
+
+
+
+class MatmulMixin:
+    """The matmul part of the planner."""
+
+    # -- matmul --
+    def _matmul(self, op: Operation) -> None:
+        a, b = op.operands
+        out = op.results[0]
+        sa, sb = _spec(a)[0], _spec(b)[0]
+        g = self.grid
+        M = sa[0] if len(sa) == 2 else None
+        K = sa[-1]
+        N = sb[1] if len(sb) == 2 else None
+        options: list[tuple[float, str, Callable[[], tuple[SSAValue, wse.Layout]]]] = []
+        opts = ("x", "y", "-")
+        # M over the rows first: the conventional orientation wins ties
+        m_opts = ("y", "x", "-") if M else (None,)
+        for ma, ka, na in itertools.product(m_opts, opts, opts if N else (None,)):
+            used = [t for t in (ma, ka, na) if t not in (None, "-")]
+            if len(used) != len(set(used)):
+                continue
+            if any(ax not in (None, "-") and not tileable(n, g.size(ax))
+                   for ax, n in ((ma, M), (ka, K), (na, N))):
+                continue
+            free = [ax for ax in wse.AXES if ax not in used]
+            for st in ("0", "*") if free else ("",):
+                la = _layout([ma, ka] if M else [ka], {ax: ("*" if ax == na else st)
+                                                       for ax in wse.AXES})
+                lb = _layout([ka, na] if N else [ka], {ax: ("*" if ax == ma else st)
+                                                       for ax in wse.AXES})
+                if la is None or lb is None:
+                    continue
+                ta, tb = (wse.tile_shape(s, lay, g) for s, lay in ((sa, la), (sb, lb)))
+                mt = ta[0] if M else 1
+                kt = ta[-1]
+                nt = tb[1] if N else 1
+                words = math.prod(ta) + math.prod(tb) + mt * nt
+                if words > self.budget_words * 0.9:
+                    continue
+                c = (self.conv_cost(a, la) + self.conv_cost(b, lb) + self.cost.matmul(mt, kt, nt)
+                     + (self.cost.combine(mt * nt, ka) if ka != "-" else 0.0)
+                     + self.downstream(out, mt * nt))
+                label = (f"matmul M:{ma or '-'} K:{ka} N:{na or '-'}"
+                         + (f" (replicated over {','.join(free)})" if st == "*" else ""))
+                options.append((c, label, _bind_local(self, a, b, la, lb)))
+        local = list(options)
+        if (self.options.matmul != "local" and M and N and g.width == g.height > 1):
+            for ax in (("y", "x"), ("x", "y")):
+                lay = wse.Layout(ax)
+                if not all(tileable(n, g.size(d)) for n, d in ((M, ax[0]), (K, ax[1]))) or \
+                        not all(tileable(n, g.size(d)) for n, d in ((K, ax[0]), (N, ax[1]))):
+                    continue
+                ta = wse.tile_shape(sa, lay, g)
+                tb = wse.tile_shape(sb, lay, g)
+                mt, kt, nt = ta[0], ta[1], tb[1]
+                words = 3 * (math.prod(ta) + math.prod(tb)) + mt * nt  # + 2 panels each
+                if words > self.budget_words * 0.9:
+                    continue
+                c = (self.conv_cost(a, lay) + self.conv_cost(b, lay)
+                     + self.cost.summa(mt, kt, nt, g.size(ax[1])) + self.downstream(out, mt * nt))
+                options.append((c, f"summa M:{ax[0]} N:{ax[1]}", _bind_summa(self, a, b, lay)))
+        if self.options.matmul == "summa" and len(options) > len(local):
+            options = options[len(local):]  # forced, where SUMMA applies
+        if not options:
+            raise CslUnsupportedError(
+                f"csl backend: no placement of matmul {list(sa)} x {list(sb)} fits the "
+                f"{self.budget_words * 4}-byte SRAM budget of a PE on the {g} grid; use a "
+                "larger grid")
+        options.sort(key=lambda o: o[0])
+        i = self.index.get(op, -1)
+        self.candidates[i] = [label for _, label, _ in options]
+        want = self.fixed.get(i)
+        cost, label, build = next((o for o in options if o[1] == want), options[0])
+        self.chosen[i] = label
+        w, lay = build()
+        self.bind(out, w, lay)
+        self.note(op, lay, f"{label} (~{cost:,.0f} cycles)")
+
+
+
+def _bind_local(p: _Planner, a, b, la: wse.Layout, lb: wse.Layout):
+    def build() -> tuple[SSAValue, wse.Layout]:
+        wa, wb = p.get(a, la), p.get(b, lb)
+        rs, rl = wse.infer_matmul((_spec(a)[0], la), (_spec(b)[0], lb))
+        w = p.emit(wse.MatmulOp(wa, wb, wse.wse_type(rs, rl)))
+        for g in wse.AXES:
+            if rl.partial(g):
+                rs, rl = wse.infer_combine(rs, rl, g)
+                w = p.emit(wse.CombineOp(g, w, wse.wse_type(rs, rl)))
+        return w, rl
+    return build
+
+
+def _bind_summa(p: _Planner, a, b, lay: wse.Layout):
+    def build() -> tuple[SSAValue, wse.Layout]:
+        wa, wb = p.get(a, lay), p.get(b, lay)
+        rs, rl = wse.infer_summa((_spec(a)[0], lay), (_spec(b)[0], lay), p.grid)
+        return p.emit(wse.SummaOp(wa, wb, wse.wse_type(rs, rl))), rl
+    return build
+
+

@@ -1,0 +1,123 @@
+"""What the CSL backend lowers: f32 tensors and bool masks of rank 0-2 and the
+ops of ``SUPPORTED``; ``check_supported`` fails first, with the reason, on the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from ...dialects.dtypes import DType
+from ...dialects.fused import CHAINS
+from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type
+from ...dialects.wse_target import WSE_FNS
+
+
+def value_spec(v: SSAValue) -> tuple[tuple[int, ...], DType]:
+    """(shape, dtype) of a pyflame value."""
+    return spec_of_type(v.type, "value")
+
+
+class CslUnsupportedError(DiagnosticException):
+    """``csl backend: op pyflame.X is not supported (...)``."""
+
+
+def _unsupported(op: str, why: str) -> CslUnsupportedError:
+    return CslUnsupportedError(f"csl backend: op pyflame.{op} is not supported ({why})")
+
+
+# ---- what is supported ----
+
+# pyflame op -> the wse.map function it lowers to (the target's one record per function)
+ELEMENTWISE: dict[str, str] = {f.pyflame_op: f.name for f in WSE_FNS.values()
+                               if f.pyflame_op is not None}
+REDUCTIONS = ("sum", "mean", "max", "min")
+OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
+         "softmax", "log_softmax", "logsumexp", "pow")
+# ops the CSL path gets from their decompositions (``legalize-for-wse`` runs
+# ``decompose`` on them): they are composed of supported ops
+DECOMPOSED = ("softmax", "log_softmax", "logsumexp")
+SUPPORTED = frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
+WHY_NOT = {
+    "gelu": "needs erf, which the CSL math library does not provide",
+    "erf": "the CSL math library has no erf",
+    "argmax": "integer (index) results are not lowered",
+    "argmin": "integer (index) results are not lowered",
+    "slice": "sub-tensors across PE tiles are not lowered yet",
+    "concat": "joining tensors across PE tiles is not lowered yet",
+    "split": "sub-tensors across PE tiles are not lowered yet",
+    "pad": "padding across PE tiles is not lowered yet",
+}
+
+
+def _dtype_ok(d: DType) -> bool:
+    return d.name in ("float32", "bool")
+
+
+def check_supported(fn: func.FuncOp) -> None:
+    """Raise CslUnsupportedError for the first op the backend cannot lower."""
+
+    def check(op: Operation) -> None:
+        if isinstance(op, func.ReturnOp):
+            return
+        if isinstance(op, FusedOp):
+            for inner in op.body.block.ops:
+                check(inner)
+            return
+        if not isinstance(op, PyflameOp):
+            if op.name == "pyflame.yield":
+                return
+            raise CslUnsupportedError(f"csl backend: op {op.name} is not supported (not a "
+                                      "pyflame tensor op; run the autodiff expansion first)")
+        name = op.OPDEF.name
+        if name in CHAINS:
+            return  # expanded into its chain, whose ops are checked there
+        if name not in SUPPORTED:
+            raise _unsupported(name, WHY_NOT.get(name, "no CSL lowering for it yet"))
+        for v in (*op.operands, *op.results):
+            shape, d = spec_of_type(v.type, "value")
+            if not _dtype_ok(d):
+                raise _unsupported(name, f"element type {d.name}: the CSL backend computes "
+                                         "in f32 (bool as 0/1 masks)")
+            if len(shape) > 2:
+                raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
+                                         "are placed on the 2-D grid with rank 0 to 2")
+        attrs = op.py_attrs()
+        if name == "reshape":
+            src = spec_of_type(op.operands[0].type, "x")[0]
+            if [n for n in src if n != 1] != [n for n in attrs["shape"] if n != 1]:
+                raise _unsupported(name, f"{list(src)} -> {list(attrs['shape'])} moves elements "
+                                         "between dimensions; only unit dimensions may come "
+                                         "or go")
+        if name == "pow" and _pow_fn(op) is None:
+            raise _unsupported(name, "only a constant exponent of 2, 1, 0.5 or -1 is lowered")
+
+    for op in fn.body.block.ops:
+        check(op)
+
+
+def _splat_of_dense(dv: Any) -> float | None:
+    """The one value of a constant whose elements are all equal (splat or not)."""
+    arr = np.asarray(dv.array)
+    if dv.is_splat or (arr.size and np.all(arr == arr.reshape(-1)[0])
+                       and not np.isnan(arr.reshape(-1)[0])):
+        return float(arr.reshape(-1)[0]) if arr.size else None
+    return None
+
+
+def _splat_value(v: SSAValue) -> float | None:
+    op = v.owner
+    if isinstance(op, OP_CLASSES["constant"]):
+        return _splat_of_dense(op.py_attrs()["value"])
+    return None
+
+
+def _pow_fn(op: PyflameOp) -> str | None:
+    e = _splat_value(op.operands[1])
+    return {2.0: "square", 1.0: "copy", 0.5: "sqrt", -1.0: "reciprocal"}.get(e) \
+        if e is not None else None
+
+

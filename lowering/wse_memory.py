@@ -1,0 +1,186 @@
+"""Memory planning for ``wse`` programs: per-PE buffers, with dead buffers reused.
+
+Every PE runs the same program, so a value gets one buffer of its (padded)
+tile size on every PE. The plan walks the program in order:
+
+* an op that moves no bytes (``wse.reshape``, ``wse.broadcast``,
+  ``wse.combine``: they work in place) gives its result its operand's buffer;
+* a local elementwise op may write into the buffer of an operand of the same
+  tile shape that dies at it;
+* otherwise the result takes the smallest free buffer that is big enough
+  (a free one is grown when none is, else a new one is made);
+* scratch a lowering needs (``scratch_elems``) lives for the one op;
+* a buffer is free once the last op reading its value has run; program
+  inputs and outputs keep theirs (the host copies through them).
+
+``wse.constant`` scalars that only feed elementwise ops become immediates and
+take no memory. The total must fit in the PE's SRAM minus the reserve for
+code, stack and memcpy (``CycleModel.data_budget_bytes`` of ``dialects/wse_target.py``);
+``MemoryBudgetError`` names the biggest live values otherwise.
+
+``wse-memory-plan`` (``passes/wse_memory.py``) is the pass form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from ..dialects import wse
+from ..dialects.wse_target import WORD_BYTES, CycleModel
+
+WORD = WORD_BYTES
+
+
+class MemoryBudgetError(DiagnosticException):
+    """A PE would need more SRAM than the budget."""
+
+    def __init__(self, message: str, needed: int, budget: int):
+        super().__init__(message)
+        self.needed, self.budget = needed, budget
+
+
+def default_budget() -> int:
+    """Bytes per PE for program data: SRAM minus the reserve (from the cycle model)."""
+    return CycleModel().data_budget_bytes
+
+
+def is_immediate(v: SSAValue) -> bool:
+    """A 0-d ``wse.constant`` used only by ``wse.map``: lowered to an immediate."""
+    op = v.owner
+    return (isinstance(op, wse.ConstantOp) and not op.result.type.dims
+            and all(isinstance(u.operation, wse.MapOp) for u in v.uses))
+
+
+def scratch_elems(op: Operation, grid: wse.Grid) -> list[int]:
+    """Words of scratch the CSL lowering of ``op`` needs on each PE."""
+    if isinstance(op, wse.ReduceOp):
+        t = op.input.type
+        if len(t.dims) == 2 and len(op.reduced) == 2:
+            return [t.tile(grid)[0]]
+    elif isinstance(op, wse.GatherOp):
+        return [op.input.type.elems(grid)]
+    elif isinstance(op, wse.SummaOp):  # two buffers per panel: one in use, one arriving
+        na, nb = op.lhs.type.elems(grid), op.rhs.type.elems(grid)
+        return [na, na, nb, nb]
+    return []
+
+
+ALIAS_OPS = (wse.ReshapeOp, wse.BroadcastOp, wse.CombineOp)
+
+
+@dataclass
+class MemoryPlan:
+    grid: wse.Grid
+    sizes: list[int] = field(default_factory=list)  # words per buffer
+    of: dict[SSAValue, int] = field(default_factory=dict)  # value -> buffer
+    scratch: dict[Operation, list[int]] = field(default_factory=dict)
+    peak_words: int = 0  # the sum of all buffer sizes (they are all allocated)
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.sizes) * WORD
+
+    def buffer(self, v: SSAValue) -> int:
+        return self.of[v]
+
+
+def _value_name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else f"a value of {v.owner.name}" \
+        if isinstance(v.owner, Operation) else "a program input"
+
+
+# A hand-written sweep: buffer reuse needs the live set at every op, in program order.
+def plan_memory(program: wse.ProgramOp, budget: int | None = None,
+                reuse: bool = True) -> MemoryPlan:
+    """Assign buffers (see the module docstring); raise MemoryBudgetError past ``budget``.
+    ``reuse=False`` gives every value its own buffer (aliasing ops still share)."""
+    grid = program.grid
+    block = program.body.block
+    plan = MemoryPlan(grid)
+    ops = list(block.ops)
+    last_use: dict[SSAValue, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.operands:
+            last_use[v] = i
+    pinned = set(program.return_op.operands) | set(block.args)
+    free: list[int] = []
+    holders: dict[int, set[SSAValue]] = {}  # buffer -> live values in it
+
+    def elems(v: SSAValue) -> int:
+        return v.type.elems(grid)
+
+    def take(n: int) -> int:
+        if not reuse:
+            plan.sizes.append(n)
+            return len(plan.sizes) - 1
+        fits = [b for b in free if plan.sizes[b] >= n]
+        if fits:
+            b = min(fits, key=lambda b: plan.sizes[b])
+        elif free:  # grow the largest free buffer rather than add one
+            b = max(free, key=lambda b: plan.sizes[b])
+            plan.sizes[b] = n
+        else:
+            plan.sizes.append(n)
+            return len(plan.sizes) - 1
+        free.remove(b)
+        return b
+
+    def assign(v: SSAValue, b: int) -> None:
+        plan.of[v] = b
+        holders.setdefault(b, set()).add(v)
+
+    def release(v: SSAValue) -> None:
+        b = plan.of.get(v)
+        if b is None or v in pinned:
+            return
+        live = holders[b]
+        live.discard(v)
+        if not live and b not in free:
+            free.append(b)
+
+    for a in block.args:
+        assign(a, take(elems(a)))
+    for i, op in enumerate(ops):
+        if isinstance(op, wse.ReturnOp):
+            break
+        dying = [v for v in dict.fromkeys(op.operands) if last_use.get(v) == i]
+        scratch = [take(n) for n in scratch_elems(op, grid)]
+        if scratch:
+            plan.scratch[op] = scratch
+        for r in op.results:
+            if is_immediate(r):
+                continue
+            if isinstance(op, ALIAS_OPS):
+                assign(r, plan.of[op.operands[0]])
+                continue
+            inplace = None
+            if isinstance(op, wse.MapOp) and reuse:
+                for v in dying:
+                    if (v not in pinned and v in plan.of and v.type.dims == r.type.dims
+                            and v.type.tile(grid) == r.type.tile(grid)
+                            and len(holders[plan.of[v]]) == 1):
+                        inplace = plan.of[v]
+                        break
+            assign(r, inplace if inplace is not None else take(elems(r)))
+        for b in scratch:
+            free.append(b)
+        for v in dying:
+            release(v)
+        for r in op.results:  # a value nobody reads dies at once
+            if not r.uses and r in plan.of:
+                release(r)
+        total = sum(plan.sizes) * WORD
+        if budget is not None and total > budget:
+            live = sorted({v for vs in holders.values() for v in vs},
+                          key=lambda v: -elems(v))[:4]
+            listing = ", ".join(f"{v.type} ({elems(v) * WORD} B/PE)" for v in live)
+            raise MemoryBudgetError(
+                f"csl backend: the {grid} grid needs {total} bytes of SRAM per PE at "
+                f"{op.name} (largest live values: {listing}), but the budget is {budget} "
+                "bytes (48 KiB minus the reserve for code, stack and memcpy); use a larger "
+                "grid", total, budget)
+    plan.peak_words = sum(plan.sizes)
+    return plan

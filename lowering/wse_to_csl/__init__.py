@@ -1,0 +1,1 @@
+"""``wse`` -> ``csl``, split along its seams (the driver is ``lowering/to_csl.py``)."""

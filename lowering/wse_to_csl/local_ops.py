@@ -1,0 +1,171 @@
+"""Per-op PE code for the local ops: constants, reshape, elementwise maps,
+reductions, transposes and the local tile matmul."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import i16
+from xdsl.ir import Block, SSAValue
+
+from ...dialects import wse
+from ..wse_memory import is_immediate
+from .builder import F32, Emit, _fmax
+from .map_gen import _MapGen
+
+
+class LocalOpsMixin:
+    """The local-op half of ``_Lowerer``'s per-op code."""
+
+    def _op_constant(self, e: Emit, op: wse.ConstantOp) -> None:
+        if is_immediate(op.result):
+            return
+        t = op.result.type
+        with e.when(self.guard(e, t.layout)) as g:
+            g.builtin("fmovs", g.dsd(self.buf(op.result), t.elems(self.grid)), g.f32(op.scalar))
+
+    def _op_reshape(self, e: Emit, op: wse.ReshapeOp) -> None:
+        assert self.plan.of[op.result] == self.plan.of[op.input]
+
+    # -- elementwise --
+    def _op_map(self, e: Emit, op: wse.MapOp) -> None:
+        t = op.result.type
+        with e.when(self.guard(e, t.layout)) as g:
+            _MapGen(self, g, op).emit()
+
+    # -- reductions --
+    def _op_reduce(self, e: Emit, op: wse.ReduceOp) -> None:
+        t, r = op.input.type, op.result.type
+        kind, dims = op.kind.data, op.reduced
+        src, dst = self.buf(op.input), self.buf(op.result)
+        with e.when(self.guard(e, t.layout)) as g:
+            tile = t.tile(self.grid)
+            if not tile:  # a scalar: copy
+                g.builtin("fmovs", g.dsd(dst, 1), g.dsd(src, 1))
+            elif len(tile) == 1:
+                self._reduce_vector(g, kind, src, tile[0], self.extent(g, t, 0), dst)
+            elif dims == (1,):
+                self._reduce_cols(g, kind, src, tile, self.extent(g, t, 1), dst)
+            elif dims == (0,):
+                self._reduce_rows(g, kind, src, tile, self.extent(g, t, 0), dst)
+            else:
+                (scratch,) = self.plan.scratch[op]
+                tmp = self.bufs[scratch]
+                self._reduce_cols(g, kind, src, tile, self.extent(g, t, 1), tmp)
+                self._reduce_vector(g, kind, tmp, tile[0], self.extent(g, t, 0), dst)
+        del r
+
+    def _reduce_cols(self, e: Emit, kind: str, src, tile, valid, dst) -> None:
+        """dst[i] = op_j src[i, j], j < valid (strided column DSDs)."""
+        t0, t1 = tile
+        out = e.dsd(dst, t0)
+        col0 = e.dsd(src, t0, 0, t1)
+        e.builtin("fmovs", out, col0)
+        fn = "fadds" if kind == "sum" else "fmaxs"
+        with e.loop(1, valid) as (j, b):
+            b.builtin(fn, out, out, b.shift_dsd(col0, j))
+
+    def _reduce_rows(self, e: Emit, kind: str, src, tile, valid, dst) -> None:
+        """dst[j] = op_i src[i, j], i < valid (contiguous row DSDs)."""
+        t0, t1 = tile
+        out = e.dsd(dst, t1)
+        row0 = e.dsd(src, t1)
+        e.builtin("fmovs", out, row0)
+        fn = "fadds" if kind == "sum" else "fmaxs"
+        with e.loop(1, valid) as (i, b):
+            b.builtin(fn, out, out, b.shift_dsd(row0, b.imul(i, t1)))
+
+    def _reduce_vector(self, e: Emit, kind: str, src, n, valid, dst) -> None:
+        """dst[0] = op_i src[i], i < valid: a scalar loop."""
+        acc = e.load(src, 0)
+        body = Block(arg_types=[i16, F32])
+        b = Emit(body, self)
+        i, a = body.args
+        x = b.load(src, i)
+        nxt = b.fbin(arith.AddfOp, a, x) if kind == "sum" else _fmax(b, a, x)
+        body.add_op(scf.YieldOp(nxt))
+        loop = e.add(scf.ForOp(e.i16(1), e.i16(valid), e.i16(1), [acc], body))
+        e.store(loop, dst, 0)
+        del n
+
+
+    # -- local layout changes --
+    def _op_transpose(self, e: Emit, op: wse.TransposeOp) -> None:
+        t = op.input.type
+        t0, t1 = t.tile(self.grid)
+        src, dst = self.buf(op.input), self.buf(op.result)
+        with e.when(self.guard(e, t.layout)) as g:
+            if t0 <= t1:  # out[:, i] (stride t0) = in[i, :]
+                with g.loop(0, t0) as (i, b):
+                    b.builtin("fmovs", b.shift_dsd(b.dsd(dst, t1, 0, t0), i),
+                              b.shift_dsd(b.dsd(src, t1), b.imul(i, t1)))
+            else:  # out[j, :] = in[:, j] (stride t1)
+                with g.loop(0, t1) as (j, b):
+                    b.builtin("fmovs", b.shift_dsd(b.dsd(dst, t0), b.imul(j, t0)),
+                              b.shift_dsd(b.dsd(src, t0, 0, t1), j))
+
+    # -- matmul --
+    def _op_matmul(self, e: Emit, op: wse.MatmulOp) -> None:
+        ta, tb, tc = op.lhs.type, op.rhs.type, op.result.type
+        A, B, C = self.buf(op.lhs), self.buf(op.rhs), self.buf(op.result)
+        with e.when(self.guard(e, tc.layout)) as g:
+            vk = self.extent(g, ta, len(ta.dims) - 1)
+            self.local_matmul(g, A, ta.tile(self.grid), B, tb.tile(self.grid), C, vk, True)
+
+    def local_matmul(self, e: Emit, A, ta: tuple, B, tb: tuple, C, vk, zero: bool,
+                     k_off_a: SSAValue | int = 0, k_off_b: SSAValue | int = 0) -> None:
+        """C (+)= A[:, k] B[k, :] over k < vk; tiles row-major (1-D: vectors).
+        ``k_off_a``/``k_off_b``: where k = 0 starts in A's columns / B's rows."""
+        if len(ta) == 1 and len(tb) == 1:  # dot product
+            acc = e.f32(0.0) if zero else e.load(C, 0)
+            body = Block(arg_types=[i16, F32])
+            b = Emit(body, self)
+            k, a = body.args
+            prod = b.fbin(arith.MulfOp, b.load(A, b.iadd(k, k_off_a)),
+                          b.load(B, b.iadd(k, k_off_b)))
+            body.add_op(scf.YieldOp(b.fbin(arith.AddfOp, a, prod)))
+            e.store(e.add(scf.ForOp(e.i16(0), e.i16(vk), e.i16(1), [acc], body)), C, 0)
+            return
+        if len(tb) == 1:  # GEMV: C[:] += A[:, k] * x[k]
+            m, ka = ta
+            out = e.dsd(C, m)
+            if zero:
+                e.builtin("fmovs", out, e.f32(0.0))
+            col0 = e.dsd(A, m, 0, ka)
+            with e.loop(0, vk) as (k, b):
+                b.builtin("fmacs", out, out, b.shift_dsd(col0, b.iadd(k, k_off_a)),
+                          b.load(B, b.iadd(k, k_off_b)))
+            return
+        if len(ta) == 1:  # vector-matrix: C[:] += B[k, :] * a[k]
+            kb, n = tb
+            out = e.dsd(C, n)
+            if zero:
+                e.builtin("fmovs", out, e.f32(0.0))
+            row0 = e.dsd(B, n)
+            with e.loop(0, vk) as (k, b):
+                kk = b.iadd(k, k_off_b)
+                b.builtin("fmacs", out, out, b.shift_dsd(row0, b.imul(kk, n)),
+                          b.load(A, b.iadd(k, k_off_a)))
+            return
+        m, ka = ta
+        kb, n = tb
+        if zero:
+            e.builtin("fmovs", e.dsd(C, m * n), e.f32(0.0))
+        if m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]
+            ccol0, acol0 = e.dsd(C, m, 0, n), e.dsd(A, m, 0, ka)
+            with e.loop(0, vk) as (k, b):
+                a_k = b.shift_dsd(acol0, b.iadd(k, k_off_a))
+                brow = b.imul(b.iadd(k, k_off_b), n)
+                with b.loop(0, n) as (j, c):
+                    cj = c.shift_dsd(ccol0, j)
+                    c.builtin("fmacs", cj, cj, a_k, c.load(B, c.iadd(brow, j)))
+        else:  # rows of C: C[i, :] += B[k, :] * A[i, k]
+            crow0, brow0 = e.dsd(C, n), e.dsd(B, n)
+            with e.loop(0, m) as (i, b):
+                ci = b.shift_dsd(crow0, b.imul(i, n))
+                arow = b.iadd(b.imul(i, ka), k_off_a)
+                with b.loop(0, vk) as (k, c):
+                    c.builtin("fmacs", ci, ci, c.shift_dsd(brow0, c.imul(c.iadd(k, k_off_b), n)),
+                              c.load(A, c.iadd(arow, k)))
+
+    OVERLAP_WORDS = 64  # smaller panels move faster than the task switches cost
+
