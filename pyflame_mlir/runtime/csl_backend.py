@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..dialects import wse
+from .disk_cache import cache_root
 
 _LOCK = threading.Lock()
 _LAST: list[Any] = [None]
@@ -93,9 +94,8 @@ def sdk_on_path() -> bool:
     return shutil.which("cslc") is not None and shutil.which("cs_python") is not None
 
 
-def cache_root() -> Path:
-    env = os.environ.get("PYFLAME_CACHE_DIR")
-    return (Path(env).expanduser() if env else Path.home() / ".cache" / "pyflame") / "csl"
+def cache_dir() -> Path:
+    return cache_root() / "csl"
 
 
 def last_report() -> Any:
@@ -195,12 +195,12 @@ class CslExecutable:
         from ..lowering.emit_csl import emit
 
         c = self.current
-        out = Path(directory) if directory else cache_root() / c.key
+        out = Path(directory) if directory else cache_dir() / c.key
         emit(c.program, out, inputs=inputs)
         return out
 
     def _run_sdk(self, c: Compiled, ins: list[np.ndarray]) -> list[np.ndarray]:
-        d = cache_root() / c.key
+        d = cache_dir() / c.key
         if c.directory is None or not (d / "out").exists():
             self.emit(d)
             w, h = c.program.grid.width, c.program.grid.height

@@ -39,8 +39,6 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dialects.dtypes import DType
+from .disk_cache import atomic_write, cache_root, file_lock
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -60,12 +59,6 @@ _HEADER_LIMIT = 1 << 16
 
 
 # ---- configuration ----
-
-def cache_root() -> Path:
-    """The project's cache directory: ``PYFLAME_CACHE_DIR`` or ``~/.cache/pyflame``."""
-    env = os.environ.get("PYFLAME_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "pyflame"
-
 
 def mef_dir() -> Path:
     return cache_root() / "max" / "mef"
@@ -214,24 +207,9 @@ class MefStore:
     def path(self, key: str) -> Path:
         return self.root / f"{key}.mef"
 
-    @contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        """Exclusive per-key lock across processes (no-op where flock is missing
-        or the cache directory is not writable)."""
-        try:
-            import fcntl
-
-            self.root.mkdir(parents=True, exist_ok=True)
-            fh = open(self.root / f"{key}.lock", "a+b")  # noqa: SIM115
-        except (ImportError, OSError):  # atomic replace still keeps entries whole
-            yield
-            return
-        with fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    def lock(self, key: str) -> Any:
+        """Exclusive per-key lock across processes (see ``disk_cache.file_lock``)."""
+        return file_lock(self.root / f"{key}.lock")
 
     @staticmethod
     def encode(payload: bytes, meta: dict[str, Any]) -> bytes:
@@ -296,18 +274,8 @@ class MefStore:
     def write(self, key: str, payload: bytes, meta: dict[str, Any]) -> Path:
         """Atomically publish ``payload`` as the entry of ``key`` (temp file +
         fsync + rename): readers see the old entry, no entry, or the whole new one."""
-        self.root.mkdir(parents=True, exist_ok=True)
         final = self.path(key)
-        tmp = self.root / f".{key}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(self.encode(payload, dict(meta, key=key)))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        atomic_write(final, self.encode(payload, dict(meta, key=key)))
         STATS.disk_writes += 1
         self._sweep_temporaries()
         return final

@@ -32,7 +32,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from importlib import metadata
 from io import StringIO
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .disk_cache import atomic_write, cache_root, file_lock
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -245,9 +246,7 @@ def lower_and_compile(module: ModuleOp) -> MlirExecutable:
 # ---- disk cache ----
 
 def cache_dir() -> Path:
-    env = os.environ.get("PYFLAME_CACHE_DIR")
-    root = Path(env) if env else Path.home() / ".cache" / "pyflame"
-    return root / "mlir"
+    return cache_root() / "mlir"
 
 
 def _linker() -> str | None:
@@ -268,7 +267,7 @@ class Store:
 
     def lock(self, key: str) -> Any:
         """Exclusive per-key lock across processes (no-op when impossible)."""
-        return _FileLock(self.root / f"{key}.lock")
+        return file_lock(self.root / f"{key}.lock")
 
     def load(self, key: str) -> ctypes.CDLL | None:
         """The verified library of ``key``, or None; a corrupt entry is deleted."""
@@ -317,46 +316,13 @@ class Store:
                     cmd += [lib, f"-Wl,-rpath,{Path(lib).parent}"]
                 subprocess.run(cmd, check=True, capture_output=True)
                 blob = so.read_bytes()
-                self._publish(self.so(key), blob)
+                atomic_write(self.so(key), blob)
                 meta = {"key": key, "size": len(blob),
                         "sha256": hashlib.sha256(blob).hexdigest(),
                         "mlir": mlir_version(), "created": time.time()}
-                self._publish(self.meta(key), json.dumps(meta).encode())
+                atomic_write(self.meta(key), json.dumps(meta).encode())
             STATS.disk_writes += 1
         except (OSError, subprocess.CalledProcessError):
             pass
 
-    def _publish(self, final: Path, data: bytes) -> None:
-        tmp = self.root / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-        try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
 
-
-class _FileLock:
-    def __init__(self, path: Path):
-        self.path = path
-        self.fh: Any = None
-
-    def __enter__(self) -> None:
-        try:
-            import fcntl
-
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.fh = open(self.path, "a+b")  # noqa: SIM115
-            fcntl.flock(self.fh, fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            self.fh = None
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.fh is not None:
-            import fcntl
-
-            fcntl.flock(self.fh, fcntl.LOCK_UN)
-            self.fh.close()

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("max.graph", reason="the MAX backend needs `max`: "
                                         "pip install 'pyflame-mlir[max]'")
 
-from pyflame_mlir.runtime import max_backend  # noqa: E402
+from pyflame_mlir.runtime import disk_cache, max_backend  # noqa: E402
 from pyflame_mlir.runtime.max_backend import CorruptEntry, MefStore  # noqa: E402
 
 KEY = "ab" * 20
@@ -36,7 +36,7 @@ def test_cache_dir_follows_pyflame_cache_dir(tmp_path: Path,
     monkeypatch.setenv("PYFLAME_CACHE_DIR", str(tmp_path))
     assert max_backend.mef_dir() == tmp_path / "max" / "mef"
     monkeypatch.delenv("PYFLAME_CACHE_DIR")
-    assert max_backend.cache_root() == Path.home() / ".cache" / "pyflame"
+    assert disk_cache.cache_root() == Path.home() / ".cache" / "pyflame"
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "magic", "header", "empty",
