@@ -16,6 +16,25 @@ from pyflame_mlir.dialects.data import DenseValue
 import pyflame_mlir as pf
 from pyflame_mlir.core import record
 
+# ---- comparing a backend's results with the reference backend's ----
+
+def assert_matches(got: np.ndarray, ref: np.ndarray, what: str, rtol: float = 1e-5) -> None:
+    assert got.dtype == ref.dtype and got.shape == ref.shape, \
+        f"{what}: {got.dtype}{got.shape} vs reference {ref.dtype}{ref.shape}"
+    if ref.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+        return
+    if ref.dtype in (np.float16, ml_dtypes.bfloat16):
+        rtol = max(rtol, 1e-2)
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol,
+                               atol=rtol, equal_nan=True, err_msg=what)
+
+
+def reference(outs: list[pf.Tensor]) -> list[np.ndarray]:
+    with pf.backend("reference"):
+        pf.eval(*outs)
+    return [t.numpy() for t in outs]
+
 
 def _data(seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)

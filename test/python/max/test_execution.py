@@ -18,7 +18,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,6 +25,7 @@ pytest.importorskip("max.graph", reason="the MAX backend needs `max`: "
                                         "pip install 'pyflame-mlir[max]'")
 
 import _graphs  # noqa: E402
+from _graphs import assert_matches, reference  # noqa: E402
 
 import pyflame_mlir as pf  # noqa: E402
 from pyflame_mlir.runtime import max_backend  # noqa: E402
@@ -34,24 +34,6 @@ from pyflame_mlir.runtime.max_backend import MefStore  # noqa: E402
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
-
-
-def assert_matches(got: np.ndarray, ref: np.ndarray, what: str, rtol: float = 1e-5) -> None:
-    assert got.dtype == ref.dtype and got.shape == ref.shape, \
-        f"{what}: {got.dtype}{got.shape} vs reference {ref.dtype}{ref.shape}"
-    if ref.dtype.kind in "biu":
-        np.testing.assert_array_equal(got, ref, err_msg=what)
-        return
-    if ref.dtype in (np.float16, ml_dtypes.bfloat16):
-        rtol = max(rtol, 1e-2)
-    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=rtol,
-                               atol=rtol, equal_nan=True, err_msg=what)
-
-
-def reference(outs: list[pf.Tensor]) -> list[np.ndarray]:
-    with pf.backend("reference"):
-        pf.eval(*outs)
-    return [t.numpy() for t in outs]
 
 
 def test_every_op_matches_the_reference_backend(on_max: Path) -> None:
