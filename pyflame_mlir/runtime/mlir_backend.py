@@ -351,7 +351,7 @@ class _FileLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = open(self.path, "a+b")  # noqa: SIM115
             fcntl.flock(self.fh, fcntl.LOCK_EX)
-        except (ImportError, OSError):
+        except (ImportError, OSError):  # fcntl is POSIX-only; no lock beats no cache
             self.fh = None
 
     def __exit__(self, *exc: Any) -> None:
