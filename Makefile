@@ -29,8 +29,11 @@ demo: $(STAMP)
 
 test: $(STAMP) $(EXTRAS) lint lit pytest
 
+# vulture: dead code, over the paths of [tool.vulture] in pyproject.toml (tests,
+# examples and bench count as usage; vulture_whitelist.py lists framework-used names).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/vulture
 
 lit: $(STAMP)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/lit -q -v test

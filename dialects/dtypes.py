@@ -119,14 +119,6 @@ def scalar_category(v: object) -> int:
     raise TypeError(f"expected a tensor or a Python number, got {type(v).__name__}")
 
 
-def promote_with_scalar(t: DType, scalar: object) -> DType:
-    """A Python scalar is weak: it lifts the category, never the width."""
-    cat = scalar_category(scalar)
-    if cat <= t.category:
-        return t
-    return DEFAULT_FLOAT if cat == FLOAT else DEFAULT_INT
-
-
 def scalar_dtype(v: object) -> DType:
     """Dtype of a Python scalar standing alone (``pf.tensor(3)``)."""
     return (bool_, DEFAULT_INT, DEFAULT_FLOAT)[scalar_category(v)]

@@ -308,10 +308,6 @@ def _sum_tangents(b, *parts):
     return out
 
 
-def _where0(b, cond, v):
-    return b.where(cond, v, b.scalar(0, like=v))
-
-
 def _pow_dx(b, x, y):
     # y * x^(y-1), zero where y == 0 (PyTorch masks the 0 * inf of x == 0)
     d = b.mul(y, b.pow(x, b.sub(y, b.scalar(1, like=y))))

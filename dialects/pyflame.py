@@ -171,7 +171,10 @@ class PyflameOp(IRDLOperation):
                     continue
                 raise VerifyException(f"missing attribute '{name}'")
             out[name] = attr_from_ir(kind, name, a)
-        extra = set(self.attributes) - set(self.OPDEF.attrs)
+        # Names with a dialect prefix (``wse.layout``) are MLIR's discardable
+        # attributes: annotations other passes add (``wse-layout``), not operands
+        # of the op's semantics.
+        extra = {a for a in set(self.attributes) - set(self.OPDEF.attrs) if "." not in a}
         if extra:
             raise VerifyException(f"unknown attribute(s) {', '.join(sorted(extra))}; "
                                   f"'{self.name}' takes {list(self.OPDEF.attrs) or 'none'}")

@@ -144,8 +144,6 @@ class ArchRules:
     queue_per_color: bool = False
     """Each input queue is bound to one color (``@initialize_queue``), so a program
     has at most ``len(user_queues)`` channels."""
-    f16_simd_field: str = "f16_simd_wse2"
-    """The ``CycleModel`` figure giving the f16 SIMD width."""
 
     @property
     def routable_colors(self) -> tuple[int, ...]:
@@ -162,8 +160,7 @@ class ArchRules:
 
 ARCH: dict[str, ArchRules] = {
     "wse2": ArchRules("wse2", "WSE-2"),
-    "wse3": ArchRules("wse3", "WSE-3", reserved_queues=RESERVED_QUEUES_WSE3, queue_per_color=True,
-                      f16_simd_field="f16_simd_wse3"),
+    "wse3": ArchRules("wse3", "WSE-3", reserved_queues=RESERVED_QUEUES_WSE3, queue_per_color=True),
 }
 ARCHS: tuple[str, ...] = tuple(ARCH)
 
@@ -196,6 +193,11 @@ class MapFn:
     op: str | None = ""
     """The pyflame op lowered to it: empty for the op of the same name, None for none
     (a function only the lowering uses)."""
+
+    def __post_init__(self) -> None:
+        if self.form not in DSD_FORMS:
+            raise ValueError(f"wse function {self.name}: form {self.form!r} is not one of "
+                             f"{sorted(DSD_FORMS)}")
 
     @property
     def pyflame_op(self) -> str | None:

@@ -77,19 +77,10 @@ class MemoryPlan:
     sizes: list[int] = field(default_factory=list)  # words per buffer
     of: dict[SSAValue, int] = field(default_factory=dict)  # value -> buffer
     scratch: dict[Operation, list[int]] = field(default_factory=dict)
-    peak_words: int = 0  # the sum of all buffer sizes (they are all allocated)
 
     @property
     def bytes(self) -> int:
         return sum(self.sizes) * WORD
-
-    def buffer(self, v: SSAValue) -> int:
-        return self.of[v]
-
-
-def _value_name(v: SSAValue) -> str:
-    return f"%{v.name_hint}" if v.name_hint else f"a value of {v.owner.name}" \
-        if isinstance(v.owner, Operation) else "a program input"
 
 
 # A hand-written sweep: buffer reuse needs the live set at every op, in program order.
@@ -182,5 +173,4 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
                 f"{op.name} (largest live values: {listing}), but the budget is {budget} "
                 "bytes (48 KiB minus the reserve for code, stack and memcpy); use a larger "
                 "grid", total, budget)
-    plan.peak_words = sum(plan.sizes)
     return plan

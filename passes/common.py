@@ -282,11 +282,6 @@ def replace_op(op: Operation, values: Sequence[SSAValue]) -> int:
     return erase_if_dead(op)
 
 
-def opname(op: Operation) -> str | None:
-    """The op-table name of a generated pyflame op (``add``), else None."""
-    return op.OPDEF.name if isinstance(op, PyflameOp) else None
-
-
 def defining(value: SSAValue, cls: type[OpT]) -> OpT | None:
     """The op defining ``value`` if it is of the op class ``cls`` (``NegOp``)."""
     owner = value.owner

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ..dialects import wse
-from ..lowering.to_wse import WseOptions, annotate_layouts
+from ..lowering.to_wse import WseOptions, annotate_layouts, module_grid
 from .legalize_for_wse import LegalizeForWse
 
 
@@ -29,12 +29,18 @@ class WseLayout(ModulePass):
     name = "wse-layout"
 
     width: int = 0
-    """Grid columns (0 with height 0: chosen from the sizes and the SRAM budget)."""
+    """Grid columns (0 with height 0: the module's ``wse.grid``, else chosen from the sizes
+    and the SRAM budget)."""
 
     height: int = 0
     """Grid rows."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         LegalizeForWse().run(ctx, op)
-        grid = wse.Grid(self.width, self.height) if self.width and self.height else None
+        # Without options, the grid convert-pyflame-to-wse would use: the module's
+        # ``wse.grid`` attribute, else automatic.
+        if self.width and self.height:
+            grid = wse.Grid(self.width, self.height)
+        else:
+            grid = module_grid(op)
         annotate_layouts(op, WseOptions(grid=grid))

@@ -81,10 +81,7 @@ def _max_token() -> Any:
 
 
 def _max_available() -> str | None:
-    try:
-        from .runtime.max_backend import unavailable_reason
-    except ImportError as e:  # the backend module itself is missing
-        return f"the MAX backend is not built in ({e})"
+    from .runtime.max_backend import unavailable_reason
     return unavailable_reason()
 
 

@@ -26,8 +26,13 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ..dialects.csl_ext import CSL_EXT
+from ..dialects.pyflame import Pyflame
+from ..dialects.wse import WSE
+from ..lowering.to_max import print_max
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
+from .csl_targets import target_csl, target_csl_ir, target_wse
 
 
 @dataclass
@@ -120,11 +125,8 @@ class PyflameOptMain(xDSLOptMain):
     # ---- registration ----
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        from ..dialects.pyflame import Pyflame
-
-        self.ctx.register_dialect("pyflame", lambda: Pyflame)
-        for name, factory in _optional_dialects().items():
-            self.ctx.register_dialect(name, factory)
+        for dialect in (Pyflame, CSL_EXT, WSE):
+            self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
@@ -133,7 +135,7 @@ class PyflameOptMain(xDSLOptMain):
 
     def register_all_targets(self) -> None:
         super().register_all_targets()
-        for name, emit in _optional_targets().items():
+        for name, emit in _targets().items():
             self.available_targets[name] = emit
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
@@ -142,10 +144,10 @@ class PyflameOptMain(xDSLOptMain):
                                 help="list the registered passes and exit")
         arg_parser.add_argument("--pass-statistics", action="store_true",
                                 help="print per-pass statistics to stderr")
-        _optional_targets.output_dir = None  # type: ignore[attr-defined]
+        _targets.output_dir = None  # type: ignore[attr-defined]
         arg_parser.add_argument(
             "--output-dir", metavar="DIR",
-            type=lambda d: setattr(_optional_targets, "output_dir", d) or d,
+            type=lambda d: setattr(_targets, "output_dir", d) or d,
             help="with -t csl: also write the SDK project (layout.csl, pe_program.csl, run.py, "
                  "commands.sh, README.md) to DIR")
         # issue #18 (mlir branch): hand the module to upstream MLIR after the xDSL passes
@@ -298,7 +300,7 @@ def _run_upstream(module: ModuleOp, pipeline: str, name: str) -> str:
 
     try:
         return run_mlir_pipeline(generic_text(module), pipeline) + "\n"
-    except ImportError as e:
+    except ImportError as e:  # the optional [mlir] extra (upstream MLIR bindings)
         raise UserError(f"{name}: error: --mlir-pass-pipeline needs the upstream MLIR "
                         f"bindings ({e}); pip install 'pyflame-mlir[mlir]'") from None
     except UpstreamError as e:
@@ -324,24 +326,6 @@ def _split_top(spec: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _optional_dialects() -> dict[str, Callable]:
-    """Dialects owned by other parts of the project, when present."""
-    out: dict[str, Callable] = {}
-    try:
-        from ..dialects.csl_ext import CSL_EXT
-
-        out[CSL_EXT.name] = lambda: CSL_EXT
-    except ImportError:
-        pass
-    try:
-        from ..dialects.wse import WSE
-
-        out[WSE.name] = lambda: WSE
-    except ImportError:
-        pass
-    return out
-
-
 def _legalized_for_max(emit: Callable[[ModuleOp, IO[str]], None]
                        ) -> Callable[[ModuleOp, IO[str]], None]:
     """``-t max``: the ``legalize-for-max`` pass (from the registry), then ``emit``."""
@@ -351,29 +335,15 @@ def _legalized_for_max(emit: Callable[[ModuleOp, IO[str]], None]
     return target
 
 
-def _optional_targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
-    out: dict[str, Callable[[ModuleOp, IO[str]], None]] = {}
-    try:
-        from ..lowering.csl_printer import print_csl
-
-        out["csl"] = print_csl
-    except ImportError:
-        pass
-    try:  # pyflame or wse modules to CSL (and --output-dir), the wse IR, the csl IR
-        from .csl_targets import target_csl, target_csl_ir, target_wse
-
-        out["csl"] = lambda m, s: target_csl(m, s, getattr(_optional_targets, "output_dir", None))
-        out["csl-ir"] = target_csl_ir
-        out["wse"] = target_wse
-    except ImportError:
-        pass
-    try:
-        from ..lowering.to_max import print_max
-
-        out["max"] = _legalized_for_max(print_max)
-    except ImportError:
-        pass
-    return out
+def _targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
+    """Our ``-t`` targets: pyflame or wse modules to CSL (and ``--output-dir``), the wse IR,
+    the csl IR, and the MAX graph (``to_max`` imports ``max`` only when it builds a graph)."""
+    return {
+        "csl": lambda m, s: target_csl(m, s, getattr(_targets, "output_dir", None)),
+        "csl-ir": target_csl_ir,
+        "wse": target_wse,
+        "max": _legalized_for_max(print_max),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

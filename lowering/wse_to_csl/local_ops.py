@@ -136,7 +136,7 @@ class LocalOpsMixin:
                           b.load(B, b.iadd(k, k_off_b)))
             return
         if len(ta) == 1:  # vector-matrix: C[:] += B[k, :] * a[k]
-            kb, n = tb
+            _, n = tb
             out = e.dsd(C, n)
             if zero:
                 e.builtin("fmovs", out, e.f32(0.0))
@@ -147,7 +147,7 @@ class LocalOpsMixin:
                           b.load(A, b.iadd(k, k_off_a)))
             return
         m, ka = ta
-        kb, n = tb
+        _, n = tb
         if zero:
             e.builtin("fmovs", e.dsd(C, m * n), e.f32(0.0))
         if m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]

@@ -324,5 +324,3 @@ class Store:
             STATS.disk_writes += 1
         except (OSError, subprocess.CalledProcessError):
             pass
-
-

@@ -57,9 +57,6 @@ def outputs(out: Any) -> list[Any]:
 
 # ---- data away from the non-differentiable points ----
 
-DOMAINS = ("any", "pos", "away", "distinct", "grid", "offgrid", "unit")
-
-
 def draw_array(rng: np.random.Generator, shape: Sequence[int], domain: str = "any",
                dtype: Any = np.float64) -> np.ndarray:
     """Random float data.

@@ -23,7 +23,6 @@ import pyflame_mlir as pf
 ALL_DTYPES = (pf.float32, pf.float64, pf.float16, pf.bfloat16, pf.int32, pf.int64, pf.bool)
 FLOAT_DTYPES = (pf.float32, pf.float64, pf.float16, pf.bfloat16)
 INT_DTYPES = (pf.int32, pf.int64)
-NUMERIC_DTYPES = FLOAT_DTYPES + INT_DTYPES
 
 TORCH_DTYPE = {
     "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
@@ -190,6 +189,4 @@ def broadcast_pair(min_side: int = 0, max_side: int = 4, max_dims: int = 4):
 
 
 dtypes = st.sampled_from(ALL_DTYPES)
-float_dtypes = st.sampled_from(FLOAT_DTYPES)
-numeric_dtypes = st.sampled_from(NUMERIC_DTYPES)
 seeds = st.integers(0, 2**32 - 1)

@@ -734,7 +734,7 @@ def test_cache_hits_with_new_data_give_fresh_independent_results(lazy):
         pf.eval(*outs)
         return outs, a.numpy(), b.numpy()
 
-    first, a1, b1 = run(1)
+    first, _, b1 = run(1)
     snapshot = [o.numpy().copy() for o in first]
     hits = pf.cache_stats()["hits"]
     second, a2, b2 = run(2)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)
-I16, U16, I32, U32 = (np.dtype(t) for t in (np.int16, np.uint16, np.int32, np.uint32))
+U16, U32 = np.dtype(np.uint16), np.dtype(np.uint32)
 
 Kernel = Callable[..., np.ndarray]
 
@@ -56,10 +56,6 @@ def _float_family(suffix: str, t: np.dtype, fam: str) -> list[Builtin]:
         Builtin(f"fmov{suffix}", t, (t,), lambda a: a, 0, fam),
         Builtin(f"fmac{suffix}", t, (t, t, t), lambda a, b, s: a + b * s, 2, fam),
     ]
-
-
-def _bits16(f: Callable[[np.ndarray], np.ndarray]) -> Kernel:
-    return lambda a: f(a.astype(np.uint16)).astype(np.uint16)
 
 
 def _clz16(a: np.ndarray) -> np.ndarray:

@@ -235,7 +235,7 @@ def sdk_available() -> bool:
         return not getattr(mod, "__pyflame_shim__", False)
     try:
         return importlib.util.find_spec(SDK_MODULE) is not None
-    except ModuleNotFoundError:
+    except ModuleNotFoundError:  # the Cerebras SDK (optional) lacks the parent package
         return False
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from pyflame_mlir.dialects import wse
-from pyflame_mlir.dialects.wse_target import ARCH, WSE_FNS, CycleModel
+from pyflame_mlir.dialects.wse_target import ARCH, DSD_FORMS, WSE_FNS, CycleModel, MapFn
 from pyflame_mlir.lowering import wse_cost
 from pyflame_mlir.lowering.pyflame_to_wse.support import ELEMENTWISE
 from pyflame_mlir.lowering.wse_memory import default_budget
@@ -25,6 +26,12 @@ def test_tables_come_from_the_records():
     assert ELEMENTWISE["logical_and"] == "and" and "copy" not in ELEMENTWISE
     assert {f.dsd for f in WSE_FNS.values() if f.dsd} <= set(_BUILTIN)
     assert default_budget() == CycleModel().sram_bytes - CycleModel().sram_reserve_bytes
+
+
+def test_dsd_forms_are_checked():
+    assert {f.form for f in WSE_FNS.values() if f.dsd} <= set(DSD_FORMS)
+    with pytest.raises(ValueError, match="form 'unry' is not one of"):
+        MapFn("copy2", 1, dsd="fmovs", form="unry")
 
 
 def test_arch_rules():
