@@ -217,7 +217,7 @@ def _scalar_fn(e: Emit, fn: str, a: list[SSAValue]) -> SSAValue:
     if fn == "log1p":
         # log(u) * (x / (u - 1)) with u = fl(1 + x) (Goldberg's trick: the quotient
         # cancels the rounding of 1 + x, so tiny x keeps its digits); x where u == 1,
-        # log(u) where 1 + x rounds to x (|x| >= 2^24 and inf, where the quotient is NaN)
+        # log(u) where 1 + x rounds to x (|x| >= 2^24; at +inf the quotient is NaN)
         u = e.fbin(arith.AddfOp, one(), x)
         log_u = e.math("log", u)
         r = e.fbin(arith.MulfOp, log_u, e.fbin(arith.DivfOp, x, e.fbin(arith.SubfOp, u, one())))
