@@ -224,6 +224,7 @@ WSE_FNS: dict[str, MapFn] = _fns(
     MapFn("not", 1, mask=True, dsd="fsubs", form="one_minus", op="logical_not"),
     MapFn("exp", 1, math="exp"),
     MapFn("log", 1, math="log"),
+    MapFn("log1p", 1, math="log"),  # <math> has no log1p we know of: from log_f32, see map_gen
     MapFn("sqrt", 1, math="sqrt"),
     MapFn("rsqrt", 1, math="sqrt"),
     MapFn("tanh", 1, math="tanh"),

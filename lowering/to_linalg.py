@@ -316,6 +316,7 @@ UNARY: dict[OpDef, tuple[Callable, bool]] = by_op({
     "neg": (_neg, False), "abs": (_abs, False), "sign": (_sign, False),
     "square": (_square, False), "relu": (_relu, False),
     "exp": (_float(mathd.ExpOp), True), "log": (_float(mathd.LogOp), True),
+    "log1p": (_float(mathd.Log1pOp), True),
     "sqrt": (_float(mathd.SqrtOp), True), "rsqrt": (_rsqrt, True),
     "sin": (_float(mathd.SinOp), True), "cos": (_float(mathd.CosOp), True),
     "tanh": (_tanh, True), "reciprocal": (_reciprocal, True),

@@ -222,8 +222,8 @@ def _is_half(d: DType) -> bool:
 # ---- elementwise ----
 
 _UNARY_DIRECT = by_op({"neg": "negate", "abs": "abs", "exp": "exp", "log": "log",
-                       "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos",
-                       "tanh": "tanh", "sigmoid": "sigmoid", "erf": "erf"})
+                       "log1p": "log1p", "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin",
+                       "cos": "cos", "tanh": "tanh", "sigmoid": "sigmoid", "erf": "erf"})
 
 
 def _unary_direct(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:

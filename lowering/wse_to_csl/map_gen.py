@@ -214,6 +214,14 @@ def _scalar_fn(e: Emit, fn: str, a: list[SSAValue]) -> SSAValue:
         return e.fbin(arith.DivfOp, one(), e.math("sqrt", x))
     if fn == "reciprocal":
         return e.fbin(arith.DivfOp, one(), x)
+    if fn == "log1p":
+        # log(u) * (x / (u - 1)) with u = fl(1 + x) (Goldberg's trick: the quotient
+        # cancels the rounding of 1 + x, so tiny x keeps its digits); x where u == 1,
+        # log(u) where 1 + x rounds to x (|x| >= 2^24; at +inf the quotient is NaN)
+        u = e.fbin(arith.AddfOp, one(), x)
+        log_u = e.math("log", u)
+        r = e.fbin(arith.MulfOp, log_u, e.fbin(arith.DivfOp, x, e.fbin(arith.SubfOp, u, one())))
+        return e.select(e.fcmp("oeq", u, one()), x, e.select(e.fcmp("oeq", u, x), log_u, r))
     if fn == "sigmoid":
         ex = e.math("exp", e.fbin(arith.MulfOp, x, e.f32(-1.0)))
         return e.fbin(arith.DivfOp, one(), e.fbin(arith.AddfOp, one(), ex))

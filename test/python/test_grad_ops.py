@@ -98,6 +98,8 @@ UNARY: dict[str, tuple[Callable, Callable, str]] = {
     "relu": (pf.relu, torch.relu, "away"),
     "exp": (pf.exp, torch.exp, "any"),
     "log": (pf.log, torch.log, "pos"),
+    "log1p": (pf.log1p, torch.log1p, "pos"),
+    "log1p_unit": (lambda x: x.log1p(), lambda x: x.log1p(), "unit"),
     "sqrt": (pf.sqrt, torch.sqrt, "pos"),
     "rsqrt": (pf.rsqrt, torch.rsqrt, "pos"),
     "sin": (pf.sin, torch.sin, "any"),

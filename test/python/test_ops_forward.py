@@ -44,6 +44,7 @@ def rng():
 UNARY = {
     "neg": (pf.neg, torch.neg), "abs": (pf.abs, torch.abs), "exp": (pf.exp, torch.exp),
     "log": (pf.log, torch.log), "sqrt": (pf.sqrt, torch.sqrt), "rsqrt": (pf.rsqrt, torch.rsqrt),
+    "log1p": (pf.log1p, torch.log1p),
     "sin": (pf.sin, torch.sin), "cos": (pf.cos, torch.cos), "tanh": (pf.tanh, torch.tanh),
     "sigmoid": (pf.sigmoid, torch.sigmoid), "relu": (pf.relu, torch.relu),
     "gelu": (pf.gelu, F.gelu),
@@ -51,7 +52,7 @@ UNARY = {
                   lambda x: F.gelu(x, approximate="tanh")),
     "square": (pf.square, torch.square), "reciprocal": (pf.reciprocal, torch.reciprocal),
 }
-POSITIVE = {"log", "sqrt", "rsqrt", "reciprocal"}
+POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "reciprocal"}
 
 
 @pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=lambda d: d.name)
@@ -113,6 +114,25 @@ def test_unary_special_values(name, npdt):
         num = ~np.isnan(exp)
         assert np.array_equal(np.signbit(got[num]), np.signbit(exp[num])), name
 
+
+
+@pytest.mark.parametrize("npdt", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_log1p_special_values(npdt):
+    """log1p at -1 (-inf), below -1 (NaN), signed zeros, and x so small that
+    1 + x rounds to 1, where log1p(x) is x and log(1 + x) would be 0."""
+    a = np.array([-1.0, -1.5, -1e10, -0.0, 0.0, 1e-10, -1e-10, 1e-30, 3e-8, -0.5, 1e30,
+                  np.inf, -np.inf, np.nan], dtype=npdt)
+    with np.errstate(all="ignore"):
+        got = pf.log1p(pf.from_numpy(a)).numpy()
+    exp = torch.log1p(torch.from_numpy(a)).numpy()
+    np.testing.assert_allclose(got, exp, rtol=1e-6 if npdt == np.float32 else 1e-15, atol=0,
+                               equal_nan=True)
+    num = ~np.isnan(exp)
+    np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(exp[num]))
+    assert got[0] == -np.inf and np.isnan(got[1:3]).all()
+    tiny = np.abs(a) < np.finfo(npdt).eps / 4  # 1 + x rounds to 1
+    assert tiny.sum() >= 3
+    np.testing.assert_array_equal(got[tiny], a[tiny])  # log(1 + x) would give 0
 
 
 @pytest.mark.parametrize("n", [1024, 64 * 256, 1 << 16, (1 << 16) + 3, 3 * (1 << 16) + 7])
@@ -236,6 +256,7 @@ def test_unary_operators_and_methods():
         assert_close(getattr(x, name)(), getattr(t, name)(), what=name)
     assert_close(x.abs().sqrt(), t.abs().sqrt())
     assert_close(x.abs().log(), t.abs().log())
+    assert_close(x.abs().log1p(), t.abs().log1p())
     assert_close(x.abs().rsqrt(), t.abs().rsqrt())
     assert_close(x.reciprocal(), t.reciprocal())
     assert_close(x.gelu(), F.gelu(t))

@@ -69,6 +69,7 @@ UNARY = {
     "abs": (pf.abs, torch.abs, np.abs, "any"),
     "exp": (pf.exp, torch.exp, np.exp, "any"),
     "log": (pf.log, torch.log, np.log, "positive"),
+    "log1p": (pf.log1p, torch.log1p, np.log1p, "positive"),
     "sqrt": (pf.sqrt, torch.sqrt, np.sqrt, "positive"),
     "rsqrt": (pf.rsqrt, torch.rsqrt, lambda x: 1.0 / np.sqrt(x), "positive"),
     "sin": (pf.sin, torch.sin, np.sin, "any"),

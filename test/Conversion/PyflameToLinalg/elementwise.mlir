@@ -71,6 +71,19 @@ func.func @unary(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tens
   func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// log1p is math.log1p (not log of 1 + x); half precision computes in f32
+// CHECK-LABEL: func.func @log1p
+// CHECK:        math.log1p %{{.*}} : f32
+// CHECK-NOT:    math.log %
+// CHECK:        arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:   math.log1p %{{.*}} : f32
+// CHECK-NEXT:   arith.truncf %{{.*}} : f32 to f16
+func.func @log1p(%x: tensor<4x8xf32>, %h: tensor<4xf16>) -> (tensor<4x8xf32>, tensor<4xf16>) {
+  %0 = pyflame.log1p %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = pyflame.log1p %h : (tensor<4xf16>) -> tensor<4xf16>
+  func.return %0, %1 : tensor<4x8xf32>, tensor<4xf16>
+}
+
 // CHECK-LABEL: func.func @types
 // bool add is logical or; ints compare signed; f16 exp computes in f32
 // CHECK:        arith.ori %{{.*}}, %{{.*}} : i1

@@ -51,6 +51,17 @@ func.func @unary(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tens
   func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// log1p is MAX's own log1p (not log of 1 + x)
+// CHECK-LABEL: mo.graph @log1p(
+// CHECK-NOT: rmo.mo.log(
+// CHECK: rmo.mo.log1p(%arg0)
+// CHECK-NOT: rmo.mo.log(
+// CHECK: mo.output
+func.func @log1p(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = pyflame.log1p %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %0 : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: mo.graph @binary(
 func.func @binary(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>) {
   // broadcasting stays implicit: MAX broadcasts like numpy

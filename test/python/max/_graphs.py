@@ -65,6 +65,7 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
     # unary float math, chained through values that stay in range
     outs += [pf.neg(f), pf.abs(f), pf.sign(f), pf.square(f), pf.relu(f), pf.exp(f),
              pf.log(p), pf.sqrt(p), pf.rsqrt(p), pf.sin(f), pf.cos(f), pf.tanh(f),
+             pf.log1p(p), pf.log1p(f * 0.1),
              pf.reciprocal(p), pf.sigmoid(f), pf.erf(f), pf.gelu(f),
              pf.gelu(f, approximate="tanh")]
     # integer and bool branches of the unary rules
