@@ -21,7 +21,6 @@ from .matmul import MatmulMixin
 from .placement import _fill_states, _operand_layout, conversion_steps, default_layout, host_layout
 from .support import (
     ELEMENTWISE,
-    REDUCTIONS,
     CslUnsupportedError,
     _pow_fn,
     _splat_of_dense,
@@ -204,20 +203,19 @@ class _Planner(MatmulMixin):
         self.pending[op.results[0]] = ("const", OPS["iota"].kernel(**attrs))
 
     # -- elementwise --
-    def _elementwise(self, op: Operation, name: str, attrs: dict) -> None:
-        ins = list(op.operands)
+    def _convert(self, op: Operation) -> None:
+        src, rd = _spec(op.operands[0])[1], _spec(op.results[0])[1]
+        fn = "copy" if src == rd else ("to_mask" if rd.name == "bool" else "from_mask")
+        self._elementwise(op, fn, list(op.operands))
+
+    def _pow(self, op: Operation) -> None:
+        # the exponent is a splat folded into the function (check_supported made sure)
+        self._elementwise(op, _pow_fn(op), [op.operands[0]])  # type: ignore[arg-type]
+
+    def _elementwise(self, op: Operation, fn: str, ins: list[SSAValue]) -> None:
+        """``op`` as the wse.map function ``fn`` of ``ins``."""
         out = op.results[0]
         rshape, rd = _spec(out)
-        if name == "convert":
-            src = _spec(ins[0])[1]
-            fn = "copy" if src == rd else ("to_mask" if rd.name == "bool" else "from_mask")
-        elif name == "broadcast_to":
-            fn = "copy"
-        elif name == "pow":
-            fn = _pow_fn(op)  # type: ignore[arg-type]
-            ins = ins[:1]
-        else:
-            fn = ELEMENTWISE[name]
         if fn == "div" and _spec(ins[1])[0] != rshape and ins[1] not in self.splats:
             # a / b with b broadcast: one reciprocal of the small b, then a DSD multiply
             r = self._map_value("reciprocal", [ins[1]], _spec(ins[1])[0], False, None)
@@ -275,7 +273,9 @@ class _Planner(MatmulMixin):
         self.choices.append(f"{name}: {scheme} -> {lay}")
 
     # -- reductions --
-    def _reduction(self, op: Operation, name: str, attrs: dict) -> None:
+    def _reduction(self, op: Operation, attrs: dict, kind: str, negate: bool, mean: bool
+                   ) -> None:
+        """sum/max reductions on the grid; min is -max(-x), mean sum times 1/count."""
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
         dims, keepdim = tuple(attrs["dims"]), attrs["keepdim"]
@@ -286,24 +286,23 @@ class _Planner(MatmulMixin):
         src_lay = min(self.current(x), key=lambda lay: self.conv_cost(x, lay))
         w = self.get(x, src_lay)
         lay = src_lay
-        if name == "min":
+        if negate:
             w = self.emit(wse.MapOp("neg", [w], wse.wse_type(shape, lay)))
-        kind = "sum" if name in ("sum", "mean") else "max"
         rs, rl = wse.infer_reduce(shape, lay, dims, keepdim, kind)
         w = self.emit(wse.ReduceOp(kind, w, dims, keepdim, wse.wse_type(rs, rl)))
         for g in wse.AXES:
             if rl.partial(g):
                 rs, rl = wse.infer_combine(rs, rl, g)
                 w = self.emit(wse.CombineOp(g, w, wse.wse_type(rs, rl)))
-        if name == "min":
+        if negate:
             w = self.emit(wse.MapOp("neg", [w], wse.wse_type(rs, rl)))
-        if name == "mean":
+        if mean:
             count = math.prod(shape[d] for d in dims)
             c = self.emit(wse.ConstantOp(1.0 / max(count, 1), wse.wse_type(
                 (), _fill_states((), "*"))))
             w = self.emit(wse.MapOp("mul", [w, c], wse.wse_type(rs, rl)))
         self.bind(out, w, rl)
-        self.note(op, rl, f"{name} over {list(dims)}")
+        self.note(op, rl, f"{op.OPDEF.name} over {list(dims)}")  # type: ignore[attr-defined]
 
     # -- shape ops --
     def _permute(self, op: Operation, perm: Sequence[int]) -> None:
@@ -364,17 +363,27 @@ class _SplatKey(_Fresh):
             other.value, other.shape, other.mask)
 
 
-def _named(names: Sequence[str], handler: Callable[[_Planner, Operation, dict], None]
-           ) -> dict[type[Operation], Callable[[_Planner, Operation, dict], None]]:
-    return {OP_CLASSES[n]: handler for n in names}
+Handler = Callable[[_Planner, Operation, dict], None]
+
+
+def _map_fn(fn: str) -> Handler:
+    return lambda p, op, a: p._elementwise(op, fn, list(op.operands))
+
+
+def _reduce(kind: str, negate: bool = False, mean: bool = False) -> Handler:
+    return lambda p, op, a: p._reduction(op, a, kind, negate, mean)
 
 
 # how each pyflame op class is planned (check_supported has rejected the others)
-_LOWER: dict[type[Operation], Callable[[_Planner, Operation, dict], None]] = {
-    **_named([*ELEMENTWISE, "convert", "broadcast_to", "pow"],
-             lambda p, op, a: p._elementwise(op, op.OPDEF.name, a)),  # type: ignore[attr-defined]
-    **_named(REDUCTIONS,
-             lambda p, op, a: p._reduction(op, op.OPDEF.name, a)),  # type: ignore[attr-defined]
+_LOWER: dict[type[Operation], Handler] = {
+    **{OP_CLASSES[name]: _map_fn(fn) for name, fn in ELEMENTWISE.items()},
+    OP_CLASSES["broadcast_to"]: _map_fn("copy"),
+    OP_CLASSES["convert"]: lambda p, op, a: p._convert(op),
+    OP_CLASSES["pow"]: lambda p, op, a: p._pow(op),
+    OP_CLASSES["sum"]: _reduce("sum"),
+    OP_CLASSES["mean"]: _reduce("sum", mean=True),
+    OP_CLASSES["max"]: _reduce("max"),
+    OP_CLASSES["min"]: _reduce("max", negate=True),
     OP_CLASSES["constant"]: _Planner._constant,
     OP_CLASSES["iota"]: _Planner._iota,
     OP_CLASSES["matmul"]: lambda p, op, a: p._matmul(op),
