@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Sequence
-from contextlib import ContextDecorator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ContextDecorator, contextmanager
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     retain_grad,
     set_grad,
     set_requires_grad,
+    source,
     splat_value,
 )
 from .creation import tensor
@@ -41,6 +42,7 @@ from .dialects.opdef import OpDef, Spec
 from .ops import as_tensor_arg, convert, reshape, stack
 
 _CONSTANT = OPS["constant"]
+_ALIAS = OPS["reshape"]
 
 
 # ---- grad mode ----
@@ -92,11 +94,13 @@ class FuncGraph:
 
     __slots__ = ("sub", "arg_pos", "_key", "_local_key")
 
-    def __init__(self, args: Sequence[Tensor], outputs: Sequence[Tensor]):
+    def __init__(self, args: Sequence[Tensor], outputs: Sequence[Tensor],
+                 boundary: Callable[[Tensor], bool] | None = None):
         ids = {id(a) for a in args}
         if len(ids) != len(args):
             raise ValueError("the same tensor is passed twice as a differentiated argument")
-        self.sub: Subgraph = collect(outputs, args=args, boundary=_stopped_lazy)
+        self.sub: Subgraph = collect(outputs, args=args, boundary=boundary or _stopped_lazy,
+                                     trace=True)
         self.arg_pos: tuple[int, ...] = tuple(range(len(args)))
         self._key: tuple | None = None
         self._local_key: tuple | None = None
@@ -107,7 +111,7 @@ class FuncGraph:
         """``outputs`` as a function of the autograd leaves they reach (the
         tensors that require grad), found by the same walk that traces it."""
         fn = object.__new__(cls)
-        fn.sub = collect(outputs, boundary=boundary)
+        fn.sub = collect(outputs, boundary=boundary, trace=True)
         fn.arg_pos = tuple(i for i, t in enumerate(fn.sub.leaves)
                            if t._ag is not None and t._ag.requires_grad)
         fn._key = fn._local_key = None
@@ -151,12 +155,47 @@ class FuncGraph:
 
 
 def _stopped_lazy(t: Tensor) -> bool:
-    """A lazy tensor a traced function must not trace into (it is captured):
-    detached, an autograd leaf, or recorded under no_grad."""
-    if t._node is None:
+    """A computed tensor (lazy, or realized with its history) a traced
+    function must not trace into (it is captured): detached, an autograd
+    leaf, or recorded under no_grad."""
+    n = source(t)
+    if n is None:
         return False
     ag = t._ag
-    return (ag is not None and (ag.requires_grad or ag.detached)) or t._node.nograd
+    return (ag is not None and (ag.requires_grad or ag.detached)) or n.nograd
+
+
+def _stopped_imperative(t: Tensor) -> bool:
+    """Where PyTorch's autograd graph ends: a leaf, a detached tensor, or the
+    result of an op that did not require grad (``OpNode.rg``)."""
+    n = source(t)
+    if n is None:
+        return False
+    ag = t._ag
+    return (ag is not None and (ag.requires_grad or ag.detached)) or not n.rg
+
+
+@contextmanager
+def tracing() -> Iterator[None]:
+    """A functional transform traces a function: tensors realized meanwhile
+    keep their history (``Tensor._realize``), so looking at a value inside
+    the function does not cut the gradient. When the outermost trace ends,
+    the histories kept only for it are dropped (the traced functions hold
+    what they need), so memory stays bounded."""
+    mode = GRAD_MODE
+    if mode.trace_depth == 0:
+        mode.traced = []
+    mode.trace_depth += 1
+    try:
+        yield
+    finally:
+        mode.trace_depth -= 1
+        if mode.trace_depth == 0:
+            for ref in mode.traced:
+                t = ref()
+                if t is not None and t._hist is not None and not t._hist.rg:
+                    t._hist = None
+            mode.traced = None
 
 
 def _transform_rule(mode: str):
@@ -263,16 +302,12 @@ def _as_primals(values: Sequence[Any]) -> list[Tensor]:
 
 
 def _distinct(ts: list[Tensor]) -> list[Tensor]:
-    """Differentiated arguments must be distinct tensors: a repeated one is
-    replaced by an alias (a no-op reshape), so each gets its own cotangent."""
-    seen: set[int] = set()
-    out = []
-    for t in ts:
-        if id(t) in seen:
-            t = record(OPS["reshape"], (t,), {"shape": t.shape})
-        seen.add(id(t))
-        out.append(t)
-    return out
+    """The arguments of a traced function: each is a new tensor (an alias, a
+    no-op reshape, of the tensor passed), so a repeated argument gets its own
+    cotangent, and a value the function closes over is a constant even when
+    it is (or was computed from) the tensor passed, as in JAX. The alias is an
+    op, so an enclosing transform still traces through it."""
+    return [record(_ALIAS, (t,), {"shape": t.shape}) for t in ts]
 
 
 # ---- the functional API (JAX) ----
@@ -281,11 +316,12 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """``(out, vjp_fn)`` (and ``aux``): ``vjp_fn(cotangents)`` returns one
     cotangent per primal, shaped like the primals."""
     flat, tree = tree_flatten(primals)
-    flat = _distinct(_as_primals(flat))
-    result = f(*tree_unflatten(tree, flat))
-    out, aux = result if has_aux else (result, None)
-    out_flat, out_tree = tree_flatten(out)
-    fn = FuncGraph(flat, out_flat)
+    with tracing():
+        flat = _distinct(_as_primals(flat))
+        result = f(*tree_unflatten(tree, flat))
+        out, aux = result if has_aux else (result, None)
+        out_flat, out_tree = tree_flatten(out)
+        fn = FuncGraph(flat, out_flat)
 
     def vjp_fn(cotangents: Any) -> tuple:
         ct_flat, ct_tree = tree_flatten(cotangents)
@@ -304,11 +340,12 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if len(flat) != len(t_flat):
         raise ValueError(f"jvp: {len(flat)} primal(s) but {len(t_flat)} tangent(s)")
-    flat = _distinct(_as_primals(flat))
-    seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
-    out = f(*tree_unflatten(tree, flat))
-    out_flat, out_tree = tree_flatten(out)
-    fn = FuncGraph(flat, out_flat)
+    with tracing():
+        flat = _distinct(_as_primals(flat))
+        seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
+        out = f(*tree_unflatten(tree, flat))
+        out_flat, out_tree = tree_flatten(out)
+        fn = FuncGraph(flat, out_flat)
     res = record_jvp(fn, range(len(flat)), seeds)
     return out, tree_unflatten(out_tree, res[len(out_flat):])
 
@@ -323,33 +360,39 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     def wrapped(*args: Any):
-        nums = _argnums(argnums, len(args))
-        args = list(args)
-        trees = []
-        flat: list[Tensor] = []
-        for a in nums:
-            leaves, tree = tree_flatten(args[a])
-            leaves = _as_primals(leaves)
-            trees.append((tree, len(flat), len(leaves)))
-            flat += leaves
-            args[a] = tree_unflatten(tree, leaves)
-        flat = _distinct(flat)
-        for a, (tree, start, n) in zip(nums, trees):
-            args[a] = tree_unflatten(tree, flat[start:start + n])
-        result = f(*args)
-        out, aux = result if has_aux else (result, None)
-        if not isinstance(out, Tensor) or out.numel() != 1 or \
-                not out.dtype.is_floating_point:
-            raise TypeError("grad requires f to return a real scalar tensor, got "
-                            + (f"shape {list(out.shape)} {out.dtype.name}"
-                               if isinstance(out, Tensor) else type(out).__name__))
-        fn = FuncGraph(flat, [out])
-        res = record_vjp(fn, range(len(flat)), [_seed_like(out, 1.0)])
-        grads = [tree_unflatten(tree, res[1 + start:1 + start + n])
-                 for tree, start, n in trees]
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
-        return ((out, aux), g) if has_aux else (out, g)
+        with tracing():
+            return _value_and_grad(f, argnums, has_aux, args)
     return wrapped
+
+
+def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+                    args: tuple) -> Any:
+    nums = _argnums(argnums, len(args))
+    args = list(args)
+    trees = []
+    flat: list[Tensor] = []
+    for a in nums:
+        leaves, tree = tree_flatten(args[a])
+        leaves = _as_primals(leaves)
+        trees.append((tree, len(flat), len(leaves)))
+        flat += leaves
+        args[a] = tree_unflatten(tree, leaves)
+    flat = _distinct(flat)
+    for a, (tree, start, n) in zip(nums, trees):
+        args[a] = tree_unflatten(tree, flat[start:start + n])
+    result = f(*args)
+    out, aux = result if has_aux else (result, None)
+    if not isinstance(out, Tensor) or out.numel() != 1 or \
+            not out.dtype.is_floating_point:
+        raise TypeError("grad requires f to return a real scalar tensor, got "
+                        + (f"shape {list(out.shape)} {out.dtype.name}"
+                           if isinstance(out, Tensor) else type(out).__name__))
+    fn = FuncGraph(flat, [out])
+    res = record_vjp(fn, range(len(flat)), [_seed_like(out, 1.0)])
+    grads = [tree_unflatten(tree, res[1 + start:1 + start + n])
+             for tree, start, n in trees]
+    g = grads[0] if isinstance(argnums, int) else tuple(grads)
+    return ((out, aux), g) if has_aux else (out, g)
 
 
 def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
@@ -371,9 +414,10 @@ def _trace_at(f: Callable, argnums: int, args: tuple) -> tuple[Tensor, Tensor, F
     """Call ``f`` and trace it as a function of its argument ``argnums``."""
     args_l = list(args)
     a = _argnums(argnums, len(args_l))[0]
-    x = args_l[a] = _as_primals([args_l[a]])[0]
-    out = f(*args_l)
-    return x, out, FuncGraph([x], [out])
+    with tracing():
+        x = args_l[a] = _distinct(_as_primals([args_l[a]]))[0]
+        out = f(*args_l)
+        return x, out, FuncGraph([x], [out])
 
 
 def jacrev(f: Callable, argnums: int = 0):
@@ -402,7 +446,12 @@ def hessian(f: Callable, argnums: int = 0):
 
 # ---- the imperative API (PyTorch) ----
 
-def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> None:
+def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:
+    """Accumulate the gradient of ``t`` into the ``.grad`` of the leaves it
+    requires grad from. As in PyTorch, the graph is freed unless
+    ``retain_graph`` (default: ``create_graph``): a second backward through
+    it raises, and a realized tensor of it no longer keeps its history."""
     retained: dict[int, Tensor] = {}
 
     def stop(x: Tensor) -> bool:  # the walk that traces the loss also finds retain_grad()s
@@ -412,7 +461,16 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
                 return True
             if ag.retain:
                 retained[id(x)] = x
-        return x._node.nograd
+        n = source(x)
+        if not n.rg:  # the graph of ops that required grad ends here
+            return True
+        if n.freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (through "
+                f"{n.op.name}), or to directly access saved tensors after they have "
+                "already been freed. Specify retain_graph=True if you need to backward "
+                "through the graph a second time")
+        return False
 
     fn = FuncGraph.of_leaves([t], stop)
     if not fn.arg_pos:
@@ -432,8 +490,11 @@ def backward(t: Tensor, gradient: Any = None, create_graph: bool = False) -> Non
         _accumulate(fn.args, record_vjp(fn, range(len(fn.arg_pos)), [seed])[1:])
         if retained:
             targets = list(retained.values())
-            _accumulate(targets, record_vjp(FuncGraph(targets, [t]), range(len(targets)),
-                                            [seed])[1:])
+            _accumulate(targets, record_vjp(FuncGraph(targets, [t], _stopped_imperative),
+                                            range(len(targets)), [seed])[1:])
+    if not (create_graph if retain_graph is None else retain_graph):
+        for n in fn.sub.nodes:
+            n.freed = True
 
 
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
@@ -468,7 +529,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
     with _grad_mode(create_graph):
-        fn = FuncGraph(ins, outs)
+        fn = FuncGraph(ins, outs, _stopped_imperative)
         used = fn.used_args()
         if not allow_unused and len(used) != len(ins):
             missing = sorted(set(range(len(ins))) - used)
@@ -481,9 +542,8 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
 
 def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
                      create_graph: bool = False) -> None:
-    """``t.backward()`` (PyTorch; ``retain_graph`` is accepted and has no effect:
-    the recorded graph is never freed by a backward pass)."""
-    backward(self, gradient, create_graph=create_graph)
+    """``t.backward()`` (PyTorch)."""
+    backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
 Tensor.backward = _tensor_backward  # a method of core's Tensor, defined here (see core.py)

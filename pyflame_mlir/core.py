@@ -71,6 +71,11 @@ CONFIG = Config()
 
 class _GradMode(threading.local):
     enabled: bool = True  # per thread, like PyTorch's grad mode
+    # how many functional transforms (grad, vjp, jvp, jacrev...) are tracing a
+    # function on this thread: while one is, a realized tensor keeps its history
+    trace_depth: int = 0
+    # tensors realized inside a trace that kept their history only because of it
+    traced: list | None = None
 
 
 GRAD_MODE = _GradMode()
@@ -178,9 +183,13 @@ class _Size(int):
 
 class Tensor:
     """A lazy tensor. Either a *promise* (``_node`` is the op that will make
-    it) or *realized* (``_value`` holds a numpy array and it is a leaf)."""
+    it) or *realized* (``_value`` holds a numpy array and it is a leaf for
+    evaluation). A realized tensor that a gradient may still need to go
+    through keeps the op that made it in ``_hist`` (its *provenance*):
+    evaluation never looks at it, tracing a function (autodiff) walks it."""
 
-    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "__weakref__")
+    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     shape: tuple[int, ...]
@@ -190,21 +199,34 @@ class Tensor:
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
+        t._hist = None
         return t
 
     @classmethod
     def _leaf(cls, value: np.ndarray) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
-        t._node, t._index, t._value, t._ag = None, 0, value, None
+        t._node, t._index, t._value, t._ag, t._hist = None, 0, value, None, None
         return t
 
     def _realize(self, value: np.ndarray) -> None:
         assert value.shape == self.shape and value.dtype == self.dtype.np, (
             f"internal error: executor produced {value.shape} {value.dtype} for "
             f"{self.shape} {self.dtype.name}")
+        node = self._node
         self._value = value
-        self._node = None  # drop the recorded history: this is a leaf now
+        self._node = None  # a leaf for evaluation from now on
+        # Keep the history while something may differentiate through it: the
+        # tensor requires grad (backward), or a transform is tracing (grad of
+        # a function that prints). Otherwise drop it: memory stays bounded.
+        if node.rg:
+            if not node.freed:
+                self._hist = node
+        elif not node.nograd:
+            mode = GRAD_MODE
+            if mode.trace_depth:
+                self._hist = node
+                mode.traced.append(weakref.ref(self))
 
     # ---- metadata (never evaluates) ----
     @property
@@ -298,7 +320,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         ag = self._ag
-        if self._node is None and (ag is None or not ag.detached) and requires_grad \
+        if self._node is None and self._hist is None and (ag is None or not ag.detached) \
+                and requires_grad \
                 and self.dtype.is_floating_point:  # a value: always a leaf
             if ag is None:
                 ag = self._ag = AutogradMeta()
@@ -354,33 +377,27 @@ def _meta(t: Tensor) -> AutogradMeta:
     return t._ag
 
 
-def _stops(t: Tensor) -> bool:
-    """Gradients do not flow past this tensor (to its inputs)."""
-    ag = t._ag
-    if ag is not None and (ag.requires_grad or ag.detached):
-        return True
-    return t._node is None or t._node.nograd
-
-
-def _walk(roots: Sequence[Tensor]) -> Iterator[Tensor]:
-    """Every tensor gradients from ``roots`` reach, each once."""
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        yield t
-        if not _stops(t):
-            stack.extend(t._node.inputs)
+def source(t: Tensor) -> OpNode | None:
+    """The op that made ``t``: its promise, or the history a realized tensor
+    kept (None for a leaf)."""
+    n = t._node
+    return t._hist if n is None else n
 
 
 def requires_grad(t: Tensor) -> bool:
+    """PyTorch's flag: a leaf the user marked, or the result of an op recorded
+    with grad enabled from an input that required grad (``OpNode.rg``, set at
+    record time, so asking is O(1) and a realized tensor answers the same)."""
     ag = t._ag
-    if ag is not None and ag.detached:
-        return False
-    return any(x._ag is not None and x._ag.requires_grad for x in _walk([t]))
+    if ag is not None:
+        if ag.detached:
+            return False
+        if ag.requires_grad:
+            return True
+    n = t._node
+    if n is None:
+        n = t._hist
+    return n is not None and n.rg
 
 
 def is_leaf(t: Tensor) -> bool:
@@ -432,7 +449,8 @@ class OpNode:
     orders nodes by creation (ops without operands first), which is always a
     topological order."""
 
-    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id", "keep")
+    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "rg", "freed", "_sig",
+                 "_sig_id", "keep")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -444,7 +462,28 @@ class OpNode:
         # (constants) need none, and go first wherever they were made, so a
         # constant shared between steps (ops.py) leaves the structure unchanged
         self.seq = _next_seq() if inputs else -1
-        self.nograd = not GRAD_MODE.enabled  # recorded under no_grad: a constant for autodiff
+        enabled = GRAD_MODE.enabled
+        self.nograd = not enabled  # recorded under no_grad: a constant for autodiff
+        # its results require grad (PyTorch's flag, propagated at record time):
+        # grad is enabled and an input requires grad
+        rg = False
+        if enabled:
+            for t in inputs:
+                ag = t._ag
+                if ag is not None:
+                    if ag.requires_grad:
+                        rg = True
+                        break
+                    if ag.detached:
+                        continue
+                n = t._node
+                if n is None:
+                    n = t._hist
+                if n is not None and n.rg:
+                    rg = True
+                    break
+        self.rg = rg
+        self.freed = False  # a backward() went through it without retain_graph
         self._sig: tuple | None = None
         self._sig_id: int | None = None
         # weak references to outputs realized whenever this node is computed
@@ -601,14 +640,17 @@ class Subgraph:
 
 
 def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
-            boundary: Callable[[Tensor], bool] | None = None) -> Subgraph:
+            boundary: Callable[[Tensor], bool] | None = None,
+            trace: bool = False) -> Subgraph:
     """Gather the lazy nodes the tensors need, order them by creation, and
     number the realized leaves by first use. The one pass that numbers the
     inputs also writes the wiring of the cache key.
 
-    For a function traced out of the graph (autodiff), ``args`` become the
-    first leaves whatever they are, and tensors for which ``boundary`` holds
-    are leaves too (the walk does not go past them)."""
+    For a function traced out of the graph (autodiff, ``trace``), the walk
+    also goes through the history realized tensors kept (``Tensor._hist``),
+    ``args`` become the first leaves whatever they are, and tensors for which
+    ``boundary`` holds are leaves too (the walk does not go past them).
+    Evaluation (``trace`` false) treats every realized tensor as a leaf."""
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
@@ -618,6 +660,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     while todo:
         t = pop()
         m = t._node
+        if m is None and trace:
+            m = t._hist
         if m is None or (cut and id(t) in cut):
             continue
         if boundary is not None and boundary(t):  # before `seen`: a detached alias
@@ -641,6 +685,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             ins = tensors
         for t in ins:
             m = t._node
+            if m is None and trace:
+                m = t._hist
             if m is not None and not (cut and id(t) in cut):
                 add(at[m] | t._index)
                 continue
