@@ -21,13 +21,16 @@ import numpy as np
 
 from .core import (  # noqa: F401  (the autograd state functions are also autodiff's API)
     GRAD_MODE,
+    MUTATIONS,
     AutogradMeta,
+    OpNode,
     Subgraph,
     Tensor,
     _meta,
     collect,
     detach,
     is_leaf,
+    read_by,
     record,
     requires_grad,
     retain_grad,
@@ -473,6 +476,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         return False
 
     fn = FuncGraph.of_leaves([t], stop)
+    _check_versions(fn.sub.nodes)
     if not fn.arg_pos:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
@@ -495,6 +499,24 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     if not (create_graph if retain_graph is None else retain_graph):
         for n in fn.sub.nodes:
             n.freed = True
+
+
+def _check_versions(nodes: Sequence[OpNode]) -> None:
+    """PyTorch's error: an op of the graph read a tensor that was modified in
+    place afterwards (by another op than the update itself)."""
+    if not MUTATIONS[0]:
+        return
+    for n in nodes:
+        for x in n.inputs:
+            if x._mut is None:
+                continue
+            _, later = read_by(x, n)
+            if later is not None:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been "
+                    f"modified by an inplace operation: [{x.dtype.name} "
+                    f"{list(x.shape)}], read by {n.op.name}, is at version {x._version}; "
+                    f"expected version {later.version - 1} instead")
 
 
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
@@ -530,6 +552,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                            "grad_fn")
     with _grad_mode(create_graph):
         fn = FuncGraph(ins, outs, _stopped_imperative)
+        _check_versions(fn.sub.nodes)
         used = fn.used_args()
         if not allow_unused and len(used) != len(ins):
             missing = sorted(set(range(len(ins))) - used)

@@ -188,7 +188,7 @@ class Tensor:
     through keeps the op that made it in ``_hist`` (its *provenance*):
     evaluation never looks at it, tracing a function (autodiff) walks it."""
 
-    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist",
+    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut",
                  "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
@@ -199,14 +199,14 @@ class Tensor:
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
-        t._hist = None
+        t._hist = t._mut = None
         return t
 
     @classmethod
     def _leaf(cls, value: np.ndarray) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
-        t._node, t._index, t._value, t._ag, t._hist = None, 0, value, None, None
+        t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
         return t
 
     def _realize(self, value: np.ndarray) -> None:
@@ -354,9 +354,92 @@ class Tensor:
     def __pos__(self) -> Tensor:
         return self
 
-    def __setitem__(self, index, value):
-        raise TypeError("pyflame tensors are immutable: build a new tensor instead "
-                        "(e.g. pf.where(mask, value, t) or pf.cat)")
+    @property
+    def _version(self) -> int:
+        """How many times it was modified in place (PyTorch's version counter)."""
+        m = self._mut
+        return 0 if m is None else m.version
+
+
+# ---- in-place updates: a tensor rebound to a new promise ----
+
+class Mutation:
+    """A tensor's last in-place update. Ops recorded before it (``seq`` below
+    ``Mutation.seq``) read the state it replaced: ``prev``, kept strongly for
+    the last update and weakly for older ones (memory stays bounded; a state
+    that is gone raises, never reads the new value)."""
+
+    __slots__ = ("seq", "prev", "ref", "version", "start")
+
+    def __init__(self, seq: int, prev: Tensor, version: int, start: int):
+        self.seq = seq
+        self.prev: Tensor | None = prev
+        self.ref = weakref.ref(prev)
+        self.version = version
+        self.start = start  # ops recorded after it and before ``seq`` compute the update
+
+
+MUTATIONS = [0]  # in-place updates so far: collect resolves states only once there was one
+
+
+def snapshot(t: Tensor) -> tuple[Tensor, int]:
+    """A new tensor object holding ``t``'s current state (no autograd meta),
+    and the creation order the ops computing its update come after."""
+    old = object.__new__(Tensor)
+    old.shape, old.dtype, old._node, old._index, old._value = \
+        t.shape, t.dtype, t._node, t._index, t._value
+    old._ag, old._hist, old._mut = None, t._hist, t._mut
+    return old, _next_seq()
+
+
+def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
+    """Make ``t`` (the same object) hold ``new``'s promise or value, ``old``
+    being its ``snapshot`` (which ``new`` is computed from, by ops recorded
+    after ``start``); ops recorded
+    before keep reading the old state (``state_at``)."""
+    m = old._mut
+    if m is not None:  # older states: weakly (see Mutation)
+        m.prev = None
+    version = 1 if t._mut is None else t._mut.version + 1
+    t._mut = Mutation(_next_seq(), old, version, start)
+    t._node, t._index, t._value, t._hist = new._node, new._index, new._value, new._hist
+    MUTATIONS[0] += 1
+
+
+def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
+    """The state of ``t`` the op ``n`` reads, and the first in-place update of
+    ``t`` recorded after ``n`` unless ``n`` computes that update itself: a
+    value ``n`` may have saved for backward was modified since (PyTorch raises)."""
+    first = None
+    m = t._mut
+    while m is not None and m.seq > n.seq:
+        first = m
+        prev = m.prev
+        if prev is None:
+            prev = m.ref()
+        if prev is None:
+            break
+        t = prev
+        m = t._mut
+    if first is not None and first.start < n.seq:
+        first = None
+    return t, first
+
+
+def state_at(t: Tensor, seq: int) -> Tensor:
+    """The state of ``t`` an op recorded at ``seq`` reads."""
+    m = t._mut
+    while m is not None and m.seq > seq:
+        prev = m.prev
+        if prev is None:
+            prev = m.ref()
+        if prev is None:
+            raise RuntimeError("a tensor was modified in place after an op that is still "
+                               "lazy read it, and its old value is gone: evaluate the op "
+                               "(pf.eval) before modifying the tensor again")
+        t = prev
+        m = t._mut
+    return t
 
 
 # ---- autograd state on tensors ----
@@ -602,15 +685,19 @@ def split_ref(r: int) -> tuple[int, int]:
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
-    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs")
+    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending")
 
     def __init__(self, nodes: list[OpNode], leaves: list[Tensor], outputs: list[int],
-                 wiring: tuple[int, ...]):
+                 wiring: tuple[int, ...], pending: list[Tensor] | None = None):
         self.nodes = nodes
         self.leaves = leaves  # realized tensors feeding it: the function's arguments
         self.outputs = outputs  # a reference (see split_ref) per requested tensor
         self.wiring = wiring  # per node: its signature id, its input count, its refs
         self._refs: list[list[int]] | None = None
+        # lazy tensors modified in place that the graph computes anyway: they
+        # are outputs too (after the requested ones), so a parameter updated
+        # with ``p -= lr * p.grad`` becomes a value with the next step's graph
+        self.pending = pending or []
 
     @property
     def refs(self) -> list[list[int]]:
@@ -657,9 +744,14 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
     todo = list(tensors)  # tensors whose producers may be needed
     pop, extend = todo.pop, todo.extend
+    mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
+    pending: list[Tensor] = []
     while todo:
         t = pop()
         m = t._node
+        if mutated and m is not None and t._mut is not None and not trace \
+                and m not in seen:
+            pending.append(t)
         if m is None and trace:
             m = t._hist
         if m is None or (cut and id(t) in cut):
@@ -669,17 +761,19 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             continue
         if m not in seen:
             seen[m] = None
-            extend(m.inputs)
+            extend(_inputs(m) if mutated else m.inputs)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
     wiring: list[int] = []
     add = wiring.append
+    if pending:
+        tensors = [*tensors, *pending]
     for n in [*nodes, None]:  # None: the requested tensors, last
         if n is not None:
             sid = n._sig_id
             add(sid if sid is not None else n.sig_id)
             add(len(n.inputs))
-            ins = n.inputs
+            ins = _inputs(n) if mutated else n.inputs
         else:
             outputs_at = len(wiring)
             ins = tensors
@@ -697,9 +791,19 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             add(lr)
     outputs = wiring[outputs_at:]
     del wiring[outputs_at:]
-    return Subgraph(nodes, leaves, outputs, tuple(wiring))
+    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
 
 _by_seq = operator.attrgetter("seq")
+
+
+def _inputs(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
+    """``n``'s inputs in the state they had when ``n`` was recorded."""
+    ins = n.inputs
+    for t in ins:
+        m = t._mut
+        if m is not None and m.seq > n.seq:
+            return [state_at(x, n.seq) for x in ins]
+    return ins
 
 
 def number_key(v: object) -> tuple | None:
