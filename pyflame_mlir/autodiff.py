@@ -519,9 +519,25 @@ def _check_versions(nodes: Sequence[OpNode]) -> None:
                     f"expected version {later.version - 1} instead")
 
 
+def _hooked(x: Tensor, g: Tensor) -> Tensor:
+    """``g`` through ``x``'s gradient hooks (each may return a replacement)."""
+    ag = x._ag
+    if ag is not None and ag.hooks:
+        for hook in list(ag.hooks.values()):
+            new = hook(g)
+            if new is not None:
+                if not isinstance(new, Tensor) or new.shape != g.shape:
+                    raise RuntimeError(f"a gradient hook returned "
+                                       f"{getattr(new, 'shape', type(new).__name__)}, "
+                                       f"expected a tensor of shape {list(g.shape)}")
+                g = new
+    return g
+
+
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
     for x, g in zip(targets, grads):
+        g = _hooked(x, g)
         ag = _meta(x)
         ag.grad = g = g if ag.grad is None else ag.grad + g
         node = g._node
@@ -529,6 +545,105 @@ def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
             if node.keep is None:
                 node.keep = []
             node.keep.append(weakref.ref(g))
+        if ag.post_hooks:
+            for hook in list(ag.post_hooks.values()):
+                hook(x)
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` unregisters the hook."""
+
+    _ids = 0
+
+    def __init__(self, table: dict[int, Callable]):
+        RemovableHandle._ids += 1
+        self.id = RemovableHandle._ids
+        self._table = table
+
+    def remove(self) -> None:
+        self._table.pop(self.id, None)
+
+
+def _register(t: Tensor, hook: Callable, post: bool) -> RemovableHandle:
+    if not requires_grad(t):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                           "gradient")
+    if not is_leaf(t):
+        raise NotImplementedError(
+            "hooks on non-leaf tensors are not supported yet (they would have to change "
+            "the gradient flowing on to the inputs); register it on a leaf")
+    ag = _meta(t)
+    table = ag.post_hooks if post else ag.hooks
+    if table is None:
+        table = {}
+        if post:
+            ag.post_hooks = table
+        else:
+            ag.hooks = table
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
+
+
+def register_hook(t: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+    """PyTorch's ``Tensor.register_hook`` (leaves): ``hook(grad)`` runs on
+    each gradient computed for ``t`` before it is accumulated into ``.grad``
+    (or returned by ``pf.autograd.grad``); a tensor it returns replaces it."""
+    return _register(t, hook, False)
+
+
+def register_post_accumulate_grad_hook(t: Tensor, hook: Callable[[Tensor], None]
+                                       ) -> RemovableHandle:
+    """``hook(t)`` runs after a gradient was accumulated into ``t.grad``."""
+    return _register(t, hook, True)
+
+
+class GradFn:
+    """``t.grad_fn`` for inspection (PyTorch): the op that made ``t`` in the
+    graph of ops that require grad. ``name()`` is PyTorch's spelling
+    (``MulBackward0``); ``next_functions`` pairs per input: its ``grad_fn``,
+    an ``AccumulateGrad`` for a leaf that requires grad, or None."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: OpNode):
+        self.node = node
+
+    def name(self) -> str:
+        op = "".join(w.capitalize() for w in self.node.op.name.split("_"))
+        return f"{op}Backward0"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple((grad_fn(x) if source(x) is not None else
+                      (AccumulateGrad(x) if requires_grad(x) else None), 0)
+                     for x in self.node.inputs)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+class AccumulateGrad:
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    next_functions: tuple = ()
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+def grad_fn(t: Tensor) -> GradFn | None:
+    ag = t._ag
+    if ag is not None and (ag.requires_grad or ag.detached):
+        return None
+    n = source(t)
+    return GradFn(n) if n is not None and n.rg else None
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
@@ -560,6 +675,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                                "(pass allow_unused=True)")
         seeds = [_seed_like(o, s) for o, s in zip(outs, seeds_in)]
         grads = record_vjp(fn, range(len(ins)), seeds)[len(outs):]
+        grads = [_hooked(x, g) for x, g in zip(ins, grads)]
     return tuple(g if i in used else None for i, g in enumerate(grads))
 
 
@@ -569,4 +685,7 @@ def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | No
     backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
-Tensor.backward = _tensor_backward  # a method of core's Tensor, defined here (see core.py)
+Tensor.backward = _tensor_backward  # methods of core's Tensor, defined here (see core.py)
+Tensor.register_hook = register_hook
+Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+Tensor.grad_fn = property(grad_fn)

@@ -445,13 +445,16 @@ def state_at(t: Tensor, seq: int) -> Tensor:
 # ---- autograd state on tensors ----
 
 class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "retain", "detached")
+    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
 
     def __init__(self) -> None:
         self.requires_grad = False  # set by the user: a leaf of autograd
         self.grad: Tensor | None = None
         self.retain = False  # retain_grad() on a non-leaf
         self.detached = False  # made by detach(): gradients never flow through it
+        # register_hook / register_post_accumulate_grad_hook (leaves)
+        self.hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
+        self.post_hooks: dict[int, Callable[[Tensor], None]] | None = None
 
 
 def _meta(t: Tensor) -> AutogradMeta:
