@@ -332,3 +332,36 @@ def test_looking_at_values_never_changes_the_gradient(prog, eager):
         np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-12)
     finally:
         pf.CONFIG.eager = prev
+
+
+# ---- JAX's semantics (the bench extra installs jax) ----
+
+@pytest.mark.parametrize("how", LOOKS)
+def test_functional_transforms_match_jax(mode, how):
+    jax = pytest.importorskip("jax", reason="jax is not installed (the bench extra)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def jf(x):
+        h = jnp.sin(x) * x
+        return (h * h).sum() + jnp.exp(x).sum()
+
+    def jv(x):
+        return jnp.sin(x * x * x)
+
+    def pv(x):
+        h = x * x * x
+        _maybe_look(how, h)
+        return pf.sin(h)
+    x = pf.tensor(X)
+    np.testing.assert_allclose(pf.grad(lambda z: _f(z, how))(x).numpy(),
+                               np.asarray(jax.grad(jf)(X)), rtol=1e-10)
+    np.testing.assert_allclose(pf.jacrev(pv)(x).numpy(), np.asarray(jax.jacrev(jv)(X)),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(pf.jacfwd(pv)(x).numpy(), np.asarray(jax.jacfwd(jv)(X)),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(pf.hessian(lambda z: _f(z, how))(x).numpy(),
+                               np.asarray(jax.hessian(jf)(X)), rtol=1e-8, atol=1e-10)
+    scalar = pf.tensor(np.array(0.7))  # grad of grad, looked at in both
+    got = pf.grad(lambda z: pf.grad(lambda u: pv(u).sum())(z) * 1.0)(scalar)
+    np.testing.assert_allclose(got.numpy(), float(jax.grad(jax.grad(jv))(0.7)), rtol=1e-10)
