@@ -764,7 +764,17 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             continue
         if m not in seen:
             seen[m] = None
-            extend(_inputs(m) if mutated else m.inputs)
+            if mutated:
+                ins = _inputs(m)
+                extend(ins)
+                if ins is not m.inputs and not trace:
+                    # an op reads an older state of a parameter (an autograd leaf)
+                    # updated in place: the lazy update is computed with this
+                    # graph (``pending``), as PyTorch's step has run by now
+                    extend([x for x in m.inputs if x._node is not None and x._mut is not None
+                            and x._ag is not None and x._ag.requires_grad])
+            else:
+                extend(m.inputs)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
     wiring: list[int] = []

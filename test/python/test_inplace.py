@@ -165,6 +165,8 @@ def test_in_place_training_loop_matches_torch_and_hits_the_cache(mode):
                 p -= 0.5 * p.grad
                 p.grad = None
         np.testing.assert_allclose(loss.item(), tl.item(), rtol=1e-10)
+        # loss.item() also ran the update recorded before it (one graph per step)
+        assert not any(p.is_lazy for p in params)
     for p, t in zip(params, tparams):
         np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-10)
         assert p.is_leaf and p.requires_grad
