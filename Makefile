@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS := $(VENV)/.extras
 export MODULAR_TELEMETRY_ENABLED ?= 0
 
-.PHONY: demo test lint lit pytest bench clean
+.PHONY: demo test lint lit pytest pytest-eager bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ demo: $(STAMP)
 	$(PY) examples/train_mlp.py
 	$(PY) examples/mlp_csl.py
 
-test: $(STAMP) $(EXTRAS) lint lit pytest
+test: $(STAMP) $(EXTRAS) lint lit pytest pytest-eager
 
 # vulture: dead code, over the paths of [tool.vulture] in pyproject.toml (tests,
 # examples and bench count as usage; vulture_whitelist.py lists framework-used names).
@@ -40,6 +40,13 @@ lit: $(STAMP)
 
 pytest: $(STAMP)
 	$(PY) -m pytest -q -n 2 test/python
+
+# The autodiff and training tests again in eager mode (issue 13: the same
+# results as lazy mode); fewer hypothesis examples keep it short.
+# (test_provenance.py runs both modes itself.)
+pytest-eager: $(STAMP)
+	PYFLAME_EAGER=1 PYFLAME_TEST_SCALE=0.25 $(PY) -m pytest -q -n 2 \
+		test/python/test_autograd.py test/python/test_grad_ops.py
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py

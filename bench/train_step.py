@@ -45,15 +45,16 @@ def pyflame_bench() -> tuple[Callable[[], object], float, float]:
     x, y = pf.tensor(X), pf.tensor(Y)
 
     def step() -> pf.Tensor:
-        nonlocal params
+        # PyTorch's in-place idiom: the update runs lazily with the next step's graph
         w1, b1, w2, b2 = params
         logits = pf.relu(x @ w1 + b1) @ w2 + b2
         loss = -(pf.log_softmax(logits, dim=1) * y).sum(dim=1).mean()
         loss.backward()
         with pf.no_grad():
-            params = [p - LR * p.grad for p in params]
-        pf.eval(loss, *params)
-        params = [p.requires_grad_() for p in params]
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        loss.item()
         return loss
 
     pf.clear_cache()

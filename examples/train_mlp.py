@@ -1,6 +1,8 @@
 """Train a small MLP on a synthetic classification set with PyTorch-style
-autograd. Each step (forward, backward, SGD update) is one lazy graph: the
-first step compiles it, every later step hits the cache."""
+autograd, written as in PyTorch: ``p -= lr * p.grad`` under ``no_grad`` and
+``p.grad = None``. Everything is lazy: ``loss.item()`` computes the forward,
+the backward and the previous step's update in one graph; the first steps
+compile, every later step hits the cache. Runs the same with PYFLAME_EAGER=1."""
 
 import numpy as np
 
@@ -14,9 +16,9 @@ data = (centers[labels] + rng.standard_normal((n, dim))).astype(np.float32)
 onehot = np.eye(classes, dtype=np.float32)[labels]
 
 pf.manual_seed(0)
-w1 = (pf.randn(dim, hidden) * (2 / dim) ** 0.5).eval().requires_grad_()
+w1 = (pf.randn(dim, hidden) * (2 / dim) ** 0.5).requires_grad_()
 b1 = pf.zeros(hidden, requires_grad=True)
-w2 = (pf.randn(hidden, classes) * (1 / hidden) ** 0.5).eval().requires_grad_()
+w2 = (pf.randn(hidden, classes) * (1 / hidden) ** 0.5).requires_grad_()
 b2 = pf.zeros(classes, requires_grad=True)
 params = [w1, b1, w2, b2]
 
@@ -34,11 +36,11 @@ for epoch in range(5):
         x, y = pf.tensor(data[i:i + batch]), pf.tensor(onehot[i:i + batch])
         loss, logits = loss_fn(params, x, y)
         loss.backward()
-        with pf.no_grad():
-            params = [p - lr * p.grad for p in params]
+        with pf.no_grad():                     # PyTorch's idiom: update in place
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
             hits = (pf.argmax(logits, dim=1) == pf.argmax(y, dim=1)).sum()
-        pf.eval(loss, hits, *params)           # one compiled graph per step
-        params = [p.requires_grad_() for p in params]
         total += loss.item() * len(x)
         correct += hits.item()
     print(f"epoch {epoch}: loss {total / n:.4f}  accuracy {correct / n:.3f}")

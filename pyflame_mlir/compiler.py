@@ -356,6 +356,7 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     if not lazy:
         return
     sub = collect(lazy)
+    lazy += sub.pending
     for i, n in enumerate(sub.nodes):
         if n.keep is not None:
             for ref in n.keep:

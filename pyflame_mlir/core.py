@@ -71,6 +71,11 @@ CONFIG = Config()
 
 class _GradMode(threading.local):
     enabled: bool = True  # per thread, like PyTorch's grad mode
+    # how many functional transforms (grad, vjp, jvp, jacrev...) are tracing a
+    # function on this thread: while one is, a realized tensor keeps its history
+    trace_depth: int = 0
+    # tensors realized inside a trace that kept their history only because of it
+    traced: list | None = None
 
 
 GRAD_MODE = _GradMode()
@@ -178,9 +183,13 @@ class _Size(int):
 
 class Tensor:
     """A lazy tensor. Either a *promise* (``_node`` is the op that will make
-    it) or *realized* (``_value`` holds a numpy array and it is a leaf)."""
+    it) or *realized* (``_value`` holds a numpy array and it is a leaf for
+    evaluation). A realized tensor that a gradient may still need to go
+    through keeps the op that made it in ``_hist`` (its *provenance*):
+    evaluation never looks at it, tracing a function (autodiff) walks it."""
 
-    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "__weakref__")
+    __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     shape: tuple[int, ...]
@@ -190,21 +199,34 @@ class Tensor:
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
+        t._hist = t._mut = None
         return t
 
     @classmethod
     def _leaf(cls, value: np.ndarray) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
-        t._node, t._index, t._value, t._ag = None, 0, value, None
+        t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
         return t
 
     def _realize(self, value: np.ndarray) -> None:
         assert value.shape == self.shape and value.dtype == self.dtype.np, (
             f"internal error: executor produced {value.shape} {value.dtype} for "
             f"{self.shape} {self.dtype.name}")
+        node = self._node
         self._value = value
-        self._node = None  # drop the recorded history: this is a leaf now
+        self._node = None  # a leaf for evaluation from now on
+        # Keep the history while something may differentiate through it: the
+        # tensor requires grad (backward), or a transform is tracing (grad of
+        # a function that prints). Otherwise drop it: memory stays bounded.
+        if node.rg:
+            if not node.freed:
+                self._hist = node
+        elif not node.nograd:
+            mode = GRAD_MODE
+            if mode.trace_depth:
+                self._hist = node
+                mode.traced.append(weakref.ref(self))
 
     # ---- metadata (never evaluates) ----
     @property
@@ -298,7 +320,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         ag = self._ag
-        if self._node is None and (ag is None or not ag.detached) and requires_grad \
+        if self._node is None and self._hist is None and (ag is None or not ag.detached) \
+                and requires_grad \
                 and self.dtype.is_floating_point:  # a value: always a leaf
             if ag is None:
                 ag = self._ag = AutogradMeta()
@@ -331,21 +354,107 @@ class Tensor:
     def __pos__(self) -> Tensor:
         return self
 
-    def __setitem__(self, index, value):
-        raise TypeError("pyflame tensors are immutable: build a new tensor instead "
-                        "(e.g. pf.where(mask, value, t) or pf.cat)")
+    @property
+    def _version(self) -> int:
+        """How many times it was modified in place (PyTorch's version counter)."""
+        m = self._mut
+        return 0 if m is None else m.version
+
+
+# ---- in-place updates: a tensor rebound to a new promise ----
+
+class Mutation:
+    """A tensor's last in-place update. Ops recorded before it (``seq`` below
+    ``Mutation.seq``) read the state it replaced: ``prev``, kept strongly for
+    the last update and weakly for older ones (memory stays bounded; a state
+    that is gone raises, never reads the new value)."""
+
+    __slots__ = ("seq", "prev", "ref", "version", "start")
+
+    def __init__(self, seq: int, prev: Tensor, version: int, start: int):
+        self.seq = seq
+        self.prev: Tensor | None = prev
+        self.ref = weakref.ref(prev)
+        self.version = version
+        self.start = start  # ops recorded after it and before ``seq`` compute the update
+
+
+MUTATIONS = [0]  # in-place updates so far: collect resolves states only once there was one
+
+
+def snapshot(t: Tensor) -> tuple[Tensor, int]:
+    """A new tensor object holding ``t``'s current state (no autograd meta),
+    and the creation order the ops computing its update come after."""
+    old = object.__new__(Tensor)
+    old.shape, old.dtype, old._node, old._index, old._value = \
+        t.shape, t.dtype, t._node, t._index, t._value
+    old._ag, old._hist, old._mut = None, t._hist, t._mut
+    return old, _next_seq()
+
+
+def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
+    """Make ``t`` (the same object) hold ``new``'s promise or value, ``old``
+    being its ``snapshot`` (which ``new`` is computed from, by ops recorded
+    after ``start``); ops recorded
+    before keep reading the old state (``state_at``)."""
+    m = old._mut
+    if m is not None:  # older states: weakly (see Mutation)
+        m.prev = None
+    version = 1 if t._mut is None else t._mut.version + 1
+    t._mut = Mutation(_next_seq(), old, version, start)
+    t._node, t._index, t._value, t._hist = new._node, new._index, new._value, new._hist
+    MUTATIONS[0] += 1
+
+
+def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
+    """The state of ``t`` the op ``n`` reads, and the first in-place update of
+    ``t`` recorded after ``n`` unless ``n`` computes that update itself: a
+    value ``n`` may have saved for backward was modified since (PyTorch raises)."""
+    first = None
+    m = t._mut
+    while m is not None and m.seq > n.seq:
+        first = m
+        prev = m.prev
+        if prev is None:
+            prev = m.ref()
+        if prev is None:
+            break
+        t = prev
+        m = t._mut
+    if first is not None and first.start < n.seq:
+        first = None
+    return t, first
+
+
+def state_at(t: Tensor, seq: int) -> Tensor:
+    """The state of ``t`` an op recorded at ``seq`` reads."""
+    m = t._mut
+    while m is not None and m.seq > seq:
+        prev = m.prev
+        if prev is None:
+            prev = m.ref()
+        if prev is None:
+            raise RuntimeError("a tensor was modified in place after an op that is still "
+                               "lazy read it, and its old value is gone: evaluate the op "
+                               "(pf.eval) before modifying the tensor again")
+        t = prev
+        m = t._mut
+    return t
 
 
 # ---- autograd state on tensors ----
 
 class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "retain", "detached")
+    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
 
     def __init__(self) -> None:
         self.requires_grad = False  # set by the user: a leaf of autograd
         self.grad: Tensor | None = None
         self.retain = False  # retain_grad() on a non-leaf
         self.detached = False  # made by detach(): gradients never flow through it
+        # register_hook / register_post_accumulate_grad_hook (leaves)
+        self.hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
+        self.post_hooks: dict[int, Callable[[Tensor], None]] | None = None
 
 
 def _meta(t: Tensor) -> AutogradMeta:
@@ -354,33 +463,27 @@ def _meta(t: Tensor) -> AutogradMeta:
     return t._ag
 
 
-def _stops(t: Tensor) -> bool:
-    """Gradients do not flow past this tensor (to its inputs)."""
-    ag = t._ag
-    if ag is not None and (ag.requires_grad or ag.detached):
-        return True
-    return t._node is None or t._node.nograd
-
-
-def _walk(roots: Sequence[Tensor]) -> Iterator[Tensor]:
-    """Every tensor gradients from ``roots`` reach, each once."""
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        yield t
-        if not _stops(t):
-            stack.extend(t._node.inputs)
+def source(t: Tensor) -> OpNode | None:
+    """The op that made ``t``: its promise, or the history a realized tensor
+    kept (None for a leaf)."""
+    n = t._node
+    return t._hist if n is None else n
 
 
 def requires_grad(t: Tensor) -> bool:
+    """PyTorch's flag: a leaf the user marked, or the result of an op recorded
+    with grad enabled from an input that required grad (``OpNode.rg``, set at
+    record time, so asking is O(1) and a realized tensor answers the same)."""
     ag = t._ag
-    if ag is not None and ag.detached:
-        return False
-    return any(x._ag is not None and x._ag.requires_grad for x in _walk([t]))
+    if ag is not None:
+        if ag.detached:
+            return False
+        if ag.requires_grad:
+            return True
+    n = t._node
+    if n is None:
+        n = t._hist
+    return n is not None and n.rg
 
 
 def is_leaf(t: Tensor) -> bool:
@@ -432,7 +535,8 @@ class OpNode:
     orders nodes by creation (ops without operands first), which is always a
     topological order."""
 
-    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "_sig", "_sig_id", "keep")
+    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "rg", "freed", "_sig",
+                 "_sig_id", "keep")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -444,7 +548,28 @@ class OpNode:
         # (constants) need none, and go first wherever they were made, so a
         # constant shared between steps (ops.py) leaves the structure unchanged
         self.seq = _next_seq() if inputs else -1
-        self.nograd = not GRAD_MODE.enabled  # recorded under no_grad: a constant for autodiff
+        enabled = GRAD_MODE.enabled
+        self.nograd = not enabled  # recorded under no_grad: a constant for autodiff
+        # its results require grad (PyTorch's flag, propagated at record time):
+        # grad is enabled and an input requires grad
+        rg = False
+        if enabled:
+            for t in inputs:
+                ag = t._ag
+                if ag is not None:
+                    if ag.requires_grad:
+                        rg = True
+                        break
+                    if ag.detached:
+                        continue
+                n = t._node
+                if n is None:
+                    n = t._hist
+                if n is not None and n.rg:
+                    rg = True
+                    break
+        self.rg = rg
+        self.freed = False  # a backward() went through it without retain_graph
         self._sig: tuple | None = None
         self._sig_id: int | None = None
         # weak references to outputs realized whenever this node is computed
@@ -563,15 +688,19 @@ def split_ref(r: int) -> tuple[int, int]:
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
-    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs")
+    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending")
 
     def __init__(self, nodes: list[OpNode], leaves: list[Tensor], outputs: list[int],
-                 wiring: tuple[int, ...]):
+                 wiring: tuple[int, ...], pending: list[Tensor] | None = None):
         self.nodes = nodes
         self.leaves = leaves  # realized tensors feeding it: the function's arguments
         self.outputs = outputs  # a reference (see split_ref) per requested tensor
         self.wiring = wiring  # per node: its signature id, its input count, its refs
         self._refs: list[list[int]] | None = None
+        # lazy tensors modified in place that the graph computes anyway: they
+        # are outputs too (after the requested ones), so a parameter updated
+        # with ``p -= lr * p.grad`` becomes a value with the next step's graph
+        self.pending = pending or []
 
     @property
     def refs(self) -> list[list[int]]:
@@ -601,23 +730,33 @@ class Subgraph:
 
 
 def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
-            boundary: Callable[[Tensor], bool] | None = None) -> Subgraph:
+            boundary: Callable[[Tensor], bool] | None = None,
+            trace: bool = False) -> Subgraph:
     """Gather the lazy nodes the tensors need, order them by creation, and
     number the realized leaves by first use. The one pass that numbers the
     inputs also writes the wiring of the cache key.
 
-    For a function traced out of the graph (autodiff), ``args`` become the
-    first leaves whatever they are, and tensors for which ``boundary`` holds
-    are leaves too (the walk does not go past them)."""
+    For a function traced out of the graph (autodiff, ``trace``), the walk
+    also goes through the history realized tensors kept (``Tensor._hist``),
+    ``args`` become the first leaves whatever they are, and tensors for which
+    ``boundary`` holds are leaves too (the walk does not go past them).
+    Evaluation (``trace`` false) treats every realized tensor as a leaf."""
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
     seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
     todo = list(tensors)  # tensors whose producers may be needed
     pop, extend = todo.pop, todo.extend
+    mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
+    pending: list[Tensor] = []
     while todo:
         t = pop()
         m = t._node
+        if mutated and m is not None and t._mut is not None and not trace \
+                and m not in seen:
+            pending.append(t)
+        if m is None and trace:
+            m = t._hist
         if m is None or (cut and id(t) in cut):
             continue
         if boundary is not None and boundary(t):  # before `seen`: a detached alias
@@ -625,22 +764,36 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             continue
         if m not in seen:
             seen[m] = None
-            extend(m.inputs)
+            if mutated:
+                ins = _inputs(m)
+                extend(ins)
+                if ins is not m.inputs and not trace:
+                    # an op reads an older state of a parameter (an autograd leaf)
+                    # updated in place: the lazy update is computed with this
+                    # graph (``pending``), as PyTorch's step has run by now
+                    extend([x for x in m.inputs if x._node is not None and x._mut is not None
+                            and x._ag is not None and x._ag.requires_grad])
+            else:
+                extend(m.inputs)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
     wiring: list[int] = []
     add = wiring.append
+    if pending:
+        tensors = [*tensors, *pending]
     for n in [*nodes, None]:  # None: the requested tensors, last
         if n is not None:
             sid = n._sig_id
             add(sid if sid is not None else n.sig_id)
             add(len(n.inputs))
-            ins = n.inputs
+            ins = _inputs(n) if mutated else n.inputs
         else:
             outputs_at = len(wiring)
             ins = tensors
         for t in ins:
             m = t._node
+            if m is None and trace:
+                m = t._hist
             if m is not None and not (cut and id(t) in cut):
                 add(at[m] | t._index)
                 continue
@@ -651,9 +804,19 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             add(lr)
     outputs = wiring[outputs_at:]
     del wiring[outputs_at:]
-    return Subgraph(nodes, leaves, outputs, tuple(wiring))
+    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
 
 _by_seq = operator.attrgetter("seq")
+
+
+def _inputs(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
+    """``n``'s inputs in the state they had when ``n`` was recorded."""
+    ins = n.inputs
+    for t in ins:
+        m = t._mut
+        if m is not None and m.seq > n.seq:
+            return [state_at(x, n.seq) for x in ins]
+    return ins
 
 
 def number_key(v: object) -> tuple | None:

@@ -1,5 +1,8 @@
 """PyTorch-style autograd semantics, training against torch, and the cache
-behaviour of training loops (forward + backward + update = one graph)."""
+behaviour of training loops (forward + backward + update = one graph).
+
+``make test`` runs this file a second time with PYFLAME_EAGER=1; the tests
+that check laziness or caching take the ``lazy`` fixture (lazy in both runs)."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ def test_creation_requires_grad_keyword():
         assert t.requires_grad and t.is_leaf
 
 
-def test_backward_matches_torch_and_accumulates():
+def test_backward_matches_torch_and_accumulates(lazy):
     xn, wn = np.random.default_rng(0).standard_normal((2, 5, 3))
     w = pf.tensor(wn, requires_grad=True)
     loss = (pf.tanh(pf.tensor(xn) * w) ** 2).sum()
@@ -164,7 +167,7 @@ def test_mlp_training_matches_torch_step_by_step():
     assert ours[-1] < 0.5 * ours[0]
 
 
-def test_sgd_loop_of_100_steps_compiles_once():
+def test_sgd_loop_of_100_steps_compiles_once(lazy):
     pf.clear_cache()
     init = init_params()
     params = [pf.tensor(p, requires_grad=True) for p in init]
@@ -182,7 +185,7 @@ def test_sgd_loop_of_100_steps_compiles_once():
     assert pf.counters()["ir_builds"] == builds + 1
 
 
-def test_functional_training_step_is_one_graph():
+def test_functional_training_step_is_one_graph(lazy):
     init = init_params()
     x, onehot = make_data()
     step = pf.value_and_grad(lambda ps: pf_loss(ps, pf.tensor(x), pf.tensor(onehot)))
@@ -200,7 +203,7 @@ def test_functional_training_step_is_one_graph():
         np.testing.assert_allclose(p.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-6)
 
 
-def test_grads_become_values_with_the_graph_that_computes_them():
+def test_grads_become_values_with_the_graph_that_computes_them(lazy):
     """After backward(), evaluating anything that uses ``.grad`` realizes every
     ``.grad`` of that backward too (PyTorch: they are values), so reading one
     later runs nothing, and an old parameter is freed without the cycle
@@ -236,7 +239,7 @@ def test_grads_become_values_with_the_graph_that_computes_them():
         gc.enable()
 
 
-def test_evaluating_the_forward_alone_leaves_grads_lazy():
+def test_evaluating_the_forward_alone_leaves_grads_lazy(lazy):
     params = [pf.tensor(p, requires_grad=True) for p in init_params()]
     x, onehot = make_data()
     loss = pf_loss(params, pf.tensor(x), pf.tensor(onehot))

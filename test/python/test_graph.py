@@ -208,9 +208,11 @@ def test_constants_are_made_once_per_plan_and_never_shared_with_results():
             got[...] = -7.0
 
 
-def test_tensor_is_immutable():
-    with pytest.raises(TypeError, match="immutable"):
-        pf.ones(3)[0] = 1
+def test_setitem_updates_the_tensor_in_place():
+    """Issue 13: ``t[idx] = v`` works as in PyTorch (tensors were immutable)."""
+    t = pf.ones(3)
+    t[0] = 5
+    np.testing.assert_allclose(t.numpy(), [5, 1, 1])
 
 
 def test_reference_executable_guards_its_arguments_and_results():
