@@ -33,3 +33,14 @@ def lazy():
         yield
     finally:
         pf.CONFIG.eager = prev
+
+
+@pytest.fixture(params=["lazy", "eager"])
+def mode(request):
+    """Run the test twice: lazily and in PYFLAME_EAGER mode (the param)."""
+    prev = pf.CONFIG.eager
+    pf.CONFIG.eager = request.param == "eager"
+    try:
+        yield request.param
+    finally:
+        pf.CONFIG.eager = prev

@@ -10,16 +10,6 @@ import torch
 import pyflame_mlir as pf
 
 
-@pytest.fixture(params=["lazy", "eager"])
-def mode(request):
-    prev = pf.CONFIG.eager
-    pf.CONFIG.eager = request.param == "eager"
-    try:
-        yield request.param
-    finally:
-        pf.CONFIG.eager = prev
-
-
 @pytest.mark.parametrize("look", [False, True])
 def test_gradient_hooks_replace_and_observe_like_torch(mode, look):
     wn = np.array([1., -2., 3.])

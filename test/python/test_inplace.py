@@ -10,16 +10,6 @@ import torch
 import pyflame_mlir as pf
 
 
-@pytest.fixture(params=["lazy", "eager"])
-def mode(request):
-    prev = pf.CONFIG.eager
-    pf.CONFIG.eager = request.param == "eager"
-    try:
-        yield request.param
-    finally:
-        pf.CONFIG.eager = prev
-
-
 def test_sgd_update_keeps_the_same_leaf(mode):
     p = pf.tensor([1., 2.], requires_grad=True)
     ident = id(p)

@@ -21,17 +21,6 @@ from hypothesis import strategies as st
 import pyflame_mlir as pf
 
 
-@pytest.fixture(params=["lazy", "eager"])
-def mode(request):
-    """Every test here runs lazily and in PYFLAME_EAGER mode."""
-    prev = pf.CONFIG.eager
-    pf.CONFIG.eager = request.param == "eager"
-    try:
-        yield request.param
-    finally:
-        pf.CONFIG.eager = prev
-
-
 def _look(how: str, t: pf.Tensor) -> None:
     """Look at a value the ways a user does."""
     if how == "print":
