@@ -19,11 +19,16 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects import OPS
 from ..dialects.opdef import OpDef
 from ..dialects.pyflame import PyflameOp
 from .common import IRBuilder, PyflamePass
+
+
+class DecomposeError(DiagnosticException, ValueError):
+    """A bad ``ops`` option: reported as a pass error, not an internal one."""
 
 
 def decomposable(names: Sequence[str] = ()) -> frozenset[OpDef]:
@@ -37,9 +42,9 @@ def decomposable(names: Sequence[str] = ()) -> frozenset[OpDef]:
     for name in wanted:
         opdef = OPS.get(name)
         if opdef is None:
-            raise ValueError(f"decompose: unknown op {name!r}")
+            raise DecomposeError(f"decompose: unknown op {name!r}")
         if opdef.decomposition is None:
-            raise ValueError(f"decompose: pyflame.{name} has no decomposition")
+            raise DecomposeError(f"decompose: pyflame.{name} has no decomposition")
         out.add(opdef)
     return frozenset(out)
 
