@@ -31,7 +31,6 @@ getitem  # ops.py: Tensor.__getitem__ via the method table ("__getitem__": "geti
 retain_graph  # Tensor.backward(retain_graph=...): PyTorch's signature, accepted, no effect
 _._recreate_cm  # autodiff._grad_mode: contextlib.ContextDecorator calls it per decorated call
 _.is_task_done  # runtime/wse/sdkruntime: the Cerebras SdkRuntime API the stand-in mirrors
-t_tree  # autodiff.jvp unpacks the tangents' tree; the file belongs to issue #13's branch
 
 # ---- the WSE target description: documented machine figures and per-arch rules ----
 mem_reads_per_cycle  # CycleModel figure, in FIGURES and docs/perf/wse.md

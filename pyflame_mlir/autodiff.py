@@ -343,6 +343,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if len(flat) != len(t_flat):
         raise ValueError(f"jvp: {len(flat)} primal(s) but {len(t_flat)} tangent(s)")
+    if t_tree != tree:  # JAX: same count nested differently pairs the wrong leaves
+        raise ValueError("jvp: primals and tangents must have the same tree structure")
     with tracing():
         flat = _distinct(_as_primals(flat))
         seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]

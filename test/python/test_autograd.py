@@ -246,3 +246,12 @@ def test_evaluating_the_forward_alone_leaves_grads_lazy(lazy):
     loss.backward()
     loss.item()  # needs no gradient: nothing more is computed
     assert all(p.grad.is_lazy for p in params)
+
+
+def test_jvp_tangents_must_match_the_primals_tree():
+    x, y = pf.tensor([1.0, 2.0]), pf.tensor([3.0])
+    f = lambda a, bc: a.sum() * bc[0].sum()  # noqa: E731
+    out, t = pf.jvp(f, (x, (y,)), (pf.ones([2]), (pf.ones([1]),)))
+    assert float(t) == pytest.approx(2 * 3.0 + 3.0)
+    with pytest.raises(ValueError, match="same tree structure"):
+        pf.jvp(f, (x, (y,)), ((pf.ones([2]), pf.ones([1])),))  # same count, other nesting
