@@ -245,32 +245,21 @@ def _logical_not(s: Scalar, x: SSAValue, d: DType, **a: Any) -> SSAValue:
     return s(arith.XOrIOp(s.convert(x, d, bool_), s.const(True, bool_)))
 
 
-def _add(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    if d.is_bool:
-        return s(arith.OrIOp(x, y))
-    return s(arith.AddfOp(x, y) if d.category == FLOAT else arith.AddiOp(x, y))
+def _arith(float_op: type, int_op: type, bool_op: type | None = None) -> Callable:
+    """A binary body picking its arith op by element type (bool: a logical op,
+    as the reference's bool add/mul/maximum/minimum are or/and)."""
+    def body(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
+        if d.is_bool and bool_op is not None:
+            return s(bool_op(x, y))
+        return s(float_op(x, y) if d.category == FLOAT else int_op(x, y))
+    return body
 
 
-def _sub(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    return s(arith.SubfOp(x, y) if d.category == FLOAT else arith.SubiOp(x, y))
-
-
-def _mul(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    if d.is_bool:
-        return s(arith.AndIOp(x, y))
-    return s(arith.MulfOp(x, y) if d.category == FLOAT else arith.MuliOp(x, y))
-
-
-def _maximum(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    if d.is_bool:
-        return s(arith.OrIOp(x, y))
-    return s(arith.MaximumfOp(x, y) if d.category == FLOAT else arith.MaxSIOp(x, y))
-
-
-def _minimum(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
-    if d.is_bool:
-        return s(arith.AndIOp(x, y))
-    return s(arith.MinimumfOp(x, y) if d.category == FLOAT else arith.MinSIOp(x, y))
+_add = _arith(arith.AddfOp, arith.AddiOp, arith.OrIOp)
+_sub = _arith(arith.SubfOp, arith.SubiOp)
+_mul = _arith(arith.MulfOp, arith.MuliOp, arith.AndIOp)
+_maximum = _arith(arith.MaximumfOp, arith.MaxSIOp, arith.OrIOp)
+_minimum = _arith(arith.MinimumfOp, arith.MinSIOp, arith.AndIOp)
 
 
 def _div(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
