@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _torch_mlp import torch_mlp_step
 
 B, SIZES, LR = 1024, (1024, 1024, 1024, 10), 0.01
 
@@ -68,27 +69,8 @@ def pyflame_step() -> Callable[[], float]:
 
 
 def torch_step() -> Callable[[], float] | None:
-    try:
-        import torch
-    except ImportError:
-        return None
     init, xn, yn = data()
-    params = [torch.tensor(p, requires_grad=True) for p in init]
-    x, y = torch.tensor(xn), torch.tensor(yn)
-
-    def step() -> float:
-        h = x
-        for j in range(0, len(params) - 2, 2):
-            h = torch.relu(h @ params[j] + params[j + 1])
-        logits = h @ params[-2] + params[-1]
-        loss = -(torch.log_softmax(logits, dim=1) * y).sum(dim=1).mean()
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= LR * p.grad
-                p.grad = None
-        return float(loss.detach())
-    return step
+    return torch_mlp_step(xn, yn, init, LR)
 
 
 def per_step(step: Callable[[], float], n: int) -> tuple[float, float]:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from statistics import median
 
 import numpy as np
+from _torch_mlp import torch_mlp_step
 
 os.environ["PYFLAME_CACHE_DIR"] = tempfile.mkdtemp(prefix="pyflame-bench-")
 
@@ -141,26 +142,12 @@ def step_pf(backend: str, x_np, y_np, init) -> tuple[Callable[[], float], float]
 
 
 def step_torch(x_np, y_np, init) -> tuple[Callable[[], float], float] | None:
-    try:
-        import torch
-    except ImportError:
+    step = torch_mlp_step(x_np, y_np, init, LR)
+    if step is None:
         return None
-    torch.set_num_threads(os.cpu_count() or 1)
-    params = [torch.tensor(p, requires_grad=True) for p in init]
-    x, y = torch.tensor(x_np), torch.tensor(y_np)
+    import torch
 
-    def step() -> float:
-        h = x
-        for j in range(0, len(params) - 2, 2):
-            h = torch.relu(h @ params[j] + params[j + 1])
-        logits = h @ params[-2] + params[-1]
-        loss = -(torch.log_softmax(logits, dim=1) * y).sum(dim=1).mean()
-        loss.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= LR * p.grad
-                p.grad = None
-        return float(loss.detach())
+    torch.set_num_threads(os.cpu_count() or 1)
     return step, first_call(step)
 
 
