@@ -1,0 +1,138 @@
+"""CNN training throughput (issue 14): two conv layers on MNIST-sized input
+(batch 64, 1x28x28, 10 classes), trained with SGD + momentum, steps/s side by
+side in one run: pyflame (reference backend), torch eager, and jax.jit + optax
+(the ``bench`` extra). The model is written once against the torch API
+(``lib`` is ``pyflame_mlir`` or ``torch``); the jax version is a functional
+transcription. All start from the same weights; their losses after two steps
+must agree or the run fails.
+
+    python bench/cnn.py [--steps 20] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from statistics import median
+
+import numpy as np
+
+import pyflame_mlir as pf
+
+BATCH, LR, MOMENTUM = 64, 0.05, 0.9
+
+
+def make_model(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+
+
+def make_data(steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    return [(rng.standard_normal((BATCH, 1, 28, 28)).astype(np.float32),
+             rng.integers(0, 10, BATCH)) for _ in range(steps)]
+
+
+def lib_runner(lib, state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
+    model = make_model(lib)
+    model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+    opt = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    loss_fn = lib.nn.CrossEntropyLoss()
+
+    def run(n: int) -> float:
+        for i in range(n):
+            x, y = data[i % len(data)]
+            loss = loss_fn(model(lib.tensor(x)), lib.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            value = loss.item()
+        return value
+    return run
+
+
+def jax_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float] | None:
+    try:
+        import jax
+        import jax.numpy as jnp
+        import optax
+    except ImportError:
+        return None
+    params = {k: jnp.asarray(v) for k, v in state.items()}
+
+    def conv_relu_pool(x, w, b):
+        y = jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)),
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        y = jax.nn.relu(y + b[None, :, None, None])
+        return jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
+                                     "VALID")
+
+    def loss_fn(p, x, y):
+        h = conv_relu_pool(x, p["0.weight"], p["0.bias"])
+        h = conv_relu_pool(h, p["3.weight"], p["3.bias"])
+        logits = h.reshape(h.shape[0], -1) @ p["7.weight"].T + p["7.bias"]
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+    tx = optax.sgd(LR, momentum=MOMENTUM)
+    box = [params, tx.init(params)]
+
+    @jax.jit
+    def step(p, s, x, y):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, y)
+        updates, s = tx.update(g, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    def run(n: int) -> float:
+        for i in range(n):
+            x, y = data[i % len(data)]
+            box[0], box[1], loss = step(box[0], box[1], x, y)
+            value = float(loss)
+        return value
+    return run
+
+
+def main() -> None:
+    import torch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    state = {k: v.numpy() for k, v in make_model(torch).state_dict().items()}
+    data = make_data(args.steps)
+    runners = {"pyflame (reference)": lib_runner(pf, state, data),
+               "torch eager": lib_runner(torch, state, data)}
+    jax_run = jax_runner(state, data)
+    if jax_run is not None:
+        runners["jax.jit + optax"] = jax_run
+    first = {}
+    for name, run in runners.items():
+        t0 = time.perf_counter()
+        first[name] = (run(2), time.perf_counter() - t0)
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(args.rounds):
+        for name, run in runners.items():
+            t0 = time.perf_counter()
+            run(args.steps)
+            times[name].append(time.perf_counter() - t0)
+    losses = [v for v, _ in first.values()]
+    if max(losses) - min(losses) > 1e-3 * abs(losses[0]):
+        raise SystemExit(f"the implementations disagree after two steps: {first}")
+    torch_rate = args.steps / median(times["torch eager"])
+    print(f"CNN training step, batch {BATCH}: {platform.processor() or platform.machine()}, "
+          f"{time.strftime('%Y-%m-%d')}")
+    print("| implementation | steps/s | vs torch eager | first 2 steps (s) |")
+    print("| --- | --- | --- | --- |")
+    for name in runners:
+        rate = args.steps / median(times[name])
+        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x | {first[name][1]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
