@@ -35,7 +35,7 @@ _.is_task_done  # runtime/wse/sdkruntime: the Cerebras SdkRuntime API the stand-
 # ---- the WSE target description: documented machine figures and per-arch rules ----
 mem_reads_per_cycle  # CycleModel figure, in FIGURES and docs/perf/wse.md
 mem_writes_per_cycle  # CycleModel figure, in FIGURES and docs/perf/wse.md
-reserved_queues  # ArchRules: memcpy's queues (the simulator checks RESERVED_QUEUES_WSE3)
+
 
 # ---- lit reads these from test/lit.cfg.py ----
 _.test_format

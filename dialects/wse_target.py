@@ -127,40 +127,70 @@ RESERVED_IDS = frozenset({21, 22, 23, 27, 28, 29, 30, 31})
 RESERVED_QUEUES_WSE3 = frozenset({0, 1})
 """WSE-3 input/output queues taken by memcpy."""
 
+RESERVED_QUEUES_WSE2 = frozenset({0})
+"""WSE-2 queue taken by memcpy."""
+
+# On both archs a DSD length is a u16 (``@set_dsd_length(d, @bitcast(u16, n))``):
+# the emitter writes it so and the simulator rejects other types at plan time.
+
 
 @dataclass(frozen=True)
 class ArchRules:
-    """What a program may use on one architecture (the SDK's rules, CSL_NOTES.md)."""
+    """What a program may use on one architecture: the rules a real ``cslc``
+    enforces (CSL_NOTES.md, "Per-architecture rules"). The emitter allocates
+    within them; the simulator (``runtime/wse/rules.py``) checks every program
+    against them before it runs."""
 
     name: str
     title: str
     """How people write it (``WSE-3``)."""
+    local_task_id_range: tuple[int, int] = (0, 30)
+    """Lowest and highest local task id (inclusive)."""
+    data_task_from: str = "color"
+    """What a data task id is made from: ``color`` (WSE-2) or ``input_queue`` (WSE-3)."""
+    input_queues: tuple[int, ...] = tuple(range(8))
+    output_queues: tuple[int, ...] = tuple(range(8))
+    """Queues that exist (WSE-2 has no output queues 6 and 7)."""
     reserved_ids: frozenset[int] = RESERVED_IDS
     """Colors and task ids memcpy and the runtime own."""
     reserved_queues: frozenset[int] = frozenset()
     """Input/output queues memcpy owns."""
-    user_queues: tuple[int, ...] = (2, 3, 4, 5, 6, 7)
-    """Queues user channels take, in order (the same number for input and output)."""
     queue_per_color: bool = False
     """Each input queue is bound to one color (``@initialize_queue``), so a program
     has at most ``len(user_queues)`` channels."""
+    max_rx_per_color: int | None = None
+    """Input directions a router accepts for one color (None: any)."""
+
+    @property
+    def user_queues(self) -> tuple[int, ...]:
+        """Queues user channels take, in order: ones that exist as both input and
+        output queue, without memcpy's (a channel uses the same number for both)."""
+        return tuple(q for q in self.input_queues
+                     if q in self.output_queues and q not in self.reserved_queues)
 
     @property
     def routable_colors(self) -> tuple[int, ...]:
         """Colors a user channel may take: 0-23 without the reserved ones."""
         return tuple(c for c in ROUTABLE_COLORS if c not in self.reserved_ids)
 
+    def local_task_id_ok(self, tid: int) -> bool:
+        lo, hi = self.local_task_id_range
+        return lo <= tid <= hi and tid not in self.reserved_ids
+
     @property
     def local_task_ids(self) -> tuple[int, ...]:
-        """Local task ids to try, in order (a color in use is skipped by the lowering:
-        on WSE-2 a data task id is a color)."""
-        return tuple(t for t in (*range(len(self.routable_colors)), 24, 25, 26)
-                     if t not in self.reserved_ids)
+        """Local task ids to try, in order (the lowering skips a color in use on an
+        arch whose data task ids are colors)."""
+        lo, hi = self.local_task_id_range
+        return tuple(t for t in range(lo, hi + 1) if self.local_task_id_ok(t))
 
 
 ARCH: dict[str, ArchRules] = {
-    "wse2": ArchRules("wse2", "WSE-2"),
-    "wse3": ArchRules("wse3", "WSE-3", reserved_queues=RESERVED_QUEUES_WSE3, queue_per_color=True),
+    "wse2": ArchRules("wse2", "WSE-2", output_queues=tuple(range(6)),
+                      reserved_queues=RESERVED_QUEUES_WSE2),
+    "wse3": ArchRules("wse3", "WSE-3", local_task_id_range=(8, 30),
+                      data_task_from="input_queue", reserved_queues=RESERVED_QUEUES_WSE3,
+                      queue_per_color=True, max_rx_per_color=1),
 }
 ARCHS: tuple[str, ...] = tuple(ARCH)
 

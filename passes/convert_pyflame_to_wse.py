@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ..dialects import wse
+from ..dialects.wse_target import ARCH
 from ..lowering.to_wse import WseOptions, convert_to_wse, module_grid
 
 
@@ -47,13 +48,26 @@ class ConvertPyflameToWse(ModulePass):
     matmul: str = "auto"
     """auto | local (tiles, operands broadcast) | summa."""
 
+    arch: str = ""
+    """wse2 | wse3: the placements the arch's routes allow (WSE-3 has no SUMMA yet:
+    its panel relays merge two input directions on one color); empty: the module's
+    ``wse.arch`` attribute, else wse2."""
+
     def options(self, module: ModuleOp) -> WseOptions:
         if self.grid == "":
             grid = module_grid(module)
         else:
             grid = None if self.grid == "auto" else parse_grid(self.grid)
+        arch = self.arch
+        if not arch:
+            a = module.attributes.get("wse.arch")
+            arch = a.data if isinstance(a, StringAttr) else "wse2"
+        if arch not in ARCH:
+            raise ValueError(f"convert-pyflame-to-wse: arch must be one of {', '.join(ARCH)}, "
+                             f"not {arch!r}")
         return WseOptions(grid=grid, max_pes=self.max_pes,
-                          budget=None if self.budget < 0 else self.budget, matmul=self.matmul)
+                          budget=None if self.budget < 0 else self.budget, matmul=self.matmul,
+                          arch=arch)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         convert_to_wse(op, self.options(op))

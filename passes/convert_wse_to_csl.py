@@ -52,6 +52,8 @@ def csl_pipeline(grid: str = "", arch: str = "", max_pes: int = 1024, matmul: st
     if from_wse:
         return to_csl
     opts = [f'grid="{grid}"'] if grid else []
+    if arch:
+        opts.append(f"arch={arch}")
     if max_pes != 1024:
         opts.append(f"max-pes={max_pes}")
     if matmul != "auto":

@@ -37,6 +37,7 @@ class WseOptions:
     max_pes: int = 1024
     budget: int | None = None  # bytes per PE for data; None: the cycle model's
     matmul: str = "auto"  # auto | local (tiles, operands broadcast) | summa
+    arch: str = "wse2"
 
 
 

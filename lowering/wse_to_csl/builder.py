@@ -100,8 +100,10 @@ class Emit:
             result_types=[csl.DsdType(csl.DsdKind.mem1d_dsd)]))
 
     def set_len(self, d: SSAValue, n) -> SSAValue:
+        # DSD lengths are u16 (``@set_dsd_length(d, @bitcast(u16, n))`` as the SDK writes it)
+        length = self.add(arith.BitcastOp(self.i16(n), csl.u16_value))
         return self.add(csl.SetDsdLengthOp.build(
-            operands=[d, self.i16(n)], result_types=[csl.DsdType(csl.DsdKind.mem1d_dsd)]))
+            operands=[d, length], result_types=[csl.DsdType(csl.DsdKind.mem1d_dsd)]))
 
     def fab(self, kind: csl.DsdKind, n: int | SSAValue, color: SSAValue, queue: int) -> SSAValue:
         return self.add(csl_ext.GetFabDsdOp(kind, self.i16(n), color, queue))

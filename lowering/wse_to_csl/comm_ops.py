@@ -8,7 +8,9 @@ from xdsl.dialects import arith, csl
 from xdsl.ir import SSAValue
 
 from ...dialects import wse
+from ...dialects.wse_target import ARCH
 from .builder import Emit
+from .fabric import store_and_forward
 
 
 class CommOpsMixin:
@@ -70,6 +72,10 @@ class CommOpsMixin:
                 with other.branch(other.icmp("eq", q, root_v)) as (r, rest):
                     r.builtin("fmovs", out_r, r.dsd(src, n))
                     r.builtin("fmovs", r.dsd(dst, n), in_b)
+                    if store_and_forward(rl, ARCH[self.arch]):
+                        # the PEs between pass the root's data on, core to core
+                        with rest.when(rest.icmp("slt", q, root_v)) as fw:
+                            fw.builtin("fmovs", out_r, in_r)
                     rest.builtin("fmovs", rest.dsd(dst, n), in_b)
 
     def _op_broadcast(self, e: Emit, op: wse.BroadcastOp) -> None:

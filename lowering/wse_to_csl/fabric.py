@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from ...dialects import csl_ext, wse
-from ...dialects.wse_target import ARCH
+from ...dialects.wse_target import ARCH, ArchRules
 from .builder import Emit, _i, _i_op, _pick
 from .host import PROGRAM_FILE, ColorBudgetError, CslLoweringError
 
@@ -57,6 +57,26 @@ def _channel_key(op: Operation) -> list[tuple]:
 _NCOLORS = {"chain": 2, "bcast": 1, "relay": 1}
 
 
+def _ncolors(kind: str, d: int, rules: ArchRules) -> int:
+    """Colors a channel takes. A relay is one color that every PE may inject into
+    while it passes farther PEs' data on (RAMP and a neighbour in): where routes take
+    one input direction per color (WSE-3) it is a store-and-forward chain instead,
+    two colors alternating by parity like ``chain``."""
+    if kind == "relay" and rules.max_rx_per_color == 1:
+        return 2
+    return _NCOLORS.get(kind, abs(d) + 1)
+
+
+def store_and_forward(ch: Channel, rules: ArchRules) -> bool:
+    """The channel passes data PE to PE through the cores (two parity colors)."""
+    return ch.kind == "chain" or (ch.kind == "relay" and rules.max_rx_per_color == 1)
+
+
+def _channel_name(key: tuple) -> str:
+    kind, axis, d = key
+    return f"{kind} along {axis}" + (f" by {d}" if kind == "shift" else "")
+
+
 
 class FabricMixin:
     """The channel and layout-module half of ``_Lowerer``."""
@@ -71,30 +91,56 @@ class FabricMixin:
                 if self.grid.size(axis) > 1 and key not in wanted:
                     wanted.append(key)
         rules = ARCH[self.arch]
-        routable, queues = rules.routable_colors, rules.user_queues
-        need = sum(_NCOLORS.get(k, abs(d) + 1) for k, _, d in wanted)
+        routable = rules.routable_colors
+        need = sum(_ncolors(k, d, rules) for k, _, d in wanted)
         if need > len(routable):
             detail = ", ".join(f"{k} along {a}" + (f" by {d}" if k == "shift" else "") +
-                               f" ({_NCOLORS.get(k, abs(d) + 1)})" for k, a, d in wanted)
+                               f" ({_ncolors(k, d, rules)})" for k, a, d in wanted)
             raise ColorBudgetError(
                 f"csl backend: the program needs {need} colors ({detail}) but only "
                 f"{len(routable)} are routable (0-23 without the reserved "
                 f"{sorted(c for c in rules.reserved_ids if c < 24)})")
+        self._allocate_queues(wanted, rules)
         free = iter(routable)
-        for i, (kind, axis, d) in enumerate(wanted):
-            n = _NCOLORS.get(kind, abs(d) + 1)
-            q = queues[i % len(queues)]
-            if i >= len(queues) and rules.queue_per_color:
-                raise CslLoweringError(
-                    f"csl backend: the program needs {len(wanted)} fabric channels but "
-                    f"{rules.title} has {len(queues)} input queues "
-                    "for user colors (each bound to one color)")
-            self.channels[(kind, axis, d)] = Channel(kind, axis, [next(free) for _ in range(n)],
-                                                     d, q, q)
+        for kind, axis, d in wanted:
+            ch = self.channels[(kind, axis, d)]
+            ch.colors = [next(free) for _ in range(_ncolors(kind, d, rules))]
         used = {c for ch in self.channels.values() for c in ch.colors}
-        # local task ids never double as colors (on WSE-2 a data task id is a color)
-        self.free_task_ids = [t for t in rules.local_task_ids if t not in used]
+        # where a data task id is a color (WSE-2), local task ids never double as colors
+        self.free_task_ids = [t for t in rules.local_task_ids
+                              if rules.data_task_from != "color" or t not in used]
         self.task_id = self.free_task_ids.pop(0)
+
+    def _allocate_queues(self, wanted: list[tuple], rules: ArchRules) -> None:
+        """Input and output queue per channel. A channel reaches every PE of its axis,
+        so channels never share an input queue, nor an output queue where queues are
+        bound to colors (``rules.queue_per_color``). Elsewhere (WSE-2: a fabout DSD
+        names its color) channels that no op uses together share output queues: an op
+        finishes its sends before the next op starts."""
+        ins = [q for q in rules.input_queues if q not in rules.reserved_queues]
+        outs = [q for q in rules.output_queues if q not in rules.reserved_queues]
+        together: dict[tuple, set[tuple]] = {k: set() for k in wanted}
+        for op in self.program.body.block.ops:
+            keys = [k for k in _channel_key(op) if k in together]
+            for k in keys:
+                together[k].update(keys)
+        out_of: dict[tuple, int] = {}
+        for i, key in enumerate(wanted):
+            if rules.queue_per_color:
+                taken = set(out_of.values())
+            else:
+                taken = {out_of[k] for k in together[key] if k in out_of}
+            free_out = [q for q in outs if q not in taken]
+            if i >= len(ins) or not free_out:
+                raise CslLoweringError(
+                    f"csl backend: the program needs {len(wanted)} fabric channels "
+                    f"({', '.join(map(_channel_name, wanted))}) but {rules.title} "
+                    f"has {len(ins)} input and {len(outs)} output queues for user channels "
+                    f"(input {', '.join(map(str, ins))}; output {', '.join(map(str, outs))}; "
+                    f"memcpy owns {', '.join(map(str, sorted(rules.reserved_queues)))}), and "
+                    "two channels a PE uses at once cannot share a queue")
+            out_of[key] = free_out[0]
+            self.channels[key] = Channel(key[0], key[1], [], key[2], ins[i], free_out[0])
 
     def channel(self, kind: str, axis: str, d: int = 0) -> Channel:
         return self.channels[(kind, axis, d)]
@@ -105,7 +151,7 @@ class FabricMixin:
         for ch in self.channels.values():
             q = self.coord(ch.axis)
             cols = [m.add(csl.GetColorOp(_i_op(m, c))) for c in ch.colors]
-            if ch.kind == "chain":
+            if store_and_forward(ch, ARCH[self.arch]):
                 even = m.icmp("eq", m.add(arith.RemSIOp(q, m.i16(2))), 0)
                 ch.send = m.select(even, cols[0], cols[1])
                 ch.recv = m.select(even, cols[1], cols[0])
@@ -122,7 +168,8 @@ class FabricMixin:
             if ch.recv is not ch.send:
                 ch.recv.name_hint = f"{ch.kind}_{ch.axis}_recv"
             m.add(csl_ext.InitializeQueueOp(ch.recv, ch.qin))
-            m.add(csl_ext.InitializeQueueOp(ch.send, ch.qout, output=True))
+            if ARCH[self.arch].queue_per_color:  # elsewhere output queues may be shared
+                m.add(csl_ext.InitializeQueueOp(ch.send, ch.qout, output=True))
 
 
     # ---- the layout module ----
@@ -164,11 +211,12 @@ class FabricMixin:
 
         cols = [e.add(csl.GetColorOp(_i_op(e, c))) for c in ch.colors]
         last = g - 1
-        if ch.kind == "chain":  # sends toward index 0
+        if store_and_forward(ch, ARCH[self.arch]):  # toward index 0, through the cores
             even = e.icmp("eq", e.add(arith.RemSIOp(q, e.i16(2))), 0)
             send = e.select(even, cols[0], cols[1])
             recv = e.select(even, cols[1], cols[0])
-            send.name_hint, recv.name_hint = f"chain_{ch.axis}_send", f"chain_{ch.axis}_recv"
+            send.name_hint = f"{ch.kind}_{ch.axis}_send"
+            recv.name_hint = f"{ch.kind}_{ch.axis}_recv"
             with e.when(e.icmp("sgt", q, 0)) as h:
                 route(h, send, ["ramp"], [near])
             with e.when(e.icmp("slt", q, last)) as h:

@@ -31,3 +31,9 @@ class DeadlockError(WseError):
 
 class HostError(WseError):
     """The host script misuses the SdkRuntime API (bad symbol, bad memcpy shape, ...)."""
+
+
+class ArchRuleError(ProgramError):
+    """The program breaks a rule of its architecture that ``cslc`` enforces (task id
+    ranges, queues that do not exist, route shapes, DSD field types): the rule
+    table is ``dialects/wse_target.py: ARCH``."""

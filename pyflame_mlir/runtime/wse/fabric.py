@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ReservedIdError, RouteError
-from .machine import RESERVED_IDS, ROUTABLE_COLORS, CycleModel
+from .errors import ArchRuleError, ReservedIdError, RouteError
+from .machine import RESERVED_IDS, ROUTABLE_COLORS, ArchRules, CycleModel
 
 STEP = {"north": (0, -1), "south": (0, 1), "east": (1, 0), "west": (-1, 0)}
 OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east", "ramp": "ramp"}
@@ -111,10 +111,15 @@ class Fabric:
             )
         self.routes[xy][color] = route
 
-    def validate(self) -> None:
-        """Static check that no link carries one color in both directions."""
+    def validate(self, rules: ArchRules) -> None:
+        """Static checks: no link carries one color in both directions, and no router
+        takes one color from more input directions than the arch accepts."""
         for (x, y), table in self.routes.items():
             for color, route in table.items():
+                if rules.max_rx_per_color is not None and len(route.rx) > rules.max_rx_per_color:
+                    raise ArchRuleError(
+                        f"PE {(x, y)} routes color {color} with {route}: {rules.title} accepts "
+                        f"at most {rules.max_rx_per_color} input direction(s) per color")
                 for port in route.tx - {"ramp"}:
                     dx, dy = STEP[port]
                     other = self.routes.get((x + dx, y + dy), {}).get(color)

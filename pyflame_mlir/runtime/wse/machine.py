@@ -8,18 +8,19 @@ the lowerings and the simulator alike); this module keeps the simulator's names.
 from __future__ import annotations
 
 from ...dialects.wse_target import (
+    ARCH,
     ARCHS,
     DOCS,
     ESTIMATE,
     FIGURES,
     RESERVED_IDS,
-    RESERVED_QUEUES_WSE3,
     ROUTABLE_COLORS,
     SDK_TIMING,
     SECONDARY,
     UNVERIFIED,
+    ArchRules,
     CycleModel,
 )
 
-__all__ = ["ARCHS", "DOCS", "ESTIMATE", "FIGURES", "RESERVED_IDS", "RESERVED_QUEUES_WSE3",
-           "ROUTABLE_COLORS", "SDK_TIMING", "SECONDARY", "UNVERIFIED", "CycleModel"]
+__all__ = ["ARCH", "ARCHS", "DOCS", "ESTIMATE", "FIGURES", "RESERVED_IDS", "ROUTABLE_COLORS",
+           "SDK_TIMING", "SECONDARY", "UNVERIFIED", "ArchRules", "CycleModel"]

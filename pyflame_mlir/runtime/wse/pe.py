@@ -21,12 +21,12 @@ from xdsl.ir import SSAValue
 
 from . import dsd as D
 from .dsd_unit import AsyncOp, DsdUnit, words_to
-from .errors import ProgramError, ReservedIdError
+from .errors import ArchRuleError, ProgramError, ReservedIdError
 from .fabric import InputQueue, check_color
 from .impl import plan_module
 from .interpreter import BlockPlan, Context, Wait, run_block, run_to_end
 from .libs import import_library
-from .machine import RESERVED_IDS, RESERVED_QUEUES_WSE3
+from .machine import ARCH, RESERVED_IDS
 from .memory import Sram
 from .values import convert, np_dtype, scalar
 
@@ -116,6 +116,12 @@ class PE(DsdUnit, Context):
                 f"{self.where}: {what} uses {kind} id {id}, reserved for memcpy/the runtime "
                 f"(reserved: {sorted(RESERVED_IDS)})"
             )
+        rules = ARCH[self.sim.arch]
+        if kind == "local" and not rules.local_task_id_ok(id):
+            lo, hi = rules.local_task_id_range
+            raise ArchRuleError(
+                f"{self.where}: {what} uses local task id {id}; {rules.title} local task ids "
+                f"are {lo}-{hi}" + (" (0-7 are the input queues' data task ids)" if lo else ""))
 
     def export(self, name, value, type):
         if isinstance(type, FunctionType) and value not in self.functions:
@@ -125,20 +131,33 @@ class PE(DsdUnit, Context):
     def rpc(self, color):
         self.sim.launch_colors.add(color)
 
+    def _check_queue(self, queue: int, output: bool, what: str) -> None:
+        rules = ARCH[self.sim.arch]
+        d = "output" if output else "input"
+        if queue not in (rules.output_queues if output else rules.input_queues):
+            raise ArchRuleError(f"{self.where}: {what} uses {d} queue {queue}, which "
+                                f"{rules.title} does not have")
+        if queue in rules.reserved_queues:
+            raise ReservedIdError(f"{self.where}: {what} uses {d} queue {queue}, reserved for "
+                                  f"memcpy on {rules.title}")
+
     def initialize_queue(self, queue, color, output):
         check_color(color, f"{self.where}: @initialize_queue")
-        if self.sim.arch == "wse3" and queue in RESERVED_QUEUES_WSE3:
-            raise ReservedIdError(f"{self.where}: queue {queue} is reserved for memcpy on WSE-3")
+        self._check_queue(queue, output, "@initialize_queue")
+        bound = self.queue_colors.get((output, queue))
+        if bound is not None and bound != color:
+            raise ArchRuleError(
+                f"{self.where}: @initialize_queue binds {'output' if output else 'input'} "
+                f"queue {queue} to color {color}, but it is already bound to color {bound}: "
+                "two channels cannot share a queue")
         self.queue_colors[(output, queue)] = color
 
     def check_fabric_dsd(self, d: D.FabDsd) -> None:
         check_color(d.color, f"{self.where}: {d.kind}")
-        if self.sim.arch == "wse3":
-            if d.queue in RESERVED_QUEUES_WSE3:
-                raise ReservedIdError(
-                    f"{self.where}: {d.kind} uses queue {d.queue}, reserved for memcpy on WSE-3"
-                )
-            bound = self.queue_colors.get((d.kind == "fabout_dsd", d.queue))
+        output = d.kind == "fabout_dsd"
+        self._check_queue(d.queue, output, d.kind)
+        if ARCH[self.sim.arch].queue_per_color:
+            bound = self.queue_colors.get((output, d.queue))
             if bound is not None and bound != d.color:
                 raise ProgramError(
                     f"{self.where}: {d.kind} on color {d.color} uses queue {d.queue}, "

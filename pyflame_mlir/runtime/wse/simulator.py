@@ -22,7 +22,7 @@ from .errors import DeadlockError, HostError, ReservedIdError, WseError
 from .fabric import Chunk
 from .impl import plan_module
 from .layout import evaluate_layout, split_modules
-from .machine import ARCHS, RESERVED_IDS, CycleModel
+from .machine import ARCH, ARCHS, RESERVED_IDS, CycleModel
 from .pe import PE
 from .report import CycleReport, PeStats
 from .values import convert
@@ -57,7 +57,7 @@ class Simulator:
             pe = PE(self, x, y, tile.program, tile.params)
             pe.load(programs[tile.program])
             self.pes[(x, y)] = pe
-        self.fabric.validate()
+        self.fabric.validate(ARCH[arch])
         for color in self.launch_colors:
             if color in RESERVED_IDS:
                 raise ReservedIdError(f"launch color {color} is reserved for memcpy/the runtime")

@@ -1,4 +1,5 @@
 // RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
+// RUN: pyflame-opt %s -p 'convert-wse-to-csl{arch=wse3}' -t csl | filecheck %s --check-prefix=WSE3
 // A reduction over a dimension tiled over the columns: the local reduce, then
 // a chain toward column 0 on two colors alternating by column parity
 // (checkerboard), 13 rows over 3 rows of PEs (blocks of 5, 5, 3).
@@ -19,7 +20,9 @@ wse.program @main {width = 4, height = 3} {
 // CHECK:      @export_symbol(out_0_ptr, "out_0");
 // CHECK:      const chain_x_send : color = if (((px % 2)  ==  0)) @get_color(0) else @get_color(1);
 // CHECK-NEXT: const chain_x_recv : color = if (((px % 2)  ==  0)) @get_color(1) else @get_color(0);
-// CHECK:      @initialize_queue(@get_input_queue(2), .{ .color = chain_x_recv });
+//   per-arch queues: memcpy owns queue 0 on WSE-2 and queues 0-1 on WSE-3
+// CHECK:      @initialize_queue(@get_input_queue(1), .{ .color = chain_x_recv });
+// CHECK-NOT:  @get_output_queue(0)
 // CHECK:      task main() void {
 //   the local reduce: the first column, then the others (stride 2)
 // CHECK:        .tensor_access = | d0 | { 5 } -> buf0[ (d0 * 2) ]
@@ -49,3 +52,9 @@ wse.program @main {width = 4, height = 3} {
 // CHECK-NEXT:   @set_color_config({{.*}}, chain_x_recv{{[0-9]*}}, .{ .routes = .{ .rx = .{ EAST }, .tx = .{ RAMP } } });
 // CHECK:      @export_name("out_0", [*]f32, true);
 // CHECK:      @export_name("compute", fn() void, );
+
+// WSE-3: user queues from 2, the output queue bound to its color too, and
+// local task ids from 8 (ids 0-7 are the input queues' data tasks)
+// WSE3:      @initialize_queue(@get_input_queue(2), .{ .color = chain_x_recv });
+// WSE3:      @initialize_queue(@get_output_queue(2), .{ .color = chain_x_send });
+// WSE3:      @bind_local_task(main, @get_local_task_id(8));

@@ -110,7 +110,7 @@ def test_wse3_queue_limit_and_run():
   %c = wse.broadcast "x" %b : {h} -> {r}
   wse.return %s4, %c : {t}, {r}
 }}"""  # the broadcast from column 3 adds the bcast and relay channels: 7 in all
-    with pytest.raises(Exception, match="WSE-3 has 6 input queues"):
+    with pytest.raises(Exception, match="WSE-3 has 6 input and 6 output queues"):
         lower_to_csl(parse_wse(text), "wse3")
     lower_to_csl(parse_wse(text), "wse2")  # WSE-2 queues are not bound to one color
     a = np.arange(8, dtype=np.float32)

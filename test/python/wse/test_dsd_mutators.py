@@ -8,6 +8,7 @@ import pytest
 from _wse_harness import D1, array, dsd, make_program, run_main, simulate
 
 from pyflame_mlir.runtime.wse import ProgramError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError
 
 A = np.arange(24, dtype=np.float32) * 1.5 - 7
 B = -np.arange(24, dtype=np.float32)
@@ -57,13 +58,25 @@ def test_increment_dsd_offset():
 def test_set_dsd_length_and_stride():
     got = _copy(
         f"""{dsd("a", 20)}
-      %len = arith.constant 4 : i16
+      %len16 = arith.constant 4 : i16
+      %len = arith.bitcast %len16 : i16 to ui16
       %stride = arith.constant 5 : i8
-      %short = "csl.set_dsd_length"(%a_dsd, %len) : ({D1}, i16) -> {D1}
+      %short = "csl.set_dsd_length"(%a_dsd, %len) : ({D1}, ui16) -> {D1}
       %src = "csl.set_dsd_stride"(%short, %stride) : ({D1}, i8) -> {D1}""",
         4,
     )
     np.testing.assert_array_equal(got, A[0:20:5])
+
+
+def test_set_dsd_length_rejects_a_signed_length():
+    """cslc's DSD length field is a u16: an i16 length is rejected before the run."""
+    with pytest.raises(ArchRuleError, match=r"u16 length, got i16"):
+        _copy(
+            f"""{dsd("a", 20)}
+      %len = arith.constant 4 : i16
+      %src = "csl.set_dsd_length"(%a_dsd, %len) : ({D1}, i16) -> {D1}""",
+            4,
+        )
 
 
 def test_set_dsd_base_addr_keeps_the_access_pattern():

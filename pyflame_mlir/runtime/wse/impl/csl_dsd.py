@@ -16,7 +16,7 @@ from pyflame_mlir.dialects import csl_ext
 
 from .. import dsd as D
 from ..builtins import BUILTINS, UNMODELED
-from ..errors import UnsupportedError
+from ..errors import ArchRuleError, UnsupportedError
 from ..interpreter import Env, Functions, location
 from ..values import np_dtype
 
@@ -66,6 +66,9 @@ def _inc_offset(op: csl.IncrementDsdOffsetOp):
 @CSL_DSD.impl(csl.SetDsdLengthOp)
 def _set_length(op: csl.SetDsdLengthOp):
     d, length, res = op.op, op.length, op.result
+    if length.type != csl.u16_value:  # cslc: the length field is a u16
+        raise ArchRuleError(f"@set_dsd_length takes a u16 length, got {length.type} "
+                            "(write @set_dsd_length(d, @bitcast(u16, n)))")
 
     def run(ctx, env):
         env[res] = D.set_length(env[d], env[length] & 0xFFFF)
