@@ -55,9 +55,11 @@ module attributes {wse.grid = "2x2", wse.arch = "wse3"} {
 // FILES: program.mlir
 // FILES: run.py
 
-// CMD: cslc layout.csl --arch=wse3 --fabric-dims=9,4 --fabric-offsets=4,1 \
-// CMD: --memcpy --channels=1 -o out
-// CMD: cs_python run.py --name out "$@"
+// CMD: dims=9,4
+// CMD: --hardware
+// CMD: cslc layout.csl --arch=wse3 --fabric-dims=$dims --fabric-offsets=4,1 \
+// CMD: --memcpy --channels=1 -o $out
+// CMD: cs_python run.py --name $out "$@"
 // CMD: python -m pyflame_mlir.runtime.wse.compile program.mlir --arch=wse3 -o out
 
 // SPEC: "arch": "wse3",

@@ -62,7 +62,8 @@ def test_project_files(tmp_path):
     spec = json.loads((out / "program.json").read_text())
     assert [io["name"] for io in spec["inputs"]] == ["in_0", "in_1", "in_2"]
     cmds = (out / "commands.sh").read_text()
-    assert "cslc layout.csl --arch=wse2 --fabric-dims=10,4 --fabric-offsets=4,1" in cmds
+    assert "dims=10,4\n" in cmds  # the simulator build's fabric: rectangle + memcpy's margins
+    assert "cslc layout.csl --arch=wse2 --fabric-dims=$dims --fabric-offsets=4,1" in cmds
     assert "--memcpy --channels=1" in cmds
 
 
@@ -114,3 +115,40 @@ def test_pyflame_opt_output_dir(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "// FILE: pe_program" in r.stdout and "@fmacs(" in r.stdout
     assert FILES <= {p.name for p in (tmp_path / "p").iterdir()}
+
+
+def _fake_sdk(tmp_path: Path) -> Path:
+    """cslc and cs_python stand-ins that log their arguments."""
+    bindir = tmp_path / "sdk_bin"
+    bindir.mkdir()
+    for tool in ("cslc", "cs_python"):
+        script = bindir / tool
+        script.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{tmp_path}/sdk.log"\n')
+        script.chmod(0o755)
+    return bindir
+
+
+def test_commands_sh_hardware_build_takes_the_system_fabric_dims(tmp_path):
+    """Issue 15: a simulator build sizes the fabric to the rectangle; a run on a
+    system (--cmaddr) needs a build with the system's fabric dims (--hardware)."""
+    prog, inputs, _ = _program((2, 2))
+    proj = emit(prog, tmp_path / "proj", inputs=inputs)
+    plain = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    r = subprocess.run(["bash", str(proj / "commands.sh"), "--cmaddr", "10.0.0.1:9000"],
+                       capture_output=True, text=True, env=plain, timeout=60)
+    assert r.returncode == 2 and "build for it with --hardware W,H" in r.stderr
+    r = subprocess.run(["bash", str(proj / "commands.sh"), "--hardware", "757,996"],
+                       capture_output=True, text=True, env=plain, timeout=60)
+    assert r.returncode == 2 and "needs the Cerebras SDK" in r.stderr
+    sdk = {"PATH": f"{_fake_sdk(tmp_path)}:{plain['PATH']}"}
+    r = subprocess.run(["bash", str(proj / "commands.sh"), "--hardware", "757,996",
+                        "--cmaddr", "10.0.0.1:9000"], capture_output=True, text=True, env=sdk,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["bash", str(proj / "commands.sh")], check=True, env=sdk, timeout=60)
+    log = (tmp_path / "sdk.log").read_text().splitlines()
+    assert log[0] == ("cslc layout.csl --arch=wse2 --fabric-dims=757,996 --fabric-offsets=4,1 "
+                      "--memcpy --channels=1 -o out_hw")
+    assert log[1] == "cs_python run.py --name out_hw --cmaddr 10.0.0.1:9000"
+    assert log[2].startswith("cslc layout.csl --arch=wse2 --fabric-dims=9,4 ")
+    assert log[3] == "cs_python run.py --name out"
