@@ -203,7 +203,7 @@ def match(op: Any) -> Contraction | None:
     a_dims, b_dims, o_dims = maps  # type: ignore[misc]
     k = reductions[0]
     # the output indexed by every parallel loop dim once (batch.., m, n)
-    if len(o_dims) != len(iters) - 1 or None in o_dims or k in o_dims \
+    if len(o_dims) < 2 or len(o_dims) != len(iters) - 1 or None in o_dims or k in o_dims \
             or len(set(o_dims)) != len(o_dims):
         return None
     m_dim, n_dim = o_dims[-2], o_dims[-1]
