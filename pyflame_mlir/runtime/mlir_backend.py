@@ -2,9 +2,12 @@
 
 On a cache miss: the optimized ``pyflame`` module goes through
 ``convert-pyflame-to-linalg`` (xDSL), is printed as generic text, parsed by
-the MLIR Python bindings, bufferized (one-shot, function boundaries, results
-turned into out-parameters the caller allocates), fused, lowered to loops
-and LLVM (``PIPELINE``), and JIT-compiled by ``ExecutionEngine``. The
+the MLIR Python bindings, fused and bufferized (one-shot, function
+boundaries, results turned into out-parameters the caller allocates:
+``BUFFERIZE_PIPELINE``), its f32/f64 matmuls handed to numpy's OpenBLAS
+(``mlir_blas.delegate_matmuls``), lowered to loops and LLVM
+(``LOWER_PIPELINE``), and JIT-compiled by ``ExecutionEngine`` (linked
+against OpenBLAS). The
 executable calls the packed entry point ``_mlir_main(void **args)`` through
 ctypes with one pointer per argument and result (bare-pointer memrefs: every
 shape is static), so a run costs one foreign call and the output allocations.
@@ -15,7 +18,7 @@ size and sha256, written last: temp file + fsync + rename each). Another
 process with the same module, pipeline and toolchain loads it with ctypes
 without running MLIR; an entry whose checksum does not match is deleted and
 rebuilt. The key hashes the linalg module text, the pipeline, the lowering
-version and the MLIR package version.
+version, the MLIR package version and the BLAS library used (if any).
 
 Function arguments are marked ``bufferization.writable = false``: the
 caller's arrays are never written.

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 # CBLAS enums (cblas.h): C ints
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 # Below this many multiply-adds the JITed loop nest is as fast as a BLAS call
@@ -45,12 +47,11 @@ class Blas:
 
 @functools.cache
 def blas_library() -> Blas | None:
-    """numpy's bundled OpenBLAS, or None (then matmuls stay JITed loops)."""
-    import numpy as np
-
-    roots = [Path(np.__file__).parent.parent / "numpy.libs", Path(np.__file__).parent / ".dylibs"]
-    candidates = sorted(p for r in roots if r.is_dir() for p in r.iterdir()
-                        if "openblas" in p.name and ".so" in p.name)
+    """numpy's bundled OpenBLAS (the Linux wheels' ``numpy.libs``), or None
+    (then matmuls stay JITed loops)."""
+    libs = Path(np.__file__).parent.parent / "numpy.libs"
+    candidates = sorted(p for p in libs.iterdir() if "openblas" in p.name
+                        and ".so" in p.name) if libs.is_dir() else []
     for path in candidates:
         try:
             lib = ctypes.CDLL(str(path))
@@ -68,7 +69,7 @@ def blas_library() -> Blas | None:
 
 @dataclass(frozen=True)
 class Operand:
-    """A matrix operand: the memref, its rank and where its batch dims sit."""
+    """A matrix operand: the memref, its static strides, where its batch dims sit."""
 
     value: Any
     strides: tuple[int, ...]
@@ -242,8 +243,7 @@ def _declare(module: Any, name: str, dtype: str, int_bits: int) -> None:
     ptr = ir.Type.parse("!llvm.ptr")
     ftype = ir.FunctionType.get([i32, i32, i32, ii, ii, ii, f, ptr, ii, ptr, ii, f, ptr, ii], [])
     with ir.InsertionPoint.at_block_begin(module.body):
-        decl = func.FuncOp(name, ftype, visibility="private")
-    del decl
+        func.FuncOp(name, ftype, visibility="private")
 
 
 def _emit(c: Contraction, blas: Blas, op: Any) -> None:
