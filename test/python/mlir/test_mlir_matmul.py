@@ -6,6 +6,10 @@ compiled graph per dtype, so the test stays fast."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -76,3 +80,29 @@ def test_blas_is_off_when_numpy_has_none(on_mlir: Path, monkeypatch: pytest.Monk
     got = (pf.from_numpy(a) @ pf.from_numpy(b)).numpy()
     assert mlir_backend.STATS.blas_matmuls == 0
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5)
+
+
+PROCESS = """
+import json
+import numpy as np
+import pyflame_mlir as pf
+from pyflame_mlir.runtime import mlir_backend
+pf.set_backend("mlir")
+rng = np.random.default_rng(3)
+a, b = rng.standard_normal((40, 50)), rng.standard_normal((50, 30))
+y = (pf.from_numpy(a) @ pf.from_numpy(b)).numpy()
+s = mlir_backend.STATS
+print(json.dumps({"err": float(np.abs(y - a @ b).max()), "compiles": s.compiles,
+                  "hits": s.disk_hits, "blas": s.blas_matmuls}))
+"""
+
+
+def test_disk_cache_entry_with_blas_calls_loads_in_a_second_process(tmp_path: Path) -> None:
+    env = dict(os.environ, PYFLAME_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", PROCESS], env=env, check=True,
+                                      capture_output=True, text=True).stdout.splitlines()[-1])
+            for _ in range(2)]
+    assert [r["compiles"] for r in runs] == [1, 0] and runs[1]["hits"] == 1
+    if mlir_blas.blas_library() is not None:
+        assert runs[0]["blas"] == 1
+    assert all(r["err"] < 1e-10 for r in runs)
