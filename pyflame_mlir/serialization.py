@@ -92,7 +92,9 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
     for name, t in w.tensors.items():
         if t.dtype not in _CODES:
             raise TypeError(f"pf.save: dtype {t.dtype.name} of {name!r} is not supported")
-        a = np.ascontiguousarray(t.numpy())
+        a = t.numpy()
+        if not a.flags.c_contiguous:  # (not ascontiguousarray: it makes 0-d arrays 1-d)
+            a = a.copy(order="C")
         if a.dtype.byteorder == ">":
             a = a.byteswap().view(a.dtype.newbyteorder("<"))
         arrays[name] = a  # alive until serialize returns
