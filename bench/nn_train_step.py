@@ -100,7 +100,7 @@ def _run_child(impl: str, opt_name: str, n: int) -> dict:
     return json.loads(out.stdout)
 
 
-def main(rounds: int = 3, n: int = 100) -> None:
+def main(rounds: int = 3, n: int = 30) -> None:
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, numpy "
           f"{np.__version__}, date {time.strftime('%Y-%m-%d')}; each implementation in its "
           f"own process; {rounds} rounds, each the best of 3x{n} steps\n")
