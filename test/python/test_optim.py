@@ -68,6 +68,11 @@ CONFIGS = [
     ("Adam", dict(lr=0.01, maximize=True)),
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.03, weight_decay=0.2, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.5, centered=True, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.05, initial_accumulator_value=0.2,
+                     maximize=True)),
 ]
 
 
@@ -151,7 +156,10 @@ def _to_torch(obj):
 
 @pytest.mark.parametrize(("name", "kwargs"), [("SGD", dict(lr=0.1, momentum=0.9)),
                                               ("Adam", dict(lr=0.01, amsgrad=True)),
-                                              ("AdamW", dict(lr=0.01))])
+                                              ("AdamW", dict(lr=0.01)),
+                                              ("RMSprop", dict(lr=0.01, momentum=0.9,
+                                                               centered=True)),
+                                              ("Adagrad", dict(lr=0.1))])
 def test_state_dicts_round_trip_and_load_torchs(name, kwargs):
     m, t = models(3)
     opt = getattr(optim, name)(m.parameters(), **kwargs)
