@@ -157,8 +157,7 @@ def _to_torch(obj):
 @pytest.mark.parametrize(("name", "kwargs"), [("SGD", dict(lr=0.1, momentum=0.9)),
                                               ("Adam", dict(lr=0.01, amsgrad=True)),
                                               ("AdamW", dict(lr=0.01)),
-                                              ("RMSprop", dict(lr=0.01, momentum=0.9,
-                                                               centered=True)),
+                                              ("RMSprop", dict(lr=0.01, momentum=0.9)),
                                               ("Adagrad", dict(lr=0.1))])
 def test_state_dicts_round_trip_and_load_torchs(name, kwargs):
     m, t = models(3)
