@@ -12,7 +12,7 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
-from . import autograd, inplace  # noqa: F401  (inplace sets the in-place methods)
+from . import autograd, inplace, nn, optim  # noqa: F401  (inplace sets the in-place methods)
 from .autodiff import (
     enable_grad,
     grad,
@@ -89,6 +89,7 @@ from .dialects.opdef import ShapeError
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
+from .serialization import load, save
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001
