@@ -26,6 +26,7 @@ import operator
 import os
 import struct
 import threading
+import traceback
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -64,6 +65,9 @@ class Config:
     backend: str = os.environ.get("PYFLAME_BACKEND", "reference")
     pipeline: str | None = None  # None: the default pipeline of passes/
     optimize: bool = True
+    # pf.autograd.set_detect_anomaly: record each op's Python stack (OpNode.trace)
+    # and check every backward step for NaN (autodiff.backward)
+    anomaly: bool = False
 
 
 CONFIG = Config()
@@ -535,8 +539,9 @@ class OpNode:
     orders nodes by creation (ops without operands first), which is always a
     topological order."""
 
+    # ``trace``: the Python stack that recorded it, set only under anomaly detection
     __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "rg", "freed", "_sig",
-                 "_sig_id", "keep")
+                 "_sig_id", "keep", "trace")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -666,6 +671,8 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         node = OpNode(op, inputs, attrs, specs)
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
+    if CONFIG.anomaly:
+        node.trace = traceback.extract_stack()[:-2]  # without record and the op's wrapper
     if op.num_results == 1:
         (shape, dt), = node.specs
         out = Tensor._promise(node, 0, shape, dt)
