@@ -332,10 +332,15 @@ class _Reverse:
         # the traced stretch before it and that stretch's outputs, ids routed
         # directly, the order it runs in)
         self.conts: dict[int, tuple[Any, FuncGraph | None, list[Tensor], set[int], int]] = {}
+        # per split tensor: its key, order and output index, read now (a realized
+        # tensor's history may be dropped when the functional trace ends)
+        self.keys: dict[int, tuple[int, int, int]] = {}
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
         while todo:
             t = todo.pop()
             key, seq, obj = self._key(t)
+            n = source(t)
+            self.keys[id(t)] = (key, seq, n.out_index if type(n) is CustomNode else 0)
             if key in self.conts:
                 continue
             if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
@@ -414,13 +419,11 @@ class _Reverse:
                 else:
                     e[1] = e[1] + g
                 return
-            key, seq, _ = self._key(t)
+            key, seq, i = self.keys[id(t)]
             cts = pend.get(key)
             if cts is None:
                 cts = pend[key] = {}
                 heapq.heappush(heap, (-seq, next(tie), key))
-            n = source(t)
-            i = n.out_index if type(n) is CustomNode else 0
             cts[i] = cts[i] + g if i in cts else g
 
         def differentiate(fn: FuncGraph, seeds: Sequence[Tensor]) -> None:
@@ -585,7 +588,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
         out = f(*tree_unflatten(tree, flat))
         out_flat, out_tree = tree_flatten(out)
         fn = FuncGraph(flat, out_flat)
-    _no_forward_mode_through_functions(fn)
+        _no_forward_mode_through_functions(fn)  # in the trace: while histories are kept
     res = record_jvp(fn, range(len(flat)), seeds)
     return out, tree_unflatten(out_tree, res[len(out_flat):])
 
@@ -658,7 +661,11 @@ def _trace_at(f: Callable, argnums: int, args: tuple, reverse: bool
     with tracing():
         x = args_l[a] = _distinct(_as_primals([args_l[a]]))[0]
         out = f(*args_l)
-        return x, out, _functional_plan([x], [out]) if reverse else FuncGraph([x], [out])
+        if reverse:
+            return x, out, _functional_plan([x], [out])
+        fn = FuncGraph([x], [out])
+        _no_forward_mode_through_functions(fn)
+        return x, out, fn
 
 
 def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
@@ -704,7 +711,6 @@ def jacfwd(f: Callable, argnums: int = 0):
     """The Jacobian by one JVP per input element: shape ``out.shape + x.shape``."""
     def wrapped(*args: Any):
         x, out, fn = _trace_at(f, argnums, args, False)
-        _no_forward_mode_through_functions(fn)
         cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
         return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
     return wrapped
@@ -870,6 +876,8 @@ class GradFn:
         self.node = node
 
     def name(self) -> str:
+        if type(self.node) is CustomNode:
+            return f"{self.node.ctx.name}Backward"
         op = "".join(w.capitalize() for w in self.node.op.name.split("_"))
         return f"{op}Backward0"
 

@@ -350,6 +350,12 @@ class Tensor:
     def retain_grad(self) -> None:
         retain_grad(self)
 
+    @property
+    def retains_grad(self) -> bool:
+        """``retain_grad()`` was called on this non-leaf (PyTorch)."""
+        ag = self._ag
+        return ag is not None and ag.retain
+
     def detach(self) -> Tensor:
         return detach(self)
 
