@@ -211,8 +211,18 @@ def _stopped_imperative(t: Tensor) -> bool:
     if n is None:
         return False
     ag = t._ag
-    return (ag is not None and (ag.requires_grad or ag.detached)) or not n.rg or \
-        _split_imperative(t)
+    if (ag is not None and (ag.requires_grad or ag.detached)) or not n.rg:
+        return True
+    if n.freed:
+        raise _freed_error(n)
+    return _split_imperative(t)
+
+
+def _freed_error(n: OpNode) -> RuntimeError:
+    return RuntimeError(
+        f"Trying to backward through the graph a second time (through {n.op.name}), or to "
+        "directly access saved tensors after they have already been freed. Specify "
+        "retain_graph=True if you need to backward through the graph a second time")
 
 
 @contextmanager
@@ -737,11 +747,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         if not n.rg:  # the graph of ops that required grad ends here
             return True
         if n.freed:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time (through "
-                f"{n.op.name}), or to directly access saved tensors after they have "
-                "already been freed. Specify retain_graph=True if you need to backward "
-                "through the graph a second time")
+            raise _freed_error(n)
         return _split_imperative(x)
 
     if not requires_grad(t):
