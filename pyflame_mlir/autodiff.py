@@ -43,10 +43,11 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     source,
     splat_value,
 )
-from .creation import tensor
+from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
 from .ops import as_tensor_arg, convert, reshape, stack
+from .tree_util import tree_flatten, tree_unflatten
 
 _CONSTANT = OPS["constant"]
 _ALIAS = OPS["reshape"]
@@ -509,45 +510,6 @@ def _check_nan_values(name: str, grads: Sequence[Tensor | None], trace: Any) -> 
                                f"Traceback of forward call that caused the error:\n{where}")
 
 
-# ---- pytrees (tuples, lists, dicts of tensors) ----
-
-def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
-    if isinstance(tree, tuple | list):
-        leaves, defs = [], []
-        for x in tree:
-            lv, d = tree_flatten(x)
-            leaves += lv
-            defs.append(d)
-        return leaves, (type(tree), defs)
-    if isinstance(tree, dict):
-        keys = sorted(tree)
-        leaves, defs = [], []
-        for k in keys:
-            lv, d = tree_flatten(tree[k])
-            leaves += lv
-            defs.append(d)
-        return leaves, (dict, (keys, defs))
-    if tree is None:
-        return [], None
-    return [tree], "*"
-
-
-def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
-    it = iter(leaves)
-
-    def build(d: Any) -> Any:
-        if d == "*":
-            return next(it)
-        if d is None:
-            return None
-        kind, sub = d
-        if kind is dict:
-            keys, defs = sub
-            return {k: build(x) for k, x in zip(keys, defs)}
-        return kind(build(x) for x in sub)
-    return build(treedef)
-
-
 def _as_primals(values: Sequence[Any]) -> list[Tensor]:
     return [as_tensor_arg(v) for v in values]
 
@@ -565,7 +527,8 @@ def _distinct(ts: list[Tensor]) -> list[Tensor]:
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """``(out, vjp_fn)`` (and ``aux``): ``vjp_fn(cotangents)`` returns one
-    cotangent per primal, shaped like the primals."""
+    cotangent per primal, shaped like the primals. The cotangents must have
+    the structure and shapes of ``out`` (JAX raises otherwise, and so do we)."""
     flat, tree = tree_flatten(primals)
     with tracing():
         flat = _distinct(_as_primals(flat))
@@ -576,8 +539,9 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
 
     def vjp_fn(cotangents: Any) -> tuple:
         ct_flat, ct_tree = tree_flatten(cotangents)
-        if len(ct_flat) != len(out_flat):
-            raise ValueError(f"vjp: expected {len(out_flat)} cotangent(s), got {len(ct_flat)}")
+        if ct_tree != out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
+                            f"structure of primal output {out_tree}.")
         seeds = [_seed_like(o, c) for o, c in zip(out_flat, ct_flat)]
         return tuple(tree_unflatten(tree, _cotangents(plan, flat, seeds)))
 
@@ -611,6 +575,36 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
     return tuple(a % n for a in nums)
 
 
+class _Args:
+    """The differentiated arguments of a call (``argnums``, each a pytree),
+    flattened into one list of traced tensors (``flat``), and back."""
+
+    def __init__(self, args: tuple, argnums: int | Sequence[int]):
+        self.single = isinstance(argnums, int)
+        self.nums = _argnums(argnums, len(args))
+        self.trees: list[tuple[Any, int, int]] = []  # per argnum: structure, start, count
+        flat: list[Tensor] = []
+        for a in self.nums:
+            leaves, tree = tree_flatten(args[a])
+            self.trees.append((tree, len(flat), len(leaves)))
+            flat += _as_primals(leaves)
+        self.flat = _distinct(flat)
+        call = list(args)
+        for a, part in zip(self.nums, self.split(self.flat)):
+            call[a] = part
+        self.call = call  # the arguments to call ``f`` with
+
+    def split(self, per_leaf: Sequence[Any]) -> list[Any]:
+        """One value per flat leaf -> one pytree per argnum."""
+        return [tree_unflatten(tree, per_leaf[start:start + n])
+                for tree, start, n in self.trees]
+
+    def like_argnums(self, per_leaf: Sequence[Any]) -> Any:
+        """As JAX returns gradients: the argument's tree, or a tuple of them."""
+        parts = self.split(per_leaf)
+        return parts[0] if self.single else tuple(parts)
+
+
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     def wrapped(*args: Any):
         with tracing():
@@ -620,30 +614,16 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                     args: tuple) -> Any:
-    nums = _argnums(argnums, len(args))
-    args = list(args)
-    trees = []
-    flat: list[Tensor] = []
-    for a in nums:
-        leaves, tree = tree_flatten(args[a])
-        leaves = _as_primals(leaves)
-        trees.append((tree, len(flat), len(leaves)))
-        flat += leaves
-        args[a] = tree_unflatten(tree, leaves)
-    flat = _distinct(flat)
-    for a, (tree, start, n) in zip(nums, trees):
-        args[a] = tree_unflatten(tree, flat[start:start + n])
-    result = f(*args)
+    xs = _Args(args, argnums)
+    result = f(*xs.call)
     out, aux = result if has_aux else (result, None)
     if not isinstance(out, Tensor) or out.numel() != 1 or \
             not out.dtype.is_floating_point:
         raise TypeError("grad requires f to return a real scalar tensor, got "
                         + (f"shape {list(out.shape)} {out.dtype.name}"
                            if isinstance(out, Tensor) else type(out).__name__))
-    res = _cotangents(_functional_plan(flat, [out]), flat, [_seed_like(out, 1.0)])
-    grads = [tree_unflatten(tree, res[start:start + n])
-             for tree, start, n in trees]
-    g = grads[0] if isinstance(argnums, int) else tuple(grads)
+    res = _cotangents(_functional_plan(xs.flat, [out]), xs.flat, [_seed_like(out, 1.0)])
+    g = xs.like_argnums(res)
     return ((out, aux), g) if has_aux else (out, g)
 
 
@@ -660,22 +640,6 @@ def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
     v = np.zeros(shape, dtype=like.dtype.np)
     v.reshape(-1)[i] = 1
     return tensor(v)
-
-
-def _trace_at(f: Callable, argnums: int, args: tuple, reverse: bool
-              ) -> tuple[Tensor, Tensor, Any]:
-    """Call ``f`` and trace it as a function of its argument ``argnums``: its
-    reverse-mode plan or (not ``reverse``) its traced function."""
-    args_l = list(args)
-    a = _argnums(argnums, len(args_l))[0]
-    with tracing():
-        x = args_l[a] = _distinct(_as_primals([args_l[a]]))[0]
-        out = f(*args_l)
-        if reverse:
-            return x, out, _functional_plan([x], [out])
-        fn = FuncGraph([x], [out])
-        _no_forward_mode_through_functions(fn)
-        return x, out, fn
 
 
 def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
@@ -706,28 +670,73 @@ def _no_forward_mode_through_functions(fn: FuncGraph) -> None:
                    "autograd.Function to use it with forward mode AD."))
 
 
-def jacrev(f: Callable, argnums: int = 0):
-    """The Jacobian of a single-tensor output w.r.t. one tensor argument, by
-    one VJP per output element: shape ``out.shape + x.shape``."""
+def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
+    """JAX's jacrev/jacfwd over pytrees: per output leaf, the input's
+    structure (``argnums``) with a Jacobian ``out.shape + x.shape`` per input
+    leaf, nested in the output's structure. Reverse mode takes one VJP per
+    output element, forward mode one JVP per input element."""
     def wrapped(*args: Any):
-        x, out, plan = _trace_at(f, argnums, args, True)
-        rows = [_cotangents(plan, [x], [_one_hot(out.shape, i, out)])[0]
-                for i in range(out.numel())]
-        return reshape(stack(rows) if rows else out, out.shape + x.shape)
+        with tracing():
+            xs = _Args(args, argnums)
+            result = f(*xs.call)
+            out, aux = result if has_aux else (result, None)
+            outs, out_tree = tree_flatten(out)
+            for o in outs:
+                if not isinstance(o, Tensor):
+                    raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
+                                    f"{type(o).__name__} leaf; its outputs must be tensors")
+            if reverse:
+                plan = _functional_plan(xs.flat, outs)
+            else:
+                fn = FuncGraph(xs.flat, outs)
+                _no_forward_mode_through_functions(fn)
+        flat = xs.flat
+        # blocks[k][m]: d outs[k] / d flat[m], rows (or columns) of flat elements
+        blocks: list[list[list[Tensor]]] = [[[] for _ in flat] for _ in outs]
+        if reverse:
+            for k, o in enumerate(outs):
+                for i in range(o.numel()):
+                    seeds = [_one_hot(o.shape, i, o) if j == k else _seed_like(p, 0.0)
+                             for j, p in enumerate(outs)]
+                    for m, ct in enumerate(_cotangents(plan, flat, seeds)):
+                        blocks[k][m].append(ct)
+        else:
+            for m, x in enumerate(flat):
+                for j in range(x.numel()):
+                    tangents = [_one_hot(x.shape, j, x) if q == m else _seed_like(p, 0.0)
+                                for q, p in enumerate(flat)]
+                    res = record_jvp(fn, range(len(flat)), tangents)[len(outs):]
+                    for k, tan in enumerate(res):
+                        blocks[k][m].append(tan)
+        jac = []
+        for k, o in enumerate(outs):
+            per_leaf = []
+            for m, x in enumerate(flat):
+                shape = o.shape + x.shape
+                parts = blocks[k][m]
+                if not parts:
+                    per_leaf.append(zeros(list(shape), dtype=o.dtype))
+                else:
+                    per_leaf.append(reshape(stack(parts) if reverse else stack(parts, dim=-1),
+                                            shape))
+            jac.append(xs.like_argnums(per_leaf))
+        j = tree_unflatten(out_tree, jac)
+        return (j, aux) if has_aux else j
     return wrapped
 
 
-def jacfwd(f: Callable, argnums: int = 0):
-    """The Jacobian by one JVP per input element: shape ``out.shape + x.shape``."""
-    def wrapped(*args: Any):
-        x, out, fn = _trace_at(f, argnums, args, False)
-        cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
-        return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
-    return wrapped
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by reverse mode (JAX's ``jacrev``, pytrees in and out)."""
+    return _jacobian(f, argnums, has_aux, True)
 
 
-def hessian(f: Callable, argnums: int = 0):
-    return jacfwd(jacrev(f, argnums), argnums)
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by forward mode (JAX's ``jacfwd``, pytrees in and out)."""
+    return _jacobian(f, argnums, has_aux, False)
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 # ---- the imperative API (PyTorch) ----
@@ -948,7 +957,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
         grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
-    if not (create_graph if retain_graph is None else retain_graph):
+    if retain_graph is False:  # kept by default here (unlike torch): callers rely on it
         plan.free()
     return tuple(grads)
 
