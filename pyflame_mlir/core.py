@@ -454,10 +454,15 @@ def state_at(t: Tensor, seq: int) -> Tensor:
 
 # ---- autograd state on tensors ----
 
+_AUTOGRAD_USED = False  # an AutogradMeta was made (see OpNode.__init__)
+
+
 class AutogradMeta:
     __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
 
     def __init__(self) -> None:
+        global _AUTOGRAD_USED
+        _AUTOGRAD_USED = True  # requires_grad can only be set on a meta
         self.requires_grad = False  # set by the user: a leaf of autograd
         self.grad: Tensor | None = None
         self.retain = False  # retain_grad() on a non-leaf
@@ -559,33 +564,36 @@ class OpNode:
         # (constants) need none, and go first wherever they were made, so a
         # constant shared between steps (ops.py) leaves the structure unchanged
         self.seq = _next_seq() if inputs else -1
-        enabled = GRAD_MODE.enabled
-        self.nograd = not enabled  # recorded under no_grad: a constant for autodiff
-        # its results require grad (PyTorch's flag, propagated at record time):
-        # grad is enabled and an input requires grad
-        rg = False
-        if enabled:
-            for t in inputs:
-                ag = t._ag
-                if ag is not None:
-                    if ag.requires_grad:
-                        rg = True
-                        break
-                    if ag.detached:
-                        continue
-                n = t._node
-                if n is None:
-                    n = t._hist
-                if n is not None and n.rg:
-                    rg = True
-                    break
-        self.rg = rg
+        # ``_sig``/``_sig_id``: see sig_id; ``keep``: weak references to outputs
+        # realized whenever this node is computed (``.grad``: autodiff.backward)
+        self._sig = self._sig_id = self.keep = None
         self.freed = False  # a backward() went through it without retain_graph
-        self._sig: tuple | None = None
-        self._sig_id: int | None = None
-        # weak references to outputs realized whenever this node is computed
-        # (``.grad`` tensors: see autodiff.backward)
-        self.keep: list[weakref.ref[Tensor]] | None = None
+        if not GRAD_MODE.enabled:
+            self.nograd = True  # recorded under no_grad: a constant for autodiff
+            self.rg = False
+            return
+        self.nograd = False
+        # its results require grad (PyTorch's flag, propagated at record time):
+        # grad is enabled and an input requires grad. Only a tensor with
+        # autograd meta starts a graph that requires grad: until one was made,
+        # no input can (a process that never uses autograd skips the loop).
+        if not _AUTOGRAD_USED:
+            self.rg = False
+            return
+        for t in inputs:
+            ag = t._ag
+            if ag is None or not ag.detached:
+                if ag is not None and ag.requires_grad:
+                    break
+                n = t._node or t._hist  # an OpNode is always true
+                if n is not None and n.rg:
+                    break
+        else:
+            self.rg = False
+            return
+        self.rg = True
+        if CONFIG.anomaly:  # only what a backward goes through needs its stack
+            self.trace = traceback.extract_stack()[:-3]  # without the op's recording
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -677,8 +685,6 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         node = OpNode(op, inputs, attrs, specs)
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
-    if CONFIG.anomaly:
-        node.trace = traceback.extract_stack()[:-2]  # without record and the op's wrapper
     if op.num_results == 1:
         (shape, dt), = node.specs
         out = Tensor._promise(node, 0, shape, dt)
