@@ -396,13 +396,16 @@ class _Reverse:
 
             def b(x: Tensor) -> bool:
                 return x is not start and boundary(x)
-        fn = FuncGraph.of_leaves(outs, b) if self.targets is None else \
-            FuncGraph(self.targets, outs, b)
-        _check_versions(fn.sub.nodes)
-        base = set(fn.arg_pos)
         split = self.split
-        fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves)
-                            if i not in base and split(x))
+        if self.targets is None:  # the autograd leaves reached, then the split points
+            fn = FuncGraph.of_leaves(outs, b)
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves)
+                                if (x._ag is None or not x._ag.requires_grad) and split(x))
+        else:
+            fn = FuncGraph(self.targets, outs, b)
+            n = len(self.targets)
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
+        _check_versions(fn.sub.nodes)
         self.nodes += fn.sub.nodes
         return fn
 
@@ -440,7 +443,8 @@ class _Reverse:
         def differentiate(fn: FuncGraph, seeds: Sequence[Tensor]) -> None:
             n_out = len(fn.sub.outputs)
             res = record_vjp(fn, range(len(fn.arg_pos)), seeds)[n_out:]
-            used = fn.used_args()
+            # every leaf of the walk is used; only a target passed in may not be
+            used = range(len(res)) if self.targets is None else fn.used_args()
             leaves = fn.sub.leaves
             if self.anomaly:
                 _check_nan(fn, [g if k in used else None for k, g in enumerate(res)])
@@ -448,8 +452,14 @@ class _Reverse:
                 if k in used:
                     give(leaves[i], g)
 
-        if self.root is not None:
-            differentiate(self.root, [s for i, s in enumerate(seeds) if i not in self.direct])
+        root = self.root
+        if root is not None and not self.conts and not self.anomaly and self.targets is None:
+            # no split point (the common case): the one vjp, every leaf reached a target
+            leaves = root.sub.leaves
+            res = record_vjp(root, range(len(root.arg_pos)), seeds)[len(root.sub.outputs):]
+            return {id(leaves[i]): [leaves[i], g] for i, g in zip(root.arg_pos, res)}
+        if root is not None:
+            differentiate(root, [s for i, s in enumerate(seeds) if i not in self.direct])
         for i in self.direct:
             give(self.outputs[i], seeds[i])
         while heap:
@@ -748,16 +758,17 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     ``retain_graph`` (default: ``create_graph``): a second backward through
     it raises, and a realized tensor of it no longer keeps its history."""
 
-    def stop(x: Tensor) -> bool:
+    def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
         ag = x._ag
         if ag is not None and (ag.requires_grad or ag.detached):
             return True
-        n = source(x)
+        n = x._node or x._hist
         if not n.rg:  # the graph of ops that required grad ends here
             return True
         if n.freed:
             raise _freed_error(n)
-        return _split_imperative(x)
+        return type(n) is CustomNode or CONFIG.anomaly or \
+            (ag is not None and bool(ag.hooks or ag.retain))
 
     if not requires_grad(t):
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "

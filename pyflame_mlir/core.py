@@ -767,6 +767,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     todo = list(tensors)  # tensors whose producers may be needed
     pop, extend = todo.pop, todo.extend
     mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
+    older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
     pending: list[Tensor] = []
     while todo:
         t = pop()
@@ -786,6 +787,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             if mutated:
                 ins = _inputs(m)
                 extend(ins)
+                if ins is not m.inputs:
+                    older[m] = ins  # read again by the wiring below
                 if ins is not m.inputs and not trace:
                     # an op reads an older state of a parameter (an autograd leaf)
                     # updated in place: the lazy update is computed with this
@@ -805,7 +808,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             sid = n._sig_id
             add(sid if sid is not None else n.sig_id)
             add(len(n.inputs))
-            ins = _inputs(n) if mutated else n.inputs
+            ins = older.get(n, n.inputs) if older else n.inputs
         else:
             outputs_at = len(wiring)
             ins = tensors
