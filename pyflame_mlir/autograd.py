@@ -156,8 +156,9 @@ class Function:
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *grad_inputs: Tensor) -> Any:
-        raise NotImplementedError("You must implement the jvp function for custom "
-                                  "autograd.Function to use it with forward mode AD.")
+        raise NotImplementedError(f"You must implement the jvp function for custom "
+                                  f"autograd.Function to use it with forward mode AD "
+                                  f"({len(grad_inputs)} input tangents).")
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:

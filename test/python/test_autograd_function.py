@@ -130,7 +130,7 @@ def test_mark_non_differentiable_like_torch(mode):
                 return x * 1, idx
 
             @staticmethod
-            def backward(ctx, g, g_idx):
+            def backward(ctx, g, _g_idx):
                 return g * 7
         x = lib.tensor(X, requires_grad=True)
         y, idx = SortLike.apply(x)
