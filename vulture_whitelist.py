@@ -27,6 +27,7 @@ num_outputs
 _._keepalive  # mlir_backend: the ExecutionEngine / library owning the JIT-ed code
 
 # ---- public API reached by name ----
+_.mark_dirty  # autograd.FunctionCtx: torch's ctx API, called by users (raises: unsupported)
 getitem  # ops.py: Tensor.__getitem__ via the method table ("__getitem__": "getitem"); pf.getitem
 retain_graph  # Tensor.backward(retain_graph=...): PyTorch's signature, accepted, no effect
 _._recreate_cm  # autodiff._grad_mode: contextlib.ContextDecorator calls it per decorated call

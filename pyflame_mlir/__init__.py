@@ -12,7 +12,7 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
-from . import autograd, inplace, nn, optim  # noqa: F401  (inplace sets the in-place methods)
+from . import autograd, inplace, nn, optim, tree_util  # noqa: F401  (inplace sets the in-place methods)
 from .autodiff import (
     enable_grad,
     grad,
@@ -23,8 +23,6 @@ from .autodiff import (
     jvp,
     no_grad,
     set_grad_enabled,
-    tree_flatten,
-    tree_unflatten,
     value_and_grad,
     vjp,
 )
@@ -90,6 +88,7 @@ from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
 from .serialization import load, save
+from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001

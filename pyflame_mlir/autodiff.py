@@ -11,7 +11,10 @@ step compile into one graph, cached by structure.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
+import traceback
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ContextDecorator, contextmanager
@@ -20,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .core import (  # noqa: F401  (the autograd state functions are also autodiff's API)
+    CONFIG,
     GRAD_MODE,
     MUTATIONS,
     AutogradMeta,
@@ -39,10 +43,11 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     source,
     splat_value,
 )
-from .creation import tensor
+from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
 from .ops import as_tensor_arg, convert, reshape, stack
+from .tree_util import tree_flatten, tree_unflatten
 
 _CONSTANT = OPS["constant"]
 _ALIAS = OPS["reshape"]
@@ -157,25 +162,68 @@ class FuncGraph:
         return self._key
 
 
+class CustomNode(OpNode):
+    """An output of a ``pf.autograd.Function`` (autograd.py): an alias (a no-op
+    reshape, so it evaluates and hashes as one) of what ``forward`` returned.
+    Differentiation stops here and calls the user's ``backward`` through
+    ``ctx`` (``ctx.inputs``, ``ctx.out_nodes``, ``ctx.run_backward``)."""
+
+    __slots__ = ("ctx", "out_index")
+
+
 def _stopped_lazy(t: Tensor) -> bool:
     """A computed tensor (lazy, or realized with its history) a traced
     function must not trace into (it is captured): detached, an autograd
-    leaf, or recorded under no_grad."""
+    leaf, or recorded under no_grad; or where a traced function ends: the
+    output of a ``pf.autograd.Function`` (``_Reverse`` goes on from it)."""
     n = source(t)
     if n is None:
         return False
     ag = t._ag
-    return (ag is not None and (ag.requires_grad or ag.detached)) or n.nograd
+    return (ag is not None and (ag.requires_grad or ag.detached)) or n.nograd or \
+        type(n) is CustomNode
+
+
+def _custom_output(t: Tensor) -> bool:
+    return type(source(t)) is CustomNode
+
+
+def _split_imperative(t: Tensor) -> bool:
+    """Where PyTorch's engine has to stop between two ops: the output of a
+    ``pf.autograd.Function``, a non-leaf with gradient hooks or
+    ``retain_grad()``, and under anomaly detection every computed tensor."""
+    n = source(t)
+    if n is None or not n.rg:
+        return False
+    ag = t._ag
+    if ag is not None:
+        if ag.requires_grad or ag.detached:
+            return False
+        if ag.hooks or ag.retain:
+            return True
+    return type(n) is CustomNode or CONFIG.anomaly
 
 
 def _stopped_imperative(t: Tensor) -> bool:
     """Where PyTorch's autograd graph ends: a leaf, a detached tensor, or the
-    result of an op that did not require grad (``OpNode.rg``)."""
+    result of an op that did not require grad (``OpNode.rg``); and where a
+    stretch of it ends (``_split_imperative``)."""
     n = source(t)
     if n is None:
         return False
     ag = t._ag
-    return (ag is not None and (ag.requires_grad or ag.detached)) or not n.rg
+    if (ag is not None and (ag.requires_grad or ag.detached)) or not n.rg:
+        return True
+    if n.freed:
+        raise _freed_error(n)
+    return _split_imperative(t)
+
+
+def _freed_error(n: OpNode) -> RuntimeError:
+    return RuntimeError(
+        f"Trying to backward through the graph a second time (through {n.op.name}), or to "
+        "directly access saved tensors after they have already been freed. Specify "
+        "retain_graph=True if you need to backward through the graph a second time")
 
 
 @contextmanager
@@ -261,43 +309,215 @@ def record_jvp(fn: FuncGraph, wrt: Sequence[int], tangents: Sequence[Tensor]) ->
     return record(JVP_OP, inputs, {"fn": fn, "wrt": tuple(fn.arg_pos[i] for i in wrt)})
 
 
-# ---- pytrees (tuples, lists, dicts of tensors) ----
+# ---- reverse mode through split points (Functions, non-leaf hooks, anomaly) ----
 
-def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
-    if isinstance(tree, tuple | list):
-        leaves, defs = [], []
-        for x in tree:
-            lv, d = tree_flatten(x)
-            leaves += lv
-            defs.append(d)
-        return leaves, (type(tree), defs)
-    if isinstance(tree, dict):
-        keys = sorted(tree)
-        leaves, defs = [], []
-        for k in keys:
-            lv, d = tree_flatten(tree[k])
-            leaves += lv
-            defs.append(d)
-        return leaves, (dict, (keys, defs))
-    if tree is None:
-        return [], None
-    return [tree], "*"
+class _Reverse:
+    """Reverse mode that stops at *split points* (``split``): outputs of a
+    ``pf.autograd.Function`` (their backward is the user's, called on the
+    traced cotangents) and, in the imperative API, non-leaf tensors with
+    hooks or ``retain_grad()`` (the gradient is seen, maybe replaced, then
+    flows on) and, under anomaly detection, every computed tensor (each op's
+    backward is checked for NaN). Each stretch between split points is one
+    traced function and one vjp node, so without split points this is the one
+    vjp it always was. The stretches are traced when the plan is made, while
+    the histories are there (a functional transform drops them after its
+    trace); ``run`` differentiates them in reverse creation order, as
+    PyTorch's engine runs its nodes.
+
+    ``targets`` are what cotangents are wanted for (None: the autograd leaves
+    reached); ``wants(x)`` says whether an input of a Function gets one."""
+
+    def __init__(self, outputs: Sequence[Tensor], targets: Sequence[Tensor] | None,
+                 boundary: Callable[[Tensor], bool], split: Callable[[Tensor], bool],
+                 wants: Callable[[Tensor], bool]):
+        self.targets = None if targets is None else list(targets)
+        self.target_ids = None if targets is None else {id(t) for t in targets}
+        self.boundary, self.split, self.wants = boundary, split, wants
+        self.anomaly = CONFIG.anomaly and split is _split_imperative
+        self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
+        self.outputs = list(outputs)
+        self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
+        traced = [o for i, o in enumerate(outputs) if i not in self.direct]
+        self.root = self._trace(traced, None) if traced else None
+        # per split point: (the Function's ctx or the tensor, its continuation:
+        # the traced stretch before it and that stretch's outputs, ids routed
+        # directly, the order it runs in)
+        self.conts: dict[int, tuple[Any, FuncGraph | None, list[Tensor], set[int], int]] = {}
+        # per split tensor: its key, order and output index, read now (a realized
+        # tensor's history may be dropped when the functional trace ends)
+        self.keys: dict[int, tuple[int, int, int]] = {}
+        todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
+        while todo:
+            t = todo.pop()
+            key, seq, obj = self._key(t)
+            n = source(t)
+            self.keys[id(t)] = (key, seq, n.out_index if type(n) is CustomNode else 0)
+            if key in self.conts:
+                continue
+            if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
+                cont = self._trace([t], t)
+                self.conts[key] = (t, cont, [t], set(), seq)
+            else:
+                plain: dict[int, Tensor] = {}
+                routed: set[int] = set()
+                for x in obj.inputs:
+                    if not isinstance(x, Tensor) or not wants(x):
+                        continue
+                    if self._is_target(x) or split(x):
+                        routed.add(id(x))
+                        if not self._is_target(x):
+                            todo.append(x)
+                    else:
+                        plain[id(x)] = x
+                outs = list(plain.values())
+                cont = self._trace(outs, None) if outs else None
+                self.conts[key] = (obj, cont, outs, routed, seq)
+            todo += self._split_leaves(cont)
+
+    def _is_target(self, x: Tensor) -> bool:
+        if self.target_ids is None:
+            return x._ag is not None and x._ag.requires_grad
+        return id(x) in self.target_ids
+
+    @staticmethod
+    def _key(t: Tensor) -> tuple[int, int, Any]:
+        n = source(t)
+        if type(n) is CustomNode:
+            ctx = n.ctx
+            return id(ctx), max(m.seq for m in ctx.out_nodes if m is not None), ctx
+        return id(t), n.seq, t
+
+    def _trace(self, outs: list[Tensor], start: Tensor | None) -> FuncGraph:
+        """The function from the targets and the split points it reaches to
+        ``outs`` (``start``, a split point itself, is traced into)."""
+        b = self.boundary
+        if start is not None:
+            boundary = self.boundary
+
+            def b(x: Tensor) -> bool:
+                return x is not start and boundary(x)
+        split = self.split
+        if self.targets is None:  # the autograd leaves reached, then the split points
+            fn = FuncGraph.of_leaves(outs, b)
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves)
+                                if (x._ag is None or not x._ag.requires_grad) and split(x))
+        else:
+            fn = FuncGraph(self.targets, outs, b)
+            n = len(self.targets)
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
+        _check_versions(fn.sub.nodes)
+        self.nodes += fn.sub.nodes
+        return fn
+
+    def _split_leaves(self, fn: FuncGraph | None) -> list[Tensor]:
+        if fn is None:
+            return []
+        leaves = fn.sub.leaves
+        return [leaves[i] for i in fn.arg_pos if not self._is_target(leaves[i])]
+
+    def has_targets(self) -> bool:
+        return bool(self.direct) or (self.root is not None and bool(self.root.arg_pos))
+
+    def run(self, seeds: Sequence[Tensor]) -> dict[int, list]:
+        """``id(target) -> [target, cotangent]`` for the targets reached."""
+        got: dict[int, list] = {}
+        pend: dict[int, dict[int, Tensor]] = {}
+        heap: list[tuple[int, int, int]] = []
+        tie = itertools.count()
+
+        def give(t: Tensor, g: Tensor) -> None:
+            if self._is_target(t):
+                e = got.get(id(t))
+                if e is None:
+                    got[id(t)] = [t, g]
+                else:
+                    e[1] = e[1] + g
+                return
+            key, seq, i = self.keys[id(t)]
+            cts = pend.get(key)
+            if cts is None:
+                cts = pend[key] = {}
+                heapq.heappush(heap, (-seq, next(tie), key))
+            cts[i] = cts[i] + g if i in cts else g
+
+        def differentiate(fn: FuncGraph, seeds: Sequence[Tensor]) -> None:
+            n_out = len(fn.sub.outputs)
+            res = record_vjp(fn, range(len(fn.arg_pos)), seeds)[n_out:]
+            # every leaf of the walk is used; only a target passed in may not be
+            used = range(len(res)) if self.targets is None else fn.used_args()
+            leaves = fn.sub.leaves
+            if self.anomaly:
+                _check_nan(fn, [g if k in used else None for k, g in enumerate(res)])
+            for k, (i, g) in enumerate(zip(fn.arg_pos, res)):
+                if k in used:
+                    give(leaves[i], g)
+
+        root = self.root
+        if root is not None and not self.conts and not self.anomaly and self.targets is None:
+            # no split point (the common case): the one vjp, every leaf reached a target
+            leaves = root.sub.leaves
+            res = record_vjp(root, range(len(root.arg_pos)), seeds)[len(root.sub.outputs):]
+            return {id(leaves[i]): [leaves[i], g] for i, g in zip(root.arg_pos, res)}
+        if root is not None:
+            differentiate(root, [s for i, s in enumerate(seeds) if i not in self.direct])
+        for i in self.direct:
+            give(self.outputs[i], seeds[i])
+        while heap:
+            _, _, key = heapq.heappop(heap)
+            cts = pend.pop(key)
+            obj, cont, outs, routed, _ = self.conts[key]
+            if isinstance(obj, Tensor):
+                g = _hooked(obj, cts[0])
+                if obj._ag is not None and obj._ag.retain:
+                    _store_grad(obj, g)
+                differentiate(cont, [g])
+                continue
+            grads = obj.run_backward([cts.get(i) for i in range(len(obj.out_nodes))])
+            if self.anomaly:
+                _check_nan_values(f"{obj.name}Backward", grads, obj.trace)
+            plain: dict[int, Tensor] = {}
+            for x, g in zip(obj.inputs, grads):
+                if g is None or not isinstance(x, Tensor) or not self.wants(x):
+                    continue
+                if id(x) in routed:
+                    give(x, g)
+                else:
+                    plain[id(x)] = plain[id(x)] + g if id(x) in plain else g
+            if plain and cont is not None:
+                differentiate(cont, [plain.get(id(x)) if id(x) in plain else
+                                     _seed_like(x, 0.0) for x in outs])
+        return got
+
+    def free(self) -> None:
+        """PyTorch's default after a backward: the graph it went through is freed."""
+        for n in self.nodes:
+            n.freed = True
+        for obj, *_ in self.conts.values():
+            if not isinstance(obj, Tensor):
+                obj.free()
 
 
-def tree_unflatten(treedef: Any, leaves: Sequence[Any]) -> Any:
-    it = iter(leaves)
+def _check_nan(fn: FuncGraph, grads: Sequence[Tensor | None]) -> None:
+    """Anomaly detection: ``fn`` is one op (every tensor is a split point)."""
+    if not fn.sub.nodes:
+        return
+    n = fn.sub.nodes[-1]
+    leaves = fn.sub.leaves
+    by_input: list[Tensor | None] = [None] * len(n.inputs)
+    for i, g in zip(fn.arg_pos, grads):
+        for j, x in enumerate(n.inputs):
+            if x is leaves[i] and by_input[j] is None:
+                by_input[j] = g
+    _check_nan_values(GradFn(n).name(), by_input, getattr(n, "trace", None))
 
-    def build(d: Any) -> Any:
-        if d == "*":
-            return next(it)
-        if d is None:
-            return None
-        kind, sub = d
-        if kind is dict:
-            keys, defs = sub
-            return {k: build(x) for k, x in zip(keys, defs)}
-        return kind(build(x) for x in sub)
-    return build(treedef)
+
+def _check_nan_values(name: str, grads: Sequence[Tensor | None], trace: Any) -> None:
+    for k, g in enumerate(grads):
+        if g is not None and np.isnan(g.numpy()).any():
+            where = "".join(traceback.format_list(trace)) if trace else \
+                "  (not recorded: the op was recorded before anomaly detection was enabled)\n"
+            raise RuntimeError(f"Function '{name}' returned nan values in its {k}th output. "
+                               f"Traceback of forward call that caused the error:\n{where}")
 
 
 def _as_primals(values: Sequence[Any]) -> list[Tensor]:
@@ -317,22 +537,23 @@ def _distinct(ts: list[Tensor]) -> list[Tensor]:
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """``(out, vjp_fn)`` (and ``aux``): ``vjp_fn(cotangents)`` returns one
-    cotangent per primal, shaped like the primals."""
+    cotangent per primal, shaped like the primals. The cotangents must have
+    the structure and shapes of ``out`` (JAX raises otherwise, and so do we)."""
     flat, tree = tree_flatten(primals)
     with tracing():
         flat = _distinct(_as_primals(flat))
         result = f(*tree_unflatten(tree, flat))
         out, aux = result if has_aux else (result, None)
         out_flat, out_tree = tree_flatten(out)
-        fn = FuncGraph(flat, out_flat)
+        plan = _functional_plan(flat, out_flat)
 
     def vjp_fn(cotangents: Any) -> tuple:
         ct_flat, ct_tree = tree_flatten(cotangents)
-        if len(ct_flat) != len(out_flat):
-            raise ValueError(f"vjp: expected {len(out_flat)} cotangent(s), got {len(ct_flat)}")
+        if ct_tree != out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ct_tree}, does not match "
+                            f"structure of primal output {out_tree}.")
         seeds = [_seed_like(o, c) for o, c in zip(out_flat, ct_flat)]
-        res = record_vjp(fn, range(len(flat)), seeds)
-        return tuple(tree_unflatten(tree, res[len(out_flat):]))
+        return tuple(tree_unflatten(tree, _cotangents(plan, flat, seeds)))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
@@ -351,6 +572,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
         out = f(*tree_unflatten(tree, flat))
         out_flat, out_tree = tree_flatten(out)
         fn = FuncGraph(flat, out_flat)
+        _no_forward_mode_through_functions(fn)  # in the trace: while histories are kept
     res = record_jvp(fn, range(len(flat)), seeds)
     return out, tree_unflatten(out_tree, res[len(out_flat):])
 
@@ -363,6 +585,36 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
     return tuple(a % n for a in nums)
 
 
+class _Args:
+    """The differentiated arguments of a call (``argnums``, each a pytree),
+    flattened into one list of traced tensors (``flat``), and back."""
+
+    def __init__(self, args: tuple, argnums: int | Sequence[int]):
+        self.single = isinstance(argnums, int)
+        self.nums = _argnums(argnums, len(args))
+        self.trees: list[tuple[Any, int, int]] = []  # per argnum: structure, start, count
+        flat: list[Tensor] = []
+        for a in self.nums:
+            leaves, tree = tree_flatten(args[a])
+            self.trees.append((tree, len(flat), len(leaves)))
+            flat += _as_primals(leaves)
+        self.flat = _distinct(flat)
+        call = list(args)
+        for a, part in zip(self.nums, self.split(self.flat)):
+            call[a] = part
+        self.call = call  # the arguments to call ``f`` with
+
+    def split(self, per_leaf: Sequence[Any]) -> list[Any]:
+        """One value per flat leaf -> one pytree per argnum."""
+        return [tree_unflatten(tree, per_leaf[start:start + n])
+                for tree, start, n in self.trees]
+
+    def like_argnums(self, per_leaf: Sequence[Any]) -> Any:
+        """As JAX returns gradients: the argument's tree, or a tuple of them."""
+        parts = self.split(per_leaf)
+        return parts[0] if self.single else tuple(parts)
+
+
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     def wrapped(*args: Any):
         with tracing():
@@ -372,31 +624,16 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                     args: tuple) -> Any:
-    nums = _argnums(argnums, len(args))
-    args = list(args)
-    trees = []
-    flat: list[Tensor] = []
-    for a in nums:
-        leaves, tree = tree_flatten(args[a])
-        leaves = _as_primals(leaves)
-        trees.append((tree, len(flat), len(leaves)))
-        flat += leaves
-        args[a] = tree_unflatten(tree, leaves)
-    flat = _distinct(flat)
-    for a, (tree, start, n) in zip(nums, trees):
-        args[a] = tree_unflatten(tree, flat[start:start + n])
-    result = f(*args)
+    xs = _Args(args, argnums)
+    result = f(*xs.call)
     out, aux = result if has_aux else (result, None)
     if not isinstance(out, Tensor) or out.numel() != 1 or \
             not out.dtype.is_floating_point:
         raise TypeError("grad requires f to return a real scalar tensor, got "
                         + (f"shape {list(out.shape)} {out.dtype.name}"
                            if isinstance(out, Tensor) else type(out).__name__))
-    fn = FuncGraph(flat, [out])
-    res = record_vjp(fn, range(len(flat)), [_seed_like(out, 1.0)])
-    grads = [tree_unflatten(tree, res[1 + start:1 + start + n])
-             for tree, start, n in trees]
-    g = grads[0] if isinstance(argnums, int) else tuple(grads)
+    res = _cotangents(_functional_plan(xs.flat, [out]), xs.flat, [_seed_like(out, 1.0)])
+    g = xs.like_argnums(res)
     return ((out, aux), g) if has_aux else (out, g)
 
 
@@ -415,38 +652,101 @@ def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
     return tensor(v)
 
 
-def _trace_at(f: Callable, argnums: int, args: tuple) -> tuple[Tensor, Tensor, FuncGraph]:
-    """Call ``f`` and trace it as a function of its argument ``argnums``."""
-    args_l = list(args)
-    a = _argnums(argnums, len(args_l))[0]
-    with tracing():
-        x = args_l[a] = _distinct(_as_primals([args_l[a]]))[0]
-        out = f(*args_l)
-        return x, out, FuncGraph([x], [out])
+def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
+    """Reverse mode of a traced function (JAX's transforms: every float
+    argument is differentiated; a ``pf.autograd.Function`` calls its backward)."""
+    return _Reverse(outs, args, _stopped_lazy, _custom_output, _is_float)
 
 
-def jacrev(f: Callable, argnums: int = 0):
-    """The Jacobian of a single-tensor output w.r.t. one tensor argument, by
-    one VJP per output element: shape ``out.shape + x.shape``."""
+def _is_float(t: Tensor) -> bool:
+    return t.dtype.is_floating_point
+
+
+def _cotangents(plan: _Reverse, args: list[Tensor], seeds: list[Tensor]) -> list[Tensor]:
+    """One cotangent per argument (zeros for an argument the outputs do not use)."""
+    got = plan.run(seeds)
+    return [got[id(a)][1] if id(a) in got else _seed_like(a, 0.0) for a in args]
+
+
+def _no_forward_mode_through_functions(fn: FuncGraph) -> None:
+    for t in fn.sub.leaves:
+        n = source(t)
+        if type(n) is CustomNode:
+            raise NotImplementedError(
+                f"forward-mode AD (jvp, jacfwd, hessian) reached the output of the "
+                f"pf.autograd.Function {n.ctx.name}: "
+                + ("forward mode through a Function's jvp is not supported yet"
+                   if n.ctx.has_jvp else "You must implement the jvp function for custom "
+                   "autograd.Function to use it with forward mode AD."))
+
+
+def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
+    """JAX's jacrev/jacfwd over pytrees: per output leaf, the input's
+    structure (``argnums``) with a Jacobian ``out.shape + x.shape`` per input
+    leaf, nested in the output's structure. Reverse mode takes one VJP per
+    output element, forward mode one JVP per input element."""
     def wrapped(*args: Any):
-        x, out, fn = _trace_at(f, argnums, args)
-        rows = [record_vjp(fn, [0], [_one_hot(out.shape, i, out)])[1]
-                for i in range(out.numel())]
-        return reshape(stack(rows) if rows else out, out.shape + x.shape)
+        with tracing():
+            xs = _Args(args, argnums)
+            result = f(*xs.call)
+            out, aux = result if has_aux else (result, None)
+            outs, out_tree = tree_flatten(out)
+            for o in outs:
+                if not isinstance(o, Tensor):
+                    raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
+                                    f"{type(o).__name__} leaf; its outputs must be tensors")
+            if reverse:
+                plan = _functional_plan(xs.flat, outs)
+            else:
+                fn = FuncGraph(xs.flat, outs)
+                _no_forward_mode_through_functions(fn)
+        flat = xs.flat
+        # blocks[k][m]: d outs[k] / d flat[m], rows (or columns) of flat elements
+        blocks: list[list[list[Tensor]]] = [[[] for _ in flat] for _ in outs]
+        if reverse:
+            for k, o in enumerate(outs):
+                for i in range(o.numel()):
+                    seeds = [_one_hot(o.shape, i, o) if j == k else _seed_like(p, 0.0)
+                             for j, p in enumerate(outs)]
+                    for m, ct in enumerate(_cotangents(plan, flat, seeds)):
+                        blocks[k][m].append(ct)
+        else:
+            for m, x in enumerate(flat):
+                for j in range(x.numel()):
+                    tangents = [_one_hot(x.shape, j, x) if q == m else _seed_like(p, 0.0)
+                                for q, p in enumerate(flat)]
+                    res = record_jvp(fn, range(len(flat)), tangents)[len(outs):]
+                    for k, tan in enumerate(res):
+                        blocks[k][m].append(tan)
+        jac = []
+        for k, o in enumerate(outs):
+            per_leaf = []
+            for m, x in enumerate(flat):
+                shape = o.shape + x.shape
+                parts = blocks[k][m]
+                if not parts:
+                    per_leaf.append(zeros(list(shape), dtype=o.dtype))
+                else:
+                    per_leaf.append(reshape(stack(parts) if reverse else stack(parts, dim=-1),
+                                            shape))
+            jac.append(xs.like_argnums(per_leaf))
+        j = tree_unflatten(out_tree, jac)
+        return (j, aux) if has_aux else j
     return wrapped
 
 
-def jacfwd(f: Callable, argnums: int = 0):
-    """The Jacobian by one JVP per input element: shape ``out.shape + x.shape``."""
-    def wrapped(*args: Any):
-        x, out, fn = _trace_at(f, argnums, args)
-        cols = [record_jvp(fn, [0], [_one_hot(x.shape, j, x)])[1] for j in range(x.numel())]
-        return reshape(stack(cols, dim=-1) if cols else out, out.shape + x.shape)
-    return wrapped
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by reverse mode (JAX's ``jacrev``, pytrees in and out)."""
+    return _jacobian(f, argnums, has_aux, True)
 
 
-def hessian(f: Callable, argnums: int = 0):
-    return jacfwd(jacrev(f, argnums), argnums)
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by forward mode (JAX's ``jacfwd``, pytrees in and out)."""
+    return _jacobian(f, argnums, has_aux, False)
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 # ---- the imperative API (PyTorch) ----
@@ -457,50 +757,36 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     requires grad from. As in PyTorch, the graph is freed unless
     ``retain_graph`` (default: ``create_graph``): a second backward through
     it raises, and a realized tensor of it no longer keeps its history."""
-    retained: dict[int, Tensor] = {}
 
-    def stop(x: Tensor) -> bool:  # the walk that traces the loss also finds retain_grad()s
+    def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
         ag = x._ag
-        if ag is not None:
-            if ag.requires_grad or ag.detached:
-                return True
-            if ag.retain:
-                retained[id(x)] = x
-        n = source(x)
+        if ag is not None and (ag.requires_grad or ag.detached):
+            return True
+        n = x._node or x._hist
         if not n.rg:  # the graph of ops that required grad ends here
             return True
         if n.freed:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time (through "
-                f"{n.op.name}), or to directly access saved tensors after they have "
-                "already been freed. Specify retain_graph=True if you need to backward "
-                "through the graph a second time")
-        return False
+            raise _freed_error(n)
+        return type(n) is CustomNode or CONFIG.anomaly or \
+            (ag is not None and bool(ag.hooks or ag.retain))
 
-    fn = FuncGraph.of_leaves([t], stop)
-    _check_versions(fn.sub.nodes)
-    if not fn.arg_pos:
+    if not requires_grad(t):
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
-    for x in fn.sub.leaves:  # a retained tensor that has become a value since
-        ag = x._ag
-        if ag is not None and ag.retain and not ag.requires_grad and not ag.detached:
-            retained[id(x)] = x
+    plan = _Reverse([t], None, stop, _split_imperative, requires_grad)
+    if not plan.has_targets():
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
     if gradient is None:
         if math.prod(t.shape) != 1:
             raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
                                f"(the tensor has shape {list(t.shape)}); pass gradient=")
         gradient = 1.0
     with _grad_mode(create_graph):
-        seed = _seed_like(t, gradient)
-        _accumulate(fn.args, record_vjp(fn, range(len(fn.arg_pos)), [seed])[1:])
-        if retained:
-            targets = list(retained.values())
-            _accumulate(targets, record_vjp(FuncGraph(targets, [t], _stopped_imperative),
-                                            range(len(targets)), [seed])[1:])
+        got = plan.run([_seed_like(t, gradient)])
+        _accumulate([x for x, _ in got.values()], [g for _, g in got.values()])
     if not (create_graph if retain_graph is None else retain_graph):
-        for n in fn.sub.nodes:
-            n.freed = True
+        plan.free()
 
 
 def _check_versions(nodes: Sequence[OpNode]) -> None:
@@ -539,17 +825,21 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
     for x, g in zip(targets, grads):
-        g = _hooked(x, g)
-        ag = _meta(x)
-        ag.grad = g = g if ag.grad is None else ag.grad + g
-        node = g._node
-        if node is not None:
-            if node.keep is None:
-                node.keep = []
-            node.keep.append(weakref.ref(g))
+        ag = _store_grad(x, _hooked(x, g))
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
                 hook(x)
+
+
+def _store_grad(x: Tensor, g: Tensor) -> AutogradMeta:
+    ag = _meta(x)
+    ag.grad = g = g if ag.grad is None else ag.grad + g
+    node = g._node
+    if node is not None:
+        if node.keep is None:
+            node.keep = []
+        node.keep.append(weakref.ref(g))
+    return ag
 
 
 class RemovableHandle:
@@ -570,10 +860,9 @@ def _register(t: Tensor, hook: Callable, post: bool) -> RemovableHandle:
     if not requires_grad(t):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                            "gradient")
-    if not is_leaf(t):
-        raise NotImplementedError(
-            "hooks on non-leaf tensors are not supported yet (they would have to change "
-            "the gradient flowing on to the inputs); register it on a leaf")
+    if post and not is_leaf(t):
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
     ag = _meta(t)
     table = ag.post_hooks if post else ag.hooks
     if table is None:
@@ -588,9 +877,10 @@ def _register(t: Tensor, hook: Callable, post: bool) -> RemovableHandle:
 
 
 def register_hook(t: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-    """PyTorch's ``Tensor.register_hook`` (leaves): ``hook(grad)`` runs on
-    each gradient computed for ``t`` before it is accumulated into ``.grad``
-    (or returned by ``pf.autograd.grad``); a tensor it returns replaces it."""
+    """PyTorch's ``Tensor.register_hook``: ``hook(grad)`` runs on each
+    gradient computed for ``t`` before it is accumulated into ``.grad`` (or
+    returned by ``pf.autograd.grad``) or, for a non-leaf, before it flows on
+    to the inputs (``_Reverse`` splits there); a tensor it returns replaces it."""
     return _register(t, hook, False)
 
 
@@ -612,6 +902,8 @@ class GradFn:
         self.node = node
 
     def name(self) -> str:
+        if type(self.node) is CustomNode:
+            return f"{self.node.ctx.name}Backward"
         op = "".join(w.capitalize() for w in self.node.op.name.split("_"))
         return f"{op}Backward0"
 
@@ -649,7 +941,8 @@ def grad_fn(t: Tensor) -> GradFn | None:
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
-                  create_graph: bool = False, allow_unused: bool = False) -> tuple:
+                  retain_graph: bool | None = None, create_graph: bool = False,
+                  allow_unused: bool = False) -> tuple:
     """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched."""
     outs, _ = tree_flatten(outputs)
     ins, _ = tree_flatten(inputs)
@@ -668,17 +961,16 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
     with _grad_mode(create_graph):
-        fn = FuncGraph(ins, outs, _stopped_imperative)
-        _check_versions(fn.sub.nodes)
-        used = fn.used_args()
-        if not allow_unused and len(used) != len(ins):
-            missing = sorted(set(range(len(ins))) - used)
+        plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad)
+        got = plan.run([_seed_like(o, s) for o, s in zip(outs, seeds_in)])
+        if not allow_unused and len(got) != len(ins):
+            missing = [i for i, x in enumerate(ins) if id(x) not in got]
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
-        seeds = [_seed_like(o, s) for o, s in zip(outs, seeds_in)]
-        grads = record_vjp(fn, range(len(ins)), seeds)[len(outs):]
-        grads = [_hooked(x, g) for x, g in zip(ins, grads)]
-    return tuple(g if i in used else None for i, g in enumerate(grads))
+        grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
+    if retain_graph is False:  # kept by default here (unlike torch): callers rely on it
+        plan.free()
+    return tuple(grads)
 
 
 def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,

@@ -26,6 +26,7 @@ import operator
 import os
 import struct
 import threading
+import traceback
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -64,6 +65,9 @@ class Config:
     backend: str = os.environ.get("PYFLAME_BACKEND", "reference")
     pipeline: str | None = None  # None: the default pipeline of passes/
     optimize: bool = True
+    # pf.autograd.set_detect_anomaly: record each op's Python stack (OpNode.trace)
+    # and check every backward step for NaN (autodiff.backward)
+    anomaly: bool = False
 
 
 CONFIG = Config()
@@ -346,6 +350,12 @@ class Tensor:
     def retain_grad(self) -> None:
         retain_grad(self)
 
+    @property
+    def retains_grad(self) -> bool:
+        """``retain_grad()`` was called on this non-leaf (PyTorch)."""
+        ag = self._ag
+        return ag is not None and ag.retain
+
     def detach(self) -> Tensor:
         return detach(self)
 
@@ -444,10 +454,15 @@ def state_at(t: Tensor, seq: int) -> Tensor:
 
 # ---- autograd state on tensors ----
 
+_AUTOGRAD_USED = False  # an AutogradMeta was made (see OpNode.__init__)
+
+
 class AutogradMeta:
     __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
 
     def __init__(self) -> None:
+        global _AUTOGRAD_USED
+        _AUTOGRAD_USED = True  # requires_grad can only be set on a meta
         self.requires_grad = False  # set by the user: a leaf of autograd
         self.grad: Tensor | None = None
         self.retain = False  # retain_grad() on a non-leaf
@@ -535,8 +550,9 @@ class OpNode:
     orders nodes by creation (ops without operands first), which is always a
     topological order."""
 
+    # ``trace``: the Python stack that recorded it, set only under anomaly detection
     __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "rg", "freed", "_sig",
-                 "_sig_id", "keep")
+                 "_sig_id", "keep", "trace")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
@@ -548,33 +564,36 @@ class OpNode:
         # (constants) need none, and go first wherever they were made, so a
         # constant shared between steps (ops.py) leaves the structure unchanged
         self.seq = _next_seq() if inputs else -1
-        enabled = GRAD_MODE.enabled
-        self.nograd = not enabled  # recorded under no_grad: a constant for autodiff
-        # its results require grad (PyTorch's flag, propagated at record time):
-        # grad is enabled and an input requires grad
-        rg = False
-        if enabled:
-            for t in inputs:
-                ag = t._ag
-                if ag is not None:
-                    if ag.requires_grad:
-                        rg = True
-                        break
-                    if ag.detached:
-                        continue
-                n = t._node
-                if n is None:
-                    n = t._hist
-                if n is not None and n.rg:
-                    rg = True
-                    break
-        self.rg = rg
+        # ``_sig``/``_sig_id``: see sig_id; ``keep``: weak references to outputs
+        # realized whenever this node is computed (``.grad``: autodiff.backward)
+        self._sig = self._sig_id = self.keep = None
         self.freed = False  # a backward() went through it without retain_graph
-        self._sig: tuple | None = None
-        self._sig_id: int | None = None
-        # weak references to outputs realized whenever this node is computed
-        # (``.grad`` tensors: see autodiff.backward)
-        self.keep: list[weakref.ref[Tensor]] | None = None
+        if not GRAD_MODE.enabled:
+            self.nograd = True  # recorded under no_grad: a constant for autodiff
+            self.rg = False
+            return
+        self.nograd = False
+        # its results require grad (PyTorch's flag, propagated at record time):
+        # grad is enabled and an input requires grad. Only a tensor with
+        # autograd meta starts a graph that requires grad: until one was made,
+        # no input can (a process that never uses autograd skips the loop).
+        if not _AUTOGRAD_USED:
+            self.rg = False
+            return
+        for t in inputs:
+            ag = t._ag
+            if ag is None or not ag.detached:
+                if ag is not None and ag.requires_grad:
+                    break
+                n = t._node or t._hist  # an OpNode is always true
+                if n is not None and n.rg:
+                    break
+        else:
+            self.rg = False
+            return
+        self.rg = True
+        if CONFIG.anomaly:  # only what a backward goes through needs its stack
+            self.trace = traceback.extract_stack()[:-3]  # without the op's recording
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -748,6 +767,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     todo = list(tensors)  # tensors whose producers may be needed
     pop, extend = todo.pop, todo.extend
     mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
+    older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
     pending: list[Tensor] = []
     while todo:
         t = pop()
@@ -767,6 +787,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             if mutated:
                 ins = _inputs(m)
                 extend(ins)
+                if ins is not m.inputs:
+                    older[m] = ins  # read again by the wiring below
                 if ins is not m.inputs and not trace:
                     # an op reads an older state of a parameter (an autograd leaf)
                     # updated in place: the lazy update is computed with this
@@ -786,7 +808,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             sid = n._sig_id
             add(sid if sid is not None else n.sig_id)
             add(len(n.inputs))
-            ins = _inputs(n) if mutated else n.inputs
+            ins = older.get(n, n.inputs) if older else n.inputs
         else:
             outputs_at = len(wiring)
             ins = tensors

@@ -41,8 +41,8 @@ def test_hooks_need_a_leaf_that_requires_grad(mode):
     with pytest.raises(RuntimeError, match="doesn't require"):
         pf.tensor([1.]).register_hook(lambda g: g)
     w = pf.tensor([1.], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="non-leaf"):
-        (w * 2).register_hook(lambda g: g)
+    with pytest.raises(RuntimeError, match="non-leaf"):  # as torch
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
 
 
 @pytest.mark.parametrize("look", [False, True])
@@ -62,3 +62,71 @@ def test_grad_fn_names_and_next_functions_like_torch(mode, look):
             assert (w * 2).grad_fn is None
         assert (w * 2).detach().grad_fn is None
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("look", [False, True])
+def test_non_leaf_hooks_and_retain_grad_like_torch(mode, look):
+    results = []
+    for lib in (pf, torch):
+        w = lib.tensor([1., -2., 3.], requires_grad=True)
+        h = w * w
+        seen: list = []
+        h.register_hook(lambda g, seen=seen: seen.append(g.detach() * 1))
+        handle = h.register_hook(lambda g: g * 10)  # replaces what flows on to w
+        h.retain_grad()
+        y = (h * w).sum()
+        if look and lib is pf:
+            y.item()
+        y.backward(retain_graph=True)
+        first = (np.array(w.grad.numpy()), np.array(h.grad.detach().numpy()),
+                 np.array(seen[0].numpy()))
+        handle.remove()
+        w.grad = None
+        y.backward(retain_graph=True)  # the replacing hook is gone; h.grad accumulates
+        (gh,) = lib.autograd.grad((h * 2).sum(), [w])  # hooks run in autograd.grad too
+        results.append((*first, np.array(w.grad.numpy()), np.array(h.grad.detach().numpy()),
+                        np.array(gh.detach().numpy()), h.is_leaf, h.retains_grad,
+                        w.retains_grad, len(seen)))
+    ours, theirs = results
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b)
+
+
+def test_hook_on_the_loss_and_a_chain_of_hooked_tensors(mode):
+    results = []
+    for lib in (pf, torch):
+        w = lib.tensor([0.5, 2.], requires_grad=True)
+        a = w.exp()
+        b = a * 3
+        a.register_hook(lambda g: g + 1)
+        b.register_hook(lambda g: g * 2)
+        loss = (b * a).sum()
+        loss.register_hook(lambda g: g * 0.5)
+        loss.retain_grad()
+        loss.backward()
+        results.append((np.array(w.grad.numpy()), float(loss.grad)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+    assert results[0][1] == results[1][1]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch prints the forward's stack
+def test_detect_anomaly_names_the_op_and_where_it_was_recorded(mode):
+    messages = []
+    for lib in (pf, torch):
+        w = lib.tensor([-1., 4.], requires_grad=True)
+        with lib.autograd.detect_anomaly():
+            y = (w.sqrt() * 2).sum()  # sqrt of -1: its backward gives NaN
+            with pytest.raises(RuntimeError) as err:
+                y.backward()
+        messages.append(str(err.value))
+    assert "Function 'SqrtBackward0' returned nan values in its 0th output." in messages[1]
+    assert "Function 'SqrtBackward0' returned nan values in its 0th output." in messages[0]
+    assert "test_autograd_extras.py" in messages[0] and "w.sqrt()" in messages[0]
+    assert not pf.autograd.is_anomaly_enabled()
+    pf.autograd.set_detect_anomaly(True)
+    try:
+        w = pf.tensor([1., 4.], requires_grad=True)
+        (w.sqrt() * 2).sum().backward()  # no NaN: the gradient as without
+        np.testing.assert_allclose(w.grad.numpy(), [1., 0.5])
+    finally:
+        pf.autograd.set_detect_anomaly(False)
