@@ -163,6 +163,27 @@ def _pow(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     return out
 
 
+def _integer_division_by_zero(b: np.ndarray) -> None:
+    if np.asarray(b).dtype.kind in "iu" and not np.all(b):
+        raise ZeroDivisionError("integer division by zero (fmod / floor_divide / div "
+                                "with rounding_mode on integer tensors)")
+
+
+def _fmod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """C's fmod (the result has the sign of ``a``); integers divided by zero
+    raise, as PyTorch's CPU kernels do, instead of numpy's silent 0."""
+    _integer_division_by_zero(b)
+    return np.fmod(a, b, out=out)
+
+
+def _floor_divide(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """floor(a / b) computed as Python's divmod (numpy's floor_divide: from
+    fmod, so exact, and the algorithm PyTorch's div_floor uses)."""
+    _integer_division_by_zero(b)
+    return np.floor_divide(a, b, out=out)
+
+
 def _convert(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.ndarray:
     if out is None:
         return x.astype(dtype.np)
@@ -173,12 +194,16 @@ def _convert(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.n
 # ---- rules ----
 
 def _unary_rule(kind: str) -> Callable:
-    """kind: 'float' (floating only), 'numeric' (not bool), 'any', 'to_bool'."""
+    """kind: 'float' (floating only), 'numeric' (not bool), 'any', 'to_bool',
+    'integer' (integers and bool: the bitwise ops)."""
     def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
         (s,), (d,) = shapes, dtypes
         if kind == "float" and d.category != FLOAT:
             raise ShapeError(infer.op, f"expects a floating-point operand, got {d.name} "
                                        "(convert it first)")
+        if kind == "integer" and d.category == FLOAT:
+            raise ShapeError(infer.op, f"is only defined on integer and bool tensors, "
+                                       f"got {d.name}")
         if kind == "numeric" and d.category == BOOL:
             raise ShapeError(infer.op, "is not defined on bool tensors")
         return ((s, bool_ if kind == "to_bool" else d),)
@@ -186,7 +211,8 @@ def _unary_rule(kind: str) -> Callable:
 
 
 def _binary_rule(kind: str) -> Callable:
-    """kind: 'arith' (bool allowed), 'numeric' (no bool), 'float', 'compare', 'logical'."""
+    """kind: 'arith' (bool allowed), 'numeric' (no bool), 'float', 'compare', 'logical',
+    'integer' (integers and bool: the bitwise ops)."""
     def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
         op = infer.op
         shape = broadcast_shapes(op, shapes)
@@ -197,6 +223,8 @@ def _binary_rule(kind: str) -> Callable:
             raise ShapeError(op, "is not defined on bool tensors")
         if kind == "float" and d.category != FLOAT:
             raise ShapeError(op, f"expects floating-point operands, got {d.name}")
+        if kind == "integer" and d.category == FLOAT:
+            raise ShapeError(op, f"is only defined on integer and bool tensors, got {d.name}")
         return ((shape, bool_ if kind == "compare" else d),)
     return infer
 
@@ -238,6 +266,16 @@ UNARY: dict[str, tuple[str, Callable, bool]] = {
     "sigmoid": ("float", _sigmoid, False),
     "erf": ("float", _erf, False),
     "logical_not": ("to_bool", np.logical_not, True),
+    # rounding (integers never reach them: the frontend returns an integer as is)
+    "floor": ("float", np.floor, True),
+    "ceil": ("float", np.ceil, True),
+    "round": ("float", np.rint, True),  # half to even, as PyTorch
+    "trunc": ("float", np.trunc, True),
+    "expm1": ("float", np.expm1, True),
+    "atan": ("float", np.arctan, True),
+    "asin": ("float", np.arcsin, True),
+    "acos": ("float", np.arccos, True),
+    "bitwise_not": ("integer", np.invert, True),  # on bool: logical not
 }
 BINARY: dict[str, tuple[str, Callable]] = {
     "add": ("arith", np.add),
@@ -255,6 +293,12 @@ BINARY: dict[str, tuple[str, Callable]] = {
     "ge": ("compare", np.greater_equal),
     "logical_and": ("logical", np.logical_and),
     "logical_or": ("logical", np.logical_or),
+    "atan2": ("float", np.arctan2),
+    "fmod": ("numeric", _fmod),
+    "floor_divide": ("numeric", _floor_divide),
+    "bitwise_and": ("integer", np.bitwise_and),
+    "bitwise_or": ("integer", np.bitwise_or),
+    "bitwise_xor": ("integer", np.bitwise_xor),
 }
 
 for _name, (_kind, _kernel, _uf) in UNARY.items():
@@ -331,7 +375,16 @@ _BINARY_VJP = {
     "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, y, z))),
     "maximum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "gt"),
     "minimum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "lt"),
+    "atan2": lambda b, g, x, y, z: _atan2_vjp(b, g, x, y),
+    # PyTorch: d/da = 1, d/db = -trunc(a / b)
+    "fmod": lambda b, g, x, y, z: (g, b.neg(b.mul(g, b.trunc(b.div(x, y))))),
 }
+
+
+def _atan2_vjp(b, g, y, x):
+    """atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²)."""
+    r = b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
+    return b.mul(r, x), b.neg(b.mul(r, y))
 
 
 def _minmax_vjp(b, g, x, y, wins: str):
@@ -369,6 +422,11 @@ _BINARY_JVP = {
         b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, y, z))),
     "maximum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "gt"),
     "minimum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "lt"),
+    "atan2": lambda b, tx, ty, x, y, z: _sum_tangents(
+        b, *(None if t is None else b.mul(t, d)
+             for t, d in zip((tx, ty), _atan2_vjp(b, b.scalar(1, like=x), x, y)))),
+    "fmod": lambda b, tx, ty, x, y, z: _sum_tangents(
+        b, tx, None if ty is None else b.neg(b.mul(ty, b.trunc(b.div(x, y))))),
 }
 
 
@@ -421,6 +479,10 @@ _DERIV = {
     "erf": lambda b, x, z: b.mul(b.scalar(_TWO_OVER_SQRT_PI, like=x),
                                  b.exp(b.neg(b.mul(x, x)))),
     "gelu": _gelu_deriv,
+    "expm1": lambda b, x, z: b.add(z, b.scalar(1, like=z)),  # PyTorch: result + 1
+    "atan": lambda b, x, z: b.reciprocal(b.add(b.scalar(1, like=x), b.mul(x, x))),
+    "asin": lambda b, x, z: b.rsqrt(b.sub(b.scalar(1, like=x), b.mul(x, x))),
+    "acos": lambda b, x, z: b.neg(b.rsqrt(b.sub(b.scalar(1, like=x), b.mul(x, x)))),
 }
 for _name, _d in _DERIV.items():
     ad.defderiv(_name, _d)
@@ -456,3 +518,6 @@ ad.defjvp("where", _where_jvp)
 ad.defvjp("convert", _convert_vjp)
 ad.defjvp("convert", _convert_jvp)
 ad.nondiff("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not")
+# piecewise constant (PyTorch's gradient is zero) or integer-only
+ad.nondiff("floor", "ceil", "round", "trunc", "floor_divide", "bitwise_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor")

@@ -197,15 +197,15 @@ def _is_bool(v: TensorLike) -> bool:
     return isinstance(v, bool | np.bool_)
 
 
-def sub(a: TensorLike, b: TensorLike) -> Tensor:
-    """``a - b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
+def sub(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
+    """``a - alpha * b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype \
-            and a.dtype is not bool_:
+            and a.dtype is not bool_ and alpha == 1:
         return record(_SUB, (a, b), {})
     if _is_bool(a) or _is_bool(b):
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
-    return ELEMENTWISE["sub"](a, b)
+    return ELEMENTWISE["sub"](a, b if alpha == 1 else _alpha_times("sub", alpha, a, b))
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
@@ -216,8 +216,7 @@ def pow(a: TensorLike, b: TensorLike) -> Tensor:
     return ELEMENTWISE["pow"](a, b)
 
 
-subtract, multiply, divide, true_divide = sub, ELEMENTWISE["mul"], ELEMENTWISE["div"], \
-    ELEMENTWISE["div"]
+subtract, multiply, true_divide = sub, ELEMENTWISE["mul"], ELEMENTWISE["div"]
 
 
 def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
@@ -255,6 +254,481 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
 
 
 clip = clamp
+
+
+# ---- math (issue 14): rounding, division modes, inverse and hyperbolic trig,
+# activations, tests of special values; composites of the primitives above
+# unless the table has the op (floor, atan2, fmod, bitwise_*...)
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+
+
+def _same(x: Tensor) -> Tensor:
+    """A new tensor with ``x``'s value (an identity convert: PyTorch returns a
+    copy where rounding an integer changes nothing)."""
+    return record(_CONVERT, (x,), {"dtype": x.dtype})
+
+
+def _rounding(name: str) -> Callable[[TensorLike], Tensor]:
+    op = OPS[name]
+
+    def fn(x: TensorLike) -> Tensor:
+        t = as_tensor_arg(x)
+        if t.dtype.is_floating_point:
+            return record(op, (t,), {})
+        if t.dtype is bool_:
+            raise ShapeError(name, "is not defined on bool tensors")
+        return _same(t)  # integers are already whole
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}; integer tensors are returned unchanged (a copy)."
+    return fn
+
+
+floor, ceil, trunc = _rounding("floor"), _rounding("ceil"), _rounding("trunc")
+fix = trunc
+_round_half_even = _rounding("round")
+
+
+def round(x: TensorLike, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even; with ``decimals`` PyTorch's ``round(x * 10^d) / 10^d``
+    (``d < 0``: ``round(x / 10^-d) * 10^-d``)."""
+    t = as_tensor_arg(x)
+    if decimals == 0 or not t.dtype.is_floating_point:
+        if decimals != 0 and t.dtype.category == 1:
+            raise ShapeError("round", "decimals is not supported on integer tensors")
+        return _round_half_even(t)
+    if decimals > 0:
+        k = 10.0 ** decimals
+        return div(_round_half_even(mul(t, k)), k)
+    k = 10.0 ** -decimals
+    return mul(_round_half_even(div(t, k)), k)
+
+
+def frac(x: TensorLike) -> Tensor:
+    """``x - trunc(x)`` (sign of x); gradient 1, as PyTorch."""
+    t = _floating_only("frac", x)
+    return sub(t, trunc(t))
+
+
+def _floating_only(name: str, x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        raise ShapeError(name, f"expects a floating-point tensor, got {t.dtype.name}")
+    return t
+
+
+def remainder(a: TensorLike, b: TensorLike) -> Tensor:
+    """Python's ``%``: the result has the sign of the divisor (``fmod`` then one
+    correction); gradient 1 w.r.t. ``a`` and ``-floor(a / b)`` w.r.t. ``b``."""
+    r = fmod(a, b)
+    bt = _cast(b, r.dtype)
+    zero = _scalar_operand(0, r.dtype)
+    wrong_sign = logical_and(ne(r, zero), ne(lt(r, zero), lt(bt, zero)))
+    return where(wrong_sign, add(r, bt), r)
+
+
+def div(a: TensorLike, b: TensorLike, *, rounding_mode: str | None = None) -> Tensor:
+    """True division, or PyTorch's ``rounding_mode`` "trunc" / "floor" (exact on
+    integers, which then stay integers)."""
+    if rounding_mode is None:
+        return true_divide(a, b)
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    dt = _promote((a, b))
+    if dt.is_floating_point:
+        return trunc(true_divide(a, b))
+    if dt is bool_:
+        raise ShapeError("div", "trunc division is not defined on bool tensors")
+    ta, tb = _cast(a, dt), _cast(b, dt)
+    q = floor_divide(ta, tb)  # floor, then +1 where the exact quotient was negative
+    zero = _scalar_operand(0, dt)
+    inexact_negative = logical_and(ne(fmod(ta, tb), zero), ne(lt(ta, zero), lt(tb, zero)))
+    return add(q, _cast(inexact_negative, dt))
+
+
+divide = div
+
+
+def add(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
+    return ELEMENTWISE["add"](a, b if alpha == 1 else _alpha_times("add", alpha, a, b))
+
+
+def _alpha_times(name: str, alpha: Scalar, a: TensorLike, b: TensorLike) -> Tensor:
+    """``alpha * b`` for add/sub; a float alpha with integer operands raises (PyTorch)."""
+    if isinstance(alpha, float) and not _promote((a, b)).is_floating_point:
+        raise ShapeError(name, f"for integral input tensors, alpha must not be a float "
+                               f"(got {alpha})")
+    return mul(b, alpha)
+
+
+def exp2(x: TensorLike) -> Tensor:
+    """``2 ** x`` through ``pow`` (exact at integers)."""
+    t = _floating(x)
+    return pow(_scalar_operand(2, t.dtype), t)
+
+
+def log2(x: TensorLike) -> Tensor:
+    return mul(log(x), 1 / _LN2)
+
+
+def log10(x: TensorLike) -> Tensor:
+    return mul(log(x), 1 / _LN10)
+
+
+def tan(x: TensorLike) -> Tensor:
+    t = _floating(x)
+    return div(sin(t), cos(t))
+
+
+def sinh(x: TensorLike) -> Tensor:
+    """``(expm1(x) - expm1(-x)) / 2``: accurate near 0."""
+    t = _floating(x)
+    return mul(sub(expm1(t), expm1(neg(t))), 0.5)
+
+
+def cosh(x: TensorLike) -> Tensor:
+    """``exp(|x| - ln 2) + exp(-|x| - ln 2)``: no overflow below the result's."""
+    a = abs(_floating(x))
+    return add(exp(sub(a, _LN2)), exp(sub(neg(a), _LN2)))
+
+
+def _guarded(big: Tensor, t: Tensor, safe: Scalar, small: Callable[[Tensor], Tensor],
+             large: Callable[[Tensor], Tensor]) -> Tensor:
+    """``where(big, large(t), small(t))`` with each branch fed ``safe`` where it
+    is not taken, so no inf/NaN of the unused branch reaches a gradient."""
+    s = _scalar_operand(safe, t.dtype)
+    return where(big, large(where(big, t, s)), small(where(big, s, t)))
+
+
+_HUGE = 2.0 ** 28  # past it, x² overflows float32's intermediates; log(2x) is exact enough
+
+
+def asinh(x: TensorLike) -> Tensor:
+    """Odd: ``f(x) = log1p(x + x²/(1 + sqrt(1 + x²)))`` for x >= 0, ``-f(-x)``
+    below; ``log(2|x|)`` signed for huge |x|."""
+    t = _floating(x)
+
+    def f(v: Tensor) -> Tensor:
+        return log1p(add(v, div(mul(v, v), add(sqrt(add(mul(v, v), 1.0)), 1.0))))
+
+    def small(v: Tensor) -> Tensor:
+        negative = lt(v, 0.0)
+        return where(negative, neg(f(where(negative, neg(v), 0.0))),
+                     f(where(negative, 0.0, v)))
+
+    def large(v: Tensor) -> Tensor:
+        return mul(sign(v), add(log(abs(v)), _LN2))
+    return _guarded(gt(abs(t), _HUGE), t, 1.0, small, large)
+
+
+def acosh(x: TensorLike) -> Tensor:
+    """``log1p(u + sqrt(2u + u²))`` with ``u = x - 1``; ``log(2x)`` for huge x."""
+    t = _floating(x)
+
+    def small(v: Tensor) -> Tensor:
+        u = sub(v, 1.0)
+        return log1p(add(u, sqrt(add(mul(u, 2.0), mul(u, u)))))
+    return _guarded(gt(t, _HUGE), t, 2.0, small, lambda v: add(log(v), _LN2))
+
+
+def atanh(x: TensorLike) -> Tensor:
+    """``log1p(2x / (1 - x)) / 2``: accurate near 0."""
+    t = _floating(x)
+    return mul(log1p(div(mul(t, 2.0), sub(1.0, t))), 0.5)
+
+
+arccos, arcsin, arctan, arctan2 = ELEMENTWISE["acos"], ELEMENTWISE["asin"], \
+    ELEMENTWISE["atan"], ELEMENTWISE["atan2"]
+arccosh, arcsinh, arctanh = acosh, asinh, atanh
+absolute, negative = ELEMENTWISE["abs"], ELEMENTWISE["neg"]
+greater, greater_equal, less, less_equal, not_equal = ELEMENTWISE["gt"], ELEMENTWISE["ge"], \
+    ELEMENTWISE["lt"], ELEMENTWISE["le"], ELEMENTWISE["ne"]
+expm1 = ELEMENTWISE["expm1"]
+
+
+def logical_xor(a: TensorLike, b: TensorLike) -> Tensor:
+    return ne(logical_not(logical_not(a)), logical_not(logical_not(b)))
+
+
+# ---- activations (PyTorch's nn.functional forms; nn.functional re-exports them) ----
+
+def softplus(x: TensorLike, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log1p(exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+    t = _floating_only("softplus", x)
+    bx = mul(t, beta)
+    linear = gt(bx, threshold)
+    soft = log1p(exp(where(linear, 0.0, bx)))
+    return where(linear, t, soft if beta == 1 else div(soft, beta))
+
+
+def silu(x: TensorLike) -> Tensor:
+    t = _floating_only("silu", x)
+    return mul(t, sigmoid(t))
+
+
+def mish(x: TensorLike) -> Tensor:
+    t = _floating_only("mish", x)
+    return mul(t, tanh(softplus(t)))
+
+
+def hardtanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+    return clamp(x, min_val, max_val)
+
+
+def relu6(x: TensorLike) -> Tensor:
+    return hardtanh(x, 0.0, 6.0)
+
+
+def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
+    t = as_tensor_arg(x)
+    return where(gt(t, 0), t, mul(t, negative_slope))
+
+
+def elu(x: TensorLike, alpha: float = 1.0) -> Tensor:
+    t = _floating_only("elu", x)
+    positive = gt(t, 0.0)
+    return where(positive, t, mul(expm1(where(positive, 0.0, t)), alpha))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: TensorLike) -> Tensor:
+    return mul(elu(x, _SELU_ALPHA), _SELU_SCALE)
+
+
+def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
+    if alpha == 0:
+        raise ValueError("celu: ZeroDivisionError, alpha cannot be 0")
+    t = _floating_only("celu", x)
+    positive = gt(t, 0.0)
+    return where(positive, t, mul(expm1(div(where(positive, 0.0, t), alpha)), alpha))
+
+
+def hardsigmoid(x: TensorLike) -> Tensor:
+    t = _floating_only("hardsigmoid", x)
+    return clamp(add(div(t, 6.0), 0.5), 0.0, 1.0)
+
+
+def hardswish(x: TensorLike) -> Tensor:
+    t = _floating_only("hardswish", x)
+    return mul(t, hardsigmoid(t))
+
+
+def logsigmoid(x: TensorLike) -> Tensor:
+    """``min(x, 0) - log1p(exp(-|x|))``."""
+    t = _floating_only("logsigmoid", x)
+    return sub(where(lt(t, 0.0), t, 0.0), log1p(exp(neg(abs(t)))))
+
+
+def logit(x: TensorLike, eps: float | None = None) -> Tensor:
+    t = _floating(x)
+    if eps is not None:
+        t = clamp(t, eps, 1.0 - eps)
+    return log(div(t, sub(1.0, t)))
+
+
+# ---- special values ----
+
+def isnan(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return ne(t, t)
+
+
+def isinf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return ne(t, t)  # all False
+    return eq(abs(t), float("inf"))
+
+
+def isposinf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return eq(t, float("inf")) if t.dtype.is_floating_point else ne(t, t)
+
+
+def isneginf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return eq(t, float("-inf")) if t.dtype.is_floating_point else ne(t, t)
+
+
+def isfinite(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return eq(t, t)  # all True
+    return lt(abs(t), float("inf"))
+
+
+def nan_to_num(x: TensorLike, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's
+    largest/lowest finite value)."""
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return _same(t)
+    info = np.finfo(t.dtype.np)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = where(isnan(t), _cast(nan, t.dtype), t)
+    out = where(isposinf(t), _cast(hi, t.dtype), out)
+    return where(isneginf(t), _cast(lo, t.dtype), out)
+
+
+def clamp_min(x: TensorLike, min: TensorLike) -> Tensor:  # noqa: A002
+    return clamp(x, min=min)
+
+
+def clamp_max(x: TensorLike, max: TensorLike) -> Tensor:  # noqa: A002
+    return clamp(x, max=max)
+
+
+def lerp(input: TensorLike, end: TensorLike, weight: TensorLike) -> Tensor:  # noqa: A002
+    """PyTorch's two-sided form: ``start + w (end - start)`` for ``|w| < 0.5``,
+    ``end - (end - start)(1 - w)`` otherwise (exact at w = 1)."""
+    start = _floating_only("lerp", input)
+    e = _cast(end, start.dtype)
+    w = _cast(weight, start.dtype) if _is_tensor(weight) else weight
+    diff = sub(e, start)
+    low = lt(abs(w), 0.5) if _is_tensor(w) else builtins.abs(w) < 0.5
+    if isinstance(low, bool):
+        return add(start, mul(w, diff)) if low else sub(e, mul(diff, sub(1.0, w)))
+    return where(low, add(start, mul(w, diff)), sub(e, mul(diff, sub(1.0, w))))
+
+
+# ---- products ----
+
+def _check_rank(name: str, t: Tensor, ndim: int, what: str) -> None:
+    if t.ndim != ndim:
+        raise ShapeError(name, f"{what} must be {ndim}-D, got {fmt_shape(t.shape)}")
+
+
+def bmm(input: TensorLike, mat2: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(mat2)
+    _check_rank("bmm", a, 3, "batch1")
+    _check_rank("bmm", b, 3, "batch2")
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError("bmm", f"batch sizes differ: {fmt_shape(a.shape)} and "
+                                f"{fmt_shape(b.shape)}")
+    return matmul(a, b)
+
+
+def mv(input: TensorLike, vec: TensorLike) -> Tensor:  # noqa: A002
+    a, v = as_tensor_arg(input), as_tensor_arg(vec)
+    _check_rank("mv", a, 2, "input")
+    _check_rank("mv", v, 1, "vec")
+    return matmul(a, v)
+
+
+def dot(input: TensorLike, tensor: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(tensor)
+    _check_rank("dot", a, 1, "input")
+    _check_rank("dot", b, 1, "tensor")
+    if a.dtype is not b.dtype:
+        raise ShapeError("dot", f"expects both tensors of one dtype, got {a.dtype.name} and "
+                                f"{b.dtype.name}")
+    return matmul(a, b)
+
+
+inner_product = dot
+
+
+def outer(input: TensorLike, vec2: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(vec2)
+    _check_rank("outer", a, 1, "input")
+    _check_rank("outer", b, 1, "vec2")
+    return mul(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
+
+
+ger = outer
+
+
+def _add_scaled(name: str, bias: TensorLike, product: Tensor, beta: Scalar, alpha: Scalar
+                ) -> Tensor:
+    """``beta * bias + alpha * product``; with beta == 0 the bias is ignored
+    (its NaN does not propagate), as PyTorch."""
+    out = product if alpha == 1 else mul(product, alpha)
+    if beta == 0:
+        t = as_tensor_arg(bias)
+        _broadcasts_to(name, t.shape, out.shape)
+        return out
+    return add(out, bias if beta == 1 else mul(bias, beta))
+
+
+def _broadcasts_to(name: str, small: tuple[int, ...], big: tuple[int, ...]
+                              ) -> None:
+    try:
+        if np.broadcast_shapes(small, big) != tuple(big):
+            raise ValueError
+    except ValueError:
+        raise ShapeError(name, f"input of shape {fmt_shape(small)} does not broadcast to "
+                               f"the product's {fmt_shape(big)}") from None
+
+
+def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *,  # noqa: A002
+          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    a, b = as_tensor_arg(mat1), as_tensor_arg(mat2)
+    _check_rank("addmm", a, 2, "mat1")
+    _check_rank("addmm", b, 2, "mat2")
+    return _add_scaled("addmm", input, matmul(a, b), beta, alpha)
+
+
+def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, *,  # noqa: A002
+          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
+            beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
+           beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addbmm", input, sum(bmm(batch1, batch2), 0), beta, alpha)
+
+
+def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, *,  # noqa: A002
+         beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+# ---- bitwise (``& | ^ ~``): on bool tensors the logical ops, as PyTorch ----
+
+def _bitwise(name: str, on_bool: Callable[[Tensor, Tensor], Tensor]
+             ) -> Callable[[TensorLike, TensorLike], Tensor]:
+    op = OPS[name]
+
+    def fn(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+        if not _is_tensor(input) and not _is_tensor(other):
+            input = as_tensor_arg(input)
+        dt = _promote((input, other))
+        a, b = _cast(input, dt), _cast(other, dt)
+        if dt is bool_:
+            return on_bool(a, b)
+        return record(op, (a, b), {})  # floats raise in the shape rule, naming the op
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} of integer or bool tensors (bool: the logical op)."
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", ELEMENTWISE["logical_and"])
+bitwise_or = _bitwise("bitwise_or", ELEMENTWISE["logical_or"])
+bitwise_xor = _bitwise("bitwise_xor", ELEMENTWISE["ne"])
+
+
+def bitwise_not(input: TensorLike) -> Tensor:  # noqa: A002
+    t = as_tensor_arg(input)
+    if t.dtype is bool_:
+        return logical_not(t)
+    return record(OPS["bitwise_not"], (t,), {})
 
 
 # ---- reductions ----
@@ -602,9 +1076,10 @@ METHODS = (*ELEMENTWISE, *(
     "log_softmax logsumexp").split())
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
-                     "matmul": "matmul"}  # ``__add__`` and ``__radd__``: add
-_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "logical_not",
-              "__and__": "logical_and", "__or__": "logical_or", "__eq__": "eq", "__ne__": "ne",
+                     "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+                     "xor": "bitwise_xor", "floordiv": "floor_divide", "mod": "remainder"}  # ``__add__`` and ``__radd__``: add
+_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
+              "__eq__": "eq", "__ne__": "ne",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
               "__getitem__": "getitem"}
 _CONVERSIONS = {"float": float32, "double": float64, "half": float16, "int": int32,
@@ -635,8 +1110,9 @@ def _set_tensor_methods() -> None:
     for name in METHODS:
         setattr(Tensor, name, api[name])
     for dunder, name in _BINARY_OPERATORS.items():
-        setattr(Tensor, f"__{dunder}__", api[name])
-        setattr(Tensor, f"__r{dunder}__", _reflected(api[name]))
+        fn = ELEMENTWISE[name] if name in ("add", "div") else api[name]  # (no alpha/mode)
+        setattr(Tensor, f"__{dunder}__", fn)
+        setattr(Tensor, f"__r{dunder}__", _reflected(fn))
     for dunder, name in _OPERATORS.items():
         setattr(Tensor, dunder, api[name])
     for name, dt in _CONVERSIONS.items():
