@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ad
 from .dtypes import BOOL, FLOAT, DType, bool_
-from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, same_dtype
+from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, get_op, same_dtype
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -321,6 +321,97 @@ for _name, (_kind, _kernel) in BINARY.items():
 _define("where", _where_rule, np.where, 3, False, doc="select(cond, x, y)")
 _define("convert", _convert_rule, _convert, 1, True, {"dtype": "dtype"},
         doc="element type conversion (astype)")
+
+
+# ---- decompositions: what a backend without the primitive (MAX) runs ----
+
+# Cephes' atan (double precision): |x| reduced to [0, 0.66] by 1/x or
+# (x - 1)/(x + 1), then x + x z P(z)/Q(z), z = x²
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2,
+           4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+_TAN_3PI_8 = 2.414213562373095048802
+_MOREBITS = 6.123233995736765886130e-17  # pi/2 - float64(pi/2)
+
+
+def _poly(b, z, coefs: Sequence[float]):
+    acc = b.scalar(coefs[0], like=z)
+    for c in coefs[1:]:
+        acc = b.add(b.mul(acc, z), b.scalar(c, like=z))
+    return acc
+
+
+def _atan_decomposition(b, inputs):
+    (x,) = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    a = b.abs(x)
+    big = b.gt(a, s(_TAN_3PI_8))
+    mid = b.logical_and(b.gt(a, s(0.66)), b.logical_not(big))
+    # the reduced argument, each branch fed a value it can take (no 1/0)
+    inv = b.neg(b.reciprocal(b.where(big, a, s(1))))
+    shifted = b.div(b.sub(a, s(1)), b.add(a, s(1)))
+    r = b.where(big, inv, b.where(mid, shifted, a))
+    base = b.where(big, s(math.pi / 2), b.where(mid, s(math.pi / 4), s(0)))
+    extra = b.where(big, s(_MOREBITS), b.where(mid, s(0.5 * _MOREBITS), s(0)))
+    z = b.mul(r, r)
+    series = b.add(b.mul(b.mul(r, z), b.div(_poly(b, z, _ATAN_P), _poly(b, z, _ATAN_Q))), r)
+    y = b.add(base, b.add(series, extra))
+    return [b.where(b.lt(x, s(0)), b.neg(y), b.where(b.eq(x, s(0)), x, y))]  # keeps -0.0
+
+
+def _asin_decomposition(b, inputs):
+    """asin(x) = atan(x / sqrt((1 - x)(1 + x))); NaN outside [-1, 1]."""
+    (x,) = inputs
+    one = b.scalar(1, like=x)
+    (r,) = _atan_decomposition(b, [b.div(x, b.sqrt(b.mul(b.sub(one, x), b.add(one, x))))])
+    return [r]
+
+
+def _atan2_decomposition(b, inputs):
+    """atan(y / x) moved to its quadrant: +-pi for x < 0 (the sign of y, -0.0
+    included), +-pi/2 on the y axis, the IEEE values where both are infinite."""
+    y, x = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    zero = s(0)
+    (a,) = _atan_decomposition(b, [b.div(y, x)])
+    y_negative = b.logical_or(b.lt(y, zero),
+                              b.logical_and(b.eq(y, zero), b.lt(b.reciprocal(y), zero)))
+    pi_signed = b.where(y_negative, s(-math.pi), s(math.pi))
+    x_negative = b.logical_or(b.lt(x, zero),
+                              b.logical_and(b.eq(x, zero), b.lt(b.reciprocal(x), zero)))
+    r = b.where(b.lt(x, zero), b.add(a, pi_signed), a)
+    # x == +-0: +-pi/2 by the sign of y; both zero: y for x = +0, +-pi for x = -0
+    on_axis = b.where(b.eq(y, zero), b.where(x_negative, pi_signed, y),
+                      b.mul(s(math.pi / 2), b.sign(y)))
+    r = b.where(b.eq(x, zero), on_axis, r)
+    inf = s(math.inf)
+    both_inf = b.logical_and(b.eq(b.abs(x), inf), b.eq(b.abs(y), inf))
+    corner = b.mul(b.where(x_negative, s(3 * math.pi / 4), s(math.pi / 4)),
+                   b.where(y_negative, s(-1), s(1)))
+    return [b.where(both_inf, corner, r)]
+
+
+def _expm1_decomposition(b, inputs):
+    """Kahan's ``(u - 1) x / log(u)``, u = exp(x): cancels the rounding of u;
+    x itself where u rounds to 1, -1 and inf where u is 0 or inf."""
+    (x,) = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    u = b.exp(x)
+    um1 = b.sub(u, s(1))
+    safe = b.logical_and(b.ne(um1, s(0)), b.logical_and(b.ne(um1, s(-1)),
+                                                        b.ne(u, s(math.inf))))
+    log_u = b.log(b.where(safe, u, s(2)))
+    r = b.div(b.mul(um1, x), log_u)
+    return [b.where(safe, r, b.where(b.eq(um1, s(0)), x, um1))]
+
+
+for _name, _decomposition in (("atan", _atan_decomposition), ("asin", _asin_decomposition),
+                              ("atan2", _atan2_decomposition),
+                              ("expm1", _expm1_decomposition)):
+    get_op(_name).decomposition = _decomposition
 
 
 # ---- derivatives (rules against the builder interface of dialects/ad.py) ----

@@ -498,6 +498,46 @@ def _pad(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     return [x]
 
 
+# ---- issue 14's math primitives (asin, atan, atan2, expm1: their decompositions) ----
+
+_ROUNDING = by_op({"floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
+                   "acos": "acos"})
+
+
+@lowers(*(d.name for d in _ROUNDING))
+def _rounding(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    return [getattr(cx.ops, _ROUNDING[op.opdef])(xs[0])]
+
+
+@lowers("floor_divide")
+def _floor_divide(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    return [cx.ops.floor_div(*xs)]
+
+
+@lowers("fmod")
+def _fmod(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    # fmod has the dividend's sign: MAX's mod, moved by one divisor where its
+    # remainder has the other sign
+    (a, b), d = xs, op.ins[0][1]
+    r = cx.ops.mod(a, b)
+    zero = cx.scalar(0, d)
+    sign_differs = cx.ops.not_equal(cx.ops.greater(zero, r), cx.ops.greater(zero, a))
+    fix = cx.ops.logical_and(cx.ops.not_equal(r, zero), sign_differs)
+    return [cx.ops.where(fix, cx.ops.sub(r, b), r)]
+
+
+_BITWISE = by_op({"bitwise_and": "logical_and", "bitwise_or": "logical_or",
+                  "bitwise_xor": "logical_xor", "bitwise_not": "logical_not"})
+
+
+@lowers(*(d.name for d in _BITWISE))
+def _bitwise(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    if op.ins[0][1] is not bool_:
+        raise MaxLoweringError(op.opdef.name, "on integer tensors is not supported by the "
+                                              "max backend (MAX has no bitwise ops)")
+    return [getattr(cx.ops, _BITWISE[op.opdef])(*xs)]
+
+
 def rule_for(op: OpDef | str) -> Rule | None:
     """The MAX rule of an op (by table entry or name); None if it has none."""
     return MAX_LOWERINGS.get(op if isinstance(op, OpDef) else get_op(op))

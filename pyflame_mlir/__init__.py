@@ -13,6 +13,7 @@ from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
 from . import autograd, inplace  # noqa: F401  (inplace sets the in-place methods)
+from . import linalg  # noqa: F401  (pf.linalg)
 from .autodiff import (
     enable_grad,
     grad,
@@ -45,6 +46,7 @@ from .compiler import get_backend as _get_backend
 from .compiler import pipeline_spec as _pipeline_spec
 from .core import (
     CONFIG,
+    Size,
     COUNTERS,
     GRAPH,
     Graph,

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, constant_value, number_key, record
+from .core import CONFIG, Size, Tensor, constant_value, number_key, record
 from .dialects import OPS
 from .dialects.dtypes import (
     DType,
+    bfloat16,
     bool_,
     float16,
     float32,
@@ -1066,6 +1067,344 @@ def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) ->
                                            "keepdim": keepdim})
 
 
+# ---- einsum: a composite of permute / reshape / matmul / sum ----
+
+def _einsum_operand_labels(name: str, spec: str, t: Tensor, ell: str) -> list[str]:
+    """The labels of one operand, the ellipsis expanded to ``ell``'s last
+    ``ndim - len(named)`` letters (right-aligned, broadcasting as PyTorch)."""
+    if "..." in spec:
+        head, tail = spec.split("...")
+        n = t.ndim - len(head) - len(tail)
+        if n < 0:
+            raise ShapeError(name, f"operand {spec!r} has more labels than the "
+                                   f"{t.ndim} dimensions of {fmt_shape(t.shape)}")
+        return [*head, *ell[len(ell) - n:], *tail] if n else [*head, *tail]
+    if len(spec) != t.ndim:
+        raise ShapeError(name, f"operand {spec!r} has {len(spec)} labels for the {t.ndim} "
+                               f"dimensions of {fmt_shape(t.shape)}")
+    return list(spec)
+
+
+def _einsum_diagonal(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
+    """Repeated labels within one operand (``ii``): keep the diagonal, by a mask and a sum."""
+    while len(set(labels)) != len(labels):
+        lab = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(lab)
+        j = labels.index(lab, i + 1)
+        if t.shape[i] != t.shape[j]:
+            raise ShapeError("einsum", f"label {lab!r} is repeated over dimensions of sizes "
+                                       f"{t.shape[i]} and {t.shape[j]}")
+        n = t.shape[i]
+        shape = [1] * t.ndim
+        shape[i], shape[j] = n, n
+        from_ = record(OPS["iota"], (), {"shape": (n, n), "dim": 0, "dtype": int64})
+        to = record(OPS["iota"], (), {"shape": (n, n), "dim": 1, "dtype": int64})
+        mask = reshape(eq(from_, to), tuple(shape))
+        t = sum(where(mask, t, _scalar_operand(0, t.dtype) if t.dtype is not bool_
+                      else False), j)
+        labels = labels[:j] + labels[j + 1:]
+    return t, labels
+
+
+def _einsum_pair(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]
+                 ) -> tuple[Tensor, list[str]]:
+    """Contract two operands: shared kept labels are batch dims, shared others
+    are summed by one batched matmul, the rest stay."""
+    batch = [c for c in la if c in lb and c in keep]
+    contract = [c for c in la if c in lb and c not in keep]
+    left = [c for c in la if c not in lb]
+    right = [c for c in lb if c not in la]
+    sizes: dict[str, int] = {}
+    for t, ls in ((a, la), (b, lb)):
+        for c, n in zip(ls, t.shape):
+            if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
+                raise ShapeError("einsum", f"label {c!r} has sizes {sizes[c]} and {n}")
+            sizes[c] = builtins.max(sizes.get(c, 1), n)
+
+    def arrange(t: Tensor, ls: list[str], order: list[str], groups: list[list[str]]
+                ) -> Tensor:
+        t = permute(t, tuple(ls.index(c) for c in order))
+        full = tuple(sizes[c] if c in batch or c in contract else t.shape[i]
+                     for i, c in enumerate(order))
+        t = broadcast_to(t, full)
+        return reshape(t, tuple(_prod(sizes[c] if c in batch or c in contract
+                                      else t.shape[order.index(c)] for c in g)
+                                for g in groups))
+    a3 = arrange(a, la, batch + left + contract, [batch, left, contract])
+    b3 = arrange(b, lb, batch + contract + right, [batch, contract, right])
+    out = matmul(a3, b3)
+    shape = tuple(sizes[c] for c in batch) + tuple(a.shape[la.index(c)] for c in left) \
+        + tuple(b.shape[lb.index(c)] for c in right)
+    return reshape(out, shape), batch + left + right
+
+
+def _prod(xs: Any) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """``torch.einsum``: any number of operands (or one list of them), ``...``,
+    implicit output (labels seen once, sorted, after the ellipsis dims).
+    Operands are contracted left to right, labels no later operand or the
+    output needs being summed as early as possible."""
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    ts = [as_tensor_arg(o) for o in operands]
+    eq_ = equation.replace(" ", "")
+    lhs, arrow, rhs = eq_.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(ts):
+        raise ShapeError("einsum", f"{equation!r} names {len(specs)} operands, got {len(ts)}")
+    named = {c for c in eq_ if c.isalpha()}
+    if any(not (c.isalpha() or c in ".,->") for c in eq_):
+        raise ShapeError("einsum", f"invalid character in {equation!r}: labels are letters")
+    n_ell = builtins.max([t.ndim - len(s.replace("...", "")) for s, t in zip(specs, ts)
+                          if "..." in s], default=0)
+    ell = "".join(chr(c) for c in range(0x100, 0x200) if chr(c) not in named)[:n_ell]
+    labels = [_einsum_operand_labels("einsum", s, t, ell) for s, t in zip(specs, ts)]
+    if arrow:
+        head, _, tail = rhs.partition("...")
+        out = [*head, *ell, *tail] if "..." in rhs else list(rhs)
+        if len(set(out)) != len(out) or any(c not in {x for ls in labels for x in ls}
+                                            for c in out):
+            raise ShapeError("einsum", f"output {rhs!r} repeats a label or names one no "
+                                       "operand has")
+    else:
+        seen = [c for ls in labels for c in ls]
+        out = [*ell] + sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell)
+    dt = _promote(ts)
+    ts = [_cast(t, dt) for t in ts]
+    pairs = [_einsum_diagonal(t, ls) for t, ls in zip(ts, labels)]
+    acc, acc_l = None, []
+    for k, (t, ls) in enumerate(pairs):
+        later = set(out).union(*(set(p[1]) for p in pairs[k + 1:]))
+        # sum what only this operand has and nothing after needs
+        alone = [i for i, c in enumerate(ls) if c not in later and c not in acc_l]
+        if alone:
+            t = sum(t, alone)
+            ls = [c for i, c in enumerate(ls) if i not in alone]
+        if acc is None:
+            acc, acc_l = t, ls
+        else:
+            acc, acc_l = _einsum_pair(acc, acc_l, t, ls, later)
+        gone = [i for i, c in enumerate(acc_l) if c not in later]
+        if gone:
+            acc = sum(acc, gone)
+            acc_l = [c for i, c in enumerate(acc_l) if i not in gone]
+    assert acc is not None
+    return permute(acc, tuple(acc_l.index(c) for c in out)) if acc_l != out else acc
+
+
+# ---- norms (``pf.linalg`` re-exports them) ----
+
+def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.vector_norm``: ord 0 (count of nonzeros), inf, -inf, or any
+    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if not t.dtype.is_floating_point:
+        raise ShapeError("vector_norm", f"expects a floating-point input, got "
+                                        f"{t.dtype.name}")
+    if isinstance(ord, str):
+        raise ShapeError("vector_norm", f"ord must be a number, got {ord!r}")
+    dims = _dims("vector_norm", t, dim)
+    if t.numel() == 0 and ord < 0:
+        raise ShapeError("vector_norm", f"cannot compute the {ord} norm of an empty tensor")
+    a = abs(t)
+    if ord == float("inf"):
+        if t.numel() == 0 and dims and any(t.shape[d] == 0 for d in dims):
+            raise ShapeError("vector_norm", "cannot compute the inf norm over an empty "
+                                            "dimension")
+        return amax(a, dims, keepdim)
+    if ord == float("-inf"):
+        return amin(a, dims, keepdim)
+    if ord == 0:
+        return sum(convert(ne(t, 0.0), t.dtype), dims, keepdim)
+    if ord == 1:
+        return sum(a, dims, keepdim)
+    if ord == 2:
+        s = sum(mul(t, t), dims, keepdim)
+        zero = eq(s, 0.0)
+        return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
+    s = sum(pow(a, float(ord)), dims, keepdim)
+    if ord > 0:
+        zero = eq(s, 0.0)
+        return where(zero, 0.0, pow(where(zero, 1.0, s), 1.0 / ord))
+    return pow(s, 1.0 / ord)
+
+
+def matrix_norm(x: TensorLike, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``torch.linalg.matrix_norm`` for ord 'fro', 1, -1, inf, -inf ('nuc' and
+    +-2 need singular values: refused)."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if t.ndim < 2:
+        raise ShapeError("matrix_norm", f"expects at least 2 dimensions, got "
+                                        f"{fmt_shape(t.shape)}")
+    d0, d1 = (normalize_dim("matrix_norm", d, t.ndim) for d in dim)
+    if d0 == d1:
+        raise ShapeError("matrix_norm", f"dims must be different, got {list(dim)}")
+    if ord == "fro":
+        return vector_norm(t, 2, (d0, d1), keepdim)
+    if ord in (1, -1, float("inf"), float("-inf")):
+        inner, outer_ = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = sum(abs(t), inner, True)
+        r = (amax if ord > 0 else amin)(sums, outer_, True)
+        return r if keepdim else squeeze(r, (d0, d1))
+    raise ShapeError("matrix_norm", f"ord {ord!r} is not supported (needs singular values)")
+
+
+def linalg_norm(x: TensorLike, ord: float | str | None = None, dim: Any = None,
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``torch.linalg.norm``: a vector norm over one dim (or the flattened input
+    when ord is None), a matrix norm over two."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if isinstance(dim, int | np.integer):
+        dim = (int(dim),)
+    if dim is None and ord is not None:
+        if t.ndim not in (1, 2):
+            raise ShapeError("linalg.norm", f"with ord and dim=None the input must be 1-D or "
+                                            f"2-D, got {fmt_shape(t.shape)}")
+        dim = tuple(range(t.ndim))
+    if ord is None:
+        return vector_norm(t, 2, dim, keepdim)
+    if len(dim) == 2:
+        return matrix_norm(t, ord, tuple(dim), keepdim)
+    if isinstance(ord, str):
+        raise ShapeError("linalg.norm", f"ord {ord!r} needs two dims, got {list(dim)}")
+    return vector_norm(t, ord, dim, keepdim)
+
+
+def norm(input: TensorLike, p: float | str | None = "fro", dim: Any = None,  # noqa: A002
+         keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """``torch.norm``: 'fro' (or None) is the 2-norm over ``dim`` (all dims by
+    default); a number p a vector norm."""
+    t = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    if p == "nuc":
+        raise ShapeError("norm", "the nuclear norm is not supported (needs singular values)")
+    if p is None or p == "fro":
+        return vector_norm(t, 2, dim, keepdim)
+    if isinstance(p, str):
+        raise ShapeError("norm", f"p must be 'fro', 'nuc' or a number, got {p!r}")
+    return vector_norm(t, p, dim, keepdim)
+
+
+# ---- torch's Tensor API around the data (devices, sizes, interop) ----
+
+_DEVICE_TYPES = {"reference": "cpu", "mlir": "cpu", "max": "cpu", "csl": "wse"}
+
+
+class device:  # noqa: N801  (torch.device)
+    """Where tensors compute: the current backend's device (``cpu`` for the
+    reference, mlir and MAX-on-CPU backends, ``wse`` for csl). Compares equal
+    to its string form (``t.device == "cpu"``)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        name, _, idx = str(type).partition(":")
+        self.type = name
+        self.index = int(idx) if idx else index
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type={self.type!r}{index})"
+
+
+def current_device() -> device:
+    return device(_DEVICE_TYPES.get(CONFIG.backend, CONFIG.backend))
+
+
+def _check_device(dev: Any) -> None:
+    want, here = device(dev), current_device()
+    if want != here and want.type != "cpu":  # host data is always reachable
+        raise ValueError(f"device {str(want)!r} is not available: tensors compute on the "
+                         f"current backend's device {str(here)!r} ({CONFIG.backend!r}; choose "
+                         "the backend with pf.set_backend)")
+
+
+def clone(x: TensorLike, *, memory_format: Any = None) -> Tensor:
+    """A new tensor with ``x``'s value; gradients flow through it."""
+    return _same(as_tensor_arg(x))
+
+
+def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
+       non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
+    """``t.to(dtype)``, ``t.to(device[, dtype])``, ``t.to(other)``; ``copy=True``
+    always makes a new tensor. Devices other than the current backend's raise."""
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = a
+        else:
+            dtype = a
+    if device is not None:
+        _check_device(device)
+    out = self if dtype is None else convert(self, dtype)
+    return clone(out) if copy and out is self else out
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Tensor | str:
+    if dtype is None:
+        return f"pyflame.{self.dtype.name}"
+    return convert(self, dtype)
+
+
+def _format(self: Tensor, spec: str) -> str:
+    if self.ndim == 0 and spec:
+        return format(self.item(), spec)
+    return format(str(self), spec)
+
+
+def _dlpack(self: Tensor, **kwargs: Any) -> Any:
+    arr = self.numpy()
+    if self.dtype is bfloat16:
+        raise BufferError("bfloat16 tensors cannot be exported through DLPack by numpy; "
+                          "convert to float32 first")
+    try:
+        return arr.__dlpack__(**kwargs)
+    except BufferError:  # a read-only buffer the consumer's DLPack version cannot flag
+        return np.array(arr, copy=True).__dlpack__(**kwargs)
+
+
+def _dlpack_device(self: Tensor) -> tuple[int, int]:
+    return (1, 0)  # kDLCPU: values live in host memory
+
+
+def from_dlpack(ext: Any) -> Tensor:
+    """A leaf sharing memory with a DLPack producer (a torch or numpy array on the CPU)."""
+    return Tensor._leaf(np.from_dlpack(ext))
+
+
+_DATA_METHODS: dict[str, Any] = {
+    "to": to, "type": _type, "clone": clone, "__format__": _format,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
+    "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
+    "element_size": lambda self: self.dtype.itemsize, "contiguous": lambda self, *a, **k: self,
+    "is_contiguous": lambda self, *a, **k: True, "cpu": lambda self, *a, **k: self,
+    "device": property(lambda self: current_device()),
+}
+
+
 # ---- Tensor methods ----
 
 # Functions that are also Tensor methods (``x.relu()``, ``x.sum(1)``): every
@@ -1073,7 +1412,16 @@ def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) ->
 METHODS = (*ELEMENTWISE, *(
     "gelu matmul clamp clip sum mean max min amax amin argmax argmin reshape view flatten "
     "squeeze unsqueeze permute transpose swapaxes broadcast_to expand split chunk softmax "
-    "log_softmax logsumexp").split())
+    "log_softmax logsumexp "
+    # issue 14's math
+    "floor ceil round trunc fix frac fmod remainder floor_divide div divide true_divide add sub "
+    "subtract multiply exp2 log2 log10 expm1 tan sinh cosh asinh acosh atanh asin acos atan "
+    "atan2 arccos arcsin arctan arctan2 arccosh arcsinh arctanh absolute negative greater "
+    "greater_equal less less_equal not_equal logical_xor bitwise_and bitwise_or bitwise_xor "
+    "bitwise_not isnan isinf isfinite isposinf isneginf nan_to_num clamp_min clamp_max lerp "
+    "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger inner_product norm "
+    "softplus hardtanh relu6 leaky_relu elu selu celu hardsigmoid hardswish mish silu "
+    "logsigmoid").split())
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
                      "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
@@ -1083,7 +1431,7 @@ _OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
               "__getitem__": "getitem"}
 _CONVERSIONS = {"float": float32, "double": float64, "half": float16, "int": int32,
-                "long": int64, "bool": bool_}
+                "long": int64, "bool": bool_, "bfloat16": bfloat16}
 
 
 def _reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable[..., Tensor]:
@@ -1117,7 +1465,9 @@ def _set_tensor_methods() -> None:
         setattr(Tensor, dunder, api[name])
     for name, dt in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(dt))
-    Tensor.astype = Tensor.to = convert
+    Tensor.astype = convert
+    for name, member in _DATA_METHODS.items():
+        setattr(Tensor, name, member)
     Tensor.T = property(_transposed)
 
 
