@@ -12,8 +12,11 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
-from . import autograd, inplace  # noqa: F401  (inplace sets the in-place methods)
-from . import linalg  # noqa: F401  (pf.linalg)
+from . import (  # noqa: F401  (inplace sets the in-place methods)
+    autograd,
+    inplace,
+    linalg,  # noqa: F401  (pf.linalg)
+)
 from .autodiff import (
     enable_grad,
     grad,
@@ -46,10 +49,10 @@ from .compiler import get_backend as _get_backend
 from .compiler import pipeline_spec as _pipeline_spec
 from .core import (
     CONFIG,
-    Size,
     COUNTERS,
     GRAPH,
     Graph,
+    Size,
     Tensor,
     create_graph,
     current_graph,

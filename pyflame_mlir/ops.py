@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import CONFIG, Size, Tensor, constant_value, number_key, record
+from .core import CONFIG, Tensor, constant_value, number_key, record
 from .dialects import OPS
 from .dialects.dtypes import (
     DType,
@@ -178,6 +178,11 @@ ELEMENTWISE: dict[str, Callable[..., Tensor]] = {
     for name, (kind, *_) in [*UNARY.items(), *BINARY.items()]
 }
 globals().update(ELEMENTWISE)
+# the table-made wrappers the composites below call, bound by name for readers and linters
+(cos, eq, exp, floor_divide, fmod, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
+ sigmoid, sign, sin, sqrt, tanh) = (
+    ELEMENTWISE[_n] for _n in ("cos eq exp floor_divide fmod gt log log1p logical_and "
+                               "logical_not lt mul ne neg sigmoid sign sin sqrt tanh").split())
 
 
 def square(x: TensorLike) -> Tensor:
@@ -477,10 +482,15 @@ def mish(x: TensorLike) -> Tensor:
 
 
 def hardtanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``clamp(x, min_val, max_val)``; integer tensors stay integers (the bounds
+    are cast, as PyTorch)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
                          f"({max_val})")
-    return clamp(x, min_val, max_val)
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        min_val, max_val = int(min_val), int(max_val)
+    return clamp(t, min_val, max_val)
 
 
 def relu6(x: TensorLike) -> Tensor:
@@ -654,7 +664,10 @@ ger = outer
 def _add_scaled(name: str, bias: TensorLike, product: Tensor, beta: Scalar, alpha: Scalar
                 ) -> Tensor:
     """``beta * bias + alpha * product``; with beta == 0 the bias is ignored
-    (its NaN does not propagate), as PyTorch."""
+    (its NaN does not propagate), as PyTorch; on integer tensors the scalars
+    are cast to the integer type first, as PyTorch does."""
+    if not product.dtype.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
     out = product if alpha == 1 else mul(product, alpha)
     if beta == 0:
         t = as_tensor_arg(bias)
@@ -1052,13 +1065,18 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 def softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
     t = _floating(x) if dtype is None else convert(x, dtype)
-    return record(OPS["softmax"], (t,), {"dim": normalize_dim("softmax", dim, t.ndim)})
+    d = normalize_dim("softmax", dim, t.ndim)
+    if t.ndim == 0:  # one element: exp(x - x) (NaN for inf/NaN), gradient 0, as PyTorch
+        return exp(sub(t, t))
+    return record(OPS["softmax"], (t,), {"dim": d})
 
 
 def log_softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
     t = _floating(x) if dtype is None else convert(x, dtype)
-    return record(OPS["log_softmax"], (t,),
-                  {"dim": normalize_dim("log_softmax", dim, t.ndim)})
+    d = normalize_dim("log_softmax", dim, t.ndim)
+    if t.ndim == 0:  # 0, NaN for inf/NaN; gradient 0 (NaN there), as PyTorch
+        return log(exp(sub(t, t)))
+    return record(OPS["log_softmax"], (t,), {"dim": d})
 
 
 def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
@@ -1229,7 +1247,8 @@ def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A
         s = sum(mul(t, t), dims, keepdim)
         zero = eq(s, 0.0)
         return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
-    s = sum(pow(a, float(ord)), dims, keepdim)
+    at_zero = eq(a, 0.0)  # |x|^p fed 1 there: no inf * 0 in the gradient (PyTorch's 0)
+    s = sum(where(at_zero, 0.0, pow(where(at_zero, 1.0, a), float(ord))), dims, keepdim)
     if ord > 0:
         zero = eq(s, 0.0)
         return where(zero, 0.0, pow(where(zero, 1.0, s), 1.0 / ord))
@@ -1348,15 +1367,24 @@ def clone(x: TensorLike, *, memory_format: Any = None) -> Tensor:
 
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
-    """``t.to(dtype)``, ``t.to(device[, dtype])``, ``t.to(other)``; ``copy=True``
-    always makes a new tensor. Devices other than the current backend's raise."""
+    """``t.to(dtype)``, ``t.to(device[, dtype])``, ``t.to(other)`` (then
+    ``non_blocking, copy`` positionally, as PyTorch); ``copy=True`` always makes
+    a new tensor. Devices other than the current backend's raise."""
+    flags = []
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, str) or type(a).__name__ == "device":
             device = a
         else:
             dtype = a
+    if len(flags) > 2:
+        raise TypeError(f"to() takes at most two bool arguments (non_blocking, copy), got "
+                        f"{len(flags)}")
+    if len(flags) == 2:
+        copy = flags[1]  # (flags[0] is non_blocking: nothing to wait for here)
     if device is not None:
         _check_device(device)
     out = self if dtype is None else convert(self, dtype)
@@ -1425,7 +1453,8 @@ METHODS = (*ELEMENTWISE, *(
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
                      "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
-                     "xor": "bitwise_xor", "floordiv": "floor_divide", "mod": "remainder"}  # ``__add__`` and ``__radd__``: add
+                     "xor": "bitwise_xor", "floordiv": "floor_divide",
+                     "mod": "remainder"}  # ``__add__`` and ``__radd__``: add
 _OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
               "__eq__": "eq", "__ne__": "ne",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
