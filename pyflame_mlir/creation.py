@@ -185,8 +185,10 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """``start + step * iota`` with PyTorch's length ``ceil((end - start) / step)``."""
     if end is None:
         start, end = 0, start
-    if dtype is not None and not to_dtype(dtype).is_floating_point:
-        # PyTorch casts the bounds and the step to the integer type first
+    integer = dtype is not None and not to_dtype(dtype).is_floating_point
+    if integer and to_dtype(dtype) is int64:
+        # PyTorch: int64 casts the bounds and the step first; the other integer
+        # types take the length from the values as given, then cast start and step
         start, end, step = (int(v) for v in (start, end, step))
     if step == 0:
         raise ValueError("arange: step must be nonzero")
@@ -194,6 +196,10 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         raise ValueError(f"arange: the range [{start}, {end}) and step {step} have "
                          "inconsistent signs")
     n = max(math.ceil((end - start) / step), 0)
+    if integer:
+        start, step = int(start), int(step)
+        if step == 0:
+            raise ValueError("arange: step must be nonzero (after the cast to an integer)")
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = to_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
     out = _iota((n,), 0, dt)

@@ -413,22 +413,24 @@ def _guarded(big: Tensor, t: Tensor, safe: Scalar, small: Callable[[Tensor], Ten
 _HUGE = 2.0 ** 28  # past it, x² overflows float32's intermediates; log(2x) is exact enough
 
 
+def _odd(t: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
+    """``f(x)`` for x >= 0 and ``-f(-x)`` below, for an odd ``f`` accurate on
+    x >= 0 only; each branch fed 0 where it is not taken (gradient 1 at 0 kept)."""
+    negative = lt(t, 0.0)
+    return where(negative, neg(f(where(negative, neg(t), 0.0))), f(where(negative, 0.0, t)))
+
+
 def asinh(x: TensorLike) -> Tensor:
-    """Odd: ``f(x) = log1p(x + x²/(1 + sqrt(1 + x²)))`` for x >= 0, ``-f(-x)``
-    below; ``log(2|x|)`` signed for huge |x|."""
+    """Odd: ``log1p(x + x²/(1 + sqrt(1 + x²)))`` for x >= 0; ``log(2|x|)``
+    signed for huge |x|."""
     t = _floating(x)
 
     def f(v: Tensor) -> Tensor:
         return log1p(add(v, div(mul(v, v), add(sqrt(add(mul(v, v), 1.0)), 1.0))))
 
-    def small(v: Tensor) -> Tensor:
-        negative = lt(v, 0.0)
-        return where(negative, neg(f(where(negative, neg(v), 0.0))),
-                     f(where(negative, 0.0, v)))
-
     def large(v: Tensor) -> Tensor:
         return mul(sign(v), add(log(abs(v)), _LN2))
-    return _guarded(gt(abs(t), _HUGE), t, 1.0, small, large)
+    return _guarded(gt(abs(t), _HUGE), t, 1.0, lambda v: _odd(v, f), large)
 
 
 def acosh(x: TensorLike) -> Tensor:
@@ -442,9 +444,9 @@ def acosh(x: TensorLike) -> Tensor:
 
 
 def atanh(x: TensorLike) -> Tensor:
-    """``log1p(2x / (1 - x)) / 2``: accurate near 0."""
-    t = _floating(x)
-    return mul(log1p(div(mul(t, 2.0), sub(1.0, t))), 0.5)
+    """Odd: ``log1p(2x / (1 - x)) / 2`` for x >= 0 (log1p of a positive value:
+    well conditioned up to x = 1)."""
+    return _odd(_floating(x), lambda v: mul(log1p(div(mul(v, 2.0), sub(1.0, v))), 0.5))
 
 
 arccos, arcsin, arctan, arctan2 = ELEMENTWISE["acos"], ELEMENTWISE["asin"], \
@@ -647,8 +649,6 @@ def dot(input: TensorLike, tensor: TensorLike) -> Tensor:  # noqa: A002
                                 f"{b.dtype.name}")
     return matmul(a, b)
 
-
-inner_product = dot
 
 
 def outer(input: TensorLike, vec2: TensorLike) -> Tensor:  # noqa: A002
@@ -1247,12 +1247,15 @@ def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A
         s = sum(mul(t, t), dims, keepdim)
         zero = eq(s, 0.0)
         return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
-    at_zero = eq(a, 0.0)  # |x|^p fed 1 there: no inf * 0 in the gradient (PyTorch's 0)
+    # |x|^p is fed 1 at x == 0 (no inf * 0 in the gradient); for p < 0 a zero
+    # makes the norm 0 with gradient 0 (PyTorch's mask where the norm is 0)
+    at_zero = eq(a, 0.0)
     s = sum(where(at_zero, 0.0, pow(where(at_zero, 1.0, a), float(ord))), dims, keepdim)
     if ord > 0:
         zero = eq(s, 0.0)
         return where(zero, 0.0, pow(where(zero, 1.0, s), 1.0 / ord))
-    return pow(s, 1.0 / ord)
+    any_zero = gt(amax(convert(at_zero, t.dtype), dims, keepdim), 0.0)
+    return where(any_zero, 0.0, pow(where(any_zero, 1.0, s), 1.0 / ord))
 
 
 def matrix_norm(x: TensorLike, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),
