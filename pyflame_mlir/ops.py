@@ -1450,7 +1450,7 @@ METHODS = (*ELEMENTWISE, *(
     "atan2 arccos arcsin arctan arctan2 arccosh arcsinh arctanh absolute negative greater "
     "greater_equal less less_equal not_equal logical_xor bitwise_and bitwise_or bitwise_xor "
     "bitwise_not isnan isinf isfinite isposinf isneginf nan_to_num clamp_min clamp_max lerp "
-    "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger inner_product norm "
+    "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger norm "
     "softplus hardtanh relu6 leaky_relu elu selu celu hardsigmoid hardswish mish silu "
     "logsigmoid").split())
 
