@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ad
 from .dtypes import BOOL, FLOAT, DType, bool_
-from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, same_dtype
+from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, get_op, same_dtype
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -163,6 +163,27 @@ def _pow(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     return out
 
 
+def _integer_division_by_zero(b: np.ndarray) -> None:
+    if np.asarray(b).dtype.kind in "iu" and not np.all(b):
+        raise ZeroDivisionError("integer division by zero (fmod / floor_divide / div "
+                                "with rounding_mode on integer tensors)")
+
+
+def _fmod(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """C's fmod (the result has the sign of ``a``); integers divided by zero
+    raise, as PyTorch's CPU kernels do, instead of numpy's silent 0."""
+    _integer_division_by_zero(b)
+    return np.fmod(a, b, out=out)
+
+
+def _floor_divide(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """floor(a / b) computed as Python's divmod (numpy's floor_divide: from
+    fmod, so exact, and the algorithm PyTorch's div_floor uses)."""
+    _integer_division_by_zero(b)
+    return np.floor_divide(a, b, out=out)
+
+
 def _convert(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.ndarray:
     if out is None:
         return x.astype(dtype.np)
@@ -173,12 +194,16 @@ def _convert(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.n
 # ---- rules ----
 
 def _unary_rule(kind: str) -> Callable:
-    """kind: 'float' (floating only), 'numeric' (not bool), 'any', 'to_bool'."""
+    """kind: 'float' (floating only), 'numeric' (not bool), 'any', 'to_bool',
+    'integer' (integers and bool: the bitwise ops)."""
     def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
         (s,), (d,) = shapes, dtypes
         if kind == "float" and d.category != FLOAT:
             raise ShapeError(infer.op, f"expects a floating-point operand, got {d.name} "
                                        "(convert it first)")
+        if kind == "integer" and d.category == FLOAT:
+            raise ShapeError(infer.op, f"is only defined on integer and bool tensors, "
+                                       f"got {d.name}")
         if kind == "numeric" and d.category == BOOL:
             raise ShapeError(infer.op, "is not defined on bool tensors")
         return ((s, bool_ if kind == "to_bool" else d),)
@@ -186,7 +211,8 @@ def _unary_rule(kind: str) -> Callable:
 
 
 def _binary_rule(kind: str) -> Callable:
-    """kind: 'arith' (bool allowed), 'numeric' (no bool), 'float', 'compare', 'logical'."""
+    """kind: 'arith' (bool allowed), 'numeric' (no bool), 'float', 'compare', 'logical',
+    'integer' (integers and bool: the bitwise ops)."""
     def infer(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
         op = infer.op
         shape = broadcast_shapes(op, shapes)
@@ -197,6 +223,8 @@ def _binary_rule(kind: str) -> Callable:
             raise ShapeError(op, "is not defined on bool tensors")
         if kind == "float" and d.category != FLOAT:
             raise ShapeError(op, f"expects floating-point operands, got {d.name}")
+        if kind == "integer" and d.category == FLOAT:
+            raise ShapeError(op, f"is only defined on integer and bool tensors, got {d.name}")
         return ((shape, bool_ if kind == "compare" else d),)
     return infer
 
@@ -238,6 +266,16 @@ UNARY: dict[str, tuple[str, Callable, bool]] = {
     "sigmoid": ("float", _sigmoid, False),
     "erf": ("float", _erf, False),
     "logical_not": ("to_bool", np.logical_not, True),
+    # rounding (integers never reach them: the frontend returns an integer as is)
+    "floor": ("float", np.floor, True),
+    "ceil": ("float", np.ceil, True),
+    "round": ("float", np.rint, True),  # half to even, as PyTorch
+    "trunc": ("float", np.trunc, True),
+    "expm1": ("float", np.expm1, True),
+    "atan": ("float", np.arctan, True),
+    "asin": ("float", np.arcsin, True),
+    "acos": ("float", np.arccos, True),
+    "bitwise_not": ("integer", np.invert, True),  # on bool: logical not
 }
 BINARY: dict[str, tuple[str, Callable]] = {
     "add": ("arith", np.add),
@@ -255,6 +293,12 @@ BINARY: dict[str, tuple[str, Callable]] = {
     "ge": ("compare", np.greater_equal),
     "logical_and": ("logical", np.logical_and),
     "logical_or": ("logical", np.logical_or),
+    "atan2": ("float", np.arctan2),
+    "fmod": ("numeric", _fmod),
+    "floor_divide": ("numeric", _floor_divide),
+    "bitwise_and": ("integer", np.bitwise_and),
+    "bitwise_or": ("integer", np.bitwise_or),
+    "bitwise_xor": ("integer", np.bitwise_xor),
 }
 
 for _name, (_kind, _kernel, _uf) in UNARY.items():
@@ -277,6 +321,97 @@ for _name, (_kind, _kernel) in BINARY.items():
 _define("where", _where_rule, np.where, 3, False, doc="select(cond, x, y)")
 _define("convert", _convert_rule, _convert, 1, True, {"dtype": "dtype"},
         doc="element type conversion (astype)")
+
+
+# ---- decompositions: what a backend without the primitive (MAX) runs ----
+
+# Cephes' atan (double precision): |x| reduced to [0, 0.66] by 1/x or
+# (x - 1)/(x + 1), then x + x z P(z)/Q(z), z = x²
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2,
+           4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+_TAN_3PI_8 = 2.414213562373095048802
+_MOREBITS = 6.123233995736765886130e-17  # pi/2 - float64(pi/2)
+
+
+def _poly(b, z, coefs: Sequence[float]):
+    acc = b.scalar(coefs[0], like=z)
+    for c in coefs[1:]:
+        acc = b.add(b.mul(acc, z), b.scalar(c, like=z))
+    return acc
+
+
+def _atan_decomposition(b, inputs):
+    (x,) = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    a = b.abs(x)
+    big = b.gt(a, s(_TAN_3PI_8))
+    mid = b.logical_and(b.gt(a, s(0.66)), b.logical_not(big))
+    # the reduced argument, each branch fed a value it can take (no 1/0)
+    inv = b.neg(b.reciprocal(b.where(big, a, s(1))))
+    shifted = b.div(b.sub(a, s(1)), b.add(a, s(1)))
+    r = b.where(big, inv, b.where(mid, shifted, a))
+    base = b.where(big, s(math.pi / 2), b.where(mid, s(math.pi / 4), s(0)))
+    extra = b.where(big, s(_MOREBITS), b.where(mid, s(0.5 * _MOREBITS), s(0)))
+    z = b.mul(r, r)
+    series = b.add(b.mul(b.mul(r, z), b.div(_poly(b, z, _ATAN_P), _poly(b, z, _ATAN_Q))), r)
+    y = b.add(base, b.add(series, extra))
+    return [b.where(b.lt(x, s(0)), b.neg(y), b.where(b.eq(x, s(0)), x, y))]  # keeps -0.0
+
+
+def _asin_decomposition(b, inputs):
+    """asin(x) = atan(x / sqrt((1 - x)(1 + x))); NaN outside [-1, 1]."""
+    (x,) = inputs
+    one = b.scalar(1, like=x)
+    (r,) = _atan_decomposition(b, [b.div(x, b.sqrt(b.mul(b.sub(one, x), b.add(one, x))))])
+    return [r]
+
+
+def _atan2_decomposition(b, inputs):
+    """atan(y / x) moved to its quadrant: +-pi for x < 0 (the sign of y, -0.0
+    included), +-pi/2 on the y axis, the IEEE values where both are infinite."""
+    y, x = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    zero = s(0)
+    (a,) = _atan_decomposition(b, [b.div(y, x)])
+    y_negative = b.logical_or(b.lt(y, zero),
+                              b.logical_and(b.eq(y, zero), b.lt(b.reciprocal(y), zero)))
+    pi_signed = b.where(y_negative, s(-math.pi), s(math.pi))
+    x_negative = b.logical_or(b.lt(x, zero),
+                              b.logical_and(b.eq(x, zero), b.lt(b.reciprocal(x), zero)))
+    r = b.where(b.lt(x, zero), b.add(a, pi_signed), a)
+    # x == +-0: +-pi/2 by the sign of y; both zero: y for x = +0, +-pi for x = -0
+    on_axis = b.where(b.eq(y, zero), b.where(x_negative, pi_signed, y),
+                      b.mul(s(math.pi / 2), b.sign(y)))
+    r = b.where(b.eq(x, zero), on_axis, r)
+    inf = s(math.inf)
+    both_inf = b.logical_and(b.eq(b.abs(x), inf), b.eq(b.abs(y), inf))
+    corner = b.mul(b.where(x_negative, s(3 * math.pi / 4), s(math.pi / 4)),
+                   b.where(y_negative, s(-1), s(1)))
+    return [b.where(both_inf, corner, r)]
+
+
+def _expm1_decomposition(b, inputs):
+    """Kahan's ``(u - 1) x / log(u)``, u = exp(x): cancels the rounding of u;
+    x itself where u rounds to 1, -1 and inf where u is 0 or inf."""
+    (x,) = inputs
+    s = lambda v: b.scalar(v, like=x)  # noqa: E731
+    u = b.exp(x)
+    um1 = b.sub(u, s(1))
+    safe = b.logical_and(b.ne(um1, s(0)), b.logical_and(b.ne(um1, s(-1)),
+                                                        b.ne(u, s(math.inf))))
+    log_u = b.log(b.where(safe, u, s(2)))
+    r = b.div(b.mul(um1, x), log_u)
+    return [b.where(safe, r, b.where(b.eq(um1, s(0)), x, um1))]
+
+
+for _name, _decomposition in (("atan", _atan_decomposition), ("asin", _asin_decomposition),
+                              ("atan2", _atan2_decomposition),
+                              ("expm1", _expm1_decomposition)):
+    get_op(_name).decomposition = _decomposition
 
 
 # ---- derivatives (rules against the builder interface of dialects/ad.py) ----
@@ -331,7 +466,16 @@ _BINARY_VJP = {
     "pow": lambda b, g, x, y, z: (b.mul(g, _pow_dx(b, x, y)), b.mul(g, _pow_dy(b, x, y, z))),
     "maximum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "gt"),
     "minimum": lambda b, g, x, y, z: _minmax_vjp(b, g, x, y, "lt"),
+    "atan2": lambda b, g, x, y, z: _atan2_vjp(b, g, x, y),
+    # PyTorch: d/da = 1, d/db = -trunc(a / b)
+    "fmod": lambda b, g, x, y, z: (g, b.neg(b.mul(g, b.trunc(b.div(x, y))))),
 }
+
+
+def _atan2_vjp(b, g, y, x):
+    """atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²)."""
+    r = b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
+    return b.mul(r, x), b.neg(b.mul(r, y))
 
 
 def _minmax_vjp(b, g, x, y, wins: str):
@@ -369,6 +513,11 @@ _BINARY_JVP = {
         b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, y, z))),
     "maximum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "gt"),
     "minimum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "lt"),
+    "atan2": lambda b, tx, ty, x, y, z: _sum_tangents(
+        b, *(None if t is None else b.mul(t, d)
+             for t, d in zip((tx, ty), _atan2_vjp(b, b.scalar(1, like=x), x, y)))),
+    "fmod": lambda b, tx, ty, x, y, z: _sum_tangents(
+        b, tx, None if ty is None else b.neg(b.mul(ty, b.trunc(b.div(x, y))))),
 }
 
 
@@ -421,6 +570,10 @@ _DERIV = {
     "erf": lambda b, x, z: b.mul(b.scalar(_TWO_OVER_SQRT_PI, like=x),
                                  b.exp(b.neg(b.mul(x, x)))),
     "gelu": _gelu_deriv,
+    "expm1": lambda b, x, z: b.add(z, b.scalar(1, like=z)),  # PyTorch: result + 1
+    "atan": lambda b, x, z: b.reciprocal(b.add(b.scalar(1, like=x), b.mul(x, x))),
+    "asin": lambda b, x, z: b.rsqrt(b.sub(b.scalar(1, like=x), b.mul(x, x))),
+    "acos": lambda b, x, z: b.neg(b.rsqrt(b.sub(b.scalar(1, like=x), b.mul(x, x)))),
 }
 for _name, _d in _DERIV.items():
     ad.defderiv(_name, _d)
@@ -456,3 +609,6 @@ ad.defjvp("where", _where_jvp)
 ad.defvjp("convert", _convert_vjp)
 ad.defjvp("convert", _convert_jvp)
 ad.nondiff("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not")
+# piecewise constant (PyTorch's gradient is zero) or integer-only
+ad.nondiff("floor", "ceil", "round", "trunc", "floor_divide", "bitwise_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor")

@@ -323,6 +323,40 @@ LOGICAL: dict[OpDef, Callable] = by_op({"logical_and": _logical(arith.AndIOp),
                                         "logical_or": _logical(arith.OrIOp)})
 
 
+# ---- issue 14's math primitives (rounding, inverse trig, integer division, bitwise) ----
+
+def _int_only(name: str, int_op: type) -> Callable:
+    """An integer-only body: xDSL 0.74's arith has no ``remf``, so the float
+    forms of fmod / floor_divide are refused, naming the op."""
+    def body(s: Scalar, x: SSAValue, y: SSAValue, d: DType) -> SSAValue:
+        if d.category == FLOAT:
+            raise LinalgLoweringError(name, "on floating-point operands is not supported "
+                                            "by the mlir backend yet")
+        return s(int_op(x, y))
+    return body
+
+
+def _bitwise_not(s: Scalar, x: SSAValue, d: DType, **a: Any) -> SSAValue:
+    return s(arith.XOrIOp(x, s.const(True if d.is_bool else -1, d)))
+
+
+UNARY.update(by_op({
+    "floor": (_float(mathd.FloorOp), True), "ceil": (_float(mathd.CeilOp), True),
+    "round": (_float(mathd.RoundEvenOp), True), "trunc": (_float(mathd.TruncOp), True),
+    "expm1": (_float(mathd.ExpM1Op), True), "atan": (_float(mathd.AtanOp), True),
+    "asin": (_float(mathd.AsinOp), True), "acos": (_float(mathd.AcosOp), True),
+    "bitwise_not": (_bitwise_not, False),
+}))
+BINARY.update(by_op({
+    "atan2": (lambda s, x, y, d: s(mathd.Atan2Op(x, y)), True),
+    "fmod": (_int_only("fmod", arith.RemSIOp), False),
+    "floor_divide": (_int_only("floor_divide", arith.FloorDivSIOp), False),
+    "bitwise_and": (_arith(arith.AndIOp, arith.AndIOp), False),
+    "bitwise_or": (_arith(arith.OrIOp, arith.OrIOp), False),
+    "bitwise_xor": (_arith(arith.XOrIOp, arith.XOrIOp), False),
+}))
+
+
 # ---- tensor-level emitter ----
 
 def _map(num_dims: int, exprs: Sequence[int | None]) -> AffineMapAttr:

@@ -498,6 +498,91 @@ def _pad(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     return [x]
 
 
+# ---- issue 14's math primitives (asin, atan, atan2, expm1: their decompositions) ----
+
+_ROUNDING = by_op({"floor": "floor", "ceil": "ceil", "round": "round", "trunc": "trunc",
+                   "acos": "acos"})
+
+
+@lowers(*(d.name for d in _ROUNDING))
+def _rounding(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    return [getattr(cx.ops, _ROUNDING[op.opdef])(xs[0])]
+
+
+@lowers("floor_divide")
+def _floor_divide(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    return [cx.ops.floor_div(*xs)]
+
+
+@lowers("fmod")
+def _fmod(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    # fmod has the dividend's sign: MAX's mod, moved by one divisor where its
+    # remainder has the other sign
+    (a, b), d = xs, op.ins[0][1]
+    r = cx.ops.mod(a, b)
+    zero = cx.scalar(0, d)
+    sign_differs = cx.ops.not_equal(cx.ops.greater(zero, r), cx.ops.greater(zero, a))
+    fix = cx.ops.logical_and(cx.ops.not_equal(r, zero), sign_differs)
+    return [cx.ops.where(fix, cx.ops.sub(r, b), r)]
+
+
+_BITWISE = by_op({"bitwise_and": "logical_and", "bitwise_or": "logical_or",
+                  "bitwise_xor": "logical_xor", "bitwise_not": "logical_not"})
+
+
+@lowers(*(d.name for d in _BITWISE))
+def _bitwise(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    if op.ins[0][1] is not bool_:
+        raise MaxLoweringError(op.opdef.name, "on integer tensors is not supported by the "
+                                              "max backend (MAX has no bitwise ops)")
+    return [getattr(cx.ops, _BITWISE[op.opdef])(*xs)]
+
+
+
+class _Traced:
+    """A MAX value with its pyflame spec, for ``_DecompositionBuilder``."""
+
+    def __init__(self, value: Any, spec: Spec):
+        self.value, self.spec = value, spec
+
+
+class _DecompositionBuilder:
+    """The builder interface of the op table's rules over MAX values: each op
+    is emitted by its own MAX rule, so an op's decomposition is its MAX rule."""
+
+    def __init__(self, cx: Ctx):
+        self.cx = cx
+
+    def op(self, name: str, *vals: _Traced, **attrs: Any) -> _Traced:
+        opdef = get_op(name)
+        ins = [v.spec for v in vals]
+        outs = list(opdef.check([s for s, _ in ins], [d for _, d in ins], attrs))
+        (r,) = MAX_LOWERINGS[opdef](self.cx, [v.value for v in vals],
+                                    OpCall(opdef, attrs, ins, outs))
+        return _Traced(r, outs[0])
+
+    def scalar(self, v: float, like: _Traced) -> _Traced:
+        return _Traced(self.cx.scalar(v, like.spec[1]), ((), like.spec[1]))
+
+    def shape(self, v: _Traced) -> Shape:
+        return v.spec[0]
+
+    def dtype(self, v: _Traced) -> DType:
+        return v.spec[1]
+
+    def __getattr__(self, name: str) -> Callable[..., _Traced]:
+        return lambda *vals, **attrs: self.op(name, *vals, **attrs)
+
+
+@lowers("atan", "asin", "atan2", "expm1")
+def _decomposed(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    # MAX has no such op: the table's decomposition (Cephes' atan; Kahan's
+    # expm1), emitted through the MAX rules of the ops it is made of
+    b = _DecompositionBuilder(cx)
+    outs = op.opdef.decomposition(b, [_Traced(x, s) for x, s in zip(xs, op.ins)])
+    return [v.value for v in outs]
+
+
 def rule_for(op: OpDef | str) -> Rule | None:
     """The MAX rule of an op (by table entry or name); None if it has none."""
     return MAX_LOWERINGS.get(op if isinstance(op, OpDef) else get_op(op))

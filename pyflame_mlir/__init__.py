@@ -12,7 +12,14 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
-from . import autograd, inplace, nn, optim, tree_util  # noqa: F401  (inplace sets the in-place methods)
+from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
+    autograd,
+    inplace,
+    linalg,
+    nn,
+    optim,
+    tree_util,
+)
 from .autodiff import (
     enable_grad,
     grad,
@@ -46,6 +53,7 @@ from .core import (
     COUNTERS,
     GRAPH,
     Graph,
+    Size,
     Tensor,
     create_graph,
     current_graph,

@@ -167,6 +167,19 @@ def graph_scope(name: str | None = None) -> Iterator[Graph]:
 
 # ---- the promise tensor ----
 
+class Size(tuple):
+    """What ``t.size()`` returns, as PyTorch's ``torch.Size``: a tuple of ints."""
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        return f"pyflame.Size({list(self)})"
+
+
 class _Size(int):
     """``t.size`` is the element count (numpy, JAX) and ``t.size()`` /
     ``t.size(dim)`` give the shape (PyTorch): both spellings work."""
@@ -181,8 +194,8 @@ class _Size(int):
         self._shape = shape
         return self
 
-    def __call__(self, dim: int | None = None) -> tuple[int, ...] | int:
-        return self._shape if dim is None else self._shape[dim]
+    def __call__(self, dim: int | None = None) -> Size | int:
+        return Size(self._shape) if dim is None else self._shape[dim]
 
 
 class Tensor:

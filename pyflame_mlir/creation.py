@@ -107,10 +107,20 @@ def rand(*size: Any, dtype: Any = None) -> Tensor:
     return Tensor._leaf(_rng.random(_size(size), dtype=np.float64).astype(dt.np))
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (),
+def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
             dtype: Any = None) -> Tensor:
+    """``randint(high, size)`` or ``randint(low, high, size)``: integers in
+    [low, high), int64 by default (PyTorch's forms)."""
+    if size is None:  # randint(high, size)
+        if high is None or isinstance(high, int | np.integer):
+            raise TypeError("randint() needs a size: randint(high, size) or "
+                            "randint(low, high, size)")
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    if low >= high:
+        raise ValueError(f"randint: random_ expects 'from' to be less than 'to', but got "
+                         f"from={low} >= to={high}")
     dt = to_dtype(dtype) if dtype is not None else int64
     return Tensor._leaf(_rng.integers(low, high, size=tuple(size)).astype(dt.np))
 
@@ -175,12 +185,21 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """``start + step * iota`` with PyTorch's length ``ceil((end - start) / step)``."""
     if end is None:
         start, end = 0, start
+    integer = dtype is not None and not to_dtype(dtype).is_floating_point
+    if integer and to_dtype(dtype) is int64:
+        # PyTorch: int64 casts the bounds and the step first; the other integer
+        # types take the length from the values as given, then cast start and step
+        start, end, step = (int(v) for v in (start, end, step))
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise ValueError(f"arange: the range [{start}, {end}) and step {step} have "
                          "inconsistent signs")
     n = max(math.ceil((end - start) / step), 0)
+    if integer:
+        start, step = int(start), int(step)
+        if step == 0:
+            raise ValueError("arange: step must be nonzero (after the cast to an integer)")
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = to_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
     out = _iota((n,), 0, dt)

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, constant_value, number_key, record
+from .core import CONFIG, Tensor, constant_value, number_key, record
 from .dialects import OPS
 from .dialects.dtypes import (
     DType,
+    bfloat16,
     bool_,
     float16,
     float32,
@@ -177,6 +178,11 @@ ELEMENTWISE: dict[str, Callable[..., Tensor]] = {
     for name, (kind, *_) in [*UNARY.items(), *BINARY.items()]
 }
 globals().update(ELEMENTWISE)
+# the table-made wrappers the composites below call, bound by name for readers and linters
+(cos, eq, exp, floor_divide, fmod, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
+ sigmoid, sign, sin, sqrt, tanh) = (
+    ELEMENTWISE[_n] for _n in ("cos eq exp floor_divide fmod gt log log1p logical_and "
+                               "logical_not lt mul ne neg sigmoid sign sin sqrt tanh").split())
 
 
 def square(x: TensorLike) -> Tensor:
@@ -197,15 +203,15 @@ def _is_bool(v: TensorLike) -> bool:
     return isinstance(v, bool | np.bool_)
 
 
-def sub(a: TensorLike, b: TensorLike) -> Tensor:
-    """``a - b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
+def sub(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
+    """``a - alpha * b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype \
-            and a.dtype is not bool_:
+            and a.dtype is not bool_ and alpha == 1:
         return record(_SUB, (a, b), {})
     if _is_bool(a) or _is_bool(b):
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
-    return ELEMENTWISE["sub"](a, b)
+    return ELEMENTWISE["sub"](a, b if alpha == 1 else _alpha_times("sub", alpha, a, b))
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
@@ -216,8 +222,7 @@ def pow(a: TensorLike, b: TensorLike) -> Tensor:
     return ELEMENTWISE["pow"](a, b)
 
 
-subtract, multiply, divide, true_divide = sub, ELEMENTWISE["mul"], ELEMENTWISE["div"], \
-    ELEMENTWISE["div"]
+subtract, multiply, true_divide = sub, ELEMENTWISE["mul"], ELEMENTWISE["div"]
 
 
 def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
@@ -255,6 +260,489 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
 
 
 clip = clamp
+
+
+# ---- math (issue 14): rounding, division modes, inverse and hyperbolic trig,
+# activations, tests of special values; composites of the primitives above
+# unless the table has the op (floor, atan2, fmod, bitwise_*...)
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+
+
+def _same(x: Tensor) -> Tensor:
+    """A new tensor with ``x``'s value (an identity convert: PyTorch returns a
+    copy where rounding an integer changes nothing)."""
+    return record(_CONVERT, (x,), {"dtype": x.dtype})
+
+
+def _rounding(name: str) -> Callable[[TensorLike], Tensor]:
+    op = OPS[name]
+
+    def fn(x: TensorLike) -> Tensor:
+        t = as_tensor_arg(x)
+        if t.dtype.is_floating_point:
+            return record(op, (t,), {})
+        if t.dtype is bool_:
+            raise ShapeError(name, "is not defined on bool tensors")
+        return _same(t)  # integers are already whole
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}; integer tensors are returned unchanged (a copy)."
+    return fn
+
+
+floor, ceil, trunc = _rounding("floor"), _rounding("ceil"), _rounding("trunc")
+fix = trunc
+_round_half_even = _rounding("round")
+
+
+def round(x: TensorLike, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even; with ``decimals`` PyTorch's ``round(x * 10^d) / 10^d``
+    (``d < 0``: ``round(x / 10^-d) * 10^-d``)."""
+    t = as_tensor_arg(x)
+    if decimals == 0 or not t.dtype.is_floating_point:
+        if decimals != 0 and t.dtype.category == 1:
+            raise ShapeError("round", "decimals is not supported on integer tensors")
+        return _round_half_even(t)
+    if decimals > 0:
+        k = 10.0 ** decimals
+        return div(_round_half_even(mul(t, k)), k)
+    k = 10.0 ** -decimals
+    return mul(_round_half_even(div(t, k)), k)
+
+
+def frac(x: TensorLike) -> Tensor:
+    """``x - trunc(x)`` (sign of x); gradient 1, as PyTorch."""
+    t = _floating_only("frac", x)
+    return sub(t, trunc(t))
+
+
+def _floating_only(name: str, x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        raise ShapeError(name, f"expects a floating-point tensor, got {t.dtype.name}")
+    return t
+
+
+def remainder(a: TensorLike, b: TensorLike) -> Tensor:
+    """Python's ``%``: the result has the sign of the divisor (``fmod`` then one
+    correction); gradient 1 w.r.t. ``a`` and ``-floor(a / b)`` w.r.t. ``b``."""
+    r = fmod(a, b)
+    bt = _cast(b, r.dtype)
+    zero = _scalar_operand(0, r.dtype)
+    wrong_sign = logical_and(ne(r, zero), ne(lt(r, zero), lt(bt, zero)))
+    return where(wrong_sign, add(r, bt), r)
+
+
+def div(a: TensorLike, b: TensorLike, *, rounding_mode: str | None = None) -> Tensor:
+    """True division, or PyTorch's ``rounding_mode`` "trunc" / "floor" (exact on
+    integers, which then stay integers)."""
+    if rounding_mode is None:
+        return true_divide(a, b)
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    dt = _promote((a, b))
+    if dt.is_floating_point:
+        return trunc(true_divide(a, b))
+    if dt is bool_:
+        raise ShapeError("div", "trunc division is not defined on bool tensors")
+    ta, tb = _cast(a, dt), _cast(b, dt)
+    q = floor_divide(ta, tb)  # floor, then +1 where the exact quotient was negative
+    zero = _scalar_operand(0, dt)
+    inexact_negative = logical_and(ne(fmod(ta, tb), zero), ne(lt(ta, zero), lt(tb, zero)))
+    return add(q, _cast(inexact_negative, dt))
+
+
+divide = div
+
+
+def add(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
+    return ELEMENTWISE["add"](a, b if alpha == 1 else _alpha_times("add", alpha, a, b))
+
+
+def _alpha_times(name: str, alpha: Scalar, a: TensorLike, b: TensorLike) -> Tensor:
+    """``alpha * b`` for add/sub; a float alpha with integer operands raises (PyTorch)."""
+    if isinstance(alpha, float) and not _promote((a, b)).is_floating_point:
+        raise ShapeError(name, f"for integral input tensors, alpha must not be a float "
+                               f"(got {alpha})")
+    return mul(b, alpha)
+
+
+def exp2(x: TensorLike) -> Tensor:
+    """``2 ** x`` through ``pow`` (exact at integers)."""
+    t = _floating(x)
+    return pow(_scalar_operand(2, t.dtype), t)
+
+
+def log2(x: TensorLike) -> Tensor:
+    return mul(log(x), 1 / _LN2)
+
+
+def log10(x: TensorLike) -> Tensor:
+    return mul(log(x), 1 / _LN10)
+
+
+def tan(x: TensorLike) -> Tensor:
+    t = _floating(x)
+    return div(sin(t), cos(t))
+
+
+def sinh(x: TensorLike) -> Tensor:
+    """``(expm1(x) - expm1(-x)) / 2``: accurate near 0."""
+    t = _floating(x)
+    return mul(sub(expm1(t), expm1(neg(t))), 0.5)
+
+
+def cosh(x: TensorLike) -> Tensor:
+    """``exp(|x| - ln 2) + exp(-|x| - ln 2)``: no overflow below the result's."""
+    a = abs(_floating(x))
+    return add(exp(sub(a, _LN2)), exp(sub(neg(a), _LN2)))
+
+
+def _guarded(big: Tensor, t: Tensor, safe: Scalar, small: Callable[[Tensor], Tensor],
+             large: Callable[[Tensor], Tensor]) -> Tensor:
+    """``where(big, large(t), small(t))`` with each branch fed ``safe`` where it
+    is not taken, so no inf/NaN of the unused branch reaches a gradient."""
+    s = _scalar_operand(safe, t.dtype)
+    return where(big, large(where(big, t, s)), small(where(big, s, t)))
+
+
+_HUGE = 2.0 ** 28  # past it, x² overflows float32's intermediates; log(2x) is exact enough
+
+
+def _odd(t: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
+    """``f(x)`` for x >= 0 and ``-f(-x)`` below, for an odd ``f`` accurate on
+    x >= 0 only; each branch fed 0 where it is not taken (gradient 1 at 0 kept)."""
+    negative = lt(t, 0.0)
+    return where(negative, neg(f(where(negative, neg(t), 0.0))), f(where(negative, 0.0, t)))
+
+
+def asinh(x: TensorLike) -> Tensor:
+    """Odd: ``log1p(x + x²/(1 + sqrt(1 + x²)))`` for x >= 0; ``log(2|x|)``
+    signed for huge |x|."""
+    t = _floating(x)
+
+    def f(v: Tensor) -> Tensor:
+        return log1p(add(v, div(mul(v, v), add(sqrt(add(mul(v, v), 1.0)), 1.0))))
+
+    def large(v: Tensor) -> Tensor:
+        return mul(sign(v), add(log(abs(v)), _LN2))
+    return _guarded(gt(abs(t), _HUGE), t, 1.0, lambda v: _odd(v, f), large)
+
+
+def acosh(x: TensorLike) -> Tensor:
+    """``log1p(u + sqrt(2u + u²))`` with ``u = x - 1``; ``log(2x)`` for huge x."""
+    t = _floating(x)
+
+    def small(v: Tensor) -> Tensor:
+        u = sub(v, 1.0)
+        return log1p(add(u, sqrt(add(mul(u, 2.0), mul(u, u)))))
+    return _guarded(gt(t, _HUGE), t, 2.0, small, lambda v: add(log(v), _LN2))
+
+
+def atanh(x: TensorLike) -> Tensor:
+    """Odd: ``log1p(2x / (1 - x)) / 2`` for x >= 0 (log1p of a positive value:
+    well conditioned up to x = 1)."""
+    return _odd(_floating(x), lambda v: mul(log1p(div(mul(v, 2.0), sub(1.0, v))), 0.5))
+
+
+arccos, arcsin, arctan, arctan2 = ELEMENTWISE["acos"], ELEMENTWISE["asin"], \
+    ELEMENTWISE["atan"], ELEMENTWISE["atan2"]
+arccosh, arcsinh, arctanh = acosh, asinh, atanh
+absolute, negative = ELEMENTWISE["abs"], ELEMENTWISE["neg"]
+greater, greater_equal, less, less_equal, not_equal = ELEMENTWISE["gt"], ELEMENTWISE["ge"], \
+    ELEMENTWISE["lt"], ELEMENTWISE["le"], ELEMENTWISE["ne"]
+expm1 = ELEMENTWISE["expm1"]
+
+
+def logical_xor(a: TensorLike, b: TensorLike) -> Tensor:
+    return ne(logical_not(logical_not(a)), logical_not(logical_not(b)))
+
+
+# ---- activations (PyTorch's nn.functional forms; nn.functional re-exports them) ----
+
+def softplus(x: TensorLike, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log1p(exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+    t = _floating_only("softplus", x)
+    bx = mul(t, beta)
+    linear = gt(bx, threshold)
+    soft = log1p(exp(where(linear, 0.0, bx)))
+    return where(linear, t, soft if beta == 1 else div(soft, beta))
+
+
+def silu(x: TensorLike) -> Tensor:
+    t = _floating_only("silu", x)
+    return mul(t, sigmoid(t))
+
+
+def mish(x: TensorLike) -> Tensor:
+    t = _floating_only("mish", x)
+    return mul(t, tanh(softplus(t)))
+
+
+def hardtanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``clamp(x, min_val, max_val)``; integer tensors stay integers (the bounds
+    are cast, as PyTorch)."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        min_val, max_val = int(min_val), int(max_val)
+    return clamp(t, min_val, max_val)
+
+
+def relu6(x: TensorLike) -> Tensor:
+    return hardtanh(x, 0.0, 6.0)
+
+
+def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
+    t = as_tensor_arg(x)
+    return where(gt(t, 0), t, mul(t, negative_slope))
+
+
+def elu(x: TensorLike, alpha: float = 1.0) -> Tensor:
+    t = _floating_only("elu", x)
+    positive = gt(t, 0.0)
+    return where(positive, t, mul(expm1(where(positive, 0.0, t)), alpha))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: TensorLike) -> Tensor:
+    return mul(elu(x, _SELU_ALPHA), _SELU_SCALE)
+
+
+def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
+    if alpha == 0:
+        raise ValueError("celu: ZeroDivisionError, alpha cannot be 0")
+    t = _floating_only("celu", x)
+    positive = gt(t, 0.0)
+    return where(positive, t, mul(expm1(div(where(positive, 0.0, t), alpha)), alpha))
+
+
+def hardsigmoid(x: TensorLike) -> Tensor:
+    t = _floating_only("hardsigmoid", x)
+    return clamp(add(div(t, 6.0), 0.5), 0.0, 1.0)
+
+
+def hardswish(x: TensorLike) -> Tensor:
+    t = _floating_only("hardswish", x)
+    return mul(t, hardsigmoid(t))
+
+
+def logsigmoid(x: TensorLike) -> Tensor:
+    """``min(x, 0) - log1p(exp(-|x|))``."""
+    t = _floating_only("logsigmoid", x)
+    return sub(where(lt(t, 0.0), t, 0.0), log1p(exp(neg(abs(t)))))
+
+
+def logit(x: TensorLike, eps: float | None = None) -> Tensor:
+    t = _floating(x)
+    if eps is not None:
+        t = clamp(t, eps, 1.0 - eps)
+    return log(div(t, sub(1.0, t)))
+
+
+# ---- special values ----
+
+def isnan(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return ne(t, t)
+
+
+def isinf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return ne(t, t)  # all False
+    return eq(abs(t), float("inf"))
+
+
+def isposinf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return eq(t, float("inf")) if t.dtype.is_floating_point else ne(t, t)
+
+
+def isneginf(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    return eq(t, float("-inf")) if t.dtype.is_floating_point else ne(t, t)
+
+
+def isfinite(x: TensorLike) -> Tensor:
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return eq(t, t)  # all True
+    return lt(abs(t), float("inf"))
+
+
+def nan_to_num(x: TensorLike, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's
+    largest/lowest finite value)."""
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        return _same(t)
+    info = np.finfo(t.dtype.np)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    out = where(isnan(t), _cast(nan, t.dtype), t)
+    out = where(isposinf(t), _cast(hi, t.dtype), out)
+    return where(isneginf(t), _cast(lo, t.dtype), out)
+
+
+def clamp_min(x: TensorLike, min: TensorLike) -> Tensor:  # noqa: A002
+    return clamp(x, min=min)
+
+
+def clamp_max(x: TensorLike, max: TensorLike) -> Tensor:  # noqa: A002
+    return clamp(x, max=max)
+
+
+def lerp(input: TensorLike, end: TensorLike, weight: TensorLike) -> Tensor:  # noqa: A002
+    """PyTorch's two-sided form: ``start + w (end - start)`` for ``|w| < 0.5``,
+    ``end - (end - start)(1 - w)`` otherwise (exact at w = 1)."""
+    start = _floating_only("lerp", input)
+    e = _cast(end, start.dtype)
+    w = _cast(weight, start.dtype) if _is_tensor(weight) else weight
+    diff = sub(e, start)
+    low = lt(abs(w), 0.5) if _is_tensor(w) else builtins.abs(w) < 0.5
+    if isinstance(low, bool):
+        return add(start, mul(w, diff)) if low else sub(e, mul(diff, sub(1.0, w)))
+    return where(low, add(start, mul(w, diff)), sub(e, mul(diff, sub(1.0, w))))
+
+
+# ---- products ----
+
+def _check_rank(name: str, t: Tensor, ndim: int, what: str) -> None:
+    if t.ndim != ndim:
+        raise ShapeError(name, f"{what} must be {ndim}-D, got {fmt_shape(t.shape)}")
+
+
+def bmm(input: TensorLike, mat2: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(mat2)
+    _check_rank("bmm", a, 3, "batch1")
+    _check_rank("bmm", b, 3, "batch2")
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError("bmm", f"batch sizes differ: {fmt_shape(a.shape)} and "
+                                f"{fmt_shape(b.shape)}")
+    return matmul(a, b)
+
+
+def mv(input: TensorLike, vec: TensorLike) -> Tensor:  # noqa: A002
+    a, v = as_tensor_arg(input), as_tensor_arg(vec)
+    _check_rank("mv", a, 2, "input")
+    _check_rank("mv", v, 1, "vec")
+    return matmul(a, v)
+
+
+def dot(input: TensorLike, tensor: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(tensor)
+    _check_rank("dot", a, 1, "input")
+    _check_rank("dot", b, 1, "tensor")
+    if a.dtype is not b.dtype:
+        raise ShapeError("dot", f"expects both tensors of one dtype, got {a.dtype.name} and "
+                                f"{b.dtype.name}")
+    return matmul(a, b)
+
+
+
+def outer(input: TensorLike, vec2: TensorLike) -> Tensor:  # noqa: A002
+    a, b = as_tensor_arg(input), as_tensor_arg(vec2)
+    _check_rank("outer", a, 1, "input")
+    _check_rank("outer", b, 1, "vec2")
+    return mul(reshape(a, (a.shape[0], 1)), reshape(b, (1, b.shape[0])))
+
+
+ger = outer
+
+
+def _add_scaled(name: str, bias: TensorLike, product: Tensor, beta: Scalar, alpha: Scalar
+                ) -> Tensor:
+    """``beta * bias + alpha * product``; with beta == 0 the bias is ignored
+    (its NaN does not propagate), as PyTorch; on integer tensors the scalars
+    are cast to the integer type first, as PyTorch does."""
+    if not product.dtype.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
+    out = product if alpha == 1 else mul(product, alpha)
+    if beta == 0:
+        t = as_tensor_arg(bias)
+        _broadcasts_to(name, t.shape, out.shape)
+        return out
+    return add(out, bias if beta == 1 else mul(bias, beta))
+
+
+def _broadcasts_to(name: str, small: tuple[int, ...], big: tuple[int, ...]
+                              ) -> None:
+    try:
+        if np.broadcast_shapes(small, big) != tuple(big):
+            raise ValueError
+    except ValueError:
+        raise ShapeError(name, f"input of shape {fmt_shape(small)} does not broadcast to "
+                               f"the product's {fmt_shape(big)}") from None
+
+
+def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *,  # noqa: A002
+          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    a, b = as_tensor_arg(mat1), as_tensor_arg(mat2)
+    _check_rank("addmm", a, 2, "mat1")
+    _check_rank("addmm", b, 2, "mat2")
+    return _add_scaled("addmm", input, matmul(a, b), beta, alpha)
+
+
+def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, *,  # noqa: A002
+          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
+            beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
+           beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addbmm", input, sum(bmm(batch1, batch2), 0), beta, alpha)
+
+
+def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, *,  # noqa: A002
+         beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+# ---- bitwise (``& | ^ ~``): on bool tensors the logical ops, as PyTorch ----
+
+def _bitwise(name: str, on_bool: Callable[[Tensor, Tensor], Tensor]
+             ) -> Callable[[TensorLike, TensorLike], Tensor]:
+    op = OPS[name]
+
+    def fn(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+        if not _is_tensor(input) and not _is_tensor(other):
+            input = as_tensor_arg(input)
+        dt = _promote((input, other))
+        a, b = _cast(input, dt), _cast(other, dt)
+        if dt is bool_:
+            return on_bool(a, b)
+        return record(op, (a, b), {})  # floats raise in the shape rule, naming the op
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} of integer or bool tensors (bool: the logical op)."
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", ELEMENTWISE["logical_and"])
+bitwise_or = _bitwise("bitwise_or", ELEMENTWISE["logical_or"])
+bitwise_xor = _bitwise("bitwise_xor", ELEMENTWISE["ne"])
+
+
+def bitwise_not(input: TensorLike) -> Tensor:  # noqa: A002
+    t = as_tensor_arg(input)
+    if t.dtype is bool_:
+        return logical_not(t)
+    return record(OPS["bitwise_not"], (t,), {})
 
 
 # ---- reductions ----
@@ -577,19 +1065,375 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 def softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
     t = _floating(x) if dtype is None else convert(x, dtype)
-    return record(OPS["softmax"], (t,), {"dim": normalize_dim("softmax", dim, t.ndim)})
+    d = normalize_dim("softmax", dim, t.ndim)
+    if t.ndim == 0:  # one element: exp(x - x) (NaN for inf/NaN), gradient 0, as PyTorch
+        return exp(sub(t, t))
+    return record(OPS["softmax"], (t,), {"dim": d})
 
 
 def log_softmax(x: TensorLike, dim: int, dtype: Any = None) -> Tensor:
     t = _floating(x) if dtype is None else convert(x, dtype)
-    return record(OPS["log_softmax"], (t,),
-                  {"dim": normalize_dim("log_softmax", dim, t.ndim)})
+    d = normalize_dim("log_softmax", dim, t.ndim)
+    if t.ndim == 0:  # 0, NaN for inf/NaN; gradient 0 (NaN there), as PyTorch
+        return log(exp(sub(t, t)))
+    return record(OPS["log_softmax"], (t,), {"dim": d})
 
 
 def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     t = _floating(x)
     return record(OPS["logsumexp"], (t,), {"dims": _dims("logsumexp", t, dim),
                                            "keepdim": keepdim})
+
+
+# ---- einsum: a composite of permute / reshape / matmul / sum ----
+
+def _einsum_operand_labels(name: str, spec: str, t: Tensor, ell: str) -> list[str]:
+    """The labels of one operand, the ellipsis expanded to ``ell``'s last
+    ``ndim - len(named)`` letters (right-aligned, broadcasting as PyTorch)."""
+    if "..." in spec:
+        head, tail = spec.split("...")
+        n = t.ndim - len(head) - len(tail)
+        if n < 0:
+            raise ShapeError(name, f"operand {spec!r} has more labels than the "
+                                   f"{t.ndim} dimensions of {fmt_shape(t.shape)}")
+        return [*head, *ell[len(ell) - n:], *tail] if n else [*head, *tail]
+    if len(spec) != t.ndim:
+        raise ShapeError(name, f"operand {spec!r} has {len(spec)} labels for the {t.ndim} "
+                               f"dimensions of {fmt_shape(t.shape)}")
+    return list(spec)
+
+
+def _einsum_diagonal(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
+    """Repeated labels within one operand (``ii``): keep the diagonal, by a mask and a sum."""
+    while len(set(labels)) != len(labels):
+        lab = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(lab)
+        j = labels.index(lab, i + 1)
+        if t.shape[i] != t.shape[j]:
+            raise ShapeError("einsum", f"label {lab!r} is repeated over dimensions of sizes "
+                                       f"{t.shape[i]} and {t.shape[j]}")
+        n = t.shape[i]
+        shape = [1] * t.ndim
+        shape[i], shape[j] = n, n
+        from_ = record(OPS["iota"], (), {"shape": (n, n), "dim": 0, "dtype": int64})
+        to = record(OPS["iota"], (), {"shape": (n, n), "dim": 1, "dtype": int64})
+        mask = reshape(eq(from_, to), tuple(shape))
+        t = sum(where(mask, t, _scalar_operand(0, t.dtype) if t.dtype is not bool_
+                      else False), j)
+        labels = labels[:j] + labels[j + 1:]
+    return t, labels
+
+
+def _einsum_pair(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]
+                 ) -> tuple[Tensor, list[str]]:
+    """Contract two operands: shared kept labels are batch dims, shared others
+    are summed by one batched matmul, the rest stay."""
+    batch = [c for c in la if c in lb and c in keep]
+    contract = [c for c in la if c in lb and c not in keep]
+    left = [c for c in la if c not in lb]
+    right = [c for c in lb if c not in la]
+    sizes: dict[str, int] = {}
+    for t, ls in ((a, la), (b, lb)):
+        for c, n in zip(ls, t.shape):
+            if sizes.get(c, 1) != 1 and n != 1 and sizes[c] != n:
+                raise ShapeError("einsum", f"label {c!r} has sizes {sizes[c]} and {n}")
+            sizes[c] = builtins.max(sizes.get(c, 1), n)
+
+    def arrange(t: Tensor, ls: list[str], order: list[str], groups: list[list[str]]
+                ) -> Tensor:
+        t = permute(t, tuple(ls.index(c) for c in order))
+        full = tuple(sizes[c] if c in batch or c in contract else t.shape[i]
+                     for i, c in enumerate(order))
+        t = broadcast_to(t, full)
+        return reshape(t, tuple(_prod(sizes[c] if c in batch or c in contract
+                                      else t.shape[order.index(c)] for c in g)
+                                for g in groups))
+    a3 = arrange(a, la, batch + left + contract, [batch, left, contract])
+    b3 = arrange(b, lb, batch + contract + right, [batch, contract, right])
+    out = matmul(a3, b3)
+    shape = tuple(sizes[c] for c in batch) + tuple(a.shape[la.index(c)] for c in left) \
+        + tuple(b.shape[lb.index(c)] for c in right)
+    return reshape(out, shape), batch + left + right
+
+
+def _prod(xs: Any) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """``torch.einsum``: any number of operands (or one list of them), ``...``,
+    implicit output (labels seen once, sorted, after the ellipsis dims).
+    Operands are contracted left to right, labels no later operand or the
+    output needs being summed as early as possible."""
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    ts = [as_tensor_arg(o) for o in operands]
+    eq_ = equation.replace(" ", "")
+    lhs, arrow, rhs = eq_.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(ts):
+        raise ShapeError("einsum", f"{equation!r} names {len(specs)} operands, got {len(ts)}")
+    named = {c for c in eq_ if c.isalpha()}
+    if any(not (c.isalpha() or c in ".,->") for c in eq_):
+        raise ShapeError("einsum", f"invalid character in {equation!r}: labels are letters")
+    n_ell = builtins.max([t.ndim - len(s.replace("...", "")) for s, t in zip(specs, ts)
+                          if "..." in s], default=0)
+    ell = "".join(chr(c) for c in range(0x100, 0x200) if chr(c) not in named)[:n_ell]
+    labels = [_einsum_operand_labels("einsum", s, t, ell) for s, t in zip(specs, ts)]
+    if arrow:
+        head, _, tail = rhs.partition("...")
+        out = [*head, *ell, *tail] if "..." in rhs else list(rhs)
+        if len(set(out)) != len(out) or any(c not in {x for ls in labels for x in ls}
+                                            for c in out):
+            raise ShapeError("einsum", f"output {rhs!r} repeats a label or names one no "
+                                       "operand has")
+    else:
+        seen = [c for ls in labels for c in ls]
+        out = [*ell] + sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell)
+    dt = _promote(ts)
+    ts = [_cast(t, dt) for t in ts]
+    pairs = [_einsum_diagonal(t, ls) for t, ls in zip(ts, labels)]
+    acc, acc_l = None, []
+    for k, (t, ls) in enumerate(pairs):
+        later = set(out).union(*(set(p[1]) for p in pairs[k + 1:]))
+        # sum what only this operand has and nothing after needs
+        alone = [i for i, c in enumerate(ls) if c not in later and c not in acc_l]
+        if alone:
+            t = sum(t, alone)
+            ls = [c for i, c in enumerate(ls) if i not in alone]
+        if acc is None:
+            acc, acc_l = t, ls
+        else:
+            acc, acc_l = _einsum_pair(acc, acc_l, t, ls, later)
+        gone = [i for i, c in enumerate(acc_l) if c not in later]
+        if gone:
+            acc = sum(acc, gone)
+            acc_l = [c for i, c in enumerate(acc_l) if i not in gone]
+    assert acc is not None
+    return permute(acc, tuple(acc_l.index(c) for c in out)) if acc_l != out else acc
+
+
+# ---- norms (``pf.linalg`` re-exports them) ----
+
+def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.vector_norm``: ord 0 (count of nonzeros), inf, -inf, or any
+    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if not t.dtype.is_floating_point:
+        raise ShapeError("vector_norm", f"expects a floating-point input, got "
+                                        f"{t.dtype.name}")
+    if isinstance(ord, str):
+        raise ShapeError("vector_norm", f"ord must be a number, got {ord!r}")
+    dims = _dims("vector_norm", t, dim)
+    if t.numel() == 0 and ord < 0:
+        raise ShapeError("vector_norm", f"cannot compute the {ord} norm of an empty tensor")
+    a = abs(t)
+    if ord == float("inf"):
+        if t.numel() == 0 and dims and any(t.shape[d] == 0 for d in dims):
+            raise ShapeError("vector_norm", "cannot compute the inf norm over an empty "
+                                            "dimension")
+        return amax(a, dims, keepdim)
+    if ord == float("-inf"):
+        return amin(a, dims, keepdim)
+    if ord == 0:
+        return sum(convert(ne(t, 0.0), t.dtype), dims, keepdim)
+    if ord == 1:
+        return sum(a, dims, keepdim)
+    if ord == 2:
+        s = sum(mul(t, t), dims, keepdim)
+        zero = eq(s, 0.0)
+        return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
+    # |x|^p is fed 1 at x == 0 (no inf * 0 in the gradient); for p < 0 a zero
+    # makes the norm 0 with gradient 0 (PyTorch's mask where the norm is 0)
+    at_zero = eq(a, 0.0)
+    s = sum(where(at_zero, 0.0, pow(where(at_zero, 1.0, a), float(ord))), dims, keepdim)
+    if ord > 0:
+        zero = eq(s, 0.0)
+        return where(zero, 0.0, pow(where(zero, 1.0, s), 1.0 / ord))
+    any_zero = gt(amax(convert(at_zero, t.dtype), dims, keepdim), 0.0)
+    return where(any_zero, 0.0, pow(where(any_zero, 1.0, s), 1.0 / ord))
+
+
+def matrix_norm(x: TensorLike, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``torch.linalg.matrix_norm`` for ord 'fro', 1, -1, inf, -inf ('nuc' and
+    +-2 need singular values: refused)."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if t.ndim < 2:
+        raise ShapeError("matrix_norm", f"expects at least 2 dimensions, got "
+                                        f"{fmt_shape(t.shape)}")
+    d0, d1 = (normalize_dim("matrix_norm", d, t.ndim) for d in dim)
+    if d0 == d1:
+        raise ShapeError("matrix_norm", f"dims must be different, got {list(dim)}")
+    if ord == "fro":
+        return vector_norm(t, 2, (d0, d1), keepdim)
+    if ord in (1, -1, float("inf"), float("-inf")):
+        inner, outer_ = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = sum(abs(t), inner, True)
+        r = (amax if ord > 0 else amin)(sums, outer_, True)
+        return r if keepdim else squeeze(r, (d0, d1))
+    raise ShapeError("matrix_norm", f"ord {ord!r} is not supported (needs singular values)")
+
+
+def linalg_norm(x: TensorLike, ord: float | str | None = None, dim: Any = None,
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``torch.linalg.norm``: a vector norm over one dim (or the flattened input
+    when ord is None), a matrix norm over two."""
+    t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
+    if isinstance(dim, int | np.integer):
+        dim = (int(dim),)
+    if dim is None and ord is not None:
+        if t.ndim not in (1, 2):
+            raise ShapeError("linalg.norm", f"with ord and dim=None the input must be 1-D or "
+                                            f"2-D, got {fmt_shape(t.shape)}")
+        dim = tuple(range(t.ndim))
+    if ord is None:
+        return vector_norm(t, 2, dim, keepdim)
+    if len(dim) == 2:
+        return matrix_norm(t, ord, tuple(dim), keepdim)
+    if isinstance(ord, str):
+        raise ShapeError("linalg.norm", f"ord {ord!r} needs two dims, got {list(dim)}")
+    return vector_norm(t, ord, dim, keepdim)
+
+
+def norm(input: TensorLike, p: float | str | None = "fro", dim: Any = None,  # noqa: A002
+         keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """``torch.norm``: 'fro' (or None) is the 2-norm over ``dim`` (all dims by
+    default); a number p a vector norm."""
+    t = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    if p == "nuc":
+        raise ShapeError("norm", "the nuclear norm is not supported (needs singular values)")
+    if p is None or p == "fro":
+        return vector_norm(t, 2, dim, keepdim)
+    if isinstance(p, str):
+        raise ShapeError("norm", f"p must be 'fro', 'nuc' or a number, got {p!r}")
+    return vector_norm(t, p, dim, keepdim)
+
+
+# ---- torch's Tensor API around the data (devices, sizes, interop) ----
+
+_DEVICE_TYPES = {"reference": "cpu", "mlir": "cpu", "max": "cpu", "csl": "wse"}
+
+
+class device:  # noqa: N801  (torch.device)
+    """Where tensors compute: the current backend's device (``cpu`` for the
+    reference, mlir and MAX-on-CPU backends, ``wse`` for csl). Compares equal
+    to its string form (``t.device == "cpu"``)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        name, _, idx = str(type).partition(":")
+        self.type = name
+        self.index = int(idx) if idx else index
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type={self.type!r}{index})"
+
+
+def current_device() -> device:
+    return device(_DEVICE_TYPES.get(CONFIG.backend, CONFIG.backend))
+
+
+def _check_device(dev: Any) -> None:
+    want, here = device(dev), current_device()
+    if want != here and want.type != "cpu":  # host data is always reachable
+        raise ValueError(f"device {str(want)!r} is not available: tensors compute on the "
+                         f"current backend's device {str(here)!r} ({CONFIG.backend!r}; choose "
+                         "the backend with pf.set_backend)")
+
+
+def clone(x: TensorLike, *, memory_format: Any = None) -> Tensor:
+    """A new tensor with ``x``'s value; gradients flow through it."""
+    return _same(as_tensor_arg(x))
+
+
+def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
+       non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
+    """``t.to(dtype)``, ``t.to(device[, dtype])``, ``t.to(other)`` (then
+    ``non_blocking, copy`` positionally, as PyTorch); ``copy=True`` always makes
+    a new tensor. Devices other than the current backend's raise."""
+    flags = []
+    for a in args:
+        if isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = a
+        else:
+            dtype = a
+    if len(flags) > 2:
+        raise TypeError(f"to() takes at most two bool arguments (non_blocking, copy), got "
+                        f"{len(flags)}")
+    if len(flags) == 2:
+        copy = flags[1]  # (flags[0] is non_blocking: nothing to wait for here)
+    if device is not None:
+        _check_device(device)
+    out = self if dtype is None else convert(self, dtype)
+    return clone(out) if copy and out is self else out
+
+
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Tensor | str:
+    if dtype is None:
+        return f"pyflame.{self.dtype.name}"
+    return convert(self, dtype)
+
+
+def _format(self: Tensor, spec: str) -> str:
+    if self.ndim == 0 and spec:
+        return format(self.item(), spec)
+    return format(str(self), spec)
+
+
+def _dlpack(self: Tensor, **kwargs: Any) -> Any:
+    arr = self.numpy()
+    if self.dtype is bfloat16:
+        raise BufferError("bfloat16 tensors cannot be exported through DLPack by numpy; "
+                          "convert to float32 first")
+    try:
+        return arr.__dlpack__(**kwargs)
+    except BufferError:  # a read-only buffer the consumer's DLPack version cannot flag
+        return np.array(arr, copy=True).__dlpack__(**kwargs)
+
+
+def _dlpack_device(self: Tensor) -> tuple[int, int]:
+    return (1, 0)  # kDLCPU: values live in host memory
+
+
+def from_dlpack(ext: Any) -> Tensor:
+    """A leaf sharing memory with a DLPack producer (a torch or numpy array on the CPU)."""
+    return Tensor._leaf(np.from_dlpack(ext))
+
+
+_DATA_METHODS: dict[str, Any] = {
+    "to": to, "type": _type, "clone": clone, "__format__": _format,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
+    "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
+    "element_size": lambda self: self.dtype.itemsize, "contiguous": lambda self, *a, **k: self,
+    "is_contiguous": lambda self, *a, **k: True, "cpu": lambda self, *a, **k: self,
+    "device": property(lambda self: current_device()),
+}
 
 
 # ---- Tensor methods ----
@@ -599,16 +1443,27 @@ def logsumexp(x: TensorLike, dim: int | Sequence[int], keepdim: bool = False) ->
 METHODS = (*ELEMENTWISE, *(
     "gelu matmul clamp clip sum mean max min amax amin argmax argmin reshape view flatten "
     "squeeze unsqueeze permute transpose swapaxes broadcast_to expand split chunk softmax "
-    "log_softmax logsumexp").split())
+    "log_softmax logsumexp "
+    # issue 14's math
+    "floor ceil round trunc fix frac fmod remainder floor_divide div divide true_divide add sub "
+    "subtract multiply exp2 log2 log10 expm1 tan sinh cosh asinh acosh atanh asin acos atan "
+    "atan2 arccos arcsin arctan arctan2 arccosh arcsinh arctanh absolute negative greater "
+    "greater_equal less less_equal not_equal logical_xor bitwise_and bitwise_or bitwise_xor "
+    "bitwise_not isnan isinf isfinite isposinf isneginf nan_to_num clamp_min clamp_max lerp "
+    "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger norm "
+    "softplus hardtanh relu6 leaky_relu elu selu celu hardsigmoid hardswish mish silu "
+    "logsigmoid").split())
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
-                     "matmul": "matmul"}  # ``__add__`` and ``__radd__``: add
-_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "logical_not",
-              "__and__": "logical_and", "__or__": "logical_or", "__eq__": "eq", "__ne__": "ne",
+                     "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
+                     "xor": "bitwise_xor", "floordiv": "floor_divide",
+                     "mod": "remainder"}  # ``__add__`` and ``__radd__``: add
+_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
+              "__eq__": "eq", "__ne__": "ne",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
               "__getitem__": "getitem"}
 _CONVERSIONS = {"float": float32, "double": float64, "half": float16, "int": int32,
-                "long": int64, "bool": bool_}
+                "long": int64, "bool": bool_, "bfloat16": bfloat16}
 
 
 def _reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable[..., Tensor]:
@@ -635,13 +1490,16 @@ def _set_tensor_methods() -> None:
     for name in METHODS:
         setattr(Tensor, name, api[name])
     for dunder, name in _BINARY_OPERATORS.items():
-        setattr(Tensor, f"__{dunder}__", api[name])
-        setattr(Tensor, f"__r{dunder}__", _reflected(api[name]))
+        fn = ELEMENTWISE[name] if name in ("add", "div") else api[name]  # (no alpha/mode)
+        setattr(Tensor, f"__{dunder}__", fn)
+        setattr(Tensor, f"__r{dunder}__", _reflected(fn))
     for dunder, name in _OPERATORS.items():
         setattr(Tensor, dunder, api[name])
     for name, dt in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(dt))
-    Tensor.astype = Tensor.to = convert
+    Tensor.astype = convert
+    for name, member in _DATA_METHODS.items():
+        setattr(Tensor, name, member)
     Tensor.T = property(_transposed)
 
 

@@ -111,6 +111,10 @@ UNARY: dict[str, tuple[Callable, Callable, str]] = {
     "gelu": (pf.gelu, F.gelu, "any"),
     "gelu_tanh": (*_GELU_TANH, "any"),
     "tanh_method": (lambda x: x.tanh(), lambda x: x.tanh(), "any"),
+    "expm1": (pf.expm1, torch.expm1, "any"),
+    "atan": (pf.atan, torch.atan, "any"),
+    "asin": (pf.asin, torch.asin, "unit"),
+    "acos": (pf.acos, torch.acos, "unit"),
 }
 
 
@@ -172,6 +176,8 @@ BINARY: dict[str, tuple[Callable, Callable, str, str]] = {
     "operators": (lambda a, b: (a + b) * a - b / (a * a + 1) ** b,
                   lambda a, b: (a + b) * a - b / (a * a + 1) ** b, "any", "any"),
     "max_elementwise": (pf.max, torch.max, "offgrid", "grid"),
+    "atan2": (pf.atan2, torch.atan2, "any", "away"),
+    "fmod": (pf.fmod, torch.fmod, "offgrid", "away"),
 }
 
 

@@ -92,6 +92,10 @@ CASES: dict[str, st.SearchStrategy] = {
     "fused_fma": _triple(),
     "fused_matmul_relu": _matmul(),
     "fused_matmul_gelu": _matmul(approximate=True),
+    "expm1": _along_dim().map(lambda c: (c[0], {})),
+    "atan": _along_dim().map(lambda c: (c[0], {})),
+    "asin": _along_dim().map(lambda c: (c[0], {})),
+    "atan2": _pair(),
 }
 DECOMPOSED = sorted(n for n, d in OPS.items() if d.decomposition is not None)
 

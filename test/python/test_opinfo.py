@@ -1,0 +1,278 @@
+"""PyTorch's OpInfo database as an oracle: every OpInfo whose name ``pf`` has
+(``pf.add``, ``pf.linalg.norm``; ``nn.functional.X`` as ``pf.nn.functional.X``
+or ``pf.X``) runs its sample inputs through our function, float32 and float64
+values against torch's, and float64 gradients (one random cotangent) against
+torch.autograd for the ops OpInfo marks differentiable.
+
+A sample has one of three outcomes: it matches; we refuse it (our function
+raises: an unsupported case must fail, never answer); or it mismatches (a
+wrong value, dtype or shape: the test fails unless the op is listed in
+``KNOWN_MISMATCHES`` with the reason). New ``pf`` functions are picked up by
+name, so ops added later are checked as soon as they exist.
+
+``python test/python/test_opinfo.py`` prints the coverage table (ops matched,
+samples matching / refused / mismatching).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("expecttest", reason="PyTorch's OpInfo database needs `expecttest`")
+torch = pytest.importorskip("torch")
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+import pyflame_mlir as pf  # noqa: E402
+
+_SCALE = float(os.environ.get("PYFLAME_TEST_SCALE", "1"))
+SAMPLES = max(1, round(3 * _SCALE))  # per op, dtype and kind (values, gradients)
+
+# OpInfo names we deliberately do not compare, with the reason
+NOT_COMPARED: dict[str, str] = {
+    "randn": "random values", "randn_like": "random values", "rand_like": "random values",
+    "randint": "random values", "randint_like": "random values",
+    "bernoulli": "random values", "normal": "random values",
+}
+# namespaces of torch's that are not the same functions as ours under the same name
+FOREIGN = ("masked.", "sparse.", "_refs.", "special.", "fft.", "signal.")
+# (op name, variant) -> why our answer knowingly differs from torch's
+KNOWN_MISMATCHES: dict[tuple[str, str], str] = {}
+
+_TORCH_TO_PF = {torch.float32: pf.float32, torch.float64: pf.float64,
+                torch.float16: pf.float16, torch.bfloat16: pf.bfloat16, torch.int32: pf.int32,
+                torch.int64: pf.int64, torch.bool: pf.bool}
+
+
+def resolve(name: str) -> Callable | None:
+    """Our function for an OpInfo name, or None."""
+    if name.startswith(FOREIGN) or name in NOT_COMPARED:
+        return None
+    candidates = [name.split(".")]
+    if name.startswith("nn.functional."):
+        candidates.append([name.split(".")[-1]])
+    for path in candidates:
+        obj: Any = pf
+        for part in path:
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if callable(obj) and not isinstance(obj, type | pf.DType):
+            return obj
+    return None
+
+
+# OpInfos whose ``op`` is a lambda with another calling convention than the
+# function of that name: called the same way on our side
+ADAPTERS: dict[str, Callable[[Callable], Callable]] = {
+    "einsum": lambda fn: lambda tensors, equation: fn(equation, tensors),
+    "where": lambda fn: lambda self, condition, other, **kw: fn(condition, self, other, **kw),
+}
+
+
+def _calling_as_torch(o: Any, fn: Callable) -> Callable:
+    if o.name in ADAPTERS:
+        return ADAPTERS[o.name](fn)
+    if getattr(o.op, "__name__", "") == "<lambda>" and hasattr(pf.Tensor, o.name):
+        return lambda x, *a, **k: getattr(x, o.name)(*a, **k)  # a method: x.view(shape)
+    return fn
+
+
+CASES = [(o, resolve(o.name)) for o in op_db]
+CASES = [(o, _calling_as_torch(o, fn)) for o, fn in CASES if fn is not None]
+
+
+def _ident(o: Any) -> str:
+    return o.name + (f".{o.variant_test_name}" if o.variant_test_name else "")
+
+
+# ---- converting samples and results ----
+
+def to_pf(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return pf.from_numpy(v.detach().cpu().numpy().copy())
+    if isinstance(v, torch.dtype):
+        return _TORCH_TO_PF[v]
+    if isinstance(v, torch.Size):
+        return tuple(v)
+    if isinstance(v, list | tuple):
+        return type(v)(to_pf(x) for x in v) if not hasattr(v, "_fields") else v
+    if isinstance(v, dict):
+        return {k: to_pf(x) for k, x in v.items() if k != "device"}
+    return v
+
+
+def flat(v: Any) -> list[Any]:
+    if isinstance(v, list | tuple):
+        return [x for item in v for x in flat(item)]
+    return [v]
+
+
+def as_array(v: Any) -> np.ndarray:
+    if isinstance(v, torch.Tensor):
+        return v.detach().cpu().numpy()
+    if isinstance(v, pf.Tensor):
+        return v.numpy()
+    return np.asarray(v)
+
+
+def _tolerance(dt: np.dtype) -> dict[str, float]:
+    if dt == np.float64:
+        return {"rtol": 1e-7, "atol": 1e-7}
+    return {"rtol": 1e-5, "atol": 1e-5}
+
+
+def same(ours: Any, theirs: Any) -> str | None:
+    """None if our result is torch's (values, dtypes, shapes), else why not."""
+    a, b = flat(ours), flat(theirs)
+    if len(a) != len(b):
+        return f"{len(a)} results, torch has {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if isinstance(y, torch.Tensor) != isinstance(x, pf.Tensor):
+            return f"result {i} is a {type(x).__name__}, torch's a {type(y).__name__}"
+        xa, ya = as_array(x), as_array(y)
+        if isinstance(y, torch.Tensor) and xa.dtype != ya.dtype:
+            return f"result {i} has dtype {xa.dtype}, torch's {ya.dtype}"
+        if xa.shape != ya.shape:
+            return f"result {i} has shape {xa.shape}, torch's {ya.shape}"
+        if ya.dtype.kind in "fc":
+            try:
+                np.testing.assert_allclose(xa, ya, equal_nan=True, **_tolerance(ya.dtype))
+            except AssertionError as e:
+                return f"result {i} differs: {str(e).strip().splitlines()[-1]}"
+        elif not np.array_equal(xa, ya):
+            return f"result {i} differs: {xa!r} vs {ya!r}"
+    return None
+
+
+# ---- running one sample ----
+
+def _samples(o: Any, dtype: torch.dtype, grad: bool) -> Iterator[Any]:
+    try:
+        gen = o.sample_inputs("cpu", dtype, requires_grad=grad)
+        for k, s in enumerate(gen):
+            if k >= SAMPLES:
+                return
+            yield s
+    except Exception:  # noqa: BLE001  (an OpInfo without samples for this dtype)
+        return
+
+
+def value_outcome(o: Any, fn: Callable, s: Any) -> tuple[str, str]:
+    """('match' | 'refused' | 'mismatch' | 'torch-error', detail)."""
+    try:
+        want = o.op(s.input, *s.args, **s.kwargs)
+    except Exception as e:  # noqa: BLE001  (torch rejects the sample: nothing to compare)
+        return "torch-error", repr(e)
+    try:
+        got = fn(to_pf(s.input), *to_pf(s.args), **to_pf(s.kwargs))
+        pf.eval(*[t for t in flat(got) if isinstance(t, pf.Tensor)])
+    except Exception as e:  # noqa: BLE001  (a refusal: must be an exception)
+        return "refused", f"{type(e).__name__}: {e}"
+    why = same(got, want)
+    return ("mismatch", why) if why else ("match", "")
+
+
+def grad_outcome(o: Any, fn: Callable, s: Any) -> tuple[str, str]:
+    """float64 gradients of <ct, first floating output> w.r.t. every tensor
+    input that requires grad, against torch.autograd."""
+    leaves = [t for t in flat((s.input, s.args, list(s.kwargs.values())))
+              if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not leaves:
+        return "torch-error", "no differentiable input"
+    try:
+        want = o.op(s.input, *s.args, **s.kwargs)
+        out_t = next(t for t in flat(want) if isinstance(t, torch.Tensor)
+                     and t.dtype.is_floating_point and t.requires_grad)
+        ct = torch.from_numpy(np.random.default_rng(0).standard_normal(out_t.shape))
+        t_grads = torch.autograd.grad((out_t * ct).sum(), leaves, allow_unused=True)
+    except Exception as e:  # noqa: BLE001
+        return "torch-error", repr(e)
+    mapping: dict[int, pf.Tensor] = {}
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            t = to_pf(v)
+            if v.requires_grad:
+                t.requires_grad_()
+                mapping[id(v)] = t
+            return t
+        if isinstance(v, list | tuple) and not hasattr(v, "_fields"):
+            return type(v)(conv(x) for x in v)
+        return to_pf(v)
+    try:
+        args = conv(s.args)
+        kwargs = {k: conv(v) for k, v in s.kwargs.items() if k != "device"}
+        got = fn(conv(s.input), *args, **kwargs)
+        out = next(t for t in flat(got) if isinstance(t, pf.Tensor)
+                   and t.dtype.is_floating_point)
+        (out * pf.from_numpy(ct.numpy())).sum().backward()
+        grads = [mapping[id(v)].grad for v in leaves]
+    except Exception as e:  # noqa: BLE001
+        return "refused", f"{type(e).__name__}: {e}"
+    for i, (g, tg) in enumerate(zip(grads, t_grads)):
+        tg = torch.zeros_like(leaves[i]) if tg is None else tg
+        if g is None:
+            g = pf.zeros(tuple(tg.shape), dtype=pf.float64)
+        why = same(g, tg)
+        if why:
+            return "mismatch", f"gradient of input {i}: {why}"
+    return "match", ""
+
+
+def run_op(o: Any, fn: Callable) -> list[tuple[str, str, str]]:
+    """(kind, outcome, detail) for each sample tried."""
+    results = []
+    supported = o.supported_dtypes("cpu")
+    for dtype in [d for d in (torch.float32, torch.float64, torch.int64) if d in supported]:
+        for s in _samples(o, dtype, grad=False):
+            results.append((f"values {dtype}", *value_outcome(o, fn, s)))
+    if o.supports_autograd:
+        for s in _samples(o, torch.float64, grad=True):
+            results.append(("grad float64", *grad_outcome(o, fn, s)))
+    return results
+
+
+@pytest.mark.parametrize("o,fn", CASES, ids=[_ident(o) for o, _ in CASES])
+def test_opinfo_samples_match_torch_or_are_refused(o: Any, fn: Callable) -> None:
+    bad = [(kind, detail) for kind, outcome, detail in run_op(o, fn) if outcome == "mismatch"]
+    reason = KNOWN_MISMATCHES.get((o.name, o.variant_test_name))
+    if bad and reason:
+        pytest.xfail(reason)
+    assert not bad, f"{_ident(o)}: " + "; ".join(f"{k}: {d}" for k, d in bad[:3])
+
+
+def test_opinfo_finds_the_math_ops() -> None:
+    """The name lookup works: a sample of this branch's ops is matched."""
+    names = {o.name for o, _ in CASES}
+    assert {"atan2", "fmod", "remainder", "einsum", "linalg.vector_norm",
+            "nn.functional.silu", "floor_divide", "addmm", "lerp"} <= names
+
+
+def main() -> None:
+    counts: Counter[str] = Counter()
+    per_op: dict[str, Counter[str]] = {}
+    for o, fn in CASES:
+        c = per_op.setdefault(_ident(o), Counter())
+        for _kind, outcome, detail in run_op(o, fn):
+            c[outcome] += 1
+            counts[outcome] += 1
+            if outcome != "match" and "-v" in sys.argv:
+                print(f"  {_ident(o)} {outcome}: {detail[:150]}")
+    for name, c in sorted(per_op.items()):
+        print(f"{name:40s} " + " ".join(f"{k}={v}" for k, v in sorted(c.items())))
+    total = sum(counts[k] for k in ("match", "refused", "mismatch"))
+    print(f"ops matched: {len(per_op)}; samples compared: {total}: "
+          + ", ".join(f"{k} {counts[k]} ({100 * counts[k] / max(total, 1):.0f}%)"
+                      for k in ("match", "refused", "mismatch"))
+          + f"; torch-error/not applicable {counts['torch-error']}")
+
+
+if __name__ == "__main__":
+    main()
