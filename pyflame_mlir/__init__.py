@@ -12,7 +12,7 @@ import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
-from . import autograd, inplace  # noqa: F401  (inplace sets the in-place methods)
+from . import autograd, inplace, nn, optim  # noqa: F401  (inplace sets the in-place methods)
 from .autodiff import (
     enable_grad,
     grad,

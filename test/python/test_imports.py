@@ -41,6 +41,19 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autograd": 1,
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
+    # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
+    "pyflame_mlir.nn": 2,
+    "pyflame_mlir.nn.module": 2,
+    "pyflame_mlir.nn.containers": 2,
+    "pyflame_mlir.nn.linear": 2,
+    "pyflame_mlir.nn.init": 2,
+    "pyflame_mlir.nn.utils": 2,
+    "pyflame_mlir.optim": 2,
+    "pyflame_mlir.optim.optimizer": 2,
+    "pyflame_mlir.optim.sgd": 2,
+    "pyflame_mlir.optim.adam": 2,
+    "pyflame_mlir.optim.lr_scheduler": 2,
+    "pyflame_mlir.serialization": 2,
     "pyflame_mlir": 3,  # __init__: the public API
 }
 

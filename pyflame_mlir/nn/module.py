@@ -1,0 +1,710 @@
+"""``pf.nn.Module`` and ``pf.nn.Parameter`` with ``torch.nn``'s API and semantics.
+
+A ``Parameter`` is a ``Tensor`` subclass (``isinstance(p, nn.Parameter)``) that
+is an autograd leaf requiring grad. In-place updates under ``no_grad``
+(``p -= lr * p.grad``, ``p.mul_(...)``) rebind the same object to a new lazy
+promise (``inplace.py``), so an optimizer step records instead of computing,
+and a module keeps seeing the updated parameter.
+
+A ``Module`` registers the ``Parameter``s, sub-``Module``s and buffers assigned
+to its attributes, exactly as ``torch.nn.Module`` does: assigning one
+Parameter to two modules (``head.weight = emb.weight``) ties them, and
+``named_parameters`` lists it once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import no_grad
+from ..core import AutogradMeta, Tensor, detach, rebind, snapshot
+from ..creation import tensor as _host_tensor
+from ..dialects.dtypes import DType, bfloat16, float16, float32, float64
+from ..dialects.dtypes import dtype as to_dtype
+from ..ops import convert
+
+__all__ = ["Module", "Parameter", "RemovableHandle"]
+
+
+# ---- Parameter ----
+
+class Parameter(Tensor):
+    """``Parameter(data, requires_grad=True)``: a leaf tensor holding ``data``'s
+    current value (or promise). Ops on it return plain ``Tensor``s."""
+
+    __slots__ = ()
+
+    def __new__(cls, data: Any = None, requires_grad: bool = True) -> Parameter:
+        if data is None:
+            data = Tensor._leaf(np.empty((0,), dtype=np.float32))
+        elif not isinstance(data, Tensor):
+            data = _host_tensor(data)
+        p = object.__new__(cls)
+        _take_state(p, data)
+        p._ag = p._mut = None
+        if requires_grad:
+            if not data.dtype.is_floating_point:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   f"require gradients (got {data.dtype.name})")
+            # a leaf whatever made ``data``: backward stops here
+            p._ag = AutogradMeta()
+            p._ag.requires_grad = True
+        return p
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, _protocol: Any) -> Any:
+        raise TypeError("pyflame tensors are not pickled: save state dicts with pf.save")
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """``copy.deepcopy(model)``: a new leaf with the same value (or promise:
+        recorded ops never change, so sharing one is a copy)."""
+        out = Parameter(detach(self), self.requires_grad)
+        memo[id(self)] = out
+        return out
+
+    @property
+    def data(self) -> Tensor:
+        """The parameter's value without autograd. In-place updates of it
+        (``p.data.mul_(2)``, ``p.data.copy_(w)``) update ``p``, as in PyTorch."""
+        return _DataAlias._of(self)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        set_data(self, value)
+
+
+def _take_state(dst: Tensor, src: Tensor) -> None:
+    dst.shape, dst.dtype = src.shape, src.dtype
+    dst._node, dst._index, dst._value, dst._hist = src._node, src._index, src._value, None
+
+
+def set_data(t: Tensor, value: Any) -> None:
+    """``t.data = value``: ``t`` (the same object, its autograd flags and
+    ``.grad`` kept) holds ``value``'s state from now on (shape and dtype may
+    change, as in PyTorch). Ops recorded before read the old state."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+    old, start = snapshot(t)
+    rebind(t, old, start, detach(value))
+    t.shape, t.dtype = value.shape, value.dtype
+    t._hist = None
+
+
+_INPLACE = ("add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_",
+            "masked_fill_", "normal_", "uniform_", "__setitem__", "__iadd__", "__isub__",
+            "__imul__", "__itruediv__")
+
+
+class _DataAlias(Tensor):
+    """What ``Parameter.data`` returns: a tensor without autograd whose
+    in-place methods update the parameter (under ``no_grad``) too."""
+
+    __slots__ = ("_owner",)
+
+    @classmethod
+    def _of(cls, owner: Tensor) -> _DataAlias:
+        d = object.__new__(cls)
+        _take_state(d, owner)
+        d._ag, d._mut = None, None
+        d._owner = owner
+        return d
+
+
+def _forwarding(name: str) -> Callable[..., Any]:
+    def method(self: _DataAlias, *args: Any, **kwargs: Any) -> Any:
+        owner = self._owner
+        with no_grad():
+            result = getattr(Tensor, name)(owner, *args, **kwargs)
+        _take_state(self, owner)
+        return None if name == "__setitem__" else (self if result is owner else result)
+    method.__name__ = name
+    return method
+
+
+for _name in _INPLACE:
+    setattr(_DataAlias, _name, _forwarding(_name))
+
+
+# ---- hooks ----
+
+class RemovableHandle:
+    """What ``register_*_hook`` returns: ``remove()`` unregisters the hook
+    (also as a context manager)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, *tables: dict) -> None:
+        self.id = next(RemovableHandle._ids)
+        self._tables = tables
+
+    def remove(self) -> None:
+        for table in self._tables:
+            table.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(s: str, spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(" " * spaces + line for line in lines)
+
+
+def _typename(v: Any) -> str:
+    if isinstance(v, Tensor):
+        return "pyflame_mlir.Tensor"
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _torch_size(shape: tuple[int, ...]) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _host_value(v: Any) -> Tensor:
+    """A state-dict value as one of our tensors: ours as is; a torch tensor or
+    numpy array copied (never pickled, never sharing the caller's memory)."""
+    if isinstance(v, Tensor):
+        return v
+    if hasattr(v, "detach") and hasattr(v, "cpu"):  # a torch.Tensor, without importing torch
+        t = v.detach().cpu()
+        if str(t.dtype) == "torch.bfloat16":
+            return Tensor._leaf(t.float().numpy().astype(bfloat16.np))
+        return Tensor._leaf(np.array(t.numpy(), copy=True))
+    if isinstance(v, np.ndarray | np.generic | int | float | bool | list):
+        return Tensor._leaf(np.array(v, copy=True))
+    raise TypeError(f"a state_dict value must be a tensor or an array, got {_typename(v)}")
+
+
+# ---- Module ----
+
+class Module:
+    """Base class of all modules: subclasses set parameters, buffers and
+    submodules as attributes in ``__init__`` and define ``forward``."""
+
+    training: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks_with_kwargs", {})
+        setattr_(self, "_forward_hooks_always_called", {})
+        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", {})
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    # ---- registration ----
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    # ---- attributes ----
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: registered members live in the tables
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = d.get(table)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        def remove_from(*tables: Any) -> None:
+            for t in tables:
+                if name in t:
+                    if isinstance(t, dict):
+                        del t[name]
+                    else:
+                        t.discard(name)
+
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = d.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(d, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                    f"'{name}' (torch.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = d.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
+                                        f"'{name}' (torch.Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        attrs = set(dir(type(self))) | set(self.__dict__)
+        attrs |= set(self._parameters) | set(self._modules) | set(self._buffers)
+        return sorted(a for a in attrs if not a[:1].isdigit())
+
+    # ---- traversal ----
+    def _named_members(self, get_members: Callable[[Module], Any], prefix: str = "",
+                       recurse: bool = True, remove_duplicate: bool = True
+                       ) -> Iterator[tuple[str, Any]]:
+        memo: set[int] = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (module_prefix + ("." if module_prefix else "") + k, v)
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        return self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                   remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                   remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        memo: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and gradients ----
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:  # noqa: A003  (torch's name)
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            zero_grad_of(p, set_to_none)
+
+    # ---- dtype conversion ----
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Replace every parameter's and buffer's value by ``fn`` of it, in place:
+        the Parameter objects stay the same (optimizers keep working)."""
+        for module in self.children():
+            module._apply(fn)
+        for p in self._parameters.values():
+            if p is None:
+                continue
+            with no_grad():
+                g = p.grad
+                set_data(p, fn(p))
+                if g is not None:
+                    p.grad = fn(g)
+        for k, b in self._buffers.items():
+            if b is not None:
+                with no_grad():
+                    self._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``:
+        floating parameters and buffers take the dtype; the device must be the CPU
+        (the backend, not the device, chooses where graphs run)."""
+        dtype: DType | None = None
+        device = kwargs.pop("device", None)
+        if "dtype" in kwargs:
+            dtype = to_dtype(kwargs.pop("dtype"))
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) or type(a).__name__ == "device":
+                device = a
+            elif isinstance(a, bool):  # non_blocking
+                continue
+            else:
+                dtype = to_dtype(a)
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise RuntimeError(f"to(): device {str(device)!r} is not supported (only 'cpu'); "
+                               "choose where graphs run with pf.set_backend")
+        if dtype is not None:
+            if not dtype.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                                f"desired dtype={dtype.name}")
+            self._cast_floating(dtype)
+        return self
+
+    def _cast_floating(self, dt: DType) -> Module:
+        return self._apply(lambda t: convert(t, dt) if t.dtype.is_floating_point
+                           and t.dtype is not dt else t)
+
+    def float(self) -> Module:  # noqa: A003
+        return self._cast_floating(float32)
+
+    def double(self) -> Module:
+        return self._cast_floating(float64)
+
+    def half(self) -> Module:
+        return self._cast_floating(float16)
+
+    def bfloat16(self) -> Module:
+        return self._cast_floating(bfloat16)
+
+    def cpu(self) -> Module:
+        return self
+
+    # ---- calling ----
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> RemovableHandle:
+        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
+                                 self._forward_hooks_always_called)
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._forward_pre_hooks and not self._forward_hooks:
+            return self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_pre_hooks.items()):
+            if hid in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        called: set[int] = set()
+        try:
+            output = self.forward(*args, **kwargs)
+            for hid, hook in list(self._forward_hooks.items()):
+                called.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        except Exception:
+            for hid, hook in list(self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called and hid not in called:
+                    try:
+                        if hid in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception:  # noqa: BLE001, S110  (torch: the first error wins)
+                        pass
+            raise
+        return output
+
+    # ---- state dicts ----
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else detach(p)
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else detach(b)
+
+    def state_dict(self, *, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, in registration
+        order; detached unless ``keep_vars``. A tied parameter appears under
+        each of its names (as in PyTorch)."""
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy values into the parameters and buffers (their objects stay the
+        same unless ``assign``). Raises PyTorch's error text for missing or
+        unexpected keys (``strict``) and for shape mismatches."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors: list[str] = []
+        updates: list[tuple[str, Tensor]] = []
+        for key, current in own.items():
+            if key not in state_dict:
+                continue
+            value = _host_value(state_dict[key])
+            if value.shape != current.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{_torch_size(value.shape)} from checkpoint, the shape in "
+                              f"current model is {_torch_size(current.shape)}.")
+                continue
+            updates.append((key, value))
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        for key, value in updates:
+            self._load_one(key, value, assign)
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_one(self, key: str, value: Tensor, assign: bool) -> None:
+        module_path, _, name = key.rpartition(".")
+        mod = self.get_submodule(module_path)
+        with no_grad():
+            if name in mod._parameters:
+                p = mod._parameters[name]
+                if assign:
+                    setattr(mod, name, Parameter(detach(value), p.requires_grad))
+                else:
+                    p.copy_(value)  # casts to the parameter's dtype, as copy_ does
+            else:
+                b = mod._buffers[name]
+                mod._buffers[name] = detach(value) if assign else convert(value, b.dtype) \
+                    if value.dtype is not b.dtype else detach(value)
+
+    # ---- printing ----
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def zero_grad_of(p: Tensor, set_to_none: bool = True) -> None:
+    """``p.grad = None``, or zeros of its shape (a lazy constant) when not ``set_to_none``."""
+    g = p.grad
+    if g is None:
+        return
+    if set_to_none:
+        p.grad = None
+    else:
+        with no_grad():
+            p.grad = Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np))

@@ -1,0 +1,58 @@
+"""``pf.optim.SGD`` with torch's semantics (momentum, dampening, nesterov,
+weight decay, maximize), recorded lazily (see ``optimizer.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..autodiff import no_grad
+from ..core import Tensor
+from .optimizer import Optimizer, ScalarLeaves, check_unsupported
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        check_unsupported("SGD", differentiable=differentiable, fused=fused)
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+
+    def _step(self, scalar: ScalarLeaves) -> None:
+        with no_grad():
+            for group in self.param_groups:
+                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                wd, nesterov = group["weight_decay"], group["nesterov"]
+                for p in group["params"]:
+                    g: Tensor | None = p.grad
+                    if g is None:
+                        continue
+                    d_p = -g if group["maximize"] else g
+                    if wd != 0:
+                        d_p = d_p + p * wd
+                    if momentum != 0:
+                        state = self.state[p]
+                        buf = state.get("momentum_buffer")
+                        if buf is None:
+                            # a new tensor updated in place from now on, so each
+                            # evaluation realizes it with the parameters
+                            buf = state["momentum_buffer"] = d_p.detach()
+                            buf.copy_(d_p)
+                        else:
+                            buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+                        d_p = d_p + buf * momentum if nesterov else buf
+                    p.sub_(d_p * scalar(lr, p.dtype))
