@@ -61,7 +61,8 @@ from ..ops import softmax as _softmax
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "celu", "conv1d", "conv2d", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
+    "celu", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
+    "cross_entropy", "dropout", "dropout1d",
     "dropout2d", "elu", "gelu", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
     "leaky_relu", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss",
@@ -675,6 +676,62 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+                      stride: Any, padding: Any, output_padding: Any, groups: int,
+                      dilation: Any) -> Tensor:
+    """The transpose of convolution as a convolution: the input spread out by
+    ``stride`` (interior zero padding), padded by dilation*(k-1) - padding
+    (cropped where that is negative), and convolved with the flipped kernel
+    whose in/out channels are swapped per group."""
+    x = as_tensor_arg(input)
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input and a "
+                             f"{nsp + 2}-D weight, got {list(input.shape)} and "
+                             f"{list(weight.shape)}")
+    c, og = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if x.shape[1] != c or groups < 1 or c % groups:
+        raise ShapeError(op, f"input {list(x.shape)} and weight {list(weight.shape)} with "
+                             f"groups={groups}: the weight's first dimension must be the "
+                             f"{x.shape[1]} input channels, divisible by groups")
+    s, p = _pair(stride, nsp, "stride", op), _pair(padding, nsp, "padding", op)
+    op_, d = _pair(output_padding, nsp, "output_padding", op), _pair(dilation, nsp,
+                                                                    "dilation", op)
+    if builtins.any(o >= builtins.max(sv, dv) for o, sv, dv in zip(op_, s, d)):
+        raise ValueError(f"{op}: output padding must be smaller than either stride or "
+                         f"dilation, got output_padding={list(op_)}")
+    spread = x if builtins.all(v == 1 for v in s) else record(
+        OPS["pad"], (x,), {"low": (0,) * x.ndim, "high": (0,) * x.ndim,
+                           "interior": (0, 0, *(v - 1 for v in s))})
+    pairs = [(0, 0), (0, 0)] + [(dv * (k - 1) - pv, dv * (k - 1) - pv + o)
+                                for k, pv, dv, o in zip(kernel, p, d, op_)]
+    spread = _constant_pad(spread, pairs, 0.0)
+    w = weight
+    for i, k in enumerate(kernel):  # flip (switch: to pf.flip)
+        w = _select_rows(w, 2 + i, list(range(k - 1, -1, -1)))
+    w = reshape(w, (groups, c // groups, og, *kernel)).permute(0, 2, 1, *range(3, 3 + nsp))
+    w = reshape(w, (groups * og, c // groups, *kernel))
+    y = _convnd(op, nsp, spread, w, bias, 1, 0, d, groups)
+    return y[0] if unbatched else y
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
 
 
 # ---- pooling ----

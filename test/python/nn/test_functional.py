@@ -137,6 +137,17 @@ CASES: dict[str, Callable[[], Example]] = {
     "conv1d_groups": lambda: both("conv1d", [arr(1, 4, 9), arr(4, 1, 2)],
                                   lambda f, c, x, w: f.conv1d(x, w, groups=4, dilation=3,
                                                               padding="same")),
+    "conv_transpose2d": lambda: both(
+        "conv_transpose2d", [arr(2, 4, 3, 4), arr(4, 3, 3, 2), arr(3)],
+        lambda f, c, x, w, b: f.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                 output_padding=1)),
+    "conv_transpose2d_groups": lambda: both(
+        "conv_transpose2d", [arr(1, 4, 3, 3), arr(4, 1, 2, 3)],
+        lambda f, c, x, w: f.conv_transpose2d(x, w, groups=2, dilation=(2, 1),
+                                              padding=(0, 2))),
+    "conv_transpose1d": lambda: both(
+        "conv_transpose1d", [arr(2, 3, 5), arr(3, 2, 4)],
+        lambda f, c, x, w: f.conv_transpose1d(x, w, stride=3)),
     # pooling
     "max_pool2d": lambda: both("max_pool2d", [arr(2, 3, 6, 5)],
                                lambda f, c, x: f.max_pool2d(x, 2)),
