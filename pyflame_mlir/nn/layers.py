@@ -23,7 +23,8 @@ from .module import Module, Parameter
 
 __all__ = [
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
-    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "CrossEntropyLoss",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose1d",
+    "ConvTranspose2d", "CrossEntropyLoss",
     "Dropout", "Dropout1d", "Dropout2d", "ELU", "Flatten", "GELU", "GroupNorm", "Hardtanh",
     "HuberLoss", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "LogSoftmax", "MSELoss",
     "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "NLLLoss", "RMSNorm", "ReLU",
@@ -288,6 +289,37 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    _nsp = 2
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any,
+                 stride: Any = 1, padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = F._pair(output_padding, self._nsp, "output_padding",
+                                      type(self).__name__)
+        # torch's layout: (in_channels, out_channels / groups, *kernel)
+        self.weight = Parameter(_empty((in_channels, out_channels // groups,
+                                        *self.kernel_size), dtype))
+        self.reset_parameters()
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = F.conv_transpose1d if self._nsp == 1 else F.conv_transpose2d
+        return fn(input, self.weight, self.bias, self.stride, self.padding,
+                  self.output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nsp = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     _nsp = 2
 
 

@@ -38,6 +38,9 @@ CASES: dict[str, tuple] = {
                                              "bias": False}, [(1, 2, 4, 5)]),
     "Conv2d_circular": ("Conv2d", (2, 3, 3), {"padding": (1, 2), "padding_mode": "circular",
                                               "stride": 2}, [(1, 2, 6, 5)]),
+    "ConvTranspose2d": ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "groups": 2,
+                                                      "output_padding": 1}, [(2, 4, 3, 3)]),
+    "ConvTranspose1d": ("ConvTranspose1d", (2, 3, 2), {"padding": 1}, [(2, 2, 5)]),
     "MaxPool2d": ("MaxPool2d", (2,), {}, [(2, 3, 4, 6)]),
     "MaxPool1d": ("MaxPool1d", (3, 2), {"padding": 1}, [(2, 3, 7)]),
     "AvgPool2d": ("AvgPool2d", (3,), {"stride": 2, "padding": 1}, [(2, 3, 5, 6)]),
@@ -218,6 +221,7 @@ def test_multihead_attention_unbatched_and_no_weights() -> None:
 
 
 @pytest.mark.parametrize("name,args", [("Conv2d", (3, 8, 3)), ("Conv1d", (4, 6, 5)),
+                                       ("ConvTranspose2d", (6, 4, 3)),
                                        ("LayerNorm", (16,)), ("BatchNorm2d", (5,)),
                                        ("MultiheadAttention", (16, 4))])
 def test_parameters_are_initialized_as_torch(name: str, args: tuple) -> None:
