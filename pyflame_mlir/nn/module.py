@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import no_grad
-from ..core import AutogradMeta, Tensor, detach, rebind, snapshot
+from ..core import AutogradMeta, Tensor, detach, realize, rebind, snapshot
 from ..creation import tensor as _host_tensor
 from ..dialects.dtypes import DType, bfloat16, float16, float32, float64
 from ..dialects.dtypes import dtype as to_dtype
@@ -93,6 +93,10 @@ def set_data(t: Tensor, value: Any) -> None:
     change, as in PyTorch). Ops recorded before read the old state."""
     if not isinstance(value, Tensor):
         raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+    if value._node is not None:
+        # computed now, as in PyTorch: a lazy value may read ``t``'s current
+        # state, which a later in-place update would no longer keep alive
+        realize([value])
     old, start = snapshot(t)
     rebind(t, old, start, detach(value))
     t.shape, t.dtype = value.shape, value.dtype
@@ -475,18 +479,18 @@ class Module:
         the Parameter objects stay the same (optimizers keep working)."""
         for module in self.children():
             module._apply(fn)
-        for p in self._parameters.values():
-            if p is None:
-                continue
-            with no_grad():
-                g = p.grad
-                set_data(p, fn(p))
+        with no_grad():
+            params = [p for p in self._parameters.values() if p is not None]
+            new_params = [fn(p) for p in params]
+            new_grads = [None if p.grad is None else fn(p.grad) for p in params]
+            buffers = {k: fn(b) for k, b in self._buffers.items() if b is not None}
+            realize([t for t in [*new_params, *new_grads, *buffers.values()]
+                     if t is not None and t._node is not None])  # one graph
+            for p, new, g in zip(params, new_params, new_grads):
+                set_data(p, new)
                 if g is not None:
-                    p.grad = fn(g)
-        for k, b in self._buffers.items():
-            if b is not None:
-                with no_grad():
-                    self._buffers[k] = fn(b)
+                    p.grad = g
+            self._buffers.update(buffers)
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:

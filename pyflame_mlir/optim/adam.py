@@ -9,20 +9,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ..autodiff import no_grad
-from ..core import Tensor
 from ..ops import maximum, sqrt
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported
+from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
 
 __all__ = ["Adam", "AdamW"]
-
-
-def _zeros(p: Tensor) -> Tensor:
-    # a realized leaf (an argument of the first step's graph, as the state is
-    # in every later step: the first step's graph is already the steady one)
-    return Tensor._leaf(np.zeros(p.shape, dtype=p.dtype.np))
 
 
 class Adam(Optimizer):
@@ -65,10 +56,10 @@ class Adam(Optimizer):
                     if not state:
                         state["step"] = 0
                         # zeros as realized values, updated in place from now on
-                        state["exp_avg"] = _zeros(p)
-                        state["exp_avg_sq"] = _zeros(p)
+                        state["exp_avg"] = zeros_leaf(p)
+                        state["exp_avg_sq"] = zeros_leaf(p)
                         if amsgrad:
-                            state["max_exp_avg_sq"] = _zeros(p)
+                            state["max_exp_avg_sq"] = zeros_leaf(p)
                     state["step"] += 1
                     step = state["step"]
                     dt = p.dtype

@@ -201,6 +201,12 @@ class Optimizer:
         self.__dict__.update(state)
 
 
+def zeros_leaf(p: Tensor) -> Tensor:
+    """Zeros like ``p`` as a realized value: the initial optimizer state, an
+    argument of the first step's graph as the state is of every later step."""
+    return Tensor._leaf(np.zeros(p.shape, dtype=p.dtype.np))
+
+
 def check_unsupported(name: str, **flags: Any) -> None:
     """torch's implementation switches we do not have: asking for one raises."""
     on = [k for k, v in flags.items() if v]

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported
+from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
 
 __all__ = ["SGD"]
 
@@ -48,10 +48,12 @@ class SGD(Optimizer):
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
                         if buf is None:
-                            # a new tensor updated in place from now on, so each
-                            # evaluation realizes it with the parameters
-                            buf = state["momentum_buffer"] = d_p.detach()
-                            buf.copy_(d_p)
+                            # zeros + d_p, not d_p itself: a tensor updated in place by
+                            # an op of its own, so the evaluation that computes the
+                            # update realizes it (core.collect's pending outputs skip
+                            # a tensor sharing its op with another, as a gradient does)
+                            buf = state["momentum_buffer"] = zeros_leaf(p)
+                            buf.add_(d_p)
                         else:
                             buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
                         d_p = d_p + buf * momentum if nesterov else buf

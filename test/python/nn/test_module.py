@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -239,3 +240,188 @@ def test_deepcopy_of_a_module():
     with pf.no_grad():
         c.w.mul_(0)
     assert np.abs(m.w.numpy()).sum() > 0
+
+
+# ---- containers, layers, init, utils ----
+
+class ReLU(nn.Module):
+    def forward(self, x: pf.Tensor) -> pf.Tensor:
+        return pf.relu(x)
+
+
+def test_mlp_with_embedding_matches_torch_outputs_and_grads():
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(torch.nn.Embedding(11, 6, padding_idx=2), torch.nn.Linear(6, 8),
+                            torch.nn.ReLU(), torch.nn.Identity(), torch.nn.Linear(8, 4))
+    m = nn.Sequential(nn.Embedding(11, 6, padding_idx=2), nn.Linear(6, 8), ReLU(),
+                      nn.Identity(), nn.Linear(8, 4))
+    assert repr(m).replace("ReLU()", "R") == repr(t).replace("ReLU()", "R")
+    m.load_state_dict(t.state_dict())
+    idx = np.array([[0, 2, 10, 2], [5, 1, 2, 7]])
+    out, ref = m(pf.tensor(idx)), t(torch.tensor(idx))
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    (out.tanh() * pf.tensor(np.arange(4.0, dtype=np.float32))).sum().backward()
+    (ref.tanh() * torch.arange(4.0)).sum().backward()
+    for (name, p), q in zip(m.named_parameters(), t.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
+    assert not m[0].weight.grad.numpy()[2].any()  # the padding row gets no gradient
+    with pytest.raises(IndexError, match="index 11 is out of range for 11 embeddings"):
+        m(pf.tensor([[11]]))
+    with pytest.raises(TypeError, match="integer tensor"):
+        m(pf.randn(2))
+
+
+def test_linear_bilinear_and_embedding_init_like_torch():
+    pf.manual_seed(0)
+    lin = nn.Linear(64, 32)
+    w, b = lin.weight.numpy(), lin.bias.numpy()
+    assert not pf.is_lazy(lin.weight)  # initialized on the host: no graph to compute
+    bound = 1 / np.sqrt(64)  # kaiming_uniform(a=sqrt(5)) == U(-1/sqrt(fan_in), ...)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert np.abs(b).max() <= bound and abs(w.mean()) < 0.01
+    assert lin.weight.shape == (32, 64) and nn.Linear(3, 2, bias=False).bias is None
+    assert nn.Linear(3, 2, dtype=pf.float64).weight.dtype == pf.float64
+    emb = nn.Embedding(500, 8, padding_idx=-1)
+    assert emb.padding_idx == 499 and not emb.weight.numpy()[499].any()
+    assert abs(emb.weight.numpy().std() - 1) < 0.05
+    frozen = nn.Embedding.from_pretrained(pf.ones(3, 2))
+    assert not frozen.weight.requires_grad
+    bil, tbil = nn.Bilinear(3, 4, 5), torch.nn.Bilinear(3, 4, 5)
+    assert repr(bil) == repr(tbil)
+    bil.load_state_dict(tbil.state_dict())
+    x1 = np.random.default_rng(1).standard_normal((2, 6, 3)).astype(np.float32)
+    x2 = np.random.default_rng(2).standard_normal((2, 6, 4)).astype(np.float32)
+    np.testing.assert_allclose(bil(pf.tensor(x1), pf.tensor(x2)).numpy(),
+                               tbil(torch.tensor(x1), torch.tensor(x2)).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_containers_like_torch():
+    seq = nn.Sequential(OrderedDict([("a", nn.Linear(2, 3)), ("b", ReLU())]))
+    assert isinstance(seq[0], nn.Linear) and len(seq[:1]) == 1 and seq.a is seq[0]
+    seq.append(nn.Identity())
+    seq.insert(0, nn.Identity())
+    assert [type(s).__name__ for s in seq] == ["Identity", "Linear", "ReLU", "Identity"]
+    del seq[0]
+    seq.extend([nn.Identity()])
+    seq[-1] = ReLU()
+    assert [n for n, _ in seq.named_children()] == ["0", "1", "2", "3"]
+    layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    t_layers = torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)])
+    layers.append(nn.Identity())
+    t_layers.append(torch.nn.Identity())
+    assert repr(layers) == repr(t_layers)  # "(0-2): 3 x Linear(...)"
+    layers += [ReLU()]
+    layers.insert(1, nn.Identity())
+    del layers[0]
+    assert len(layers) == 5 and isinstance(layers[-1], ReLU) and len(layers[1:3]) == 2
+    assert len(list(layers.parameters())) == 4
+    md = nn.ModuleDict({"x": nn.Linear(1, 1)})
+    md["y"] = nn.Identity()
+    md.update([("z", ReLU())])
+    assert list(md) == ["x", "y", "z"] and "y" in md and isinstance(md.pop("y"), nn.Identity)
+    assert list(md.keys()) == ["x", "z"] and len(list(md.values())) == len(list(md.items()))
+    with pytest.raises(IndexError):
+        layers[7]
+    plist = nn.ParameterList([pf.randn(2, 3), nn.Parameter(pf.ones(4))])
+    tlist = torch.nn.ParameterList([torch.randn(2, 3), torch.nn.Parameter(torch.ones(4))])
+    assert all(isinstance(p, nn.Parameter) for p in plist)  # plain tensors are wrapped
+    assert repr(plist).replace("pyflame.", "torch.") == repr(tlist)
+    assert [n for n, _ in plist.named_parameters()] == ["0", "1"]
+    pdict = nn.ParameterDict({"a": pf.zeros(2)})
+    pdict["b"] = nn.Parameter(pf.ones(1))
+    assert list(pdict) == ["a", "b"] and isinstance(pdict["a"], nn.Parameter)
+    assert [n for n, _ in pdict.named_parameters()] == ["a", "b"]
+    assert pdict.pop("a").shape == (2,) and "a" not in pdict
+
+
+@pytest.mark.parametrize("shape", [(20, 30), (8, 4, 3, 3)])
+def test_init_functions_follow_torchs_formulas(shape):
+    tt = torch.empty(shape)
+    t = pf.zeros(*shape)
+    assert nn.init._calculate_fan_in_and_fan_out(t) == \
+        torch.nn.init._calculate_fan_in_and_fan_out(tt)
+    for nl, param in [("relu", None), ("leaky_relu", 0.2), ("tanh", None), ("selu", None),
+                      ("conv2d", None), ("sigmoid", None)]:
+        assert nn.init.calculate_gain(nl, param) == torch.nn.init.calculate_gain(nl, param)
+    fan_in, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(tt)
+    n = t.numel()
+
+    def spread(x):  # max |x| for uniform, std for normal
+        v = x.numpy().astype(np.float64)
+        return np.abs(v).max(), v.std()
+
+    bound = np.sqrt(6 / (fan_in + fan_out))
+    hi, _ = spread(nn.init.xavier_uniform_(t))
+    assert 0.8 * bound < hi <= bound
+    _, std = spread(nn.init.xavier_normal_(t, gain=2.0))
+    assert abs(std / (2.0 * np.sqrt(2 / (fan_in + fan_out))) - 1) < 6 / np.sqrt(n)
+    hi, _ = spread(nn.init.kaiming_uniform_(t, a=0.1, mode="fan_out"))
+    kb = torch.nn.init.calculate_gain("leaky_relu", 0.1) * np.sqrt(3 / fan_out)
+    assert 0.8 * kb < hi <= kb
+    _, std = spread(nn.init.kaiming_normal_(t, nonlinearity="relu"))
+    assert abs(std / (np.sqrt(2) / np.sqrt(fan_in)) - 1) < 6 / np.sqrt(n)
+    v = nn.init.trunc_normal_(t, mean=1.0, std=2.0, a=0.0, b=3.0).numpy()
+    assert v.min() >= 0.0 and v.max() <= 3.0
+    assert not nn.init.zeros_(t).numpy().any() and (nn.init.ones_(t).numpy() == 1).all()
+    assert (nn.init.constant_(t, 0.5).numpy() == 0.5).all()
+    hi, _ = spread(nn.init.uniform_(t, -0.1, 0.1))
+    assert hi <= 0.1
+    _, std = spread(nn.init.normal_(t, 0.0, 0.1))
+    assert abs(std / 0.1 - 1) < 6 / np.sqrt(n)
+    q = nn.init.orthogonal_(t, gain=1.5).numpy().reshape(shape[0], -1).astype(np.float64)
+    rows, cols = q.shape
+    gram = q @ q.T if rows <= cols else q.T @ q
+    np.testing.assert_allclose(gram, 2.25 * np.eye(min(rows, cols)), atol=1e-4)
+    with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+        nn.init.kaiming_uniform_(t, mode="fan_avg")
+
+
+def test_init_errors_and_eye():
+    np.testing.assert_array_equal(nn.init.eye_(pf.zeros(2, 3)).numpy(), np.eye(2, 3))
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        nn.init.xavier_uniform_(pf.zeros(3))
+    with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
+        nn.init.calculate_gain("foo")
+    with pytest.raises(ValueError, match="not a valid number"):
+        nn.init.calculate_gain("leaky_relu", "x")
+    p = nn.Parameter(pf.zeros(2, 2))
+    nn.init.ones_(p)  # in place under no_grad: still the same leaf
+    assert p.is_leaf and p.requires_grad and p.numpy().sum() == 4
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
+def test_clip_grad_norm_matches_torch(norm_type, mode):
+    rng = np.random.default_rng(3)
+    grads = [rng.standard_normal(s).astype(np.float32) * 3 for s in [(3, 4), (5,), (2, 2)]]
+    ps = [nn.Parameter(pf.zeros(*g.shape)) for g in grads]
+    ts = [torch.nn.Parameter(torch.zeros(g.shape)) for g in grads]
+    for p, t, g in zip(ps, ts, grads):
+        p.grad, t.grad = pf.tensor(g), torch.tensor(g)
+    total = nn.utils.clip_grad_norm_(ps, max_norm=1.5, norm_type=norm_type)
+    ttotal = torch.nn.utils.clip_grad_norm_(ts, max_norm=1.5, norm_type=norm_type)
+    np.testing.assert_allclose(total.item(), ttotal.item(), rtol=1e-5)
+    for p, t in zip(ps, ts):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+    nn.utils.clip_grad_value_(ps, 0.05)
+    torch.nn.utils.clip_grad_value_(ts, 0.05)
+    for p, t in zip(ps, ts):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+    ps[0].grad = pf.full((3, 4), float("nan"))
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
+    assert nn.utils.clip_grad_norm_([nn.Parameter(pf.zeros(1))], 1.0).item() == 0.0
+
+
+def test_parameters_to_vector_and_back():
+    m = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    vec = nn.utils.parameters_to_vector(m.parameters())
+    tvec = torch.nn.utils.parameters_to_vector(
+        [torch.tensor(p.numpy()) for p in m.parameters()])
+    np.testing.assert_array_equal(vec.numpy(), tvec.numpy())
+    nn.utils.vector_to_parameters(vec * 2, m.parameters())
+    np.testing.assert_array_equal(nn.utils.parameters_to_vector(m.parameters()).numpy(),
+                                  tvec.numpy() * 2)
+    with pytest.raises(ValueError, match="parameters hold 11 elements"):
+        nn.utils.vector_to_parameters(pf.zeros(3), m.parameters())

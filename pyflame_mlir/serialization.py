@@ -1,0 +1,177 @@
+"""``pf.save`` / ``pf.load``: checkpoints in the ``safetensors`` format, never
+pickle. A nested structure (a model's state dict, an optimizer's state dict
+with its int keys and hyperparameters, lists and tuples) is written as the
+tensors plus a JSON description of the structure in the file's metadata
+(``"pyflame"``); a flat dict of tensors keeps its names as the tensor names,
+so other safetensors readers (``safetensors.torch.load_file``) read it too.
+A file that is truncated, corrupted or not safetensors raises ``ValueError``
+naming the file."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from collections import OrderedDict
+from typing import IO, Any
+
+import numpy as np
+import safetensors
+
+from .core import Tensor, realize
+from .dialects.dtypes import DType, bfloat16, bool_, float16, float32, float64, int32, int64
+from .nn.module import _host_value
+
+__all__ = ["load", "save"]
+
+_FORMAT = "pyflame"  # metadata key of the structure
+_VERSION = 1
+_CODES: dict[DType, str] = {float64: "F64", float32: "F32", float16: "F16", bfloat16: "BF16",
+                            int64: "I64", int32: "I32", bool_: "BOOL"}
+_SPEC_NAMES: dict[DType, str] = {float64: "float64", float32: "float32", float16: "float16",
+                                 bfloat16: "bfloat16", int64: "int64", int32: "int32",
+                                 bool_: "bool"}
+_DTYPES = {code: dt for dt, code in _CODES.items()}
+
+
+class _Writer:
+    """Walks an object: tensors get names, the rest becomes JSON."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, Tensor] = {}
+        self._names: dict[int, str] = {}
+
+    def tensor_name(self, t: Tensor, path: str) -> str:
+        name = self._names.get(id(t))
+        if name is None:  # the same object twice (a tied weight) is stored once
+            name = path or "tensor"
+            k = 1
+            while name in self.tensors:
+                name, k = f"{path}#{k}", k + 1
+            self.tensors[name] = t
+            self._names[id(t)] = name
+        return name
+
+    def encode(self, obj: Any, path: str) -> Any:
+        if isinstance(obj, Tensor):
+            return {"tensor": self.tensor_name(obj, path)}
+        if obj is None or isinstance(obj, bool | int | str):
+            return obj
+        if isinstance(obj, float):
+            return obj if math.isfinite(obj) else {"float": repr(obj)}
+        if isinstance(obj, dict):
+            items = []
+            for k, v in obj.items():
+                if not isinstance(k, str | int) or isinstance(k, bool):
+                    raise TypeError(f"pf.save: dict key {k!r} at {path or 'the top'} is not a "
+                                    "str or int")
+                items.append([k, self.encode(v, f"{path}.{k}" if path else str(k))])
+            return {"dict": items, "ordered": isinstance(obj, OrderedDict)}
+        if isinstance(obj, list | tuple):
+            enc = [self.encode(v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(obj)]
+            return {"tuple": enc} if isinstance(obj, tuple) else {"list": enc}
+        if hasattr(obj, "detach") and hasattr(obj, "cpu"):  # a torch tensor
+            return self.encode(_host_value(obj), path)
+        raise TypeError(f"pf.save: cannot save a {type(obj).__module__}.{type(obj).__qualname__}"
+                        f" at {path or 'the top'} (tensors, numbers, strings, None, and dicts, "
+                        "lists and tuples of them are saved; nothing is pickled)")
+
+
+def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
+    """Save tensors (and nested dicts/lists/tuples of tensors and plain
+    values) to ``f`` in the safetensors format; lazy tensors are computed
+    first, in one graph."""
+    w = _Writer()
+    tree = w.encode(obj, "")
+    lazy = [t for t in w.tensors.values() if t._node is not None]
+    if lazy:
+        realize(lazy)
+    arrays: dict[str, np.ndarray] = {}
+    specs = {}
+    for name, t in w.tensors.items():
+        if t.dtype not in _CODES:
+            raise TypeError(f"pf.save: dtype {t.dtype.name} of {name!r} is not supported")
+        a = t.numpy()
+        if not a.flags.c_contiguous:  # (not ascontiguousarray: it makes 0-d arrays 1-d)
+            a = a.copy(order="C")
+        if a.dtype.byteorder == ">":
+            a = a.byteswap().view(a.dtype.newbyteorder("<"))
+        arrays[name] = a  # alive until serialize returns
+        specs[name] = safetensors.TensorSpec(dtype=_SPEC_NAMES[t.dtype], shape=list(a.shape),
+                                             data_ptr=a.ctypes.data, data_len=a.nbytes)
+    meta = {_FORMAT: json.dumps({"version": _VERSION, "tree": tree})}
+    data = bytes(safetensors.serialize(specs, metadata=meta))
+    del arrays
+    if hasattr(f, "write"):
+        f.write(data)
+        return
+    path = os.fspath(f)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as out:
+        out.write(data)
+    os.replace(tmp, path)  # a crash mid-write never leaves a truncated checkpoint
+
+
+def _bad(where: str, why: str) -> ValueError:
+    return ValueError(f"pf.load: {where} is not a valid safetensors checkpoint: {why}")
+
+
+def load(f: str | os.PathLike | IO[bytes]) -> Any:
+    """Load what ``save`` wrote (or any safetensors file: a dict of tensors)."""
+    if hasattr(f, "read"):
+        data, where = f.read(), getattr(f, "name", repr(f))
+    else:
+        where = os.fspath(f)
+        with open(where, "rb") as src:
+            data = src.read()
+    if len(data) < 8:
+        raise _bad(where, f"the file has {len(data)} bytes (truncated?)")
+    try:
+        entries = safetensors.deserialize(data)
+        (n,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8:8 + n])
+    except Exception as e:  # noqa: BLE001  (SafetensorError, JSON, UTF-8: all mean corrupt)
+        raise _bad(where, str(e)) from None
+    tensors: dict[str, Tensor] = {}
+    for name, info in entries:
+        dt = _DTYPES.get(info["dtype"])
+        if dt is None:
+            raise _bad(where, f"tensor {name!r} has dtype {info['dtype']}, which pyflame "
+                       "does not support")
+        arr = np.frombuffer(info["data"], dtype=dt.np).reshape(info["shape"]).copy()
+        tensors[name] = Tensor._leaf(arr)
+    meta = header.get("__metadata__") or {}
+    if _FORMAT not in meta:
+        return dict(tensors)
+    try:
+        desc = json.loads(meta[_FORMAT])
+        if desc.get("version") != _VERSION:
+            raise ValueError(f"format version {desc.get('version')}, expected {_VERSION}")
+        return _decode(desc["tree"], tensors)
+    except (ValueError, KeyError, TypeError) as e:
+        raise _bad(where, f"bad structure metadata ({e})") from None
+
+
+def _decode(node: Any, tensors: dict[str, Tensor]) -> Any:
+    if node is None or isinstance(node, bool | int | float | str):
+        return node
+    if not isinstance(node, dict) or len(node) not in (1, 2):
+        raise ValueError(f"unexpected node {str(node)[:80]}")
+    if "tensor" in node:
+        name = node["tensor"]
+        if name not in tensors:
+            raise KeyError(f"tensor {name!r} is missing")
+        return tensors[name]
+    if "float" in node:
+        return float(node["float"])
+    if "list" in node:
+        return [_decode(v, tensors) for v in node["list"]]
+    if "tuple" in node:
+        return tuple(_decode(v, tensors) for v in node["tuple"])
+    if "dict" in node:
+        out = OrderedDict() if node.get("ordered") else {}
+        for k, v in node["dict"]:
+            out[k] = _decode(v, tensors)
+        return out
+    raise ValueError(f"unexpected node {str(node)[:80]}")
