@@ -86,6 +86,8 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
+from .nn import functional as _nn_functional  # noqa: F401  (pf.nn.functional)
+from .nn import layers as _nn_layers  # noqa: F401  (pf.nn.layers; nn/__init__ may re-export)
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
