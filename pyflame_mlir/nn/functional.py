@@ -64,7 +64,7 @@ __all__ = [
     "celu", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
     "cross_entropy", "dropout", "dropout1d",
     "dropout2d", "elu", "gelu", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh",
-    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "linear",
     "leaky_relu", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss",
     "nll_loss", "normalize", "pad", "pairwise_distance", "relu", "relu6", "rms_norm", "selu",
     "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign",
@@ -204,6 +204,18 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def softmin(input: Tensor, dim: int, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     return softmax(-as_tensor_arg(input), dim, dtype)
+
+
+# ---- linear ----
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, weight of shape (out_features, in_features)."""
+    if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
+        raise ShapeError("linear", f"input {list(input.shape)} and weight "
+                                   f"{list(weight.shape)}: the input's last dimension must be "
+                                   "the weight's in_features")
+    out = matmul(input, weight.T if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
 
 
 # ---- normalization ----

@@ -62,6 +62,10 @@ def both(name: str, arrays: list[np.ndarray], fn: Callable, *consts: np.ndarray,
 
 
 CASES: dict[str, Callable[[], Example]] = {
+    "linear": lambda: both("linear", [arr(2, 3, 4), arr(5, 4), arr(5)],
+                           lambda f, c, x, w, b: f.linear(x, w, b)),
+    "linear_vector_weight": lambda: both("linear", [arr(3, 4), arr(4)],
+                                         lambda f, c, x, w: f.linear(x, w)),
     # normalization
     "layer_norm": lambda: both("layer_norm", [arr(2, 3, 4), arr(3, 4), arr(3, 4)],
                                lambda f, c, x, w, b: f.layer_norm(x, (3, 4), w, b)),
