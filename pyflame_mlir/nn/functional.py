@@ -515,7 +515,8 @@ def _constant_pad(x: Tensor, pairs: Sequence[tuple[int, int]], value: float) -> 
     if value == 0 or out is x:
         return out
     inside = _zero_pad(full(x.shape, True, dtype=bool_), pos)
-    return where(inside, out, value)
+    padded = where(inside, out, value)
+    return padded if padded.dtype is x.dtype else padded.to(x.dtype)  # (torch keeps it)
 
 
 def _index_pad(op: str, x: Tensor, pairs: Sequence[tuple[int, int]], mode: str) -> Tensor:

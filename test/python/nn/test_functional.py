@@ -466,6 +466,14 @@ def test_errors_name_the_op_and_shapes() -> None:
         F.max_pool2d(x, 2, padding=2)
 
 
+def test_pad_keeps_integer_dtype_like_torch() -> None:
+    x = np.arange(6).reshape(2, 3)
+    out = F.pad(pf.tensor(x), (1, 1), value=7)
+    expected = TF.pad(torch.tensor(x), (1, 1), value=7)
+    assert out.dtype is pf.int64
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
 def test_cross_entropy_all_ignored_is_nan_like_torch() -> None:
     x = arr(3, 4)
     t = np.full(3, -100)
