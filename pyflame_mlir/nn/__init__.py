@@ -1,10 +1,13 @@
 """``pf.nn``: modules with ``torch.nn``'s API (``Module``, ``Parameter``,
 containers, ``Linear``, ``Embedding``...), ``pf.nn.init`` and ``pf.nn.utils``."""
 
-from . import init, utils
+from . import functional, init, layers, utils
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, losses, ...)
+from .layers import __all__ as _layers_all
 from .linear import Bilinear, Embedding, Identity, Linear
 from .module import Module, Parameter
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
-           "Parameter", "ParameterDict", "ParameterList", "Sequential", "init", "utils"]
+           "Parameter", "ParameterDict", "ParameterList", "Sequential", "functional", "init",
+           "layers", "utils", *_layers_all]

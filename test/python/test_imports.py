@@ -57,6 +57,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.rmsprop": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.serialization": 2,
+    # nn-func: nn.functional (composites of ops) and the layer modules on top of it
+    "pyflame_mlir.nn.functional": 2,
+    "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir": 3,  # __init__: the public API
 }
 

@@ -1,0 +1,1265 @@
+"""``pf.nn.functional``: ``torch.nn.functional``'s names, arguments, defaults
+and semantics, written as composites of the existing primitives (as
+``jax.nn`` is written from ``lax``), so every function runs on every backend
+and differentiates with no rules of its own.
+
+Convolutions are im2col: one strided ``slice`` per kernel offset, stacked and
+contracted with one ``matmul``; pooling reduces the same window slices;
+``adaptive_avg_pool2d`` and bilinear ``interpolate`` are constant
+interpolation matrices (``A_h @ x @ A_w^T``). Random masks (``dropout``) are
+host data drawn from the generator ``pf.manual_seed`` seeds: they enter the
+graph as leaves, so a training loop still hits the compile cache.
+
+Where another branch adds a primitive (``one_hot``, ``var``, ``tril``,
+``softplus``, ``silu``...), the composites here marked "(switch:)" may call
+it instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import no_grad
+from ..core import Tensor, record
+from ..creation import arange, from_numpy, full, rand
+from ..dialects import OPS
+from ..dialects.dtypes import bool_, float64
+from ..dialects.opdef import ShapeError
+from ..ops import (
+    abs,
+    amax,
+    as_tensor_arg,
+    cat,
+    clamp,
+    exp,
+    gelu,
+    log,
+    log1p,
+    log_softmax,
+    logsumexp,
+    matmul,
+    maximum,
+    mean,
+    minimum,
+    reshape,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    stack,
+    sum,
+    tanh,
+    where,
+)
+from ..ops import relu as _relu
+from ..ops import softmax as _softmax
+
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "celu", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
+    "cross_entropy", "dropout", "dropout1d",
+    "dropout2d", "elu", "gelu", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "linear",
+    "leaky_relu", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss",
+    "nll_loss", "normalize", "pad", "pairwise_distance", "relu", "relu6", "rms_norm", "selu",
+    "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign",
+    "scaled_dot_product_attention", "tanh", "tanhshrink",
+]
+
+_INT2 = int | tuple[int, int]
+
+
+def _pair(v: Any, n: int, what: str, op: str) -> tuple[int, ...]:
+    if isinstance(v, int | np.integer):
+        return (int(v),) * n
+    t = tuple(int(a) for a in v)
+    if len(t) == 1:
+        return t * n
+    if len(t) != n:
+        raise ValueError(f"{op}: {what} must be an int or {n} ints, got {v!r}")
+    return t
+
+
+def _const_like(arr: np.ndarray, like: Tensor) -> Tensor:
+    """Host data (masks, interpolation matrices) as a leaf of ``like``'s dtype."""
+    return from_numpy(np.ascontiguousarray(arr, dtype=like.dtype.np))
+
+
+def _keep_shape(n: int, dim: int, size: int) -> tuple[int, ...]:
+    """(1, .., size, .., 1): a per-channel vector broadcast along ``dim`` of rank ``n``."""
+    return tuple(size if i == dim else 1 for i in range(n))
+
+
+# ---- activations (the ones pf has are re-exported: relu gelu sigmoid tanh softmax
+# log_softmax; the rest are composites here. switch: to pf's when the math branch adds them)
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    out = _relu(input)
+    return input.copy_(out) if inplace else out
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+            ) -> Tensor:
+    if dim is None:
+        raise ValueError("softmax: pass dim (torch's implicit dim choice is deprecated)")
+    return _softmax(input, dim, dtype)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("hardtanh: min_val cannot be greater than max_val")
+    out = clamp(input, min_val, max_val)
+    return input.copy_(out) if inplace else out
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    out = where(input > 0, input, input * negative_slope)
+    return input.copy_(out) if inplace else out
+
+
+def _expm1_neg(x: Tensor) -> Tensor:
+    """exp(min(x, 0)) - 1: the unused positive branch never overflows (its
+    gradient would be 0 * inf = NaN through ``where``)."""
+    return exp(minimum(x, 0.0)) - 1.0
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    out = where(input > 0, input, _expm1_neg(input) * alpha)
+    return input.copy_(out) if inplace else out
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    out = where(input > 0, input, _expm1_neg(input / alpha) * alpha)
+    return input.copy_(out) if inplace else out
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    out = where(input > 0, input, _expm1_neg(input) * _SELU_ALPHA) * _SELU_SCALE
+    return input.copy_(out) if inplace else out
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x where beta x > threshold (torch).
+    The exponent is clamped so the unused branch stays finite."""
+    bx = input * beta if beta != 1 else input
+    soft = log1p(exp(minimum(bx, float(threshold))))
+    if beta != 1:
+        soft = soft / beta
+    return where(bx > threshold, input, soft)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    out = input * sigmoid(input)
+    return input.copy_(out) if inplace else out
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    out = input * tanh(softplus(input))
+    return input.copy_(out) if inplace else out
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """-softplus(-x), as min(x, 0) - log1p(exp(-|x|)) (stable both ways)."""
+    return minimum(input, 0.0) - log1p(exp(-abs(input)))
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (abs(input) + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - tanh(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    out = clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    out = input * clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return input.copy_(out) if inplace else out
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input.shape[dim] % 2:
+        raise ShapeError("glu", f"halving dimension {dim} of {list(input.shape)} needs an "
+                                "even size")
+    a, b = input.chunk(2, dim)
+    return a * sigmoid(b)
+
+
+def softmin(input: Tensor, dim: int, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    return softmax(-as_tensor_arg(input), dim, dtype)
+
+
+# ---- linear ----
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, weight of shape (out_features, in_features)."""
+    if weight.ndim not in (1, 2) or input.shape[-1:] != weight.shape[-1:]:
+        raise ShapeError("linear", f"input {list(input.shape)} and weight "
+                                   f"{list(weight.shape)}: the input's last dimension must be "
+                                   "the weight's in_features")
+    out = matmul(input, weight.T if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+# ---- normalization ----
+
+def _normalized_dims(op: str, x: Tensor, normalized_shape: Sequence[int] | int
+                     ) -> tuple[int, ...]:
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int | np.integer) \
+        else tuple(int(d) for d in normalized_shape)
+    k = len(shape)
+    if k == 0 or k > x.ndim or x.shape[x.ndim - k:] != shape:
+        raise ShapeError(op, f"normalized_shape {list(shape)} must match the trailing "
+                             f"dimensions of the input {list(x.shape)}")
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    """Mean and biased variance (mean of squared centered values; switch: to
+    pf.var(correction=0) when the reductions branch adds it)."""
+    m = mean(x, dims, keepdim=True)
+    c = x - m
+    return m, mean(c * c, dims, keepdim=True)
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    dims = _normalized_dims("layer_norm", input, normalized_shape)
+    m, v = _moments(input, dims)
+    return _affine((input - m) * rsqrt(v + eps), weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    dims = _normalized_dims("rms_norm", input, normalized_shape)
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    y = input * rsqrt(mean(input * input, dims, keepdim=True) + eps)
+    return _affine(y, weight, None)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    if input.ndim < 2:
+        raise ShapeError("group_norm", f"expects an input of shape (N, C, *), got "
+                                       f"{list(input.shape)}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ShapeError("group_norm", f"expected the number of channels {c} to be "
+                                       f"divisible by num_groups={num_groups}")
+    g = reshape(input, (n, num_groups, -1))
+    m, v = _moments(g, (2,))
+    y = reshape((g - m) * rsqrt(v + eps), input.shape)
+    per_channel = _keep_shape(input.ndim, 1, c)
+    return _affine(y, None if weight is None else reshape(weight, per_channel),
+                   None if bias is None else reshape(bias, per_channel))
+
+
+def _update_running(running: Tensor | None, stat: Tensor, momentum: float) -> None:
+    """running <- (1 - momentum) running + momentum stat, in place (pyflame's
+    in-place machinery: the buffer object is rebound to the new promise).
+    A module with momentum=None passes torch's cumulative factor
+    1 / num_batches_tracked."""
+    if running is None:
+        return
+    with no_grad():
+        s = reshape(stat.detach(), running.shape)
+        # through the in-place methods, whose new value reads the snapshot of
+        # the old state: chains of lazy updates keep every state they need
+        running.mul_(1.0 - momentum).add_(s * momentum)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float | None = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    if input.ndim < 2:
+        raise ShapeError("batch_norm", f"expects an input of shape (N, C, *), got "
+                                       f"{list(input.shape)}")
+    c = input.shape[1]
+    dims = tuple(d for d in range(input.ndim) if d != 1)
+    per_channel = _keep_shape(input.ndim, 1, c)
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input size {list(input.shape)}")
+        m, v = _moments(input, dims)
+        mom = 0.0 if momentum is None else momentum  # (torch.batch_norm's None: no update)
+        _update_running(running_mean, m, mom)
+        _update_running(running_var, v * (count / (count - 1)), mom)  # unbiased
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are required when "
+                             "training=False")
+        m, v = reshape(running_mean, per_channel), reshape(running_var, per_channel)
+    return _affine((input - m) * rsqrt(v + eps),
+                   None if weight is None else reshape(weight, per_channel),
+                   None if bias is None else reshape(bias, per_channel))
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if input.ndim < 3:
+        raise ShapeError("instance_norm", f"expects an input of shape (N, C, *spatial), got "
+                                          f"{list(input.shape)}")
+    n, c = input.shape[:2]
+    per_channel = _keep_shape(input.ndim, 1, c)
+    if use_input_stats:
+        dims = tuple(range(2, input.ndim))
+        m, v = _moments(input, dims)
+        count = input.numel() // (n * c)
+        if running_mean is not None:
+            _update_running(running_mean, mean(m, 0), momentum)
+        if running_var is not None:
+            if count <= 1:
+                raise ValueError("instance_norm: expected more than 1 spatial element when "
+                                 "tracking running statistics")
+            _update_running(running_var, mean(v, 0) * (count / (count - 1)), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: running_mean and running_var are required when "
+                             "use_input_stats=False")
+        m, v = reshape(running_mean, per_channel), reshape(running_var, per_channel)
+    return _affine((input - m) * rsqrt(v + eps),
+                   None if weight is None else reshape(weight, per_channel),
+                   None if bias is None else reshape(bias, per_channel))
+
+
+def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
+    if p == 2:
+        return sqrt(sum(x * x, dim, keepdim=keepdim))
+    if p == 1:
+        return sum(abs(x), dim, keepdim=keepdim)
+    if p == math.inf:
+        return amax(abs(x), dim, keepdim=keepdim)
+    if p <= 0:
+        raise NotImplementedError(f"norm of order p={p} is not supported (p > 0 only)")
+    return sum(abs(x) ** p, dim, keepdim=keepdim) ** (1.0 / p)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: None = None) -> Tensor:
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    return input / maximum(_vector_norm(input, p, dim, True), eps)
+
+
+# ---- dropout ----
+
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_mask(input: Tensor, p: float, mask_shape: tuple[int, ...]) -> Tensor:
+    """keep / (1 - p) drawn on the host from pf's seeded generator: a leaf, so
+    the graph (and its cache entry) is the same for every draw."""
+    u = rand(mask_shape, dtype=float64).numpy()
+    keep = (u >= p).astype(np.float64)
+    return _const_like(keep / (1.0 - p) if p < 1 else keep, input)
+
+
+def _dropout(input: Tensor, p: float, training: bool, inplace: bool,
+             mask_shape: tuple[int, ...]) -> Tensor:
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    out = input * _dropout_mask(input, p, mask_shape)
+    return input.copy_(out) if inplace else out
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    return _dropout(input, p, training, inplace, input.shape)
+
+
+def _feature_dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
+                     spatial: int) -> Tensor:
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise ShapeError(op, f"expects a {spatial + 1}-D or {spatial + 2}-D input, got "
+                             f"{list(input.shape)}")
+    lead = input.ndim - spatial
+    return _dropout(input, p, training, inplace, input.shape[:lead] + (1,) * spatial)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+# ---- attention ----
+
+def _causal_mask(n_q: int, n_k: int) -> Tensor:
+    """tril(ones(L, S)) as a bool mask from two aranges (switch: to pf.tril)."""
+    return reshape(arange(n_q), (n_q, 1)) >= reshape(arange(n_k), (1, n_k))
+
+
+def _repeat_heads(x: Tensor, times: int) -> Tensor:
+    """repeat_interleave along dim -3 (grouped-query attention)."""
+    if times == 1:
+        return x
+    lead, (h, s, e) = x.shape[:-3], x.shape[-3:]
+    y = x.unsqueeze(-3).expand(*lead, h, times, s, e)
+    return reshape(y, (*lead, h * times, s, e))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise ShapeError("scaled_dot_product_attention", "query, key and value need at "
+                         "least 2 dimensions (..., L, E)")
+    n_q, e = query.shape[-2:]
+    n_k = key.shape[-2]
+    if key.shape[-1] != e:
+        raise ShapeError("scaled_dot_product_attention", f"query {list(query.shape)} and "
+                         f"key {list(key.shape)} need the same embedding size")
+    if enable_gqa and query.ndim >= 3:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk or hq % value.shape[-3]:
+            raise ShapeError("scaled_dot_product_attention", f"enable_gqa: {hq} query heads "
+                             f"must be a multiple of the {hk} key/value heads")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
+    s = 1.0 / math.sqrt(e) if scale is None else scale
+    scores = matmul(query, key.transpose(-2, -1)) * s
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be "
+                             "set when is_causal=True")
+        scores = where(_causal_mask(n_q, n_k), scores, -math.inf)
+    elif attn_mask is not None:
+        mask = as_tensor_arg(attn_mask)
+        if mask.dtype is bool_:
+            scores = where(mask, scores, -math.inf)
+        else:
+            scores = scores + mask
+    attn = softmax(scores, -1)
+    if dropout_p > 0:
+        attn = dropout(attn, dropout_p, True)
+    return matmul(attn, value)
+
+
+# ---- padding ----
+
+def _pad_pairs(op: str, x: Tensor, pad: Sequence[int]) -> list[tuple[int, int]]:
+    """torch's pad list (last dim first: left, right, top, bottom, ...) as
+    (before, after) per dim of ``x``."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(f"{op}: padding length must be even and at most twice the input's "
+                         f"{x.ndim} dimensions, got {pad}")
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        pairs[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return pairs
+
+
+def _slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tensor:
+    st, li, sd = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    st[dim], li[dim], sd[dim] = start, stop, step
+    if st == [0] * x.ndim and li == list(x.shape) and step == 1:
+        return x
+    return record(OPS["slice"], (x,), {"start": tuple(st), "limit": tuple(li),
+                                       "stride": tuple(sd)})
+
+
+def _zero_pad(x: Tensor, pairs: Sequence[tuple[int, int]]) -> Tensor:
+    if builtins.all(a == 0 and b == 0 for a, b in pairs):
+        return x
+    return record(OPS["pad"], (x,), {"low": tuple(a for a, _ in pairs),
+                                     "high": tuple(b for _, b in pairs),
+                                     "interior": (0,) * x.ndim})
+
+
+def _constant_pad(x: Tensor, pairs: Sequence[tuple[int, int]], value: float) -> Tensor:
+    # negative amounts crop (torch): slice first, then pad the positive parts
+    for d, (a, b) in enumerate(pairs):
+        if a < 0 or b < 0:
+            x = _slice_dim(x, d, builtins.max(-a, 0), x.shape[d] - builtins.max(-b, 0))
+    pos = [(builtins.max(a, 0), builtins.max(b, 0)) for a, b in pairs]
+    out = _zero_pad(x, pos)
+    if value == 0 or out is x:
+        return out
+    inside = _zero_pad(full(x.shape, True, dtype=bool_), pos)
+    padded = where(inside, out, value)
+    return padded if padded.dtype is x.dtype else padded.to(x.dtype)  # (torch keeps it)
+
+
+def _index_pad(op: str, x: Tensor, pairs: Sequence[tuple[int, int]], mode: str) -> Tensor:
+    for d, (a, b) in enumerate(pairs):
+        if a == 0 and b == 0:
+            continue
+        n = x.shape[d]
+        if a < 0 or b < 0:
+            raise NotImplementedError(f"{op}: negative padding in mode {mode!r}")
+        if mode == "reflect" and (a >= n or b >= n):
+            raise ValueError(f"{op}: padding ({a}, {b}) must be smaller than dimension {d} "
+                             f"of size {n} for reflect padding")
+        if mode == "circular" and (a > n or b > n):
+            raise ValueError(f"{op}: padding ({a}, {b}) must be at most dimension {d} of "
+                             f"size {n} for circular padding")
+        if mode == "replicate" and n == 0:
+            raise ValueError(f"{op}: cannot replicate-pad an empty dimension {d}")
+        if mode == "replicate":
+            first, last = _slice_dim(x, d, 0, 1), _slice_dim(x, d, n - 1, n)
+            shape = list(x.shape)
+            parts = []
+            if a:
+                shape[d] = a
+                parts.append(first.expand(*shape))
+            parts.append(x)
+            if b:
+                shape[d] = b
+                parts.append(last.expand(*shape))
+        elif mode == "reflect":  # rows a..1 before, n-2..n-1-b after (no flip op: one slice
+            # per row; switch: to pf.flip)
+            parts = [_slice_dim(x, d, i, i + 1) for i in range(a, 0, -1)] + [x] + \
+                    [_slice_dim(x, d, i, i + 1) for i in range(n - 2, n - 2 - b, -1)]
+        else:  # circular
+            parts = ([_slice_dim(x, d, n - a, n)] if a else []) + [x] + \
+                    ([_slice_dim(x, d, 0, b)] if b else [])
+        x = cat(parts, d)
+    return x
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    x = as_tensor_arg(input)
+    pairs = _pad_pairs("pad", x, pad)
+    if mode == "constant":
+        return _constant_pad(x, pairs, 0.0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, reflect, "
+                                  "replicate, circular)")
+    if value:
+        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument")
+    k = builtins.sum(1 for a, b in pairs if a or b)
+    if x.ndim - len(pad) // 2 not in (1, 2) and k:
+        raise NotImplementedError(f"pad: mode {mode!r} pads the last 1-3 dimensions of a "
+                                  f"batched or unbatched input; got input {list(x.shape)} and "
+                                  f"pad {list(pad)}")
+    return _index_pad("pad", x, pairs, mode)
+
+
+# ---- windows: the common part of convolution and pooling ----
+
+def _out_size(op: str, n: int, k: int, s: int, p: int, d: int, ceil_mode: bool = False
+              ) -> int:
+    span = d * (k - 1) + 1
+    num = n + 2 * p - span
+    if num < 0:
+        raise ShapeError(op, f"the window (kernel {k}, dilation {d}) is larger than the "
+                             f"padded input ({n} + 2*{p})")
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:  # the last window must start inside
+        out -= 1
+    return out
+
+
+def _windows(x: Tensor, kernel: Sequence[int], stride: Sequence[int],
+             dilation: Sequence[int], out: Sequence[int]) -> list[Tensor]:
+    """One strided slice of the (already padded) ``x`` per kernel offset, over
+    its trailing len(kernel) dims, each of the output's spatial shape;
+    offsets in row-major order of the kernel."""
+    nsp = len(kernel)
+    lead = x.ndim - nsp
+    offsets: list[tuple[int, ...]] = [()]
+    for k in kernel:
+        offsets = [o + (i,) for o in offsets for i in range(k)]
+    views = []
+    for off in offsets:
+        start = [0] * lead + [o * d for o, d in zip(off, dilation)]
+        limit = list(x.shape[:lead]) + [a + (n - 1) * s + 1 for a, n, s in
+                                        zip(start[lead:], out, stride)]
+        step = [1] * lead + list(stride)
+        if start == [0] * x.ndim and limit == list(x.shape) and step == [1] * x.ndim:
+            views.append(x)
+        else:
+            views.append(record(OPS["slice"], (x,), {"start": tuple(start),
+                                                     "limit": tuple(limit),
+                                                     "stride": tuple(step)}))
+    return views
+
+
+# ---- convolution ----
+
+def _conv_padding(op: str, padding: Any, kernel: Sequence[int], dilation: Sequence[int],
+                  stride: Sequence[int]) -> list[tuple[int, int]]:
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * n
+        if padding == "same":
+            if builtins.any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided "
+                                 "convolutions")
+            pairs = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                pairs.append((total // 2, total - total // 2))  # torch: extra on the right
+            return pairs
+        raise ValueError(f"{op}: invalid padding string {padding!r}, should be one of "
+                         "{'valid', 'same'}")
+    p = _pair(padding, n, "padding", op)
+    if builtins.any(v < 0 for v in p):
+        raise ValueError(f"{op}: negative padding is not supported")
+    return [(v, v) for v in p]
+
+
+def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+            stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
+    x = as_tensor_arg(input)
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input and a "
+                             f"{nsp + 2}-D weight, got {list(input.shape)} and "
+                             f"{list(weight.shape)}")
+    n, c = x.shape[:2]
+    o, cg = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if groups < 1 or c % groups or o % groups or cg * groups != c:
+        raise ShapeError(op, f"input {list(x.shape)} with {c} channels, weight "
+                             f"{list(weight.shape)} and groups={groups}: expected the weight "
+                             f"to have {c // builtins.max(groups, 1)} input channels and "
+                             f"{o} divisible by groups")
+    stride_, dilation_ = _pair(stride, nsp, "stride", op), _pair(dilation, nsp, "dilation", op)
+    pairs = _conv_padding(op, padding, kernel, dilation_, stride_)
+    x = _zero_pad(x, [(0, 0), (0, 0), *pairs])
+    out = [_out_size(op, x.shape[2 + i], kernel[i], stride_[i], 0, dilation_[i])
+           for i in range(nsp)]
+    # One GEMM per group over the whole batch: columns (C*K, N*L) with rows in
+    # the weight's (c, kernel offset) order. (A batched (N, C*K, L) matmul is
+    # ~10x slower in numpy: many small products instead of one BLAS call.)
+    cols = stack(_windows(x, kernel, stride_, dilation_, out), 0)  # (K, N, C, *out)
+    cols = cols.permute(2, 0, 1, *range(3, 3 + nsp))  # (C, K, N, *out)
+    length = n * int(np.prod(out))
+    kk = int(np.prod(kernel))
+    if groups == 1:
+        y = matmul(reshape(weight, (o, c * kk)), reshape(cols, (c * kk, length)))
+    else:
+        y = matmul(reshape(weight, (groups, o // groups, cg * kk)),
+                   reshape(cols, (groups, cg * kk, length)))
+    y = reshape(y, (o, n, *out)).permute(1, 0, *range(2, 2 + nsp))  # (N, O, *out)
+    if bias is not None:
+        y = y + reshape(bias, _keep_shape(nsp + 2, 1, o))
+    return y[0] if unbatched else y
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+                      stride: Any, padding: Any, output_padding: Any, groups: int,
+                      dilation: Any) -> Tensor:
+    """The transpose of convolution as a convolution: the input spread out by
+    ``stride`` (interior zero padding), padded by dilation*(k-1) - padding
+    (cropped where that is negative), and convolved with the flipped kernel
+    whose in/out channels are swapped per group."""
+    x = as_tensor_arg(input)
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input and a "
+                             f"{nsp + 2}-D weight, got {list(input.shape)} and "
+                             f"{list(weight.shape)}")
+    c, og = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if x.shape[1] != c or groups < 1 or c % groups:
+        raise ShapeError(op, f"input {list(x.shape)} and weight {list(weight.shape)} with "
+                             f"groups={groups}: the weight's first dimension must be the "
+                             f"{x.shape[1]} input channels, divisible by groups")
+    s, p = _pair(stride, nsp, "stride", op), _pair(padding, nsp, "padding", op)
+    op_, d = _pair(output_padding, nsp, "output_padding", op), _pair(dilation, nsp,
+                                                                    "dilation", op)
+    if builtins.any(o >= builtins.max(sv, dv) for o, sv, dv in zip(op_, s, d)):
+        raise ValueError(f"{op}: output padding must be smaller than either stride or "
+                         f"dilation, got output_padding={list(op_)}")
+    spread = x if builtins.all(v == 1 for v in s) else record(
+        OPS["pad"], (x,), {"low": (0,) * x.ndim, "high": (0,) * x.ndim,
+                           "interior": (0, 0, *(v - 1 for v in s))})
+    pairs = [(0, 0), (0, 0)] + [(dv * (k - 1) - pv, dv * (k - 1) - pv + o)
+                                for k, pv, dv, o in zip(kernel, p, d, op_)]
+    spread = _constant_pad(spread, pairs, 0.0)
+    w = weight
+    for i, k in enumerate(kernel):  # flip (switch: to pf.flip)
+        w = _select_rows(w, 2 + i, list(range(k - 1, -1, -1)))
+    w = reshape(w, (groups, c // groups, og, *kernel)).permute(0, 2, 1, *range(3, 3 + nsp))
+    w = reshape(w, (groups * og, c // groups, *kernel))
+    y = _convnd(op, nsp, spread, w, bias, 1, 0, d, groups)
+    return y[0] if unbatched else y
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+# ---- pooling ----
+
+def _pool_args(op: str, nsp: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+               dilation: Any) -> tuple[tuple[int, ...], ...]:
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got "
+                             f"{list(x.shape)}")
+    k = _pair(kernel_size, nsp, "kernel_size", op)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _pair(stride, nsp, "stride", op)
+    p = _pair(padding, nsp, "padding", op)
+    d = _pair(dilation, nsp, "dilation", op)
+    if builtins.any(v <= 0 for v in (*k, *s, *d)):
+        raise ValueError(f"{op}: kernel_size, stride and dilation must be positive")
+    if builtins.any(2 * pv > kv for pv, kv in zip(p, k)):
+        raise ValueError(f"{op}: pad should be at most half of effective kernel size, but "
+                         f"got pad={list(p)} and kernel_size={list(k)}")
+    return k, s, p, d
+
+
+def _pool_input(x: Tensor, k, s, p, d, ceil_mode: bool, op: str, value: float
+                ) -> tuple[Tensor, list[int]]:
+    nsp = len(k)
+    out = [_out_size(op, x.shape[x.ndim - nsp + i], k[i], s[i], p[i], d[i], ceil_mode)
+           for i in range(nsp)]
+    pairs = [(0, 0)] * (x.ndim - nsp)
+    for i in range(nsp):
+        n = x.shape[x.ndim - nsp + i]
+        need = (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1  # extent of the last window
+        pairs.append((p[i], builtins.max(need - n - p[i], 0)))
+    return _constant_pad(x, pairs, value), out
+
+
+def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
+                padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Tensor:
+    if return_indices:
+        raise NotImplementedError(f"{op}: return_indices=True is not supported")
+    x = as_tensor_arg(input)
+    k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
+    xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
+    return amax(stack(_windows(xp, k, s, d, out), 0), 0)
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    return _max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding, dilation,
+                       ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    return _max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding, dilation,
+                       ceil_mode, return_indices)
+
+
+def _avg_divisor(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
+    """torch's per-window divisor along one dim: the window clipped to the
+    padded input (count_include_pad) or to the input itself."""
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, n + p)
+    if include_pad:
+        return (end - start).astype(np.float64)
+    return (np.minimum(end, n) - np.maximum(start, 0)).astype(np.float64)
+
+
+def _avg_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
+                padding: Any, ceil_mode: bool, count_include_pad: bool,
+                divisor_override: int | None) -> Tensor:
+    x = as_tensor_arg(input)
+    k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, 1)
+    xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, 0.0)
+    total = sum(stack(_windows(xp, k, s, d, out), 0), 0)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{op}: divisor must be not zero")
+        return total / float(divisor_override)
+    div = np.ones((), np.float64)
+    for i in range(nsp):
+        n = x.shape[x.ndim - nsp + i]
+        div = np.multiply.outer(div, _avg_divisor(n, k[i], s[i], p[i], out[i],
+                                                  count_include_pad))
+    return total / _const_like(div, total)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    return _avg_poolnd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    return _avg_poolnd("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override)
+
+
+def _adaptive_bounds(n: int, out: int) -> list[tuple[int, int]]:
+    return [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
+
+
+def _adaptive_matrix(n: int, out: int) -> np.ndarray:
+    a = np.zeros((out, n), np.float64)
+    for i, (lo, hi) in enumerate(_adaptive_bounds(n, out)):
+        a[i, lo:hi] = 1.0 / (hi - lo)
+    return a
+
+
+def _adaptive_sizes(op: str, x: Tensor, output_size: Any, nsp: int) -> tuple[int, ...]:
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got "
+                             f"{list(x.shape)}")
+    sizes = (output_size,) * nsp if isinstance(output_size, int | None) \
+        else tuple(output_size)
+    if len(sizes) != nsp:
+        raise ValueError(f"{op}: output_size must have {nsp} entries, got {output_size!r}")
+    spatial = x.shape[x.ndim - nsp:]
+    return tuple(spatial[i] if v is None else int(v) for i, v in enumerate(sizes))
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    x = as_tensor_arg(input)
+    (lo,) = _adaptive_sizes("adaptive_avg_pool1d", x, output_size, 1)
+    return matmul(x, _const_like(_adaptive_matrix(x.shape[-1], lo).T, x))
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """A_h @ x @ A_w^T with constant averaging matrices."""
+    x = as_tensor_arg(input)
+    ho, wo = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
+    h, w = x.shape[-2:]
+    if (ho, wo) == (1, 1):
+        return mean(x, (-2, -1), keepdim=True)
+    a_h = _const_like(_adaptive_matrix(h, ho), x)
+    a_w = _const_like(_adaptive_matrix(w, wo).T, x)
+    return matmul(matmul(a_h, x), a_w)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False
+                        ) -> Tensor:
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported")
+    x = as_tensor_arg(input)
+    ho, wo = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2)
+    h, w = x.shape[-2:]
+    rows = []
+    for hl, hh in _adaptive_bounds(h, ho):
+        band = _slice_dim(x, x.ndim - 2, hl, hh)
+        rows.append(cat([amax(_slice_dim(band, x.ndim - 1, wl, wh), (-2, -1), keepdim=True)
+                         for wl, wh in _adaptive_bounds(w, wo)], -1))
+    return cat(rows, -2)
+
+
+# ---- interpolation ----
+
+def _linear_matrix(n: int, out: int, align_corners: bool, scale: float | None
+                   ) -> np.ndarray:
+    a = np.zeros((out, n), np.float64)
+    for i in range(out):
+        if align_corners:
+            src = i * (n - 1) / (out - 1) if out > 1 else 0.0
+        else:
+            r = (n / out) if scale is None else 1.0 / scale
+            src = builtins.max((i + 0.5) * r - 0.5, 0.0)
+        i0 = builtins.min(int(math.floor(src)), n - 1)
+        i1 = builtins.min(i0 + 1, n - 1)
+        lam = src - i0
+        a[i, i0] += 1.0 - lam
+        a[i, i1] += lam
+    return a
+
+
+def _nearest_index(n: int, out: int, scale: float | None, exact: bool) -> list[int]:
+    r = (n / out) if scale is None else 1.0 / scale
+    if exact:
+        return [builtins.min(int(math.floor((i + 0.5) * r)), n - 1) for i in range(out)]
+    return [builtins.min(int(math.floor(i * np.float32(r))), n - 1) for i in range(out)]
+
+
+def _select_rows(x: Tensor, dim: int, index: list[int]) -> Tensor:
+    """x's slices ``index`` along ``dim``, joined (runs of consecutive
+    indices become one slice; switch: to pf.index_select)."""
+    parts, i = [], 0
+    while i < len(index):
+        j = i
+        if index[i] == index[j]:
+            while j + 1 < len(index) and index[j + 1] == index[i]:
+                j += 1
+            if j > i:
+                piece = _slice_dim(x, dim, index[i], index[i] + 1)
+                shape = list(piece.shape)
+                shape[dim] = j - i + 1
+                parts.append(piece.expand(*shape))
+                i = j + 1
+                continue
+        while j + 1 < len(index) and index[j + 1] == index[j] + 1:
+            j += 1
+        parts.append(_slice_dim(x, dim, index[i], index[j] + 1))
+        i = j + 1
+    return cat(parts, dim)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False
+                ) -> Tensor:
+    x = as_tensor_arg(input)
+    nsp = x.ndim - 2
+    if nsp < 1:
+        raise ShapeError("interpolate", f"expects a batched input (N, C, *spatial), got "
+                                        f"{list(x.shape)}")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    linear = {"linear": 1, "bilinear": 2}
+    if mode in linear and linear[mode] != nsp:
+        raise NotImplementedError(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-D "
+                                  f"input, got {list(x.shape)}")
+    if mode not in ("nearest", "nearest-exact", *linear):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
+                                  "nearest-exact, linear, bilinear)")
+    if align_corners is not None and mode not in linear:
+        raise ValueError("interpolate: align_corners option can only be set with the "
+                         "interpolating modes: linear | bilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: exactly one of size and scale_factor must be defined")
+    spatial = x.shape[2:]
+    if size is not None:
+        out = _pair(size, nsp, "size", "interpolate")
+        scales: list[float | None] = [None] * nsp
+    else:
+        sf = (float(scale_factor),) * nsp if isinstance(scale_factor, int | float) \
+            else tuple(float(v) for v in scale_factor)
+        if len(sf) != nsp:
+            raise ValueError(f"interpolate: scale_factor needs {nsp} entries")
+        out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, sf))
+        scales = [None if recompute_scale_factor else f for f in sf]
+    y = x
+    for i in range(nsp):
+        dim = 2 + i
+        n, o = spatial[i], out[i]
+        if mode in linear:
+            a = _linear_matrix(n, o, bool(align_corners), scales[i])
+            moved = y.transpose(dim, -1) if dim != y.ndim - 1 else y
+            moved = matmul(moved, _const_like(a.T, y))
+            y = moved.transpose(dim, -1) if dim != y.ndim - 1 else moved
+        else:
+            y = _select_rows(y, dim, _nearest_index(n, o, scales[i], mode == "nearest-exact"))
+    return y
+
+
+# ---- losses ----
+
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else ("mean" if size_average else "sum")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return mean(loss)
+    if reduction == "sum":
+        return sum(loss)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_same_shape(op: str, input: Tensor, target: Tensor) -> None:
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ShapeError(op, f"input {list(input.shape)} and target "
+                                 f"{list(target.shape)} do not broadcast") from None
+
+
+def _pointwise_loss(op: str, input: Tensor, target: Tensor, size_average, reduce,
+                    reduction: str, fn, weight: Tensor | None = None,
+                    weighted_mean: bool = False) -> Tensor:
+    """fn(input - target) (times ``weight``), reduced. torch's weighted mean is
+    sum / sum(weight) for mse and l1 (``weighted_mean``), a plain mean for huber."""
+    red = _reduction(size_average, reduce, reduction)
+    target = as_tensor_arg(target)
+    _check_same_shape(op, input, target)
+    loss = fn(input - target)
+    if weight is None:
+        return _reduce(loss, red)
+    if weight.shape != input.shape:
+        raise ValueError(f"{op}: weights and input must have the same size, got "
+                         f"{list(weight.shape)} and {list(input.shape)}")
+    loss = loss * weight
+    if red == "mean" and weighted_mean:
+        return sum(loss) / sum(weight)
+    return _reduce(loss, red)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    return _pointwise_loss("mse_loss", input, target, size_average, reduce, reduction,
+                           lambda d: d * d, weight, True)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    return _pointwise_loss("l1_loss", input, target, size_average, reduce, reduction, abs,
+                           weight, True)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    if beta < 0:
+        raise ValueError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, size_average, reduce, reduction)
+
+    def fn(d: Tensor) -> Tensor:
+        a = abs(d)
+        return where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    return _pointwise_loss("smooth_l1_loss", input, target, size_average, reduce, reduction,
+                           fn)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    if delta <= 0:
+        raise ValueError("huber_loss does not support non-positive values for delta.")
+
+    def fn(d: Tensor) -> Tensor:
+        a = abs(d)
+        return where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return _pointwise_loss("huber_loss", input, target, None, None, reduction, fn, weight)
+
+
+def _class_dim(input: Tensor) -> int:
+    return 0 if input.ndim == 1 else 1
+
+
+def _one_hot(op: str, input: Tensor, target: Tensor) -> Tensor:
+    """(target == class) along input's class dim, bool (switch: to pf.one_hot).
+    A realized target is checked as torch does; out-of-range classes of a
+    lazy target have no 1 anywhere (the lead may add a runtime check)."""
+    cd = _class_dim(input)
+    c = input.shape[cd]
+    expected = input.shape[:cd] + input.shape[cd + 1:]
+    if target.shape != expected:
+        raise ShapeError(op, f"expected target of shape {list(expected)} for input "
+                             f"{list(input.shape)}, got {list(target.shape)}")
+    if target.dtype.is_floating_point or target.dtype is bool_:
+        raise ShapeError(op, f"class-index target must be an integer tensor, got "
+                             f"{target.dtype.name}")
+    classes = reshape(arange(c, dtype=target.dtype), _keep_shape(input.ndim, cd, c))
+    return target.unsqueeze(cd) == classes
+
+
+def _check_targets(op: str, target: Tensor, c: int, ignore_index: int) -> None:
+    if target._node is None:  # realized: cheap to check, as torch does
+        t = target.numpy()
+        bad = (t != ignore_index) & ((t < 0) | (t >= c))
+        if bad.any():
+            raise IndexError(f"{op}: target {int(t[bad].flat[0])} is out of bounds for "
+                             f"{c} classes")
+
+
+def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
+         ) -> tuple[Tensor, Tensor, Tensor]:
+    """(per-element loss, per-element weight w[target] (0 where ignored), the
+    not-ignored mask)."""
+    target = as_tensor_arg(target)
+    cd = _class_dim(logp)
+    c = logp.shape[cd]
+    if weight is not None and weight.shape != (c,):
+        raise ShapeError(op, f"weight must have shape [{c}] for {c} classes, got "
+                             f"{list(weight.shape)}")
+    _check_targets(op, target, c, ignore_index)
+    hot = _one_hot(op, logp, target)
+    picked = sum(where(hot, logp, 0.0), cd)
+    keep = target != ignore_index
+    if weight is None:
+        w = where(keep, 1.0, 0.0).to(logp.dtype)
+    else:
+        w = where(keep, sum(where(hot, reshape(weight, _keep_shape(logp.ndim, cd, c)), 0.0),
+                            cd), 0.0)
+    return -picked * w, w, keep
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    red = _reduction(size_average, reduce, reduction)
+    loss, w, _ = _nll("nll_loss", input, target, weight, ignore_index)
+    if red == "mean":
+        return sum(loss) / sum(w)
+    return _reduce(loss, red)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    red = _reduction(size_average, reduce, reduction)
+    if red not in ("none", "mean", "sum"):
+        raise ValueError(f"{red} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
+                         f"{label_smoothing}")
+    target = as_tensor_arg(target)
+    cd = _class_dim(input)
+    c = input.shape[cd]
+    logp = log_softmax(input, cd)
+    w_c = None if weight is None else reshape(weight, _keep_shape(input.ndim, cd, c))
+    if target.dtype.is_floating_point:  # class probabilities
+        if target.shape != input.shape:
+            raise ShapeError("cross_entropy", f"probability target {list(target.shape)} must "
+                                              f"have the input's shape {list(input.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        prod = logp * target if w_c is None else logp * target * w_c
+        loss = -sum(prod, cd)
+        if red == "mean":
+            return sum(loss) / float(builtins.max(input.numel() // c, 1)) \
+                if input.numel() else mean(loss)
+        return _reduce(loss, red)
+    nll, w, keep = _nll("cross_entropy", logp, target, weight, ignore_index)
+    nll_red = sum(nll) / sum(w) if red == "mean" else _reduce(nll, red)
+    if label_smoothing == 0:
+        return nll_red
+    smooth = -sum(logp if w_c is None else logp * w_c, cd)
+    smooth = where(keep, smooth, 0.0)
+    if red == "mean":
+        smooth_red = sum(smooth) / (sum(w) if weight is not None else
+                                    sum(keep.to(input.dtype)))
+    else:
+        smooth_red = _reduce(smooth, red)
+    return nll_red * (1 - label_smoothing) + smooth_red * (label_smoothing / c)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    red = _reduction(size_average, reduce, reduction)
+    target = as_tensor_arg(target)
+    if target.shape != input.shape:
+        raise ShapeError("binary_cross_entropy", f"target size {list(target.shape)} must be "
+                         f"the same as input size {list(input.shape)}")
+    # torch clamps the logs at -100 so that 0 * log(0) stays finite
+    loss = -(target * maximum(log(input), -100.0) +
+             (1 - target) * maximum(log(1 - input), -100.0))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, red)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None,
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    red = _reduction(size_average, reduce, reduction)
+    target = as_tensor_arg(target)
+    if target.shape != input.shape:
+        raise ShapeError("binary_cross_entropy_with_logits", f"target size "
+                         f"{list(target.shape)} must be the same as input size "
+                         f"{list(input.shape)}")
+    # (1 - t) x + lw (log1p(exp(-|x|)) + max(-x, 0)),  lw = (pos_weight - 1) t + 1
+    soft = log1p(exp(-abs(input))) + _relu(-input)
+    if pos_weight is not None:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * soft
+    else:
+        loss = (1 - target) * input + soft
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, red)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    red = _reduction(size_average, reduce, reduction)
+    target = as_tensor_arg(target)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (the log of a safe operand)
+        pos = target > 0
+        loss = where(pos, target * log(where(pos, target, 1.0)), 0.0) - target * input
+    if red == "batchmean":
+        return sum(loss) / float(input.shape[0]) if input.ndim else sum(loss)
+    return _reduce(loss, red)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    if x1.shape != x2.shape:  # torch broadcasts first: norms are of the broadcast operands
+        shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    n1 = maximum(_vector_norm(x1, 2, dim, True), eps)
+    n2 = maximum(_vector_norm(x2, 2, dim, True), eps)
+    return sum((x1 / n1) * (x2 / n2), dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    d = x1 - x2 + eps
+    dim = builtins.max(d.ndim - 1, 0)
+    if d.ndim == 0:
+        d = reshape(d, (1,))
+    return _vector_norm(d, p, dim, keepdim)
+
+
+__all__ += ["logsumexp"]  # pf's own, exported as they are (with gelu sigmoid tanh ...)
