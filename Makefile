@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS := $(VENV)/.extras
 export MODULAR_TELEMETRY_ENABLED ?= 0
 
-.PHONY: demo test lint lit pytest pytest-eager bench clean
+.PHONY: demo test lint lit pytest pytest-eager bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ pytest-eager: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py
+
+# The user guide and the API reference (from the docstrings) into site/ (gitignored);
+# not part of `make test` (test/python/test_docs.py runs the guide's code blocks there).
+docs: $(STAMP)
+	$(PY) -m pip install -q -e '.[test,docs]'
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -42,6 +42,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir": 3,  # __init__: the public API
+    # issue 20: PYFLAME_LOG set-up; the cache command over the runtime's disk caches
+    "pyflame_mlir.logging_util": 0,
+    "pyflame_mlir.cache_cli": 2,
+    "pyflame_mlir.__main__": 4,  # python -m pyflame_mlir
 }
 
 
