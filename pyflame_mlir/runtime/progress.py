@@ -143,11 +143,23 @@ class Progress:
         self._stream.flush()
 
 
+class _Silent:
+    """What ``progress`` yields when no line can be shown: nothing to start or draw."""
+
+    def stage(self, name: str) -> None:
+        pass
+
+
 @contextmanager
 def progress(what: str, stage: str = "", stream: TextIO | None = None,
-             delay: float | None = None) -> Iterator[Progress]:
-    """A ``Progress`` for the duration of the ``with`` block."""
-    p = Progress(what, stage, stream, delay).start()
+             delay: float | None = None) -> Iterator[Progress | _Silent]:
+    """A ``Progress`` for the duration of the ``with`` block (on a stream
+    that shows none, a stand-in that costs nothing: no thread, no lock)."""
+    out = stream if stream is not None else sys.stderr
+    if not enabled(out):
+        yield _Silent()
+        return
+    p = Progress(what, stage, out, delay).start()
     try:
         yield p
     except BaseException:
