@@ -157,3 +157,31 @@ def test_no_print_in_library_code() -> None:
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                     and n.func.id == "print" and not any(n.lineno in r for r in allowed)]
     assert not bad, "print() in library code (log through logging instead): " + ", ".join(bad)
+
+
+def test_mlir_disk_entry_corrupted_then_rebuilt(records: _Collect, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend path end to end (with the [mlir] extra): a compile writes
+    the library, a corrupted library is a WARNING and compiles again, an
+    intact one loads from disk."""
+    from pyflame_mlir.runtime import mlir_backend
+
+    if mlir_backend.unavailable_reason():
+        pytest.skip(mlir_backend.unavailable_reason())
+    monkeypatch.setenv("PYFLAME_CACHE_DIR", str(tmp_path))
+    x = pf.randn([4])
+
+    def evaluate() -> str:
+        pf.clear_cache()  # the in-memory cache: each evaluation goes to the backend
+        with pf.backend("mlir"):
+            (x * 2.5).sum().item()
+        return next(m for m in records.messages(logging.INFO) if m.startswith("cache miss"))
+
+    assert ", compiled (" in evaluate()
+    (lib,) = (tmp_path / "mlir").glob("*.so")
+    lib.write_bytes(lib.read_bytes()[:-8])  # truncated
+    records.records.clear()
+    assert ", compiled (" in evaluate()
+    assert any("was corrupt" in m for m in records.messages(logging.WARNING))
+    records.records.clear()
+    assert ", loaded from the disk cache (" in evaluate()
