@@ -20,6 +20,7 @@ $(EXTRAS): $(STAMP)
 	$(PY) -m pip install -q -e '.[test,max]' || echo "note: the [max] extra did not install: MAX tests are skipped"
 	$(PY) -m pip install -q -e '.[test,bench]' || echo "note: the [bench] extra did not install: the jax check of bench/train_step.py is skipped"
 	$(PY) -m pip install -q -e '.[test,mlir]' || echo "note: the [mlir] extra did not install: the mlir backend tests are skipped"
+	$(PY) -m pip install -q -e '.[test,progress]' || echo "note: the [progress] extra did not install: the tqdm progress-line test is skipped"
 	touch $(EXTRAS)
 
 demo: $(STAMP)
