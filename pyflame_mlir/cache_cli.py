@@ -142,6 +142,10 @@ def clear(out: TextIO, backend: str | None = None) -> int:
                     disk_cache.remove(Entry(s.layout.backend, t.name, (t,), 0, 0.0))
             except OSError:
                 pass
+        for lock in s.locks:  # a held lock belongs to a process compiling that key
+            with disk_cache.try_lock(lock) as free:
+                if free:
+                    lock.unlink(missing_ok=True)
         for p in s.foreign:
             out.write(f"{s.layout.backend}: foreign file left alone: {p}\n")
     which = backend or "all backends"

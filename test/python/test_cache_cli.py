@@ -123,9 +123,14 @@ def test_clear_one_backend_then_all(cache: Path) -> None:
     rows = info_json()
     assert (rows["mlir"]["entries"], rows["max"]["entries"]) == (0, 3)
     assert (cache / "mlir" / "README").exists()  # foreign: left alone
-    run("clear")
+    held = cache / "max" / "mef" / f"{KEYS['max-bad']}.lock"
+    with disk_cache.file_lock(held):  # a process compiling max-bad right now
+        run("clear")
     rows = info_json()
-    assert all(r["entries"] == 0 and r["other_bytes"] == 0 for r in rows.values())
+    assert rows["max"]["entries"] == 1 and rows["csl"]["entries"] == 0  # max-bad: in use
+    assert held.exists() and not (cache / "max" / "mef" / f"{KEYS['max-good']}.lock").exists()
+    run("clear")
+    assert all(r["entries"] == 0 and r["other_bytes"] == 0 for r in info_json().values())
     assert (cache / "max" / "mef" / "notes.txt").exists()
 
 
