@@ -25,6 +25,8 @@ import os
 import sys
 from typing import TextIO
 
+from .runtime.progress import clear_lines
+
 LOGGER_NAME = "pyflame_mlir"
 ENV = "PYFLAME_LOG"
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
@@ -32,6 +34,15 @@ LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNI
 FORMAT = "pyflame %(levelname)s %(name)s: %(message)s"
 
 _handler: logging.Handler | None = None
+
+
+class _Handler(logging.StreamHandler):
+    """A stderr handler that blanks a progress line before writing a record
+    (the line is redrawn under it), so the two never share a row."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        clear_lines(self.stream)
+        super().emit(record)
 
 
 def configure(level: str | None = None, stream: TextIO | None = None) -> logging.Logger:
@@ -47,7 +58,7 @@ def configure(level: str | None = None, stream: TextIO | None = None) -> logging
         raise ValueError(f"{ENV}={name!r}: expected one of {', '.join(LEVELS)}")
     if _handler is not None:
         logger.removeHandler(_handler)
-    _handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    _handler = _Handler(stream if stream is not None else sys.stderr)
     _handler.setFormatter(logging.Formatter(FORMAT))
     logger.addHandler(_handler)
     logger.setLevel(LEVELS[name])

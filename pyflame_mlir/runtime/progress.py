@@ -77,6 +77,7 @@ class Progress:
         self._lock = threading.Lock()  # the drawing thread and stage()/finish()
         self._thread: threading.Thread | None = None
         self._bar: Any = None
+        self._tqdm: Any = None
         self._width = 0
         self.shown = False  # whether anything was written
 
@@ -89,14 +90,28 @@ class Progress:
 
     def start(self) -> Progress:
         if enabled(self._stream):
+            self._tqdm = _tqdm()  # imported here, once: not racing the work in the thread
+            ACTIVE.add(self)
             self._thread = threading.Thread(target=self._run, name="pyflame-progress",
                                             daemon=True)
             self._thread.start()
         return self
 
-    def _line(self) -> str:
+    def _label(self) -> str:
         stage = f" [{self._stage}]" if self._stage else ""
-        return f"pyflame: {self.what}{stage} {self.elapsed():.1f} s"
+        return f"pyflame: {self.what}{stage}"
+
+    def clear(self) -> None:
+        """Blank the line for a moment (a log record is about to be written
+        to the same terminal); the next redraw brings it back."""
+        with self._lock:
+            if not self.shown or self._done.is_set():
+                return
+            if self._bar is not None:
+                self._bar.clear()
+            else:
+                self._stream.write("\r" + " " * self._width + "\r")
+                self._stream.flush()
 
     def _draw(self) -> None:
         with self._lock:
@@ -104,10 +119,10 @@ class Progress:
                 return
             self.shown = True
             if self._bar is not None:
-                self._bar.set_postfix_str(self._stage, refresh=False)
+                self._bar.set_description_str(self._label(), refresh=False)
                 self._bar.refresh()
                 return
-            line = self._line()
+            line = f"{self._label()} {self.elapsed():.1f} s"
             pad = " " * max(0, self._width - len(line))
             self._width = len(line)
             self._stream.write("\r" + line + pad)
@@ -116,11 +131,14 @@ class Progress:
     def _run(self) -> None:
         if self._done.wait(self._delay):
             return
-        tqdm = _tqdm()
-        if tqdm is not None:
+        if self._tqdm is not None:
+            tqdm = self._tqdm
             with self._lock:
-                self._bar = tqdm(total=None, desc=f"pyflame: {self.what}", file=self._stream,
-                                 bar_format="{desc} [{postfix}] {elapsed}", leave=False,
+                if self._done.is_set():
+                    return
+                self.shown = True  # tqdm draws the bar as it is made
+                self._bar = tqdm(total=None, desc=self._label(), file=self._stream,
+                                 bar_format="{desc} {elapsed}", leave=False,
                                  dynamic_ncols=True)
         while not self._done.is_set():
             self._draw()
@@ -130,6 +148,7 @@ class Progress:
         """Stop redrawing; if the line was shown, leave one final line."""
         with self._lock:
             self._done.set()
+        ACTIVE.discard(self)
         if self._thread is not None:
             self._thread.join()
         if not self.shown:
@@ -141,6 +160,16 @@ class Progress:
         pad = " " * max(0, self._width - len(line))
         self._stream.write("\r" + line + pad + "\n")
         self._stream.flush()
+
+
+ACTIVE: set[Progress] = set()  # lines being drawn now (logging_util blanks them to write)
+
+
+def clear_lines(stream: TextIO) -> None:
+    """Blank every progress line on ``stream`` before something else writes there."""
+    for p in list(ACTIVE):
+        if p._stream is stream:
+            p.clear()
 
 
 class _Silent:

@@ -148,3 +148,21 @@ def test_a_reference_evaluation_shows_nothing() -> None:
     print((pf.randn([8, 4]) * 2).sum().item())
     """
     assert run_on_pty(code, PYFLAME_PROGRESS="plain", PYFLAME_PROGRESS_DELAY="0") == b""
+
+
+def test_a_log_record_gets_its_own_row() -> None:
+    """PYFLAME_LOG's handler blanks the line before writing; the line comes back."""
+    code = """
+    import logging, time
+    import pyflame_mlir as pf
+    from pyflame_mlir.runtime.progress import progress
+    with progress("compiling graph abc", "one", delay=0.05) as p:
+        time.sleep(0.3)
+        logging.getLogger("pyflame_mlir.test").info("a record")
+        p.stage("two")
+        time.sleep(0.3)
+    """
+    out = run_on_pty(code, PYFLAME_LOG="info", PYFLAME_PROGRESS="plain")
+    before, _, after = out.partition(b"pyflame INFO pyflame_mlir.test: a record\r\n")
+    assert b"[one]" in before and before.endswith(b"\r")  # blanked, back to column 0
+    assert b"[two]" in after and b"done in" in after
