@@ -25,7 +25,7 @@ import os
 import sys
 from typing import TextIO
 
-from .runtime.progress import clear_lines
+PROGRESS_MODULE = "pyflame_mlir.runtime.progress"
 
 LOGGER_NAME = "pyflame_mlir"
 ENV = "PYFLAME_LOG"
@@ -41,7 +41,11 @@ class _Handler(logging.StreamHandler):
     (the line is redrawn under it), so the two never share a row."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        clear_lines(self.stream)
+        # looked up, not imported: `import pyflame_mlir` loads no runtime module,
+        # and no line can be active if the progress module never loaded
+        progress = sys.modules.get(PROGRESS_MODULE)
+        if progress is not None:
+            progress.clear_lines(self.stream)
         super().emit(record)
 
 
