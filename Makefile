@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXTRAS := $(VENV)/.extras
 export MODULAR_TELEMETRY_ENABLED ?= 0
 
-.PHONY: demo test lint lit pytest pytest-eager bench clean
+.PHONY: demo test lint lit pytest pytest-eager bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,7 @@ $(EXTRAS): $(STAMP)
 	$(PY) -m pip install -q -e '.[test,max]' || echo "note: the [max] extra did not install: MAX tests are skipped"
 	$(PY) -m pip install -q -e '.[test,bench]' || echo "note: the [bench] extra did not install: the jax check of bench/train_step.py is skipped"
 	$(PY) -m pip install -q -e '.[test,mlir]' || echo "note: the [mlir] extra did not install: the mlir backend tests are skipped"
+	$(PY) -m pip install -q -e '.[test,progress]' || echo "note: the [progress] extra did not install: the tqdm progress-line test is skipped"
 	touch $(EXTRAS)
 
 demo: $(STAMP)
@@ -50,6 +51,12 @@ pytest-eager: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py
+
+# The user guide and the API reference (from the docstrings) into site/ (gitignored);
+# not part of `make test` (test/python/test_docs.py runs the guide's code blocks there).
+docs: $(STAMP)
+	$(PY) -m pip install -q -e '.[test,docs]'
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -92,11 +92,16 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
+
+# issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
+from .logging_util import configure as configure_logging
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
 from .serialization import load, save
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
+
+configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001

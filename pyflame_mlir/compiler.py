@@ -13,6 +13,7 @@ executable whose ``run(leaf_arrays)`` returns the output arrays.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 
     from .passes.common import PipelineStatistics
     from .runtime.csl_backend import CslExecutable
+
+_log = logging.getLogger(__name__)  # compiles at INFO, hits and pass statistics at DEBUG
 
 # Function-body imports in this module keep xDSL (the IR, passes, lowerings)
 # and the optional backends (MAX, the CSL runtime) off the ``import
@@ -271,11 +274,27 @@ def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     executable = backend.lower(module)
     t3 = time.perf_counter()
     COUNTERS.compiles += 1
-    return CompiledGraph(executable, sub.stable_hash(key[0]), backend_name, spec,
+    key_hash = sub.stable_hash(key[0])
+    _log_compile(key_hash, backend_name, executable, t1 - t0, t2 - t1, t3 - t2, stats)
+    return CompiledGraph(executable, key_hash, backend_name, spec,
                          {"ir_build": t1 - t0, "passes": t2 - t1, "lowering": t3 - t2,
                           "total": t3 - t0}, before, count_executed_ops(module),
                          getattr(executable, "nbytes", 0),
                          {"pass_statistics": stats.as_dict()})
+
+
+def _log_compile(key_hash: str, backend: str, executable: Any, ir: float, passes: float,
+                 lowering: float, stats: PipelineStatistics) -> None:
+    """One INFO record per in-memory cache miss; where the backend's executable
+    came from (``source``: MAX says ``disk``/``memory``, mlir the library's path)."""
+    source = getattr(executable, "source", None)
+    origin = ("loaded from the disk cache" if source == "disk" or str(source).endswith(".so")
+              else "reused in memory" if source == "memory" else "compiled")
+    _log.info("cache miss: graph %s on %s in %.1f ms, %s (IR %.1f ms, passes %.1f ms, "
+              "lowering %.1f ms)", key_hash[:16], backend, (ir + passes + lowering) * 1e3,
+              origin, ir * 1e3, passes * 1e3, lowering * 1e3)
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug("pass statistics of graph %s: %s", key_hash[:16], stats.as_dict())
 
 
 # ---- the compiled-graph cache ----
@@ -369,6 +388,8 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     if entry is None:
         entry = compile_subgraph(sub, key)
         CACHE.put(key, entry)
+    elif _log.isEnabledFor(logging.DEBUG):
+        _log.debug("cache hit: graph %s on %s", entry.key_hash[:16], entry.backend)
     COUNTERS.evaluations += 1
     current_graph().evaluations += 1
     results = entry.run([t._value for t in sub.leaves])

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from ..dialects import wse
-from .disk_cache import cache_root
+from .disk_cache import cache_root, write_manifest
+from .progress import progress
 
 _LOCK = threading.Lock()
 _LAST: list[Any] = [None]
@@ -196,7 +197,8 @@ class CslExecutable:
 
         c = self.current
         out = Path(directory) if directory else cache_dir() / c.key
-        emit(c.program, out, inputs=inputs)
+        with progress(f"writing the CSL project {out.name} ({c.program.grid} grid)"):
+            emit(c.program, out, inputs=inputs)
         return out
 
     def _run_sdk(self, c: Compiled, ins: list[np.ndarray]) -> list[np.ndarray]:
@@ -207,7 +209,9 @@ class CslExecutable:
             cmd = ["cslc", "layout.csl", f"--arch={c.program.arch}",
                    f"--fabric-dims={w + 7},{h + 2}", "--fabric-offsets=4,1", "--memcpy",
                    "--channels=1", "-o", "out"]
-            subprocess.run(cmd, cwd=d, check=True, capture_output=True)
+            with progress(f"cslc {d.name}"):
+                subprocess.run(cmd, cwd=d, check=True, capture_output=True)
+            write_manifest(d)  # checksums for `python -m pyflame_mlir cache verify`
             c.directory = d
         with tempfile.TemporaryDirectory() as tmp:
             for io, arr in zip(c.spec["inputs"], ins):

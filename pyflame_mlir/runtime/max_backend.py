@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import threading
 import time
@@ -46,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dialects.dtypes import DType
-from .disk_cache import atomic_write, cache_root, file_lock
+from .disk_cache import atomic_write, cache_root, file_lock, touch
+from .progress import progress
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 LEGALIZE_PIPELINE = "legalize-for-max"
 INSTALL_HINT = "pip install 'pyflame-mlir[max]'  (Modular MAX 26.7.0)"
 MAGIC = b"PYFLAME-MEF\x01"
+_log = logging.getLogger(__name__)
 _HEADER_LIMIT = 1 << 16
 
 
@@ -255,9 +258,12 @@ class MefStore:
             payload, header = self.decode(blob)
             if header.get("key") != key:
                 raise CorruptEntry(f"entry is for key {header.get('key')!r}")
-        except CorruptEntry:
+        except CorruptEntry as e:
+            _log.warning("MAX cache entry %s is corrupt (%s): removed, it will be rebuilt",
+                         self.path(key), e)
             self.discard(key, ino)
             return None
+        touch(self.path(key))  # least-recently-used eviction orders by mtime
         return payload, ino
 
     def discard(self, key: str, ino: int | None = None) -> None:
@@ -523,7 +529,9 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
             model = _load(sess, payload)
             if not _model_matches(model, arg_specs, arg_sym):
                 raise CorruptEntry("signature mismatch")
-        except Exception:  # whatever MAX raised, the entry is unusable
+        except Exception as e:  # whatever MAX raised, the entry is unusable
+            _log.warning("MAX refused cache entry %s (%s): removed, it will be rebuilt",
+                         st.path(key), e)
             st.discard(key, ino)  # never trust it again
             return None
         STATS.disk_loads += 1
@@ -539,15 +547,19 @@ def lower_and_compile(module: ModuleOp, device: str | None = None) -> MaxExecuta
     exe = try_disk()
     if exe is not None:
         return exe
-    with st.lock(key):
+    # a status line on a terminal when this takes over a second (a disk hit never gets here)
+    with progress(f"MAX graph {key[:12]} on {dev}", "waiting for another process") as bar, \
+            st.lock(key):
         exe = try_disk()  # another process may have compiled it while we waited
         if exe is not None:
             return exe
         t0 = time.perf_counter()
+        bar.stage("building the graph")
         lowered = lower_module(module, dev, plan)
         t1 = time.perf_counter()
         STATS.graph_builds += 1
         STATS.graph_build_seconds += t1 - t0
+        bar.stage("compiling (about a minute on a small CPU)")
         compiled = sess.compile(lowered.graph)
         STATS.compiles += 1
         STATS.compile_seconds += time.perf_counter() - t1

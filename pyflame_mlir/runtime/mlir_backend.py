@@ -29,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -43,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .disk_cache import atomic_write, cache_root, file_lock
+from .disk_cache import atomic_write, cache_root, file_lock, touch
+from .progress import progress
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -277,13 +279,20 @@ def lower_and_compile(module: ModuleOp) -> MlirExecutable:
     key = cache_key(text)
     store = Store(cache_dir())
     with store.lock(key):
+        corrupt = STATS.corrupt_entries
         lib = store.load(key)
         if lib is not None:
             STATS.disk_hits += 1
+            touch(store.so(key), store.meta(key))  # for least-recently-used eviction
             return MlirExecutable(ctypes.cast(getattr(lib, "_mlir_" + ENTRY), ctypes.c_void_p)
                                   .value or 0, lib, arg_specs, result_specs, str(store.so(key)))
-        engine, ctx = compile_text(text)
-        store.save(key, engine)
+        if STATS.corrupt_entries > corrupt:
+            logging.getLogger(__name__).warning(
+                "mlir cache entry %s was corrupt: removed, rebuilding", store.so(key))
+        with progress(f"mlir graph {key[:12]}", "MLIR passes, LLVM JIT") as bar:
+            engine, ctx = compile_text(text)
+            bar.stage("linking the cached library")
+            store.save(key, engine)
     addr = engine.raw_lookup(ENTRY)  # the packed wrapper _mlir_main
     if not addr:
         raise RuntimeError(f"MLIR JIT: no entry point {ENTRY!r}")

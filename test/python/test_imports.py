@@ -61,6 +61,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.functional": 2,
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir": 3,  # __init__: the public API
+    # issue 20: PYFLAME_LOG set-up; the cache command over the runtime's disk caches
+    "pyflame_mlir.logging_util": 0,
+    "pyflame_mlir.cache_cli": 2,
+    "pyflame_mlir.__main__": 4,  # python -m pyflame_mlir
 }
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..progress import progress
 from .compile import IR_FILE, META_FILE
 from .errors import HostError
 from .machine import CycleModel
@@ -123,8 +124,9 @@ class SdkRuntime:
     def launch(self, fname: str, *args: object, nonblock: bool = False) -> int:
         self._require_running()
         self.sim.start(fname, list(args))
-        if not nonblock:
-            self.sim.settle(f"launched function '{fname}'")
+        if not nonblock:  # a status line on a terminal when a big grid runs over a second
+            with progress(f"WSE simulator: {fname}() on {len(self.sim.pes)} PEs"):
+                self.sim.settle(f"launched function '{fname}'")
         return next(self._handles)
 
     def call(self, fname: str, args: list | tuple = (), nonblock: bool = False) -> int:
