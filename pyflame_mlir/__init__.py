@@ -88,7 +88,9 @@ from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
-from .ops import ValuesIndices, getitem  # noqa: F401
+from .ops import ValuesIndices  # noqa: F401
+from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
+from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001
@@ -160,4 +162,4 @@ def get_pipeline() -> str:
     return _pipeline_spec()
 
 
-__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS)
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS) + list(_INDEXING_METHODS)
