@@ -117,7 +117,7 @@ def _scatter_add_vjp(b, cts, inputs, outputs, dim):
 
 
 def _scatter_add_jvp(b, tangents, inputs, outputs, dim):
-    (tx, _, ts), (x, index, src) = tangents, inputs
+    (tx, _, ts), (x, index, _) = tangents, inputs
     if ts is None:
         return [tx]
     return [b.scatter_add(ad.instantiate(b, tx, b.shape(x), ts), index, ts, dim=dim)]

@@ -86,11 +86,11 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
+from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
+from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices  # noqa: F401
-from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
-from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001

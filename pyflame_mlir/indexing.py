@@ -40,20 +40,21 @@ from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
 from .ops import (
     _cast,
-    _promote,
     as_tensor_arg,
     broadcast_to,
     cat,
     convert,
     eq,
     ge,
-    getitem as _basic_getitem,
     logical_or,
     lt,
     permute,
     reshape,
     split,
     where,
+)
+from .ops import (
+    getitem as _basic_getitem,
 )
 
 _GATHER, _SCATTER_ADD = OPS["gather"], OPS["scatter_add"]
@@ -226,8 +227,11 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
                                  f"{it.dtype.name}")
             elif it._node is None:
                 it = np.asarray(it._value, dtype=np.int64)
-        if isinstance(it, bool | np.bool_):
-            raise TypeError("indexing with a Python bool is not supported")
+        if isinstance(it, bool | np.bool_) or not (
+                it is None or it is Ellipsis or isinstance(it, slice | int | np.integer
+                                                            | np.ndarray | Tensor)):
+            raise TypeError(f"index {it!r}: only ints, slices, None, Ellipsis and int or "
+                            "bool tensors, arrays or lists are supported")
         expanded.append(it)
     # dims each item consumes; a k-dim mask consumes k
     n_used = builtins.sum(
