@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import ad
+from . import ad, shape_ops  # noqa: F401  (shape_ops: its ops are named below)
 from .dtypes import DType
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
 
@@ -127,3 +127,6 @@ ad.defvjp("gather", _gather_vjp)
 ad.defjvp("gather", _gather_jvp)
 ad.defvjp("scatter_add", _scatter_add_vjp)
 ad.defjvp("scatter_add", _scatter_add_jvp)
+# (their reads, and the shape ops' that indexing records, never need the values)
+ad.reads_no_input_values("gather", "scatter_add", "slice", "reshape", "permute",
+                         "broadcast_to", "pad", "concat", "split")

@@ -227,6 +227,10 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
                                  f"{it.dtype.name}")
             elif it._node is None:
                 it = np.asarray(it._value, dtype=np.int64)
+        if isinstance(it, Tensor) and it.ndim == 0 and it.dtype.name in ("int32", "int64"):
+            it = int(_host(it))  # torch: a 0-d int tensor indexes as an int (select)
+        if isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind in "iu":
+            it = int(it)
         if isinstance(it, bool | np.bool_) or not (
                 it is None or it is Ellipsis or isinstance(it, slice | int | np.integer
                                                             | np.ndarray | Tensor)):
@@ -295,13 +299,13 @@ def _broadcast_index_shapes(adv: list[tuple[int, Any]]) -> tuple[int, ...]:
                          ) from None
 
 
-def _positions(x: Tensor, index: Any) -> tuple[Any, tuple[int, ...]] | None:
+def _positions(x: Tensor, index: Any) -> tuple[Any, Any]:
     """Flat positions in ``x`` of the elements ``x[index]`` selects (a host
     int64 array, or a lazy int64 tensor if an index is lazy), and the result
-    shape; None for a basic index."""
+    shape; for an index with nothing advanced left, ``(None, basic index)``."""
     basic, adv = _parse(x, index)
     if not adv:
-        return None
+        return None, tuple(basic)
     base = np.arange(x.numel(), dtype=np.int64).reshape(x.shape)[tuple(basic)]
     bshape = _broadcast_index_shapes(adv)
     dims = [p for p, _ in adv]
@@ -348,10 +352,9 @@ def _positions(x: Tensor, index: Any) -> tuple[Any, tuple[int, ...]] | None:
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with torch's basic and advanced indexing."""
-    found = _positions(x, index)
-    if found is None:
-        return _basic_getitem(x, index)
-    pos, shape = found
+    pos, shape = _positions(x, index)
+    if pos is None:
+        return _basic_getitem(x, shape)
     flat = reshape(x, (-1,))
     p = Tensor._leaf(pos.reshape(-1)) if isinstance(pos, np.ndarray) else reshape(pos, (-1,))
     return reshape(record(_GATHER, (flat, p), {"dim": 0}), shape)
@@ -412,10 +415,9 @@ def index_put(input: TensorLike, indices: Sequence[TensorLike], values: TensorLi
     """``input`` with ``input[indices] = values`` (or ``+=`` that sums duplicates
     with ``accumulate=True``), out of place."""
     x = as_tensor_arg(input)
-    found = _positions(x, tuple(indices))
-    if found is None:
+    pos, shape = _positions(x, tuple(indices))
+    if pos is None:
         raise IndexError("index_put(): indices must hold at least one index tensor")
-    pos, shape = found
     if not accumulate:
         return _put(x, _host(pos) if isinstance(pos, Tensor) else pos, values)
     v = _cast(as_tensor_arg(values), x.dtype)
@@ -428,9 +430,9 @@ def index_put(input: TensorLike, indices: Sequence[TensorLike], values: TensorLi
 def setitem_value(x: Tensor, index: Any, value: TensorLike) -> Tensor:
     """The new value of ``x`` after ``x[index] = value`` for an advanced index
     (``inplace.setitem`` handles the basic ones)."""
-    found = _positions(x, index)
-    assert found is not None, "setitem_value: a basic index"
-    pos, _ = found
+    pos, basic = _positions(x, index)
+    if pos is None:  # only 0-d int tensors, which index as ints
+        pos = np.arange(x.numel(), dtype=np.int64).reshape(x.shape)[basic]
     return _put(x, _host(pos) if isinstance(pos, Tensor) else pos, value)
 
 
