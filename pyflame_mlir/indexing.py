@@ -74,6 +74,9 @@ def _int_index(op: str, index: TensorLike) -> Tensor:
 def gather(input: TensorLike, dim: int, index: TensorLike, *,  # noqa: A002
            sparse_grad: bool = False) -> Tensor:
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim=0`` (torch.gather)."""
+    if sparse_grad:
+        raise NotImplementedError("gather(): sparse_grad=True (a sparse gradient) is not "
+                                  "supported")
     x, idx = as_tensor_arg(input), _int_index("gather", index)
     d = normalize_dim("gather", dim, x.ndim) if x.ndim else 0
     _check_host_range("gather", idx, x.shape[d] if x.ndim else 1, d, wrap=False)
@@ -734,10 +737,11 @@ def embedding(input: TensorLike, weight: TensorLike, padding_idx: int | None = N
     row gets no gradient."""
     idx, w = _int_index("embedding", input), as_tensor_arg(weight)
     if max_norm is not None:
-        raise NotImplementedError("embedding(): max_norm (renormalizing weight in place) is "
+        raise NotImplementedError(f"embedding(): max_norm={max_norm} (renormalizing weight "
+                                  f"rows in place, norm_type={norm_type}) is not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse gradients are "
                                   "not supported")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding(): scale_grad_by_freq is not supported")
     if w.ndim != 2:
         raise ShapeError("gather", f"embedding(): weight must be 2-d, got {fmt_shape(w.shape)}")
     n, dim = w.shape
@@ -815,7 +819,7 @@ def _set_tensor_methods() -> None:
     api = globals()
     for name in INDEXING_METHODS:
         setattr(Tensor, name, api[name])
-    Tensor.__getitem__ = getitem  # type: ignore[method-assign]
+    setattr(Tensor, "__getitem__", getitem)  # noqa: B010  (replaces ops' basic one)
 
 
 _set_tensor_methods()

@@ -640,7 +640,7 @@ def _split_partial(data: st.DataObject) -> Example:
 
 # ---------------------------------------------------------------- indexing (issue 14)
 
-def _draw_index(data: st.DataObject, shape: tuple, dim: int, dup: bool = True) -> np.ndarray:
+def _draw_index(data: st.DataObject, shape: tuple, dim: int) -> np.ndarray:
     """A torch.gather index for ``shape`` along ``dim`` (duplicates allowed)."""
     ishape = tuple(data.draw(st.integers(1, n), label="index size") if i != dim else
                    data.draw(st.integers(1, 4), label="index size")
