@@ -11,7 +11,7 @@
 // CHECK:        arith.maxsi
 // CHECK:        arith.minsi
 // CHECK:        tensor.extract %arg0
-// CHECK:      linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<3x4xi64>, tensor<3x4xf32>)
+// CHECK:      linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg3 : tensor<3x2xi64>, tensor<3x2xf32>)
 // CHECK:        arith.cmpi eq
 // CHECK:        arith.addf
 // CHECK:        arith.select
