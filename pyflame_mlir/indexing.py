@@ -485,6 +485,26 @@ def masked_select(input: TensorLike, mask: TensorLike) -> Tensor:  # noqa: A002
     return getitem(broadcast_to(x, shape), np.broadcast_to(_host(m), shape))
 
 
+def masked_scatter(input: TensorLike, mask: TensorLike, source: TensorLike  # noqa: A002
+                   ) -> Tensor:
+    """``input`` with its elements where ``mask`` (broadcast) is True replaced,
+    in row-major order, by the leading elements of ``source`` (evaluates the mask)."""
+    x, m, src = as_tensor_arg(input), as_tensor_arg(mask), as_tensor_arg(source)
+    if m.dtype is not bool_:
+        raise TypeError(f"masked_scatter(): mask must be a bool tensor, got {m.dtype.name}")
+    try:
+        where_true = np.flatnonzero(np.broadcast_to(_host(m), x.shape))
+    except ValueError:
+        raise RuntimeError(f"masked_scatter(): mask {list(m.shape)} cannot be broadcast to the "
+                           f"input {list(x.shape)}") from None
+    k = where_true.size
+    if k > src.numel():
+        raise RuntimeError(f"masked_scatter(): the mask selects {k} elements but source has "
+                           f"only {src.numel()}")
+    values = _basic_getitem(reshape(src, (-1,)), slice(0, k))
+    return _put(x, where_true.astype(np.int64), values)
+
+
 # ---- selections computed on the host ----
 
 def nonzero(input: TensorLike, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:  # noqa: A002
@@ -810,9 +830,9 @@ def tensor_split(input: TensorLike, indices_or_sections: Any, dim: int = 0  # no
 
 INDEXING_METHODS = (
     "gather scatter scatter_add scatter_reduce index_select take_along_dim take index_put "
-    "index_add index_copy index_fill masked_fill masked_select nonzero argwhere tril triu "
-    "flip fliplr flipud roll repeat tile repeat_interleave narrow unbind movedim moveaxis "
-    "swapdims diagonal diag diag_embed tensor_split").split()
+    "index_add index_copy index_fill masked_fill masked_select masked_scatter nonzero argwhere "
+    "tril triu flip fliplr flipud roll repeat tile repeat_interleave narrow unbind movedim "
+    "moveaxis swapdims diagonal diag diag_embed tensor_split").split()
 
 
 def _set_tensor_methods() -> None:

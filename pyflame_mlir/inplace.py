@@ -24,6 +24,7 @@ from .indexing import (
     index_fill,
     index_put,
     is_advanced,
+    masked_scatter,
     scatter,
     scatter_add,
     scatter_reduce,
@@ -181,5 +182,5 @@ def _in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
 
 
 for _fn in (index_put, index_add, index_copy, index_fill, scatter, scatter_add, scatter_reduce,
-            tril, triu):
+            masked_scatter, tril, triu):
     setattr(Tensor, f"{_fn.__name__}_", _in_place(_fn, f"{_fn.__name__}_"))

@@ -187,6 +187,8 @@ GRAD_CASES = {
                                    include_self=False),
         lambda x: x.scatter_reduce(1, torch.tensor([[0, 0, 2]] * 4), x[:, :3] * 2, "mean",
                                    include_self=False)),
+    "masked_scatter": (lambda x: x.masked_scatter(pf.from_numpy(A[0] > 0), x * 3),
+                       lambda x: x.masked_scatter(torch.from_numpy(A[0] > 0), x * 3)),
     "index_put accumulate": (
         lambda x: pf.index_put(x, (np.array([0, 0, 3]),), x[1:4] * 3, accumulate=True),
         lambda x: torch.index_put(x, (torch.tensor([0, 0, 3]),), x[1:4] * 3, accumulate=True)),
@@ -264,7 +266,7 @@ def test_inplace_index_setters_match_torch(mode):
     for name, args in {
         "index_add_": (0, idx, src), "index_copy_": (0, idx, src), "index_fill_": (1, idx, -1.0),
         "scatter_": (1, np.array([[4, 0], [1, 2]]), src), "scatter_add_": (0, idx[None], src),
-        "tril_": (), "triu_": (1,),
+        "tril_": (), "triu_": (1,), "masked_scatter_": (A > 0, src * 2),
     }.items():
         x, y = pf.from_numpy(A.copy()), torch.from_numpy(A.copy())
         assert getattr(x, name)(*args) is x
