@@ -4,7 +4,16 @@ Importing this package fills ``OPS`` from the op families; it does not import
 xDSL (that happens in ``dialects.pyflame``, on the first IR build).
 """
 
-from . import data, elementwise, fused, linalg, nn, reduction, shape_ops  # noqa: F401  (fill OPS)
+from . import (  # noqa: F401  (fill OPS)
+    data,
+    elementwise,
+    fused,
+    indexing,
+    linalg,
+    nn,
+    reduction,
+    shape_ops,
+)
 from .opdef import OPS, OpDef, ShapeError, get_op
 
 __all__ = ["OPS", "OpDef", "ShapeError", "get_op"]

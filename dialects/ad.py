@@ -53,6 +53,17 @@ def nondiff(*names: str) -> None:
     NONDIFF.update(get_op(n) for n in names)
 
 
+# ops whose VJP reads no input value (only shapes, and integer indices that
+# carry no gradient): modifying an input in place after them leaves the
+# gradient right, so autograd's version check does not count their reads
+# (PyTorch: ``y[i] += v`` after ``y[i]`` read ``y``)
+READS_NO_INPUT_VALUES: set[OpDef] = set()
+
+
+def reads_no_input_values(*names: str) -> None:
+    READS_NO_INPUT_VALUES.update(get_op(n) for n in names)
+
+
 def defderiv(name: str, deriv: Callable[..., Value]) -> None:
     """Elementwise unary op with derivative ``deriv(b, x, z, **attrs) = dz/dx``:
     the VJP multiplies the cotangent by it, the JVP the tangent."""

@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -757,6 +758,59 @@ def _logsumexp(em: Emitter, inputs, specs, out, dims, keepdim):
     return [em.convert(em.reshape(r, out[0][0]), d)]
 
 
+# ---- indexing (dialects/indexing.py): gather and scatter_add ----
+
+def _clamped_index(s: Scalar, v: SSAValue, n: int) -> SSAValue:
+    """An index value as ``index``, clamped into ``[0, n)``: the reference
+    backend raises on out-of-range indices; here they must not read outside."""
+    i = s(arith.IndexCastOp(v, IndexType()))
+    lo = s(arith.ConstantOp(IntegerAttr(0, IndexType())))
+    hi = s(arith.ConstantOp(IntegerAttr(max(n - 1, 0), IndexType())))
+    return s(arith.MinSIOp(s(arith.MaxSIOp(i, lo)), hi))
+
+
+def _gather(em: Emitter, inputs, specs, out, dim):
+    """One parallel generic over the index: ``tensor.extract`` of the input at
+    the index's coordinates with ``dim`` replaced by the index value."""
+    (x, index), ((xshape, d), (ishape, _)) = inputs, specs
+    rank = len(ishape)
+    if rank == 0:
+        return [em.map([x], out[0], lambda s, a: a[0])]
+
+    def body(s: Scalar, a):
+        coords = [s.index(k) for k in range(rank)]
+        coords[dim] = _clamped_index(s, a[0], xshape[dim])
+        return [s(tensor.ExtractOp(x, coords, em.ttype(((), d)).get_element_type()))]
+    ident = _map(rank, range(rank))
+    return em.generic([index], [ident], [em.empty(out[0])], [ident], [_PARALLEL] * rank, body)
+
+
+def _scatter_add(em: Emitter, inputs, specs, out, dim):
+    """A generic over the output and the index positions along ``dim`` (a
+    reduction): each output element adds the sources whose index names it,
+    O(numel * index.shape[dim]). Index and src are zero-padded to the input's
+    sizes in the other dims (a zero src adds nothing)."""
+    (x, index, src), ((xshape, d), (ishape, idt), _) = inputs, specs
+    rank = len(xshape)
+    if rank == 0:
+        return [em.map([x, src], out[0], lambda s, a: BINARY[OPS["add"]][0](s, a[0], a[1], d))]
+    high = tuple(0 if k == dim else n - m for k, (n, m) in enumerate(zip(xshape, ishape)))
+    if any(high):
+        pad = {"low": (0,) * rank, "high": high, "interior": (0,) * rank}
+        index, src = em.op("pad", [index], pad)[0], em.op("pad", [src], pad)[0]
+    acc = em.map([x], out[0], lambda s, a: a[0])  # a fresh tensor: inputs are never written
+    ins_map = _map(rank + 1, [rank if k == dim else k for k in range(rank)])
+    add = BINARY[OPS["add"]][0]
+
+    def body(s: Scalar, a):
+        i, v, total = a
+        here = s(arith.IndexCastOp(s.index(dim), IntegerType(64)))
+        hit = s(arith.CmpiOp(s.convert(i, idt, int64), here, "eq"))
+        return [s(arith.SelectOp(hit, add(s, total, v, d), total))]
+    return em.generic([index, src], [ins_map, ins_map], [acc], [_map(rank + 1, range(rank))],
+                      [_PARALLEL] * rank + [_REDUCTION], body)
+
+
 RULES: dict[OpDef, Callable[..., list[SSAValue]]] = by_op({
     "where": _where, "convert": _convert, "constant": _constant, "iota": _iota,
     "sum": _sum, "mean": _mean, "max": _extreme("max"), "min": _extreme("min"),
@@ -765,6 +819,7 @@ RULES: dict[OpDef, Callable[..., list[SSAValue]]] = by_op({
     "slice": _slice, "concat": _concat, "split": _split, "pad": _pad,
     "matmul": _matmul, "softmax": _softmax, "log_softmax": _log_softmax,
     "logsumexp": _logsumexp,
+    "gather": _gather, "scatter_add": _scatter_add,
 })
 
 

@@ -581,6 +581,40 @@ def _decomposed(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     b = _DecompositionBuilder(cx)
     outs = op.opdef.decomposition(b, [_Traced(x, s) for x, s in zip(xs, op.ins)])
     return [v.value for v in outs]
+# ---- indexing (dialects/indexing.py): gather and scatter_add ----
+
+@lowers("gather")
+def _gather(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """torch.gather as ``ops.gather`` (numpy's take) on the flattened input at
+    flat positions: the index at ``dim``, the output's own coordinates elsewhere."""
+    (x, index), ((xshape, _), (ishape, _)), dim = xs, op.ins, op.attrs["dim"]
+    if not ishape:
+        return [x]
+    flat: Any = None
+    stride = 1
+    for d in range(len(xshape) - 1, -1, -1):
+        if d == dim:
+            coord = cx.cast(index, int64)
+        else:
+            r = cx.ops.range(0, ishape[d], 1, dtype=cx.dt(int64), device=cx.device)
+            coord = cx.reshape(r, (ishape[d],) + (1,) * (len(ishape) - d - 1))
+        term = coord if stride == 1 else cx.ops.mul(coord, cx.scalar(stride, int64))
+        flat = term if flat is None else cx.ops.add(flat, term)
+        stride *= xshape[d]
+    flat = cx.ops.broadcast_to(flat, list(ishape))
+    return [cx.ops.gather(cx.reshape(x, (numel(xshape),)), flat, axis=0)]
+
+
+@lowers("scatter_add")
+def _scatter_add(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """``ops.scatter_add`` (torch's semantics); bool accumulates as int32, then != 0."""
+    (x, index, src), ((_, d), _, _), dim = xs, op.ins, op.attrs["dim"]
+    if not op.ins[0][0]:
+        return [cx.ops.add(x, src) if d is not bool_ else cx.ops.logical_or(x, src)]
+    if d is bool_:
+        out = cx.ops.scatter_add(cx.cast(x, int32), cx.cast(src, int32), index, axis=dim)
+        return [cx.cast(out, bool_)]
+    return [cx.ops.scatter_add(x, src, index, axis=dim)]
 
 
 def rule_for(op: OpDef | str) -> Rule | None:

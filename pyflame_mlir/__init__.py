@@ -92,16 +92,20 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
+from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
+from .indexing import INDEXING_METHODS as _INDEXING_METHODS
+from .indexing import getitem as _advanced_getitem
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
-from .ops import ValuesIndices, getitem  # noqa: F401
+from .ops import ValuesIndices  # noqa: F401
 from .serialization import load, save
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
+getitem = _advanced_getitem  # ops' * brought the basic one
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001
@@ -173,4 +177,4 @@ def get_pipeline() -> str:
     return _pipeline_spec()
 
 
-__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS)
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS) + list(_INDEXING_METHODS)

@@ -18,6 +18,20 @@ import numpy as np
 from .core import GRAD_MODE, Tensor, rebind, record, snapshot, splat_value
 from .creation import rand_like, randn_like
 from .dialects import OPS
+from .indexing import (
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    is_advanced,
+    masked_scatter,
+    scatter,
+    scatter_add,
+    scatter_reduce,
+    setitem_value,
+    tril,
+    triu,
+)
 from .ops import as_tensor_arg, broadcast_to, clamp, convert, getitem, reshape, where
 
 
@@ -95,8 +109,12 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
-    """``t[index] = value`` for basic indexes (ints, slices, None, Ellipsis):
-    ``where(region, value placed by padding, t)``, differentiable in both."""
+    """``t[index] = value``. Basic indexes (ints, slices, None, Ellipsis):
+    ``where(region, value placed by padding, t)``, differentiable in both;
+    advanced ones: ``indexing.setitem_value`` (a scatter at host positions)."""
+    if is_advanced(index):
+        _update(self, lambda o: setitem_value(o, index, value), "setitem")
+        return
     probe = np.zeros(self.shape, dtype=bool)
     try:
         probe[index] = True
@@ -151,3 +169,18 @@ Tensor.__iadd__ = _iop("add")
 Tensor.__isub__ = _iop("sub")
 Tensor.__imul__ = _iop("mul")
 Tensor.__itruediv__ = _iop("div")
+
+
+# ---- the in-place forms of the indexing setters (pyflame_mlir/indexing.py) ----
+
+def _in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return _update(self, lambda o: fn(o, *args, **kwargs), name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place {fn.__name__} (PyTorch's ``Tensor.{name}``)."
+    return method
+
+
+for _fn in (index_put, index_add, index_copy, index_fill, scatter, scatter_add, scatter_reduce,
+            masked_scatter, tril, triu):
+    setattr(Tensor, f"{_fn.__name__}_", _in_place(_fn, f"{_fn.__name__}_"))

@@ -644,6 +644,72 @@ def _split_partial(data: st.DataObject) -> Example:
                    f"split({size}, dim={dim}) using {used}")
 
 
+# ---------------------------------------------------------------- indexing (issue 14)
+
+def _draw_index(data: st.DataObject, shape: tuple, dim: int) -> np.ndarray:
+    """A torch.gather index for ``shape`` along ``dim`` (duplicates allowed)."""
+    ishape = tuple(data.draw(st.integers(1, n), label="index size") if i != dim else
+                   data.draw(st.integers(1, 4), label="index size")
+                   for i, n in enumerate(shape))
+    return rng_of(data).integers(0, shape[dim], ishape)
+
+
+@case("gather")
+def _gather(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    idx = _draw_index(data, shape, dim % len(shape))
+    return Example([draw_array(rng_of(data), shape)],
+                   lambda x: pf.gather(x, dim, idx),
+                   lambda x: torch.gather(x, dim, torch.from_numpy(idx)),
+                   f"gather(dim={dim}, index={idx.tolist()})")
+
+
+@case("scatter_add")
+def _scatter_add(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    idx = _draw_index(data, shape, dim)
+    rng = rng_of(data)
+    return Example([draw_array(rng, shape), draw_array(rng, idx.shape)],
+                   lambda x, s: pf.scatter_add(x, dim, idx, s),
+                   lambda x, s: torch.scatter_add(x, dim, torch.from_numpy(idx), s),
+                   f"scatter_add(dim={dim}, index={idx.tolist()})")
+
+
+@case("advanced_getitem")
+def _advanced_getitem(data: st.DataObject) -> Example:
+    shape = data.draw(shapes(min_dims=2, max_dims=3, min_side=1, max_side=4), label="shape")
+    rng = rng_of(data)
+    rows = rng.integers(-shape[0], shape[0], data.draw(st.integers(1, 4), label="n"))
+    index = (rows, slice(None), rows % shape[-1]) if len(shape) == 3 else (rows, slice(1, None))
+    t_index = tuple(torch.from_numpy(i) if isinstance(i, np.ndarray) else i for i in index)
+    return Example([draw_array(rng, shape)], lambda x: x[index] * 1,
+                   lambda x: x[t_index] * 1, f"x[{index!r}]")
+
+
+@case("advanced_setitem")
+def _advanced_setitem(data: st.DataObject) -> Example:
+    """``y = x * 1; y[rows] = v`` in a differentiated function (distinct rows)."""
+    shape = data.draw(shapes(min_dims=1, max_dims=2, min_side=2, max_side=4), label="shape")
+    rng = rng_of(data)
+    rows = rng.permutation(shape[0])[:data.draw(st.integers(1, shape[0]), label="n")]
+    rows = np.where(rng.random(rows.shape) < 0.5, rows - shape[0], rows)  # some negative
+
+    def pf_fn(x: Any, v: Any) -> Any:
+        y = x * 2
+        y[rows] = v
+        return y
+
+    def torch_fn(x: Any, v: Any) -> Any:
+        y = x * 2
+        y[torch.from_numpy(rows)] = v
+        return y
+    vshape = (len(rows),) + tuple(shape[1:])
+    return Example([draw_array(rng, shape), draw_array(rng, vshape)], pf_fn, torch_fn,
+                   f"y[{rows.tolist()}] = v")
+
+
 # ---------------------------------------------------------------- plumbing
 
 @case("identity")

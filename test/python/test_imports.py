@@ -40,6 +40,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.creation": 1,
     "pyflame_mlir.autodiff": 1,
     "pyflame_mlir.autograd": 1,
+    "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table

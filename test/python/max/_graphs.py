@@ -121,6 +121,14 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
              pf.floor_divide(-l, pf.abs(l) + 2), pf.floor(h), pf.expm1(d)]
     outs += [record(OPS[n], (b, c), {}) for n in ("bitwise_and", "bitwise_or", "bitwise_xor")]
     outs.append(record(OPS["bitwise_not"], (b,), {}))
+    # indexing (issue 14): gather and scatter_add, int32/int64 indices, bool, the
+    # index smaller than the input, dims 0 and last; advanced indexing and one_hot
+    gi = pf.from_numpy(np.array([[3, 0, 1, 0, 2, 3], [1, 1, 0, 2, 0, 3]], np.int64))
+    si = pf.from_numpy(np.array([[5, 0], [0, 0], [2, 5]], np.int32))
+    outs += [pf.gather(f, 0, gi), pf.gather(i, 1, si), pf.gather(b, 1, si),
+             pf.scatter_add(f, 1, si, n[:3, :2]), pf.scatter_add(l, 0, gi, l[:2]),
+             pf.scatter_add(b, 1, si, c[:3, :2]), m[:, [2, 0, 2], 1:], f[b],
+             pf.one_hot(pf.convert(pf.abs(i[0]), pf.int64), 6)]
     # named fused ops (the fusion pass emits them; recorded directly here)
     fused = {"fused_add_relu": ((f, g), {}), "fused_mul_sigmoid": ((f, g), {}),
              "fused_fma": ((f, g, p), {}), "fused_matmul_relu": ((f, n), {}),

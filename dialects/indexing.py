@@ -1,0 +1,132 @@
+"""Indexing ops: ``gather`` and ``scatter_add`` (torch.gather / torch.scatter_add).
+
+The two primitives every indexing function of the frontend reduces to
+(``pyflame_mlir/indexing.py``): advanced indexing is a ``gather`` on a flat
+index, ``index_select``/``take_along_dim``/``embedding`` are gathers, and the
+setters (``t[idx] = v``, ``index_put_``, ``index_add_``, ``scatter``) are
+``scatter_add``s. Each is the other's transpose, so their VJPs are each other.
+
+Index semantics are torch's: ``index`` has the rank of ``x``; along ``dim`` it
+holds positions in ``[0, x.shape[dim])``, elsewhere its sizes are at most
+``x``'s (the leading part of ``x`` is used). Out-of-range positions (negative
+ones included: the frontend wraps negative indices before recording) raise
+``IndexError`` naming the op, the dim and its size when the kernel runs; that
+is at evaluation for a lazily computed index, never a silent wrong read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import ad, shape_ops  # noqa: F401  (shape_ops: its ops are named below)
+from .dtypes import DType
+from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
+
+
+def _check_index(op: str, x: Shape, index: Shape, index_dtype: DType, dim: int) -> None:
+    if index_dtype.name not in ("int32", "int64"):
+        raise ShapeError(op, f"index must be int32 or int64, got {index_dtype.name}")
+    if len(index) != len(x):
+        raise ShapeError(op, f"index {fmt_shape(index)} must have the rank of the input "
+                             f"{fmt_shape(x)}")
+    if not 0 <= dim < max(len(x), 1):
+        raise ShapeError(op, f"dimension {dim} is out of range for rank {len(x)}")
+    for d, (n, k) in enumerate(zip(x, index)):
+        if d != dim and k > n:
+            raise ShapeError(op, f"index {fmt_shape(index)} is larger than the input "
+                                 f"{fmt_shape(x)} in dimension {d} (not the gathered {dim})")
+
+
+def _gather_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (x, index), dim = shapes, attrs["dim"]
+    _check_index("gather", x, index, dtypes[1], dim)
+    return ((tuple(index), dtypes[0]),)
+
+
+def _scatter_add_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (x, index, src), dim = shapes, attrs["dim"]
+    _check_index("scatter_add", x, index, dtypes[1], dim)
+    if tuple(src) != tuple(index):
+        raise ShapeError("scatter_add", f"src {fmt_shape(src)} must have the shape of the "
+                                        f"index {fmt_shape(index)}")
+    if dtypes[2] is not dtypes[0]:
+        raise ShapeError("scatter_add", f"src ({dtypes[2].name}) must have the input's "
+                                        f"dtype ({dtypes[0].name})")
+    return ((tuple(x), dtypes[0]),)
+
+
+def _in_range(op: str, index: np.ndarray, size: int, dim: int) -> None:
+    if index.size == 0:
+        return
+    lo, hi = int(index.min()), int(index.max())
+    if lo < 0 or hi >= size:
+        bad = lo if lo < 0 else hi
+        raise IndexError(f"pyflame.{op}: index {bad} is out of bounds for dimension {dim} "
+                         f"with size {size}")
+
+
+def _coords(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
+    """Full coordinates of the positions ``index`` names: its own grid, ``index`` at ``dim``."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
+    _in_range("gather", index, x.shape[dim] if x.ndim else 1, dim)
+    if x.ndim == 0:
+        return np.array(x, copy=True)
+    return np.ascontiguousarray(x[_coords(index, dim)])
+
+
+def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) -> np.ndarray:
+    _in_range("scatter_add", index, x.shape[dim] if x.ndim else 1, dim)
+    out = np.array(x, copy=True)
+    if x.ndim == 0:
+        return out + src if index.size else out
+    if out.dtype == np.bool_:
+        np.logical_or.at(out, _coords(index, dim), src)
+    else:
+        np.add.at(out, _coords(index, dim), src)
+    return out
+
+
+define(OpDef("gather", "indexing", _gather_rule, _gather, 2, {"dim": "int"},
+             doc="out[i][j] = x[index[i][j]][j] for dim 0 (torch.gather)"))
+define(OpDef("scatter_add", "indexing", _scatter_add_rule, _scatter_add, 3, {"dim": "int"},
+             doc="out = x; out[index[i][j]][j] += src[i][j] for dim 0 (torch.scatter_add)"))
+
+
+# ---- derivatives: gather and scatter_add are each other's transpose ----
+
+def _gather_vjp(b, cts, inputs, outputs, dim):
+    (g,), (x, index) = cts, inputs
+    return [b.scatter_add(ad.zeros(b, b.shape(x), g), index, g, dim=dim), None]
+
+
+def _gather_jvp(b, tangents, inputs, outputs, dim):
+    t = tangents[0]
+    return [None if t is None else b.gather(t, inputs[1], dim=dim)]
+
+
+def _scatter_add_vjp(b, cts, inputs, outputs, dim):
+    (g,), (_, index, _) = cts, inputs
+    return [g, None, b.gather(g, index, dim=dim)]
+
+
+def _scatter_add_jvp(b, tangents, inputs, outputs, dim):
+    (tx, _, ts), (x, index, _) = tangents, inputs
+    if ts is None:
+        return [tx]
+    return [b.scatter_add(ad.instantiate(b, tx, b.shape(x), ts), index, ts, dim=dim)]
+
+
+ad.defvjp("gather", _gather_vjp)
+ad.defjvp("gather", _gather_jvp)
+ad.defvjp("scatter_add", _scatter_add_vjp)
+ad.defjvp("scatter_add", _scatter_add_jvp)
+# (their reads, and the shape ops' that indexing records, never need the values)
+ad.reads_no_input_values("gather", "scatter_add", "slice", "reshape", "permute",
+                         "broadcast_to", "pad", "concat", "split")
