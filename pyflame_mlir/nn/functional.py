@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import indexing as _indexing
+from .. import ops as _ops
 from ..autodiff import no_grad
 from ..core import Tensor, record
 from ..creation import arange, from_numpy, full, rand
@@ -35,7 +37,6 @@ from ..ops import (
     amax,
     as_tensor_arg,
     cat,
-    clamp,
     exp,
     gelu,
     log,
@@ -45,7 +46,6 @@ from ..ops import (
     matmul,
     maximum,
     mean,
-    minimum,
     reshape,
     rsqrt,
     sigmoid,
@@ -68,7 +68,7 @@ __all__ = [
     "leaky_relu", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss",
     "nll_loss", "normalize", "pad", "pairwise_distance", "relu", "relu6", "rms_norm", "selu",
     "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softsign",
-    "scaled_dot_product_attention", "tanh", "tanhshrink",
+    "scaled_dot_product_attention", "tanh", "tanhshrink", "embedding", "one_hot",
 ]
 
 _INT2 = int | tuple[int, int]
@@ -110,70 +110,50 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return _softmax(input, dim, dtype)
 
 
+# The activations' math lives in pyflame_mlir/ops.py (pf.elu, pf.silu, ...); these
+# add torch.nn.functional's ``inplace`` argument.
+
+def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    return input.copy_(out) if inplace else out
+
+
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return _maybe_inplace(input, _ops.relu6(input), inplace)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    if min_val > max_val:
-        raise ValueError("hardtanh: min_val cannot be greater than max_val")
-    out = clamp(input, min_val, max_val)
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.hardtanh(input, min_val, max_val), inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    out = where(input > 0, input, input * negative_slope)
-    return input.copy_(out) if inplace else out
-
-
-def _expm1_neg(x: Tensor) -> Tensor:
-    """exp(min(x, 0)) - 1: the unused positive branch never overflows (its
-    gradient would be 0 * inf = NaN through ``where``)."""
-    return exp(minimum(x, 0.0)) - 1.0
+    return _maybe_inplace(input, _ops.leaky_relu(input, negative_slope), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    out = where(input > 0, input, _expm1_neg(input) * alpha)
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.elu(input, alpha), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    out = where(input > 0, input, _expm1_neg(input / alpha) * alpha)
-    return input.copy_(out) if inplace else out
-
-
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _maybe_inplace(input, _ops.celu(input, alpha), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    out = where(input > 0, input, _expm1_neg(input) * _SELU_ALPHA) * _SELU_SCALE
-    return input.copy_(out) if inplace else out
-
-
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + exp(beta x)) / beta, and x where beta x > threshold (torch).
-    The exponent is clamped so the unused branch stays finite."""
-    bx = input * beta if beta != 1 else input
-    soft = log1p(exp(minimum(bx, float(threshold))))
-    if beta != 1:
-        soft = soft / beta
-    return where(bx > threshold, input, soft)
+    return _maybe_inplace(input, _ops.selu(input), inplace)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    out = input * sigmoid(input)
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.silu(input), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    out = input * tanh(softplus(input))
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.mish(input), inplace)
 
 
-def logsigmoid(input: Tensor) -> Tensor:
-    """-softplus(-x), as min(x, 0) - log1p(exp(-|x|)) (stable both ways)."""
-    return minimum(input, 0.0) - log1p(exp(-abs(input)))
+softplus = _ops.softplus
+logsigmoid = _ops.logsigmoid
+embedding = _indexing.embedding
+one_hot = _indexing.one_hot
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -185,13 +165,11 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    out = clamp(input / 6.0 + 0.5, 0.0, 1.0)
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.hardsigmoid(input), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    out = input * clamp(input + 3.0, 0.0, 6.0) / 6.0
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _ops.hardswish(input), inplace)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -203,7 +181,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def softmin(input: Tensor, dim: int, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return softmax(-as_tensor_arg(input), dim, dtype)
+    return softmax(-as_tensor_arg(input), dim, dtype=dtype)
 
 
 # ---- linear ----
@@ -824,12 +802,17 @@ def _avg_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
     if divisor_override is not None:
         if divisor_override == 0:
             raise ValueError(f"{op}: divisor must be not zero")
-        return total / float(divisor_override)
-    div = np.ones((), np.float64)
-    for i in range(nsp):
-        n = x.shape[x.ndim - nsp + i]
-        div = np.multiply.outer(div, _avg_divisor(n, k[i], s[i], p[i], out[i],
-                                                  count_include_pad))
+        div = np.array(float(divisor_override))
+    else:
+        div = np.ones((), np.float64)
+        for i in range(nsp):
+            n = x.shape[x.ndim - nsp + i]
+            div = np.multiply.outer(div, _avg_divisor(n, k[i], s[i], p[i], out[i],
+                                                      count_include_pad))
+    if not x.dtype.is_floating_point:  # torch: integer sums divided, truncated, same dtype
+        quotient = _ops.div(total, _const_like(div.astype(np.int64), total),
+                            rounding_mode="trunc")
+        return _ops.convert(quotient, x.dtype)
     return total / _const_like(div, total)
 
 

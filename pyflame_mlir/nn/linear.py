@@ -10,10 +10,10 @@ import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from ..creation import arange
 from ..dialects.dtypes import DEFAULT_FLOAT
 from ..dialects.dtypes import dtype as to_dtype
-from ..ops import convert, eq, matmul, reshape, unsqueeze, where
+from ..indexing import embedding
+from ..ops import matmul, reshape, unsqueeze
 from ..ops import sum as _sum
 from . import init
 from .module import Module, Parameter
@@ -176,26 +176,8 @@ class Embedding(Module):
         return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        # one_hot(idx) @ weight, built from ``==`` against arange: the lead
-        # switches this to F.embedding (a gather) once nn.functional is merged.
-        if not isinstance(input, Tensor) or input.dtype.category != 1:
-            raise TypeError(f"Embedding: indices must be an integer tensor, got "
-                            f"{getattr(input, 'dtype', type(input).__name__)}")
-        if input._value is not None and input.numel():
-            lo, hi = int(input._value.min()), int(input._value.max())
-            if lo < 0 or hi >= self.num_embeddings:
-                raise IndexError(f"Embedding: index {lo if lo < 0 else hi} is out of range "
-                                 f"for {self.num_embeddings} embeddings")
-        # (an index that is still lazy cannot be checked here: out of range it
-        # selects a zero row until F.embedding replaces this)
-        rows = arange(self.num_embeddings, dtype=input.dtype)
-        hot = convert(eq(unsqueeze(input, -1), rows), self.weight.dtype)
-        w = self.weight
-        if self.padding_idx is not None and w.requires_grad:
-            # the padding row gives its value but takes no gradient
-            w = where(unsqueeze(eq(rows, self.padding_idx), -1), w.detach(), w)
-        out = matmul(hot, w)
-        return out
+        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                         self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -53,6 +53,8 @@ def test_gpt_matches_torch_step_by_step(mode) -> None:
         stats = pf.cache_stats()
         assert stats["misses"] - before["misses"] <= 4
         assert stats["hits"] - before["hits"] >= steps - 4
-    for name, p in model.state_dict().items():  # the updates landed identically
+    # the updates landed identically (AdamW's step is ~lr wherever a gradient is
+    # tiny, so f32 rounding in the gradient can move a weight by up to ~lr/10)
+    for name, p in model.state_dict().items():
         np.testing.assert_allclose(p.numpy(), reference.state_dict()[name].detach().numpy(),
-                                   rtol=1e-3, atol=1e-5, err_msg=name)
+                                   rtol=1e-3, atol=3e-4, err_msg=name)

@@ -39,6 +39,13 @@ NOT_COMPARED: dict[str, str] = {
     "randn": "random values", "randn_like": "random values", "rand_like": "random values",
     "randint": "random values", "randint_like": "random values",
     "bernoulli": "random values", "normal": "random values",
+    "nn.functional.dropout": "random masks", "nn.functional.dropout2d": "random masks",
+    "nn.functional.dropout3d": "random masks", "nn.functional.alpha_dropout": "random masks",
+    "nn.functional.feature_alpha_dropout": "random masks",
+}
+# samples that draw random numbers (compared only when they do not)
+RANDOM_SAMPLE: dict[str, Callable[[Any], bool]] = {
+    "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0) > 0,
 }
 # namespaces of torch's that are not the same functions as ours under the same name
 FOREIGN = ("masked.", "sparse.", "_refs.", "special.", "fft.", "signal.")
@@ -154,8 +161,9 @@ def same(ours: Any, theirs: Any) -> str | None:
 # ---- running one sample ----
 
 def _samples(o: Any, dtype: torch.dtype, grad: bool) -> Iterator[Any]:
+    random = RANDOM_SAMPLE.get(o.name, lambda s: False)
     try:
-        gen = o.sample_inputs("cpu", dtype, requires_grad=grad)
+        gen = (s for s in o.sample_inputs("cpu", dtype, requires_grad=grad) if not random(s))
         for k, s in enumerate(gen):
             if k >= SAMPLES:
                 return
