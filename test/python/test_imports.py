@@ -40,6 +40,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autodiff": 1,
     "pyflame_mlir.autograd": 1,
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
+    "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir": 3,  # __init__: the public API
 }
