@@ -4,8 +4,17 @@ Importing this package fills ``OPS`` from the op families; it does not import
 xDSL (that happens in ``dialects.pyflame``, on the first IR build).
 """
 
-from . import data, elementwise, fused, linalg, nn, reduction, shape_ops  # noqa: F401  (fill OPS)
-from . import scan, sorting  # noqa: F401  (fill OPS: scans, sort and its index moves)
+from . import (  # noqa: F401  (fill OPS)
+    data,
+    elementwise,
+    fused,
+    linalg,
+    nn,
+    reduction,
+    scan,
+    shape_ops,
+    sorting,
+)
 from .opdef import OPS, OpDef, ShapeError, get_op
 
 __all__ = ["OPS", "OpDef", "ShapeError", "get_op"]

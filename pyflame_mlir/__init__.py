@@ -13,31 +13,6 @@ from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
 from . import autograd, inplace  # noqa: F401  (inplace sets the in-place methods)
-from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/min
-    aminmax,
-    argsort,
-    count_nonzero,
-    cummax,
-    cummin,
-    cumprod,
-    cumsum,
-    kthvalue,
-    logcumsumexp,
-    median,
-    msort,
-    nanmean,
-    nanmedian,
-    nansum,
-    prod,
-    sort,
-    std,
-    std_mean,
-    topk,
-    var,
-    var_mean,
-)
-from .reductions import all as all  # noqa: PLC0414  (torch.all: shadows the builtin on purpose)
-from .reductions import any as any  # noqa: PLC0414
 from .autodiff import (
     enable_grad,
     grad,
@@ -114,6 +89,31 @@ from .dialects.opdef import ShapeError
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices, getitem  # noqa: F401
+from .reductions import all as all  # noqa: PLC0414  (torch.all: shadows the builtin on purpose)
+from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/min
+    aminmax,
+    argsort,
+    count_nonzero,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    kthvalue,
+    logcumsumexp,
+    median,
+    msort,
+    nanmean,
+    nanmedian,
+    nansum,
+    prod,
+    sort,
+    std,
+    std_mean,
+    topk,
+    var,
+    var_mean,
+)
+from .reductions import any as any  # noqa: PLC0414
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long = float16, float64, float32, int64  # noqa: A001
