@@ -107,9 +107,16 @@ def var(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool
     return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
 
 
+def _sqrt_at_zero(v: Tensor) -> Tensor:
+    """sqrt whose derivative at 0 is 0, not inf (torch's std backward: a
+    constant slice has a zero gradient, never NaN)."""
+    zero = v == 0
+    return where(zero, scalar(0, v.dtype), sqrt(where(zero, scalar(1, v.dtype), v)))
+
+
 def std(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
-    return sqrt(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
+    return _sqrt_at_zero(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
 
 
 def var_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
@@ -120,7 +127,7 @@ def var_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim:
 def std_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
              *, correction: float | None = None) -> tuple[Tensor, Tensor]:
     v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
-    return sqrt(v), m
+    return _sqrt_at_zero(v), m
 
 
 def _truth_count(name: str, input: Any, dim: Dim, keepdim: bool, negate: bool) -> Tensor:
@@ -243,7 +250,7 @@ def sort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = 
     return ValuesIndices(values, indices)
 
 
-def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False
+def argsort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = False
             ) -> Tensor:
     return sort(input, dim, descending, stable=stable).indices
 
@@ -318,6 +325,8 @@ def _median(name: str, input: Any, dim: int | None, keepdim: bool, ignore_nan: b
     flat = dim is None
     if flat:
         x = reshape(x, (x.numel(),)) if x.ndim != 1 else x
+        if x.numel() == 0 and x.dtype.is_floating_point:  # torch: NaN, not an error
+            return reshape(sum(x, None), ()) / scalar(0, x.dtype)
 
     def position(t: Tensor, d: int, n: int) -> int | Tensor:
         lower = (n - 1) // 2
