@@ -220,34 +220,33 @@ def _cumprod_jvp(b, tangents, inputs, outputs, dim):
     return [b.add(a, c)]
 
 
-def _signed_exp_scan(b, base, w, out, dim, reverse):
-    """sum over the scan of ``w * exp(base)``, divided by exp(out), computed as
-    exp(logcumsumexp(base + log w+) - out) - (the same for w-): never
-    exponentiates a large number (torch's logcumsumexp backward)."""
-    zero = b.scalar(0, like=w)
+def _log_magnitudes(b, w):
+    """(log w where w > 0, log -w where w < 0), the dtype's lowest finite
+    number elsewhere (torch's choice: no inf - inf in the scans below, and
+    no log(0) whose derivative would be inf)."""
+    zero, one = b.scalar(0, like=w), b.scalar(1, like=w)
+    low = b.scalar(float(np.finfo(b.dtype(w).np).min), like=w)
     parts = []
     for keep in (b.gt(w, zero), b.lt(w, zero)):
-        mag = b.log(b.where(keep, b.abs(w), zero))
-        parts.append(b.exp(b.sub(b.logcumsumexp(b.add(base, mag), dim=dim, reverse=reverse),
-                                 out)))
-    return b.sub(parts[0], parts[1])
+        parts.append(b.where(keep, b.log(b.where(keep, b.abs(w), one)), low))
+    return parts
 
 
 def _logcumsumexp_vjp(b, cts, inputs, outputs, dim, reverse):
     (g,), (x,), (out,) = cts, inputs, outputs
-    # dx_i = sum_{j >= i} g_j exp(x_i - out_j): a scan the other way of g e^-out
-    zero = b.scalar(0, like=x)
-    parts = []
-    for keep in (b.gt(g, zero), b.lt(g, zero)):
-        mag = b.log(b.where(keep, b.abs(g), zero))
-        scan = b.logcumsumexp(b.sub(mag, out), dim=dim, reverse=not reverse)
-        parts.append(b.exp(b.add(x, scan)))
-    return [b.sub(parts[0], parts[1])]
+    # dx_i = sum_{j >= i} g_j exp(x_i - out_j): a scan the other way of g e^-out,
+    # by sign, in log space (never exponentiates a large number)
+    pos, neg = (b.exp(b.add(x, b.logcumsumexp(b.sub(m, out), dim=dim, reverse=not reverse)))
+                for m in _log_magnitudes(b, g))
+    return [b.sub(pos, neg)]
 
 
 def _logcumsumexp_jvp(b, tangents, inputs, outputs, dim, reverse):
     (t,), (x,), (out,) = tangents, inputs, outputs
-    return [_signed_exp_scan(b, x, t, out, dim, reverse)]
+    # dout_j = sum_{i <= j} t_i exp(x_i - out_j)
+    pos, neg = (b.exp(b.sub(b.logcumsumexp(b.add(x, m), dim=dim, reverse=reverse), out))
+                for m in _log_magnitudes(b, t))
+    return [b.sub(pos, neg)]
 
 
 def _cumextreme_vjp(b, cts, inputs, outputs, dim):
