@@ -55,6 +55,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
+from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
@@ -732,6 +733,57 @@ RULES: dict[OpDef, Callable[..., list[SSAValue]]] = by_op({
     "matmul": _matmul, "softmax": _softmax, "log_softmax": _log_softmax,
     "logsumexp": _logsumexp,
 })
+
+
+# ---- reductions, scans and sorting (dialects/reduction.py prod, scan.py, sorting.py) ----
+
+def _prod(em: Emitter, inputs, specs, out, dims, keepdim):
+    d = specs[0][1]
+    acc = _wide(d) if d.category == FLOAT else int64
+    return [em.convert(em.reduce(inputs[0], dims, keepdim, acc, 1, _mul), out[0][1])]
+
+
+class _EmitterBuilder:
+    """The builder interface of ``dialects/ad.py`` over an ``Emitter``: an op's
+    ``decomposition`` lowered through the other ops' rules."""
+
+    def __init__(self, em: Emitter):
+        self.em = em
+
+    def shape(self, v: SSAValue) -> Shape:
+        return _spec(v)[0]
+
+    def dtype(self, v: SSAValue) -> DType:
+        return _spec(v)[1]
+
+    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
+        res = self.em.op(name, inputs, attrs)
+        return res[0] if OPS[name].num_results == 1 else res
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        d = self.dtype(like)
+        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
+
+
+def _by_decomposition(name: str) -> Callable[..., list[SSAValue]]:
+    """The op as its (O(n^2) masked) decomposition: scans and sorts have no
+    linalg named op; exact, quadratic in the scanned/sorted dim."""
+    decomposition = OPS[name].decomposition
+    assert decomposition is not None, name
+
+    def rule(em: Emitter, inputs, specs, out, **attrs):
+        return list(decomposition(_EmitterBuilder(em), list(inputs), **attrs))
+    return rule
+
+
+RULES.update(by_op({"prod": _prod, **{n: _by_decomposition(n) for n in (
+    "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "select_along",
+    "scatter_add_along")}}))
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:
