@@ -4,9 +4,9 @@ indices, as torch).
 
 Each is a primitive because no composite of the other ops is both exact and
 O(n): a scan is linear in the scanned dim (the reference kernels are numpy's
-accumulate). The ``decomposition`` of each is the O(n^2) masked reduction
-(``out[j] = reduce_{i <= j} x[i]``) that backends without a scan primitive
-lower instead; it is exact but quadratic in the scanned dim.
+accumulate). The O(n^2) masked reduction of each (``out[j] = reduce_{i <= j} x[i]``,
+``QUADRATIC``) is what backends without a scan primitive lower instead; it is
+exact but quadratic in the scanned dim.
 
 Derivatives: d(cumsum) is a reversed cumsum; cumprod's rule is exact with
 zeros in the input (torch's: only elements up to and including the first zero
@@ -17,7 +17,8 @@ of a prefix get a derivative); logcumsumexp's splits the cotangent by sign
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -132,17 +133,32 @@ def _prefix(b, x, dim: int, reverse: bool, fill):
     return b.where(mask, grid, b.scalar(fill, like=x)), mask, i
 
 
+def empty_like(b, x, d: DType):
+    """An empty operand (no element to reduce over) as an empty result of dtype d."""
+    return x if b.dtype(x) is d else b.convert(x, dtype=d)
+
+
+def _scan_dtype(b, x) -> DType:
+    return b.dtype(x) if b.dtype(x).category == FLOAT else int64
+
+
 def _cumsum_decomposition(b, inputs, dim, reverse):
+    if b.shape(inputs[0])[dim] == 0:
+        return [empty_like(b, inputs[0], _scan_dtype(b, inputs[0]))]
     masked, _, _ = _prefix(b, inputs[0], dim, reverse, 0)
     return [b.sum(masked, dims=(dim + 1,), keepdim=False)]
 
 
 def _cumprod_decomposition(b, inputs, dim):
+    if b.shape(inputs[0])[dim] == 0:
+        return [empty_like(b, inputs[0], _scan_dtype(b, inputs[0]))]
     masked, _, _ = _prefix(b, inputs[0], dim, False, 1)
     return [b.prod(masked, dims=(dim + 1,), keepdim=False)]
 
 
 def _logcumsumexp_decomposition(b, inputs, dim, reverse):
+    if b.shape(inputs[0])[dim] == 0:
+        return [inputs[0]]
     masked, _, _ = _prefix(b, inputs[0], dim, reverse, -np.inf)
     return [b.logsumexp(masked, dims=(dim + 1,), keepdim=False)]
 
@@ -151,6 +167,8 @@ def _cumextreme_decomposition(kind: str):
     def decomposition(b, inputs, dim):
         (x,) = inputs
         d = b.dtype(x)
+        if b.shape(x)[dim] == 0:
+            return [x, empty_like(b, x, int64)]
         fill = lowest(d) if kind == "max" else highest(d)
         masked, mask, i = _prefix(b, x, dim, False, fill)
         values = b.op(kind, masked, dims=(dim + 1,), keepdim=False)
@@ -165,18 +183,22 @@ def _cumextreme_decomposition(kind: str):
 
 
 _DIM_REVERSE = {"dim": "int", "reverse": "bool"}
-define(OpDef("cumsum", "scan", _scan_rule("cumsum", "sum"), _cumsum, 1, dict(_DIM_REVERSE),
-             decomposition=_cumsum_decomposition))
-define(OpDef("cumprod", "scan", _scan_rule("cumprod", "sum"), _cumprod, 1, {"dim": "int"},
-             decomposition=_cumprod_decomposition))
+define(OpDef("cumsum", "scan", _scan_rule("cumsum", "sum"), _cumsum, 1, dict(_DIM_REVERSE)))
+define(OpDef("cumprod", "scan", _scan_rule("cumprod", "sum"), _cumprod, 1, {"dim": "int"}))
 define(OpDef("logcumsumexp", "scan", _scan_rule("logcumsumexp", "float"), _logcumsumexp, 1,
-             dict(_DIM_REVERSE), decomposition=_logcumsumexp_decomposition))
+             dict(_DIM_REVERSE)))
 define(OpDef("cummax", "scan", _scan_rule("cummax", "extreme"),
-             _cumextreme(np.maximum.accumulate), 1, {"dim": "int"}, num_results=2,
-             decomposition=_cumextreme_decomposition("max")))
+             _cumextreme(np.maximum.accumulate), 1, {"dim": "int"}, num_results=2))
 define(OpDef("cummin", "scan", _scan_rule("cummin", "extreme"),
-             _cumextreme(np.minimum.accumulate), 1, {"dim": "int"}, num_results=2,
-             decomposition=_cumextreme_decomposition("min")))
+             _cumextreme(np.minimum.accumulate), 1, {"dim": "int"}, num_results=2))
+
+# op name -> its O(n^2) decomposition, for the MAX and linalg lowerings (not an
+# ``OpDef.decomposition``: the ``decompose`` pass should never trade a scan for
+# a quadratic program on a backend that has the primitive); sorting.py adds its ops
+QUADRATIC: dict[str, Callable[..., list[Any]]] = {
+    "cumsum": _cumsum_decomposition, "cumprod": _cumprod_decomposition,
+    "logcumsumexp": _logcumsumexp_decomposition,
+    "cummax": _cumextreme_decomposition("max"), "cummin": _cumextreme_decomposition("min")}
 
 
 # ---- derivatives ----

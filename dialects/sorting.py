@@ -12,7 +12,8 @@
 
 Named apart from the indexing family's ``gather``/``scatter``: these two are
 the derivative plumbing of sort, topk, kthvalue, median and cummax. Each has
-an O(n^2) one-hot ``decomposition`` for backends without the primitive.
+an O(n^2) one-hot decomposition (``scan.QUADRATIC``) for backends without
+the primitive.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from . import ad
 from .dtypes import FLOAT, DType, int64
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
-from .scan import pair_grid
+from .scan import QUADRATIC, empty_like, pair_grid
 
 
 def _check_dim(name: str, dim: int, shape: Shape) -> None:
@@ -132,6 +133,8 @@ def _pick(b, x, onehot, axis: int):
 def _sort_decomposition(b, inputs, dim, descending):
     (x,) = inputs
     n = b.shape(x)[dim]
+    if n == 0:
+        return [x, empty_like(b, x, int64)]
     # axis dim: p (the other element), axis dim + 1: q (the element ranked)
     xq, p, q = pair_grid(b, x, dim, n)
     xp = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim + 1)), b.shape(xq))
@@ -151,6 +154,8 @@ def _insert(shape: Shape, axis: int) -> Shape:
 def _select_along_decomposition(b, inputs, dim):
     x, idx = inputs
     m = b.shape(idx)[dim]
+    if m == 0:
+        return [empty_like(b, idx, b.dtype(x))]
     # axis dim: output position j (size m), axis dim + 1: source position i
     full = (*b.shape(x)[:dim], m, *b.shape(x)[dim:])
     xs = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim)), full)
@@ -172,11 +177,12 @@ def _scatter_add_along_decomposition(b, inputs, dim, size):
 
 
 define(OpDef("sort", "sorting", _sort_rule, _sort, 1, {"dim": "int", "descending": "bool"},
-             num_results=2, decomposition=_sort_decomposition))
-define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"},
-             decomposition=_select_along_decomposition))
+             num_results=2))
+define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"}))
 define(OpDef("scatter_add_along", "sorting", _scatter_rule, _scatter_add_along, 2,
-             {"dim": "int", "size": "int"}, decomposition=_scatter_add_along_decomposition))
+             {"dim": "int", "size": "int"}))
+QUADRATIC.update({"sort": _sort_decomposition, "select_along": _select_along_decomposition,
+                  "scatter_add_along": _scatter_add_along_decomposition})
 
 
 # ---- derivatives: the cotangent goes back to the selected positions ----

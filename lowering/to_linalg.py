@@ -59,6 +59,7 @@ from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
+from ..dialects.scan import QUADRATIC
 
 Spec = tuple[Shape, DType]
 # Bump when a rule changes what it emits: part of the mlir backend's disk-cache key.
@@ -773,17 +774,14 @@ class _EmitterBuilder:
 def _by_decomposition(name: str) -> Callable[..., list[SSAValue]]:
     """The op as its (O(n^2) masked) decomposition: scans and sorts have no
     linalg named op; exact, quadratic in the scanned/sorted dim."""
-    decomposition = OPS[name].decomposition
-    assert decomposition is not None, name
+    decomposition = QUADRATIC[name]
 
     def rule(em: Emitter, inputs, specs, out, **attrs):
         return list(decomposition(_EmitterBuilder(em), list(inputs), **attrs))
     return rule
 
 
-RULES.update(by_op({"prod": _prod, **{n: _by_decomposition(n) for n in (
-    "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "select_along",
-    "scatter_add_along")}}))
+RULES.update(by_op({"prod": _prod, **{n: _by_decomposition(n) for n in QUADRATIC}}))
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:

@@ -56,6 +56,7 @@ from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
 from ..dialects.opdef import OpDef, by_op, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
+from ..dialects.scan import QUADRATIC
 
 if TYPE_CHECKING:
     from max.graph import DeviceRef, Graph, TensorValue
@@ -571,9 +572,7 @@ def _by_decomposition(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     in the scanned/sorted dim), built from the other ops' rules."""
     if any(op.isym(k) for k in range(len(xs))):
         raise MaxLoweringError(op.name, "is not supported with a symbolic batch dimension")
-    decomposition = op.opdef.decomposition
-    assert decomposition is not None, op.name
-    return list(decomposition(_MaxBuilder(cx, xs, op.ins), list(xs), **op.attrs))
+    return list(QUADRATIC[op.name](_MaxBuilder(cx, xs, op.ins), list(xs), **op.attrs))
 
 
 lowers("cumprod", "logcumsumexp", "cummax", "cummin", "sort", "select_along",

@@ -39,6 +39,9 @@ from _grad_oracles import (
 from _oracles import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyflame_mlir.dialects import OPS
+from pyflame_mlir.dialects.dtypes import dtype as to_dtype
+from pyflame_mlir.dialects.scan import QUADRATIC
 
 import pyflame_mlir as pf
 
@@ -580,3 +583,70 @@ def test_sort_gradient_goes_to_the_selected_elements() -> None:
         return (pf.topk(v, 2, 1).values * pf.from_numpy(c)).sum()
     g = pf.grad(loss)(pf.from_numpy(x)).numpy()
     np.testing.assert_array_equal(g, [[10, 0, 0, 1], [0, 0, 100, 1000]])
+
+
+# ---------------------------------------------------------------- O(n^2) decompositions
+
+class NumpyBuilder:
+    """The builder interface of ``dialects/ad.py`` over numpy (each op's reference
+    kernel after its shape rule): runs the decompositions the MAX and linalg
+    lowerings use, to compare them with the primitives' kernels."""
+
+    def shape(self, v: np.ndarray) -> tuple[int, ...]:
+        return tuple(v.shape)
+
+    def dtype(self, v: np.ndarray) -> pf.DType:
+        return to_dtype(v.dtype)
+
+    def op(self, name: str, *inputs: np.ndarray, **attrs: Any) -> Any:
+        opdef = OPS[name]
+        specs = opdef.check([self.shape(v) for v in inputs], [self.dtype(v) for v in inputs],
+                            attrs)
+        out = opdef.kernel(*inputs, **attrs)
+        outs = [np.asarray(o) for o in (out if opdef.num_results != 1 else (out,))]
+        assert [(o.shape, to_dtype(o.dtype)) for o in outs] == list(specs), name
+        return outs[0] if opdef.num_results == 1 else outs
+
+    def scalar(self, value: float, like: np.ndarray) -> np.ndarray:
+        return np.asarray(value, dtype=like.dtype)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("name", sorted(QUADRATIC))
+@SETTINGS
+@given(shape=shapes(min_dims=1, max_dims=3, min_side=0), seed=seeds, data=st.data())
+def test_quadratic_decompositions_give_the_kernel_result(name: str, shape: tuple[int, ...],
+                                                        seed: int, data: st.DataObject) -> None:
+    rng = np.random.default_rng(seed)
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    dtype = data.draw(st.sampled_from(["float32", "float64", "int32", "bool"]
+                                      if name in ("cumsum", "cumprod", "cummax", "cummin",
+                                                  "sort") else ["float32", "float64"]))
+    x = _data(rng, shape, dtype)
+    if dtype.startswith("float") and x.size and name != "scatter_add_along":
+        x.reshape(-1)[rng.random(x.size) < 0.2] = np.nan  # NaN placement and propagation
+    attrs: dict[str, Any] = {"dim": dim}
+    inputs = [x]
+    if name in ("cumsum", "logcumsumexp"):
+        attrs["reverse"] = data.draw(st.booleans(), label="reverse")
+    if name == "sort":
+        attrs["descending"] = data.draw(st.booleans(), label="descending")
+    if name in ("select_along", "scatter_add_along"):
+        n = data.draw(st.integers(0 if shape[dim] == 0 else 1, 4), label="n")
+        size = shape[dim] if name == "select_along" else data.draw(st.integers(1, 4))
+        idx_shape = tuple(n if k == dim else s for k, s in enumerate(shape))
+        if name == "scatter_add_along":
+            inputs = [_data(rng, idx_shape, "float64")]
+            attrs["size"] = size
+        inputs.append(rng.integers(0, max(size, 1), idx_shape).astype(np.int64))
+        if size == 0:
+            return
+    got = outputs(QUADRATIC[name](NumpyBuilder(), inputs, **attrs))
+    want = outputs(OPS[name].kernel(*inputs, **attrs))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype, f"{name}: {g.dtype}{g.shape}"
+        np.testing.assert_allclose(g, w, rtol=1e-6, equal_nan=True, err_msg=f"{name} {attrs}")
