@@ -24,6 +24,7 @@ from .core import Tensor, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, normalize_dim
+from .inplace import _update
 from .ops import (
     ELEMENTWISE,
     ValuesIndices,
@@ -362,10 +363,21 @@ METHODS = tuple(("prod var std all any count_nonzero aminmax nansum nanmean cums
                  "nanmedian").split())
 
 
+def _scan_inplace(name: str):
+    fn = globals()[name]
+
+    def method(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        return _update(self, lambda old: fn(old, dim, dtype=dtype), f"{name}_")
+    method.__name__ = f"{name}_"
+    return method
+
+
 def _set_tensor_methods() -> None:
     api = globals()
     for name in METHODS:
         setattr(Tensor, name, api[name])
+    for name in ("cumsum", "cumprod"):  # torch's in-place scans
+        setattr(Tensor, f"{name}_", _scan_inplace(name))
 
 
 _set_tensor_methods()

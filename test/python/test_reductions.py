@@ -650,3 +650,16 @@ def test_quadratic_decompositions_give_the_kernel_result(name: str, shape: tuple
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype, f"{name}: {g.dtype}{g.shape}"
         np.testing.assert_allclose(g, w, rtol=1e-6, equal_nan=True, err_msg=f"{name} {attrs}")
+
+
+def test_inplace_scans(mode: str) -> None:
+    x = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0]], np.float32)
+    p, t = pf.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    alias = p
+    assert p.cumsum_(1) is alias
+    t.cumsum_(1)
+    np.testing.assert_allclose(p.numpy(), t.numpy())
+    p.cumprod_(0, dtype=pf.float32)
+    t.cumprod_(0, dtype=torch.float32)
+    assert p.dtype is pf.float32
+    np.testing.assert_allclose(p.numpy(), t.numpy())
