@@ -367,6 +367,9 @@ def _scan_inplace(name: str):
     fn = globals()[name]
 
     def method(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and convert(self, dtype).dtype is not self.dtype:
+            raise RuntimeError(f"{name}_: dtype {dtype} must be the tensor's own dtype "
+                               f"{self.dtype.name} (an in-place result keeps it)")
         return _update(self, lambda old: fn(old, dim, dtype=dtype), f"{name}_")
     method.__name__ = f"{name}_"
     return method

@@ -663,3 +663,5 @@ def test_inplace_scans(mode: str) -> None:
     t.cumprod_(0, dtype=torch.float32)
     assert p.dtype is pf.float32
     np.testing.assert_allclose(p.numpy(), t.numpy())
+    with pytest.raises(RuntimeError, match="cumsum_: dtype"):
+        p.cumsum_(0, dtype=pf.float64)
