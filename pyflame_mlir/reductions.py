@@ -23,6 +23,7 @@ from typing import Any
 from .core import Tensor, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
+from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, normalize_dim
 from .inplace import _update
 from .ops import (
@@ -367,7 +368,7 @@ def _scan_inplace(name: str):
     fn = globals()[name]
 
     def method(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-        if dtype is not None and convert(self, dtype).dtype is not self.dtype:
+        if dtype is not None and to_dtype(dtype) is not self.dtype:
             raise RuntimeError(f"{name}_: dtype {dtype} must be the tensor's own dtype "
                                f"{self.dtype.name} (an in-place result keeps it)")
         return _update(self, lambda old: fn(old, dim, dtype=dtype), f"{name}_")
