@@ -12,7 +12,9 @@ from . import (  # noqa: F401  (fill OPS)
     linalg,
     nn,
     reduction,
+    scan,
     shape_ops,
+    sorting,
 )
 from .opdef import OPS, OpDef, ShapeError, get_op
 

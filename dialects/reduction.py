@@ -1,4 +1,4 @@
-"""Reductions: ``sum mean max min`` over a set of dims, ``argmax argmin`` over
+"""Reductions: ``sum mean prod max min`` over a set of dims, ``argmax argmin`` over
 one dim (or the flattened tensor).
 
 In the IR ``dims`` is explicit, normalized, sorted and unique (the frontend
@@ -96,6 +96,11 @@ def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
                       dtype=x.dtype)
 
 
+def _prod(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    r = np.prod(x, axis=dims, keepdims=keepdim, dtype=_accumulator(x))
+    return np.asarray(r, dtype=x.dtype if is_float_array(x) else np.int64)
+
+
 def _max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None = None
          ) -> np.ndarray:
     return np.asarray(np.max(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
@@ -122,6 +127,7 @@ _RED_ATTRS = {"dims": "ints", "keepdim": "bool"}
 _EXTREME_ATTRS = {**_RED_ATTRS, "ties": "opt_str"}
 for _name, _kind, _kernel, _attrs in (("sum", "sum", _sum, _RED_ATTRS),
                                       ("mean", "mean", _mean, _RED_ATTRS),
+                                      ("prod", "sum", _prod, _RED_ATTRS),
                                       ("max", "extreme", _max, _EXTREME_ATTRS),
                                       ("min", "extreme", _min, _EXTREME_ATTRS)):
     define(OpDef(_name, "reduction", _reduce_rule(_name, _kind), _kernel, 1, dict(_attrs)))
@@ -170,6 +176,41 @@ def _mean_vjp(b, cts, inputs, outputs, dims, keepdim):
     return [_spread(b, cts[0], x, dims, keepdim, b.scalar(1.0 / max(n, 1), like=x))]
 
 
+def _prod_parts(b, x, dims, keepdim):
+    """What prod's derivative needs, exact with zeros (torch's rule): per
+    reduced group, ``none`` where it holds no zero (there the partial of x_i
+    is out / x_i), ``lone`` at the zero of a group holding exactly one (its
+    partial is the product of the others, ``rest``); groups with two zeros or
+    more have a zero derivative."""
+    dims = tuple(dims)
+    zero = b.eq(x, b.scalar(0, like=x))
+    count = b.sum(b.convert(zero, dtype=b.dtype(x)), dims=dims, keepdim=True)
+    none = b.eq(count, b.scalar(0, like=x))
+    lone = b.logical_and(zero, b.eq(count, b.scalar(1, like=x)))
+    one = b.scalar(1, like=x)
+    rest = b.prod(b.where(zero, one, x), dims=dims, keepdim=True)
+    return none, lone, b.where(zero, one, x), rest
+
+
+def _prod_vjp(b, cts, inputs, outputs, dims, keepdim):
+    (g,), (x,), (z,) = cts, inputs, outputs
+    none, lone, safe, rest = _prod_parts(b, x, dims, keepdim)
+    g = ad.keep_dims(b, g, b.shape(x), dims, keepdim)
+    z = ad.keep_dims(b, z, b.shape(x), dims, keepdim)
+    zero = b.scalar(0, like=x)
+    partial = b.where(none, b.div(z, safe), b.where(lone, rest, zero))
+    return [b.mul(ad.broadcast(b, g, b.shape(x)), partial)]
+
+
+def _prod_jvp(b, tangents, inputs, outputs, dims, keepdim):
+    (t,), (x,), (z,) = tangents, inputs, outputs
+    none, lone, safe, rest = _prod_parts(b, x, dims, keepdim)
+    zk = ad.keep_dims(b, z, b.shape(x), dims, keepdim)
+    zero = b.scalar(0, like=x)
+    partial = b.where(none, b.div(zk, safe), b.where(lone, rest, zero))
+    return [b.sum(b.mul(t, partial), dims=tuple(dims), keepdim=keepdim)]
+
+
 def _extreme_rules(arg: str):
     def vjp(b, cts, inputs, outputs, dims, keepdim, ties=None):
         (g,), (x,), (z,) = cts, inputs, outputs
@@ -191,6 +232,8 @@ def _linear_jvp(name):
 
 ad.defvjp("sum", _sum_vjp)
 ad.defjvp("sum", _linear_jvp("sum"))
+ad.defvjp("prod", _prod_vjp)
+ad.defjvp("prod", _prod_jvp)
 ad.defvjp("mean", _mean_vjp)
 ad.defjvp("mean", _linear_jvp("mean"))
 for _name, _arg_name in (("max", "argmax"), ("min", "argmin")):

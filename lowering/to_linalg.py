@@ -56,9 +56,11 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
+from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
+from ..dialects.scan import QUADRATIC
 
 Spec = tuple[Shape, DType]
 # Bump when a rule changes what it emits: part of the mlir backend's disk-cache key.
@@ -821,6 +823,54 @@ RULES: dict[OpDef, Callable[..., list[SSAValue]]] = by_op({
     "logsumexp": _logsumexp,
     "gather": _gather, "scatter_add": _scatter_add,
 })
+
+
+# ---- reductions, scans and sorting (dialects/reduction.py prod, scan.py, sorting.py) ----
+
+def _prod(em: Emitter, inputs, specs, out, dims, keepdim):
+    d = specs[0][1]
+    acc = _wide(d) if d.category == FLOAT else int64
+    return [em.convert(em.reduce(inputs[0], dims, keepdim, acc, 1, _mul), out[0][1])]
+
+
+class _EmitterBuilder:
+    """The builder interface of ``dialects/ad.py`` over an ``Emitter``: an op's
+    ``decomposition`` lowered through the other ops' rules."""
+
+    def __init__(self, em: Emitter):
+        self.em = em
+
+    def shape(self, v: SSAValue) -> Shape:
+        return _spec(v)[0]
+
+    def dtype(self, v: SSAValue) -> DType:
+        return _spec(v)[1]
+
+    def op(self, name: str, *inputs: SSAValue, **attrs: Any) -> Any:
+        res = self.em.op(name, inputs, attrs)
+        return res[0] if OPS[name].num_results == 1 else res
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        d = self.dtype(like)
+        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
+
+
+def _by_decomposition(name: str) -> Callable[..., list[SSAValue]]:
+    """The op as its (O(n^2) masked) decomposition: scans and sorts have no
+    linalg named op; exact, quadratic in the scanned/sorted dim."""
+    decomposition = QUADRATIC[name]
+
+    def rule(em: Emitter, inputs, specs, out, **attrs):
+        return list(decomposition(_EmitterBuilder(em), list(inputs), **attrs))
+    return rule
+
+
+RULES.update(by_op({"prod": _prod, **{n: _by_decomposition(n) for n in QUADRATIC}}))
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:

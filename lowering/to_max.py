@@ -52,9 +52,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
+from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
 from ..dialects.opdef import OpDef, by_op, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
+from ..dialects.scan import QUADRATIC
 
 if TYPE_CHECKING:
     from max.graph import DeviceRef, Graph, TensorValue
@@ -615,6 +617,83 @@ def _scatter_add(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
         out = cx.ops.scatter_add(cx.cast(x, int32), cx.cast(src, int32), index, axis=dim)
         return [cx.cast(out, bool_)]
     return [cx.ops.scatter_add(x, src, index, axis=dim)]
+# ---- reductions, scans and sorting (dialects/reduction.py prod, scan.py, sorting.py) ----
+
+def _accumulator(d: DType) -> DType:
+    """numpy's: half precision in float32, integers and bool in int64."""
+    if d.category == FLOAT:
+        return float32 if _is_half(d) else d
+    return int64
+
+
+@lowers("prod")
+def _prod(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    (x,), ((_, d),), ((out_shape, out_d),) = xs, op.ins, op.outs
+    r = _reduce_each(cx, cx.cast(x, _accumulator(d)), cx.ops.prod, op.attrs["dims"])
+    return [cx.cast(cx.reshape(r, out_shape, op.osym()), out_d)]
+
+
+@lowers("cumsum")
+def _cumsum(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    (x,), ((_, d),), ((_, out_d),) = xs, op.ins, op.outs
+    r = cx.ops.cumsum(cx.cast(x, _accumulator(d)), axis=op.attrs["dim"],
+                      reverse=op.attrs["reverse"])
+    return [cx.cast(r, out_d)]
+
+
+class _MaxBuilder:
+    """The builder interface of ``dialects/ad.py`` over MAX values: an op's
+    ``decomposition`` lowered through the other ops' MAX rules."""
+
+    def __init__(self, cx: Ctx, values: Sequence[Any], specs: Sequence[Spec]):
+        self.cx = cx
+        self.specs: dict[int, Spec] = {}
+        self.alive: list[Any] = []  # (keeps the ids of ``specs`` unique)
+        for v, sp in zip(values, specs):
+            self._note(v, sp)
+
+    def _note(self, v: Any, spec: Spec) -> None:
+        self.alive.append(v)
+        self.specs[id(v)] = spec
+
+    def shape(self, v: Any) -> tuple[int, ...]:
+        return self.specs[id(v)][0]
+
+    def dtype(self, v: Any) -> DType:
+        return self.specs[id(v)][1]
+
+    def op(self, name: str, *inputs: Any, **attrs: Any) -> Any:
+        opdef = OPS[name]
+        ins = [self.specs[id(v)] for v in inputs]
+        outs = list(opdef.check([s for s, _ in ins], [d for _, d in ins], attrs))
+        rule = MAX_LOWERINGS.get(opdef)
+        if rule is None:
+            raise MaxLoweringError(name, "no MAX lowering (inside a decomposition)")
+        res = rule(self.cx, list(inputs), OpCall(opdef, attrs, ins, outs))
+        for v, sp in zip(res, outs):
+            self._note(v, sp)
+        return res[0] if opdef.num_results == 1 else res
+
+    def scalar(self, value: float, like: Any) -> Any:
+        d = self.dtype(like)
+        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
+        raise AttributeError(name)
+
+
+def _by_decomposition(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """Scans and sorts as their O(n^2) masked decompositions (exact; quadratic
+    in the scanned/sorted dim), built from the other ops' rules."""
+    if any(op.isym(k) for k in range(len(xs))):
+        raise MaxLoweringError(op.name, "is not supported with a symbolic batch dimension")
+    return list(QUADRATIC[op.name](_MaxBuilder(cx, xs, op.ins), list(xs), **op.attrs))
+
+
+lowers("cumprod", "logcumsumexp", "cummax", "cummin", "sort", "select_along",
+       "scatter_add_along")(_by_decomposition)
 
 
 def rule_for(op: OpDef | str) -> Rule | None:

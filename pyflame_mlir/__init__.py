@@ -101,6 +101,31 @@ from .logging_util import configure as configure_logging
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices  # noqa: F401
+from .reductions import all as all  # noqa: PLC0414  (torch.all: shadows the builtin on purpose)
+from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/min
+    aminmax,
+    argsort,
+    count_nonzero,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    kthvalue,
+    logcumsumexp,
+    median,
+    msort,
+    nanmean,
+    nanmedian,
+    nansum,
+    prod,
+    sort,
+    std,
+    std_mean,
+    topk,
+    var,
+    var_mean,
+)
+from .reductions import any as any  # noqa: PLC0414
 from .serialization import load, save
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 

@@ -61,6 +61,7 @@ from hypothesis import strategies as st
 from pyflame_mlir.dialects import OPS, ad
 
 import pyflame_mlir as pf
+from pyflame_mlir.core import record
 
 SETTINGS = settings(max_examples=examples(15), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -340,6 +341,52 @@ def _along_dim_case(name: str, pf_fn: Callable, torch_fn: Callable) -> None:
 
 _along_dim_case("softmax", pf.softmax, torch.softmax)
 _along_dim_case("log_softmax", lambda x, d: x.log_softmax(d), torch.log_softmax)
+
+# reductions, scans and sorting (pyflame_mlir/reductions.py; more in test_reductions.py)
+_reduction_case("prod", lambda x, d, k: pf.prod(x, d, keepdim=k),
+                lambda x, d, k: torch.prod(x) if d is None else torch.prod(x, d, keepdim=k),
+                "any", allow_empty=True, allow_tuple=False)
+_along_dim_case("cumsum", pf.cumsum, torch.cumsum)
+_along_dim_case("cumprod", lambda x, d: x.cumprod(d), torch.cumprod)
+
+
+@case("logcumsumexp")
+def _logcumsumexp(data: st.DataObject) -> Example:  # (torch's forward AD fails on empty)
+    shape = data.draw(shapes(min_dims=1, min_side=1), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    x = draw_array(rng_of(data), shape, "any") * 2
+    return Example([x], lambda x: pf.logcumsumexp(x, dim), lambda x: torch.logcumsumexp(x, dim),
+                   f"logcumsumexp(dim={dim})")
+
+
+_along_dim_case("cummax_cummin", lambda x, d: pf.cummax(x, d).values * pf.cummin(x, d)[0],
+                lambda x, d: torch.cummax(x, d).values * torch.cummin(x, d)[0])
+_along_dim_case("sort", lambda x, d: pf.sort(x, d, descending=True).values,
+                lambda x, d: torch.sort(x, dim=d, descending=True).values)
+
+
+@case("median_dim")
+def _median_dim(data: st.DataObject) -> Example:  # (select_along after a sort)
+    shape = data.draw(shapes(min_dims=1, min_side=1), label="shape")
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    x = draw_array(rng_of(data), shape, "distinct")
+    return Example([x], lambda x: pf.median(x, dim).values,
+                   lambda x: torch.median(x, dim).values, f"median(dim={dim})")
+
+
+@case("scatter_add_along")
+def _scatter_add_along(data: st.DataObject) -> Example:  # (the VJP of select_along)
+    shape = data.draw(shapes(min_dims=1, min_side=1), label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    size = data.draw(st.integers(1, 4), label="size")
+    rng = rng_of(data)
+    idx = rng.integers(0, size, shape).astype(np.int64)
+    out_shape = tuple(size if k == dim else n for k, n in enumerate(shape))
+    return Example([draw_array(rng, shape, "any")],
+                   lambda x: record(OPS["scatter_add_along"], (x, pf.from_numpy(idx)),
+                                    {"dim": dim, "size": size}),
+                   lambda x: torch.zeros(out_shape, dtype=x.dtype).scatter_add(
+                       dim, torch.from_numpy(idx), x), f"scatter_add_along(dim={dim})")
 
 
 # ---------------------------------------------------------------- matmul

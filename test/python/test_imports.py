@@ -43,6 +43,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
+    "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,

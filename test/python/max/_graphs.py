@@ -129,6 +129,18 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
              pf.scatter_add(f, 1, si, n[:3, :2]), pf.scatter_add(l, 0, gi, l[:2]),
              pf.scatter_add(b, 1, si, c[:3, :2]), m[:, [2, 0, 2], 1:], f[b],
              pf.one_hot(pf.convert(pf.abs(i[0]), pf.int64), 6)]
+    # reductions, scans, sorting (prod; scan and sort primitives, their index moves)
+    outs += [pf.prod(f, 1), pf.prod(i, 0, keepdim=True), pf.prod(h), pf.cumsum(f, 1),
+             pf.cumsum(i, 0), pf.cumsum(b, 1), pf.cumprod(p, 0), pf.cumprod(l, 1),
+             pf.logcumsumexp(m, 2), *pf.cummax(f, 1), *pf.cummin(i, 0), *pf.sort(f, 1),
+             *pf.sort(i, 0, descending=True), pf.median(f, 1).values, pf.topk(m, 2, 1).values]
+    for name, args, attrs in (
+            ("cumsum", (f,), {"dim": 0, "reverse": True}),
+            ("logcumsumexp", (f,), {"dim": 1, "reverse": True}),
+            ("select_along", (f, pf.argsort(p, 1)[:, :2]), {"dim": 1}),
+            ("scatter_add_along", (g.reshape(2, 3), pf.argsort(p[:2, :3], 1)),
+             {"dim": 1, "size": 5})):
+        outs.append(record(OPS[name], args, attrs))
     # named fused ops (the fusion pass emits them; recorded directly here)
     fused = {"fused_add_relu": ((f, g), {}), "fused_mul_sigmoid": ((f, g), {}),
              "fused_fma": ((f, g, p), {}), "fused_matmul_relu": ((f, n), {}),

@@ -1,0 +1,227 @@
+"""Sorting along one dim, and the two index moves its derivatives need.
+
+- ``sort(x; dim, descending)`` -> (values, int64 indices): always stable
+  (elements that compare equal keep their order, torch's ``stable=True``,
+  also for ``descending``); NaN is the largest value (last ascending, first
+  descending), as torch.
+- ``select_along(x, idx; dim)``: ``out[.., j, ..] = x[.., idx[.., j, ..], ..]``
+  (numpy's ``take_along_axis``; ``idx`` has x's shape except at ``dim``).
+- ``scatter_add_along(src, idx; dim, size)``: its transpose, the zero tensor
+  of src's shape with ``size`` at ``dim`` where ``out[.., idx[.., j, ..], ..]
+  += src[.., j, ..]``.
+
+Named apart from the indexing family's ``gather``/``scatter``: these two are
+the derivative plumbing of sort, topk, kthvalue, median and cummax. Each has
+an O(n^2) one-hot decomposition (``scan.QUADRATIC``) for backends without
+the primitive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import ad
+from .dtypes import FLOAT, DType, int64
+from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
+from .scan import QUADRATIC, empty_like, pair_grid
+
+
+def _check_dim(name: str, dim: int, shape: Shape) -> None:
+    if not shape:
+        raise ShapeError(name, "expects an operand of rank >= 1 (the frontend reshapes "
+                               "a 0-d tensor)")
+    if not 0 <= dim < len(shape):
+        raise ShapeError(name, f"dimension {dim} is out of range for rank {len(shape)}")
+
+
+def _sort_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (shape,), (d,) = shapes, dtypes
+    _check_dim("sort", attrs["dim"], shape)
+    return ((shape, d), (shape, int64))
+
+
+def _check_index(name: str, x: Shape, idx: Shape, idx_dtype: DType, dim: int) -> None:
+    _check_dim(name, dim, x)
+    if idx_dtype is not int64:
+        raise ShapeError(name, f"indices must be int64, got {idx_dtype.name}")
+    if len(idx) != len(x) or any(a != b for k, (a, b) in enumerate(zip(x, idx)) if k != dim):
+        raise ShapeError(name, f"indices of shape {fmt_shape(idx)} must match the operand's "
+                               f"shape {fmt_shape(x)} in every dimension but {dim}")
+
+
+def _select_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (x, idx), (d, di) = shapes, dtypes
+    _check_index("select_along", x, idx, di, attrs["dim"])
+    if x[attrs["dim"]] == 0 and idx[attrs["dim"]] != 0:
+        raise ShapeError("select_along", f"cannot select from empty dimension {attrs['dim']} "
+                                         f"of shape {fmt_shape(x)}")
+    return ((idx, d),)
+
+
+def _scatter_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (src, idx), (d, di) = shapes, dtypes
+    dim, size = attrs["dim"], attrs["size"]
+    _check_index("scatter_add_along", src, idx, di, dim)
+    if idx[dim] != src[dim]:
+        raise ShapeError("scatter_add_along", f"indices {fmt_shape(idx)} and source "
+                                              f"{fmt_shape(src)} must have one shape")
+    if d.category != FLOAT:
+        raise ShapeError("scatter_add_along", f"expects a floating-point source, got {d.name}")
+    if size < 0:
+        raise ShapeError("scatter_add_along", f"size must be >= 0, got {size}")
+    return ((tuple(size if k == dim else s for k, s in enumerate(src)), d),)
+
+
+def _sort(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    if descending:
+        # stable descending with NaN first: a stable ascending sort of the
+        # reversed operand, read backwards (equal elements keep their order)
+        n = x.shape[dim]
+        rev = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
+        idx = (n - 1) - np.flip(rev, dim)
+    else:
+        idx = np.argsort(x, axis=dim, kind="stable")  # NaN last, as torch
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def _bounds(name: str, idx: np.ndarray, n: int) -> None:
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError(f"pyflame.{name}: index {int(idx.min() if idx.min() < 0 else idx.max())}"
+                         f" is out of range for a dimension of size {n}")
+
+
+def _select_along(x: np.ndarray, idx: np.ndarray, dim: int) -> np.ndarray:
+    _bounds("select_along", idx, x.shape[dim])
+    return np.ascontiguousarray(np.take_along_axis(x, idx, axis=dim))
+
+
+def _scatter_add_along(src: np.ndarray, idx: np.ndarray, dim: int, size: int) -> np.ndarray:
+    _bounds("scatter_add_along", idx, size)
+    out = np.zeros(tuple(size if k == dim else s for k, s in enumerate(src.shape)), src.dtype)
+    grids = np.indices(idx.shape, sparse=True)
+    np.add.at(out, tuple(idx if k == dim else g for k, g in enumerate(grids)), src)
+    return out
+
+
+# ---- the O(n^2) decompositions ----
+
+def _before(b, a, c):
+    """a sorts strictly before c ascending: a < c, NaN the largest."""
+    less = b.lt(a, c)
+    if b.dtype(a).category == FLOAT:
+        less = b.logical_or(less, b.logical_and(b.ne(c, c), b.eq(a, a)))
+    return less
+
+
+def _same(b, a, c):
+    same = b.eq(a, c)
+    if b.dtype(a).category == FLOAT:
+        same = b.logical_or(same, b.logical_and(b.ne(a, a), b.ne(c, c)))
+    return same
+
+
+def _pick(b, x, onehot, axis: int):
+    """sum over ``axis`` of x where ``onehot`` (exactly one true per slice)."""
+    d = b.dtype(x)
+    picked = b.sum(b.where(onehot, x, b.scalar(0, like=x)), dims=(axis,), keepdim=False)
+    return picked if b.dtype(picked) is d else b.convert(picked, dtype=d)
+
+
+def _sort_decomposition(b, inputs, dim, descending):
+    (x,) = inputs
+    n = b.shape(x)[dim]
+    if n == 0:
+        return [x, empty_like(b, x, int64)]
+    # axis dim: p (the other element), axis dim + 1: q (the element ranked)
+    xq, p, q = pair_grid(b, x, dim, n)
+    xp = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim + 1)), b.shape(xq))
+    first = _before(b, xq, xp) if descending else _before(b, xp, xq)
+    ahead = b.logical_or(first, b.logical_and(_same(b, xp, xq), b.lt(p, q)))
+    rank = b.sum(b.convert(ahead, dtype=int64), dims=(dim,), keepdim=False)
+    # out[k] = the element whose rank is k: axis dim is k, axis dim + 1 the element
+    rank_grid, k, elem = pair_grid(b, rank, dim, n)
+    onehot = b.eq(rank_grid, k)
+    return [_pick(b, xq, onehot, dim + 1), _pick(b, elem, onehot, dim + 1)]
+
+
+def _insert(shape: Shape, axis: int) -> Shape:
+    return (*shape[:axis], 1, *shape[axis:])
+
+
+def _select_along_decomposition(b, inputs, dim):
+    x, idx = inputs
+    m = b.shape(idx)[dim]
+    if m == 0:
+        return [empty_like(b, idx, b.dtype(x))]
+    # axis dim: output position j (size m), axis dim + 1: source position i
+    full = (*b.shape(x)[:dim], m, *b.shape(x)[dim:])
+    xs = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim)), full)
+    ids = ad.broadcast(b, ad.reshape(b, idx, _insert(b.shape(idx), dim + 1)), full)
+    i = b.iota(shape=full, dim=dim + 1, dtype=int64)
+    return [_pick(b, xs, b.eq(ids, i), dim + 1)]
+
+
+def _scatter_add_along_decomposition(b, inputs, dim, size):
+    src, idx = inputs
+    shape = b.shape(src)
+    # axis dim: output position o (size ``size``), axis dim + 1: source position j
+    full = (*shape[:dim], size, *shape[dim:])
+    ss = ad.broadcast(b, ad.reshape(b, src, _insert(shape, dim)), full)
+    ids = ad.broadcast(b, ad.reshape(b, idx, _insert(shape, dim)), full)
+    o = b.iota(shape=full, dim=dim, dtype=int64)
+    hit = b.where(b.eq(ids, o), ss, b.scalar(0, like=src))
+    return [b.sum(hit, dims=(dim + 1,), keepdim=False)]
+
+
+define(OpDef("sort", "sorting", _sort_rule, _sort, 1, {"dim": "int", "descending": "bool"},
+             num_results=2))
+define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"}))
+define(OpDef("scatter_add_along", "sorting", _scatter_rule, _scatter_add_along, 2,
+             {"dim": "int", "size": "int"}))
+QUADRATIC.update({"sort": _sort_decomposition, "select_along": _select_along_decomposition,
+                  "scatter_add_along": _scatter_add_along_decomposition})
+
+
+# ---- derivatives: the cotangent goes back to the selected positions ----
+
+def _sort_vjp(b, cts, inputs, outputs, dim, descending):
+    g, (x,), (_, indices) = cts[0], inputs, outputs
+    if g is None:
+        return [None]
+    return [b.scatter_add_along(g, indices, dim=dim, size=b.shape(x)[dim])]
+
+
+def _sort_jvp(b, tangents, inputs, outputs, dim, descending):
+    (t,), (_, indices) = tangents, outputs
+    return [b.select_along(t, indices, dim=dim), None]
+
+
+def _select_vjp(b, cts, inputs, outputs, dim):
+    (g,), (x, idx) = cts, inputs
+    return [b.scatter_add_along(g, idx, dim=dim, size=b.shape(x)[dim]), None]
+
+
+def _select_jvp(b, tangents, inputs, outputs, dim):
+    t = tangents[0]
+    return [None if t is None else b.select_along(t, inputs[1], dim=dim)]
+
+
+def _scatter_vjp(b, cts, inputs, outputs, dim, size):
+    (g,), (_, idx) = cts, inputs
+    return [b.select_along(g, idx, dim=dim), None]
+
+
+def _scatter_jvp(b, tangents, inputs, outputs, dim, size):
+    t = tangents[0]
+    return [None if t is None else b.scatter_add_along(t, inputs[1], dim=dim, size=size)]
+
+
+ad.defvjp("sort", _sort_vjp)
+ad.defjvp("sort", _sort_jvp)
+ad.defvjp("select_along", _select_vjp)
+ad.defjvp("select_along", _select_jvp)
+ad.defvjp("scatter_add_along", _scatter_vjp)
+ad.defjvp("scatter_add_along", _scatter_jvp)

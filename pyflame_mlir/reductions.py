@@ -1,0 +1,387 @@
+"""Reductions, scans and sorting beyond ``sum mean max min`` (which stay in
+``ops.py``), with torch's names, arguments and return types.
+
+Primitives: ``prod`` (``dialects/reduction.py``), the scans ``cumsum cumprod
+logcumsumexp cummax cummin`` (``dialects/scan.py``), ``sort`` and its index
+moves ``select_along``/``scatter_add_along`` (``dialects/sorting.py``).
+Everything else is a composite of recorded ops: ``var std var_mean std_mean
+all any count_nonzero aminmax nansum nanmean`` and ``argsort topk kthvalue
+median nanmedian msort`` (through ``sort`` + ``select_along``, so their
+gradients reach the selected elements).
+
+This module shadows ``all`` and ``any`` on purpose (the op names); the
+builtins are used as ``builtins.X``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+from .core import Tensor, record
+from .dialects import OPS
+from .dialects.dtypes import bool_, int64
+from .dialects.dtypes import dtype as to_dtype
+from .dialects.opdef import ShapeError, normalize_dim
+from .inplace import _update
+from .ops import (
+    ELEMENTWISE,
+    ValuesIndices,
+    _dims,
+    amax,
+    amin,
+    as_tensor_arg,
+    convert,
+    getitem,
+    mean,
+    reshape,
+    scalar,
+    sum,
+    where,
+)
+
+logical_not, ne, sqrt = ELEMENTWISE["logical_not"], ELEMENTWISE["ne"], ELEMENTWISE["sqrt"]
+
+MinMax = namedtuple("MinMax", ["min", "max"])
+Dim = int | Sequence[int] | None
+
+
+def _count(x: Tensor, dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    return n
+
+
+def _require_float(name: str, x: Tensor) -> None:
+    if not x.dtype.is_floating_point:
+        raise ShapeError(name, f"expects a floating-point input, got {x.dtype.name}")
+
+
+def _isnan(x: Tensor) -> Tensor:
+    return ne(x, x)
+
+
+# ---- reductions ----
+
+def prod(input: Any, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
+         ) -> Tensor:
+    """torch.prod: the product over ``dim`` (all elements when None); integers
+    and bool give int64."""
+    t = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"prod: dim must be an int or None, got {dim!r}")
+    out = record(OPS["prod"], (t,), {"dims": _dims("prod", t, dim),
+                                     "keepdim": keepdim and dim is not None})
+    return out if dtype is None else convert(out, t.dtype)
+
+
+def _correction(name: str, dim: Any, unbiased: bool | None, correction: float | None
+                ) -> tuple[Any, float]:
+    if isinstance(dim, bool):  # torch.var(x, True): the legacy ``unbiased`` positional
+        dim, unbiased = None, dim if unbiased is None else unbiased
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}: pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, float(correction)
+
+
+def _var_mean(name: str, input: Any, dim: Any, unbiased: bool | None, keepdim: bool,
+              correction: float | None) -> tuple[Tensor, Tensor]:
+    x = as_tensor_arg(input)
+    _require_float(name, x)
+    dim, c = _correction(name, dim, unbiased, correction)
+    dims = _dims(name, x, dim)
+    m = mean(x, dims, keepdim=True)
+    dev = x - m
+    dof = builtins.max(0.0, _count(x, dims) - c)
+    var = sum(dev * dev, dims, keepdim=keepdim) / scalar(dof, x.dtype)
+    return var, (m if keepdim else reshape(m, var.shape))
+
+
+def var(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    """torch.var: sum of squared deviations / (N - correction), correction 1
+    by default; ``unbiased`` is the legacy spelling (False: correction 0)."""
+    return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
+
+
+def _sqrt_at_zero(v: Tensor) -> Tensor:
+    """sqrt whose derivative at 0 is 0, not inf (torch's std backward: a
+    constant slice has a zero gradient, never NaN)."""
+    zero = v == 0
+    return where(zero, scalar(0, v.dtype), sqrt(where(zero, scalar(1, v.dtype), v)))
+
+
+def std(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    return _sqrt_at_zero(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
+
+
+def var_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+def std_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    v, m = _var_mean("std_mean", input, dim, unbiased, keepdim, correction)
+    return _sqrt_at_zero(v), m
+
+
+def _truth_count(name: str, input: Any, dim: Dim, keepdim: bool, negate: bool) -> Tensor:
+    x = as_tensor_arg(input)
+    truth = convert(x, bool_)  # nonzero (NaN included) is true, as torch
+    if negate:
+        truth = logical_not(truth)
+    return sum(truth, _dims(name, x, dim), keepdim=keepdim)  # bool sums to int64
+
+
+def all(input: Any, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    """torch.all: True where every element is nonzero (True over an empty dim)."""
+    return _truth_count("all", input, dim, keepdim, negate=True) == 0
+
+
+def any(input: Any, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    """torch.any: True where some element is nonzero (False over an empty dim)."""
+    return _truth_count("any", input, dim, keepdim, negate=False) > 0
+
+
+def count_nonzero(input: Any, dim: Dim = None) -> Tensor:
+    return _truth_count("count_nonzero", input, dim, False, negate=False)
+
+
+def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+    """torch.aminmax: (min, max) over ``dim`` or the whole tensor."""
+    x = as_tensor_arg(input)
+    if dim is None and keepdim:  # torch keeps every dim as size 1
+        return MinMax(amin(x, None, keepdim=True), amax(x, None, keepdim=True))
+    return MinMax(amin(x, dim, keepdim=keepdim), amax(x, dim, keepdim=keepdim))
+
+
+def _without_nan(x: Tensor) -> Tensor:
+    if not x.dtype.is_floating_point:
+        return x
+    return where(_isnan(x), scalar(0, x.dtype), x)
+
+
+def nansum(input: Any, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
+           ) -> Tensor:
+    """torch.nansum: the sum with NaN counted as zero."""
+    x = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    return sum(_without_nan(x), dim, keepdim=keepdim)
+
+
+def nanmean(input: Any, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
+            ) -> Tensor:
+    """torch.nanmean: the mean of the non-NaN elements (NaN where there are none)."""
+    x = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    _require_float("nanmean", x)
+    dims = _dims("nanmean", x, dim)
+    total = sum(_without_nan(x), dims, keepdim=keepdim)
+    kept = sum(logical_not(_isnan(x)), dims, keepdim=keepdim)
+    return total / convert(kept, x.dtype)
+
+
+# ---- scans ----
+
+def _scan_dim(name: str, x: Tensor, dim: int) -> tuple[Tensor, int]:
+    """A 0-d operand scans as shape [1] (torch accepts dim 0 or -1 for it)."""
+    d = normalize_dim(name, dim, x.ndim)
+    return (reshape(x, (1,)) if x.ndim == 0 else x), d
+
+
+def _scan(name: str, input: Any, dim: int, dtype: Any, attrs: dict[str, Any]) -> Tensor:
+    x = as_tensor_arg(input) if dtype is None else convert(input, dtype)
+    t, d = _scan_dim(name, x, dim)
+    out = record(OPS[name], (t,), {"dim": d, **attrs})
+    if dtype is not None:
+        out = convert(out, t.dtype)  # cumsum(int32, dtype=int32) stays int32
+    return reshape(out, x.shape) if x.ndim == 0 else out
+
+
+def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:
+    """torch.cumsum: integers and bool accumulate in int64 unless ``dtype``."""
+    return _scan("cumsum", input, dim, dtype, {"reverse": False})
+
+
+def cumprod(input: Any, dim: int, *, dtype: Any = None) -> Tensor:
+    return _scan("cumprod", input, dim, dtype, {})
+
+
+def logcumsumexp(input: Any, dim: int) -> Tensor:
+    x = as_tensor_arg(input)
+    _require_float("logcumsumexp", x)
+    return _scan("logcumsumexp", x, dim, None, {"reverse": False})
+
+
+def _cumextreme(name: str, input: Any, dim: int) -> ValuesIndices:
+    x = as_tensor_arg(input)
+    t, d = _scan_dim(name, x, dim)
+    values, indices = record(OPS[name], (t,), {"dim": d})
+    if x.ndim == 0:
+        values, indices = reshape(values, ()), reshape(indices, ())
+    return ValuesIndices(values, indices)
+
+
+def cummax(input: Any, dim: int) -> ValuesIndices:
+    """torch.cummax: running maximum and the index of the latest element equal
+    to it (NaN propagates, indexed at the latest NaN)."""
+    return _cumextreme("cummax", input, dim)
+
+
+def cummin(input: Any, dim: int) -> ValuesIndices:
+    return _cumextreme("cummin", input, dim)
+
+
+# ---- sorting ----
+
+def sort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = False
+         ) -> ValuesIndices:
+    """torch.sort: (values, indices). Always stable (equal elements keep their
+    order, which ``stable=True`` asks for); NaN sorts as the largest value."""
+    del stable  # every sort here is stable: a valid answer to stable=False too
+    x = as_tensor_arg(input)
+    t, d = _scan_dim("sort", x, dim)
+    values, indices = record(OPS["sort"], (t,), {"dim": d, "descending": bool(descending)})
+    if x.ndim == 0:
+        values, indices = reshape(values, ()), reshape(indices, ())
+    return ValuesIndices(values, indices)
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, *, stable: bool = False
+            ) -> Tensor:
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def msort(input: Any) -> Tensor:
+    return sort(input, 0).values
+
+
+def _narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    index = (slice(None),) * dim + (slice(start, start + length),)
+    return getitem(x, index)
+
+
+def topk(input: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+         ) -> ValuesIndices:
+    """torch.topk: the k largest (smallest with ``largest=False``) along
+    ``dim``, in order (also when ``sorted=False``, which leaves it open)."""
+    x = as_tensor_arg(input)
+    t, d = _scan_dim("topk", x, dim)
+    n = t.shape[d]
+    if not 0 <= k <= n:
+        raise ShapeError("topk", f"k = {k} is out of range for dimension {d} of size {n}")
+    values, indices = sort(t, d, descending=largest)
+    values, indices = _narrow(values, d, 0, k), _narrow(indices, d, 0, k)
+    if x.ndim == 0:
+        values, indices = reshape(values, ()), reshape(indices, ())
+    return ValuesIndices(values, indices)
+
+
+def _squeeze_dim(v: Tensor, d: int, keepdim: bool) -> Tensor:
+    return v if keepdim else reshape(v, v.shape[:d] + v.shape[d + 1:])
+
+
+def _select_sorted(name: str, x: Tensor, dim: int, keepdim: bool, position) -> ValuesIndices:
+    """Sort along ``dim`` and take, per slice, the element at ``position(t,
+    d, n)`` (an int, or an int64 tensor with size 1 at ``d``)."""
+    t, d = _scan_dim(name, x, dim)
+    n = t.shape[d]
+    if n == 0:
+        raise ShapeError(name, f"cannot take a value from empty dimension {d} of shape "
+                               f"{list(t.shape)}")
+    values, indices = record(OPS["sort"], (t,), {"dim": d, "descending": False})
+    pos = position(t, d, n)
+    if isinstance(pos, int):
+        v, i = _narrow(values, d, pos, 1), _narrow(indices, d, pos, 1)
+    else:
+        v = record(OPS["select_along"], (values, pos), {"dim": d})
+        i = record(OPS["select_along"], (indices, pos), {"dim": d})
+    if x.ndim == 0:
+        return ValuesIndices(reshape(v, ()), reshape(i, ()))
+    return ValuesIndices(_squeeze_dim(v, d, keepdim), _squeeze_dim(i, d, keepdim))
+
+
+def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """torch.kthvalue: the k-th smallest element (1-based) and its index."""
+    x = as_tensor_arg(input)
+
+    def position(t: Tensor, d: int, n: int) -> int:
+        if not 1 <= k <= n:
+            raise ShapeError("kthvalue", f"k = {k} is out of range for dimension {d} "
+                                         f"of size {n}")
+        return k - 1
+    return _select_sorted("kthvalue", x, dim, keepdim, position)
+
+
+def _nan_count(t: Tensor, d: int) -> Tensor:
+    return sum(_isnan(t), d, keepdim=True)  # int64, size 1 at d
+
+
+def _median(name: str, input: Any, dim: int | None, keepdim: bool, ignore_nan: bool):
+    x = as_tensor_arg(input)
+    flat = dim is None
+    if flat:
+        x = reshape(x, (x.numel(),)) if x.ndim != 1 else x
+        if x.numel() == 0 and x.dtype.is_floating_point:  # torch: NaN, not an error
+            return reshape(sum(x, None), ()) / scalar(0, x.dtype)
+
+    def position(t: Tensor, d: int, n: int) -> int | Tensor:
+        lower = (n - 1) // 2
+        if not t.dtype.is_floating_point:
+            return lower
+        nans = _nan_count(t, d)
+        if ignore_nan:  # the lower median of the non-NaN elements (NaN if all are)
+            valid = scalar(n, int64) - nans
+            half = convert(convert(valid - 1, t.dtype) / scalar(2, t.dtype), int64)
+            return where(valid > 0, half, scalar(0, int64))
+        # any NaN makes the median NaN: point at the first NaN (sorted last)
+        return where(nans > 0, scalar(n, int64) - nans, scalar(lower, int64))
+    out = _select_sorted(name, x, 0 if flat else dim, keepdim, position)
+    return out.values if flat else out
+
+
+def median(input: Any, dim: int | None = None, keepdim: bool = False
+           ) -> Tensor | ValuesIndices:
+    """torch.median: the lower median; NaN if a NaN is present. Without
+    ``dim``, of all elements (a 0-d tensor); with ``dim``, (values, indices)."""
+    return _median("median", input, dim, keepdim, ignore_nan=False)
+
+
+def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False
+              ) -> Tensor | ValuesIndices:
+    """torch.nanmedian: the lower median of the non-NaN elements."""
+    return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
+
+
+# Functions that are also Tensor methods (``x.prod()``, ``x.sort(1)``)
+METHODS = tuple(("prod var std all any count_nonzero aminmax nansum nanmean cumsum cumprod "
+                 "logcumsumexp cummax cummin sort argsort msort topk kthvalue median "
+                 "nanmedian").split())
+
+
+def _scan_inplace(name: str):
+    fn = globals()[name]
+
+    def method(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and to_dtype(dtype) is not self.dtype:
+            raise RuntimeError(f"{name}_: dtype {dtype} must be the tensor's own dtype "
+                               f"{self.dtype.name} (an in-place result keeps it)")
+        return _update(self, lambda old: fn(old, dim, dtype=dtype), f"{name}_")
+    method.__name__ = f"{name}_"
+    return method
+
+
+def _set_tensor_methods() -> None:
+    api = globals()
+    for name in METHODS:
+        setattr(Tensor, name, api[name])
+    for name in ("cumsum", "cumprod"):  # torch's in-place scans
+        setattr(Tensor, f"{name}_", _scan_inplace(name))
+
+
+_set_tensor_methods()
