@@ -130,6 +130,11 @@ RESERVED_QUEUES_WSE3 = frozenset({0, 1})
 RESERVED_QUEUES_WSE2 = frozenset({0})
 """WSE-2 queue taken by memcpy."""
 
+SDK_VERSIONS = (1, 2)
+"""SDK major versions whose idioms the emitter writes (2: the default). 2.x dropped
+``.fabric_color`` from fabin DSDs (and from fabout DSDs on WSE-3): their queues are
+bound to colors with ``@initialize_queue`` on both archs."""
+
 # On both archs a DSD length is a u16 (``@set_dsd_length(d, @bitcast(u16, n))``):
 # the emitter writes it so and the simulator rejects other types at plan time.
 

@@ -10,18 +10,22 @@ a `//unknown op` comment or `<!unknown ...>` placeholder becomes an error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, ClassVar
 
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
 from xdsl.dialects import csl, scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 
 class CslPrintError(DiagnosticException):
     """The IR holds something that has no CSL spelling (a diagnostic about the input)."""
+
+
+SDK_ATTR = "csl.sdk"  # module attribute: the SDK major version whose idioms to print
+ARCH_ATTR = "csl.arch"  # module attribute: the arch the program was lowered for
 
 
 def _task_id_expr(kind: csl.TaskKind, id: int) -> str:
@@ -44,12 +48,33 @@ class ExtCslPrintContext(CslPrintContext):
             raise CslPrintError(f"value or type has no CSL spelling in: {text.strip()}")
         super().print(text, prefix, end)
 
-    def _fab_dsd(self, result, extent: str, color: str, queue: int, extra: list[str]):
+    # SDK 2.x idioms (``print_csl`` sets these per program): fabin DSDs name no
+    # color (their input queue is bound to it), nor do fabout DSDs on WSE-3, and
+    # queues are initialized unconditionally. 1 (the default for IR that does not
+    # say): fabric DSDs name their color; queue set-up guarded for WSE-3 only.
+    sdk: ClassVar[int] = 1
+    arch: ClassVar[str] = ""
+    # (is output, queue) -> the color value @initialize_queue binds it to
+    bindings: ClassVar[dict[tuple[bool, int], SSAValue]] = {}
+
+    def _names_color(self, output: bool) -> bool:
+        return self.sdk < 2 or (output and self.arch != "wse3")
+
+    def _fab_dsd(self, result, extent: str, color: str, queue: int, extra: list[str],
+                 color_value: SSAValue | None = None):
         kind = result.type.data
         q = "input" if kind == csl.DsdKind.fabin_dsd else "output"
+        names_color = self._names_color(q == "output")
+        if not names_color and (color_value is None
+                                or self.bindings.get((q == "output", queue)) is not color_value):
+            raise CslPrintError(
+                f"{kind.value} on {q} queue {queue}: SDK {self.sdk}.x {kind.value}s name no "
+                f"color, so the queue must be bound to the DSD's color with @initialize_queue "
+                f"in the same program (print with SDK 1.x idioms otherwise)")
         self.print(f"{self._var_use(result)} = @get_dsd({kind.value}, .{{")
         self.print(f"  .extent = {extent},")
-        self.print(f"  .fabric_color = {color},")
+        if names_color:
+            self.print(f"  .fabric_color = {color},")
         self.print(f"  .{q}_queue = @get_{q}_queue({queue}),")
         for e in extra:
             self.print(f"  {e},")
@@ -68,10 +93,17 @@ class ExtCslPrintContext(CslPrintContext):
             case csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind):
                 verb = "block" if isinstance(op, csl_ext.BlockOp) else "unblock"
                 self.print(f"@{verb}({_task_id_expr(kind.data, id.value.data)});")
+            case csl_ext.InitializeQueueOp(color=c, queue_id=q) if self.sdk >= 2:
+                d = "output" if op.is_output else "input"
+                with self.descend("comptime") as inner:
+                    inner.print(
+                        f"@initialize_queue(@get_{d}_queue({csl_ext.queue_number(q)}), "
+                        f".{{ .color = {self._get_variable_name_for(c)} }});"
+                    )
             case csl_ext.InitializeQueueOp(color=c, queue_id=q):
                 d = "output" if op.is_output else "input"
-                # only WSE-3 has (and needs) explicit queue set-up; guard so that
-                # the same file also compiles for WSE-2
+                # SDK 1.x: only WSE-3 has (and needs) explicit queue set-up; guard so
+                # that the same file also compiles for WSE-2
                 with self.descend("comptime") as inner:
                     with inner.descend('if (@is_arch("wse3"))') as body:
                         body.print(
@@ -85,6 +117,7 @@ class ExtCslPrintContext(CslPrintContext):
                     self._get_variable_name_for(c),
                     csl_ext.queue_number(q),
                     [],
+                    color_value=c,
                 )
             case csl.GetFabDsdOp(
                 sizes=sizes,
@@ -137,7 +170,16 @@ def print_csl(module: ModuleOp, stream: IO[str]) -> None:
                 f"top-level op {op.name} is not a csl.module "
                 "(run lower-csl-wrapper on csl_wrapper.module first)"
             )
-    print_to_csl(module, stream, ExtCslPrintContext)
+    sdk_attr, arch_attr = module.attributes.get(SDK_ATTR), module.attributes.get(ARCH_ATTR)
+    sdk = sdk_attr.value.data if isinstance(sdk_attr, IntegerAttr) else 1
+    bindings: dict[tuple[bool, int], SSAValue] = {}
+    for q in module.walk():
+        if isinstance(q, csl_ext.InitializeQueueOp):
+            bindings[(q.is_output, csl_ext.queue_number(q.queue_id))] = q.color
+    ctx = type("CslPrintContextForProgram", (ExtCslPrintContext,), {
+        "sdk": sdk, "arch": arch_attr.data if isinstance(arch_attr, StringAttr) else "",
+        "bindings": bindings})
+    print_to_csl(module, stream, ctx)
 
 
 def split_csl_files(text: str) -> dict[str, str]:

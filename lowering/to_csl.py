@@ -42,7 +42,8 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr,
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from ..dialects import wse
-from ..dialects.wse_target import ARCHS, WSE_FNS
+from ..dialects.wse_target import ARCHS, SDK_VERSIONS, WSE_FNS
+from .csl_printer import ARCH_ATTR, SDK_ATTR
 from .wse_memory import MemoryPlan, is_immediate, plan_memory
 from .wse_to_csl.builder import F32, Emit
 from .wse_to_csl.comm_ops import CommOpsMixin
@@ -256,23 +257,29 @@ def find_program(module: ModuleOp) -> wse.ProgramOp:
 
 def lower_to_csl(module_or_program: ModuleOp | wse.ProgramOp, arch: str = "wse2",
                  plan: MemoryPlan | None = None, budget: int | None = None,
-                 stop_after: int | None = None, overlap: bool = True) -> CslProgram:
+                 stop_after: int | None = None, overlap: bool = True,
+                 sdk: int = 2) -> CslProgram:
     """Lower the (single) ``wse.program`` to a module of two ``csl.module`` ops.
     ``overlap=False``: SUMMA's transfers stay synchronous (no task chain).
-    ``stop_after=i`` (debugging) ends the launched task after the i-th op."""
+    ``stop_after=i`` (debugging) ends the launched task after the i-th op.
+    ``sdk``: the SDK major version whose idioms the printed CSL uses (1 or 2)."""
+    if sdk not in SDK_VERSIONS:
+        raise CslLoweringError(f"csl backend: sdk must be one of {SDK_VERSIONS}, not {sdk!r}")
     program = (module_or_program if isinstance(module_or_program, wse.ProgramOp)
                else find_program(module_or_program))
     out = _Lowerer(program, arch, plan, budget, stop_after, overlap).run()
     out.module.verify()
+    out.module.attributes[SDK_ATTR] = IntegerAttr(sdk, 32)
+    out.module.attributes[ARCH_ATTR] = StringAttr(arch)
     return out
 
 
 def convert_to_csl(module: ModuleOp, arch: str = "wse2", plan: MemoryPlan | None = None,
-                   budget: int | None = None, overlap: bool = True) -> CslProgram:
+                   budget: int | None = None, overlap: bool = True, sdk: int = 2) -> CslProgram:
     """``convert-wse-to-csl``: replace the module's ``wse.program`` by the layout and
     PE-program ``csl.module`` ops side by side (the form xDSL's ``lower-csl-wrapper``
     produces) and record the host interface in the ``HOST_ATTR`` module attribute."""
-    prog = lower_to_csl(module, arch, plan, budget, overlap=overlap)
+    prog = lower_to_csl(module, arch, plan, budget, overlap=overlap, sdk=sdk)
     block = module.body.block
     for op in list(block.ops):
         op.detach()
@@ -280,5 +287,7 @@ def convert_to_csl(module: ModuleOp, arch: str = "wse2", plan: MemoryPlan | None
         op.detach()
         block.add_op(op)
     module.attributes[HOST_ATTR] = StringAttr(json.dumps(prog.host_json()))
+    for name in (SDK_ATTR, ARCH_ATTR):
+        module.attributes[name] = prog.module.attributes[name]
     prog.module = module
     return prog

@@ -35,20 +35,24 @@ class ConvertWseToCsl(ModulePass):
     overlap: bool = True
     """SUMMA's transfers overlap the multiply (a chain of tasks); false: synchronous."""
 
+    sdk: int = 2
+    """The SDK major version whose idioms the printed CSL uses (1 or 2)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arch = self.arch
         if not arch:
             a = op.attributes.get("wse.arch")
             arch = a.data if isinstance(a, StringAttr) else "wse2"
-        convert_to_csl(op, arch, overlap=self.overlap)
+        convert_to_csl(op, arch, overlap=self.overlap, sdk=self.sdk)
 
 
 def csl_pipeline(grid: str = "", arch: str = "", max_pes: int = 1024, matmul: str = "auto",
-                 from_wse: bool = False) -> str:
+                 from_wse: bool = False, sdk: int = 2) -> str:
     """The pipeline lowering a pyflame module (``from_wse``: a wse module) to CSL.
     ``grid``: ``WIDTHxHEIGHT``, ``auto``, or empty for the module's ``wse.grid``;
     ``arch`` empty: the module's ``wse.arch``, else wse2."""
-    to_csl = "convert-wse-to-csl" + (f"{{arch={arch}}}" if arch else "")
+    csl_opts = ([f"arch={arch}"] if arch else []) + ([f"sdk={sdk}"] if sdk != 2 else [])
+    to_csl = "convert-wse-to-csl" + (f"{{{' '.join(csl_opts)}}}" if csl_opts else "")
     if from_wse:
         return to_csl
     opts = [f'grid="{grid}"'] if grid else []

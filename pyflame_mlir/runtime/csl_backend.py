@@ -54,6 +54,7 @@ class CslOptions:
     max_pes: int = 1024
     mode: str = "auto"  # auto | simulator | sdk
     matmul: str = "auto"  # auto | local | summa (the matmul algorithm; auto: by cost)
+    sdk: int = 2  # the SDK major version whose idioms the emitted CSL uses (1 or 2)
 
 
 def _env_options() -> CslOptions:
@@ -64,15 +65,16 @@ def _env_options() -> CslOptions:
         grid = (int(w), int(h))
     return CslOptions(grid, os.environ.get("PYFLAME_CSL_ARCH", "wse2"),
                       int(os.environ.get("PYFLAME_CSL_MAX_PES", "1024")),
-                      os.environ.get("PYFLAME_CSL_MODE", "auto"))
+                      os.environ.get("PYFLAME_CSL_MODE", "auto"),
+                      sdk=int(os.environ.get("PYFLAME_CSL_SDK", "2")))
 
 
 _OPTIONS: list[CslOptions] = [_env_options()]
 
 
 def configure(**changes: Any) -> CslOptions:
-    """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul); returns the
-    old ones."""
+    """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul, sdk); returns
+    the old ones."""
     old = _OPTIONS[0]
     if "grid" in changes and changes["grid"] is not None:
         changes["grid"] = tuple(int(n) for n in changes["grid"])
@@ -81,6 +83,8 @@ def configure(**changes: Any) -> CslOptions:
         raise ValueError(f"arch must be wse2 or wse3, not {new.arch!r}")
     if new.matmul not in ("auto", "local", "summa"):
         raise ValueError(f"matmul must be auto, local or summa, not {new.matmul!r}")
+    if new.sdk not in (1, 2):
+        raise ValueError(f"sdk must be 1 or 2 (the SDK major version), not {new.sdk!r}")
     if new.mode not in ("auto", "simulator", "sdk"):
         raise ValueError(f"mode must be auto, simulator or sdk, not {new.mode!r}")
     _OPTIONS[0] = new
@@ -134,7 +138,8 @@ class CslExecutable:
         from ..passes.convert_wse_to_csl import csl_pipeline, lower_module_to_csl
 
         grid = "x".join(map(str, opts.grid)) if opts.grid else "auto"
-        pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul)
+        pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul,
+                                sdk=opts.sdk)
         prog, lowered = lower_module_to_csl(self.module.clone(), pipeline)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]
@@ -241,14 +246,15 @@ def unavailable_reason() -> str | None:
 
 
 def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path,
-                  grid: tuple[int, int] | None = None, arch: str | None = None
-                  ) -> tuple[Path, CslExecutable]:
+                  grid: tuple[int, int] | None = None, arch: str | None = None,
+                  sdk_version: int | None = None) -> tuple[Path, CslExecutable]:
     """Write the SDK project of an optimized ``pyflame`` module (what the csl
     backend's ``lower`` takes) to ``out_dir``, with ``leaves`` (the values of
     its arguments, in order) as ``in_<i>.npy``. Returns the directory and the
     executable. The runtime half of ``pf.export_csl`` (``compiler.py``), which
     builds the module from lazy tensors."""
-    changes = {k: v for k, v in (("grid", grid), ("arch", arch)) if v is not None}
+    changes = {k: v for k, v in (("grid", grid), ("arch", arch), ("sdk", sdk_version))
+               if v is not None}
     prev = configure(**changes) if changes else None
     try:
         exe = CslExecutable(module)

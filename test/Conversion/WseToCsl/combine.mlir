@@ -1,5 +1,6 @@
 // RUN: pyflame-opt %s -p convert-wse-to-csl -t csl | filecheck %s
 // RUN: pyflame-opt %s -p 'convert-wse-to-csl{arch=wse3}' -t csl | filecheck %s --check-prefix=WSE3
+// RUN: pyflame-opt %s -p 'convert-wse-to-csl{sdk=1}' -t csl | filecheck %s --check-prefix=SDK1
 // A reduction over a dimension tiled over the columns: the local reduce, then
 // a chain toward column 0 on two colors alternating by column parity
 // (checkerboard), 13 rows over 3 rows of PEs (blocks of 5, 5, 3).
@@ -21,7 +22,8 @@ wse.program @main {width = 4, height = 3} {
 // CHECK:      const chain_x_send : color = if (((px % 2)  ==  0)) @get_color(0) else @get_color(1);
 // CHECK-NEXT: const chain_x_recv : color = if (((px % 2)  ==  0)) @get_color(1) else @get_color(0);
 //   per-arch queues: memcpy owns queue 0 on WSE-2 and queues 0-1 on WSE-3
-// CHECK:      @initialize_queue(@get_input_queue(1), .{ .color = chain_x_recv });
+// CHECK:      comptime {
+// CHECK-NEXT:   @initialize_queue(@get_input_queue(1), .{ .color = chain_x_recv });
 // CHECK-NOT:  @get_output_queue(0)
 // CHECK:      task main() void {
 //   the local reduce: the first column, then the others (stride 2)
@@ -33,9 +35,14 @@ wse.program @main {width = 4, height = 3} {
 // CHECK:        if ((px  ==  3)) {
 // CHECK:          .fabric_color = chain_x_send,
 // CHECK:          @fmovs({{.*}});
+// SDK 2.x idioms (the default): a fabin DSD names its queue, bound to the color
+// above; on WSE-2 a fabout DSD still names its color
 // CHECK:          if ((px  ==  0)) {
-// CHECK:            .fabric_color = chain_x_recv,
-// CHECK:            @fadds([[L:.*]], [[L]], {{.*}});
+// CHECK:            @get_dsd(fabin_dsd, .{
+// CHECK-NEXT:         .extent = 5,
+// CHECK-NEXT:         .input_queue = @get_input_queue(1),
+// CHECK-NEXT:       });
+// CHECK-NEXT:       @fadds([[L:.*]], [[L]], {{.*}});
 // CHECK:          else {
 // CHECK:            @fadds({{.*}}, {{.*}}, {{.*}});
 // CHECK:        sys_mod.unblock_cmd_stream();
@@ -57,4 +64,16 @@ wse.program @main {width = 4, height = 3} {
 // local task ids from 8 (ids 0-7 are the input queues' data tasks)
 // WSE3:      @initialize_queue(@get_input_queue(2), .{ .color = chain_x_recv });
 // WSE3:      @initialize_queue(@get_output_queue(2), .{ .color = chain_x_send });
+//   SDK 2.x on WSE-3: a fabout DSD names no color either (its queue is bound)
+// WSE3:      const {{v[0-9]+}} : fabout_dsd = @get_dsd(fabout_dsd, .{
+// WSE3-NEXT:   .extent = 5,
+// WSE3-NEXT:   .output_queue = @get_output_queue(2),
 // WSE3:      @bind_local_task(main, @get_local_task_id(8));
+
+// SDK 1.x idioms: fabric DSDs name their color; queue set-up only on WSE-3
+// SDK1:      if (@is_arch("wse3")) {
+// SDK1-NEXT:   @initialize_queue(@get_input_queue(1), .{ .color = chain_x_recv });
+// SDK1:      @get_dsd(fabin_dsd, .{
+// SDK1-NEXT:   .extent = 5,
+// SDK1-NEXT:   .fabric_color = chain_x_recv,
+// SDK1-NEXT:   .input_queue = @get_input_queue(1),

@@ -24,7 +24,7 @@ module attributes {wse.grid = "2x2", wse.arch = "wse3"} {
 // CHECK:      @export_symbol(in_0_ptr, "in_0");
 // CHECK:      @export_symbol(in_2_ptr, "in_2");
 // CHECK:      @export_symbol(out_0_ptr, "out_0");
-// CHECK:      if (@is_arch("wse3")) {
+// CHECK:      comptime {
 // CHECK-NEXT:   @initialize_queue(@get_input_queue(2), .{ .color = {{.*}} });
 // CHECK:      task main() void {
 // CHECK:        @fmacs(

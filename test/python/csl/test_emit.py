@@ -152,3 +152,40 @@ def test_commands_sh_hardware_build_takes_the_system_fabric_dims(tmp_path):
     assert log[1] == "cs_python run.py --name out_hw --cmaddr 10.0.0.1:9000"
     assert log[2].startswith("cslc layout.csl --arch=wse2 --fabric-dims=9,4 ")
     assert log[3] == "cs_python run.py --name out"
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+def test_sdk_versions_write_their_idioms(tmp_path, arch):
+    """Issue 15: SDK 2.x (the default) dropped `.fabric_color` from fabin DSDs (and
+    from fabout DSDs on WSE-3) and initializes queues on both archs; SDK 1.x
+    fabric DSDs name their color, and queue set-up is WSE-3 only."""
+    pf.manual_seed(0)
+    x, w = pf.randn(8, 6), pf.randn(6, 4)
+    y = (x @ w).sum(1)
+    texts = {}
+    for sdk in (1, 2):
+        out, _ = pf.export_csl(y, tmp_path / f"sdk{sdk}", grid=(2, 2), arch=arch,
+                               sdk_version=sdk)
+        texts[sdk] = (out / "pe_program.csl").read_text()
+    fabin = re.compile(r"@get_dsd\(fabin_dsd, \.\{\n\s*\.extent = \w+,\n\s*(\.\w+)")
+    fabout = re.compile(r"@get_dsd\(fabout_dsd, \.\{\n\s*\.extent = \w+,\n\s*(\.\w+)")
+    assert set(fabin.findall(texts[2])) == {".input_queue"}
+    assert set(fabout.findall(texts[2])) == {".output_queue" if arch == "wse3" else ".fabric_color"}
+    assert set(fabin.findall(texts[1])) == set(fabout.findall(texts[1])) == {".fabric_color"}
+    assert '@is_arch("wse3")' not in texts[2] and "@initialize_queue(@get_input_queue" in texts[2]
+    assert '@is_arch("wse3")' in texts[1]
+    with pytest.raises(ValueError, match="sdk must be 1 or 2"):
+        pf.export_csl(y, tmp_path / "bad", grid=(2, 2), sdk_version=3)
+
+
+def test_sdk2_fabin_needs_its_queue_bound(tmp_path):
+    """Without `.fabric_color`, a fabin DSD reads whatever color its queue is bound
+    to: printing one whose queue no @initialize_queue binds would change what it
+    reads, so it is refused."""
+    prog, _, _ = _program((2, 2))
+    for op in list(prog.module.walk()):
+        if op.name == "csl_ext.initialize_queue":
+            op.detach()
+            op.erase()
+    with pytest.raises(CslPrintError, match="must be bound to the DSD's color"):
+        emit(prog, tmp_path / "never")
