@@ -202,4 +202,5 @@ def get_pipeline() -> str:
     return _pipeline_spec()
 
 
-__all__ = [n for n in dir() if not n.startswith("_")] + list(_METHODS) + list(_INDEXING_METHODS)
+__all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
+           + list(_METHODS) + list(_INDEXING_METHODS))

@@ -1368,6 +1368,14 @@ def clone(x: TensorLike, *, memory_format: Any = None) -> Tensor:
     return _same(as_tensor_arg(x))
 
 
+def _names_dtype(text: str) -> bool:
+    try:
+        to_dtype(text)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
+
+
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
        non_blocking: bool = False, copy: bool = False, memory_format: Any = None) -> Tensor:
     """``t.to(dtype)``, ``t.to(device[, dtype])``, ``t.to(other)`` (then
@@ -1379,6 +1387,8 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
             flags.append(a)
         elif isinstance(a, Tensor):
             dtype = a.dtype
+        elif isinstance(a, str) and _names_dtype(a):  # ``t.to("float64")``
+            dtype = a
         elif isinstance(a, str) or type(a).__name__ == "device":
             device = a
         else:
@@ -1504,3 +1514,10 @@ def _set_tensor_methods() -> None:
 
 
 _set_tensor_methods()
+
+# ``from .ops import *`` (pf's namespace): the op API defined here, not this
+# module's imports (numpy, typing, the op table) nor its internal helpers
+_INTERNAL = {"as_tensor_arg", "constant_value", "scalar"}
+__all__ = [name for name, value in globals().items()
+           if not name.startswith("_") and name not in _INTERNAL and callable(value)
+           and getattr(value, "__module__", None) == __name__]
