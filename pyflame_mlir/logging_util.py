@@ -44,9 +44,11 @@ class _Handler(logging.StreamHandler):
         # looked up, not imported: `import pyflame_mlir` loads no runtime module,
         # and no line can be active if the progress module never loaded
         progress = sys.modules.get(PROGRESS_MODULE)
-        if progress is not None:
-            progress.clear_lines(self.stream)
-        super().emit(record)
+        if progress is None:
+            super().emit(record)
+            return
+        with progress.lines_cleared(self.stream):  # no redraw between blanking and writing
+            super().emit(record)
 
 
 def configure(level: str | None = None, stream: TextIO | None = None) -> logging.Logger:

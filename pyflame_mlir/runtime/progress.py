@@ -101,17 +101,15 @@ class Progress:
         stage = f" [{self._stage}]" if self._stage else ""
         return f"pyflame: {self.what}{stage}"
 
-    def clear(self) -> None:
-        """Blank the line for a moment (a log record is about to be written
-        to the same terminal); the next redraw brings it back."""
-        with self._lock:
-            if not self.shown or self._done.is_set():
-                return
-            if self._bar is not None:
-                self._bar.clear()
-            else:
-                self._stream.write("\r" + " " * self._width + "\r")
-                self._stream.flush()
+    def _clear_locked(self) -> None:
+        """Blank the line (the caller holds ``_lock``); the next redraw brings it back."""
+        if not self.shown or self._done.is_set():
+            return
+        if self._bar is not None:
+            self._bar.clear()
+        else:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
 
     def _draw(self) -> None:
         with self._lock:
@@ -165,11 +163,20 @@ class Progress:
 ACTIVE: set[Progress] = set()  # lines being drawn now (logging_util blanks them to write)
 
 
-def clear_lines(stream: TextIO) -> None:
-    """Blank every progress line on ``stream`` before something else writes there."""
-    for p in list(ACTIVE):
-        if p._stream is stream:
-            p.clear()
+@contextmanager
+def lines_cleared(stream: TextIO) -> Iterator[None]:
+    """Blank every progress line on ``stream`` and keep them blank (their drawing
+    threads wait) while the caller writes there, e.g. a log record."""
+    held = [p for p in list(ACTIVE) if p._stream is stream]
+    for p in held:
+        p._lock.acquire()
+    try:
+        for p in held:
+            p._clear_locked()
+        yield
+    finally:
+        for p in reversed(held):
+            p._lock.release()
 
 
 class _Silent:

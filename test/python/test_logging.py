@@ -140,6 +140,7 @@ PRINT_ALLOWED = {
     # the host-script runner's command line, and run_script's report (quiet=True: none)
     "pyflame_mlir/runtime/wse/run_host.py": {"main", "run_script"},
     "pyflame_mlir/runtime/wse/compile.py": {"main"},  # CLI
+    "pyflame_mlir/runtime/mlir_blas.py": {"main"},  # CLI for the lit test
 }
 LIBRARY = ("pyflame_mlir", "dialects", "passes", "lowering")
 

@@ -270,6 +270,8 @@ def test_jvp_vs_torch_and_vjp(name: str, data: st.DataObject) -> None:
     ct_tree: Any = [pf.from_numpy(c) for c in cts]
     if not isinstance(out2, list | tuple):
         ct_tree = ct_tree[0]
+    elif isinstance(out2, tuple):  # the cotangent has the output's structure (as JAX)
+        ct_tree = tuple(ct_tree) if type(out2) is tuple else type(out2)(*ct_tree)
     vjps = vjp_fn(ct_tree)
     pf.eval(*outputs(out), *tout, *vjps)
     what = ex.describe()
