@@ -43,40 +43,20 @@ def load_example(use_torch: bool) -> dict:
     return ns
 
 
-def pyflame_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
-    ex = load_example(False)
+def lib_runner(lib, state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
+    """The example's model and training step under ``lib`` (pyflame or torch)."""
+    ex = load_example(use_torch=lib is not pf)
     model = ex["GPT"]()
-    model.load_state_dict({k: pf.tensor(v) for k, v in state.items()})
-    opt = pf.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
+    model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+    opt = lib.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
 
     def run(n: int) -> float:
         for i in range(n):
             x, y = data[i % len(data)]
-            _, loss = model(pf.tensor(x), pf.tensor(y))
+            _, loss = model(lib.tensor(x), lib.tensor(y))
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            pf.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-            opt.step()
-            value = loss.item()
-        return value
-    return run
-
-
-def torch_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
-    import torch
-
-    ex = load_example(True)
-    model = ex["GPT"]()
-    model.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
-
-    def run(n: int) -> float:
-        for i in range(n):
-            x, y = data[i % len(data)]
-            _, loss = model(torch.tensor(x), torch.tensor(y))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+            lib.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
             opt.step()
             value = loss.item()
         return value
@@ -161,8 +141,10 @@ def main() -> None:
     pf.manual_seed(0)
     state = {k: v.numpy() for k, v in ex["GPT"]().state_dict().items()}
     data = list(ex["batches"](BATCH, args.steps))
-    runners = {"pyflame (reference)": pyflame_runner(state, data),
-               "torch eager": torch_runner(state, data)}
+    import torch
+
+    runners = {"pyflame (reference)": lib_runner(pf, state, data),
+               "torch eager": lib_runner(torch, state, data)}
     jax_run = jax_runner(state, data)
     if jax_run is not None:
         runners["jax.jit + optax"] = jax_run
