@@ -46,12 +46,7 @@ class Adam(Optimizer):
                 lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
                 wd, amsgrad = group["weight_decay"], group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
-                for p in group["params"]:
-                    grad = p.grad
-                    if grad is None:
-                        continue
-                    if group["maximize"]:
-                        grad = -grad
+                for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
                         state["step"] = 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -103,6 +103,14 @@ class Optimizer:
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+
+    @staticmethod
+    def _gradients(group: dict[str, Any]) -> Iterator[tuple[Tensor, Tensor]]:
+        """(parameter, gradient) for the group's parameters that have a gradient;
+        the gradient negated where the group maximizes."""
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, (-p.grad if group["maximize"] else p.grad)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:

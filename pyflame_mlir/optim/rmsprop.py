@@ -45,12 +45,7 @@ class RMSprop(Optimizer):
                 lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
                 wd, momentum, centered = group["weight_decay"], group["momentum"], \
                     group["centered"]
-                for p in group["params"]:
-                    grad = p.grad
-                    if grad is None:
-                        continue
-                    if group["maximize"]:
-                        grad = -grad
+                for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
                         state["step"] = 0
@@ -111,12 +106,7 @@ class Adagrad(Optimizer):
             for group in self.param_groups:
                 lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], \
                     group["weight_decay"]
-                for p in group["params"]:
-                    grad = p.grad
-                    if grad is None:
-                        continue
-                    if group["maximize"]:
-                        grad = -grad
+                for p, grad in self._gradients(group):
                     state = self.state[p]
                     state["step"] += 1
                     if wd != 0:

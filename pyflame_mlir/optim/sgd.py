@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autodiff import no_grad
-from ..core import Tensor
 from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
 
 __all__ = ["SGD"]
@@ -37,11 +36,7 @@ class SGD(Optimizer):
             for group in self.param_groups:
                 lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
                 wd, nesterov = group["weight_decay"], group["nesterov"]
-                for p in group["params"]:
-                    g: Tensor | None = p.grad
-                    if g is None:
-                        continue
-                    d_p = -g if group["maximize"] else g
+                for p, d_p in self._gradients(group):
                     if wd != 0:
                         d_p = d_p + p * wd
                     if momentum != 0:
