@@ -618,8 +618,10 @@ def _conv_padding(op: str, padding: Any, kernel: Sequence[int], dilation: Sequen
     return [(v, v) for v in p]
 
 
-def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | None,
-            stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
+def _batched_conv_input(op: str, nsp: int, input: Tensor, weight: Tensor  # noqa: A002
+                         ) -> tuple[Tensor, bool]:
+    """The input with a batch dimension (and whether it had none), after checking
+    the ranks of input and weight."""
     x = as_tensor_arg(input)
     unbatched = x.ndim == nsp + 1
     if unbatched:
@@ -628,6 +630,12 @@ def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | Non
         raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input and a "
                              f"{nsp + 2}-D weight, got {list(input.shape)} and "
                              f"{list(weight.shape)}")
+    return x, unbatched
+
+
+def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+            stride: Any, padding: Any, dilation: Any, groups: int) -> Tensor:
+    x, unbatched = _batched_conv_input(op, nsp, input, weight)
     n, c = x.shape[:2]
     o, cg = weight.shape[:2]
     kernel = weight.shape[2:]
@@ -676,14 +684,7 @@ def _conv_transposend(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Te
     ``stride`` (interior zero padding), padded by dilation*(k-1) - padding
     (cropped where that is negative), and convolved with the flipped kernel
     whose in/out channels are swapped per group."""
-    x = as_tensor_arg(input)
-    unbatched = x.ndim == nsp + 1
-    if unbatched:
-        x = x.unsqueeze(0)
-    if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
-        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input and a "
-                             f"{nsp + 2}-D weight, got {list(input.shape)} and "
-                             f"{list(weight.shape)}")
+    x, unbatched = _batched_conv_input(op, nsp, input, weight)
     c, og = weight.shape[:2]
     kernel = weight.shape[2:]
     if x.shape[1] != c or groups < 1 or c % groups:
