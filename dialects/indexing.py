@@ -93,9 +93,16 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
     return out
 
 
+def _index_bounds(shapes: Sequence[Shape], attrs: dict) -> tuple[int, int, int]:
+    x, dim = shapes[0], attrs["dim"]
+    return 1, dim, x[dim] if x else 1
+
+
 define(OpDef("gather", "indexing", _gather_rule, _gather, 2, {"dim": "int"},
+             index_bounds=_index_bounds,
              doc="out[i][j] = x[index[i][j]][j] for dim 0 (torch.gather)"))
 define(OpDef("scatter_add", "indexing", _scatter_add_rule, _scatter_add, 3, {"dim": "int"},
+             index_bounds=_index_bounds,
              doc="out = x; out[index[i][j]][j] += src[i][j] for dim 0 (torch.scatter_add)"))
 
 

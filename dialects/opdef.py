@@ -85,6 +85,11 @@ class OpDef:
     # 0.0 == -0.0) or by identity (traced functions): then no memo
     memo_attrs: Callable[[Attrs], Hashable] | None = None
     memo: dict[tuple, tuple[tuple[Spec, ...], int]] = field(default_factory=dict, repr=False)
+    # ops that read at positions an operand holds: index_bounds(shapes, attrs) ->
+    # (operand number, dim, size): every value of that operand must lie in
+    # [0, size). The reference kernel raises on its own; the ``check-indices``
+    # pass makes the other backends raise too (they would clamp or read anywhere)
+    index_bounds: Callable[[Sequence[Shape], Attrs], tuple[int, int, int]] | None = None
 
     def __post_init__(self) -> None:
         for kind in self.attrs.values():

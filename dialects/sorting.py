@@ -178,9 +178,11 @@ def _scatter_add_along_decomposition(b, inputs, dim, size):
 
 define(OpDef("sort", "sorting", _sort_rule, _sort, 1, {"dim": "int", "descending": "bool"},
              num_results=2))
-define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"}))
+define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"},
+             index_bounds=lambda shapes, attrs: (1, attrs["dim"], shapes[0][attrs["dim"]])))
 define(OpDef("scatter_add_along", "sorting", _scatter_rule, _scatter_add_along, 2,
-             {"dim": "int", "size": "int"}))
+             {"dim": "int", "size": "int"},
+             index_bounds=lambda shapes, attrs: (1, attrs["dim"], attrs["size"])))
 QUADRATIC.update({"sort": _sort_decomposition, "select_along": _select_along_decomposition,
                   "scatter_add_along": _scatter_add_along_decomposition})
 

@@ -763,8 +763,9 @@ def _logsumexp(em: Emitter, inputs, specs, out, dims, keepdim):
 # ---- indexing (dialects/indexing.py): gather and scatter_add ----
 
 def _clamped_index(s: Scalar, v: SSAValue, n: int) -> SSAValue:
-    """An index value as ``index``, clamped into ``[0, n)``: the reference
-    backend raises on out-of-range indices; here they must not read outside."""
+    """An index value as ``index``, clamped into ``[0, n)`` so that no read
+    leaves the tensor; the result is never returned for a bad index: the
+    ``check-indices`` pass's counts make the compile driver raise instead."""
     i = s(arith.IndexCastOp(v, IndexType()))
     lo = s(arith.ConstantOp(IntegerAttr(0, IndexType())))
     hi = s(arith.ConstantOp(IntegerAttr(max(n - 1, 0), IndexType())))

@@ -102,6 +102,11 @@ def _convert_wse_to_csl() -> type[ModulePass]:
     return ConvertWseToCsl
 
 
+def _check_indices() -> type[ModulePass]:
+    from .check_indices import CheckIndices
+    return CheckIndices
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "cse": _cse,
@@ -120,6 +125,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "legalize-for-wse": _legalize_for_wse,
     "convert-pyflame-to-wse": _convert_pyflame_to_wse,
     "convert-wse-to-csl": _convert_wse_to_csl,
+    "check-indices": _check_indices,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'

@@ -243,7 +243,17 @@ class CompiledGraph:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def run(self, args: list) -> list:
-        return self.executable.run(args)
+        out = self.executable.run(args)
+        checks = self.extra.get("index_checks")
+        if not checks:
+            return out
+        from .passes.check_indices import check_message
+
+        n = len(out) - len(checks)
+        for entry, count in zip(checks, out[n:]):
+            if int(count):
+                raise IndexError(check_message(entry, int(count), self.backend))
+        return out[:n]
 
 
 def count_ops(module: ModuleOp) -> int:
@@ -269,6 +279,7 @@ def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
     from .passes.common import count_ops as count_executed_ops
 
     before = count_executed_ops(module)  # a pyflame.fused region counts as one op
+    checks = _add_index_checks(module) if backend_name not in CHECKED_INDICES else []
     stats = run_pipeline(module, spec)
     t2 = time.perf_counter()
     executable = backend.lower(module)
@@ -280,7 +291,19 @@ def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
                          {"ir_build": t1 - t0, "passes": t2 - t1, "lowering": t3 - t2,
                           "total": t3 - t0}, before, count_executed_ops(module),
                          getattr(executable, "nbytes", 0),
-                         {"pass_statistics": stats.as_dict()})
+                         {"pass_statistics": stats.as_dict(), "index_checks": checks})
+
+
+# Backends whose kernels raise on an out-of-range index themselves; the others
+# get the ``check-indices`` pass (a wrong read is never returned silently).
+CHECKED_INDICES = frozenset({"reference"})
+
+
+def _add_index_checks(module: ModuleOp) -> list[str]:
+    from .passes.check_indices import CheckIndices, index_checks
+
+    CheckIndices().apply(make_context(), module)
+    return index_checks(module)
 
 
 def _log_compile(key_hash: str, backend: str, executable: Any, ir: float, passes: float,

@@ -12,9 +12,10 @@ input at flat positions:
   are computed with numpy when recording; negative indices wrap and an
   out-of-range one raises ``IndexError`` naming the dim and its size at once;
 - lazy int index tensors stay lazy: the flat position is computed in the
-  graph, and an out-of-range index makes it invalid, so the ``gather`` kernel
-  raises ``IndexError`` at evaluation (the reference backend; other backends
-  do not check indices), never a silent wrong read;
+  graph, and an out-of-range index makes it invalid, so the ``gather`` raises
+  ``IndexError`` at evaluation (the reference kernel itself; on the other
+  backends the ``check-indices`` pass counts bad indices in the graph and the
+  compile driver raises), never a silent wrong read;
 - bool masks have a data-dependent shape: the mask is evaluated (looking at a
   value never changes a gradient) and becomes host indices.
 

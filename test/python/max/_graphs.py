@@ -220,3 +220,26 @@ def train_step(params: list[pf.Tensor], x: pf.Tensor, y: pf.Tensor, lr: float = 
     with pf.no_grad():
         new = [p - lr * p.grad for p in params]
     return loss, logits, new
+
+
+def lazy_indexing(gather_index: list[int], embed_index: list[int], scatter_index: list[int]
+                  ) -> list[pf.Tensor]:
+    """Indexing ops whose indices are computed in the graph (``+ 0``), so no
+    check at record time sees them: an out-of-range one must raise when the
+    graph runs, on every backend (never a clamped or stray read). The index
+    data are leaves: every call with the same lengths is one compiled graph."""
+    x = pf.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+    g = pf.tensor(np.asarray(gather_index, np.int64).reshape(-1, 1).repeat(3, 1)) + 0
+    e = pf.tensor(np.asarray(embed_index, np.int64)) + 0
+    s = pf.tensor(np.asarray(scatter_index, np.int64).reshape(-1, 1).repeat(3, 1)) + 0
+    src = pf.ones(s.shape)
+    return [pf.gather(x, 0, g), pf.nn.functional.embedding(e, x),
+            pf.scatter_add(pf.zeros(4, 3), 0, s, src)]
+
+
+def expected_lazy_indexing(gather_index: list[int], embed_index: list[int],
+                           scatter_index: list[int]) -> list[np.ndarray]:
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    out = np.zeros((4, 3), np.float32)
+    np.add.at(out, np.asarray(scatter_index), 1.0)
+    return [x[np.asarray(gather_index)], x[np.asarray(embed_index)], out]

@@ -177,3 +177,18 @@ def test_training_step_rebuilds_a_corrupt_entry_then_hits_the_cache(
 def _flat(step: tuple[pf.Tensor, pf.Tensor, list[pf.Tensor]]) -> list[pf.Tensor]:
     loss, logits, new = step
     return [loss, logits, *new]
+
+
+def test_out_of_range_lazy_indices_raise_not_read_anywhere(on_max: Path) -> None:
+    """MAX's gather reads wherever an index points: the ``check-indices``
+    counts make a bad index an IndexError naming the op (one compile serves
+    good and bad data; the indices are leaves)."""
+    good = ([3, 0, 1], [2, 2], [0, 3, 3])
+    got = pf.eval(*_graphs.lazy_indexing(*good))
+    for g, want in zip(got, _graphs.expected_lazy_indexing(*good)):
+        np.testing.assert_array_equal(g.numpy(), want)
+    for data, op in ((([3, 4, 1], [2, 2], [0, 3, 3]), "gather"),
+                     (([3, 0, 1], [2, -9], [0, 3, 3]), "gather"),
+                     (([3, 0, 1], [2, 2], [0, 7, 3]), "scatter_add")):
+        with pytest.raises(IndexError, match=rf"pyflame\.{op}: .*out of bounds"):
+            pf.eval(*_graphs.lazy_indexing(*data))
