@@ -39,3 +39,17 @@ expected = float(-np.log(p).sum())
 print(f"numpy = {expected:.6f}   relative difference {abs(value - expected) / abs(expected):.2e}")
 assert abs(value - expected) <= 1e-4 * abs(expected), "loss does not match numpy"
 print("cache:", pf.cache_stats())
+
+# The same loss on the other backends installed here (extras: pip install
+# 'pyflame-mlir[max]' / '[mlir]'). A first MAX compile takes a minute or two on
+# a small CPU (a progress line says so on a terminal); the compiled model is
+# cached on disk, so the next run loads it (`python -m pyflame_mlir cache info`).
+for name in ("max", "mlir"):
+    try:
+        with pf.backend(name):
+            got = (-pf.log(pf.softmax(pf.relu(x @ w1 + b1) @ w2, dim=1)).sum()).item()
+    except RuntimeError as e:  # the backend is not installed: the reason says which extra
+        print(f"{name}: skipped ({e})")
+        continue
+    print(f"{name}: loss = {got:.6f}   relative difference {abs(got - value) / abs(value):.2e}")
+    assert abs(got - value) <= 1e-4 * abs(value), f"the {name} loss differs"

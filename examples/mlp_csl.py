@@ -10,13 +10,12 @@ the WSE simulator's SdkRuntime. The loss must equal the reference backend's.
 
     python examples/mlp_csl.py            # full size: a 16x16 grid, about 2-3 minutes
     python examples/mlp_csl.py --small    # 256x128 @ 128x64 @ 64x10, seconds
-    python examples/mlp_csl.py --out DIR  # keep the project in DIR
+    python examples/mlp_csl.py --out DIR  # the project in DIR (default: the csl cache)
 """
 
 import argparse
 import contextlib
 import io
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +27,8 @@ from pyflame_mlir.runtime.wse.run_host import run_script
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--small", action="store_true", help="a scaled-down MLP (fast)")
-ap.add_argument("--out", help="directory for the SDK project (default: a temporary one)")
+ap.add_argument("--out", help="directory for the SDK project (default: the csl cache, "
+                "a directory named by the program's key; `python -m pyflame_mlir cache info`)")
 ap.add_argument("--arch", default="wse2", choices=("wse2", "wse3"))
 args = ap.parse_args()
 batch, dim, hidden, classes = (256, 128, 64, 10) if args.small else (1024, 512, 256, 10)
@@ -49,22 +49,21 @@ def demo_loss():
 reference = demo_loss().item()  # the default backend
 print(f"reference loss = {reference:.6f}")
 
-with contextlib.ExitStack() as stack:
-    out = Path(args.out) if args.out else Path(stack.enter_context(tempfile.TemporaryDirectory()))
-    t0 = time.perf_counter()
-    project, exe = pf.export_csl(demo_loss(), out / "mlp", arch=args.arch)
-    print(f"\ncompiled to CSL in {time.perf_counter() - t0:.2f} s: {exe.describe()}")
-    print("wrote " + ", ".join(sorted(p.name for p in project.iterdir())) + f" to {project}")
+t0 = time.perf_counter()
+project, exe = pf.export_csl(demo_loss(), Path(args.out) / "mlp" if args.out else None,
+                             arch=args.arch)
+print(f"\ncompiled to CSL in {time.perf_counter() - t0:.2f} s: {exe.describe()}")
+print("wrote " + ", ".join(sorted(p.name for p in project.iterdir())) + f" to {project}")
 
-    # run the written project: cslc stand-in, then the emitted run.py, unchanged
-    compiled = compile_program(project / "program.mlir", project / "out", arch=args.arch)
-    t0 = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        (report,) = run_script(project / "run.py", ["--name", str(compiled)])
-    loss = float(np.load(project / "out_0.npy"))
-    print(f"\nsimulated the program in {time.perf_counter() - t0:.1f} s")
-    print(report)
-    print(f"\nCSL loss       = {loss:.6f}")
-    print(f"reference loss = {reference:.6f}   relative difference "
-          f"{abs(loss - reference) / abs(reference):.2e}")
-    assert abs(loss - reference) <= 1e-5 * abs(reference), "the CSL loss differs"
+# run the written project: cslc stand-in, then the emitted run.py, unchanged
+compiled = compile_program(project / "program.mlir", project / "out", arch=args.arch)
+t0 = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    (report,) = run_script(project / "run.py", ["--name", str(compiled)])
+loss = float(np.load(project / "out_0.npy"))
+print(f"\nsimulated the program in {time.perf_counter() - t0:.1f} s")
+print(report)
+print(f"\nCSL loss       = {loss:.6f}")
+print(f"reference loss = {reference:.6f}   relative difference "
+      f"{abs(loss - reference) / abs(reference):.2e}")
+assert abs(loss - reference) <= 1e-5 * abs(reference), "the CSL loss differs"

@@ -25,6 +25,7 @@ from typing import TextIO
 
 from .runtime import disk_cache
 from .runtime.disk_cache import LAYOUTS, Entry, Scan
+from .runtime import mlir_backend
 from .runtime.max_backend import CorruptEntry, MefStore
 
 
@@ -53,6 +54,9 @@ def _check_mlir(entry: Entry) -> str | None:
     blob = files[".so"].read_bytes()
     if not isinstance(info, dict) or info.get("key") != entry.key:
         return "the .json names another key"
+    if info.get("format") != mlir_backend.STORE_FORMAT:
+        return (f"format {info.get('format')!r}, expected {mlir_backend.STORE_FORMAT} "
+                "(outdated entry)")
     if info.get("size") != len(blob):
         return f"truncated: {len(blob)} of {info.get('size')} bytes"
     if info.get("sha256") != hashlib.sha256(blob).hexdigest():

@@ -574,12 +574,13 @@ def get_graph_stats(tensors: Any) -> dict[str, int]:
 
 # ---- export ----
 
-def export_csl(tensors: Any, out_dir: str | Path, grid: tuple[int, int] | None = None,
+def export_csl(tensors: Any, out_dir: str | Path | None = None, grid: tuple[int, int] | None = None,
                arch: str | None = None, sdk_version: int | None = None
                ) -> tuple[Path, CslExecutable]:
     """Compile the lazy ``tensors`` for the csl backend (the same IR, autodiff
     expansion and pipeline ``evaluate`` uses) and write the SDK project to
-    ``out_dir``, the graph's current input data included as ``in_<i>.npy``.
+    ``out_dir`` (default: the csl cache, a directory named by the program's
+    key), the graph's current input data included as ``in_<i>.npy``.
     ``sdk_version`` (1 or 2; default: the backend's, 2) picks the SDK idioms.
     Returns the directory and the executable (``run`` it, or its ``describe()``).
     The frontend half of the export; ``csl_backend.export_module`` writes it."""

@@ -245,13 +245,15 @@ def unavailable_reason() -> str | None:
     return None  # the simulator always runs; the SDK is used when present
 
 
-def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path,
+def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path | None,
                   grid: tuple[int, int] | None = None, arch: str | None = None,
                   sdk_version: int | None = None) -> tuple[Path, CslExecutable]:
     """Write the SDK project of an optimized ``pyflame`` module (what the csl
     backend's ``lower`` takes) to ``out_dir``, with ``leaves`` (the values of
-    its arguments, in order) as ``in_<i>.npy``. Returns the directory and the
-    executable. The runtime half of ``pf.export_csl`` (``compiler.py``), which
+    its arguments, in order) as ``in_<i>.npy``; ``out_dir`` None: the csl cache
+    directory of the program's key, with its checksum manifest (an entry
+    ``python -m pyflame_mlir cache`` lists and verifies). Returns the directory
+    and the executable. The runtime half of ``pf.export_csl`` (``compiler.py``), which
     builds the module from lazy tensors."""
     changes = {k: v for k, v in (("grid", grid), ("arch", arch), ("sdk", sdk_version))
                if v is not None}
@@ -259,6 +261,8 @@ def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path,
     try:
         exe = CslExecutable(module)
         path = exe.emit(out_dir, exe.inputs_for(exe.current, leaves))
+        if out_dir is None:
+            write_manifest(path)
     finally:
         if prev is not None:
             configure(**vars(prev))

@@ -309,6 +309,11 @@ def _linker() -> str | None:
     return shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
 
 
+# The calling convention of a stored library (argument packing, result order):
+# an entry of another format is outdated and rebuilt, never called.
+STORE_FORMAT = 1
+
+
 class Store:
     """Shared libraries on disk: ``<key>.so`` and its ``<key>.json`` (size, sha256)."""
 
@@ -337,7 +342,7 @@ class Store:
             self.discard(key)
             return None
         if not isinstance(info, dict) or info.get("key") != key \
-                or info.get("size") != len(blob) \
+                or info.get("format") != STORE_FORMAT or info.get("size") != len(blob) \
                 or info.get("sha256") != hashlib.sha256(blob).hexdigest():
             self.discard(key)
             return None
@@ -372,7 +377,7 @@ class Store:
                 subprocess.run(cmd, check=True, capture_output=True)
                 blob = so.read_bytes()
                 atomic_write(self.so(key), blob)
-                meta = {"key": key, "size": len(blob),
+                meta = {"key": key, "format": STORE_FORMAT, "size": len(blob),
                         "sha256": hashlib.sha256(blob).hexdigest(),
                         "mlir": mlir_version(), "created": time.time()}
                 atomic_write(self.meta(key), json.dumps(meta).encode())

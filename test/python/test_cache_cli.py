@@ -16,18 +16,21 @@ from pathlib import Path
 import pytest
 
 from pyflame_mlir import cache_cli
-from pyflame_mlir.runtime import disk_cache, max_backend
+from pyflame_mlir.runtime import disk_cache, max_backend, mlir_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {name: hashlib.sha256(name.encode()).hexdigest()[:32] for name in
-        ("max-good", "max-bad", "max-old", "mlir-good", "mlir-bad", "mlir-half",
+        ("max-good", "max-bad", "max-old", "mlir-good", "mlir-bad", "mlir-half", "mlir-old",
          "csl-good", "csl-bad", "csl-old")}
 
 
-def _mlir_entry(root: Path, key: str, blob: bytes, sha: str | None = None) -> None:
+def _mlir_entry(root: Path, key: str, blob: bytes, sha: str | None = None,
+                fmt: int | None = mlir_backend.STORE_FORMAT) -> None:
     root.mkdir(parents=True, exist_ok=True)
     (root / f"{key}.so").write_bytes(blob)
     meta = {"key": key, "size": len(blob), "sha256": sha or hashlib.sha256(blob).hexdigest()}
+    if fmt is not None:
+        meta["format"] = fmt
     (root / f"{key}.json").write_text(json.dumps(meta))
 
 
@@ -58,6 +61,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _mlir_entry(mlir, KEYS["mlir-good"], b"\x7fELF library" * 50)
     _mlir_entry(mlir, KEYS["mlir-bad"], b"\x7fELF library" * 50, sha="0" * 64)
     (mlir / f"{KEYS['mlir-half']}.so").write_bytes(b"\x7fELF")  # its .json never written
+    _mlir_entry(mlir, KEYS["mlir-old"], b"\x7fELF library" * 50, fmt=None)  # before formats
     csl = tmp_path / "csl"
     disk_cache.write_manifest(_csl_entry(csl, KEYS["csl-good"]))
     disk_cache.write_manifest(_csl_entry(csl, KEYS["csl-bad"]))
@@ -83,7 +87,7 @@ def info_json() -> dict[str, dict]:
 
 def test_info(cache: Path) -> None:
     rows = info_json()
-    assert {b: r["entries"] for b, r in rows.items()} == {"max": 3, "mlir": 3, "csl": 3}
+    assert {b: r["entries"] for b, r in rows.items()} == {"max": 3, "mlir": 4, "csl": 3}
     mef = cache / "max" / "mef"
     assert rows["max"]["bytes"] == sum(p.stat().st_size for p in mef.glob("*.mef"))
     assert rows["max"]["other_bytes"] == 4096  # MAX's own cache, counted apart
@@ -91,8 +95,8 @@ def test_info(cache: Path) -> None:
     assert rows["csl"]["foreign"] == [str(cache / "csl" / "my-project")]
     text = run("info")
     assert f"pyflame cache: {cache}" in text
-    for backend in ("max", "mlir", "csl"):
-        assert any(line.split()[:2] == [backend, "3"] for line in text.splitlines())
+    for backend, n in (("max", "3"), ("mlir", "4"), ("csl", "3")):
+        assert any(line.split()[:2] == [backend, n] for line in text.splitlines())
     assert "foreign file left alone" in text and "toolchain's own cache" in text
 
 
@@ -100,10 +104,11 @@ def test_verify_removes_exactly_the_bad_entries(cache: Path) -> None:
     text = run("verify")
     bad = {line.split()[4].rstrip(":") for line in text.splitlines()
            if "removed bad entry" in line}
-    assert bad == {KEYS[n] for n in ("max-bad", "max-old", "mlir-bad", "mlir-half",
+    assert bad == {KEYS[n] for n in ("max-bad", "max-old", "mlir-bad", "mlir-half", "mlir-old",
                                      "csl-bad", "csl-old")}
     assert "checksum mismatch" in text and "bad magic" in text and "no checksum manifest" in text
-    assert "verified 9 entries: 3 good, 6 bad" in text
+    assert "format None, expected 1 (outdated entry)" in text
+    assert "verified 10 entries: 3 good, 7 bad" in text
     assert {b: r["entries"] for b, r in info_json().items()} == {"max": 1, "mlir": 1, "csl": 1}
     assert max_backend.store().read(KEYS["max-good"]) == b"mef" * 1000
     for foreign in ("max/mef/notes.txt", "mlir/README", "csl/my-project"):
@@ -119,7 +124,7 @@ def test_verify_keeps_an_entry_in_use(cache: Path) -> None:
 
 
 def test_clear_one_backend_then_all(cache: Path) -> None:
-    assert "cleared 3 entries" in run("clear", "--backend", "mlir")
+    assert "cleared 4 entries" in run("clear", "--backend", "mlir")
     rows = info_json()
     assert (rows["mlir"]["entries"], rows["max"]["entries"]) == (0, 3)
     assert (cache / "mlir" / "README").exists()  # foreign: left alone
