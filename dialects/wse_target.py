@@ -19,9 +19,11 @@ Adding an elementwise function for the CSL path is one ``MapFn`` record here
 function with neither a DSD builtin nor a same-named ``<math>`` call also needs
 its scalar form in ``lowering/wse_to_csl/map_gen.py: _scalar_fn``.
 
-The SDK rules still to be enforced per arch (issue #15: WSE-3 local task ids
-8-30, WSE-2 has no output queues 6/7, ...) go into ``ArchRules``; today both
-archs emit the same program.
+The SDK rules per arch (issue #15: WSE-3 local task ids 8-30 and data tasks
+bound to input queues, WSE-2 has no output queues 6/7, one rx direction per
+color on WSE-3, ...) are ``ArchRules``; the queue and router-buffer depths that
+bound the simulator's queues (backpressure, send/send deadlocks) are
+``CycleModel`` figures.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ PEs that both send more than that before receiving deadlock, as on hardware.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,8 @@ class InputQueue:
     count: int = 0
     pushed: int = 0  # words ever delivered / taken: a sender waits on `taken`
     taken: int = 0
+    clock: Callable[[], float] | None = None  # the reading core's clock
+    take_t: float = 0.0  # the reader's time at its latest take
 
     def push(self, chunk: Chunk) -> None:
         self.chunks.append(chunk)
@@ -81,6 +84,8 @@ class InputQueue:
             need -= k
         self.count -= n
         self.taken += n
+        if self.clock is not None:
+            self.take_t = self.clock()
         words = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return words, first, last
 

@@ -67,7 +67,8 @@ class PE(DsdUnit, Context):
         self.bodies: dict[str, BlockPlan] = {}
         self.tasks: dict[tuple[str, int], Task] = {}
         self.exports: dict[str, tuple[Any, Any]] = {}
-        self.queues: defaultdict[int, InputQueue] = defaultdict(InputQueue)
+        self.queues: defaultdict[int, InputQueue] = defaultdict(
+            lambda: InputQueue(clock=lambda: self.t))
         self.queue_colors: dict[tuple[bool, int], int] = {}
         self.declared_params: set[str] = set()
         self.sent: list | None = None  # deliveries of the running synchronous send

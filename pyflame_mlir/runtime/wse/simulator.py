@@ -87,13 +87,14 @@ class Simulator:
         if pe.sent is not None and targets:  # a synchronous send: it waits for room
             pe.sent.append((color, chunk.words.size, targets))
 
-    def _wake_senders(self, t: float) -> None:
-        """Resume the senders whose receivers have now made room (at `t` or later)."""
+    def _wake_senders(self) -> None:
+        """Resume the senders whose receivers have now made room: when the last of
+        them took its wavelets."""
         still = []
         for pe, drain in self.draining:
             if drain.done():
-                drain.ready_t = max(drain.ready_t, t)
-                self.poke(pe, max(t, pe.t))
+                drain.ready_t = max(q.take_t for _, q, _ in drain.targets)
+                self.poke(pe, max(drain.ready_t, pe.t))
             else:
                 still.append((pe, drain))
         self.draining = still
@@ -111,7 +112,7 @@ class Simulator:
                     )
                 pe.step(t)
                 if self.draining:
-                    self._wake_senders(pe.t)
+                    self._wake_senders()
 
     def settle(self, what: str) -> None:
         """Run the device; raise DeadlockError if the host would wait forever."""
@@ -128,6 +129,13 @@ class Simulator:
     def stop(self) -> None:
         """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
         self.settle("stop()")
+        stuck = [pe for pe in self.pes.values() if pe.running is not None or pe.pending]
+        if stuck:  # the command stream is free, but work never finished: no progress
+            lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
+                     "that can never finish"]
+            lines += [f"  {pe.where} ('{pe.program}'): {d}" for pe in stuck[:8]
+                      for d in pe.describe()]
+            raise DeadlockError("\n".join(lines))
         self.check_stale("stop()")
 
     def check_stale(self, when: str) -> None:

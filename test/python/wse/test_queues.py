@@ -221,3 +221,22 @@ def test_unread_wavelets_are_reported_at_stop():
     rt.launch("main")
     with pytest.raises(StaleWaveletError, match=r"at stop\(\).*color 1 \(PE \(1, 0\): 3\)"):
         rt.stop()
+
+
+def test_a_send_still_blocked_at_stop_is_a_deadlock():
+    """The command stream was unblocked first, then a send of more than the queues
+    hold to a PE that never reads: no launch waits for it, stop() reports it."""
+    from pyflame_mlir.runtime.wse.sdkruntime import SdkRuntime
+
+    n = 32
+    text = _unread(n).replace(
+        '"csl.fmovs"(%out, %a_dsd)',
+        '"csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()\n'
+        '        "csl.fmovs"(%out, %a_dsd)')
+    rt = SdkRuntime.for_module(parse_program(text))
+    rt.load()
+    rt.run()
+    rt.launch("main")
+    with pytest.raises(DeadlockError, match=r"(?s)at stop\(\).*PE \(0, 0\).*is blocked \(at .*\) "
+                                            rf"sending {n} wavelets on color 1"):
+        rt.stop()
