@@ -51,6 +51,7 @@ class Simulator:
         self.launch_colors: set[int] = set()
         self.heap: list[tuple[float, int, PE]] = []
         self.draining: list[tuple[PE, Drain]] = []  # senders blocked on full queues
+        self.stepping: PE | None = None  # the PE whose core runs now
         self.seq = 0
         self.now = self.host_t = 0.0
         self.windows: list[tuple[str, float, float]] = []
@@ -84,7 +85,9 @@ class Simulator:
             targets.append((xy, q, q.pushed - path_room(self.model, hops)))
             dst.try_async()
             self.poke(dst, delivered.t0)
-        if pe.sent is not None and targets:  # a synchronous send: it waits for room
+        # a synchronous send of the core that runs now waits for room (not the async
+        # ops a delivery to a waiting PE sets off)
+        if pe.sent is not None and pe is self.stepping and targets:
             pe.sent.append((color, chunk.words.size, targets))
 
     def _wake_senders(self) -> None:
@@ -110,7 +113,9 @@ class Simulator:
                         f"the device is still busy after {self.max_cycles:,.0f} cycles "
                         f"({pe.where} at work): a livelock, or raise max_cycles"
                     )
+                self.stepping = pe
                 pe.step(t)
+                self.stepping = None
                 if self.draining:
                     self._wake_senders()
 
