@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     StringAttr,
+    SymbolRefAttr,
 )
 from xdsl.dialects.csl import (
     ColorIdAttr,
@@ -256,6 +257,28 @@ class InitializeQueueOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BindDataTaskOp(IRDLOperation):
+    """`@bind_data_task(t, @get_data_task_id(@get_input_queue(q)))`: on WSE-3 a data
+    task is bound to an input queue (the queue to a color by `@initialize_queue`);
+    its `csl.task` then has no id. (On WSE-2 a data task's id is a color: the
+    `csl.task`'s own id.)"""
+
+    name = "csl_ext.bind_data_task"
+
+    task_name = prop_def(SymbolRefAttr)
+    queue_id = prop_def(QueueIdAttr)
+
+    traits = traits_def(HasParent(CslModuleOp))
+
+    assembly_format = "$task_name attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, task: str, queue: int):
+        super().__init__(properties={"task_name": SymbolRefAttr(task),
+                                     "queue_id": IntegerAttr(queue, IntegerType(3))})
+
+
+@irdl_op_definition
 class GetFabDsdOp(IRDLOperation):
     """A fabric DSD whose color is an SSA value (a param or `csl.get_color`).
 
@@ -293,6 +316,6 @@ class GetFabDsdOp(IRDLOperation):
 
 CSL_EXT = Dialect(
     "csl_ext",
-    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp],
+    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp],
     [RoutesAttr, AsyncAttr],
 )

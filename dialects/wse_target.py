@@ -19,9 +19,11 @@ Adding an elementwise function for the CSL path is one ``MapFn`` record here
 function with neither a DSD builtin nor a same-named ``<math>`` call also needs
 its scalar form in ``lowering/wse_to_csl/map_gen.py: _scalar_fn``.
 
-The SDK rules still to be enforced per arch (issue #15: WSE-3 local task ids
-8-30, WSE-2 has no output queues 6/7, ...) go into ``ArchRules``; today both
-archs emit the same program.
+The SDK rules per arch (issue #15: WSE-3 local task ids 8-30 and data tasks
+bound to input queues, WSE-2 has no output queues 6/7, one rx direction per
+color on WSE-3, ...) are ``ArchRules``; the queue and router-buffer depths that
+bound the simulator's queues (backpressure, send/send deadlocks) are
+``CycleModel`` figures.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ class CycleModel:
     task_switch_cycles: float = 5.0
     launch_latency: float = 10.0
     math_call_cycles: float = 30.0
+    input_queue_depth: int = 4
+    output_queue_depth: int = 2
+    router_buffer_depth: int = 2
 
     def f16_simd(self, arch: str) -> int:
         return self.f16_simd_wse3 if arch == "wse3" else self.f16_simd_wse2
@@ -111,6 +116,9 @@ FIGURES: dict[str, tuple[str, str]] = {
     "task_switch_cycles": ("cycles/task", ESTIMATE + ": picking and entering a task"),
     "launch_latency": ("cycles", ESTIMATE + ": host RPC reaching a PE; memcpy is not timed"),
     "math_call_cycles": ("cycles/call", ESTIMATE + ": one <math> library call (exp, log, ...)"),
+    "input_queue_depth": ("wavelets", UNVERIFIED + ": an input queue holds a few (2-8)"),
+    "output_queue_depth": ("wavelets", ESTIMATE + ": an output queue holds a few"),
+    "router_buffer_depth": ("wavelets/router", ESTIMATE + ": a router buffers a few per color"),
 }
 
 WORD_BYTES = 4

@@ -139,6 +139,11 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.BindDataTaskOp(task_name=task, queue_id=q):
+                # WSE-3: a data task is bound to an input queue, not a color
+                with self.descend("comptime") as inner:
+                    inner.print(f"@bind_data_task({task.string_value()}, "
+                                f"@get_data_task_id(@get_input_queue({csl_ext.queue_number(q)})));")
             case csl.BuiltinDsdOp(ops=ops) if csl_ext.ASYNC_ATTR in op.attributes:
                 attr = op.attributes[csl_ext.ASYNC_ATTR]
                 if not isinstance(attr, csl_ext.AsyncAttr):

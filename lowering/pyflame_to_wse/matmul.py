@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from xdsl.ir import Operation, SSAValue
 
 from ...dialects import wse
-from ...dialects.wse_target import ARCH
 from .placement import _layout, tileable
 from .support import CslUnsupportedError
 from .support import value_spec as _spec
@@ -66,14 +65,10 @@ class MatmulMixin:
                          + (f" (replicated over {','.join(free)})" if st == "*" else ""))
                 options.append((c, label, _bind_local(self, a, b, la, lb)))
         local = list(options)
-        # SUMMA relays panels through routes that merge RAMP and a neighbour on one color
-        relays = ARCH[self.options.arch].max_rx_per_color != 1
-        if self.options.matmul == "summa" and not relays and g.width == g.height > 1:
-            raise CslUnsupportedError(
-                f"csl backend: matmul=summa is not supported on "
-                f"{ARCH[self.options.arch].title} yet: its panel relays need two input "
-                "directions on one color, and WSE-3 routes accept one; use matmul=local")
-        if (self.options.matmul != "local" and relays and M and N and g.width == g.height > 1):
+        # SUMMA's panel relays toward line 0: one color with RAMP and a neighbour in
+        # (WSE-2), or store-and-forward through the cores on two parity colors where
+        # routes take one input direction per color (WSE-3; see wse_to_csl/fabric.py)
+        if self.options.matmul != "local" and M and N and g.width == g.height > 1:
             for ax in (("y", "x"), ("x", "y")):
                 lay = wse.Layout(ax)
                 if not all(tileable(n, g.size(d)) for n, d in ((M, ax[0]), (K, ax[1]))) or \

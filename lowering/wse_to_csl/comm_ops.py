@@ -276,6 +276,13 @@ class CommOpsMixin:
                                              root.dsd(src, n), asynchronous=True)
                                 root.builtin("fmovs", root.dsd(bufs[i], n), root.fab(
                                     csl.DsdKind.fabin_dsd, n, bc.recv, bc.qin), then=sig)
+                                if store_and_forward(rl, ARCH[self.arch]):  # csl15: WSE-3
+                                    # the lines between pass the root's panel on, core to core
+                                    with rest.when(rest.icmp("slt", q, t)) as fw:
+                                        fw.builtin("fmovs", fw.fab(csl.DsdKind.fabout_dsd, n,
+                                                                   rl.send, rl.qout),
+                                                   fw.fab(csl.DsdKind.fabin_dsd, n, rl.recv,
+                                                          rl.qin), asynchronous=True)
                                 rest.builtin("fmovs", rest.dsd(bufs[i], n), rest.fab(
                                     csl.DsdKind.fabin_dsd, n, bc.recv, bc.qin), then=sig)
 

@@ -12,6 +12,7 @@ from .errors import (
     ReservedIdError,
     RouteError,
     SramOverflowError,
+    StaleWaveletError,
     UnsupportedError,
     WseError,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "RouteError",
     "Simulator",
     "SramOverflowError",
+    "StaleWaveletError",
     "UnsupportedError",
     "WseError",
     "load_module",

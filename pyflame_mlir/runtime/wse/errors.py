@@ -29,6 +29,11 @@ class DeadlockError(WseError):
     """The host waits on the command stream but no PE can make progress."""
 
 
+class StaleWaveletError(WseError):
+    """Wavelets were delivered to a core that never read them (reported at the next
+    launch or at ``stop()``, naming color and PEs)."""
+
+
 class HostError(WseError):
     """The host script misuses the SdkRuntime API (bad symbol, bad memcpy shape, ...)."""
 

@@ -4,13 +4,17 @@ A send is a *stream* of 32-bit wavelets (one numpy array): the first leaves
 the ramp at `t0`, the rest follow every `gap` cycles. Streams move hop by hop
 through the routers on their color; a router forwards to every port of its tx
 set (multicast), and each link carries one wavelet per cycle and direction,
-so a stream waits for a busy link (cut-through, no backpressure: queues are
-unbounded). Delivery to a core appends the stream to that PE's input queue.
+so a stream waits for a busy link (cut-through). Delivery to a core appends the
+stream to that PE's input queue at once; queues are bounded by the sender
+instead: a synchronous send returns only when its receivers have taken all but
+what the queues and router buffers on its path hold (``path_room``), so two
+PEs that both send more than that before receiving deadlock, as on hardware.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,10 +52,15 @@ class InputQueue:
 
     chunks: deque[Chunk] = field(default_factory=deque)
     count: int = 0
+    pushed: int = 0  # words ever delivered / taken: a sender waits on `taken`
+    taken: int = 0
+    clock: Callable[[], float] | None = None  # the reading core's clock
+    take_t: float = 0.0  # the reader's time at its latest take
 
     def push(self, chunk: Chunk) -> None:
         self.chunks.append(chunk)
         self.count += chunk.words.size
+        self.pushed += chunk.words.size
 
     def head_time(self) -> float:
         return self.chunks[0].t0
@@ -74,8 +83,18 @@ class InputQueue:
                 self.chunks[0] = Chunk(c.words[k:], c.t0 + k * c.gap, c.gap)
             need -= k
         self.count -= n
+        self.taken += n
+        if self.clock is not None:
+            self.take_t = self.clock()
         words = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return words, first, last
+
+
+def path_room(model: CycleModel, hops: int) -> int:
+    """Wavelets a path of `hops` links holds while its receiver does not read: the
+    sender's output queue, a buffer per router passed and the receiver's input queue."""
+    return (model.output_queue_depth + model.input_queue_depth
+            + model.router_buffer_depth * (hops + 1))
 
 
 def check_color(color: int, what: str) -> None:
@@ -131,12 +150,17 @@ class Fabric:
 
     def send(self, src: Coord, color: int, chunk: Chunk) -> list[tuple[Coord, Chunk]]:
         """Route a stream injected by the core of `src`; return (PE, chunk) deliveries."""
+        return [(xy, c) for xy, c, _ in self.deliver(src, color, chunk)]
+
+    def deliver(self, src: Coord, color: int,
+                chunk: Chunk) -> list[tuple[Coord, Chunk, int]]:
+        """`send`, with the links each delivery crossed."""
         m, n = self.model, chunk.words.size
-        out: list[tuple[Coord, Chunk]] = []
-        todo = [(src, "ramp", chunk.t0)]
+        out: list[tuple[Coord, Chunk, int]] = []
+        todo = [(src, "ramp", chunk.t0, 0)]
         seen: set[Coord] = set()
         while todo:
-            (x, y), port_in, t = todo.pop()
+            (x, y), port_in, t, hops = todo.pop()
             route = self.routes.get((x, y), {}).get(color)
             if route is None or port_in not in route.rx:
                 origin = "its own core" if port_in == "ramp" else port_in.upper()
@@ -150,7 +174,7 @@ class Fabric:
             seen.add((x, y))
             for port in route.tx:
                 if port == "ramp":
-                    out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap)))
+                    out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap), hops))
                     continue
                 dx, dy = STEP[port]
                 nx, ny = x + dx, y + dy
@@ -163,5 +187,5 @@ class Fabric:
                 start = max(t + m.hop_latency, self.link_free.get(key, 0.0))
                 self.link_free[key] = start + n * max(chunk.gap, 1 / m.link_wavelets_per_cycle)
                 self.wavelet_hops += n
-                todo.append(((nx, ny), OPPOSITE[port], start))
+                todo.append(((nx, ny), OPPOSITE[port], start, hops + 1))
         return out

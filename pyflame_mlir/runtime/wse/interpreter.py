@@ -47,12 +47,29 @@ class Wait:
     count: int
 
 
+@dataclass(eq=False, slots=True)
+class Drain:
+    """Yielded by a synchronous send: wake me when every receiver has taken all but
+    the last `room` words of what I sent (bounded queues: the rest sit in the
+    queues and router buffers between). ``targets``: (receiver PE (x, y), its input
+    queue, the queue's ``taken`` count to reach)."""
+
+    color: int
+    count: int
+    targets: list[tuple[tuple[int, int], Any, int]]
+    ready_t: float = 0.0  # when the last receiver took enough (set by the simulator)
+
+    def done(self) -> bool:
+        return all(q.taken >= need for _, q, need in self.targets)
+
+
 class Context:
     """What the interpreter needs from its surroundings; the defaults reject the op."""
 
     kind = "module"
     t: float = 0.0
     op_cycles: float = 0.0
+    blocked_op: Operation | None = None  # the op a waiting step blocks at
 
     def _reject(self, what: str):
         raise ProgramError(f"{what} is not allowed in a {self.kind} module")
@@ -69,6 +86,8 @@ class Context:
     def initialize_queue(self, queue: int, color: int, output: bool):
         self._reject("@initialize_queue")
     def check_fabric_dsd(self, d: D.FabDsd): self._reject("fabric DSDs")
+    def bind_data_task(self, task: str, queue: int, op: Operation):
+        self._reject("@bind_data_task")
     def call(self, name: str, args: list) -> Generator[Wait, None, Any]: self._reject("csl.call")
     def dsd_op(self, b: Builtin, types: tuple, then, vals: list) -> Generator[Wait, None, None]:
         self._reject(f"csl.{b.name}")
@@ -160,10 +179,10 @@ class Planner:
     def handles(self, t: type[Operation]) -> bool:
         return t in self.compilers or t in self.terminators
 
-    def block(self, block: Block) -> BlockPlan:
+    def block(self, block: Block, order: Iterable[Operation] | None = None) -> BlockPlan:
         steps: list[Step] = []
         results = None
-        for op in block.ops:
+        for op in block.ops if order is None else order:
             cls = op.__class__
             if cls in self.terminators:
                 results = tuple(op.operands)
@@ -173,17 +192,77 @@ class Planner:
                 raise UnsupportedError(
                     f"the WSE simulator does not model op {op.name} (at {location(op)})"
                 )
-            steps.append(compile(op, self))
+            waits, run = compile(op, self)
+            steps.append((waits, _located(op, run) if waits else run))
         return BlockPlan(
             tuple(block.args), tuple(steps), results, any(waits for waits, _ in steps)
         )
 
     def module(self, module: csl.CslModuleOp) -> BlockPlan:
-        """The plan of a `csl.module`'s body, made once per module op."""
+        """The plan of a `csl.module`'s body, made once per module op. CSL's top-level
+        declarations are order-independent (Zig-like: an export may name a function
+        declared below it, a value may be used above its declaration), so the body
+        runs in declaration order: functions and tasks first, then every other op
+        after the ops defining its operands, otherwise in text order."""
         plan = self._modules.get(module)
         if plan is None:
-            plan = self._modules[module] = self.block(module.body.block)
+            plan = self._modules[module] = self.block(module.body.block,
+                                                       declaration_order(module.body.block))
         return plan
+
+
+def _located(op: Operation, run: Run) -> Run:
+    """A waiting step that records, on its context, the op it blocks at (the
+    innermost op: a call's wrapper keeps what the callee's op recorded)."""
+
+    def located(ctx, env):
+        for w in run(ctx, env):
+            if ctx.blocked_op is None:
+                ctx.blocked_op = op
+            yield w
+
+    return located
+
+
+def declaration_order(block: Block) -> list[Operation]:
+    """The ops of a module body, functions and tasks first, then each op after the
+    ops of the body that define its operands (or its nested ops' operands), stable
+    otherwise; a cycle of uses is an error naming an op on it."""
+    ops = list(block.ops)
+    defs = [op for op in ops if isinstance(op, csl.FuncOp | csl.TaskOp)]
+    rest = [op for op in ops if not isinstance(op, csl.FuncOp | csl.TaskOp)]
+    index = {op: i for i, op in enumerate(rest)}
+    deps: dict[Operation, set[Operation]] = {}
+    for op in rest:
+        needs: set[Operation] = set()
+        for inner in op.walk():
+            for v in inner.operands:
+                owner = v.owner
+                if isinstance(owner, Operation) and owner in index and owner is not op:
+                    needs.add(owner)
+        deps[op] = needs
+    if all(index[d] < index[op] for op in rest for d in deps[op]):
+        return defs + rest  # already in order: the common case
+    out: list[Operation] = []
+    placed: set[Operation] = set()
+    visiting: set[Operation] = set()
+
+    def place(op: Operation) -> None:
+        if op in placed:
+            return
+        if op in visiting:
+            raise ProgramError(f"top-level declarations use each other in a cycle "
+                               f"(at {location(op)})")
+        visiting.add(op)
+        for d in sorted(deps[op], key=index.__getitem__):
+            place(d)
+        visiting.discard(op)
+        placed.add(op)
+        out.append(op)
+
+    for op in rest:
+        place(op)
+    return defs + out
 
 
 def location(op: Operation) -> str:

@@ -3,7 +3,8 @@ code with its params, and per-PE per-color routes.
 
 Params take, in order: a value passed by the user (`cslc --params`), the
 default in the IR, else an error. Program modules are found by the file name
-given to `@set_tile_code` ("pe_program.csl" -> `csl.module` "pe_program").
+given to `@set_tile_code` ("pe_program.csl" -> `csl.module` "pe_program"), or
+are the only program module there is, however named (`resolve_program`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,21 @@ def split_modules(module: ModuleOp) -> tuple[csl.CslModuleOp, dict[str, csl.CslM
     return layouts[0], programs
 
 
+def resolve_program(file: str, programs: set[str], what: str) -> str:
+    """The program module a ``@set_tile_code`` file names: the module of that name
+    (``"pe_program.csl"`` or ``"src/pe_program.csl"`` -> ``pe_program``), else the
+    only program module there is, however it is named (a project with one PE
+    program, whatever file name its layout uses)."""
+    stem = file.removesuffix(".csl")
+    for name in (stem, stem.rsplit("/", 1)[-1]):
+        if name in programs:
+            return name
+    if len(programs) == 1:
+        return next(iter(programs))
+    raise ProgramError(f"{what}: no program csl.module named '{stem}' and more than one to "
+                       f"choose from (have {sorted(programs)})")
+
+
 class LayoutEvaluator(Context):
     kind = "layout"
 
@@ -95,12 +111,7 @@ class LayoutEvaluator(Context):
 
     def set_tile_code(self, x, y, file, params):
         self._check(x, y, "@set_tile_code")
-        name = file.removesuffix(".csl")
-        if name not in self.programs:
-            raise ProgramError(
-                f"@set_tile_code({x}, {y}, \"{file}\"): no program csl.module named '{name}' "
-                f"(have {sorted(self.programs)})"
-            )
+        name = resolve_program(file, self.programs, f"@set_tile_code({x}, {y}, \"{file}\")")
         if (x, y) in self.tiles:
             raise ProgramError(f"@set_tile_code is called twice for PE ({x}, {y})")
         self.tiles[(x, y)] = Tile(name, dict(params))

@@ -19,12 +19,14 @@ from xdsl.dialects import csl
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import SSAValue
 
+from pyflame_mlir.dialects import csl_ext
+
 from . import dsd as D
 from .dsd_unit import AsyncOp, DsdUnit, words_to
 from .errors import ArchRuleError, ProgramError, ReservedIdError
 from .fabric import InputQueue, check_color
 from .impl import plan_module
-from .interpreter import BlockPlan, Context, Wait, run_block, run_to_end
+from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
 from .libs import import_library
 from .machine import ARCH, RESERVED_IDS
 from .memory import Sram
@@ -35,10 +37,14 @@ if TYPE_CHECKING:
 
 
 class Task:
-    __slots__ = ("name", "kind", "id", "inputs", "activated", "blocked", "ready", "unblock_t")
+    __slots__ = ("name", "kind", "id", "inputs", "activated", "blocked", "ready", "unblock_t",
+                 "color")
 
     def __init__(self, name: str, kind: str, id: int, inputs: tuple):
         self.name, self.kind, self.id, self.inputs = name, kind, id, inputs
+        # the color whose wavelets run a data task: its id (WSE-2), or the color
+        # @initialize_queue binds its input queue to (WSE-3; set when the PE is loaded)
+        self.color: int | None = id if kind == "data" else None
         self.activated, self.blocked = False, False
         self.ready = self.unblock_t = 0.0
 
@@ -61,8 +67,11 @@ class PE(DsdUnit, Context):
         self.bodies: dict[str, BlockPlan] = {}
         self.tasks: dict[tuple[str, int], Task] = {}
         self.exports: dict[str, tuple[Any, Any]] = {}
-        self.queues: defaultdict[int, InputQueue] = defaultdict(InputQueue)
+        self.queues: defaultdict[int, InputQueue] = defaultdict(
+            lambda: InputQueue(clock=lambda: self.t))
         self.queue_colors: dict[tuple[bool, int], int] = {}
+        self.declared_params: set[str] = set()
+        self.sent: list | None = None  # deliveries of the running synchronous send
         self.launches: list[tuple[str, list, float]] = []
         self.pending: list[AsyncOp] = []
         self.running: Generator[Wait, None, Any] | None = None
@@ -79,8 +88,24 @@ class PE(DsdUnit, Context):
     def load(self, module: csl.CslModuleOp) -> None:
         plan = plan_module(module)
         run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
+        # checks that need the whole module (its declarations are order-independent)
+        unknown = sorted(set(self.tile_params) - self.declared_params)
+        if unknown:
+            raise ProgramError(
+                f"{self.where}: @set_tile_code passes param(s) {unknown} that '{self.program}' "
+                f"does not declare (its params: {sorted(self.declared_params)})")
+        if ARCH[self.sim.arch].data_task_from == "input_queue":
+            for task in self.tasks.values():
+                if task.kind != "data":
+                    continue
+                task.color = self.queue_colors.get((False, task.id))
+                if task.color is None:
+                    raise ProgramError(
+                        f"{self.where}: data task '{task.name}' is bound to input queue "
+                        f"{task.id}, which no @initialize_queue binds to a color")
 
     def param(self, name, type, default):
+        self.declared_params.add(name)
         if name in self.tile_params:
             return convert(self.tile_params[name], type)
         if default is not None:
@@ -103,12 +128,44 @@ class PE(DsdUnit, Context):
         self.functions[name], self.bodies[name] = op, body
         if isinstance(op, csl.TaskOp) and op.id is not None:
             kind, id = op.kind.data.value, op.id.value.data
-            self._check_id(kind, id, f"@bind_{kind}_task({name})")
             if kind == "data":
-                check_color(id, f"{self.where}: data task '{name}'")
+                self._check_data_task(op, name, id)
+            else:
+                self._check_id(kind, id, f"@bind_{kind}_task({name})")
             if (kind, id) in self.tasks:
                 raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
             self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
+
+    def _check_data_task(self, op: csl.TaskOp, name: str, id: int) -> None:
+        """A data task's id is a color on WSE-2; on WSE-3 it comes from an input queue
+        (``bind_data_task``), and binding one to a color is what ``cslc`` rejects."""
+        rules = ARCH[self.sim.arch]
+        what = f"@bind_data_task({name}, @get_data_task_id(@get_color({id})))"
+        if rules.data_task_from != "color":
+            raise ArchRuleError(
+                f"{self.where}: {what} (at {location(op)}): {rules.title} data task ids come "
+                "from an input queue: @get_data_task_id(@get_input_queue(q)), the queue bound "
+                "to the color by @initialize_queue")
+        self._check_id("data", id, what)
+        check_color(id, f"{self.where}: data task '{name}'")
+
+    def bind_data_task(self, name: str, queue: int, op) -> None:
+        rules = ARCH[self.sim.arch]
+        what = f"@bind_data_task({name}, @get_data_task_id(@get_input_queue({queue})))"
+        if rules.data_task_from != "input_queue":
+            raise ArchRuleError(
+                f"{self.where}: {what} (at {location(op)}): {rules.title} data task ids come "
+                "from a color: @get_data_task_id(@get_color(c))")
+        self._check_queue(queue, False, what)
+        fn = self.functions.get(name)
+        if not isinstance(fn, csl.TaskOp) or fn.kind.data != csl.TaskKind.DATA:
+            raise ProgramError(f"{self.where}: {what}: '{name}' is not a data task")
+        if fn.id is not None:
+            raise ProgramError(f"{self.where}: {what}: data task '{name}' already has id "
+                               f"{fn.id.value.data}")
+        if ("data", queue) in self.tasks:
+            raise ProgramError(f"{self.where}: two data tasks bound to input queue {queue}")
+        self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
 
     def _check_id(self, kind: str, id: int, what: str) -> None:
         if id in RESERVED_IDS:
@@ -164,6 +221,24 @@ class PE(DsdUnit, Context):
                     f"which @initialize_queue bound to color {bound}"
                 )
 
+    def dsd_op(self, b, types, then, vals):
+        """A DSD builtin; a synchronous one that sends returns only once its receivers
+        have taken all but what the queues and router buffers between hold
+        (backpressure: a send of more than that blocks until the receiver reads)."""
+        if isinstance(then, csl_ext.AsyncAttr):
+            yield from DsdUnit.dsd_op(self, b, types, then, vals)
+            return
+        self.sent = sent = []
+        try:
+            yield from DsdUnit.dsd_op(self, b, types, then, vals)
+        finally:
+            self.sent = None
+        for color, n, targets in sent:
+            drain = Drain(color, n, targets)
+            if not drain.done():
+                self.sim.draining.append((self, drain))
+                yield drain
+
     # --- tasks -----------------------------------------------------------------------
 
     def _task(self, kind: str, id: int, what: str) -> Task:
@@ -215,7 +290,7 @@ class PE(DsdUnit, Context):
             if task.blocked:
                 continue
             if task.kind == "data":
-                q = self.queues.get(task.id)
+                q = self.queues.get(task.color) if task.color is not None else None
                 if not q or not q.count:
                     continue
                 ready = q.head_time()
@@ -238,7 +313,7 @@ class PE(DsdUnit, Context):
         task: Task = work
         self.running_what = str(task)
         if task.kind == "data":
-            words, _, _ = self.queues[task.id].take(1)
+            words, _, _ = self.queues[task.color].take(1)
             types = task.inputs
             args = [scalar(words_to(words, np_dtype(t))[0]) for t in types[:1]]
             if len(types) == 2:  # two 16-bit halves of one wavelet
@@ -263,10 +338,18 @@ class PE(DsdUnit, Context):
             self.tasks_run += 1
             self._start(work)
         elif self.wait is not None:
-            if self.queues[self.wait.color].count < self.wait.count:
+            if isinstance(self.wait, Drain):
+                if not self.wait.done():
+                    return
+                # the sender's last wavelets left when the receivers made room for them
+                if self.wait.ready_t > self.t:
+                    self.stall += self.wait.ready_t - self.t
+                    self.t = self.wait.ready_t
+            elif self.queues[self.wait.color].count < self.wait.count:
                 return
             self.wait = None
         t0, stall0 = self.t, self.stall
+        self.blocked_op = None
         try:
             self.wait = self.running.send(None)
         except StopIteration:
@@ -281,22 +364,29 @@ class PE(DsdUnit, Context):
     def describe(self) -> list[str]:
         """Why this PE is stuck, for the deadlock report."""
         out = []
-        if self.running is not None and self.wait is not None:
+        at = f" (at {location(self.blocked_op)})" if self.blocked_op is not None else ""
+        if self.running is not None and isinstance(self.wait, Drain):
+            d = self.wait
+            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
+                              for xy, q, need in d.targets if q.taken < need)
+            out.append(f"{self.running_what} is blocked{at} sending {d.count} wavelets on "
+                       f"color {d.color}: the queues on the way are full and {rooms}")
+        elif self.running is not None and self.wait is not None:
             q = self.queues[self.wait.color].count
             out.append(
                 f"{self.running_what} waits for {self.wait.count} wavelets on color "
-                f"{self.wait.color} ({q} queued)"
+                f"{self.wait.color} ({q} queued){at}"
             )
         for a in self.pending:
             need = ", ".join(f"{k} on color {c} ({self.queues[c].count} queued)"
                              for c, k in a.needs.items())  # fmt: skip
             out.append(f"async @{a.builtin.name} waits for {need}")
         for task in self.tasks.values():
-            q = self.queues.get(task.id) if task.kind == "data" else None
+            q = self.queues.get(task.color) if task.color is not None else None
             if task.blocked and (task.activated or (q and q.count)):
                 out.append(f"{task} is blocked")
         consumers = {c for c, k in (a for p in self.pending for a in p.needs.items())}
-        consumers |= {t.id for t in self.tasks.values() if t.kind == "data"}
+        consumers |= {t.color for t in self.tasks.values() if t.color is not None}
         for color, q in self.queues.items():
             if q.count and color not in consumers and (not self.wait or self.wait.color != color):
                 out.append(f"{q.count} wavelets on color {color} have no consumer")

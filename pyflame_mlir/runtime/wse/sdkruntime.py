@@ -105,7 +105,7 @@ class SdkRuntime:
 
     def stop(self) -> None:
         self._require_running()
-        self.sim.settle("stop()")
+        self.sim.stop()  # csl15: also reports wavelets nobody read
         self.running = False
 
     def _require_running(self) -> None:

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 
-from .errors import DeadlockError, HostError, ReservedIdError, WseError
-from .fabric import Chunk
+from .errors import DeadlockError, HostError, ReservedIdError, StaleWaveletError, WseError
+from .fabric import Chunk, path_room
 from .impl import plan_module
+from .interpreter import Drain
 from .layout import evaluate_layout, split_modules
 from .machine import ARCH, ARCHS, RESERVED_IDS, CycleModel
 from .pe import PE
@@ -49,6 +50,8 @@ class Simulator:
         self.params = layout.params
         self.launch_colors: set[int] = set()
         self.heap: list[tuple[float, int, PE]] = []
+        self.draining: list[tuple[PE, Drain]] = []  # senders blocked on full queues
+        self.stepping: PE | None = None  # the PE whose core runs now
         self.seq = 0
         self.now = self.host_t = 0.0
         self.windows: list[tuple[str, float, float]] = []
@@ -74,11 +77,30 @@ class Simulator:
         heapq.heappush(self.heap, (t, self.seq, pe))
 
     def send(self, pe: PE, color: int, chunk: Chunk) -> None:
-        for xy, delivered in self.fabric.send((pe.x, pe.y), color, chunk):
+        targets = []
+        for xy, delivered, hops in self.fabric.deliver((pe.x, pe.y), color, chunk):
             dst = self.pes[xy]
-            dst.queues[color].push(delivered)
+            q = dst.queues[color]
+            q.push(delivered)
+            targets.append((xy, q, q.pushed - path_room(self.model, hops)))
             dst.try_async()
             self.poke(dst, delivered.t0)
+        # a synchronous send of the core that runs now waits for room (not the async
+        # ops a delivery to a waiting PE sets off)
+        if pe.sent is not None and pe is self.stepping and targets:
+            pe.sent.append((color, chunk.words.size, targets))
+
+    def _wake_senders(self) -> None:
+        """Resume the senders whose receivers have now made room: when the last of
+        them took its wavelets."""
+        still = []
+        for pe, drain in self.draining:
+            if drain.done():
+                drain.ready_t = max(q.take_t for _, q, _ in drain.targets)
+                self.poke(pe, max(drain.ready_t, pe.t))
+            else:
+                still.append((pe, drain))
+        self.draining = still
 
     def run(self) -> None:
         """Run until no PE can make progress."""
@@ -91,7 +113,11 @@ class Simulator:
                         f"the device is still busy after {self.max_cycles:,.0f} cycles "
                         f"({pe.where} at work): a livelock, or raise max_cycles"
                     )
+                self.stepping = pe
                 pe.step(t)
+                self.stepping = None
+                if self.draining:
+                    self._wake_senders()
 
     def settle(self, what: str) -> None:
         """Run the device; raise DeadlockError if the host would wait forever."""
@@ -104,6 +130,33 @@ class Simulator:
             name, start, _ = self.windows[-1]
             self.windows[-1] = (name, start, end)
         self.host_t = max(self.host_t, end)
+
+    def stop(self) -> None:
+        """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
+        self.settle("stop()")
+        stuck = [pe for pe in self.pes.values() if pe.running is not None or pe.pending]
+        if stuck:  # the command stream is free, but work never finished: no progress
+            lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
+                     "that can never finish"]
+            lines += [f"  {pe.where} ('{pe.program}'): {d}" for pe in stuck[:8]
+                      for d in pe.describe()]
+            raise DeadlockError("\n".join(lines))
+        self.check_stale("stop()")
+
+    def check_stale(self, when: str) -> None:
+        """Wavelets queued for a core that nothing read by the end of a launch are a
+        bug of the program (on hardware they would feed the next launch's receives):
+        raise naming each color and the PEs holding them."""
+        left: dict[int, list[str]] = {}
+        for pe in self.pes.values():
+            for color, q in sorted(pe.queues.items()):
+                if q.count:
+                    left.setdefault(color, []).append(f"{pe.where}: {q.count}")
+        if left:
+            lines = [f"{len(v)} PE(s) hold unread wavelets on color {c} ({', '.join(v[:8])}"
+                     + (", ..." if len(v) > 8 else "") + ")" for c, v in sorted(left.items())]
+            raise StaleWaveletError(
+                f"at {when}: wavelets were sent that no PE read: " + "; ".join(lines))
 
     def _deadlock_report(self, what: str, stuck: list[PE]) -> str:
         colors = sorted({c for pe in stuck for c, q in pe.queues.items() if q.count}
@@ -125,6 +178,7 @@ class Simulator:
     def start(self, fn: str, args: list | tuple = ()) -> None:
         """Launch exported function `fn` on every PE (does not wait)."""
         self.settle("the previous command")
+        self.check_stale(f"the launch of '{fn}'")
         for pe in self.pes.values():
             value, type = pe.exports.get(fn, (None, None))
             if not isinstance(type, FunctionType):

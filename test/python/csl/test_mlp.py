@@ -112,8 +112,8 @@ def test_per_arch_rules_on_every_grid(on_grid, arch, grid, matmul):
     """Issue 15: the MLP's forward and gradient programs for each arch on 1x1, 4x4
     and 16x16 grids pass the simulator's check of the arch's rules (task ids,
     queues, one input direction per color on WSE-3, u16 DSD lengths) and give the
-    reference results. SUMMA relays panels through routes WSE-3 rejects: there it
-    is refused with the reason, never emitted."""
+    reference results. On WSE-3 SUMMA's panel relays are store-and-forward through
+    the cores (one input direction per color)."""
     prev = csl_backend.configure(arch=arch, matmul=matmul)
     try:
         loss, w1, w2 = _mlp(32, 24, 16, 10)
@@ -122,10 +122,6 @@ def test_per_arch_rules_on_every_grid(on_grid, arch, grid, matmul):
             g1, g2 = pf.grad(loss, argnums=(0, 1))(w1, w2)
             return [loss(w1, w2), g1, g2]
 
-        if arch == "wse3" and matmul == "summa" and grid != (1, 1):
-            with pytest.raises(Exception, match="matmul=summa is not supported on WSE-3"):
-                on_grid(grid, fn)
-            return
         ref, got = on_grid(grid, fn)
         assert_close(ref, got, rtol=1e-4, atol=1e-5)
         report = csl_backend.last_report()

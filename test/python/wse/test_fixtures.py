@@ -1,4 +1,5 @@
-"""The four hand-written fixture programs, run through their SDK-style host scripts.
+"""The four hand-written fixture programs, run through their SDK-style host scripts
+(the transcribed SDK examples: test_sdk_examples.py).
 
 Each host script compares against numpy itself and raises on a mismatch.
 """

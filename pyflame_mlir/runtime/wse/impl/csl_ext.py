@@ -45,3 +45,13 @@ def _set_color_config(op: csl_ext.SetColorConfigOp):
         ctx.set_route(env[x], env[y], env[color], rx, tx)
 
     return run
+
+
+@CSL_EXT.impl(csl_ext.BindDataTaskOp)
+def _bind_data_task(op: csl_ext.BindDataTaskOp):  # csl15: WSE-3 data tasks on input queues
+    task, queue = op.task_name.string_value(), csl_ext.queue_number(op.queue_id)
+
+    def run(ctx, env):
+        ctx.bind_data_task(task, queue, op)
+
+    return run
