@@ -30,6 +30,7 @@ from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.wse import WSE
 from ..lowering.to_max import print_max
+from ..mlir_import import nesting_error
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
@@ -232,10 +233,23 @@ class PyflameOptMain(xDSLOptMain):
 
         diags: list[Diag] = []
         module = None
-        try:
-            module = self.available_frontends["mlir"](BytesIO(text.encode()), offset)
-        except ParseError as e:
-            diags.append(_parse_error_diag(e, offset))
+        too_deep = nesting_error(text)
+        if too_deep is not None:  # before xDSL's recursive parser can overflow the stack
+            line, col, msg = too_deep
+            diags.append(Diag(line + offset, col, msg))
+        else:
+            try:
+                module = self.available_frontends["mlir"](BytesIO(text.encode()), offset)
+            except ParseError as e:
+                diags.append(_parse_error_diag(e, offset))
+            except RecursionError:
+                raise UserError(f"{self.get_input_name()}: error: input nested too deeply to "
+                                "parse") from None
+            except Exception as e:  # noqa: BLE001 - xDSL's own exceptions on bad input
+                if os.environ.get("PYFLAME_DEBUG"):
+                    raise
+                raise UserError(f"{self.get_input_name()}: error: cannot parse the input: "
+                                f"{type(e).__name__}: {e}") from None
         if module is not None:
             diags = verify_module(module)
         if self.args.verify_diagnostics:
@@ -243,7 +257,8 @@ class PyflameOptMain(xDSLOptMain):
             return ""
         if diags:
             self._report(diags[0], text, offset)
-        assert module is not None
+        if module is None:  # unreachable: a failed parse left a diagnostic, reported above
+            raise UserError(f"{self.get_input_name()}: error: the input could not be parsed")
         try:
             self.apply_passes(module)
         except (PassFailedException, DiagnosticException) as e:
@@ -360,6 +375,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except ValueError as e:
         print(f"pyflame-opt: error: {e}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print("pyflame-opt: error: input nested too deeply (the Python stack ran out)",
+              file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # a bug of ours or xDSL's: one line, a traceback on request
+        if os.environ.get("PYFLAME_DEBUG"):
+            raise
+        print(f"pyflame-opt: internal error: {type(e).__name__}: {e} (set PYFLAME_DEBUG=1 "
+              "for a traceback)", file=sys.stderr)
         return 1
     return 0
 
