@@ -7,8 +7,8 @@ backend's pipeline, its lowering: the path ``evaluate`` takes) on the first
 call there, and run on the arguments, which are checked against the
 function's type.
 
-Also home of ``nesting_error``, the pre-scan that keeps deeply nested input
-away from xDSL's recursive-descent parser (``pyflame-opt`` uses it too).
+Hostile text is refused before it can exhaust the stack or memory
+(``dialects/bounded_parser.py``, which ``pyflame-opt`` uses too).
 """
 
 from __future__ import annotations
@@ -32,60 +32,25 @@ from .dialects.dtypes import DType
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-__all__ = ["MlirLoadError", "MlirProgram", "load_mlir", "nesting_error"]
-
-# Deeper bracket nesting than this is refused before parsing: xDSL's parser
-# recurses per level (a few Python frames each) and real programs stay far below.
-MAX_NESTING = 128
-_OPEN, _CLOSE = "([{<", ")]}>"
+__all__ = ["MlirLoadError", "MlirProgram", "load_mlir"]
 
 
 class MlirLoadError(ValueError):
     """MLIR text that ``load_mlir`` cannot run: ``file:line:col: error: ...``."""
 
 
-def nesting_error(text: str, limit: int = MAX_NESTING) -> tuple[int, int, str] | None:
-    """(line, col, message) of the first bracket nested deeper than ``limit``
-    (strings and ``//`` comments skipped; ``->`` is not a bracket), else None.
-    Linear time, no recursion."""
-    depth, line, col, i, n = 0, 1, 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        col += 1
-        if ch == "\n":
-            line, col = line + 1, 0
-        elif ch == '"':  # a string literal: skip to its closing quote
-            i += 1
-            while i < n and text[i] not in '"\n':
-                step = 2 if text[i] == "\\" else 1
-                i += step
-                col += step
-        elif ch == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        elif ch in _OPEN:
-            depth += 1
-            if depth > limit:
-                return line, col, (f"brackets nested deeper than {limit} levels (refused: the "
-                                   "parser would exhaust the Python stack)")
-        elif ch in _CLOSE and not (ch == ">" and i > 0 and text[i - 1] == "-"):
-            depth = max(depth - 1, 0)
-        i += 1
-    return None
-
-
 def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.builtin import ModuleOp
-    from xdsl.parser import Parser
     from xdsl.utils.exceptions import ParseError
+
+    from .dialects.bounded_parser import BoundedParser, nesting_error
 
     where = nesting_error(text)
     if where is not None:
         line, col, msg = where
         raise MlirLoadError(f"{name}:{line}:{col}: error: {msg}")
     try:
-        module = Parser(make_context(), text, name).parse_module()
+        module = BoundedParser(make_context(), text, name).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
         raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {e.msg}") from None

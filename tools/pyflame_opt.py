@@ -22,15 +22,14 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ..dialects.bounded_parser import BoundedParser, nesting_error
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.wse import WSE
 from ..lowering.to_max import print_max
-from ..mlir_import import nesting_error
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
@@ -47,7 +46,7 @@ class UserError(Exception):
     """Bad input or options: printed without a traceback, exit code 1."""
 
 
-class LocatingParser(Parser):
+class LocatingParser(BoundedParser):
     """Records where each op starts, so verifier errors can point at it."""
 
     def __init__(self, *args, line_offset: int = 0, **kwargs):
@@ -94,6 +93,8 @@ def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:
     loc = e.span.get_location()
     return Diag(loc.line + line_offset, loc.col, e.msg)
 
+
+_SHOWN = 160  # characters of the offending line shown under a diagnostic
 
 _EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@[+-]?\d+|@above|@below)?"
                        r"\s*\{\{(.*?)\}\}")
@@ -279,7 +280,11 @@ class PyflameOptMain(xDSLOptMain):
     def _report(self, d: Diag, text: str, offset: int) -> None:
         lines = text.splitlines()
         src = lines[d.line - offset - 1] if 0 < d.line - offset <= len(lines) else ""
-        caret = " " * max(d.col - 1, 0) + "^"
+        col = max(d.col - 1, 0)
+        if len(src) > _SHOWN:  # a very long line: the part around the column
+            start = max(min(col - _SHOWN // 2, len(src) - _SHOWN), 0)
+            src, col = src[start:start + _SHOWN], col - start
+        caret = " " * col + "^"
         raise UserError(f"{self.get_input_name()}:{d.line}:{d.col}: error: {d.message}\n"
                         f"{src}\n{caret}")
 
