@@ -43,9 +43,9 @@ def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.utils.exceptions import ParseError
 
-    from .dialects.bounded_parser import BoundedParser, nesting_error
+    from .dialects.bounded_parser import BoundedParser, prescan_error
 
-    where = nesting_error(text)
+    where = prescan_error(text)
     if where is not None:
         line, col, msg = where
         raise MlirLoadError(f"{name}:{line}:{col}: error: {msg}")

@@ -25,7 +25,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ..dialects.bounded_parser import BoundedParser, nesting_error
+from ..dialects.bounded_parser import BoundedParser, prescan_error
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.wse import WSE
@@ -234,7 +234,7 @@ class PyflameOptMain(xDSLOptMain):
 
         diags: list[Diag] = []
         module = None
-        too_deep = nesting_error(text)
+        too_deep = prescan_error(text)
         if too_deep is not None:  # before xDSL's recursive parser can overflow the stack
             line, col, msg = too_deep
             diags.append(Diag(line + offset, col, msg))
