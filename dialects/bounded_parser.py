@@ -40,12 +40,12 @@ def prescan_error(text: str, limit: int = MAX_NESTING) -> tuple[int, int, str] |
         col += 1
         if ch == "\n":
             line, col = line + 1, 0
-        elif ch == '"':  # a string literal: skip to its closing quote
-            i += 1
-            while i < n and text[i] not in '"\n':
-                step = 2 if text[i] == "\\" else 1
-                i += step
-                col += step
+        elif ch == '"':  # a string literal: checked here, see _string_end
+            end, why = _string_end(text, i)
+            if why:
+                return line, col + end - i, why
+            col += end - i
+            i = end
         elif ch == "/" and text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -68,6 +68,36 @@ def prescan_error(text: str, limit: int = MAX_NESTING) -> tuple[int, int, str] |
             continue
         i += 1
     return None
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _string_end(text: str, i: int) -> tuple[int, str | None]:
+    """Where the string literal opening at ``i`` closes (the index of its
+    closing quote), or where and why it is invalid. xDSL lexes strings with a
+    regular expression that backtracks exponentially in the string's length
+    when it fails (an unterminated string, a bad escape), so such text must
+    never reach it: this check is linear."""
+    j, n = i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if c == '"':
+            return j, None
+        if c in "\n\v\f":
+            break
+        if c == "\\":
+            nxt = text[j + 1:j + 3]
+            if nxt[:1] in ('"', "n", "t", "\\") and nxt[:1]:
+                j += 2
+                continue
+            if len(nxt) == 2 and nxt[0] in _HEX and nxt[1] in _HEX:
+                j += 3
+                continue
+            return j, ("invalid escape in a string literal (allowed: \\n \\t \\\\ \\\" and "
+                       "two hex digits)")
+        j += 1
+    return j, "unterminated string literal (it must close on its line)"
 
 
 class BoundedParser(Parser):

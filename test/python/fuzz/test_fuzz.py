@@ -152,7 +152,11 @@ def test_pyflame_opt_mlir_token_streams(tmp_path, capsys):
     "tensor<100000000xf32>\n}\n",
     "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = pyflame.nope %a" + " " * 100000
     + "x\n}\n",
-], ids=["parens", "regions", "types", "arrays", "huge-int", "huge-splat", "long-line"])
+    # xDSL's string regex backtracks exponentially on these (found by this fuzzer)
+    '"test.op"() {a = "' + "abcdefghij" * 8 + '} : () -> ()\n',
+    '"test.op"() {a = "abc\\q' + "abcdefghij" * 8 + '"} : () -> ()\n',
+], ids=["parens", "regions", "types", "arrays", "huge-int", "huge-splat", "long-line",
+        "unterminated-string", "bad-escape"])
 def test_pyflame_opt_hostile_input(text, tmp_path, capsys):
     """Deep nesting, huge integers, huge splats, long lines: exit 1 with a
     located diagnostic (``file:line:col: error:`` where the parser knows it)."""
