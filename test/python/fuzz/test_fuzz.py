@@ -42,7 +42,7 @@ def _cases(default: int) -> int:
 @contextmanager
 def time_limit(seconds: int, what: str) -> Iterator[None]:
     """Fail the case (as a hang) if it runs longer than ``seconds``."""
-    def on_alarm(signum, frame):  # noqa: ANN001, ARG001
+    def on_alarm(*_: object) -> None:  # (signum, frame)
         raise TimeoutError(f"{what}: no result after {seconds} s (a hang)")
 
     prev = signal.signal(signal.SIGALRM, on_alarm)
