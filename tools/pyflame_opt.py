@@ -234,9 +234,9 @@ class PyflameOptMain(xDSLOptMain):
 
         diags: list[Diag] = []
         module = None
-        too_deep = prescan_error(text)
-        if too_deep is not None:  # before xDSL's recursive parser can overflow the stack
-            line, col, msg = too_deep
+        refused = prescan_error(text)  # what would overflow xDSL's stack or hang its lexer
+        if refused is not None:
+            line, col, msg = refused
             diags.append(Diag(line + offset, col, msg))
         else:
             try:
@@ -385,8 +385,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pyflame-opt: error: input nested too deeply (the Python stack ran out)",
               file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, SystemExit):
-        raise
     except Exception as e:  # a bug of ours or xDSL's: one line, a traceback on request
         if os.environ.get("PYFLAME_DEBUG"):
             raise
