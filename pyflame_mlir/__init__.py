@@ -92,12 +92,17 @@ from .dialects.dtypes import (
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
 from .dialects.opdef import ShapeError
+
+# issue 19 (graphs): PFGB graph files, MLIR text back into Python, Graphviz DOT
+from .graph_file import GraphFileError, GraphProgram, load_graph, save_graph
+from .graphviz import to_dot, to_svg
 from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
+from .mlir_import import MlirLoadError, MlirProgram, load_mlir  # issue 19: MLIR text back
 from .ops import *  # noqa: F403  (the op API: add, relu, sum, matmul, ...)
 from .ops import METHODS as _METHODS
 from .ops import ValuesIndices  # noqa: F401

@@ -553,8 +553,9 @@ def format_graph(tensors: Any) -> str:
     return "\n".join(lines)
 
 
-def print_graph(tensors: Any) -> None:
-    print(format_graph(tensors))
+def print_graph(tensors: Any, file: Any = None) -> None:
+    """``format_graph`` printed to ``file`` (a text stream; default stdout)."""
+    print(format_graph(tensors), file=file)
 
 
 def get_graph_stats(tensors: Any) -> dict[str, int]:

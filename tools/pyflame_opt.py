@@ -22,10 +22,10 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ..dialects.bounded_parser import BoundedParser, prescan_error
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.wse import WSE
@@ -46,7 +46,7 @@ class UserError(Exception):
     """Bad input or options: printed without a traceback, exit code 1."""
 
 
-class LocatingParser(Parser):
+class LocatingParser(BoundedParser):
     """Records where each op starts, so verifier errors can point at it."""
 
     def __init__(self, *args, line_offset: int = 0, **kwargs):
@@ -93,6 +93,8 @@ def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:
     loc = e.span.get_location()
     return Diag(loc.line + line_offset, loc.col, e.msg)
 
+
+_SHOWN = 160  # characters of the offending line shown under a diagnostic
 
 _EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@[+-]?\d+|@above|@below)?"
                        r"\s*\{\{(.*?)\}\}")
@@ -232,10 +234,23 @@ class PyflameOptMain(xDSLOptMain):
 
         diags: list[Diag] = []
         module = None
-        try:
-            module = self.available_frontends["mlir"](BytesIO(text.encode()), offset)
-        except ParseError as e:
-            diags.append(_parse_error_diag(e, offset))
+        refused = prescan_error(text)  # what would overflow xDSL's stack or hang its lexer
+        if refused is not None:
+            line, col, msg = refused
+            diags.append(Diag(line + offset, col, msg))
+        else:
+            try:
+                module = self.available_frontends["mlir"](BytesIO(text.encode()), offset)
+            except ParseError as e:
+                diags.append(_parse_error_diag(e, offset))
+            except RecursionError:
+                raise UserError(f"{self.get_input_name()}: error: input nested too deeply to "
+                                "parse") from None
+            except Exception as e:  # noqa: BLE001 - xDSL's own exceptions on bad input
+                if os.environ.get("PYFLAME_DEBUG"):
+                    raise
+                raise UserError(f"{self.get_input_name()}: error: cannot parse the input: "
+                                f"{type(e).__name__}: {e}") from None
         if module is not None:
             diags = verify_module(module)
         if self.args.verify_diagnostics:
@@ -243,7 +258,8 @@ class PyflameOptMain(xDSLOptMain):
             return ""
         if diags:
             self._report(diags[0], text, offset)
-        assert module is not None
+        if module is None:  # unreachable: a failed parse left a diagnostic, reported above
+            raise UserError(f"{self.get_input_name()}: error: the input could not be parsed")
         try:
             self.apply_passes(module)
         except (PassFailedException, DiagnosticException) as e:
@@ -264,7 +280,11 @@ class PyflameOptMain(xDSLOptMain):
     def _report(self, d: Diag, text: str, offset: int) -> None:
         lines = text.splitlines()
         src = lines[d.line - offset - 1] if 0 < d.line - offset <= len(lines) else ""
-        caret = " " * max(d.col - 1, 0) + "^"
+        col = max(d.col - 1, 0)
+        if len(src) > _SHOWN:  # a very long line: the part around the column
+            start = max(min(col - _SHOWN // 2, len(src) - _SHOWN), 0)
+            src, col = src[start:start + _SHOWN], col - start
+        caret = " " * col + "^"
         raise UserError(f"{self.get_input_name()}:{d.line}:{d.col}: error: {d.message}\n"
                         f"{src}\n{caret}")
 
@@ -360,6 +380,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except ValueError as e:
         print(f"pyflame-opt: error: {e}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print("pyflame-opt: error: input nested too deeply (the Python stack ran out)",
+              file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug of ours or xDSL's: one line, a traceback on request
+        if os.environ.get("PYFLAME_DEBUG"):
+            raise
+        print(f"pyflame-opt: internal error: {type(e).__name__}: {e} (set PYFLAME_DEBUG=1 "
+              "for a traceback)", file=sys.stderr)
         return 1
     return 0
 

@@ -67,6 +67,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.logging_util": 0,
     "pyflame_mlir.cache_cli": 2,
     "pyflame_mlir.__main__": 4,  # python -m pyflame_mlir
+    # issue 19 (graphs): PFGB files, MLIR text back into a callable, DOT
+    "pyflame_mlir.graph_file": 2,
+    "pyflame_mlir.graphviz": 2,
+    "pyflame_mlir.mlir_import": 2,
 }
 
 

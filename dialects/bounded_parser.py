@@ -1,0 +1,114 @@
+"""Parsing MLIR text that may be hostile: limits xDSL's parser does not have.
+
+xDSL's parser recurses once (several Python frames) per nesting level, so
+thousands of nested brackets or regions end in a ``RecursionError``; and a
+splat ``dense<1.0> : tensor<100000000000xf32>`` makes it build a Python list
+with one entry per element (a hang, then ``MemoryError``). ``prescan_error``
+is a linear pre-scan that refuses such text (and numbers of thousands of
+digits) with its line and column before parsing; ``BoundedParser`` refuses
+dense literals above ``MAX_DENSE_ELEMENTS`` as a parse error at the literal.
+``pyflame-opt`` and ``pf.load_mlir`` parse with both.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.parser import Parser
+
+__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser", "prescan_error"]
+
+# Deeper bracket nesting than this is refused: real programs stay far below,
+# and 128 levels of any bracket kind parse within Python's default stack.
+MAX_NESTING = 128
+# Elements of one dense literal (the parser expands a splat element by element).
+MAX_DENSE_ELEMENTS = 1 << 22
+# Digits of one number: Python refuses to convert more than 4300 (CVE-2020-10735)
+# with an error that has no location; no i64, f64 or dimension needs 100.
+MAX_DIGITS = 1000
+_OPEN, _CLOSE = "([{<", ")]}>"
+
+
+def prescan_error(text: str, limit: int = MAX_NESTING) -> tuple[int, int, str] | None:
+    """(line, col, message) of the first bracket nested deeper than ``limit``
+    or the first run of more than ``MAX_DIGITS`` digits (string literals and
+    ``//`` comments skipped; the ``>`` of ``->`` is not a bracket), else None.
+    Linear time, no recursion."""
+    depth, line, col, i, n = 0, 1, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch == '"':  # a string literal: checked here, see _string_end
+            end, why = _string_end(text, i)
+            if why:
+                return line, col + end - i, why
+            col += end - i
+            i = end
+        elif ch == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif ch in _OPEN:
+            depth += 1
+            if depth > limit:
+                return line, col, (f"brackets nested deeper than {limit} levels (refused: the "
+                                   "parser would exhaust the Python stack)")
+        elif ch in _CLOSE and not (ch == ">" and i > 0 and text[i - 1] == "-"):
+            depth = max(depth - 1, 0)
+        elif ch.isdigit():
+            j = i
+            while j < n and text[j].isdigit():
+                j += 1
+            if j - i > MAX_DIGITS:
+                return line, col, f"a number of {j - i} digits (at most {MAX_DIGITS})"
+            col += j - i - 1
+            i = j
+            continue
+        i += 1
+    return None
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _string_end(text: str, i: int) -> tuple[int, str | None]:
+    """Where the string literal opening at ``i`` closes (the index of its
+    closing quote), or where and why it is invalid. xDSL lexes strings with a
+    regular expression that backtracks exponentially in the string's length
+    when it fails (an unterminated string, a bad escape), so such text must
+    never reach it: this check is linear."""
+    j, n = i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if c == '"':
+            return j, None
+        if c in "\n\v\f":
+            break
+        if c == "\\":
+            nxt = text[j + 1:j + 3]
+            if nxt[:1] in ('"', "n", "t", "\\") and nxt[:1]:
+                j += 2
+                continue
+            if len(nxt) == 2 and nxt[0] in _HEX and nxt[1] in _HEX:
+                j += 3
+                continue
+            return j, ("invalid escape in a string literal (allowed: \\n \\t \\\\ \\\" and "
+                       "two hex digits)")
+        j += 1
+    return j, "unterminated string literal (it must close on its line)"
+
+
+class BoundedParser(Parser):
+    """xDSL's parser, refusing dense literals of more than ``MAX_DENSE_ELEMENTS``."""
+
+    def _parse_dense_literal_type(self):  # noqa: ANN202  (xDSL's own return type)
+        start = self._current_token.span.start
+        t = super()._parse_dense_literal_type()
+        n = math.prod(t.get_shape())
+        if n > MAX_DENSE_ELEMENTS:
+            self.raise_error(f"dense literal of {n} elements (the limit is "
+                             f"{MAX_DENSE_ELEMENTS}: a larger constant belongs in a graph "
+                             "input, not in the text)", start, self._current_token.span.start)
+        return t
