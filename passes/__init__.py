@@ -72,6 +72,11 @@ def _autodiff() -> type[ModulePass]:
     return PyflameAutodiff
 
 
+def _vmap() -> type[ModulePass]:
+    from .vmap import PyflameVmap
+    return PyflameVmap
+
+
 def _wse_layout() -> type[ModulePass]:
     from .wse_layout import WseLayout
     return WseLayout
@@ -104,6 +109,7 @@ def _convert_wse_to_csl() -> type[ModulePass]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
+    "pyflame-vmap": _vmap,
     "cse": _cse,
     "dce": _dce,
     "constant-fold": _constant_fold,

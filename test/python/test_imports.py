@@ -39,6 +39,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.ops": 1,  # the op API on top of the core
     "pyflame_mlir.creation": 1,
     "pyflame_mlir.autodiff": 1,
+    "pyflame_mlir.vmap": 1,  # vmap and the Jacobians on it (on top of autodiff)
     "pyflame_mlir.autograd": 1,
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
