@@ -97,9 +97,16 @@ def install_evaluator(evaluate: Callable[[Sequence[Tensor]], None]) -> None:
     _evaluator[:] = [evaluate]
 
 
+# Called with the tensors about to be computed: a transform tracing a
+# function once for many values (vmap) raises there if they read its placeholders.
+REALIZE_GUARDS: list[Callable[[Sequence[Tensor]], None]] = []
+
+
 def realize(tensors: Sequence[Tensor]) -> None:
     """Compute every lazy tensor in ``tensors`` in one compiled graph (the
     installed ``compiler.evaluate``)."""
+    for guard in REALIZE_GUARDS:
+        guard(tensors)
     if not _evaluator:
         raise RuntimeError("no compile driver is installed: import pyflame_mlir (its "
                            "compiler module installs one) before evaluating tensors")

@@ -33,7 +33,7 @@ from .autodiff import (
     record_jvp,
     tracing,
 )
-from .core import CONFIG, GRAD_MODE, Tensor, _next_seq, detach, record, source
+from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
@@ -196,33 +196,36 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                       mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any) -> Any:
     eager = CONFIG.eager
     CONFIG.eager = False  # the body is traced, not run (the vmap node runs it)
+    ids: set[int] = set()
+
+    def guard(tensors: Sequence[Tensor]) -> None:
+        for t in tensors:
+            if _reads(t, ids):
+                raise RuntimeError(
+                    f"vmap: f looked at the value of a tensor of shape {list(t.shape)} "
+                    "that depends on a mapped argument (.item(), .numpy(), print or "
+                    "Python control flow on it); under vmap the function is traced "
+                    "once for all examples, so its values are not available")
+    REALIZE_GUARDS.append(guard)
     try:
         with tracing():
-            start = len(GRAD_MODE.traced)
             first = _next_seq()  # ops recorded from here on are f's body
             call = list(leaves)
             placeholders = []
             for i, x, ax in mapped:
                 call[i] = _example(x, ax)
                 placeholders.append(call[i])
+            ids.update(id(p) for p in placeholders)
             result = f(*tree_unflatten(treedef, call))
             outs, out_tree = tree_flatten(result)
             for o in outs:
                 if not isinstance(o, Tensor):
                     raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
                                     "outputs must be tensors")
-            ids = {id(p) for p in placeholders}
-            realized = [ref() for ref in GRAD_MODE.traced[start:]]
-            for t in [*realized, *placeholders]:
-                if t is not None and (t._value is not None if id(t) in ids else _reads(t, ids)):
-                    raise RuntimeError(
-                        f"vmap: f looked at the value of a tensor of shape {list(t.shape)} "
-                        "that depends on a mapped argument (.item(), .numpy(), print or "
-                        "Python control flow on it); under vmap the function is traced "
-                        "once for all examples, so its values are not available")
             fn = FuncGraph(placeholders, outs, boundary=lambda t: _before(t, first))
     finally:
         CONFIG.eager = eager
+        REALIZE_GUARDS.remove(guard)
     axis_of = {id(p): ax for p, (_, _, ax) in zip(placeholders, mapped)}
     batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
     inputs, in_ax = [], []
