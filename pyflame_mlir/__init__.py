@@ -92,6 +92,7 @@ from .dialects.opdef import ShapeError
 from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
+from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
