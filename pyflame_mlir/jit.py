@@ -64,7 +64,7 @@ _MISSING = object()
 class _Program:
     """One traced signature: the recorded program and how to feed and unpack it."""
 
-    sub: Subgraph
+    sub: Subgraph | None  # dropped once compiled: its nodes hold the captured tensors
     slots: list[tuple[str, Any]]  # per program input: ("arg", i) or ("ext", weakref)
     outs: list[tuple[str, Any, int]]  # per output: ("out", k, 0) ("mut", ref, n) ("grad", ref, 0)
     out_tree: Any
@@ -73,6 +73,7 @@ class _Program:
     globals_guard: tuple
     python_reason: str | None = None
     executable: Any = None
+    ir: str = ""
 
     def guards_hold(self) -> bool:
         for kind, ref in self.slots:
@@ -182,6 +183,7 @@ class Compiled:
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
+        prog.ir = str(build_module(prog.sub))
         lazy = [t for t in prog.sub.leaves if t._node is not None]
         if lazy:
             realize(lazy)
@@ -189,6 +191,7 @@ class Compiled:
         for t, value in zip(requested, prog.executable.run(arrays)):
             if t._node is not None:
                 t._realize(value)
+        prog.sub = None  # the guards hold the captured tensors weakly: so must we
         return prog, result
 
     def _replay(self, prog: _Program, leaves: list[Any]) -> Any:
@@ -219,7 +222,7 @@ class Compiled:
             self._stats.misses += 1
             prog, _ = self._trace(args, kwargs, leaves)
             self._programs[key] = prog
-        return str(build_module(prog.sub))
+        return prog.ir or str(build_module(prog.sub))
 
     def stats(self) -> dict[str, Any]:
         s = self._stats
