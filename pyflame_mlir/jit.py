@@ -139,7 +139,6 @@ class Compiled:
                              " cannot be both static and donated")
         self._programs: dict[Any, _Program] = {}
         self._stats = _Stats()
-        self.__wrapped__ = f
         self.__doc__ = getattr(f, "__doc__", None)
 
     # ---- the call ----
