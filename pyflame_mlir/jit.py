@@ -44,6 +44,7 @@ import numpy as np
 from .autodiff import tracing
 from .compiler import build_module, compile_subgraph, config_key
 from .core import (
+    CONFIG,
     OBSERVERS,
     Subgraph,
     Tensor,
@@ -251,7 +252,21 @@ def _as_tensor(x: Any) -> Tensor:
 def trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | None = None
                   ) -> tuple[_Program, Any, list[Tensor]]:
     """Run ``f`` once, recording, and make the program of that call: its
-    inputs, outputs and in-place effects (see the module docstring)."""
+    inputs, outputs and in-place effects (see the module docstring). Values
+    realized meanwhile (eager mode, a print in ``f``) keep their history until
+    the program is collected. In eager mode too the call is recorded, then run
+    as one program."""
+    eager = CONFIG.eager
+    CONFIG.eager = False  # one program: its ops are recorded, then run together
+    try:
+        with tracing():
+            return _trace_program(f, args, kwargs, leaves)
+    finally:
+        CONFIG.eager = eager
+
+
+def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | None
+                   ) -> tuple[_Program, Any, list[Tensor]]:
     arg_tensors = [x for x in (leaves or []) if isinstance(x, Tensor)]
     lazy = [t for t in arg_tensors if t._node is not None]
     if lazy:
@@ -271,8 +286,7 @@ def trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | No
     first = _next_seq()
     OBSERVERS.append(observe)
     try:
-        with tracing():
-            result = f(*args, **kwargs)
+        result = f(*args, **kwargs)
     finally:
         OBSERVERS.remove(observe)
     outs, out_tree = tree_flatten(result)

@@ -273,9 +273,8 @@ def test_looking_at_a_mapped_value_raises():
 
 def test_an_op_without_a_rule_fails_naming_it(monkeypatch):
     monkeypatch.delitem(BATCHING, OPS["cumprod"])
-    y = pf.vmap(lambda a: pf.cumprod(a, 0))(pf.tensor(_r(3, 2)))
     with pytest.raises(Exception, match="pyflame.cumprod has no batching rule"):
-        y.numpy()
+        pf.vmap(lambda a: pf.cumprod(a, 0))(pf.tensor(_r(3, 2))).numpy()
 
 
 def test_nested_vmap_is_an_outer_product_of_loops():
@@ -450,7 +449,7 @@ def test_shape_and_indexing_ops_end_to_end_match_torch():
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_vmap_ir_and_pass_from_text():
+def test_vmap_ir_and_pass_from_text(lazy):
     y = pf.vmap(lambda v: pf.exp(v).sum())(pf.tensor(_r(3, 2)))
     text = pf.to_mlir(y)
     assert "pyflame.vmap @" in text and "in_axes = array<i64: 0>" in text
