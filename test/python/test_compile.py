@@ -250,6 +250,28 @@ def test_compile_on_the_csl_simulator():
             np.testing.assert_allclose(cf(pf.tensor(a), pf.tensor(b)).numpy(), a * b + a,
                                        rtol=1e-5, atol=1e-6)
         assert cf.stats()["hits"] == 1
+        x = _r(3, 4)  # and a vmap (expanded to plain pyflame IR before the csl lowering)
+        np.testing.assert_allclose(pf.vmap(lambda v: v * v + v)(pf.tensor(x)).numpy(),
+                                   x * x + x, rtol=1e-5, atol=1e-6)
     finally:
         pf.set_backend(prev_backend)
         csl_backend.configure(**vars(prev))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend,module", [("max", "max.graph"),
+                                            ("mlir", "mlir.execution_engine")])
+def test_compile_and_vmap_on_optional_backends(backend, module):
+    pytest.importorskip(module, reason=f"the {backend} backend is not installed")
+    prev = pf.get_backend()
+    pf.set_backend(backend)
+    try:
+        cf = pf.compile(pf.vmap(lambda v, w: pf.relu(v @ w).sum(), in_axes=(0, None)))
+        w = _r(4, 3)
+        for _ in range(2):
+            x = _r(2, 4)
+            np.testing.assert_allclose(cf(pf.tensor(x), pf.tensor(w)).numpy(),
+                                       np.maximum(x @ w, 0).sum(1), rtol=1e-4, atol=1e-5)
+        assert cf.stats()["hits"] == 1
+    finally:
+        pf.set_backend(prev)
