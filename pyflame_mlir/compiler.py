@@ -224,8 +224,9 @@ def _build_func(sub: Subgraph, name: str, module: ModuleOp, funcs: dict[int, str
 
 
 def expand_transforms(module: ModuleOp) -> None:
-    """Differentiate (``pyflame-autodiff``): every backend needs it, so it runs
-    whether or not the optimization pipeline does."""
+    """Batch (``pyflame-vmap``, which also expands the vjp/jvp it nests with)
+    and differentiate (``pyflame-autodiff``): every backend needs it, so it
+    runs whether or not the optimization pipeline does."""
     from .passes.autodiff import PyflameAutodiff, has_transforms
     from .passes.vmap import PyflameVmap, has_vmap
 
