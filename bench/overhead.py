@@ -4,7 +4,11 @@
   dispatch of the same op;
 - µs for one cache-hit evaluation of a 50-op graph (recording excluded) and
   for the whole step (record 50 ops + evaluate) vs torch eager running the
-  same 50 ops.
+  same 50 ops;
+- issue 19: one call of the 50-op function under ``pf.compile`` (replayed:
+  nothing recorded) vs torch eager; a 1000-op elementwise chain recorded and
+  run vs torch eager; the README's forward example with new data each call
+  vs the same forward in numpy.
 
 Prints a markdown table; docs/PERFORMANCE.md records the results.
 """
@@ -47,6 +51,53 @@ def chain50(x, y):
     return h
 
 
+def chain1000(x, y):
+    """1000 elementwise ops: the implicit path's per-op cost on a long graph."""
+    h = x
+    for _ in range(20):
+        h = chain50(h, y)
+    return h
+
+
+def issue19_rows(a, b, ta, tb) -> list[tuple[str, float, float | None]]:
+    """Issue 19: a compiled 50-op call; the 1000-op chain recorded and run; the
+    README's forward example with new data each call (against numpy)."""
+    rows: list[tuple[str, float, float | None]] = []
+    compiled = pf.compile(chain50)
+    compiled(a, b)
+    before = pf.COUNTERS.ops_recorded
+    call = best_us(lambda: compiled(a, b), 2000)
+    assert pf.COUNTERS.ops_recorded == before  # replays record nothing
+    torch_chain = best_us(lambda: chain50(ta, tb), 2000) if ta is not None else None
+    rows.append(("pf.compile'd 50-op call (4x4)", call, torch_chain))
+    chain1000(a, b).numpy()
+    long = best_us(lambda: chain1000(a, b).numpy(), 20)
+    torch_long = best_us(lambda: chain1000(ta, tb), 20) if ta is not None else None
+    rows.append(("record + evaluate 1000 ops (4x4)", long, torch_long))
+
+    r = np.random.default_rng(0)
+    w1, b1 = (r.standard_normal((512, 256)) * 0.05).astype(np.float32), \
+        np.full(256, 0.01, np.float32)
+    w2 = (r.standard_normal((256, 10)) * 0.05).astype(np.float32)
+    data = [r.standard_normal((1024, 512)).astype(np.float32) for _ in range(4)]
+    pw1, pb1, pw2 = pf.tensor(w1), pf.tensor(b1), pf.tensor(w2)
+    it = iter(range(1 << 60))
+
+    def readme() -> float:
+        x = pf.tensor(data[next(it) % 4])
+        probs = pf.softmax(pf.relu(x @ pw1 + pb1) @ pw2, dim=1)
+        return (-pf.log(probs).sum()).item()
+
+    def numpy_readme() -> float:
+        h = np.maximum(data[next(it) % 4] @ w1 + b1, 0) @ w2
+        e = np.exp(h - h.max(1, keepdims=True))
+        return float(-np.log(e / e.sum(1, keepdims=True)).sum())
+    readme()
+    rows.append(("README forward, new data each call (vs numpy, not torch)",
+                 best_us(readme, 20), best_us(numpy_readme, 20)))
+    return rows
+
+
 def main() -> None:
     a, b = pf.randn(4, 4), pf.randn(4, 4)
     rows: list[tuple[str, float, float | None]] = []
@@ -73,6 +124,7 @@ def main() -> None:
     rows.append(("cache-hit evaluation of 50 ops", whole - record, None))
     rows.append(("record + evaluate 50 ops", whole, torch_chain))
     assert pf.cache_stats()["misses"] >= 1
+    rows += issue19_rows(a, b, ta, tb)
 
     print(f"machine: {platform.machine()}, {platform.python_implementation()} "
           f"{platform.python_version()}, numpy {np.__version__}, "

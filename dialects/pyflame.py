@@ -434,6 +434,100 @@ class JvpOp(_TransformOp):
     KEYWORD: ClassVar[str] = "tangents"
 
 
+# ---- pyflame.vmap: batch a function (expanded by the pyflame-vmap pass) ----
+
+@irdl_op_definition
+class VmapOp(IRDLOperation):
+    """``pyflame.vmap``: the function ``callee`` mapped over a batch axis.
+
+        %outs... = pyflame.vmap @f(%args...) {in_axes = array<i64: 0, -1>,
+            out_axes = array<i64: 0>, axis_size = 4 : i64} : (arg types...) -> (out types...)
+
+    ``in_axes[i]`` is the batched axis of argument i (-1: not batched, the
+    same for every example); ``out_axes[j]`` where result j carries the batch
+    axis (-1: not batched). The batch axis has ``axis_size`` elements."""
+
+    name = "pyflame.vmap"
+    callee = prop_def(SymbolRefAttr)
+    in_axes = attr_def(DenseArrayBase)
+    out_axes = attr_def(DenseArrayBase)
+    axis_size = attr_def(IntegerAttr)
+    args = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], in_axes: Sequence[int],
+                 out_axes: Sequence[int], axis_size: int, result_types: Sequence[Attribute]):
+        super().__init__(operands=[list(args)], result_types=[list(result_types)],
+                         properties={"callee": SymbolRefAttr(callee)},
+                         attributes={"in_axes": DenseArrayBase.from_list(i64, list(in_axes)),
+                                     "out_axes": DenseArrayBase.from_list(i64, list(out_axes)),
+                                     "axis_size": IntegerAttr(axis_size, i64)})
+
+    @property
+    def in_axes_list(self) -> tuple[int, ...]:
+        return tuple(self.in_axes.get_values())
+
+    @property
+    def out_axes_list(self) -> tuple[int, ...]:
+        return tuple(self.out_axes.get_values())
+
+    @property
+    def size(self) -> int:
+        return self.axis_size.value.data
+
+    def callee_func(self) -> Any:
+        return _TransformOp.callee_func(self)  # type: ignore[arg-type]
+
+    def verify_(self) -> None:
+        fn = self.callee_func()
+        ins, outs = list(fn.function_type.inputs.data), list(fn.function_type.outputs.data)
+        n = self.size
+        for what, axes, types, batched in (("argument", self.in_axes_list, ins, self.args),
+                                           ("result", self.out_axes_list, outs, self.outs)):
+            if len(axes) != len(types) or len(batched) != len(types):
+                raise VerifyException(f"{self.callee} has {len(types)} {what}(s); "
+                                      f"{len(axes)} axes and {len(batched)} values given")
+            for i, (axis, t, v) in enumerate(zip(axes, types, batched)):
+                shape, d = spec_of_type(t, f"{what} #{i}")
+                want = shape if axis == -1 else (*shape[:axis], n, *shape[axis:])
+                if not -1 <= axis <= len(shape) or spec_of_type(v.type, what) != (want, d):
+                    raise VerifyException(f"{what} #{i} of type {v.type} does not map "
+                                          f"{t} over axis {axis} of size {n}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VmapOp:
+        callee = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        types = list(ftype.inputs.data)
+        if len(types) != len(args):
+            parser.raise_error(f"{cls.name} has {len(args)} operands but its type lists "
+                               f"{len(types)}")
+        values = parser.resolve_operands(args, types, parser.pos)
+        for k, kind in (("in_axes", DenseArrayBase), ("out_axes", DenseArrayBase),
+                        ("axis_size", IntegerAttr)):
+            if not isinstance(attrs.get(k), kind):
+                parser.raise_error(f"{cls.name} needs the attribute {k}")
+        op = cls.__new__(cls)
+        IRDLOperation.__init__(op, operands=[values], result_types=[list(ftype.outputs.data)],
+                               properties={"callee": SymbolRefAttr(callee.data)},
+                               attributes=attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+
 # ---- pyflame.fused: a region of ops the fusion pass groups into one kernel ----
 
 @irdl_op_definition
@@ -532,4 +626,5 @@ class FusedOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=True)
 
 
-Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp, FusedOp, YieldOp], [])
+Pyflame = Dialect("pyflame", [*OP_CLASSES.values(), VjpOp, JvpOp, VmapOp, FusedOp, YieldOp],
+                  [])

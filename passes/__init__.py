@@ -72,6 +72,11 @@ def _autodiff() -> type[ModulePass]:
     return PyflameAutodiff
 
 
+def _vmap() -> type[ModulePass]:
+    from .vmap import PyflameVmap
+    return PyflameVmap
+
+
 def _wse_layout() -> type[ModulePass]:
     from .wse_layout import WseLayout
     return WseLayout
@@ -109,6 +114,7 @@ def _check_indices() -> type[ModulePass]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
+    "pyflame-vmap": _vmap,
     "cse": _cse,
     "dce": _dce,
     "constant-fold": _constant_fold,

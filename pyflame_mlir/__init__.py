@@ -23,10 +23,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
 from .autodiff import (
     enable_grad,
     grad,
-    hessian,
     is_grad_enabled,
-    jacfwd,
-    jacrev,
     jvp,
     no_grad,
     set_grad_enabled,
@@ -99,6 +96,7 @@ from .graphviz import to_dot, to_svg
 from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
+from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
@@ -133,6 +131,7 @@ from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/m
 from .reductions import any as any  # noqa: PLC0414
 from .serialization import load, save
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
+from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
 
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
 getitem = _advanced_getitem  # ops' * brought the basic one

@@ -43,10 +43,9 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     source,
     splat_value,
 )
-from .creation import tensor, zeros
 from .dialects import OPS, ad
 from .dialects.opdef import OpDef, Spec
-from .ops import as_tensor_arg, convert, reshape, stack
+from .ops import as_tensor_arg, convert
 from .tree_util import tree_flatten, tree_unflatten
 
 _CONSTANT = OPS["constant"]
@@ -646,12 +645,6 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     return wrapped
 
 
-def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
-    v = np.zeros(shape, dtype=like.dtype.np)
-    v.reshape(-1)[i] = 1
-    return tensor(v)
-
-
 def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
     """Reverse mode of a traced function (JAX's transforms: every float
     argument is differentiated; a ``pf.autograd.Function`` calls its backward)."""
@@ -678,75 +671,6 @@ def _no_forward_mode_through_functions(fn: FuncGraph) -> None:
                 + ("forward mode through a Function's jvp is not supported yet"
                    if n.ctx.has_jvp else "You must implement the jvp function for custom "
                    "autograd.Function to use it with forward mode AD."))
-
-
-def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
-    """JAX's jacrev/jacfwd over pytrees: per output leaf, the input's
-    structure (``argnums``) with a Jacobian ``out.shape + x.shape`` per input
-    leaf, nested in the output's structure. Reverse mode takes one VJP per
-    output element, forward mode one JVP per input element."""
-    def wrapped(*args: Any):
-        with tracing():
-            xs = _Args(args, argnums)
-            result = f(*xs.call)
-            out, aux = result if has_aux else (result, None)
-            outs, out_tree = tree_flatten(out)
-            for o in outs:
-                if not isinstance(o, Tensor):
-                    raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
-                                    f"{type(o).__name__} leaf; its outputs must be tensors")
-            if reverse:
-                plan = _functional_plan(xs.flat, outs)
-            else:
-                fn = FuncGraph(xs.flat, outs)
-                _no_forward_mode_through_functions(fn)
-        flat = xs.flat
-        # blocks[k][m]: d outs[k] / d flat[m], rows (or columns) of flat elements
-        blocks: list[list[list[Tensor]]] = [[[] for _ in flat] for _ in outs]
-        if reverse:
-            for k, o in enumerate(outs):
-                for i in range(o.numel()):
-                    seeds = [_one_hot(o.shape, i, o) if j == k else _seed_like(p, 0.0)
-                             for j, p in enumerate(outs)]
-                    for m, ct in enumerate(_cotangents(plan, flat, seeds)):
-                        blocks[k][m].append(ct)
-        else:
-            for m, x in enumerate(flat):
-                for j in range(x.numel()):
-                    tangents = [_one_hot(x.shape, j, x) if q == m else _seed_like(p, 0.0)
-                                for q, p in enumerate(flat)]
-                    res = record_jvp(fn, range(len(flat)), tangents)[len(outs):]
-                    for k, tan in enumerate(res):
-                        blocks[k][m].append(tan)
-        jac = []
-        for k, o in enumerate(outs):
-            per_leaf = []
-            for m, x in enumerate(flat):
-                shape = o.shape + x.shape
-                parts = blocks[k][m]
-                if not parts:
-                    per_leaf.append(zeros(list(shape), dtype=o.dtype))
-                else:
-                    per_leaf.append(reshape(stack(parts) if reverse else stack(parts, dim=-1),
-                                            shape))
-            jac.append(xs.like_argnums(per_leaf))
-        j = tree_unflatten(out_tree, jac)
-        return (j, aux) if has_aux else j
-    return wrapped
-
-
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """The Jacobian by reverse mode (JAX's ``jacrev``, pytrees in and out)."""
-    return _jacobian(f, argnums, has_aux, True)
-
-
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    """The Jacobian by forward mode (JAX's ``jacfwd``, pytrees in and out)."""
-    return _jacobian(f, argnums, has_aux, False)
-
-
-def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 # ---- the imperative API (PyTorch) ----

@@ -188,7 +188,7 @@ def _build_func(sub: Subgraph, name: str, module: ModuleOp, funcs: dict[int, str
     from xdsl.dialects import func
     from xdsl.ir import Block, Region
 
-    from .dialects.pyflame import JvpOp, VjpOp, create_op, tensor_type
+    from .dialects.pyflame import JvpOp, VjpOp, VmapOp, create_op, tensor_type
 
     block = Block(arg_types=[tensor_type(t.shape, t.dtype) for t in sub.leaves])
     results: list[Sequence[Any]] = []
@@ -205,10 +205,14 @@ def _build_func(sub: Subgraph, name: str, module: ModuleOp, funcs: dict[int, str
             if callee is None:  # one private function per traced function
                 callee = funcs[id(fn)] = f"{node.op.name}_fn{len(funcs)}"
                 module.body.block.add_op(_build_func(fn.sub, callee, module, funcs, True))
-            cls = VjpOp if node.op.name == "vjp" else JvpOp
-            n = len(fn.sub.leaves)
-            op = cls(callee, operands[:n], operands[n:], node.attrs["wrt"],
-                     [tensor_type(s, d) for s, d in node.specs])
+            if node.op.name == "vmap":
+                op = VmapOp(callee, operands, node.attrs["in_axes"], node.attrs["out_axes"],
+                            node.attrs["axis_size"], [tensor_type(s, d) for s, d in node.specs])
+            else:
+                cls = VjpOp if node.op.name == "vjp" else JvpOp
+                n = len(fn.sub.leaves)
+                op = cls(callee, operands[:n], operands[n:], node.attrs["wrt"],
+                         [tensor_type(s, d) for s, d in node.specs])
         else:
             op = create_op(node.op.name, operands, node.attrs, node.specs)
         block.add_op(op)
@@ -220,10 +224,14 @@ def _build_func(sub: Subgraph, name: str, module: ModuleOp, funcs: dict[int, str
 
 
 def expand_transforms(module: ModuleOp) -> None:
-    """Differentiate (``pyflame-autodiff``): every backend needs it, so it runs
-    whether or not the optimization pipeline does."""
+    """Batch (``pyflame-vmap``, which also expands the vjp/jvp it nests with)
+    and differentiate (``pyflame-autodiff``): every backend needs it, so it
+    runs whether or not the optimization pipeline does."""
     from .passes.autodiff import PyflameAutodiff, has_transforms
+    from .passes.vmap import PyflameVmap, has_vmap
 
+    if has_vmap(module):  # batch (and differentiate around it), innermost first
+        PyflameVmap().apply(make_context(), module)
     if has_transforms(module):
         PyflameAutodiff().apply(make_context(), module)
 
@@ -257,9 +265,9 @@ class CompiledGraph:
 
 
 def count_ops(module: ModuleOp) -> int:
-    from .dialects.pyflame import PyflameOp, _TransformOp
+    from .dialects.pyflame import PyflameOp, VmapOp, _TransformOp
 
-    return sum(1 for op in module.walk() if isinstance(op, PyflameOp | _TransformOp))
+    return sum(1 for op in module.walk() if isinstance(op, PyflameOp | _TransformOp | VmapOp))
 
 
 def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:

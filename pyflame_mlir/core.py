@@ -97,9 +97,21 @@ def install_evaluator(evaluate: Callable[[Sequence[Tensor]], None]) -> None:
     _evaluator[:] = [evaluate]
 
 
+# Observers of a traced call (pf.compile): ``observe("leaf", t, None)`` for a
+# tensor made from host data, ``observe("rebind", t, old)`` for an in-place
+# update of ``t`` (``old``: the state it replaced).
+OBSERVERS: list[Callable[[str, Tensor, Tensor | None], None]] = []
+
+# Called with the tensors about to be computed: a transform tracing a
+# function once for many values (vmap) raises there if they read its placeholders.
+REALIZE_GUARDS: list[Callable[[Sequence[Tensor]], None]] = []
+
+
 def realize(tensors: Sequence[Tensor]) -> None:
     """Compute every lazy tensor in ``tensors`` in one compiled graph (the
     installed ``compiler.evaluate``)."""
+    for guard in REALIZE_GUARDS:
+        guard(tensors)
     if not _evaluator:
         raise RuntimeError("no compile driver is installed: import pyflame_mlir (its "
                            "compiler module installs one) before evaluating tensors")
@@ -224,6 +236,9 @@ class Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
+        if OBSERVERS:
+            for observe in OBSERVERS:
+                observe("leaf", t, None)
         return t
 
     def _realize(self, value: np.ndarray) -> None:
@@ -427,6 +442,9 @@ def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
     t._mut = Mutation(_next_seq(), old, version, start)
     t._node, t._index, t._value, t._hist = new._node, new._index, new._value, new._hist
     MUTATIONS[0] += 1
+    if OBSERVERS:
+        for observe in OBSERVERS:
+            observe("rebind", t, old)
 
 
 def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:

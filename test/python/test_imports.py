@@ -39,12 +39,14 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.ops": 1,  # the op API on top of the core
     "pyflame_mlir.creation": 1,
     "pyflame_mlir.autodiff": 1,
+    "pyflame_mlir.vmap": 1,  # vmap and the Jacobians on it (on top of autodiff)
     "pyflame_mlir.autograd": 1,
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
     "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
+    "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,

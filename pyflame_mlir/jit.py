@@ -1,0 +1,395 @@
+"""``pf.compile`` (``jax.jit`` for a lazy library) and ``pf.trace``.
+
+``compile(f)`` traces ``f`` once per *signature* (the pytree structure of the
+arguments, each tensor's shape and dtype, the values of static arguments and
+Python numbers, the backend and pipeline) and keeps the program it recorded:
+its inputs are the argument tensors and the tensors ``f`` reads from outside
+(parameters, optimizer state: captured by closure, by identity), its outputs
+``f``'s results, the new state of every tensor ``f`` updated in place and the
+new ``.grad`` of every tensor it gave one. A later call with the same
+signature does not run ``f``: no op is recorded, no graph is walked; it runs
+the compiled executable on the new argument data and the current values of
+the captured tensors, then writes the results back as the Python call would
+have (in-place updates rebind the same tensor objects and bump their
+versions; gradients land in ``.grad``).
+
+Guards (checked on every call, all cheap): the signature; every captured
+tensor still alive with its shape and dtype; the objects ``f``'s global names
+and closure cells refer to (rebinding a global retraces).
+
+What Python-free replay cannot see, and what pf.compile does about it:
+- Python side effects of ``f`` (printing, appending to a list, counters) run
+  once per trace, as in ``jax.jit``.
+- Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
+  ``pf.randn`` inside ``f``, an optimizer's per-step scalars such as Adam's
+  bias corrections, state created lazily on the first step) may differ from
+  call to call, so a program reading one is never replayed: such a signature
+  runs ``f`` every time (``stats()["python_calls"]``; the reason is in
+  ``stats()["python_reasons"]``), which is exactly the uncompiled call.
+- An attribute rebound to a new tensor (``model.w = pf.randn(...)``) is seen
+  only when the old tensor is gone (its weak reference guard fails); while
+  something else keeps it alive the compiled program reads the old tensor.
+  Pass such tensors as arguments, or call ``f.clear()``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .autodiff import tracing
+from .compiler import build_module, compile_subgraph, config_key
+from .core import (
+    CONFIG,
+    OBSERVERS,
+    Subgraph,
+    Tensor,
+    _meta,
+    _next_seq,
+    collect,
+    realize,
+    rebind,
+    snapshot,
+    source,
+)
+from .tree_util import tree_flatten, tree_unflatten
+
+_MISSING = object()
+
+
+@dataclass
+class _Program:
+    """One traced signature: the recorded program and how to feed and unpack it."""
+
+    sub: Subgraph | None  # dropped once compiled: its nodes hold the captured tensors
+    slots: list[tuple[str, Any]]  # per program input: ("arg", i) or ("ext", weakref)
+    outs: list[tuple[str, Any, int]]  # per output: ("out", k, 0) ("mut", ref, n) ("grad", ref, 0)
+    out_tree: Any
+    out_static: list[Any]  # f's output leaves; None where the program computes one
+    arg_outs: list[tuple[int, int]]  # (output leaf, argument leaf) returned as is
+    globals_guard: tuple
+    python_reason: str | None = None
+    executable: Any = None
+    ir: str = ""
+
+    def guards_hold(self) -> bool:
+        for kind, ref in self.slots:
+            if kind == "ext" and ref() is None:
+                return False
+        for kind, ref, _ in self.outs:
+            if kind != "out" and ref() is None:
+                return False
+        return all(_current(holder, name) is obj for holder, name, obj in self.globals_guard)
+
+
+@dataclass
+class _Stats:
+    hits: int = 0  # calls replayed without running f
+    misses: int = 0  # first calls of a signature (traced)
+    retraces: int = 0  # traces of a signature seen before (a guard failed)
+    python_calls: int = 0  # calls that ran f (a signature that cannot be replayed)
+    python_reasons: list[str] = field(default_factory=list)
+
+
+def _current(holder: Any, name: str) -> Any:
+    if isinstance(holder, dict):
+        return holder.get(name, _MISSING)
+    try:
+        return holder.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _globals_guard(f: Callable) -> tuple:
+    """(dict, name, object) for each global name and closure cell ``f`` reads."""
+    fn = getattr(f, "__func__", f)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    g = fn.__globals__
+    out = [(g, n, g.get(n, _MISSING)) for n in code.co_names if n in g]
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        out.append((cell, name, _current(cell, name)))
+    return tuple(out)
+
+
+def _signature_leaf(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return (x.shape, x.dtype)
+    if isinstance(x, np.ndarray):
+        return ("ndarray", x.shape, x.dtype.str)
+    return ("py", type(x), x)
+
+
+class Compiled:
+    """What ``pf.compile(f)`` returns: call it like ``f``."""
+
+    def __init__(self, f: Callable, static_argnums: int | Sequence[int] = (),
+                 donate_argnums: int | Sequence[int] = ()):
+        self.f = f
+        self.static = (static_argnums,) if isinstance(static_argnums, int) \
+            else tuple(static_argnums)
+        self.donate = (donate_argnums,) if isinstance(donate_argnums, int) \
+            else tuple(donate_argnums)
+        if set(self.static) & set(self.donate):
+            raise ValueError(f"pf.compile: arguments {sorted(set(self.static) & set(self.donate))}"
+                             " cannot be both static and donated")
+        self._programs: dict[Any, _Program] = {}
+        self._stats = _Stats()
+        self.__doc__ = getattr(f, "__doc__", None)
+
+    # ---- the call ----
+    def _split(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], Any]:
+        n = len(args)
+        static = tuple(args[i] if -n <= i < n else None for i in self.static)
+        dynamic = tuple(a for i, a in enumerate(args)
+                        if i not in self.static and i - n not in self.static)
+        leaves, treedef = tree_flatten((dynamic, kwargs))
+        key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key())
+        try:
+            hash(key)
+        except TypeError as e:
+            raise TypeError(f"pf.compile: a static argument or Python leaf is unhashable "
+                            f"({e}); pass it as a tensor or mark it static with a hashable "
+                            "value") from None
+        return key, leaves, treedef
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key, leaves, _ = self._split(args, kwargs)
+        prog = self._programs.get(key)
+        if prog is not None and prog.python_reason is None:
+            if prog.guards_hold():
+                self._stats.hits += 1
+                return self._replay(prog, leaves)
+            self._stats.retraces += 1
+        # a first call, a failed guard, or a signature whose last trace could
+        # not be replayed (its state may have settled since: trace again)
+        if prog is None:
+            self._stats.misses += 1
+        prog, result = self._trace(args, kwargs, leaves)
+        self._programs[key] = prog
+        return result
+
+    def _trace(self, args: tuple, kwargs: dict, leaves: list[Any]) -> tuple[_Program, Any]:
+        prog, result, requested = trace_program(self.f, args, kwargs, leaves)
+        if prog.python_reason is not None:
+            self._stats.python_calls += 1
+            if prog.python_reason not in self._stats.python_reasons:
+                self._stats.python_reasons.append(prog.python_reason)
+            return prog, result  # the uncompiled call it was
+
+        prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
+        prog.ir = str(build_module(prog.sub))
+        lazy = [t for t in prog.sub.leaves if t._node is not None]
+        if lazy:
+            realize(lazy)
+        arrays = [t._value for t in prog.sub.leaves]  # this call's states (snapshots)
+        for t, value in zip(requested, prog.executable.run(arrays)):
+            if t._node is not None:
+                t._realize(value)
+        prog.sub = None  # the guards hold the captured tensors weakly: so must we
+        return prog, result
+
+    def _replay(self, prog: _Program, leaves: list[Any]) -> Any:
+        results = prog.executable.run(_inputs(prog, leaves))
+        outs = list(prog.out_static)
+        for k, i in prog.arg_outs:
+            outs[k] = leaves[i]
+        for (kind, ref, count), value in zip(prog.outs, results):
+            if kind == "out":
+                outs[ref] = Tensor._leaf(value)
+            elif kind == "mut":
+                t = ref()
+                old, start = snapshot(t)
+                version = t._version
+                rebind(t, old, start, Tensor._leaf(value))
+                t._mut.version = version + count
+            else:
+                _meta(ref()).grad = Tensor._leaf(value)
+        return tree_unflatten(prog.out_tree, outs)
+
+    # ---- introspection ----
+    def lower(self, *args: Any, **kwargs: Any) -> str:
+        """The IR (``pyflame`` MLIR text) of the program for these arguments
+        (traced now if this signature was not: ``f`` runs, with its effects)."""
+        key, leaves, _ = self._split(args, kwargs)
+        prog = self._programs.get(key)
+        if prog is None:
+            self._stats.misses += 1
+            prog, _ = self._trace(args, kwargs, leaves)
+            self._programs[key] = prog
+        return prog.ir or str(build_module(prog.sub))
+
+    def stats(self) -> dict[str, Any]:
+        s = self._stats
+        return {"hits": s.hits, "misses": s.misses, "retraces": s.retraces,
+                "python_calls": s.python_calls, "python_reasons": list(s.python_reasons),
+                "signatures": len(self._programs), "donated": self.donate}
+
+    def clear(self) -> None:
+        """Forget every traced program: the next call traces again."""
+        self._programs.clear()
+
+
+def _inputs(prog: _Program, leaves: list[Any]) -> list[np.ndarray]:
+    ts: list[Tensor] = []
+    for kind, ref in prog.slots:
+        ts.append(_as_tensor(leaves[ref]) if kind == "arg" else ref())
+    lazy = [t for t in ts if t._node is not None]
+    if lazy:
+        realize(lazy)
+    return [t._value for t in ts]
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor._leaf(np.asarray(x))
+
+
+def trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | None = None
+                  ) -> tuple[_Program, Any, list[Tensor]]:
+    """Run ``f`` once, recording, and make the program of that call: its
+    inputs, outputs and in-place effects (see the module docstring). Values
+    realized meanwhile (eager mode, a print in ``f``) keep their history until
+    the program is collected. In eager mode too the call is recorded, then run
+    as one program."""
+    eager = CONFIG.eager
+    CONFIG.eager = False  # one program: its ops are recorded, then run together
+    try:
+        with tracing():
+            return _trace_program(f, args, kwargs, leaves)
+    finally:
+        CONFIG.eager = eager
+
+
+def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | None
+                   ) -> tuple[_Program, Any, list[Tensor]]:
+    arg_tensors = [x for x in (leaves or []) if isinstance(x, Tensor)]
+    lazy = [t for t in arg_tensors if t._node is not None]
+    if lazy:
+        realize(lazy)  # arguments are program inputs: values
+    fresh: dict[int, Tensor] = {}
+    rebinds: dict[int, list[Any]] = {}  # id -> [tensor, first old state, count]
+
+    def observe(kind: str, t: Tensor, old: Tensor | None) -> None:
+        if kind == "leaf":
+            fresh[id(t)] = t
+        elif id(t) in rebinds:
+            rebinds[id(t)][2] += 1
+        else:
+            rebinds[id(t)] = [t, old, 1]
+
+    guard = _globals_guard(f)
+    first = _next_seq()
+    OBSERVERS.append(observe)
+    try:
+        result = f(*args, **kwargs)
+    finally:
+        OBSERVERS.remove(observe)
+    outs, out_tree = tree_flatten(result)
+    arg_pos = {id(x): i for i, x in enumerate(leaves or []) if isinstance(x, Tensor)}
+    reasons = []
+    out_static: list[Any] = []
+    requested: list[Tensor] = []
+    kinds: list[tuple[str, Any, int]] = []
+    arg_outs: list[tuple[int, int]] = []
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor) and id(o) in arg_pos:
+            arg_outs.append((k, arg_pos[id(o)]))
+            out_static.append(None)
+        elif isinstance(o, Tensor) and (source(o) is not None and
+                                      (source(o).seq >= first or o._node is not None)):
+            out_static.append(None)
+            requested.append(o)
+            kinds.append(("out", k, 0))
+        elif isinstance(o, Tensor) and id(o) in fresh:
+            reasons.append("f returns a tensor it made from host data")
+            out_static.append(o)
+        else:
+            if not isinstance(o, Tensor) and o is not None and not isinstance(o, str):
+                reasons.append(f"f returns a Python {type(o).__name__} (computed in Python "
+                               "on each call)")
+            out_static.append(o)  # an argument or captured tensor returned as is
+    snapshots: dict[int, Tensor] = {}
+    for t, old, count in rebinds.values():
+        snapshots[id(old)] = t
+        if id(t) in fresh:
+            reasons.append("f updates in place a tensor it made from host data (state "
+                           "created on this call)")
+        elif id(t) in arg_pos:
+            reasons.append("f updates an argument in place")
+        else:
+            requested.append(t)
+            kinds.append(("mut", weakref.ref(t), count))
+
+    def before(t: Tensor) -> bool:  # computed before the call: an input, not traced into
+        n = source(t)
+        return n is not None and 0 <= n.seq < first
+
+    sub = collect(requested, boundary=before, trace=True) if requested else None
+    # new gradients of the tensors read or updated: outputs too
+    if sub is not None:
+        seen = {id(t) for t in requested}
+        for t in [*sub.leaves, *(r[0] for r in rebinds.values())]:
+            owner = snapshots.get(id(t), t)
+            ag = owner._ag
+            g = ag.grad if ag is not None else None
+            if g is not None and id(g) not in seen and (source(g) is not None and
+                                                        source(g).seq >= first):
+                seen.add(id(g))
+                requested.append(g)
+                kinds.append(("grad", weakref.ref(owner), 0))
+        sub = collect(requested, boundary=before, trace=True)
+    slots: list[tuple[str, Any]] = []
+    for leaf in (sub.leaves if sub is not None else []):
+        owner = snapshots.get(id(leaf), leaf)
+        if id(owner) in arg_pos:
+            slots.append(("arg", arg_pos[id(owner)]))
+        elif id(owner) in fresh:
+            reasons.append("f reads a tensor it made from host data (pf.tensor or pf.randn "
+                           "inside f, an optimizer's per-step scalars)")
+            slots.append(("ext", weakref.ref(owner)))
+        else:
+            slots.append(("ext", weakref.ref(owner)))
+    if sub is None:
+        reasons.append("f computes nothing")
+        sub = collect([])
+    prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, guard,
+                    "; ".join(dict.fromkeys(reasons)) or None)
+    return prog, result, requested
+
+
+def compile(f: Callable | None = None, static_argnums: int | Sequence[int] = (),  # noqa: A001
+            donate_argnums: int | Sequence[int] = ()) -> Any:
+    """``f`` traced once per signature and replayed without Python (see the
+    module docstring for the guards and the caveats). ``f.lower(*args)``
+    gives the IR, ``f.stats()`` the hits, misses, retraces and Python calls.
+    Usable as ``@pf.compile`` or ``@pf.compile(static_argnums=...)``."""
+    if f is None:
+        return lambda g: Compiled(g, static_argnums, donate_argnums)
+    return Compiled(f, static_argnums, donate_argnums)
+
+
+@dataclass
+class TracedProgram:
+    """What ``pf.trace`` returns: the program one call of ``f`` recorded."""
+
+    inputs: list[Tensor]  # program inputs: the argument tensors, then captured tensors
+    outputs: list[Tensor]  # f's tensor results, then in-place updates and new gradients
+    ir: str  # the pyflame MLIR text
+    result: Any  # what f returned
+
+    def __str__(self) -> str:
+        return self.ir
+
+
+def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
+    """Run ``f(*args)`` once, recording, and return its program (its inputs,
+    outputs and IR). The call's effects happen as in an uncompiled call."""
+    leaves, _ = tree_flatten((args, kwargs))
+    prog, result, requested = trace_program(f, args, kwargs, leaves)
+    inputs = [leaves[ref] if kind == "arg" else ref() for kind, ref in prog.slots]
+    return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)

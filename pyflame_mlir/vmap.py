@@ -1,0 +1,330 @@
+"""``pf.vmap`` (JAX's semantics) and the Jacobians built on it.
+
+``vmap(f)`` traces ``f`` once on one example (each mapped argument sliced at
+index 0 of its mapped axis: a placeholder whose value is never computed)
+and records *one transform node*: ``pyflame.vmap`` of the traced function,
+expanded by the ``pyflame-vmap`` pass through each op's batching rule
+(``dialects/batching.py``). It composes with itself and with the
+differentiation transforms in any order (``vmap(grad(f))`` gives
+per-example gradients; ``jacrev`` is ``vmap`` of a VJP, ``jacfwd`` of a JVP).
+
+Looking at a value that depends on a mapped argument inside ``f``
+(``.item()``, ``.numpy()``, Python control flow on it) raises: the trace
+runs once, for all examples. Random tensors created inside ``f`` are drawn
+once per call and shared by every example (PyTorch's ``randomness="same"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import optree
+
+from .autodiff import (
+    FuncGraph,
+    _Args,
+    _cotangents,
+    _functional_plan,
+    _no_forward_mode_through_functions,
+    _seed_like,
+    _stopped_lazy,
+    record_jvp,
+    tracing,
+)
+from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
+from .creation import tensor, zeros
+from .dialects import OPS
+from .dialects.opdef import OpDef, Spec
+from .ops import reshape
+from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
+
+_SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
+
+
+def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
+    fn: FuncGraph = attrs["fn"]
+    n = attrs["axis_size"]
+    out = []
+    for (shape, d), axis in zip(fn.output_specs(), attrs["out_axes"]):
+        out.append((shape if axis < 0 else (*shape[:axis], n, *shape[axis:]), d))
+    return tuple(out)
+
+
+def _vmap_memo_key(attrs: dict[str, Any]) -> tuple:
+    return attrs["fn"].local_key(), attrs["in_axes"], attrs["out_axes"], attrs["axis_size"]
+
+
+VMAP_OP = OpDef("vmap", "transform", _vmap_rule, None, None,
+                {"fn": "func", "in_axes": "ints", "out_axes": "ints", "axis_size": "int"},
+                num_results=None, doc="a traced function mapped over a batch axis",
+                memo_attrs=_vmap_memo_key)
+
+
+def _axes_per_leaf(prefix: Any, tree: Any, what: str) -> list[int | None]:
+    """JAX's axis specs: an int or None for a whole tree, or a tree prefix of
+    ``tree`` with an int or None per subtree; one axis per leaf of ``tree``."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_leaves(tree))
+    if isinstance(prefix, list) and isinstance(tree, tuple):
+        prefix = tuple(prefix)
+    spec = optree.tree_structure(prefix, none_is_leaf=True, namespace=NAMESPACE)
+    try:
+        subtrees = spec.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(f"vmap {what} specification must be a tree prefix of the "
+                         f"corresponding value, got specification {prefix!r}: {e}") from None
+    axes: list[int | None] = []
+    for ax, sub in zip(optree.tree_leaves(prefix, none_is_leaf=True, namespace=NAMESPACE),
+                       subtrees):
+        if ax is not None and (not isinstance(ax, int) or isinstance(ax, bool)):
+            raise TypeError(f"vmap {what} must be ints or None, got {ax!r}")
+        axes += [ax] * len(tree_leaves(sub))
+    return axes
+
+
+def _example(x: Tensor, axis: int) -> Tensor:
+    """A placeholder for one example: index 0 along ``axis`` (never computed),
+    detached, so that a transform inside ``f`` (``grad``) captures it instead
+    of tracing into the whole batch."""
+    shape = x.shape
+    part = record(_SLICE, (x,), {"start": (0,) * len(shape),
+                                 "limit": tuple(1 if i == axis else d
+                                                for i, d in enumerate(shape)),
+                                 "stride": (1,) * len(shape)})
+    return detach(record(_RESHAPE, (part,), {"shape": shape[:axis] + shape[axis + 1:]}))
+
+
+def _reads(t: Tensor, placeholders: set[int]) -> bool:
+    """Whether ``t``'s value depends on one of the placeholders."""
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if id(x) in placeholders:
+            return True
+        n = source(x)
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack += [i for i in n.inputs if isinstance(i, Tensor)]
+    return False
+
+
+def _before(t: Tensor, first: int) -> bool:
+    """A value computed before ``f`` was called (an argument of an enclosing
+    transform, a closed-over activation) is captured by the traced body, not
+    traced into, so enclosing transforms see it read."""
+    n = source(t)
+    return n is not None and (0 <= n.seq < first or _stopped_lazy(t))
+
+
+def _batched_outputs(fn: FuncGraph, in_axes: Sequence[int]) -> list[bool]:
+    """Per output of ``fn``: whether it depends on a mapped parameter."""
+    sub = fn.sub
+    leaf = [a >= 0 for a in in_axes]
+    node: list[bool] = []
+
+    def batched(r: int) -> bool:
+        return leaf[-1 - r] if r < 0 else node[r >> 16]
+
+    for refs in sub.refs:
+        node.append(any(batched(r) for r in refs))
+    return [batched(r) for r in sub.outputs]
+
+
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable:
+    """``f`` mapped over an axis of its arguments (JAX's ``vmap``): ``in_axes``
+    (an int, None, or a tree prefix of the arguments tuple) names the mapped
+    axis of each argument (None: the same for every example; negative axes
+    count from the end); ``out_axes`` where each output carries the batch
+    axis; ``axis_size`` the batch size when no argument is mapped."""
+    if not isinstance(in_axes, int | tuple | list | dict) and in_axes is not None:
+        raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
+                        f"corresponding to the positional arguments, got {in_axes!r}")
+
+    def wrapped(*args: Any) -> Any:
+        leaves, treedef = tree_flatten(args)
+        prefix = in_axes
+        if isinstance(in_axes, list | tuple):
+            if len(in_axes) != len(args):
+                raise ValueError(f"vmap in_axes must be an int, None, or a tuple of entries "
+                                 f"corresponding to the positional arguments passed to the "
+                                 f"function, but got len(in_axes)={len(in_axes)}, "
+                                 f"len(args)={len(args)}")
+            prefix = tuple(in_axes)
+        axes = _axes_per_leaf(prefix, args, "in_axes")
+        mapped: list[tuple[int, Tensor, int]] = []  # (leaf index, tensor, axis)
+        for i, (x, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                continue
+            if isinstance(x, np.ndarray):
+                x = leaves[i] = tensor(x)
+            if not isinstance(x, Tensor) or x.ndim == 0:
+                raise ValueError(f"vmap was requested to map its argument along axis {ax}, "
+                                 "which implies that its rank should be at least 1, but "
+                                 f"argument leaf {i} is "
+                                 + (f"a {type(x).__name__}" if not isinstance(x, Tensor)
+                                    else "a rank-0 tensor"))
+            if not -x.ndim <= ax < x.ndim:
+                raise ValueError(f"vmap: axis {ax} is out of bounds for argument leaf {i} of "
+                                 f"shape {list(x.shape)} (rank {x.ndim})")
+            mapped.append((i, x, ax % x.ndim))
+        sizes = {x.shape[ax] for _, x, ax in mapped}
+        if len(sizes) > 1:
+            raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
+                             + "\n".join(f"  argument leaf {i} has shape {list(x.shape)} "
+                                         f"and axis {ax} is to be mapped"
+                                         for i, x, ax in mapped))
+        if sizes:
+            n = sizes.pop()
+            if axis_size is not None and axis_size != n:
+                raise ValueError(f"vmap got axis_size={axis_size} but the mapped axes have "
+                                 f"size {n}")
+        elif axis_size is None:
+            raise ValueError("vmap must have at least one non-None value in in_axes "
+                             "(or be given axis_size)")
+        else:
+            n = axis_size
+        return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+    return wrapped
+
+
+def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
+                      mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any) -> Any:
+    eager = CONFIG.eager
+    CONFIG.eager = False  # the body is traced, not run (the vmap node runs it)
+    ids: set[int] = set()
+
+    def guard(tensors: Sequence[Tensor]) -> None:
+        for t in tensors:
+            if _reads(t, ids):
+                raise RuntimeError(
+                    f"vmap: f looked at the value of a tensor of shape {list(t.shape)} "
+                    "that depends on a mapped argument (.item(), .numpy(), print or "
+                    "Python control flow on it); under vmap the function is traced "
+                    "once for all examples, so its values are not available")
+    REALIZE_GUARDS.append(guard)
+    try:
+        with tracing():
+            first = _next_seq()  # ops recorded from here on are f's body
+            call = list(leaves)
+            placeholders = []
+            for i, x, ax in mapped:
+                call[i] = _example(x, ax)
+                placeholders.append(call[i])
+            ids.update(id(p) for p in placeholders)
+            result = f(*tree_unflatten(treedef, call))
+            outs, out_tree = tree_flatten(result)
+            for o in outs:
+                if not isinstance(o, Tensor):
+                    raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
+                                    "outputs must be tensors")
+            fn = FuncGraph(placeholders, outs, boundary=lambda t: _before(t, first))
+    finally:
+        CONFIG.eager = eager
+        REALIZE_GUARDS.remove(guard)
+    axis_of = {id(p): ax for p, (_, _, ax) in zip(placeholders, mapped)}
+    batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
+    inputs, in_ax = [], []
+    for t in fn.sub.leaves:
+        inputs.append(batch_of.get(id(t), t))
+        in_ax.append(axis_of.get(id(t), -1))
+    batched = _batched_outputs(fn, in_ax)
+    out_ax: list[int] = []
+    for k, (o, ax) in enumerate(zip(outs, _axes_per_leaf(out_axes, result, "out_axes"))):
+        if ax is None:
+            if batched[k]:
+                raise ValueError(f"vmap has mapped output (leaf {k}, shape {list(o.shape)} "
+                                 "per example) but out_axes is None")
+            out_ax.append(-1)
+            continue
+        if not -(o.ndim + 1) <= ax <= o.ndim:
+            raise ValueError(f"vmap out_axes {ax} is out of bounds for output leaf {k} of "
+                             f"rank {o.ndim} (the batched output has rank {o.ndim + 1})")
+        out_ax.append(ax % (o.ndim + 1))
+    if not outs:
+        return tree_unflatten(out_tree, [])
+    res = record(VMAP_OP, tuple(inputs), {"fn": fn, "in_axes": tuple(in_ax),
+                                          "out_axes": tuple(out_ax), "axis_size": n})
+    return tree_unflatten(out_tree, res)
+
+
+# ---- Jacobians: vmap of a VJP (rows) or of a JVP (columns) ----
+
+def _basis(t: Tensor) -> Tensor:
+    """The standard basis of ``t``'s space: ``numel`` tensors of its shape, stacked."""
+    k = t.numel()
+    return tensor(np.eye(k, dtype=t.dtype.np).reshape((k, *t.shape)))
+
+
+def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
+    """JAX's jacrev/jacfwd over pytrees: per output leaf, the input's
+    structure (``argnums``) with a Jacobian ``out.shape + x.shape`` per input
+    leaf, nested in the output's structure. Reverse mode maps one VJP over the
+    basis of each output, forward mode one JVP over the basis of each input."""
+    def wrapped(*args: Any):
+        with tracing():
+            xs = _Args(args, argnums)
+            result = f(*xs.call)
+            out, aux = result if has_aux else (result, None)
+            outs, out_tree = tree_flatten(out)
+            for o in outs:
+                if not isinstance(o, Tensor):
+                    raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
+                                    f"{type(o).__name__} leaf; its outputs must be tensors")
+            if reverse:
+                plan = _functional_plan(xs.flat, outs)
+            else:
+                fn = FuncGraph(xs.flat, outs)
+                _no_forward_mode_through_functions(fn)
+        flat = xs.flat
+        # blocks[k][m]: d outs[k] / d flat[m], of shape outs[k].shape + flat[m].shape
+        blocks: list[list[Tensor | None]] = [[None for _ in flat] for _ in outs]
+        if reverse:
+            for k, o in enumerate(outs):
+                if o.numel() == 0 or not flat:
+                    continue
+
+                def pull(seed: Tensor, k: int = k) -> list[Tensor]:
+                    seeds = [seed if j == k else _seed_like(p, 0.0) for j, p in enumerate(outs)]
+                    return _cotangents(plan, flat, seeds)
+                for m, ct in enumerate(vmap(pull)(_basis(o))):
+                    blocks[k][m] = reshape(ct, o.shape + flat[m].shape)
+        else:
+            for m, x in enumerate(flat):
+                if x.numel() == 0 or not outs:
+                    continue
+
+                def push(tangent: Tensor, m: int = m) -> list[Tensor]:
+                    tangents = [tangent if q == m else _seed_like(p, 0.0)
+                                for q, p in enumerate(flat)]
+                    return record_jvp(fn, range(len(flat)), tangents)[len(outs):]
+                for k, tan in enumerate(vmap(push, out_axes=-1)(_basis(x))):
+                    blocks[k][m] = reshape(tan, outs[k].shape + x.shape)
+        jac = []
+        for k, o in enumerate(outs):
+            per_leaf = [blk if blk is not None else zeros(list(o.shape + x.shape), dtype=o.dtype)
+                        for blk, x in zip(blocks[k], flat)]
+            jac.append(xs.like_argnums(per_leaf))
+        j = tree_unflatten(out_tree, jac)
+        return (j, aux) if has_aux else j
+    return wrapped
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by reverse mode (JAX's ``jacrev``, pytrees in and out):
+    ``vmap`` of a VJP over the basis of each output."""
+    return _jacobian(f, argnums, has_aux, True)
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian by forward mode (JAX's ``jacfwd``, pytrees in and out):
+    ``vmap`` of a JVP over the basis of each input."""
+    return _jacobian(f, argnums, has_aux, False)
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
