@@ -23,9 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from .runtime import disk_cache
+from .runtime import disk_cache, mlir_backend
 from .runtime.disk_cache import LAYOUTS, Entry, Scan
-from .runtime import mlir_backend
 from .runtime.max_backend import CorruptEntry, MefStore
 
 
