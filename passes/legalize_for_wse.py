@@ -4,7 +4,9 @@ Checks every op against what the CSL backend lowers (the first unsupported
 one fails with its reason), unfuses with the one ``unfuse`` pass every
 backend without fused kernels uses, and decomposes the ops the WSE has no
 kernel for (the softmax family) with the ``decompose`` pass, whose
-decompositions sit next to the ops' table entries.
+decompositions sit next to the ops' table entries. erf and gelu, which CSL's
+``<math>`` lacks, are rewritten into the polynomial forms of
+``lowering/pyflame_to_wse/polynomial.py`` (their accuracy is documented there).
 """
 
 from __future__ import annotations
@@ -13,10 +15,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from ..dialects.pyflame import PyflameOp
+from ..lowering.pyflame_to_wse.polynomial import ON_PE
 from ..lowering.pyflame_to_wse.support import DECOMPOSED, check_supported
 from ..lowering.to_wse import find_main
-from .common import PyflamePass
+from .common import IRBuilder, PyflamePass
 from .decompose import decomposable, decompose
 from .fusion import Unfuse
 
@@ -30,4 +36,22 @@ class LegalizeForWse(PyflamePass):
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
         check_supported(find_main(module))
         unfused = Unfuse().run(ctx, module)["unfused"]
-        return {"unfused": unfused, "decomposed": decompose(module, decomposable(DECOMPOSED))}
+        decomposed = decompose(module, decomposable(DECOMPOSED))
+        pattern = _OnPe()
+        PatternRewriteWalker(pattern).rewrite_module(module)
+        return {"unfused": unfused, "decomposed": decomposed, "polynomials": pattern.count}
+
+
+class _OnPe(RewritePattern):
+    """erf and gelu into their polynomial forms for the PE (``polynomial.ON_PE``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, PyflameOp) or op.OPDEF.name not in ON_PE:
+            return
+        new_ops: list[Operation] = []
+        result = ON_PE[op.OPDEF.name](IRBuilder(new_ops.append), *op.operands, **op.py_attrs())
+        rewriter.replace(op, new_ops, [result])
+        self.count += 1

@@ -27,6 +27,7 @@ from .support import (
     _unsupported,
 )
 from .support import value_spec as _spec
+from .windows import WINDOW_LOWERINGS, lower_general_reshape
 
 INF = float("inf")
 
@@ -322,6 +323,9 @@ class _Planner(MatmulMixin):
     def _reshape(self, op: Operation, new_shape: Sequence[int]) -> None:
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
+        if [n for n in shape if n != 1] != [n for n in new_shape if n != 1]:
+            lower_general_reshape(self, op, new_shape)
+            return
         lays = [lay for lay in self.current(x)
                 if all(d == "-" for n, d in zip(shape, lay.dims) if n == 1)]
         if not lays:
@@ -391,3 +395,6 @@ _LOWER: dict[type[Operation], Handler] = {
     OP_CLASSES["permute"]: lambda p, op, a: p._permute(op, a["perm"]),
     OP_CLASSES["reshape"]: lambda p, op, a: p._reshape(op, a["shape"]),
 }
+
+# ops of issue #16, planned in their own modules
+_LOWER.update({OP_CLASSES[name]: h for name, h in WINDOW_LOWERINGS.items()})

@@ -14,6 +14,7 @@ from ...dialects.dtypes import DType
 from ...dialects.fused import CHAINS
 from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type
 from ...dialects.wse_target import WSE_FNS
+from .polynomial import ON_PE
 
 
 def value_spec(v: SSAValue) -> tuple[tuple[int, ...], DType]:
@@ -34,22 +35,21 @@ def _unsupported(op: str, why: str) -> CslUnsupportedError:
 # pyflame op -> the wse.map function it lowers to (the target's one record per function)
 ELEMENTWISE: dict[str, str] = {f.pyflame_op: f.name for f in WSE_FNS.values()
                                if f.pyflame_op is not None}
+# sub-tensors and joins: planned in windows.py (an empty piece is refused)
+WINDOWS = ("slice", "split", "pad", "concat")
 REDUCTIONS = ("sum", "mean", "max", "min")
 OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
-         "softmax", "log_softmax", "logsumexp", "pow")
+         "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS)
+# ops legalize-for-wse rewrites into polynomial forms (polynomial.py: CSL has no erf)
+ON_PE_POLYNOMIAL = tuple(ON_PE)
 # ops the CSL path gets from their decompositions (``legalize-for-wse`` runs
 # ``decompose`` on them): they are composed of supported ops
 DECOMPOSED = ("softmax", "log_softmax", "logsumexp")
-SUPPORTED = frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
+SUPPORTED = (frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
+             | frozenset(ON_PE_POLYNOMIAL))
 WHY_NOT = {
-    "gelu": "needs erf, which the CSL math library does not provide",
-    "erf": "the CSL math library has no erf",
     "argmax": "integer (index) results are not lowered",
     "argmin": "integer (index) results are not lowered",
-    "slice": "sub-tensors across PE tiles are not lowered yet",
-    "concat": "joining tensors across PE tiles is not lowered yet",
-    "split": "sub-tensors across PE tiles are not lowered yet",
-    "pad": "padding across PE tiles is not lowered yet",
 }
 
 
@@ -85,13 +85,9 @@ def check_supported(fn: func.FuncOp) -> None:
             if len(shape) > 2:
                 raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
                                          "are placed on the 2-D grid with rank 0 to 2")
-        attrs = op.py_attrs()
-        if name == "reshape":
-            src = spec_of_type(op.operands[0].type, "x")[0]
-            if [n for n in src if n != 1] != [n for n in attrs["shape"] if n != 1]:
-                raise _unsupported(name, f"{list(src)} -> {list(attrs['shape'])} moves elements "
-                                         "between dimensions; only unit dimensions may come "
-                                         "or go")
+            if 0 in shape and name in WINDOWS:
+                raise _unsupported(name, f"an empty tensor {list(shape)}: every PE tile "
+                                         "holds at least one element")
         if name == "pow" and _pow_fn(op) is None:
             raise _unsupported(name, "only a constant exponent of 2, 1, 0.5 or -1 is lowered")
 

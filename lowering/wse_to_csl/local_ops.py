@@ -3,6 +3,8 @@ reductions, transposes and the local tile matmul."""
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i16
 from xdsl.ir import Block, SSAValue
@@ -102,6 +104,71 @@ class LocalOpsMixin:
                 with g.loop(0, t1) as (j, b):
                     b.builtin("fmovs", b.shift_dsd(b.dsd(dst, t0), b.imul(j, t0)),
                               b.shift_dsd(b.dsd(src, t0, 0, t1), j))
+
+    # -- windows: slice, pad, concat (the changed dims are whole on every PE) --
+    def _op_slice(self, e: Emit, op: wse.SliceOp) -> None:
+        t, r = op.input.type, op.result.type
+        start, _, stride = op.window()
+        with e.when(self.guard(e, r.layout)) as g:
+            self._copy_window(g, self.buf(op.input), t.tile(self.grid), start, stride,
+                              self.buf(op.result), r.tile(self.grid), (0,) * len(start),
+                              (1,) * len(start), r.tile(self.grid))
+
+    def _op_pad(self, e: Emit, op: wse.PadOp) -> None:
+        t, r = op.input.type, op.result.type
+        low, _, interior = op.amounts()
+        dst = self.buf(op.result)
+        with e.when(self.guard(e, r.layout)) as g:
+            g.builtin("fmovs", g.dsd(dst, r.elems(self.grid)), g.f32(0.0))
+            self._copy_window(g, self.buf(op.input), t.tile(self.grid), (0,) * len(low),
+                              (1,) * len(low), dst, r.tile(self.grid), low,
+                              tuple(k + 1 for k in interior), t.tile(self.grid))
+
+    def _op_concat(self, e: Emit, op: wse.ConcatOp) -> None:
+        r = op.result.type
+        dim, rank = op.dim.value.data, len(r.dims)
+        dst, at = self.buf(op.result), 0
+        with e.when(self.guard(e, r.layout)) as g:
+            for x in op.inputs:
+                tile = x.type.tile(self.grid)
+                self._copy_window(g, self.buf(x), tile, (0,) * rank, (1,) * rank, dst,
+                                  r.tile(self.grid), tuple(at if i == dim else 0
+                                                           for i in range(rank)),
+                                  (1,) * rank, tile)
+                at += tile[dim]
+
+    def _copy_window(self, e: Emit, src, src_tile: tuple, src_off: tuple, src_step: tuple,
+                     dst, dst_tile: tuple, dst_off: tuple, dst_step: tuple,
+                     count: tuple) -> None:
+        """dst[dst_off + dst_step * i] = src[src_off + src_step * i] for i < count
+        (per dim, row-major tiles): loops over the leading dims, one strided DSD
+        copy along the last."""
+        if not count:
+            e.builtin("fmovs", e.dsd(dst, 1), e.dsd(src, 1))
+            return
+
+        def strides(tile: tuple) -> list[int]:
+            return [math.prod(tile[d + 1:]) for d in range(len(tile))]
+
+        ss, ds = strides(src_tile), strides(dst_tile)
+        last = len(count) - 1
+        src_row = e.dsd(src, count[last], sum(o * s for o, s in zip(src_off, ss)),
+                        src_step[last])
+        dst_row = e.dsd(dst, count[last], sum(o * s for o, s in zip(dst_off, ds)),
+                        dst_step[last])
+
+        def rows(b: Emit, d: int, so, do) -> None:
+            if d == last:
+                b.builtin("fmovs", b.shift_dsd(dst_row, do), b.shift_dsd(src_row, so))
+                return
+            if count[d] == 1:
+                rows(b, d + 1, so, do)
+                return
+            with b.loop(0, count[d]) as (i, c):
+                rows(c, d + 1, c.iadd(so, c.imul(i, src_step[d] * ss[d])),
+                     c.iadd(do, c.imul(i, dst_step[d] * ds[d])))
+
+        rows(e, 0, 0, 0)
 
     # -- matmul --
     def _op_matmul(self, e: Emit, op: wse.MatmulOp) -> None:
