@@ -13,15 +13,16 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects import OPS, wse
-from ...dialects.dtypes import bool_, float32
-from ...dialects.pyflame import OP_CLASSES, tensor_type
+from ...dialects.pyflame import OP_CLASSES
 from ..wse_cost import WseCostModel
 from ..wse_memory import default_budget
+from .indexing import INDEX_LOWERINGS
 from .matmul import MatmulMixin
 from .placement import _fill_states, _operand_layout, conversion_steps, default_layout, host_layout
 from .support import (
     ELEMENTWISE,
     CslUnsupportedError,
+    _Fresh,
     _pow_fn,
     _splat_of_dense,
     _unsupported,
@@ -344,17 +345,6 @@ class _Planner(MatmulMixin):
         return self.get(v, lays[0] if lays else default_layout(_spec(v)[0], self.grid))
 
 
-class _Fresh:
-    """A pyflame-level value the lowering makes up (e.g. the reciprocal of a divisor)."""
-
-    def __init__(self, shape: tuple, mask: bool):
-        self.shape, self.mask = tuple(shape), mask
-
-    @property
-    def type(self):  # noqa: ANN201 - quacks like an SSAValue for _spec
-        return tensor_type(self.shape, bool_ if self.mask else float32)
-
-
 class _SplatKey(_Fresh):
     def __init__(self, value: float, spec: tuple):
         super().__init__(spec[0], spec[1].name == "bool")
@@ -397,4 +387,5 @@ _LOWER: dict[type[Operation], Handler] = {
 }
 
 # ops of issue #16, planned in their own modules
-_LOWER.update({OP_CLASSES[name]: h for name, h in WINDOW_LOWERINGS.items()})
+_LOWER.update({OP_CLASSES[name]: h for name, h in {**WINDOW_LOWERINGS,
+                                                    **INDEX_LOWERINGS}.items()})

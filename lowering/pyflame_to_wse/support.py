@@ -10,9 +10,9 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from ...dialects.dtypes import DType
+from ...dialects.dtypes import DType, bool_, float32
 from ...dialects.fused import CHAINS
-from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type
+from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type, tensor_type
 from ...dialects.wse_target import WSE_FNS
 from .polynomial import ON_PE
 
@@ -37,7 +37,7 @@ ELEMENTWISE: dict[str, str] = {f.pyflame_op: f.name for f in WSE_FNS.values()
                                if f.pyflame_op is not None}
 # sub-tensors and joins: planned in windows.py (an empty piece is refused)
 WINDOWS = ("slice", "split", "pad", "concat")
-REDUCTIONS = ("sum", "mean", "max", "min")
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
 OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
          "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS)
 # ops legalize-for-wse rewrites into polynomial forms (polynomial.py: CSL has no erf)
@@ -48,13 +48,28 @@ DECOMPOSED = ("softmax", "log_softmax", "logsumexp")
 SUPPORTED = (frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
              | frozenset(ON_PE_POLYNOMIAL))
 WHY_NOT = {
-    "argmax": "integer (index) results are not lowered",
-    "argmin": "integer (index) results are not lowered",
 }
 
 
 def _dtype_ok(d: DType) -> bool:
     return d.name in ("float32", "bool")
+
+
+# Integer tensors (class targets, token ids, argmax results) live on the PE as f32
+# values, exact below 2**24 (the host refuses larger inputs): only ops that move or
+# compare them, never arithmetic that could round, and no float -> integer convert.
+INDEX_DTYPES = ("int32", "int64")
+INDEX_OPS = frozenset(("constant", "iota", "reshape", "broadcast_to", "eq", "ne", "lt", "le",
+                       "gt", "ge", "where", "convert", "argmax", "argmin", *WINDOWS))
+INDEX_EXACT = 1 << 24
+
+
+def _index_ok(op: PyflameOp, d: DType) -> bool:
+    if d.name not in INDEX_DTYPES or op.OPDEF.name not in INDEX_OPS:
+        return False
+    if op.OPDEF.name == "convert":  # int -> float or bool, never float -> int
+        return spec_of_type(op.operands[0].type, "x")[1].name in (*INDEX_DTYPES, "bool")
+    return True
 
 
 def check_supported(fn: func.FuncOp) -> None:
@@ -79,9 +94,10 @@ def check_supported(fn: func.FuncOp) -> None:
             raise _unsupported(name, WHY_NOT.get(name, "no CSL lowering for it yet"))
         for v in (*op.operands, *op.results):
             shape, d = spec_of_type(v.type, "value")
-            if not _dtype_ok(d):
+            if not _dtype_ok(d) and not _index_ok(op, d):
                 raise _unsupported(name, f"element type {d.name}: the CSL backend computes "
-                                         "in f32 (bool as 0/1 masks)")
+                                         "in f32 (bool as 0/1 masks; int32/int64 as exact f32 "
+                                         "values, only moved and compared)")
             if len(shape) > 2:
                 raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
                                          "are placed on the 2-D grid with rank 0 to 2")
@@ -93,6 +109,17 @@ def check_supported(fn: func.FuncOp) -> None:
 
     for op in fn.body.block.ops:
         check(op)
+
+
+class _Fresh:
+    """A pyflame-level value the lowering makes up (e.g. the reciprocal of a divisor)."""
+
+    def __init__(self, shape: tuple, mask: bool):
+        self.shape, self.mask = tuple(shape), mask
+
+    @property
+    def type(self):  # noqa: ANN201 - quacks like an SSAValue for value_spec
+        return tensor_type(self.shape, bool_ if self.mask else float32)
 
 
 def _splat_of_dense(dv: Any) -> float | None:

@@ -165,7 +165,84 @@ def test_still_refused_names_the_op():
         x = pf.tensor(np.ones((2, 3, 4), np.float32))
         with pytest.raises(CslUnsupportedError, match=r"pyflame\.\w+ is not supported .*rank-3"):
             (x * 2.0).numpy()
-        with pytest.raises(CslUnsupportedError, match=r"pyflame\.argmax is not supported"):
-            pf.tensor(np.ones((2, 3), np.float32)).argmax(1).numpy()
+        with pytest.raises(CslUnsupportedError, match=r"pyflame\.cumsum is not supported"):
+            pf.cumsum(pf.tensor(np.ones((2, 3), np.float32)), 1).numpy()
+        with pytest.raises(CslUnsupportedError, match=r"pyflame\.convert is not supported "
+                                                      r"\(element type int64"):
+            pf.tensor(np.ones((2, 3), np.float32)).long().numpy()
     finally:
         pf.set_backend(prev)
+
+
+# ---- row reductions and broadcasts, indices (lowering/pyflame_to_wse/indexing.py) ----
+
+def _rows():
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+    x[2, 1] = x[2, 4] = 5.0  # a tie: the first one wins
+    x[5, 3] = np.nan  # a NaN row: its first NaN wins
+    x[6, 0] = x[6, 2] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_argmax_argmin(on_grid, grid):
+    import torch
+
+    xs = _rows()
+    ys = -xs  # ties become ties of the minimum
+
+    def fn():
+        x, y = pf.tensor(xs), pf.tensor(ys)
+        return [x.argmax(1), x.argmax(0), y.argmin(1), x.argmin(0, keepdim=True),
+                (x.argmax(1) == pf.tensor(np.arange(8) % 6)).float()]
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=0, atol=0)
+    tx, ty = torch.tensor(xs), torch.tensor(ys)
+    oracle = [tx.argmax(1), tx.argmax(0), ty.argmin(1), tx.argmin(0, keepdim=True)]
+    for o, g in zip(oracle, got):
+        np.testing.assert_array_equal(g, o.numpy())
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_norms_masked_softmax_cross_entropy_and_vjps(on_grid, grid):
+    """layer_norm, rms_norm, a causal-masked softmax and cross_entropy (log_softmax
+    and the target picked by an integer compare), forward and gradients, vs torch."""
+    import torch
+
+    rng = np.random.default_rng(5)
+    xs = rng.standard_normal((8, 6)).astype(np.float32)
+    ws = rng.uniform(0.5, 1.5, 6).astype(np.float32)
+    bs = rng.standard_normal(6).astype(np.float32)
+    target = np.array([0, 1, 2, 3, 4, 5, 0, 1])
+    causal = np.tril(np.ones((8, 6), bool))
+
+    def loss(x, w, b):
+        h = F.layer_norm(x, (6,), w, b) + F.rms_norm(x, (6,), w)
+        p = F.softmax(pf.where(pf.tensor(causal), x, -1e9), dim=-1)
+        return F.cross_entropy(h, pf.tensor(target)) + (p * h).sum()
+
+    def fn():
+        x, w, b = pf.tensor(xs), pf.tensor(ws), pf.tensor(bs)
+        return [loss(x, w, b), *pf.grad(loss, argnums=(0, 1, 2))(x, w, b)]
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=2e-5, atol=2e-5)
+    tx, tw, tb = (torch.tensor(a, dtype=torch.float64, requires_grad=True)
+                  for a in (xs, ws, bs))
+    h = (torch.nn.functional.layer_norm(tx, (6,), tw, tb)
+         + torch.nn.functional.rms_norm(tx, (6,), tw))
+    p = torch.softmax(torch.where(torch.tensor(causal), tx, -1e9), dim=-1)
+    tl = torch.nn.functional.cross_entropy(h, torch.tensor(target)) + (p * h).sum()
+    tl.backward()
+    oracle = [tl.detach().numpy(), tx.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()]
+    for o, g in zip(oracle, got):
+        np.testing.assert_allclose(g, o, rtol=1e-4, atol=1e-4)
+
+
+def test_integer_inputs_past_f32_exactness_are_refused(on_grid):
+    big = np.array([1 << 24, 3])
+
+    def fn():
+        return (pf.tensor(big) == pf.tensor(np.array([1, 3]))).float()
+    with pytest.raises(ValueError, match="exact below 16777216"):
+        on_grid((1, 1), fn)
