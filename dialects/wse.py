@@ -347,8 +347,9 @@ class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
             raise VerifyException("wse tensors have static, non-negative sizes")
         if len(self.shape) != len(self.layout_attr.dims):
             raise VerifyException(f"layout {self.layout} does not match rank {len(self.shape)}")
-        if len(self.shape) > 2:
-            raise VerifyException("wse tensors have rank 0, 1 or 2")
+        if len(self.shape) > 2 and any(d != NONE for d in self.layout.dims):
+            raise VerifyException("wse tensors of rank 3 or more are whole on every PE "
+                                  "(only data movement runs on them)")
 
 
 def wse_type(shape: Sequence[int], layout: Layout, mask: bool = False) -> TensorTypeAttr:
@@ -1143,5 +1144,37 @@ class ConcatOp(_WseOp):
         self._check(self._run(infer_concat, specs, self.dim.value.data))
 
 
-WSE = Dialect("wse", [*WSE.operations, SliceOp, PadOp, ConcatOp], [*WSE.attributes])
-__all__ += ["ConcatOp", "PadOp", "SliceOp", "infer_concat", "infer_pad", "infer_slice"]
+def infer_permute(shape: Sequence[int], lay: Layout, perm: Sequence[int]) -> Spec:
+    """Any permutation of a tensor whole on every PE (rank >= 3 ones: rank 2 tiled
+    tensors use ``wse.transpose``)."""
+    if sorted(perm) != list(range(len(shape))):
+        raise LayoutError(f"wse.permute {list(perm)} is not a permutation of the "
+                          f"{len(shape)} dims")
+    _window_dims(shape, [True] * len(shape), lay, "wse.permute")
+    return tuple(shape[p] for p in perm), lay
+
+
+@irdl_op_definition
+class PermuteOp(_WseOp):
+    """``wse.permute``: the dims of a tensor whole on every PE reordered, one
+    strided copy per PE (see ``infer_permute``)."""
+
+    name = "wse.permute"
+    perm = prop_def(DenseArrayBase)
+    input = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, perm: Sequence[int], t: TensorTypeAttr):
+        super().__init__(properties={"perm": _ints(perm)}, operands=[x], result_types=[t])
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._run(infer_permute, s, lay, _vals(self.perm)))
+
+
+WSE = Dialect("wse", [*WSE.operations, SliceOp, PadOp, ConcatOp, PermuteOp],
+              [*WSE.attributes])
+__all__ += ["ConcatOp", "PadOp", "PermuteOp", "SliceOp", "infer_concat", "infer_pad",
+            "infer_permute", "infer_slice"]

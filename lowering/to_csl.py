@@ -249,6 +249,7 @@ _HANDLERS = {
     wse.SliceOp: _Lowerer._op_slice,
     wse.PadOp: _Lowerer._op_pad,
     wse.ConcatOp: _Lowerer._op_concat,
+    wse.PermuteOp: _Lowerer._op_permute,
 }
 
 

@@ -175,12 +175,13 @@ def program_cost(program, model: CycleModel | None = None) -> float:
 
 def window_cost(cost: WseCostModel, op) -> float | None:
     """Cycles of the local window copies of issue #16 (``wse.slice``, ``wse.pad``,
-    ``wse.concat``): one strided DSD copy per row of each piece (a pad first fills its
-    tile); the gathers that made the changed dims whole are priced as relayouts.
+    ``wse.concat``, ``wse.permute``): one strided DSD copy per row of each piece (a
+    pad first fills its tile); the gathers that made the changed dims whole are priced as relayouts.
     None for other ops."""
     g = cost.grid
-    if isinstance(op, wse.SliceOp | wse.PadOp | wse.ConcatOp):
-        pieces = [op.result] if isinstance(op, wse.SliceOp) else list(op.operands)
+    if isinstance(op, wse.SliceOp | wse.PadOp | wse.ConcatOp | wse.PermuteOp):
+        pieces = [op.result] if isinstance(op, wse.SliceOp | wse.PermuteOp) \
+            else list(op.operands)
         total = cost.dsd(op.result.type.elems(g)) if isinstance(op, wse.PadOp) else 0.0
         for v in pieces:
             tile = v.type.tile(g) or (1,)

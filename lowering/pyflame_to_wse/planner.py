@@ -28,7 +28,7 @@ from .support import (
     _unsupported,
 )
 from .support import value_spec as _spec
-from .windows import WINDOW_LOWERINGS, lower_general_reshape
+from .windows import WINDOW_LOWERINGS, lower_general_reshape, lower_permute_whole
 
 INF = float("inf")
 
@@ -312,6 +312,9 @@ class _Planner(MatmulMixin):
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
         src = min(self.current(x), key=lambda lay: self.conv_cost(x, lay))
+        if len(perm) > 2 and tuple(perm) != tuple(range(len(perm))):
+            lower_permute_whole(self, op, perm)
+            return
         w = self.get(x, src)
         if tuple(perm) == tuple(range(len(perm))):
             self.bind(out, w, src)
@@ -324,7 +327,8 @@ class _Planner(MatmulMixin):
     def _reshape(self, op: Operation, new_shape: Sequence[int]) -> None:
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
-        if [n for n in shape if n != 1] != [n for n in new_shape if n != 1]:
+        if [n for n in shape if n != 1] != [n for n in new_shape if n != 1] or len(
+                new_shape) > 2:  # rank >= 3 tensors are whole on every PE
             lower_general_reshape(self, op, new_shape)
             return
         lays = [lay for lay in self.current(x)

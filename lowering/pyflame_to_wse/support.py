@@ -14,6 +14,7 @@ from ...dialects.dtypes import DType, bool_, float32
 from ...dialects.fused import CHAINS
 from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type, tensor_type
 from ...dialects.wse_target import WSE_FNS
+from .batched import WHOLE_RANK_OPS, flatten_rule
 from .polynomial import ON_PE
 
 
@@ -72,8 +73,10 @@ def _index_ok(op: PyflameOp, d: DType) -> bool:
     return True
 
 
-def check_supported(fn: func.FuncOp) -> None:
-    """Raise CslUnsupportedError for the first op the backend cannot lower."""
+def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
+    """Raise CslUnsupportedError for the first op the backend cannot lower.
+    ``before_flattening``: rank >= 3 passes where ``legalize-for-wse`` may still fold
+    it into rank 2 (``batched.py``; it checks again after)."""
 
     def check(op: Operation) -> None:
         if isinstance(op, func.ReturnOp):
@@ -98,9 +101,13 @@ def check_supported(fn: func.FuncOp) -> None:
                 raise _unsupported(name, f"element type {d.name}: the CSL backend computes "
                                          "in f32 (bool as 0/1 masks; int32/int64 as exact f32 "
                                          "values, only moved and compared)")
-            if len(shape) > 2:
+            if len(shape) > 2 and name not in WHOLE_RANK_OPS and not (
+                    before_flattening and (name in (*DECOMPOSED, *ON_PE) or flatten_rule(
+                        name, op.OPDEF.family, [shape]))):
                 raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
-                                         "are placed on the 2-D grid with rank 0 to 2")
+                                         "are placed on the 2-D grid with rank 0 to 2 (batch "
+                                         "dims fold into rank 2 only where neighbouring dims "
+                                         "are treated alike)")
             if 0 in shape and name in WINDOWS:
                 raise _unsupported(name, f"an empty tensor {list(shape)}: every PE tile "
                                          "holds at least one element")

@@ -116,6 +116,17 @@ def lower_general_reshape(p: _Planner, op: Operation, new_shape: Sequence[int]) 
     p.note(op, rl, "reshape of the whole tensor")
 
 
+def lower_permute_whole(p: _Planner, op: Operation, perm: Sequence[int]) -> None:
+    """A permute of rank >= 3: on the tensor whole on every PE (gathered first)."""
+    x, out = op.operands[0], op.results[0]
+    shape = value_spec(x)[0]
+    w = p.get(x, _source(p, [x], range(len(shape))))
+    rs, rl = wse.infer_permute(shape, w.type.layout, perm)
+    w = p.emit(wse.PermuteOp(w, perm, wse.wse_type(rs, rl, _mask(x))))
+    p.bind(out, w, rl)
+    p.note(op, rl, "permute of the whole tensor")
+
+
 Handler = Callable[["_Planner", Operation, dict], None]
 
 # pyflame op name -> how it is planned (registered in planner.py's _LOWER)

@@ -15,6 +15,11 @@ from .builder import F32, Emit, _fmax
 from .map_gen import _MapGen
 
 
+def _strides(tile: tuple) -> list[int]:
+    """Element strides of a row-major tile."""
+    return [math.prod(tile[d + 1:]) for d in range(len(tile))]
+
+
 class LocalOpsMixin:
     """The local-op half of ``_Lowerer``'s per-op code."""
 
@@ -137,25 +142,37 @@ class LocalOpsMixin:
                                   (1,) * rank, tile)
                 at += tile[dim]
 
+    def _op_permute(self, e: Emit, op: wse.PermuteOp) -> None:
+        t, r = op.input.type, op.result.type
+        perm = tuple(int(p) for p in op.perm.get_values())
+        src_strides = _strides(t.tile(self.grid))
+        with e.when(self.guard(e, r.layout)) as g:
+            self._strided_copy(g, self.buf(op.input), 0, [src_strides[p] for p in perm],
+                               self.buf(op.result), 0, _strides(r.tile(self.grid)),
+                               r.tile(self.grid))
+
     def _copy_window(self, e: Emit, src, src_tile: tuple, src_off: tuple, src_step: tuple,
                      dst, dst_tile: tuple, dst_off: tuple, dst_step: tuple,
                      count: tuple) -> None:
         """dst[dst_off + dst_step * i] = src[src_off + src_step * i] for i < count
-        (per dim, row-major tiles): loops over the leading dims, one strided DSD
-        copy along the last."""
+        (per dim, row-major tiles)."""
+        ss, ds = _strides(src_tile), _strides(dst_tile)
+        self._strided_copy(e, src, sum(o * s for o, s in zip(src_off, ss)),
+                           [k * s for k, s in zip(src_step, ss)], dst,
+                           sum(o * s for o, s in zip(dst_off, ds)),
+                           [k * s for k, s in zip(dst_step, ds)], count)
+
+    def _strided_copy(self, e: Emit, src, src_base: int, src_strides: list[int], dst,
+                      dst_base: int, dst_strides: list[int], count: tuple) -> None:
+        """dst[dst_base + sum(i * dst_strides)] = src[src_base + sum(i * src_strides)]
+        for i < count: loops over the leading dims, one strided DSD copy along the
+        last."""
         if not count:
             e.builtin("fmovs", e.dsd(dst, 1), e.dsd(src, 1))
             return
-
-        def strides(tile: tuple) -> list[int]:
-            return [math.prod(tile[d + 1:]) for d in range(len(tile))]
-
-        ss, ds = strides(src_tile), strides(dst_tile)
         last = len(count) - 1
-        src_row = e.dsd(src, count[last], sum(o * s for o, s in zip(src_off, ss)),
-                        src_step[last])
-        dst_row = e.dsd(dst, count[last], sum(o * s for o, s in zip(dst_off, ds)),
-                        dst_step[last])
+        src_row = e.dsd(src, count[last], src_base, src_strides[last])
+        dst_row = e.dsd(dst, count[last], dst_base, dst_strides[last])
 
         def rows(b: Emit, d: int, so, do) -> None:
             if d == last:
@@ -165,8 +182,8 @@ class LocalOpsMixin:
                 rows(b, d + 1, so, do)
                 return
             with b.loop(0, count[d]) as (i, c):
-                rows(c, d + 1, c.iadd(so, c.imul(i, src_step[d] * ss[d])),
-                     c.iadd(do, c.imul(i, dst_step[d] * ds[d])))
+                rows(c, d + 1, c.iadd(so, c.imul(i, src_strides[d])),
+                     c.iadd(do, c.imul(i, dst_strides[d])))
 
         rows(e, 0, 0, 0)
 
