@@ -246,3 +246,61 @@ def test_integer_inputs_past_f32_exactness_are_refused(on_grid):
         return (pf.tensor(big) == pf.tensor(np.array([1, 3]))).float()
     with pytest.raises(ValueError, match="exact below 16777216"):
         on_grid((1, 1), fn)
+
+
+# ---- rank >= 3 (lowering/pyflame_to_wse/batched.py) and causal attention ----
+
+@pytest.mark.parametrize("grid", [(1, 1), (2, 2)])
+def test_rank3_forward_and_vjp(on_grid, grid):
+    """[B, T, C] elementwise ops, bias broadcasts, reductions over the last and the batch
+    dims, a rank-3 @ rank-2 matmul, a batched matmul, a 4-d permute, and the gradient."""
+    rng = np.random.default_rng(9)
+    xs = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    ys = rng.standard_normal((2, 6, 4)).astype(np.float32)
+    ws = rng.standard_normal((6, 5)).astype(np.float32)
+
+    def fn():
+        x, y, w = pf.tensor(xs), pf.tensor(ys), pf.tensor(ws)
+
+        def loss(x):
+            h = F.softmax(x @ y, -1) * x.sum(-1, keepdim=True)
+            return (h * h).sum() + (F.layer_norm(x, (6,)) @ w).mean()
+        return [pf.exp(x) * 2.0 + pf.tensor(ws[:, 0]), x.sum((0, 1)), x @ w, x @ y,
+                x.reshape(2, 4, 2, 3).permute(0, 2, 1, 3) + 0.0, pf.grad(loss)(x)]
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=2e-5, atol=2e-5)
+
+
+def test_causal_attention_heads_forward_and_vjp(on_grid):
+    """The attention core of examples/gpt.py at grid scale (d_model 16, 2 heads,
+    context 8): q k^T / sqrt(d) with the causal mask (-inf), softmax, @ v, heads
+    split by view + transpose and merged back; the gradients of q, k, v vs torch."""
+    import torch
+
+    rng = np.random.default_rng(4)
+    qkv = [rng.standard_normal((1, 8, 16)).astype(np.float32) for _ in range(3)]
+    causal = np.tril(np.ones((8, 8), np.float32)).reshape(1, 1, 8, 8)
+
+    def attention(lib, q, k, v, mask):
+        heads = [t.view(1, 8, 2, 8).transpose(1, 2) for t in (q, k, v)]
+        att = (heads[0] @ heads[1].transpose(-2, -1)) * (1.0 / math.sqrt(8))
+        att = att.masked_fill(mask == 0, float("-inf"))
+        att = lib.softmax(att, dim=-1)
+        return (att @ heads[2]).transpose(1, 2).reshape(1, 8, 16)
+
+    def loss(q, k, v):
+        y = attention(F, q, k, v, pf.tensor(causal))
+        return (y * y).sum()
+
+    def fn():
+        q, k, v = (pf.tensor(a) for a in qkv)
+        return [attention(F, q, k, v, pf.tensor(causal)),
+                *pf.grad(loss, argnums=(0, 1, 2))(q, k, v)]
+    ref, got = on_grid((2, 2), fn)
+    assert_close(ref, got, rtol=2e-5, atol=2e-5)
+    tq, tk, tv = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in qkv)
+    ty = attention(torch.nn.functional, tq, tk, tv, torch.tensor(causal))
+    (ty * ty).sum().backward()
+    for o, g in zip([ty.detach().numpy(), tq.grad.numpy(), tk.grad.numpy(), tv.grad.numpy()],
+                    got):
+        np.testing.assert_allclose(g, o, rtol=1e-4, atol=1e-4)
