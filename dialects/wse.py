@@ -1178,3 +1178,78 @@ WSE = Dialect("wse", [*WSE.operations, SliceOp, PadOp, ConcatOp, PermuteOp],
               [*WSE.attributes])
 __all__ += ["ConcatOp", "PadOp", "PermuteOp", "SliceOp", "infer_concat", "infer_pad",
             "infer_permute", "infer_slice"]
+
+
+# ---- row lookups: embedding gather and its transpose (issue #16) ----
+# The table, the row indices ([N, 1], exact f32 values) and the result are whole
+# on every PE that holds them; each PE copies (or adds) one DSD row per index.
+
+
+def infer_take_rows(table: Spec, idx: Spec) -> Spec:
+    """``out[i, :] = table[idx[i, 0], :]``."""
+    (ts, tl), (ins, il) = table, idx
+    if len(ts) != 2 or len(ins) != 2 or ins[1] != 1:
+        raise LayoutError(f"wse.take_rows needs a [V, C] table and [N, 1] indices, got "
+                          f"{list(ts)} and {list(ins)}")
+    for what, lay in (("table", tl), ("indices", il)):
+        _window_dims((0, 0), (True, True), lay, f"wse.take_rows {what}")
+    st = {a: _combine_states([tl.state(a), il.state(a)], "a wse.take_rows operand")
+          for a in AXES}
+    return (ins[0], ts[1]), Layout((NONE, NONE), st["x"], st["y"])
+
+
+def infer_add_rows(base: Spec, idx: Spec, src: Spec) -> Spec:
+    """``out = base; out[idx[i, 0], :] += src[i, :]``."""
+    (bs, bl), (ins, il), (ss, sl) = base, idx, src
+    if len(bs) != 2 or len(ins) != 2 or ins[1] != 1 or tuple(ss) != (ins[0], bs[1]):
+        raise LayoutError(f"wse.add_rows needs a [V, C] base, [N, 1] indices and an [N, C] "
+                          f"source, got {list(bs)}, {list(ins)} and {list(ss)}")
+    for what, lay in (("base", bl), ("indices", il), ("source", sl)):
+        _window_dims((0, 0), (True, True), lay, f"wse.add_rows {what}")
+    st = {a: _combine_states([bl.state(a), il.state(a), sl.state(a)],
+                             "a wse.add_rows operand") for a in AXES}
+    return tuple(bs), Layout((NONE, NONE), st["x"], st["y"])
+
+
+@irdl_op_definition
+class TakeRowsOp(_WseOp):
+    """``wse.take_rows``: rows of a table picked by index (see ``infer_take_rows``)."""
+
+    name = "wse.take_rows"
+    table = operand_def(TensorTypeAttr)
+    indices = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$table `[` $indices `]` attr-dict `:` functional-type(operands, $result)"
+
+    def __init__(self, table: SSAValue, idx: SSAValue, t: TensorTypeAttr):
+        super().__init__(operands=[table, idx], result_types=[t])
+
+    def verify_(self) -> None:
+        self._check(self._run(infer_take_rows, _spec(self.table, "the table"),
+                              _spec(self.indices, "the indices")))
+
+
+@irdl_op_definition
+class AddRowsOp(_WseOp):
+    """``wse.add_rows``: source rows added into a base at indexed rows (the transpose
+    of ``wse.take_rows``; see ``infer_add_rows``)."""
+
+    name = "wse.add_rows"
+    base = operand_def(TensorTypeAttr)
+    indices = operand_def(TensorTypeAttr)
+    source = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = ("$base `[` $indices `]` `,` $source attr-dict `:` "
+                       "functional-type(operands, $result)")
+
+    def __init__(self, base: SSAValue, idx: SSAValue, src: SSAValue, t: TensorTypeAttr):
+        super().__init__(operands=[base, idx, src], result_types=[t])
+
+    def verify_(self) -> None:
+        self._check(self._run(infer_add_rows, _spec(self.base, "the base"),
+                              _spec(self.indices, "the indices"), _spec(self.source,
+                                                                        "the source")))
+
+
+WSE = Dialect("wse", [*WSE.operations, TakeRowsOp, AddRowsOp], [*WSE.attributes])
+__all__ += ["AddRowsOp", "TakeRowsOp", "infer_add_rows", "infer_take_rows"]

@@ -250,6 +250,8 @@ _HANDLERS = {
     wse.PadOp: _Lowerer._op_pad,
     wse.ConcatOp: _Lowerer._op_concat,
     wse.PermuteOp: _Lowerer._op_permute,
+    wse.TakeRowsOp: _Lowerer._op_take_rows,
+    wse.AddRowsOp: _Lowerer._op_add_rows,
 }
 
 

@@ -187,4 +187,7 @@ def window_cost(cost: WseCostModel, op) -> float | None:
             tile = v.type.tile(g) or (1,)
             total += cost.loop(math.prod(tile[:-1]), tile[-1])
         return total
+    if isinstance(op, wse.TakeRowsOp | wse.AddRowsOp):  # a row copy or add per index
+        n, c = op.indices.type.dims[0], op.result.type.dims[1]
+        return cost.loop(n, c) + n * SCALAR_ELEM_OPS * cost.op
     return None

@@ -18,7 +18,8 @@ import numpy as np
 from xdsl.ir import Operation
 
 from ...dialects import wse
-from .support import _Fresh, _unsupported, value_spec
+from .support import _Fresh, _unsupported, row_lookup_index, value_spec
+from .windows import whole_sources as _source
 
 if TYPE_CHECKING:
     from .planner import _Planner
@@ -77,9 +78,40 @@ def lower_arg_reduce(p: _Planner, op: Operation, attrs: dict, smallest: bool) ->
     p.note(op, lay, f"{op.OPDEF.name} over dim {dim}")  # type: ignore[attr-defined]
 
 
+def _row_operands(p: _Planner, values: list) -> list:
+    """The values whole on every PE that holds them (gathered through the fabric)."""
+    lay = _source(p, values, None)
+    return [p.get(v, lay) for v in values]
+
+
+def lower_gather(p: _Planner, op: Operation, attrs: dict) -> None:
+    """Embedding: rows of a table resident in PE memory, picked by index."""
+    out = op.results[0]
+    table, idx = _row_operands(p, [op.operands[0], row_lookup_index(op)])
+    rs, rl = wse.infer_take_rows(_wspec(table), _wspec(idx))
+    w = p.emit(wse.TakeRowsOp(table, idx, wse.wse_type(rs, rl)))
+    p.bind(out, w, rl)
+    p.note(op, rl, "row lookup")
+
+
+def lower_scatter_add(p: _Planner, op: Operation, attrs: dict) -> None:
+    """The embedding VJP: source rows added into the base at the indexed rows."""
+    out = op.results[0]
+    base, idx, src = _row_operands(p, [op.operands[0], row_lookup_index(op), op.operands[2]])
+    rs, rl = wse.infer_add_rows(_wspec(base), _wspec(idx), _wspec(src))
+    w = p.emit(wse.AddRowsOp(base, idx, src, wse.wse_type(rs, rl)))
+    p.bind(out, w, rl)
+    p.note(op, rl, "row scatter-add")
+
+
+def _wspec(w) -> tuple:
+    return w.type.dims, w.type.layout
+
+
 def _arg(smallest: bool):
     return lambda p, op, attrs: lower_arg_reduce(p, op, attrs, smallest)
 
 
 # pyflame op name -> how it is planned (registered in planner.py's _LOWER)
-INDEX_LOWERINGS = {"argmax": _arg(False), "argmin": _arg(True)}
+INDEX_LOWERINGS = {"argmax": _arg(False), "argmin": _arg(True), "gather": lower_gather,
+                   "scatter_add": lower_scatter_add}

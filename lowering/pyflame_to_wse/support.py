@@ -38,9 +38,11 @@ ELEMENTWISE: dict[str, str] = {f.pyflame_op: f.name for f in WSE_FNS.values()
                                if f.pyflame_op is not None}
 # sub-tensors and joins: planned in windows.py (an empty piece is refused)
 WINDOWS = ("slice", "split", "pad", "concat")
+# embedding lookups and their VJP (indexing.py)
+ROW_LOOKUPS = ("gather", "scatter_add")
 REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
 OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
-         "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS)
+         "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS, *ROW_LOOKUPS)
 # ops legalize-for-wse rewrites into polynomial forms (polynomial.py: CSL has no erf)
 ON_PE_POLYNOMIAL = tuple(ON_PE)
 # ops the CSL path gets from their decompositions (``legalize-for-wse`` runs
@@ -61,7 +63,8 @@ def _dtype_ok(d: DType) -> bool:
 # compare them, never arithmetic that could round, and no float -> integer convert.
 INDEX_DTYPES = ("int32", "int64")
 INDEX_OPS = frozenset(("constant", "iota", "reshape", "broadcast_to", "eq", "ne", "lt", "le",
-                       "gt", "ge", "where", "convert", "argmax", "argmin", *WINDOWS))
+                       "gt", "ge", "where", "convert", "argmax", "argmin", *WINDOWS,
+                       *ROW_LOOKUPS))
 INDEX_EXACT = 1 << 24
 
 
@@ -111,6 +114,9 @@ def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
             if 0 in shape and name in WINDOWS:
                 raise _unsupported(name, f"an empty tensor {list(shape)}: every PE tile "
                                          "holds at least one element")
+        if name in ROW_LOOKUPS and row_lookup_index(op) is None:
+            raise _unsupported(name, "only row lookups are lowered: along dim 0 with an index "
+                                     "broadcast from [N, 1] over the columns (embedding)")
         if name == "pow" and _pow_fn(op) is None:
             raise _unsupported(name, "only a constant exponent of 2, 1, 0.5 or -1 is lowered")
 
@@ -127,6 +133,23 @@ class _Fresh:
     @property
     def type(self):  # noqa: ANN201 - quacks like an SSAValue for value_spec
         return tensor_type(self.shape, bool_ if self.mask else float32)
+
+
+def row_lookup_index(op: PyflameOp) -> SSAValue | None:
+    """The [N, 1] row indices of a ``gather``/``scatter_add`` along dim 0 whose index
+    is them broadcast over the columns (embedding and its VJP); None otherwise."""
+    if op.py_attrs()["dim"] != 0:
+        return None
+    index = op.operands[1]
+    shape = spec_of_type(index.type, "index")[0]
+    src = index.owner
+    if len(shape) == 2 and isinstance(src, OP_CLASSES["broadcast_to"]):
+        inner = src.operands[0]
+        if spec_of_type(inner.type, "index")[0] == (shape[0], 1):
+            return inner
+    if len(shape) == 2 and shape[1] == 1 and spec_of_type(op.operands[0].type, "x")[0][1] == 1:
+        return index
+    return None
 
 
 def _splat_of_dense(dv: Any) -> float | None:

@@ -44,6 +44,14 @@ def _source(p: _Planner, values: Sequence[SSAValue], whole: Sequence[int]) -> ws
     return min(dict.fromkeys(cands), key=lambda lay: sum(p.conv_cost(v, lay) for v in values))
 
 
+def whole_sources(p: _Planner, values: Sequence[SSAValue], whole: Sequence[int] | None
+                  ) -> wse.Layout:
+    """The layout with the dims ``whole`` (None: every dim) whole on every PE that
+    the values (of one rank) reach most cheaply."""
+    rank = len(value_spec(values[0])[0])
+    return _source(p, values, range(rank) if whole is None else whole)
+
+
 def _mask(v: SSAValue) -> bool:
     return value_spec(v)[1].name == "bool"
 

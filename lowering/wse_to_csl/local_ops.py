@@ -151,6 +151,44 @@ class LocalOpsMixin:
                                self.buf(op.result), 0, _strides(r.tile(self.grid)),
                                r.tile(self.grid))
 
+    # -- row lookups (embedding): the index is an exact f32 value --
+    def _per_row(self, e: Emit, idx, i, rows: int, ok_fn, bad_fn) -> None:
+        """ok_fn(b, row) for an index in [0, rows), else bad_fn(b): an out-of-range
+        index poisons with NaN, never reads or writes a wrong row."""
+        r = e.add(arith.FPToSIOp(e.load(idx, i), i16))
+        with e.branch(e.icmp("sge", r, 0)) as (t, f):
+            with t.branch(t.icmp("slt", r, rows)) as (t2, f2):
+                ok_fn(t2, r)
+                bad_fn(f2)
+            bad_fn(f)
+
+    def _op_take_rows(self, e: Emit, op: wse.TakeRowsOp) -> None:
+        (v, c), n = op.table.type.dims, op.result.type.dims[0]
+        table, idx, dst = self.buf(op.table), self.buf(op.indices), self.buf(op.result)
+        with e.when(self.guard(e, op.result.type.layout)) as g, g.loop(0, n) as (i, b):
+            def row(x: Emit):
+                return x.shift_dsd(x.dsd(dst, c), x.imul(i, c))
+
+            self._per_row(b, idx, i, v, lambda x, r: x.builtin(
+                "fmovs", row(x), x.shift_dsd(x.dsd(table, c), x.imul(r, c))),
+                lambda x: x.builtin("fmovs", row(x), x.f32(float("nan"))))
+
+    def _op_add_rows(self, e: Emit, op: wse.AddRowsOp) -> None:
+        (v, c), n = op.base.type.dims, op.indices.type.dims[0]
+        base, idx, src = self.buf(op.base), self.buf(op.indices), self.buf(op.source)
+        dst = self.buf(op.result)
+
+        def add(x: Emit, r, i) -> None:
+            row = x.shift_dsd(x.dsd(dst, c), x.imul(r, c))
+            x.builtin("fadds", row, row, x.shift_dsd(x.dsd(src, c), x.imul(i, c)))
+
+        with e.when(self.guard(e, op.result.type.layout)) as g:
+            g.builtin("fmovs", g.dsd(dst, v * c), g.dsd(base, v * c))
+            with g.loop(0, n) as (i, b):
+                self._per_row(b, idx, i, v, lambda x, r: add(x, r, i),
+                              lambda x: x.builtin("fmovs", x.dsd(dst, v * c),
+                                                  x.f32(float("nan"))))
+
     def _copy_window(self, e: Emit, src, src_tile: tuple, src_off: tuple, src_step: tuple,
                      dst, dst_tile: tuple, dst_off: tuple, dst_step: tuple,
                      count: tuple) -> None:

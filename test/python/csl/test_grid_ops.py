@@ -304,3 +304,43 @@ def test_causal_attention_heads_forward_and_vjp(on_grid):
     for o, g in zip([ty.detach().numpy(), tq.grad.numpy(), tk.grad.numpy(), tv.grad.numpy()],
                     got):
         np.testing.assert_allclose(g, o, rtol=1e-4, atol=1e-4)
+
+
+# ---- embedding lookup (wse.take_rows / wse.add_rows) ----
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_embedding_forward_and_vjp(on_grid, grid):
+    """Rows of a table resident in PE memory picked by token ids (repeats included);
+    the VJP adds the gradient rows back at the ids; vs torch."""
+    import torch
+
+    rng = np.random.default_rng(12)
+    tab = rng.standard_normal((10, 6)).astype(np.float32)
+    ids = np.array([3, 0, 9, 3, 5, 1, 2, 7])
+    gs = rng.standard_normal((8, 6)).astype(np.float32)
+
+    def fn():
+        t, i = pf.tensor(tab), pf.tensor(ids)
+        return [F.embedding(i, t) + 0.0,
+                pf.grad(lambda t: (F.embedding(i, t) * pf.tensor(gs)).sum())(t)]
+    ref, got = on_grid(grid, fn)
+    assert_close(ref, got, rtol=0, atol=0)
+    tt = torch.tensor(tab, requires_grad=True)
+    te = torch.nn.functional.embedding(torch.tensor(ids), tt)
+    (te * torch.tensor(gs)).sum().backward()
+    assert_close([te.detach().numpy(), tt.grad.numpy()], got, rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_out_of_range_index_poisons_its_row(on_grid):
+    """An index outside the table reads no memory: its row is NaN, the others exact."""
+    tab = np.arange(12, dtype=np.float32).reshape(4, 3)
+    prev = pf.get_backend()
+    pf.set_backend("csl")
+    try:
+        ids = pf.tensor(np.array([1, 7, -1, 3]))
+        ids = pf.where(pf.tensor(np.ones(4, bool)), ids, ids)  # computed: no host-side check
+        got = F.embedding(ids, pf.tensor(tab)).numpy()
+    finally:
+        pf.set_backend(prev)
+    np.testing.assert_array_equal(got[[0, 3]], tab[[1, 3]])
+    assert np.isnan(got[[1, 2]]).all()
