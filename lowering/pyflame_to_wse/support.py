@@ -1,5 +1,7 @@
-"""What the CSL backend lowers: f32 tensors and bool masks of rank 0-2 and the
-ops of ``SUPPORTED``; ``check_supported`` fails first, with the reason, on the rest."""
+"""What the CSL backend lowers: f32 tensors, bool masks and integer (index) tensors
+as exact f32 values, of rank 0-2 (rank >= 3 where ``batched.py`` folds it, or for
+data movement), and the ops of ``SUPPORTED``; ``check_supported`` fails first,
+with the reason, on the rest."""
 
 from __future__ import annotations
 
