@@ -347,8 +347,9 @@ class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
             raise VerifyException("wse tensors have static, non-negative sizes")
         if len(self.shape) != len(self.layout_attr.dims):
             raise VerifyException(f"layout {self.layout} does not match rank {len(self.shape)}")
-        if len(self.shape) > 2:
-            raise VerifyException("wse tensors have rank 0, 1 or 2")
+        if len(self.shape) > 2 and any(d != NONE for d in self.layout.dims):
+            raise VerifyException("wse tensors of rank 3 or more are whole on every PE "
+                                  "(only data movement runs on them)")
 
 
 def wse_type(shape: Sequence[int], layout: Layout, mask: bool = False) -> TensorTypeAttr:
@@ -521,7 +522,12 @@ def infer_transpose(shape: Sequence[int], lay: Layout) -> Spec:
 
 
 def infer_reshape(shape: Sequence[int], lay: Layout, new_shape: Sequence[int]) -> Spec:
-    """Only unit dimensions may come or go: the tile bytes do not move."""
+    """Only unit dimensions may come or go: the tile bytes do not move. A tensor
+    whole on every PE (no dim tiled) takes any reshape: its tile is the row-major
+    tensor."""
+    if all(d == NONE for d in lay.dims) and math.prod(shape) == math.prod(new_shape):
+        return tuple(new_shape), Layout(tuple(NONE for _ in new_shape), lay.x, lay.y)
+
     def core(s, dims):
         return [(n, d) for n, d in zip(s, dims) if n != 1]
     kept = core(shape, lay.dims)
@@ -921,7 +927,8 @@ class TransposeOp(_LocalUnaryOp):
 
 @irdl_op_definition
 class ReshapeOp(_LocalUnaryOp):
-    """Insert or remove unit dims: the tile bytes stay where they are."""
+    """Insert or remove unit dims, or reshape a tensor whole on every PE: the tile
+    bytes stay where they are."""
 
     name = "wse.reshape"
 
@@ -985,3 +992,264 @@ __all__ = [
     "infer_reduce", "infer_reshape", "infer_scatter", "infer_shift", "infer_summa",
     "infer_transpose", "tile_elems", "tile_shape", "valid_extent", "wse_type",
 ]
+
+
+# ---- windows of tiles: slice, pad, concat (issue #16) ----
+# Each is a local copy on every PE. The dims it cuts, pads or joins must be
+# whole on every PE (the planner gathers them through the fabric first); the
+# other dims keep their tiling, so their tiles are copied as they are.
+
+
+def _window_dims(shape: Sequence[int], changed: Sequence[bool], lay: Layout, what: str) -> None:
+    if len(shape) != len(lay.dims):
+        raise LayoutError(f"{what}: layout {lay} has {len(lay.dims)} dimension(s) for a "
+                          f"rank-{len(shape)} tensor")
+    for i, (c, d) in enumerate(zip(changed, lay.dims)):
+        if c and d != NONE:
+            raise LayoutError(f"{what} changes dimension {i}, which is tiled over {d}: it "
+                              "must be whole on every PE (gather it first)")
+    if lay.is_partial:
+        raise LayoutError(f"{what} of a partial result: wse.combine it first")
+
+
+def infer_slice(shape: Sequence[int], lay: Layout, start: Sequence[int],
+                limit: Sequence[int], stride: Sequence[int]) -> Spec:
+    """Elements ``start + stride * i`` below ``limit`` of each dim."""
+    if not len(start) == len(limit) == len(stride) == len(shape):
+        raise LayoutError(f"wse.slice needs {len(shape)} start/limit/stride entries")
+    if any(k < 1 or not 0 <= a < b <= n for n, a, b, k in zip(shape, start, limit, stride)):
+        raise LayoutError(f"wse.slice window {list(start)}:{list(limit)}:{list(stride)} is "
+                          f"empty or outside {list(shape)}")
+    _window_dims(shape, [(a, b, k) != (0, n, 1) for n, a, b, k in
+                         zip(shape, start, limit, stride)], lay, "wse.slice")
+    return tuple(-(-(b - a) // k) for a, b, k in zip(start, limit, stride)), lay
+
+
+def infer_pad(shape: Sequence[int], lay: Layout, low: Sequence[int], high: Sequence[int],
+              interior: Sequence[int]) -> Spec:
+    """Zeros before (``low``), after (``high``) and between (``interior``) elements."""
+    if not len(low) == len(high) == len(interior) == len(shape):
+        raise LayoutError(f"wse.pad needs {len(shape)} low/high/interior entries")
+    if any(v < 0 for v in (*low, *high, *interior)) or 0 in shape:
+        raise LayoutError("wse.pad needs non-negative padding of a non-empty tensor")
+    _window_dims(shape, [any(t) for t in zip(low, high, interior)], lay, "wse.pad")
+    return tuple(lo + hi + n + (n - 1) * k
+                 for n, lo, hi, k in zip(shape, low, high, interior)), lay
+
+
+def infer_concat(operands: Sequence[Spec], dim: int) -> Spec:
+    """Operands joined along ``dim``, whole on every PE; the operands tile the other
+    dims alike (an axis no dim uses may be replicated in some, held in others)."""
+    if not operands:
+        raise LayoutError("wse.concat needs operands")
+    shape, lay = operands[0]
+    if not 0 <= dim < len(shape):
+        raise LayoutError(f"wse.concat dimension {dim} is out of range for rank {len(shape)}")
+    for s, other in operands[1:]:
+        if other.dims != lay.dims:
+            raise LayoutError(f"wse.concat operands must tile the same dims, got {lay} and "
+                              f"{other}")
+        if len(s) != len(shape) or any(a != b for i, (a, b) in enumerate(zip(s, shape))
+                                       if i != dim):
+            raise LayoutError(f"wse.concat shapes {[list(s) for s, _ in operands]} differ "
+                              f"outside dimension {dim}")
+    # an axis no dim uses: replicated operands serve a line that holds another
+    st = {a: "" if a in lay.dims else _combine_states(
+        [other.state(a) for _, other in operands], "a wse.concat operand") for a in AXES}
+    lay = Layout(lay.dims, st["x"], st["y"])
+    _window_dims(shape, [i == dim for i in range(len(shape))], lay, "wse.concat")
+    out = list(shape)
+    out[dim] = sum(s[dim] for s, _ in operands)
+    return tuple(out), lay
+
+
+def _ints(v: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(v))
+
+
+def _vals(a: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(int(x) for x in a.get_values())
+
+
+@irdl_op_definition
+class SliceOp(_WseOp):
+    """``wse.slice``: a strided window of each tile (see ``infer_slice``)."""
+
+    name = "wse.slice"
+    start = prop_def(DenseArrayBase)
+    limit = prop_def(DenseArrayBase)
+    stride = prop_def(DenseArrayBase)
+    input = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, start: Sequence[int], limit: Sequence[int],
+                 stride: Sequence[int], t: TensorTypeAttr):
+        super().__init__(properties={"start": _ints(start), "limit": _ints(limit),
+                                     "stride": _ints(stride)}, operands=[x], result_types=[t])
+
+    def window(self) -> tuple[tuple[int, ...], ...]:
+        return _vals(self.start), _vals(self.limit), _vals(self.stride)
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._run(infer_slice, s, lay, *self.window()))
+
+
+@irdl_op_definition
+class PadOp(_WseOp):
+    """``wse.pad``: each tile spread into a zero-filled tile (see ``infer_pad``)."""
+
+    name = "wse.pad"
+    low = prop_def(DenseArrayBase)
+    high = prop_def(DenseArrayBase)
+    interior = prop_def(DenseArrayBase)
+    input = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, low: Sequence[int], high: Sequence[int],
+                 interior: Sequence[int], t: TensorTypeAttr):
+        super().__init__(properties={"low": _ints(low), "high": _ints(high),
+                                     "interior": _ints(interior)},
+                         operands=[x], result_types=[t])
+
+    def amounts(self) -> tuple[tuple[int, ...], ...]:
+        return _vals(self.low), _vals(self.high), _vals(self.interior)
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._run(infer_pad, s, lay, *self.amounts()))
+
+
+@irdl_op_definition
+class ConcatOp(_WseOp):
+    """``wse.concat``: tiles joined along a whole dim (see ``infer_concat``)."""
+
+    name = "wse.concat"
+    dim = prop_def(IntegerAttr)
+    inputs = var_operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, inputs: Sequence[SSAValue], dim: int, t: TensorTypeAttr):
+        super().__init__(properties={"dim": IntegerAttr(dim, i64)}, operands=[list(inputs)],
+                         result_types=[t])
+
+    def verify_(self) -> None:
+        specs = [_spec(v, f"operand #{i}") for i, v in enumerate(self.inputs)]
+        self._check(self._run(infer_concat, specs, self.dim.value.data))
+
+
+def infer_permute(shape: Sequence[int], lay: Layout, perm: Sequence[int]) -> Spec:
+    """Any permutation of a tensor whole on every PE (rank >= 3 ones: rank 2 tiled
+    tensors use ``wse.transpose``)."""
+    if sorted(perm) != list(range(len(shape))):
+        raise LayoutError(f"wse.permute {list(perm)} is not a permutation of the "
+                          f"{len(shape)} dims")
+    _window_dims(shape, [True] * len(shape), lay, "wse.permute")
+    return tuple(shape[p] for p in perm), lay
+
+
+@irdl_op_definition
+class PermuteOp(_WseOp):
+    """``wse.permute``: the dims of a tensor whole on every PE reordered, one
+    strided copy per PE (see ``infer_permute``)."""
+
+    name = "wse.permute"
+    perm = prop_def(DenseArrayBase)
+    input = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, x: SSAValue, perm: Sequence[int], t: TensorTypeAttr):
+        super().__init__(properties={"perm": _ints(perm)}, operands=[x], result_types=[t])
+
+    def verify_(self) -> None:
+        s, lay = _spec(self.input, "the operand")
+        self._check(self._run(infer_permute, s, lay, _vals(self.perm)))
+
+
+WSE = Dialect("wse", [*WSE.operations, SliceOp, PadOp, ConcatOp, PermuteOp],
+              [*WSE.attributes])
+__all__ += ["ConcatOp", "PadOp", "PermuteOp", "SliceOp", "infer_concat", "infer_pad",
+            "infer_permute", "infer_slice"]
+
+
+# ---- row lookups: embedding gather and its transpose (issue #16) ----
+# The table, the row indices ([N, 1], exact f32 values) and the result are whole
+# on every PE that holds them; each PE copies (or adds) one DSD row per index.
+
+
+def infer_take_rows(table: Spec, idx: Spec) -> Spec:
+    """``out[i, :] = table[idx[i, 0], :]``."""
+    (ts, tl), (ins, il) = table, idx
+    if len(ts) != 2 or len(ins) != 2 or ins[1] != 1:
+        raise LayoutError(f"wse.take_rows needs a [V, C] table and [N, 1] indices, got "
+                          f"{list(ts)} and {list(ins)}")
+    for what, lay in (("table", tl), ("indices", il)):
+        _window_dims((0, 0), (True, True), lay, f"wse.take_rows {what}")
+    st = {a: _combine_states([tl.state(a), il.state(a)], "a wse.take_rows operand")
+          for a in AXES}
+    return (ins[0], ts[1]), Layout((NONE, NONE), st["x"], st["y"])
+
+
+def infer_add_rows(base: Spec, idx: Spec, src: Spec) -> Spec:
+    """``out = base; out[idx[i, 0], :] += src[i, :]``."""
+    (bs, bl), (ins, il), (ss, sl) = base, idx, src
+    if len(bs) != 2 or len(ins) != 2 or ins[1] != 1 or tuple(ss) != (ins[0], bs[1]):
+        raise LayoutError(f"wse.add_rows needs a [V, C] base, [N, 1] indices and an [N, C] "
+                          f"source, got {list(bs)}, {list(ins)} and {list(ss)}")
+    for what, lay in (("base", bl), ("indices", il), ("source", sl)):
+        _window_dims((0, 0), (True, True), lay, f"wse.add_rows {what}")
+    st = {a: _combine_states([bl.state(a), il.state(a), sl.state(a)],
+                             "a wse.add_rows operand") for a in AXES}
+    return tuple(bs), Layout((NONE, NONE), st["x"], st["y"])
+
+
+@irdl_op_definition
+class TakeRowsOp(_WseOp):
+    """``wse.take_rows``: rows of a table picked by index (see ``infer_take_rows``)."""
+
+    name = "wse.take_rows"
+    table = operand_def(TensorTypeAttr)
+    indices = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = "$table `[` $indices `]` attr-dict `:` functional-type(operands, $result)"
+
+    def __init__(self, table: SSAValue, idx: SSAValue, t: TensorTypeAttr):
+        super().__init__(operands=[table, idx], result_types=[t])
+
+    def verify_(self) -> None:
+        self._check(self._run(infer_take_rows, _spec(self.table, "the table"),
+                              _spec(self.indices, "the indices")))
+
+
+@irdl_op_definition
+class AddRowsOp(_WseOp):
+    """``wse.add_rows``: source rows added into a base at indexed rows (the transpose
+    of ``wse.take_rows``; see ``infer_add_rows``)."""
+
+    name = "wse.add_rows"
+    base = operand_def(TensorTypeAttr)
+    indices = operand_def(TensorTypeAttr)
+    source = operand_def(TensorTypeAttr)
+    result = result_def(TensorTypeAttr)
+    assembly_format = ("$base `[` $indices `]` `,` $source attr-dict `:` "
+                       "functional-type(operands, $result)")
+
+    def __init__(self, base: SSAValue, idx: SSAValue, src: SSAValue, t: TensorTypeAttr):
+        super().__init__(operands=[base, idx, src], result_types=[t])
+
+    def verify_(self) -> None:
+        self._check(self._run(infer_add_rows, _spec(self.base, "the base"),
+                              _spec(self.indices, "the indices"), _spec(self.source,
+                                                                        "the source")))
+
+
+WSE = Dialect("wse", [*WSE.operations, TakeRowsOp, AddRowsOp], [*WSE.attributes])
+__all__ += ["AddRowsOp", "TakeRowsOp", "infer_add_rows", "infer_take_rows"]

@@ -245,6 +245,13 @@ _HANDLERS = {
     wse.TransposeOp: _Lowerer._op_transpose,
     wse.MatmulOp: _Lowerer._op_matmul,
     wse.SummaOp: _Lowerer._op_summa,
+    # windows of tiles (issue #16)
+    wse.SliceOp: _Lowerer._op_slice,
+    wse.PadOp: _Lowerer._op_pad,
+    wse.ConcatOp: _Lowerer._op_concat,
+    wse.PermuteOp: _Lowerer._op_permute,
+    wse.TakeRowsOp: _Lowerer._op_take_rows,
+    wse.AddRowsOp: _Lowerer._op_add_rows,
 }
 
 

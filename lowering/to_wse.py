@@ -53,7 +53,12 @@ from ..dialects.pyflame import (
 )
 from .pyflame_to_wse.placement import default_layout
 from .pyflame_to_wse.planner import INF, WseOptions, _Planner
-from .pyflame_to_wse.support import DECOMPOSED, CslUnsupportedError, check_supported
+from .pyflame_to_wse.support import (
+    DECOMPOSED,
+    ON_PE_POLYNOMIAL,
+    CslUnsupportedError,
+    check_supported,
+)
 from .pyflame_to_wse.support import value_spec as _spec
 from .wse_cost import program_cost
 from .wse_memory import MemoryBudgetError, MemoryPlan, default_budget, plan_memory
@@ -150,7 +155,7 @@ def _require_legal(module: ModuleOp) -> func.FuncOp:
     check_supported(fn)
     for op in fn.body.block.ops:
         if isinstance(op, FusedOp) or isinstance(op, PyflameOp) and (
-                op.OPDEF.name in CHAINS or op.OPDEF.name in DECOMPOSED):
+                op.OPDEF.name in CHAINS or op.OPDEF.name in (*DECOMPOSED, *ON_PE_POLYNOMIAL)):
             raise CslUnsupportedError(f"csl backend: {op.name} must be legalized first; run "
                                       "legalize-for-wse (it unfuses and decomposes) before "
                                       "the conversion")

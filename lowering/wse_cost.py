@@ -163,10 +163,31 @@ def op_cost(cost: WseCostModel, op) -> float:
         return cost.message(elems(op.input), abs(op.distance.value.data))
     if isinstance(op, wse.ConstantOp):
         return cost.dsd(elems(op.result))
-    return 0.0
+    window = window_cost(cost, op)  # issue #16's local window copies
+    return window if window is not None else 0.0
 
 
 def program_cost(program, model: CycleModel | None = None) -> float:
     """Estimated cycles of a whole wse.program: its ops one after another."""
     cost = WseCostModel(program.grid, model)
     return sum(op_cost(cost, op) for op in program.body.block.ops)
+
+
+def window_cost(cost: WseCostModel, op) -> float | None:
+    """Cycles of the local window copies of issue #16 (``wse.slice``, ``wse.pad``,
+    ``wse.concat``, ``wse.permute``): one strided DSD copy per row of each piece (a
+    pad first fills its tile); the gathers that made the changed dims whole are priced as relayouts.
+    None for other ops."""
+    g = cost.grid
+    if isinstance(op, wse.SliceOp | wse.PadOp | wse.ConcatOp | wse.PermuteOp):
+        pieces = [op.result] if isinstance(op, wse.SliceOp | wse.PermuteOp) \
+            else list(op.operands)
+        total = cost.dsd(op.result.type.elems(g)) if isinstance(op, wse.PadOp) else 0.0
+        for v in pieces:
+            tile = v.type.tile(g) or (1,)
+            total += cost.loop(math.prod(tile[:-1]), tile[-1])
+        return total
+    if isinstance(op, wse.TakeRowsOp | wse.AddRowsOp):  # a row copy or add per index
+        n, c = op.indices.type.dims[0], op.result.type.dims[1]
+        return cost.loop(n, c) + n * SCALAR_ELEM_OPS * cost.op
+    return None

@@ -4,7 +4,9 @@ Checks every op against what the CSL backend lowers (the first unsupported
 one fails with its reason), unfuses with the one ``unfuse`` pass every
 backend without fused kernels uses, and decomposes the ops the WSE has no
 kernel for (the softmax family) with the ``decompose`` pass, whose
-decompositions sit next to the ops' table entries.
+decompositions sit next to the ops' table entries. erf and gelu, which CSL's
+``<math>`` lacks, are rewritten into the polynomial forms of
+``lowering/pyflame_to_wse/polynomial.py`` (their accuracy is documented there).
 """
 
 from __future__ import annotations
@@ -13,10 +15,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from ..lowering.pyflame_to_wse.support import DECOMPOSED, check_supported
+from ..dialects.pyflame import PyflameOp
+from ..lowering.pyflame_to_wse.batched import flatten_rule
+from ..lowering.pyflame_to_wse.polynomial import ON_PE
+from ..lowering.pyflame_to_wse.support import DECOMPOSED, check_supported, value_spec
 from ..lowering.to_wse import find_main
-from .common import PyflamePass
+from .algebraic import AlgebraicSimplification
+from .common import IRBuilder, PyflamePass
+from .dce import DeadCodeElimination
 from .decompose import decomposable, decompose
 from .fusion import Unfuse
 
@@ -28,6 +37,53 @@ class LegalizeForWse(PyflamePass):
     name = "legalize-for-wse"
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
-        check_supported(find_main(module))
+        check_supported(find_main(module), before_flattening=True)
         unfused = Unfuse().run(ctx, module)["unfused"]
-        return {"unfused": unfused, "decomposed": decompose(module, decomposable(DECOMPOSED))}
+        decomposed = decompose(module, decomposable(DECOMPOSED))
+        pattern = _OnPe()
+        PatternRewriteWalker(pattern).rewrite_module(module)
+        flat = _Flatten()
+        PatternRewriteWalker(flat).rewrite_module(module)
+        if flat.count:  # merge the reshapes between flattened ops
+            AlgebraicSimplification().run(ctx, module)
+            DeadCodeElimination().run(ctx, module)
+        check_supported(find_main(module))
+        return {"unfused": unfused, "decomposed": decomposed, "polynomials": pattern.count,
+                "flattened": flat.count}
+
+
+class _OnPe(RewritePattern):
+    """erf and gelu into their polynomial forms for the PE (``polynomial.ON_PE``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, PyflameOp) or op.OPDEF.name not in ON_PE:
+            return
+        new_ops: list[Operation] = []
+        result = ON_PE[op.OPDEF.name](IRBuilder(new_ops.append), *op.operands, **op.py_attrs())
+        rewriter.replace(op, new_ops, [result])
+        self.count += 1
+
+
+class _Flatten(RewritePattern):
+    """Ops on rank >= 3 tensors into rank-2 ones (``batched.flatten_rule``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, PyflameOp) or len(op.results) != 1:
+            return
+        shapes = [value_spec(v)[0] for v in (*op.operands, *op.results)]
+        rule = flatten_rule(op.OPDEF.name, op.OPDEF.family, shapes)
+        if rule is None:
+            return
+        new_ops: list[Operation] = []
+        result = rule(IRBuilder(new_ops.append), list(op.operands),
+                      value_spec(op.results[0])[0], op.py_attrs())
+        if result is None:
+            return
+        rewriter.replace(op, new_ops, [result])
+        self.count += 1

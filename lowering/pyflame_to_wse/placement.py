@@ -15,6 +15,8 @@ def tileable(n: int, g: int) -> bool:
 def default_layout(shape: Sequence[int], grid: wse.Grid) -> wse.Layout:
     """Tile every dim that can be (rows over y, columns over x), the rest held at 0."""
     shape = tuple(shape)
+    if len(shape) > 2:  # rank >= 3 (data movement only): whole on line 0 (issue #16)
+        return _fill_states((wse.NONE,) * len(shape))
     if len(shape) == 2:
         m, n = shape
         for dims in (("y", "x"), ("y", "-"), ("-", "x"), ("x", "-"), ("-", "y"), ("-", "-")):

@@ -13,20 +13,22 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects import OPS, wse
-from ...dialects.dtypes import bool_, float32
-from ...dialects.pyflame import OP_CLASSES, tensor_type
+from ...dialects.pyflame import OP_CLASSES
 from ..wse_cost import WseCostModel
 from ..wse_memory import default_budget
+from .indexing import INDEX_LOWERINGS
 from .matmul import MatmulMixin
 from .placement import _fill_states, _operand_layout, conversion_steps, default_layout, host_layout
 from .support import (
     ELEMENTWISE,
     CslUnsupportedError,
+    _Fresh,
     _pow_fn,
     _splat_of_dense,
     _unsupported,
 )
 from .support import value_spec as _spec
+from .windows import WINDOW_LOWERINGS, lower_general_reshape, lower_permute_whole
 
 INF = float("inf")
 
@@ -310,6 +312,9 @@ class _Planner(MatmulMixin):
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
         src = min(self.current(x), key=lambda lay: self.conv_cost(x, lay))
+        if len(perm) > 2 and tuple(perm) != tuple(range(len(perm))):
+            lower_permute_whole(self, op, perm)
+            return
         w = self.get(x, src)
         if tuple(perm) == tuple(range(len(perm))):
             self.bind(out, w, src)
@@ -322,6 +327,10 @@ class _Planner(MatmulMixin):
     def _reshape(self, op: Operation, new_shape: Sequence[int]) -> None:
         x, out = op.operands[0], op.results[0]
         shape = _spec(x)[0]
+        if [n for n in shape if n != 1] != [n for n in new_shape if n != 1] or len(
+                new_shape) > 2:  # rank >= 3 tensors are whole on every PE
+            lower_general_reshape(self, op, new_shape)
+            return
         lays = [lay for lay in self.current(x)
                 if all(d == "-" for n, d in zip(shape, lay.dims) if n == 1)]
         if not lays:
@@ -338,17 +347,6 @@ class _Planner(MatmulMixin):
             return self.get(v, default_layout(_spec(v)[0], self.grid))
         lays = [lay for lay in self.current(v) if not lay.is_partial]
         return self.get(v, lays[0] if lays else default_layout(_spec(v)[0], self.grid))
-
-
-class _Fresh:
-    """A pyflame-level value the lowering makes up (e.g. the reciprocal of a divisor)."""
-
-    def __init__(self, shape: tuple, mask: bool):
-        self.shape, self.mask = tuple(shape), mask
-
-    @property
-    def type(self):  # noqa: ANN201 - quacks like an SSAValue for _spec
-        return tensor_type(self.shape, bool_ if self.mask else float32)
 
 
 class _SplatKey(_Fresh):
@@ -391,3 +389,7 @@ _LOWER: dict[type[Operation], Handler] = {
     OP_CLASSES["permute"]: lambda p, op, a: p._permute(op, a["perm"]),
     OP_CLASSES["reshape"]: lambda p, op, a: p._reshape(op, a["shape"]),
 }
+
+# ops of issue #16, planned in their own modules
+_LOWER.update({OP_CLASSES[name]: h for name, h in {**WINDOW_LOWERINGS,
+                                                    **INDEX_LOWERINGS}.items()})

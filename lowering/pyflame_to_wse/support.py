@@ -1,5 +1,7 @@
-"""What the CSL backend lowers: f32 tensors and bool masks of rank 0-2 and the
-ops of ``SUPPORTED``; ``check_supported`` fails first, with the reason, on the rest."""
+"""What the CSL backend lowers: f32 tensors, bool masks and integer (index) tensors
+as exact f32 values, of rank 0-2 (rank >= 3 where ``batched.py`` folds it, or for
+data movement), and the ops of ``SUPPORTED``; ``check_supported`` fails first,
+with the reason, on the rest."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from ...dialects.dtypes import DType
+from ...dialects.dtypes import DType, bool_, float32
 from ...dialects.fused import CHAINS
-from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type
+from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type, tensor_type
 from ...dialects.wse_target import WSE_FNS
+from .batched import WHOLE_RANK_OPS, flatten_rule
+from .polynomial import ON_PE
 
 
 def value_spec(v: SSAValue) -> tuple[tuple[int, ...], DType]:
@@ -34,22 +38,21 @@ def _unsupported(op: str, why: str) -> CslUnsupportedError:
 # pyflame op -> the wse.map function it lowers to (the target's one record per function)
 ELEMENTWISE: dict[str, str] = {f.pyflame_op: f.name for f in WSE_FNS.values()
                                if f.pyflame_op is not None}
-REDUCTIONS = ("sum", "mean", "max", "min")
+# sub-tensors and joins: planned in windows.py (an empty piece is refused)
+WINDOWS = ("slice", "split", "pad", "concat")
+# embedding lookups and their VJP (indexing.py)
+ROW_LOOKUPS = ("gather", "scatter_add")
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
 OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
-         "softmax", "log_softmax", "logsumexp", "pow")
+         "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS, *ROW_LOOKUPS)
+# ops legalize-for-wse rewrites into polynomial forms (polynomial.py: CSL has no erf)
+ON_PE_POLYNOMIAL = tuple(ON_PE)
 # ops the CSL path gets from their decompositions (``legalize-for-wse`` runs
 # ``decompose`` on them): they are composed of supported ops
 DECOMPOSED = ("softmax", "log_softmax", "logsumexp")
-SUPPORTED = frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
+SUPPORTED = (frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
+             | frozenset(ON_PE_POLYNOMIAL))
 WHY_NOT = {
-    "gelu": "needs erf, which the CSL math library does not provide",
-    "erf": "the CSL math library has no erf",
-    "argmax": "integer (index) results are not lowered",
-    "argmin": "integer (index) results are not lowered",
-    "slice": "sub-tensors across PE tiles are not lowered yet",
-    "concat": "joining tensors across PE tiles is not lowered yet",
-    "split": "sub-tensors across PE tiles are not lowered yet",
-    "pad": "padding across PE tiles is not lowered yet",
 }
 
 
@@ -57,8 +60,28 @@ def _dtype_ok(d: DType) -> bool:
     return d.name in ("float32", "bool")
 
 
-def check_supported(fn: func.FuncOp) -> None:
-    """Raise CslUnsupportedError for the first op the backend cannot lower."""
+# Integer tensors (class targets, token ids, argmax results) live on the PE as f32
+# values, exact below 2**24 (the host refuses larger inputs): only ops that move or
+# compare them, never arithmetic that could round, and no float -> integer convert.
+INDEX_DTYPES = ("int32", "int64")
+INDEX_OPS = frozenset(("constant", "iota", "reshape", "broadcast_to", "eq", "ne", "lt", "le",
+                       "gt", "ge", "where", "convert", "argmax", "argmin", *WINDOWS,
+                       *ROW_LOOKUPS))
+INDEX_EXACT = 1 << 24
+
+
+def _index_ok(op: PyflameOp, d: DType) -> bool:
+    if d.name not in INDEX_DTYPES or op.OPDEF.name not in INDEX_OPS:
+        return False
+    if op.OPDEF.name == "convert":  # int -> float or bool, never float -> int
+        return spec_of_type(op.operands[0].type, "x")[1].name in (*INDEX_DTYPES, "bool")
+    return True
+
+
+def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
+    """Raise CslUnsupportedError for the first op the backend cannot lower.
+    ``before_flattening``: rank >= 3 passes where ``legalize-for-wse`` may still fold
+    it into rank 2 (``batched.py``; it checks again after)."""
 
     def check(op: Operation) -> None:
         if isinstance(op, func.ReturnOp):
@@ -79,24 +102,56 @@ def check_supported(fn: func.FuncOp) -> None:
             raise _unsupported(name, WHY_NOT.get(name, "no CSL lowering for it yet"))
         for v in (*op.operands, *op.results):
             shape, d = spec_of_type(v.type, "value")
-            if not _dtype_ok(d):
+            if not _dtype_ok(d) and not _index_ok(op, d):
                 raise _unsupported(name, f"element type {d.name}: the CSL backend computes "
-                                         "in f32 (bool as 0/1 masks)")
-            if len(shape) > 2:
+                                         "in f32 (bool as 0/1 masks; int32/int64 as exact f32 "
+                                         "values, only moved and compared)")
+            if len(shape) > 2 and name not in WHOLE_RANK_OPS and not (
+                    before_flattening and (name in (*DECOMPOSED, *ON_PE) or flatten_rule(
+                        name, op.OPDEF.family, [shape]))):
                 raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
-                                         "are placed on the 2-D grid with rank 0 to 2")
-        attrs = op.py_attrs()
-        if name == "reshape":
-            src = spec_of_type(op.operands[0].type, "x")[0]
-            if [n for n in src if n != 1] != [n for n in attrs["shape"] if n != 1]:
-                raise _unsupported(name, f"{list(src)} -> {list(attrs['shape'])} moves elements "
-                                         "between dimensions; only unit dimensions may come "
-                                         "or go")
+                                         "are placed on the 2-D grid with rank 0 to 2 (batch "
+                                         "dims fold into rank 2 only where neighbouring dims "
+                                         "are treated alike)")
+            if 0 in shape and name in WINDOWS:
+                raise _unsupported(name, f"an empty tensor {list(shape)}: every PE tile "
+                                         "holds at least one element")
+        if name in ROW_LOOKUPS and row_lookup_index(op) is None:
+            raise _unsupported(name, "only row lookups are lowered: along dim 0 with an index "
+                                     "broadcast from [N, 1] over the columns (embedding)")
         if name == "pow" and _pow_fn(op) is None:
             raise _unsupported(name, "only a constant exponent of 2, 1, 0.5 or -1 is lowered")
 
     for op in fn.body.block.ops:
         check(op)
+
+
+class _Fresh:
+    """A pyflame-level value the lowering makes up (e.g. the reciprocal of a divisor)."""
+
+    def __init__(self, shape: tuple, mask: bool):
+        self.shape, self.mask = tuple(shape), mask
+
+    @property
+    def type(self):  # noqa: ANN201 - quacks like an SSAValue for value_spec
+        return tensor_type(self.shape, bool_ if self.mask else float32)
+
+
+def row_lookup_index(op: PyflameOp) -> SSAValue | None:
+    """The [N, 1] row indices of a ``gather``/``scatter_add`` along dim 0 whose index
+    is them broadcast over the columns (embedding and its VJP); None otherwise."""
+    if op.py_attrs()["dim"] != 0:
+        return None
+    index = op.operands[1]
+    shape = spec_of_type(index.type, "index")[0]
+    src = index.owner
+    if len(shape) == 2 and isinstance(src, OP_CLASSES["broadcast_to"]):
+        inner = src.operands[0]
+        if spec_of_type(inner.type, "index")[0] == (shape[0], 1):
+            return inner
+    if len(shape) == 2 and shape[1] == 1 and spec_of_type(op.operands[0].type, "x")[0][1] == 1:
+        return index
+    return None
 
 
 def _splat_of_dense(dv: Any) -> float | None:

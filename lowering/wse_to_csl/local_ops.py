@@ -3,6 +3,8 @@ reductions, transposes and the local tile matmul."""
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i16
 from xdsl.ir import Block, SSAValue
@@ -11,6 +13,11 @@ from ...dialects import wse
 from ..wse_memory import is_immediate
 from .builder import F32, Emit, _fmax
 from .map_gen import _MapGen
+
+
+def _strides(tile: tuple) -> list[int]:
+    """Element strides of a row-major tile."""
+    return [math.prod(tile[d + 1:]) for d in range(len(tile))]
 
 
 class LocalOpsMixin:
@@ -102,6 +109,121 @@ class LocalOpsMixin:
                 with g.loop(0, t1) as (j, b):
                     b.builtin("fmovs", b.shift_dsd(b.dsd(dst, t0), b.imul(j, t0)),
                               b.shift_dsd(b.dsd(src, t0, 0, t1), j))
+
+    # -- windows: slice, pad, concat (the changed dims are whole on every PE) --
+    def _op_slice(self, e: Emit, op: wse.SliceOp) -> None:
+        t, r = op.input.type, op.result.type
+        start, _, stride = op.window()
+        with e.when(self.guard(e, r.layout)) as g:
+            self._copy_window(g, self.buf(op.input), t.tile(self.grid), start, stride,
+                              self.buf(op.result), r.tile(self.grid), (0,) * len(start),
+                              (1,) * len(start), r.tile(self.grid))
+
+    def _op_pad(self, e: Emit, op: wse.PadOp) -> None:
+        t, r = op.input.type, op.result.type
+        low, _, interior = op.amounts()
+        dst = self.buf(op.result)
+        with e.when(self.guard(e, r.layout)) as g:
+            g.builtin("fmovs", g.dsd(dst, r.elems(self.grid)), g.f32(0.0))
+            self._copy_window(g, self.buf(op.input), t.tile(self.grid), (0,) * len(low),
+                              (1,) * len(low), dst, r.tile(self.grid), low,
+                              tuple(k + 1 for k in interior), t.tile(self.grid))
+
+    def _op_concat(self, e: Emit, op: wse.ConcatOp) -> None:
+        r = op.result.type
+        dim, rank = op.dim.value.data, len(r.dims)
+        dst, at = self.buf(op.result), 0
+        with e.when(self.guard(e, r.layout)) as g:
+            for x in op.inputs:
+                tile = x.type.tile(self.grid)
+                self._copy_window(g, self.buf(x), tile, (0,) * rank, (1,) * rank, dst,
+                                  r.tile(self.grid), tuple(at if i == dim else 0
+                                                           for i in range(rank)),
+                                  (1,) * rank, tile)
+                at += tile[dim]
+
+    def _op_permute(self, e: Emit, op: wse.PermuteOp) -> None:
+        t, r = op.input.type, op.result.type
+        perm = tuple(int(p) for p in op.perm.get_values())
+        src_strides = _strides(t.tile(self.grid))
+        with e.when(self.guard(e, r.layout)) as g:
+            self._strided_copy(g, self.buf(op.input), 0, [src_strides[p] for p in perm],
+                               self.buf(op.result), 0, _strides(r.tile(self.grid)),
+                               r.tile(self.grid))
+
+    # -- row lookups (embedding): the index is an exact f32 value --
+    def _per_row(self, e: Emit, idx, i, rows: int, ok_fn, bad_fn) -> None:
+        """ok_fn(b, row) for an index in [0, rows), else bad_fn(b): an out-of-range
+        index poisons with NaN, never reads or writes a wrong row."""
+        r = e.add(arith.FPToSIOp(e.load(idx, i), i16))
+        with e.branch(e.icmp("sge", r, 0)) as (t, f):
+            with t.branch(t.icmp("slt", r, rows)) as (t2, f2):
+                ok_fn(t2, r)
+                bad_fn(f2)
+            bad_fn(f)
+
+    def _op_take_rows(self, e: Emit, op: wse.TakeRowsOp) -> None:
+        (v, c), n = op.table.type.dims, op.result.type.dims[0]
+        table, idx, dst = self.buf(op.table), self.buf(op.indices), self.buf(op.result)
+        with e.when(self.guard(e, op.result.type.layout)) as g, g.loop(0, n) as (i, b):
+            def row(x: Emit):
+                return x.shift_dsd(x.dsd(dst, c), x.imul(i, c))
+
+            self._per_row(b, idx, i, v, lambda x, r: x.builtin(
+                "fmovs", row(x), x.shift_dsd(x.dsd(table, c), x.imul(r, c))),
+                lambda x: x.builtin("fmovs", row(x), x.f32(float("nan"))))
+
+    def _op_add_rows(self, e: Emit, op: wse.AddRowsOp) -> None:
+        (v, c), n = op.base.type.dims, op.indices.type.dims[0]
+        base, idx, src = self.buf(op.base), self.buf(op.indices), self.buf(op.source)
+        dst = self.buf(op.result)
+
+        def add(x: Emit, r, i) -> None:
+            row = x.shift_dsd(x.dsd(dst, c), x.imul(r, c))
+            x.builtin("fadds", row, row, x.shift_dsd(x.dsd(src, c), x.imul(i, c)))
+
+        with e.when(self.guard(e, op.result.type.layout)) as g:
+            g.builtin("fmovs", g.dsd(dst, v * c), g.dsd(base, v * c))
+            with g.loop(0, n) as (i, b):
+                self._per_row(b, idx, i, v, lambda x, r: add(x, r, i),
+                              lambda x: x.builtin("fmovs", x.dsd(dst, v * c),
+                                                  x.f32(float("nan"))))
+
+    def _copy_window(self, e: Emit, src, src_tile: tuple, src_off: tuple, src_step: tuple,
+                     dst, dst_tile: tuple, dst_off: tuple, dst_step: tuple,
+                     count: tuple) -> None:
+        """dst[dst_off + dst_step * i] = src[src_off + src_step * i] for i < count
+        (per dim, row-major tiles)."""
+        ss, ds = _strides(src_tile), _strides(dst_tile)
+        self._strided_copy(e, src, sum(o * s for o, s in zip(src_off, ss)),
+                           [k * s for k, s in zip(src_step, ss)], dst,
+                           sum(o * s for o, s in zip(dst_off, ds)),
+                           [k * s for k, s in zip(dst_step, ds)], count)
+
+    def _strided_copy(self, e: Emit, src, src_base: int, src_strides: list[int], dst,
+                      dst_base: int, dst_strides: list[int], count: tuple) -> None:
+        """dst[dst_base + sum(i * dst_strides)] = src[src_base + sum(i * src_strides)]
+        for i < count: loops over the leading dims, one strided DSD copy along the
+        last."""
+        if not count:
+            e.builtin("fmovs", e.dsd(dst, 1), e.dsd(src, 1))
+            return
+        last = len(count) - 1
+        src_row = e.dsd(src, count[last], src_base, src_strides[last])
+        dst_row = e.dsd(dst, count[last], dst_base, dst_strides[last])
+
+        def rows(b: Emit, d: int, so, do) -> None:
+            if d == last:
+                b.builtin("fmovs", b.shift_dsd(dst_row, do), b.shift_dsd(src_row, so))
+                return
+            if count[d] == 1:
+                rows(b, d + 1, so, do)
+                return
+            with b.loop(0, count[d]) as (i, c):
+                rows(c, d + 1, c.iadd(so, c.imul(i, src_strides[d])),
+                     c.iadd(do, c.imul(i, dst_strides[d])))
+
+        rows(e, 0, 0, 0)
 
     # -- matmul --
     def _op_matmul(self, e: Emit, op: wse.MatmulOp) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..dialects import wse
+from ..lowering.pyflame_to_wse.support import INDEX_EXACT
 from .disk_cache import cache_root, write_manifest
 from .progress import progress
 
@@ -164,6 +165,11 @@ class CslExecutable:
         out = []
         for kind, data in c.wse.inputs:
             out.append(np.asarray(args[data]) if kind == "arg" else np.asarray(data))
+        for a in out:  # integers travel as f32 values (issue #16): exact below 2**24 only
+            if a.dtype.kind in "iu" and a.size and np.abs(a).max() >= INDEX_EXACT:
+                raise ValueError(f"csl backend: an integer input holds {np.abs(a).max()}, "
+                                 f"but integers are f32 values on the PE, exact below "
+                                 f"{INDEX_EXACT}")
         return out
 
     def run(self, args: list[np.ndarray]) -> list[np.ndarray]:

@@ -98,3 +98,30 @@ wse.program @main {width = 2, height = 2} {
   %b = wse.gather "x" %a : !wse.tensor<4x4xf32, #wse.layout<[y, x]>> -> !wse.tensor<4x4xf32, #wse.layout<[y, x]>>
   wse.return %b : !wse.tensor<4x4xf32, #wse.layout<[y, x]>>
 }
+
+// -----
+
+wse.program @main {width = 2, height = 2} {
+^bb0(%a: !wse.tensor<8x6xf32, #wse.layout<[y, x]>>):
+  // expected-error @+1 {{wse.slice changes dimension 1, which is tiled over x: it must be whole on every PE (gather it first)}}
+  %b = wse.slice %a {start = array<i64: 0, 1>, limit = array<i64: 8, 6>, stride = array<i64: 1, 1>} : !wse.tensor<8x6xf32, #wse.layout<[y, x]>> -> !wse.tensor<8x5xf32, #wse.layout<[y, x]>>
+  wse.return %b : !wse.tensor<8x5xf32, #wse.layout<[y, x]>>
+}
+
+// -----
+
+wse.program @main {width = 2, height = 2} {
+^bb0(%a: !wse.tensor<8x6xf32, #wse.layout<[y, -], x = 0>>, %b: !wse.tensor<8x6xf32, #wse.layout<[y, -], x = 1>>):
+  // expected-error @+1 {{a wse.concat operand is held by different lines of PEs (['0', '1'])}}
+  %c = wse.concat %a, %b {dim = 1 : i64} : (!wse.tensor<8x6xf32, #wse.layout<[y, -], x = 0>>, !wse.tensor<8x6xf32, #wse.layout<[y, -], x = 1>>) -> !wse.tensor<8x12xf32, #wse.layout<[y, -], x = 0>>
+  wse.return %c : !wse.tensor<8x12xf32, #wse.layout<[y, -], x = 0>>
+}
+
+// -----
+
+wse.program @main {width = 2, height = 2} {
+^bb0(%t: !wse.tensor<10x6xf32, #wse.layout<[-, -], x = 0, y = 0>>, %i: !wse.tensor<4x2xf32, #wse.layout<[-, -], x = 0, y = 0>>):
+  // expected-error @+1 {{wse.take_rows needs a [V, C] table and [N, 1] indices, got [10, 6] and [4, 2]}}
+  %r = wse.take_rows %t[%i] : (!wse.tensor<10x6xf32, #wse.layout<[-, -], x = 0, y = 0>>, !wse.tensor<4x2xf32, #wse.layout<[-, -], x = 0, y = 0>>) -> !wse.tensor<4x6xf32, #wse.layout<[-, -], x = 0, y = 0>>
+  wse.return %r : !wse.tensor<4x6xf32, #wse.layout<[-, -], x = 0, y = 0>>
+}

@@ -25,12 +25,16 @@ def csl():
 
 
 @pytest.mark.parametrize("build,op,why", [
-    (lambda x: pf.argmax(x, dim=1), "argmax", r"integer \(index\) results"),
-    (lambda x: pf.gelu(x), "gelu", "erf"),
-    (lambda x: x[1:3], "slice", "sub-tensors"),
-    (lambda x: x.reshape(6, 4), "reshape", "moves elements between dimensions"),
+    # argmax, gelu, slice and element-moving reshapes are lowered since issue #16
+    # (test_grid_ops.py); these still are not:
+    (lambda x: pf.argmax(x), "argmax", "over the flattened tensor"),
+    (lambda x: pf.cumsum(x, 1), "cumsum", "no CSL lowering"),
+    (lambda x: pf.gather(x, 1, pf.tensor(np.zeros((4, 2), np.int64))), "gather",
+     "only row lookups"),
+    (lambda x: x.to(pf.float16).abs(), "convert", "element type float16"),
     (lambda x: x.to(pf.int32).abs(), "convert", "element type int32"),
-    (lambda x: x.reshape(2, 2, 6) * 2.0, "reshape", "rank-3 tensor"),
+    # rank 3 folds into rank 2 since issue #16, unless alternate dims broadcast:
+    (lambda x: x.reshape(2, 2, 6) * pf.randn([2, 1, 6]), "mul", "rank-3 tensor"),
     (lambda x: x ** 3.0, "pow", "constant exponent"),
 ])
 def test_unsupported_ops_fail_first(csl, build, op, why):
