@@ -67,6 +67,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.logging_util": 0,
     "pyflame_mlir.cache_cli": 2,
     "pyflame_mlir.__main__": 4,  # python -m pyflame_mlir
+    # issue 17: meshes, shard_map, collectives (virtual mesh); torch.distributed; the launcher
+    "pyflame_mlir.sharding": 2,
+    "pyflame_mlir.distributed": 2,
+    "pyflame_mlir.launch": 4,
 }
 
 
