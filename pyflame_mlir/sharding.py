@@ -39,6 +39,7 @@ from . import core, ops
 from .core import GRAD_MODE, Tensor
 from .creation import zeros_like
 from .dialects.opdef import ShapeError
+from .dialects.sharding import bytes_sent
 
 AxisNames = str | tuple[str, ...]
 
@@ -298,18 +299,6 @@ class CommReport:
         return out
 
 
-def _bytes_sent(name: str, n: int, nbytes: int, moved: int) -> int:
-    """Per device, for an input of ``nbytes`` per device, in a group of ``n``.
-    ``moved``: for ppermute, 1 when the device sends to another device."""
-    if name == "all_reduce":  # ring: reduce-scatter then all-gather
-        return 2 * (n - 1) * nbytes // n
-    if name == "all_gather":
-        return (n - 1) * nbytes
-    if name in ("reduce_scatter", "all_to_all"):
-        return (n - 1) * nbytes // n
-    return nbytes * moved  # ppermute
-
-
 # ---- shard_map: every device's program on a virtual mesh ----
 
 
@@ -435,8 +424,8 @@ class _MeshRun:
             moved = [1] * n
             if a0.name == "ppermute":
                 moved = [int(any(s == i and d != i for s, d in a0.params[0])) for i in range(n)]
-            total += sum(_bytes_sent(a0.name, n, nbytes, m) for m in moved)
-        per_device = _bytes_sent(a0.name, n, nbytes, 1)
+            total += sum(bytes_sent(a0.name, n, nbytes) * m for m in moved)
+        per_device = bytes_sent(a0.name, n, nbytes)
         self.report.collectives.append(CollectiveCost(a0.name, a0.axes, n, per_device, total))
         self.arrivals = {}
 

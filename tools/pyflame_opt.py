@@ -28,6 +28,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
+from ..dialects.sharding_ir import SHARDING
 from ..dialects.wse import WSE
 from ..lowering.to_max import print_max
 from ..passes import PASSES, PIPELINES
@@ -125,7 +126,7 @@ class PyflameOptMain(xDSLOptMain):
     # ---- registration ----
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        for dialect in (Pyflame, CSL_EXT, WSE):
+        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING):
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:

@@ -258,3 +258,38 @@ def test_megatron_mlp_sgd_matches_torch_step_by_step(shape, names, data, model):
                 t.grad = None
         pw1, pw2 = pw1 - 0.1 * g1, pw2 - 0.1 * g2
         pf.eval(pw1, pw2)
+
+
+@pytest.mark.parametrize("name,attrs", [
+    ("all_reduce", {"reduction": "sum"}),
+    ("all_gather", {"dim": 1}),
+    ("reduce_scatter", {"dim": 0}),
+    ("all_to_all", {"split_dim": 1, "concat_dim": 0}),
+    ("ppermute", {"pairs": ((0, 1), (1, 3), (3, 0))}),
+])
+def test_collective_transpose_rules_are_adjoints(name, attrs):
+    """<C(x), y> == <x, C^T(y)> summed over the devices, for the dialect's
+    transpose rule run by the virtual mesh's collectives; shapes by its shape rule."""
+    from pyflame_mlir.dialects.sharding import collective_shape, collective_transpose
+
+    def call(kind, a, b):
+        if kind == "all_reduce":
+            return pf.all_reduce(b, "i")
+        if kind == "ppermute":
+            return pf.ppermute(b, "i", a["pairs"])
+        if kind == "all_to_all":
+            return pf.all_to_all(b, "i", a["split_dim"], a["concat_dim"])
+        return getattr(pf, kind)(b, "i", dim=a["dim"], tiled=True)
+
+    mesh = pf.DeviceMesh((4,), ("i",))
+    local = (4, 8)
+    out_local = collective_shape(name, local, 4, attrs)
+    x, y = _rand(16, 8, seed=1), _rand(4 * out_local[0], out_local[1], seed=2)
+    fwd = pf.shard_map(lambda b: call(name, attrs, b), mesh, P("i"), P("i"))(pf.tensor(x))
+    assert fwd.shape == (4 * out_local[0], out_local[1])
+    tname, tattrs = collective_transpose(name, attrs)
+    back = pf.shard_map(lambda b: call(tname, tattrs, b), mesh, P("i"), P("i"))(pf.tensor(y))
+    assert back.shape == x.shape
+    np.testing.assert_allclose((fwd.numpy() * y).sum(), (x * back.numpy()).sum(), rtol=1e-10)
+    with pytest.raises(pf.ShapeError, match="not linear"):
+        collective_transpose("all_reduce", {"reduction": "max"})
