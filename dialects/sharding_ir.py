@@ -47,7 +47,7 @@ from .sharding import Mesh, Sharding, collective_shape
 
 # the discardable attribute propagation puts on ops (their result's sharding)
 # and on func arguments
-SHARDING_KEY = "sharding"
+SHARDING_KEY = "sharding.sharding"
 
 
 @irdl_attr_definition

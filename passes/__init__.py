@@ -102,6 +102,16 @@ def _convert_wse_to_csl() -> type[ModulePass]:
     return ConvertWseToCsl
 
 
+def _sharding_propagation() -> type[ModulePass]:  # issue 17
+    from .sharding_propagation import ShardingPropagation
+    return ShardingPropagation
+
+
+def _spmd_partition() -> type[ModulePass]:
+    from .spmd_partition import SpmdPartition
+    return SpmdPartition
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "cse": _cse,
@@ -120,6 +130,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "legalize-for-wse": _legalize_for_wse,
     "convert-pyflame-to-wse": _convert_pyflame_to_wse,
     "convert-wse-to-csl": _convert_wse_to_csl,
+    "sharding-propagation": _sharding_propagation,  # issue 17
+    "spmd-partition": _spmd_partition,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'
