@@ -175,8 +175,10 @@ class _Propagation:
                 continue
             rule = op_rule(op)
             if rule is None:
-                warnings.warn(f"sharding-propagation: pyflame.{op.OPDEF.name} has no factor "
-                              "rule: its operands and result are replicated", stacklevel=2)
+                if op.operands:  # a constant is replicated by nature
+                        warnings.warn(f"sharding-propagation: pyflame.{op.OPDEF.name} has no "
+                                  "factor rule: its operands and result are replicated",
+                                  stacklevel=2)
                 dims: Dims = [() for _ in _shape(op.results[0])] if op.results else []
                 partial: tuple[str, ...] = ()
                 for r in op.results:
