@@ -76,10 +76,6 @@ class Sharding:
     def local_shape(self, shape: Shape) -> Shape:
         return tuple(n // self.mesh.size(a) for n, a in zip(shape, self.dims, strict=True))
 
-    @staticmethod
-    def replicated(mesh: Mesh, rank: int) -> Sharding:
-        return Sharding(mesh, ((),) * rank)
-
     def __str__(self) -> str:
         dims = ", ".join("{" + ", ".join(f'"{a}"' for a in d) + "}" for d in self.dims)
         text = f"{self.mesh}, [{dims}]"
