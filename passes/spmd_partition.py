@@ -33,12 +33,13 @@ from xdsl.utils.exceptions import PassFailedException
 from ..dialects import OPS
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
-from ..dialects.sharding import Mesh, Sharding, collective_shape
+from ..dialects.sharding import Mesh, Sharding, bytes_sent, collective_shape
 from ..dialects.sharding_ir import (
     COLLECTIVE_OPS,
     SHARDING_KEY,
     AnnotateOp,
     LocalSliceOp,
+    PpermuteOp,
     ShardingAttr,
     int_attr,
 )
@@ -46,6 +47,7 @@ from .common import PyflamePass
 from .sharding_propagation import arg_shardings, op_rule
 
 Dims = tuple[tuple[str, ...], ...]
+_COLLECTIVE_TYPES = tuple(COLLECTIVE_OPS.values())
 
 
 @dataclass
@@ -220,6 +222,33 @@ class _Partitioner:
         return self.collectives
 
 
+def bytes_moved(f: func.FuncOp) -> int:
+    """Bytes the collectives of a per-device program send, summed over all the
+    mesh's devices, for one run (``dialects/sharding.py: bytes_sent``; a
+    ppermute counts the devices that send)."""
+    total = 0
+    for op in f.body.walk():
+        if not isinstance(op, _COLLECTIVE_TYPES):
+            continue
+        assert isinstance(op.input.type, TensorType)
+        t = op.input.type
+        nbytes = t.element_type.bitwidth // 8 * _numel(_shape(op.input))  # type: ignore
+        devices = op.mesh.mesh.size(op.mesh.mesh.names)
+        senders = devices
+        if isinstance(op, PpermuteOp):
+            pairs = op.params()["pairs"]
+            senders = devices // op.group_size * sum(s != d for s, d in pairs)
+        total += senders * bytes_sent(op.kind, op.group_size, nbytes)
+    return total
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 @dataclass(frozen=True)
 class SpmdPartition(PyflamePass):
     """Turn each function with shardings into its per-device program."""
@@ -227,7 +256,7 @@ class SpmdPartition(PyflamePass):
     name = "spmd-partition"
 
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
-        inserted = 0
+        inserted = moved = 0
         for op in list(module.walk()):
             if not isinstance(op, func.FuncOp):
                 continue
@@ -238,5 +267,6 @@ class SpmdPartition(PyflamePass):
             full = [s if s is not None else Sharding(mesh, ((),) * len(_shape(a)))
                     for s, a in zip(shardings, op.args, strict=True)]
             inserted += _Partitioner(op, mesh).run(full)
-        return {"collectives": inserted}
+            moved += bytes_moved(op)
+        return {"collectives": inserted, "bytes-moved": moved}
 

@@ -641,9 +641,12 @@ def axis_index(axis_name: AxisNames) -> int:
 @dataclass
 class Partitioned:
     """What the last call of a ``partition``-ed function compiled: the per-device
-    module's text and the bytes its collectives move per call."""
+    module's text, the bytes its collectives move per call by the compiler's
+    estimate (``spmd-partition``'s count over the IR), and the report of the
+    collectives the run performed."""
 
     device_ir: str
+    bytes_estimate: int
     comm: CommReport
 
 
@@ -672,25 +675,27 @@ def partition(f: Callable) -> Callable:
         hit = compiled.get(key)
         if hit is None:
             hit = compiled[key] = _partition(sub, mesh, specs)
-        text, mapped = hit
+        text, estimate, mapped = hit
         result = mapped(*sub.leaves)
-        run.last = Partitioned(text, mapped.last_comm)
+        run.last = Partitioned(text, estimate, mapped.last_comm)
         return result[0] if single else tuple(result)
 
-    compiled: dict[tuple, tuple[str, Callable]] = {}  # by structure and input layouts
+    compiled: dict[tuple, tuple[str, int, Callable]] = {}  # by structure and input layouts
     run.last = None
     return functools.wraps(f)(run)
 
 
 def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
-               ) -> tuple[str, Callable]:
-    """The per-device module (text) of ``sub`` and its ``shard_map``-ed program."""
+               ) -> tuple[str, int, Callable]:
+    """The per-device module (text) of ``sub``, the bytes its collectives move,
+    and its ``shard_map``-ed program."""
     from xdsl.dialects import func as xfunc  # xDSL: off the import path
 
     from .compiler import build_module, expand_transforms, run_pipeline
     from .dialects.sharding import Mesh
     from .dialects.sharding import Sharding as IRSharding
     from .passes.sharding_propagation import set_arg_shardings
+    from .passes.spmd_partition import bytes_moved
 
     module = build_module(sub)
     expand_transforms(module)
@@ -702,7 +707,8 @@ def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
     run_pipeline(module, "sharding-propagation,spmd-partition")
     res = [a.data[_SHARDING_KEY].sharding for a in main.res_attrs.data]
     out_specs = [PartitionSpec(*[d if d else None for d in s.dims]) for s in res]
-    return str(module), shard_map(_device_program(main, mesh), mesh, specs, out_specs)
+    body = _device_program(main, mesh)
+    return str(module), bytes_moved(main), shard_map(body, mesh, specs, out_specs)
 
 
 _SHARDING_KEY = "sharding.sharding"  # dialects/sharding_ir.py: SHARDING_KEY (no xDSL here)

@@ -73,6 +73,7 @@ def test_partitioned_program_reports_its_communication():
     # one all-reduce of the (8, 3) f64 partial sums over 2 devices: each device
     # sends 2 * (2 - 1) / 2 * 192 bytes
     assert (ar.name, ar.bytes_per_device, ar.total_bytes) == ("all_reduce", 192, 384)
+    assert f.last.bytes_estimate == 384  # the compiler's count over the device IR
 
 
 def test_partitioned_ops_without_rules_and_reshapes():
