@@ -31,6 +31,7 @@ from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
 from ..dialects.wse import WSE
 from ..lowering.to_max import print_max
+from ..lowering.to_max_sharded import print_max_sharded
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
@@ -344,6 +345,7 @@ def _targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
         "csl-ir": target_csl_ir,
         "wse": target_wse,
         "max": _legalized_for_max(print_max),
+        "max-sharded": print_max_sharded,  # issue 17: a partitioned program, every device
     }
 
 
