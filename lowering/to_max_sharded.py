@@ -77,9 +77,8 @@ def _groups(mesh: Mesh, axes: tuple[str, ...]) -> list[list[int]]:
 
 def lower_partitioned(fn: func.FuncOp, name: str | None = None) -> Any:
     """The MAX graph (``max.graph.Graph``, not compiled) of every device of ``fn``."""
-    from max.graph import DeviceRef, Graph
+    from max.graph import DeviceRef, Graph, ops
     from max.graph import TensorType as MaxTensorType
-    from max.graph import ops
     from max.nn.comm.allreduce import Signals
 
     mesh = mesh_of(fn)
