@@ -244,8 +244,8 @@ def shard(t: Tensor, mesh: DeviceMesh, spec: PartitionSpec | Sequence[Any] = ()
     spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
     sharding = NamedSharding(mesh, spec)
     sharding.check(tuple(t.shape), "shard")
-    if t._node is None and t._hist is None:
-        out = _with_sharding(Tensor._leaf(t._value), sharding)
+    if t._node is None and t._hist is None:  # a copy, as distribute_tensor: no aliasing
+        out = _with_sharding(Tensor._leaf(t._value.copy()), sharding)
         if t.requires_grad:
             out.requires_grad_(True)
         return out
