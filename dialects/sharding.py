@@ -276,6 +276,13 @@ def _along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -
     return FactorRule((f,), (f,), blocked=frozenset({f[attrs["dim"]]}))
 
 
+def _concat(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """Every operand and the result share their factors; the joined dimension
+    stays whole (a split of it would interleave the operands' blocks)."""
+    f = _letters(len(outs[0]))
+    return FactorRule(tuple(f for _ in ins), (f,), blocked=frozenset({f[attrs["dim"]]}))
+
+
 def _logsumexp(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                ) -> FactorRule:
     r = _reduction("sum")(ins, outs, attrs)
@@ -286,7 +293,7 @@ _BY_NAME: dict[str, RuleFn] = {
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
-    "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to,
+    "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
     "softmax": _along, "log_softmax": _along, "logsumexp": _logsumexp,
     "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
 }

@@ -55,3 +55,12 @@ func.func @blocked(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %2 = pyflame.cumsum %1 {dim = 0 : i64, reverse = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   func.return %2 : tensor<8x4xf32>
 }
+
+// concat keeps the other dimensions' splits and its own dimension whole.
+// CHECK-LABEL: func.func @concat
+// CHECK: pyflame.concat {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>
+func.func @concat(%x: tensor<8x4xf32>, %y: tensor<8x2xf32>) -> tensor<8x6xf32> {
+  %a = sharding.annotate %x {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>} : tensor<8x4xf32> -> tensor<8x4xf32>
+  %0 = pyflame.concat %a, %y {dim = 1 : i64} : (tensor<8x4xf32>, tensor<8x2xf32>) -> tensor<8x6xf32>
+  func.return %0 : tensor<8x6xf32>
+}

@@ -77,21 +77,21 @@ def test_partitioned_program_reports_its_communication():
 
 
 def test_partitioned_ops_without_rules_and_reshapes():
-    """cumsum has no factor rule (replicated, with a warning); softmax keeps its
-    dimension whole; reshape and transpose carry the batch split."""
+    """cumsum has no factor rule (replicated, with a warning); softmax and concat
+    keep their dimension whole; reshape and transpose carry the batch split."""
     mesh = pf.DeviceMesh((2, 2), ("a", "b"))
     rng = np.random.default_rng(1)
     x = rng.standard_normal((8, 4))
 
     def f(t):
         s = pf.softmax(t, dim=1).reshape(4, 8).transpose(0, 1)
-        return pf.cumsum(s * 2.0, dim=0).sum(dim=1) + s.sum()
+        return pf.cumsum(s * 2.0, dim=0).sum(dim=1) + s.sum() + pf.cat([t, t * 3.0], 1).sum(1)
 
     with pytest.warns(UserWarning, match="cumsum has no factor rule"):
         out = pf.sharding.partition(f)(pf.shard(pf.tensor(x), mesh, P("a", "b")))
     tx = torch.tensor(x)
     ts = torch.softmax(tx, dim=1).reshape(4, 8).T
-    want = torch.cumsum(ts * 2.0, dim=0).sum(dim=1) + ts.sum()
+    want = torch.cumsum(ts * 2.0, dim=0).sum(dim=1) + ts.sum() + torch.cat([tx, tx * 3.0], 1).sum(1)
     np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-12)
 
 
