@@ -112,6 +112,16 @@ def _check_indices() -> type[ModulePass]:
     return CheckIndices
 
 
+def _sharding_propagation() -> type[ModulePass]:  # issue 17
+    from .sharding_propagation import ShardingPropagation
+    return ShardingPropagation
+
+
+def _spmd_partition() -> type[ModulePass]:
+    from .spmd_partition import SpmdPartition
+    return SpmdPartition
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "pyflame-autodiff": _autodiff,
     "pyflame-vmap": _vmap,
@@ -132,6 +142,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-pyflame-to-wse": _convert_pyflame_to_wse,
     "convert-wse-to-csl": _convert_wse_to_csl,
     "check-indices": _check_indices,
+    "sharding-propagation": _sharding_propagation,  # issue 17
+    "spmd-partition": _spmd_partition,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     linalg,
     nn,
     optim,
+    sharding,
     tree_util,
 )
 from .autodiff import (
@@ -130,6 +131,21 @@ from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/m
 )
 from .reductions import any as any  # noqa: PLC0414
 from .serialization import load, save
+from .sharding import (  # issue 17: meshes, shardings, shard_map and its collectives
+    DeviceMesh,
+    NamedSharding,
+    P,
+    PartitionSpec,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    axis_index,
+    ppermute,
+    reduce_scatter,
+    reshard,
+    shard,
+    shard_map,
+)
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
 

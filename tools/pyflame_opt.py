@@ -28,8 +28,10 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from ..dialects.bounded_parser import BoundedParser, prescan_error
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
+from ..dialects.sharding_ir import SHARDING
 from ..dialects.wse import WSE
 from ..lowering.to_max import print_max
+from ..lowering.to_max_sharded import print_max_sharded
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
@@ -127,7 +129,7 @@ class PyflameOptMain(xDSLOptMain):
     # ---- registration ----
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        for dialect in (Pyflame, CSL_EXT, WSE):
+        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING):
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:
@@ -363,6 +365,7 @@ def _targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
         "csl-ir": target_csl_ir,
         "wse": target_wse,
         "max": _legalized_for_max(print_max),
+        "max-sharded": print_max_sharded,  # issue 17: a partitioned program, every device
     }
 
 

@@ -73,6 +73,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.graph_file": 2,
     "pyflame_mlir.graphviz": 2,
     "pyflame_mlir.mlir_import": 2,
+    # issue 17: meshes, shard_map, collectives (virtual mesh); torch.distributed; the launcher
+    "pyflame_mlir.sharding": 2,
+    "pyflame_mlir.distributed": 2,
+    "pyflame_mlir.launch": 4,
 }
 
 

@@ -1,0 +1,318 @@
+"""Sharding rules (issue 17): meshes and shardings as plain values, the
+collectives' shape, cost and transpose (VJP) rules, and each op family's factor
+rule for sharding propagation, in tables keyed by ``OpDef``.
+
+Plain Python (no xDSL): the frontend (``pyflame_mlir/sharding.py``) checks
+collectives with these shape rules at record time, and the xDSL ops of
+``dialects/sharding_ir.py`` verify with the very same functions.
+
+Factor rules follow Shardy: an op's rule names a *factor* per dimension of
+each operand and result (``matmul``: ``m k, k n -> m n``). Dimensions with the
+same factor must be sharded alike; a factor that appears in operands but in no
+result is a *reduction* factor (``k``): sharding it leaves each device a
+partial result, which the partitioner resolves with an all-reduce (or a
+reduce-scatter when the consumer wants the result sharded). A factor listed in
+``blocked`` cannot be sharded at all (the dimension ``softmax`` normalizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .opdef import OPS, OpDef, ShapeError, by_op
+
+Shape = tuple[int, ...]
+
+# ---- meshes and shardings as values ----
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """Named axes with their sizes, major first (``["data"=2, "model"=2]``)."""
+
+    axes: tuple[tuple[str, int], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.axes)
+
+    def size(self, names: Sequence[str] = ()) -> int:
+        sizes = dict(self.axes)
+        out = 1
+        for n in names:
+            if n not in sizes:
+                raise ShapeError("sharding", f"mesh axis {n!r} is not one of {self.names}")
+            out *= sizes[n]
+        return out
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(f'"{n}"={s}' for n, s in self.axes) + "]"
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """A value's layout: per dimension the mesh axes splitting it (major first),
+    and the axes over which it is a pending partial sum."""
+
+    mesh: Mesh
+    dims: tuple[tuple[str, ...], ...]
+    partial: tuple[str, ...] = ()
+
+    def check(self, shape: Shape, op: str = "sharding") -> None:
+        if len(self.dims) != len(shape):
+            raise ShapeError(op, f"sharding {self} has {len(self.dims)} dimensions for a "
+                                 f"tensor of rank {len(shape)}")
+        used = [a for d in self.dims for a in d] + list(self.partial)
+        if len(set(used)) != len(used):
+            raise ShapeError(op, f"sharding {self} uses a mesh axis twice")
+        for i, (n, axes) in enumerate(zip(shape, self.dims, strict=True)):
+            k = self.mesh.size(axes)
+            if n % k:
+                raise ShapeError(op, f"dimension {i} (size {n}) is split over {list(axes)} "
+                                     f"({k} devices): it must be divisible by {k}")
+
+    def local_shape(self, shape: Shape) -> Shape:
+        return tuple(n // self.mesh.size(a) for n, a in zip(shape, self.dims, strict=True))
+
+    def __str__(self) -> str:
+        dims = ", ".join("{" + ", ".join(f'"{a}"' for a in d) + "}" for d in self.dims)
+        text = f"{self.mesh}, [{dims}]"
+        if self.partial:
+            text += ", partial = {" + ", ".join(f'"{a}"' for a in self.partial) + "}"
+        return text
+
+
+# ---- collectives: shape, cost and transpose rules ----
+
+
+def collective_shape(name: str, shape: Shape, n: int, attrs: dict[str, Any]) -> Shape:
+    """The local result shape of collective ``name`` over a group of ``n`` devices."""
+    s = list(shape)
+
+    def dim(key: str) -> int:
+        d = attrs[key]
+        if not 0 <= d < len(s):
+            raise ShapeError(name, f"{key} {d} is out of range for rank {len(s)}")
+        return d
+
+    if name in ("all_reduce", "ppermute"):
+        return shape
+    if name == "all_gather":
+        s[dim("dim")] *= n
+    elif name == "reduce_scatter":
+        d = dim("dim")
+        if s[d] % n:
+            raise ShapeError(name, f"dimension {d} of {list(shape)} must be divisible by "
+                                   f"the group size {n}")
+        s[d] //= n
+    elif name == "all_to_all":
+        sd, cd = dim("split_dim"), dim("concat_dim")
+        if s[sd] % n:
+            raise ShapeError(name, f"split dimension {sd} of {list(shape)} must be divisible "
+                                   f"by the group size {n}")
+        s[sd] //= n
+        s[cd] *= n
+    else:
+        raise ShapeError(name, "is not a collective")
+    return tuple(s)
+
+
+def bytes_sent(name: str, n: int, nbytes: int) -> int:
+    """Bytes one device sends for an operand of ``nbytes`` in a group of ``n``
+    (ring algorithms; ppermute: a device that sends at all sends its operand)."""
+    if name == "all_reduce":  # reduce-scatter then all-gather
+        return 2 * (n - 1) * nbytes // n
+    if name == "all_gather":
+        return (n - 1) * nbytes
+    if name in ("reduce_scatter", "all_to_all"):
+        return (n - 1) * nbytes // n
+    if name == "ppermute":
+        return nbytes
+    raise ValueError(f"{name} is not a collective")
+
+
+def collective_transpose(name: str, attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The collective that carries the cotangent back (its VJP; the JVP is the
+    collective itself, all of them being linear): psum <-> identity-broadcast
+    (a summed value is replicated, so its cotangent is summed again: all_reduce),
+    all_gather <-> reduce_scatter, all_to_all with its dimensions swapped,
+    ppermute with its pairs inverted."""
+    if name == "all_reduce":
+        if attrs.get("reduction", "sum") != "sum":
+            raise ShapeError(name, f"the {attrs['reduction']} reduction is not linear: "
+                                   "only 'sum' has a transpose rule")
+        return "all_reduce", dict(attrs)
+    if name == "all_gather":
+        return "reduce_scatter", dict(attrs)
+    if name == "reduce_scatter":
+        return "all_gather", dict(attrs)
+    if name == "all_to_all":
+        return "all_to_all", {**attrs, "split_dim": attrs["concat_dim"],
+                              "concat_dim": attrs["split_dim"]}
+    if name == "ppermute":
+        return "ppermute", {**attrs, "pairs": tuple((d, s) for s, d in attrs["pairs"])}
+    raise ValueError(f"{name} is not a collective")
+
+
+# ---- factor rules for propagation ----
+
+
+@dataclass(frozen=True)
+class FactorRule:
+    """One factor name (or None: a dimension no factor crosses) per dimension of
+    each operand and result; ``reduction`` maps a factor that no result has to
+    how partial results combine (``"sum"``, ``"max"``, ...); ``blocked`` factors
+    must stay replicated."""
+
+    operands: tuple[tuple[str | None, ...], ...]
+    results: tuple[tuple[str | None, ...], ...]
+    reduction: dict[str, str] = field(default_factory=dict)
+    blocked: frozenset[str] = frozenset()
+
+
+RuleFn = Callable[[Sequence[Shape], Sequence[Shape], dict[str, Any]], FactorRule]
+
+
+def _letters(n: int, start: int = 0) -> tuple[str, ...]:
+    return tuple(f"f{i}" for i in range(start, start + n))
+
+
+def _broadcasting(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                  ) -> FactorRule:
+    """Elementwise with numpy broadcasting: a size-1 operand dimension facing a
+    larger result dimension is broadcast (no factor)."""
+    out = outs[0]
+    f = _letters(len(out))
+    operands = []
+    for s in ins:
+        off = len(out) - len(s)
+        operands.append(tuple(None if n == 1 and out[off + i] != 1 else f[off + i]
+                              for i, n in enumerate(s)))
+    return FactorRule(tuple(operands), tuple(f for _ in outs))
+
+
+def _matmul(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+            ) -> FactorRule:
+    """``... m k, ... k n -> ... m n`` (batch dimensions broadcast; a vector
+    operand has no ``m`` or ``n``)."""
+    a, b = ins
+    out = outs[0]
+    nb = max(len(a), len(b)) - 2 if min(len(a), len(b)) >= 2 else 0
+    batch = _letters(nb, 3)
+
+    def side(s: Shape, inner: tuple[str, ...]) -> tuple[str | None, ...]:
+        bs = s[:len(s) - len(inner)]
+        off = nb - len(bs)
+        return tuple(None if n == 1 and out[off + i] != 1 else batch[off + i]
+                     for i, n in enumerate(bs)) + inner
+
+    lhs = ("k",) if len(a) == 1 else ("m", "k")
+    rhs = ("k",) if len(b) == 1 else ("k", "n")
+    res = batch + tuple(x for x in (lhs[0] if len(a) > 1 else None,
+                                    rhs[1] if len(b) > 1 else None) if x)
+    return FactorRule((side(a, lhs), side(b, rhs)), (res,), {"k": "sum"})
+
+
+def _reduction(kind: str) -> RuleFn:
+    def rule(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+             ) -> FactorRule:
+        (s,) = ins
+        f = _letters(len(s))
+        dims = set(attrs["dims"])
+        kept = [x for i, x in enumerate(f) if i not in dims]
+        if attrs["keepdim"]:
+            res = tuple(None if i in dims else x for i, x in enumerate(f))
+        else:
+            res = tuple(kept)
+        return FactorRule((f,), (res,), {f[d]: kind for d in dims})
+    return rule
+
+
+def _permute(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+             ) -> FactorRule:
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), (tuple(f[p] for p in attrs["perm"]),))
+
+
+def _reshape(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+             ) -> FactorRule:
+    """Dimensions grouped where the running products of sizes agree; in each
+    group the leading operand and result dimensions share the major factor
+    (splitting ``[12] -> [4, 3]`` keeps a split of the 12 on the 4), the rest
+    are their own factors, so they cannot carry a sharding across."""
+    src, dst = ins[0], outs[0]
+    fin: list[str | None] = [None] * len(src)
+    fout: list[str | None] = [None] * len(dst)
+    i = j = g = 0
+    while i < len(src) and j < len(dst):
+        i0, j0, pi, pj = i, j, src[i], dst[j]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj:
+                pi *= src[i]
+                i += 1
+            else:
+                pj *= dst[j]
+                j += 1
+        fin[i0] = fout[j0] = f"g{g}"
+        for k in range(i0 + 1, i):
+            fin[k] = f"g{g}_in{k}"
+        for k in range(j0 + 1, j):
+            fout[k] = f"g{g}_out{k}"
+        g += 1
+    return FactorRule((tuple(fin),), (tuple(fout),))
+
+
+def _broadcast_to(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                  ) -> FactorRule:
+    return _broadcasting(ins, outs, attrs)
+
+
+def _along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """Shape-preserving along one dimension that must stay whole (softmax)."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), (f,), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _concat(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """Every operand and the result share their factors; the joined dimension
+    stays whole (a split of it would interleave the operands' blocks)."""
+    f = _letters(len(outs[0]))
+    return FactorRule(tuple(f for _ in ins), (f,), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _logsumexp(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+               ) -> FactorRule:
+    r = _reduction("sum")(ins, outs, attrs)
+    return FactorRule(r.operands, r.results, blocked=frozenset(r.reduction))
+
+
+_BY_NAME: dict[str, RuleFn] = {
+    "matmul": _matmul,
+    "sum": _reduction("sum"), "mean": _reduction("mean"),
+    "max": _reduction("max"), "min": _reduction("min"),
+    "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
+    "softmax": _along, "log_softmax": _along, "logsumexp": _logsumexp,
+    "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
+}
+_BY_NAME.update({name: _broadcasting for name, op in OPS.items()
+                 if op.family == "elementwise" or name in ("fused_add_relu",
+                                                           "fused_mul_sigmoid", "fused_fma")})
+_NONLINEAR_AFTER = {"fused_matmul_relu", "fused_matmul_gelu"}
+
+# OpDef -> its factor rule. An op not here is replicated by propagation (with
+# a warning): correct, only not parallel.
+FACTOR_RULES: dict[OpDef, RuleFn] = by_op(_BY_NAME)
+
+
+def factor_rule(op: OpDef, ins: Sequence[Shape], outs: Sequence[Shape],
+                attrs: dict[str, Any]) -> FactorRule | None:
+    fn = FACTOR_RULES.get(op)
+    if fn is None:
+        return None
+    rule = fn(ins, outs, attrs)
+    if op.name in _NONLINEAR_AFTER:  # relu(sum of partials) != sum of relus
+        rule = FactorRule(rule.operands, rule.results, blocked=frozenset(rule.reduction))
+    return rule

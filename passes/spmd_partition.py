@@ -1,0 +1,272 @@
+"""``spmd-partition``: a global program whose values carry shardings (after
+``sharding-propagation``) becomes the program of one device: local shapes,
+and the collectives that move data where an op needs it.
+
+For each op, its factor rule and its result's sharding say how its operands
+must be laid out; each operand is *resharded* from its sharding to that:
+
+1. a partial value is resolved first: a ``reduce_scatter`` along a dimension
+   the consumer wants split over exactly the partial axes (and that is whole
+   now), else an ``all_reduce`` (its reduction: sum, mean, max, min);
+2. a dimension split differently than wanted is gathered (``all_gather``);
+3. a whole dimension the op wants split is cut locally (``local_slice``,
+   no communication).
+
+The op is then rebuilt on the local operands (``reshape``/``broadcast_to``
+take the local target shape) and its local result shape checked by the op's
+own shape rule against the sharding's local shape: a mismatch fails the pass
+naming the op, never a wrong program. Function results are resolved partials
+in their (possibly split) layout, recorded as ``sharding.sharding`` result
+attributes; arguments take their local types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from ..dialects import OPS
+from ..dialects.opdef import ShapeError
+from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
+from ..dialects.sharding import Mesh, Sharding, bytes_sent, collective_shape
+from ..dialects.sharding_ir import (
+    COLLECTIVE_OPS,
+    SHARDING_KEY,
+    AnnotateOp,
+    LocalSliceOp,
+    PpermuteOp,
+    ShardingAttr,
+    int_attr,
+)
+from .common import PyflamePass
+from .sharding_propagation import arg_shardings, op_rule
+
+Dims = tuple[tuple[str, ...], ...]
+_COLLECTIVE_TYPES = tuple(COLLECTIVE_OPS.values())
+
+
+@dataclass
+class _Local:
+    """A global value in the device program: its local value and layout."""
+
+    value: SSAValue
+    dims: Dims
+    partial: tuple[str, ...] = ()
+    reduction: str = "sum"
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+class _Partitioner:
+    def __init__(self, f: func.FuncOp, mesh: Mesh):
+        self.f, self.mesh = f, mesh
+        self.block = Block()
+        self.env: dict[SSAValue, _Local] = {}
+        self.resharded: dict[tuple[SSAValue, Dims], SSAValue] = {}
+        self.collectives = 0
+
+    # ---- emitting ----
+    def _emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def _collective(self, kind: str, x: SSAValue, axes: tuple[str, ...], **params: object
+                    ) -> SSAValue:
+        n = self.mesh.size(axes)
+        shape = collective_shape(kind, _shape(x), n, params)
+        assert isinstance(x.type, TensorType)
+        props = {k: StringAttr(v) if isinstance(v, str) else int_attr(int(v))  # type: ignore
+                 for k, v in params.items()}
+        op = COLLECTIVE_OPS[kind].make(x, self.mesh, axes,
+                                       TensorType(x.type.element_type, shape), **props)
+        self.collectives += 1
+        return self._emit(op)
+
+    def reshard(self, g: SSAValue, want: Dims) -> SSAValue:
+        loc = self.env[g]
+        key = (g, want)
+        if key in self.resharded:
+            return self.resharded[key]
+        v, dims = loc.value, list(loc.dims)
+        if loc.partial:
+            axes = loc.partial
+            scatter = next((d for d, w in enumerate(want) if w == axes and not dims[d]), None)
+            if scatter is not None and loc.reduction == "sum":
+                v = self._collective("reduce_scatter", v, axes, dim=scatter)
+                dims[scatter] = axes
+            else:
+                v = self._collective("all_reduce", v, axes, reduction=loc.reduction)
+        for d, (have, w) in enumerate(zip(dims, want, strict=True)):
+            if have and have != w:
+                v = self._collective("all_gather", v, have, dim=d)
+                dims[d] = ()
+        cut = tuple(w if w and not have else () for have, w in zip(dims, want, strict=True))
+        if any(cut):
+            s = Sharding(self.mesh, cut)
+            assert isinstance(v.type, TensorType)
+            local = s.local_shape(_shape(v))
+            op = LocalSliceOp(operands=[v], result_types=[TensorType(v.type.element_type, local)],
+                              properties={"sharding": ShardingAttr.get(s)})
+            v = self._emit(op)
+        self.resharded[key] = v
+        return v
+
+    # ---- ops ----
+    def op(self, op: Operation) -> None:
+        if isinstance(op, AnnotateOp):
+            want = op.sharding.sharding.dims
+            self.env[op.result] = _Local(self.reshard(op.input, want), want)
+            return
+        if isinstance(op, func.ReturnOp):
+            outs, attrs = [], []
+            for v in op.operands:
+                loc = self.env[v]
+                outs.append(self.reshard(v, loc.dims))
+                attrs.append(DictionaryAttr({SHARDING_KEY: ShardingAttr.get(
+                    Sharding(self.mesh, loc.dims))}))
+            self.block.add_op(func.ReturnOp(*outs))
+            self.f.res_attrs = ArrayAttr(attrs)
+            return
+        if not isinstance(op, PyflameOp):
+            raise PassFailedException(f"spmd-partition: cannot partition {op.name} (only "
+                                      "pyflame and sharding ops)")
+        rule = op_rule(op)
+        attr = op.attributes.get(SHARDING_KEY)
+        if rule is None or not isinstance(attr, ShardingAttr):
+            self._replicated(op)
+            return
+        res = attr.sharding
+        axes_of: dict[str, tuple[str, ...]] = {}
+        for fs in rule.results:
+            for fac, axes in zip(fs, res.dims, strict=True):
+                if fac is not None:
+                    axes_of[fac] = axes
+        reductions = [f for f in rule.reduction]
+        left = list(res.partial)
+        for fac in reductions:  # partial axes, to the reduction factors the operands carry
+            mine: tuple[str, ...] = ()
+            for v, fs in zip(op.operands, rule.operands, strict=True):
+                for i, x in enumerate(fs):
+                    if x == fac:
+                        have = self.env[v].dims[i]
+                        mine = tuple(a for a in have if a in left) if len(reductions) > 1 \
+                            else tuple(left)
+            axes_of[fac] = mine
+            left = [a for a in left if a not in mine]
+        operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
+                    for v, fs in zip(op.operands, rule.operands, strict=True)]
+        gshape = _shape(op.results[0])
+        local = res.local_shape(gshape)
+        attrs = op.py_attrs()
+        if "shape" in attrs and op.OPDEF.name in ("reshape", "broadcast_to"):
+            attrs["shape"] = local
+        new = self._build(op, operands, attrs, local)
+        kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
+        if len(kinds) > 1:
+            raise PassFailedException(f"spmd-partition: pyflame.{op.OPDEF.name} reduces "
+                                      f"sharded factors with {sorted(kinds)} at once")
+        self.env[op.results[0]] = _Local(new, res.dims, res.partial,
+                                         kinds.pop() if kinds else "sum")
+
+    def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict, local: tuple
+               ) -> SSAValue:
+        specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(operands)]
+        name = op.OPDEF.name
+        try:
+            out = OPS[name].check([s for s, _ in specs], [d for _, d in specs], attrs)
+        except ShapeError as e:
+            raise PassFailedException(f"spmd-partition: pyflame.{name} on local operands "
+                                      f"{[s for s, _ in specs]}: {e.reason}") from None
+        if out[0][0] != tuple(local):
+            raise PassFailedException(
+                f"spmd-partition: pyflame.{name} gives local shape {list(out[0][0])} but its "
+                f"sharding wants {list(local)} (global {list(_shape(op.results[0]))})")
+        return self._emit(create_op(name, operands, attrs, out))
+
+    def _replicated(self, op: PyflameOp) -> None:
+        rank = [len(_shape(v)) for v in op.operands]
+        operands = [self.reshard(v, ((),) * r) for v, r in zip(op.operands, rank, strict=True)]
+        attrs = op.py_attrs()
+        specs = [spec_of_type(r.type, "result") for r in op.results]
+        new = create_op(op.OPDEF.name, operands, attrs, specs)
+        self.block.add_op(new)
+        for r, nr in zip(op.results, new.results, strict=True):
+            self.env[r] = _Local(nr, ((),) * len(_shape(r)))
+
+    def run(self, shardings: list[Sharding]) -> int:
+        old = self.f.body.block
+        for arg, s in zip(old.args, shardings, strict=True):
+            assert isinstance(arg.type, TensorType)
+            local = TensorType(arg.type.element_type, s.local_shape(_shape(arg)))
+            new = self.block.insert_arg(local, len(self.block.args))
+            new.name_hint = arg.name_hint
+            self.env[arg] = _Local(new, s.dims)
+        for op in list(old.ops):
+            self.op(op)
+        old_region = self.f.body
+        old_region.detach_block(old)
+        old_region.add_block(self.block)
+        for op in reversed(list(old.ops)):  # drop the global ops (uses first)
+            op.drop_all_references()
+        ins = [a.type for a in self.block.args]
+        outs = [v.type for v in self.block.last_op.operands]  # type: ignore[union-attr]
+        self.f.function_type = func.FunctionType.from_lists(ins, outs)
+        return self.collectives
+
+
+def bytes_moved(f: func.FuncOp) -> int:
+    """Bytes the collectives of a per-device program send, summed over all the
+    mesh's devices, for one run (``dialects/sharding.py: bytes_sent``; a
+    ppermute counts the devices that send)."""
+    total = 0
+    for op in f.body.walk():
+        if not isinstance(op, _COLLECTIVE_TYPES):
+            continue
+        assert isinstance(op.input.type, TensorType)
+        t = op.input.type
+        nbytes = t.element_type.bitwidth // 8 * _numel(_shape(op.input))  # type: ignore
+        devices = op.mesh.mesh.size(op.mesh.mesh.names)
+        senders = devices
+        if isinstance(op, PpermuteOp):
+            pairs = op.params()["pairs"]
+            senders = devices // op.group_size * sum(s != d for s, d in pairs)
+        total += senders * bytes_sent(op.kind, op.group_size, nbytes)
+    return total
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+@dataclass(frozen=True)
+class SpmdPartition(PyflamePass):
+    """Turn each function with shardings into its per-device program."""
+
+    name = "spmd-partition"
+
+    def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        inserted = moved = 0
+        for op in list(module.walk()):
+            if not isinstance(op, func.FuncOp):
+                continue
+            shardings = arg_shardings(op)
+            mesh = next((s.mesh for s in shardings if s is not None), None)
+            if mesh is None:
+                continue
+            full = [s if s is not None else Sharding(mesh, ((),) * len(_shape(a)))
+                    for s, a in zip(shardings, op.args, strict=True)]
+            inserted += _Partitioner(op, mesh).run(full)
+            moved += bytes_moved(op)
+        return {"collectives": inserted, "bytes-moved": moved}
+
