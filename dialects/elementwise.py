@@ -616,7 +616,8 @@ def _gelu_deriv(b, x, z, approximate: str = "none"):
 
 _DERIV = {
     "neg": lambda b, x, z: b.scalar(-1, like=x),
-    "abs": lambda b, x, z: b.sign(x),
+    # PyTorch (the spec): 0 at NaN, where sign itself keeps the NaN
+    "abs": lambda b, x, z: b.where(b.ne(x, x), b.scalar(0, like=x), b.sign(x)),
     "sign": lambda b, x, z: b.scalar(0, like=x),
     "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
     # PyTorch's mask: 1 unless the output is <= 0 (so a NaN passes its
