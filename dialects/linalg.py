@@ -3,6 +3,7 @@ operands whose leading dimensions broadcast."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,7 +46,12 @@ def _matmul_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if is_float_array(a) and a.dtype.itemsize < 4:  # half: accumulate in float32
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        return _matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    if a.ndim > 2 and b.ndim == 2:
+        # a stack times one matrix (a linear layer): one GEMM over the stacked
+        # rows, not numpy's loop of one small GEMM per matrix of the stack
+        rows = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+        return np.matmul(rows, b).reshape(a.shape[:-1] + b.shape[-1:])
     return np.asarray(np.matmul(a, b))
 
 
@@ -74,7 +80,14 @@ def _matmul_vjp(b, cts, inputs, outputs, **attrs):
     out2 = matmul_shape(b.shape(x2), b.shape(y2))
     g2 = ad.reshape(b, g, out2)
     gx = ad.sum_to(b, b.matmul(g2, _mT(b, y2)), b.shape(x2))
-    gy = ad.sum_to(b, b.matmul(_mT(b, x2), g2), b.shape(y2))
+    sx = b.shape(x2)
+    if len(sx) > 2 and len(b.shape(y2)) == 2:
+        # a stack times one matrix (a linear layer): the rows of the stack are
+        # one matrix, so y's gradient is one matmul, not a stack summed after
+        rows = ad.reshape(b, x2, (math.prod(sx[:-1]), sx[-1]))
+        gy = b.matmul(_mT(b, rows), ad.reshape(b, g2, (math.prod(sx[:-1]), out2[-1])))
+    else:
+        gy = ad.sum_to(b, b.matmul(_mT(b, x2), g2), b.shape(y2))
     return [ad.reshape(b, gx, b.shape(x)), ad.reshape(b, gy, b.shape(y))]
 
 

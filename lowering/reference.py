@@ -10,6 +10,11 @@ since results are handed to the user).
 A ``pyflame.fused`` op becomes one step whose kernel is a ``FusedProgram``
 (``dialects.fused``) built from its body: the body's ops, run over
 cache-sized chunks with reused scratch, each op still by its own kernel.
+
+A ``pyflame.fused`` op that only sums its operands, some of them zero
+paddings used nowhere else (the VJP of a convolution's or pooling's window
+slices), becomes one ``PadSum`` step: each padded operand is added into its
+region of the result, never materialized at full size.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ VIEW_OPS = frozenset(op_class(n) for n in ("reshape", "permute", "broadcast_to",
                                            "split"))
 # Named fused ops whose chain runs as one program built ahead of time.
 NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
+_ADD, _PAD = op_class("add"), op_class("pad")
 
 
 class LoweringError(Exception):
@@ -128,6 +134,58 @@ def fused_program(op: FusedOp, chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> FusedP
     return FusedProgram([(s, d.np) for s, d in specs], constants, steps, chunk_elems)
 
 
+@dataclass(frozen=True)
+class PadSum:
+    """The sum of same-shaped terms, each either a whole array (region None)
+    or a ``pyflame.pad`` input added into the strided region the pad would
+    put it in (the rest of the padding is zeros, which add nothing)."""
+    regions: tuple[tuple[slice, ...] | None, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __call__(self, *terms: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty(self.shape, self.dtype)
+        whole = [t for t, r in zip(terms, self.regions) if r is None]
+        if whole:
+            np.copyto(out, whole[0])
+        else:
+            out.fill(0)
+        for t in whole[1:]:
+            np.add(out, t, out=out)
+        for t, r in zip(terms, self.regions):
+            if r is not None:
+                view = out[r]
+                np.add(view, t, out=view)
+        return out
+
+
+def _pad_region(op: PyflameOp) -> tuple[slice, ...]:
+    """Where ``pyflame.pad`` puts its input in its result (as its kernel)."""
+    a = op.py_attrs()
+    shape, _ = spec_of_type(op.operands[0].type, "operand")
+    return tuple(slice(lo, lo + (d - 1) * (k + 1) + 1 if d else lo, k + 1)
+                 for d, lo, k in zip(shape, a["low"], a["interior"]))
+
+
+def _pad_sum_operands(op: FusedOp) -> list[PyflameOp | None] | None:
+    """For a fused op whose body is only a chain of adds of its (same-typed)
+    arguments, each used once: per operand, the pad op producing it if that
+    pad has no other use (else None). None when the op is not such a sum or
+    no operand is an absorbable pad."""
+    block = op.body.block
+    body = [o for o in block.ops if not isinstance(o, YieldOp)]
+    t = op.results[0].type
+    if not body or any(not isinstance(o, _ADD) or o.results[0].type != t for o in body) \
+            or any(a.type != t or not a.has_one_use() for a in block.args) \
+            or op.yield_op.operands[0] is not body[-1].results[0] \
+            or any(not o.results[0].has_one_use() for o in body):
+        return None
+    pads = [v.owner if isinstance(v.owner, _PAD) and v.has_one_use() else None
+            for v in op.operands]
+    return pads if any(p is not None for p in pads) else None
+
+
 def lower(module: ModuleOp, preallocate: bool = True,
           chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> Plan:
     fn = find_main(module)
@@ -137,10 +195,26 @@ def lower(module: ModuleOp, preallocate: bool = True,
         slot[a] = len(slot)
     steps: list[Step] = []
     results: list[SSAValue] = []
+    pad_sums = {op: pads for op in block.ops if isinstance(op, FusedOp) and len(op.results) == 1
+                and (pads := _pad_sum_operands(op)) is not None}
+    absorbed = {p for pads in pad_sums.values() for p in pads if p is not None}
     for op in block.ops:
         if isinstance(op, func.ReturnOp):
             results = list(op.operands)
             break
+        if op in absorbed:  # added into its region by the PadSum step that reads it
+            continue
+        if op in pad_sums:
+            pads = pad_sums[op]
+            shape, d = spec_of_type(op.results[0].type, "value")
+            kernel = PadSum(tuple(None if p is None else _pad_region(p) for p in pads),
+                            shape, d.np)
+            ins = tuple(slot[v if p is None else p.operands[0]]
+                        for v, p in zip(op.operands, pads))
+            slot[op.results[0]] = len(slot)
+            steps.append(Step(kernel, ins, (slot[op.results[0]],), {}, "pad_sum",
+                              accepts_out=True))
+            continue
         if isinstance(op, FusedOp):
             program = fused_program(op, chunk_elems)
             for r in op.results:

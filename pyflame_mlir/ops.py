@@ -239,11 +239,13 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
           ) -> Tensor:
     """``where(x < min, min, x)`` then ``where(y > max, max, y)``, as PyTorch:
     NaN propagates, ``min > max`` gives ``max`` everywhere, and on a bound
-    the gradient goes to ``x`` (not split as maximum/minimum would)."""
+    the gradient goes to ``x`` (not split as maximum/minimum would). At a NaN
+    ``x`` the gradient is 0 (PyTorch's ``min <= x <= max`` mask): the NaN is
+    then a constant."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     dt = _promote((x, min, max))
-    out = _cast(x, dt)
+    x = out = _cast(x, dt)
     for bound, beyond in ((min, ELEMENTWISE["lt"]), (max, ELEMENTWISE["gt"])):
         if bound is None:
             continue
@@ -256,6 +258,8 @@ def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None =
                                      or bound != bound):
             take = ELEMENTWISE["logical_or"](take, ELEMENTWISE["ne"](b, b))  # NaN propagates
         out = where(take, b, out)
+    if dt.is_floating_point:
+        out = where(ELEMENTWISE["ne"](x, x), _cast(float("nan"), dt), out)
     return out
 
 

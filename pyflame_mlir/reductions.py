@@ -20,6 +20,8 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .core import Tensor, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
@@ -35,6 +37,7 @@ from .ops import (
     as_tensor_arg,
     convert,
     getitem,
+    lerp,
     mean,
     reshape,
     scalar,
@@ -358,10 +361,96 @@ def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
+# ---- quantiles (torch's algorithm: sort, a rank per quantile, then interpolate) ----
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name: str, input: Any, q: Any, dim: int | None, keepdim: bool,  # noqa: A002
+              interpolation: str, ignore_nan: bool) -> Tensor:
+    x = as_tensor_arg(input)
+    if x.dtype.name not in ("float32", "float64"):
+        raise ShapeError(name, f"input tensor must be either float or double dtype, got "
+                               f"{x.dtype.name}")
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"{name}: interpolation must be one of {_INTERPOLATIONS}, got "
+                         f"{interpolation!r}")
+    if x.numel() == 0:
+        raise ShapeError(name, f"input tensor must be non-empty, got shape {list(x.shape)}")
+    if isinstance(q, Tensor):
+        if q.dtype is not x.dtype:
+            raise ShapeError(name, f"q tensor must be same dtype as the input tensor, got "
+                                   f"{q.dtype.name} and {x.dtype.name}")
+        qv, qt = q.numpy(), q  # torch checks q's values: an evaluation, as torch's sync
+    else:
+        qv = np.asarray(q, dtype=x.dtype.np)
+        qt = scalar(float(qv), x.dtype) if qv.ndim == 0 else as_tensor_arg(qv.copy())
+    if qv.ndim > 1:
+        raise ShapeError(name, f"q must be a scalar or 1D tensor, got shape {list(qv.shape)}")
+    if qv.size and not ((qv >= 0) & (qv <= 1)).all():
+        raise ValueError(f"{name}: q values must be in the range [0, 1]")
+    if dim is None:
+        t, d, kept = reshape(x, (x.numel(),)), 0, [1] * x.ndim
+    else:
+        d = normalize_dim(name, dim, x.ndim) if x.ndim else 0
+        t = reshape(x, (1,)) if x.ndim == 0 else x
+        kept = list(x.shape)
+        if x.ndim:
+            kept[d] = 1
+    t = t.movedim(d, -1)  # the reduced dim last: (..., n)
+    n = t.shape[-1]
+    values = sort(t, -1).values  # NaN last
+    nq = 1 if qv.ndim == 0 else qv.shape[0]
+    qs = reshape(qt, (1,) * (t.ndim - 1) + (nq,))
+    nans = sum(_isnan(values), -1, keepdim=True)  # int64 (..., 1)
+    if ignore_nan:  # rank among the non-NaN values (0 if all are NaN: that value is NaN)
+        ranks = qs * convert(scalar(n - 1, int64) - nans, x.dtype)
+        ranks = where(ranks < 0, scalar(0, x.dtype), ranks)
+    else:  # any NaN: the last rank, which holds a NaN
+        ranks = where(nans > 0, scalar(n - 1, x.dtype), qs * scalar(n - 1, x.dtype))
+    if interpolation == "lower":
+        ranks = ELEMENTWISE["floor"](ranks)
+    elif interpolation == "higher":
+        ranks = ELEMENTWISE["ceil"](ranks)
+    elif interpolation == "nearest":
+        ranks = ELEMENTWISE["round"](ranks)  # half to even, as torch
+    shape = t.shape[:-1] + (nq,)
+    below = convert(ranks, int64)
+    below = below if below.shape == shape else below.expand(*shape)
+    out = record(OPS["select_along"], (values, below), {"dim": t.ndim - 1})
+    if interpolation in ("linear", "midpoint"):
+        above = convert(ELEMENTWISE["ceil"](ranks), int64)
+        above = above if above.shape == shape else above.expand(*shape)
+        weight = scalar(0.5, x.dtype) if interpolation == "midpoint" else \
+            ranks - convert(below, x.dtype)
+        out = lerp(out, record(OPS["select_along"], (values, above), {"dim": t.ndim - 1}),
+                   weight)
+    # (..., nq) -> (nq, *kept or squeezed dims)
+    lead = kept if keepdim else [s_ for k, s_ in enumerate(kept) if dim is not None and
+                                 x.ndim and k != d]
+    out = out.movedim(-1, 0)
+    out = reshape(out, (nq, *lead))
+    return reshape(out, tuple(lead)) if qv.ndim == 0 else out
+
+
+def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False,  # noqa: A002
+             *, interpolation: str = "linear") -> Tensor:
+    """torch.quantile: the q-th quantiles along ``dim`` (of all elements when
+    None), by ``interpolation`` between the two nearest ranks; NaN where a
+    slice has a NaN. A 1-D ``q`` adds a leading dimension."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False,  # noqa: A002
+                *, interpolation: str = "linear") -> Tensor:
+    """torch.nanquantile: quantile ignoring NaNs (NaN where a slice is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
 # Functions that are also Tensor methods (``x.prod()``, ``x.sort(1)``)
 METHODS = tuple(("prod var std all any count_nonzero aminmax nansum nanmean cumsum cumprod "
                  "logcumsumexp cummax cummin sort argsort msort topk kthvalue median "
-                 "nanmedian").split())
+                 "nanmedian quantile nanquantile").split())
 
 
 def _scan_inplace(name: str):

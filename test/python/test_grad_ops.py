@@ -1026,16 +1026,39 @@ def test_relu_derivative_at_special_values_matches_torch() -> None:
 
 
 
-def test_sign_and_abs_derivative_keep_nan() -> None:
-    """Documented difference: sign keeps NaN (numpy, JAX), so abs's derivative
-    is NaN at NaN, where PyTorch gives 0 for both; elsewhere they agree."""
-    a = np.array([np.nan, -2.0, 3.0, np.inf, -np.inf])
+def test_sign_and_abs_derivative_at_nan_match_torch() -> None:
+    """sign's value keeps NaN (numpy, JAX; documented), but the gradients are
+    PyTorch's: abs's and sign's are 0 at NaN, in reverse and forward mode."""
+    a = np.array([np.nan, -2.0, 3.0, np.inf, -np.inf, 0.0, -0.0])
     assert np.isnan(pf.sign(pf.from_numpy(a)).numpy()[0])
-    g = pf.grad(lambda x: pf.abs(x).sum())(pf.from_numpy(a)).numpy()
+    for f, tf in ((pf.abs, torch.abs), (pf.sign, torch.sign)):
+        g = pf.grad(lambda x, f=f: f(x).sum())(pf.from_numpy(a)).numpy()
+        t = to_torch(a, True)
+        tf(t).sum().backward()
+        assert np.array_equal(g, t.grad.numpy()), (f, g, t.grad)
+        ones = np.ones_like(a)
+        _, tangent = pf.jvp(f, (pf.from_numpy(a),), (pf.from_numpy(ones),))
+        _, ttangent = torch.func.jvp(tf, (torch.from_numpy(a),), (torch.from_numpy(ones),))
+        assert np.array_equal(tangent.numpy(), ttangent.numpy()), (f, tangent, ttangent)
+
+
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (-1.0, None), (None, 1.0), (2.0, -2.0)])
+def test_clamp_gradient_at_nan_matches_torch(bounds) -> None:
+    """clamp's gradient is PyTorch's ``min <= x <= max`` mask: 0 at a NaN x
+    (the value stays NaN), 1 on the bounds, in reverse and forward mode."""
+    lo, hi = bounds
+    a = np.array([np.nan, -2.0, -1.0, 0.5, 1.0, 3.0, np.inf, -np.inf])
+    c = np.arange(1.0, 9.0)
+    out = pf.clamp(pf.from_numpy(a), lo, hi).numpy()
+    assert np.array_equal(out, torch.clamp(torch.from_numpy(a), lo, hi).numpy(), equal_nan=True)
+    g = pf.grad(lambda x: (pf.clamp(x, lo, hi) * pf.from_numpy(c)).sum())(pf.from_numpy(a))
     t = to_torch(a, True)
-    torch.abs(t).sum().backward()
-    assert np.isnan(g[0]) and t.grad[0].item() == 0.0
-    assert np.array_equal(g[1:], t.grad.numpy()[1:])
+    (torch.clamp(t, lo, hi) * torch.from_numpy(c)).sum().backward()
+    assert np.array_equal(g.numpy(), t.grad.numpy()), (g.numpy(), t.grad)
+    _, tangent = pf.jvp(lambda x: pf.clamp(x, lo, hi), (pf.from_numpy(a),), (pf.from_numpy(c),))
+    _, ttangent = torch.func.jvp(lambda x: torch.clamp(x, lo, hi), (torch.from_numpy(a),),
+                                 (torch.from_numpy(c),))
+    assert np.array_equal(tangent.numpy(), ttangent.numpy(), equal_nan=True)
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
 def test_maximum_minimum_vjp_at_nan_and_ties_matches_torch(name: str) -> None:

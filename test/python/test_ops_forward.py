@@ -809,15 +809,17 @@ def test_torch_dtype_arguments():
 
 
 def test_erf_below_float64_is_the_rounded_exact_value():
-    """float32/16 erf runs vectorized (Taylor below 0.5, a fitted erfcx above)
-    and rounds once: against math.erf rounded to the dtype, at most a few
-    1-ulp differences in a million (results within 1e-12 of a rounding tie);
-    special values as torch; float64 stays math.erf itself."""
+    """float16 erf runs vectorized in float64 (Taylor below 0.5, a fitted
+    erfcx above) and rounds once: against math.erf rounded to the dtype, at
+    most a few 1-ulp differences in a million (results within 1e-12 of a
+    rounding tie). float32 runs in float32 (the speed of GELU): within 1 ulp
+    of the rounded exact value everywhere, equal to it almost everywhere.
+    Special values as torch; float64 stays math.erf itself."""
     from pyflame_mlir.dialects.elementwise import _erf_float64
 
     rng = np.random.default_rng(7)
     x = np.concatenate([rng.standard_normal(200_000) * s for s in (1e-3, 0.3, 1, 2, 4)])
-    x = np.concatenate([x, [0.0, -0.0, 1e-40, 0.5, np.nextafter(0.5, 0), 3.9, 4, 9,
+    x = np.concatenate([x, [0.0, -0.0, 1e-40, 0.5, np.nextafter(0.5, 0), 0.9, 3.9, 4, 9,
                             np.inf, -np.inf, np.nan]])
     for dt in (np.float32, np.float16):
         xs = x.astype(dt)
@@ -825,7 +827,7 @@ def test_erf_below_float64_is_the_rounded_exact_value():
         exact = np.array([math.erf(v) for v in xs.astype(np.float64)]).astype(dt)
         same = (ours == exact) | (np.isnan(ours) & np.isnan(exact))
         assert np.signbit(ours[same]).tolist() == np.signbit(exact[same]).tolist()
-        assert (~same).sum() <= 5, (dt, xs[~same][:5])
+        assert (~same).sum() <= (0.06 * x.size if dt == np.float32 else 5), (dt, xs[~same][:5])
         bits = np.dtype(f"i{np.dtype(dt).itemsize}")
         assert np.all(np.abs(ours[~same].view(bits).astype(np.int64)
                              - exact[~same].view(bits).astype(np.int64)) == 1)
@@ -835,3 +837,17 @@ def test_erf_below_float64_is_the_rounded_exact_value():
     assert np.max(np.abs(_erf_float64(grid)[nz] / ref[nz] - 1)) < 1e-12
     x64 = rng.standard_normal(1000)
     assert pf.erf(pf.tensor(x64)).numpy().tolist() == [math.erf(v) for v in x64]
+
+
+def test_erf_float32_within_one_ulp_on_a_dense_grid():
+    """Every float32 in [-4.5, 4.5] on a grid of 2^-13 steps (both branches
+    and their seam at 0.9), and tiny values: within 1 ulp of math.erf rounded
+    to float32, and within 2 ulp of torch.erf (itself not correctly rounded)."""
+    x = np.concatenate([np.arange(-4.5, 4.5, 2.0 ** -13),
+                        np.geomspace(1e-38, 1, 2000), [1e30, -3e38]]).astype(np.float32)
+    ours = pf.erf(pf.tensor(x)).numpy()
+    exact = np.array([math.erf(v) for v in x.astype(np.float64)]).astype(np.float32)
+    ulps = np.abs(ours.view(np.int32).astype(np.int64) - exact.view(np.int32))
+    assert ulps.max() <= 1
+    theirs = torch.erf(torch.from_numpy(x)).numpy()
+    assert np.abs(ours.view(np.int32).astype(np.int64) - theirs.view(np.int32)).max() <= 2
