@@ -446,16 +446,24 @@ def _split(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 
 # ---- nn ----
 
-_SOFTMAX = by_op({"softmax": "softmax", "log_softmax": "logsoftmax"})
+_SOFTMAX = by_op({"softmax": False, "log_softmax": True})
 
 
 @lowers(*(d.name for d in _SOFTMAX))
 def _softmax(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """Shift by the max, exp, sum: written out, not MAX's ``softmax`` op. MAX
+    26.7's CPU softmax, fused after a matmul, scale and a ``-inf`` causal
+    mask (the GPT block), returned NaN for every element, while the same ops
+    with the scores materialized were right (examples/gpt.py on MAX; the test
+    test_attention_block_with_a_causal_mask in test/python/max)."""
     (x,), ((_, d),) = xs, op.ins
-    fn = getattr(cx.ops, _SOFTMAX[op.opdef])
-    if _is_half(d):
-        return [cx.cast(fn(cx.cast(x, float32), axis=op.attrs["dim"]), d)]
-    return [fn(x, axis=op.attrs["dim"])]
+    o, dim = cx.ops, op.attrs["dim"]
+    w = cx.cast(x, float32) if _is_half(d) else x
+    shifted = w - o.max(w, axis=dim)
+    e = o.exp(shifted)
+    total = o.sum(e, axis=dim)
+    r = shifted - o.log(total) if _SOFTMAX[op.opdef] else e / total
+    return [cx.cast(r, d) if _is_half(d) else r]
 
 
 @lowers("logsumexp")
