@@ -37,7 +37,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from ..dialects import wse
 from ..dialects.data import DenseValue
@@ -56,7 +56,13 @@ from .pyflame_to_wse.planner import INF, WseOptions, _Planner
 from .pyflame_to_wse.support import DECOMPOSED, CslUnsupportedError, check_supported
 from .pyflame_to_wse.support import value_spec as _spec
 from .wse_cost import program_cost
-from .wse_memory import MemoryBudgetError, MemoryPlan, default_budget, plan_memory
+from .wse_memory import (
+    MemoryBudgetError,
+    MemoryPlan,
+    default_budget,
+    leaf_writebacks,
+    plan_memory,
+)
 
 __all__ = ["CslUnsupportedError", "WseHost", "WseModule", "WseOptions", "annotate_layouts",
            "check_supported", "convert_to_wse", "find_main", "grid_candidates", "lower_to_wse",
@@ -174,12 +180,34 @@ def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
             break
         p.lower(op)
     assert ret is not None
-    outs = [p.output(v) for v in ret.operands]
+    outs = [_state_output(p, fn, k, v) for k, v in enumerate(ret.operands)]
     for a in list(p.pending):  # inputs nobody reads still get a place
         if p.pending[a][0] == "arg":
             p._place_input(a, default_layout(_spec(a)[0], grid))
     p.block.add_op(wse.ReturnOp(*outs))
     return p
+
+
+def _state_output(p: _Planner, fn: func.FuncOp, k: int, v: SSAValue) -> SSAValue:
+    """Output ``k``; when it updates a leaf in place (resident state: the module's
+    ``pyflame.writeback``), of the type of that leaf's program input, so the memory
+    plan can write it into the input's own buffer (a relayout on the device is
+    cheaper than a trip through the host every step)."""
+    leaf = leaf_writebacks(fn.parent_op()).get(k)
+    home = p.placed.get(fn.body.block.args[leaf]) if leaf is not None else None
+    if not home:
+        return p.output(v)
+    lay, arg = home[0]
+    try:
+        w = p.get(v, lay)
+        # a copy of its own (one fmovs) when w aliases another buffer or is held by more
+        # PEs than the input (a value replicated along an axis the input is held at)
+        wse.infer_map([(_spec(v)[0], w.type.layout)], arg.type.layout, p.grid)
+    except (CslUnsupportedError, wse.LayoutError):
+        return p.output(v)  # not movable there: an ordinary output (via the host)
+    if w.type != arg.type or not isinstance(w.owner, wse.MapOp):
+        w = p.emit(wse.MapOp("copy", [w], arg.type))
+    return w
 
 
 LOOKAHEAD = 4  # candidates per matmul tried with the whole program priced
