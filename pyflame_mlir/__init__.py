@@ -80,6 +80,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .csl_report import CslStepReport, csl_report  # issue 16: the csl step report
 from .dialects.dtypes import (
     DType,
     bfloat16,

@@ -67,6 +67,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.logging_util": 0,
     "pyflame_mlir.cache_cli": 2,
     "pyflame_mlir.__main__": 4,  # python -m pyflame_mlir
+    "pyflame_mlir.csl_report": 2,  # issue 16: pf.csl_report, over the csl runtime's last run
 }
 
 
