@@ -73,7 +73,8 @@ class CslStepReport:
             f"{self.sram_budget_bytes:,} B for data",
         ]
         lines += [f"    {what:<34} {n:>8,} B/PE" for what, n in self.sram_by_tensor]
-        lines.append(f"  host        {self.h2d_bytes:,} B in, {self.d2h_bytes:,} B out; "
+        lines.append(f"  host        {self.host_bytes:,} B: {self.h2d_bytes:,} B in, "
+                     f"{self.d2h_bytes:,} B out; "
                      f"{self.resident_bytes:,} B of state resident (not copied)")
         return "\n".join(lines)
 

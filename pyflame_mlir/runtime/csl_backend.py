@@ -68,6 +68,9 @@ class CslOptions:
     mode: str = "auto"  # auto | simulator | sdk
     matmul: str = "auto"  # auto | local | summa (the matmul algorithm; auto: by cost)
     sdk: int = 2  # the SDK major version whose idioms the emitted CSL uses (1 or 2)
+    # state stays in PE memory between runs and unrequested outputs until read; False:
+    # every input copied in and every output out at each run (the pre-issue-16 way)
+    resident: bool = True
 
 
 def _env_options() -> CslOptions:
@@ -86,8 +89,8 @@ _OPTIONS: list[CslOptions] = [_env_options()]
 
 
 def configure(**changes: Any) -> CslOptions:
-    """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul, sdk); returns
-    the old ones."""
+    """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul, sdk,
+    resident); returns the old ones."""
     old = _OPTIONS[0]
     if "grid" in changes and changes["grid"] is not None:
         changes["grid"] = tuple(int(n) for n in changes["grid"])
@@ -248,7 +251,7 @@ class Session:
                     self.copy_in(i, np.asarray(data))
                 continue
             value = args[data]
-            if i in c.program.resident and self.on_device(i, value):
+            if c.options.resident and i in c.program.resident and self.on_device(i, value):
                 continue
             self.copy_in(i, np.asarray(_host(value)))
         self.loaded_constants = True
@@ -262,7 +265,8 @@ class Session:
         for k in range(n):
             io = c.spec["outputs"][k]
             dt = c.wse.output_dtypes[k].np
-            if (requested is None or k < requested) or io["mask"] or dt != np.float32:
+            eager = requested is None or k < requested or not c.options.resident
+            if eager or io["mask"] or dt != np.float32:
                 outs.append(self.copy_out(k))
                 continue
             v = np.full(tuple(io["shape"]), np.nan, np.float32).view(DeviceValue)
@@ -271,7 +275,8 @@ class Session:
             v.flags.writeable = False
             outs.append(v)
         resident = sum(4 * io.elems * io.region[2] * io.region[3]
-                       for i, io in enumerate(c.program.inputs) if i in c.program.resident)
+                       for i, io in enumerate(c.program.inputs)
+                       if c.options.resident and i in c.program.resident)
         record = StepRecord(report, traffic, c.program, resident)
         with _LOCK:
             _LAST[0] = report
