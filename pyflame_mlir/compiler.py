@@ -267,6 +267,15 @@ def compile_subgraph(sub: Subgraph, key: tuple,
 WRITEBACK_ATTR = "pyflame.writeback"  # module attribute: [[leaf, output], ...] (writebacks)
 
 
+def set_writebacks(module: ModuleOp, writebacks: tuple[tuple[int, int], ...]) -> None:
+    """Record on ``module`` which outputs update which leaves in place (the csl
+    lowering keeps that state resident in PE memory)."""
+    from xdsl.dialects.builtin import ArrayAttr, IntAttr
+
+    module.attributes[WRITEBACK_ATTR] = ArrayAttr(
+        ArrayAttr((IntAttr(j), IntAttr(k))) for j, k in writebacks)
+
+
 def _compile_subgraph(sub: Subgraph, key: tuple,
                       writebacks: tuple[tuple[int, int], ...] = ()) -> CompiledGraph:
     backend_name, spec, _ = key[0]
@@ -274,10 +283,7 @@ def _compile_subgraph(sub: Subgraph, key: tuple,
     t0 = time.perf_counter()
     module = build_module(sub)
     if writebacks:
-        from xdsl.dialects.builtin import ArrayAttr, IntAttr
-
-        module.attributes[WRITEBACK_ATTR] = ArrayAttr(
-            ArrayAttr((IntAttr(j), IntAttr(k))) for j, k in writebacks)
+        set_writebacks(module, writebacks)
     t1 = time.perf_counter()
     expand_transforms(module)
     from .passes.common import count_ops as count_executed_ops
@@ -613,16 +619,22 @@ def export_csl(tensors: Any, out_dir: str | Path, grid: tuple[int, int] | None =
     expansion and pipeline ``evaluate`` uses) and write the SDK project to
     ``out_dir``, the graph's current input data included as ``in_<i>.npy``.
     ``sdk_version`` (1 or 2; default: the backend's, 2) picks the SDK idioms.
+    A training step (the loss after ``opt.step()``) exports with its in-place
+    updates written back on the PEs: ``run.py --steps N`` keeps the state resident.
     Returns the directory and the executable (``run`` it, or its ``describe()``).
     The frontend half of the export; ``csl_backend.export_module`` writes it."""
     from .runtime.csl_backend import export_module
 
-    sub = collect(_as_list(tensors))
+    ts = _as_list(tensors)
+    sub = collect(ts)
     if not sub.nodes:
         raise ValueError("export: nothing to compile, every tensor is already realized")
     module = build_module(sub)
+    writebacks = writeback_pairs(sub, [*ts, *sub.pending])
+    if writebacks:
+        set_writebacks(module, writebacks)
     expand_transforms(module)
     run_pipeline(module, pipeline_spec("csl"))
     leaves = [np.asarray(host_array(t._value)) for t in sub.leaves]
     return export_module(module, leaves, out_dir, grid=grid, arch=arch,
-                         sdk_version=sdk_version)
+                         sdk_version=sdk_version, requested=len(ts))

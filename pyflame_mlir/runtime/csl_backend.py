@@ -6,7 +6,7 @@ convert-wse-to-csl{...}`` (``passes/convert_wse_to_csl.py: csl_pipeline``) and r
 ``CslExecutable``; the compile driver caches it under the graph's structural
 hash, so a training loop compiles once. ``run(arrays)`` copies the inputs in,
 launches the program and copies the outputs out, with the same host code as
-the emitted ``run.py`` (``lowering.emit_csl.run_program``):
+the emitted ``run.py`` (``lowering.emit_csl``: its tile helpers):
 
 * with ``cslc`` and ``cs_python`` on PATH (the Cerebras SDK), the program is
   emitted to a directory under the project cache keyed by its hash,
@@ -353,15 +353,16 @@ class CslExecutable:
             c.session = None  # nothing lives on the device: no simulator kept
         return result
 
-    def emit(self, directory: str | Path | None = None, inputs: list[np.ndarray] | None = None
-             ) -> Path:
-        """Write the SDK project (default: the cache directory keyed by the program hash)."""
+    def emit(self, directory: str | Path | None = None, inputs: list[np.ndarray] | None = None,
+             requested: int | None = None) -> Path:
+        """Write the SDK project (default: the cache directory keyed by the program hash);
+        ``requested``: the outputs its training loop copies out every step (default all)."""
         from ..lowering.emit_csl import emit
 
         c = self.current
         out = Path(directory) if directory else cache_dir() / c.key
         with progress(f"writing the CSL project {out.name} ({c.program.grid} grid)"):
-            emit(c.program, out, inputs=inputs)
+            emit(c.program, out, inputs=inputs, requested=requested)
         return out
 
     def _run_sdk(self, c: Compiled, ins: list[np.ndarray]) -> list[np.ndarray]:
@@ -405,18 +406,20 @@ def unavailable_reason() -> str | None:
 
 def export_module(module: Any, leaves: list[np.ndarray], out_dir: str | Path,
                   grid: tuple[int, int] | None = None, arch: str | None = None,
-                  sdk_version: int | None = None) -> tuple[Path, CslExecutable]:
+                  sdk_version: int | None = None, requested: int | None = None
+                  ) -> tuple[Path, CslExecutable]:
     """Write the SDK project of an optimized ``pyflame`` module (what the csl
     backend's ``lower`` takes) to ``out_dir``, with ``leaves`` (the values of
     its arguments, in order) as ``in_<i>.npy``. Returns the directory and the
     executable. The runtime half of ``pf.export_csl`` (``compiler.py``), which
-    builds the module from lazy tensors."""
+    builds the module from lazy tensors. ``requested``: the leading outputs a training
+    loop of the emitted ``run.py --steps N`` copies out every step."""
     changes = {k: v for k, v in (("grid", grid), ("arch", arch), ("sdk", sdk_version))
                if v is not None}
     prev = configure(**changes) if changes else None
     try:
         exe = CslExecutable(module)
-        path = exe.emit(out_dir, exe.inputs_for(exe.current, leaves))
+        path = exe.emit(out_dir, exe.inputs_for(exe.current, leaves), requested)
     finally:
         if prev is not None:
             configure(**vars(prev))
