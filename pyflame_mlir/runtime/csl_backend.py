@@ -391,6 +391,10 @@ class CslExecutable:
         p = c.program
         lines = [f"csl program on a {p.grid} grid ({p.arch}), {p.memory_bytes} bytes of data "
                  f"per PE, colors {json.dumps(p.colors)}"]
+        if p.resident:
+            names = ", ".join(f"{p.inputs[i].name} <- {p.outputs[k].name}"
+                              for i, k in sorted(p.resident.items()))
+            lines.append(f"  resident state (updated in place in PE memory): {names}")
         lines += [f"  {line}" for line in c.wse.choices]
         return "\n".join(lines)
 
