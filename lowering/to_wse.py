@@ -37,7 +37,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from ..dialects import wse
 from ..dialects.data import DenseValue
@@ -51,7 +51,7 @@ from ..dialects.pyflame import (
     dtype_of_element,
     ir_element_type,
 )
-from .pyflame_to_wse.placement import default_layout
+from .pyflame_to_wse.placement import conversion_steps, default_layout
 from .pyflame_to_wse.planner import INF, WseOptions, _Planner
 from .pyflame_to_wse.support import (
     DECOMPOSED,
@@ -61,7 +61,13 @@ from .pyflame_to_wse.support import (
 )
 from .pyflame_to_wse.support import value_spec as _spec
 from .wse_cost import program_cost
-from .wse_memory import MemoryBudgetError, MemoryPlan, default_budget, plan_memory
+from .wse_memory import (
+    MemoryBudgetError,
+    MemoryPlan,
+    default_budget,
+    leaf_writebacks,
+    plan_memory,
+)
 
 __all__ = ["CslUnsupportedError", "WseHost", "WseModule", "WseOptions", "annotate_layouts",
            "check_supported", "convert_to_wse", "find_main", "grid_candidates", "lower_to_wse",
@@ -170,7 +176,7 @@ def _prepare(module: ModuleOp) -> tuple[ModuleOp, func.FuncOp]:
 # A hand-written sweep, not rewrite patterns: placing an op depends on where its operands
 # already live (and the relayouts already emitted), so the ops are walked in program order.
 def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
-          fixed: dict[int, str] | None = None) -> _Planner:
+          fixed: dict[int, str] | None = None, resident: str = "all") -> _Planner:
     p = _Planner(fn, grid, options, fixed)
     ret = None
     for op in fn.body.block.ops:
@@ -179,7 +185,7 @@ def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
             break
         p.lower(op)
     assert ret is not None
-    outs = [p.output(v) for v in ret.operands]
+    outs = [_state_output(p, fn, k, v, resident) for k, v in enumerate(ret.operands)]
     for a in list(p.pending):  # inputs nobody reads still get a place
         if p.pending[a][0] == "arg":
             p._place_input(a, default_layout(_spec(a)[0], grid))
@@ -187,19 +193,53 @@ def _plan(fn: func.FuncOp, grid: wse.Grid, options: WseOptions,
     return p
 
 
+RESIDENT_MODES = ("all", "local", "none")
+
+
+def _state_output(p: _Planner, fn: func.FuncOp, k: int, v: SSAValue, resident: str
+                  ) -> SSAValue:
+    """Output ``k``; when it updates a leaf in place (resident state: the module's
+    ``pyflame.writeback``), of the type of that leaf's program input, so the memory
+    plan can write it into the input's own buffer (a relayout on the device is
+    cheaper than a trip through the host every step). ``resident``: "all" state
+    outputs so, "local" those whose relayout gathers nothing (a gather replicates a
+    tile: SRAM), "none"."""
+    leaf = leaf_writebacks(fn.parent_op()).get(k) if resident != "none" else None
+    home = p.placed.get(fn.body.block.args[leaf]) if leaf is not None else None
+    if not home:
+        return p.output(v)
+    lay, arg = home[0]
+    if resident == "local" and all(
+            any(s[0] == "gather" for s in conversion_steps(_spec(v)[0], have, lay) or [("gather",)])
+            for have in p.current(v)):
+        return p.output(v)
+    try:
+        w = p.get(v, lay)
+        # a copy of its own (one fmovs) when w aliases another buffer or is held by more
+        # PEs than the input (a value replicated along an axis the input is held at)
+        wse.infer_map([(_spec(v)[0], w.type.layout)], arg.type.layout, p.grid)
+    except (CslUnsupportedError, wse.LayoutError):
+        return p.output(v)  # not movable there: an ordinary output (via the host)
+    if w.type != arg.type or not isinstance(w.owner, wse.MapOp):
+        w = p.emit(wse.MapOp("copy", [w], arg.type))
+    return w
+
+
 LOOKAHEAD = 4  # candidates per matmul tried with the whole program priced
 
 
 # A search, not a rewrite: each candidate re-plans and prices the whole program.
-def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions
+def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions, resident: str = "all"
             ) -> tuple[_Planner, wse.ProgramOp, MemoryPlan]:
     """Plan greedily, then revisit each matmul: try its cheapest candidates, each
     with the rest of the program planned greedily after it, and keep the one whose
-    whole program the cycle model prices lowest (and whose memory plan fits)."""
+    whole program the cycle model prices lowest (and whose memory plan fits).
+    When no plan fits with the resident state relaid into its inputs' layouts (the
+    relayouts take SRAM), plan again with less of it resident (``RESIDENT_MODES``)."""
     budget = options.budget or default_budget()
 
     def attempt(fixed: dict[int, str]):
-        p = _plan(fn, grid, options, fixed)
+        p = _plan(fn, grid, options, fixed, resident)
         program = wse.ProgramOp("main", grid, p.block)
         try:
             memory = plan_memory(program, budget)
@@ -220,6 +260,9 @@ def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions
         fixed[i] = chosen
     cost, p, program, memory = best
     if isinstance(memory, Exception):
+        if resident != "none" and leaf_writebacks(fn.parent_op()):
+            fewer = RESIDENT_MODES[RESIDENT_MODES.index(resident) + 1]
+            return _search(fn, grid, options, fewer)
         raise memory
     return p, program, memory
 

@@ -11,7 +11,13 @@ tile size on every PE. The plan walks the program in order:
   (a free one is grown when none is, else a new one is made);
 * scratch a lowering needs (``scratch_elems``) lives for the one op;
 * a buffer is free once the last op reading its value has run; program
-  inputs and outputs keep theirs (the host copies through them).
+  inputs and outputs keep theirs (the host copies through them);
+* resident state: an output that is the in-place update of an input (a
+  parameter or optimizer state after ``p.sub_(...)``: the module attribute
+  ``pyflame.writeback`` the compile driver sets, [[leaf, output], ...]) is
+  written into the input's own buffer once the input is dead, when both have
+  the same type (layout and tile): the state then stays in PE memory between
+  launches and the host copies neither (``MemoryPlan.resident``).
 
 ``wse.constant`` scalars that only feed elementwise ops become immediates and
 take no memory. The total must fit in the PE's SRAM minus the reserve for
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -69,6 +76,35 @@ def scratch_elems(op: Operation, grid: wse.Grid) -> list[int]:
 
 
 ALIAS_OPS = (wse.ReshapeOp, wse.BroadcastOp, wse.CombineOp)
+WRITEBACK_ATTR = "pyflame.writeback"  # set by the compile driver (compiler.py)
+INPUTS_ATTR = "wse.inputs"  # lowering/to_wse.py: per program input, its leaf (or a constant)
+
+
+def leaf_writebacks(module: Operation | None) -> dict[int, int]:
+    """{output: leaf} of the compile driver's ``pyflame.writeback`` on ``module``."""
+    pairs = module.attributes.get(WRITEBACK_ATTR) if module is not None else None
+    if not isinstance(pairs, ArrayAttr):
+        return {}
+    return {k.data: j.data for j, k in (pair.data for pair in pairs.data)}  # type: ignore
+
+
+def writeback_pairs(program: wse.ProgramOp) -> dict[int, int]:
+    """{program input: program output} for the outputs that update an input in place
+    (the enclosing module's ``pyflame.writeback`` over leaves, mapped through
+    ``wse.inputs`` to program inputs); empty outside such a module."""
+    module = program.parent_op()
+    if not isinstance(module, ModuleOp):
+        return {}
+    pairs, sources = module.attributes.get(WRITEBACK_ATTR), module.attributes.get(INPUTS_ATTR)
+    if not isinstance(pairs, ArrayAttr) or not isinstance(sources, ArrayAttr):
+        return {}
+    position = {src.data: i for i, src in enumerate(sources.data) if isinstance(src, IntAttr)}
+    out: dict[int, int] = {}
+    for pair in pairs.data:
+        leaf, k = (a.data for a in pair.data)  # type: ignore[attr-defined]
+        if leaf in position:
+            out[position[leaf]] = k
+    return out
 
 
 @dataclass
@@ -77,6 +113,7 @@ class MemoryPlan:
     sizes: list[int] = field(default_factory=list)  # words per buffer
     of: dict[SSAValue, int] = field(default_factory=dict)  # value -> buffer
     scratch: dict[Operation, list[int]] = field(default_factory=dict)
+    resident: dict[int, int] = field(default_factory=dict)  # input -> output, one buffer
 
     @property
     def bytes(self) -> int:
@@ -97,6 +134,12 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
         for v in op.operands:
             last_use[v] = i
     pinned = set(program.return_op.operands) | set(block.args)
+    results = list(program.return_op.operands)
+    updates: dict[SSAValue, SSAValue] = {}  # output value -> the input it updates
+    for a, k in writeback_pairs(program).items():
+        if k < len(results) and results.count(results[k]) == 1 \
+                and results[k] not in block.args and results[k].type == block.args[a].type:
+            updates[results[k]] = block.args[a]
     free: list[int] = []
     holders: dict[int, set[SSAValue]] = {}  # buffer -> live values in it
 
@@ -147,6 +190,12 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
             if isinstance(op, ALIAS_OPS):
                 assign(r, plan.of[op.operands[0]])
                 continue
+            state = updates.get(r)
+            dead = last_use.get(state, -1) if state is not None else i + 1
+            if dead < i or (dead == i and isinstance(op, wse.MapOp)):  # elementwise: in place
+                assign(r, plan.of[state])
+                plan.resident[state.index] = results.index(r)
+                continue
             inplace = None
             if isinstance(op, wse.MapOp) and reuse:
                 for v in dying:
@@ -174,3 +223,4 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
                 "bytes (48 KiB minus the reserve for code, stack and memcpy); use a larger "
                 "grid", total, budget)
     return plan
+

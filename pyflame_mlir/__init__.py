@@ -78,6 +78,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .csl_report import CslStepReport, csl_report  # issue 16: the csl step report
 from .dialects.dtypes import (
     DType,
     bfloat16,

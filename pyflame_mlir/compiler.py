@@ -59,6 +59,10 @@ class Backend:
     available: Callable[[], str | None] = lambda: None  # None, or why it is unavailable
     # what executables depend on besides the graph (device, options): in the cache key
     token: Callable[[], Any] | None = None
+    # executables keep state between runs (the csl backend's resident parameters): the
+    # driver tells them which leaves the outputs write back (``writebacks``) and which
+    # outputs were asked for (the rest may stay on the device until read)
+    keeps_state: bool = False
 
 
 # Each backend's functions import its runtime on first use (xDSL, MAX, the
@@ -116,7 +120,7 @@ def _mlir_token() -> Any:
 BACKENDS: dict[str, Backend] = {
     "reference": Backend("reference", _reference_lower),
     "max": Backend("max", _max_lower, _max_available, _max_token),
-    "csl": Backend("csl", _csl_lower),
+    "csl": Backend("csl", _csl_lower, keeps_state=True),
     "mlir": Backend("mlir", _mlir_lower, _mlir_available, _mlir_token),
 }
 
@@ -270,18 +274,34 @@ def count_ops(module: ModuleOp) -> int:
     return sum(1 for op in module.walk() if isinstance(op, PyflameOp | _TransformOp | VmapOp))
 
 
-def compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
+def compile_subgraph(sub: Subgraph, key: tuple,
+                     writebacks: tuple[tuple[int, int], ...] = ()) -> CompiledGraph:
     from .passes.pipeline import gc_paused
 
     with gc_paused():  # linear compile time: see gc_paused
-        return _compile_subgraph(sub, key)
+        return _compile_subgraph(sub, key, writebacks)
 
 
-def _compile_subgraph(sub: Subgraph, key: tuple) -> CompiledGraph:
+WRITEBACK_ATTR = "pyflame.writeback"  # module attribute: [[leaf, output], ...] (writebacks)
+
+
+def set_writebacks(module: ModuleOp, writebacks: tuple[tuple[int, int], ...]) -> None:
+    """Record on ``module`` which outputs update which leaves in place (the csl
+    lowering keeps that state resident in PE memory)."""
+    from xdsl.dialects.builtin import ArrayAttr, IntAttr
+
+    module.attributes[WRITEBACK_ATTR] = ArrayAttr(
+        ArrayAttr((IntAttr(j), IntAttr(k))) for j, k in writebacks)
+
+
+def _compile_subgraph(sub: Subgraph, key: tuple,
+                      writebacks: tuple[tuple[int, int], ...] = ()) -> CompiledGraph:
     backend_name, spec, _ = key[0]
     backend = get_backend(backend_name)
     t0 = time.perf_counter()
     module = build_module(sub)
+    if writebacks:
+        set_writebacks(module, writebacks)
     t1 = time.perf_counter()
     expand_transforms(module)
     from .passes.common import count_ops as count_executed_ops
@@ -406,6 +426,7 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     if not lazy:
         return
     sub = collect(lazy)
+    requested = len(lazy)
     lazy += sub.pending
     for i, n in enumerate(sub.nodes):
         if n.keep is not None:
@@ -414,20 +435,60 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
                 if t is not None and t._node is n:
                     sub.outputs.append(i << 16 | t._index)
                     lazy.append(t)
-    key = sub.key(config_key())
+    config = config_key()
+    key = sub.key(config)
+    backend = BACKENDS.get(config[0])
+    stateful = backend is not None and backend.keeps_state
+    writebacks = writeback_pairs(sub, lazy) if stateful and sub.pending else ()
+    if writebacks:
+        key = (*key, writebacks)
     entry = CACHE.get(key)
     if entry is None:
-        entry = compile_subgraph(sub, key)
+        entry = compile_subgraph(sub, key, writebacks)
         CACHE.put(key, entry)
     elif _log.isEnabledFor(logging.DEBUG):
         _log.debug("cache hit: graph %s on %s", entry.key_hash[:16], entry.backend)
     COUNTERS.evaluations += 1
     current_graph().evaluations += 1
-    results = entry.run([t._value for t in sub.leaves])
+    if stateful:  # outputs past the requested ones may stay on the device until read
+        results = entry.executable.run([t._value for t in sub.leaves], requested=requested)
+    else:
+        results = entry.run([host_array(t._value) for t in sub.leaves])
     COUNTERS.executions += 1
     for t, value in zip(lazy, results):
         if t._node is not None:  # the same tensor may be requested twice
             t._realize(value)
+
+
+def writeback_pairs(sub: Subgraph, outputs: Sequence[Tensor]) -> tuple[tuple[int, int], ...]:
+    """(leaf, output) for every output that is the in-place update of a leaf (a
+    parameter or optimizer state after ``p.sub_(...)``): the state it replaces is
+    found by walking the tensor's in-place updates back to a leaf of ``sub``. An
+    intermediate state (``p`` between ``p.mul_`` and ``p.add_``) is not paired: only
+    the last update of a leaf writes it back."""
+    leaf_at = {id(t): j for j, t in enumerate(sub.leaves)}
+    found: list[tuple[int, int, Tensor]] = []
+    inner: set[int] = set()  # states that a later update replaced within the graph
+    for k, t in enumerate(outputs):
+        m = t._mut
+        while m is not None:
+            prev = m.prev if m.prev is not None else m.ref()
+            if prev is None:
+                break
+            j = leaf_at.get(id(prev))
+            if j is not None:
+                found.append((j, k, t))
+                break
+            inner.add(id(prev))
+            m = prev._mut
+    return tuple((j, k) for j, k, t in found if id(t) not in inner)
+
+
+def host_array(v: np.ndarray) -> np.ndarray:
+    """``v`` on the host: a value a stateful backend left on its device is copied out."""
+    if type(v) is not np.ndarray and hasattr(v, "to_host"):
+        return v.to_host()
+    return v
 
 
 install_evaluator(evaluate)  # Tensor.numpy() and eager mode compute through it (core.realize)
@@ -583,24 +644,30 @@ def get_graph_stats(tensors: Any) -> dict[str, int]:
 
 # ---- export ----
 
-def export_csl(tensors: Any, out_dir: str | Path | None = None, grid: tuple[int, int] | None = None,
-               arch: str | None = None, sdk_version: int | None = None
-               ) -> tuple[Path, CslExecutable]:
+def export_csl(tensors: Any, out_dir: str | Path | None = None,
+               grid: tuple[int, int] | None = None, arch: str | None = None,
+               sdk_version: int | None = None) -> tuple[Path, CslExecutable]:
     """Compile the lazy ``tensors`` for the csl backend (the same IR, autodiff
     expansion and pipeline ``evaluate`` uses) and write the SDK project to
     ``out_dir`` (default: the csl cache, a directory named by the program's
     key), the graph's current input data included as ``in_<i>.npy``.
     ``sdk_version`` (1 or 2; default: the backend's, 2) picks the SDK idioms.
+    A training step (the loss after ``opt.step()``) exports with its in-place
+    updates written back on the PEs: ``run.py --steps N`` keeps the state resident.
     Returns the directory and the executable (``run`` it, or its ``describe()``).
     The frontend half of the export; ``csl_backend.export_module`` writes it."""
     from .runtime.csl_backend import export_module
 
-    sub = collect(_as_list(tensors))
+    ts = _as_list(tensors)
+    sub = collect(ts)
     if not sub.nodes:
         raise ValueError("export: nothing to compile, every tensor is already realized")
     module = build_module(sub)
+    writebacks = writeback_pairs(sub, [*ts, *sub.pending])
+    if writebacks:
+        set_writebacks(module, writebacks)
     expand_transforms(module)
     run_pipeline(module, pipeline_spec("csl"))
-    leaves = [np.asarray(t._value) for t in sub.leaves]
+    leaves = [np.asarray(host_array(t._value)) for t in sub.leaves]
     return export_module(module, leaves, out_dir, grid=grid, arch=arch,
-                         sdk_version=sdk_version)
+                         sdk_version=sdk_version, requested=len(ts))

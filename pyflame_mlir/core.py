@@ -287,7 +287,10 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         if self._node is not None:
             realize([self])
-        return self._value
+        v = self._value
+        if type(v) is not np.ndarray and hasattr(v, "to_host"):
+            return v.to_host()  # a value the csl backend keeps on the device: copied out now
+        return v
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         v = self.numpy()

@@ -86,6 +86,12 @@ class CslProgram:
     constants: dict[str, Any] = field(default_factory=dict)  # host-provided inputs by name
 
     @property
+    def resident(self) -> dict[int, int]:
+        """{input: output} sharing one buffer: state updated in place that stays in PE
+        memory between launches (``MemoryPlan.resident``)."""
+        return self.memory.resident
+
+    @property
     def memory_bytes(self) -> int:
         return self.memory.bytes
 
@@ -95,6 +101,7 @@ class CslProgram:
                 "inputs": [io.to_json() for io in self.inputs],
                 "outputs": [io.to_json() for io in self.outputs],
                 "buffers": list(self.memory.sizes), "colors": self.colors,
+                "resident": [[i, k] for i, k in sorted(self.memory.resident.items())],
                 "task_id": self.task_id, "launch": self.launch}
 
     @staticmethod
@@ -107,8 +114,9 @@ class CslProgram:
                                    "run convert-wse-to-csl")
         d = json.loads(attr.data)
         grid = wse.Grid(*d["grid"])
+        memory = MemoryPlan(grid, list(d["buffers"]),
+                            resident={int(i): int(k) for i, k in d.get("resident", [])})
         return CslProgram(module, grid, d["arch"], [IoSpec.from_json(x) for x in d["inputs"]],
-                          [IoSpec.from_json(x) for x in d["outputs"]],
-                          MemoryPlan(grid, list(d["buffers"])), dict(d["colors"]),
-                          int(d["task_id"]), d["launch"])
+                          [IoSpec.from_json(x) for x in d["outputs"]], memory,
+                          dict(d["colors"]), int(d["task_id"]), d["launch"])
 

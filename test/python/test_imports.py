@@ -77,6 +77,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.sharding": 2,
     "pyflame_mlir.distributed": 2,
     "pyflame_mlir.launch": 4,
+    "pyflame_mlir.csl_report": 2,  # issue 16: pf.csl_report, over the csl runtime's last run
 }
 
 

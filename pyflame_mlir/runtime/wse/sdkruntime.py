@@ -8,7 +8,10 @@ unchanged; no `cerebras` package is shipped.
 
 memcpy moves data directly to and from PE memory and takes no simulated
 time; `launch`/`call` run the device until every PE has unblocked the command
-stream (or raise `DeadlockError`).
+stream (or raise `DeadlockError`). Every memcpy is counted (`traffic[-1]`: bytes
+host-to-device and device-to-host by symbol since `count_traffic()`), and `launch_report()` is the
+cycle report of the latest launch alone (the simulator's own report sums
+every launch of the session).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import itertools
 import json
 import sys
 import types
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +32,7 @@ from .compile import IR_FILE, META_FILE
 from .errors import HostError
 from .machine import CycleModel
 from .program import load_module
-from .report import CycleReport
+from .report import CycleReport, PeStats
 from .simulator import Simulator
 
 SDK_MODULE = "cerebras.sdk.runtime.sdkruntimepybind"
@@ -42,6 +46,43 @@ class MemcpyDataType(enum.Enum):
 class MemcpyOrder(enum.Enum):
     ROW_MAJOR = 0
     COL_MAJOR = 1
+
+
+@dataclass
+class HostTraffic:
+    """Bytes memcpy moved between the host and the device, by symbol."""
+
+    h2d: dict[str, int] = field(default_factory=dict)
+    d2h: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def h2d_bytes(self) -> int:
+        return sum(self.h2d.values())
+
+    @property
+    def d2h_bytes(self) -> int:
+        return sum(self.d2h.values())
+
+    def __str__(self) -> str:
+        return f"{self.h2d_bytes:,} B in ({len(self.h2d)} symbols), " \
+               f"{self.d2h_bytes:,} B out ({len(self.d2h)} symbols)"
+
+
+def report_delta(before: CycleReport | None, after: CycleReport) -> CycleReport:
+    """The report of what ran between two reports of one simulator (its counters only
+    grow): per-PE busy, stall, FLOPs..., the launches since, the wavelet hops since."""
+    if before is None:
+        return after
+    old = {(p.x, p.y): p for p in before.pes}
+    pes = []
+    for p in after.pes:
+        q = old.get((p.x, p.y))
+        pes.append(p if q is None else PeStats(
+            p.x, p.y, p.busy - q.busy, p.stall - q.stall, p.async_cycles - q.async_cycles,
+            p.flops - q.flops, p.tasks - q.tasks, p.dsd_ops - q.dsd_ops))
+    launches = after.launches[len(before.launches):]
+    return replace(after, total_cycles=sum(c for _, c in launches), pes=pes,
+                   launches=launches, wavelet_hops=after.wavelet_hops - before.wavelet_hops)
 
 
 class SdkRuntime:
@@ -67,6 +108,8 @@ class SdkRuntime:
         self._ids: dict[int, str] = {}
         self._handles = itertools.count(1)
         self.loaded = self.running = False
+        self.traffic: list[HostTraffic] = [HostTraffic()]  # [-1]: since the last launch
+        self._before: CycleReport | None = None
         SdkRuntime.instances.append(self)
 
     @classmethod
@@ -84,6 +127,8 @@ class SdkRuntime:
         rt._ids = {}
         rt._handles = itertools.count(1)
         rt.loaded = rt.running = False  # not in `instances`: the caller keeps it
+        rt.traffic = [HostTraffic()]
+        rt._before = None
         return rt
 
     # --- life cycle ----------------------------------------------------------------------
@@ -123,6 +168,8 @@ class SdkRuntime:
 
     def launch(self, fname: str, *args: object, nonblock: bool = False) -> int:
         self._require_running()
+        self.sim.settle("launch")
+        self._before = self.sim.report() if self.sim.windows else None
         self.sim.start(fname, list(args))
         if not nonblock:  # a status line on a terminal when a big grid runs over a second
             with progress(f"WSE simulator: {fname}() on {len(self.sim.pes)} PEs"):
@@ -190,6 +237,8 @@ class SdkRuntime:
         self.sim.settle("memcpy_h2d")
         name = self._name(dest)
         blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
+        moved = self.traffic[-1].h2d
+        moved[name] = moved.get(name, 0) + 4 * src.size
         for j, i in itertools.product(range(h), range(w)):
             arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
             bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
@@ -221,6 +270,8 @@ class SdkRuntime:
             bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
             blocks[j, i] = bits[:elem_per_pe]
         self._words(dest)[:] = blocks.reshape(-1, order=fortran)
+        moved = self.traffic[-1].d2h
+        moved[name] = moved.get(name, 0) + 4 * dest.size
         return next(self._handles)
 
     # --- simulator extras -------------------------------------------------------------------
@@ -228,6 +279,16 @@ class SdkRuntime:
     @property
     def report(self) -> CycleReport:
         return self.sim.report()
+
+    def count_traffic(self) -> HostTraffic:
+        """Start a new count of host traffic (memcpys from now on); returns it."""
+        self.traffic.append(HostTraffic())
+        return self.traffic[-1]
+
+    def launch_report(self) -> CycleReport:
+        """The cycle report of the latest launch alone."""
+        self.sim.settle("launch_report()")
+        return report_delta(self._before, self.sim.report())
 
 
 def sdk_available() -> bool:

@@ -1,0 +1,112 @@
+"""Simulated cycles per training step of an MLP on the WSE simulator (issue 16).
+
+One step (forward, backward and the optimizer update, one graph, one launch) of
+an MLP (ReLU, MSE loss against one-hot targets), batch 64, f32, on a PE grid,
+measured twice on the same program. The default is the issue's MLP scaled down
+to 128 -> 64 -> 10 on 4x4 PEs: the full 784 -> 256 -> 10 first fits the SRAM on
+32x32 PEs (16x16 is short), where the pure-Python simulator needs far longer per
+step than a session has (``--d-in 784 --hidden 256 --grid 32x32`` runs it).
+
+* resident: parameters and optimizer state stay in PE memory between steps; the
+  host copies the batch in and the loss out (``csl_backend`` default);
+* copied: every input copied in and every output (new weights, optimizer state,
+  gradients) copied out at each step (``csl_backend.configure(resident=False)``,
+  the pre-issue-16 way).
+
+The launch's cycles come from the simulator's cycle model (several figures are
+estimates: ``dialects/wse_target.py: FIGURES``); memcpy takes no simulated time, so
+the host traffic is priced separately: ``memcpy cycles`` = 32-bit words / rows of
+the rectangle (memcpy feeds each row from the west edge at one wavelet per cycle;
+this project's estimate, a lower bound: host latency excluded). The roofline is the
+f32 one: one multiply-add (2 FLOP) per PE per cycle; "% of roofline" is the step's
+FLOPs / (cycles x PEs x 2).
+
+    python bench/csl_train.py                # the table of docs/PERFORMANCE.md
+    python bench/csl_train.py --d-in 784 --hidden 256 --grid 32x32   # the full size
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import pyflame_mlir as pf
+from pyflame_mlir.runtime import csl_backend
+
+
+def mlp(d_in: int, hidden: int, d_out: int, seed: int = 0) -> pf.nn.Module:
+    rng = np.random.default_rng(seed)
+    model = pf.nn.Sequential(pf.nn.Linear(d_in, hidden), pf.nn.ReLU(),
+                             pf.nn.Linear(hidden, d_out))
+    for p in model.parameters():
+        p.data = pf.tensor((rng.standard_normal(p.shape) / np.sqrt(p.shape[-1]))
+                           .astype(np.float32))
+    return model
+
+
+def run(args: argparse.Namespace, resident: bool, optimizer: str) -> dict:
+    csl_backend.configure(mode="simulator", grid=args.grid, resident=resident)
+    pf.set_backend("csl")
+    model = mlp(args.d_in, args.hidden, args.d_out)
+    opt = (pf.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else pf.optim.AdamW(model.parameters(), lr=1e-3))
+    rng = np.random.default_rng(1)
+    rows, walls = [], []
+    for _ in range(args.steps):
+        x = rng.standard_normal((args.batch, args.d_in)).astype(np.float32)
+        y = np.eye(args.d_out, dtype=np.float32)[rng.integers(0, args.d_out, args.batch)]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = ((model(pf.tensor(x)) - pf.tensor(y)) ** 2).mean()
+        loss.backward()
+        opt.step()
+        loss.item()
+        walls.append(time.perf_counter() - t0)
+        r = pf.csl_report()
+        rows.append((r.cycles, r.flops, r.roofline_flops_per_cycle, r.h2d_bytes, r.d2h_bytes,
+                     r.sram_bytes_per_pe))
+    cycles, flops, peak, h2d, d2h, sram = rows[-1]  # a step after the first (warm)
+    words = (h2d + d2h) / 4
+    memcpy = words / args.grid[1]
+    return {"cycles": cycles, "flops": flops, "peak": peak, "h2d": h2d, "d2h": d2h,
+            "sram": sram, "memcpy": memcpy, "wall": min(walls[1:] or walls),
+            "batch_bytes": 4 * args.batch * (args.d_in + args.d_out)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--grid", default="4x4")
+    ap.add_argument("--d-in", type=int, default=128)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--d-out", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--optimizers", default="sgd,adamw")
+    args = ap.parse_args()
+    w, _, h = args.grid.partition("x")
+    args.grid = (int(w), int(h))
+    print(f"MLP {args.d_in}->{args.hidden}->{args.d_out}, batch {args.batch}, f32, "
+          f"{args.grid[0]}x{args.grid[1]} PEs (wse2 cycle model)\n")
+    head = ("| optimizer | dtype | weights | step cycles | FLOP/cycle | % of f32 roofline | "
+            "host B in | host B out | memcpy cycles (est.) | step + memcpy cycles | "
+            "SRAM B/PE | wall s/step |")
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
+    for optimizer in args.optimizers.split(","):
+        for resident in (True, False):
+            m = run(args, resident, optimizer)
+            fpc = m["flops"] / m["cycles"]
+            print(f"| {optimizer} | f32 | {'resident' if resident else 'copied'} | "
+                  f"{m['cycles']:,.0f} | {fpc:,.1f} | {100 * fpc / m['peak']:.1f}% | "
+                  f"{m['h2d']:,} | {m['d2h']:,} | {m['memcpy']:,.0f} | "
+                  f"{m['cycles'] + m['memcpy']:,.0f} | {m['sram']:,} | {m['wall']:.2f} |")
+        print(f"| {optimizer} | f16 | — | not measured: f16 lowering is cslops's work in "
+              "progress | | | | | | | | |")
+    print(f"\nbatch in = {4 * args.batch * args.d_in:,} B, targets "
+          f"{4 * args.batch * args.d_out:,} B")
+
+
+if __name__ == "__main__":
+    main()
