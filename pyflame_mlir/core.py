@@ -701,8 +701,8 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     Constants hit by the identity of their ``DenseValue``, which
     ``splat_value`` interns; a vjp by its traced function's key."""
     for t in inputs:
-        if type(t._view) is ViewOf:  # see ``frozen``
-            inputs = tuple([frozen(x) if type(x._view) is ViewOf else x for x in inputs])
+        if t._view is not None:  # a view, or a tensor with views: see ``frozen``
+            inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
             break
     memo_attrs = op.memo_attrs
     if memo_attrs is not None:
@@ -947,13 +947,19 @@ class ViewOf:
     # ``counter``: the tensor whose version counter it shares (PyTorch keeps
     # one per tensor and its views, apart from storage): the tensor it was
     # taken from, mostly its root; itself for ``x.data``; x after ``x.data = y``
-    __slots__ = ("root", "root_shape", "replay", "sizes", "strides", "offset", "counter")
+    # ``multi``: (function name, output index) for an output of a function
+    # returning several views (split, unbind): autograd forbids updating it in place
+    # ``detached``: taken from a detached alias (``x.detach()[0]``): no autograd
+    __slots__ = ("root", "root_shape", "replay", "sizes", "strides", "offset", "counter",
+                 "multi", "detached")
 
     def __init__(self, root: Tensor, replay: Callable[[Tensor], Tensor],
                  sizes: tuple[int, ...], strides: tuple[int, ...], offset: int,
                  counter: Tensor):
         self.root = root
         self.counter = counter
+        self.multi: tuple[str, int] | None = None
+        self.detached = False
         self.root_shape = root.shape
         self.replay = replay
         self.sizes, self.strides, self.offset = sizes, strides, offset
@@ -1058,7 +1064,12 @@ def as_view(parent: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor],
     aliases = root._view
     assert type(aliases) is Aliases
     aliases.add(out)
-    out._view = ViewOf(root, full, tuple(sizes), tuple(strides), offset, counter)
+    out._view = info = ViewOf(root, full, tuple(sizes), tuple(strides), offset, counter)
+    if type(pv) is ViewOf:
+        info.multi, info.detached = pv.multi, pv.detached
+    ag = parent._ag
+    if ag is not None and ag.detached:
+        info.detached = True
     node = out._node
     if node is not None:
         # the view reads the parent's state of now, held by the graph (so no
@@ -1081,6 +1092,15 @@ class Frozen:
 
 
 _FROZEN = Mutation(-1, Tensor._leaf(np.zeros(())), 0, -1)  # (no state before it)
+
+
+def mark_multi_output(views: list[Tensor], name: str | None) -> list[Tensor]:
+    """The views are the outputs of one function (``split``, ``unbind``;
+    None: they are not, e.g. ``tensor_split``'s)."""
+    for i, v in enumerate(views):
+        if type(v._view) is ViewOf:
+            v._view.multi = None if name is None else (name, i)
+    return views
 
 
 def frozen(t: Tensor) -> Tensor:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_view, geometry, record, untracked_views
+from .core import Tensor, as_view, geometry, mark_multi_output, record, untracked_views
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
@@ -680,7 +680,8 @@ def narrow(input: TensorLike, dim: int, start: int, length: int) -> Tensor:  # n
 def unbind(input: TensorLike, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     x = as_tensor_arg(input)
     d = normalize_dim("unbind", dim, x.ndim)
-    return tuple(_basic_getitem(x, (slice(None),) * d + (i,)) for i in range(x.shape[d]))
+    return tuple(mark_multi_output([_basic_getitem(x, (slice(None),) * d + (i,))
+                                    for i in range(x.shape[d])], "Unbind"))
 
 
 def movedim(input: TensorLike, source: Any, destination: Any) -> Tensor:  # noqa: A002
@@ -849,7 +850,7 @@ def tensor_split(input: TensorLike, indices_or_sections: Any, dim: int = 0  # no
         lead: tuple[Any, ...] = (slice(None),) * d
         return tuple(_basic_getitem(x, lead + (slice(s, s + k),))
                      for s, k in zip(starts, sizes))
-    return tuple(split(x, sizes, d)) if len(sizes) > 1 else (x,)
+    return tuple(mark_multi_output(split(x, sizes, d), None)) if len(sizes) > 1 else (x,)
 
 
 # ---- Tensor methods ----

@@ -103,7 +103,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     """An in-place update of a view: out of place on the view, then written
     back into the root (the root's version goes up: the view shares it)."""
     root = info.root
-    detached = v._ag is not None and v._ag.detached
+    detached = info.detached or (v._ag is not None and v._ag.detached)
     rag = root._ag
     if GRAD_MODE.enabled and not detached and rag is not None and rag.requires_grad:
         raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
@@ -122,10 +122,19 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     old_root, root_start = snapshot(root)
     old, start = snapshot(v)
     new = _new_value(v, old, make, what)
+    if info.multi is not None and GRAD_MODE.enabled and (requires_grad(root)
+                                                         or new.requires_grad):
+        name, i = info.multi
+        raise RuntimeError(f"{what}: Output {i} of {name} is a view and is being modified "
+                           "inplace. This view is the output of a function that returns "
+                           "multiple views. Such functions do not allow the output views to "
+                           "be modified inplace. You should replace the inplace operation by "
+                           "an out-of-place one.")
     with untracked_views():
         n = root.numel()
-        if info.covers(n):
-            new_root = reshape(new, root.shape)
+        if info.covers(n):  # all of it: the old root still reaches the graph (PyTorch
+            # gives it a zero gradient), and it keeps the old state for earlier readers
+            new_root = where(True, reshape(new, root.shape), old_root)
         else:
             new_root = _put(old_root, info.positions(), new)
         if detached and new_root.requires_grad:  # (the root is a leaf: a value for it)
@@ -225,8 +234,12 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         raise IndexError(f"t[{index!r}] = ...: {e}") from None
     getitem(Tensor._leaf(np.zeros(self.shape, dtype=np.float32)), index)  # same checks
     region = Tensor._leaf(probe)
+    if not self.ndim:  # (a 0-d tensor: all of it)
+        _update(self, lambda o: where(region, value, o), "setitem")
+        return
     items = np.nonzero(probe)
-    if not items[0].size:
+    if not items[0].size:  # nothing written; PyTorch still counts an update
+        _update(self, lambda o: o, "setitem")
         return
     lo = [int(i.min()) for i in items]
     hi = [int(i.max()) for i in items]

@@ -29,6 +29,7 @@ from .core import (
     as_view,
     constant_value,
     geometry,
+    mark_multi_output,
     number_key,
     record,
     reshape_strides,
@@ -1045,8 +1046,9 @@ def split(x: TensorLike, split_size_or_sections: int | Sequence[int], dim: int =
         if k <= 0:
             raise ShapeError("split", f"split size must be positive, got {k}")
         sizes = [k] * (n // k) + ([n % k] if n % k else [])
-        return _split_sizes(t, sizes or [0], d)
-    return _split_sizes(t, [int(s) for s in split_size_or_sections], d)
+        return mark_multi_output(_split_sizes(t, sizes or [0], d), "Split")
+    return mark_multi_output(_split_sizes(t, [int(s) for s in split_size_or_sections], d),
+                             "SplitWithSizes")
 
 
 def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
@@ -1055,7 +1057,7 @@ def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
         raise ShapeError("split", f"chunk expects a positive number of chunks, got {chunks}")
     n = t.shape[normalize_dim("split", dim, t.ndim)]
     if n == 0:  # PyTorch: ``chunks`` empty pieces
-        return _split_sizes(t, [0] * chunks, dim)
+        return mark_multi_output(_split_sizes(t, [0] * chunks, dim), "Split")
     return split(t, builtins.max(-(-n // chunks), 1), dim)
 
 
