@@ -571,10 +571,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
         seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
         out = f(*tree_unflatten(tree, flat))
         out_flat, out_tree = tree_flatten(out)
-        fn = FuncGraph(flat, out_flat)
-        _no_forward_mode_through_functions(fn)  # in the trace: while histories are kept
-    res = record_jvp(fn, range(len(flat)), seeds)
-    return out, tree_unflatten(out_tree, res[len(out_flat):])
+        forward = _Forward(flat, out_flat)  # in the trace: while histories are kept
+    return out, tree_unflatten(out_tree, forward.run(seeds))
 
 
 def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
@@ -668,16 +666,68 @@ def _cotangents(plan: _Reverse, args: list[Tensor], seeds: list[Tensor]) -> list
     return [got[id(a)][1] if id(a) in got else _seed_like(a, 0.0) for a in args]
 
 
-def _no_forward_mode_through_functions(fn: FuncGraph) -> None:
-    for t in fn.sub.leaves:
-        n = source(t)
-        if type(n) is CustomNode:
-            raise NotImplementedError(
-                f"forward-mode AD (jvp, jacfwd, hessian) reached the output of the "
-                f"pf.autograd.Function {n.ctx.name}: "
-                + ("forward mode through a Function's jvp is not supported yet"
-                   if n.ctx.has_jvp else "You must implement the jvp function for custom "
-                   "autograd.Function to use it with forward mode AD."))
+class _Forward:
+    """Forward mode of a traced function from ``args`` to ``outs``, through
+    the ``jvp`` of the ``pf.autograd.Function``s it calls (PyTorch's forward
+    AD): a Function's outputs are where the traced function stops; their
+    tangents come from the Function's ``jvp`` on the tangents of its inputs
+    (themselves traced from ``args``), and enter the jvp of the rest as
+    further arguments. Traced while the histories are there; ``run`` records
+    the jvps for given tangents of ``args``."""
+
+    def __init__(self, args: list[Tensor], outs: list[Tensor]):
+        self.fn = fn = FuncGraph(args, outs)
+        self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
+        # per Function: its tensor inputs' sources (an arg's position, or an
+        # index into the outputs of ``inputs``, the traced function to them)
+        self.inner: dict[int, tuple[list[tuple[int, bool, int]], _Forward | None]] = {}
+        leaves = fn.sub.leaves
+        found = []
+        arg_ids = {id(a): i for i, a in enumerate(args)}
+        for i, t in enumerate(leaves):
+            n = source(t)
+            if type(n) is not CustomNode:
+                continue
+            ctx = n.ctx
+            if not ctx.has_jvp:
+                raise NotImplementedError(
+                    f"forward-mode AD (jvp, jacfwd, hessian) reached the output of the "
+                    f"pf.autograd.Function {ctx.name}: You must implement the jvp function "
+                    "for custom autograd.Function to use it with forward mode AD.")
+            found.append(i)
+            self.customs.append((ctx, n.out_index))
+            if id(ctx) in self.inner:
+                continue
+            sources: list[tuple[int, bool, int]] = []  # (input position, is an arg, index)
+            computed: list[Tensor] = []
+            for k, x in enumerate(ctx.inputs):
+                if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
+                    continue
+                if id(x) in arg_ids:
+                    sources.append((k, True, arg_ids[id(x)]))
+                else:
+                    sources.append((k, False, len(computed)))
+                    computed.append(x)
+            self.inner[id(ctx)] = (sources, _Forward(args, computed) if computed else None)
+        fn.arg_pos += tuple(found)
+
+    def run(self, tangents: Sequence[Tensor]) -> list[Tensor]:
+        """The tangents of ``outs``."""
+        by_ctx: dict[int, list[Tensor]] = {}
+        extra = []
+        for ctx, k in self.customs:
+            out = by_ctx.get(id(ctx))
+            if out is None:
+                sources, inner = self.inner[id(ctx)]
+                computed = inner.run(tangents) if inner is not None else []
+                per_input: list[Tensor | None] = [None] * len(ctx.inputs)
+                for pos, is_arg, j in sources:
+                    per_input[pos] = tangents[j] if is_arg else computed[j]
+                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input)
+            extra.append(out[k])
+        fn = self.fn
+        res = record_jvp(fn, range(len(fn.arg_pos)), [*tangents, *extra])
+        return res[len(fn.sub.outputs):]
 
 
 def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
@@ -698,8 +748,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
             if reverse:
                 plan = _functional_plan(xs.flat, outs)
             else:
-                fn = FuncGraph(xs.flat, outs)
-                _no_forward_mode_through_functions(fn)
+                forward = _Forward(xs.flat, outs)
         flat = xs.flat
         # blocks[k][m]: d outs[k] / d flat[m], rows (or columns) of flat elements
         blocks: list[list[list[Tensor]]] = [[[] for _ in flat] for _ in outs]
@@ -715,8 +764,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
                 for j in range(x.numel()):
                     tangents = [_one_hot(x.shape, j, x) if q == m else _seed_like(p, 0.0)
                                 for q, p in enumerate(flat)]
-                    res = record_jvp(fn, range(len(flat)), tangents)[len(outs):]
-                    for k, tan in enumerate(res):
+                    for k, tan in enumerate(forward.run(tangents)):
                         blocks[k][m].append(tan)
         jac = []
         for k, o in enumerate(outs):
