@@ -31,7 +31,7 @@ def _functions(lib):
             return x ** 3 * k
 
         @staticmethod
-        def jvp(ctx, tx, tk):
+        def jvp(ctx, tx, _tk):
             x, = ctx.saved_tensors
             return 3 * x ** 2 * tx * ctx.k
 
