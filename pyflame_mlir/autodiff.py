@@ -333,7 +333,7 @@ class _Reverse:
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
         self.boundary, self.split, self.wants = boundary, split, wants
-        self.anomaly = CONFIG.anomaly and split is _split_imperative
+        self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
         self.outputs = list(outputs)
         self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
@@ -652,8 +652,23 @@ def _one_hot(shape: tuple[int, ...], i: int, like: Tensor) -> Tensor:
 
 def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
     """Reverse mode of a traced function (JAX's transforms: every float
-    argument is differentiated; a ``pf.autograd.Function`` calls its backward)."""
+    argument is differentiated; a ``pf.autograd.Function`` calls its backward;
+    under anomaly detection each op's backward is checked for NaN)."""
+    if CONFIG.anomaly:
+        return _Reverse(outs, args, _stopped_functional_anomaly, _split_functional_anomaly,
+                        _is_float)
     return _Reverse(outs, args, _stopped_lazy, _custom_output, _is_float)
+
+
+def _stopped_functional_anomaly(t: Tensor) -> bool:
+    return _stopped_lazy(t) or _split_functional_anomaly(t)
+
+
+def _split_functional_anomaly(t: Tensor) -> bool:
+    """Anomaly detection in a functional transform: every tensor computed in
+    the trace is a split point (one op per stretch, as ``_split_imperative``)."""
+    n = source(t)  # (a constant has no backward to check)
+    return n is not None and bool(n.inputs) and (type(n) is CustomNode or not _stopped_lazy(t))
 
 
 def _is_float(t: Tensor) -> bool:

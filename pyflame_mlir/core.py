@@ -623,19 +623,24 @@ class OpNode:
         # grad is enabled and an input requires grad. Only a tensor with
         # autograd meta starts a graph that requires grad: until one was made,
         # no input can (a process that never uses autograd skips the loop).
-        if not _AUTOGRAD_USED:
-            self.rg = False
-            return
-        for t in inputs:
-            ag = t._ag
-            if ag is None or not ag.detached:
-                if ag is not None and ag.requires_grad:
-                    break
-                n = t._node or t._hist  # an OpNode is always true
-                if n is not None and n.rg:
-                    break
+        if _AUTOGRAD_USED:
+            for t in inputs:
+                ag = t._ag
+                if ag is None or not ag.detached:
+                    if ag is not None and ag.requires_grad:
+                        break
+                    n = t._node or t._hist  # an OpNode is always true
+                    if n is not None and n.rg:
+                        break
+            else:
+                self.rg = False
+                if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate
+                    self.trace = traceback.extract_stack()[:-3]
+                return
         else:
             self.rg = False
+            if CONFIG.anomaly and GRAD_MODE.trace_depth:
+                self.trace = traceback.extract_stack()[:-3]
             return
         self.rg = True
         if CONFIG.anomaly:  # only what a backward goes through needs its stack
