@@ -1033,7 +1033,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
         grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
-    if retain_graph is False:  # kept by default here (unlike torch): callers rely on it
+    if not (create_graph if retain_graph is None else retain_graph):  # PyTorch's default
         plan.free()
     return tuple(grads)
 
