@@ -1041,6 +1041,16 @@ def untracked_views() -> Iterator[None]:
         _TRACK_VIEWS[0] = prev
 
 
+def is_contiguous(t: Tensor) -> bool:
+    """Its elements are in row-major order in storage (PyTorch's
+    ``is_contiguous``): always, but for some views."""
+    v = t._view
+    if type(v) is not ViewOf:
+        return True
+    return all(s == c for d, s, c in zip(v.sizes, v.strides, contiguous_strides(v.sizes))
+               if d != 1)
+
+
 def geometry(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """``t``'s sizes, strides and offset in its root's storage."""
     v = t._view

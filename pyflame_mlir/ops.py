@@ -29,6 +29,7 @@ from .core import (
     as_view,
     constant_value,
     geometry,
+    is_contiguous,
     mark_multi_output,
     number_key,
     record,
@@ -1518,8 +1519,9 @@ _DATA_METHODS: dict[str, Any] = {
     "to": to, "type": _type, "clone": clone, "__format__": _format,
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
-    "element_size": lambda self: self.dtype.itemsize, "contiguous": lambda self, *a, **k: self,
-    "is_contiguous": lambda self, *a, **k: True, "cpu": lambda self, *a, **k: self,
+    "element_size": lambda self: self.dtype.itemsize,
+    "contiguous": lambda self, *a, **k: self if is_contiguous(self) else _same(self),
+    "is_contiguous": lambda self, *a, **k: is_contiguous(self), "cpu": lambda self, *a, **k: self,
     "device": property(lambda self: current_device()),
 }
 
