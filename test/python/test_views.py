@@ -399,3 +399,14 @@ def test_training_loop_with_views_compiles_once_and_matches_torch(mode):
     if mode == "lazy":
         stats = pf.cache_stats()
         assert stats["misses"] <= 4 and stats["hits"] >= 8 - 4
+
+
+def test_contiguous_copies_a_non_contiguous_view(mode):
+    def run(lib, x):
+        y = x.t()
+        c = y.contiguous()  # a copy: updating it leaves x alone
+        c.add_(1.0)
+        d = x[1:].contiguous()  # contiguous already: the view itself
+        d.mul_(2.0)
+        return x, c, d, y.is_contiguous(), c.is_contiguous(), x[:, 1].is_contiguous()
+    _check(*_both(run))
