@@ -332,7 +332,7 @@ class _Reverse:
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
         self.boundary, self.split, self.wants = boundary, split, wants
-        self.anomaly = CONFIG.anomaly and split is _split_imperative
+        self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
         self.outputs = list(outputs)
         self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
@@ -570,10 +570,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
         seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
         out = f(*tree_unflatten(tree, flat))
         out_flat, out_tree = tree_flatten(out)
-        fn = FuncGraph(flat, out_flat)
-        _no_forward_mode_through_functions(fn)  # in the trace: while histories are kept
-    res = record_jvp(fn, range(len(flat)), seeds)
-    return out, tree_unflatten(out_tree, res[len(out_flat):])
+        forward = _Forward(flat, out_flat)  # in the trace: while histories are kept
+    return out, tree_unflatten(out_tree, forward.run(seeds))
 
 
 def _argnums(argnums: int | Sequence[int], n: int) -> tuple[int, ...]:
@@ -647,8 +645,23 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
 
 def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
     """Reverse mode of a traced function (JAX's transforms: every float
-    argument is differentiated; a ``pf.autograd.Function`` calls its backward)."""
+    argument is differentiated; a ``pf.autograd.Function`` calls its backward;
+    under anomaly detection each op's backward is checked for NaN)."""
+    if CONFIG.anomaly:
+        return _Reverse(outs, args, _stopped_functional_anomaly, _split_functional_anomaly,
+                        _is_float)
     return _Reverse(outs, args, _stopped_lazy, _custom_output, _is_float)
+
+
+def _stopped_functional_anomaly(t: Tensor) -> bool:
+    return _stopped_lazy(t) or _split_functional_anomaly(t)
+
+
+def _split_functional_anomaly(t: Tensor) -> bool:
+    """Anomaly detection in a functional transform: every tensor computed in
+    the trace is a split point (one op per stretch, as ``_split_imperative``)."""
+    n = source(t)  # (a constant has no backward to check)
+    return n is not None and bool(n.inputs) and (type(n) is CustomNode or not _stopped_lazy(t))
 
 
 def _is_float(t: Tensor) -> bool:
@@ -661,16 +674,68 @@ def _cotangents(plan: _Reverse, args: list[Tensor], seeds: list[Tensor]) -> list
     return [got[id(a)][1] if id(a) in got else _seed_like(a, 0.0) for a in args]
 
 
-def _no_forward_mode_through_functions(fn: FuncGraph) -> None:
-    for t in fn.sub.leaves:
-        n = source(t)
-        if type(n) is CustomNode:
-            raise NotImplementedError(
-                f"forward-mode AD (jvp, jacfwd, hessian) reached the output of the "
-                f"pf.autograd.Function {n.ctx.name}: "
-                + ("forward mode through a Function's jvp is not supported yet"
-                   if n.ctx.has_jvp else "You must implement the jvp function for custom "
-                   "autograd.Function to use it with forward mode AD."))
+class _Forward:
+    """Forward mode of a traced function from ``args`` to ``outs``, through
+    the ``jvp`` of the ``pf.autograd.Function``s it calls (PyTorch's forward
+    AD): a Function's outputs are where the traced function stops; their
+    tangents come from the Function's ``jvp`` on the tangents of its inputs
+    (themselves traced from ``args``), and enter the jvp of the rest as
+    further arguments. Traced while the histories are there; ``run`` records
+    the jvps for given tangents of ``args``."""
+
+    def __init__(self, args: list[Tensor], outs: list[Tensor]):
+        self.fn = fn = FuncGraph(args, outs)
+        self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
+        # per Function: its tensor inputs' sources (an arg's position, or an
+        # index into the outputs of ``inputs``, the traced function to them)
+        self.inner: dict[int, tuple[list[tuple[int, bool, int]], _Forward | None]] = {}
+        leaves = fn.sub.leaves
+        found = []
+        arg_ids = {id(a): i for i, a in enumerate(args)}
+        for i, t in enumerate(leaves):
+            n = source(t)
+            if type(n) is not CustomNode:
+                continue
+            ctx = n.ctx
+            if not ctx.has_jvp:
+                raise NotImplementedError(
+                    f"forward-mode AD (jvp, jacfwd, hessian) reached the output of the "
+                    f"pf.autograd.Function {ctx.name}: You must implement the jvp function "
+                    "for custom autograd.Function to use it with forward mode AD.")
+            found.append(i)
+            self.customs.append((ctx, n.out_index))
+            if id(ctx) in self.inner:
+                continue
+            sources: list[tuple[int, bool, int]] = []  # (input position, is an arg, index)
+            computed: list[Tensor] = []
+            for k, x in enumerate(ctx.inputs):
+                if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
+                    continue
+                if id(x) in arg_ids:
+                    sources.append((k, True, arg_ids[id(x)]))
+                else:
+                    sources.append((k, False, len(computed)))
+                    computed.append(x)
+            self.inner[id(ctx)] = (sources, _Forward(args, computed) if computed else None)
+        fn.arg_pos += tuple(found)
+
+    def run(self, tangents: Sequence[Tensor]) -> list[Tensor]:
+        """The tangents of ``outs``."""
+        by_ctx: dict[int, list[Tensor]] = {}
+        extra = []
+        for ctx, k in self.customs:
+            out = by_ctx.get(id(ctx))
+            if out is None:
+                sources, inner = self.inner[id(ctx)]
+                computed = inner.run(tangents) if inner is not None else []
+                per_input: list[Tensor | None] = [None] * len(ctx.inputs)
+                for pos, is_arg, j in sources:
+                    per_input[pos] = tangents[j] if is_arg else computed[j]
+                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input)
+            extra.append(out[k])
+        fn = self.fn
+        res = record_jvp(fn, range(len(fn.arg_pos)), [*tangents, *extra])
+        return res[len(fn.sub.outputs):]
 
 
 # ---- the imperative API (PyTorch) ----
@@ -894,7 +959,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
         grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
-    if retain_graph is False:  # kept by default here (unlike torch): callers rely on it
+    if not (create_graph if retain_graph is None else retain_graph):  # PyTorch's default
         plan.free()
     return tuple(grads)
 

@@ -48,6 +48,8 @@ class FunctionCtx:
         self.trace: Any = None  # the forward's stack (anomaly detection)
         self._saved: tuple = ()
         self._versions: list[int] = []
+        self._saved_forward: tuple = ()  # save_for_forward: what jvp reads as saved_tensors
+        self._forward_versions: list[int] = []
         self._non_differentiable: set[int] = set()
         self._out_specs: list[tuple | None] = []
         self._outputs: dict[int, weakref.ref[Tensor]] = {}  # id(forward's tensor) -> output
@@ -60,6 +62,15 @@ class FunctionCtx:
                                 f"{type(t).__name__}")
         self._saved = tensors
         self._versions = [t._version if t is not None else 0 for t in tensors]
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Tensors ``jvp`` reads as ``ctx.saved_tensors`` (PyTorch's forward AD)."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward can only save tensors (or None), got "
+                                f"{type(t).__name__}")
+        self._saved_forward = tensors
+        self._forward_versions = [t._version if t is not None else 0 for t in tensors]
 
     @property
     def saved_tensors(self) -> tuple:
@@ -125,6 +136,38 @@ class FunctionCtx:
             out.append(g if g.dtype is x.dtype else convert(g, x.dtype))
         return out
 
+    def run_jvp(self, tangents: Sequence[Tensor | None]) -> list[Tensor]:
+        """The user's jvp on one tangent per forward input (None for a
+        non-tensor; zeros for a tensor without one); one tangent per output."""
+        inputs = self.inputs
+        tangents = [zeros(list(x.shape), dtype=x.dtype) if t is None and isinstance(x, Tensor)
+                    and x.dtype.is_floating_point else t for x, t in zip(inputs, tangents)]
+        saved = self._saved, self._versions, self._freed
+        self._saved, self._versions, self._freed = \
+            self._saved_forward, self._forward_versions, False
+        try:
+            out = self._cls.jvp(self, *tangents)
+        finally:
+            self._saved, self._versions, self._freed = saved
+        outs = out if isinstance(out, tuple) else (out,)
+        specs = self._out_specs
+        if len(outs) != len(specs):
+            raise RuntimeError(f"function {self.name}.jvp returned an incorrect number of "
+                               f"tangents (expected {len(specs)}, got {len(outs)})")
+        result = []
+        for i, (t, spec) in enumerate(zip(outs, specs)):
+            if spec is None:
+                result.append(t)
+                continue
+            if t is None:
+                t = zeros(list(spec[0]), dtype=spec[1])
+            if not isinstance(t, Tensor) or t.shape != spec[0]:
+                raise RuntimeError(f"function {self.name}.jvp returned an invalid tangent at "
+                                   f"index {i}: expected a tensor of shape {list(spec[0])}, got "
+                                   f"{getattr(t, 'shape', type(t).__name__)}")
+            result.append(t if t.dtype is spec[1] else convert(t, spec[1]))
+        return result
+
     def free(self) -> None:
         self._freed = True
         self._saved = ()
@@ -137,7 +180,8 @@ class Function:
     Forward runs under no_grad; its tensor outputs are recorded as outputs of
     the Function, so ``backward()``, ``pf.autograd.grad`` and the functional
     transforms (``grad``, ``vjp``, ``jacrev``) call the user's backward on the
-    traced cotangents. Forward mode (``jvp``, ``jacfwd``) raises."""
+    traced cotangents; forward mode (``jvp``, ``jacfwd``) calls its ``jvp``
+    (what it saved with ``ctx.save_for_forward`` is its ``ctx.saved_tensors``)."""
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:

@@ -217,8 +217,9 @@ class Tensor:
     through keeps the op that made it in ``_hist`` (its *provenance*):
     evaluation never looks at it, tracing a function (autodiff) walks it."""
 
+    # ``_view``: a ``ViewOf`` for a view, an ``Aliases`` for a tensor views were taken of
     __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut",
-                 "__weakref__")
+                 "_view", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     shape: tuple[int, ...]
@@ -228,7 +229,7 @@ class Tensor:
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
-        t._hist = t._mut = None
+        t._hist = t._mut = t._view = None
         return t
 
     @classmethod
@@ -236,6 +237,7 @@ class Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
+        t._view = None
         if OBSERVERS:
             for observe in OBSERVERS:
                 observe("leaf", t, None)
@@ -397,9 +399,21 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        """How many times it was modified in place (PyTorch's version counter)."""
+        """How many times it was modified in place (PyTorch's version counter,
+        shared by a view and its base)."""
+        v = self._view
+        if type(v) is ViewOf:
+            self = v.counter
+        elif type(v) is Frozen:
+            return v.source._version
         m = self._mut
         return 0 if m is None else m.version
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of (PyTorch's ``_base``), else None."""
+        v = self._view
+        return v.root if type(v) is ViewOf else None
 
 
 # ---- in-place updates: a tensor rebound to a new promise ----
@@ -429,8 +443,14 @@ def snapshot(t: Tensor) -> tuple[Tensor, int]:
     old = object.__new__(Tensor)
     old.shape, old.dtype, old._node, old._index, old._value = \
         t.shape, t.dtype, t._node, t._index, t._value
-    old._ag, old._hist, old._mut = None, t._hist, t._mut
+    old._ag, old._hist, old._mut, old._view = None, t._hist, t._mut, None
     return old, _next_seq()
+
+
+def raw_version(t: Tensor) -> int:
+    """``t``'s own count of in-place updates (``_version`` is its counter's)."""
+    m = t._mut
+    return 0 if m is None else m.version
 
 
 def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
@@ -454,6 +474,11 @@ def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
     """The state of ``t`` the op ``n`` reads, and the first in-place update of
     ``t`` recorded after ``n`` unless ``n`` computes that update itself: a
     value ``n`` may have saved for backward was modified since (PyTorch raises)."""
+    fz = t._view
+    if type(fz) is Frozen:  # its source's version counter moved on since
+        if fz.source._version != fz.version:
+            return t, Mutation(n.seq, t, fz.version + 1, n.seq)
+        return t, None
     first = None
     m = t._mut
     while m is not None and m.seq > n.seq:
@@ -564,6 +589,14 @@ def retain_grad(t: Tensor) -> None:
 
 
 def detach(t: Tensor) -> Tensor:
+    """A tensor with ``t``'s value that gradients do not flow through; a view
+    of ``t`` (PyTorch: it shares the storage, so in-place updates of either
+    are seen by the other)."""
+    out = _detached_alias(t)
+    return as_view(t, out, _detached_alias, *geometry(t))
+
+
+def _detached_alias(t: Tensor) -> Tensor:
     if t._node is None:
         out = Tensor._leaf(t._value)
     else:
@@ -611,19 +644,24 @@ class OpNode:
         # grad is enabled and an input requires grad. Only a tensor with
         # autograd meta starts a graph that requires grad: until one was made,
         # no input can (a process that never uses autograd skips the loop).
-        if not _AUTOGRAD_USED:
-            self.rg = False
-            return
-        for t in inputs:
-            ag = t._ag
-            if ag is None or not ag.detached:
-                if ag is not None and ag.requires_grad:
-                    break
-                n = t._node or t._hist  # an OpNode is always true
-                if n is not None and n.rg:
-                    break
+        if _AUTOGRAD_USED:
+            for t in inputs:
+                ag = t._ag
+                if ag is None or not ag.detached:
+                    if ag is not None and ag.requires_grad:
+                        break
+                    n = t._node or t._hist  # an OpNode is always true
+                    if n is not None and n.rg:
+                        break
+            else:
+                self.rg = False
+                if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate
+                    self.trace = traceback.extract_stack()[:-3]
+                return
         else:
             self.rg = False
+            if CONFIG.anomaly and GRAD_MODE.trace_depth:
+                self.trace = traceback.extract_stack()[:-3]
             return
         self.rg = True
         if CONFIG.anomaly:  # only what a backward goes through needs its stack
@@ -688,6 +726,10 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     (shapes, dtypes, attributes): the rule is still the only source of truth.
     Constants hit by the identity of their ``DenseValue``, which
     ``splat_value`` interns; a vjp by its traced function's key."""
+    for t in inputs:
+        if t._view is not None:  # a view, or a tensor with views: see ``frozen``
+            inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
+            break
     memo_attrs = op.memo_attrs
     if memo_attrs is not None:
         if len(inputs) == 2:
@@ -807,7 +849,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         t = pop()
         m = t._node
         if mutated and m is not None and t._mut is not None and not trace \
-                and m not in seen:
+                and m not in seen and t._mut is not _FROZEN:
             pending.append(t)
         if m is None and trace:
             m = t._hist
@@ -909,3 +951,239 @@ def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
 def constant_value(v: object, d: DType) -> DenseValue:
     return splat_value(v, (), d)
 
+
+
+# ---- views: PyTorch's aliasing, functionalized ----
+#
+# A view (``x[0]``, ``x.t()``, ``x.view(-1)``, ``x.detach()``...) is a tensor of
+# its own whose ``_view`` says what it aliases: its *root* (the tensor owning
+# the storage; never a view itself), how to recompute it from the root
+# (``replay``: the view ops, recorded again) and where its elements are in the
+# root's flat storage (PyTorch's strided geometry). An in-place update of a
+# view becomes an out-of-place op and a write-back into the root
+# (``inplace.py``); after any in-place update of a root, its live views are
+# recomputed from it. Values are never shared: the aliasing is all here.
+
+class ViewOf:
+    """What makes a tensor a view: ``root``, its shape when the view was
+    taken (``replay`` starts from it), and the geometry: ``sizes``,
+    ``strides`` (in elements; 0 where a dimension is broadcast) and
+    ``offset`` of its elements in the root's flat storage."""
+
+    # ``counter``: the tensor whose version counter it shares (PyTorch keeps
+    # one per tensor and its views, apart from storage): the tensor it was
+    # taken from, mostly its root; itself for ``x.data``; x after ``x.data = y``
+    # ``multi``: (function name, output index) for an output of a function
+    # returning several views (split, unbind): autograd forbids updating it in place
+    # ``detached``: taken from a detached alias (``x.detach()[0]``): no autograd
+    __slots__ = ("root", "root_shape", "replay", "sizes", "strides", "offset", "counter",
+                 "multi", "detached")
+
+    def __init__(self, root: Tensor, replay: Callable[[Tensor], Tensor],
+                 sizes: tuple[int, ...], strides: tuple[int, ...], offset: int,
+                 counter: Tensor):
+        self.root = root
+        self.counter = counter
+        self.multi: tuple[str, int] | None = None
+        self.detached = False
+        self.root_shape = root.shape
+        self.replay = replay
+        self.sizes, self.strides, self.offset = sizes, strides, offset
+
+    def positions(self) -> np.ndarray:
+        """The flat position in the root of each element (in the view's shape)."""
+        pos = np.full((1,) * len(self.sizes), self.offset, dtype=np.int64)
+        for k, (n, s) in enumerate(zip(self.sizes, self.strides)):
+            shape = [1] * len(self.sizes)
+            shape[k] = n
+            pos = pos + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+        return np.broadcast_to(pos, self.sizes)
+
+    def overlaps(self) -> bool:
+        """Two of its elements are one element of the root (``expand``)."""
+        return any(s == 0 and n > 1 for n, s in zip(self.sizes, self.strides))
+
+    def covers(self, n: int) -> bool:
+        """Its elements are the root's ``n`` elements in storage order."""
+        return self.offset == 0 and _numel(self.sizes) == n and all(
+            s == c for d, s, c in zip(self.sizes, self.strides, contiguous_strides(self.sizes))
+            if d != 1)
+
+
+class Aliases:
+    """A root's live views (weakly: a view no one holds is not updated)."""
+
+    __slots__ = ("refs", "kept")
+
+    def __init__(self) -> None:
+        self.refs: list[weakref.ref[Tensor]] = []
+        self.kept = 16
+
+    def add(self, v: Tensor) -> None:
+        refs = self.refs
+        refs.append(weakref.ref(v))
+        if len(refs) > 2 * self.kept:  # drop the dead: bounded in a loop taking views
+            refs[:] = [r for r in refs if r() is not None]
+            self.kept = max(16, len(refs))
+
+    def live(self) -> list[Tensor]:
+        out = [t for t in (r() for r in self.refs) if t is not None]
+        self.refs = [weakref.ref(t) for t in out]
+        return out
+
+
+def _numel(sizes: Sequence[int]) -> int:
+    n = 1
+    for d in sizes:
+        n *= d
+    return n
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides = [1] * len(shape)
+    s = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = s
+        s *= max(shape[i], 1)
+    return tuple(strides)
+
+
+_TRACK_VIEWS = [True]  # off while the view machinery records its own ops
+
+
+@contextmanager
+def untracked_views() -> Iterator[None]:
+    """Ops recorded in the block make no views (replays and write-backs)."""
+    prev = _TRACK_VIEWS[0]
+    _TRACK_VIEWS[0] = False
+    try:
+        yield
+    finally:
+        _TRACK_VIEWS[0] = prev
+
+
+def is_contiguous(t: Tensor) -> bool:
+    """Its elements are in row-major order in storage (PyTorch's
+    ``is_contiguous``): always, but for some views."""
+    v = t._view
+    if type(v) is not ViewOf:
+        return True
+    return all(s == c for d, s, c in zip(v.sizes, v.strides, contiguous_strides(v.sizes))
+               if d != 1)
+
+
+def geometry(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """``t``'s sizes, strides and offset in its root's storage."""
+    v = t._view
+    if type(v) is ViewOf:
+        return v.sizes, v.strides, v.offset
+    return t.shape, contiguous_strides(t.shape), 0
+
+
+def as_view(parent: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor],
+            sizes: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
+    """Make ``out`` (just computed from ``parent`` by a view op, which
+    ``replay`` records again on a new ``parent``) a view of ``parent``'s root
+    with the given geometry."""
+    if out is parent or not _TRACK_VIEWS[0]:
+        return out
+    pv = parent._view
+    if type(pv) is ViewOf:
+        root, base, counter = pv.root, pv.replay, pv.counter
+
+        def full(r: Tensor) -> Tensor:
+            return replay(base(r))
+    else:
+        root, full, counter = parent, replay, parent
+        if pv is None:
+            pv = parent._view = Aliases()
+    aliases = root._view
+    assert type(aliases) is Aliases
+    aliases.add(out)
+    out._view = info = ViewOf(root, full, tuple(sizes), tuple(strides), offset, counter)
+    if type(pv) is ViewOf:
+        info.multi, info.detached = pv.multi, pv.detached
+    ag = parent._ag
+    if ag is not None and ag.detached:
+        info.detached = True
+    node = out._node
+    if node is not None:
+        # the view reads the parent's state of now, held by the graph (so no
+        # in-place update of the parent, later, leaves it to ``state_at``)
+        state = frozen(parent)
+        if state is not parent:
+            node.inputs = tuple(state if x is parent else x for x in node.inputs)
+    return out
+
+
+class Frozen:
+    """The ``_view`` of a ``frozen`` state: the tensor it was taken from and
+    that tensor's version then (PyTorch's saved-tensor check)."""
+
+    __slots__ = ("source", "version")
+
+    def __init__(self, source: Tensor):
+        self.source = source
+        self.version = source._version
+
+
+_FROZEN = Mutation(-1, Tensor._leaf(np.zeros(())), 0, -1)  # (no state before it)
+
+
+def mark_multi_output(views: list[Tensor], name: str | None) -> list[Tensor]:
+    """The views are the outputs of one function (``split``, ``unbind``;
+    None: they are not, e.g. ``tensor_split``'s)."""
+    for i, v in enumerate(views):
+        if type(v._view) is ViewOf:
+            v._view.multi = None if name is None else (name, i)
+    return views
+
+
+def frozen(t: Tensor) -> Tensor:
+    """A tensor holding ``t``'s current state, for ops to read whatever
+    happens to ``t`` later (a view is recomputed after each in-place update
+    of its root: the ops that read it before must still find its old state).
+    ``t`` itself where its identity matters: it has autograd meta (gradients
+    accumulate on it, hooks), or a transform is tracing (its arguments are
+    known by identity)."""
+    ag = t._ag
+    if (ag is not None and (ag.requires_grad or ag.retain or ag.hooks or ag.post_hooks)) \
+            or GRAD_MODE.trace_depth or type(t._view) is Frozen:
+        return t
+    s = object.__new__(Tensor)
+    s.shape, s.dtype, s._node, s._index, s._value = t.shape, t.dtype, t._node, t._index, t._value
+    s._ag, s._hist, s._mut, s._view = None, t._hist, _FROZEN, Frozen(t)
+    if ag is not None:  # detached
+        s._ag = AutogradMeta()
+        s._ag.detached = ag.detached
+    return s
+
+
+def reshape_strides(sizes: Sequence[int], strides: Sequence[int], shape: Sequence[int]
+                    ) -> tuple[int, ...] | None:
+    """The strides of ``shape`` viewing elements of geometry (sizes, strides)
+    in order, or None if no strides can (PyTorch's ``computeStride``: then
+    ``view`` raises and ``reshape`` copies)."""
+    if not sizes:
+        return (1,) * len(shape)
+    if _numel(sizes) == 0:
+        return contiguous_strides(shape)
+    new = [0] * len(shape)
+    view_d = len(shape) - 1
+    chunk_base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(sizes) - 1, -1, -1):
+        tensor_numel *= sizes[d]
+        if d == 0 or (sizes[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                new[view_d] = view_numel * chunk_base
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, record
+from .core import Tensor, as_view, geometry, mark_multi_output, record, untracked_views
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
@@ -681,7 +681,8 @@ def narrow(input: TensorLike, dim: int, start: int, length: int) -> Tensor:  # n
 def unbind(input: TensorLike, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     x = as_tensor_arg(input)
     d = normalize_dim("unbind", dim, x.ndim)
-    return tuple(_basic_getitem(x, (slice(None),) * d + (i,)) for i in range(x.shape[d]))
+    return tuple(mark_multi_output([_basic_getitem(x, (slice(None),) * d + (i,))
+                                    for i in range(x.shape[d])], "Unbind"))
 
 
 def movedim(input: TensorLike, source: Any, destination: Any) -> Tensor:  # noqa: A002
@@ -714,12 +715,38 @@ def diagonal(input: TensorLike, offset: int = 0, dim1: int = 0, dim2: int = 1  #
     a, b = normalize_dim("diagonal", dim1, x.ndim), normalize_dim("diagonal", dim2, x.ndim)
     if a == b:
         raise ShapeError("diagonal", f"dim1 and dim2 cannot be the same dimension ({a})")
+    with untracked_views():
+        out = _diagonal(x, offset, a, b)
+    sizes, strides, start = geometry(x)
+    start += offset * strides[b] if offset >= 0 else -offset * strides[a]
+    keep = [d for d in range(x.ndim) if d not in (a, b)]
+    return as_view(x, out, lambda p: _diagonal(p, offset, a, b),
+                   tuple(sizes[d] for d in keep) + (out.shape[-1],),
+                   tuple(strides[d] for d in keep) + (strides[a] + strides[b],), start)
+
+
+def _diagonal(x: Tensor, offset: int, a: int, b: int) -> Tensor:
     y = movedim(x, (a, b), (-2, -1))
     n, m = y.shape[-2:]
     rows = np.arange(builtins.max(0, -offset), n)
     rows = rows[rows + offset < m]
     flat = reshape(y, y.shape[:-2] + (n * m,))
     return index_select(flat, -1, Tensor._leaf((rows * m + rows + offset).astype(np.int64)))
+
+
+def t(input: TensorLike) -> Tensor:  # noqa: A002
+    """The transpose of a matrix (0-d and 1-d: itself), a view (PyTorch's ``t``)."""
+    x = as_tensor_arg(input)
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return permute(x, (1, 0)) if x.ndim == 2 else x
+
+
+def select(input: TensorLike, dim: int, index: int) -> Tensor:  # noqa: A002
+    """``input[..., index, ...]`` at dimension ``dim``: a view (PyTorch's ``select``)."""
+    x = as_tensor_arg(input)
+    d = normalize_dim("select", dim, x.ndim)
+    return _basic_getitem(x, (slice(None),) * d + (int(index),))
 
 
 def diag_embed(input: TensorLike, offset: int = 0, dim1: int = -2, dim2: int = -1  # noqa: A002
@@ -824,7 +851,7 @@ def tensor_split(input: TensorLike, indices_or_sections: Any, dim: int = 0  # no
         lead: tuple[Any, ...] = (slice(None),) * d
         return tuple(_basic_getitem(x, lead + (slice(s, s + k),))
                      for s, k in zip(starts, sizes))
-    return tuple(split(x, sizes, d)) if len(sizes) > 1 else (x,)
+    return tuple(mark_multi_output(split(x, sizes, d), None)) if len(sizes) > 1 else (x,)
 
 
 # ---- Tensor methods ----
@@ -833,7 +860,7 @@ INDEXING_METHODS = (
     "gather scatter scatter_add scatter_reduce index_select take_along_dim take index_put "
     "index_add index_copy index_fill masked_fill masked_select masked_scatter nonzero argwhere "
     "tril triu flip fliplr flipud roll repeat tile repeat_interleave narrow unbind movedim "
-    "moveaxis swapdims diagonal diag diag_embed tensor_split").split()
+    "moveaxis swapdims diagonal diag diag_embed tensor_split select t").split()
 
 
 def _set_tensor_methods() -> None:
@@ -841,6 +868,15 @@ def _set_tensor_methods() -> None:
     for name in INDEXING_METHODS:
         setattr(Tensor, name, api[name])
     setattr(Tensor, "__getitem__", getitem)  # noqa: B010  (replaces ops' basic one)
+    Tensor.mT = property(_matrix_transposed)  # type: ignore[attr-defined]
+
+
+def _matrix_transposed(self: Tensor) -> Tensor:
+    """``x.mT``: the last two dimensions swapped (a view)."""
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return swapdims(self, -2, -1)
 
 
 _set_tensor_methods()

@@ -15,10 +15,27 @@ from typing import Any
 
 import numpy as np
 
-from .core import GRAD_MODE, Tensor, rebind, record, snapshot, splat_value
+from .core import (
+    GRAD_MODE,
+    Aliases,
+    Tensor,
+    ViewOf,
+    detach,
+    frozen,
+    geometry,
+    is_leaf,
+    raw_version,
+    rebind,
+    record,
+    requires_grad,
+    snapshot,
+    splat_value,
+    untracked_views,
+)
 from .creation import rand_like, randn_like
 from .dialects import OPS
 from .indexing import (
+    _put,
     index_add,
     index_copy,
     index_fill,
@@ -32,16 +49,41 @@ from .indexing import (
     tril,
     triu,
 )
-from .ops import as_tensor_arg, broadcast_to, clamp, convert, getitem, reshape, where
+from .ops import (
+    as_tensor_arg,
+    broadcast_to,
+    clamp,
+    clone,
+    convert,
+    getitem,
+    reshape,
+    squeeze,
+    transpose,
+    unsqueeze,
+    where,
+)
 
 
 def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
-    """Rebind ``t`` to ``make(old)``, ``old`` holding its current state."""
+    """Rebind ``t`` to ``make(old)``, ``old`` holding its current state; a
+    view writes the new value back into its root; the root's other live views
+    are then recomputed from it."""
     ag = t._ag
     if GRAD_MODE.enabled and ag is not None and ag.requires_grad:
         raise RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
                            "an in-place operation (wrap the update in pf.no_grad())")
+    info = t._view
+    if type(info) is ViewOf:
+        return _update_view(t, info, make, what)
     old, start = snapshot(t)
+    rebind(t, old, start, _new_value(t, old, make, what))
+    if info is not None:
+        _refresh(t, info, None)
+    return t
+
+
+def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
+    """``make(old)`` broadcast and cast to ``t``'s shape and dtype (PyTorch)."""
     new = as_tensor_arg(make(old))
     if new.shape != t.shape:
         if new.ndim > t.ndim or broadcast_shape(new.shape, t.shape) != t.shape:
@@ -50,11 +92,81 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         new = broadcast_to(new, t.shape)
     if new.dtype is not t.dtype:
         new = convert(new, t.dtype)  # PyTorch casts the result to the tensor's dtype
+    ag = t._ag
     if ag is not None and ag.detached and new.requires_grad:
         raise RuntimeError(f"{what}: a detached tensor cannot take a value that requires "
                            "grad in place")
-    rebind(t, old, start, new)
-    return t
+    return new
+
+
+def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: str) -> Tensor:
+    """An in-place update of a view: out of place on the view, then written
+    back into the root (the root's version goes up: the view shares it)."""
+    root = info.root
+    detached = info.detached or (v._ag is not None and v._ag.detached)
+    rag = root._ag
+    if GRAD_MODE.enabled and not detached and rag is not None and rag.requires_grad:
+        raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
+                           "used in an in-place operation (wrap the update in pf.no_grad())")
+    if info.overlaps():
+        raise RuntimeError(f"{what}: unsupported operation: more than one element of the "
+                           f"written-to tensor (a view of shape {list(v.shape)} of a tensor "
+                           f"of shape {list(root.shape)}) refers to a single memory "
+                           "location. Please clone() the tensor before performing the "
+                           "operation.")
+    if detached and requires_grad(root) and not is_leaf(root):
+        raise NotImplementedError(
+            f"{what} on a detached alias (detach() or .data) of a tensor that requires grad "
+            "and is not a leaf: PyTorch keeps the tensor's gradient history and changes its "
+            "value; this library cannot do both. Clone the tensor, or update it under no_grad")
+    old_root, root_start = snapshot(root)
+    old, start = snapshot(v)
+    new = _new_value(v, old, make, what)
+    if info.multi is not None and GRAD_MODE.enabled and (requires_grad(root)
+                                                         or new.requires_grad):
+        name, i = info.multi
+        raise RuntimeError(f"{what}: Output {i} of {name} is a view and is being modified "
+                           "inplace. This view is the output of a function that returns "
+                           "multiple views. Such functions do not allow the output views to "
+                           "be modified inplace. You should replace the inplace operation by "
+                           "an out-of-place one.")
+    with untracked_views():
+        n = root.numel()
+        if info.covers(n):  # all of it: the old root still reaches the graph (PyTorch
+            # gives it a zero gradient), and it keeps the old state for earlier readers
+            new_root = where(True, reshape(new, root.shape), old_root)
+        else:
+            new_root = _put(old_root, info.positions(), new)
+        if detached and new_root.requires_grad:  # (the root is a leaf: a value for it)
+            new_root = detach(new_root)
+    # one update of the version counter ``v`` shares (its root's, mostly)
+    counter = info.counter
+    counted, root_count = raw_version(counter), raw_version(root)
+    rebind(root, old_root, root_start, new_root)
+    rebind(v, old, start, new)
+    _refresh(root, root._view, v)
+    root._mut.version = root_count
+    counter._mut.version = counted + 1
+    return v
+
+
+def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
+    """Recompute every live view of ``root`` (but ``written``, which holds its
+    new value already) from the root's new state."""
+    if type(aliases) is not Aliases:
+        return
+    with untracked_views():
+        for w in aliases.live():
+            if w is written:
+                continue
+            info = w._view
+            r = frozen(root)
+            if r.shape != info.root_shape:
+                r = reshape(r, info.root_shape)
+            old, start = snapshot(w)
+            count = raw_version(w)
+            rebind(w, old, start, info.replay(r))
+            w._mut.version = count  # (recomputed, not updated: its counter did not change)
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -122,8 +234,12 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         raise IndexError(f"t[{index!r}] = ...: {e}") from None
     getitem(Tensor._leaf(np.zeros(self.shape, dtype=np.float32)), index)  # same checks
     region = Tensor._leaf(probe)
+    if not self.ndim:  # (a 0-d tensor: all of it)
+        _update(self, lambda o: where(region, value, o), "setitem")
+        return
     items = np.nonzero(probe)
-    if not items[0].size:
+    if not items[0].size:  # nothing written; PyTorch still counts an update
+        _update(self, lambda o: o, "setitem")
         return
     lo = [int(i.min()) for i in items]
     hi = [int(i.max()) for i in items]
@@ -152,6 +268,116 @@ def _record_pad(v: Tensor, low: list[int], high: list[int], interior: list[int])
                                      "interior": tuple(interior)})
 
 
+# ---- in-place changes of shape (PyTorch's ``squeeze_``, ``t_``...) and ``.data`` ----
+
+def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
+                      keeps_order: bool) -> Tensor:
+    """Give ``t`` the shape (and, for a view, the geometry) of the view
+    ``make(t)``. Its data does not change; its version counter counts one (PyTorch)."""
+    info = t._view
+    if type(info) is ViewOf:
+        new = make(t)  # a view of the same root, with its geometry
+        new_info = new._view
+    else:
+        if type(info) is Aliases and not keeps_order and info.live():
+            raise NotImplementedError(f"{what} of a tensor that has live views (a "
+                                      f"{list(t.shape)} tensor): take the views afterwards, "
+                                      "or use the out-of-place form")
+        with untracked_views():
+            new = make(t)
+        new_info = info
+    if new is t:
+        return t
+    old, start = snapshot(t)
+    rebind(t, old, start, new)
+    t.shape, t._view = new.shape, new_info
+    if type(new_info) is ViewOf and new_info.counter is not t:
+        t._mut.version -= 1
+        _bump(new_info.counter)  # the version counter is shared: PyTorch counts one
+    return t
+
+
+def _bump(t: Tensor) -> None:
+    old, start = snapshot(t)
+    rebind(t, old, start, old)
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    return _reshape_in_place(self, lambda o: squeeze(o, dim), "squeeze_", True)
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _reshape_in_place(self, lambda o: unsqueeze(o, dim), "unsqueeze_", True)
+
+
+def t_(self: Tensor) -> Tensor:
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return _reshape_in_place(self, lambda o: transpose(o, 0, 1) if o.ndim == 2 else o, "t_",
+                             self.ndim < 2)
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _reshape_in_place(self, lambda o: transpose(o, dim0, dim1), "transpose_",
+                             self.ndim < 2)
+
+
+def _get_data(self: Tensor) -> Tensor:
+    """``x.data``: ``x`` detached, sharing its storage (a view) but not its
+    version counter (PyTorch: why ``.data`` escapes the saved-tensor check)."""
+    d = detach(self)
+    if type(d._view) is ViewOf:
+        d._view.counter = d
+    return d
+
+
+def _set_data(self: Tensor, value: Tensor) -> None:
+    """``x.data = y``: ``x`` keeps its autograd state (a parameter stays the
+    same leaf) and from now on shares ``y``'s storage; views taken of ``x``
+    before keep the old one."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"x.data = ...: assigned data must be a Tensor, got "
+                        f"{type(value).__name__}")
+    info = self._view
+    old, start = snapshot(self)
+    if type(info) is Aliases:  # the old views stay views of the old state
+        old._view = info
+        for w in info.live():
+            w._view.root = old
+    elif type(info) is ViewOf:  # no longer a view of its old root
+        aliases = info.root._view
+        aliases.refs = [r for r in aliases.refs if r() is not self]
+    version = self._version
+    new = _copy_without_history(value)
+    vi = value._view
+    if type(vi) is ViewOf:
+        root, base = vi.root, vi.replay
+
+        def replay(r: Tensor) -> Tensor:
+            return _copy_without_history(base(r))
+    else:
+        root, replay = value, _copy_without_history
+        if vi is None:
+            value._view = Aliases()
+    sizes, strides, offset = geometry(value)
+    self._view = None
+    rebind(self, old, start, new)
+    self.shape, self.dtype = new.shape, new.dtype
+    self._view = ViewOf(root, replay, sizes, strides, offset, self)
+    root._view.add(self)
+    self._mut.version = version
+
+
+def _copy_without_history(x: Tensor) -> Tensor:
+    enabled = GRAD_MODE.enabled
+    GRAD_MODE.enabled = False  # the data carries no gradient history
+    try:
+        return clone(x)
+    finally:
+        GRAD_MODE.enabled = enabled
+
+
 def _iop(name: str):
     method = {"add": add_, "sub": sub_, "mul": mul_, "div": div_}[name]
 
@@ -162,8 +388,9 @@ def _iop(name: str):
 
 
 for _f in (add_, sub_, mul_, div_, zero_, fill_, copy_, clamp_, masked_fill_, normal_,
-           uniform_):
+           uniform_, squeeze_, unsqueeze_, t_, transpose_):
     setattr(Tensor, _f.__name__, _f)
+Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]
 Tensor.__setitem__ = setitem
 Tensor.__iadd__ = _iop("add")
 Tensor.__isub__ = _iop("sub")

@@ -23,7 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from .core import CONFIG, Tensor, constant_value, number_key, record
+from .core import (
+    CONFIG,
+    Tensor,
+    as_view,
+    constant_value,
+    geometry,
+    is_contiguous,
+    mark_multi_output,
+    number_key,
+    record,
+    reshape_strides,
+)
 from .dialects import OPS
 from .dialects.dtypes import (
     DType,
@@ -856,6 +867,16 @@ def _shape_arg(shape: tuple) -> tuple[int, ...]:
 
 
 def reshape(x: TensorLike, *shape: Any) -> Tensor:
+    """A view of ``x`` where its elements' layout allows one, else a copy (PyTorch)."""
+    return _reshape(x, shape, strict=False)
+
+
+def view(x: TensorLike, *shape: Any) -> Tensor:
+    """A view of ``x`` in a new shape; raises where the layout allows none (PyTorch)."""
+    return _reshape(x, shape, strict=True)
+
+
+def _reshape(x: TensorLike, shape: tuple, strict: bool) -> Tensor:
     t = as_tensor_arg(x)
     new = list(_shape_arg(shape))
     if new.count(-1) > 1:
@@ -873,10 +894,18 @@ def reshape(x: TensorLike, *shape: Any) -> Tensor:
     target = tuple(new)
     if target == t.shape:
         return t
-    return record(OPS["reshape"], (t,), {"shape": target})
-
-
-view = reshape
+    out = record(OPS["reshape"], (t,), {"shape": target})
+    sizes, strides, offset = geometry(t)
+    new_strides = reshape_strides(sizes, strides, target)
+    if new_strides is None:  # PyTorch copies (reshape) or raises (view)
+        if strict:
+            raise RuntimeError(f"view size is not compatible with input tensor's size and "
+                               f"stride (at least one dimension spans across two contiguous "
+                               f"subspaces): view {fmt_shape(t.shape)} as {list(target)}. "
+                               "Use .reshape(...) instead.")
+        return out
+    return as_view(t, out, lambda p: record(OPS["reshape"], (p,), {"shape": target}),
+                   target, new_strides, offset)
 
 
 def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -916,7 +945,10 @@ def permute(x: TensorLike, *dims: Any) -> Tensor:
         if len(perm) != t.ndim:
             raise ShapeError("permute", f"{list(dims)} does not permute {fmt_shape(t.shape)}")
         return t
-    return record(OPS["permute"], (t,), {"perm": perm})
+    out = record(OPS["permute"], (t,), {"perm": perm})
+    sizes, strides, offset = geometry(t)
+    return as_view(t, out, lambda p: record(OPS["permute"], (p,), {"perm": perm}),
+                   tuple(sizes[d] for d in perm), tuple(strides[d] for d in perm), offset)
 
 
 def transpose(x: TensorLike, dim0: int = 0, dim1: int = 1) -> Tensor:
@@ -937,7 +969,15 @@ def broadcast_to(x: TensorLike, *shape: Any) -> Tensor:
     target = _shape_arg(shape)
     if target == t.shape:
         return t
-    return record(OPS["broadcast_to"], (t,), {"shape": target})
+    out = record(OPS["broadcast_to"], (t,), {"shape": target})
+    sizes, strides, offset = geometry(t)
+    lead = len(target) - len(sizes)
+    if lead < 0:  # (the shape rule raised already)
+        return out
+    expanded = (0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
+                                   zip(sizes, target[lead:], strides))
+    return as_view(t, out, lambda p: record(OPS["broadcast_to"], (p,), {"shape": target}),
+                   target, expanded, offset)
 
 
 def expand(x: TensorLike, *sizes: Any) -> Tensor:
@@ -991,7 +1031,15 @@ def _split_sizes(x: Tensor, sizes: Sequence[int], dim: int) -> list[Tensor]:
             raise ShapeError("split", f"sizes {list(sizes)} must sum to {x.shape[d]}, "
                                       f"dimension {d} of {fmt_shape(x.shape)}")
         return [x]
-    return list(record(OPS["split"], (x,), {"sizes": tuple(sizes), "dim": d}))
+    outs = record(OPS["split"], (x,), {"sizes": tuple(sizes), "dim": d})
+    geo = geometry(x)
+    start = 0
+    for out, k in zip(outs, sizes):
+        lead = (slice(None),) * d + (slice(start, start + k),)
+        as_view(x, out, lambda p, lead=lead: _slice(p, lead, p.shape)[0],
+                *_slice_geometry(geo, x.shape, lead))
+        start += k
+    return list(outs)
 
 
 def split(x: TensorLike, split_size_or_sections: int | Sequence[int], dim: int = 0
@@ -1003,8 +1051,9 @@ def split(x: TensorLike, split_size_or_sections: int | Sequence[int], dim: int =
         if k <= 0:
             raise ShapeError("split", f"split size must be positive, got {k}")
         sizes = [k] * (n // k) + ([n % k] if n % k else [])
-        return _split_sizes(t, sizes or [0], d)
-    return _split_sizes(t, [int(s) for s in split_size_or_sections], d)
+        return mark_multi_output(_split_sizes(t, sizes or [0], d), "Split")
+    return mark_multi_output(_split_sizes(t, [int(s) for s in split_size_or_sections], d),
+                             "SplitWithSizes")
 
 
 def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
@@ -1013,7 +1062,7 @@ def chunk(x: TensorLike, chunks: int, dim: int = 0) -> list[Tensor]:
         raise ShapeError("split", f"chunk expects a positive number of chunks, got {chunks}")
     n = t.shape[normalize_dim("split", dim, t.ndim)]
     if n == 0:  # PyTorch: ``chunks`` empty pieces
-        return _split_sizes(t, [0] * chunks, dim)
+        return mark_multi_output(_split_sizes(t, [0] * chunks, dim), "Split")
     return split(t, builtins.max(-(-n // chunks), 1), dim)
 
 
@@ -1036,13 +1085,33 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         items = items[:i] + (slice(None),) * (x.ndim - n_real) + items[i + 1:]
     else:
         items = items + (slice(None),) * (x.ndim - n_real)
+    out, out_shape = _slice(x, items, x.shape)
+    if out is not x:
+        out = as_view(x, out, lambda p: _slice(p, items, p.shape)[0],
+                      *_slice_geometry(geometry(x), x.shape, items))
+    return reshape(out, out_shape)
+
+
+def _slice(x: Tensor, items: tuple, shape: tuple[int, ...]) -> tuple[Tensor, tuple[int, ...]]:
+    """``x`` sliced by the basic index ``items`` (ints kept as size-1 dims),
+    and the shape of ``x[items]`` (ints dropped, Nones added)."""
+    start, limit, stride, out_shape = _slice_bounds(items, shape)
+    out = x
+    if start != [0] * len(shape) or limit != list(shape) or stride != [1] * len(shape):
+        out = record(OPS["slice"], (x,), {"start": tuple(start), "limit": tuple(limit),
+                                          "stride": tuple(stride)})
+    return out, tuple(out_shape)
+
+
+def _slice_bounds(items: tuple, shape: tuple[int, ...]
+                  ) -> tuple[list[int], list[int], list[int], list[int]]:
     start, limit, stride, out_shape = [], [], [], []
     d = 0
     for it in items:
         if it is None:
             out_shape.append(1)
             continue
-        size = x.shape[d]
+        size = shape[d]
         if isinstance(it, slice):
             a, b, k = it.indices(size)
             if k <= 0:
@@ -1058,11 +1127,21 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             i %= size
             start.append(i), limit.append(i + 1), stride.append(1)
         d += 1
-    out = x
-    if start != [0] * x.ndim or limit != list(x.shape) or stride != [1] * x.ndim:
-        out = record(OPS["slice"], (x,), {"start": tuple(start), "limit": tuple(limit),
-                                          "stride": tuple(stride)})
-    return reshape(out, tuple(out_shape))
+    for _ in range(d, len(shape)):  # (a shorter index: the rest whole)
+        start.append(0), limit.append(shape[len(start) - 1]), stride.append(1)
+        out_shape.append(shape[len(start) - 1])
+    return start, limit, stride, out_shape
+
+
+def _slice_geometry(geo: tuple, shape: tuple[int, ...], items: tuple
+                    ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The geometry of ``_slice``'s result (its ints kept as size-1 dims)."""
+    sizes, strides, offset = geo
+    start, limit, stride, _ = _slice_bounds(items, shape)
+    new_sizes = tuple((b - a + k - 1) // k for a, b, k in zip(start, limit, stride))
+    for a, s in zip(start, strides):
+        offset += a * s
+    return new_sizes, tuple(s * k for s, k in zip(strides, stride)), offset
 
 
 # ---- the softmax family ----
@@ -1444,8 +1523,9 @@ _DATA_METHODS: dict[str, Any] = {
     "to": to, "type": _type, "clone": clone, "__format__": _format,
     "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "ndimension": lambda self: self.ndim, "nelement": lambda self: self.numel(),
-    "element_size": lambda self: self.dtype.itemsize, "contiguous": lambda self, *a, **k: self,
-    "is_contiguous": lambda self, *a, **k: True, "cpu": lambda self, *a, **k: self,
+    "element_size": lambda self: self.dtype.itemsize,
+    "contiguous": lambda self, *a, **k: self if is_contiguous(self) else _same(self),
+    "is_contiguous": lambda self, *a, **k: is_contiguous(self), "cpu": lambda self, *a, **k: self,
     "device": property(lambda self: current_device()),
 }
 

@@ -74,12 +74,12 @@ def test_autograd_grad_leaves_dot_grad_alone():
     a = pf.tensor([1.0, 2.0], requires_grad=True)
     b = pf.tensor([3.0, 4.0], requires_grad=True)
     loss = (a * b).sum()
-    (ga,) = pf.autograd.grad(loss, [a])
+    (ga,) = pf.autograd.grad(loss, [a], retain_graph=True)  # (torch frees it by default)
     np.testing.assert_allclose(ga.numpy(), [3.0, 4.0])
     assert a.grad is None and b.grad is None
     unused = pf.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="not used"):
-        pf.autograd.grad(loss, [a, unused])
+        pf.autograd.grad(loss, [a, unused], retain_graph=True)
     ga, gu = pf.autograd.grad(loss, [a, unused], allow_unused=True)
     assert gu is None
     with pytest.raises(RuntimeError, match="does not require grad"):
