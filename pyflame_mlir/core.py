@@ -78,6 +78,9 @@ class _GradMode(threading.local):
     # how many functional transforms (grad, vjp, jvp, jacrev...) are tracing a
     # function on this thread: while one is, a realized tensor keeps its history
     trace_depth: int = 0
+    # of those, the ``pf.compile`` traces: they know captured tensors by their
+    # history, not by identity, so the views ops read are snapshotted there
+    jit_depth: int = 0
     # tensors realized inside a trace that kept their history only because of it
     traced: list | None = None
 
@@ -1144,11 +1147,14 @@ def frozen(t: Tensor) -> Tensor:
     happens to ``t`` later (a view is recomputed after each in-place update
     of its root: the ops that read it before must still find its old state).
     ``t`` itself where its identity matters: it has autograd meta (gradients
-    accumulate on it, hooks), or a transform is tracing (its arguments are
-    known by identity)."""
+    accumulate on it, hooks), or a functional transform is tracing (it knows
+    the tensors of its function by identity). A ``pf.compile`` trace alone
+    does not count: a view read by an op there and recomputed later (an
+    optimizer step updating weights read through ``.t()``) must leave that
+    op its state, as outside any trace."""
     ag = t._ag
     if (ag is not None and (ag.requires_grad or ag.retain or ag.hooks or ag.post_hooks)) \
-            or GRAD_MODE.trace_depth or type(t._view) is Frozen:
+            or GRAD_MODE.trace_depth > GRAD_MODE.jit_depth or type(t._view) is Frozen:
         return t
     s = object.__new__(Tensor)
     s.shape, s.dtype, s._node, s._index, s._value = t.shape, t.dtype, t._node, t._index, t._value

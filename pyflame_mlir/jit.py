@@ -45,6 +45,7 @@ from .autodiff import tracing
 from .compiler import build_module, compile_subgraph, config_key
 from .core import (
     CONFIG,
+    GRAD_MODE,
     OBSERVERS,
     Subgraph,
     Tensor,
@@ -260,7 +261,11 @@ def trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | No
     CONFIG.eager = False  # one program: its ops are recorded, then run together
     try:
         with tracing():
-            return _trace_program(f, args, kwargs, leaves)
+            GRAD_MODE.jit_depth += 1
+            try:
+                return _trace_program(f, args, kwargs, leaves)
+            finally:
+                GRAD_MODE.jit_depth -= 1
     finally:
         CONFIG.eager = eager
 

@@ -26,18 +26,17 @@ from .autodiff import (
     FuncGraph,
     _Args,
     _cotangents,
+    _Forward,
     _functional_plan,
-    _no_forward_mode_through_functions,
     _seed_like,
     _stopped_lazy,
-    record_jvp,
     tracing,
 )
 from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
-from .ops import reshape
+from .ops import reshape, stack
 from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 
 _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
@@ -260,6 +259,16 @@ def _basis(t: Tensor) -> Tensor:
     return tensor(np.eye(k, dtype=t.dtype.np).reshape((k, *t.shape)))
 
 
+def _mapped(pull: Callable[[Tensor], list[Tensor]], basis: Tensor) -> list[Tensor]:
+    """``vmap(pull)(basis)``; under anomaly detection one call per basis row
+    instead, since its checks look at each backward op's values (a vmapped
+    function is traced once for all rows: its values are not there)."""
+    if not CONFIG.anomaly:
+        return vmap(pull)(basis)
+    rows = [pull(basis[i]) for i in range(basis.shape[0])]
+    return [stack([r[m] for r in rows]) for m in range(len(rows[0]))]
+
+
 def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse: bool):
     """JAX's jacrev/jacfwd over pytrees: per output leaf, the input's
     structure (``argnums``) with a Jacobian ``out.shape + x.shape`` per input
@@ -278,8 +287,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
             if reverse:
                 plan = _functional_plan(xs.flat, outs)
             else:
-                fn = FuncGraph(xs.flat, outs)
-                _no_forward_mode_through_functions(fn)
+                forward = _Forward(xs.flat, outs)  # through Functions' own jvp
         flat = xs.flat
         # blocks[k][m]: d outs[k] / d flat[m], of shape outs[k].shape + flat[m].shape
         blocks: list[list[Tensor | None]] = [[None for _ in flat] for _ in outs]
@@ -291,7 +299,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
                 def pull(seed: Tensor, k: int = k) -> list[Tensor]:
                     seeds = [seed if j == k else _seed_like(p, 0.0) for j, p in enumerate(outs)]
                     return _cotangents(plan, flat, seeds)
-                for m, ct in enumerate(vmap(pull)(_basis(o))):
+                for m, ct in enumerate(_mapped(pull, _basis(o))):
                     blocks[k][m] = reshape(ct, o.shape + flat[m].shape)
         else:
             for m, x in enumerate(flat):
@@ -301,7 +309,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
                 def push(tangent: Tensor, m: int = m) -> list[Tensor]:
                     tangents = [tangent if q == m else _seed_like(p, 0.0)
                                 for q, p in enumerate(flat)]
-                    return record_jvp(fn, range(len(flat)), tangents)[len(outs):]
+                    return forward.run(tangents)
                 for k, tan in enumerate(vmap(push, out_axes=-1)(_basis(x))):
                     blocks[k][m] = reshape(tan, outs[k].shape + x.shape)
         jac = []
