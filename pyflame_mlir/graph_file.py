@@ -183,9 +183,10 @@ def save_graph(tensors: Tensor | Sequence[Tensor], path: str | os.PathLike,
     sub = collect(outs)
     for n in sub.nodes:
         if n.op.name not in OP_CODES:
-            why = ("a traced function (a differentiation of a function); compute it first or "
-                   "save the graph before the transform") if n.op.family == "transform" else \
-                  "it has no PFGB op code (append it to graph_file.OP_NAMES)"
+            why = ("a traced function (grad, vjp, jvp or vmap of a function); compute it "
+                   "first or save the graph before the transform"
+                   ) if n.op.family == "transform" else \
+                "it has no PFGB op code (append it to graph_file.OP_NAMES)"
             raise ValueError(f"save_graph: cannot store op {n.op.name}: {why}")
     out = _Out()
     n_nodes = len(sub.leaves) + len(sub.nodes)
