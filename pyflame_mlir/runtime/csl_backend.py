@@ -249,12 +249,12 @@ class Session:
         for i, (kind, data) in enumerate(c.wse.inputs):
             if kind == "const":
                 if not self.loaded_constants:
-                    self.copy_in(i, np.asarray(data))
+                    self.copy_in(i, _exact_on_pe(np.asarray(data)))
                 continue
             value = args[data]
             if c.options.resident and i in c.program.resident and self.on_device(i, value):
                 continue
-            self.copy_in(i, np.asarray(_host(value)))
+            self.copy_in(i, _exact_on_pe(np.asarray(_host(value))))
         self.loaded_constants = True
         with np.errstate(all="ignore"):
             rt.launch(c.spec["launch"], nonblock=False)
@@ -283,6 +283,15 @@ class Session:
             _LAST[0] = report
             _LAST_RUN[0] = record
         return outs
+
+
+def _exact_on_pe(a: np.ndarray) -> np.ndarray:
+    """``a``, if the PE holds it exactly: integers travel as f32 values (issue
+    #16), exact below 2**24 only."""
+    if a.dtype.kind in "iu" and a.size and np.abs(a).max() >= INDEX_EXACT:
+        raise ValueError(f"csl backend: an integer input holds {np.abs(a).max()}, but "
+                         f"integers are f32 values on the PE, exact below {INDEX_EXACT}")
+    return a
 
 
 def _host(value: Any) -> Any:
@@ -330,15 +339,8 @@ class CslExecutable:
         return self.current.program.grid
 
     def inputs_for(self, c: Compiled, args: list[np.ndarray]) -> list[np.ndarray]:
-        out = []
-        for kind, data in c.wse.inputs:
-            out.append(np.asarray(args[data]) if kind == "arg" else np.asarray(data))
-        for a in out:  # integers travel as f32 values (issue #16): exact below 2**24 only
-            if a.dtype.kind in "iu" and a.size and np.abs(a).max() >= INDEX_EXACT:
-                raise ValueError(f"csl backend: an integer input holds {np.abs(a).max()}, "
-                                 f"but integers are f32 values on the PE, exact below "
-                                 f"{INDEX_EXACT}")
-        return out
+        return [_exact_on_pe(np.asarray(args[data]) if kind == "arg" else np.asarray(data))
+                for kind, data in c.wse.inputs]
 
     def run(self, args: list[np.ndarray], requested: int | None = None) -> list[np.ndarray]:
         """The outputs for leaf arrays ``args``. ``requested``: how many leading outputs
