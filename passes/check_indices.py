@@ -6,7 +6,7 @@ for an index outside ``[0, size)``. The reference kernels raise; MAX reads
 anywhere and the linalg lowering clamps, so a lazy out-of-range index would
 give a wrong number with no error. This pass adds, for each such op whose
 index is not a constant (constants are checked when they are recorded), one
-more result to its (public) function: the count of out-of-range indices (an int64
+more result to its (public) function: the count of out-of-range indices (a float32
 scalar, ``sum(idx < 0 | idx >= size)``). The function's ``pyflame.index_checks``
 attribute names the op, dim and size of each added result, in order; the
 compile driver strips those results after a run and raises ``IndexError``
@@ -24,7 +24,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 
-from ..dialects.dtypes import int64
+from ..dialects.dtypes import float32
 from ..dialects.pyflame import PyflameOp
 from .common import IRBuilder, PyflamePass, constant_array, insert_before, spec_of_type
 
@@ -75,7 +75,9 @@ class CheckIndices(PyflamePass):
                     continue
                 bad = b.logical_or(b.lt(index, b.scalar(0, index)),
                                    b.ge(index, b.scalar(size, index)))
-                flags = b.convert(bad, dtype=int64)
+                # counted in float32 (exact below 2**24 bad indices; any count > 0
+                # raises): every backend sums it, the PE grid included
+                flags = b.convert(bad, dtype=float32)
                 counts.append(b.sum(flags, dims=tuple(range(len(b.shape(flags)))),
                                     keepdim=False))
                 entries.append(f"{opdef.name}:{dim}:{size}")

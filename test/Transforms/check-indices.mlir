@@ -4,7 +4,7 @@
 // RUN: pyflame-opt %s -p check-indices | filecheck %s
 
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<i64>, tensor<i64>)
+// CHECK-SAME:    -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<f32>, tensor<f32>)
 // CHECK-SAME:    pyflame.index_checks = ["gather:0:4", "scatter_add:0:4"]
 // CHECK:         %[[G:.*]] = pyflame.gather %x, %i {dim = 0 : i64}
 // CHECK:         %[[S:.*]] = pyflame.scatter_add %x, %j, %s {dim = 0 : i64}
@@ -13,7 +13,7 @@
 // CHECK-NEXT:    %[[N:.*]] = pyflame.constant {value = dense<4> : tensor<i64>}
 // CHECK-NEXT:    %[[GE:.*]] = pyflame.ge %i, %[[N]]
 // CHECK-NEXT:    %[[BAD:.*]] = pyflame.logical_or %[[LT]], %[[GE]]
-// CHECK-NEXT:    %[[F:.*]] = pyflame.convert %[[BAD]] {dtype = i64}
+// CHECK-NEXT:    %[[F:.*]] = pyflame.convert %[[BAD]] {dtype = f32}
 // CHECK-NEXT:    %[[C1:.*]] = pyflame.sum %[[F]] {dims = array<i64: 0, 1>, keepdim = false}
 // CHECK:         %[[C2:.*]] = pyflame.sum
 // CHECK:         func.return %[[G]], %[[S]], %[[C1]], %[[C2]]
