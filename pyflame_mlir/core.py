@@ -898,6 +898,10 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             if m is not None and not (cut and id(t) in cut):
                 add(at[m] | t._index)
                 continue
+            if type(t._view) is Frozen and t._value is not None \
+                    and t._view.source._value is t._value:
+                t = t._view.source  # a snapshot of a value that has not changed since:
+                # one program input, not one per op that read it
             lr = pos.get(id(t))  # leaves share the map, under the tensor's id
             if lr is None:
                 lr = pos[id(t)] = -1 - len(leaves)
