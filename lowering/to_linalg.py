@@ -764,9 +764,8 @@ def _logsumexp(em: Emitter, inputs, specs, out, dims, keepdim):
 
 def _clamped_index(s: Scalar, v: SSAValue, n: int) -> SSAValue:
     """An index value as ``index``, clamped into ``[0, n)`` so that no read
-    leaves the tensor. A known gap: the mlir backend does not run
-    ``check-indices`` yet (``compiler.CHECKED_INDICES``), so a lazy
-    out-of-range index reads the nearest element instead of raising."""
+    leaves the tensor; the result is never returned for a bad index: the
+    ``check-indices`` pass's counts make the compile driver raise instead."""
     i = s(arith.IndexCastOp(v, IndexType()))
     lo = s(arith.ConstantOp(IntegerAttr(0, IndexType())))
     hi = s(arith.ConstantOp(IntegerAttr(max(n - 1, 0), IndexType())))

@@ -63,6 +63,10 @@ class CheckIndices(PyflamePass):
             ret = fn.body.block.last_op
             assert isinstance(ret, func.ReturnOp)
             counts, entries = [], []
+            # one count per (index, dim, size): ops sharing an index share its check
+            # (a function must not return one value twice: the mlir backend's
+            # buffers would alias)
+            seen: dict[tuple, int] = {}
             b = IRBuilder(lambda new, ret=ret: insert_before(new, ret))
             for op in list(fn.body.block.ops):
                 opdef = getattr(op, "OPDEF", None)
@@ -73,11 +77,19 @@ class CheckIndices(PyflamePass):
                 index = op.operands[pos]
                 if constant_array(index) is not None or 0 in b.shape(index):
                     continue  # checked when recorded, or no index at all
+                key = (index, dim, size)
+                if key in seen:
+                    k = seen[key]
+                    name, rest = entries[k].split(":", 1)
+                    if opdef.name not in name.split("/"):
+                        entries[k] = f"{name}/{opdef.name}:{rest}"
+                    continue
                 bad = b.logical_or(b.lt(index, b.scalar(0, index)),
                                    b.ge(index, b.scalar(size, index)))
                 # counted in float32 (exact below 2**24 bad indices; any count > 0
                 # raises): every backend sums it, the PE grid included
                 flags = b.convert(bad, dtype=float32)
+                seen[key] = len(counts)
                 counts.append(b.sum(flags, dims=tuple(range(len(b.shape(flags)))),
                                     keepdim=False))
                 entries.append(f"{opdef.name}:{dim}:{size}")

@@ -338,11 +338,8 @@ def _backend_index_error(checks: list[str], message: str, backend: str) -> str:
 
 
 # Backends whose kernels raise on an out-of-range index themselves; the others
-# get the ``check-indices`` pass (a wrong read is never returned silently)...
-# except mlir for now: with the checks, compiling the every-op graph crashes
-# inside MLIR 22 (a segfault; small graphs compile and raise correctly), so
-# the mlir backend still clamps a lazy out-of-range index (a known gap)
-CHECKED_INDICES = frozenset({"reference", "mlir"})
+# get the ``check-indices`` pass (a wrong read is never returned silently).
+CHECKED_INDICES = frozenset({"reference"})
 
 
 def _add_index_checks(module: ModuleOp) -> list[str]:

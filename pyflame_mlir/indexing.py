@@ -15,7 +15,7 @@ input at flat positions:
   graph, and an out-of-range index makes it invalid, so the ``gather`` raises
   ``IndexError`` at evaluation (the reference kernel itself; on the other
   backends the ``check-indices`` pass counts bad indices in the graph and the
-  compile driver raises; the mlir backend still clamps: a known gap);
+  compile driver raises), never a silent wrong read;
 - bool masks have a data-dependent shape: the mask is evaluated (looking at a
   value never changes a gradient) and becomes host indices.
 

@@ -272,8 +272,54 @@ def compile_text(text: str, blas: bool = True) -> tuple[Any, Any]:
     return engine, ctx
 
 
-def lower_and_compile(module: ModuleOp) -> MlirExecutable:
-    """The ``BACKENDS`` entry: a ready executable for ``module`` (disk cache first)."""
+def lower_and_compile(module: ModuleOp) -> MlirExecutable | _Repeated:
+    """The ``BACKENDS`` entry: a ready executable for ``module`` (disk cache first).
+    A value ``@main`` returns more than once (``pf.eval(x + 1, x + 1)`` after
+    CSE) is returned once by the compiled function and copied after the run:
+    two out-buffers of one bufferized value crashed the JIT'd code."""
+    order = _return_each_value_once(module)
+    exe = _lower_and_compile(module)
+    return exe if order is None else _Repeated(exe, order)
+
+
+class _Repeated:
+    """An executable whose results are repeated into the positions ``order`` names."""
+
+    def __init__(self, exe: MlirExecutable, order: list[int]):
+        self.exe, self.order = exe, order
+        self.source = exe.source
+
+    def run(self, args: list[np.ndarray]) -> list[np.ndarray]:
+        outs = self.exe.run(args)
+        used: set[int] = set()
+        result = []
+        for k in self.order:
+            result.append(outs[k] if k not in used else outs[k].copy())
+            used.add(k)
+        return result
+
+
+def _return_each_value_once(module: ModuleOp) -> list[int] | None:
+    """Make ``@main`` return each value once; the position of each original
+    result among the new ones, or None if nothing was repeated."""
+    from xdsl.dialects import func
+
+    for fn in module.body.block.ops:
+        if isinstance(fn, func.FuncOp) and fn.sym_name.data == ENTRY:
+            ret = fn.body.block.last_op
+            assert isinstance(ret, func.ReturnOp)
+            values = list(ret.operands)
+            unique = list(dict.fromkeys(values))
+            if len(unique) == len(values):
+                return None
+            ret.operands = unique
+            fn.function_type = func.FunctionType.from_lists(
+                list(fn.function_type.inputs.data), [v.type for v in unique])
+            return [unique.index(v) for v in values]
+    return None
+
+
+def _lower_and_compile(module: ModuleOp) -> MlirExecutable:
     arg_specs, result_specs = _signature(module)
     text = linalg_text(module)
     key = cache_key(text)

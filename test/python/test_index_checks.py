@@ -31,12 +31,8 @@ def _backends() -> list:
     from pyflame_mlir.compiler import BACKENDS
 
     why = BACKENDS["mlir"].available()
-    return ["reference", pytest.param("mlir", marks=[
-        pytest.mark.skipif(why is not None, reason=f"the mlir backend is not available: {why}"),
-        pytest.mark.xfail(strict=True,
-                          reason="known gap: the mlir backend clamps a lazy out-of-range "
-                                 "index (check-indices is off there: MLIR 22 crashed "
-                                 "compiling the every-op graph with it)")])]
+    return ["reference", pytest.param("mlir", marks=pytest.mark.skipif(
+        why is not None, reason=f"the mlir backend is not available: {why}"))]
 
 
 @pytest.mark.parametrize("backend", _backends())

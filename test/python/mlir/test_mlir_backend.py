@@ -148,3 +148,15 @@ def test_a_missing_extra_gives_the_reason() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "backend 'mlir' is not available" in out and "pyflame-mlir[mlir]" in out
+
+
+def test_one_value_returned_twice(on_mlir: Path) -> None:
+    """``pf.eval(x + 1, x + 1)``: CSE leaves @main returning one value twice;
+    two out-buffers of one bufferized value crashed the compiled code (a
+    segfault), so it is returned once and copied."""
+    x = pf.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    a, b, c = pf.eval(x + 1, x * 2, x + 1)
+    np.testing.assert_array_equal(a.numpy(), np.arange(6.0).reshape(2, 3) + 1)
+    np.testing.assert_array_equal(c.numpy(), a.numpy())
+    np.testing.assert_array_equal(b.numpy(), np.arange(6.0).reshape(2, 3) * 2)
+    assert a.numpy() is not c.numpy()
