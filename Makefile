@@ -23,7 +23,10 @@ $(EXTRAS): $(STAMP)
 	$(PY) -m pip install -q -e '.[test,progress]' || echo "note: the [progress] extra did not install: the tqdm progress-line test is skipped"
 	touch $(EXTRAS)
 
-demo: $(STAMP)
+# The demo installs the optional backends too (each one that fails to install is
+# skipped with a note): examples/mlp.py runs the loss on every installed backend,
+# so `python -m pyflame_mlir cache info` then lists their compiled entries.
+demo: $(STAMP) $(EXTRAS)
 	$(PY) examples/mlp.py
 	$(PY) examples/train_mlp.py
 	$(PY) examples/mlp_csl.py
