@@ -30,19 +30,7 @@ def reduce_value(p: _Planner, x: Any, dims: tuple[int, ...], keepdim: bool, kind
     """A reduction of the pyflame-level value ``x`` (a value or a planner key),
     combined along the axes it leaves partial; returns a fresh key.
     ``negate``: ``-kind(-x)`` (min from max)."""
-    shape = value_spec(x)[0]
-    lay = min(p.current(x), key=lambda lay: p.conv_cost(x, lay))
-    w = p.get(x, lay)
-    if negate:
-        w = p.emit(wse.MapOp("neg", [w], wse.wse_type(shape, lay)))
-    rs, rl = wse.infer_reduce(shape, lay, dims, keepdim, kind)
-    w = p.emit(wse.ReduceOp(kind, w, dims, keepdim, wse.wse_type(rs, rl)))
-    for g in wse.AXES:
-        if rl.partial(g):
-            rs, rl = wse.infer_combine(rs, rl, g)
-            w = p.emit(wse.CombineOp(g, w, wse.wse_type(rs, rl)))
-    if negate:
-        w = p.emit(wse.MapOp("neg", [w], wse.wse_type(rs, rl)))
+    w, rs, rl = p.reduce_emit(x, dims, keepdim, kind, negate)
     key = _Fresh(rs, False)
     p.bind(key, w, rl)  # type: ignore[arg-type]
     return key

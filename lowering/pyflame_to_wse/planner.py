@@ -276,19 +276,14 @@ class _Planner(MatmulMixin):
         self.choices.append(f"{name}: {scheme} -> {lay}")
 
     # -- reductions --
-    def _reduction(self, op: Operation, attrs: dict, kind: str, negate: bool, mean: bool
-                   ) -> None:
-        """sum/max reductions on the grid; min is -max(-x), mean sum times 1/count."""
-        x, out = op.operands[0], op.results[0]
+    def reduce_emit(self, x: Any, dims: tuple[int, ...], keepdim: bool, kind: str,
+                    negate: bool = False) -> tuple[SSAValue, tuple[int, ...], wse.Layout]:
+        """Reduce the pyflame-level value ``x`` (a value or a planner key) from its
+        cheapest placement, combining the axes left partial; ``negate``:
+        ``-kind(-x)`` (min from max). Returns the wse value, its shape and layout."""
         shape = _spec(x)[0]
-        dims, keepdim = tuple(attrs["dims"]), attrs["keepdim"]
-        rshape = _spec(out)[0]
-        if not dims:
-            self._map_value("copy", [x], rshape, False, out)
-            return
-        src_lay = min(self.current(x), key=lambda lay: self.conv_cost(x, lay))
-        w = self.get(x, src_lay)
-        lay = src_lay
+        lay = min(self.current(x), key=lambda lay: self.conv_cost(x, lay))
+        w = self.get(x, lay)
         if negate:
             w = self.emit(wse.MapOp("neg", [w], wse.wse_type(shape, lay)))
         rs, rl = wse.infer_reduce(shape, lay, dims, keepdim, kind)
@@ -299,6 +294,19 @@ class _Planner(MatmulMixin):
                 w = self.emit(wse.CombineOp(g, w, wse.wse_type(rs, rl)))
         if negate:
             w = self.emit(wse.MapOp("neg", [w], wse.wse_type(rs, rl)))
+        return w, rs, rl
+
+    def _reduction(self, op: Operation, attrs: dict, kind: str, negate: bool, mean: bool
+                   ) -> None:
+        """sum/max reductions on the grid; min is -max(-x), mean sum times 1/count."""
+        x, out = op.operands[0], op.results[0]
+        shape = _spec(x)[0]
+        dims, keepdim = tuple(attrs["dims"]), attrs["keepdim"]
+        rshape = _spec(out)[0]
+        if not dims:
+            self._map_value("copy", [x], rshape, False, out)
+            return
+        w, rs, rl = self.reduce_emit(x, dims, keepdim, kind, negate)
         if mean:
             count = math.prod(shape[d] for d in dims)
             c = self.emit(wse.ConstantOp(1.0 / max(count, 1), wse.wse_type(
