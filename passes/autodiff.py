@@ -25,9 +25,9 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects import ad as ad_rules
 from ..dialects.opdef import OpDef
-from ..dialects.pyflame import FusedOp, JvpOp, PyflameOp, VjpOp, _TransformOp, spec_of_type
+from ..dialects.pyflame import JvpOp, PyflameOp, VjpOp, _TransformOp, spec_of_type
 from .common import IRBuilder
-from .fusion import Unfuse
+from .fusion import unfuse_if_fused
 
 
 class AutodiffError(DiagnosticException):
@@ -154,11 +154,7 @@ class PyflameAutodiff(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not has_transforms(op):
             return
-        if any(isinstance(o, FusedOp) or (isinstance(o, PyflameOp) and o.OPDEF.family == "fused")
-               for o in op.walk()):
-            # rules are written for the basic ops: expand fused ones first
-            # (fusion, a later pass, fuses the derivative code again)
-            Unfuse().apply(ctx, op)
+        unfuse_if_fused(ctx, op)
         derivatives: dict[tuple, func.FuncOp] = {}
         while True:
             pending = [t for t in op.walk() if isinstance(t, _TransformOp)]

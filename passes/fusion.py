@@ -332,3 +332,12 @@ class Unfuse(PyflamePass):
         chains = DecomposePattern(frozenset(OPS[name] for name in CHAINS))
         PatternRewriteWalker(GreedyRewritePatternApplier([inline, chains])).rewrite_module(module)
         return {"unfused": inline.count + chains.count}
+
+
+def unfuse_if_fused(ctx: Context, module: ModuleOp) -> None:
+    """``unfuse`` when ``module`` holds a fused op: the transforms' rules
+    (derivatives, batching) are written for the basic ops (fusion, a later
+    pass, fuses the transformed code again)."""
+    if any(isinstance(o, FusedOp) or (isinstance(o, PyflameOp) and o.OPDEF.family == "fused")
+           for o in module.walk()):
+        Unfuse().apply(ctx, module)

@@ -26,10 +26,10 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects.batching import BatchingBuilder, BatchingError, BValue
-from ..dialects.pyflame import FusedOp, PyflameOp, VmapOp, _TransformOp
+from ..dialects.pyflame import PyflameOp, VmapOp, _TransformOp
 from .autodiff import _erase_unused_private_functions, _inline, derivative_function
 from .common import IRBuilder
-from .fusion import Unfuse
+from .fusion import unfuse_if_fused
 
 
 class VmapError(DiagnosticException):
@@ -98,9 +98,7 @@ class PyflameVmap(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not has_vmap(op):
             return
-        if any(isinstance(o, FusedOp) or (isinstance(o, PyflameOp) and o.OPDEF.family == "fused")
-               for o in op.walk()):
-            Unfuse().apply(ctx, op)  # rules and derivatives are for the basic ops
+        unfuse_if_fused(ctx, op)
         derivatives: dict[tuple, func.FuncOp] = {}
         while True:
             pending = [t for t in op.walk() if _is_transform(t)]
