@@ -199,6 +199,9 @@ class PyflameOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> PyflameOp:
         values, attrs, results = parse_operands_attrs_type(parser, cls.name)
+        for name, kind in cls.OPDEF.attrs.items():
+            if kind == "bool" and name not in attrs:  # absent = false, as MLIR's UnitAttr
+                attrs[name] = attr_to_ir("bool", False)
         return cls.create(operands=values, result_types=results, attributes=attrs)
 
     def print(self, printer: Printer) -> None:

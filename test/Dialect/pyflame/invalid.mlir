@@ -90,8 +90,8 @@ func.func @gelu_mode(%a: tensor<4xf32>) {
 // -----
 
 func.func @missing_attr(%a: tensor<4xf32>) {
-  // expected-error @+1 {{missing attribute 'keepdim'}}
-  %0 = pyflame.sum %a {dims = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  // expected-error @+1 {{missing attribute 'dims'}}
+  %0 = pyflame.sum %a {keepdim = false} : (tensor<4xf32>) -> tensor<f32>
   func.return
 }
 
