@@ -220,9 +220,10 @@ class Tensor:
     through keeps the op that made it in ``_hist`` (its *provenance*):
     evaluation never looks at it, tracing a function (autodiff) walks it."""
 
-    # ``_view``: a ``ViewOf`` for a view, an ``Aliases`` for a tensor views were taken of
+    # ``_view``: a ``ViewOf`` for a view, an ``Aliases`` for a tensor views were taken of;
+    # ``_cell``: the state cell the ops that read the current state hold (or None)
     __slots__ = ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut",
-                 "_view", "__weakref__")
+                 "_view", "_cell", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     shape: tuple[int, ...]
@@ -232,7 +233,7 @@ class Tensor:
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
-        t._hist = t._mut = t._view = None
+        t._hist = t._mut = t._view = t._cell = None
         return t
 
     @classmethod
@@ -240,7 +241,7 @@ class Tensor:
         t = object.__new__(cls)
         t.shape, t.dtype = value.shape, to_dtype(value.dtype)
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
-        t._view = None
+        t._view = t._cell = None
         if OBSERVERS:
             for observe in OBSERVERS:
                 observe("leaf", t, None)
@@ -421,6 +422,26 @@ class Tensor:
 
 # ---- in-place updates: a tensor rebound to a new promise ----
 
+# A *state cell* is what the ops that read one state of a tensor hold: a
+# one-item list, ``[None]`` while the tensor still has that state; the first
+# in-place update after them puts the replaced state (the ``snapshot``) in it.
+# So a lazy op keeps the state it read alive however often the tensor is
+# updated and evaluated later, and a state nobody reads is freed with its
+# readers. (A list, not a class: it is made on the recording hot path.)
+StateCell = list
+
+
+def state_cells(inputs: Sequence[Tensor]) -> list[StateCell]:
+    """The cells of the current states of ``inputs`` (made on first read)."""
+    cells = []
+    for t in inputs:
+        c = t._cell
+        if c is None:
+            c = t._cell = [None]
+        cells.append(c)
+    return cells
+
+
 class Mutation:
     """A tensor's last in-place update. Ops recorded before it (``seq`` below
     ``Mutation.seq``) read the state it replaced: ``prev``, kept strongly for
@@ -446,7 +467,7 @@ def snapshot(t: Tensor) -> tuple[Tensor, int]:
     old = object.__new__(Tensor)
     old.shape, old.dtype, old._node, old._index, old._value = \
         t.shape, t.dtype, t._node, t._index, t._value
-    old._ag, old._hist, old._mut, old._view = None, t._hist, t._mut, None
+    old._ag, old._hist, old._mut, old._view, old._cell = None, t._hist, t._mut, None, None
     return old, _next_seq()
 
 
@@ -460,12 +481,16 @@ def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
     """Make ``t`` (the same object) hold ``new``'s promise or value, ``old``
     being its ``snapshot`` (which ``new`` is computed from, by ops recorded
     after ``start``); ops recorded
-    before keep reading the old state (``state_at``)."""
+    before keep reading the old state (``StateCell``)."""
     m = old._mut
     if m is not None:  # older states: weakly (see Mutation)
         m.prev = None
     version = 1 if t._mut is None else t._mut.version + 1
     t._mut = Mutation(_next_seq(), old, version, start)
+    cell = t._cell
+    if cell is not None:  # the ops recorded since the last update read ``old`` from now on
+        cell[0] = old
+        t._cell = None
     t._node, t._index, t._value, t._hist = new._node, new._index, new._value, new._hist
     MUTATIONS[0] += 1
     if OBSERVERS:
@@ -496,22 +521,6 @@ def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
     if first is not None and first.start < n.seq:
         first = None
     return t, first
-
-
-def state_at(t: Tensor, seq: int) -> Tensor:
-    """The state of ``t`` an op recorded at ``seq`` reads."""
-    m = t._mut
-    while m is not None and m.seq > seq:
-        prev = m.prev
-        if prev is None:
-            prev = m.ref()
-        if prev is None:
-            raise RuntimeError("a tensor was modified in place after an op that is still "
-                               "lazy read it, and its old value is gone: evaluate the op "
-                               "(pf.eval) before modifying the tensor again")
-        t = prev
-        m = t._mut
-    return t
 
 
 # ---- autograd state on tensors ----
@@ -621,13 +630,20 @@ class OpNode:
     topological order."""
 
     # ``trace``: the Python stack that recorded it, set only under anomaly detection
-    __slots__ = ("op", "inputs", "attrs", "specs", "seq", "nograd", "rg", "freed", "_sig",
-                 "_sig_id", "keep", "trace")
+    __slots__ = ("op", "inputs", "cells", "attrs", "specs", "seq", "nograd", "rg", "freed",
+                 "_sig", "_sig_id", "keep", "trace")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...]):
         self.op = op
         self.inputs = inputs
+        cells = []  # ``state_cells``, inlined: the hot path
+        for t in inputs:
+            c = t._cell
+            if c is None:
+                c = t._cell = [None]
+            cells.append(c)
+        self.cells = cells
         self.attrs = attrs
         self.specs = specs
         # creation order is a topological order; ops without operands
@@ -916,12 +932,10 @@ _by_seq = operator.attrgetter("seq")
 
 def _inputs(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
     """``n``'s inputs in the state they had when ``n`` was recorded."""
-    ins = n.inputs
-    for t in ins:
-        m = t._mut
-        if m is not None and m.seq > n.seq:
-            return [state_at(x, n.seq) for x in ins]
-    return ins
+    for c in n.cells:
+        if c[0] is not None:
+            return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
+    return n.inputs
 
 
 def number_key(v: object) -> tuple | None:
@@ -1116,10 +1130,11 @@ def as_view(parent: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor],
     node = out._node
     if node is not None:
         # the view reads the parent's state of now, held by the graph (so no
-        # in-place update of the parent, later, leaves it to ``state_at``)
+        # in-place update of the parent, later, leaves it to the cell)
         state = frozen(parent)
         if state is not parent:
             node.inputs = tuple(state if x is parent else x for x in node.inputs)
+            node.cells = state_cells(node.inputs)
     return out
 
 
@@ -1162,7 +1177,7 @@ def frozen(t: Tensor) -> Tensor:
         return t
     s = object.__new__(Tensor)
     s.shape, s.dtype, s._node, s._index, s._value = t.shape, t.dtype, t._node, t._index, t._value
-    s._ag, s._hist, s._mut, s._view = None, t._hist, _FROZEN, Frozen(t)
+    s._ag, s._hist, s._mut, s._view, s._cell = None, t._hist, _FROZEN, Frozen(t), None
     if ag is not None:  # detached
         s._ag = AutogradMeta()
         s._ag.detached = ag.detached

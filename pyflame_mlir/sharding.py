@@ -231,7 +231,7 @@ def _with_sharding(t: Tensor, sharding: NamedSharding) -> ShardedTensor:
     out = object.__new__(ShardedTensor)
     for name in ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut"):
         setattr(out, name, getattr(t, name))
-    out._view = None  # a laid-out copy of t's value, not a view of t
+    out._view = out._cell = None  # a laid-out copy of t's value, not a view of t
     out.sharding = sharding
     return out
 

@@ -85,7 +85,7 @@ class Parameter(Tensor):
 def _take_state(dst: Tensor, src: Tensor) -> None:
     dst.shape, dst.dtype = src.shape, src.dtype
     dst._node, dst._index, dst._value, dst._hist = src._node, src._index, src._value, None
-    dst._view = None  # (core.Tensor's view slot: a new tensor is no view)
+    dst._view = dst._cell = None  # (core.Tensor's slots: a new tensor is no view, unread)
 
 
 def set_data(t: Tensor, value: Any) -> None:
