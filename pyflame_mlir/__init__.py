@@ -46,6 +46,7 @@ from .compiler import (
 from .compiler import evaluate as _evaluate
 from .compiler import get_backend as _get_backend
 from .compiler import pipeline_spec as _pipeline_spec
+from .composites import *  # noqa: F403  (addcmul, logaddexp, cdist, searchsorted, ...)
 from .core import (
     CONFIG,
     COUNTERS,
