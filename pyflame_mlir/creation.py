@@ -217,3 +217,137 @@ def eye(n: int, m: int | None = None, dtype: Any = None
     dt = to_dtype(dtype) if dtype is not None else float32
     rows, cols = _iota((n, m), 0, int64), _iota((n, m), 1, int64)
     return convert(eq(rows, cols), dt)
+
+
+# ---- more of torch's creation and sampling functions ----
+
+@_requires_grad_option
+def empty(*size: Any, dtype: Any = None) -> Tensor:
+    """``torch.empty``: its values are unspecified there; here they are zeros."""
+    return zeros(*size, dtype=dtype)
+
+
+def empty_like(t: Tensor, dtype: Any = None) -> Tensor:
+    return zeros_like(t, dtype=dtype)
+
+
+@_requires_grad_option
+def linspace(start: float, end: float, steps: int, dtype: Any = None) -> Tensor:
+    """``steps`` values from start to end, computed as torch does (from both
+    ends towards the middle, in the result's dtype), so they match it bitwise."""
+    if steps < 0:
+        raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
+    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    wide = np.float64 if dt.is_floating_point and dt.np == np.float64 else np.float32
+    if not dt.is_floating_point:
+        wide = np.float64
+    i = np.arange(steps, dtype=wide)
+    a, b = wide(start), wide(end)
+    step = (b - a) / wide(max(steps - 1, 1))
+    half = steps // 2
+    # a + step * i with one rounding, as torch's vectorized kernel (a fused
+    # multiply-add): in a wider type, then rounded once
+    ext = np.float64 if wide is np.float32 else np.longdouble
+    x, y, h, j = ext(a), ext(b), ext(step), i.astype(ext)
+    out = np.where(i < half, x + h * j, y - h * (ext(steps - 1) - j)).astype(wide)
+    if steps == 1:
+        out = np.array([a], dtype=wide)
+    if not dt.is_floating_point:  # truncated towards zero; torch's integer kernel rounds
+        out = np.trunc(out)       # its own way and can differ by one at exact steps
+    return Tensor._leaf(out.astype(dt.np))
+
+
+@_requires_grad_option
+def logspace(start: float, end: float, steps: int, base: float = 10.0,
+             dtype: Any = None) -> Tensor:
+    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    exps = linspace(start, end, steps, dtype=dt if dt.is_floating_point else float32).numpy()
+    return Tensor._leaf(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dt.np))
+
+
+def randperm(n: int, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1 (from the generator ``manual_seed`` seeds)."""
+    if n < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    dt = to_dtype(dtype) if dtype is not None else int64
+    t = Tensor._leaf(_rng.permutation(n).astype(dt.np))
+    return t.requires_grad_() if requires_grad else t
+
+
+def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
+                 dtype: Any = None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, t.shape, dtype=dtype if dtype is not None else t.dtype)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
+           dtype: Any = None) -> Tensor:
+    """Samples of N(mean, std): numbers with ``size``, or tensors broadcast
+    together (``mean + std * randn``: the gradient flows to tensor arguments)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        shape = np.broadcast_shapes(*(x.shape for x in (m, s) if x is not None))
+        if size is not None and tuple(size) != tuple(shape):
+            raise ValueError(f"normal: size {tuple(size)} differs from the shape {shape} of "
+                             "mean and std")
+        ref = m if m is not None else s
+        z = randn(*shape, dtype=ref.dtype)
+        return z * std + mean
+    if size is None:
+        raise TypeError("normal() with numbers for mean and std needs a size")
+    if std < 0:
+        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    z = randn(*_size((size,)), dtype=dtype)
+    return Tensor._leaf((z.numpy() * std + mean).astype(z.dtype.np))
+
+
+def bernoulli(input: Tensor, p: float | None = None) -> Tensor:  # noqa: A002
+    """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
+    probs = input if p is None else full_like(input, p)
+    u = rand(*input.shape, dtype=input.dtype if input.dtype.is_floating_point else None)
+    return convert(u.__lt__(probs), input.dtype)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:  # noqa: A002
+    """Category indices drawn with the given (unnormalized) weights per row;
+    the weights are evaluated first (a host draw, as torch's CPU kernel)."""
+    w = np.asarray(input.numpy(), dtype=np.float64)
+    if w.ndim not in (1, 2):
+        raise ValueError(f"multinomial: prob_dist must be 1 or 2 dim, got {w.ndim}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("multinomial: probability tensor contains either inf, nan or "
+                           "element < 0")
+    if not replacement and num_samples > rows.shape[-1]:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) "
+                           "samples without replacement")
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for r, row in enumerate(rows):
+        total = row.sum()
+        if total <= 0:
+            raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
+                               "probabilities <= 0)")
+        if replacement:
+            out[r] = _rng.choice(row.size, size=num_samples, p=row / total)
+        else:
+            out[r] = _rng.choice(row.size, size=num_samples, replace=False, p=row / total) \
+                if np.count_nonzero(row) >= num_samples else _no_replacement(row, num_samples)
+    return Tensor._leaf(out.reshape(w.shape[:-1] + (num_samples,)))
+
+
+def _no_replacement(row: np.ndarray, n: int) -> np.ndarray:
+    """torch draws zero-weight categories last when too few have weight."""
+    picked = list(_rng.choice(row.size, size=np.count_nonzero(row), replace=False,
+                              p=row / row.sum()))
+    rest = [i for i in _rng.permutation(row.size) if i not in set(picked)]
+    return np.array((picked + rest)[:n], dtype=np.int64)
+
+
+def poisson(input: Tensor) -> Tensor:  # noqa: A002
+    rates = input.numpy()
+    if np.any(rates < 0):
+        raise RuntimeError("poisson: rates must be non-negative")
+    return Tensor._leaf(_rng.poisson(rates).astype(rates.dtype))
+
