@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     optim,
     sharding,
     tree_util,
+    utils,
 )
 from .autodiff import (
     enable_grad,

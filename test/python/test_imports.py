@@ -62,6 +62,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.rmsprop": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.serialization": 2,
+    "pyflame_mlir.utils": 2,  # pf.utils.data: datasets and the DataLoader
+    "pyflame_mlir.utils.data": 2,
     # nn-func: nn.functional (composites of ops) and the layer modules on top of it
     "pyflame_mlir.nn.functional": 2,
     "pyflame_mlir.nn.layers": 2,

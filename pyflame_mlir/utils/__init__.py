@@ -1,0 +1,3 @@
+"""``pf.utils``: torch.utils' data loading (``pf.utils.data``)."""
+
+from . import data  # noqa: F401
