@@ -7,7 +7,17 @@ from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, los
 from .layers import __all__ as _layers_all
 from .linear import Bilinear, Embedding, Identity, Linear
 from .module import Module, Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "functional", "init",
-           "layers", "utils", *_layers_all]
+           "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+           "TransformerEncoder", "TransformerEncoderLayer", *_layers_all]

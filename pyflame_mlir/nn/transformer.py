@@ -1,0 +1,228 @@
+"""``TransformerEncoderLayer``, ``TransformerDecoderLayer``, their stacks and
+``Transformer`` with torch's submodule names (state dicts load either way),
+post- and pre-norm (``norm_first``), masks as ``MultiheadAttention`` takes
+them, and ``generate_square_subsequent_mask``."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import Tensor
+from ..creation import tensor
+from . import functional as F
+from . import init
+from .containers import ModuleList
+from .layers import Dropout, LayerNorm, MultiheadAttention
+from .linear import Linear
+from .module import Module
+
+__all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+           "TransformerEncoder", "TransformerEncoderLayer"]
+
+
+def _activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    if callable(activation):
+        return activation
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+class _FeedForward(Module):
+    """What the layers share: torch's ``linear1, dropout, linear2`` block and
+    the norm/dropout pairs around each sublayer."""
+
+    def _ff_init(self, d_model: int, dim_feedforward: int, dropout: float,
+                 activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float,
+                 norm_first: bool, bias: bool, norms: int, dtype: Any) -> None:
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        for i in range(1, norms + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
+                                                dtype=dtype))
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _ff_block(self, x: Tensor, out_dropout: Dropout) -> Tensor:
+        return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_FeedForward):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, device=device,
+                                            dtype=dtype)
+        self._ff_init(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                      norm_first, bias, 2, dtype)
+
+    def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
+                  is_causal: bool) -> Tensor:
+        y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(y)
+
+    def forward(self, src: Tensor, src_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x), self.dropout2)
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x, self.dropout2))
+
+
+class TransformerDecoderLayer(_FeedForward):
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, device=device,
+                                            dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, device=device,
+                                                 dtype=dtype)
+        self._ff_init(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                      norm_first, bias, 3, dtype)
+
+    def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
+                  is_causal: bool) -> Tensor:
+        y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(y)
+
+    def _mha_block(self, x: Tensor, mem: Tensor, mask: Tensor | None, kpm: Tensor | None,
+                   is_causal: bool) -> Tensor:
+        y = self.multihead_attn(x, mem, mem, attn_mask=mask, key_padding_mask=kpm,
+                                need_weights=False, is_causal=is_causal)[0]
+        return self.dropout2(y)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
+            return x + self._ff_block(self.norm3(x), self.dropout3)
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                           memory_is_causal))
+        return self.norm3(x + self._ff_block(x, self.dropout3))
+
+
+def _clones(layer: Module, n: int) -> ModuleList:
+    return ModuleList([copy.deepcopy(layer) for _ in range(n)])
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` (independent parameters, as
+    torch's deep copies), then ``norm`` if given."""
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
+                 norm: Module | None = None, enable_nested_tensor: bool = True,
+                 mask_check: bool = True) -> None:
+        super().__init__()
+        del enable_nested_tensor, mask_check  # torch's fast-path switches
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src: Tensor, mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                is_causal: bool | None = None) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+                 norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask,
+                      tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
+        return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable[[Tensor], Tensor] = F.relu,
+                 custom_encoder: Module | None = None, custom_decoder: Module | None = None,
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        common = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                      layer_norm_eps=layer_norm_eps, batch_first=batch_first,
+                      norm_first=norm_first, bias=bias, device=device, dtype=dtype)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **common), num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **common), num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None
+                                        ) -> Tensor:
+        """-inf above the diagonal, 0 elsewhere (a float mask, added to scores)."""
+        mask = np.triu(np.full((sz, sz), -math.inf, dtype=np.float32), 1)
+        return tensor(mask, dtype=dtype)
