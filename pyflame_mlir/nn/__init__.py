@@ -7,6 +7,8 @@ from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, los
 from .layers import __all__ as _layers_all
 from .linear import Bilinear, Embedding, Identity, Linear
 from .module import Module, Parameter
+from .more_layers import *  # noqa: F403  (InstanceNorm, Upsample, pads, more losses, ...)
+from .more_layers import __all__ as _more_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     Transformer,
@@ -20,4 +22,4 @@ __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict"
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "functional", "init",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
-           "TransformerEncoder", "TransformerEncoderLayer", *_layers_all]
+           "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all]

@@ -1247,3 +1247,200 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 
 __all__ += ["logsumexp"]  # pf's own, exported as they are (with gelu sigmoid tanh ...)
+
+
+# ---- more of torch.nn.functional (the lead's block: shuffles, unfold, shrinks, losses) ----
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ShapeError("pixel_shuffle", f"input channels {c} must be divisible by "
+                                          f"upscale_factor squared ({r * r})")
+    n = len(lead)
+    x = reshape(input, (*lead, c // (r * r), r, r, h, w))
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return reshape(x, (*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ShapeError("pixel_unshuffle", f"height {h} and width {w} must be divisible by "
+                                            f"downscale_factor {r}")
+    n = len(lead)
+    x = reshape(input, (*lead, c, h // r, r, w // r, r))
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return reshape(x, (*lead, c * r * r, h // r, w // r))
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """im2col: (N, C, H, W) -> (N, C kh kw, L), blocks in torch's order."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (3, 4):
+        raise ShapeError("unfold", f"expects a 3-D or 4-D input, got {list(x.shape)}")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x.unsqueeze(0)
+    k, d = _pair(kernel_size, 2, "kernel_size", "unfold"), _pair(dilation, 2, "dilation", "unfold")
+    p, s = _pair(padding, 2, "padding", "unfold"), _pair(stride, 2, "stride", "unfold")
+    if p != (0, 0):
+        x = pad(x, (p[1], p[1], p[0], p[0]))
+    out = [_out_size("unfold", x.shape[2 + i], k[i], s[i], 0, d[i]) for i in range(2)]
+    if builtins.min(out) <= 0:
+        raise ShapeError("unfold", f"the input {list(input.shape)} is too small for kernel "
+                                   f"{list(k)} with dilation {list(d)} and padding {list(p)}")
+    n, c = x.shape[:2]
+    cols = stack(_windows(x, k, s, d, out), 2)  # (N, C, kh kw, oh, ow)
+    cols = reshape(cols, (n, c * k[0] * k[1], out[0] * out[1]))
+    return cols[0] if unbatched else cols
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return where(abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambda must be non-negative, got {lambd}")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, where(input > threshold, input, value), inplace)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), one weight per channel (dim 1) or one for all."""
+    w = weight
+    if w.numel() > 1:
+        if input.ndim < 2 or input.shape[1] != w.numel():
+            raise ShapeError("prelu", f"weight of {w.numel()} elements needs input channels "
+                                      f"(dim 1) of that size, got {list(input.shape)}")
+        w = reshape(w, (-1,) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, w * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: a slope drawn from U(lower, upper) per element in
+    training, their mean otherwise."""
+    if training:
+        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        return _maybe_inplace(input, where(input >= 0, input, input * slope), inplace)
+    return _maybe_inplace(input, where(input >= 0, input, input * ((lower + upper) / 2)),
+                          inplace)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: str = "mean", **legacy: Any) -> Tensor:
+    loss = _relu(-target * (input1 - input2) + margin)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         reduction: str = "mean", **legacy: Any) -> Tensor:
+    loss = where(target == 1, input, 0.0) + where(target == -1, _relu(margin - input), 0.0)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean",
+                     **legacy: Any) -> Tensor:
+    loss = _ops.softplus(-target * input)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                reduction: str = "mean", **legacy: Any) -> Tensor:
+    loss = -(target * _ops.logsigmoid(input) + (1 - target) * _ops.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = mean(loss, -1)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: str = "mean", **legacy: Any) -> Tensor:
+    eps = 1e-12  # torch's EPSILON inside the norms
+    dim = input1.ndim - 1
+    prod = sum(input1 * input2, dim)
+    m1, m2 = sum(input1 * input1, dim) + eps, sum(input2 * input2, dim) + eps
+    cos = prod / sqrt(m1 * m2)
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, _relu(cos - margin), 0.0)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction: str = "mean", **legacy: Any) -> Tensor:
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    loss = _relu(d_pos - d_neg + margin)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
+                     full: bool = False, eps: float = 1e-8, reduction: str = "mean",
+                     **legacy: Any) -> Tensor:
+    loss = exp(input) - target * input if log_input else input - target * log(input + eps)
+    if full:  # Stirling's term for target > 1
+        t = target
+        safe = where(t > 1, t, 1.0)
+        stirling = safe * log(safe) - safe + 0.5 * log(2 * math.pi * safe)
+        loss = loss + where(t > 1, stirling, 0.0)
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    v = as_tensor_arg(var)
+    if v.shape != input.shape and v.shape == input.shape[:-1]:
+        v = v.unsqueeze(-1)
+    with no_grad():
+        floor = maximum(v, eps) - v  # clamp(var, min=eps) without a gradient through it
+    v = v + floor
+    loss = 0.5 * (log(v) + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, reduction: str = "mean",
+                      **legacy: Any) -> Tensor:
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    t = target.reshape(-1)
+    n, c = x.shape
+    picked = _indexing.gather(x, 1, t.unsqueeze(1))  # (N, 1)
+    z = _relu(margin - picked + x)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * _indexing.gather(weight, 0, t).unsqueeze(1)
+    not_target = _indexing.one_hot(t, c).logical_not()
+    loss = sum(where(not_target, z, 0.0), 1) / c
+    if input.ndim == 1:
+        loss = loss[0]
+    return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
+                                    reduction))
+
+
+__all__ += ["pixel_shuffle", "pixel_unshuffle", "unfold", "hardshrink", "softshrink",
+            "threshold", "prelu", "rrelu", "margin_ranking_loss", "hinge_embedding_loss",
+            "soft_margin_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss",
+            "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss"]

@@ -67,6 +67,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     # nn-func: nn.functional (composites of ops) and the layer modules on top of it
     "pyflame_mlir.nn.functional": 2,
     "pyflame_mlir.nn.layers": 2,
+    "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
     "pyflame_mlir": 3,  # __init__: the public API
