@@ -5,6 +5,7 @@ to the graph as a leaf, so a new value never compiles a new graph."""
 
 from __future__ import annotations
 
+import bisect
 import math
 import types
 from collections import Counter
@@ -184,3 +185,266 @@ class LinearLR(LRScheduler):
         a, b = self.start_factor, self.end_factor
         factor = 1.0 + (b - a) / (self.total_iters * a + (self.last_epoch - 1) * (b - a))
         return [lr * factor for lr in lrs]
+
+
+# ---- more of torch's schedulers (the lead's block) ----
+
+class ConstantLR(LRScheduler):
+    """lr times ``factor`` until epoch ``total_iters``, then the base lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        lrs = self._group_lrs()
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in lrs]
+        if self.last_epoch != self.total_iters:
+            return lrs
+        return [lr * (1.0 / self.factor) for lr in lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr decayed by ``(1 - epoch / total_iters) ** power`` (torch's chained form)."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        lrs = self._group_lrs()
+        e, t = self.last_epoch, self.total_iters
+        if e == 0 or e > t:
+            return lrs
+        decay = ((1.0 - e / t) / (1.0 - (e - 1) / t)) ** self.power
+        return [lr * decay for lr in lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """lr times ``lr_lambda(epoch)`` every epoch after the first."""
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, list | tuple) \
+            else [lr_lambda] * n
+        if len(self.lr_lambdas) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        lrs = self._group_lrs()
+        if self.last_epoch > 0:
+            return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, lrs)]
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine from the base lr to ``eta_min`` over ``T_0`` epochs, then
+    restarts with periods multiplied by ``T_mult``; ``step(epoch)`` takes
+    fractional epochs, as torch."""
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+                 eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur /
+                                                                     self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._step_count += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in the list, each after the other, every step."""
+
+    def __init__(self, schedulers: Sequence[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        opt = optimizer or schedulers[0].optimizer
+        if any(s.optimizer is not opt for s in schedulers):
+            raise ValueError("ChainedScheduler expects all schedulers to belong to the same "
+                             "optimizer")
+        self._schedulers, self.optimizer = list(schedulers), opt
+        self._last_lr = self._group_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = self._group_lrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"_schedulers": [s.state_dict() for s in self._schedulers],
+                "_last_lr": self._last_lr}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        for s, sd in zip(self._schedulers, state_dict["_schedulers"]):
+            s.load_state_dict(sd)
+        self._last_lr = state_dict["_last_lr"]
+
+
+class SequentialLR(LRScheduler):
+    """Runs ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``;
+    each one after the first restarts from epoch 0 at its milestone."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
+                 milestones: Sequence[int], last_epoch: int = -1) -> None:
+        if len(schedulers) < 1 or len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"Sequential Schedulers expects number of schedulers provided to "
+                             f"be one more than the number of milestone points, but got "
+                             f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+        if any(s.optimizer is not optimizer for s in schedulers):
+            raise ValueError("Sequential Schedulers expects all schedulers to belong to the "
+                             "same optimizer")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.last_epoch, self.optimizer = last_epoch + 1, optimizer
+        for group in optimizer.param_groups:  # undo the schedulers' own first steps
+            group["lr"] = group["initial_lr"]
+        for s in self._schedulers:
+            s.last_epoch -= 1
+        self._schedulers[0].step()  # and make the first one's, alone
+        self._last_lr = self._schedulers[0].get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            s.last_epoch = -1  # restart it from epoch 0 at the group's base lr
+            for group, base in zip(self.optimizer.param_groups, s.base_lrs):
+                group["lr"] = base
+            s.step()
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer",
+                                                                    "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        for s, sd in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(sd)
+        self.__dict__.update(state)
+
+
+class ReduceLROnPlateau:
+    """Cut the lr by ``factor`` when a metric has stopped improving for
+    ``patience`` epochs (``step(metric)``), torch's rules for mode,
+    threshold, cooldown and min_lr."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float | Sequence[float] = 0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer, self.factor = optimizer, factor
+        n = len(optimizer.param_groups)
+        if isinstance(min_lr, list | tuple):
+            if len(min_lr) != n:
+                raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
+            self.min_lrs = list(min_lr)
+        else:
+            self.min_lrs = [min_lr] * n
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def _better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            return a < (best * (1 - self.threshold) if self.threshold_mode == "rel"
+                        else best - self.threshold)
+        return a > (best * (1 + self.threshold) if self.threshold_mode == "rel"
+                    else best + self.threshold)
+
+    def step(self, metrics: Any) -> None:
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, lo in zip(self.optimizer.param_groups, self.min_lrs):
+                old = float(group["lr"])
+                new = max(old * self.factor, lo)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        return self._last_lr
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+__all__ += ["ChainedScheduler", "ConstantLR", "CosineAnnealingWarmRestarts",
+            "MultiplicativeLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR"]
