@@ -58,6 +58,7 @@ class Drain:
     count: int
     targets: list[tuple[tuple[int, int], Any, int]]
     ready_t: float = 0.0  # when the last receiver took enough (set by the simulator)
+    op: Any = None  # the async op sending (None: the core's synchronous send)
 
     def done(self) -> bool:
         return all(q.taken >= need for _, q, need in self.targets)
@@ -70,6 +71,7 @@ class Context:
     t: float = 0.0
     op_cycles: float = 0.0
     blocked_op: Operation | None = None  # the op a waiting step blocks at
+    watching = False  # a PE whose async ops read memory the core may write (`core_write`)
 
     def _reject(self, what: str):
         raise ProgramError(f"{what} is not allowed in a {self.kind} module")
@@ -95,6 +97,7 @@ class Context:
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")
     def set_route(self, x: int, y: int, color: int, rx, tx): self._reject("@set_color_config")
+    def core_write(self, arr: np.ndarray, index, values, times): self._reject("watched writes")
 
 
 # --- the registry ------------------------------------------------------------------------

@@ -76,19 +76,20 @@ class Simulator:
         self.seq += 1
         heapq.heappush(self.heap, (t, self.seq, pe))
 
-    def send(self, pe: PE, color: int, chunk: Chunk) -> None:
-        targets = []
+    def send(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+        """Deliver a stream; return its targets ((x, y), input queue, the queue's `taken`
+        count at which the sender's last wavelet has left) and its receivers (input
+        queue, words pushed to it before this stream)."""
+        targets, receivers = [], []
         for xy, delivered, hops in self.fabric.deliver((pe.x, pe.y), color, chunk):
             dst = self.pes[xy]
             q = dst.queues[color]
+            receivers.append((q, q.pushed))
             q.push(delivered)
             targets.append((xy, q, q.pushed - path_room(self.model, hops)))
             dst.try_async()
             self.poke(dst, delivered.t0)
-        # a synchronous send of the core that runs now waits for room (not the async
-        # ops a delivery to a waiting PE sets off)
-        if pe.sent is not None and pe is self.stepping and targets:
-            pe.sent.append((color, chunk.words.size, targets))
+        return targets, receivers
 
     def _wake_senders(self) -> None:
         """Resume the senders whose receivers have now made room: when the last of
@@ -97,7 +98,10 @@ class Simulator:
         for pe, drain in self.draining:
             if drain.done():
                 drain.ready_t = max(q.take_t for _, q, _ in drain.targets)
-                self.poke(pe, max(drain.ready_t, pe.t))
+                if drain.op is not None:  # an async send: it completes now
+                    pe.async_sent(drain.op, drain.ready_t)
+                else:
+                    self.poke(pe, max(drain.ready_t, pe.t))
             else:
                 still.append((pe, drain))
         self.draining = still
@@ -134,7 +138,8 @@ class Simulator:
     def stop(self) -> None:
         """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
         self.settle("stop()")
-        stuck = [pe for pe in self.pes.values() if pe.running is not None or pe.pending]
+        stuck = [pe for pe in self.pes.values()
+                 if pe.running is not None or pe.pending or pe.held]
         if stuck:  # the command stream is free, but work never finished: no progress
             lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
                      "that can never finish"]
@@ -161,7 +166,8 @@ class Simulator:
     def _deadlock_report(self, what: str, stuck: list[PE]) -> str:
         colors = sorted({c for pe in stuck for c, q in pe.queues.items() if q.count}
                         | {pe.wait.color for pe in stuck if pe.wait}
-                        | {c for pe in stuck for a in pe.pending for c in a.needs})  # fmt: skip
+                        | {c for pe in stuck for a in pe.pending for c in a.needs}
+                        | {a.drain.color for pe in stuck for a in pe.held})  # fmt: skip
         lines = [
             f"deadlock: the host waits for {what}, but {len(stuck)} of {len(self.pes)} PEs "
             f"never unblock the command stream and nothing can run "
