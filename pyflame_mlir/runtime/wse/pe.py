@@ -342,6 +342,12 @@ class PE(DsdUnit, Context):
         if self.running is None and (found := self._runnable()) is not None:
             self.sim.poke(self, max(self.t, found[0]))
 
+    def on_line(self, axis: str, line: int) -> bool:
+        return (self.y if axis == "x" else self.x) == line
+
+    def collective_index(self, axis: str) -> int:
+        return self.x if axis == "x" else self.y
+
     # --- diagnostics --------------------------------------------------------------------
 
     def describe(self) -> list[str]:
@@ -364,6 +370,10 @@ class PE(DsdUnit, Context):
             need = ", ".join(f"{k} on color {c} ({self.queues[c].count} queued)"
                              for c, k in a.needs.items())  # fmt: skip
             out.append(f"{a} waits for {need}")
+        for (axis, line), calls in self.sim.collective_calls.items():
+            for c in calls.get(self.collective_index(axis), []) if self.on_line(axis, line) else []:
+                out.append(f"{c.lib.name}.{c.op}() along {'row' if axis == 'x' else 'column'} "
+                           f"{line} waits for the other PEs of the line to call it")
         for a in self.held:
             d = a.drain
             rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"

@@ -23,6 +23,7 @@ from .fabric import Chunk, path_room
 from .impl import plan_module
 from .interpreter import Drain
 from .layout import evaluate_layout, split_modules
+from .libs import CollectiveCall, run_collective
 from .machine import ARCH, ARCHS, RESERVED_IDS, CycleModel
 from .pe import PE
 from .report import CycleReport, PeStats
@@ -55,6 +56,8 @@ class Simulator:
         self.seq = 0
         self.now = self.host_t = 0.0
         self.windows: list[tuple[str, float, float]] = []
+        # <collectives_2d>: per (axis, line index), each PE's calls not yet matched
+        self.collective_calls: dict[tuple[str, int], dict[int, list[CollectiveCall]]] = {}
         self.pes: dict[tuple[int, int], PE] = {}
         for (x, y), tile in sorted(layout.tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             pe = PE(self, x, y, tile.program, tile.params)
@@ -90,6 +93,22 @@ class Simulator:
             dst.try_async()
             self.poke(dst, delivered.t0)
         return targets, receivers
+
+    def collective(self, call: CollectiveCall) -> None:
+        """A PE calls a `<collectives_2d>` collective: once every PE of its line has
+        made its next call, the data moves and each PE's callback task is activated."""
+        dim = call.lib.dim
+        size = self.width if dim["axis"] == "x" else self.height
+        line = self.collective_calls.setdefault((dim["axis"], dim["line"]), {})
+        line.setdefault(dim["pe_id"], []).append(call)
+        if len(line) < size or not all(line.get(i) for i in range(size)):
+            return
+        calls = [line[i].pop(0) for i in range(size)]
+        done, hops = run_collective(calls, self.model)
+        self.fabric.wavelet_hops += hops
+        for c, t in zip(calls, done):
+            c.pe.end_t = max(c.pe.end_t, t)
+            c.pe.activate("local", c.callback, at=t)
 
     def _wake_senders(self) -> None:
         """Resume the senders whose receivers have now made room: when the last of
@@ -138,8 +157,10 @@ class Simulator:
     def stop(self) -> None:
         """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
         self.settle("stop()")
+        waiting = {c.pe for line in self.collective_calls.values()
+                   for calls in line.values() for c in calls}
         stuck = [pe for pe in self.pes.values()
-                 if pe.running is not None or pe.pending or pe.held]
+                 if pe.running is not None or pe.pending or pe.held or pe in waiting]
         if stuck:  # the command stream is free, but work never finished: no progress
             lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
                      "that can never finish"]
