@@ -149,20 +149,35 @@ class DsdUnit:
             self.pending.append(AsyncOp(b, operands, self.t, then, needs))
             self.watching = True
             self.try_async()
-            return
+            return None
+        queues = self.queues
+        if any(queues[color].count < k for color, k in needs.items()):
+            return self._wait_then_run(b, operands, n, needs)
+        drain = self._run_sync(b, operands, n)
+        return None if drain is None else iter((drain,))
+
+    def _wait_then_run(self, b: Builtin, operands: list, n: int, needs: dict[int, int]):
         for color, k in needs.items():
             while self.queues[color].count < k:
                 yield Wait(color, k)
+        drain = self._run_sync(b, operands, n)
+        if drain is not None:
+            yield drain
+
+    def _run_sync(self, b: Builtin, operands: list, n: int) -> Drain | None:
+        """Run a synchronous op whose wavelets are queued; return the `Drain` to wait
+        on when it sent more than the queues and router buffers on the way hold (a
+        synchronous send of the running core returns only once its receivers have
+        taken all but that: backpressure)."""
         t_end, compute, sent = self._execute(b, operands, n, self.t)
         self.stall += max(0.0, t_end - self.t - compute)
         self.t = t_end
-        # a synchronous send of the running core returns only once its receivers have
-        # taken all but what the queues and router buffers between hold (backpressure)
         if sent is not None and self is self.sim.stepping:
             drain = Drain(*sent[:3])
             if not drain.done():
                 self.sim.draining.append((self, drain))
-                yield drain
+                return drain
+        return None
 
     def _operand(self, v, type, i: int) -> tuple[str, Any]:
         if isinstance(v, D.FabDsd):
