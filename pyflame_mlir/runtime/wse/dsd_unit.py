@@ -98,12 +98,17 @@ class CoreWrite:
 
 def element_addrs(arr: np.ndarray, index: Any) -> np.ndarray:
     """The byte address of each element of ``arr[index]``, in its order."""
+    ptr = arr.__array_interface__["data"][0]
+    if isinstance(index, tuple) and len(index) == arr.ndim and \
+            all(isinstance(i, int | np.integer) for i in index):  # one element (a store)
+        return np.array([ptr + sum(int(i) % n * s for i, n, s in
+                                   zip(index, arr.shape, arr.strides))], np.int64)
     offs = np.zeros(arr.shape, np.int64)
     for axis, stride in enumerate(arr.strides):
         shape = [1] * arr.ndim
         shape[axis] = arr.shape[axis]
         offs = offs + np.arange(arr.shape[axis], dtype=np.int64).reshape(shape) * stride
-    return (arr.__array_interface__["data"][0] + offs[index]).reshape(-1)
+    return (ptr + offs[index]).reshape(-1)
 
 
 def _dsd_addrs(v: Any) -> np.ndarray:
@@ -320,6 +325,7 @@ class DsdUnit:
             if targets:
                 sent = (dest.color, words.size, targets, receivers)
         if reads and reads[0].times[-1] > self.t:
+            self.streaming = [r for r in self.streaming if r.last_read > self.t]
             self.streaming.append(Running(op, srcs, reads, np.array(result, copy=True),
                                           float(reads[0].times[-1]),
                                           words if sent else None, sent[3] if sent else []))
