@@ -5,11 +5,30 @@
 task actions (`activate`, `set_blocked`) and `sim` (cycle model, fabric).
 A synchronous op that waits for wavelets stalls the core until they arrive;
 an asynchronous one runs beside the core and fires its completion action.
+
+Bounded queues: a send of more words than the queues and router buffers on its
+path hold (``fabric.path_room``) is held back until its receivers read. A
+synchronous send stalls the core (it yields a `Drain`); an asynchronous one
+keeps streaming beside the core and completes, firing its action, only when
+its last wavelet has left.
+
+Asynchronous ops read their memory operands as they run, not at issue: element
+i of a source is read at the op's start plus i element times (the stream's
+schedule). The simulator executes an op in one numpy call, so it corrects for
+the core's writes afterwards: a write the core made *before* the op ran but
+*after* the op read an element is undone for the op (the write log kept while
+ops are pending), and a write the core makes while the op runs reaches every
+element the op reads later (its result, and the wavelets it sent if no receiver
+has used them yet; if one has, the race cannot be replayed and is an error).
+Either way the race is recorded on the PE (``races``) and warned about
+(`AsyncRaceWarning`): a program whose result depends on it is not silently
+given the "read at issue" answer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,20 +39,86 @@ from pyflame_mlir.dialects import csl_ext
 
 from . import dsd as D
 from .builtins import Builtin
-from .errors import ProgramError
+from .errors import AsyncRaceError, AsyncRaceWarning, ProgramError
 from .fabric import Chunk
-from .interpreter import Wait
+from .interpreter import Drain, Wait
 
 
 @dataclass(eq=False)  # identity: two pending ops with equal fields are still two ops
 class AsyncOp:
-    """An asynchronous DSD op waiting for its input wavelets."""
+    """An asynchronous DSD op: pending (waiting for its input wavelets), then running
+    (its reads watched), then held back (its sends wait for room) until complete."""
 
     builtin: Builtin
     operands: list
     issue_t: float
     then: csl_ext.AsyncAttr
     needs: dict[int, int]  # color -> wavelets
+    t_end: float = 0.0  # when its last element was computed (set when it runs)
+    drain: Drain | None = None  # its send, while the queues on the way are full
+
+    def __str__(self) -> str:
+        return f"async @{self.builtin.name} issued at cycle {self.issue_t:,.0f}"
+
+
+@dataclass(eq=False)
+class SourceRead:
+    """One memory operand of a running async op: the byte address of each element
+    and the cycle the op reads it at."""
+
+    pos: int  # index into the op's sources
+    dsd: Any
+    want: np.dtype | None
+    addrs: np.ndarray
+    times: np.ndarray
+
+
+@dataclass(eq=False)
+class Running:
+    """An async op whose result is computed but whose reads are not all past: the
+    core's writes to its sources before a read reach the result."""
+
+    op: AsyncOp
+    srcs: list[np.ndarray]
+    reads: list[SourceRead]
+    result: np.ndarray
+    last_read: float
+    words: np.ndarray | None = None  # the wavelets it sent (shared with the queues)
+    receivers: list[tuple[Any, int]] = field(default_factory=list)  # (queue, pushed before)
+
+
+@dataclass(eq=False)
+class CoreWrite:
+    """A write of the core, kept while async ops are pending: what the memory held."""
+
+    addrs: np.ndarray
+    old: np.ndarray  # in the written array's dtype
+    times: np.ndarray
+
+
+def element_addrs(arr: np.ndarray, index: Any) -> np.ndarray:
+    """The byte address of each element of ``arr[index]``, in its order."""
+    ptr = arr.__array_interface__["data"][0]
+    if isinstance(index, tuple) and len(index) == arr.ndim and \
+            all(isinstance(i, int | np.integer) for i in index):  # one element (a store)
+        return np.array([ptr + sum(int(i) % n * s for i, n, s in
+                                   zip(index, arr.shape, arr.strides))], np.int64)
+    offs = np.zeros(arr.shape, np.int64)
+    for axis, stride in enumerate(arr.strides):
+        shape = [1] * arr.ndim
+        shape[axis] = arr.shape[axis]
+        offs = offs + np.arange(arr.shape[axis], dtype=np.int64).reshape(shape) * stride
+    return (ptr + offs[index]).reshape(-1)
+
+
+def _dsd_addrs(v: Any) -> np.ndarray:
+    return element_addrs(v.buf, v.index())
+
+
+def _convert(raw: np.ndarray, want: np.dtype | None) -> np.ndarray:
+    """Values as an op's source sees them (as `_execute` reads a memory operand)."""
+    arr = D._typed(raw, want or raw.dtype)
+    return arr.astype(np.float32) if want is None else arr
 
 
 def words_to(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -51,6 +136,8 @@ def to_words(values: np.ndarray) -> np.ndarray:
 class DsdUnit:
     """The DSD builtins of one PE (see the module docstring for what it uses)."""
 
+    watching = False  # async ops are pending or running: the core's writes are checked
+
     def dsd_op(self, b: Builtin, types: tuple, then, vals: list):
         name = b.name
         operands = [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))]
@@ -65,14 +152,37 @@ class DsdUnit:
         if isinstance(then, csl_ext.AsyncAttr):
             self.t += self.sim.model.dsd_issue_cycles
             self.pending.append(AsyncOp(b, operands, self.t, then, needs))
+            self.watching = True
             self.try_async()
-            return
+            return None
+        queues = self.queues
+        if any(queues[color].count < k for color, k in needs.items()):
+            return self._wait_then_run(b, operands, n, needs)
+        drain = self._run_sync(b, operands, n)
+        return None if drain is None else iter((drain,))
+
+    def _wait_then_run(self, b: Builtin, operands: list, n: int, needs: dict[int, int]):
         for color, k in needs.items():
             while self.queues[color].count < k:
                 yield Wait(color, k)
-        t_end, compute = self._execute(b, operands, n, self.t)
+        drain = self._run_sync(b, operands, n)
+        if drain is not None:
+            yield drain
+
+    def _run_sync(self, b: Builtin, operands: list, n: int) -> Drain | None:
+        """Run a synchronous op whose wavelets are queued; return the `Drain` to wait
+        on when it sent more than the queues and router buffers on the way hold (a
+        synchronous send of the running core returns only once its receivers have
+        taken all but that: backpressure)."""
+        t_end, compute, sent = self._execute(b, operands, n, self.t)
         self.stall += max(0.0, t_end - self.t - compute)
         self.t = t_end
+        if sent is not None and self is self.sim.stepping:
+            drain = Drain(*sent[:3])
+            if not drain.done():
+                self.sim.draining.append((self, drain))
+                return drain
+        return None
 
     def _operand(self, v, type, i: int) -> tuple[str, Any]:
         if isinstance(v, D.FabDsd):
@@ -96,7 +206,9 @@ class DsdUnit:
         return lengths[0] if operands[0][0] != "ptr" else lengths[-1]
 
     def try_async(self) -> None:
-        """Run, in issue order, the pending async ops whose input wavelets are all queued."""
+        """Run, in issue order, the pending async ops whose input wavelets are all queued.
+        One whose send does not fit in the queues on its path is held back until its
+        receivers read (`async_sent`); it completes then."""
         held: set[int] = set()
         for a in list(self.pending):
             if held & a.needs.keys() or any(self.queues[c].count < k for c, k in a.needs.items()):
@@ -104,14 +216,34 @@ class DsdUnit:
                 continue
             self.pending.remove(a)
             n = self._length(a.builtin.name, a.operands)
-            t_end, compute = self._execute(a.builtin, a.operands, n, a.issue_t)
+            t_end, compute, sent = self._execute(a.builtin, a.operands, n, a.issue_t, a)
             self.async_cycles += compute
-            self.end_t = max(self.end_t, t_end)
-            action = a.then.action.data
-            if action == "activate":
-                self.activate(a.then.kind.data, a.then.id.data, at=t_end)
-            elif action == "unblock":
-                self.set_blocked(a.then.kind.data, a.then.id.data, False, at=t_end)
+            a.t_end = t_end
+            if sent is not None:
+                drain = Drain(*sent[:3], op=a)
+                if not drain.done():
+                    a.drain = drain
+                    self.held.append(a)
+                    self.sim.draining.append((self, drain))
+                    continue
+            self._complete(a, t_end)
+        if not self.pending:
+            self.write_log.clear()
+        self.watching = bool(self.pending or self.streaming)
+
+    def async_sent(self, a: AsyncOp, ready_t: float) -> None:
+        """A held-back async send's receivers made room for its last wavelets."""
+        self.held.remove(a)
+        a.drain = None
+        self._complete(a, max(a.t_end, ready_t))
+
+    def _complete(self, a: AsyncOp, t_done: float) -> None:
+        self.end_t = max(self.end_t, t_done)
+        action = a.then.action.data
+        if action == "activate":
+            self.activate(a.then.kind.data, a.then.id.data, at=t_done)
+        elif action == "unblock":
+            self.set_blocked(a.then.kind.data, a.then.id.data, False, at=t_done)
 
     def _rate(self, b: Builtin, operands: list) -> float:
         m = self.sim.model
@@ -127,11 +259,28 @@ class DsdUnit:
             rate = min(rate, m.fabric_elems_per_cycle)
         return rate
 
-    def _execute(self, b: Builtin, operands: list, n: int, t_start: float) -> tuple[float, float]:
-        """Do the op now (one numpy call); return (completion time, compute cycles)."""
+    @staticmethod
+    def _compute(b: Builtin, srcs: list, n: int, dest_kind: str) -> np.ndarray:
+        if dest_kind == "ptr":
+            vals = np.asarray(srcs[-1], b.dest).reshape(-1)
+            if b.fold is not None:
+                acc = np.asarray(srcs[0], b.dest).reshape(1)
+                return b.fold(np.concatenate([acc, vals]))
+            return vals[-1:]
+        result = np.asarray(b.kernel(*srcs), dtype=b.dest)
+        if result.shape != (n,):
+            result = np.broadcast_to(result, (n,))
+        return result
+
+    def _execute(self, b: Builtin, operands: list, n: int, t_start: float,
+                 op: AsyncOp | None = None) -> tuple[float, float, tuple | None]:
+        """Do the op now (one numpy call); return (completion time, compute cycles, its
+        send: (color, words, targets, receivers) or None). An async op (`op`) reads
+        its memory operands as it runs: see the module docstring."""
         m = self.sim.model
         first = last = -np.inf
         srcs = []
+        mems: list[tuple[int, Any, np.dtype | None]] = []
         for (kind, v), want in zip(operands[1:], b.srcs):
             if kind == "fab":
                 words, f, la = self.queues[v.color].take(n)
@@ -139,33 +288,128 @@ class DsdUnit:
                 arr = words_to(words, want or np.dtype(np.float32))
             elif kind == "mem":
                 arr = D.read(v, want or v.buf.dtype)
+                mems.append((len(srcs), v, want))
             else:
                 arr = (want or np.dtype(np.float32)).type(v)
             srcs.append(arr.astype(np.float32) if want is None else arr)
-        dest_kind, dest = operands[0]
-        if dest_kind == "ptr":
-            vals = np.asarray(srcs[-1], b.dest).reshape(-1)
-            if b.fold is not None:
-                acc = np.asarray(srcs[0], b.dest).reshape(1)
-                result = b.fold(np.concatenate([acc, vals]))
-            else:
-                result = vals[-1:]
-            dest[0] = result[0]
-        else:
-            result = np.asarray(b.kernel(*srcs), dtype=b.dest)
-            if result.shape != (n,):
-                result = np.broadcast_to(result, (n,))
-        self.flops += b.flops * n
         compute = m.dsd_cycles(n, self._rate(b, operands))
         t_first = max(t_start + m.dsd_issue_cycles, first + 1)
         t_end = max(t_start + compute, last + 1)
+        step = (t_end - t_first) / max(n, 1)
+        reads: list[SourceRead] = []
+        if op is not None and mems and n and (t_end > self.t or self.write_log):
+            times = t_first + step * np.arange(n)
+            for pos, v, want in mems:
+                srcs[pos] = np.array(srcs[pos], copy=True)  # no view of memory the core writes
+                reads.append(SourceRead(pos, v, want, _dsd_addrs(v), times))
+            self._undo_later_writes(op, srcs, reads)
+        dest_kind, dest = operands[0]
+        result = self._compute(b, srcs, n, dest_kind)
+        if dest_kind == "ptr":
+            dest[0] = result[0]
+        self.flops += b.flops * n
+        sent = None
         if dest_kind == "mem":
-            D.write(dest, result)
+            if self.watching and op is None:  # the core writes: running async ops may read it
+                times = t_first + step * (np.arange(n) + 1)
+                self.core_write(D._typed(dest.buf, result.dtype), dest.index(), result, times)
+            else:
+                D.write(dest, result)
         elif dest_kind == "fab":
             if dest.kind != "fabout_dsd":
                 raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
-            gap = max(1.0, (t_end - t_first) / max(n, 1))
+            gap = max(1.0, step)
             # a copy: the wavelets are in flight, the sender may overwrite its memory
             words = to_words(np.array(result, copy=True, order="C"))
-            self.sim.send(self, dest.color, Chunk(words, t_first, gap))
-        return t_end, compute
+            targets, receivers = self.sim.send(self, dest.color, Chunk(words, t_first, gap))
+            if targets:
+                sent = (dest.color, words.size, targets, receivers)
+        if reads and reads[0].times[-1] > self.t:
+            self.streaming = [r for r in self.streaming if r.last_read > self.t]
+            self.streaming.append(Running(op, srcs, reads, np.array(result, copy=True),
+                                          float(reads[0].times[-1]),
+                                          words if sent else None, sent[3] if sent else []))
+            self.watching = True
+        return t_end, compute, sent
+
+    # --- the core's writes meet running async ops -------------------------------------
+
+    def core_write(self, arr: np.ndarray, index: Any, values: Any, times: Any) -> None:
+        """``arr[index] = values``, done by the core at `times` (one per element, or one
+        for all) while async ops are pending or running (see the module docstring)."""
+        addrs = element_addrs(arr, index)
+        times = np.broadcast_to(np.asarray(times, np.float64), addrs.shape)
+        if self.pending:
+            old = np.array(arr[index], copy=True).reshape(-1)
+            self.write_log.append(CoreWrite(addrs, old, times))
+        arr[index] = values
+        self.streaming = [r for r in self.streaming if r.last_read > self.t]
+        for r in self.streaming:
+            self._replay(r, addrs, times)
+        self.watching = bool(self.pending or self.streaming)
+
+    @staticmethod
+    def _match(addrs: np.ndarray, times: np.ndarray,
+               at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each address of `at`: whether a write hit it, and that write's index."""
+        order = np.argsort(addrs, kind="stable")
+        sorted_addrs = addrs[order]
+        pos = np.clip(np.searchsorted(sorted_addrs, at), 0, max(addrs.size - 1, 0))
+        hit = sorted_addrs[pos] == at if addrs.size else np.zeros(at.shape, bool)
+        return hit, order[pos]
+
+    def _undo_later_writes(self, op: AsyncOp, srcs: list, reads: list[SourceRead]) -> None:
+        """An op that runs only now (its wavelets came late) read each element at its own
+        time: undo, for the op, the core's writes made after that (newest first)."""
+        for w in reversed(self.write_log):
+            for s in reads:
+                hit, j = self._match(w.addrs, w.times, s.addrs)
+                late = hit & (w.times[j] > s.times)
+                if late.any():
+                    srcs[s.pos][late] = _convert(w.old[j[late]], s.want)
+                    self._race(op, s, late, "before the op read them (it saw the old values)")
+
+    def _replay(self, r: Running, addrs: np.ndarray, times: np.ndarray) -> None:
+        """The core wrote while `r` runs: the elements `r` reads after the write see it."""
+        changed_any = False
+        for s in r.reads:
+            hit, j = self._match(addrs, times, s.addrs)
+            early = hit & (times[j] < s.times)
+            if not early.any():
+                continue
+            current = D.read(s.dsd, s.want or s.dsd.buf.dtype)
+            r.srcs[s.pos][early] = (current.astype(np.float32) if s.want is None
+                                    else current)[early]
+            self._race(r.op, s, early, "before the op read them (it sends/uses the new values)")
+            changed_any = True
+        if not changed_any:
+            return
+        dest_kind, dest = r.op.operands[0]
+        n = r.result.size
+        result = self._compute(r.op.builtin, r.srcs, n, dest_kind)
+        diff = to_words(np.ascontiguousarray(result)) != to_words(np.ascontiguousarray(r.result))
+        if not diff.any():
+            return
+        r.result = np.array(result, copy=True)
+        if dest_kind == "ptr":
+            dest[0] = result[0]
+        elif dest_kind == "mem":
+            flat = np.arange(dest.buf.size)[dest.index()]
+            D._typed(dest.buf, result.dtype)[flat[diff]] = result[diff]
+        elif r.words is not None:
+            first = int(np.flatnonzero(diff)[0])
+            for q, base in r.receivers:
+                if q.taken > base + first:
+                    raise AsyncRaceError(
+                        f"{self.where}: the core overwrote element {first} of a source of "
+                        f"{r.op} before the op sent it, but a receiver already used that "
+                        "wavelet in this simulation: the race cannot be replayed")
+            r.words[diff] = to_words(np.ascontiguousarray(result))[diff]
+
+    def _race(self, op: AsyncOp, s: SourceRead, mask: np.ndarray, what: str) -> None:
+        idx = np.flatnonzero(mask)
+        shown = ", ".join(str(i) for i in idx[:6]) + (", ..." if idx.size > 6 else "")
+        msg = (f"{self.where}: the core wrote element(s) {shown} of source {s.pos} of {op} "
+               f"{what}: a race in the program")
+        self.races.append(msg)
+        warnings.warn(AsyncRaceWarning(msg), stacklevel=2)

@@ -42,3 +42,14 @@ class ArchRuleError(ProgramError):
     """The program breaks a rule of its architecture that ``cslc`` enforces (task id
     ranges, queues that do not exist, route shapes, DSD field types): the rule
     table is ``dialects/wse_target.py: ARCH``."""
+
+
+class AsyncRaceError(WseError):
+    """The core wrote a source of a running asynchronous DSD op before the op read it,
+    and the wavelets the op sent were already used by a receiver: the simulator
+    cannot replay the race (hardware would have sent the new values)."""
+
+
+class AsyncRaceWarning(UserWarning):
+    """The core wrote a source of a running asynchronous DSD op before the op read
+    it: the op sees the new value, as hardware would (a race in the program)."""

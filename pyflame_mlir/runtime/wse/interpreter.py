@@ -9,8 +9,10 @@ no dispatch by op name at run time.
 
 Blocks run as generators: a step that needs wavelets not yet delivered yields
 a `Wait`, and the PE's scheduler resumes the generator when they arrive. A
-step is `(waits, run)`: `run(ctx, env)` is a generator function when `waits`,
-a plain function otherwise. `ctx` is a `Context`: a PE for program modules,
+step is `(waits, run)`: when `waits`, `run(ctx, env)` returns a generator of
+its waits (a generator function), or None when it could finish at once (a DSD
+op whose wavelets are queued: the common case makes no generator); a plain
+function otherwise. `ctx` is a `Context`: a PE for program modules,
 the layout evaluator for the layout module; each provides the context-specific
 actions (params, allocation, tasks, routes). Every op, terminators included,
 costs `ctx.op_cycles`.
@@ -58,6 +60,7 @@ class Drain:
     count: int
     targets: list[tuple[tuple[int, int], Any, int]]
     ready_t: float = 0.0  # when the last receiver took enough (set by the simulator)
+    op: Any = None  # the async op sending (None: the core's synchronous send)
 
     def done(self) -> bool:
         return all(q.taken >= need for _, q, need in self.targets)
@@ -70,6 +73,7 @@ class Context:
     t: float = 0.0
     op_cycles: float = 0.0
     blocked_op: Operation | None = None  # the op a waiting step blocks at
+    watching = False  # a PE whose async ops read memory the core may write (`core_write`)
 
     def _reject(self, what: str):
         raise ProgramError(f"{what} is not allowed in a {self.kind} module")
@@ -89,12 +93,14 @@ class Context:
     def bind_data_task(self, task: str, queue: int, op: Operation):
         self._reject("@bind_data_task")
     def call(self, name: str, args: list) -> Generator[Wait, None, Any]: self._reject("csl.call")
-    def dsd_op(self, b: Builtin, types: tuple, then, vals: list) -> Generator[Wait, None, None]:
+    def dsd_op(self, b: Builtin, types: tuple, then, vals: list
+               ) -> Generator[Wait, None, None] | None:
         self._reject(f"csl.{b.name}")
     def set_rectangle(self, w: int, h: int): self._reject("@set_rectangle")
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")
     def set_route(self, x: int, y: int, color: int, rx, tx): self._reject("@set_color_config")
+    def core_write(self, arr: np.ndarray, index, values, times): self._reject("watched writes")
 
 
 # --- the registry ------------------------------------------------------------------------
@@ -213,13 +219,19 @@ class Planner:
 
 def _located(op: Operation, run: Run) -> Run:
     """A waiting step that records, on its context, the op it blocks at (the
-    innermost op: a call's wrapper keeps what the callee's op recorded)."""
+    innermost op: a call's wrapper keeps what the callee's op recorded). A waiting
+    step returns None when it finished without waiting (a DSD op whose wavelets
+    are there: no generator is made), else a generator of its waits."""
 
-    def located(ctx, env):
-        for w in run(ctx, env):
+    def record(ctx, gen):
+        for w in gen:
             if ctx.blocked_op is None:
                 ctx.blocked_op = op
             yield w
+
+    def located(ctx, env):
+        gen = run(ctx, env)
+        return None if gen is None else record(ctx, gen)
 
     return located
 
@@ -295,7 +307,9 @@ def run_block(ctx: Context, env: Env, plan: BlockPlan) -> Generator[Wait, None, 
     for waits, run in plan.steps:
         ctx.t += cost
         if waits:
-            yield from run(ctx, env)
+            gen = run(ctx, env)
+            if gen is not None:
+                yield from gen
         else:
             run(ctx, env)
     if plan.results is None:

@@ -7,11 +7,13 @@ through the halo of memcpy PEs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ProgramError, UnsupportedError
+from .errors import ProgramError, RouteError, UnsupportedError
+from .fabric import check_color
 
 if TYPE_CHECKING:
     from .pe import PE
@@ -103,15 +105,191 @@ class MathLib(Library):
         return np.float32(fn(np.float32(x)))
 
 
+class Collectives2dParams(Library):
+    """`<collectives_2d/params>` in the layout: `get_params(x, y, .{ .x_colors,
+    .x_entrypoints, .y_colors, .y_entrypoints })` gives each PE its row's (`.x`) and
+    column's (`.y`) parameters: two colors and two local task ids per dimension, which
+    the library owns on every PE of the rectangle."""
+
+    name = "<collectives_2d/params>"
+
+    def __init__(self, params: dict | None):
+        self.fields = dict(params or {})
+
+    def fn_get_params(self, x: int, y: int, cfg: dict) -> dict:
+        def dim(axis: str, coord: int, line: int) -> dict:
+            colors, entries = cfg.get(f"{axis}_colors"), cfg.get(f"{axis}_entrypoints")
+            if not isinstance(colors, dict) or not isinstance(entries, dict) or \
+                    len(colors) != 2 or len(entries) != 2:
+                raise ProgramError(f"{self.name}.get_params needs .{axis}_colors and "
+                                   f".{axis}_entrypoints, two of each")
+            return {"axis": axis, "pe_id": int(coord), "line": int(line),
+                    "colors": tuple(int(c) for c in colors.values()),
+                    "entrypoints": tuple(int(e) for e in entries.values())}
+
+        return {"x": dim("x", x, y), "y": dim("y", y, x)}
+
+
+@dataclass(eq=False)
+class CollectiveCall:
+    pe: PE
+    lib: Collectives2d
+    op: str
+    root: int
+    args: tuple
+    count: int
+    callback: int
+    t: float
+
+
+class Collectives2d(Library):
+    """`<collectives_2d/pe>` on a PE: MPI-like collectives along its row (`.x` dim
+    params) or column (`.y`). Modeled at the level of the library: every PE of the
+    line calls the same collective (in the same order), the data moves when the last
+    of them has called, and each PE's callback task is activated when its part is
+    done. The library's resources are checked against the arch and the program: its
+    two colors (routable, not memcpy's, routed by no one else), its two queues
+    (existing, not memcpy's; each used for output and input), its two entrypoint
+    task ids (legal local ids that the program binds to no task of its own).
+
+    Timing (estimates, from the fabric figures: wavelet streams pipelined over a
+    chain of hops): a broadcast or a reduction of n words over a line of L PEs ends
+    n + (L - 1) * (hop latency + 1) cycles after the last call; a scatter or gather
+    of chunks of c words moves (L - 1) * c words through the root's link. Wavelet
+    hops and the reduction's additions are counted in the report."""
+
+    name = "<collectives_2d/pe>"
+    OPS = ("broadcast", "reduce_fadds", "scatter", "gather")
+
+    def __init__(self, pe: PE, params: dict | None):
+        params = dict(params or {})
+        dim = params.get("dim_params")
+        if not isinstance(dim, dict) or "axis" not in dim:
+            raise ProgramError(f"{pe.where}: {self.name} needs .dim_params from "
+                               "<collectives_2d/params>.get_params(...).x or .y")
+        self.pe, self.dim = pe, dim
+        self.queues = tuple(int(q) for q in dict(params.get("queues", {})).values()) \
+            if isinstance(params.get("queues"), dict) else tuple(params.get("queues", ()))
+        if len(self.queues) != 2:
+            raise ProgramError(f"{pe.where}: {self.name} needs .queues, two queue ids")
+        self.ready = False
+        self.fields = {"pe_id": dim["pe_id"]}
+
+    def _claim(self) -> None:
+        pe, sim = self.pe, self.pe.sim
+        what = f"{self.name} ({self.dim['axis']} dim)"
+        for color in self.dim["colors"]:
+            check_color(color, f"{pe.where}: {what}")
+            routed = sim.fabric.routes.get((pe.x, pe.y), {})
+            if color in routed:
+                raise RouteError(f"{pe.where}: color {color} belongs to {what}, but the layout "
+                                 f"routes it ({routed[color]})")
+        for q in self.queues:
+            pe._check_queue(q, True, what)
+            pe._check_queue(q, False, what)
+        for e in self.dim["entrypoints"]:
+            pe._check_id("local", e, f"{what} entrypoint")
+            if ("local", e) in pe.tasks:
+                raise ProgramError(f"{pe.where}: local task id {e} is an entrypoint of {what}, "
+                                   f"but the program binds {pe.tasks[('local', e)]} to it")
+
+    def fn_init(self) -> None:
+        self._claim()
+        self.ready = True
+
+    def _call(self, op: str, root: int, args: tuple, count: int, callback: int) -> None:
+        if not self.ready:
+            raise ProgramError(f"{self.pe.where}: {self.name}.{op}() before init()")
+        self.pe._task("local", int(callback), f"{self.name}.{op} callback")
+        self.pe.sim.collective(CollectiveCall(self.pe, self, op, int(root), args, int(count),
+                                              int(callback), self.pe.t))
+
+    def fn_broadcast(self, root, buf, count, callback) -> None:
+        self._call("broadcast", root, (buf,), count, callback)
+
+    def fn_reduce_fadds(self, root, send, recv, count, callback) -> None:
+        self._call("reduce_fadds", root, (send, recv), count, callback)
+
+    def fn_scatter(self, root, send, recv, chunk, callback) -> None:
+        self._call("scatter", root, (send, recv), chunk, callback)
+
+    def fn_gather(self, root, send, recv, chunk, callback) -> None:
+        self._call("gather", root, (send, recv), chunk, callback)
+
+
+def run_collective(calls: list[CollectiveCall], model: Any) -> tuple[list[float], int]:
+    """Move the data of one collective whose calls (one per PE, in line order) have all
+    been made; return each PE's completion time and the wavelet hops it took."""
+    first = calls[0]
+    op, root, n, size = first.op, first.root, first.count, len(calls)
+    for c in calls:
+        if (c.op, c.root, c.count) != (op, root, n):
+            raise ProgramError(
+                f"{c.pe.where}: collectives along a line must match: {c.lib.name}.{c.op}"
+                f"(root {c.root}, {c.count}) meets {first.pe.where}'s {op}(root {root}, {n})")
+    if not 0 <= root < size:
+        raise ProgramError(f"{first.pe.where}: {op} root {root} is outside the line of {size}")
+
+    def words(buf: np.ndarray, k: int, what: str) -> np.ndarray:
+        flat = buf.reshape(-1)
+        if flat.size < k or flat.dtype.itemsize != 4:
+            raise ProgramError(f"{op}: {what} needs {k} 32-bit words, has {flat.size} of "
+                               f"{flat.dtype}")
+        return flat.view(np.uint32)
+
+    t0 = max(c.t for c in calls)
+    hop = model.hop_latency + 1
+    dist = [abs(i - root) for i in range(size)]
+    if op == "broadcast":
+        src = words(calls[root].args[0], n, "the root's buffer")[:n].copy()
+        for i, c in enumerate(calls):
+            if i != root:
+                words(c.args[0], n, "a receive buffer")[:n] = src
+        done = [t0 + n + d * hop for d in dist]
+        hops = n * (size - 1)
+    elif op == "reduce_fadds":
+        vals = [words(c.args[0], n, "a send buffer")[:n].view(np.float32) for c in calls]
+        acc = vals[root].copy()
+        for side in (range(size - 1, root, -1), range(0, root)):  # each chain toward the root
+            part = None
+            for i in side:
+                part = vals[i].copy() if part is None else (vals[i] + part).astype(np.float32)
+            if part is not None:
+                acc = (acc + part).astype(np.float32)
+        words(calls[root].args[1], n, "the root's receive buffer")[:n] = acc.view(np.uint32)
+        for i, c in enumerate(calls):
+            if dist[i] != max(dist):  # every PE but the chains' far ends adds once
+                c.pe.flops += n
+        done = [t0 + n + max(dist) * hop] * size
+        hops = n * (size - 1)
+    elif op == "scatter":
+        src = words(calls[root].args[0], n * size, "the root's send buffer")
+        for i, c in enumerate(calls):
+            words(c.args[1], n, "a receive buffer")[:n] = src[i * n:(i + 1) * n]
+        done = [t0 + n * (size - 1) + d * hop for d in dist]
+        hops = n * sum(dist)
+    else:  # gather
+        dst = words(calls[root].args[1], n * size, "the root's receive buffer")
+        for i, c in enumerate(calls):
+            dst[i * n:(i + 1) * n] = words(c.args[0], n, "a send buffer")[:n]
+        done = [t0 + n * (size - 1) + max(dist) * hop] * size
+        hops = n * sum(dist)
+    return done, hops
+
+
 def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
     if pe is None:
         if name == "<memcpy/get_params>":
             return MemcpyParams(params)
+        if name == "<collectives_2d/params>":
+            return Collectives2dParams(params)
     elif name == "<memcpy/memcpy>":
         return Memcpy(pe, params)
     elif name == "<layout>":
         return LayoutInfo(pe)
     elif name == "<math>":
         return MathLib(pe)
+    elif name == "<collectives_2d/pe>":
+        return Collectives2d(pe, params)
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

@@ -19,10 +19,8 @@ from xdsl.dialects import csl
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import SSAValue
 
-from pyflame_mlir.dialects import csl_ext
-
 from . import dsd as D
-from .dsd_unit import AsyncOp, DsdUnit, words_to
+from .dsd_unit import AsyncOp, CoreWrite, DsdUnit, Running, words_to
 from .errors import ArchRuleError, ProgramError, ReservedIdError
 from .fabric import InputQueue, check_color
 from .impl import plan_module
@@ -71,9 +69,12 @@ class PE(DsdUnit, Context):
             lambda: InputQueue(clock=lambda: self.t))
         self.queue_colors: dict[tuple[bool, int], int] = {}
         self.declared_params: set[str] = set()
-        self.sent: list | None = None  # deliveries of the running synchronous send
         self.launches: list[tuple[str, list, float]] = []
-        self.pending: list[AsyncOp] = []
+        self.pending: list[AsyncOp] = []  # async ops waiting for their input wavelets
+        self.held: list[AsyncOp] = []  # async sends waiting for room on their path
+        self.streaming: list[Running] = []  # async ops still reading their sources
+        self.write_log: list[CoreWrite] = []  # the core's writes while ops are pending
+        self.races: list[str] = []  # core writes that async ops saw (AsyncRaceWarning)
         self.running: Generator[Wait, None, Any] | None = None
         self.running_what = ""
         self.wait: Wait | None = None
@@ -221,24 +222,6 @@ class PE(DsdUnit, Context):
                     f"which @initialize_queue bound to color {bound}"
                 )
 
-    def dsd_op(self, b, types, then, vals):
-        """A DSD builtin; a synchronous one that sends returns only once its receivers
-        have taken all but what the queues and router buffers between hold
-        (backpressure: a send of more than that blocks until the receiver reads)."""
-        if isinstance(then, csl_ext.AsyncAttr):
-            yield from DsdUnit.dsd_op(self, b, types, then, vals)
-            return
-        self.sent = sent = []
-        try:
-            yield from DsdUnit.dsd_op(self, b, types, then, vals)
-        finally:
-            self.sent = None
-        for color, n, targets in sent:
-            drain = Drain(color, n, targets)
-            if not drain.done():
-                self.sim.draining.append((self, drain))
-                yield drain
-
     # --- tasks -----------------------------------------------------------------------
 
     def _task(self, kind: str, id: int, what: str) -> Task:
@@ -359,6 +342,12 @@ class PE(DsdUnit, Context):
         if self.running is None and (found := self._runnable()) is not None:
             self.sim.poke(self, max(self.t, found[0]))
 
+    def on_line(self, axis: str, line: int) -> bool:
+        return (self.y if axis == "x" else self.x) == line
+
+    def collective_index(self, axis: str) -> int:
+        return self.x if axis == "x" else self.y
+
     # --- diagnostics --------------------------------------------------------------------
 
     def describe(self) -> list[str]:
@@ -380,7 +369,17 @@ class PE(DsdUnit, Context):
         for a in self.pending:
             need = ", ".join(f"{k} on color {c} ({self.queues[c].count} queued)"
                              for c, k in a.needs.items())  # fmt: skip
-            out.append(f"async @{a.builtin.name} waits for {need}")
+            out.append(f"{a} waits for {need}")
+        for (axis, line), calls in self.sim.collective_calls.items():
+            for c in calls.get(self.collective_index(axis), []) if self.on_line(axis, line) else []:
+                out.append(f"{c.lib.name}.{c.op}() along {'row' if axis == 'x' else 'column'} "
+                           f"{line} waits for the other PEs of the line to call it")
+        for a in self.held:
+            d = a.drain
+            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
+                              for xy, q, need in d.targets if q.taken < need)
+            out.append(f"{a} is held back sending {d.count} wavelets on color {d.color}: "
+                       f"the queues on the way are full and {rooms}")
         for task in self.tasks.values():
             q = self.queues.get(task.color) if task.color is not None else None
             if task.blocked and (task.activated or (q and q.count)):

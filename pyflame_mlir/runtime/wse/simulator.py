@@ -23,6 +23,7 @@ from .fabric import Chunk, path_room
 from .impl import plan_module
 from .interpreter import Drain
 from .layout import evaluate_layout, split_modules
+from .libs import CollectiveCall, run_collective
 from .machine import ARCH, ARCHS, RESERVED_IDS, CycleModel
 from .pe import PE
 from .report import CycleReport, PeStats
@@ -55,6 +56,8 @@ class Simulator:
         self.seq = 0
         self.now = self.host_t = 0.0
         self.windows: list[tuple[str, float, float]] = []
+        # <collectives_2d>: per (axis, line index), each PE's calls not yet matched
+        self.collective_calls: dict[tuple[str, int], dict[int, list[CollectiveCall]]] = {}
         self.pes: dict[tuple[int, int], PE] = {}
         for (x, y), tile in sorted(layout.tiles.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             pe = PE(self, x, y, tile.program, tile.params)
@@ -76,19 +79,36 @@ class Simulator:
         self.seq += 1
         heapq.heappush(self.heap, (t, self.seq, pe))
 
-    def send(self, pe: PE, color: int, chunk: Chunk) -> None:
-        targets = []
+    def send(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+        """Deliver a stream; return its targets ((x, y), input queue, the queue's `taken`
+        count at which the sender's last wavelet has left) and its receivers (input
+        queue, words pushed to it before this stream)."""
+        targets, receivers = [], []
         for xy, delivered, hops in self.fabric.deliver((pe.x, pe.y), color, chunk):
             dst = self.pes[xy]
             q = dst.queues[color]
+            receivers.append((q, q.pushed))
             q.push(delivered)
             targets.append((xy, q, q.pushed - path_room(self.model, hops)))
             dst.try_async()
             self.poke(dst, delivered.t0)
-        # a synchronous send of the core that runs now waits for room (not the async
-        # ops a delivery to a waiting PE sets off)
-        if pe.sent is not None and pe is self.stepping and targets:
-            pe.sent.append((color, chunk.words.size, targets))
+        return targets, receivers
+
+    def collective(self, call: CollectiveCall) -> None:
+        """A PE calls a `<collectives_2d>` collective: once every PE of its line has
+        made its next call, the data moves and each PE's callback task is activated."""
+        dim = call.lib.dim
+        size = self.width if dim["axis"] == "x" else self.height
+        line = self.collective_calls.setdefault((dim["axis"], dim["line"]), {})
+        line.setdefault(dim["pe_id"], []).append(call)
+        if len(line) < size or not all(line.get(i) for i in range(size)):
+            return
+        calls = [line[i].pop(0) for i in range(size)]
+        done, hops = run_collective(calls, self.model)
+        self.fabric.wavelet_hops += hops
+        for c, t in zip(calls, done):
+            c.pe.end_t = max(c.pe.end_t, t)
+            c.pe.activate("local", c.callback, at=t)
 
     def _wake_senders(self) -> None:
         """Resume the senders whose receivers have now made room: when the last of
@@ -97,7 +117,10 @@ class Simulator:
         for pe, drain in self.draining:
             if drain.done():
                 drain.ready_t = max(q.take_t for _, q, _ in drain.targets)
-                self.poke(pe, max(drain.ready_t, pe.t))
+                if drain.op is not None:  # an async send: it completes now
+                    pe.async_sent(drain.op, drain.ready_t)
+                else:
+                    self.poke(pe, max(drain.ready_t, pe.t))
             else:
                 still.append((pe, drain))
         self.draining = still
@@ -134,7 +157,10 @@ class Simulator:
     def stop(self) -> None:
         """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
         self.settle("stop()")
-        stuck = [pe for pe in self.pes.values() if pe.running is not None or pe.pending]
+        waiting = {c.pe for line in self.collective_calls.values()
+                   for calls in line.values() for c in calls}
+        stuck = [pe for pe in self.pes.values()
+                 if pe.running is not None or pe.pending or pe.held or pe in waiting]
         if stuck:  # the command stream is free, but work never finished: no progress
             lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
                      "that can never finish"]
@@ -161,7 +187,8 @@ class Simulator:
     def _deadlock_report(self, what: str, stuck: list[PE]) -> str:
         colors = sorted({c for pe in stuck for c, q in pe.queues.items() if q.count}
                         | {pe.wait.color for pe in stuck if pe.wait}
-                        | {c for pe in stuck for a in pe.pending for c in a.needs})  # fmt: skip
+                        | {c for pe in stuck for a in pe.pending for c in a.needs}
+                        | {a.drain.color for pe in stuck for a in pe.held})  # fmt: skip
         lines = [
             f"deadlock: the host waits for {what}, but {len(stuck)} of {len(self.pes)} PEs "
             f"never unblock the command stream and nothing can run "

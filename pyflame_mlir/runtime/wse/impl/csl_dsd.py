@@ -28,8 +28,16 @@ def _mem_dsd(op: csl.GetMemDsdOp):
     base, sizes, res = op.base_addr, tuple(op.sizes), op.result
     kind, amap = op.result.type.data.value, op.tensor_access.data if op.tensor_access else None
 
+    cache: dict[tuple, tuple] = {}  # (id(base), sizes) -> (base, DSD); DSDs are values
+
     def run(ctx, env):
-        env[res] = D.make_mem_dsd(kind, env[base], [env[s] for s in sizes], amap)
+        arr, n = env[base], tuple(env[s] for s in sizes)
+        hit = cache.get((id(arr), n))
+        if hit is None or hit[0] is not arr:  # (a dead array's id may be reused)
+            if len(cache) > 4096:
+                cache.clear()
+            hit = cache[(id(arr), n)] = (arr, D.make_mem_dsd(kind, arr, list(n), amap))
+        env[res] = hit[1]
 
     return run
 
@@ -110,7 +118,7 @@ def _dsd_builtin(op: csl.BuiltinDsdOp):
     types = tuple(o.type for o in ops)
     then: Any = op.attributes.get(csl_ext.ASYNC_ATTR)
 
-    def run(ctx, env):
-        yield from ctx.dsd_op(b, types, then, [env[v] for v in ops])
+    def run(ctx, env):  # None when done at once, else a generator of its waits
+        return ctx.dsd_op(b, types, then, [env[v] for v in ops])
 
     return run

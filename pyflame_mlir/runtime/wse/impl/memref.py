@@ -79,7 +79,10 @@ def _store(op: memref.StoreOp):
     mem, idx, val = op.memref, tuple(op.indices), op.value
 
     def run(ctx, env):
-        env[mem][tuple(env[i] for i in idx)] = env[val]
+        if ctx.watching:  # async ops of this PE read memory as they run
+            ctx.core_write(env[mem], tuple(env[i] for i in idx), env[val], ctx.t)
+        else:
+            env[mem][tuple(env[i] for i in idx)] = env[val]
 
     return run
 
