@@ -21,18 +21,28 @@ this project's estimate, a lower bound: host latency excluded). The roofline is 
 f32 one: one multiply-add (2 FLOP) per PE per cycle; "% of roofline" is the step's
 FLOPs / (cycles x PEs x 2).
 
+``--plan`` simulates nothing: it lowers the step on each candidate grid, smallest
+first, and prints which fit the SRAM of a PE (the planner's and memory plan's
+verdict, with the bytes per PE it needed) and, for the smallest that fits, the SRAM
+per PE by tensor; so the issue's full size is sized here in a minute or two.
+
     python bench/csl_train.py                # the table of docs/PERFORMANCE.md
+    python bench/csl_train.py --d-in 784 --hidden 256 --plan         # smallest grid
     python bench/csl_train.py --d-in 784 --hidden 256 --grid 32x32   # the full size
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import numpy as np
+from pyflame_mlir.lowering.pyflame_to_wse.support import CslUnsupportedError
+from pyflame_mlir.lowering.wse_memory import MemoryBudgetError, default_budget
 
 import pyflame_mlir as pf
+from pyflame_mlir.csl_report import sram_by_tensor
 from pyflame_mlir.runtime import csl_backend
 
 
@@ -44,6 +54,63 @@ def mlp(d_in: int, hidden: int, d_out: int, seed: int = 0) -> pf.nn.Module:
         p.data = pf.tensor((rng.standard_normal(p.shape) / np.sqrt(p.shape[-1]))
                            .astype(np.float32))
     return model
+
+
+def step_loss(args: argparse.Namespace, optimizer: str) -> pf.Tensor:
+    """The lazy loss of one training step (forward, backward, update) of the MLP."""
+    model = mlp(args.d_in, args.hidden, args.d_out)
+    opt = (pf.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else pf.optim.AdamW(model.parameters(), lr=1e-3))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((args.batch, args.d_in)).astype(np.float32)
+    y = np.eye(args.d_out, dtype=np.float32)[rng.integers(0, args.d_out, args.batch)]
+    opt.zero_grad()
+    loss = ((model(pf.tensor(x)) - pf.tensor(y)) ** 2).mean()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def plan(args: argparse.Namespace, optimizer: str) -> None:
+    """Lower the step (no simulation) on each candidate grid, smallest first, until
+    one fits; print the verdicts and the fitting plan's SRAM per PE by tensor."""
+    csl_backend.configure(mode="simulator", grid=None)
+    pf.set_backend("csl")
+    loss = step_loss(args, optimizer)
+    n_params = args.d_in * args.hidden + args.hidden + args.hidden * args.d_out + args.d_out
+    state = 4 * n_params * (3 if optimizer == "adamw" else 1)  # + AdamW's two moments
+    batch = 4 * args.batch * (args.d_in + args.d_out)
+    print(f"{optimizer}: {state:,} B of resident state, {batch:,} B of batch; the planner's "
+          "verdict per grid")
+    for w, h in ((1, 1), (2, 1), (2, 2), (4, 2), (4, 4), (8, 4), (8, 8), (16, 8), (16, 16),
+                 (32, 16), (32, 32)):
+        if state + batch > w * h * default_budget():
+            print(f"  {w}x{h}: does not fit (the state and the batch alone exceed the "
+                  f"{w * h} PEs' SRAM)")
+            continue
+        t0 = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                _, exe = pf.export_csl(loss, d, grid=(w, h))
+        except MemoryBudgetError as e:
+            print(f"  {w}x{h}: does not fit ({e.needed:,} B/PE needed at the first op "
+                  f"past the budget of {e.budget:,} B; {time.perf_counter() - t0:.0f} s)")
+            continue
+        except CslUnsupportedError as e:
+            if "fits" not in str(e):
+                raise
+            print(f"  {w}x{h}: does not fit ({e})")
+            continue
+        prog = exe.current.program
+        print(f"  {w}x{h}: fits, {prog.memory_bytes:,} B/PE high-water mark "
+              f"({time.perf_counter() - t0:.0f} s to plan); SRAM per PE by tensor:")
+        for what, n in sram_by_tensor(prog):
+            print(f"    {what:<44} {n:>8,} B/PE")
+        print("  placement choices:")
+        for line in exe.current.wse.choices:
+            print(f"    {line}")
+        return
+    print("  no grid up to 32x32 fits")
 
 
 def run(args: argparse.Namespace, resident: bool, optimizer: str) -> dict:
@@ -84,9 +151,16 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--optimizers", default="sgd,adamw")
+    ap.add_argument("--plan", action="store_true",
+                    help="only lower: the smallest grid that fits and its SRAM per tensor")
     args = ap.parse_args()
     w, _, h = args.grid.partition("x")
     args.grid = (int(w), int(h))
+    if args.plan:
+        print(f"MLP {args.d_in}->{args.hidden}->{args.d_out}, batch {args.batch}, f32\n")
+        for optimizer in args.optimizers.split(","):
+            plan(args, optimizer)
+        return
     print(f"MLP {args.d_in}->{args.hidden}->{args.d_out}, batch {args.batch}, f32, "
           f"{args.grid[0]}x{args.grid[1]} PEs (wse2 cycle model)\n")
     head = ("| optimizer | dtype | weights | step cycles | FLOP/cycle | % of f32 roofline | "

@@ -249,7 +249,9 @@ def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions, resident: str 
 
     best = attempt({})
     fixed: dict[int, str] = {}
-    for i in sorted(best[1].candidates):
+    # on one PE every candidate is the same local computation (relayouts are free):
+    # nothing to search, and the re-plans dominate the compile time of larger steps
+    for i in sorted(best[1].candidates) if grid.pes > 1 else ():
         chosen = best[1].chosen[i]
         for label in best[1].candidates[i][:LOOKAHEAD]:
             if label == chosen:

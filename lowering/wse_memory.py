@@ -214,13 +214,23 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
                 release(r)
         total = sum(plan.sizes) * WORD
         if budget is not None and total > budget:
-            live = sorted({v for vs in holders.values() for v in vs},
-                          key=lambda v: -elems(v))[:4]
-            listing = ", ".join(f"{v.type} ({elems(v) * WORD} B/PE)" for v in live)
-            raise MemoryBudgetError(
-                f"csl backend: the {grid} grid needs {total} bytes of SRAM per PE at "
-                f"{op.name} (largest live values: {listing}), but the budget is {budget} "
-                "bytes (48 KiB minus the reserve for code, stack and memcpy); use a larger "
-                "grid", total, budget)
+            raise MemoryBudgetError(_over_budget(grid, op, total, budget, holders, free,
+                                                 plan.sizes), total, budget)
     return plan
 
+
+
+def _over_budget(grid: wse.Grid, op: Operation, total: int, budget: int,
+                 holders: dict[int, set[SSAValue]], free: list[int], sizes: list[int]) -> str:
+    """The error of a plan past the budget: the largest live tensors by name (type and
+    bytes per PE), and how much of the total is buffers free at that op (sized by
+    values that died earlier: fragmentation, not live data)."""
+    live = sorted({v for b, vs in holders.items() if b not in free for v in vs},
+                  key=lambda v: -v.type.elems(grid))
+    live_bytes = sum(sizes[b] for b, vs in holders.items() if vs and b not in free) * WORD
+    listing = ", ".join(f"{v.type} ({v.type.elems(grid) * WORD} B/PE)" for v in live[:4])
+    spare = sum(sizes[b] for b in free) * WORD
+    return (f"csl backend: the {grid} grid needs {total} bytes of SRAM per PE at {op.name} "
+            f"(largest live values: {listing}; {live_bytes} B/PE live, {spare} B/PE in "
+            f"buffers free at this op), but the budget is {budget} bytes (48 KiB minus the "
+            "reserve for code, stack and memcpy); use a larger grid")

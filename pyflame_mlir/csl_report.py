@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CslStepReport", "csl_report", "png_bytes"]
+__all__ = ["CslStepReport", "csl_report", "png_bytes", "sram_by_tensor"]
 
 WORD = 4
 
@@ -119,9 +119,11 @@ def png_bytes(rgb: np.ndarray) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
-def _sram_by_tensor(program: Any) -> list[tuple[str, int]]:
+def sram_by_tensor(program: Any) -> list[tuple[str, int]]:
     """Bytes per PE of each host-visible tensor (resident state, inputs, outputs) and
-    of the rest (activations and scratch in reused buffers)."""
+    of the rest (activations and scratch in reused buffers) of a lowered
+    ``CslProgram``, largest first (also without a run: ``exe.current.program`` of
+    ``pf.export_csl``)."""
     resident = program.resident
     shared = set(resident.values())
     rows: list[tuple[str, int]] = []
@@ -162,7 +164,7 @@ def csl_report(directory: str | Path | None = None) -> CslStepReport:
     report = CslStepReport(
         rep.arch, (w, h), rep.total_cycles, rep.flops, rep.peak_flops_per_cycle,
         rep.wavelet_hops, prog.memory_bytes, model.data_budget_bytes,
-        tuple(_sram_by_tensor(prog)), run.traffic.h2d_bytes, run.traffic.d2h_bytes,
+        tuple(sram_by_tensor(prog)), run.traffic.h2d_bytes, run.traffic.d2h_bytes,
         run.resident_bytes, busy, held, (model.clock_ghz, model.clock_ghz_alt))
     if directory is not None:
         report.write_png(Path(directory))
