@@ -258,7 +258,6 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self._momentum_key = _momentum_key(optimizer)
-            self.use_beta1 = self._momentum_key == "betas"
             self.base_momentums, self.max_momentums = _init_momentum(
                 optimizer, self._momentum_key, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
@@ -376,7 +375,6 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self._momentum_key = _momentum_key(optimizer)
-            self.use_beta1 = self._momentum_key == "betas"
             _init_momentum(optimizer, self._momentum_key, base_momentum, max_momentum,
                            last_epoch)
         super().__init__(optimizer, last_epoch)
