@@ -1019,6 +1019,34 @@ def _linear_matrix(n: int, out: int, align_corners: bool, scale: float | None
     return a
 
 
+def _cubic_matrix(n: int, out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    """torch's bicubic weights along one dim (Keys' kernel with A = -0.75): the
+    source coordinate is not clamped at 0 (as torch's ``cubic=True``), its
+    integer part at most n - 1 and the fraction clamped to [0, 1]; the four
+    taps read clamped indices (border replication)."""
+    a_ = -0.75
+
+    def near(t: float) -> float:  # |t| <= 1
+        return ((a_ + 2) * t - (a_ + 3)) * t * t + 1
+
+    def far(t: float) -> float:  # 1 < |t| < 2
+        return ((a_ * t - 5 * a_) * t + 8 * a_) * t - 4 * a_
+
+    a = np.zeros((out, n), np.float64)
+    if align_corners:
+        r = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale is not None and scale > 0 else n / out
+    for i in range(out):
+        src = r * i if align_corners else r * (i + 0.5) - 0.5
+        i0 = builtins.min(int(math.floor(src)), n - 1)
+        t = builtins.min(builtins.max(src - i0, 0.0), 1.0)
+        for tap, w in zip(range(i0 - 1, i0 + 3), (far(t + 1), near(t), near(1 - t),
+                                                   far(2 - t))):
+            a[i, builtins.min(builtins.max(tap, 0), n - 1)] += w
+    return a
+
+
 def _nearest_index(n: int, out: int, scale: float | None, exact: bool) -> list[int]:
     r = (n / out) if scale is None else 1.0 / scale
     if exact:
@@ -1060,16 +1088,19 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                                         f"{list(x.shape)}")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    linear = {"linear": 1, "bilinear": 2}
+    linear = {"linear": 1, "bilinear": 2, "bicubic": 2}
     if mode in linear and linear[mode] != nsp:
         raise NotImplementedError(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-D "
                                   f"input, got {list(x.shape)}")
-    if mode not in ("nearest", "nearest-exact", *linear):
+    if mode not in ("nearest", "nearest-exact", "area", *linear):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
-                                  "nearest-exact, linear, bilinear)")
+                                  "nearest-exact, area, linear, bilinear, bicubic)")
+    if mode == "area" and nsp > 2:
+        raise NotImplementedError(f"interpolate: mode 'area' of a {x.ndim}-D input (an "
+                                  "adaptive_avg_pool3d) is not supported")
     if align_corners is not None and mode not in linear:
         raise ValueError("interpolate: align_corners option can only be set with the "
-                         "interpolating modes: linear | bilinear")
+                         "interpolating modes: linear | bilinear | bicubic | trilinear")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: exactly one of size and scale_factor must be defined")
     spatial = x.shape[2:]
@@ -1083,12 +1114,15 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             raise ValueError(f"interpolate: scale_factor needs {nsp} entries")
         out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, sf))
         scales = [None if recompute_scale_factor else f for f in sf]
+    if mode == "area":  # torch's: the adaptive average pool to the output size
+        return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(x, out)
     y = x
     for i in range(nsp):
         dim = 2 + i
         n, o = spatial[i], out[i]
         if mode in linear:
-            a = _linear_matrix(n, o, bool(align_corners), scales[i])
+            matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
+            a = matrix(n, o, bool(align_corners), scales[i])
             moved = y.transpose(dim, -1) if dim != y.ndim - 1 else y
             moved = matmul(moved, _const_like(a.T, y))
             y = moved.transpose(dim, -1) if dim != y.ndim - 1 else moved
