@@ -209,9 +209,11 @@ def _reciprocal(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def _sign(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    # keeps NaN (and signed zeros) as numpy and JAX do, where PyTorch gives 0;
-    # so abs's derivative, sign(x), is NaN at NaN here and 0 in PyTorch
-    return np.sign(x, out=out)
+    # PyTorch's (x > 0) - (x < 0): 0 at NaN and +0.0 at -0.0, where numpy and
+    # JAX keep NaN and the zero's sign
+    if x.dtype.kind != "f":
+        return np.sign(x, out=out)
+    return np.subtract(x > 0, x < 0, out=out, dtype=x.dtype)
 
 
 def _pow(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -617,7 +619,7 @@ def _gelu_deriv(b, x, z, approximate: str = "none"):
 _DERIV = {
     "neg": lambda b, x, z: b.scalar(-1, like=x),
     # PyTorch (the spec): 0 at NaN, where sign itself keeps the NaN
-    "abs": lambda b, x, z: b.where(b.ne(x, x), b.scalar(0, like=x), b.sign(x)),
+    "abs": lambda b, x, z: b.sign(x),  # 0 at NaN and at zero, as PyTorch
     "sign": lambda b, x, z: b.scalar(0, like=x),
     "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
     # PyTorch's mask: 1 unless the output is <= 0 (so a NaN passes its

@@ -10,7 +10,7 @@ upstream defaults where the two differ:
   fusion merges chains of them into one loop nest;
 - bool ``add``/``mul``/``maximum``/``minimum`` are logical; ``maximum``,
   ``minimum``, ``relu`` and the max/min reductions propagate NaN (numpy);
-  ``sign`` keeps NaN and signed zeros; ``ne`` is true at NaN;
+  ``sign`` is 0 at NaN and at -0.0 (PyTorch's); ``ne`` is true at NaN;
 - half precision transcendental math, reductions, matmul and softmax compute
   in f32 and round once (the reference does the same); integer ``sum`` widens
   to i64;
@@ -196,14 +196,13 @@ def _abs(s: Scalar, x: SSAValue, d: DType, **a: Any) -> SSAValue:
 
 
 def _sign(s: Scalar, x: SSAValue, d: DType, **a: Any) -> SSAValue:
-    # float: x itself where it is zero or NaN (keeps -0.0 and NaN, as numpy)
+    # PyTorch's: 0 at NaN (ordered compares are false there) and +0.0 at -0.0
     zero = s.const(0, d)
     if d.category == FLOAT:
         gt, lt = s(arith.CmpfOp(x, zero, "ogt")), s(arith.CmpfOp(x, zero, "olt"))
-        rest = s(arith.SelectOp(lt, s.const(-1, d), x))
     else:
         gt, lt = s(arith.CmpiOp(x, zero, "sgt")), s(arith.CmpiOp(x, zero, "slt"))
-        rest = s(arith.SelectOp(lt, s.const(-1, d), zero))
+    rest = s(arith.SelectOp(lt, s.const(-1, d), zero))
     return s(arith.SelectOp(gt, s.const(1, d), rest))
 
 

@@ -10,7 +10,7 @@ import), and the returned values are the graph outputs (several for
 The rules reproduce the reference kernels' semantics (``dialects/*.py``), not
 MAX's defaults where the two differ: bool ``add``/``mul`` are logical, integer
 ``sum`` widens to int64, half precision reductions/softmax accumulate in
-float32, ``sign`` keeps NaN and signed zeros, ``logsumexp`` shifts by the max
+float32, ``sign`` is 0 at NaN and at -0.0 (PyTorch's), ``logsumexp`` shifts by the max
 only where it is finite, reductions over several dims are applied one dim at
 a time and then reshaped to the declared result.
 
@@ -250,10 +250,10 @@ def _relu(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
 
 @lowers("sign")
 def _sign(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    # where(x > 0, 1, where(x < 0, -1, x)): zeros keep their sign, NaN stays NaN.
+    # where(x > 0, 1, where(x < 0, -1, 0)): PyTorch's, 0 at NaN and +0.0 at -0.0
     (x,), ((_, d),) = xs, op.ins
     zero = cx.scalar(0, d)
-    inner = cx.ops.where(cx.ops.greater(zero, x), cx.scalar(-1, d), x)
+    inner = cx.ops.where(cx.ops.greater(zero, x), cx.scalar(-1, d), zero)
     return [cx.ops.where(cx.ops.greater(x, zero), cx.scalar(1, d), inner)]
 
 

@@ -35,12 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_view, geometry, mark_multi_output, record, untracked_views
+from .core import Tensor, as_view, detach, geometry, mark_multi_output, record, untracked_views
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
 from .ops import (
     _cast,
+    amax,
+    amin,
     as_tensor_arg,
     broadcast_to,
     cat,
@@ -126,12 +128,17 @@ def scatter(input: TensorLike, dim: int, index: TensorLike, src: TensorLike = No
 
 def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLike,  # noqa: A002
                    reduce: str, *, include_self: bool = True) -> Tensor:
-    """torch.scatter_reduce with ``reduce`` "sum" or "mean" (floating point).
-    "prod", "amax" and "amin" raise NotImplementedError."""
-    if reduce not in ("sum", "mean"):
-        raise NotImplementedError(f"scatter_reduce(): reduce={reduce!r} is not supported yet "
-                                  "(only 'sum' and 'mean')")
+    """torch.scatter_reduce: ``src`` reduced into ``input`` at ``index`` along
+    ``dim`` with ``reduce`` "sum", "mean" (floating point), "prod", "amax" or
+    "amin"; ``include_self=False`` leaves the input's own values out at the
+    positions written (the others keep them). Gradients are torch's: amax/amin
+    share among the tied elements, prod is exact with zeros."""
+    if reduce not in ("sum", "mean", "prod", "amax", "amin"):
+        raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, "
+                           f"mean, amax or amin, got {reduce}")
     x, d, idx, s = _scatter_args("scatter_reduce", input, dim, index, src)
+    if reduce in ("prod", "amax", "amin"):
+        return _scatter_extreme_or_prod(x, d, idx, s, reduce, include_self)
     touched = None
     if not include_self or reduce == "mean":
         ones = broadcast_to(_cast(1, int64), idx.shape)
@@ -147,6 +154,66 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
                                   "supported yet")
     n = convert(count, x.dtype) + (1 if include_self else 0)
     return where(touched, total / where(n > 0, n, _cast(1, x.dtype)), x)
+
+
+def _reduce_identity(reduce: str, dtype: Any) -> Any:
+    """The element a padded slot holds: it never changes the reduction."""
+    if reduce == "prod":
+        return 1
+    if dtype.is_floating_point:
+        return -np.inf if reduce == "amax" else np.inf
+    info = np.iinfo(dtype.np)
+    return int(info.min if reduce == "amax" else info.max)
+
+
+def _scatter_extreme_or_prod(x: Tensor, dim: int, idx: Tensor, s: Tensor, reduce: str,
+                             include_self: bool) -> Tensor:
+    """prod/amax/amin: the index is evaluated (its values fix which elements
+    meet), the src elements of each written position are gathered into rows,
+    padded with the reduction's identity, and reduced along the row by the
+    reduction op itself, so values, NaN propagation and gradients (amax/amin
+    share among ties, prod exact with zeros) are that op's, as torch's. Rows
+    are bucketed by their count rounded up to a power of two, so the padding
+    at most doubles the work: O(numel(src)) whatever the duplicates."""
+    if x.dtype == bool_:
+        raise NotImplementedError(f"scatter_reduce(): reduce={reduce!r} of a bool tensor is "
+                                  "not supported")
+    pos = _flat_positions(x.shape, _host(idx), dim).reshape(-1)
+    if not pos.size:
+        return x
+    order = np.argsort(pos, kind="stable")
+    targets, starts, counts = np.unique(pos[order], return_index=True, return_counts=True)
+    fill = _cast(_reduce_identity(reduce, x.dtype), x.dtype)
+    src_ext = cat([reshape(s, (-1,)), reshape(fill, (1,))], 0)  # the last slot: the identity
+    x_flat = reshape(x, (-1,))
+    width = np.maximum(1, 2 ** np.ceil(np.log2(counts)).astype(np.int64))
+    written, values = [], []
+    for k in np.unique(width):
+        rows = np.nonzero(width == k)[0]
+        slot = np.arange(k)
+        table = np.where(slot < counts[rows, None], order[np.minimum(
+            starts[rows, None] + slot, len(order) - 1)], pos.size)
+        block = reshape(gather(src_ext, 0, Tensor._leaf(table.reshape(-1))), table.shape)
+        own = reshape(gather(x_flat, 0, Tensor._leaf(targets[rows].astype(np.int64))),
+                      (len(rows), 1))
+        if include_self:
+            block = cat([own, block], 1)
+        elif reduce != "prod":
+            # torch's backward counts the input's own element among the ties when it
+            # equals the result even then (its share is dropped): a constant column
+            # holding it there, the identity elsewhere, reproduces that
+            best = detach(amax(block, 1, keepdim=True) if reduce == "amax"
+                          else amin(block, 1, keepdim=True))
+            block = cat([block, detach(where(own == best, own, fill))], 1)
+        if reduce == "amax":
+            values.append(amax(block, 1))
+        elif reduce == "amin":
+            values.append(amin(block, 1))
+        else:
+            values.append(_cast(record(OPS["prod"], (block,), {"dims": (1,), "keepdim": False}),
+                                x.dtype))
+        written.append(targets[rows])
+    return _put(x, np.concatenate(written), cat(values, 0) if len(values) > 1 else values[0])
 
 
 def index_select(input: TensorLike, dim: int, index: TensorLike) -> Tensor:  # noqa: A002

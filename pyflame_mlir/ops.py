@@ -468,6 +468,7 @@ arccos, arcsin, arctan, arctan2 = ELEMENTWISE["acos"], ELEMENTWISE["asin"], \
     ELEMENTWISE["atan"], ELEMENTWISE["atan2"]
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
 absolute, negative = ELEMENTWISE["abs"], ELEMENTWISE["neg"]
+sgn = ELEMENTWISE["sign"]  # torch.sgn: sign for real tensors (no complex dtypes here)
 greater, greater_equal, less, less_equal, not_equal = ELEMENTWISE["gt"], ELEMENTWISE["ge"], \
     ELEMENTWISE["lt"], ELEMENTWISE["le"], ELEMENTWISE["ne"]
 expm1 = ELEMENTWISE["expm1"]
@@ -1546,7 +1547,7 @@ METHODS = (*ELEMENTWISE, *(
     "bitwise_not isnan isinf isfinite isposinf isneginf nan_to_num clamp_min clamp_max lerp "
     "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger norm "
     "softplus hardtanh relu6 leaky_relu elu selu celu hardsigmoid hardswish mish silu "
-    "logsigmoid").split())
+    "logsigmoid sgn").split())
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
                      "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",

@@ -226,7 +226,7 @@ def _scalar_fn(e: Emit, fn: str, a: list[SSAValue]) -> SSAValue:
         ex = e.math("exp", e.fbin(arith.MulfOp, x, e.f32(-1.0)))
         return e.fbin(arith.DivfOp, one(), e.fbin(arith.AddfOp, one(), ex))
     if fn == "sign":
-        neg = e.select(e.fcmp("olt", x, zero()), e.f32(-1.0), x)
+        neg = e.select(e.fcmp("olt", x, zero()), e.f32(-1.0), zero())  # 0 at NaN, PyTorch's
         return e.select(e.fcmp("ogt", x, zero()), one(), neg)
     if fn == "not":
         return e.fbin(arith.SubfOp, one(), x)

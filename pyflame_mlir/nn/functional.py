@@ -27,7 +27,7 @@ import numpy as np
 from .. import indexing as _indexing
 from .. import ops as _ops
 from ..autodiff import no_grad
-from ..core import Tensor, record
+from ..core import Tensor, detach, record
 from ..creation import arange, from_numpy, full, rand
 from ..dialects import OPS
 from ..dialects.dtypes import bool_, float64
@@ -760,29 +760,143 @@ def _pool_input(x: Tensor, k, s, p, d, ceil_mode: bool, op: str, value: float
 
 
 def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
-                padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Tensor:
-    if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported")
+                padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x = as_tensor_arg(input)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
     xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
-    return amax(stack(_windows(xp, k, s, d, out), 0), 0)
+    windows = stack(_windows(xp, k, s, d, out), 0)
+    if not return_indices:
+        return amax(windows, 0)
+    return _max_with_indices(x, windows, k, s, p, d, out)
+
+
+def _max_with_indices(x: Tensor, windows: Tensor, k, s, p, d, out) -> tuple[Tensor, Tensor]:
+    """torch's choice in each window (offsets in row-major kernel order): the
+    last NaN, else the first maximum, and where every element is -inf, the
+    first inside the input (never a padded one); the value is read at that
+    offset, so the whole gradient goes to it, as torch's. Indices are flat
+    per channel plane of the input."""
+    nsp, count = len(k), windows.shape[0]
+    offset = _ops.argmax(windows, 0)
+    if x.dtype.is_floating_point:
+        order = _const_like(np.arange(count, dtype=np.int64).reshape(
+            (count,) + (1,) * (windows.ndim - 1)), offset)
+        last_nan = amax(where(_ops.isnan(windows), order, -1), 0)
+        offset = where(last_nan >= 0, last_nan, offset)
+    values = reshape(_indexing.gather(windows, 0, _ops.unsqueeze(offset, 0)), offset.shape)
+    # the input position of each kernel offset at each output position, -1 if padded
+    grids = np.meshgrid(*[np.arange(o) for o in out], indexing="ij")
+    where_in = np.zeros((count, *out), np.int64)
+    inside = np.ones((count, *out), bool)
+    for j, off in enumerate(np.ndindex(*k)):
+        flat = np.zeros(tuple(out), np.int64)
+        for i in range(nsp):
+            n = x.shape[x.ndim - nsp + i]
+            at = grids[i] * s[i] - p[i] + off[i] * d[i]
+            inside[j] &= (at >= 0) & (at < n)
+            flat = flat * n + at
+        where_in[j] = flat
+    first_inside = np.take_along_axis(where_in, inside.argmax(0)[None], 0)[0]
+    where_in[~inside] = -1
+    lead = x.ndim - nsp
+    table = _const_like(where_in.reshape((count,) + (1,) * lead + tuple(out)), offset)
+    chosen = _indexing.take_along_dim(table, _ops.unsqueeze(offset, 0), 0)
+    chosen = reshape(chosen, offset.shape)
+    fallback = _const_like(first_inside.reshape((1,) * lead + tuple(out)), offset)
+    return values, where(chosen < 0, fallback, chosen)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
+               return_indices: bool = False) -> Any:
     return _max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding, dilation,
                        ceil_mode, return_indices)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
+               return_indices: bool = False) -> Any:
     return _max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding, dilation,
                        ceil_mode, return_indices)
 
 
+def _unpool_size(op: str, x: Tensor, k, s, p, output_size: Any) -> tuple[int, ...]:
+    nsp = len(k)
+    default = [(x.shape[x.ndim - nsp + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nsp)]
+    if output_size is None:
+        size = default
+    else:
+        size = [int(v) for v in (output_size if not isinstance(output_size, int)
+                                 else (output_size,))]
+        if len(size) == nsp + 2:
+            size = size[2:]
+        if len(size) != nsp:
+            raise ValueError(f"{op}: output_size should be a sequence containing {nsp} or "
+                             f"{nsp + 2} elements, but it has a length of '{len(size)}'")
+        for i in range(nsp):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < size[i] < hi:
+                raise ValueError(f'{op}: invalid output_size "{list(size)}" (dim {i} must be '
+                                 f"between {lo} and {hi})")
+    if builtins.any(v <= 0 for v in size):
+        raise ValueError(f"{op}: output_size must be positive, got {list(size)}")
+    return tuple(size)
+
+
+def _max_unpoolnd(op: str, nsp: int, input: Tensor, indices: Tensor, kernel_size: Any,
+                  stride: Any, padding: Any, output_size: Any) -> Tensor:
+    """``input`` written at its flat per-plane ``indices`` into zeros of the
+    output size (the index is evaluated: its values place the writes). Where
+    several elements name one position (overlapping pooling windows), the last
+    is written, as torch's CPU kernel, and each of them gets that position's
+    gradient, as torch's backward (a gather): the others add ``x - x``, exactly
+    +0.0 in value, written as a subtraction so a -0.0 stays -0.0."""
+    x, idx = as_tensor_arg(input), as_tensor_arg(indices)
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got "
+                             f"{list(x.shape)}")
+    if idx.shape != x.shape:
+        raise ShapeError(op, f"indices {list(idx.shape)} must have the input's shape "
+                             f"{list(x.shape)}")
+    if idx.dtype.name != "int64":
+        raise TypeError(f"{op}: indices must be an int64 tensor, got {idx.dtype.name}")
+    k = _pair(kernel_size, nsp, "kernel_size", op)
+    s = k if stride is None else _pair(stride, nsp, "stride", op)
+    p = _pair(padding, nsp, "padding", op)
+    size = _unpool_size(op, x, k, s, p, output_size)
+    lead = x.shape[:x.ndim - nsp]
+    planes, plane = int(np.prod(lead)), int(np.prod(size))
+    host = np.asarray(idx.numpy()).reshape(planes, -1)
+    if host.size and (host.min() < 0 or host.max() >= plane):
+        bad = int(host.min() if host.min() < 0 else host.max())
+        raise IndexError(f"{op}: Found an invalid max index: {bad} (output volumes are of "
+                         f"size {'x'.join(map(str, size))})")
+    flat_x = reshape(x, (planes, -1))
+    zeros = _ops.broadcast_to(_ops._cast(0, x.dtype), (planes, plane))
+    y = _indexing.scatter(zeros, 1, host, flat_x)
+    # the earlier writes of a repeated position: gradient only, value +0.0
+    flat_pos = (host + np.arange(planes)[:, None] * plane).reshape(-1)
+    last = np.zeros(flat_pos.size, bool)
+    last[flat_pos.size - 1 - np.unique(flat_pos[::-1], return_index=True)[1]] = True
+    last = last.reshape(host.shape)
+    if not last.all() and x.dtype.is_floating_point:
+        held = detach(flat_x)
+        safe = where(_ops.isfinite(held), held - flat_x, _ops._cast(0, x.dtype))
+        earlier = where(from_numpy(~last), safe, _ops._cast(0, x.dtype))
+        y = y - _indexing.scatter_add(zeros, 1, host, earlier)
+    return reshape(y, (*lead, *size))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpoolnd("max_unpool1d", 1, input, indices, kernel_size, stride, padding,
+                         output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpoolnd("max_unpool2d", 2, input, indices, kernel_size, stride, padding,
+                         output_size)
 def _avg_divisor(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
     """torch's per-window divisor along one dim: the window clipped to the
     padded input (count_include_pad) or to the input itself."""
@@ -905,6 +1019,34 @@ def _linear_matrix(n: int, out: int, align_corners: bool, scale: float | None
     return a
 
 
+def _cubic_matrix(n: int, out: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    """torch's bicubic weights along one dim (Keys' kernel with A = -0.75): the
+    source coordinate is not clamped at 0 (as torch's ``cubic=True``), its
+    integer part at most n - 1 and the fraction clamped to [0, 1]; the four
+    taps read clamped indices (border replication)."""
+    a_ = -0.75
+
+    def near(t: float) -> float:  # |t| <= 1
+        return ((a_ + 2) * t - (a_ + 3)) * t * t + 1
+
+    def far(t: float) -> float:  # 1 < |t| < 2
+        return ((a_ * t - 5 * a_) * t + 8 * a_) * t - 4 * a_
+
+    a = np.zeros((out, n), np.float64)
+    if align_corners:
+        r = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale is not None and scale > 0 else n / out
+    for i in range(out):
+        src = r * i if align_corners else r * (i + 0.5) - 0.5
+        i0 = builtins.min(int(math.floor(src)), n - 1)
+        t = builtins.min(builtins.max(src - i0, 0.0), 1.0)
+        for tap, w in zip(range(i0 - 1, i0 + 3), (far(t + 1), near(t), near(1 - t),
+                                                   far(2 - t))):
+            a[i, builtins.min(builtins.max(tap, 0), n - 1)] += w
+    return a
+
+
 def _nearest_index(n: int, out: int, scale: float | None, exact: bool) -> list[int]:
     r = (n / out) if scale is None else 1.0 / scale
     if exact:
@@ -946,16 +1088,19 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                                         f"{list(x.shape)}")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    linear = {"linear": 1, "bilinear": 2}
+    linear = {"linear": 1, "bilinear": 2, "bicubic": 2}
     if mode in linear and linear[mode] != nsp:
         raise NotImplementedError(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-D "
                                   f"input, got {list(x.shape)}")
-    if mode not in ("nearest", "nearest-exact", *linear):
+    if mode not in ("nearest", "nearest-exact", "area", *linear):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
-                                  "nearest-exact, linear, bilinear)")
+                                  "nearest-exact, area, linear, bilinear, bicubic)")
+    if mode == "area" and nsp > 2:
+        raise NotImplementedError(f"interpolate: mode 'area' of a {x.ndim}-D input (an "
+                                  "adaptive_avg_pool3d) is not supported")
     if align_corners is not None and mode not in linear:
         raise ValueError("interpolate: align_corners option can only be set with the "
-                         "interpolating modes: linear | bilinear")
+                         "interpolating modes: linear | bilinear | bicubic | trilinear")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: exactly one of size and scale_factor must be defined")
     spatial = x.shape[2:]
@@ -969,12 +1114,15 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             raise ValueError(f"interpolate: scale_factor needs {nsp} entries")
         out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, sf))
         scales = [None if recompute_scale_factor else f for f in sf]
+    if mode == "area":  # torch's: the adaptive average pool to the output size
+        return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(x, out)
     y = x
     for i in range(nsp):
         dim = 2 + i
         n, o = spatial[i], out[i]
         if mode in linear:
-            a = _linear_matrix(n, o, bool(align_corners), scales[i])
+            matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
+            a = matrix(n, o, bool(align_corners), scales[i])
             moved = y.transpose(dim, -1) if dim != y.ndim - 1 else y
             moved = matmul(moved, _const_like(a.T, y))
             y = moved.transpose(dim, -1) if dim != y.ndim - 1 else moved

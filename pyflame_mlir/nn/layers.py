@@ -27,7 +27,8 @@ __all__ = [
     "ConvTranspose2d", "CrossEntropyLoss",
     "Dropout", "Dropout1d", "Dropout2d", "ELU", "Flatten", "GELU", "GroupNorm", "Hardtanh",
     "HuberLoss", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "LogSoftmax", "MSELoss",
-    "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "NLLLoss", "RMSNorm", "ReLU",
+    "MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "Mish", "MultiheadAttention",
+    "NLLLoss", "RMSNorm", "ReLU",
     "ReLU6", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Unflatten",
 ]
 
@@ -332,17 +333,14 @@ class _MaxPoolNd(Module):
                  dilation: Any = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not "
-                                      "supported")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Any:
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding,
-                              self.dilation, self.ceil_mode)
+                              self.dilation, self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -354,6 +352,32 @@ class MaxPool1d(_MaxPoolNd):
 
 
 class MaxPool2d(_MaxPoolNd):
+    pass
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of a max pool: ``forward(input, indices, output_size=None)``."""
+    _fn = staticmethod(F.max_unpool2d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
     pass
 
 

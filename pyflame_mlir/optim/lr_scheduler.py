@@ -14,8 +14,8 @@ from typing import Any
 
 from .optimizer import Optimizer
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
-           "MultiStepLR", "StepLR"]
+__all__ = ["CosineAnnealingLR", "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR",
+           "LinearLR", "MultiStepLR", "OneCycleLR", "StepLR"]
 
 
 class LRScheduler:
@@ -185,6 +185,220 @@ class LinearLR(LRScheduler):
         a, b = self.start_factor, self.end_factor
         factor = 1.0 + (b - a) / (self.total_iters * a + (self.last_epoch - 1) * (b - a))
         return [lr * factor for lr in lrs]
+
+
+# ---- cyclic schedules (torch's CyclicLR and OneCycleLR), with momentum cycling ----
+
+def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+    """One value per param group: a list of exactly that length, or a scalar repeated."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, list | tuple):
+        if len(value) != n:
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has {n}.")
+        return list(value)
+    return [value] * n
+
+
+def _momentum_key(optimizer: Optimizer) -> str:
+    """Which group entry ``cycle_momentum`` moves: SGD's ``momentum`` or Adam's beta1."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                         "option enabled")
+    return "betas" if "betas" in optimizer.defaults else "momentum"
+
+
+def _set_momentum(group: dict[str, Any], key: str, momentum: float) -> None:
+    if key == "betas":
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _init_momentum(optimizer: Optimizer, key: str, base_momentum: Any,
+                   max_momentum: Any, last_epoch: int) -> tuple[list[float], list[float]]:
+    bases = _per_group("base_momentum", optimizer, base_momentum)
+    maxes = _per_group("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for hi, lo, group in zip(maxes, bases, optimizer.param_groups):
+            _set_momentum(group, key, hi)
+            group["max_momentum"], group["base_momentum"] = hi, lo
+    return bases, maxes
+
+
+class CyclicLR(LRScheduler):
+    """The lr cycles between ``base_lr`` and ``max_lr`` (Smith's cyclical
+    learning rates; ``triangular``, ``triangular2``, ``exp_range`` or a
+    ``scale_fn``), and the momentum (or Adam's beta1) the opposite way. Step it
+    after every batch. torch's formulas, step for step."""
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | list[float],
+                 max_lr: float | list[float], step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True,
+                 base_momentum: float | list[float] = 0.8,
+                 max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._momentum_key = _momentum_key(optimizer)
+            self.base_momentums, self.max_momentums = _init_momentum(
+                optimizer, self._momentum_key, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        if self.mode == "exp_range":
+            return self.gamma ** x
+        return 1.0
+
+    def get_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [lo + (hi - lo) * scale * at for lo, hi in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums,
+                                     self.max_momentums):
+                _set_momentum(group, self._momentum_key, hi - (hi - lo) * scale * at)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As torch: a custom ``scale_fn`` function is not saved (None), a callable
+        object by its ``__dict__``."""
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = (None if fn is None or isinstance(fn, types.FunctionType)
+                                     else fn.__dict__.copy())
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom", None)
+        super().load_state_dict(state)
+        if fn is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _anneal_cos(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _anneal_linear(start: float, end: float, pct: float) -> float:
+    return (end - start) * pct + start
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: the lr rises from ``max_lr / div_factor`` to
+    ``max_lr`` over ``pct_start`` of the steps, then falls to ``initial_lr /
+    final_div_factor`` (``three_phase``: back to the initial lr first), by
+    cosine or linear annealing; the momentum (or Adam's beta1) moves the
+    opposite way. Step it after every batch. torch's formulas, step for step."""
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float],
+                 total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: float | list[float] = 0.85,
+                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got "
+                                 f"{steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND "
+                             "steps_per_epoch)")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        n = self.total_steps
+        # (end step, start lr, end lr, start momentum, end momentum) per phase, torch's
+        up = float(pct_start * n) - 1
+        self._schedule_phases = (
+            [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+             (float(2 * pct_start * n) - 2, "max_lr", "initial_lr", "base_momentum",
+              "max_momentum"),
+             (n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+            if three_phase else
+            [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+             (n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")])
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for hi, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = hi / div_factor
+                group["max_lr"] = hi
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._momentum_key = _momentum_key(optimizer)
+            _init_momentum(optimizer, self._momentum_key, base_momentum, max_momentum,
+                           last_epoch)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total "
+                             f"steps is {self.total_steps}")
+        anneal = _anneal_cos if self._anneal_func_type == "cos" else _anneal_linear
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(anneal(group[lr0], group[lr1], pct))
+                    if self.cycle_momentum:
+                        _set_momentum(group, self._momentum_key,
+                                      anneal(group[m0], group[m1], pct))
+                    break
+                start = end
+        return lrs
 
 
 # ---- more of torch's schedulers (the lead's block) ----

@@ -1027,10 +1027,13 @@ def test_relu_derivative_at_special_values_matches_torch() -> None:
 
 
 def test_sign_and_abs_derivative_at_nan_match_torch() -> None:
-    """sign's value keeps NaN (numpy, JAX; documented), but the gradients are
-    PyTorch's: abs's and sign's are 0 at NaN, in reverse and forward mode."""
+    """sign's value is PyTorch's (0 at NaN, +0.0 at -0.0; torch 2.13 checked,
+    numpy and JAX keep NaN), and so are the gradients: abs's and sign's are 0 at
+    NaN, in reverse and forward mode."""
     a = np.array([np.nan, -2.0, 3.0, np.inf, -np.inf, 0.0, -0.0])
-    assert np.isnan(pf.sign(pf.from_numpy(a)).numpy()[0])
+    for f, tf in ((pf.sign, torch.sign), (pf.sgn, torch.sgn)):
+        got, exp = f(pf.from_numpy(a)).numpy(), tf(torch.from_numpy(a)).numpy()
+        assert np.array_equal(got, exp) and np.array_equal(np.signbit(got), np.signbit(exp))
     for f, tf in ((pf.abs, torch.abs), (pf.sign, torch.sign)):
         g = pf.grad(lambda x, f=f: f(x).sum())(pf.from_numpy(a)).numpy()
         t = to_torch(a, True)

@@ -122,8 +122,8 @@ def flat(v: Any) -> list[Any]:
 
 
 def as_array(v: Any) -> np.ndarray:
-    if isinstance(v, torch.Tensor):
-        return v.detach().cpu().numpy()
+    if isinstance(v, torch.Tensor):  # force: a gradient may be a ZeroTensor (sgn's)
+        return v.detach().cpu().numpy(force=True)
     if isinstance(v, pf.Tensor):
         return v.numpy()
     return np.asarray(v)

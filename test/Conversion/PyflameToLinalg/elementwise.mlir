@@ -1,6 +1,6 @@
 // Elementwise pyflame ops: one linalg.generic each, broadcasting through the
 // indexing maps, with the reference's semantics in the scalar body (NaN-
-// propagating maximum, sign keeping NaN, logical bool arithmetic, ne true at NaN,
+// propagating maximum, sign 0 at NaN, logical bool arithmetic, ne true at NaN,
 // half precision math in f32).
 // REQUIRES: mlir
 // RUN: pyflame-opt %s -p convert-pyflame-to-linalg | mlir-opt | filecheck %s
@@ -37,10 +37,11 @@ func.func @binary(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<1x8xf32>) -
 // CHECK-LABEL: func.func @unary
 // CHECK:        arith.negf
 // CHECK:        math.absf
-// sign: x itself at zero and NaN
+// sign: 0 at zero and NaN (PyTorch's), never x itself
 // CHECK:        %[[GT:.*]] = arith.cmpf ogt, %[[X:.*]], %{{.*}} : f32
 // CHECK:        %[[LT:.*]] = arith.cmpf olt, %[[X]]
-// CHECK:        %[[IN:.*]] = arith.select %[[LT]], %{{.*}}, %[[X]] : f32
+// CHECK-NOT:    arith.select %[[LT]], %{{.*}}, %[[X]] : f32
+// CHECK:        %[[IN:.*]] = arith.select %[[LT]], %{{.*}}, %{{.*}} : f32
 // CHECK:        arith.select %[[GT]], %{{.*}}, %[[IN]] : f32
 // CHECK:        math.exp
 // CHECK:        math.log

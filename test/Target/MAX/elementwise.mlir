@@ -9,11 +9,11 @@ func.func @unary(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tens
   %0 = pyflame.neg %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
   // CHECK: rmo.mo.abs(%arg0)
   %1 = pyflame.abs %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  // sign: where(x > 0, 1, where(0 > x, -1, x)) keeps NaN and signed zeros
+  // sign: where(x > 0, 1, where(0 > x, -1, 0)), PyTorch's: 0 at NaN and at -0.0
   // CHECK: %[[Z:.*]] = mo.constant <#M.dense_array<0.000000e+00> : tensor<f32>> : !mo.tensor<[], f32>
   // CHECK: %[[LT:.*]] = rmo.greater(%[[Z]], %arg0)
   // CHECK: %[[M1:.*]] = mo.constant <#M.dense_array<-1.000000e+00> : tensor<f32>>
-  // CHECK: %[[IN:.*]] = rmo.select(%[[LT]], %[[M1]], %arg0)
+  // CHECK: %[[IN:.*]] = rmo.select(%[[LT]], %[[M1]], %[[Z]])
   // CHECK: %[[GT:.*]] = rmo.greater(%arg0, %[[Z]])
   // CHECK: %[[P1:.*]] = mo.constant <#M.dense_array<1.000000e+00> : tensor<f32>>
   // CHECK: rmo.select(%[[GT]], %[[P1]], %[[IN]])

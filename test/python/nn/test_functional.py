@@ -453,7 +453,7 @@ def test_errors_name_the_op_and_shapes() -> None:
     with pytest.raises(pf.ShapeError, match="group_norm"):
         F.group_norm(x, 2)
     with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool2d(x, 2, return_indices=True)
+        F.adaptive_max_pool2d(x, 2, return_indices=True)  # (max_pool2d's: test_pool_indices)
     with pytest.raises(ValueError, match="same"):
         F.conv2d(x, pf.randn(4, 3, 3, 3), stride=2, padding="same")
     with pytest.raises(ValueError, match="not a valid value for reduction"):
