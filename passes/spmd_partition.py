@@ -163,21 +163,29 @@ class _Partitioner:
             left = [a for a in left if a not in mine]
         operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
                     for v, fs in zip(op.operands, rule.operands, strict=True)]
-        gshape = _shape(op.results[0])
-        local = res.local_shape(gshape)
+        if any(fs != rule.results[0] for fs in rule.results):
+            raise PassFailedException(f"spmd-partition: the results of pyflame."
+                                      f"{op.OPDEF.name} have different factors: they cannot "
+                                      "share the op's one sharding")
+        locals_ = [res.local_shape(_shape(r)) for r in op.results]
         attrs = op.py_attrs()
         if "shape" in attrs and op.OPDEF.name in ("reshape", "broadcast_to"):
-            attrs["shape"] = local
-        new = self._build(op, operands, attrs, local)
+            attrs["shape"] = locals_[0]
+        if op.OPDEF.name == "slice":  # a dimension taken whole ends at its local size
+            assert isinstance(operands[0].type, TensorType)
+            attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
+                _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
+        new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
         if len(kinds) > 1:
             raise PassFailedException(f"spmd-partition: pyflame.{op.OPDEF.name} reduces "
                                       f"sharded factors with {sorted(kinds)} at once")
-        self.env[op.results[0]] = _Local(new, res.dims, res.partial,
-                                         kinds.pop() if kinds else "sum")
+        kind = kinds.pop() if kinds else "sum"
+        for r, v in zip(op.results, new, strict=True):
+            self.env[r] = _Local(v, res.dims, res.partial, kind)
 
-    def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict, local: tuple
-               ) -> SSAValue:
+    def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
+               locals_: list[tuple[int, ...]]) -> list[SSAValue]:
         specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(operands)]
         name = op.OPDEF.name
         try:
@@ -185,11 +193,14 @@ class _Partitioner:
         except ShapeError as e:
             raise PassFailedException(f"spmd-partition: pyflame.{name} on local operands "
                                       f"{[s for s, _ in specs]}: {e.reason}") from None
-        if out[0][0] != tuple(local):
-            raise PassFailedException(
-                f"spmd-partition: pyflame.{name} gives local shape {list(out[0][0])} but its "
-                f"sharding wants {list(local)} (global {list(_shape(op.results[0]))})")
-        return self._emit(create_op(name, operands, attrs, out))
+        for (shape, _), local, r in zip(out, locals_, op.results, strict=True):
+            if shape != tuple(local):
+                raise PassFailedException(
+                    f"spmd-partition: pyflame.{name} gives local shape {list(shape)} but its "
+                    f"sharding wants {list(local)} (global {list(_shape(r))})")
+        new = create_op(name, operands, attrs, out)
+        self.block.add_op(new)
+        return list(new.results)
 
     def _replicated(self, op: PyflameOp) -> None:
         rank = [len(_shape(v)) for v in op.operands]
