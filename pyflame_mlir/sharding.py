@@ -26,10 +26,12 @@ spec does not name replicates the dimension).
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import math
 import threading
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,7 +267,46 @@ def reshard(t: Tensor, mesh_or_sharding: DeviceMesh | NamedSharding,
 
 
 def sharding_of(t: Tensor) -> NamedSharding | None:
-    return t.sharding if isinstance(t, ShardedTensor) else None
+    if isinstance(t, ShardedTensor):
+        return t.sharding
+    entry = _PLACED.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+# Parameters laid out in place by shard_parameters: id -> (weak reference, layout).
+# (Not a WeakKeyDictionary: Tensor's == is elementwise.)
+_PLACED: dict[int, tuple[weakref.ref, NamedSharding]] = {}
+
+
+def shard_parameters(module: Any, mesh: DeviceMesh,
+                     specs: Mapping[str, PartitionSpec] | Callable[[str, Tensor], Any]
+                     ) -> dict[str, NamedSharding]:
+    """Lay out ``module``'s parameters over ``mesh`` in place (DTensor's
+    ``distribute_module``): they stay the module's ``nn.Parameter``s (optimizers,
+    state dicts and weight tying see no change) and ``partition`` takes them with
+    these layouts. ``specs`` maps ``fnmatch`` patterns of parameter names
+    (``"blocks.*.attn.qkv.weight"``) to specs, the first match winning, or is a
+    function of (name, parameter) giving a spec. A parameter no pattern matches
+    is an error, never silently replicated: say ``"*": P()`` to replicate the rest.
+    Returns each parameter's layout by name."""
+    out: dict[str, NamedSharding] = {}
+    for name, param in module.named_parameters():
+        if callable(specs):
+            spec = specs(name, param)
+        else:
+            spec = next((sp for pat, sp in specs.items() if fnmatch.fnmatchcase(name, pat)),
+                        None)
+            if spec is None:
+                raise ValueError(f"shard_parameters: no spec for parameter {name!r} "
+                                 f"{tuple(param.shape)} (patterns {list(specs)}); map it, "
+                                 "or '*' to P() to replicate the rest")
+        spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        s = NamedSharding(mesh, spec)
+        s.check(tuple(param.shape), f"shard_parameters({name})")
+        key = id(param)
+        _PLACED[key] = (weakref.ref(param, lambda _, k=key: _PLACED.pop(k, None)), s)
+        out[name] = s
+    return out
 
 
 # ---- communication volume ----
@@ -662,16 +703,17 @@ def partition(f: Callable) -> Callable:
     the mesh is the sharded inputs' one. ``fn.last`` holds a ``Partitioned``."""
 
     def run(*args: Tensor) -> Any:
-        meshes = {a.sharding.mesh for a in args if isinstance(a, ShardedTensor)}
-        if len(meshes) != 1:
-            raise ValueError(f"partition: the sharded inputs must share one mesh, got "
-                             f"{len(meshes)} meshes")
-        (mesh,) = meshes
         outs = f(*args)
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs)
         sub = core.collect(out_list, args=args, trace=True)
-        specs = [s.spec if (s := sharding_of(t)) is not None else P() for t in sub.leaves]
+        layouts = [sharding_of(t) for t in sub.leaves]
+        meshes = {s.mesh for s in layouts if s is not None}
+        if len(meshes) != 1:
+            raise ValueError(f"partition: the sharded inputs (arguments and parameters) must "
+                             f"share one mesh, got {len(meshes)} meshes")
+        (mesh,) = meshes
+        specs = [s.spec if s is not None else P() for s in layouts]
         key = (sub.key(("partition",)), tuple(specs), mesh)
         hit = compiled.get(key)
         if hit is None:
