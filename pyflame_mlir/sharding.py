@@ -692,7 +692,7 @@ class Partitioned:
     comm: CommReport
 
 
-def partition(f: Callable) -> Callable:
+def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Callable:
     """``f`` written for one device with global shapes (single-device code),
     run over the mesh of its sharded inputs (``pf.shard``): the program is
     traced into the ``pyflame`` dialect, the inputs' shardings become argument
@@ -700,13 +700,18 @@ def partition(f: Callable) -> Callable:
     one device's program, and every device's program runs on the virtual mesh
     (``shard_map``). Outputs are global tensors with their propagated sharding;
     gradients flow to the inputs. Inputs that are not sharded are replicated;
-    the mesh is the sharded inputs' one. ``fn.last`` holds a ``Partitioned``."""
+    the mesh is the sharded inputs' one. ``fn.last`` holds a ``Partitioned``.
+    ``mapper`` runs the device program (``shard_map``'s signature; default
+    ``shard_map``, the virtual mesh; ``pyflame_mlir.distributed.partition`` passes
+    its one-device-per-process ``process_shard_map``)."""
 
     def run(*args: Tensor) -> Any:
         outs = f(*args)
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs)
-        sub = core.collect(out_list, args=args, trace=True)
+        # a parameter (or laid-out tensor) is an input even while an optimizer's
+        # update of it is pending: the program must not trace through that update
+        sub = core.collect(out_list, args=args, trace=True, boundary=_is_input)
         layouts = [sharding_of(t) for t in sub.leaves]
         meshes = {s.mesh for s in layouts if s is not None}
         if len(meshes) != 1:
@@ -717,7 +722,7 @@ def partition(f: Callable) -> Callable:
         key = (sub.key(("partition",)), tuple(specs), mesh)
         hit = compiled.get(key)
         if hit is None:
-            hit = compiled[key] = _partition(sub, mesh, specs)
+            hit = compiled[key] = _partition(sub, mesh, specs, mapper or shard_map)
         text, estimate, mapped = hit
         result = mapped(*sub.leaves)
         run.last = Partitioned(text, estimate, mapped.last_comm)
@@ -728,8 +733,12 @@ def partition(f: Callable) -> Callable:
     return functools.wraps(f)(run)
 
 
-def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
-               ) -> tuple[str, int, Callable]:
+def _is_input(t: Tensor) -> bool:
+    return (t.requires_grad and core.is_leaf(t)) or sharding_of(t) is not None
+
+
+def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec],
+               mapper: Callable[..., Callable]) -> tuple[str, int, Callable]:
     """The per-device module (text) of ``sub``, the bytes its collectives move,
     and its ``shard_map``-ed program."""
     from xdsl.dialects import func as xfunc  # xDSL: off the import path
@@ -751,7 +760,7 @@ def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
     res = [a.data[_SHARDING_KEY].sharding for a in main.res_attrs.data]
     out_specs = [PartitionSpec(*[d if d else None for d in s.dims]) for s in res]
     body = _device_program(main, mesh)
-    return str(module), bytes_moved(main), shard_map(body, mesh, specs, out_specs)
+    return str(module), bytes_moved(main), mapper(body, mesh, specs, out_specs)
 
 
 _SHARDING_KEY = "sharding.sharding"  # dialects/sharding_ir.py: SHARDING_KEY (no xDSL here)

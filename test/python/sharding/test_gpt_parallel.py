@@ -6,6 +6,9 @@ factor rule."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -88,3 +91,16 @@ def test_gpt_data_and_tensor_parallel_matches_torch():
     # each device holds 2 of the 4 heads of its 2 sequences, and 32 of the 64 MLP features
     assert "tensor<2x2x8x8xf32>" in ir and "tensor<2x8x32xf32>" in ir
     assert "sharding.all_reduce" in ir
+
+
+def test_gpt_on_four_processes_matches_torch(tmp_path):
+    """The same training, one device of the 2x2 mesh per process (gloo)."""
+    out = tmp_path / "losses.json"
+    script = Path(__file__).with_name("mp_gpt_script.py")
+    r = subprocess.run([sys.executable, "-m", "pyflame_mlir.launch", "--nproc", "4",
+                        str(script), str(out)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    pf.manual_seed(0)
+    state = {k: v.numpy() for k, v in load_example(False)["GPT"](**CONFIG).state_dict().items()}
+    want = torch_losses(load_example(True), state)
+    np.testing.assert_allclose(json.loads(out.read_text()), want, rtol=2e-4, atol=2e-4)
