@@ -133,6 +133,22 @@ def bytes_sent(name: str, n: int, nbytes: int) -> int:
     raise ValueError(f"{name} is not a collective")
 
 
+@dataclass(frozen=True)
+class CollectiveCost:
+    """Bytes one collective moves, by the ring algorithms' counts: each device
+    sends ``bytes_per_device``; ``total_bytes`` sums over all devices. ``phase``:
+    ``"forward"``, ``"backward"`` (the transpose collective carrying the
+    cotangent back) or ``"gradient"`` (the all-reduce of a parameter's gradient
+    over the mesh axes it is replicated on, as data parallelism does)."""
+
+    name: str
+    axes: tuple[str, ...]
+    group_size: int
+    bytes_per_device: int
+    total_bytes: int
+    phase: str = "forward"
+
+
 def collective_transpose(name: str, attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The collective that carries the cotangent back (its VJP; the JVP is the
     collective itself, all of them being linear): psum <-> identity-broadcast
@@ -140,9 +156,9 @@ def collective_transpose(name: str, attrs: dict[str, Any]) -> tuple[str, dict[st
     all_gather <-> reduce_scatter, all_to_all with its dimensions swapped,
     ppermute with its pairs inverted."""
     if name == "all_reduce":
-        if attrs.get("reduction", "sum") != "sum":
+        if attrs.get("reduction", "sum") not in ("sum", "mean"):
             raise ShapeError(name, f"the {attrs['reduction']} reduction is not linear: "
-                                   "only 'sum' has a transpose rule")
+                                   "only 'sum' and 'mean' have a transpose rule")
         return "all_reduce", dict(attrs)
     if name == "all_gather":
         return "reduce_scatter", dict(attrs)

@@ -22,6 +22,7 @@ attributes; arguments take their local types.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -33,7 +34,14 @@ from xdsl.utils.exceptions import PassFailedException
 from ..dialects import OPS
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
-from ..dialects.sharding import Mesh, Sharding, bytes_sent, collective_shape
+from ..dialects.sharding import (
+    CollectiveCost,
+    Mesh,
+    Sharding,
+    bytes_sent,
+    collective_shape,
+    collective_transpose,
+)
 from ..dialects.sharding_ir import (
     COLLECTIVE_OPS,
     SHARDING_KEY,
@@ -237,27 +245,69 @@ def bytes_moved(f: func.FuncOp) -> int:
     """Bytes the collectives of a per-device program send, summed over all the
     mesh's devices, for one run (``dialects/sharding.py: bytes_sent``; a
     ppermute counts the devices that send)."""
-    total = 0
-    for op in f.body.walk():
-        if not isinstance(op, _COLLECTIVE_TYPES):
-            continue
-        assert isinstance(op.input.type, TensorType)
-        t = op.input.type
-        nbytes = t.element_type.bitwidth // 8 * _numel(_shape(op.input))  # type: ignore
-        devices = op.mesh.mesh.size(op.mesh.mesh.names)
-        senders = devices
-        if isinstance(op, PpermuteOp):
-            pairs = op.params()["pairs"]
-            senders = devices // op.group_size * sum(s != d for s, d in pairs)
-        total += senders * bytes_sent(op.kind, op.group_size, nbytes)
-    return total
+    return sum(c.total_bytes for c in _forward_costs(f, set())[0])
 
 
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
+def _nbytes(v: SSAValue) -> int:
+    assert isinstance(v.type, TensorType)
+    n = v.type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    for d in _shape(v):
         n *= d
     return n
+
+
+def _cost(op: Operation, kind: str, nbytes: int, phase: str) -> CollectiveCost:
+    mesh = op.mesh.mesh  # type: ignore[attr-defined]
+    n = op.group_size  # type: ignore[attr-defined]
+    senders = mesh.size(mesh.names)
+    if isinstance(op, PpermuteOp):
+        pairs = op.params()["pairs"]
+        senders = senders // n * sum(s != d for s, d in pairs)
+    per_device = bytes_sent(kind, n, nbytes)
+    return CollectiveCost(kind, tuple(op.axis_names), n, per_device,  # type: ignore
+                          senders * per_device, phase)
+
+
+def _forward_costs(f: func.FuncOp, live: set[SSAValue]
+                   ) -> tuple[list[CollectiveCost], list[Operation]]:
+    """The forward collectives' costs, and those collectives whose operand
+    depends on a value of ``live`` (which this walk extends to their dependents)."""
+    costs, differentiable = [], []
+    for op in f.body.walk():
+        if any(v in live for v in op.operands):
+            live.update(op.results)
+            if isinstance(op, _COLLECTIVE_TYPES):
+                differentiable.append(op)
+        if isinstance(op, _COLLECTIVE_TYPES):
+            costs.append(_cost(op, op.kind, _nbytes(op.input), "forward"))
+    return costs, differentiable
+
+
+def step_traffic(f: func.FuncOp, differentiable: Sequence[bool]) -> list[CollectiveCost]:
+    """The collectives of one training step of a partitioned program, per device
+    group, summed over the mesh: the forward ones; in the backward, the
+    transpose of each that a differentiable argument reaches (all_reduce <->
+    all_reduce, all_gather <-> reduce_scatter, ...: the same volume, the
+    cotangent having the result's shape); and the all-reduce of each
+    differentiable argument's local gradient over the mesh axes it is
+    replicated on (its gradient is a sum of every replica's). The hand count of
+    ``test/python/sharding/test_traffic.py`` checks these."""
+    live = {a for a, d in zip(f.args, differentiable, strict=True) if d}
+    costs, back = _forward_costs(f, set(live))
+    for op in reversed(back):
+        kind, _ = collective_transpose(op.kind, op.params())  # type: ignore[attr-defined]
+        costs.append(_cost(op, kind, _nbytes(op.results[0]), "backward"))
+    for arg, d, s in zip(f.args, differentiable, arg_shardings(f), strict=True):
+        if not d or s is None:
+            continue
+        split = {a for dim in s.dims for a in dim}
+        rest = tuple(a for a in s.mesh.names if a not in split)
+        n = s.mesh.size(rest)
+        if n > 1:
+            per_device = bytes_sent("all_reduce", n, _nbytes(arg))
+            costs.append(CollectiveCost("all_reduce", rest, n, per_device,
+                                        s.mesh.size(s.mesh.names) * per_device, "gradient"))
+    return costs
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 
 from . import core, ops
+from .compiler import build_module, expand_transforms, note_traffic, run_pipeline
 from .core import GRAD_MODE, Tensor
 from .creation import zeros_like
 from .dialects.opdef import ShapeError
-from .dialects.sharding import bytes_sent
+from .dialects.sharding import CollectiveCost, bytes_sent
 
 AxisNames = str | tuple[str, ...]
 
@@ -310,18 +311,6 @@ def shard_parameters(module: Any, mesh: DeviceMesh,
 
 
 # ---- communication volume ----
-
-
-@dataclass(frozen=True)
-class CollectiveCost:
-    """Bytes one collective moves, by the ring algorithms' counts: each device
-    sends ``bytes_per_device``; ``total_bytes`` sums over all devices."""
-
-    name: str
-    axes: tuple[str, ...]
-    group_size: int
-    bytes_per_device: int
-    total_bytes: int
 
 
 @dataclass
@@ -690,6 +679,10 @@ class Partitioned:
     device_ir: str
     bytes_estimate: int
     comm: CommReport
+    # one training step's collectives by the compiler's count (forward, their
+    # transposes in the backward, the gradients' all-reduces: step_traffic);
+    # pf.compile_graph of the step reports the same
+    step: list[CollectiveCost] = field(default_factory=list)
 
 
 def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Callable:
@@ -723,12 +716,20 @@ def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Cal
         hit = compiled.get(key)
         if hit is None:
             hit = compiled[key] = _partition(sub, mesh, specs, mapper or shard_map)
-        text, estimate, mapped = hit
+        text, estimate, mapped, traffic = hit
         result = mapped(*sub.leaves)
-        run.last = Partitioned(text, estimate, mapped.last_comm)
+        run.last = Partitioned(text, estimate, mapped.last_comm, traffic)
+        forward = [c for c in traffic if c.phase == "forward"]
+        backward = [c for c in traffic if c.phase != "forward"]
+        for out in result:
+            if out._node is not None:
+                note_traffic(out._node, forward, backward,
+                             [t for t in sub.leaves if t.requires_grad])
+                break  # one output speaks for the program
         return result[0] if single else tuple(result)
 
-    compiled: dict[tuple, tuple[str, int, Callable]] = {}  # by structure and input layouts
+    compiled: dict[tuple, tuple[str, int, Callable, list[CollectiveCost]]] = {}  # by
+    # structure and input layouts
     run.last = None
     return functools.wraps(f)(run)
 
@@ -738,16 +739,16 @@ def _is_input(t: Tensor) -> bool:
 
 
 def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec],
-               mapper: Callable[..., Callable]) -> tuple[str, int, Callable]:
+               mapper: Callable[..., Callable]
+               ) -> tuple[str, int, Callable, list[CollectiveCost]]:
     """The per-device module (text) of ``sub``, the bytes its collectives move,
     and its ``shard_map``-ed program."""
     from xdsl.dialects import func as xfunc  # xDSL: off the import path
 
-    from .compiler import build_module, expand_transforms, run_pipeline
     from .dialects.sharding import Mesh
     from .dialects.sharding import Sharding as IRSharding
     from .passes.sharding_propagation import set_arg_shardings
-    from .passes.spmd_partition import bytes_moved
+    from .passes.spmd_partition import bytes_moved, step_traffic
 
     module = build_module(sub)
     expand_transforms(module)
@@ -760,7 +761,8 @@ def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec],
     res = [a.data[_SHARDING_KEY].sharding for a in main.res_attrs.data]
     out_specs = [PartitionSpec(*[d if d else None for d in s.dims]) for s in res]
     body = _device_program(main, mesh)
-    return str(module), bytes_moved(main), mapper(body, mesh, specs, out_specs)
+    traffic = step_traffic(main, [t.requires_grad for t in sub.leaves])
+    return str(module), bytes_moved(main), mapper(body, mesh, specs, out_specs), traffic
 
 
 _SHARDING_KEY = "sharding.sharding"  # dialects/sharding_ir.py: SHARDING_KEY (no xDSL here)

@@ -91,6 +91,34 @@ def test_gpt_data_and_tensor_parallel_matches_torch():
     # each device holds 2 of the 4 heads of its 2 sequences, and 32 of the 64 MLP features
     assert "tensor<2x2x8x8xf32>" in ir and "tensor<2x8x32xf32>" in ir
     assert "sharding.all_reduce" in ir
+    check_step_traffic(step, model, mesh, ours)
+
+
+def check_step_traffic(step, model, mesh, ns) -> None:
+    """pf.compile_graph of one more step reports its collectives' bytes, by hand:
+    forward: the q/k/v activations (2, 8, 24) f32 all-gathered over "model"
+    before the split (each device sends 1 x 1536 B; 4 devices), the attention
+    and MLP outputs (2, 8, 16) f32 all-reduced over "model" (2 x 1/2 x 1024 B
+    each), the loss's two partial sums (f32 scalars) over "data"; backward: the
+    transposes (a reduce-scatter of the (2, 8, 48) cotangent, the two
+    all-reduces, the loss numerator's all-reduce: its denominator counts the
+    targets, no gradient); gradients: parameters replicated on the whole mesh
+    all-reduced over 4 devices (2 x 3/4 of their bytes each), the model-split
+    blocks over "data" (2 x 1/2 of the block)."""
+    x, y = next(iter(ns["batches"](BATCH, 1, seed=1, context=CONFIG["context"])))
+    loss = step(pf.shard(pf.tensor(x), mesh, P("data")), pf.shard(pf.tensor(y), mesh, P("data")))
+    loss.backward()
+    report = pf.compile_graph([loss] + [p.grad for p in model.parameters()])
+    phases: dict[str, int] = {}
+    for c in report.collectives:
+        phases[c.phase] = phases.get(c.phase, 0) + c.total_bytes
+    forward = 4 * 1536 + 2 * 4 * 1024 + 2 * 4 * 4
+    backward = 4 * 1536 + 2 * 4 * 1024 + 4 * 4
+    replicated = 4 * (256 * 16 + 8 * 16 + 6 * 16 + 2 * 16)  # embeddings, 3 norms, 2 biases
+    split = 4 * (24 * 16 + 24 + 16 * 8 + 32 * 16 + 32 + 16 * 32)  # local blocks
+    assert phases == {"forward": forward, "backward": backward,
+                      "gradient": 4 * replicated * 6 // 4 + 4 * split}
+    assert report.collective_bytes == 158640
 
 
 def test_gpt_on_four_processes_matches_torch(tmp_path):
