@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from . import core, ops
+from .autodiff import no_grad
 from .compiler import build_module, expand_transforms, note_traffic, run_pipeline
 from .core import GRAD_MODE, Tensor
 from .creation import zeros_like
@@ -821,3 +822,72 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
         raise ValueError("partition: the device program has no func.return")
 
     return body
+
+
+# ---- optimizer-state sharding (ZeRO stage 1) ----
+
+
+class ZeroAdamW:
+    """AdamW (decoupled weight decay; ``pf.optim.AdamW``'s and torch's formulas)
+    with its moments sharded over the mesh axes ``axis`` (ZeRO stage 1): each
+    parameter's flattened moments are split in ``n`` blocks (zero-padded to a
+    multiple of ``n``), device ``i`` of the axis keeps block ``i``, updates block
+    ``i`` of the parameter from block ``i`` of the gradient (a reduce-scatter of
+    the gradients delivers it in a data-parallel step), and an all-gather gives
+    every device the whole updated parameter. One ``shard_map`` per parameter
+    and step; ``last_comm`` is the last one's ``CommReport``. Each device holds
+    ``1/n`` of the moments: ``moments(i)`` are parameter ``i``'s, laid out
+    ``P(axis)``."""
+
+    def __init__(self, params: Sequence[Tensor], mesh: DeviceMesh, axis: AxisNames,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2):
+        self.params = list(params)
+        self.mesh, self.axis = mesh, _names(axis)
+        self.lr, self.betas, self.eps, self.weight_decay = lr, betas, eps, weight_decay
+        self.steps = 0
+        n = mesh.axis_size(self.axis)
+        self._padded = [n * -(-math.prod(p.shape) // n) for p in self.params]
+        self._state = [tuple(shard(Tensor._leaf(np.zeros(k, p.dtype.np)), mesh, P(self.axis))
+                             for _ in range(2)) for p, k in zip(self.params, self._padded,
+                                                                 strict=True)]
+        self._update = shard_map(self._local_update, mesh, in_specs=P(self.axis),
+                                 out_specs=(P(), P(self.axis), P(self.axis)))
+        self.last_comm = CommReport()
+
+    def moments(self, i: int) -> tuple[ShardedTensor, ShardedTensor]:
+        return self._state[i]  # type: ignore[return-value]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def _local_update(self, p: Tensor, g: Tensor, m: Tensor, v: Tensor
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+        b1, b2 = self.betas
+        t = self.steps
+        p = p * (1 - self.lr * self.weight_decay)
+        m = m + (g - m) * (1 - b1)
+        v = v * b2 + g * g * (1 - b2)
+        denom = ops.sqrt(v) / math.sqrt(1 - b2 ** t) + self.eps
+        p = p + m / denom * (-self.lr / (1 - b1 ** t))
+        return all_gather(p, self.axis, dim=0, tiled=True), m, v
+
+    def step(self) -> None:
+        self.steps += 1
+        with no_grad():
+            done: list[Tensor] = []
+            for i, (p, k) in enumerate(zip(self.params, self._padded, strict=True)):
+                if p.grad is None:
+                    continue
+                numel = math.prod(p.shape)
+                flat = [ops.reshape(t, (numel,)) for t in (p, p.grad)]
+                if k != numel:
+                    pad = Tensor._leaf(np.zeros(k - numel, p.dtype.np))
+                    flat = [ops.cat([t, pad]) for t in flat]
+                whole, m, v = self._update(*flat, *self._state[i])
+                self.last_comm = self._update.last_comm
+                p.copy_(ops.reshape(whole[:numel], p.shape))
+                self._state[i] = (m, v)
+                done += [p, m, v]
+            core.realize(done)  # the moments' chains end here, step by step
