@@ -348,24 +348,38 @@ def _pad(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> 
     return _untouched(ins, outs, keep)
 
 
-def _gather(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
-            ) -> FactorRule:
-    """``gather(x, index; dim)`` (``torch.gather``; ``embedding``, ``index_select``,
-    ``take_along_dim`` and advanced indexing record it), also ``select_along``.
-    A dimension ``d != dim`` that the index covers whole is one factor of ``x``,
-    ``index`` and the result (each device gathers from its own block); one the
-    index covers in part reads the leading part of ``x``: no factor. Along
-    ``dim`` the index and the result share a factor (a device looks up its
-    share of the positions) and the table dimension of ``x`` has none: it is
-    replicated, gathered if it arrives split. This is the documented choice for
-    a vocabulary-split embedding table: correct, with the table all-gathered
-    (Megatron's masked lookup + all-reduce is not implemented)."""
+def _select_along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                  ) -> FactorRule:
+    """``select_along(x, idx; dim)`` (sort's and topk's plumbing): a dimension
+    ``d != dim`` is one factor of ``x``, ``idx`` and the result (each device
+    selects from its own block); along ``dim`` the index and the result share
+    a factor (a device selects its share of the positions) and ``x``'s
+    dimension has none: it is gathered if it arrives split."""
     x, idx = ins
     dim = attrs["dim"]
     f = _letters(len(idx))
     fi = tuple(f[d] if d == dim or x[d] == idx[d] else None for d in range(len(idx)))
     fx = tuple(None if d == dim else fi[d] for d in range(len(x)))
     return FactorRule((fx, fi), (fi,))
+
+
+TABLE_FACTOR = "table"  # gather's factor of the looked-up dimension of x
+
+
+def _gather(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+            ) -> FactorRule:
+    """``gather(x, index; dim)`` (``torch.gather``; ``embedding``, ``index_select``,
+    ``take_along_dim`` and advanced indexing record it): as ``select_along``
+    (a dimension the index covers whole shares ``x``'s split; a partly covered
+    one has no factor), and the table dimension of ``x`` is a *reduction*
+    factor: split (an embedding table split by vocabulary), each device looks
+    up the positions in its block and zeros the others (Megatron's masked
+    lookup, written by ``spmd-partition``), and the result is a partial sum
+    over those axes, resolved by an all-reduce."""
+    rule = _select_along(ins, outs, attrs)
+    fx = list(rule.operands[0])
+    fx[attrs["dim"]] = TABLE_FACTOR
+    return FactorRule((tuple(fx), rule.operands[1]), rule.results, {TABLE_FACTOR: "sum"})
 
 
 def _scatter_add(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
@@ -390,7 +404,7 @@ def _scatter_add_along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[
 
 _BY_NAME: dict[str, RuleFn] = {
     "slice": _slice, "pad": _pad, "split": _along_all,
-    "gather": _gather, "select_along": _gather, "scatter_add": _scatter_add,
+    "gather": _gather, "select_along": _select_along, "scatter_add": _scatter_add,
     "scatter_add_along": _scatter_add_along,
     "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
     "cumsum": _along_all, "cumprod": _along_all, "logcumsumexp": _along_all,

@@ -35,6 +35,7 @@ from ..dialects import OPS
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
+    TABLE_FACTOR,
     CollectiveCost,
     Mesh,
     Sharding,
@@ -183,7 +184,11 @@ class _Partitioner:
             assert isinstance(operands[0].type, TensorType)
             attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
                 _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
-        new = self._build(op, operands, attrs, locals_)
+        if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
+            new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
+                                       axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
+        else:
+            new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
         if len(kinds) > 1:
             raise PassFailedException(f"spmd-partition: pyflame.{op.OPDEF.name} reduces "
@@ -191,6 +196,36 @@ class _Partitioner:
         kind = kinds.pop() if kinds else "sum"
         for r, v in zip(op.results, new, strict=True):
             self.env[r] = _Local(v, res.dims, res.partial, kind)
+
+    def _make(self, name: str, operands: list[SSAValue], attrs: dict | None = None
+              ) -> SSAValue:
+        attrs = attrs or {}
+        specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(operands)]
+        out = OPS[name].check([s for s, _ in specs], [d for _, d in specs], attrs)
+        return self._emit(create_op(name, operands, attrs, out))
+
+    def _masked_gather(self, x: SSAValue, index: SSAValue, dim: int, axes: tuple[str, ...],
+                       table: tuple[int, ...]) -> SSAValue:
+        """Megatron's vocabulary-parallel lookup on this device's block of the
+        table (rows ``lo..hi`` of dimension ``dim``, found as the extremes of its
+        block of the positions, so the program stays the same on every device):
+        positions outside the block read row 0 and are zeroed; the result is
+        this device's share of a sum over ``axes``."""
+        itype, xtype = spec_of_type(index.type, "index")[1], spec_of_type(x.type, "x")[1]
+        pos = self._make("iota", [], {"shape": (table[dim],), "dim": 0, "dtype": itype})
+        block = Sharding(self.mesh, (axes,))
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(index.type.element_type,  # type: ignore
+                                                     block.local_shape((table[dim],)))],
+            properties={"sharding": ShardingAttr.get(block)}))
+        lo, hi = (self._make(k, [mine], {"dims": (0,), "keepdim": False, "ties": None})
+                  for k in ("min", "max"))
+        ok = self._make("logical_and", [self._make("ge", [index, lo]),
+                                        self._make("le", [index, hi])])
+        local = self._make("mul", [self._make("sub", [index, lo]),
+                                   self._make("convert", [ok], {"dtype": itype})])
+        rows = self._make("gather", [x, local], {"dim": dim})
+        return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:

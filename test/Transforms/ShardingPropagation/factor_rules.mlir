@@ -1,11 +1,12 @@
 // Factor rules of the indexing, shape, scan and sorting ops.
 // RUN: pyflame-opt %s -p sharding-propagation | filecheck %s
 
-// gather: the table dimension of x has no factor (replicated: the documented
-// choice for a vocabulary split); the index's other dimension, which covers x's
-// whole, shares x's split ("b").
+// gather: the table dimension of x is a reduction factor (Megatron's
+// vocabulary-parallel lookup): split over "a", it makes the result a partial sum
+// over "a"; the index's positions lose "a" to it; its other dimension, which
+// covers x's whole, shares x's split ("b").
 // CHECK-LABEL: func.func @gather
-// CHECK: pyflame.gather {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>
+// CHECK: pyflame.gather {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{}, {"b"}], partial = {"a"}>
 func.func @gather(%t: tensor<16x8xf32>, %i: tensor<12x8xi64>) -> tensor<12x8xf32> {
   %ts = sharding.annotate %t {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>} : tensor<16x8xf32> -> tensor<16x8xf32>
   %is = sharding.annotate %i {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>} : tensor<12x8xi64> -> tensor<12x8xi64>

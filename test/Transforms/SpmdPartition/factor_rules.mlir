@@ -2,13 +2,23 @@
 // rules leave unsplit is gathered first, never computed on a wrong block.
 // RUN: pyflame-opt %s -p sharding-propagation,spmd-partition 2>/dev/null | filecheck %s
 
-// gather: the split table is gathered, the index cut to x's "b" columns; no
-// reduction (each device looks up its rows whole).
+// gather with the table split by rows over "a": each device looks up the
+// positions in its block (rows lo..hi, the extremes of its block of an iota),
+// reads row 0 for the others and zeros them; an all-reduce over "a" sums the
+// devices' shares. The index, split over "a" too, is gathered first.
 // CHECK-LABEL: func.func @gather
-// CHECK: %[[T:.*]] = sharding.all_gather %t {{.*}}axes = ["a"], dim = 0 : i64} : tensor<8x4xf32> -> tensor<16x4xf32>
-// CHECK: %[[I:.*]] = sharding.local_slice %i {{.*}} : tensor<6x8xi64> -> tensor<6x4xi64>
-// CHECK: pyflame.gather %[[T]], %[[I]] {dim = 0 : i64} : (tensor<16x4xf32>, tensor<6x4xi64>) -> tensor<6x4xf32>
-// CHECK-NOT: sharding.all_reduce
+// CHECK: %[[I:.*]] = sharding.all_gather %i {{.*}}axes = ["a"], dim = 0 : i64} : tensor<6x8xi64> -> tensor<12x8xi64>
+// CHECK: %[[IB:.*]] = sharding.local_slice %[[I]] {{.*}} : tensor<12x8xi64> -> tensor<12x4xi64>
+// CHECK: %[[POS:.*]] = pyflame.iota {shape = array<i64: 16>, dim = 0 : i64, dtype = i64}
+// CHECK: %[[MINE:.*]] = sharding.local_slice %[[POS]] {{.*}} : tensor<16xi64> -> tensor<8xi64>
+// CHECK: %[[LO:.*]] = pyflame.min %[[MINE]]
+// CHECK: %[[HI:.*]] = pyflame.max %[[MINE]]
+// CHECK: pyflame.ge %[[IB]], %[[LO]]
+// CHECK: pyflame.le %[[IB]], %[[HI]]
+// CHECK: %[[ROWS:.*]] = pyflame.gather %t, %{{.*}} {dim = 0 : i64} : (tensor<8x4xf32>, tensor<12x4xi64>) -> tensor<12x4xf32>
+// CHECK: %[[OUT:.*]] = pyflame.mul %[[ROWS]], %{{.*}} : (tensor<12x4xf32>, tensor<12x4xf32>) -> tensor<12x4xf32>
+// CHECK: %[[SUM:.*]] = sharding.all_reduce %[[OUT]] {{.*}}axes = ["a"], reduction = "sum"}
+// CHECK: func.return %[[SUM]]
 func.func @gather(%t: tensor<16x8xf32>, %i: tensor<12x8xi64>) -> tensor<12x8xf32> {
   %ts = sharding.annotate %t {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>} : tensor<16x8xf32> -> tensor<16x8xf32>
   %is = sharding.annotate %i {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>} : tensor<12x8xi64> -> tensor<12x8xi64>
