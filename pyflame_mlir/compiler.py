@@ -593,29 +593,28 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
 
 
 # issue 17: the collectives of partitioned programs (pyflame_mlir/sharding.py:
-# partition notes them), by the node of a program's output: its forward
-# collectives, the backward's (counted when the graph also computes the
-# gradient of one of ``inputs``) and the inputs. The last 64 programs run.
-_TRAFFIC: OrderedDict[int, tuple[Any, tuple, tuple, tuple]] = OrderedDict()
+# partition notes them), by a program's output (weakly: a dead output's entry
+# is dropped): its forward collectives, the backward's (counted when the graph
+# also computes the gradient of one of ``inputs``) and the inputs.
+_TRAFFIC: dict[int, tuple[weakref.ref, tuple, tuple, tuple]] = {}
 
 
-def note_traffic(node: Any, forward: Sequence, backward: Sequence,
+def note_traffic(output: Tensor, forward: Sequence, backward: Sequence,
                  inputs: Sequence[Tensor]) -> None:
-    _TRAFFIC[id(node)] = (node, tuple(forward), tuple(backward),
-                          tuple(weakref.ref(t) for t in inputs))
-    _TRAFFIC.move_to_end(id(node))
-    while len(_TRAFFIC) > 64:
-        _TRAFFIC.popitem(last=False)
+    key = id(output)
+    _TRAFFIC[key] = (weakref.ref(output, lambda _: _TRAFFIC.pop(key, None)), tuple(forward),
+                     tuple(backward), tuple(weakref.ref(t) for t in inputs))
 
 
 def _traffic(sub: Subgraph) -> tuple:
     nodes = {id(n): n for n in sub.nodes}
     out: list = []
-    for key, (node, forward, backward, inputs) in _TRAFFIC.items():
-        if nodes.get(key) is not node:
+    for ref, forward, backward, inputs in list(_TRAFFIC.values()):
+        t = ref()
+        if t is None or t._node is None or nodes.get(id(t._node)) is not t._node:
             continue
         out += forward
-        grads = [t.grad for r in inputs if (t := r()) is not None and t.grad is not None]
+        grads = [p.grad for r in inputs if (p := r()) is not None and p.grad is not None]
         if any(nodes.get(id(g._node)) is g._node for g in grads if g._node is not None):
             out += backward
     return tuple(out)

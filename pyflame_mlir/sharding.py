@@ -722,11 +722,8 @@ def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Cal
         run.last = Partitioned(text, estimate, mapped.last_comm, traffic)
         forward = [c for c in traffic if c.phase == "forward"]
         backward = [c for c in traffic if c.phase != "forward"]
-        for out in result:
-            if out._node is not None:
-                note_traffic(out._node, forward, backward,
-                             [t for t in sub.leaves if t.requires_grad])
-                break  # one output speaks for the program
+        out = result[0]  # one output speaks for the program
+        note_traffic(out, forward, backward, [t for t in sub.leaves if t.requires_grad])
         return result[0] if single else tuple(result)
 
     compiled: dict[tuple, tuple[str, int, Callable, list[CollectiveCost]]] = {}  # by
