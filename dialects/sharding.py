@@ -133,6 +133,22 @@ def bytes_sent(name: str, n: int, nbytes: int) -> int:
     raise ValueError(f"{name} is not a collective")
 
 
+@dataclass(frozen=True)
+class CollectiveCost:
+    """Bytes one collective moves, by the ring algorithms' counts: each device
+    sends ``bytes_per_device``; ``total_bytes`` sums over all devices. ``phase``:
+    ``"forward"``, ``"backward"`` (the transpose collective carrying the
+    cotangent back) or ``"gradient"`` (the all-reduce of a parameter's gradient
+    over the mesh axes it is replicated on, as data parallelism does)."""
+
+    name: str
+    axes: tuple[str, ...]
+    group_size: int
+    bytes_per_device: int
+    total_bytes: int
+    phase: str = "forward"
+
+
 def collective_transpose(name: str, attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The collective that carries the cotangent back (its VJP; the JVP is the
     collective itself, all of them being linear): psum <-> identity-broadcast
@@ -140,9 +156,9 @@ def collective_transpose(name: str, attrs: dict[str, Any]) -> tuple[str, dict[st
     all_gather <-> reduce_scatter, all_to_all with its dimensions swapped,
     ppermute with its pairs inverted."""
     if name == "all_reduce":
-        if attrs.get("reduction", "sum") != "sum":
+        if attrs.get("reduction", "sum") not in ("sum", "mean"):
             raise ShapeError(name, f"the {attrs['reduction']} reduction is not linear: "
-                                   "only 'sum' has a transpose rule")
+                                   "only 'sum' and 'mean' have a transpose rule")
         return "all_reduce", dict(attrs)
     if name == "all_gather":
         return "reduce_scatter", dict(attrs)
@@ -283,18 +299,121 @@ def _concat(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) 
     return FactorRule(tuple(f for _ in ins), (f,), blocked=frozenset({f[attrs["dim"]]}))
 
 
-def _logsumexp(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
-               ) -> FactorRule:
+def _blocked_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                       ) -> FactorRule:
+    """A reduction whose partial results do not combine by a collective (``prod``,
+    ``logsumexp``): the reduced dimensions stay whole, the others keep their split."""
     r = _reduction("sum")(ins, outs, attrs)
     return FactorRule(r.operands, r.results, blocked=frozenset(r.reduction))
 
 
+def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                   ) -> FactorRule:
+    """argmax/argmin over ``dim`` (None: the flattened tensor): the reduced
+    dimension stays whole (a device's local index is not the global one)."""
+    (s,) = ins
+    dim = attrs["dim"]
+    dims = tuple(range(len(s))) if dim is None else (dim,)
+    return _blocked_reduction(ins, outs, {"dims": dims, "keepdim": len(outs[0]) == len(s)})
+
+
+def _along_all(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+               ) -> FactorRule:
+    """Shape-preserving with every result along one dimension that stays whole:
+    scans (cumsum, cummax: a split scan dimension would need the carry of the
+    blocks before; the partitioner gathers it), sort (values and indices)."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), tuple(f for _ in outs), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
+               ) -> FactorRule:
+    f = tuple(x if k else None for x, k in zip(_letters(len(ins[0])), keep, strict=True))
+    return FactorRule((f,), (f,))
+
+
+def _slice(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """A dimension the slice takes whole (``0:n:1``) keeps its split; a sliced
+    one has no factor: the partitioner gathers it first (a split that happens to
+    align with the slice is still gathered: correct, not optimal)."""
+    keep = [a == 0 and b == n and k == 1 for n, a, b, k in
+            zip(ins[0], attrs["start"], attrs["limit"], attrs["stride"], strict=True)]
+    return _untouched(ins, outs, keep)
+
+
+def _pad(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """An unpadded dimension keeps its split; a padded one is gathered first."""
+    keep = [lo == hi == k == 0 for lo, hi, k in
+            zip(attrs["low"], attrs["high"], attrs["interior"], strict=True)]
+    return _untouched(ins, outs, keep)
+
+
+def _select_along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                  ) -> FactorRule:
+    """``select_along(x, idx; dim)`` (sort's and topk's plumbing): a dimension
+    ``d != dim`` is one factor of ``x``, ``idx`` and the result (each device
+    selects from its own block); along ``dim`` the index and the result share
+    a factor (a device selects its share of the positions) and ``x``'s
+    dimension has none: it is gathered if it arrives split."""
+    x, idx = ins
+    dim = attrs["dim"]
+    f = _letters(len(idx))
+    fi = tuple(f[d] if d == dim or x[d] == idx[d] else None for d in range(len(idx)))
+    fx = tuple(None if d == dim else fi[d] for d in range(len(x)))
+    return FactorRule((fx, fi), (fi,))
+
+
+TABLE_FACTOR = "table"  # gather's factor of the looked-up dimension of x
+
+
+def _gather(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+            ) -> FactorRule:
+    """``gather(x, index; dim)`` (``torch.gather``; ``embedding``, ``index_select``,
+    ``take_along_dim`` and advanced indexing record it): as ``select_along``
+    (a dimension the index covers whole shares ``x``'s split; a partly covered
+    one has no factor), and the table dimension of ``x`` is a *reduction*
+    factor: split (an embedding table split by vocabulary), each device looks
+    up the positions in its block and zeros the others (Megatron's masked
+    lookup, written by ``spmd-partition``), and the result is a partial sum
+    over those axes, resolved by an all-reduce."""
+    rule = _select_along(ins, outs, attrs)
+    fx = list(rule.operands[0])
+    fx[attrs["dim"]] = TABLE_FACTOR
+    return FactorRule((tuple(fx), rule.operands[1]), rule.results, {TABLE_FACTOR: "sum"})
+
+
+def _scatter_add(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                 ) -> FactorRule:
+    """``scatter_add(x, index, src; dim)``: a dimension ``d != dim`` that the index
+    covers whole is one factor of all four; ``dim`` and the partly covered
+    dimensions have none (a device adding its share of ``src`` into a whole
+    ``x`` would add ``x`` once per device)."""
+    x, idx, _ = ins
+    dim = attrs["dim"]
+    f = tuple(None if d == dim or x[d] != idx[d] else f"f{d}" for d in range(len(x)))
+    return FactorRule((f, f, f), (f,))
+
+
+def _scatter_add_along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                       ) -> FactorRule:
+    """``scatter_add_along(src, idx; dim, size)``: the other dimensions keep their
+    split, ``dim`` stays whole."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f, f), (f,), blocked=frozenset({f[attrs["dim"]]}))
+
+
 _BY_NAME: dict[str, RuleFn] = {
+    "slice": _slice, "pad": _pad, "split": _along_all,
+    "gather": _gather, "select_along": _select_along, "scatter_add": _scatter_add,
+    "scatter_add_along": _scatter_add_along,
+    "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
+    "cumsum": _along_all, "cumprod": _along_all, "logcumsumexp": _along_all,
+    "cummax": _along_all, "cummin": _along_all, "sort": _along_all,
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
     "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
-    "softmax": _along, "log_softmax": _along, "logsumexp": _logsumexp,
+    "softmax": _along, "log_softmax": _along, "logsumexp": _blocked_reduction,
     "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
 }
 _BY_NAME.update({name: _broadcasting for name, op in OPS.items()

@@ -73,7 +73,7 @@ def op_rule(op: Operation) -> FactorRule | None:
     if isinstance(op, AnnotateOp):
         f = tuple(f"f{i}" for i in range(len(_shape(op.input))))
         return FactorRule((f,), (f,))
-    if isinstance(op, PyflameOp) and len(op.results) == 1:
+    if isinstance(op, PyflameOp) and op.results:
         return factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
                            [_shape(r) for r in op.results], op.py_attrs())
     return None
@@ -176,7 +176,7 @@ class _Propagation:
             rule = op_rule(op)
             if rule is None:
                 if op.operands:  # a constant is replicated by nature
-                        warnings.warn(f"sharding-propagation: pyflame.{op.OPDEF.name} has no "
+                    warnings.warn(f"sharding-propagation: pyflame.{op.OPDEF.name} has no "
                                   "factor rule: its operands and result are replicated",
                                   stacklevel=2)
                 dims: Dims = [() for _ in _shape(op.results[0])] if op.results else []
@@ -186,7 +186,7 @@ class _Propagation:
             else:
                 dims = [d if d is not None else () for d in self.get(op.results[0])]
                 partial = self._partial(op, rule)
-            if len(op.results) == 1:
+            if op.results:  # a multi-result op's results share one layout (their rule's)
                 op.attributes[SHARDING_KEY] = ShardingAttr.get(
                     Sharding(mesh, tuple(dims), partial))
                 annotated += 1

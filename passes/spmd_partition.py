@@ -22,6 +22,7 @@ attributes; arguments take their local types.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -33,7 +34,15 @@ from xdsl.utils.exceptions import PassFailedException
 from ..dialects import OPS
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
-from ..dialects.sharding import Mesh, Sharding, bytes_sent, collective_shape
+from ..dialects.sharding import (
+    TABLE_FACTOR,
+    CollectiveCost,
+    Mesh,
+    Sharding,
+    bytes_sent,
+    collective_shape,
+    collective_transpose,
+)
 from ..dialects.sharding_ir import (
     COLLECTIVE_OPS,
     SHARDING_KEY,
@@ -163,21 +172,63 @@ class _Partitioner:
             left = [a for a in left if a not in mine]
         operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
                     for v, fs in zip(op.operands, rule.operands, strict=True)]
-        gshape = _shape(op.results[0])
-        local = res.local_shape(gshape)
+        if any(fs != rule.results[0] for fs in rule.results):
+            raise PassFailedException(f"spmd-partition: the results of pyflame."
+                                      f"{op.OPDEF.name} have different factors: they cannot "
+                                      "share the op's one sharding")
+        locals_ = [res.local_shape(_shape(r)) for r in op.results]
         attrs = op.py_attrs()
         if "shape" in attrs and op.OPDEF.name in ("reshape", "broadcast_to"):
-            attrs["shape"] = local
-        new = self._build(op, operands, attrs, local)
+            attrs["shape"] = locals_[0]
+        if op.OPDEF.name == "slice":  # a dimension taken whole ends at its local size
+            assert isinstance(operands[0].type, TensorType)
+            attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
+                _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
+        if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
+            new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
+                                       axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
+        else:
+            new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
         if len(kinds) > 1:
             raise PassFailedException(f"spmd-partition: pyflame.{op.OPDEF.name} reduces "
                                       f"sharded factors with {sorted(kinds)} at once")
-        self.env[op.results[0]] = _Local(new, res.dims, res.partial,
-                                         kinds.pop() if kinds else "sum")
+        kind = kinds.pop() if kinds else "sum"
+        for r, v in zip(op.results, new, strict=True):
+            self.env[r] = _Local(v, res.dims, res.partial, kind)
 
-    def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict, local: tuple
-               ) -> SSAValue:
+    def _make(self, name: str, operands: list[SSAValue], attrs: dict | None = None
+              ) -> SSAValue:
+        attrs = attrs or {}
+        specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(operands)]
+        out = OPS[name].check([s for s, _ in specs], [d for _, d in specs], attrs)
+        return self._emit(create_op(name, operands, attrs, out))
+
+    def _masked_gather(self, x: SSAValue, index: SSAValue, dim: int, axes: tuple[str, ...],
+                       table: tuple[int, ...]) -> SSAValue:
+        """Megatron's vocabulary-parallel lookup on this device's block of the
+        table (rows ``lo..hi`` of dimension ``dim``, found as the extremes of its
+        block of the positions, so the program stays the same on every device):
+        positions outside the block read row 0 and are zeroed; the result is
+        this device's share of a sum over ``axes``."""
+        itype, xtype = spec_of_type(index.type, "index")[1], spec_of_type(x.type, "x")[1]
+        pos = self._make("iota", [], {"shape": (table[dim],), "dim": 0, "dtype": itype})
+        block = Sharding(self.mesh, (axes,))
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(index.type.element_type,  # type: ignore
+                                                     block.local_shape((table[dim],)))],
+            properties={"sharding": ShardingAttr.get(block)}))
+        lo, hi = (self._make(k, [mine], {"dims": (0,), "keepdim": False, "ties": None})
+                  for k in ("min", "max"))
+        ok = self._make("logical_and", [self._make("ge", [index, lo]),
+                                        self._make("le", [index, hi])])
+        local = self._make("mul", [self._make("sub", [index, lo]),
+                                   self._make("convert", [ok], {"dtype": itype})])
+        rows = self._make("gather", [x, local], {"dim": dim})
+        return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
+
+    def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
+               locals_: list[tuple[int, ...]]) -> list[SSAValue]:
         specs = [spec_of_type(v.type, f"operand #{i}") for i, v in enumerate(operands)]
         name = op.OPDEF.name
         try:
@@ -185,11 +236,14 @@ class _Partitioner:
         except ShapeError as e:
             raise PassFailedException(f"spmd-partition: pyflame.{name} on local operands "
                                       f"{[s for s, _ in specs]}: {e.reason}") from None
-        if out[0][0] != tuple(local):
-            raise PassFailedException(
-                f"spmd-partition: pyflame.{name} gives local shape {list(out[0][0])} but its "
-                f"sharding wants {list(local)} (global {list(_shape(op.results[0]))})")
-        return self._emit(create_op(name, operands, attrs, out))
+        for (shape, _), local, r in zip(out, locals_, op.results, strict=True):
+            if shape != tuple(local):
+                raise PassFailedException(
+                    f"spmd-partition: pyflame.{name} gives local shape {list(shape)} but its "
+                    f"sharding wants {list(local)} (global {list(_shape(r))})")
+        new = create_op(name, operands, attrs, out)
+        self.block.add_op(new)
+        return list(new.results)
 
     def _replicated(self, op: PyflameOp) -> None:
         rank = [len(_shape(v)) for v in op.operands]
@@ -226,27 +280,69 @@ def bytes_moved(f: func.FuncOp) -> int:
     """Bytes the collectives of a per-device program send, summed over all the
     mesh's devices, for one run (``dialects/sharding.py: bytes_sent``; a
     ppermute counts the devices that send)."""
-    total = 0
-    for op in f.body.walk():
-        if not isinstance(op, _COLLECTIVE_TYPES):
-            continue
-        assert isinstance(op.input.type, TensorType)
-        t = op.input.type
-        nbytes = t.element_type.bitwidth // 8 * _numel(_shape(op.input))  # type: ignore
-        devices = op.mesh.mesh.size(op.mesh.mesh.names)
-        senders = devices
-        if isinstance(op, PpermuteOp):
-            pairs = op.params()["pairs"]
-            senders = devices // op.group_size * sum(s != d for s, d in pairs)
-        total += senders * bytes_sent(op.kind, op.group_size, nbytes)
-    return total
+    return sum(c.total_bytes for c in _forward_costs(f, set())[0])
 
 
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
+def _nbytes(v: SSAValue) -> int:
+    assert isinstance(v.type, TensorType)
+    n = v.type.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    for d in _shape(v):
         n *= d
     return n
+
+
+def _cost(op: Operation, kind: str, nbytes: int, phase: str) -> CollectiveCost:
+    mesh = op.mesh.mesh  # type: ignore[attr-defined]
+    n = op.group_size  # type: ignore[attr-defined]
+    senders = mesh.size(mesh.names)
+    if isinstance(op, PpermuteOp):
+        pairs = op.params()["pairs"]
+        senders = senders // n * sum(s != d for s, d in pairs)
+    per_device = bytes_sent(kind, n, nbytes)
+    return CollectiveCost(kind, tuple(op.axis_names), n, per_device,  # type: ignore
+                          senders * per_device, phase)
+
+
+def _forward_costs(f: func.FuncOp, live: set[SSAValue]
+                   ) -> tuple[list[CollectiveCost], list[Operation]]:
+    """The forward collectives' costs, and those collectives whose operand
+    depends on a value of ``live`` (which this walk extends to their dependents)."""
+    costs, differentiable = [], []
+    for op in f.body.walk():
+        if any(v in live for v in op.operands):
+            live.update(op.results)
+            if isinstance(op, _COLLECTIVE_TYPES):
+                differentiable.append(op)
+        if isinstance(op, _COLLECTIVE_TYPES):
+            costs.append(_cost(op, op.kind, _nbytes(op.input), "forward"))
+    return costs, differentiable
+
+
+def step_traffic(f: func.FuncOp, differentiable: Sequence[bool]) -> list[CollectiveCost]:
+    """The collectives of one training step of a partitioned program, per device
+    group, summed over the mesh: the forward ones; in the backward, the
+    transpose of each that a differentiable argument reaches (all_reduce <->
+    all_reduce, all_gather <-> reduce_scatter, ...: the same volume, the
+    cotangent having the result's shape); and the all-reduce of each
+    differentiable argument's local gradient over the mesh axes it is
+    replicated on (its gradient is a sum of every replica's). The hand count of
+    ``test/python/sharding/test_traffic.py`` checks these."""
+    live = {a for a, d in zip(f.args, differentiable, strict=True) if d}
+    costs, back = _forward_costs(f, set(live))
+    for op in reversed(back):
+        kind, _ = collective_transpose(op.kind, op.params())  # type: ignore[attr-defined]
+        costs.append(_cost(op, kind, _nbytes(op.results[0]), "backward"))
+    for arg, d, s in zip(f.args, differentiable, arg_shardings(f), strict=True):
+        if not d or s is None:
+            continue
+        split = {a for dim in s.dims for a in dim}
+        rest = tuple(a for a in s.mesh.names if a not in split)
+        n = s.mesh.size(rest)
+        if n > 1:
+            per_device = bytes_sent("all_reduce", n, _nbytes(arg))
+            costs.append(CollectiveCost("all_reduce", rest, n, per_device,
+                                        s.mesh.size(s.mesh.names) * per_device, "gradient"))
+    return costs
 
 
 @dataclass(frozen=True)

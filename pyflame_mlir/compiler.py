@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -547,6 +548,14 @@ class CompileReport:
     # per pass, in pipeline order: runs, ops_before, ops_after, seconds and the
     # pass's own counters (folded, removed, merged, rewritten, fused, ...)
     pass_statistics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # issue 17: the collectives of the partitioned programs in this graph, one
+    # step's worth (dialects/sharding.py: CollectiveCost; see note_traffic)
+    collectives: tuple = ()
+
+    @property
+    def collective_bytes(self) -> int:
+        """Bytes the graph's collectives move per run, summed over the devices."""
+        return sum(c.total_bytes for c in self.collectives)
 
     def __str__(self) -> str:
         t = self.timings
@@ -580,7 +589,35 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
     return CompileReport(entry.key_hash, entry.backend, entry.pipeline, cached,
                          dict(entry.timings), entry.ops_before, entry.ops_after,
                          len(sub.leaves), len(ts),
-                         dict(entry.extra.get("pass_statistics", {})))
+                         dict(entry.extra.get("pass_statistics", {})), _traffic(sub))
+
+
+# issue 17: the collectives of partitioned programs (pyflame_mlir/sharding.py:
+# partition notes them), by a program's output (weakly: a dead output's entry
+# is dropped): its forward collectives, the backward's (counted when the graph
+# also computes the gradient of one of ``inputs``) and the inputs.
+_TRAFFIC: dict[int, tuple[weakref.ref, tuple, tuple, tuple]] = {}
+
+
+def note_traffic(output: Tensor, forward: Sequence, backward: Sequence,
+                 inputs: Sequence[Tensor]) -> None:
+    key = id(output)
+    _TRAFFIC[key] = (weakref.ref(output, lambda _: _TRAFFIC.pop(key, None)), tuple(forward),
+                     tuple(backward), tuple(weakref.ref(t) for t in inputs))
+
+
+def _traffic(sub: Subgraph) -> tuple:
+    nodes = {id(n): n for n in sub.nodes}
+    out: list = []
+    for ref, forward, backward, inputs in list(_TRAFFIC.values()):
+        t = ref()
+        if t is None or t._node is None or nodes.get(id(t._node)) is not t._node:
+            continue
+        out += forward
+        grads = [p.grad for r in inputs if (p := r()) is not None and p.grad is not None]
+        if any(nodes.get(id(g._node)) is g._node for g in grads if g._node is not None):
+            out += backward
+    return tuple(out)
 
 
 def structural_hash(tensors: Any, optimize: bool | None = None) -> str:

@@ -61,7 +61,8 @@ def world_size() -> int:
 
 
 def _to_torch(t: Tensor) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(t.numpy()).copy())
+    # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+    return torch.from_numpy(np.array(t.numpy(), order="C", copy=True))
 
 
 def _group(ranks: Sequence[int] | None) -> Any:
@@ -238,3 +239,18 @@ def process_shard_map(f: Callable, mesh: sharding.DeviceMesh, in_specs: Any, out
         return out
 
     return mapped
+
+
+def partition(f: Callable) -> Callable:
+    """``pf.sharding.partition`` with one device per process: the same
+    propagation and device program, each process running its own device (its
+    ranks are the mesh's devices) with the collectives over ``torch.distributed``.
+    Outputs are this process's blocks (a replicated output, such as a loss, is
+    the global value). Every process backpropagates from its copy of a
+    replicated loss, so each parameter's gradient is its device's contribution,
+    and the processes' contributions add up to ``world_size`` times the global
+    gradient (every copy being the same function of all inputs):
+    ``all_reduce_grads(params)`` (their mean) gives every process the global
+    gradients, and a replicated optimizer step keeps the parameters identical."""
+    return sharding.partition(f, mapper=process_shard_map)
+

@@ -26,20 +26,24 @@ spec does not name replicates the dimension).
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import math
 import threading
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import core, ops
+from .autodiff import no_grad
+from .compiler import build_module, expand_transforms, note_traffic, run_pipeline
 from .core import GRAD_MODE, Tensor
 from .creation import zeros_like
 from .dialects.opdef import ShapeError
-from .dialects.sharding import bytes_sent
+from .dialects.sharding import CollectiveCost, bytes_sent
 
 AxisNames = str | tuple[str, ...]
 
@@ -265,22 +269,49 @@ def reshard(t: Tensor, mesh_or_sharding: DeviceMesh | NamedSharding,
 
 
 def sharding_of(t: Tensor) -> NamedSharding | None:
-    return t.sharding if isinstance(t, ShardedTensor) else None
+    if isinstance(t, ShardedTensor):
+        return t.sharding
+    entry = _PLACED.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+# Parameters laid out in place by shard_parameters: id -> (weak reference, layout).
+# (Not a WeakKeyDictionary: Tensor's == is elementwise.)
+_PLACED: dict[int, tuple[weakref.ref, NamedSharding]] = {}
+
+
+def shard_parameters(module: Any, mesh: DeviceMesh,
+                     specs: Mapping[str, PartitionSpec] | Callable[[str, Tensor], Any]
+                     ) -> dict[str, NamedSharding]:
+    """Lay out ``module``'s parameters over ``mesh`` in place (DTensor's
+    ``distribute_module``): they stay the module's ``nn.Parameter``s (optimizers,
+    state dicts and weight tying see no change) and ``partition`` takes them with
+    these layouts. ``specs`` maps ``fnmatch`` patterns of parameter names
+    (``"blocks.*.attn.qkv.weight"``) to specs, the first match winning, or is a
+    function of (name, parameter) giving a spec. A parameter no pattern matches
+    is an error, never silently replicated: say ``"*": P()`` to replicate the rest.
+    Returns each parameter's layout by name."""
+    out: dict[str, NamedSharding] = {}
+    for name, param in module.named_parameters():
+        if callable(specs):
+            spec = specs(name, param)
+        else:
+            spec = next((sp for pat, sp in specs.items() if fnmatch.fnmatchcase(name, pat)),
+                        None)
+            if spec is None:
+                raise ValueError(f"shard_parameters: no spec for parameter {name!r} "
+                                 f"{tuple(param.shape)} (patterns {list(specs)}); map it, "
+                                 "or '*' to P() to replicate the rest")
+        spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        s = NamedSharding(mesh, spec)
+        s.check(tuple(param.shape), f"shard_parameters({name})")
+        key = id(param)
+        _PLACED[key] = (weakref.ref(param, lambda _, k=key: _PLACED.pop(k, None)), s)
+        out[name] = s
+    return out
 
 
 # ---- communication volume ----
-
-
-@dataclass(frozen=True)
-class CollectiveCost:
-    """Bytes one collective moves, by the ring algorithms' counts: each device
-    sends ``bytes_per_device``; ``total_bytes`` sums over all devices."""
-
-    name: str
-    axes: tuple[str, ...]
-    group_size: int
-    bytes_per_device: int
-    total_bytes: int
 
 
 @dataclass
@@ -649,9 +680,13 @@ class Partitioned:
     device_ir: str
     bytes_estimate: int
     comm: CommReport
+    # one training step's collectives by the compiler's count (forward, their
+    # transposes in the backward, the gradients' all-reduces: step_traffic);
+    # pf.compile_graph of the step reports the same
+    step: list[CollectiveCost] = field(default_factory=list)
 
 
-def partition(f: Callable) -> Callable:
+def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Callable:
     """``f`` written for one device with global shapes (single-device code),
     run over the mesh of its sharded inputs (``pf.shard``): the program is
     traced into the ``pyflame`` dialect, the inputs' shardings become argument
@@ -659,44 +694,59 @@ def partition(f: Callable) -> Callable:
     one device's program, and every device's program runs on the virtual mesh
     (``shard_map``). Outputs are global tensors with their propagated sharding;
     gradients flow to the inputs. Inputs that are not sharded are replicated;
-    the mesh is the sharded inputs' one. ``fn.last`` holds a ``Partitioned``."""
+    the mesh is the sharded inputs' one. ``fn.last`` holds a ``Partitioned``.
+    ``mapper`` runs the device program (``shard_map``'s signature; default
+    ``shard_map``, the virtual mesh; ``pyflame_mlir.distributed.partition`` passes
+    its one-device-per-process ``process_shard_map``)."""
 
     def run(*args: Tensor) -> Any:
-        meshes = {a.sharding.mesh for a in args if isinstance(a, ShardedTensor)}
-        if len(meshes) != 1:
-            raise ValueError(f"partition: the sharded inputs must share one mesh, got "
-                             f"{len(meshes)} meshes")
-        (mesh,) = meshes
         outs = f(*args)
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs)
-        sub = core.collect(out_list, args=args, trace=True)
-        specs = [s.spec if (s := sharding_of(t)) is not None else P() for t in sub.leaves]
+        # a parameter (or laid-out tensor) is an input even while an optimizer's
+        # update of it is pending: the program must not trace through that update
+        sub = core.collect(out_list, args=args, trace=True, boundary=_is_input)
+        layouts = [sharding_of(t) for t in sub.leaves]
+        meshes = {s.mesh for s in layouts if s is not None}
+        if len(meshes) != 1:
+            raise ValueError(f"partition: the sharded inputs (arguments and parameters) must "
+                             f"share one mesh, got {len(meshes)} meshes")
+        (mesh,) = meshes
+        specs = [s.spec if s is not None else P() for s in layouts]
         key = (sub.key(("partition",)), tuple(specs), mesh)
         hit = compiled.get(key)
         if hit is None:
-            hit = compiled[key] = _partition(sub, mesh, specs)
-        text, estimate, mapped = hit
+            hit = compiled[key] = _partition(sub, mesh, specs, mapper or shard_map)
+        text, estimate, mapped, traffic = hit
         result = mapped(*sub.leaves)
-        run.last = Partitioned(text, estimate, mapped.last_comm)
+        run.last = Partitioned(text, estimate, mapped.last_comm, traffic)
+        forward = [c for c in traffic if c.phase == "forward"]
+        backward = [c for c in traffic if c.phase != "forward"]
+        out = result[0]  # one output speaks for the program
+        note_traffic(out, forward, backward, [t for t in sub.leaves if t.requires_grad])
         return result[0] if single else tuple(result)
 
-    compiled: dict[tuple, tuple[str, int, Callable]] = {}  # by structure and input layouts
+    compiled: dict[tuple, tuple[str, int, Callable, list[CollectiveCost]]] = {}  # by
+    # structure and input layouts
     run.last = None
     return functools.wraps(f)(run)
 
 
-def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
-               ) -> tuple[str, int, Callable]:
+def _is_input(t: Tensor) -> bool:
+    return (t.requires_grad and core.is_leaf(t)) or sharding_of(t) is not None
+
+
+def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec],
+               mapper: Callable[..., Callable]
+               ) -> tuple[str, int, Callable, list[CollectiveCost]]:
     """The per-device module (text) of ``sub``, the bytes its collectives move,
     and its ``shard_map``-ed program."""
     from xdsl.dialects import func as xfunc  # xDSL: off the import path
 
-    from .compiler import build_module, expand_transforms, run_pipeline
     from .dialects.sharding import Mesh
     from .dialects.sharding import Sharding as IRSharding
     from .passes.sharding_propagation import set_arg_shardings
-    from .passes.spmd_partition import bytes_moved
+    from .passes.spmd_partition import bytes_moved, step_traffic
 
     module = build_module(sub)
     expand_transforms(module)
@@ -709,7 +759,8 @@ def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec]
     res = [a.data[_SHARDING_KEY].sharding for a in main.res_attrs.data]
     out_specs = [PartitionSpec(*[d if d else None for d in s.dims]) for s in res]
     body = _device_program(main, mesh)
-    return str(module), bytes_moved(main), shard_map(body, mesh, specs, out_specs)
+    traffic = step_traffic(main, [t.requires_grad for t in sub.leaves])
+    return str(module), bytes_moved(main), mapper(body, mesh, specs, out_specs), traffic
 
 
 _SHARDING_KEY = "sharding.sharding"  # dialects/sharding_ir.py: SHARDING_KEY (no xDSL here)
@@ -768,3 +819,72 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
         raise ValueError("partition: the device program has no func.return")
 
     return body
+
+
+# ---- optimizer-state sharding (ZeRO stage 1) ----
+
+
+class ZeroAdamW:
+    """AdamW (decoupled weight decay; ``pf.optim.AdamW``'s and torch's formulas)
+    with its moments sharded over the mesh axes ``axis`` (ZeRO stage 1): each
+    parameter's flattened moments are split in ``n`` blocks (zero-padded to a
+    multiple of ``n``), device ``i`` of the axis keeps block ``i``, updates block
+    ``i`` of the parameter from block ``i`` of the gradient (a reduce-scatter of
+    the gradients delivers it in a data-parallel step), and an all-gather gives
+    every device the whole updated parameter. One ``shard_map`` per parameter
+    and step; ``last_comm`` is the last one's ``CommReport``. Each device holds
+    ``1/n`` of the moments: ``moments(i)`` are parameter ``i``'s, laid out
+    ``P(axis)``."""
+
+    def __init__(self, params: Sequence[Tensor], mesh: DeviceMesh, axis: AxisNames,
+                 lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2):
+        self.params = list(params)
+        self.mesh, self.axis = mesh, _names(axis)
+        self.lr, self.betas, self.eps, self.weight_decay = lr, betas, eps, weight_decay
+        self.steps = 0
+        n = mesh.axis_size(self.axis)
+        self._padded = [n * -(-math.prod(p.shape) // n) for p in self.params]
+        self._state = [tuple(shard(Tensor._leaf(np.zeros(k, p.dtype.np)), mesh, P(self.axis))
+                             for _ in range(2)) for p, k in zip(self.params, self._padded,
+                                                                 strict=True)]
+        self._update = shard_map(self._local_update, mesh, in_specs=P(self.axis),
+                                 out_specs=(P(), P(self.axis), P(self.axis)))
+        self.last_comm = CommReport()
+
+    def moments(self, i: int) -> tuple[ShardedTensor, ShardedTensor]:
+        return self._state[i]  # type: ignore[return-value]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def _local_update(self, p: Tensor, g: Tensor, m: Tensor, v: Tensor
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+        b1, b2 = self.betas
+        t = self.steps
+        p = p * (1 - self.lr * self.weight_decay)
+        m = m + (g - m) * (1 - b1)
+        v = v * b2 + g * g * (1 - b2)
+        denom = ops.sqrt(v) / math.sqrt(1 - b2 ** t) + self.eps
+        p = p + m / denom * (-self.lr / (1 - b1 ** t))
+        return all_gather(p, self.axis, dim=0, tiled=True), m, v
+
+    def step(self) -> None:
+        self.steps += 1
+        with no_grad():
+            done: list[Tensor] = []
+            for i, (p, k) in enumerate(zip(self.params, self._padded, strict=True)):
+                if p.grad is None:
+                    continue
+                numel = math.prod(p.shape)
+                flat = [ops.reshape(t, (numel,)) for t in (p, p.grad)]
+                if k != numel:
+                    pad = Tensor._leaf(np.zeros(k - numel, p.dtype.np))
+                    flat = [ops.cat([t, pad]) for t in flat]
+                whole, m, v = self._update(*flat, *self._state[i])
+                self.last_comm = self._update.last_comm
+                p.copy_(ops.reshape(whole[:numel], p.shape))
+                self._state[i] = (m, v)
+                done += [p, m, v]
+            core.realize(done)  # the moments' chains end here, step by step

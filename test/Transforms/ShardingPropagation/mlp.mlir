@@ -43,7 +43,7 @@ func.func @backward_and_reduce(%x: tensor<8x4xf32>) -> tensor<4xf32> {
 }
 
 // Softmax keeps its normalized dimension whole; an indivisible dimension stays
-// replicated; an op without a factor rule (cumsum) is replicated.
+// replicated; cumsum keeps its scanned dimension whole.
 // CHECK-LABEL: func.func @blocked
 // CHECK: pyflame.softmax {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>
 // CHECK: pyflame.exp {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>
