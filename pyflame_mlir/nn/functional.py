@@ -646,14 +646,16 @@ def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | Non
                              f"{o} divisible by groups")
     stride_, dilation_ = _pair(stride, nsp, "stride", op), _pair(dilation, nsp, "dilation", op)
     pairs = _conv_padding(op, padding, kernel, dilation_, stride_)
-    x = _zero_pad(x, [(0, 0), (0, 0), *pairs])
+    # channels first before padding: the padded copy is then (C, N, *spatial)
+    # and its windows stack straight into the column layout below, so the
+    # reshape to (C*K, N*L) is a view instead of a second copy of the columns
+    x = _zero_pad(x.permute(1, 0, *range(2, 2 + nsp)), [(0, 0), (0, 0), *pairs])
     out = [_out_size(op, x.shape[2 + i], kernel[i], stride_[i], 0, dilation_[i])
            for i in range(nsp)]
     # One GEMM per group over the whole batch: columns (C*K, N*L) with rows in
     # the weight's (c, kernel offset) order. (A batched (N, C*K, L) matmul is
     # ~10x slower in numpy: many small products instead of one BLAS call.)
-    cols = stack(_windows(x, kernel, stride_, dilation_, out), 0)  # (K, N, C, *out)
-    cols = cols.permute(2, 0, 1, *range(3, 3 + nsp))  # (C, K, N, *out)
+    cols = stack(_windows(x, kernel, stride_, dilation_, out), 1)  # (C, K, N, *out)
     length = n * int(np.prod(out))
     kk = int(np.prod(kernel))
     if groups == 1:
