@@ -102,8 +102,38 @@ def install_evaluator(evaluate: Callable[[Sequence[Tensor]], None]) -> None:
 
 # Observers of a traced call (pf.compile): ``observe("leaf", t, None)`` for a
 # tensor made from host data, ``observe("rebind", t, old)`` for an in-place
-# update of ``t`` (``old``: the state it replaced).
-OBSERVERS: list[Callable[[str, Tensor, Tensor | None], None]] = []
+# update of ``t`` (``old``: the state it replaced), ``observe("feed", t, fn)``
+# for a 0-d leaf whose value ``fn()`` recomputes on each call (``host_scalar``),
+# ``observe("effect", None, fn)`` for Python state a replay must advance too
+# (``replay_effect``), ``observe("guard", None, (holder, key, value))`` for a
+# Python value baked into the program (``guard_value``).
+OBSERVERS: list[Callable[[str, Tensor | None, Any], None]] = []
+
+
+def host_scalar(fn: Callable[[], float], dt: DType) -> Tensor:
+    """A 0-d leaf holding ``fn()`` (a learning rate, a bias correction). Under
+    a ``pf.compile`` trace it is a per-call input of the program: a replay
+    calls ``fn`` again instead of baking the traced value in."""
+    t = Tensor._leaf(np.asarray(fn(), dtype=dt.np))
+    for observe in OBSERVERS:
+        observe("feed", t, fn)
+    return t
+
+
+def replay_effect(fn: Callable[[], None]) -> None:
+    """Under a ``pf.compile`` trace: ``fn`` (Python bookkeeping the traced call
+    just did, e.g. a step counter) runs again on every replay, in call order
+    with the ``host_scalar`` inputs. Does nothing outside a trace."""
+    for observe in OBSERVERS:
+        observe("effect", None, fn)
+
+
+def guard_value(holder: dict, key: Any) -> None:
+    """Under a ``pf.compile`` trace: the program bakes ``holder[key]`` in (a
+    momentum, a weight decay), so a replay needs that same object there; when
+    it is rebound the call traces again. Does nothing outside a trace."""
+    for observe in OBSERVERS:
+        observe("guard", None, (holder, key, holder.get(key)))
 
 # Called with the tensors about to be computed: a transform tracing a
 # function once for many values (vmap) raises there if they read its placeholders.

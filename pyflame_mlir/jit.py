@@ -21,11 +21,18 @@ What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
-  ``pf.randn`` inside ``f``, an optimizer's per-step scalars such as Adam's
-  bias corrections, state created lazily on the first step) may differ from
-  call to call, so a program reading one is never replayed: such a signature
-  runs ``f`` every time (``stats()["python_calls"]``; the reason is in
-  ``stats()["python_reasons"]``), which is exactly the uncompiled call.
+  ``pf.randn`` inside ``f``, state created lazily on the first step) may
+  differ from call to call, so a program reading one is never replayed: such
+  a call runs ``f`` (``stats()["python_calls"]``; the reason is in
+  ``stats()["python_reasons"]``), which is exactly the uncompiled call, and
+  the next call traces again (the state exists by then).
+- Per-call scalars computed from Python state (``core.host_scalar``: an
+  optimizer's lr and bias corrections) are inputs of the program, recomputed
+  on each replay; Python bookkeeping registered with ``core.replay_effect``
+  (step counts, ``scheduler.step()``) runs again on each replay, in call
+  order; Python values baked into the program as constants and registered
+  with ``core.guard_value`` (momentum, betas, weight decay) are guarded. So a
+  ``pf.optim`` training step, with or without an lr scheduler, replays.
 - An attribute rebound to a new tensor (``model.w = pf.randn(...)``) is seen
   only when the old tensor is gone (its weak reference guard fails); while
   something else keeps it alive the compiled program reads the old tensor.
@@ -67,7 +74,9 @@ class _Program:
     """One traced signature: the recorded program and how to feed and unpack it."""
 
     sub: Subgraph | None  # dropped once compiled: its nodes hold the captured tensors
-    slots: list[tuple[str, Any]]  # per program input: ("arg", i) or ("ext", weakref)
+    # per program input: ("arg", i), ("ext", weakref) or ("feed", k): the k-th
+    # value the prologue computes
+    slots: list[tuple[str, Any]]
     outs: list[tuple[str, Any, int]]  # per output: ("out", k, 0) ("mut", ref, n) ("grad", ref, 0)
     out_tree: Any
     out_static: list[Any]  # f's output leaves; None where the program computes one
@@ -76,14 +85,18 @@ class _Program:
     python_reason: str | None = None
     executable: Any = None
     ir: str = ""
+    # what a replay runs in Python before the program, in call order:
+    # ("effect", fn) Python bookkeeping (a step counter), ("feed", (fn, dtype))
+    # a per-call scalar input (an optimizer's lr, bias corrections)
+    prologue: list[tuple[str, Any]] = field(default_factory=list)
 
     def guards_hold(self) -> bool:
         for kind, ref in self.slots:
             if kind == "ext" and ref() is None:
                 return False
-        for kind, ref, _ in self.outs:
-            if kind != "out" and ref() is None:
-                return False
+        # (the Python values baked in are in globals_guard too: same check).
+        # A tensor the program updates that is gone needs no guard: no one can
+        # see its new value (a view like ``w.t()`` a forward made and dropped)
         return all(_current(holder, name) is obj for holder, name, obj in self.globals_guard)
 
 
@@ -196,7 +209,14 @@ class Compiled:
         return prog, result
 
     def _replay(self, prog: _Program, leaves: list[Any]) -> Any:
-        results = prog.executable.run(_inputs(prog, leaves))
+        feeds = []
+        for kind, item in prog.prologue:
+            if kind == "effect":
+                item()
+            else:
+                fn, dt = item
+                feeds.append(np.asarray(fn(), dtype=dt))
+        results = prog.executable.run(_inputs(prog, leaves, feeds))
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
@@ -205,12 +225,16 @@ class Compiled:
                 outs[ref] = Tensor._leaf(value)
             elif kind == "mut":
                 t = ref()
+                if t is None:
+                    continue
                 old, start = snapshot(t)
                 version = t._version
                 rebind(t, old, start, Tensor._leaf(value))
                 t._mut.version = version + count
             else:
-                _meta(ref()).grad = Tensor._leaf(value)
+                t = ref()
+                if t is not None:
+                    _meta(t).grad = Tensor._leaf(value)
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -236,14 +260,19 @@ class Compiled:
         self._programs.clear()
 
 
-def _inputs(prog: _Program, leaves: list[Any]) -> list[np.ndarray]:
-    ts: list[Tensor] = []
+def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
+    ts: list[Tensor | np.ndarray] = []
     for kind, ref in prog.slots:
-        ts.append(_as_tensor(leaves[ref]) if kind == "arg" else ref())
-    lazy = [t for t in ts if t._node is not None]
+        if kind == "arg":
+            ts.append(_as_tensor(leaves[ref]))
+        elif kind == "ext":
+            ts.append(ref())
+        else:
+            ts.append(feeds[ref])
+    lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
-    return [t._value for t in ts]
+    return [t if type(t) is np.ndarray else t._value for t in ts]
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -278,10 +307,21 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         realize(lazy)  # arguments are program inputs: values
     fresh: dict[int, Tensor] = {}
     rebinds: dict[int, list[Any]] = {}  # id -> [tensor, first old state, count]
+    prologue: list[tuple[str, Any]] = []
+    feeds: dict[int, int] = {}  # id of a host_scalar leaf -> its index among the feeds
+    baked: list[tuple[Any, str, Any]] = []  # guard_value: (holder, key, object)
 
-    def observe(kind: str, t: Tensor, old: Tensor | None) -> None:
+    def observe(kind: str, t: Tensor | None, old: Any) -> None:
         if kind == "leaf":
             fresh[id(t)] = t
+        elif kind == "feed":
+            fresh.pop(id(t), None)
+            feeds[id(t)] = len(feeds)
+            prologue.append(("feed", (old, t.dtype.np)))
+        elif kind == "effect":
+            prologue.append(("effect", old))
+        elif kind == "guard":
+            baked.append(old)
         elif id(t) in rebinds:
             rebinds[id(t)][2] += 1
         else:
@@ -353,6 +393,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         owner = snapshots.get(id(leaf), leaf)
         if id(owner) in arg_pos:
             slots.append(("arg", arg_pos[id(owner)]))
+        elif id(owner) in feeds:
+            slots.append(("feed", feeds[id(owner)]))
         elif id(owner) in fresh:
             reasons.append("f reads a tensor it made from host data (pf.tensor or pf.randn "
                            "inside f, an optimizer's per-step scalars)")
@@ -362,8 +404,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     if sub is None:
         reasons.append("f computes nothing")
         sub = collect([])
-    prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, guard,
-                    "; ".join(dict.fromkeys(reasons)) or None)
+    prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
+                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue)
     return prog, result, requested
 
 
@@ -396,5 +438,6 @@ def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
     outputs and IR). The call's effects happen as in an uncompiled call."""
     leaves, _ = tree_flatten((args, kwargs))
     prog, result, requested = trace_program(f, args, kwargs, leaves)
-    inputs = [leaves[ref] if kind == "arg" else ref() for kind, ref in prog.slots]
+    inputs = [leaves[ref] if kind == "arg" else ref() if kind == "ext" else leaf
+              for (kind, ref), leaf in zip(prog.slots, prog.sub.leaves)]
     return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)
