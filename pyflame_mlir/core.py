@@ -323,8 +323,11 @@ class Tensor:
         if self._node is not None:
             realize([self])
         v = self._value
-        if type(v) is not np.ndarray and hasattr(v, "to_host"):
-            return v.to_host()  # a value the csl backend keeps on the device: copied out now
+        if type(v) is not np.ndarray:
+            if v is None:
+                raise RuntimeError(deleted_message(self))
+            if hasattr(v, "to_host"):
+                return v.to_host()  # a value the csl backend keeps on the device: copied out
         return v
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -544,6 +547,30 @@ def state_at(t: Tensor, seq: int) -> Tensor:
     return t
 
 
+# ---- donated tensors (pf.compile's donate_argnums) ----
+
+class Deleted:
+    """The ``_view`` of a tensor whose buffer was donated (JAX's deleted
+    array): it has no value and no op; recording an op on it, reading it or
+    evaluating something that reads it raises."""
+
+    __slots__ = ()
+
+
+DELETED = Deleted()
+
+
+def delete(t: Tensor) -> None:
+    """Mark ``t`` deleted (its buffer was donated): its shape and dtype stay."""
+    t._node, t._value, t._hist, t._view = None, None, None, DELETED
+
+
+def deleted_message(t: Tensor) -> str:
+    return (f"this tensor ({list(t.shape)}, {t.dtype.name}) was donated to a pf.compile'd "
+            "function (donate_argnums) and has been deleted (JAX: 'Array has been "
+            "deleted'): use the function's result instead")
+
+
 # ---- autograd state on tensors ----
 
 _AUTOGRAD_USED = False  # an AutogradMeta was made (see OpNode.__init__)
@@ -761,6 +788,9 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     ``splat_value`` interns; a vjp by its traced function's key."""
     for t in inputs:
         if t._view is not None:  # a view, or a tensor with views: see ``frozen``
+            for x in inputs:
+                if x._view is DELETED:
+                    raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
             inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
             break
     memo_attrs = op.memo_attrs

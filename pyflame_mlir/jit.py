@@ -17,6 +17,13 @@ Guards (checked on every call, all cheap): the signature; every captured
 tensor still alive with its shape and dtype; the objects ``f``'s global names
 and closure cells refer to (rebinding a global retraces).
 
+``donate_argnums`` (JAX's semantics): the donated arguments' tensors are
+deleted after the call (using one raises; a donated argument ``f`` returns as
+is stays: it is the output). On the reference backend a replay writes a
+result of the same shape and dtype into a donated buffer when only the
+donated tensor holds it (no numpy handle, view or other tensor sees it) and
+the plan reads the argument before that result is made.
+
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
@@ -41,6 +48,7 @@ What Python-free replay cannot see, and what pf.compile does about it:
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +67,8 @@ from .core import (
     _meta,
     _next_seq,
     collect,
+    delete,
+    deleted_message,
     realize,
     rebind,
     snapshot,
@@ -85,6 +95,8 @@ class _Program:
     python_reason: str | None = None
     executable: Any = None
     ir: str = ""
+    # per donated argument leaf: (leaf index, program input position or -1)
+    donated: list[tuple[int, int]] = field(default_factory=list)
     # what a replay runs in Python before the program, in call order:
     # ("effect", fn) Python bookkeeping (a step counter), ("feed", (fn, dtype))
     # a per-call scalar input (an optimizer's lr, bias corrections)
@@ -188,8 +200,30 @@ class Compiled:
         self._programs[key] = prog
         return result
 
+    def _donated_leaves(self, args: tuple) -> list[int]:
+        """Indices (in the flattened dynamic arguments) of the donated arguments' leaves."""
+        n, at, out = len(args), 0, []
+        for i, a in enumerate(args):
+            if i in self.static or i - n in self.static:
+                continue
+            count = len(tree_flatten(a)[0])
+            if i in self.donate or i - n in self.donate:
+                out.extend(range(at, at + count))
+            at += count
+        return out
+
     def _trace(self, args: tuple, kwargs: dict, leaves: list[Any]) -> tuple[_Program, Any]:
         prog, result, requested = trace_program(self.f, args, kwargs, leaves)
+        if self.donate:
+            returned = {i for _, i in prog.arg_outs}  # returned as is: the output, kept
+            at = {ref: k for k, (kind, ref) in enumerate(prog.slots) if kind == "arg"}
+            prog.donated = [(i, at.get(i, -1)) for i in self._donated_leaves(args)
+                            if isinstance(leaves[i], Tensor) and i not in returned]
+            for i, _ in prog.donated:
+                if leaves[i]._view is not None:
+                    raise ValueError(f"pf.compile: donated argument leaf {i} "
+                                     f"({list(leaves[i].shape)}) is a view or has views: "
+                                     "its memory is shared, it cannot be donated")
         if prog.python_reason is not None:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
@@ -206,6 +240,8 @@ class Compiled:
             if t._node is not None:
                 t._realize(value)
         prog.sub = None  # the guards hold the captured tensors weakly: so must we
+        for i, _ in prog.donated:
+            delete(leaves[i])
         return prog, result
 
     def _replay(self, prog: _Program, leaves: list[Any]) -> Any:
@@ -216,7 +252,13 @@ class Compiled:
             else:
                 fn, dt = item
                 feeds.append(np.asarray(fn(), dtype=dt))
-        results = prog.executable.run(_inputs(prog, leaves, feeds))
+        arrays = _inputs(prog, leaves, feeds)
+        if prog.donated:
+            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays))
+            for i, _ in prog.donated:
+                delete(leaves[i])
+        else:
+            results = prog.executable.run(arrays)
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
@@ -272,7 +314,30 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
     lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
-    return [t if type(t) is np.ndarray else t._value for t in ts]
+    arrays = [t if type(t) is np.ndarray else t._value for t in ts]
+    for t, a in zip(ts, arrays):
+        if a is None:
+            raise RuntimeError(f"pf.compile: an argument: {deleted_message(t)}")
+    return arrays
+
+
+def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> list[int]:
+    """The donated inputs whose array only the donated tensor holds (no view,
+    no other tensor, no numpy handle of the caller): the executable may reuse
+    their memory. A shared array is never written: the call only deletes."""
+    out = []
+    for i, k in prog.donated:
+        t = leaves[i]
+        if t._view is not None:
+            raise ValueError(f"pf.compile: donated argument leaf {i} ({list(t.shape)}) is a "
+                             "view or has views: its memory is shared, it cannot be donated")
+        if k < 0:
+            continue
+        a = arrays[k]
+        # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
+        if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
+            out.append(k)
+    return out
 
 
 def _as_tensor(x: Any) -> Tensor:
