@@ -45,6 +45,7 @@ VIEW_OPS = frozenset(op_class(n) for n in ("reshape", "permute", "broadcast_to",
 # Named fused ops whose chain runs as one program built ahead of time.
 NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
 _ADD, _PAD = op_class("add"), op_class("pad")
+_MATMUL = get_op("matmul")
 
 
 class LoweringError(Exception):
@@ -189,6 +190,14 @@ def _pad_sum_operands(op: FusedOp) -> list[PyflameOp | None] | None:
     return pads if any(p is not None for p in pads) else None
 
 
+def _plain_gemm(op: PyflameOp) -> bool:
+    """A matrix times a matrix of one dtype of at least 32 bits: the matmul
+    kernel is then ``np.matmul`` itself, which takes ``out=`` (half precision
+    accumulates in float32 and stacks reshape first: those keep the kernel)."""
+    specs = [spec_of_type(v.type, "operand") for v in op.operands]
+    return all(len(s) == 2 and d.itemsize >= 4 for s, d in specs)
+
+
 def lower(module: ModuleOp, preallocate: bool = True,
           chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> Plan:
     fn = find_main(module)
@@ -241,6 +250,10 @@ def lower(module: ModuleOp, preallocate: bool = True,
                 steps.append(Step(program, tuple(slot[v] for v in op.operands),
                                   (slot[op.results[0]],), {}, op.OPDEF.name, accepts_out=True))
                 continue
+        if op.OPDEF is _MATMUL and _plain_gemm(op):  # a planned buffer, not a new array
+            steps.append(Step(np.matmul, tuple(slot[v] for v in op.operands),
+                              (slot[op.results[0]],), {}, "matmul", accepts_out=True))
+            continue
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
                           op.OPDEF.name, accepts_out=op.OPDEF.ufunc,
@@ -287,7 +300,8 @@ def _plan_donations(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]])
                     or counts.get(o) != 1 or root[o] != o or st.out_buffer is not None \
                     or specs[o][0] != specs[a][0] or specs[o][1] != specs[a][1]:
                 continue
-            if last_use[a] < i or (last_use[a] == i and isinstance(st.kernel, np.ufunc)):
+            if last_use[a] < i or (last_use[a] == i and isinstance(st.kernel, np.ufunc)
+                                   and st.kernel.signature is None):  # elementwise
                 plan.donations[k] = i
                 taken.add(i)
                 break

@@ -266,9 +266,10 @@ class Tensor:
         return t
 
     @classmethod
-    def _leaf(cls, value: np.ndarray) -> Tensor:
+    def _leaf(cls, value: np.ndarray, dt: DType | None = None) -> Tensor:
+        """A realized tensor of ``value`` (``dt``: its dtype, when known)."""
         t = object.__new__(cls)
-        t.shape, t.dtype = value.shape, to_dtype(value.dtype)
+        t.shape, t.dtype = value.shape, to_dtype(value.dtype) if dt is None else dt
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
         t._view = None
         if OBSERVERS:

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from .autodiff import tracing
-from .compiler import build_module, compile_subgraph, config_key
+from .compiler import BACKENDS, build_module, compile_subgraph, config_key
 from .core import (
     CONFIG,
     GRAD_MODE,
@@ -87,7 +87,8 @@ class _Program:
     # per program input: ("arg", i), ("ext", weakref) or ("feed", k): the k-th
     # value the prologue computes
     slots: list[tuple[str, Any]]
-    outs: list[tuple[str, Any, int]]  # per output: ("out", k, 0) ("mut", ref, n) ("grad", ref, 0)
+    # per output: ("out", k, dtype) ("mut", ref, n) ("grad", ref, 0)
+    outs: list[tuple[str, Any, Any]]
     out_tree: Any
     out_static: list[Any]  # f's output leaves; None where the program computes one
     arg_outs: list[tuple[int, int]]  # (output leaf, argument leaf) returned as is
@@ -165,6 +166,10 @@ class Compiled:
             raise ValueError(f"pf.compile: arguments {sorted(set(self.static) & set(self.donate))}"
                              " cannot be both static and donated")
         self._programs: dict[Any, _Program] = {}
+        # the hot path: calls with tensors only (no kwargs, no static
+        # arguments) find their signature's key by the tensors' shapes and
+        # dtypes and the settings, without flattening a pytree
+        self._fast: dict[tuple, Any] = {}
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
@@ -185,11 +190,27 @@ class Compiled:
         return key, leaves, treedef
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = None
+        if not kwargs and not self.static:
+            config = CONFIG
+            sig: list[Any] = [config.backend, config.pipeline, config.optimize]
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                sig.append(a.shape)
+                sig.append(a.dtype)
+            else:
+                fast = tuple(sig)
+                prog = self._programs.get(self._fast.get(fast))
+                if prog is not None and prog.python_reason is None and prog.guards_hold():
+                    self._stats.hits += 1
+                    return self._replay(prog, list(args))
         key, leaves, _ = self._split(args, kwargs)
         prog = self._programs.get(key)
         if prog is not None and prog.python_reason is None:
             if prog.guards_hold():
                 self._stats.hits += 1
+                self._remember(fast, key)
                 return self._replay(prog, leaves)
             self._stats.retraces += 1
         # a first call, a failed guard, or a signature whose last trace could
@@ -198,7 +219,16 @@ class Compiled:
             self._stats.misses += 1
         prog, result = self._trace(args, kwargs, leaves)
         self._programs[key] = prog
+        self._remember(fast, key)
         return result
+
+    def _remember(self, fast: tuple | None, key: Any) -> None:
+        """Let tensors-only calls find ``key`` by ``fast`` (backends whose
+        executables depend on a token of settings always take the full path)."""
+        if fast is not None:
+            b = BACKENDS.get(fast[0])
+            if b is not None and b.token is None:
+                self._fast[fast] = key
 
     def _donated_leaves(self, args: tuple) -> list[int]:
         """Indices (in the flattened dynamic arguments) of the donated arguments' leaves."""
@@ -264,7 +294,7 @@ class Compiled:
             outs[k] = leaves[i]
         for (kind, ref, count), value in zip(prog.outs, results):
             if kind == "out":
-                outs[ref] = Tensor._leaf(value)
+                outs[ref] = Tensor._leaf(value, count)
             elif kind == "mut":
                 t = ref()
                 if t is None:
@@ -300,6 +330,7 @@ class Compiled:
     def clear(self) -> None:
         """Forget every traced program: the next call traces again."""
         self._programs.clear()
+        self._fast.clear()
 
 
 def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
@@ -414,7 +445,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
                                       (source(o).seq >= first or o._node is not None)):
             out_static.append(None)
             requested.append(o)
-            kinds.append(("out", k, 0))
+            kinds.append(("out", k, o.dtype))  # (the dtype: results skip its lookup)
         elif isinstance(o, Tensor) and id(o) in fresh:
             reasons.append("f returns a tensor it made from host data")
             out_static.append(o)
