@@ -64,6 +64,7 @@ from .core import (
     OBSERVERS,
     Subgraph,
     Tensor,
+    ViewOf,
     _meta,
     _next_seq,
     collect,
@@ -243,17 +244,15 @@ class Compiled:
         return out
 
     def _trace(self, args: tuple, kwargs: dict, leaves: list[Any]) -> tuple[_Program, Any]:
+        donated = self._donated_leaves(args) if self.donate else []
+        for i in donated:
+            _check_donatable(leaves[i], i)
         prog, result, requested = trace_program(self.f, args, kwargs, leaves)
-        if self.donate:
+        if donated:
             returned = {i for _, i in prog.arg_outs}  # returned as is: the output, kept
             at = {ref: k for k, (kind, ref) in enumerate(prog.slots) if kind == "arg"}
-            prog.donated = [(i, at.get(i, -1)) for i in self._donated_leaves(args)
+            prog.donated = [(i, at.get(i, -1)) for i in donated
                             if isinstance(leaves[i], Tensor) and i not in returned]
-            for i, _ in prog.donated:
-                if leaves[i]._view is not None:
-                    raise ValueError(f"pf.compile: donated argument leaf {i} "
-                                     f"({list(leaves[i].shape)}) is a view or has views: "
-                                     "its memory is shared, it cannot be donated")
         if prog.python_reason is not None:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
@@ -359,16 +358,20 @@ def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> li
     out = []
     for i, k in prog.donated:
         t = leaves[i]
-        if t._view is not None:
-            raise ValueError(f"pf.compile: donated argument leaf {i} ({list(t.shape)}) is a "
-                             "view or has views: its memory is shared, it cannot be donated")
-        if k < 0:
+        _check_donatable(t, i)
+        if k < 0 or t._view is not None:  # (a tensor views were taken of: never reused)
             continue
         a = arrays[k]
         # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
         if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
             out.append(k)
     return out
+
+
+def _check_donatable(t: Any, i: int) -> None:
+    if isinstance(t, Tensor) and type(t._view) is ViewOf:
+        raise ValueError(f"pf.compile: donated argument leaf {i} ({list(t.shape)}) is a view "
+                         "of another tensor: its memory is shared, it cannot be donated")
 
 
 def _as_tensor(x: Any) -> Tensor:
