@@ -15,6 +15,7 @@ or the run fails. Prints a markdown table (docs/PERFORMANCE.md).
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -157,8 +158,12 @@ def _child(impl: str, n: int) -> None:
 
 
 def _run(impl: str, n: int) -> dict | None:
+    # one BLAS thread for every implementation (torch's set_num_threads(1) below):
+    # on a shared 2-core machine OpenBLAS's spinning threads make numpy's timings noise
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, __file__, "--child", impl, str(n)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if out.returncode != 0:
         if "ModuleNotFoundError" in out.stderr or "ImportError" in out.stderr:
             return None

@@ -45,6 +45,7 @@ VIEW_OPS = frozenset(op_class(n) for n in ("reshape", "permute", "broadcast_to",
 # Named fused ops whose chain runs as one program built ahead of time.
 NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
 _ADD, _PAD = op_class("add"), op_class("pad")
+_MATMUL = get_op("matmul")
 
 
 class LoweringError(Exception):
@@ -72,6 +73,9 @@ class Plan:
     result_slots: list[int]
     result_specs: list[tuple[tuple[int, ...], DType]]
     buffers: list[tuple[tuple[int, ...], np.dtype]] = field(default_factory=list)
+    # argument index -> the step that may write its result into that argument's
+    # array when the caller donates it (``pf.compile(donate_argnums=...)``)
+    donations: dict[int, int] = field(default_factory=dict)
 
     @property
     def buffer_bytes(self) -> int:
@@ -186,6 +190,14 @@ def _pad_sum_operands(op: FusedOp) -> list[PyflameOp | None] | None:
     return pads if any(p is not None for p in pads) else None
 
 
+def _plain_gemm(op: PyflameOp) -> bool:
+    """A matrix times a matrix of one dtype of at least 32 bits: the matmul
+    kernel is then ``np.matmul`` itself, which takes ``out=`` (half precision
+    accumulates in float32 and stacks reshape first: those keep the kernel)."""
+    specs = [spec_of_type(v.type, "operand") for v in op.operands]
+    return all(len(s) == 2 and d.itemsize >= 4 for s, d in specs)
+
+
 def lower(module: ModuleOp, preallocate: bool = True,
           chunk_elems: int = DEFAULT_CHUNK_ELEMS) -> Plan:
     fn = find_main(module)
@@ -238,6 +250,10 @@ def lower(module: ModuleOp, preallocate: bool = True,
                 steps.append(Step(program, tuple(slot[v] for v in op.operands),
                                   (slot[op.results[0]],), {}, op.OPDEF.name, accepts_out=True))
                 continue
+        if op.OPDEF is _MATMUL and _plain_gemm(op):  # a planned buffer, not a new array
+            steps.append(Step(np.matmul, tuple(slot[v] for v in op.operands),
+                              (slot[op.results[0]],), {}, "matmul", accepts_out=True))
+            continue
         steps.append(Step(op.OPDEF.kernel, tuple(slot[v] for v in op.operands),
                           tuple(slot[r] for r in op.results), op.py_attrs(),
                           op.OPDEF.name, accepts_out=op.OPDEF.ufunc,
@@ -245,13 +261,16 @@ def lower(module: ModuleOp, preallocate: bool = True,
     plan = Plan(len(slot), [slot[a] for a in block.args],
                 [spec_of_type(a.type, "argument") for a in block.args], steps,
                 [slot[v] for v in results], [spec_of_type(v.type, "result") for v in results])
+    specs = {slot[v]: spec_of_type(v.type, "value") for v in slot}
     if preallocate:
-        _plan_buffers(plan, {slot[v]: spec_of_type(v.type, "value") for v in slot})
+        _plan_buffers(plan, specs)
+    _plan_donations(plan, specs)
     return plan
 
 
-def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -> None:
-    """Give ``out=`` steps reusable buffers (see the module docstring)."""
+def _lifetimes(plan: Plan) -> tuple[dict[int, int], dict[int, int]]:
+    """Per slot, the slot owning its memory (a view's is its input's) and, per
+    owner, the last step reading it or a view of it (-1: none)."""
     root = {s: s for s in range(plan.num_slots)}
     last_use = {s: -1 for s in range(plan.num_slots)}
     for i, st in enumerate(plan.steps):
@@ -260,6 +279,37 @@ def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -
         if st.view:
             for o in st.outputs:
                 root[o] = root[st.inputs[0]]
+    return root, last_use
+
+
+def _plan_donations(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -> None:
+    """Which result each argument's array may hold when donated: a result of
+    the argument's shape and dtype made by an ``out=`` step that runs after
+    the last read of the argument (or reads it last as a numpy ufunc, which
+    handles the overlap), the argument not being returned or viewed by a result."""
+    root, last_use = _lifetimes(plan)
+    escaping = {root[s] for s in plan.result_slots}
+    counts = {s: plan.result_slots.count(s) for s in plan.result_slots}
+    taken: set[int] = set()
+    for k, a in enumerate(plan.arg_slots):
+        if a in escaping:
+            continue
+        for i, st in enumerate(plan.steps):
+            o = st.outputs[0]
+            if i in taken or not st.accepts_out or len(st.outputs) != 1 \
+                    or counts.get(o) != 1 or root[o] != o or st.out_buffer is not None \
+                    or specs[o][0] != specs[a][0] or specs[o][1] != specs[a][1]:
+                continue
+            if last_use[a] < i or (last_use[a] == i and isinstance(st.kernel, np.ufunc)
+                                   and st.kernel.signature is None):  # elementwise
+                plan.donations[k] = i
+                taken.add(i)
+                break
+
+
+def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -> None:
+    """Give ``out=`` steps reusable buffers (see the module docstring)."""
+    root, last_use = _lifetimes(plan)
     escaping = {root[s] for s in plan.result_slots}
     free: dict[tuple, list[int]] = {}
     dying_at: dict[int, list[tuple[tuple, int]]] = {}

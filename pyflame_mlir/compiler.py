@@ -255,10 +255,13 @@ class CompiledGraph:
     nbytes: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def run(self, args: list) -> list:
+    def run(self, args: list, donated: Sequence[int] = ()) -> list:
+        """The outputs for ``args``; the arrays at ``donated`` positions may be
+        overwritten (reused for an output) by executables that can."""
         checks = self.extra.get("index_checks")
         try:
-            out = self.executable.run(args)
+            out = self.executable.run(args, donated) if donated and getattr(
+                self.executable, "can_donate", False) else self.executable.run(args)
         except ValueError as e:  # MAX's own kernels check some indices themselves
             if checks and "out of bounds" in str(e):
                 raise IndexError(_backend_index_error(checks, str(e), self.backend)) from e
@@ -502,8 +505,13 @@ def writeback_pairs(sub: Subgraph, outputs: Sequence[Tensor]) -> tuple[tuple[int
 
 def host_array(v: np.ndarray) -> np.ndarray:
     """``v`` on the host: a value a stateful backend left on its device is copied out."""
-    if type(v) is not np.ndarray and hasattr(v, "to_host"):
-        return v.to_host()
+    if type(v) is not np.ndarray:
+        if v is None:
+            raise RuntimeError("a tensor this computation reads was donated to a pf.compile'd "
+                               "function (donate_argnums) and has been deleted (JAX: 'Array "
+                               "has been deleted'): use the function's result instead")
+        if hasattr(v, "to_host"):
+            return v.to_host()
     return v
 
 

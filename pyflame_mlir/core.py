@@ -102,8 +102,38 @@ def install_evaluator(evaluate: Callable[[Sequence[Tensor]], None]) -> None:
 
 # Observers of a traced call (pf.compile): ``observe("leaf", t, None)`` for a
 # tensor made from host data, ``observe("rebind", t, old)`` for an in-place
-# update of ``t`` (``old``: the state it replaced).
-OBSERVERS: list[Callable[[str, Tensor, Tensor | None], None]] = []
+# update of ``t`` (``old``: the state it replaced), ``observe("feed", t, fn)``
+# for a 0-d leaf whose value ``fn()`` recomputes on each call (``host_scalar``),
+# ``observe("effect", None, fn)`` for Python state a replay must advance too
+# (``replay_effect``), ``observe("guard", None, (holder, key, value))`` for a
+# Python value baked into the program (``guard_value``).
+OBSERVERS: list[Callable[[str, Tensor | None, Any], None]] = []
+
+
+def host_scalar(fn: Callable[[], float], dt: DType) -> Tensor:
+    """A 0-d leaf holding ``fn()`` (a learning rate, a bias correction). Under
+    a ``pf.compile`` trace it is a per-call input of the program: a replay
+    calls ``fn`` again instead of baking the traced value in."""
+    t = Tensor._leaf(np.asarray(fn(), dtype=dt.np))
+    for observe in OBSERVERS:
+        observe("feed", t, fn)
+    return t
+
+
+def replay_effect(fn: Callable[[], None]) -> None:
+    """Under a ``pf.compile`` trace: ``fn`` (Python bookkeeping the traced call
+    just did, e.g. a step counter) runs again on every replay, in call order
+    with the ``host_scalar`` inputs. Does nothing outside a trace."""
+    for observe in OBSERVERS:
+        observe("effect", None, fn)
+
+
+def guard_value(holder: dict, key: Any) -> None:
+    """Under a ``pf.compile`` trace: the program bakes ``holder[key]`` in (a
+    momentum, a weight decay), so a replay needs that same object there; when
+    it is rebound the call traces again. Does nothing outside a trace."""
+    for observe in OBSERVERS:
+        observe("guard", None, (holder, key, holder.get(key)))
 
 # Called with the tensors about to be computed: a transform tracing a
 # function once for many values (vmap) raises there if they read its placeholders.
@@ -237,9 +267,10 @@ class Tensor:
         return t
 
     @classmethod
-    def _leaf(cls, value: np.ndarray) -> Tensor:
+    def _leaf(cls, value: np.ndarray, dt: DType | None = None) -> Tensor:
+        """A realized tensor of ``value`` (``dt``: its dtype, when known)."""
         t = object.__new__(cls)
-        t.shape, t.dtype = value.shape, to_dtype(value.dtype)
+        t.shape, t.dtype = value.shape, to_dtype(value.dtype) if dt is None else dt
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
         t._view = t._cell = None
         if OBSERVERS:
@@ -294,8 +325,11 @@ class Tensor:
         if self._node is not None:
             realize([self])
         v = self._value
-        if type(v) is not np.ndarray and hasattr(v, "to_host"):
-            return v.to_host()  # a value the csl backend keeps on the device: copied out now
+        if type(v) is not np.ndarray:
+            if v is None:
+                raise RuntimeError(deleted_message(self))
+            if hasattr(v, "to_host"):
+                return v.to_host()  # a value the csl backend keeps on the device: copied out
         return v
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -523,6 +557,30 @@ def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
     return t, first
 
 
+# ---- donated tensors (pf.compile's donate_argnums) ----
+
+class Deleted:
+    """The ``_view`` of a tensor whose buffer was donated (JAX's deleted
+    array): it has no value and no op; recording an op on it, reading it or
+    evaluating something that reads it raises."""
+
+    __slots__ = ()
+
+
+DELETED = Deleted()
+
+
+def delete(t: Tensor) -> None:
+    """Mark ``t`` deleted (its buffer was donated): its shape and dtype stay."""
+    t._node, t._value, t._hist, t._view = None, None, None, DELETED
+
+
+def deleted_message(t: Tensor) -> str:
+    return (f"this tensor ({list(t.shape)}, {t.dtype.name}) was donated to a pf.compile'd "
+            "function (donate_argnums) and has been deleted (JAX: 'Array has been "
+            "deleted'): use the function's result instead")
+
+
 # ---- autograd state on tensors ----
 
 _AUTOGRAD_USED = False  # an AutogradMeta was made (see OpNode.__init__)
@@ -747,6 +805,9 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     ``splat_value`` interns; a vjp by its traced function's key."""
     for t in inputs:
         if t._view is not None:  # a view, or a tensor with views: see ``frozen``
+            for x in inputs:
+                if x._view is DELETED:
+                    raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
             inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
             break
     memo_attrs = op.memo_attrs

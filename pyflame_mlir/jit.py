@@ -17,15 +17,29 @@ Guards (checked on every call, all cheap): the signature; every captured
 tensor still alive with its shape and dtype; the objects ``f``'s global names
 and closure cells refer to (rebinding a global retraces).
 
+``donate_argnums`` (JAX's semantics): the donated arguments' tensors are
+deleted after the call (using one raises; a donated argument ``f`` returns as
+is stays: it is the output). On the reference backend a replay writes a
+result of the same shape and dtype into a donated buffer when only the
+donated tensor holds it (no numpy handle, view or other tensor sees it) and
+the plan reads the argument before that result is made.
+
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
-  ``pf.randn`` inside ``f``, an optimizer's per-step scalars such as Adam's
-  bias corrections, state created lazily on the first step) may differ from
-  call to call, so a program reading one is never replayed: such a signature
-  runs ``f`` every time (``stats()["python_calls"]``; the reason is in
-  ``stats()["python_reasons"]``), which is exactly the uncompiled call.
+  ``pf.randn`` inside ``f``, state created lazily on the first step) may
+  differ from call to call, so a program reading one is never replayed: such
+  a call runs ``f`` (``stats()["python_calls"]``; the reason is in
+  ``stats()["python_reasons"]``), which is exactly the uncompiled call, and
+  the next call traces again (the state exists by then).
+- Per-call scalars computed from Python state (``core.host_scalar``: an
+  optimizer's lr and bias corrections) are inputs of the program, recomputed
+  on each replay; Python bookkeeping registered with ``core.replay_effect``
+  (step counts, ``scheduler.step()``) runs again on each replay, in call
+  order; Python values baked into the program as constants and registered
+  with ``core.guard_value`` (momentum, betas, weight decay) are guarded. So a
+  ``pf.optim`` training step, with or without an lr scheduler, replays.
 - An attribute rebound to a new tensor (``model.w = pf.randn(...)``) is seen
   only when the old tensor is gone (its weak reference guard fails); while
   something else keeps it alive the compiled program reads the old tensor.
@@ -34,6 +48,7 @@ What Python-free replay cannot see, and what pf.compile does about it:
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,16 +57,19 @@ from typing import Any
 import numpy as np
 
 from .autodiff import tracing
-from .compiler import build_module, compile_subgraph, config_key
+from .compiler import BACKENDS, build_module, compile_subgraph, config_key
 from .core import (
     CONFIG,
     GRAD_MODE,
     OBSERVERS,
     Subgraph,
     Tensor,
+    ViewOf,
     _meta,
     _next_seq,
     collect,
+    delete,
+    deleted_message,
     realize,
     rebind,
     snapshot,
@@ -67,8 +85,11 @@ class _Program:
     """One traced signature: the recorded program and how to feed and unpack it."""
 
     sub: Subgraph | None  # dropped once compiled: its nodes hold the captured tensors
-    slots: list[tuple[str, Any]]  # per program input: ("arg", i) or ("ext", weakref)
-    outs: list[tuple[str, Any, int]]  # per output: ("out", k, 0) ("mut", ref, n) ("grad", ref, 0)
+    # per program input: ("arg", i), ("ext", weakref) or ("feed", k): the k-th
+    # value the prologue computes
+    slots: list[tuple[str, Any]]
+    # per output: ("out", k, dtype) ("mut", ref, n) ("grad", ref, 0)
+    outs: list[tuple[str, Any, Any]]
     out_tree: Any
     out_static: list[Any]  # f's output leaves; None where the program computes one
     arg_outs: list[tuple[int, int]]  # (output leaf, argument leaf) returned as is
@@ -76,14 +97,20 @@ class _Program:
     python_reason: str | None = None
     executable: Any = None
     ir: str = ""
+    # per donated argument leaf: (leaf index, program input position or -1)
+    donated: list[tuple[int, int]] = field(default_factory=list)
+    # what a replay runs in Python before the program, in call order:
+    # ("effect", fn) Python bookkeeping (a step counter), ("feed", (fn, dtype))
+    # a per-call scalar input (an optimizer's lr, bias corrections)
+    prologue: list[tuple[str, Any]] = field(default_factory=list)
 
     def guards_hold(self) -> bool:
         for kind, ref in self.slots:
             if kind == "ext" and ref() is None:
                 return False
-        for kind, ref, _ in self.outs:
-            if kind != "out" and ref() is None:
-                return False
+        # (the Python values baked in are in globals_guard too: same check).
+        # A tensor the program updates that is gone needs no guard: no one can
+        # see its new value (a view like ``w.t()`` a forward made and dropped)
         return all(_current(holder, name) is obj for holder, name, obj in self.globals_guard)
 
 
@@ -140,6 +167,10 @@ class Compiled:
             raise ValueError(f"pf.compile: arguments {sorted(set(self.static) & set(self.donate))}"
                              " cannot be both static and donated")
         self._programs: dict[Any, _Program] = {}
+        # the hot path: calls with tensors only (no kwargs, no static
+        # arguments) find their signature's key by the tensors' shapes and
+        # dtypes and the settings, without flattening a pytree
+        self._fast: dict[tuple, Any] = {}
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
@@ -160,11 +191,27 @@ class Compiled:
         return key, leaves, treedef
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = None
+        if not kwargs and not self.static:
+            config = CONFIG
+            sig: list[Any] = [config.backend, config.pipeline, config.optimize]
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                sig.append(a.shape)
+                sig.append(a.dtype)
+            else:
+                fast = tuple(sig)
+                prog = self._programs.get(self._fast.get(fast))
+                if prog is not None and prog.python_reason is None and prog.guards_hold():
+                    self._stats.hits += 1
+                    return self._replay(prog, list(args))
         key, leaves, _ = self._split(args, kwargs)
         prog = self._programs.get(key)
         if prog is not None and prog.python_reason is None:
             if prog.guards_hold():
                 self._stats.hits += 1
+                self._remember(fast, key)
                 return self._replay(prog, leaves)
             self._stats.retraces += 1
         # a first call, a failed guard, or a signature whose last trace could
@@ -173,10 +220,39 @@ class Compiled:
             self._stats.misses += 1
         prog, result = self._trace(args, kwargs, leaves)
         self._programs[key] = prog
+        self._remember(fast, key)
         return result
 
+    def _remember(self, fast: tuple | None, key: Any) -> None:
+        """Let tensors-only calls find ``key`` by ``fast`` (backends whose
+        executables depend on a token of settings always take the full path)."""
+        if fast is not None:
+            b = BACKENDS.get(fast[0])
+            if b is not None and b.token is None:
+                self._fast[fast] = key
+
+    def _donated_leaves(self, args: tuple) -> list[int]:
+        """Indices (in the flattened dynamic arguments) of the donated arguments' leaves."""
+        n, at, out = len(args), 0, []
+        for i, a in enumerate(args):
+            if i in self.static or i - n in self.static:
+                continue
+            count = len(tree_flatten(a)[0])
+            if i in self.donate or i - n in self.donate:
+                out.extend(range(at, at + count))
+            at += count
+        return out
+
     def _trace(self, args: tuple, kwargs: dict, leaves: list[Any]) -> tuple[_Program, Any]:
+        donated = self._donated_leaves(args) if self.donate else []
+        for i in donated:
+            _check_donatable(leaves[i], i)
         prog, result, requested = trace_program(self.f, args, kwargs, leaves)
+        if donated:
+            returned = {i for _, i in prog.arg_outs}  # returned as is: the output, kept
+            at = {ref: k for k, (kind, ref) in enumerate(prog.slots) if kind == "arg"}
+            prog.donated = [(i, at.get(i, -1)) for i in donated
+                            if isinstance(leaves[i], Tensor) and i not in returned]
         if prog.python_reason is not None:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
@@ -193,24 +269,43 @@ class Compiled:
             if t._node is not None:
                 t._realize(value)
         prog.sub = None  # the guards hold the captured tensors weakly: so must we
+        for i, _ in prog.donated:
+            delete(leaves[i])
         return prog, result
 
     def _replay(self, prog: _Program, leaves: list[Any]) -> Any:
-        results = prog.executable.run(_inputs(prog, leaves))
+        feeds = []
+        for kind, item in prog.prologue:
+            if kind == "effect":
+                item()
+            else:
+                fn, dt = item
+                feeds.append(np.asarray(fn(), dtype=dt))
+        arrays = _inputs(prog, leaves, feeds)
+        if prog.donated:
+            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays))
+            for i, _ in prog.donated:
+                delete(leaves[i])
+        else:
+            results = prog.executable.run(arrays)
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
         for (kind, ref, count), value in zip(prog.outs, results):
             if kind == "out":
-                outs[ref] = Tensor._leaf(value)
+                outs[ref] = Tensor._leaf(value, count)
             elif kind == "mut":
                 t = ref()
+                if t is None:
+                    continue
                 old, start = snapshot(t)
                 version = t._version
                 rebind(t, old, start, Tensor._leaf(value))
                 t._mut.version = version + count
             else:
-                _meta(ref()).grad = Tensor._leaf(value)
+                t = ref()
+                if t is not None:
+                    _meta(t).grad = Tensor._leaf(value)
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -234,16 +329,49 @@ class Compiled:
     def clear(self) -> None:
         """Forget every traced program: the next call traces again."""
         self._programs.clear()
+        self._fast.clear()
 
 
-def _inputs(prog: _Program, leaves: list[Any]) -> list[np.ndarray]:
-    ts: list[Tensor] = []
+def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
+    ts: list[Tensor | np.ndarray] = []
     for kind, ref in prog.slots:
-        ts.append(_as_tensor(leaves[ref]) if kind == "arg" else ref())
-    lazy = [t for t in ts if t._node is not None]
+        if kind == "arg":
+            ts.append(_as_tensor(leaves[ref]))
+        elif kind == "ext":
+            ts.append(ref())
+        else:
+            ts.append(feeds[ref])
+    lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
-    return [t._value for t in ts]
+    arrays = [t if type(t) is np.ndarray else t._value for t in ts]
+    for t, a in zip(ts, arrays):
+        if a is None:
+            raise RuntimeError(f"pf.compile: an argument: {deleted_message(t)}")
+    return arrays
+
+
+def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> list[int]:
+    """The donated inputs whose array only the donated tensor holds (no view,
+    no other tensor, no numpy handle of the caller): the executable may reuse
+    their memory. A shared array is never written: the call only deletes."""
+    out = []
+    for i, k in prog.donated:
+        t = leaves[i]
+        _check_donatable(t, i)
+        if k < 0 or t._view is not None:  # (a tensor views were taken of: never reused)
+            continue
+        a = arrays[k]
+        # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
+        if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
+            out.append(k)
+    return out
+
+
+def _check_donatable(t: Any, i: int) -> None:
+    if isinstance(t, Tensor) and type(t._view) is ViewOf:
+        raise ValueError(f"pf.compile: donated argument leaf {i} ({list(t.shape)}) is a view "
+                         "of another tensor: its memory is shared, it cannot be donated")
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -278,10 +406,21 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         realize(lazy)  # arguments are program inputs: values
     fresh: dict[int, Tensor] = {}
     rebinds: dict[int, list[Any]] = {}  # id -> [tensor, first old state, count]
+    prologue: list[tuple[str, Any]] = []
+    feeds: dict[int, int] = {}  # id of a host_scalar leaf -> its index among the feeds
+    baked: list[tuple[Any, str, Any]] = []  # guard_value: (holder, key, object)
 
-    def observe(kind: str, t: Tensor, old: Tensor | None) -> None:
+    def observe(kind: str, t: Tensor | None, old: Any) -> None:
         if kind == "leaf":
             fresh[id(t)] = t
+        elif kind == "feed":
+            fresh.pop(id(t), None)
+            feeds[id(t)] = len(feeds)
+            prologue.append(("feed", (old, t.dtype.np)))
+        elif kind == "effect":
+            prologue.append(("effect", old))
+        elif kind == "guard":
+            baked.append(old)
         elif id(t) in rebinds:
             rebinds[id(t)][2] += 1
         else:
@@ -309,7 +448,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
                                       (source(o).seq >= first or o._node is not None)):
             out_static.append(None)
             requested.append(o)
-            kinds.append(("out", k, 0))
+            kinds.append(("out", k, o.dtype))  # (the dtype: results skip its lookup)
         elif isinstance(o, Tensor) and id(o) in fresh:
             reasons.append("f returns a tensor it made from host data")
             out_static.append(o)
@@ -353,6 +492,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         owner = snapshots.get(id(leaf), leaf)
         if id(owner) in arg_pos:
             slots.append(("arg", arg_pos[id(owner)]))
+        elif id(owner) in feeds:
+            slots.append(("feed", feeds[id(owner)]))
         elif id(owner) in fresh:
             reasons.append("f reads a tensor it made from host data (pf.tensor or pf.randn "
                            "inside f, an optimizer's per-step scalars)")
@@ -362,8 +503,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     if sub is None:
         reasons.append("f computes nothing")
         sub = collect([])
-    prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, guard,
-                    "; ".join(dict.fromkeys(reasons)) or None)
+    prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
+                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue)
     return prog, result, requested
 
 
@@ -396,5 +537,6 @@ def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
     outputs and IR). The call's effects happen as in an uncompiled call."""
     leaves, _ = tree_flatten((args, kwargs))
     prog, result, requested = trace_program(f, args, kwargs, leaves)
-    inputs = [leaves[ref] if kind == "arg" else ref() for kind, ref in prog.slots]
+    inputs = [leaves[ref] if kind == "arg" else ref() if kind == "ext" else leaf
+              for (kind, ref), leaf in zip(prog.slots, prog.sub.leaves)]
     return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)

@@ -11,7 +11,14 @@ from typing import Any
 
 from ..autodiff import no_grad
 from ..ops import maximum, sqrt
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
+from .optimizer import (
+    Optimizer,
+    ScalarLeaves,
+    check_unsupported,
+    count_step,
+    guard_hyperparameters,
+    zeros_leaf,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -43,7 +50,8 @@ class Adam(Optimizer):
     def _step(self, scalar: ScalarLeaves) -> None:
         with no_grad():
             for group in self.param_groups:
-                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                guard_hyperparameters(group)
+                (beta1, beta2), eps = group["betas"], group["eps"]
                 wd, amsgrad = group["weight_decay"], group["amsgrad"]
                 decoupled = group.get("decoupled_weight_decay", False)
                 for p, grad in self._gradients(group):
@@ -55,26 +63,29 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_leaf(p)
                         if amsgrad:
                             state["max_exp_avg_sq"] = zeros_leaf(p)
-                    state["step"] += 1
-                    step = state["step"]
+                    count_step(state)
                     dt = p.dtype
                     if wd != 0:
                         if decoupled:
-                            p.mul_(scalar(1 - lr * wd, dt))
+                            p.mul_(scalar.of(lambda g=group, wd=wd: 1 - g["lr"] * wd, dt,
+                                             ("decay", id(group))))
                         else:
                             grad = grad + p * wd
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                     exp_avg.add_((grad - exp_avg) * (1 - beta1))  # torch's lerp_
                     exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
-                    step_size = lr / (1 - beta1 ** step)
-                    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                    # per call: from the step count and the group's current lr
+                    neg_step_size = scalar.of(
+                        lambda g=group, s=state, b=beta1: -g["lr"] / (1 - b ** s["step"]), dt)
+                    bc2_sqrt = scalar.of(
+                        lambda s=state, b=beta2: math.sqrt(1 - b ** s["step"]), dt)
                     if amsgrad:
                         peak = state["max_exp_avg_sq"]
                         peak.copy_(maximum(peak, exp_avg_sq))
-                        denom = sqrt(peak) / scalar(bc2_sqrt, dt) + eps
+                        denom = sqrt(peak) / bc2_sqrt + eps
                     else:
-                        denom = sqrt(exp_avg_sq) / scalar(bc2_sqrt, dt) + eps
-                    p.add_(exp_avg / denom * scalar(-step_size, dt))
+                        denom = sqrt(exp_avg_sq) / bc2_sqrt + eps
+                    p.add_(exp_avg / denom * neg_step_size)
 
 
 class AdamW(Adam):

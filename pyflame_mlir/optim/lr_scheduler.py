@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core import replay_effect
 from .optimizer import Optimizer
 
 __all__ = ["CosineAnnealingLR", "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR",
@@ -49,6 +50,10 @@ class LRScheduler:
         return self._last_lr
 
     def step(self) -> None:
+        self._advance()
+        replay_effect(self._advance)  # a pf.compile'd step replays it too
+
+    def _advance(self) -> None:
         self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import enable_grad
-from ..core import Tensor, detach
+from ..core import OBSERVERS, Tensor, detach, guard_value, host_scalar, replay_effect
 from ..creation import tensor as _tensor
 from ..dialects.dtypes import DType
 from ..nn.module import _host_value, zero_grad_of
@@ -42,10 +42,15 @@ required: Any = _RequiredParameter()
 
 class ScalarLeaves:
     """0-d leaf tensors of Python numbers, one per (value, dtype) within a
-    step: they are graph arguments, so new values reuse the compiled graph."""
+    step: they are graph arguments, so new values reuse the compiled graph.
+
+    ``of(fn, dt)`` is the number ``fn()`` computes from the optimizer's Python
+    state (``group["lr"]``, a bias correction of ``state["step"]``): under a
+    ``pf.compile`` trace it becomes a per-call input (``core.host_scalar``),
+    so the compiled step replays with the values of each call."""
 
     def __init__(self) -> None:
-        self._made: dict[tuple[float, DType], Tensor] = {}
+        self._made: dict[tuple[Any, DType], Tensor] = {}
 
     def __call__(self, v: float, dt: DType) -> Tensor:
         key = (v, dt)
@@ -53,6 +58,36 @@ class ScalarLeaves:
         if t is None:
             t = self._made[key] = Tensor._leaf(np.asarray(v, dtype=dt.np))
         return t
+
+    def of(self, fn: Callable[[], float], dt: DType, key: Any = None) -> Tensor:
+        """``fn()`` as a 0-d leaf; ``key`` names values equal on every call
+        (one input for all of them, e.g. a group's learning rate)."""
+        if not OBSERVERS:
+            return self(fn(), dt)
+        if key is None:
+            return host_scalar(fn, dt)
+        t = self._made.get((key, dt))
+        if t is None:
+            t = self._made[(key, dt)] = host_scalar(fn, dt)
+        return t
+
+
+def guard_hyperparameters(group: dict[str, Any]) -> None:
+    """Under a ``pf.compile`` trace: the group's settings other than the
+    learning rate (fed per call) are baked into the program as constants, so
+    rebinding one traces again (torch.compile guards on them too)."""
+    if OBSERVERS:
+        for k in group:
+            if k not in ("params", "lr", "initial_lr"):
+                guard_value(group, k)
+
+
+def count_step(state: dict[str, Any]) -> None:
+    """``state["step"] += 1``, which a compiled step replays too."""
+    def advance() -> None:
+        state["step"] += 1
+    advance()
+    replay_effect(advance)
 
 
 class Optimizer:

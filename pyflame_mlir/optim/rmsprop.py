@@ -11,7 +11,14 @@ import numpy as np
 from ..autodiff import no_grad
 from ..core import Tensor
 from ..ops import sqrt
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
+from .optimizer import (
+    Optimizer,
+    ScalarLeaves,
+    check_unsupported,
+    count_step,
+    guard_hyperparameters,
+    zeros_leaf,
+)
 
 __all__ = ["Adagrad", "RMSprop"]
 
@@ -42,7 +49,8 @@ class RMSprop(Optimizer):
     def _step(self, scalar: ScalarLeaves) -> None:
         with no_grad():
             for group in self.param_groups:
-                lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+                guard_hyperparameters(group)
+                alpha, eps = group["alpha"], group["eps"]
                 wd, momentum, centered = group["weight_decay"], group["momentum"], \
                     group["centered"]
                 for p, grad in self._gradients(group):
@@ -54,7 +62,7 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = zeros_leaf(p)
                         if centered:
                             state["grad_avg"] = zeros_leaf(p)
-                    state["step"] += 1
+                    count_step(state)
                     if wd != 0:
                         grad = grad + p * wd
                     square_avg = state["square_avg"]
@@ -65,12 +73,13 @@ class RMSprop(Optimizer):
                         avg = sqrt(square_avg - grad_avg * grad_avg) + eps
                     else:
                         avg = sqrt(square_avg) + eps
+                    lr = scalar.of(lambda g=group: g["lr"], p.dtype, ("lr", id(group)))
                     if momentum > 0:
                         buf = state["momentum_buffer"]
                         buf.mul_(momentum).add_(grad / avg)
-                        p.sub_(buf * scalar(lr, p.dtype))
+                        p.sub_(buf * lr)
                     else:
-                        p.sub_(grad / avg * scalar(lr, p.dtype))
+                        p.sub_(grad / avg * lr)
 
 
 class Adagrad(Optimizer):
@@ -104,14 +113,15 @@ class Adagrad(Optimizer):
     def _step(self, scalar: ScalarLeaves) -> None:
         with no_grad():
             for group in self.param_groups:
-                lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], \
-                    group["weight_decay"]
+                guard_hyperparameters(group)
+                lr_decay, eps, wd = group["lr_decay"], group["eps"], group["weight_decay"]
                 for p, grad in self._gradients(group):
                     state = self.state[p]
-                    state["step"] += 1
+                    count_step(state)
                     if wd != 0:
                         grad = grad + p * wd
-                    clr = lr / (1 + (state["step"] - 1) * lr_decay)
+                    clr = scalar.of(lambda g=group, s=state, d=lr_decay:
+                                    g["lr"] / (1 + (s["step"] - 1) * d), p.dtype)
                     state_sum = state["sum"]
                     state_sum.add_(grad * grad)
-                    p.sub_(grad / (sqrt(state_sum) + eps) * scalar(clr, p.dtype))
+                    p.sub_(grad / (sqrt(state_sum) + eps) * clr)

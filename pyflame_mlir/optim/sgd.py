@@ -7,7 +7,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..autodiff import no_grad
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported, zeros_leaf
+from .optimizer import (
+    Optimizer,
+    ScalarLeaves,
+    check_unsupported,
+    guard_hyperparameters,
+    zeros_leaf,
+)
 
 __all__ = ["SGD"]
 
@@ -34,7 +40,8 @@ class SGD(Optimizer):
     def _step(self, scalar: ScalarLeaves) -> None:
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                guard_hyperparameters(group)
+                momentum, dampening = group["momentum"], group["dampening"]
                 wd, nesterov = group["weight_decay"], group["nesterov"]
                 for p, d_p in self._gradients(group):
                     if wd != 0:
@@ -52,4 +59,4 @@ class SGD(Optimizer):
                         else:
                             buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
                         d_p = d_p + buf * momentum if nesterov else buf
-                    p.sub_(d_p * scalar(lr, p.dtype))
+                    p.sub_(d_p * scalar.of(lambda g=group: g["lr"], p.dtype, ("lr", id(group))))

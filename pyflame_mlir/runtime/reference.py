@@ -5,6 +5,7 @@ call per kernel and no interpretation loop."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,11 @@ from ..lowering.reference import Plan
 
 def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
     env: dict[str, Any] = {}
-    args = ", ".join(f"v{s}" for s in plan.arg_slots)
+    # a donated argument's array comes in again as ``d<k>`` (None: not donated
+    # on this call) and is the ``out=`` of the step its plan reserves it for
+    args = ", ".join([f"v{s}" for s in plan.arg_slots] +
+                     [f"d{k}=None" for k in sorted(plan.donations)])
+    donated_at = {i: k for k, i in plan.donations.items()}
     lines = [f"def program({args}):"]
     for i, st in enumerate(plan.steps):
         env[f"k{i}"] = st.kernel
@@ -24,6 +29,8 @@ def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
             call.append(f"{name}=a{i}_{name}")
         if st.out_buffer is not None:
             call.append(f"out=b{st.out_buffer}")
+        elif i in donated_at:
+            call.append(f"out=d{donated_at[i]}")
         outs = ", ".join(f"v{s}" for s in st.outputs)
         if len(st.outputs) > 1:
             outs += ","
@@ -45,15 +52,26 @@ class ReferenceExecutable:
         self._result_specs = [(tuple(shape), d.np) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
 
-    def run(self, args: list[np.ndarray]) -> list[np.ndarray]:
+    can_donate = True  # run(args, donated) may write results into donated arrays
+
+    def run(self, args: list[np.ndarray], donated: Sequence[int] = ()) -> list[np.ndarray]:
+        """The results for ``args``. The arrays at the ``donated`` positions
+        are the caller's to give away: one may come back as a result (its
+        memory reused), and none may be read after this call."""
         if [(a.shape, a.dtype) for a in args] != self._arg_specs:
             for a, (shape, d) in zip(args, self._arg_specs):
                 if a.shape != shape or a.dtype != d:
                     raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
                                      f"the compiled {shape} {d}")
+        reuse = {}
+        if donated:
+            ids = [id(a) for a in args]
+            reuse = {f"d{k}": args[k] for k in donated if k in self.plan.donations
+                     and ids.count(ids[k]) == 1  # an array passed twice stays read-only
+                     and args[k].flags.c_contiguous and args[k].flags.writeable}
         # IEEE results (inf, nan) are the answer, as in PyTorch: no numpy warnings
         with self._lock, np.errstate(all="ignore"):
-            results = self._program(*args)
+            results = self._program(*args, **reuse) if reuse else self._program(*args)
         out = []
         for r in results:
             if type(r) is not np.ndarray:

@@ -145,8 +145,9 @@ def test_optimizer_steps_match_the_uncompiled_run(opt):
         else:
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(x, y)
-    # the optimizers make per-step scalars from host data: never replayed
-    assert cf.stats()["python_calls"] == 4 and cf.stats()["hits"] == 0
+    # the first call creates the optimizer state (run in Python), the second
+    # traces; from then on the step replays (its scalars are per-call inputs)
+    assert cf.stats()["python_calls"] == 1 and cf.stats()["hits"] == 2
     assert "host data" in cf.stats()["python_reasons"][0]
 
 
