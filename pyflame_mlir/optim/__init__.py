@@ -3,8 +3,10 @@ step is recorded lazily and joins the training step's compiled graph."""
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adam_variants import Adadelta, Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "lr_scheduler"]

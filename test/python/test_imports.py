@@ -59,6 +59,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.optimizer": 2,
     "pyflame_mlir.optim.sgd": 2,
     "pyflame_mlir.optim.adam": 2,
+    "pyflame_mlir.optim.adam_variants": 2,
     "pyflame_mlir.optim.rmsprop": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.serialization": 2,
