@@ -7,6 +7,9 @@ kernel for (the softmax family) with the ``decompose`` pass, whose
 decompositions sit next to the ops' table entries. erf and gelu, which CSL's
 ``<math>`` lacks, are rewritten into the polynomial forms of
 ``lowering/pyflame_to_wse/polynomial.py`` (their accuracy is documented there).
+An op on f16 tensors without an f16 DSD form (``support.HALF_NATIVE`` says which
+have one) is computed in f32 between conversions, before the decompositions and
+polynomials, so those run in f32 too (``support.py`` says why).
 """
 
 from __future__ import annotations
@@ -18,10 +21,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from ..dialects.dtypes import float16, float32
 from ..dialects.pyflame import PyflameOp
 from ..lowering.pyflame_to_wse.batched import flatten_rule
 from ..lowering.pyflame_to_wse.polynomial import ON_PE
-from ..lowering.pyflame_to_wse.support import DECOMPOSED, check_supported, value_spec
+from ..lowering.pyflame_to_wse.support import (
+    DECOMPOSED,
+    HALF_NATIVE,
+    check_supported,
+    value_spec,
+)
 from ..lowering.to_wse import find_main
 from .algebraic import AlgebraicSimplification
 from .common import IRBuilder, PyflamePass
@@ -39,6 +48,8 @@ class LegalizeForWse(PyflamePass):
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
         check_supported(find_main(module), before_flattening=True)
         unfused = Unfuse().run(ctx, module)["unfused"]
+        islands = _HalfInF32()
+        PatternRewriteWalker(islands).rewrite_module(module)
         decomposed = decompose(module, decomposable(DECOMPOSED))
         pattern = _OnPe()
         PatternRewriteWalker(pattern).rewrite_module(module)
@@ -49,7 +60,32 @@ class LegalizeForWse(PyflamePass):
             DeadCodeElimination().run(ctx, module)
         check_supported(find_main(module))
         return {"unfused": unfused, "decomposed": decomposed, "polynomials": pattern.count,
-                "flattened": flat.count}
+                "flattened": flat.count, "f16_in_f32": islands.count}
+
+
+class _HalfInF32(RewritePattern):
+    """An op with f16 operands or results and no f16 DSD form: its f16 operands
+    converted to f32, the op in f32, its f16 results converted back (one rounding)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, PyflameOp) or op.OPDEF.name in HALF_NATIVE:
+            return
+        values = (*op.operands, *op.results)
+        if not any(value_spec(v)[1] == float16 for v in values):
+            return
+        new_ops: list[Operation] = []
+        b = IRBuilder(new_ops.append)
+        ins = [b.convert(v, dtype=float32) if value_spec(v)[1] == float16 else v
+               for v in op.operands]
+        res = b.op(op.OPDEF.name, *ins, **op.py_attrs())
+        res = res if isinstance(res, list) else [res]
+        outs = [b.convert(r, dtype=float16) if value_spec(old)[1] == float16 else r
+                for r, old in zip(res, op.results)]
+        rewriter.replace(op, new_ops, outs)
+        self.count += 1
 
 
 class _OnPe(RewritePattern):
