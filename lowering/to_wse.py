@@ -247,7 +247,7 @@ def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions, resident: str 
             memory = plan_memory(program, budget)
         except MemoryBudgetError as e:
             return INF, p, program, e
-        return program_cost(program), p, program, memory
+        return program_cost(program, arch=options.arch), p, program, memory
 
     best = attempt({})
     fixed: dict[int, str] = {}

@@ -59,7 +59,7 @@ class _Planner(MatmulMixin):
         self.candidates: dict[int, list[str]] = {}  # op index -> labels, cheapest first
         self.chosen: dict[int, str] = {}  # op index -> the label taken
         self.index: dict[Operation, int] = {op: i for i, op in enumerate(fn.body.block.ops)}
-        self.cost = WseCostModel(grid)
+        self.cost = WseCostModel(grid, arch=options.arch)
         self.budget_words = (options.budget or default_budget()) // 4
         self.block = Block()
         self.placed: dict[SSAValue, list[tuple[wse.Layout, SSAValue]]] = {}

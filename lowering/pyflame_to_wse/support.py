@@ -59,15 +59,16 @@ WHY_NOT = {
 
 # f16 (issue #16): ops computed in f16 on the PE, with the f16 DSD builtins (and data
 # movement, which only copies bits). ``legalize-for-wse`` computes every other op with
-# an f16 operand in f32 between conversions (``@fh2s``/``@fs2h``): reductions and the
-# matmul accumulate in f32 (an f16 sum of n terms loses log2(n) bits; f16 products are
-# exact in f32, so the matmul equals f16 multiplies with f32 accumulation), and the
+# an f16 operand in f32 between conversions (``@fh2s``/``@fs2h``): reductions
+# accumulate in f32 (an f16 sum of n terms loses log2(n) bits; the matmul takes f16
+# tiles and accumulates in f32 itself with ``@fmachs``: ``matmul.py``), and the
 # polynomials, <math> calls and divisions run in f32 because their constants and
 # ranges are f32's (exp overflows f16 past 11.1; the erf polynomial's coefficients
 # would round), then round once to f16.
 HALF_NATIVE = frozenset({f.pyflame_op for f in WSE_FNS.values()
                          if f.dsd and not f.mask and f.pyflame_op}
-                        | {"convert", "reshape", "permute", "broadcast_to", "constant"})
+                        | {"convert", "reshape", "permute", "broadcast_to", "constant",
+                           "matmul"})
 
 
 def _dtype_ok(d: DType, op: str = "") -> bool:

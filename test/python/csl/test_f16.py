@@ -21,6 +21,7 @@ import re
 import numpy as np
 import pytest
 from pyflame_mlir.dialects.wse import Grid
+from pyflame_mlir.dialects.wse_target import CycleModel
 from pyflame_mlir.lowering.to_wse import CslUnsupportedError, WseOptions, lower_to_wse
 from pyflame_mlir.passes.legalize_for_wse import LegalizeForWse
 from xdsl.context import Context
@@ -96,7 +97,7 @@ def test_f16_reductions_and_matmul(grid, arch):
         rng = np.random.default_rng(2)
         a, b, v = _half(rng, 6, k), _half(rng, k, 5), _half(rng, k)
         return [a.sum(), a.sum(0), a.sum(1), a.mean(1), a.max(1).values, a.min(0).values,
-                a @ b, a @ v, v @ b, (a * a).sum(1, keepdim=True)]
+                a @ b, a @ v, v @ b, v @ v, (a * a).sum(1, keepdim=True)]
 
     ref, got = _run(grid, fn, arch)
     # |term| <= 4 (products of values in [-2, 2]); at most 6 * 9 terms in a.sum()
@@ -129,10 +130,10 @@ def _emitted(tmp_path, tensors, arch: str = "wse2", sdk: int = 2) -> str:
 @pytest.mark.parametrize("sdk", [1, 2])
 def test_f16_program_uses_the_f16_builtins(tmp_path, sdk):
     rng = np.random.default_rng(4)
-    a, b = _half(rng, 8, 8), _half(rng, 8, 8)
-    text = _emitted(tmp_path, [pf.relu(a * b + a) - b, -a, pf.exp(a), a @ b], sdk=sdk)
+    a, b, v = _half(rng, 8, 8), _half(rng, 8, 8), _half(rng, 8)
+    text = _emitted(tmp_path, [pf.relu(a * b + a) - b, -a, pf.exp(a), a @ v], sdk=sdk)
     used = set(re.findall(r"@(f\w+)\(", text))
-    assert {"faddh", "fmulh", "fsubh", "fmaxh", "fnegh", "fh2s", "fs2h"} <= used, used
+    assert {"faddh", "fmulh", "fsubh", "fmaxh", "fnegh", "fh2s", "fs2h", "fmachs"} <= used, used
     assert re.search(r"var buf\d+ : \[\d+\]f16", text), "no f16 buffer"
 
 
@@ -168,3 +169,31 @@ def test_bf16_is_refused_naming_the_arch():
     finally:
         pf.set_backend(prev_backend)
         csl_backend.configure(**vars(prev))
+
+
+def test_f16_cycles_charge_the_simd_width_per_arch():
+    """Seven f16 DSD ops over a 48x48 tile run at the arch's f16 SIMD width (WSE-2: 4,
+    WSE-3: 8 elements per cycle: ``CycleModel.f16_simd``); the two conversions at the
+    program's edges (``@fs2h`` in, ``@fh2s`` out) and f32 run one element per cycle."""
+    n, ops = 48 * 48, 7
+    model = CycleModel()
+    cycles = {}
+    prev_backend, prev = pf.get_backend(), csl_backend.configure(mode="simulator", grid=(1, 1))
+    try:
+        pf.set_backend("csl")
+        x32 = np.random.default_rng(5).uniform(-1, 1, (48, 48)).astype(np.float32)
+        for arch in ("wse2", "wse3"):
+            csl_backend.configure(arch=arch)
+            for dt in (np.float32, np.float16):
+                x = pf.tensor(x32.astype(dt))
+                (((x * x + x) * x - x) * x + x).abs().numpy()
+                cycles[arch, dt] = csl_backend.last_report().total_cycles
+    finally:
+        pf.set_backend(prev_backend)
+        csl_backend.configure(**vars(prev))
+    assert cycles["wse2", np.float32] == cycles["wse3", np.float32]
+    for arch in ("wse2", "wse3"):
+        simd = model.f16_simd(arch)
+        saved = ops * n * (1 - 1 / simd) - 2 * n  # SIMD f16 ops, minus the conversions
+        got = cycles[arch, np.float32] - cycles[arch, np.float16]
+        assert abs(got - saved) < 0.01 * saved, (arch, got, saved)
