@@ -155,7 +155,6 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
                    for op in self.program.body.block.ops)
 
     def _exports(self, m: Emit) -> None:
-        ptr_t = csl.PtrType.get(F32, is_single=False, is_const=False)
         names: list[tuple[str, SSAValue]] = []
         for i, a in enumerate(self.program.body.block.args):
             names.append((f"in_{i}", a))
@@ -164,7 +163,9 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
         for name, v in names:
             if is_immediate(v):
                 raise CslLoweringError("csl backend: a program output cannot be an immediate")
-            ptr = m.add(csl.AddressOfOp(self.bufs[self.plan.of[v]], ptr_t))
+            buf = self.bufs[self.plan.of[v]]
+            ptr_t = csl.PtrType.get(buf.type.element_type, is_single=False, is_const=False)
+            ptr = m.add(csl.AddressOfOp(buf, ptr_t))
             ptr.name_hint = f"{name}_ptr"
             m.add(csl.SymbolExportOp(name, ptr))
 
