@@ -197,3 +197,20 @@ def test_f16_cycles_charge_the_simd_width_per_arch():
         saved = ops * n * (1 - 1 / simd) - 2 * n  # SIMD f16 ops, minus the conversions
         got = cycles[arch, np.float32] - cycles[arch, np.float16]
         assert abs(got - saved) < 0.01 * saved, (arch, got, saved)
+
+
+def test_f16_windows_norms_and_casts():
+    """f16 through the ops of issue #16 lowered in f32 (windows, layer_norm,
+    cross_entropy, argmax), constant exponents, and casts to masks and back."""
+    labels = np.array([0, 1, 2, 3, 0, 1])
+
+    def fn():
+        rng = np.random.default_rng(6)
+        a = _half(rng, 6, 4)
+        return [a[1:4], pf.cat([a, a * 2.0], 0), pf.nn.functional.pad(a, (1, 1)), a ** 2,
+                pf.abs(a) ** 0.5, a.argmax(1), a.to(pf.bool), (a > 0).to(pf.float16),
+                pf.nn.functional.layer_norm(a, (4,)),
+                pf.nn.functional.cross_entropy(a, pf.tensor(labels)), a.float() * 3.0]
+
+    ref, got = _run((2, 2), fn)
+    _close(ref, got, rtol=4 * EPS, atol=4 * EPS)
