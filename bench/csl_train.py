@@ -113,8 +113,18 @@ def plan(args: argparse.Namespace, optimizer: str) -> None:
     print("  no grid up to 32x32 fits")
 
 
-def run(args: argparse.Namespace, resident: bool, optimizer: str) -> dict:
-    csl_backend.configure(mode="simulator", grid=args.grid, resident=resident)
+def f16_forward(model: pf.nn.Module, x: np.ndarray) -> pf.Tensor:
+    """Mixed precision (issue #16): f16 compute copies of the resident f32 masters, cast
+    at the start of the step; an f16 batch; the loss in f32; the update in f32."""
+    first, last = model[0], model[2]
+    h = pf.relu(pf.tensor(x.astype(np.float16)) @ first.weight.to(pf.float16).T
+                + first.bias.to(pf.float16))
+    return (h @ last.weight.to(pf.float16).T + last.bias.to(pf.float16)).float()
+
+
+def run(args: argparse.Namespace, resident: bool, optimizer: str, arch: str = "wse2",
+        half: bool = False) -> dict:
+    csl_backend.configure(mode="simulator", grid=args.grid, resident=resident, arch=arch)
     pf.set_backend("csl")
     model = mlp(args.d_in, args.hidden, args.d_out)
     opt = (pf.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
@@ -126,7 +136,8 @@ def run(args: argparse.Namespace, resident: bool, optimizer: str) -> dict:
         y = np.eye(args.d_out, dtype=np.float32)[rng.integers(0, args.d_out, args.batch)]
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = ((model(pf.tensor(x)) - pf.tensor(y)) ** 2).mean()
+        out = f16_forward(model, x) if half else model(pf.tensor(x))
+        loss = ((out - pf.tensor(y)) ** 2).mean()
         loss.backward()
         opt.step()
         loss.item()
@@ -176,8 +187,13 @@ def main() -> None:
                   f"{m['cycles']:,.0f} | {fpc:,.1f} | {100 * fpc / m['peak']:.1f}% | "
                   f"{m['h2d']:,} | {m['d2h']:,} | {m['memcpy']:,.0f} | "
                   f"{m['cycles'] + m['memcpy']:,.0f} | {m['sram']:,} | {m['wall']:.2f} |")
-        print(f"| {optimizer} | f16 | — | not measured: f16 lowering is cslops's work in "
-              "progress | | | | | | | | |")
+        for arch in ("wse2", "wse3"):  # f16 rows (issue #16, half precision)
+            m = run(args, True, optimizer, arch, half=True)
+            fpc = m["flops"] / m["cycles"]
+            print(f"| {optimizer} | f16 ({arch}) | resident f32 masters | {m['cycles']:,.0f} | "
+                  f"{fpc:,.1f} | {100 * fpc / m['peak']:.1f}% | {m['h2d']:,} | {m['d2h']:,} | "
+                  f"{m['memcpy']:,.0f} | {m['cycles'] + m['memcpy']:,.0f} | {m['sram']:,} | "
+                  f"{m['wall']:.2f} |")
     print(f"\nbatch in = {4 * args.batch * args.d_in:,} B, targets "
           f"{4 * args.batch * args.d_out:,} B")
 

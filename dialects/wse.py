@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
     IntAttr,
     IntegerAttr,
@@ -291,7 +292,8 @@ def _parse_state(parser: AttrParser) -> str:
 class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
     """``!wse.tensor<16x8xf32, #wse.layout<[y, x]>>``: a placed tensor.
 
-    Element types are ``f32`` and ``i1`` (a mask, stored as 0.0/1.0 in f32 on the PEs).
+    Element types are ``f32``, ``f16`` (half precision: 2 bytes per element on the PE,
+    computed with the f16 DSD builtins) and ``i1`` (a mask, stored as 0.0/1.0 in f32).
     """
 
     name = "wse.tensor"
@@ -317,6 +319,10 @@ class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
     def is_mask(self) -> bool:
         return self.element_type == IntegerType(1)
 
+    @property
+    def is_half(self) -> bool:
+        return self.element_type == Float16Type()
+
     def tile(self, grid: Grid) -> tuple[int, ...]:
         return tile_shape(self.dims, self.layout, grid)
 
@@ -341,8 +347,8 @@ class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
         return ArrayAttr(IntAttr(n) for n in shape), elt, lay
 
     def verify(self) -> None:
-        if self.element_type not in (Float32Type(), IntegerType(1)):
-            raise VerifyException(f"wse tensors hold f32 or i1, not {self.element_type}")
+        if self.element_type not in (Float32Type(), Float16Type(), IntegerType(1)):
+            raise VerifyException(f"wse tensors hold f32, f16 or i1, not {self.element_type}")
         if any(n.data < 0 for n in self.shape):
             raise VerifyException("wse tensors have static, non-negative sizes")
         if len(self.shape) != len(self.layout_attr.dims):
@@ -352,8 +358,11 @@ class TensorTypeAttr(ParametrizedAttribute, TypeAttribute):
                                   "(only data movement runs on them)")
 
 
-def wse_type(shape: Sequence[int], layout: Layout, mask: bool = False) -> TensorTypeAttr:
-    return TensorTypeAttr.get(shape, IntegerType(1) if mask else Float32Type(), layout)
+def wse_type(shape: Sequence[int], layout: Layout, mask: bool = False,
+             half: bool = False) -> TensorTypeAttr:
+    """``half``: f16 elements (``mask`` wins: masks are f32 0/1 words)."""
+    elt = IntegerType(1) if mask else Float16Type() if half else Float32Type()
+    return TensorTypeAttr.get(shape, elt, layout)
 
 
 def _ttype(v: SSAValue, what: str) -> TensorTypeAttr:

@@ -298,3 +298,26 @@ WSE_FNS: dict[str, MapFn] = _fns(
 DSD_BUILTINS: frozenset[str] = frozenset(
     {f.dsd for f in WSE_FNS.values() if f.dsd} | {"fmacs"})
 """Every DSD builtin the lowering emits (``fmacs``: the matmul's multiply-add)."""
+
+# ---- half precision (issue #16) ----
+# The SDK's 16-bit float type is IEEE binary16 (``f16``); its DSD builtins are the
+# f32 ones with an ``h`` suffix, plus the mixed ``@fmachs`` (16-bit multiply, 32-bit
+# add), ``@faddhs`` and the conversions ``@fh2s``/``@fs2h`` (SDK builtin reference;
+# operand types as in xDSL's csl dialect). SIMD widths: ``CycleModel.f16_simd_wse2``
+# and ``f16_simd_wse3`` (4 and 8 f16 elements per cycle, SECONDARY source; f32 runs
+# at ``f32_elems_per_cycle``); the simulator and the layout search charge them.
+
+HALF_FORMS: dict[str, str] = {
+    "fmovs": "fmovh", "fadds": "faddh", "fsubs": "fsubh", "fmuls": "fmulh",
+    "fmaxs": "fmaxh", "fnegs": "fnegh", "fabss": "fabsh", "fmacs": "fmach",
+}
+"""The f16 form of each f32 DSD builtin the lowering emits."""
+
+HALF_BUILTINS: frozenset[str] = frozenset({*HALF_FORMS.values(), "fmachs", "fh2s", "fs2h"})
+"""The 16-bit and mixed DSD builtins the lowering may emit."""
+
+
+_NO_BF16 = ("the public SDK documents no bf16 type or bf16 DSD builtin for it (CSL's "
+            "floats are f16 and f32; CSL_NOTES.md)")
+BF16_REFUSED: dict[str, str] = {"wse2": _NO_BF16, "wse3": _NO_BF16}
+"""Per arch, the rule refusing bf16 (an arch missing here would compute it)."""

@@ -45,7 +45,7 @@ from ..dialects import wse
 from ..dialects.wse_target import ARCHS, SDK_VERSIONS, WSE_FNS
 from .csl_printer import ARCH_ATTR, SDK_ATTR
 from .wse_memory import MemoryPlan, is_immediate, plan_memory
-from .wse_to_csl.builder import F32, Emit
+from .wse_to_csl.builder import F16, F32, Emit
 from .wse_to_csl.comm_ops import CommOpsMixin
 from .wse_to_csl.fabric import Channel, FabricMixin
 from .wse_to_csl.host import (
@@ -115,8 +115,9 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
         if self._needs_math():
             self._math = m.add(csl.ImportModuleConstOp("<math>"))
             self._math.name_hint = "math_lib"
-        for i, n in enumerate(self.plan.sizes):
-            t = MemRefType(F32, [max(n, 1)])
+        for i, n in enumerate(self.plan.sizes):  # sizes in words; f16 buffers: 2 per word
+            t = MemRefType(F16, [max(2 * n, 1)]) if i in self.plan.half else \
+                MemRefType(F32, [max(n, 1)])
             b = m.add(csl.ZerosOp(t))
             b.name_hint = f"buf{i}"
             self.bufs.append(b)
@@ -154,7 +155,6 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
                    for op in self.program.body.block.ops)
 
     def _exports(self, m: Emit) -> None:
-        ptr_t = csl.PtrType.get(F32, is_single=False, is_const=False)
         names: list[tuple[str, SSAValue]] = []
         for i, a in enumerate(self.program.body.block.args):
             names.append((f"in_{i}", a))
@@ -163,7 +163,9 @@ class _Lowerer(FabricMixin, LocalOpsMixin, CommOpsMixin):
         for name, v in names:
             if is_immediate(v):
                 raise CslLoweringError("csl backend: a program output cannot be an immediate")
-            ptr = m.add(csl.AddressOfOp(self.bufs[self.plan.of[v]], ptr_t))
+            buf = self.bufs[self.plan.of[v]]
+            ptr_t = csl.PtrType.get(buf.type.element_type, is_single=False, is_const=False)
+            ptr = m.add(csl.AddressOfOp(buf, ptr_t))
             ptr.name_hint = f"{name}_ptr"
             m.add(csl.SymbolExportOp(name, ptr))
 

@@ -205,6 +205,8 @@ def _state_output(p: _Planner, fn: func.FuncOp, k: int, v: SSAValue, resident: s
     outputs so, "local" those whose relayout gathers nothing (a gather replicates a
     tile: SRAM), "none"."""
     leaf = leaf_writebacks(fn.parent_op()).get(k) if resident != "none" else None
+    if _spec(v)[1].name == "float16":  # f16 state goes through the host (as f32 words);
+        leaf = None  # mixed precision keeps its resident master weights in f32
     home = p.placed.get(fn.body.block.args[leaf]) if leaf is not None else None
     if not home:
         return p.output(v)
@@ -245,7 +247,7 @@ def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions, resident: str 
             memory = plan_memory(program, budget)
         except MemoryBudgetError as e:
             return INF, p, program, e
-        return program_cost(program), p, program, memory
+        return program_cost(program, arch=options.arch), p, program, memory
 
     best = attempt({})
     fixed: dict[int, str] = {}

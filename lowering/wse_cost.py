@@ -38,6 +38,7 @@ class WseCostModel:
 
     grid: wse.Grid
     model: CycleModel | None = None
+    arch: str = "wse2"  # f16 DSD ops run at the arch's SIMD width (CycleModel.f16_simd)
 
     def __post_init__(self) -> None:
         if self.model is None:
@@ -49,10 +50,11 @@ class WseCostModel:
         self.hop = m.hop_latency + 0.0
         self.ramp = m.ramp_latency
         self.math_call = m.math_call_cycles
+        self.half_rate = float(m.f16_simd(self.arch))
 
     # -- building blocks --
-    def dsd(self, n: float) -> float:
-        return self.issue + math.ceil(max(n, 1) / self.rate)
+    def dsd(self, n: float, half: bool = False) -> float:
+        return self.issue + math.ceil(max(n, 1) / (self.half_rate if half else self.rate))
 
     def loop(self, iters: float, n: float) -> float:
         """``iters`` DSD ops of ``n`` elements inside a loop."""
@@ -62,9 +64,13 @@ class WseCostModel:
         return self.dsd(n) + hops * self.hop + 2 * self.ramp
 
     # -- ops --
-    def map(self, fn: str, elems: int, rows: int, broadcast: bool) -> float:
+    def map(self, fn: str, elems: int, rows: int, broadcast: bool, half: bool = False
+            ) -> float:
+        """``half``: an f16 result of an f16 DSD builtin (SIMD); conversions to and from
+        f16 and the scalar loops run at the f32 rate."""
         if fn in DSD_FNS:
-            return self.loop(rows, elems / max(rows, 1)) if broadcast else self.dsd(elems)
+            return self.loop(rows, elems / max(rows, 1)) if broadcast \
+                else self.dsd(elems, half)
         per = SCALAR_ELEM_OPS * self.op + (self.math_call if fn in MATH_FNS else 0)
         return elems * per
 
@@ -136,7 +142,8 @@ def op_cost(cost: WseCostModel, op) -> float:
         tile = t.tile(g)
         rows = tile[0] if len(tile) == 2 else 1
         full = all(x.type.tile(g) == tile or x.type.elems(g) == 1 for x in op.inputs)
-        return cost.map(op.fn.data, elems(op.result), rows, not full)
+        half = t.is_half and all(x.type.is_half or x.type.elems(g) == 1 for x in op.inputs)
+        return cost.map(op.fn.data, elems(op.result), rows, not full, half)
     if isinstance(op, wse.ReduceOp):
         return cost.reduce(op.input.type.tile(g), op.reduced)
     if isinstance(op, wse.CombineOp):
@@ -167,9 +174,9 @@ def op_cost(cost: WseCostModel, op) -> float:
     return window if window is not None else 0.0
 
 
-def program_cost(program, model: CycleModel | None = None) -> float:
+def program_cost(program, model: CycleModel | None = None, arch: str = "wse2") -> float:
     """Estimated cycles of a whole wse.program: its ops one after another."""
-    cost = WseCostModel(program.grid, model)
+    cost = WseCostModel(program.grid, model, arch)
     return sum(op_cost(cost, op) for op in program.body.block.ops)
 
 

@@ -114,6 +114,7 @@ class MemoryPlan:
     of: dict[SSAValue, int] = field(default_factory=dict)  # value -> buffer
     scratch: dict[Operation, list[int]] = field(default_factory=dict)
     resident: dict[int, int] = field(default_factory=dict)  # input -> output, one buffer
+    half: set[int] = field(default_factory=set)  # buffers of f16 values (2 per word)
 
     @property
     def bytes(self) -> int:
@@ -143,18 +144,26 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
     free: list[int] = []
     holders: dict[int, set[SSAValue]] = {}  # buffer -> live values in it
 
-    def elems(v: SSAValue) -> int:
-        return v.type.elems(grid)
+    def elems(v: SSAValue) -> int:  # words: f16 values take 2 bytes per element
+        n = v.type.elems(grid)
+        return -(-n // 2) if v.type.is_half else n
 
-    def take(n: int) -> int:
+    def take(n: int, half: bool = False) -> int:
+        # f16 and f32 buffers are different CSL arrays: reuse only within a kind
+        b = _take(n, [b for b in free if (b in plan.half) == half])
+        if half:
+            plan.half.add(b)
+        return b
+
+    def _take(n: int, kind: list[int]) -> int:
         if not reuse:
             plan.sizes.append(n)
             return len(plan.sizes) - 1
-        fits = [b for b in free if plan.sizes[b] >= n]
+        fits = [b for b in kind if plan.sizes[b] >= n]
         if fits:
             b = min(fits, key=lambda b: plan.sizes[b])
-        elif free:  # grow the largest free buffer rather than add one
-            b = max(free, key=lambda b: plan.sizes[b])
+        elif kind:  # grow the largest free buffer rather than add one
+            b = max(kind, key=lambda b: plan.sizes[b])
             plan.sizes[b] = n
         else:
             plan.sizes.append(n)
@@ -176,12 +185,13 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
             free.append(b)
 
     for a in block.args:
-        assign(a, take(elems(a)))
+        assign(a, take(elems(a), a.type.is_half))
     for i, op in enumerate(ops):
         if isinstance(op, wse.ReturnOp):
             break
         dying = [v for v in dict.fromkeys(op.operands) if last_use.get(v) == i]
-        scratch = [take(n) for n in scratch_elems(op, grid)]
+        half = isinstance(op, wse.GatherOp) and op.input.type.is_half  # scratch of its type
+        scratch = [take(-(-n // 2), True) if half else take(n) for n in scratch_elems(op, grid)]
         if scratch:
             plan.scratch[op] = scratch
         for r in op.results:
@@ -200,11 +210,12 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
             if isinstance(op, wse.MapOp) and reuse:
                 for v in dying:
                     if (v not in pinned and v in plan.of and v.type.dims == r.type.dims
+                            and v.type.is_half == r.type.is_half
                             and v.type.tile(grid) == r.type.tile(grid)
                             and len(holders[plan.of[v]]) == 1):
                         inplace = plan.of[v]
                         break
-            assign(r, inplace if inplace is not None else take(elems(r)))
+            assign(r, inplace if inplace is not None else take(elems(r), r.type.is_half))
         for b in scratch:
             free.append(b)
         for v in dying:

@@ -102,6 +102,17 @@ class MatmulMixin:
 
 
 
+# f16 operands (issue #16): the tile products accumulate into an f32 tile (``@fmachs``:
+# f16 multiply, f32 add), the partial sums combine in f32, and the result rounds to f16
+# once at the end (``@fs2h``), as the reference's f16 matmul does in one rounding.
+
+
+def _rounded(p: _Planner, w: SSAValue, half: bool) -> SSAValue:
+    t = w.type
+    return p.emit(wse.MapOp("copy", [w], wse.wse_type(t.dims, t.layout, half=True))) \
+        if half else w
+
+
 def _bind_local(p: _Planner, a, b, la: wse.Layout, lb: wse.Layout):
     def build() -> tuple[SSAValue, wse.Layout]:
         wa, wb = p.get(a, la), p.get(b, lb)
@@ -111,15 +122,19 @@ def _bind_local(p: _Planner, a, b, la: wse.Layout, lb: wse.Layout):
             if rl.partial(g):
                 rs, rl = wse.infer_combine(rs, rl, g)
                 w = p.emit(wse.CombineOp(g, w, wse.wse_type(rs, rl)))
-        return w, rl
+        return _rounded(p, w, wa.type.is_half), rl
     return build
 
 
 def _bind_summa(p: _Planner, a, b, lay: wse.Layout):
     def build() -> tuple[SSAValue, wse.Layout]:
         wa, wb = p.get(a, lay), p.get(b, lay)
+        half = wa.type.is_half
+        if half:  # SUMMA's panels are f32 buffers: widen the f16 tiles once (@fh2s)
+            wa, wb = (p.emit(wse.MapOp("copy", [w], wse.wse_type(w.type.dims, lay)))
+                      for w in (wa, wb))
         rs, rl = wse.infer_summa((_spec(a)[0], lay), (_spec(b)[0], lay), p.grid)
-        return p.emit(wse.SummaOp(wa, wb, wse.wse_type(rs, rl))), rl
+        return _rounded(p, p.emit(wse.SummaOp(wa, wb, wse.wse_type(rs, rl))), half), rl
     return build
 
 

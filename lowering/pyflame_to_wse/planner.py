@@ -33,6 +33,11 @@ from .windows import WINDOW_LOWERINGS, lower_general_reshape, lower_permute_whol
 INF = float("inf")
 
 
+def _half(v: Any) -> bool:
+    """A pyflame-level f16 value (stored and computed as f16 on the PEs)."""
+    return _spec(v)[1].name == "float16"
+
+
 @dataclass
 class WseOptions:
     grid: wse.Grid | None = None  # None: automatic
@@ -54,7 +59,7 @@ class _Planner(MatmulMixin):
         self.candidates: dict[int, list[str]] = {}  # op index -> labels, cheapest first
         self.chosen: dict[int, str] = {}  # op index -> the label taken
         self.index: dict[Operation, int] = {op: i for i, op in enumerate(fn.body.block.ops)}
-        self.cost = WseCostModel(grid)
+        self.cost = WseCostModel(grid, arch=options.arch)
         self.budget_words = (options.budget or default_budget()) // 4
         self.block = Block()
         self.placed: dict[SSAValue, list[tuple[wse.Layout, SSAValue]]] = {}
@@ -81,6 +86,8 @@ class _Planner(MatmulMixin):
         arg = self.block.insert_arg(t, pos)
         self.slots.insert(pos, (key, arg))
         self.inputs.insert(pos, (kind, data))
+        if _half(v):  # the host sends f16 data as f32 words (exact); stored as f16
+            arg = self.emit(wse.MapOp("copy", [arg], wse.wse_type(shape, host, half=True)))
         self.placed.setdefault(v, []).append((host, arg))
         return arg
 
@@ -129,7 +136,7 @@ class _Planner(MatmulMixin):
                 return w
         if v in self.splats:
             w = self.emit(wse.ConstantOp(self.splats[v], wse.wse_type(
-                shape, dst, d.name == "bool")))
+                shape, dst, d.name == "bool", _half(v))))
             self.placed.setdefault(v, []).append((dst, w))
             return w
         if v in self.pending:
@@ -146,25 +153,25 @@ class _Planner(MatmulMixin):
                                       f"{have} to {dst} on the {self.grid} grid")
         _, lay, w, steps = best
         for step in steps:
-            w, lay = self._emit_step(w, shape, lay, step, d.name == "bool")
+            w, lay = self._emit_step(w, shape, lay, step, d.name == "bool", _half(v))
             self.placed[v].append((lay, w))
         return w
 
-    def _emit_step(self, w: SSAValue, shape, lay: wse.Layout, step: tuple, mask: bool
-                   ) -> tuple[SSAValue, wse.Layout]:
+    def _emit_step(self, w: SSAValue, shape, lay: wse.Layout, step: tuple, mask: bool,
+                   half: bool = False) -> tuple[SSAValue, wse.Layout]:
         kind, axis = step[0], step[1]
         if kind == "combine":
             new = wse.infer_combine(shape, lay, axis)[1]
-            op: Operation = wse.CombineOp(axis, w, wse.wse_type(shape, new, mask))
+            op: Operation = wse.CombineOp(axis, w, wse.wse_type(shape, new, mask, half))
         elif kind == "gather":
             new = wse.infer_gather(shape, lay, axis)[1]
-            op = wse.GatherOp(axis, w, wse.wse_type(shape, new, mask))
+            op = wse.GatherOp(axis, w, wse.wse_type(shape, new, mask, half))
         elif kind == "broadcast":
             new = wse.infer_broadcast(shape, lay, axis)[1]
-            op = wse.BroadcastOp(axis, w, wse.wse_type(shape, new, mask))
+            op = wse.BroadcastOp(axis, w, wse.wse_type(shape, new, mask, half))
         else:
             new = wse.infer_scatter(shape, lay, axis, step[2])[1]
-            op = wse.ScatterOp(axis, w, step[2], wse.wse_type(shape, new, mask))
+            op = wse.ScatterOp(axis, w, step[2], wse.wse_type(shape, new, mask, half))
         self.block.add_op(op)
         return op.results[0], new
 
@@ -263,7 +270,8 @@ class _Planner(MatmulMixin):
                     (), _fill_states((), "*")))))
             else:
                 operands.append(self.get(v, _operand_layout(lay, rshape, _spec(v)[0])))
-        w = self.emit(wse.MapOp(fn, operands, wse.wse_type(rshape, lay, mask)))
+        half = out is not None and _half(out)
+        w = self.emit(wse.MapOp(fn, operands, wse.wse_type(rshape, lay, mask, half)))
         key = out if out is not None else _Fresh(rshape, mask)
         self.bind(key, w, lay)
         if out is not None:
@@ -328,7 +336,8 @@ class _Planner(MatmulMixin):
             self.bind(out, w, src)
             return
         rs, rl = wse.infer_transpose(shape, src)
-        w = self.emit(wse.TransposeOp(w, wse.wse_type(rs, rl, _spec(x)[1].name == "bool")))
+        w = self.emit(wse.TransposeOp(w, wse.wse_type(rs, rl, _spec(x)[1].name == "bool",
+                                                     _half(x))))
         self.bind(out, w, rl)
         self.note(op, rl, "transpose")
 
@@ -346,15 +355,21 @@ class _Planner(MatmulMixin):
         src = min(lays, key=lambda lay: self.conv_cost(x, lay))
         w = self.get(x, src)
         rs, rl = wse.infer_reshape(shape, src, new_shape)
-        w = self.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, _spec(x)[1].name == "bool")))
+        w = self.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, _spec(x)[1].name == "bool",
+                                                   _half(x))))
         self.bind(out, w, rl)
 
     # ---- outputs ----
     def output(self, v: SSAValue) -> SSAValue:
         if v in self.splats or v in self.pending:
-            return self.get(v, default_layout(_spec(v)[0], self.grid))
-        lays = [lay for lay in self.current(v) if not lay.is_partial]
-        return self.get(v, lays[0] if lays else default_layout(_spec(v)[0], self.grid))
+            w = self.get(v, default_layout(_spec(v)[0], self.grid))
+        else:
+            lays = [lay for lay in self.current(v) if not lay.is_partial]
+            w = self.get(v, lays[0] if lays else default_layout(_spec(v)[0], self.grid))
+        if isinstance(w.type, wse.TensorTypeAttr) and w.type.is_half:
+            # the host reads f32 words (f16 values widen exactly) and casts back to f16
+            w = self.emit(wse.MapOp("copy", [w], wse.wse_type(w.type.dims, w.type.layout)))
+        return w
 
 
 class _SplatKey(_Fresh):

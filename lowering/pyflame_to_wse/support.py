@@ -1,5 +1,6 @@
-"""What the CSL backend lowers: f32 tensors, bool masks and integer (index) tensors
-as exact f32 values, of rank 0-2 (rank >= 3 where ``batched.py`` folds it, or for
+"""What the CSL backend lowers: f32 tensors, f16 tensors (``HALF_NATIVE`` ops in f16,
+the rest in f32 between conversions: ``legalize-for-wse``), bool masks and integer
+(index) tensors as exact f32 values, of rank 0-2 (rank >= 3 where ``batched.py`` folds it, or for
 data movement), and the ops of ``SUPPORTED``; ``check_supported`` fails first,
 with the reason, on the rest."""
 
@@ -15,7 +16,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from ...dialects.dtypes import DType, bool_, float32
 from ...dialects.fused import CHAINS
 from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type, tensor_type
-from ...dialects.wse_target import WSE_FNS
+from ...dialects.wse_target import ARCH, BF16_REFUSED, WSE_FNS
 from .batched import WHOLE_RANK_OPS, flatten_rule
 from .polynomial import ON_PE
 
@@ -56,8 +57,30 @@ WHY_NOT = {
 }
 
 
-def _dtype_ok(d: DType) -> bool:
-    return d.name in ("float32", "bool")
+# f16 (issue #16): ops computed in f16 on the PE, with the f16 DSD builtins (and data
+# movement, which only copies bits). ``legalize-for-wse`` computes every other op with
+# an f16 operand in f32 between conversions (``@fh2s``/``@fs2h``): reductions
+# accumulate in f32 (an f16 sum of n terms loses log2(n) bits; the matmul takes f16
+# tiles and accumulates in f32 itself with ``@fmachs``: ``matmul.py``), and the
+# polynomials, <math> calls and divisions run in f32 because their constants and
+# ranges are f32's (exp overflows f16 past 11.1; the erf polynomial's coefficients
+# would round), then round once to f16.
+HALF_NATIVE = frozenset({f.pyflame_op for f in WSE_FNS.values()
+                         if f.dsd and not f.mask and f.pyflame_op}
+                        | {"convert", "reshape", "permute", "broadcast_to", "constant",
+                           "matmul"})
+
+
+def _dtype_ok(d: DType, op: str = "") -> bool:
+    return d.name in ("float32", "bool") or (d.name == "float16" and op in HALF_NATIVE)
+
+
+def _half_refusal(d: DType) -> str:
+    """Why a 16-bit float type is not lowered, per arch (``wse_target.HALF``)."""
+    if d.name == "bfloat16":
+        return "element type bfloat16: " + "; ".join(
+            f"{ARCH[a].title}: {rule}" for a, rule in BF16_REFUSED.items())
+    return f"element type {d.name}"
 
 
 # Integer tensors (class targets, token ids, argmax results) live on the PE as f32
@@ -102,10 +125,12 @@ def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
             raise _unsupported(name, WHY_NOT.get(name, "no CSL lowering for it yet"))
         for v in (*op.operands, *op.results):
             shape, d = spec_of_type(v.type, "value")
-            if not _dtype_ok(d) and not _index_ok(op, d):
-                raise _unsupported(name, f"element type {d.name}: the CSL backend computes "
-                                         "in f32 (bool as 0/1 masks; int32/int64 as exact f32 "
-                                         "values, only moved and compared)")
+            if d.name == "float16" and before_flattening:
+                continue  # legalize-for-wse computes the ops f16 has no DSD form for in f32
+            if not _dtype_ok(d, name) and not _index_ok(op, d):
+                raise _unsupported(name, f"{_half_refusal(d)}: the CSL backend computes "
+                                         "in f32 and f16 (bool as 0/1 masks; int32/int64 as "
+                                         "exact f32 values, only moved and compared)")
             if len(shape) > 2 and name not in WHOLE_RANK_OPS and not (
                     before_flattening and (name in (*DECOMPOSED, *ON_PE) or flatten_rule(
                         name, op.OPDEF.family, [shape]))):

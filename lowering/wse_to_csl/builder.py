@@ -8,17 +8,28 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import arith, csl, memref, scf
-from xdsl.dialects.builtin import AffineMapAttr, Float32Type, FloatAttr, IndexType, IntegerAttr, i16
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    i16,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from ...dialects import csl_ext
-from ...dialects.wse_target import DSD_BUILTINS
+from ...dialects.wse_target import DSD_BUILTINS, HALF_BUILTINS, HALF_FORMS
+from .host import CslLoweringError
 
 if TYPE_CHECKING:
     from ..to_csl import _Lowerer
 
 F32 = Float32Type()
+F16 = Float16Type()
 
 
 def _i(v: int) -> arith.ConstantOp:
@@ -95,8 +106,9 @@ class Emit:
     def shift_dsd(self, d: SSAValue, offset) -> SSAValue:
         if isinstance(offset, int) and offset == 0:
             return d
+        # the offset counts elements of the DSD's own type (f16 tiles: 2 bytes each)
         return self.add(csl.IncrementDsdOffsetOp.build(
-            operands=[d, self.i16(offset)], properties={"elem_type": F32},
+            operands=[d, self.i16(offset)], properties={"elem_type": dsd_elem(d) or F32},
             result_types=[csl.DsdType(csl.DsdKind.mem1d_dsd)]))
 
     def set_len(self, d: SSAValue, n) -> SSAValue:
@@ -112,6 +124,7 @@ class Emit:
                 asynchronous: bool = False) -> None:
         """A DSD builtin; ``then=("activate"|"unblock", task id)`` makes it asynchronous
         with that completion action (``asynchronous`` alone: no action)."""
+        name, args = _precision(self, name, args)
         cls = _BUILTIN[name]
         op = cls.build(operands=[list(args)])
         if then is not None or asynchronous:
@@ -166,7 +179,68 @@ class Emit:
 
 # every DSD builtin the lowering emits, by name (from the target's records)
 _BUILTIN: dict[str, type[csl.BuiltinDsdOp]] = {
-    name: getattr(csl, name.capitalize() + "Op") for name in sorted(DSD_BUILTINS)}
+    name: getattr(csl, name.capitalize() + "Op") for name in sorted(DSD_BUILTINS | HALF_BUILTINS)}
+
+
+# ---- half precision (issue #16): one f32 builtin name, the form the operands need ----
+# The per-op code names the f32 builtin; ``Emit.builtin`` picks the form from the
+# element types of the operands (a DSD's is its array's, read off the op that made
+# it; a fabric DSD carries the sender's bits and follows the memory operands; a float
+# constant takes the type of the others). Forms and operand types are the SDK's
+# (``xdsl.dialects.csl`` SIGNATURES): ``@fmach(f16, f16, f16, f16 scalar)``,
+# ``@fmachs(f32, f32, f16, f16 scalar)`` (16-bit multiply, 32-bit add),
+# ``@fh2s``/``@fs2h`` the conversions.
+
+
+def dsd_elem(v: SSAValue) -> Attribute | None:
+    """Element type of a memory DSD (None: a fabric DSD)."""
+    op = v.owner
+    while isinstance(op, csl.IncrementDsdOffsetOp | csl.SetDsdLengthOp
+                     | csl.SetDsdStrideOp):
+        op = op.op.owner
+    if isinstance(op, csl.GetMemDsdOp):
+        t = op.base_addr.type
+        return t.element_type if isinstance(t, MemRefType) else None
+    return None
+
+
+def _elem(v: SSAValue) -> Attribute | None:
+    """The element type an operand imposes (None: follows the others)."""
+    if isinstance(v.type, csl.DsdType):
+        return dsd_elem(v)
+    if isinstance(v.owner, arith.ConstantOp) and isinstance(v.type, Float32Type | Float16Type):
+        return None  # a float constant is written in whatever type the op takes
+    return v.type
+
+
+def _as(e: Emit, v: SSAValue, t: Attribute) -> SSAValue:
+    """A float constant operand in type t (others are already of their type)."""
+    if isinstance(v.owner, arith.ConstantOp) and isinstance(v.type, Float32Type | Float16Type) \
+            and v.type != t:
+        return e.add(arith.ConstantOp(FloatAttr(float(v.owner.value.value.data), t)))
+    return v
+
+
+def _precision(e: Emit, name: str, args: tuple[SSAValue, ...]
+               ) -> tuple[str, tuple[SSAValue, ...]]:
+    if name not in HALF_FORMS:
+        return name, args
+    dest, *srcs = (_elem(a) for a in args)
+    known = {t for t in (dest, *srcs) if t is not None}
+    if known <= {F32}:
+        return name, tuple(_as(e, a, F32) for a in args)
+    if known == {F16}:
+        return HALF_FORMS[name], tuple(_as(e, a, F16) for a in args)
+    if name == "fmovs" and dest == F16 and srcs == [F32]:
+        return "fs2h", args
+    if name == "fmovs" and dest == F32 and srcs == [F16]:
+        return "fh2s", args
+    if name == "fmacs" and dest == F32 and srcs[0] in (F32, None) and srcs[1] == F16 \
+            and srcs[2] in (F16, None):  # f16 products accumulated in f32
+        return "fmachs", (args[0], args[1], args[2], _as(e, args[3], F16))
+    raise CslLoweringError(f"csl backend: @{name} with operands of element types "
+                           f"{[str(t) if t else 'any' for t in (dest, *srcs)]}: no DSD builtin "
+                           "mixes f16 and f32 that way (only @fh2s/@fs2h, @fmachs)")
 
 
 def _i_op(e: Emit, v: int) -> SSAValue:

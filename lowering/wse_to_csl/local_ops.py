@@ -242,8 +242,10 @@ class LocalOpsMixin:
             body = Block(arg_types=[i16, F32])
             b = Emit(body, self)
             k, a = body.args
-            prod = b.fbin(arith.MulfOp, b.load(A, b.iadd(k, k_off_a)),
-                          b.load(B, b.iadd(k, k_off_b)))
+            x, y = (b.load(buf, b.iadd(k, off)) for buf, off in ((A, k_off_a), (B, k_off_b)))
+            # f16 operands: widened (exactly), their product and the sum in f32
+            x, y = (v if v.type == F32 else b.add(arith.ExtFOp(v, F32)) for v in (x, y))
+            prod = b.fbin(arith.MulfOp, x, y)
             body.add_op(scf.YieldOp(b.fbin(arith.AddfOp, a, prod)))
             e.store(e.add(scf.ForOp(e.i16(0), e.i16(vk), e.i16(1), [acc], body)), C, 0)
             return

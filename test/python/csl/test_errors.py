@@ -31,7 +31,8 @@ def csl():
     (lambda x: pf.cumsum(x, 1), "cumsum", "no CSL lowering"),
     (lambda x: pf.gather(x, 1, pf.tensor(np.zeros((4, 2), np.int64))), "gather",
      "only row lookups"),
-    (lambda x: x.to(pf.float16).abs(), "convert", "element type float16"),
+    # f16 is lowered since issue #16 (test_f16.py); bf16 has no DSD math on either arch:
+    (lambda x: x.to(pf.bfloat16).abs(), "convert", "element type bfloat16: WSE-2: .*WSE-3"),
     (lambda x: x.to(pf.int32).abs(), "convert", "element type int32"),
     # rank 3 folds into rank 2 since issue #16, unless alternate dims broadcast:
     (lambda x: x.reshape(2, 2, 6) * pf.randn([2, 1, 6]), "mul", "rank-3 tensor"),
