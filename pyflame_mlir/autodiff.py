@@ -786,16 +786,33 @@ def _check_versions(nodes: Sequence[OpNode]) -> None:
     for n in nodes:
         if n.op in ad.READS_NO_INPUT_VALUES:
             continue
-        for x in n.inputs:
-            if x._mut is None:
-                continue
+        ins = n.inputs
+        for i, x in enumerate(ins):
+            if x._mut is None or (n.op is _MUL and _is_constant(ins[1 - i])):
+                continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x)
             _, later = read_by(x, n)
+            if later is not None and later.untracked:
+                raise RuntimeError(
+                    f"a value saved for backward ([{x.dtype.name} {list(x.shape)}], read by "
+                    f"{n.op.name}) was modified in place through .data afterwards: PyTorch "
+                    "does not check this and differentiates with the new value; this "
+                    "library does not do that. Modify it through .detach() under no_grad "
+                    "before the op reads it, or clone it")
             if later is not None:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been "
                     f"modified by an inplace operation: [{x.dtype.name} "
                     f"{list(x.shape)}], read by {n.op.name}, is at version {x._version}; "
                     f"expected version {later.version - 1} instead")
+
+
+_MUL = OPS["mul"]
+
+
+def _is_constant(t: Tensor) -> bool:
+    """A value no gradient flows to: recorded by ``constant`` (a Python number)."""
+    n = source(t)
+    return n is not None and n.op.name == "constant"
 
 
 def _hooked(x: Tensor, g: Tensor) -> Tensor:
@@ -928,6 +945,8 @@ def grad_fn(t: Tensor) -> GradFn | None:
     if ag is not None and (ag.requires_grad or ag.detached):
         return None
     n = source(t)
+    while type(n) is CustomNode and n.ctx.history_of is not None:  # (autograd.KeepHistory)
+        n = source(n.ctx.history_of)
     return GradFn(n) if n is not None and n.rg else None
 
 
