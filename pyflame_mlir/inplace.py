@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .autograd import keep_history
 from .core import (
     GRAD_MODE,
     Aliases,
@@ -32,7 +33,6 @@ from .core import (
     splat_value,
     untracked_views,
 )
-from .autograd import keep_history
 from .creation import rand_like, randn_like
 from .dialects import OPS
 from .indexing import (
