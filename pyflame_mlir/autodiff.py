@@ -404,7 +404,7 @@ class _Reverse:
             fn = FuncGraph(self.targets, outs, b)
             n = len(self.targets)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
-        _check_versions(fn.sub.nodes)
+        _check_versions(fn.sub.nodes, self.target_ids)
         self.nodes += fn.sub.nodes
         return fn
 
@@ -778,7 +778,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         plan.free()
 
 
-def _check_versions(nodes: Sequence[OpNode]) -> None:
+def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> None:
     """PyTorch's error: an op of the graph read a tensor that was modified in
     place afterwards (by another op than the update itself)."""
     if not MUTATIONS[0]:
@@ -788,7 +788,7 @@ def _check_versions(nodes: Sequence[OpNode]) -> None:
             continue
         ins = n.inputs
         for i, x in enumerate(ins):
-            if x._mut is None or (n.op is _MUL and _is_constant(ins[1 - i])):
+            if x._mut is None or (n.op is _MUL and _is_constant(ins[1 - i], target_ids)):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x)
             _, later = read_by(x, n)
             if later is not None and later.untracked:
@@ -809,10 +809,14 @@ def _check_versions(nodes: Sequence[OpNode]) -> None:
 _MUL = OPS["mul"]
 
 
-def _is_constant(t: Tensor) -> bool:
-    """A value no gradient flows to: recorded by ``constant`` (a Python number)."""
+def _is_constant(t: Tensor, target_ids: set[int] | None) -> bool:
+    """No gradient flows to ``t``: in backward(), it does not require grad; in
+    a transform (``target_ids``: its arguments), it is a number (``constant``)
+    or a value that is not an argument and has no history."""
+    if target_ids is None:
+        return not requires_grad(t)
     n = source(t)
-    return n is not None and n.op.name == "constant"
+    return id(t) not in target_ids if n is None else n.op.name == "constant"
 
 
 def _hooked(x: Tensor, g: Tensor) -> Tensor:

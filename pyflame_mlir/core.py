@@ -429,10 +429,12 @@ class Mutation:
 
     # ``untracked``: made through an alias not sharing the version counter
     # (``x.data``): PyTorch's saved-tensor check does not see it
-    __slots__ = ("seq", "prev", "ref", "version", "start", "untracked")
+    # ``first``: (seq, state) of the tensor's first update and the state before it
+    __slots__ = ("seq", "prev", "ref", "version", "start", "untracked", "first")
 
     def __init__(self, seq: int, prev: Tensor, version: int, start: int):
         self.untracked = False
+        self.first: tuple[int, Tensor] | None = None
         self.seq = seq
         self.prev: Tensor | None = prev
         self.ref = weakref.ref(prev)
@@ -464,13 +466,21 @@ def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
     being its ``snapshot`` (which ``new`` is computed from, by ops recorded
     after ``start``); ops recorded
     before keep reading the old state (``state_at``)."""
+    # older states: weakly (see Mutation); kept strongly while a transform traces
     m = old._mut
-    if m is not None and not GRAD_MODE.trace_depth:  # older states: weakly (see Mutation)
-        while m is not None and m.prev is not None:  # (kept strongly while tracing)
+    if m is not None and not GRAD_MODE.trace_depth:
+        while m is not None and m.prev is not None:
             prev, m.prev = m.prev, None
             m = prev._mut
     version = 1 if t._mut is None else t._mut.version + 1
-    t._mut = Mutation(_next_seq(), old, version, start)
+    t._mut = new_m = Mutation(_next_seq(), old, version, start)
+    # the state before the first update, of a tensor without autograd meta:
+    # kept while the tensor lives (ops recorded before read it through the
+    # tensor, however many updates and evaluations follow)
+    if old._mut is not None:
+        new_m.first = old._mut.first
+    elif t._ag is None:
+        new_m.first = (new_m.seq, old)
     t._node, t._index, t._value, t._hist = new._node, new._index, new._value, new._hist
     MUTATIONS[0] += 1
     if OBSERVERS:
@@ -514,6 +524,8 @@ def state_at(t: Tensor, seq: int) -> Tensor:
         prev = m.prev
         if prev is None:
             prev = m.ref()
+        if prev is None and m.first is not None and seq < m.first[0]:
+            return m.first[1]
         if prev is None:
             raise RuntimeError("a tensor was modified in place after an op that is still "
                                "lazy read it, and its old value is gone: evaluate the op "

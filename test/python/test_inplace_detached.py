@@ -165,7 +165,7 @@ def _run_program(lib, steps, functional: bool):
             total = total + _READS[read](x, v)
             if look:
                 float(total)
-            gc.collect()  # states no one holds are gone
+                gc.collect()  # states no one holds are gone
         return total + (x * a).sum()
     if functional:
         g = torch.func.grad(fn) if lib is torch else pf.grad(fn)
@@ -176,7 +176,22 @@ def _run_program(lib, steps, functional: bool):
     return [out, a.grad]
 
 
-@settings(max_examples=examples(25), deadline=None)
+def test_a_reader_of_the_first_state_evaluates_after_updates_and_looks():
+    """An op reading a tensor before its first update stays lazy while the
+    tensor is updated (through views) and evaluated in between."""
+    def run(lib):
+        x = lib.tensor(BASE.copy())
+        r = x * 2
+        for i in range(3):
+            x[i % 2].add_(1.0)
+            x.numpy()
+            gc.collect()
+        return r, x
+    for p, q in zip(run(pf), run(torch), strict=True):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12)
+
+
+@settings(max_examples=examples(12), deadline=None)
 @given(steps=_program(), eager=st.booleans(), functional=st.booleans())
 def test_reads_between_updates_of_views_see_their_state_as_torch(steps, eager, functional):
     prev = pf.CONFIG.eager
