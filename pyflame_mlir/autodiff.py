@@ -404,7 +404,7 @@ class _Reverse:
             fn = FuncGraph(self.targets, outs, b)
             n = len(self.targets)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
-        _check_versions(fn.sub.nodes)
+        _check_versions(fn.sub.nodes, self.target_ids)
         self.nodes += fn.sub.nodes
         return fn
 
@@ -778,7 +778,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         plan.free()
 
 
-def _check_versions(nodes: Sequence[OpNode]) -> None:
+def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> None:
     """PyTorch's error: an op of the graph read a tensor that was modified in
     place afterwards (by another op than the update itself)."""
     if not MUTATIONS[0]:
@@ -786,16 +786,37 @@ def _check_versions(nodes: Sequence[OpNode]) -> None:
     for n in nodes:
         if n.op in ad.READS_NO_INPUT_VALUES:
             continue
-        for x in n.inputs:
-            if x._mut is None:
-                continue
+        ins = n.inputs
+        for i, x in enumerate(ins):
+            if x._mut is None or (n.op is _MUL and _is_constant(ins[1 - i], target_ids)):
+                continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x)
             _, later = read_by(x, n)
+            if later is not None and later.untracked:
+                raise RuntimeError(
+                    f"a value saved for backward ([{x.dtype.name} {list(x.shape)}], read by "
+                    f"{n.op.name}) was modified in place through .data afterwards: PyTorch "
+                    "does not check this and differentiates with the new value; this "
+                    "library does not do that. Modify it through .detach() under no_grad "
+                    "before the op reads it, or clone it")
             if later is not None:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been "
                     f"modified by an inplace operation: [{x.dtype.name} "
                     f"{list(x.shape)}], read by {n.op.name}, is at version {x._version}; "
                     f"expected version {later.version - 1} instead")
+
+
+_MUL = OPS["mul"]
+
+
+def _is_constant(t: Tensor, target_ids: set[int] | None) -> bool:
+    """No gradient flows to ``t``: in backward(), it does not require grad; in
+    a transform (``target_ids``: its arguments), it is a number (``constant``)
+    or a value that is not an argument and has no history."""
+    if target_ids is None:
+        return not requires_grad(t)
+    n = source(t)
+    return id(t) not in target_ids if n is None else n.op.name == "constant"
 
 
 def _hooked(x: Tensor, g: Tensor) -> Tensor:
@@ -928,6 +949,8 @@ def grad_fn(t: Tensor) -> GradFn | None:
     if ag is not None and (ag.requires_grad or ag.detached):
         return None
     n = source(t)
+    while type(n) is CustomNode and n.ctx.history_of is not None:  # (autograd.KeepHistory)
+        n = source(n.ctx.history_of)
     return GradFn(n) if n is not None and n.rg else None
 
 

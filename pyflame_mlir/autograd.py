@@ -54,6 +54,7 @@ class FunctionCtx:
         self._out_specs: list[tuple | None] = []
         self._outputs: dict[int, weakref.ref[Tensor]] = {}  # id(forward's tensor) -> output
         self._freed = False
+        self.history_of: Tensor | None = None  # KeepHistory: the tensor whose grad_fn it shows
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         for t in tensors:
@@ -245,6 +246,32 @@ class Function:
             ctx._outputs[id(o)] = weakref.ref(t)
             wrapped.append(t)
         return tuple(wrapped) if isinstance(out, tuple) else wrapped[0]
+
+
+class KeepHistory(Function):
+    """``value``'s value with ``hist``'s gradient history: a tensor written
+    through a detached alias (``x.detach().add_(1)``, ``x.data.mul_(2)``)
+    changes its value and keeps its ``grad_fn`` (PyTorch), so gradients pass
+    to ``hist`` unchanged (the identity) and none to ``value``."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, hist: Tensor, value: Tensor) -> Tensor:
+        ctx.history_of = hist  # grad_fn shows hist's, as PyTorch's unchanged one
+        return value
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Tensor, None]:
+        return g, None
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, t_hist: Tensor, t_value: Tensor) -> Tensor:
+        return t_hist
+
+
+def keep_history(hist: Tensor, value: Tensor) -> Tensor:
+    """``KeepHistory`` whatever the grad mode (an update under no_grad keeps it too)."""
+    with enable_grad():
+        return KeepHistory.apply(hist, value)
 
 
 # ---- anomaly detection ----

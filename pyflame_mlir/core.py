@@ -479,12 +479,15 @@ def state_cells(inputs: Sequence[Tensor]) -> list[StateCell]:
 class Mutation:
     """A tensor's last in-place update. Ops recorded before it (``seq`` below
     ``Mutation.seq``) read the state it replaced: ``prev``, kept strongly for
-    the last update and weakly for older ones (memory stays bounded; a state
-    that is gone raises, never reads the new value)."""
+    the last update and weakly for older ones (memory stays bounded); the ops
+    that read a state hold it themselves (their state cells)."""
 
-    __slots__ = ("seq", "prev", "ref", "version", "start")
+    # ``untracked``: made through an alias not sharing the version counter
+    # (``x.data``): PyTorch's saved-tensor check does not see it
+    __slots__ = ("seq", "prev", "ref", "version", "start", "untracked")
 
     def __init__(self, seq: int, prev: Tensor, version: int, start: int):
+        self.untracked = False
         self.seq = seq
         self.prev: Tensor | None = prev
         self.ref = weakref.ref(prev)
@@ -516,9 +519,12 @@ def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
     being its ``snapshot`` (which ``new`` is computed from, by ops recorded
     after ``start``); ops recorded
     before keep reading the old state (``StateCell``)."""
+    # older states: weakly (see Mutation); kept strongly while a transform traces
     m = old._mut
-    if m is not None:  # older states: weakly (see Mutation)
-        m.prev = None
+    if m is not None and not GRAD_MODE.trace_depth:
+        while m is not None and m.prev is not None:
+            prev, m.prev = m.prev, None
+            m = prev._mut
     version = 1 if t._mut is None else t._mut.version + 1
     t._mut = Mutation(_next_seq(), old, version, start)
     cell = t._cell
@@ -540,6 +546,10 @@ def read_by(t: Tensor, n: OpNode) -> tuple[Tensor, Mutation | None]:
     if type(fz) is Frozen:  # its source's version counter moved on since
         if fz.source._version != fz.version:
             return t, Mutation(n.seq, t, fz.version + 1, n.seq)
+        if fz.source._mut is not fz.mut:  # modified through ``.data``, uncounted
+            later = Mutation(n.seq, t, fz.version + 1, n.seq)
+            later.untracked = True
+            return t, later
         return t, None
     first = None
     m = t._mut
@@ -1203,11 +1213,12 @@ class Frozen:
     """The ``_view`` of a ``frozen`` state: the tensor it was taken from and
     that tensor's version then (PyTorch's saved-tensor check)."""
 
-    __slots__ = ("source", "version")
+    __slots__ = ("source", "version", "mut")
 
     def __init__(self, source: Tensor):
         self.source = source
         self.version = source._version
+        self.mut = source._mut  # its state's update then (``.data`` ones count no version)
 
 
 _FROZEN = Mutation(-1, Tensor._leaf(np.zeros(())), 0, -1)  # (no state before it)

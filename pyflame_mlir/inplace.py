@@ -15,15 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from .autograd import keep_history
 from .core import (
     GRAD_MODE,
     Aliases,
+    AutogradMeta,
     Tensor,
     ViewOf,
     detach,
     frozen,
     geometry,
-    is_leaf,
     raw_version,
     rebind,
     record,
@@ -114,13 +115,15 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
                            f"of shape {list(root.shape)}) refers to a single memory "
                            "location. Please clone() the tensor before performing the "
                            "operation.")
-    if detached and requires_grad(root) and not is_leaf(root):
-        raise NotImplementedError(
-            f"{what} on a detached alias (detach() or .data) of a tensor that requires grad "
-            "and is not a leaf: PyTorch keeps the tensor's gradient history and changes its "
-            "value; this library cannot do both. Clone the tensor, or update it under no_grad")
+    # written through a detached alias: the root's value changes, its history
+    # stays (PyTorch); a leaf has none to keep, a traced tensor has one to keep
+    keeps_history = detached and not (rag is not None and rag.requires_grad) and (
+        requires_grad(root) or GRAD_MODE.trace_depth > 0)
     old_root, root_start = snapshot(root)
     old, start = snapshot(v)
+    if detached:  # its state carries no gradient (it shares its node with the root)
+        old._ag = AutogradMeta()
+        old._ag.detached = True
     new = _new_value(v, old, make, what)
     if info.multi is not None and GRAD_MODE.enabled and (requires_grad(root)
                                                          or new.requires_grad):
@@ -137,7 +140,9 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
             new_root = where(True, reshape(new, root.shape), old_root)
         else:
             new_root = _put(old_root, info.positions(), new)
-        if detached and new_root.requires_grad:  # (the root is a leaf: a value for it)
+        if keeps_history:
+            new_root = keep_history(old_root, detach(new_root))
+        elif detached and new_root.requires_grad:  # (the root is a leaf: a value for it)
             new_root = detach(new_root)
     # one update of the version counter ``v`` shares (its root's, mostly)
     counter = info.counter
@@ -146,6 +151,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     rebind(v, old, start, new)
     _refresh(root, root._view, v)
     root._mut.version = root_count
+    root._mut.untracked = counter is not root  # (``x.data``: x's counter is not shared)
     counter._mut.version = counted + 1
     return v
 

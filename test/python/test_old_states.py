@@ -67,3 +67,21 @@ def test_batchnorm_training_with_item_then_eval(mode, opt_name):
     np.testing.assert_allclose(m(pf.tensor(x)).numpy(), tm(torch.tensor(x)).detach().numpy(),
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(m[1].running_var.numpy(), tm[1].running_var.numpy(), rtol=1e-5)
+
+
+def test_losses_kept_lazy_across_optimizer_steps(mode):
+    m, tm = pf.nn.Linear(4, 2), torch.nn.Linear(4, 2)
+    tm.load_state_dict({k: torch.tensor(v.numpy()) for k, v in m.state_dict().items()})
+    opt, topt = pf.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
+    rng = np.random.default_rng(3)
+    losses, want = [], []
+    for _ in range(4):
+        x = rng.random((3, 4)).astype(np.float32)
+        loss = m(pf.tensor(x)).pow(2).sum()
+        opt.zero_grad(); loss.backward(); opt.step()  # noqa: E702
+        losses.append(loss)
+        tloss = tm(torch.tensor(x)).pow(2).sum()
+        topt.zero_grad(); tloss.backward(); topt.step()  # noqa: E702
+        want.append(tloss.item())
+        gc.collect()
+    assert [v.item() for v in losses] == pytest.approx(want, rel=1e-6)

@@ -1,0 +1,211 @@
+"""In-place updates through ``.detach()`` / ``.data`` of a non-leaf that
+requires grad (issue 13), lazy states read after several in-place updates,
+and the saved-tensor check, against torch (imperative) and torch.func
+(functional); lazy and eager mode (the ``mode`` fixture)."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from _oracles import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pyflame_mlir as pf
+
+BASE = np.arange(6.0).reshape(2, 3) / 3 - 0.4
+
+
+def _run_alias(lib, alias: str, saved: bool, look: bool, chain: bool, nograd: bool) -> list:
+    """x = 2a (a non-leaf); an earlier reader (saving x or not); an update
+    through x's detached alias (or a view of it); a later reader; backward."""
+    a = lib.tensor(BASE, requires_grad=True)
+    x = a * 2.0
+    y = (x * x).sum() if saved else (x * 3.0).sum()
+    if look:
+        float(y)
+    d = x.detach() if alias == "detach" else x.data
+    if chain:
+        d = d.t()[1:]
+    if nograd:
+        with lib.no_grad():
+            d.add_(1.5)
+    else:
+        d.mul_(1.5)
+    z = (x ** 2).sum() + y
+    out = [np.array(x.detach().numpy()), x.grad_fn.name(), x.requires_grad, x.is_leaf,
+           x._version, d._version, float(y), float(z)]
+    try:
+        z.backward()
+        out.append(np.array(a.grad.numpy()))
+    except RuntimeError as e:
+        out.append("inplace error" if "modified by an inplace operation" in str(e) else str(e))
+    return out
+
+
+CASES = list(itertools.product(["detach", "data"], [False, True], [False, True],
+                               [False, True], [False, True]))
+
+
+@pytest.mark.parametrize(("alias", "saved", "look", "chain", "nograd"), CASES)
+def test_update_through_a_detached_alias_matches_torch(mode, alias, saved, look, chain,
+                                                       nograd):
+    ours = _run_alias(pf, alias, saved, look, chain, nograd)
+    theirs = _run_alias(torch, alias, saved, look, chain, nograd)
+    if alias == "data" and saved:
+        # PyTorch does not see the update (x.data shares no version counter)
+        # and differentiates the saved x with its new value; we raise instead
+        # of differentiating anything else
+        assert isinstance(ours[-1], str) and "through .data" in ours[-1]
+        ours, theirs = ours[:-1], theirs[:-1]
+    assert len(ours) == len(theirs)
+    for p, q in zip(ours, theirs):
+        if isinstance(q, np.ndarray):
+            np.testing.assert_allclose(p, q, rtol=1e-12)
+        elif isinstance(q, float):
+            assert p == pytest.approx(q, rel=1e-12)
+        else:
+            assert p == q
+
+
+def test_detached_update_in_a_functional_transform_keeps_the_history(mode):
+    """grad of a function writing its intermediate through ``.detach()``."""
+    def f(lib):
+        def fn(a):
+            x = a * a
+            with lib.no_grad():
+                x.detach()[0].mul_(3.0)
+            print(x.sum())  # a value looked at in the middle
+            return (x * a).sum()
+        return fn
+    ours = pf.grad(f(pf))(pf.tensor(BASE))
+    theirs = torch.func.grad(f(torch))(torch.tensor(BASE))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_a_value_saved_then_modified_through_data_raises_naming_data():
+    a = pf.tensor(BASE, requires_grad=True)
+    x = a * 2.0
+    d = x.data  # taken before the reader: the reader snapshots x
+    y = (x * x).sum()
+    d.add_(1.0)
+    with pytest.raises(RuntimeError, match="through .data"):
+        y.backward()
+
+
+def test_multiplying_by_a_number_saves_nothing_of_the_tensor(mode):
+    """``x * 2`` keeps only the 2 for backward (PyTorch): updating x in place
+    afterwards is no error, in backward() and in grad()."""
+    def f(lib):
+        def fn(a):
+            x = a * 1.0
+            r = x * 2
+            for i in range(3):
+                x[i % 2].mul_(1.5)
+                if i == 1:
+                    float(x.sum())
+            return (r * x).sum()
+        return fn
+    ours = pf.grad(f(pf))(pf.tensor(BASE))
+    theirs = torch.func.grad(f(torch))(torch.tensor(BASE))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    a, ta = pf.tensor(BASE, requires_grad=True), torch.tensor(BASE, requires_grad=True)
+    f(pf)(a).backward()
+    f(torch)(ta).backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+
+
+# ---- several in-place updates of one base's views, reads in between ----
+
+_VIEW_OPS = {
+    "row0": lambda x: x[0],
+    "row1": lambda x: x[1],
+    "col": lambda x: x[:, 1],
+    "t": lambda x: x.t(),
+    "t_row": lambda x: x.t()[2],
+    "flat": lambda x: x.view(-1)[1:5],
+    "whole": lambda x: x,
+}
+_UPDATES = {
+    "add_": lambda v, a: v.add_(a[0, 0]),
+    "mul_": lambda v, a: v.mul_(1.5),
+    "sub_": lambda v, a: v.sub_(0.25),
+    "copy_": lambda v, a: v.copy_(v * 0 + a[1, 2]),
+    "fill_": lambda v, a: v.fill_(0.5),
+}
+_READS = {
+    "sum": lambda x, v: (x * x).sum(),
+    "view": lambda x, v: (v ** 2).sum(),
+    "exp": lambda x, v: x.exp().mean(),
+}
+
+
+@st.composite
+def _program(draw):
+    steps = []
+    for _ in range(draw(st.integers(2, 4))):
+        steps.append((draw(st.sampled_from(sorted(_VIEW_OPS))),
+                      draw(st.sampled_from(sorted(_UPDATES))),
+                      draw(st.sampled_from(sorted(_READS))),
+                      draw(st.booleans())))  # look at a value after the step
+    return steps
+
+
+def _run_program(lib, steps, functional: bool):
+    def fn(a):
+        x = a * 1.0
+        total = (x * x).sum() * 0.5  # a reader before any update
+        for view, update, read, look in steps:
+            v = _VIEW_OPS[view](x)
+            _UPDATES[update](v, a)
+            total = total + _READS[read](x, v)
+            if look:
+                float(total)
+                gc.collect()  # states no one holds are gone
+        return total + (x * a).sum()
+    if functional:
+        g = torch.func.grad(fn) if lib is torch else pf.grad(fn)
+        return [g(lib.tensor(BASE))]
+    a = lib.tensor(BASE, requires_grad=True)
+    out = fn(a)
+    out.backward()
+    return [out, a.grad]
+
+
+def test_a_reader_of_the_first_state_evaluates_after_updates_and_looks():
+    """An op reading a tensor before its first update stays lazy while the
+    tensor is updated (through views) and evaluated in between."""
+    def run(lib):
+        x = lib.tensor(BASE.copy())
+        r = x * 2
+        for i in range(3):
+            x[i % 2].add_(1.0)
+            x.numpy()
+            gc.collect()
+        return r, x
+    for p, q in zip(run(pf), run(torch), strict=True):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12)
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(steps=_program(), eager=st.booleans(), functional=st.booleans())
+def test_reads_between_updates_of_views_see_their_state_as_torch(steps, eager, functional):
+    prev = pf.CONFIG.eager
+    pf.CONFIG.eager = eager
+    try:
+        try:
+            theirs = _run_program(torch, steps, functional)
+        except RuntimeError as e:  # torch's saved-tensor check: ours must raise too
+            assert "modified by an inplace operation" in str(e)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                [t.numpy() for t in _run_program(pf, steps, functional)]
+            return
+        ours = _run_program(pf, steps, functional)
+        for p, q in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=1e-10)
+    finally:
+        pf.CONFIG.eager = prev
