@@ -465,7 +465,7 @@ class Tensor:
 StateCell = list
 
 
-def state_cells(inputs: Sequence[Tensor]) -> list[StateCell]:
+def state_cells(inputs: Sequence[Tensor]) -> tuple[StateCell, ...]:
     """The cells of the current states of ``inputs`` (made on first read)."""
     cells = []
     for t in inputs:
@@ -473,7 +473,7 @@ def state_cells(inputs: Sequence[Tensor]) -> list[StateCell]:
         if c is None:
             c = t._cell = [None]
         cells.append(c)
-    return cells
+    return tuple(cells)
 
 
 class Mutation:
@@ -705,13 +705,23 @@ class OpNode:
                  specs: tuple[Spec, ...]):
         self.op = op
         self.inputs = inputs
-        cells = []  # ``state_cells``, inlined: the hot path
-        for t in inputs:
-            c = t._cell
-            if c is None:
-                c = t._cell = [None]
-            cells.append(c)
-        self.cells = cells
+        # ``state_cells``, inlined for one and two inputs: the hot path
+        if len(inputs) == 2:
+            a, b = inputs
+            ca, cb = a._cell, b._cell
+            if ca is None:
+                ca = a._cell = [None]
+            if cb is None:
+                cb = b._cell = [None]
+            self.cells = (ca, cb)
+        elif len(inputs) == 1:
+            a = inputs[0]
+            ca = a._cell
+            if ca is None:
+                ca = a._cell = [None]
+            self.cells = (ca,)
+        else:
+            self.cells = state_cells(inputs)
         self.attrs = attrs
         self.specs = specs
         # creation order is a topological order; ops without operands
