@@ -708,9 +708,10 @@ class OpNode:
         # ``state_cells``, inlined for one and two inputs: the hot path
         if len(inputs) == 2:
             a, b = inputs
-            ca, cb = a._cell, b._cell
+            ca = a._cell
             if ca is None:
                 ca = a._cell = [None]
+            cb = b._cell  # read after a's: ``x * x`` has one cell
             if cb is None:
                 cb = b._cell = [None]
             self.cells = (ca, cb)

@@ -85,3 +85,13 @@ def test_losses_kept_lazy_across_optimizer_steps(mode):
         want.append(tloss.item())
         gc.collect()
     assert [v.item() for v in losses] == pytest.approx(want, rel=1e-6)
+
+
+def test_an_op_reading_one_tensor_twice_keeps_its_state(mode):
+    x = pf.ones(3) + 1
+    y = x * x  # one state, read as both operands
+    x.add_(1)
+    np.testing.assert_array_equal(x.numpy(), [3, 3, 3])
+    x.add_(1)
+    gc.collect()
+    np.testing.assert_array_equal(y.numpy(), [4, 4, 4])
