@@ -36,8 +36,8 @@ def _activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tenso
 
 
 class _FeedForward(Module):
-    """What the layers share: torch's ``linear1, dropout, linear2`` block and
-    the norm/dropout pairs around each sublayer."""
+    """What the layers share: torch's ``linear1, dropout, linear2`` block, the
+    norm/dropout pairs around each sublayer and the self-attention block."""
 
     def _ff_init(self, d_model: int, dim_feedforward: int, dropout: float,
                  activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float,
@@ -55,6 +55,12 @@ class _FeedForward(Module):
     def _ff_block(self, x: Tensor, out_dropout: Dropout) -> Tensor:
         return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
+    def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
+                  is_causal: bool) -> Tensor:
+        y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(y)
+
 
 class TransformerEncoderLayer(_FeedForward):
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
@@ -68,12 +74,6 @@ class TransformerEncoderLayer(_FeedForward):
                                             dtype=dtype)
         self._ff_init(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
                       norm_first, bias, 2, dtype)
-
-    def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
-                  is_causal: bool) -> Tensor:
-        y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(y)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -100,12 +100,6 @@ class TransformerDecoderLayer(_FeedForward):
                                                  dtype=dtype)
         self._ff_init(d_model, dim_feedforward, dropout, activation, layer_norm_eps,
                       norm_first, bias, 3, dtype)
-
-    def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
-                  is_causal: bool) -> Tensor:
-        y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(y)
 
     def _mha_block(self, x: Tensor, mem: Tensor, mask: Tensor | None, kpm: Tensor | None,
                    is_causal: bool) -> Tensor:

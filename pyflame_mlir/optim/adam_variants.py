@@ -39,6 +39,22 @@ def _check(lr: float, eps: float, weight_decay: float, betas: tuple[float, float
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
+def _decay_and_moments(group: dict[str, Any], p: Any, grad: Any, state: dict[str, Any],
+                       scalar: ScalarLeaves) -> tuple[Any, Any, Any]:
+    """What NAdam and RAdam share with Adam: weight decay (coupled into the
+    gradient, or decoupled on the parameter) and the two moment updates."""
+    (beta1, beta2), wd = group["betas"], group["weight_decay"]
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            p.mul_(scalar.of(lambda g=group, w=wd: 1 - g["lr"] * w, p.dtype))
+        else:
+            grad = grad + p * wd
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    exp_avg.add_((grad - exp_avg) * (1 - beta1))  # torch's lerp_
+    exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
+    return grad, exp_avg, exp_avg_sq
+
+
 class Adamax(Optimizer):
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -100,7 +116,7 @@ class NAdam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 guard_hyperparameters(group)
-                (beta1, beta2), eps, wd = group["betas"], group["eps"], group["weight_decay"]
+                (beta1, beta2), eps = group["betas"], group["eps"]
                 decay = group["momentum_decay"]
                 for p, grad in self._gradients(group):
                     state = self.state[p]
@@ -117,14 +133,8 @@ class NAdam(Optimizer):
                     advance_mu()
                     replay_effect(advance_mu)
                     dt = p.dtype
-                    if wd != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(scalar.of(lambda g=group, w=wd: 1 - g["lr"] * w, dt))
-                        else:
-                            grad = grad + p * wd
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                    exp_avg.add_((grad - exp_avg) * (1 - beta1))
-                    exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
+                    grad, exp_avg, exp_avg_sq = _decay_and_moments(group, p, grad, state,
+                                                                   scalar)
                     bc2 = scalar.of(lambda s=state, b=beta2: 1 - b ** s["step"], dt)
                     denom = sqrt(exp_avg_sq / bc2) + eps
                     grad_coef = scalar.of(
@@ -168,7 +178,7 @@ class RAdam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 guard_hyperparameters(group)
-                (beta1, beta2), eps, wd = group["betas"], group["eps"], group["weight_decay"]
+                (beta1, beta2), eps = group["betas"], group["eps"]
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
@@ -177,14 +187,8 @@ class RAdam(Optimizer):
                         state["exp_avg_sq"] = zeros_leaf(p)
                     count_step(state)
                     dt = p.dtype
-                    if wd != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(scalar.of(lambda g=group, w=wd: 1 - g["lr"] * w, dt))
-                        else:
-                            grad = grad + p * wd
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                    exp_avg.add_((grad - exp_avg) * (1 - beta1))
-                    exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
+                    grad, exp_avg, exp_avg_sq = _decay_and_moments(group, p, grad, state,
+                                                                   scalar)
                     # one graph for both of torch's branches: the rectified
                     # update weighted by `on`, the plain one by `1 - on`
                     step_size = scalar.of(lambda g=group, s=state, b=beta1:
