@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .disk_cache import atomic_write, cache_root, file_lock, touch
+from .openblas import warm_sgemm
 from .progress import progress
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class MlirExecutable:
 
     def __init__(self, entry: int, keepalive: Any, arg_specs: list[tuple[tuple[int, ...], Any]],
                  result_specs: list[tuple[tuple[int, ...], Any]], source: str):
+        warm_sgemm()  # the programs call numpy's OpenBLAS: see runtime/openblas.py
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(entry)
         self._keepalive = keepalive  # the ExecutionEngine or the loaded library
         self._arg_specs = [(tuple(s), np.dtype(d)) for s, d in arg_specs]

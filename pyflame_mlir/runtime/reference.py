@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..lowering.reference import Plan
+from .openblas import warm_sgemm
 
 
 def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
@@ -41,6 +42,7 @@ def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
 
 class ReferenceExecutable:
     def __init__(self, plan: Plan):
+        warm_sgemm()  # before the first program runs: see runtime/openblas.py
         self.plan = plan
         self.source, env = _source(plan)
         for i, (shape, d) in enumerate(plan.buffers):
