@@ -66,6 +66,11 @@ def pyflame_step(compiled: bool) -> tuple[Step, dict[str, int]]:
 
 
 def numpy_step() -> tuple[Step, dict[str, int]]:
+    # the same one-time OpenBLAS warm-up as pyflame's backends (runtime/openblas.py):
+    # without it this floor's first product runs at a third of BLAS's rate
+    from pyflame_mlir.runtime.openblas import warm_sgemm
+
+    warm_sgemm()
     w1, b1, w2, b2, w3, b3 = [p.copy() for p in INIT]
 
     def run() -> float:
