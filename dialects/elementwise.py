@@ -179,12 +179,22 @@ def _rsqrt(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 _ZERO_BLOCK = 1 << 16
 _ZEROS: dict[np.dtype, np.ndarray] = {}
+_ZEROS_AT: dict[tuple[tuple[int, ...], np.dtype], np.ndarray] = {}  # small shapes
 
 
 def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     # numpy's maximum against a scalar takes a slow strided loop (2.5-4x slower on
     # this machine than against an array); compare block by block against a
-    # shared read-only block of zeros instead. Same values: NaN stays NaN.
+    # shared read-only block of zeros instead. Same values: NaN stays NaN. Small
+    # arrays (the scalar's type resolution costs more than the loop) compare
+    # against a zero array of their own shape, made once.
+    if x.size < 1024 and x.dtype.kind == "f":
+        zeros = _ZEROS_AT.get((x.shape, x.dtype))
+        if zeros is None:
+            if len(_ZEROS_AT) > 256:
+                _ZEROS_AT.clear()
+            zeros = _ZEROS_AT[x.shape, x.dtype] = _relu_at_shape(x.shape, x.dtype)[1][0]
+        return np.maximum(x, zeros, out=out)
     if x.size < 1024 or x.dtype.kind != "f" or not x.flags.c_contiguous \
             or (out is not None and not out.flags.c_contiguous):
         return np.maximum(x, x.dtype.type(0), out=out)
@@ -202,6 +212,22 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         j = min(i + _ZERO_BLOCK, n)
         np.maximum(flat[i:j], zeros[:j - i], out=flat_out[i:j])
     return out
+
+
+def _relu_at_shape(shape: tuple[int, ...], dtype: np.dtype
+                   ) -> tuple[Callable[..., np.ndarray], tuple[np.ndarray, ...]] | None:
+    """relu of a fixed small float shape as numpy's own ``maximum`` against a
+    zero array of that shape: what ``_relu`` computes, without its Python frame
+    (a generated program calls it directly; see ``fused.FusedProgram``)."""
+    n = math.prod(shape)
+    if np.dtype(dtype).kind != "f" or n > _ZERO_BLOCK:
+        return None
+    zeros = np.zeros(shape, dtype)
+    zeros.flags.writeable = False
+    return np.maximum, (zeros,)
+
+
+_relu.at_shape = _relu_at_shape  # type: ignore[attr-defined]
 
 
 def _reciprocal(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -332,6 +332,13 @@ class FusedProgram:
                 lines.append(f"t{v} = broadcast_to({name[op.inputs[0]]}, bs{v})")
                 continue
             env[f"k{i}"] = op.kernel
+            at_shape = getattr(op.kernel, "at_shape", None) if lay is None else None
+            fixed = at_shape(op.shape, op.dtype) if at_shape is not None else None
+            if fixed is not None:  # the kernel for this shape, called with no frame of ours
+                env[f"k{i}"] = fixed[0]
+                for j, extra in enumerate(fixed[1]):
+                    env[f"e{i}_{j}"] = extra
+                    args.insert(len(op.inputs) + j, f"e{i}_{j}")
             call = f"k{i}({', '.join(args)}"
             if v in into:
                 lines.append(f"t{v} = {call}, out=oc)")
