@@ -55,7 +55,7 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     """A new leaf holding a copy of ``data`` (nested lists, numbers, arrays, tensors)."""
     if isinstance(data, Tensor):
         data = data.numpy()
-    arr = np.array(data)
+    arr = data if isinstance(data, np.ndarray) else np.array(data)  # an array: copied once, below
     dt = to_dtype(dtype) if dtype is not None else _infer_host_dtype(arr, data)
     return Tensor._leaf(np.array(arr, dtype=dt.np, copy=True))
 
