@@ -69,6 +69,10 @@ def dtype(x: object) -> DType:
     """Resolve a DType, its name, a numpy dtype or a Python type to a DType."""
     if isinstance(x, DType):
         return x
+    if isinstance(x, np.dtype):  # the common case: a value's dtype (``Tensor._leaf``)
+        found = _BY_NP.get(x)
+        if found is not None:
+            return found
     if isinstance(x, str):
         try:
             return _BY_NAME[x]
