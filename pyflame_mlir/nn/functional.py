@@ -767,18 +767,11 @@ def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
     xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
     windows = stack(_windows(xp, k, s, d, out), 0)
-    if not return_indices:
-        return amax(windows, 0)
-    return _max_with_indices(x, windows, k, s, p, d, out)
-
-
-def _max_with_indices(x: Tensor, windows: Tensor, k, s, p, d, out) -> tuple[Tensor, Tensor]:
-    """torch's choice in each window (offsets in row-major kernel order): the
-    last NaN, else the first maximum, and where every element is -inf, the
-    first inside the input (never a padded one); the value is read at that
-    offset, so the whole gradient goes to it, as torch's. Indices are flat
-    per channel plane of the input."""
-    nsp, count = len(k), windows.shape[0]
+    # torch's choice in each window (offsets in row-major kernel order): the
+    # last NaN, else the first maximum; the value is read at that offset, so
+    # the whole gradient goes to it, as torch's (a max over the windows would
+    # share it among equal elements: the zeros a ReLU leaves, say)
+    count = windows.shape[0]
     offset = _ops.argmax(windows, 0)
     if x.dtype.is_floating_point:
         order = _const_like(np.arange(count, dtype=np.int64).reshape(
@@ -786,6 +779,16 @@ def _max_with_indices(x: Tensor, windows: Tensor, k, s, p, d, out) -> tuple[Tens
         last_nan = amax(where(_ops.isnan(windows), order, -1), 0)
         offset = where(last_nan >= 0, last_nan, offset)
     values = reshape(_indexing.gather(windows, 0, _ops.unsqueeze(offset, 0)), offset.shape)
+    if not return_indices:
+        return values
+    return values, _max_indices(x, offset, k, s, p, d, out)
+
+
+def _max_indices(x: Tensor, offset: Tensor, k, s, p, d, out) -> Tensor:
+    """The input position of each window's chosen ``offset``, flat per channel
+    plane of the input, as torch's indices; where every element is -inf, the
+    first inside the input (never a padded one)."""
+    nsp, count = len(k), math.prod(k)
     # the input position of each kernel offset at each output position, -1 if padded
     grids = np.meshgrid(*[np.arange(o) for o in out], indexing="ij")
     where_in = np.zeros((count, *out), np.int64)
@@ -805,7 +808,7 @@ def _max_with_indices(x: Tensor, windows: Tensor, k, s, p, d, out) -> tuple[Tens
     chosen = _indexing.take_along_dim(table, _ops.unsqueeze(offset, 0), 0)
     chosen = reshape(chosen, offset.shape)
     fallback = _const_like(first_inside.reshape((1,) * lead + tuple(out)), offset)
-    return values, where(chosen < 0, fallback, chosen)
+    return where(chosen < 0, fallback, chosen)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -997,9 +1000,16 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     rows = []
     for hl, hh in _adaptive_bounds(h, ho):
         band = _slice_dim(x, x.ndim - 2, hl, hh)
-        rows.append(cat([amax(_slice_dim(band, x.ndim - 1, wl, wh), (-2, -1), keepdim=True)
+        rows.append(cat([_region_max(_slice_dim(band, x.ndim - 1, wl, wh))
                          for wl, wh in _adaptive_bounds(w, wo)], -1))
     return cat(rows, -2)
+
+
+def _region_max(region: Tensor) -> Tensor:
+    """The maximum of the last two dims (kept, size 1), read at the first
+    maximum in row-major order: the whole gradient goes there, as torch's."""
+    flat = reshape(region, (*region.shape[:-2], region.shape[-2] * region.shape[-1]))
+    return reshape(_ops.max(flat, -1).values, (*region.shape[:-2], 1, 1))
 
 
 # ---- interpolation ----

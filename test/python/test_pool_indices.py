@@ -106,3 +106,35 @@ def test_unpool_errors_like_torch():
     with pytest.raises(ValueError, match="invalid output_size"):
         F.max_unpool2d(v, pf.from_numpy(np.zeros((1, 1, 2, 2), np.int64)), 2,
                        output_size=(9, 9))
+
+
+@pytest.mark.parametrize("nsp", [1, 2])
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(data=st.data())
+def test_max_pool_gradient_goes_to_one_element_of_a_tie_as_torch(nsp, data):
+    """Without return_indices too, the gradient of each window goes to the
+    element torch picks (the first maximum), not shared among equal ones."""
+    shape, k, s, p, d, ceil, seed = data.draw(geometries(nsp))
+    x = _input(shape, seed, False)
+    pool, tpool = ((F.max_pool1d, TF.max_pool1d) if nsp == 1 else (F.max_pool2d, TF.max_pool2d))
+    tx = torch.tensor(x, requires_grad=True)
+    tv = tpool(tx, k, s, p, d, ceil_mode=ceil)
+    ct = np.random.default_rng(seed + 2).standard_normal(tv.shape)
+    tv.backward(torch.tensor(ct))
+    g = pf.grad(lambda a: (pool(a, k, s, p, d, ceil_mode=ceil) * pf.from_numpy(ct)).sum())(
+        pf.from_numpy(x))
+    np.testing.assert_allclose(g.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("output_size", [(3, 2), (4, 5), (1, 1), (9, 7)])
+def test_adaptive_max_pool_gradient_with_ties_as_torch(mode, output_size):
+    x = np.random.default_rng(0).integers(0, 3, (2, 3, 9, 7)).astype(np.float64)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = TF.adaptive_max_pool2d(tx, output_size)
+    ct = np.random.default_rng(1).standard_normal(ty.shape)
+    ty.backward(torch.tensor(ct))
+    px = pf.tensor(x, requires_grad=True)
+    py = F.adaptive_max_pool2d(px, output_size)
+    (py * pf.from_numpy(ct)).sum().backward()
+    np.testing.assert_array_equal(py.numpy(), ty.detach().numpy())
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
