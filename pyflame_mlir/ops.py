@@ -507,8 +507,19 @@ def hardtanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tens
                          f"({max_val})")
     t = as_tensor_arg(x)
     if not t.dtype.is_floating_point:
-        min_val, max_val = int(min_val), int(max_val)
-    return clamp(t, min_val, max_val)
+        return clamp(t, int(min_val), int(max_val))
+    return _hard_limits(t, t, min_val, max_val, min_val, max_val)
+
+
+def _hard_limits(t: Tensor, inside: Tensor, lo: float, hi: float, below: float | Tensor,
+                 above: float | Tensor) -> Tensor:
+    """``inside`` where lo < t < hi, the constant ``below`` where t <= lo and
+    ``above`` where t >= hi, NaN where t is: torch's hard activations, whose
+    derivative is zero at the limits themselves (unlike ``clamp``'s)."""
+    nan = _scalar_operand(float("nan"), t.dtype)
+    outside = where(ELEMENTWISE["le"](t, lo), below,
+                    where(ELEMENTWISE["ge"](t, hi), above, nan))
+    return where(logical_and(gt(t, lo), lt(t, hi)), inside, outside)
 
 
 def relu6(x: TensorLike) -> Tensor:
@@ -544,18 +555,24 @@ def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
 
 def hardsigmoid(x: TensorLike) -> Tensor:
     t = _floating_only("hardsigmoid", x)
-    return clamp(add(div(t, 6.0), 0.5), 0.0, 1.0)
+    return _hard_limits(t, add(div(t, 6.0), 0.5), -3.0, 3.0, 0.0, 1.0)
 
 
 def hardswish(x: TensorLike) -> Tensor:
+    """``x * relu6(x + 3) / 6``; its derivative is 0 at -3 and 1 at 3, as torch's."""
     t = _floating_only("hardswish", x)
-    return mul(t, hardsigmoid(t))
+    # below -3: t * 0, as torch's t * relu6(t + 3) / 6 (-0.0, and NaN at -inf)
+    return _hard_limits(t, mul(t, add(div(t, 6.0), 0.5)), -3.0, 3.0, mul(t, 0.0), t)
 
 
 def logsigmoid(x: TensorLike) -> Tensor:
-    """``min(x, 0) - log1p(exp(-|x|))``."""
+    """``x - log1p(exp(x))`` below 0, ``-log1p(exp(-x))`` from 0 on: each
+    branch reads exp of a non-positive number, and the derivative at 0 is
+    1/2 (``min(x, 0) - log1p(exp(-|x|))`` has 0 there: |x|'s derivative)."""
     t = _floating_only("logsigmoid", x)
-    return sub(where(lt(t, 0.0), t, 0.0), log1p(exp(neg(abs(t)))))
+    negative = lt(t, 0.0)
+    tn, tp = where(negative, t, 0.0), where(negative, 0.0, t)
+    return where(negative, sub(tn, log1p(exp(tn))), neg(log1p(exp(neg(tp)))))
 
 
 def logit(x: TensorLike, eps: float | None = None) -> Tensor:

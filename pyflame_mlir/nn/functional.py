@@ -1461,17 +1461,20 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return where(abs(input) > lambd, input, 0.0)
+    # torch's rule: NaN is not inside [-lambd, lambd], so it stays
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise ValueError(f"softshrink: lambda must be non-negative, got {lambd}")
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    # x * 0 in the middle: NaN stays NaN (and -0.0 stays -0.0), as torch's
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0.0))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, where(input > threshold, input, value), inplace)
+    # torch's rule x <= threshold ? value : x keeps NaN
+    return _maybe_inplace(input, where(input <= threshold, value, input), inplace)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -1491,8 +1494,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     training, their mean otherwise."""
     if training:
         slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-        return _maybe_inplace(input, where(input >= 0, input, input * slope), inplace)
-    return _maybe_inplace(input, where(input >= 0, input, input * ((lower + upper) / 2)),
+        return _maybe_inplace(input, where(input > 0, input, input * slope), inplace)
+    # the slope at 0 too, as torch's (its derivative there)
+    return _maybe_inplace(input, where(input > 0, input, input * ((lower + upper) / 2)),
                           inplace)
 
 

@@ -1,0 +1,39 @@
+"""Activations at their limits and kinks against torch: values and float64
+gradients at the points where a piecewise rule switches (hardtanh's and
+relu6's limits have derivative 0 in torch, unlike clamp's; logsigmoid's
+derivative at 0 is 1/2; rrelu's slope applies at 0), at infinities and NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+POINTS = np.array([-np.inf, -20.0, -6.0, -3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, 6.0, 20.0,
+                   np.inf, np.nan])
+CASES = [("relu6", {}), ("hardtanh", {}), ("hardtanh", {"min_val": -2.0, "max_val": 3.0}),
+         ("hardsigmoid", {}), ("hardswish", {}), ("leaky_relu", {}), ("elu", {}), ("selu", {}),
+         ("celu", {}), ("softplus", {}), ("softshrink", {}), ("hardshrink", {}),
+         ("threshold", {"threshold": 1.0, "value": 0.0}), ("logsigmoid", {}), ("relu", {}),
+         ("rrelu", {"training": False}), ("silu", {}), ("mish", {}), ("gelu", {})]
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}{k or ''}" for n, k in CASES])
+def test_activation_values_and_gradients_at_limits_match_torch(mode, name, kwargs) -> None:
+    fn = getattr(pf.nn.functional, name, None)
+    if fn is None:
+        pytest.skip(f"pf.nn.functional.{name} does not exist")
+    tx = torch.tensor(POINTS, requires_grad=True)
+    ty = getattr(torch.nn.functional, name)(tx, **kwargs)
+    ty.backward(torch.ones_like(ty))
+    px = pf.tensor(POINTS, requires_grad=True)
+    py = fn(px, **kwargs)
+    py.backward(pf.ones_like(py))
+    np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12,
+                               equal_nan=True)
+    finite = np.isfinite(POINTS)  # torch's gradients at +-inf and NaN are not a rule
+    # (1e-7: torch's hardsigmoid multiplies float64 gradients by a float32 1/6)
+    np.testing.assert_allclose(px.grad.numpy()[finite], tx.grad.numpy()[finite], rtol=1e-7,
+                               atol=1e-12)
