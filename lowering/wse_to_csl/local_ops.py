@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, i16
 from xdsl.ir import Block, SSAValue
 
 from ...dialects import wse
+from ..wse_cost import UNROLL_MAX
 from ..wse_memory import is_immediate
 from .builder import F32, Emit, _fmax
 from .map_gen import _MapGen
@@ -278,7 +279,7 @@ class LocalOpsMixin:
         _, n = tb
         if zero:
             e.builtin("fmovs", e.dsd(C, m * n), e.f32(0.0))
-        if min(m, n) <= self.UNROLL_MAX:
+        if min(m, n) <= UNROLL_MAX:  # code size: three statements per line
             self._outer_products(e, A, ka, B, C, m, n, vk, k_off_a, k_off_b)
         elif m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]
             ccol0, acol0 = e.dsd(C, m, 0, n), e.dsd(A, m, 0, ka)
@@ -296,10 +297,6 @@ class LocalOpsMixin:
                 with b.loop(0, vk) as (k, c):
                     c.builtin("fmacs", ci, ci, c.shift_dsd(brow0, c.imul(c.iadd(k, k_off_b), n)),
                               c.load(A, c.iadd(arow, k)))
-
-    # the short side of a tile product unrolled up to this many lines (code size: three
-    # statements each)
-    UNROLL_MAX = 32
 
     def _outer_products(self, e: Emit, A, ka: int, B, C, m: int, n: int, vk,
                         k_off_a: SSAValue | int, k_off_b: SSAValue | int) -> None:
