@@ -26,7 +26,9 @@ Ops: local compute on tiles (``wse.map``, ``wse.reduce``, ``wse.matmul``,
 ``wse.transpose``, ``wse.reshape``, ``wse.scatter``, ``wse.constant``) and
 communication along one grid axis (``wse.combine`` chain reduction,
 ``wse.broadcast`` from any index, ``wse.gather`` all-gather, ``wse.shift``),
-plus ``wse.summa`` (a distributed GEMM looping over K panels). Every op
+plus ``wse.summa`` (a distributed GEMM looping over K panels) and
+``wse.relayout`` (the tile grid transposed on a square grid: a dim tiled over
+one axis moves to the other, a tile per PE in flight). Every op
 computes its result type from its operands with one Python rule
 (``infer_*``), used both by the verifier and by the lowering that builds the
 ops, so they cannot disagree.
