@@ -90,6 +90,9 @@ def plan(args: argparse.Namespace, optimizer: str) -> None:
                   f"{w * h} PEs' SRAM)")
             continue
         t0 = time.perf_counter()
+        # the backend's grid too: ``exe.current`` compiles under the backend's options
+        # (an automatic grid would report the smallest grid's plan for every grid)
+        csl_backend.configure(grid=(w, h))
         try:
             with tempfile.TemporaryDirectory() as d:
                 _, exe = pf.export_csl(loss, d, grid=(w, h))
