@@ -61,6 +61,21 @@ def test_relayout_of_a_replicated_tensor(g):
     np.testing.assert_array_equal(out, -a)
 
 
+@pytest.mark.parametrize("g", [2, 4])
+def test_relayout_of_f16_tiles(g):
+    """f16 tiles (2 bytes an element, 16-bit wavelets in the low half) move alike."""
+    def t(dt: str, lay: str) -> str:
+        return f"!wse.tensor<7x10x{dt}, #wse.layout<{lay}>>"
+    body = (f'  %h = wse.map "copy"(%a) : ({t("f32", "[y, x]")}) -> {t("f16", "[y, x]")}\n'
+            f'  %r = wse.relayout %h : {t("f16", "[y, x]")} -> {t("f16", "[x, y]")}\n'
+            f'  %o = wse.map "copy"(%r) : ({t("f16", "[x, y]")}) -> {t("f32", "[x, y]")}')
+    text = _prog(g, t("f32", "[y, x]"), body, ("o", t("f32", "[x, y]")))
+    a = RNG.standard_normal((7, 10)).astype(np.float32)
+    for arch in ("wse2", "wse3"):
+        (out,), _ = run_wse(parse_wse(text), [a], arch)
+        np.testing.assert_array_equal(out, a.astype(np.float16).astype(np.float32))
+
+
 def test_relayout_verifier():
     src, dst = wse_type("8x8", "[y, x]"), wse_type("8x8", "[x, y]")
     text = _prog(2, src, f"  %r = wse.relayout %a : {src} -> {dst}", ("r", dst))
