@@ -28,6 +28,7 @@ per PE by tensor; so the issue's full size is sized here in a minute or two.
 
     python bench/csl_train.py                # the table of docs/PERFORMANCE.md
     python bench/csl_train.py --d-in 784 --hidden 256 --plan         # smallest grid
+    python bench/csl_train.py --d-in 784 --hidden 256 --plan --plan-all  # every grid
     python bench/csl_train.py --d-in 784 --hidden 256 --grid 32x32   # the full size
 """
 
@@ -89,6 +90,9 @@ def plan(args: argparse.Namespace, optimizer: str) -> None:
                   f"{w * h} PEs' SRAM)")
             continue
         t0 = time.perf_counter()
+        # the backend's grid too: ``exe.current`` compiles under the backend's options
+        # (an automatic grid would report the smallest grid's plan for every grid)
+        csl_backend.configure(grid=(w, h))
         try:
             with tempfile.TemporaryDirectory() as d:
                 _, exe = pf.export_csl(loss, d, grid=(w, h))
@@ -103,14 +107,18 @@ def plan(args: argparse.Namespace, optimizer: str) -> None:
             continue
         prog = exe.current.program
         print(f"  {w}x{h}: fits, {prog.memory_bytes:,} B/PE high-water mark "
-              f"({time.perf_counter() - t0:.0f} s to plan); SRAM per PE by tensor:")
-        for what, n in sram_by_tensor(prog):
+              f"({time.perf_counter() - t0:.0f} s to plan)"
+              + ("" if args.plan_all else "; SRAM per PE by tensor:"))
+        for what, n in [] if args.plan_all else sram_by_tensor(prog):
             print(f"    {what:<44} {n:>8,} B/PE")
+        if args.plan_all:  # every grid's verdict, not only the smallest's
+            continue
         print("  placement choices:")
         for line in exe.current.wse.choices:
             print(f"    {line}")
         return
-    print("  no grid up to 32x32 fits")
+    if not args.plan_all:
+        print("  no grid up to 32x32 fits")
 
 
 def f16_forward(model: pf.nn.Module, x: np.ndarray) -> pf.Tensor:
@@ -164,6 +172,8 @@ def main() -> None:
     ap.add_argument("--optimizers", default="sgd,adamw")
     ap.add_argument("--plan", action="store_true",
                     help="only lower: the smallest grid that fits and its SRAM per tensor")
+    ap.add_argument("--plan-all", action="store_true",
+                    help="with --plan: every grid's verdict, past the first that fits")
     args = ap.parse_args()
     w, _, h = args.grid.partition("x")
     args.grid = (int(w), int(h))

@@ -26,7 +26,9 @@ Ops: local compute on tiles (``wse.map``, ``wse.reduce``, ``wse.matmul``,
 ``wse.transpose``, ``wse.reshape``, ``wse.scatter``, ``wse.constant``) and
 communication along one grid axis (``wse.combine`` chain reduction,
 ``wse.broadcast`` from any index, ``wse.gather`` all-gather, ``wse.shift``),
-plus ``wse.summa`` (a distributed GEMM looping over K panels). Every op
+plus ``wse.summa`` (a distributed GEMM looping over K panels) and
+``wse.relayout`` (the tile grid transposed on a square grid: a dim tiled over
+one axis moves to the other, a tile per PE in flight). Every op
 computes its result type from its operands with one Python rule
 (``infer_*``), used both by the verifier and by the lowering that builds the
 ops, so they cannot disagree.
@@ -1262,3 +1264,44 @@ class AddRowsOp(_WseOp):
 
 WSE = Dialect("wse", [*WSE.operations, TakeRowsOp, AddRowsOp], [*WSE.attributes])
 __all__ += ["AddRowsOp", "TakeRowsOp", "infer_add_rows", "infer_take_rows"]
+
+
+# ---- relayout: the tile grid transposed (issue #16) ----
+# A dim tiled over one grid axis moves to the other without a whole copy of the
+# tensor on every PE (``wse.gather`` on both axes would make one): PE (i, j) takes
+# the tile of PE (j, i), an exchange across the diagonal, tile by tile.
+
+_OTHER_AXIS = {"x": "y", "y": "x", NONE: NONE}
+
+
+def swap_axes(lay: Layout) -> Layout:
+    """``lay`` with the grid axes exchanged: dims tiled over x are tiled over y and the
+    other way around; the states of the axes no dim uses swap too."""
+    return Layout(tuple(_OTHER_AXIS[d] for d in lay.dims), lay.y, lay.x)
+
+
+def infer_relayout(shape: Sequence[int], lay: Layout, grid: Grid) -> Spec:
+    """The layout with x and y exchanged (``swap_axes``). Needs a square grid: a dim's
+    blocks then keep their size, so every tile moves whole to the PE mirrored across
+    the diagonal."""
+    if grid.width != grid.height:
+        raise LayoutError(f"wse.relayout needs a square grid (a dim's blocks keep their "
+                          f"size), got {grid}")
+    if lay.is_partial:
+        raise LayoutError("cannot relayout a partial result: wse.combine it first")
+    return tuple(shape), swap_axes(lay)
+
+
+@irdl_op_definition
+class RelayoutOp(_LocalUnaryOp):
+    """``wse.relayout``: the tile grid transposed (see ``infer_relayout``); one tile of
+    scratch per PE, no copy of the whole tensor."""
+
+    name = "wse.relayout"
+
+    def _verify_rule(self, s: Any, lay: Any) -> Any:
+        return self._run(infer_relayout, s, lay, self.grid())
+
+
+WSE = Dialect("wse", [*WSE.operations, RelayoutOp], [*WSE.attributes])
+__all__ += ["RelayoutOp", "infer_relayout", "swap_axes"]

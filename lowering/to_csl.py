@@ -247,6 +247,7 @@ _HANDLERS = {
     wse.TransposeOp: _Lowerer._op_transpose,
     wse.MatmulOp: _Lowerer._op_matmul,
     wse.SummaOp: _Lowerer._op_summa,
+    wse.RelayoutOp: _Lowerer._op_relayout,
     # windows of tiles (issue #16)
     wse.SliceOp: _Lowerer._op_slice,
     wse.PadOp: _Lowerer._op_pad,

@@ -51,7 +51,7 @@ from ..dialects.pyflame import (
     dtype_of_element,
     ir_element_type,
 )
-from .pyflame_to_wse.placement import conversion_steps, default_layout
+from .pyflame_to_wse.placement import default_layout
 from .pyflame_to_wse.planner import INF, WseOptions, _Planner
 from .pyflame_to_wse.support import (
     DECOMPOSED,
@@ -212,7 +212,7 @@ def _state_output(p: _Planner, fn: func.FuncOp, k: int, v: SSAValue, resident: s
         return p.output(v)
     lay, arg = home[0]
     if resident == "local" and all(
-            any(s[0] == "gather" for s in conversion_steps(_spec(v)[0], have, lay) or [("gather",)])
+            any(s[0] == "gather" for s in p.steps(_spec(v)[0], have, lay) or [("gather",)])
             for have in p.current(v)):
         return p.output(v)
     try:

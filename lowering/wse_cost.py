@@ -28,6 +28,8 @@ from ..dialects.wse_target import WSE_FNS, CycleModel
 LOOP_OPS = 5
 # scalar ops per element of a scalar loop (loads, arithmetic, store, index math)
 SCALAR_ELEM_OPS = 8
+# tile products unroll their short side up to this many lines (local_ops.py)
+UNROLL_MAX = 32
 MATH_FNS = frozenset(f.name for f in WSE_FNS.values() if f.cost_class == "math")
 DSD_FNS = frozenset(f.name for f in WSE_FNS.values() if f.cost_class == "dsd")
 
@@ -96,9 +98,22 @@ class WseCostModel:
             return 0.0
         return self.message(elems, g) * (2 if root else 1)
 
-    def gather(self, elems: int, axis: str) -> float:
+    def gather(self, elems: int, axis: str, rows: int = 1) -> float:
+        """``rows``: the block lands as that many strided row copies (the gathered dim
+        is the second of a rank-2 tile), else as one DSD copy."""
         g = self.grid.size(axis)
-        return g * (self.broadcast(elems, axis, 1) + self.dsd(elems)) if g > 1 else 0.0
+        place = self.loop(rows, elems / rows) if rows > 1 else self.dsd(elems)
+        return g * (self.broadcast(elems, axis, 1) + place) if g > 1 else 0.0
+
+    def relayout(self, elems: int) -> float:
+        """The tile grid transposed (``wse.relayout``): per step, a broadcast along the
+        rows from a root other than line 0 (relayed through it) and one down the
+        columns; one step per line."""
+        g = self.grid.width
+        if g == 1:
+            return self.dsd(elems)
+        return g * (self.broadcast(elems, "x", 1) + self.broadcast(elems, "y", 1)
+                    + 8 * self.op)
 
     def scatter(self, elems: int) -> float:
         return self.dsd(elems)
@@ -108,10 +123,17 @@ class WseCostModel:
         return self.loop(min(t0, t1), max(t0, t1))
 
     def matmul(self, m: int, k: int, n: int) -> float:
-        """Local tile matmul (m x k) @ (k x n): the longer of m, n is the DSD length."""
+        """Local tile matmul (m x k) @ (k x n): the longer of m, n is the DSD length.
+        Up to ``UNROLL_MAX`` lines on the short side are unrolled, their DSDs made
+        before the loop over k: per line and k a scalar's address and load and the
+        DSD op; per k the loop's own few ops (``local_ops.py: _outer_products``)."""
         if m <= 1 and n <= 1:
             return k * 6 * self.op
-        return self.dsd(m * n) + self.loop(k * min(m, n), max(m, n))
+        short, long = min(m, n), max(m, n)
+        if m > 1 and n > 1 and short <= UNROLL_MAX:
+            return self.dsd(m * n) + k * (short * (self.dsd(long) + 3 * self.op)
+                                          + LOOP_OPS * self.op)
+        return self.dsd(m * n) + self.loop(k * short, long)
 
     def summa(self, mt: int, kt: int, nt: int, steps: int) -> float:
         """K panels broadcast along both axes each step; panels of 64 words and more
@@ -128,6 +150,15 @@ class WseCostModel:
             per = comm + compute
         return self.dsd(mt * nt) + steps * per
 
+
+
+def gather_rows(t: wse.TensorTypeAttr, grid: wse.Grid, axis: str) -> int:
+    """Row copies a gather along ``axis`` places each block with (1: one DSD copy)."""
+    return gather_tile_rows(t.tile(grid), t.layout.dim_on(axis))
+
+
+def gather_tile_rows(tile: tuple[int, ...], dim: int | None) -> int:
+    return tile[0] if len(tile) == 2 and dim == 1 else 1
 
 
 def op_cost(cost: WseCostModel, op) -> float:
@@ -152,9 +183,12 @@ def op_cost(cost: WseCostModel, op) -> float:
         return cost.broadcast(elems(op.input), op.axis.data,
                               op.input.type.layout.held_at(op.axis.data) or 0)
     if isinstance(op, wse.GatherOp):
-        return cost.gather(elems(op.input), op.axis.data)
+        return cost.gather(elems(op.input), op.axis.data, gather_rows(op.input.type, g,
+                                                                    op.axis.data))
     if isinstance(op, wse.ScatterOp):
         return cost.scatter(elems(op.result))
+    if isinstance(op, wse.RelayoutOp):
+        return cost.relayout(elems(op.input))
     if isinstance(op, wse.TransposeOp):
         return cost.transpose(op.input.type.tile(g))  # type: ignore[arg-type]
     if isinstance(op, wse.MatmulOp):

@@ -69,6 +69,8 @@ def scratch_elems(op: Operation, grid: wse.Grid) -> list[int]:
             return [t.tile(grid)[0]]
     elif isinstance(op, wse.GatherOp):
         return [op.input.type.elems(grid)]
+    elif isinstance(op, wse.RelayoutOp) and grid.pes > 1:  # the tile passing through
+        return [op.input.type.elems(grid)]
     elif isinstance(op, wse.SummaOp):  # two buffers per panel: one in use, one arriving
         na, nb = op.lhs.type.elems(grid), op.rhs.type.elems(grid)
         return [na, na, nb, nb]
@@ -190,7 +192,8 @@ def plan_memory(program: wse.ProgramOp, budget: int | None = None,
         if isinstance(op, wse.ReturnOp):
             break
         dying = [v for v in dict.fromkeys(op.operands) if last_use.get(v) == i]
-        half = isinstance(op, wse.GatherOp) and op.input.type.is_half  # scratch of its type
+        # scratch of the tile's type
+        half = isinstance(op, wse.GatherOp | wse.RelayoutOp) and op.input.type.is_half
         scratch = [take(-(-n // 2), True) if half else take(n) for n in scratch_elems(op, grid)]
         if scratch:
             plan.scratch[op] = scratch

@@ -46,9 +46,12 @@ def host_layout(lay: wse.Layout) -> wse.Layout:
     return wse.Layout(lay.dims, st["x"], st["y"])
 
 
-def conversion_steps(shape: Sequence[int], src: wse.Layout, dst: wse.Layout
-                     ) -> list[tuple] | None:
-    """Relayout ``src`` -> ``dst`` as (op, axis[, dim]) steps; None when impossible."""
+def conversion_steps(shape: Sequence[int], src: wse.Layout, dst: wse.Layout,
+                     square: bool = False) -> list[tuple] | None:
+    """Relayout ``src`` -> ``dst`` as (op, axis[, dim]) steps; None when impossible.
+    ``square``: the grid is square (and larger than one PE), so a dim tiled over one
+    axis that ``dst`` tiles over the other moves there by ``wse.relayout`` (a tile per
+    PE in flight) rather than by gathers on both axes (the whole tensor on every PE)."""
     steps: list[tuple] = []
     cur = src
     try:
@@ -56,6 +59,10 @@ def conversion_steps(shape: Sequence[int], src: wse.Layout, dst: wse.Layout
             if cur.partial(g):
                 steps.append(("combine", g))
                 cur = wse.infer_combine(shape, cur, g)[1]
+        if square and any(d != wse.NONE and dst.dims[i] not in (d, wse.NONE)
+                          for i, d in enumerate(cur.dims)):
+            steps.append(("relayout", ""))
+            cur = wse.swap_axes(cur)
         for g in wse.AXES:
             i = cur.dim_on(g)
             if i is not None and dst.dim_on(g) != i:

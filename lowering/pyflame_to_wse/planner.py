@@ -14,7 +14,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ...dialects import OPS, wse
 from ...dialects.pyflame import OP_CLASSES
-from ..wse_cost import WseCostModel
+from ..wse_cost import WseCostModel, gather_tile_rows
 from ..wse_memory import default_budget
 from .indexing import INDEX_LOWERINGS
 from .matmul import MatmulMixin
@@ -98,12 +98,18 @@ class _Planner(MatmulMixin):
         if v in self.splats:
             return self.cost.dsd(wse.tile_elems(shape, dst, self.grid))
         if v in self.pending:
-            return self._steps_cost(shape, host_layout(dst), conversion_steps(
+            return self._steps_cost(shape, host_layout(dst), self.steps(
                 shape, host_layout(dst), dst))
         best = INF
         for lay, _ in self.placed.get(v, []):
-            best = min(best, self._steps_cost(shape, lay, conversion_steps(shape, lay, dst)))
+            best = min(best, self._steps_cost(shape, lay, self.steps(shape, lay, dst)))
         return best
+
+    def steps(self, shape, src: wse.Layout, dst: wse.Layout) -> list[tuple] | None:
+        """``conversion_steps`` on this grid (a square one moves dims between the axes
+        with ``wse.relayout``)."""
+        return conversion_steps(shape, src, dst,
+                                square=self.grid.width == self.grid.height > 1)
 
     def _steps_cost(self, shape, lay: wse.Layout, steps: list[tuple] | None) -> float:
         if steps is None:
@@ -116,13 +122,17 @@ class _Planner(MatmulMixin):
                 total += self.cost.combine(n, axis)
                 cur = wse.infer_combine(shape, cur, axis)[1]
             elif kind == "gather":
-                total += self.cost.gather(n, axis)
+                total += self.cost.gather(n, axis, gather_tile_rows(
+                    wse.tile_shape(shape, cur, self.grid), cur.dim_on(axis)))
                 cur = wse.infer_gather(shape, cur, axis)[1]
                 if wse.tile_elems(shape, cur, self.grid) > self.budget_words // 2:
                     return INF
             elif kind == "broadcast":
                 total += self.cost.broadcast(n, axis, cur.held_at(axis) or 0)
                 cur = wse.infer_broadcast(shape, cur, axis)[1]
+            elif kind == "relayout":
+                total += self.cost.relayout(n)
+                cur = wse.swap_axes(cur)
             else:
                 total += self.cost.scatter(n)
                 cur = wse.infer_scatter(shape, cur, axis, step[2])[1]
@@ -143,7 +153,7 @@ class _Planner(MatmulMixin):
             self._place_input(v, dst)
         best: tuple[float, wse.Layout, SSAValue, list[tuple]] | None = None
         for lay, w in self.placed[v]:
-            steps = conversion_steps(shape, lay, dst)
+            steps = self.steps(shape, lay, dst)
             c = self._steps_cost(shape, lay, steps)
             if steps is not None and (best is None or c < best[0]):
                 best = (c, lay, w, steps)
@@ -169,6 +179,9 @@ class _Planner(MatmulMixin):
         elif kind == "broadcast":
             new = wse.infer_broadcast(shape, lay, axis)[1]
             op = wse.BroadcastOp(axis, w, wse.wse_type(shape, new, mask, half))
+        elif kind == "relayout":
+            new = wse.infer_relayout(shape, lay, self.grid)[1]
+            op = wse.RelayoutOp(w, wse.wse_type(shape, new, mask, half))
         else:
             new = wse.infer_scatter(shape, lay, axis, step[2])[1]
             op = wse.ScatterOp(axis, w, step[2], wse.wse_type(shape, new, mask, half))

@@ -4,6 +4,8 @@ optionally a chain of tasks overlapping transfers with the multiply)."""
 
 from __future__ import annotations
 
+import contextlib
+
 from xdsl.dialects import arith, csl
 from xdsl.ir import SSAValue
 
@@ -175,6 +177,35 @@ class CommOpsMixin:
                             yes.fab(csl.DsdKind.fabin_dsd, n, ch.recv, ch.qin))
                 no.builtin("fmovs", no.dsd(dst, n), no.f32(0.0))
 
+
+    def _op_relayout(self, e: Emit, op: wse.RelayoutOp) -> None:
+        """PE (i, j) takes the tile of PE (j, i) (a square grid): for each step s, every
+        row j sends the tile of its PE s along the row to the diagonal PE (j, j), and
+        every column j sends what its diagonal PE got down the column to PE (j, s);
+        one tile of scratch per PE. Rows, and columns, run side by side; the diagonal's
+        own tile is copied at home. Every PE of a row (a column) takes the same branch,
+        so the fabric operations of a line stay one synchronous sequence."""
+        t, r = op.input.type, op.result.type
+        n, g = t.elems(self.grid), self.grid.width
+        src, dst = self.buf(op.input), self.buf(op.result)
+        if g == 1:
+            with e.when(self.guard(e, r.layout)) as h:
+                h.builtin("fmovs", h.dsd(dst, n), h.dsd(src, n))
+            return
+        (scratch,) = self.plan.scratch[op]
+        tmp = self.bufs[scratch]
+        kx = t.layout.held_at("x")  # the source on one column only: one step
+        with (e.loop(0, g) if kx is None else contextlib.nullcontext((kx, e))) as (s, b):
+            with b.when(self.guard(b, t.layout, ["y"])) as rows:  # rows holding the source
+                with rows.when(rows.icmp("ne", self.py, s)) as row:  # the diagonal: at home
+                    self.broadcast_from(row, "x", s, src, tmp, n)
+            with b.when(self.guard(b, r.layout, ["x"])) as cols:  # columns of the result
+                with cols.branch(cols.icmp("eq", self.px, s)) as (home, col):
+                    with home.when(home.icmp("eq", self.py, s)) as d:
+                        d.builtin("fmovs", d.dsd(dst, n), d.dsd(src, n))
+                    with col.branch(col.icmp("eq", self.py, s)) as (mine, other):
+                        self.broadcast_from(mine, "y", self.px, tmp, dst, n)
+                        self.broadcast_from(other, "y", self.px, tmp, tmp, n)
 
     def _op_summa(self, e: Emit, op: wse.SummaOp) -> Emit | None:
         panel = op.lhs.type.elems(self.grid) + op.rhs.type.elems(self.grid)

@@ -51,6 +51,8 @@ def _channel_key(op: Operation) -> list[tuple]:
         return [(k, ax, 0) for ax in (b, a) for k in ("bcast", "relay")]
     if isinstance(op, wse.ShiftOp):
         return [("shift", op.axis.data, op.distance.value.data)]
+    if isinstance(op, wse.RelayoutOp):  # broadcasts from any root along both axes
+        return [(k, ax, 0) for ax in wse.AXES for k in ("bcast", "relay")]
     return []
 
 

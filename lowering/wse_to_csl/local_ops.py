@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import i16
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, i16
 from xdsl.ir import Block, SSAValue
 
 from ...dialects import wse
+from ..wse_cost import UNROLL_MAX
 from ..wse_memory import is_immediate
 from .builder import F32, Emit, _fmax
 from .map_gen import _MapGen
+
+
+def _index_const(e: Emit, v: int) -> SSAValue:
+    return e.add(arith.ConstantOp(IntegerAttr(v, IndexType())))
 
 
 def _strides(tile: tuple) -> list[int]:
@@ -274,7 +279,9 @@ class LocalOpsMixin:
         _, n = tb
         if zero:
             e.builtin("fmovs", e.dsd(C, m * n), e.f32(0.0))
-        if m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]
+        if min(m, n) <= UNROLL_MAX:  # code size: three statements per line
+            self._outer_products(e, A, ka, B, C, m, n, vk, k_off_a, k_off_b)
+        elif m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]
             ccol0, acol0 = e.dsd(C, m, 0, n), e.dsd(A, m, 0, ka)
             with e.loop(0, vk) as (k, b):
                 a_k = b.shift_dsd(acol0, b.iadd(k, k_off_a))
@@ -290,6 +297,32 @@ class LocalOpsMixin:
                 with b.loop(0, vk) as (k, c):
                     c.builtin("fmacs", ci, ci, c.shift_dsd(brow0, c.imul(c.iadd(k, k_off_b), n)),
                               c.load(A, c.iadd(arow, k)))
+
+    def _outer_products(self, e: Emit, A, ka: int, B, C, m: int, n: int, vk,
+                        k_off_a: SSAValue | int, k_off_b: SSAValue | int) -> None:
+        """C += A[:, :vk] B[:vk, :] as vk rank-1 updates, the short side of C unrolled: one
+        ``@fmacs`` per line of C along its long side (the SDK GEMM's loop), with the
+        lines' DSDs and the scalars' offsets set up once, before the loop over k, rather
+        than per line; per line and k what is left is the scalar's address, its load
+        and the DSD op."""
+        if m >= n:  # lines are columns of C: C[:, j] += A[:, k] * B[k, j]
+            length = e.i16(m)
+            lines = [e.dsd(C, length, j, n) for j in range(n)]
+            vec0, vec_step, vec_off, sc, sc_step, sc_off = e.dsd(A, m, 0, ka), 1, k_off_a, \
+                B, n, k_off_b
+            sc_at = [None] + [_index_const(e, j) for j in range(1, n)]  # B[k, j]: j past row k
+        else:  # lines are rows of C: C[i, :] += B[k, :] * A[i, k]
+            length = e.i16(n)
+            lines = [e.dsd(C, length, i * n) for i in range(m)]
+            vec0, vec_step, vec_off, sc, sc_step, sc_off = e.dsd(B, n), n, k_off_b, A, 1, \
+                k_off_a
+            sc_at = [None] + [_index_const(e, i * ka) for i in range(1, m)]  # A[i, k]
+        with e.loop(0, vk) as (k, b):
+            vec = b.shift_dsd(vec0, b.imul(b.iadd(k, vec_off), vec_step))
+            base = b.index(b.imul(b.iadd(k, sc_off), sc_step))
+            for line, at in zip(lines, sc_at):
+                b.builtin("fmacs", line, line, vec, b.add(memref.LoadOp.get(
+                    sc, [base if at is None else b.add(arith.AddiOp(base, at))])))
 
     OVERLAP_WORDS = 64  # smaller panels move faster than the task switches cost
 

@@ -125,3 +125,12 @@ wse.program @main {width = 2, height = 2} {
   %r = wse.take_rows %t[%i] : (!wse.tensor<10x6xf32, #wse.layout<[-, -], x = 0, y = 0>>, !wse.tensor<4x2xf32, #wse.layout<[-, -], x = 0, y = 0>>) -> !wse.tensor<4x6xf32, #wse.layout<[-, -], x = 0, y = 0>>
   wse.return %r : !wse.tensor<4x6xf32, #wse.layout<[-, -], x = 0, y = 0>>
 }
+
+// -----
+
+wse.program @main {width = 3, height = 2} {
+^bb0(%a: !wse.tensor<6x6xf32, #wse.layout<[y, x]>>):
+  // expected-error @+1 {{wse.relayout needs a square grid}}
+  %b = wse.relayout %a : !wse.tensor<6x6xf32, #wse.layout<[y, x]>> -> !wse.tensor<6x6xf32, #wse.layout<[x, y]>>
+  wse.return %b : !wse.tensor<6x6xf32, #wse.layout<[x, y]>>
+}
