@@ -8,12 +8,16 @@ Shardy's three steps, per op, repeated forward and backward to a fixed point:
    operand and result dimension that carries it and already has a sharding;
 2. **resolve** conflicts by priority, in this order:
    a. a user annotation (an annotated value, an annotated argument) wins and is
-      never changed (the partitioner reshards around it);
+      never changed (the partitioner reshards around it); an annotation in the
+      middle of the program (``pf.reshard`` inside a ``partition``-ed function)
+      only seeds the dimensions of its operand that nothing else decided: where
+      the operand's producer decided otherwise, the partitioner reshards at the
+      annotation (a sharding constraint, as Shardy's);
    b. otherwise the candidate with more mesh axes (more parallelism) wins;
    c. ties go to the first candidate in operand-then-result order;
    d. a mesh axis may serve one factor of an op only: a later factor keeps the
       prefix of its axes before the first axis taken by an earlier factor;
-   e. a ``blocked`` factor (the dimension softmax normalizes) stays replicated,
+   e. a ``blocked`` factor (the dimension a scan runs along) stays replicated,
       as does a dimension the chosen axes do not divide;
 3. **update** the unannotated dimensions carrying the factor.
 
@@ -144,12 +148,17 @@ class _Propagation:
         self.chosen[op] = chosen
         changed = False
         assert self.mesh is not None
+        # an annotation inside the program lays out its result only: it proposes
+        # its layout to a dimension of its operand nothing else has decided, and
+        # where the operand's producer decided otherwise the partitioner reshards
+        # at the annotation (Megatron-SP's all-gather and reduce-scatter)
+        seed_only = op.input if isinstance(op, AnnotateOp) else None
         for v, fs in zip(values, factors, strict=True):
             if v in self.fixed:
                 continue
             d, shape = self.get(v), _shape(v)
             for i, fac in enumerate(fs):
-                if fac is None or fac not in chosen:
+                if fac is None or fac not in chosen or (v is seed_only and d[i] is not None):
                     continue
                 axes = chosen[fac]
                 if shape[i] % self.mesh.size(axes):
