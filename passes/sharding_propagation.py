@@ -17,7 +17,7 @@ Shardy's three steps, per op, repeated forward and backward to a fixed point:
    c. ties go to the first candidate in operand-then-result order;
    d. a mesh axis may serve one factor of an op only: a later factor keeps the
       prefix of its axes before the first axis taken by an earlier factor;
-   e. a ``blocked`` factor (the dimension a scan runs along) stays replicated,
+   e. a ``blocked`` factor (the dimension softmax normalizes) stays replicated,
       as does a dimension the chosen axes do not divide;
 3. **update** the unannotated dimensions carrying the factor.
 
@@ -78,9 +78,43 @@ def op_rule(op: Operation) -> FactorRule | None:
         f = tuple(f"f{i}" for i in range(len(_shape(op.input))))
         return FactorRule((f,), (f,))
     if isinstance(op, PyflameOp) and op.results:
-        return factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
-                           [_shape(r) for r in op.results], op.py_attrs())
+        attrs = op.py_attrs()
+        rule = factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
+                           [_shape(r) for r in op.results], attrs)
+        if rule is not None and op.OPDEF.name == "log_softmax" \
+                and not _reduced_along(op.results[0], attrs["dim"]):
+            rule = FactorRule(rule.operands, rule.results, rule.reduction,
+                              rule.blocked | {rule.operands[0][attrs["dim"]]})
+        return rule
     return None
+
+
+_ELEMENTWISE_USES = frozenset({"mul", "neg", "where", "pow", "exp", "convert"})
+
+
+def _reduced_along(v: SSAValue, dim: int, depth: int = 3) -> bool:
+    """Whether every use of ``v`` ends, through at most ``depth`` shape-keeping
+    elementwise ops, in a ``sum``/``mean`` over ``dim``: the cross entropy and
+    NLL pattern (the target's log-probability picked by a one-hot sum, a sum
+    over classes). Only then does ``log_softmax`` keep a split normalized
+    dimension (vocabulary-parallel cross entropy: no gathered logits); a
+    result needed whole costs the same gathered before as after it."""
+    uses = list(v.uses)
+    if not uses:
+        return False  # a program output: wanted whole
+    for use in uses:
+        u = use.operation
+        if not isinstance(u, PyflameOp):
+            return False
+        name = u.OPDEF.name
+        if name in ("sum", "mean"):
+            if dim not in u.py_attrs()["dims"]:
+                return False
+        elif not (name in _ELEMENTWISE_USES and depth > 0
+                  and _shape(u.results[0]) == _shape(v)
+                  and _reduced_along(u.results[0], dim, depth - 1)):
+            return False
+    return True
 
 
 class _Propagation:

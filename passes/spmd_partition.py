@@ -27,7 +27,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -57,6 +64,9 @@ from .sharding_propagation import arg_shardings, op_rule
 
 Dims = tuple[tuple[str, ...], ...]
 _COLLECTIVE_TYPES = tuple(COLLECTIVE_OPS.values())
+# a collective's discardable attribute: its result is a constant for autodiff
+# (the shift of a split softmax: the program computes the same without it)
+STOP_GRADIENT = "sharding.stop_gradient"
 
 
 @dataclass
@@ -184,9 +194,13 @@ class _Partitioner:
             assert isinstance(operands[0].type, TensorType)
             attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
                 _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
+        split_dim = axes_of.get(rule.operands[0][attrs["dim"]]) \
+            if op.OPDEF.name == "log_softmax" else None
         if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
             new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
                                        axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
+        elif split_dim:
+            new = [self._split_log_softmax(operands[0], attrs["dim"], split_dim)]
         else:
             new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
@@ -226,6 +240,24 @@ class _Partitioner:
                                    self._make("convert", [ok], {"dtype": itype})])
         rows = self._make("gather", [x, local], {"dim": dim})
         return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
+
+    def _split_log_softmax(self, x: SSAValue, dim: int, axes: tuple[str, ...]) -> SSAValue:
+        """``log_softmax`` of ``x`` along ``dim`` split over ``axes``, without
+        gathering it (Megatron's vocabulary-parallel cross entropy): the shard's
+        max, all-reduced (max); the shard's sum of ``exp(x - max)``, all-reduced
+        (sum); then ``x - max - log(sum)`` on the shard. The max only shifts the
+        exponentials (the result does not depend on it), so the device program
+        does not differentiate through its all-reduce (``STOP_GRADIENT``), as
+        Megatron detaches it."""
+        red = {"dims": (dim,), "keepdim": True}
+        peak = self._collective("all_reduce", self._make("max", [x], {**red, "ties": None}),
+                                axes, reduction="max")
+        peak.owner.attributes[STOP_GRADIENT] = UnitAttr()
+        shifted = self._make("sub", [x, peak])
+        exps = self._make("exp", [shifted])
+        total = self._collective("all_reduce", self._make("sum", [exps], red), axes,
+                                 reduction="sum")
+        return self._make("sub", [shifted, self._make("log", [total])])
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:
@@ -309,7 +341,7 @@ def _forward_costs(f: func.FuncOp, live: set[SSAValue]
     depends on a value of ``live`` (which this walk extends to their dependents)."""
     costs, differentiable = [], []
     for op in f.body.walk():
-        if any(v in live for v in op.operands):
+        if any(v in live for v in op.operands) and STOP_GRADIENT not in op.attributes:
             live.update(op.results)
             if isinstance(op, _COLLECTIVE_TYPES):
                 differentiable.append(op)

@@ -836,6 +836,7 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
         PpermuteOp,
         ReduceScatterOp,
     )
+    from .passes.spmd_partition import STOP_GRADIENT
 
     block = main.body.block
     ops = list(block.ops)
@@ -857,7 +858,8 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
                 axes = op.axis_names
                 p = op.params()
                 if isinstance(op, AllReduceOp):
-                    outs = [all_reduce(xs[0], axes, p["reduction"])]
+                    x = xs[0].detach() if STOP_GRADIENT in op.attributes else xs[0]
+                    outs = [all_reduce(x, axes, p["reduction"])]
                 elif isinstance(op, AllGatherOp):
                     outs = [all_gather(xs[0], axes, dim=p["dim"], tiled=True)]
                 elif isinstance(op, ReduceScatterOp):

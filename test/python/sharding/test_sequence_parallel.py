@@ -21,6 +21,9 @@ import pyflame_mlir as pf
 from pyflame_mlir import P
 from pyflame_mlir.nn import functional as F
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_vocab_parallel import torch_sgd_losses  # noqa: E402
+
 B, T, C, H = 4, 8, 6, 12
 
 
@@ -117,13 +120,16 @@ def _torch_sp_losses(steps: int) -> list[float]:
 
 
 def test_sequence_parallel_with_specs_on_two_processes(tmp_path):
+    """mp_sp_script.py: the SP block with specs, and the vocabulary-parallel
+    cross entropy (test_vocab_parallel.py), one device per process."""
     out = tmp_path / "losses.json"
     script = Path(__file__).with_name("mp_sp_script.py")
     r = subprocess.run([sys.executable, "-m", "pyflame_mlir.launch", "--nproc", "2",
                         str(script), str(out)], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
-    np.testing.assert_allclose(json.loads(out.read_text()), _torch_sp_losses(STEPS),
-                               rtol=1e-10)
+    got = json.loads(out.read_text())
+    np.testing.assert_allclose(got["sp"], _torch_sp_losses(STEPS), rtol=1e-10)
+    np.testing.assert_allclose(got["ce"], torch_sgd_losses(3), rtol=1e-12)
 
 
 @pytest.mark.parametrize("shape,names", [((2,), ("model",)), ((2, 2), ("data", "model"))])
