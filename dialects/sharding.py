@@ -344,10 +344,22 @@ def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str,
 def _along_all(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                ) -> FactorRule:
     """Shape-preserving with every result along one dimension that stays whole:
-    scans (cumsum, cummax: a split scan dimension would need the carry of the
-    blocks before; the partitioner gathers it), sort (values and indices)."""
+    cummax/cummin (values and indices), sort, split."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), tuple(f for _ in outs), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _scan(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """``cumsum``/``cumprod``/``logcumsumexp``: shape-preserving, the scanned
+    dimension may stay split: ``spmd-partition`` scans each block, all-gathers
+    the blocks' totals and combines each block with the totals of the blocks
+    before it (a carry exchange). Propagation keeps it whole where the result
+    is needed whole (``passes/sharding_propagation.py: op_rule``)."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), (f,))
+
+
+SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp")
 
 
 def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
@@ -431,7 +443,7 @@ _BY_NAME: dict[str, RuleFn] = {
     "gather": _gather, "select_along": _select_along, "scatter_add": _scatter_add,
     "scatter_add_along": _scatter_add_along,
     "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
-    "cumsum": _along_all, "cumprod": _along_all, "logcumsumexp": _along_all,
+    "cumsum": _scan, "cumprod": _scan, "logcumsumexp": _scan,
     "cummax": _along_all, "cummin": _along_all, "sort": _along_all,
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),

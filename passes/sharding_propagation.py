@@ -43,7 +43,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects.pyflame import PyflameOp
-from ..dialects.sharding import FactorRule, Mesh, Sharding, factor_rule
+from ..dialects.sharding import SPLIT_SCANS, FactorRule, Mesh, Sharding, factor_rule
 from ..dialects.sharding_ir import SHARDING_KEY, AnnotateOp, ShardingAttr
 from .common import PyflamePass
 
@@ -81,34 +81,39 @@ def op_rule(op: Operation) -> FactorRule | None:
         attrs = op.py_attrs()
         rule = factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
                            [_shape(r) for r in op.results], attrs)
-        if rule is not None and op.OPDEF.name == "log_softmax" \
-                and not _reduced_along(op.results[0], attrs["dim"]):
+        name = op.OPDEF.name
+        # log_softmax: its dimension reduced by every use (the cross entropy);
+        # a scan: its result reduced by every use, along any dimensions
+        along = attrs["dim"] if name == "log_softmax" else None
+        if rule is not None and name in ("log_softmax", *SPLIT_SCANS) \
+                and not _reduced_along(op.results[0], along):
             rule = FactorRule(rule.operands, rule.results, rule.reduction,
                               rule.blocked | {rule.operands[0][attrs["dim"]]})
         return rule
     return None
 
 
-_ELEMENTWISE_USES = frozenset({"mul", "neg", "where", "pow", "exp", "convert"})
+_ELEMENTWISE_USES = frozenset({"add", "sub", "mul", "div", "neg", "where", "pow", "exp",
+                               "convert"})
 
 
-def _reduced_along(v: SSAValue, dim: int, depth: int = 3) -> bool:
+def _reduced_along(v: SSAValue, dim: int | None, depth: int = 3) -> bool:
     """Whether every use of ``v`` ends, through at most ``depth`` shape-keeping
-    elementwise ops, in a ``sum``/``mean`` over ``dim``: the cross entropy and
-    NLL pattern (the target's log-probability picked by a one-hot sum, a sum
-    over classes). Only then does ``log_softmax`` keep a split normalized
-    dimension (vocabulary-parallel cross entropy: no gathered logits); a
-    result needed whole costs the same gathered before as after it."""
-    uses = list(v.uses)
-    if not uses:
-        return False  # a program output: wanted whole
-    for use in uses:
+    elementwise ops, in a ``sum``/``mean`` over ``dim`` (None: any dimensions).
+    For ``log_softmax``, the cross entropy and NLL pattern (the target's
+    log-probability picked by a one-hot sum, a sum over classes): only then
+    does it keep a split normalized dimension (vocabulary-parallel cross
+    entropy: no gathered logits). For a scan, a result consumed split: only
+    then is it computed split, with a carry exchange. A result needed whole
+    (a program output, a matmul operand) costs the same bytes gathered before
+    the op as after it, so it is computed whole."""
+    for use in v.uses:  # (no use: a dead value, which wants nothing)
         u = use.operation
-        if not isinstance(u, PyflameOp):
+        if not isinstance(u, PyflameOp):  # func.return: a program output, wanted whole
             return False
         name = u.OPDEF.name
         if name in ("sum", "mean"):
-            if dim not in u.py_attrs()["dims"]:
+            if dim is not None and dim not in u.py_attrs()["dims"]:
                 return False
         elif not (name in _ELEMENTWISE_USES and depth > 0
                   and _shape(u.results[0]) == _shape(v)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -39,9 +40,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects import OPS
+from ..dialects.dtypes import int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
+    SPLIT_SCANS,
     TABLE_FACTOR,
     CollectiveCost,
     Mesh,
@@ -59,7 +62,7 @@ from ..dialects.sharding_ir import (
     ShardingAttr,
     int_attr,
 )
-from .common import PyflamePass
+from .common import IRBuilder, PyflamePass
 from .sharding_propagation import arg_shardings, op_rule
 
 Dims = tuple[tuple[str, ...], ...]
@@ -201,6 +204,9 @@ class _Partitioner:
                                        axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
         elif split_dim:
             new = [self._split_log_softmax(operands[0], attrs["dim"], split_dim)]
+        elif op.OPDEF.name in SPLIT_SCANS and axes_of.get(rule.operands[0][attrs["dim"]]):
+            new = [self._split_scan(op.OPDEF.name, operands[0], attrs,
+                                    axes_of[rule.operands[0][attrs["dim"]]])]
         else:
             new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
@@ -258,6 +264,45 @@ class _Partitioner:
         total = self._collective("all_reduce", self._make("sum", [exps], red), axes,
                                  reduction="sum")
         return self._make("sub", [shifted, self._make("log", [total])])
+
+    def _split_scan(self, name: str, x: SSAValue, attrs: dict, axes: tuple[str, ...]
+                    ) -> SSAValue:
+        """A scan along a dimension split over ``axes``, by a carry exchange:
+        each device scans its block, the blocks' totals (each block's last
+        element; its first for a reverse scan) are all-gathered, and each block
+        is combined with the combination of the totals of the blocks before it
+        (after it, reversed): the sum, product or log-sum-exp of the gathered
+        totals masked by ``position < this device's`` (its block of an iota:
+        the program is the same on every device)."""
+        b = IRBuilder(self._emit)
+        dim, reverse = attrs["dim"], attrs.get("reverse", False)
+        local = b.op(name, x, **attrs)
+        shape = b.shape(local)
+        rank, n = len(shape), self.mesh.size(axes)
+        edge = 0 if reverse else shape[dim] - 1
+        total = b.op("slice", local, start=tuple(edge if d == dim else 0 for d in range(rank)),
+                     limit=tuple(edge + 1 if d == dim else k for d, k in enumerate(shape)),
+                     stride=(1,) * rank)
+        totals = self._collective("all_gather", total, axes, dim=dim)
+        pos = b.op("iota", shape=(n,), dim=0, dtype=int64)
+        block = Sharding(self.mesh, (axes,))
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(pos.type.element_type, (1,))],  # type: ignore
+            properties={"sharding": ShardingAttr.get(block)}))
+        j = b.op("reshape", pos, shape=tuple(n if d == dim else 1 for d in range(rank)))
+        before = b.op("gt" if reverse else "lt", j, b.op("reshape", mine, shape=(1,) * rank))
+        dtype = b.dtype(totals)
+        neutral = {"cumsum": 0, "cumprod": 1}.get(name, float(np.finfo(dtype.np).min))
+        masked = b.op("where", before, totals, b.scalar(neutral, like=totals))
+        red = {"dims": (dim,), "keepdim": True}
+        if name == "cumsum":
+            return b.op("add", local, b.op("sum", masked, **red))
+        if name == "cumprod":
+            return b.op("mul", local, b.op("prod", masked, **red))
+        carry = b.op("logsumexp", masked, **red)  # logaddexp(local, carry), shifted
+        top = b.op("maximum", local, carry)
+        return b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
+                                                 b.op("exp", b.op("sub", carry, top)))))
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:
