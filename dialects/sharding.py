@@ -258,7 +258,11 @@ def _reshape(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
     group the leading operand and result dimensions share the major factor
     (splitting ``[12] -> [4, 3]`` keeps a split of the 12 on the 4), the rest
     are their own factors, so they cannot carry a sharding across."""
-    src, dst = ins[0], outs[0]
+    full_src, full_dst = ins[0], outs[0]
+    # size-1 dimensions carry no factor (none can be split): group the others
+    si = [k for k, n in enumerate(full_src) if n != 1]
+    di = [k for k, n in enumerate(full_dst) if n != 1]
+    src, dst = [full_src[k] for k in si], [full_dst[k] for k in di]
     fin: list[str | None] = [None] * len(src)
     fout: list[str | None] = [None] * len(dst)
     i = j = g = 0
@@ -278,7 +282,13 @@ def _reshape(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
         for k in range(j0 + 1, j):
             fout[k] = f"g{g}_out{k}"
         g += 1
-    return FactorRule((tuple(fin),), (tuple(fout),))
+    ops_in: list[str | None] = [None] * len(full_src)
+    ops_out: list[str | None] = [None] * len(full_dst)
+    for k, f in zip(si, fin, strict=True):
+        ops_in[k] = f
+    for k, f in zip(di, fout, strict=True):
+        ops_out[k] = f
+    return FactorRule((tuple(ops_in),), (tuple(ops_out),))
 
 
 def _broadcast_to(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
@@ -287,9 +297,23 @@ def _broadcast_to(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, 
 
 
 def _along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
-    """Shape-preserving along one dimension that must stay whole (softmax)."""
+    """Shape-preserving along one dimension that must stay whole (softmax: the
+    attention weights over keys, whole where the values are)."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), (f,), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _log_softmax(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                 ) -> FactorRule:
+    """``log_softmax`` along ``dim``: shape-preserving, every dimension may stay
+    split. A split normalized dimension (logits split by vocabulary: the head's
+    weight split by columns) is computed where it lies: ``spmd-partition``
+    writes the shard's max and its all-reduce (max), the shard's sum of
+    exponentials and its all-reduce (sum) (Megatron's vocabulary-parallel cross
+    entropy; the target logit's pick is a sum over the split dimension, a
+    partial sum all-reduced by the reduction rule)."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), (f,))
 
 
 def _concat(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
@@ -320,10 +344,22 @@ def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str,
 def _along_all(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                ) -> FactorRule:
     """Shape-preserving with every result along one dimension that stays whole:
-    scans (cumsum, cummax: a split scan dimension would need the carry of the
-    blocks before; the partitioner gathers it), sort (values and indices)."""
+    cummax/cummin (values and indices), sort, split."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), tuple(f for _ in outs), blocked=frozenset({f[attrs["dim"]]}))
+
+
+def _scan(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
+    """``cumsum``/``cumprod``/``logcumsumexp``: shape-preserving, the scanned
+    dimension may stay split: ``spmd-partition`` scans each block, all-gathers
+    the blocks' totals and combines each block with the totals of the blocks
+    before it (a carry exchange). Propagation keeps it whole where the result
+    is needed whole (``passes/sharding_propagation.py: op_rule``)."""
+    f = _letters(len(ins[0]))
+    return FactorRule((f,), (f,))
+
+
+SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp")
 
 
 def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
@@ -407,13 +443,13 @@ _BY_NAME: dict[str, RuleFn] = {
     "gather": _gather, "select_along": _select_along, "scatter_add": _scatter_add,
     "scatter_add_along": _scatter_add_along,
     "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
-    "cumsum": _along_all, "cumprod": _along_all, "logcumsumexp": _along_all,
+    "cumsum": _scan, "cumprod": _scan, "logcumsumexp": _scan,
     "cummax": _along_all, "cummin": _along_all, "sort": _along_all,
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
     "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
-    "softmax": _along, "log_softmax": _along, "logsumexp": _blocked_reduction,
+    "softmax": _along, "log_softmax": _log_softmax, "logsumexp": _blocked_reduction,
     "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
 }
 _BY_NAME.update({name: _broadcasting for name, op in OPS.items()
@@ -434,4 +470,9 @@ def factor_rule(op: OpDef, ins: Sequence[Shape], outs: Sequence[Shape],
     rule = fn(ins, outs, attrs)
     if op.name in _NONLINEAR_AFTER:  # relu(sum of partials) != sum of relus
         rule = FactorRule(rule.operands, rule.results, blocked=frozenset(rule.reduction))
+    # a factor of results only (a minor dimension a reshape makes) has no
+    # operand block to compute a split from: it stays whole
+    made = {f for fs in rule.results for f in fs if f} - {f for fs in rule.operands for f in fs}
+    if made - rule.blocked:
+        rule = FactorRule(rule.operands, rule.results, rule.reduction, rule.blocked | made)
     return rule

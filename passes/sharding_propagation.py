@@ -8,7 +8,11 @@ Shardy's three steps, per op, repeated forward and backward to a fixed point:
    operand and result dimension that carries it and already has a sharding;
 2. **resolve** conflicts by priority, in this order:
    a. a user annotation (an annotated value, an annotated argument) wins and is
-      never changed (the partitioner reshards around it);
+      never changed (the partitioner reshards around it); an annotation in the
+      middle of the program (``pf.reshard`` inside a ``partition``-ed function)
+      only seeds the dimensions of its operand that nothing else decided: where
+      the operand's producer decided otherwise, the partitioner reshards at the
+      annotation (a sharding constraint, as Shardy's);
    b. otherwise the candidate with more mesh axes (more parallelism) wins;
    c. ties go to the first candidate in operand-then-result order;
    d. a mesh axis may serve one factor of an op only: a later factor keeps the
@@ -39,7 +43,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects.pyflame import PyflameOp
-from ..dialects.sharding import FactorRule, Mesh, Sharding, factor_rule
+from ..dialects.sharding import SPLIT_SCANS, FactorRule, Mesh, Sharding, factor_rule
 from ..dialects.sharding_ir import SHARDING_KEY, AnnotateOp, ShardingAttr
 from .common import PyflamePass
 
@@ -74,9 +78,48 @@ def op_rule(op: Operation) -> FactorRule | None:
         f = tuple(f"f{i}" for i in range(len(_shape(op.input))))
         return FactorRule((f,), (f,))
     if isinstance(op, PyflameOp) and op.results:
-        return factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
-                           [_shape(r) for r in op.results], op.py_attrs())
+        attrs = op.py_attrs()
+        rule = factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
+                           [_shape(r) for r in op.results], attrs)
+        name = op.OPDEF.name
+        # log_softmax: its dimension reduced by every use (the cross entropy);
+        # a scan: its result reduced by every use, along any dimensions
+        along = attrs["dim"] if name == "log_softmax" else None
+        if rule is not None and name in ("log_softmax", *SPLIT_SCANS) \
+                and not _reduced_along(op.results[0], along):
+            rule = FactorRule(rule.operands, rule.results, rule.reduction,
+                              rule.blocked | {rule.operands[0][attrs["dim"]]})
+        return rule
     return None
+
+
+_ELEMENTWISE_USES = frozenset({"add", "sub", "mul", "div", "neg", "where", "pow", "exp",
+                               "convert"})
+
+
+def _reduced_along(v: SSAValue, dim: int | None, depth: int = 3) -> bool:
+    """Whether every use of ``v`` ends, through at most ``depth`` shape-keeping
+    elementwise ops, in a ``sum``/``mean`` over ``dim`` (None: any dimensions).
+    For ``log_softmax``, the cross entropy and NLL pattern (the target's
+    log-probability picked by a one-hot sum, a sum over classes): only then
+    does it keep a split normalized dimension (vocabulary-parallel cross
+    entropy: no gathered logits). For a scan, a result consumed split: only
+    then is it computed split, with a carry exchange. A result needed whole
+    (a program output, a matmul operand) costs the same bytes gathered before
+    the op as after it, so it is computed whole."""
+    for use in v.uses:  # (no use: a dead value, which wants nothing)
+        u = use.operation
+        if not isinstance(u, PyflameOp):  # func.return: a program output, wanted whole
+            return False
+        name = u.OPDEF.name
+        if name in ("sum", "mean"):
+            if dim is not None and dim not in u.py_attrs()["dims"]:
+                return False
+        elif not (name in _ELEMENTWISE_USES and depth > 0
+                  and _shape(u.results[0]) == _shape(v)
+                  and _reduced_along(u.results[0], dim, depth - 1)):
+            return False
+    return True
 
 
 class _Propagation:
@@ -144,12 +187,17 @@ class _Propagation:
         self.chosen[op] = chosen
         changed = False
         assert self.mesh is not None
+        # an annotation inside the program lays out its result only: it proposes
+        # its layout to a dimension of its operand nothing else has decided, and
+        # where the operand's producer decided otherwise the partitioner reshards
+        # at the annotation (Megatron-SP's all-gather and reduce-scatter)
+        seed_only = op.input if isinstance(op, AnnotateOp) else None
         for v, fs in zip(values, factors, strict=True):
             if v in self.fixed:
                 continue
             d, shape = self.get(v), _shape(v)
             for i, fac in enumerate(fs):
-                if fac is None or fac not in chosen:
+                if fac is None or fac not in chosen or (v is seed_only and d[i] is not None):
                     continue
                 axes = chosen[fac]
                 if shape[i] % self.mesh.size(axes):

@@ -25,16 +25,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects import OPS
+from ..dialects.dtypes import int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
+    SPLIT_SCANS,
     TABLE_FACTOR,
     CollectiveCost,
     Mesh,
@@ -52,11 +62,14 @@ from ..dialects.sharding_ir import (
     ShardingAttr,
     int_attr,
 )
-from .common import PyflamePass
+from .common import IRBuilder, PyflamePass
 from .sharding_propagation import arg_shardings, op_rule
 
 Dims = tuple[tuple[str, ...], ...]
 _COLLECTIVE_TYPES = tuple(COLLECTIVE_OPS.values())
+# a collective's discardable attribute: its result is a constant for autodiff
+# (the shift of a split softmax: the program computes the same without it)
+STOP_GRADIENT = "sharding.stop_gradient"
 
 
 @dataclass
@@ -184,9 +197,16 @@ class _Partitioner:
             assert isinstance(operands[0].type, TensorType)
             attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
                 _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
+        split_dim = axes_of.get(rule.operands[0][attrs["dim"]]) \
+            if op.OPDEF.name == "log_softmax" else None
         if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
             new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
                                        axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
+        elif split_dim:
+            new = [self._split_log_softmax(operands[0], attrs["dim"], split_dim)]
+        elif op.OPDEF.name in SPLIT_SCANS and axes_of.get(rule.operands[0][attrs["dim"]]):
+            new = [self._split_scan(op.OPDEF.name, operands[0], attrs,
+                                    axes_of[rule.operands[0][attrs["dim"]]])]
         else:
             new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
@@ -226,6 +246,63 @@ class _Partitioner:
                                    self._make("convert", [ok], {"dtype": itype})])
         rows = self._make("gather", [x, local], {"dim": dim})
         return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
+
+    def _split_log_softmax(self, x: SSAValue, dim: int, axes: tuple[str, ...]) -> SSAValue:
+        """``log_softmax`` of ``x`` along ``dim`` split over ``axes``, without
+        gathering it (Megatron's vocabulary-parallel cross entropy): the shard's
+        max, all-reduced (max); the shard's sum of ``exp(x - max)``, all-reduced
+        (sum); then ``x - max - log(sum)`` on the shard. The max only shifts the
+        exponentials (the result does not depend on it), so the device program
+        does not differentiate through its all-reduce (``STOP_GRADIENT``), as
+        Megatron detaches it."""
+        red = {"dims": (dim,), "keepdim": True}
+        peak = self._collective("all_reduce", self._make("max", [x], {**red, "ties": None}),
+                                axes, reduction="max")
+        peak.owner.attributes[STOP_GRADIENT] = UnitAttr()
+        shifted = self._make("sub", [x, peak])
+        exps = self._make("exp", [shifted])
+        total = self._collective("all_reduce", self._make("sum", [exps], red), axes,
+                                 reduction="sum")
+        return self._make("sub", [shifted, self._make("log", [total])])
+
+    def _split_scan(self, name: str, x: SSAValue, attrs: dict, axes: tuple[str, ...]
+                    ) -> SSAValue:
+        """A scan along a dimension split over ``axes``, by a carry exchange:
+        each device scans its block, the blocks' totals (each block's last
+        element; its first for a reverse scan) are all-gathered, and each block
+        is combined with the combination of the totals of the blocks before it
+        (after it, reversed): the sum, product or log-sum-exp of the gathered
+        totals masked by ``position < this device's`` (its block of an iota:
+        the program is the same on every device)."""
+        b = IRBuilder(self._emit)
+        dim, reverse = attrs["dim"], attrs.get("reverse", False)
+        local = b.op(name, x, **attrs)
+        shape = b.shape(local)
+        rank, n = len(shape), self.mesh.size(axes)
+        edge = 0 if reverse else shape[dim] - 1
+        total = b.op("slice", local, start=tuple(edge if d == dim else 0 for d in range(rank)),
+                     limit=tuple(edge + 1 if d == dim else k for d, k in enumerate(shape)),
+                     stride=(1,) * rank)
+        totals = self._collective("all_gather", total, axes, dim=dim)
+        pos = b.op("iota", shape=(n,), dim=0, dtype=int64)
+        block = Sharding(self.mesh, (axes,))
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(pos.type.element_type, (1,))],  # type: ignore
+            properties={"sharding": ShardingAttr.get(block)}))
+        j = b.op("reshape", pos, shape=tuple(n if d == dim else 1 for d in range(rank)))
+        before = b.op("gt" if reverse else "lt", j, b.op("reshape", mine, shape=(1,) * rank))
+        dtype = b.dtype(totals)
+        neutral = {"cumsum": 0, "cumprod": 1}.get(name, float(np.finfo(dtype.np).min))
+        masked = b.op("where", before, totals, b.scalar(neutral, like=totals))
+        red = {"dims": (dim,), "keepdim": True}
+        if name == "cumsum":
+            return b.op("add", local, b.op("sum", masked, **red))
+        if name == "cumprod":
+            return b.op("mul", local, b.op("prod", masked, **red))
+        carry = b.op("logsumexp", masked, **red)  # logaddexp(local, carry), shifted
+        top = b.op("maximum", local, carry)
+        return b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
+                                                 b.op("exp", b.op("sub", carry, top)))))
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:
@@ -309,7 +386,7 @@ def _forward_costs(f: func.FuncOp, live: set[SSAValue]
     depends on a value of ``live`` (which this walk extends to their dependents)."""
     costs, differentiable = [], []
     for op in f.body.walk():
-        if any(v in live for v in op.operands):
+        if any(v in live for v in op.operands) and STOP_GRADIENT not in op.attributes:
             live.update(op.results)
             if isinstance(op, _COLLECTIVE_TYPES):
                 differentiable.append(op)

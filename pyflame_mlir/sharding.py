@@ -218,7 +218,10 @@ class ShardedTensor(Tensor):
     """A Tensor with a ``NamedSharding``: global shape, dtype and value as any
     Tensor (ops on it give plain tensors), plus where its pieces live."""
 
-    __slots__ = ("sharding",)
+    # ``constraint``: made by pf.shard/pf.reshard of a lazy tensor while a
+    # ``partition``-ed function is traced: a layout the program must have there
+    # (a ``sharding.annotate``), not an input of the program
+    __slots__ = ("sharding", "constraint")
 
     @property
     def addressable_shards(self) -> list[Shard]:
@@ -237,6 +240,7 @@ def _with_sharding(t: Tensor, sharding: NamedSharding) -> ShardedTensor:
         setattr(out, name, getattr(t, name))
     out._view = out._cell = None  # a laid-out copy of t's value, not a view of t
     out.sharding = sharding
+    out.constraint = t._node is not None and getattr(_TRACING, "depth", 0) > 0
     return out
 
 
@@ -269,7 +273,10 @@ def reshard(t: Tensor, mesh_or_sharding: DeviceMesh | NamedSharding,
 
 
 def sharding_of(t: Tensor) -> NamedSharding | None:
+    """The layout ``t`` enters a program with (a constraint inside one has none)."""
     if isinstance(t, ShardedTensor):
+        if t.constraint:
+            return None
         return t.sharding
     entry = _PLACED.get(id(t))
     return entry[1] if entry is not None and entry[0]() is t else None
@@ -700,23 +707,34 @@ def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Cal
     its one-device-per-process ``process_shard_map``)."""
 
     def run(*args: Tensor) -> Any:
-        outs = f(*args)
+        _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
+        try:
+            outs = f(*args)
+        finally:
+            _TRACING.depth -= 1
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs)
         # a parameter (or laid-out tensor) is an input even while an optimizer's
         # update of it is pending: the program must not trace through that update
         sub = core.collect(out_list, args=args, trace=True, boundary=_is_input)
         layouts = [sharding_of(t) for t in sub.leaves]
+        constraints = _constraints(sub, out_list)
         meshes = {s.mesh for s in layouts if s is not None}
         if len(meshes) != 1:
             raise ValueError(f"partition: the sharded inputs (arguments and parameters) must "
                              f"share one mesh, got {len(meshes)} meshes")
         (mesh,) = meshes
+        for s in constraints.values():
+            if s.mesh != mesh:
+                raise ValueError(f"partition: a pf.reshard inside the function lays a value "
+                                 f"out over {s.mesh}, the inputs are on {mesh}: one mesh")
         specs = [s.spec if s is not None else P() for s in layouts]
-        key = (sub.key(("partition",)), tuple(specs), mesh)
+        key = (sub.key(("partition",)), tuple(specs), mesh,
+               tuple((at, s.spec) for at, s in constraints.items()))
         hit = compiled.get(key)
         if hit is None:
-            hit = compiled[key] = _partition(sub, mesh, specs, mapper or shard_map)
+            hit = compiled[key] = _partition(sub, mesh, specs, mapper or shard_map,
+                                             constraints)
         text, estimate, mapped, traffic = hit
         result = mapped(*sub.leaves)
         run.last = Partitioned(text, estimate, mapped.last_comm, traffic)
@@ -736,24 +754,60 @@ def _is_input(t: Tensor) -> bool:
     return (t.requires_grad and core.is_leaf(t)) or sharding_of(t) is not None
 
 
+_TRACING = threading.local()  # .depth: partition-ed functions being traced (this thread)
+
+
+def _constraints(sub: core.Subgraph, outs: Sequence[Tensor]
+                 ) -> dict[tuple[int, int], NamedSharding]:
+    """The layouts ``pf.reshard``/``pf.shard`` asked for inside the traced
+    function, by (node position, result index) in ``sub``: the values the
+    consumers read through a constraint tensor (every use of its ``clone``)."""
+    at = {id(n): i for i, n in enumerate(sub.nodes)}
+    out: dict[tuple[int, int], NamedSharding] = {}
+    for t in [x for n in sub.nodes for x in n.inputs] + list(outs):
+        if isinstance(t, ShardedTensor) and t.constraint and id(t._node) in at:
+            assert t._node.op.name == "convert" and t._node.inputs[0].dtype is t.dtype, \
+                "a constraint is the clone pf.shard/pf.reshard records"
+            out[(at[id(t._node)], t._index)] = t.sharding
+    return dict(sorted(out.items()))
+
+
 def _partition(sub: core.Subgraph, mesh: DeviceMesh, specs: list[PartitionSpec],
-               mapper: Callable[..., Callable]
+               mapper: Callable[..., Callable],
+               constraints: Mapping[tuple[int, int], NamedSharding]
                ) -> tuple[str, int, Callable, list[CollectiveCost]]:
     """The per-device module (text) of ``sub``, the bytes its collectives move,
-    and its ``shard_map``-ed program."""
+    and its ``shard_map``-ed program. ``constraints`` become ``sharding.annotate``
+    ops after the values they lay out (Shardy's sharding constraints: propagation
+    never changes them, the partitioner reshards to them)."""
     from xdsl.dialects import func as xfunc  # xDSL: off the import path
 
     from .dialects.sharding import Mesh
     from .dialects.sharding import Sharding as IRSharding
+    from .dialects.sharding_ir import AnnotateOp
     from .passes.sharding_propagation import set_arg_shardings
     from .passes.spmd_partition import bytes_moved, step_traffic
 
     module = build_module(sub)
-    expand_transforms(module)
     main = next(op for op in module.walk() if isinstance(op, xfunc.FuncOp)
                 and op.sym_name.data == "main")
     ir_mesh = Mesh(tuple(zip(mesh.axis_names, mesh.shape, strict=True)))
-    set_arg_shardings(main, [IRSharding(ir_mesh, tuple(spec.axes_of(d) for d in range(t.ndim)))
+
+    def ir_sharding(spec: PartitionSpec, rank: int) -> IRSharding:
+        return IRSharding(ir_mesh, tuple(spec.axes_of(d) for d in range(rank)))
+
+    block = main.body.block
+    built = list(block.ops)  # one op per node of sub, in order
+    for (i, k), s in constraints.items():
+        op, rank = built[i], len(sub.nodes[i].specs[k][0])
+        # the clone pf.reshard recorded becomes the annotation (a value partial
+        # over an axis reaches it unresolved: a reduce-scatter can deliver it)
+        ann = AnnotateOp(op.operands[0], ir_sharding(s.spec, rank))
+        block.insert_op_before(ann, op)
+        op.results[k].replace_all_uses_with(ann.result)
+        block.erase_op(op)
+    expand_transforms(module)
+    set_arg_shardings(main, [ir_sharding(spec, t.ndim)
                              for spec, t in zip(specs, sub.leaves, strict=True)])
     run_pipeline(module, "sharding-propagation,spmd-partition")
     res = [a.data[_SHARDING_KEY].sharding for a in main.res_attrs.data]
@@ -782,6 +836,7 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
         PpermuteOp,
         ReduceScatterOp,
     )
+    from .passes.spmd_partition import STOP_GRADIENT
 
     block = main.body.block
     ops = list(block.ops)
@@ -803,7 +858,8 @@ def _device_program(main: Any, mesh: DeviceMesh) -> Callable[..., tuple[Tensor, 
                 axes = op.axis_names
                 p = op.params()
                 if isinstance(op, AllReduceOp):
-                    outs = [all_reduce(xs[0], axes, p["reduction"])]
+                    x = xs[0].detach() if STOP_GRADIENT in op.attributes else xs[0]
+                    outs = [all_reduce(x, axes, p["reduction"])]
                 elif isinstance(op, AllGatherOp):
                     outs = [all_gather(xs[0], axes, dim=p["dim"], tiled=True)]
                 elif isinstance(op, ReduceScatterOp):

@@ -46,3 +46,22 @@ func.func @split(%x: tensor<8x6xf32>) -> tensor<8x2xf32> {
   %0, %1 = pyflame.split %a {sizes = array<i64: 4, 2>, dim = 1 : i64} : (tensor<8x6xf32>) -> (tensor<8x4xf32>, tensor<8x2xf32>)
   func.return %1 : tensor<8x2xf32>
 }
+
+// log_softmax keeps its normalized dimension split where every use of its
+// result is reduced along it (the cross entropy pattern: no gathered logits),
+// and whole where its result is wanted whole; a reshape adding a size-1
+// dimension carries the split on the dimension of the same size.
+// CHECK-LABEL: func.func @log_softmax_reshape
+// CHECK: pyflame.log_softmax {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>
+// CHECK: pyflame.sum {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}], partial = {"b"}>
+// CHECK: pyflame.log_softmax {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {}]>
+// CHECK: pyflame.reshape {{.*}}sharding.sharding = #sharding.sharding<["a"=2, "b"=2], [{}, {"b"}]>
+func.func @log_softmax_reshape(%x: tensor<8x4xf32>, %v: tensor<4xf32>) -> (tensor<8xf32>, tensor<8x4xf32>, tensor<1x4xf32>) {
+  %a = sharding.annotate %x {sharding = #sharding.sharding<["a"=2, "b"=2], [{"a"}, {"b"}]>} : tensor<8x4xf32> -> tensor<8x4xf32>
+  %b = sharding.annotate %v {sharding = #sharding.sharding<["a"=2, "b"=2], [{"b"}]>} : tensor<4xf32> -> tensor<4xf32>
+  %0 = pyflame.log_softmax %a {dim = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = pyflame.sum %0 {dims = array<i64: 1>, keepdim = false} : (tensor<8x4xf32>) -> tensor<8xf32>
+  %2 = pyflame.log_softmax %a {dim = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %3 = pyflame.reshape %b {shape = array<i64: 1, 4>} : (tensor<4xf32>) -> tensor<1x4xf32>
+  func.return %1, %2, %3 : tensor<8xf32>, tensor<8x4xf32>, tensor<1x4xf32>
+}
