@@ -1,0 +1,59 @@
+"""Speed paths of the reference kernels and of the nn composites (issue 14,
+docs/PERFORMANCE.md "fourth pass"): each must give numpy's / torch's values.
+
+- reductions over a few short axes of a large array fold views
+  (``dialects/reduction.py: _over_views``);
+- max/avg pooling with stride = kernel and no padding reduce a reshape of
+  the input (``nn/functional.py: _tiles``) instead of stacking window slices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from pyflame_mlir.dialects.opdef import OPS
+
+import pyflame_mlir as pf
+from pyflame_mlir.nn import functional as F
+
+
+@pytest.mark.parametrize("name,ref", [("sum", np.add.reduce), ("max", np.maximum.reduce),
+                                      ("min", np.minimum.reduce)])
+@pytest.mark.parametrize("dims", [(3, 5), (1,), (0, 2), (5,)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_short_axis_reductions_match_numpy(name, ref, dims, keepdim) -> None:
+    rng = np.random.default_rng(len(dims))
+    x = rng.standard_normal((8, 3, 14, 2, 14, 2)).astype(np.float32)
+    x[0, 0, 0, 1, 0, 1] = np.nan  # propagates
+    x[1, 1, 1, :, 1, :] = -np.inf
+    x[2, 2, 2, 0, 2, 0] = -0.0
+    got = OPS[name].kernel(x, dims=dims, keepdim=keepdim)
+    want = ref(x, axis=dims, keepdims=keepdim)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn,shape,kernel,ceil_mode", [
+    ("max_pool2d", (2, 3, 8, 8), 2, False),
+    ("max_pool2d", (2, 3, 9, 7), 2, False),  # cropped to whole windows
+    ("max_pool2d", (2, 3, 9, 7), 2, True),  # a window past the input: padded windows
+    ("max_pool2d", (3, 9, 12), (3, 2), False),  # unbatched
+    ("max_pool1d", (2, 3, 11), 3, False),
+    ("avg_pool2d", (2, 3, 9, 7), 2, False),
+    ("avg_pool2d", (2, 3, 8, 8), (2, 4), True),
+    ("avg_pool1d", (2, 3, 10), 2, False),
+])
+def test_non_overlapping_pooling_matches_torch(mode, fn, shape, kernel, ceil_mode) -> None:
+    """Values, and float64 gradients (distinct values: no ties to share)."""
+    rng = np.random.default_rng(7)
+    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10
+    tx = torch.tensor(x, requires_grad=True)
+    ty = getattr(torch.nn.functional, fn)(tx, kernel, ceil_mode=ceil_mode)
+    g = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(g))
+    px = pf.tensor(x, requires_grad=True)
+    py = getattr(F, fn)(px, kernel, ceil_mode=ceil_mode)
+    (py * pf.tensor(g)).sum().backward()
+    np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
