@@ -57,3 +57,18 @@ def test_non_overlapping_pooling_matches_torch(mode, fn, shape, kernel, ceil_mod
     (py * pf.tensor(g)).sum().backward()
     np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values() -> None:
+    """The chunked float32 GELU (``_gelu_float32``): over more than one chunk
+    with a ragged end, a transposed (non-contiguous) operand, and inf, NaN,
+    -0.0, tiny values; close to torch's exact GELU (whose far negative tail is
+    not the rounded value either: absolute tolerance there)."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((300, 500)) * 3).astype(np.float32).T  # 150000 elements
+    x[0, :7] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-40, -1e-30]
+    got = OPS["gelu"].kernel(x, approximate="none")
+    want = torch.nn.functional.gelu(torch.tensor(x)).numpy()
+    assert got.dtype == np.float32 and got.shape == x.shape
+    np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-6)
+    assert np.signbit(got[0, 3]) == np.signbit(want[0, 3])
