@@ -255,8 +255,16 @@ def _prod_jvp(b, tangents, inputs, outputs, dims, keepdim):
 def _extreme_rules(arg: str):
     def vjp(b, cts, inputs, outputs, dims, keepdim, ties=None):
         (g,), (x,), (z,) = cts, inputs, outputs
-        mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
-        return [b.mul(_spread(b, g, x, dims, keepdim), mask)]
+        if ties == "first" and dims:
+            mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
+            return [b.mul(_spread(b, g, x, dims, keepdim), mask)]
+        # torch's rule, (g / count) * hit: the division on the reduced shape, so
+        # the input-sized work is one compare and one product (pooling's backward)
+        hit = b.convert(b.eq(x, ad.keep_dims(b, z, b.shape(x), dims, keepdim)),
+                        dtype=b.dtype(x))
+        count = b.sum(hit, dims=tuple(dims), keepdim=True)
+        share = b.div(ad.keep_dims(b, g, b.shape(x), dims, keepdim), count)
+        return [b.mul(hit, share)]
 
     def jvp(b, tangents, inputs, outputs, dims, keepdim, ties=None):
         (t,), (x,), (z,) = tangents, inputs, outputs
