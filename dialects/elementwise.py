@@ -619,6 +619,9 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+_GELU_SERIES_BELOW = {"float64": 1e-6, "float32": 1e-3}  # half precision: 1e-2
+
+
 def _gelu_deriv(b, x, z, approximate: str = "none"):
     if approximate == "tanh":
         x2 = b.mul(x, x)
@@ -630,8 +633,13 @@ def _gelu_deriv(b, x, z, approximate: str = "none"):
         sech2 = b.sub(b.scalar(1, like=x), b.mul(t, t))
         return b.add(b.mul(b.scalar(0.5, like=x), b.add(b.scalar(1, like=x), t)),
                      b.mul(b.mul(b.scalar(0.5, like=x), x), b.mul(sech2, dinner)))
-    cdf = b.mul(b.scalar(0.5, like=x),
-                b.add(b.scalar(1, like=x), b.erf(b.mul(x, b.scalar(_SQRT_HALF, like=x)))))
+    # cdf = z / x: the forward's erf, not a second one (erf is most of the
+    # cost). Near 0, where z / x is 0/0 or z has lost bits (subnormal), the
+    # series 1/2 + x/sqrt(2 pi) instead: its next term, x^3/(6 sqrt(2 pi)), is
+    # below the dtype's rounding there.
+    near = _GELU_SERIES_BELOW.get(b.dtype(x).name, 1e-2)
+    series = b.add(b.scalar(0.5, like=x), b.mul(b.scalar(_INV_SQRT_2PI, like=x), x))
+    cdf = b.where(b.lt(b.abs(x), b.scalar(near, like=x)), series, b.div(z, x))
     pdf = b.mul(b.scalar(_INV_SQRT_2PI, like=x),
                 b.exp(b.mul(b.scalar(-0.5, like=x), b.mul(x, x))))
     return b.add(cdf, b.mul(x, pdf))

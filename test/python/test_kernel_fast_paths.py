@@ -72,3 +72,18 @@ def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values() -> Non
     assert got.dtype == np.float32 and got.shape == x.shape
     np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-6)
     assert np.signbit(got[0, 3]) == np.signbit(want[0, 3])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
+    """gelu's derivative reads cdf = z / x off the forward's output, and a
+    series near 0 (0/0, subnormal z): at 0, on both sides of each switch,
+    far in the tails, and where the derivative crosses zero (x ~ -0.7518)."""
+    pts = [0.0, -0.0, 1e-9, -1e-7, 9e-7, 1.1e-6, -9e-4, 1.1e-3, 0.3, -0.7518, -0.75,
+           2.0, -3.5, 6.0, -12.0, -15.0, 30.0]
+    x = np.array(pts, dtype=dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.gelu(tx).sum().backward()
+    got = pf.grad(lambda v: pf.nn.functional.gelu(v).sum())(pf.tensor(x)).numpy()
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == "float32" else dict(rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got, tx.grad.numpy(), **tol)
