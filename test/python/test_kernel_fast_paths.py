@@ -16,6 +16,7 @@ from pyflame_mlir.dialects.opdef import OPS
 
 import pyflame_mlir as pf
 from pyflame_mlir.nn import functional as F
+from pyflame_mlir.runtime import csl_backend
 
 
 @pytest.mark.parametrize("name,ref", [("sum", np.add.reduce), ("max", np.maximum.reduce),
@@ -87,3 +88,20 @@ def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
     got = pf.grad(lambda v: pf.nn.functional.gelu(v).sum())(pf.tensor(x)).numpy()
     tol = dict(rtol=1e-6, atol=1e-7) if dtype == "float32" else dict(rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(got, tx.grad.numpy(), **tol)
+
+
+def test_pooling_recorded_for_the_wafer_keeps_the_window_slices() -> None:
+    """The PE grid places tensors of rank <= 2 (batch dims folded): the rank-6
+    reshape of the fast path is refused there, so under the csl backend the
+    pooling records the window slices, and runs (simulator) as torch's."""
+    x = np.random.default_rng(1).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    prev = csl_backend.configure(mode="simulator")
+    try:
+        with pf.backend("csl"):
+            got = [F.max_pool2d(pf.tensor(x), 2).numpy(), F.avg_pool2d(pf.tensor(x), 2).numpy()]
+    finally:
+        csl_backend.configure(**vars(prev))
+    tx = torch.tensor(x)
+    for g, want in zip(got, [torch.nn.functional.max_pool2d(tx, 2),
+                             torch.nn.functional.avg_pool2d(tx, 2)]):
+        np.testing.assert_allclose(g, want.numpy(), rtol=1e-6, atol=1e-6)
