@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import pathlib
 import platform
 import time
@@ -153,24 +154,31 @@ def main() -> None:
         t0 = time.perf_counter()
         first[name] = (run(2), time.perf_counter() - t0)
     times: dict[str, list[float]] = {name: [] for name in runners}
+    cpu: dict[str, list[float]] = {name: [] for name in runners}
     final: dict[str, float] = {}
     for _ in range(args.rounds):
         for name, run in runners.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             final[name] = run(args.steps)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
     losses = [v for v, _ in first.values()]
     if max(losses) - min(losses) > 1e-3 * abs(losses[0]):
         raise SystemExit(f"the implementations disagree after two steps: {first}")
     torch_rate = args.steps / median(times["torch eager"])
     print(f"GPT training step, batch {BATCH}: {platform.processor() or platform.machine()}, "
           f"{time.strftime('%Y-%m-%d')}")
-    print("| implementation | steps/s | vs torch eager | first 2 steps (s) | loss |")
-    print("| --- | --- | --- | --- | --- |")
+    torch_cpu = median(cpu["torch eager"])
+    print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; CPU ms/step: "
+          "process time of all threads (with one thread each, the load-independent figure)")
+    print("| implementation | steps/s | vs torch eager | CPU ms/step | CPU vs torch | "
+          "first 2 steps (s) | loss |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in runners:
         rate = args.steps / median(times[name])
-        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x | {first[name][1]:.2f} | "
-              f"{final[name]:.4f} |")
+        c = median(cpu[name])
+        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x | {c / args.steps * 1e3:.0f} | "
+              f"{torch_cpu / c:.2f}x | {first[name][1]:.2f} | {final[name]:.4f} |")
 
 
 if __name__ == "__main__":

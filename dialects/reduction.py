@@ -75,8 +75,43 @@ def _accumulator(x: np.ndarray) -> np.dtype | None:
     return None
 
 
+# A reduction over a few short axes of a large array (the 2x2 windows of a
+# pooling reshape, ``(N, C, Ho, 2, Wo, 2)`` over dims (3, 5)): numpy's reduce
+# runs one tiny inner loop per output element there (20x slower, measured);
+# one ufunc call per reduced position, over views of the whole array, is not.
+_SHORT_GROUP, _LONG_REST = 16, 4096
+
+
+def _over_views(ufunc: np.ufunc, x: np.ndarray, dims: tuple[int, ...], keepdim: bool
+                ) -> np.ndarray | None:
+    """``ufunc.reduce`` over ``dims`` as a fold of views, or None where numpy's
+    own reduce is as fast (a long reduced group, a small result, or only the
+    leading axes reduced, whose inner loops are already long)."""
+    if not dims or x.ndim < 2 or len(dims) == x.ndim:
+        return None
+    group = 1
+    for d in dims:
+        group *= x.shape[d]
+    if not 1 < group <= _SHORT_GROUP or x.size // group < _LONG_REST \
+            or dims == tuple(range(len(dims))):
+        return None
+    views = []
+    for at in np.ndindex(*(x.shape[d] for d in dims)):
+        index: list = [slice(None)] * x.ndim
+        for d, i in zip(dims, at):
+            index[d] = i
+        views.append(x[tuple(index)])
+    acc = ufunc(views[0], views[1])
+    for v in views[2:]:
+        ufunc(acc, v, out=acc)
+    return acc.reshape(reduced_shape(x.shape, dims, True)) if keepdim else acc
+
+
 def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd":  # the ufunc itself: np.sum's wrapper costs more than 64x10
+        folded = _over_views(np.add, x, dims, keepdim)
+        if folded is not None:
+            return folded
         return np.asarray(np.add.reduce(x, axis=dims, keepdims=keepdim))
     acc = _accumulator(x)
     r = np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
@@ -103,11 +138,17 @@ def _prod(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
 
 def _max(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None = None
          ) -> np.ndarray:
+    folded = _over_views(np.maximum, x, dims, keepdim) if x.dtype.kind == "f" else None
+    if folded is not None:
+        return folded
     return np.asarray(np.max(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
 
 
 def _min(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None = None
          ) -> np.ndarray:
+    folded = _over_views(np.minimum, x, dims, keepdim) if x.dtype.kind == "f" else None
+    if folded is not None:
+        return folded
     return np.asarray(np.min(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
 
 
@@ -214,8 +255,16 @@ def _prod_jvp(b, tangents, inputs, outputs, dims, keepdim):
 def _extreme_rules(arg: str):
     def vjp(b, cts, inputs, outputs, dims, keepdim, ties=None):
         (g,), (x,), (z,) = cts, inputs, outputs
-        mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
-        return [b.mul(_spread(b, g, x, dims, keepdim), mask)]
+        if ties == "first" and dims:
+            mask = _extreme_mask(b, x, z, dims, keepdim, ties, arg)
+            return [b.mul(_spread(b, g, x, dims, keepdim), mask)]
+        # torch's rule, (g / count) * hit: the division on the reduced shape, so
+        # the input-sized work is one compare and one product (pooling's backward)
+        hit = b.convert(b.eq(x, ad.keep_dims(b, z, b.shape(x), dims, keepdim)),
+                        dtype=b.dtype(x))
+        count = b.sum(hit, dims=tuple(dims), keepdim=True)
+        share = b.div(ad.keep_dims(b, g, b.shape(x), dims, keepdim), count)
+        return [b.mul(hit, share)]
 
     def jvp(b, tangents, inputs, outputs, dims, keepdim, ties=None):
         (t,), (x,), (z,) = tangents, inputs, outputs

@@ -27,7 +27,7 @@ import numpy as np
 from .. import indexing as _indexing
 from .. import ops as _ops
 from ..autodiff import no_grad
-from ..core import Tensor, detach, record
+from ..core import CONFIG, Tensor, detach, record
 from ..creation import arange, from_numpy, full, rand
 from ..dialects import OPS
 from ..dialects.dtypes import bool_, float64
@@ -761,10 +761,39 @@ def _pool_input(x: Tensor, k, s, p, d, ceil_mode: bool, op: str, value: float
     return _constant_pad(x, pairs, value), out
 
 
+def _tiles(x: Tensor, k, s, p, d, ceil_mode: bool, op: str
+           ) -> tuple[Tensor, tuple[int, ...]] | None:
+    """Non-overlapping windows (stride = kernel, no padding or dilation) as a
+    reshape ``(..., o0, k0, o1, k1, ...)`` of the input cropped to whole
+    windows, with the window axes to reduce; None for other windows. A
+    reduction of the reshape differentiates into elementwise ops on the input,
+    where one strided slice per window offset costs a zero-padded copy of the
+    input per offset in the backward pass. (A transposing copy to put the
+    window axes first, so the backward broadcasts over leading axes, was
+    measured: its two copies cost more than they save.)"""
+    nsp, lead = len(k), x.ndim - len(k)
+    if tuple(s) != tuple(k) or builtins.any(p) or builtins.any(v != 1 for v in d):
+        return None
+    if CONFIG.backend == "csl":  # the PE grid places rank <= 2 (batch dims folded): the
+        return None  # rank-6 reshape is refused there, the window slices are not
+    out = [_out_size(op, x.shape[lead + i], k[i], s[i], 0, 1, ceil_mode) for i in range(nsp)]
+    if builtins.any(o * kv > x.shape[lead + i] or o == 0 for i, (o, kv) in
+                    enumerate(zip(out, k))):
+        return None  # a window would reach past the input (ceil_mode): padded windows
+    for i in range(nsp):
+        if out[i] * k[i] != x.shape[lead + i]:
+            x = _slice_dim(x, lead + i, 0, out[i] * k[i])
+    tiled = reshape(x, (*x.shape[:lead], *(v for o, kv in zip(out, k) for v in (o, kv))))
+    return tiled, tuple(lead + 2 * i + 1 for i in range(nsp))
+
+
 def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
                 padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x = as_tensor_arg(input)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
+    tiles = None if return_indices else _tiles(x, k, s, p, d, ceil_mode, op)
+    if tiles is not None:
+        return amax(tiles[0], tiles[1])
     xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
     windows = stack(_windows(xp, k, s, d, out), 0)
     # torch's choice in each window (offsets in row-major kernel order): the
@@ -918,7 +947,9 @@ def _avg_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
     x = as_tensor_arg(input)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, 1)
     xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, 0.0)
-    total = sum(stack(_windows(xp, k, s, d, out), 0), 0)
+    tiles = _tiles(x, k, s, p, d, ceil_mode, op)
+    total = sum(stack(_windows(xp, k, s, d, out), 0), 0) if tiles is None \
+        else sum(tiles[0], tiles[1])
     if divisor_override is not None:
         if divisor_override == 0:
             raise ValueError(f"{op}: divisor must be not zero")

@@ -1,0 +1,107 @@
+"""Speed paths of the reference kernels and of the nn composites (issue 14,
+docs/PERFORMANCE.md "fourth pass"): each must give numpy's / torch's values.
+
+- reductions over a few short axes of a large array fold views
+  (``dialects/reduction.py: _over_views``);
+- max/avg pooling with stride = kernel and no padding reduce a reshape of
+  the input (``nn/functional.py: _tiles``) instead of stacking window slices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from pyflame_mlir.dialects.opdef import OPS
+
+import pyflame_mlir as pf
+from pyflame_mlir.nn import functional as F
+from pyflame_mlir.runtime import csl_backend
+
+
+@pytest.mark.parametrize("name,ref", [("sum", np.add.reduce), ("max", np.maximum.reduce),
+                                      ("min", np.minimum.reduce)])
+@pytest.mark.parametrize("dims", [(3, 5), (1,), (0, 2), (5,)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_short_axis_reductions_match_numpy(name, ref, dims, keepdim) -> None:
+    rng = np.random.default_rng(len(dims))
+    x = rng.standard_normal((8, 3, 14, 2, 14, 2)).astype(np.float32)
+    x[0, 0, 0, 1, 0, 1] = np.nan  # propagates
+    x[1, 1, 1, :, 1, :] = -np.inf
+    x[2, 2, 2, 0, 2, 0] = -0.0
+    got = OPS[name].kernel(x, dims=dims, keepdim=keepdim)
+    want = ref(x, axis=dims, keepdims=keepdim)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn,shape,kernel,ceil_mode", [
+    ("max_pool2d", (2, 3, 8, 8), 2, False),
+    ("max_pool2d", (2, 3, 9, 7), 2, False),  # cropped to whole windows
+    ("max_pool2d", (2, 3, 9, 7), 2, True),  # a window past the input: padded windows
+    ("max_pool2d", (3, 9, 12), (3, 2), False),  # unbatched
+    ("max_pool1d", (2, 3, 11), 3, False),
+    ("avg_pool2d", (2, 3, 9, 7), 2, False),
+    ("avg_pool2d", (2, 3, 8, 8), (2, 4), True),
+    ("avg_pool1d", (2, 3, 10), 2, False),
+])
+def test_non_overlapping_pooling_matches_torch(mode, fn, shape, kernel, ceil_mode) -> None:
+    """Values, and float64 gradients (distinct values: no ties to share)."""
+    rng = np.random.default_rng(7)
+    x = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float64) / 10
+    tx = torch.tensor(x, requires_grad=True)
+    ty = getattr(torch.nn.functional, fn)(tx, kernel, ceil_mode=ceil_mode)
+    g = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(g))
+    px = pf.tensor(x, requires_grad=True)
+    py = getattr(F, fn)(px, kernel, ceil_mode=ceil_mode)
+    (py * pf.tensor(g)).sum().backward()
+    np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values() -> None:
+    """The chunked float32 GELU (``_gelu_float32``): over more than one chunk
+    with a ragged end, a transposed (non-contiguous) operand, and inf, NaN,
+    -0.0, tiny values; close to torch's exact GELU (whose far negative tail is
+    not the rounded value either: absolute tolerance there)."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((300, 500)) * 3).astype(np.float32).T  # 150000 elements
+    x[0, :7] = [np.inf, -np.inf, np.nan, -0.0, 0.0, 1e-40, -1e-30]
+    got = OPS["gelu"].kernel(x, approximate="none")
+    want = torch.nn.functional.gelu(torch.tensor(x)).numpy()
+    assert got.dtype == np.float32 and got.shape == x.shape
+    np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-6)
+    assert np.signbit(got[0, 3]) == np.signbit(want[0, 3])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
+    """gelu's derivative reads cdf = z / x off the forward's output, and a
+    series near 0 (0/0, subnormal z): at 0, on both sides of each switch,
+    far in the tails, and where the derivative crosses zero (x ~ -0.7518)."""
+    pts = [0.0, -0.0, 1e-9, -1e-7, 9e-7, 1.1e-6, -9e-4, 1.1e-3, 0.3, -0.7518, -0.75,
+           2.0, -3.5, 6.0, -12.0, -15.0, 30.0]
+    x = np.array(pts, dtype=dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.gelu(tx).sum().backward()
+    got = pf.grad(lambda v: pf.nn.functional.gelu(v).sum())(pf.tensor(x)).numpy()
+    tol = dict(rtol=1e-6, atol=1e-7) if dtype == "float32" else dict(rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got, tx.grad.numpy(), **tol)
+
+
+def test_pooling_recorded_for_the_wafer_keeps_the_window_slices() -> None:
+    """The PE grid places tensors of rank <= 2 (batch dims folded): the rank-6
+    reshape of the fast path is refused there, so under the csl backend the
+    pooling records the window slices, and runs (simulator) as torch's."""
+    x = np.random.default_rng(1).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    prev = csl_backend.configure(mode="simulator")
+    try:
+        with pf.backend("csl"):
+            got = [F.max_pool2d(pf.tensor(x), 2).numpy(), F.avg_pool2d(pf.tensor(x), 2).numpy()]
+    finally:
+        csl_backend.configure(**vars(prev))
+    tx = torch.tensor(x)
+    for g, want in zip(got, [torch.nn.functional.max_pool2d(tx, 2),
+                             torch.nn.functional.avg_pool2d(tx, 2)]):
+        np.testing.assert_allclose(g, want.numpy(), rtol=1e-6, atol=1e-6)
