@@ -665,7 +665,11 @@ def _gelu_deriv(b, x, z, approximate: str = "none"):
     # below the dtype's rounding there.
     near = _GELU_SERIES_BELOW.get(b.dtype(x).name, 1e-2)
     series = b.add(b.scalar(0.5, like=x), b.mul(b.scalar(_INV_SQRT_2PI, like=x), x))
-    cdf = b.where(b.lt(b.abs(x), b.scalar(near, like=x)), series, b.div(z, x))
+    small = b.lt(b.abs(x), b.scalar(near, like=x))
+    # the division never sees 0 (1 where the series is taken): a 0/0 there
+    # would reach the second derivative through where's VJP as NaN
+    safe = b.where(small, b.scalar(1, like=x), x)
+    cdf = b.where(small, series, b.div(z, safe))
     pdf = b.mul(b.scalar(_INV_SQRT_2PI, like=x),
                 b.exp(b.mul(b.scalar(-0.5, like=x), b.mul(x, x))))
     return b.add(cdf, b.mul(x, pdf))

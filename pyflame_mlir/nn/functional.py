@@ -791,11 +791,21 @@ def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
                 padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x = as_tensor_arg(input)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
-    tiles = None if return_indices else _tiles(x, k, s, p, d, ceil_mode, op)
-    if tiles is not None:
-        return amax(tiles[0], tiles[1])
-    xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
-    windows = stack(_windows(xp, k, s, d, out), 0)
+    tiles = _tiles(x, k, s, p, d, ceil_mode, op)
+    if tiles is not None:  # the windows by one transposing copy of the input, no slices
+        tiled, axes = tiles
+        rest = [i for i in range(tiled.ndim) if i not in axes]
+        windows = reshape(tiled.permute(*axes, *rest),
+                          (math.prod(k), *(tiled.shape[i] for i in rest)))
+        out = [tiled.shape[i] for i in rest][-nsp:]
+    else:
+        xp, out = _pool_input(x, k, s, p, d, ceil_mode, op, -math.inf)
+        windows = stack(_windows(xp, k, s, d, out), 0)
+        if CONFIG.backend == "csl" and not return_indices:
+            # the PE grid computes no int64 reductions (argmax's offsets): the
+            # same values, with the gradient of a tie shared among its elements
+            # there (torch gives it all to the first)
+            return amax(windows, 0)
     # torch's choice in each window (offsets in row-major kernel order): the
     # last NaN, else the first maximum; the value is read at that offset, so
     # the whole gradient goes to it, as torch's (a max over the windows would

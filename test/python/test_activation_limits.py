@@ -37,3 +37,18 @@ def test_activation_values_and_gradients_at_limits_match_torch(mode, name, kwarg
     # (1e-7: torch's hardsigmoid multiplies float64 gradients by a float32 1/6)
     np.testing.assert_allclose(px.grad.numpy()[finite], tx.grad.numpy()[finite], rtol=1e-7,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_second_derivative_matches_torch_at_zero_and_around(approximate) -> None:
+    """gelu's derivative reads the forward's output (cdf = z / x, a series
+    near 0): its own derivative must stay finite there (no 0/0 leaking
+    through the branch not taken)."""
+    x = np.array([0.0, -0.0, 1e-9, -1e-4, 0.5, -0.75, 3.0, -8.0])
+    tx = torch.tensor(x, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.nn.functional.gelu(tx, approximate=approximate).sum(), tx,
+                               create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), tx)
+    got = pf.grad(lambda v: pf.grad(lambda u: pf.nn.functional.gelu(
+        u, approximate=approximate).sum())(v).sum())(pf.tensor(x))
+    np.testing.assert_allclose(got.numpy(), h.numpy(), rtol=1e-9, atol=1e-12)
