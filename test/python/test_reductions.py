@@ -587,7 +587,7 @@ def test_sort_gradient_goes_to_the_selected_elements() -> None:
     np.testing.assert_array_equal(g, [[10, 0, 0, 1], [0, 0, 100, 1000]])
 
 
-# ---------------------------------------------------------------- O(n^2) decompositions
+# ---------------------------------------------------------------- scan decompositions
 
 class NumpyBuilder:
     """The builder interface of ``dialects/ad.py`` over numpy (each op's reference

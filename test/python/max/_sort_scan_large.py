@@ -4,7 +4,10 @@ and mlir backends (whose O(n^2) rules would have built 4096 x 4096 grids:
 and torch, never by our reference backend.
 
 Ties are many (integer-valued data in [0, 8)) and NaNs present, so the
-stable order and NaN placement are checked, not just the sorted values.
+stable order and NaN placement are checked, not just the sorted values. Kept
+to three sorts and five scans: each sort is 78 compare-exchange stages in
+linalg, and compiles dominate these tests' time (topk and cummin share the
+rules, and the every-op graph has them).
 """
 
 from __future__ import annotations
@@ -43,18 +46,12 @@ def graph(arrays: dict[str, np.ndarray]) -> tuple[list[pf.Tensor], list[np.ndarr
     asc = np.argsort(ties, axis=1, kind="stable")  # NaN last, as torch
     desc = _stable_descending(ties, 1)
     iasc = np.argsort(ints, axis=0, kind="stable")
-    idesc = _stable_descending(ints, 0)
-    tw = torch.from_numpy(wide)
-    cmax, cmin = torch.cummax(torch.from_numpy(ties), 1), torch.cummin(tw, 1)
+    cmax = torch.cummax(torch.from_numpy(ties), 1)
     named = [
         ("sort values", pf.sort(t["ties"], 1).values, np.take_along_axis(ties, asc, 1)),
         ("sort indices", pf.sort(t["ties"], 1).indices, asc),
         ("sort descending indices", pf.sort(t["ties"], 1, descending=True).indices, desc),
         ("int sort dim 0 indices", pf.argsort(t["ints"], 0), iasc),
-        ("int sort descending values", pf.sort(t["ints"], 0, descending=True).values,
-         np.take_along_axis(ints, idesc, 0)),
-        ("topk indices", pf.topk(t["wide"], 5, 1).indices,
-         np.argsort(-wide, axis=1, kind="stable")[:, :5]),
         ("cumsum", pf.cumsum(t["wide"], 1), np.cumsum(wide.astype(np.float64), 1)),
         ("int cumsum", pf.cumsum(t["ints"], 0), np.cumsum(ints.astype(np.int64), 0)),
         ("cumprod", pf.cumprod(t["near_one"], 1), np.cumprod(near_one, 1)),
@@ -62,7 +59,6 @@ def graph(arrays: dict[str, np.ndarray]) -> tuple[list[pf.Tensor], list[np.ndarr
          np.logaddexp.accumulate(wide.astype(np.float64), 1)),
         ("cummax values", pf.cummax(t["ties"], 1).values, cmax.values.numpy()),
         ("cummax indices", pf.cummax(t["ties"], 1).indices, cmax.indices.numpy()),
-        ("cummin indices", pf.cummin(t["wide"], 1).indices, cmin.indices.numpy()),
     ]
     return [o for _, o, _ in named], [e for _, _, e in named], [n for n, _, _ in named]
 
