@@ -198,6 +198,13 @@ def _logcumsumexp_decomposition(b, inputs, dim, reverse):
     return [_finish(b, r, b.dtype(x))]
 
 
+def _isnan(b, v):
+    """NaN flags: the builder's own ``isnan`` where it has one (MAX's
+    ``is_nan``: MO may fold ``x != x`` to false), else ``v != v``."""
+    own = getattr(type(b), "isnan", None)
+    return own(b, v) if own is not None else b.ne(v, v)
+
+
 def _cumextreme_decomposition(kind: str):
     def decomposition(b, inputs, dim):
         (x,) = inputs
@@ -209,15 +216,20 @@ def _cumextreme_decomposition(kind: str):
         i = b.iota(shape=tuple(b.shape(x)), dim=dim, dtype=int64)
         fill = lowest(b.dtype(v)) if kind == "max" else highest(b.dtype(v))
 
+        floating = b.dtype(v).category == FLOAT
+        scanned, fills = [v, i], [fill, -1]
+        if floating:  # a NaN flag scanned along (no x != x inside the steps)
+            scanned.append(_isnan(b, v))
+            fills.append(False)
+
         def combine(b, earlier, later):
             # the later element wins ties (torch: ``x >= out`` updates the
             # index), NaN beats every number and a later NaN beats an earlier
-            (ve, ie), (vl, il) = earlier, later
-            wins = b.ge(vl, ve) if kind == "max" else b.le(vl, ve)
-            if b.dtype(v).category == FLOAT:
-                wins = b.logical_or(b.ne(vl, vl), b.logical_and(wins, b.eq(ve, ve)))
-            return [b.where(wins, vl, ve), b.where(wins, il, ie)]
-        values, indices = log_depth_scan(b, [v, i], [fill, -1], dim, False, combine)
+            wins = b.ge(later[0], earlier[0]) if kind == "max" else b.le(later[0], earlier[0])
+            if floating:
+                wins = b.logical_or(later[2], b.logical_and(wins, b.logical_not(earlier[2])))
+            return [b.where(wins, lv, ev) for ev, lv in zip(earlier, later)]
+        values, indices = log_depth_scan(b, scanned, fills, dim, False, combine)[:2]
         return [_finish(b, values, d), indices]
     return decomposition
 

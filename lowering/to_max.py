@@ -579,6 +579,10 @@ class _DecompositionBuilder:
     def dtype(self, v: _Traced) -> DType:
         return v.spec[1]
 
+    def isnan(self, v: _Traced) -> _Traced:
+        """MO's is_nan (a NaN test as ``x != x`` may be folded away)."""
+        return _Traced(self.cx.ops.is_nan(v.value), (v.spec[0], bool_))
+
     def __getattr__(self, name: str) -> Callable[..., _Traced]:
         return lambda *vals, **attrs: self.op(name, *vals, **attrs)
 
