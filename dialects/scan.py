@@ -4,9 +4,10 @@ indices, as torch).
 
 Each is a primitive because no composite of the other ops is both exact and
 O(n): a scan is linear in the scanned dim (the reference kernels are numpy's
-accumulate). The O(n^2) masked reduction of each (``out[j] = reduce_{i <= j} x[i]``,
-``QUADRATIC``) is what backends without a scan primitive lower instead; it is
-exact but quadratic in the scanned dim.
+accumulate). Backends without a scan primitive lower each as a Hillis-Steele
+scan of the other ops (``SCANS``: ceil(log2 n) shift-and-combine steps,
+O(n log n) work), with the kernels' accumulator dtypes, NaN propagation and
+cummax/cummin's index rule.
 
 Derivatives: d(cumsum) is a reversed cumsum; cumprod's rule is exact with
 zeros in the input (torch's: only elements up to and including the first zero
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import ad
-from .dtypes import BOOL, FLOAT, DType, int64, is_float_array
+from .dtypes import BOOL, FLOAT, DType, float32, int32, int64, is_float_array
 from .opdef import OpDef, Shape, ShapeError, define
 
 
@@ -95,19 +96,7 @@ def _cumextreme(accumulate):
     return kernel
 
 
-# ---- the O(n^2) decompositions (backends without a scan primitive) ----
-
-def pair_grid(b, v, dim: int, n: int):
-    """``v`` (size ``n`` at ``dim``) broadcast over a new axis inserted at
-    ``dim``: in the result, axis ``dim`` is the output position j and axis
-    ``dim + 1`` the input position i; also returns iota j and iota i."""
-    shape = tuple(b.shape(v))
-    full = (*shape[:dim], n, *shape[dim:])
-    grid = ad.broadcast(b, ad.reshape(b, v, (*shape[:dim], 1, *shape[dim:])), full)
-    j = b.iota(shape=full, dim=dim, dtype=int64)
-    i = b.iota(shape=full, dim=dim + 1, dtype=int64)
-    return grid, j, i
-
+# ---- log-depth decompositions (backends without a scan primitive) ----
 
 def lowest(d: DType) -> float | int | bool:
     """The identity of max over dtype ``d`` (-inf, the smallest integer, False)."""
@@ -126,59 +115,122 @@ def highest(d: DType) -> float | int | bool:
     return int(np.iinfo(d.np).max)
 
 
-def _prefix(b, x, dim: int, reverse: bool, fill):
-    n = b.shape(x)[dim]
-    grid, j, i = pair_grid(b, x, dim, n)
-    mask = b.ge(i, j) if reverse else b.le(i, j)
-    return b.where(mask, grid, b.scalar(fill, like=x)), mask, i
-
-
 def empty_like(b, x, d: DType):
     """An empty operand (no element to reduce over) as an empty result of dtype d."""
     return x if b.dtype(x) is d else b.convert(x, dtype=d)
+
+
+def _shift(b, v, dim: int, by: int, fill, reverse: bool):
+    """``v`` moved ``by`` places along ``dim`` in scan order (toward the end;
+    toward the start with ``reverse``), the vacated places holding ``fill``."""
+    shape = tuple(b.shape(v))
+    n, rank = shape[dim], len(shape)
+    start, limit = [0] * rank, list(shape)
+    if reverse:
+        start[dim] = by
+    else:
+        limit[dim] = n - by
+    kept = b.slice(v, start=tuple(start), limit=tuple(limit), stride=(1,) * rank)
+    filler = ad.broadcast(b, b.scalar(fill, like=v),
+                          tuple(by if k == dim else s for k, s in enumerate(shape)))
+    return b.concat(kept, filler, dim=dim) if reverse else b.concat(filler, kept, dim=dim)
+
+
+def log_depth_scan(b, values: list[Any], fills: Sequence[Any], dim: int, reverse: bool,
+                   combine: Callable[[Any, list[Any], list[Any]], list[Any]]) -> list[Any]:
+    """Hillis-Steele inclusive scan of the tuple ``values`` along ``dim``:
+    ceil(log2 n) steps, each combining every element with the one ``2^t``
+    places earlier in scan order (``fills``, the combine's identity, where
+    there is none). ``combine(b, earlier, later)`` must be associative.
+    O(n log n) work in O(log n) ops of the builder: what the MAX and linalg
+    lowerings use for the scans they have no primitive for."""
+    n = b.shape(values[0])[dim]
+    by = 1
+    while by < n:
+        earlier = [_shift(b, v, dim, by, f, reverse) for v, f in zip(values, fills)]
+        values = combine(b, earlier, values)
+        by *= 2
+    return values
 
 
 def _scan_dtype(b, x) -> DType:
     return b.dtype(x) if b.dtype(x).category == FLOAT else int64
 
 
+def _accumulate(b, x):
+    """x in the reference kernel's accumulator: half in float32, integers and
+    bool in int64."""
+    d = b.dtype(x)
+    acc = (float32 if d.itemsize < 4 else d) if d.category == FLOAT else int64
+    return x if acc is d else b.convert(x, dtype=acc)
+
+
+def _finish(b, r, d: DType):
+    return r if b.dtype(r) is d else b.convert(r, dtype=d)
+
+
 def _cumsum_decomposition(b, inputs, dim, reverse):
-    if b.shape(inputs[0])[dim] == 0:
-        return [empty_like(b, inputs[0], _scan_dtype(b, inputs[0]))]
-    masked, _, _ = _prefix(b, inputs[0], dim, reverse, 0)
-    return [b.sum(masked, dims=(dim + 1,), keepdim=False)]
+    (x,) = inputs
+    (r,) = log_depth_scan(b, [_accumulate(b, x)], [0], dim, reverse,
+                          lambda b, e, v: [b.add(e[0], v[0])])
+    return [_finish(b, r, _scan_dtype(b, x))]
 
 
 def _cumprod_decomposition(b, inputs, dim):
-    if b.shape(inputs[0])[dim] == 0:
-        return [empty_like(b, inputs[0], _scan_dtype(b, inputs[0]))]
-    masked, _, _ = _prefix(b, inputs[0], dim, False, 1)
-    return [b.prod(masked, dims=(dim + 1,), keepdim=False)]
+    (x,) = inputs
+    (r,) = log_depth_scan(b, [_accumulate(b, x)], [1], dim, False,
+                          lambda b, e, v: [b.mul(e[0], v[0])])
+    return [_finish(b, r, _scan_dtype(b, x))]
+
+
+def _logaddexp(b, e, v):
+    """log(exp(a) + exp(c)) = max + log1p(exp(-|a - c|)); a == c (both
+    infinite among them) gives max + log 2, so no inf - inf; NaN propagates."""
+    a, c = e[0], v[0]
+    top = b.maximum(a, c)
+    gap = b.where(b.eq(a, c), b.scalar(0, like=a), b.neg(b.abs(b.sub(a, c))))
+    return [b.add(top, b.log1p(b.exp(gap)))]
 
 
 def _logcumsumexp_decomposition(b, inputs, dim, reverse):
-    if b.shape(inputs[0])[dim] == 0:
-        return [inputs[0]]
-    masked, _, _ = _prefix(b, inputs[0], dim, reverse, -np.inf)
-    return [b.logsumexp(masked, dims=(dim + 1,), keepdim=False)]
+    (x,) = inputs
+    (r,) = log_depth_scan(b, [_accumulate(b, x)], [-np.inf], dim, reverse, _logaddexp)
+    return [_finish(b, r, b.dtype(x))]
+
+
+def _isnan(b, v):
+    """NaN flags: the builder's own ``isnan`` where it has one (MAX's
+    ``is_nan``: MO may fold ``x != x`` to false), else ``v != v``."""
+    own = getattr(type(b), "isnan", None)
+    return own(b, v) if own is not None else b.ne(v, v)
 
 
 def _cumextreme_decomposition(kind: str):
     def decomposition(b, inputs, dim):
         (x,) = inputs
         d = b.dtype(x)
-        if b.shape(x)[dim] == 0:
-            return [x, empty_like(b, x, int64)]
-        fill = lowest(d) if kind == "max" else highest(d)
-        masked, mask, i = _prefix(b, x, dim, False, fill)
-        values = b.op(kind, masked, dims=(dim + 1,), keepdim=False)
-        hit = b.eq(x, values)
-        if d.category == FLOAT:
-            hit = b.logical_or(hit, b.logical_and(b.ne(x, x), b.ne(values, values)))
         n = b.shape(x)[dim]
-        hit_grid, _, _ = pair_grid(b, hit, dim, n)
-        cand = b.where(b.logical_and(mask, hit_grid), i, b.scalar(-1, like=i))
-        return [values, b.max(cand, dims=(dim + 1,), keepdim=False)]
+        if n == 0:
+            return [x, empty_like(b, x, int64)]
+        v = b.convert(x, dtype=int32) if d.category == BOOL else x
+        i = b.iota(shape=tuple(b.shape(x)), dim=dim, dtype=int64)
+        fill = lowest(b.dtype(v)) if kind == "max" else highest(b.dtype(v))
+
+        floating = b.dtype(v).category == FLOAT
+        scanned, fills = [v, i], [fill, -1]
+        if floating:  # a NaN flag scanned along (no x != x inside the steps)
+            scanned.append(_isnan(b, v))
+            fills.append(False)
+
+        def combine(b, earlier, later):
+            # the later element wins ties (torch: ``x >= out`` updates the
+            # index), NaN beats every number and a later NaN beats an earlier
+            wins = b.ge(later[0], earlier[0]) if kind == "max" else b.le(later[0], earlier[0])
+            if floating:
+                wins = b.logical_or(later[2], b.logical_and(wins, b.logical_not(earlier[2])))
+            return [b.where(wins, lv, ev) for ev, lv in zip(earlier, later)]
+        values, indices = log_depth_scan(b, scanned, fills, dim, False, combine)[:2]
+        return [_finish(b, values, d), indices]
     return decomposition
 
 
@@ -192,10 +244,10 @@ define(OpDef("cummax", "scan", _scan_rule("cummax", "extreme"),
 define(OpDef("cummin", "scan", _scan_rule("cummin", "extreme"),
              _cumextreme(np.minimum.accumulate), 1, {"dim": "int"}, num_results=2))
 
-# op name -> its O(n^2) decomposition, for the MAX and linalg lowerings (not an
-# ``OpDef.decomposition``: the ``decompose`` pass should never trade a scan for
-# a quadratic program on a backend that has the primitive); sorting.py adds its ops
-QUADRATIC: dict[str, Callable[..., list[Any]]] = {
+# op name -> its log-depth decomposition, for the MAX and linalg lowerings (not
+# an ``OpDef.decomposition``: the ``decompose`` pass should never trade a scan
+# for an O(n log n) program on a backend that has the primitive)
+SCANS: dict[str, Callable[..., list[Any]]] = {
     "cumsum": _cumsum_decomposition, "cumprod": _cumprod_decomposition,
     "logcumsumexp": _logcumsumexp_decomposition,
     "cummax": _cumextreme_decomposition("max"), "cummin": _cumextreme_decomposition("min")}

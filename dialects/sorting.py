@@ -11,9 +11,10 @@
   += src[.., j, ..]``.
 
 Named apart from the indexing family's ``gather``/``scatter``: these two are
-the derivative plumbing of sort, topk, kthvalue, median and cummax. Each has
-an O(n^2) one-hot decomposition (``scan.QUADRATIC``) for backends without
-the primitive.
+the derivative plumbing of sort, topk, kthvalue, median and cummax. The MAX
+and linalg lowerings give ``select_along`` and ``scatter_add_along`` their
+``gather``/``scatter_add`` rules, and ``sort`` an O(n log n) rule of their
+own (MAX's ``top_k``; a bitonic network of ``scf.for`` loops in linalg).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import numpy as np
 from . import ad
 from .dtypes import FLOAT, DType, int64
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
-from .scan import QUADRATIC, empty_like, pair_grid
 
 
 def _check_dim(name: str, dim: int, shape: Shape) -> None:
@@ -106,76 +106,6 @@ def _scatter_add_along(src: np.ndarray, idx: np.ndarray, dim: int, size: int) ->
     return out
 
 
-# ---- the O(n^2) decompositions ----
-
-def _before(b, a, c):
-    """a sorts strictly before c ascending: a < c, NaN the largest."""
-    less = b.lt(a, c)
-    if b.dtype(a).category == FLOAT:
-        less = b.logical_or(less, b.logical_and(b.ne(c, c), b.eq(a, a)))
-    return less
-
-
-def _same(b, a, c):
-    same = b.eq(a, c)
-    if b.dtype(a).category == FLOAT:
-        same = b.logical_or(same, b.logical_and(b.ne(a, a), b.ne(c, c)))
-    return same
-
-
-def _pick(b, x, onehot, axis: int):
-    """sum over ``axis`` of x where ``onehot`` (exactly one true per slice)."""
-    d = b.dtype(x)
-    picked = b.sum(b.where(onehot, x, b.scalar(0, like=x)), dims=(axis,), keepdim=False)
-    return picked if b.dtype(picked) is d else b.convert(picked, dtype=d)
-
-
-def _sort_decomposition(b, inputs, dim, descending):
-    (x,) = inputs
-    n = b.shape(x)[dim]
-    if n == 0:
-        return [x, empty_like(b, x, int64)]
-    # axis dim: p (the other element), axis dim + 1: q (the element ranked)
-    xq, p, q = pair_grid(b, x, dim, n)
-    xp = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim + 1)), b.shape(xq))
-    first = _before(b, xq, xp) if descending else _before(b, xp, xq)
-    ahead = b.logical_or(first, b.logical_and(_same(b, xp, xq), b.lt(p, q)))
-    rank = b.sum(b.convert(ahead, dtype=int64), dims=(dim,), keepdim=False)
-    # out[k] = the element whose rank is k: axis dim is k, axis dim + 1 the element
-    rank_grid, k, elem = pair_grid(b, rank, dim, n)
-    onehot = b.eq(rank_grid, k)
-    return [_pick(b, xq, onehot, dim + 1), _pick(b, elem, onehot, dim + 1)]
-
-
-def _insert(shape: Shape, axis: int) -> Shape:
-    return (*shape[:axis], 1, *shape[axis:])
-
-
-def _select_along_decomposition(b, inputs, dim):
-    x, idx = inputs
-    m = b.shape(idx)[dim]
-    if m == 0:
-        return [empty_like(b, idx, b.dtype(x))]
-    # axis dim: output position j (size m), axis dim + 1: source position i
-    full = (*b.shape(x)[:dim], m, *b.shape(x)[dim:])
-    xs = ad.broadcast(b, ad.reshape(b, x, _insert(b.shape(x), dim)), full)
-    ids = ad.broadcast(b, ad.reshape(b, idx, _insert(b.shape(idx), dim + 1)), full)
-    i = b.iota(shape=full, dim=dim + 1, dtype=int64)
-    return [_pick(b, xs, b.eq(ids, i), dim + 1)]
-
-
-def _scatter_add_along_decomposition(b, inputs, dim, size):
-    src, idx = inputs
-    shape = b.shape(src)
-    # axis dim: output position o (size ``size``), axis dim + 1: source position j
-    full = (*shape[:dim], size, *shape[dim:])
-    ss = ad.broadcast(b, ad.reshape(b, src, _insert(shape, dim)), full)
-    ids = ad.broadcast(b, ad.reshape(b, idx, _insert(shape, dim)), full)
-    o = b.iota(shape=full, dim=dim, dtype=int64)
-    hit = b.where(b.eq(ids, o), ss, b.scalar(0, like=src))
-    return [b.sum(hit, dims=(dim + 1,), keepdim=False)]
-
-
 define(OpDef("sort", "sorting", _sort_rule, _sort, 1, {"dim": "int", "descending": "bool"},
              num_results=2))
 define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": "int"},
@@ -183,8 +113,6 @@ define(OpDef("select_along", "sorting", _select_rule, _select_along, 2, {"dim": 
 define(OpDef("scatter_add_along", "sorting", _scatter_rule, _scatter_add_along, 2,
              {"dim": "int", "size": "int"},
              index_bounds=lambda shapes, attrs: (1, attrs["dim"], attrs["size"])))
-QUADRATIC.update({"sort": _sort_decomposition, "select_along": _select_along_decomposition,
-                  "scatter_add_along": _scatter_add_along_decomposition})
 
 
 # ---- derivatives: the cotangent goes back to the selected positions ----

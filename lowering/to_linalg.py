@@ -60,7 +60,7 @@ from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
-from ..dialects.scan import QUADRATIC
+from ..dialects.scan import SCANS
 
 Spec = tuple[Shape, DType]
 # Bump when a rule changes what it emits: part of the mlir backend's disk-cache key.
@@ -860,17 +860,100 @@ class _EmitterBuilder:
         raise AttributeError(name)
 
 
-def _by_decomposition(name: str) -> Callable[..., list[SSAValue]]:
-    """The op as its (O(n^2) masked) decomposition: scans and sorts have no
-    linalg named op; exact, quadratic in the scanned/sorted dim."""
-    decomposition = QUADRATIC[name]
+def _log_depth_scan(name: str) -> Callable[..., list[SSAValue]]:
+    """A scan as ``dialects/scan.py: SCANS``: Hillis-Steele steps of the other
+    ops' rules (no linalg named op scans; O(n log n) work, log depth)."""
+    decomposition = SCANS[name]
 
     def rule(em: Emitter, inputs, specs, out, **attrs):
         return list(decomposition(_EmitterBuilder(em), list(inputs), **attrs))
     return rule
 
 
-RULES.update(by_op({"prod": _prod, **{n: _by_decomposition(n) for n in QUADRATIC}}))
+def _scatter_add_along(em: Emitter, inputs, specs, out, dim, size):
+    """``scatter_add`` into zeros of the result's shape (O(numel * n): the
+    scatter's own rule)."""
+    (src, index), (_, ispec) = inputs, specs
+    zeros = em.filled(out[0], 0)
+    return _scatter_add(em, [zeros, index, src], [out[0], ispec, specs[0]], out, dim)
+
+
+def _sort(em: Emitter, inputs, specs, out, dim, descending):
+    """A stable sort as a bitonic network of log2(N) (log2(N) + 1) / 2 stages
+    (N: n rounded up to a power of two), each one parallel ``linalg.generic``
+    where place i compares the element it holds with the one at place i ^ j
+    and keeps the one its place asks for. The network sorts a permutation
+    (iota at first) by the key (value, position), a total order: NaN is the
+    largest value, ties go to the lower position, the N - n padding places
+    sort after every element. O(N log^2 N) work in O(log^2 N) ops (unrolled:
+    an ``scf.for`` carrying the permutation would need bufferization to
+    return a fresh buffer from the loop); the values are gathered at the end."""
+    (x,), ((shape, d),) = inputs, specs
+    rank, n = len(shape), shape[dim]
+    if n <= 1:
+        return [x, em.filled(out[1], 0)]
+    size = 1 << (n - 1).bit_length()
+    padded = tuple(size if k == dim else s_ for k, s_ in enumerate(shape))
+    if size != n:
+        x = em.op("pad", [x], {"low": (0,) * rank, "interior": (0,) * rank,
+                               "high": tuple(size - n if k == dim else 0 for k in range(rank))})[0]
+    elem = em.ttype(((), d)).get_element_type()
+    less_than, equal = _compare("lt"), _compare("eq")
+
+    def stage(perm: SSAValue, block: int, stride: int) -> SSAValue:
+        def exchange(s: Scalar, a):
+            mine = a[0]
+            here = s.index(dim)
+            coords = [s.index(k) for k in range(rank)]
+            there = s(arith.XOrIOp(here, s(arith.ConstantOp(IntegerAttr(stride, IndexType())))))
+            theirs = s(tensor.ExtractOp(perm, [*coords[:dim], there, *coords[dim + 1:]], i64))
+
+            def value(p: SSAValue) -> SSAValue:
+                at = s(arith.IndexCastOp(p, IndexType()))
+                v = s(tensor.ExtractOp(x, [*coords[:dim], at, *coords[dim + 1:]], elem))
+                return s(arith.TruncIOp(v, IntegerType(1))) if elem == _I8 else v
+            a_, b_ = value(mine), value(theirs)
+            first, second = (b_, a_) if descending else (a_, b_)
+            less = less_than(s, first, second, d)
+            same = equal(s, a_, b_, d)
+            if d.category == FLOAT:  # NaN after every number, NaNs equal
+                nan_a, nan_b = (s(arith.CmpfOp(v, v, "uno")) for v in (first, second))
+                less = s(arith.OrIOp(less, s(arith.AndIOp(nan_b, s(arith.XOrIOp(
+                    nan_a, s.const(True, bool_)))))))
+                same = s(arith.OrIOp(same, s(arith.AndIOp(nan_a, nan_b))))
+            lower_pos = s(arith.CmpiOp(mine, theirs, "slt"))
+            before = s(arith.OrIOp(less, s(arith.AndIOp(same, lower_pos))))
+            limit = s.const(n, int64)
+            padding = s(arith.OrIOp(s(arith.CmpiOp(mine, limit, "sge")),
+                                    s(arith.CmpiOp(theirs, limit, "sge"))))
+            before = s(arith.SelectOp(padding, lower_pos, before))
+            # this place wants the earlier of the two: the lower place of an
+            # ascending block (i & block == 0) or the upper place of a descending one
+            lower_place = s(arith.CmpiOp(here, there, "ult"))
+            ascending = s(arith.CmpiOp(s(arith.AndIOp(here, s(arith.ConstantOp(
+                IntegerAttr(block, IndexType()))))), s(arith.ConstantOp(
+                    IntegerAttr(0, IndexType()))), "eq"))
+            wants_first = s(arith.CmpiOp(lower_place, ascending, "eq"))
+            keep = s(arith.CmpiOp(before, wants_first, "eq"))
+            return [s(arith.SelectOp(keep, mine, theirs))]
+        ident = _map(rank, range(rank))
+        return em.generic([perm], [ident], [em.empty((padded, int64))], [ident],
+                          [_PARALLEL] * rank, exchange)[0]
+
+    perm = em.op("iota", [], {"shape": padded, "dim": dim, "dtype": int64})[0]
+    for p in range(1, size.bit_length()):
+        for q in range(p - 1, -1, -1):
+            perm = stage(perm, 1 << p, 1 << q)
+    if size != n:
+        perm = em.op("slice", [perm], {"start": (0,) * rank, "limit": tuple(shape),
+                                        "stride": (1,) * rank})[0]
+    values = _gather(em, [x, perm], [(padded, d), (shape, int64)], [out[0]], dim)[0]
+    return [values, perm]
+
+
+RULES.update(by_op({"prod": _prod, "sort": _sort, "select_along": _gather,
+                    "scatter_add_along": _scatter_add_along,
+                    **{n: _log_depth_scan(n) for n in SCANS}}))
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:

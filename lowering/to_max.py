@@ -52,11 +52,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
-from ..dialects.data import DenseValue
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
 from ..dialects.opdef import OpDef, by_op, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
-from ..dialects.scan import QUADRATIC
+from ..dialects.scan import SCANS
 
 if TYPE_CHECKING:
     from max.graph import DeviceRef, Graph, TensorValue
@@ -580,6 +579,10 @@ class _DecompositionBuilder:
     def dtype(self, v: _Traced) -> DType:
         return v.spec[1]
 
+    def isnan(self, v: _Traced) -> _Traced:
+        """MO's is_nan (a NaN test as ``x != x`` may be folded away)."""
+        return _Traced(self.cx.ops.is_nan(v.value), (v.spec[0], bool_))
+
     def __getattr__(self, name: str) -> Callable[..., _Traced]:
         return lambda *vals, **attrs: self.op(name, *vals, **attrs)
 
@@ -649,59 +652,92 @@ def _cumsum(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     return [cx.cast(r, out_d)]
 
 
-class _MaxBuilder:
-    """The builder interface of ``dialects/ad.py`` over MAX values: an op's
-    ``decomposition`` lowered through the other ops' MAX rules."""
-
-    def __init__(self, cx: Ctx, values: Sequence[Any], specs: Sequence[Spec]):
-        self.cx = cx
-        self.specs: dict[int, Spec] = {}
-        self.alive: list[Any] = []  # (keeps the ids of ``specs`` unique)
-        for v, sp in zip(values, specs):
-            self._note(v, sp)
-
-    def _note(self, v: Any, spec: Spec) -> None:
-        self.alive.append(v)
-        self.specs[id(v)] = spec
-
-    def shape(self, v: Any) -> tuple[int, ...]:
-        return self.specs[id(v)][0]
-
-    def dtype(self, v: Any) -> DType:
-        return self.specs[id(v)][1]
-
-    def op(self, name: str, *inputs: Any, **attrs: Any) -> Any:
-        opdef = OPS[name]
-        ins = [self.specs[id(v)] for v in inputs]
-        outs = list(opdef.check([s for s, _ in ins], [d for _, d in ins], attrs))
-        rule = MAX_LOWERINGS.get(opdef)
-        if rule is None:
-            raise MaxLoweringError(name, "no MAX lowering (inside a decomposition)")
-        res = rule(self.cx, list(inputs), OpCall(opdef, attrs, ins, outs))
-        for v, sp in zip(res, outs):
-            self._note(v, sp)
-        return res[0] if opdef.num_results == 1 else res
-
-    def scalar(self, value: float, like: Any) -> Any:
-        d = self.dtype(like)
-        return self.op("constant", value=DenseValue(np.asarray(value, dtype=d.np), (), d))
-
-    def __getattr__(self, name: str) -> Any:
-        if name in OPS:
-            return lambda *inputs, **attrs: self.op(name, *inputs, **attrs)
-        raise AttributeError(name)
-
-
-def _by_decomposition(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
-    """Scans and sorts as their O(n^2) masked decompositions (exact; quadratic
-    in the scanned/sorted dim), built from the other ops' rules."""
-    if any(op.isym(k) for k in range(len(xs))):
+def _static(cx: Ctx, op: OpCall) -> None:
+    if any(op.isym(k) for k in range(len(op.ins))):
         raise MaxLoweringError(op.name, "is not supported with a symbolic batch dimension")
-    return list(QUADRATIC[op.name](_MaxBuilder(cx, xs, op.ins), list(xs), **op.attrs))
 
 
-lowers("cumprod", "logcumsumexp", "cummax", "cummin", "sort", "select_along",
-       "scatter_add_along")(_by_decomposition)
+@lowers("cumprod", "logcumsumexp", "cummax", "cummin")
+def _log_depth_scan(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """MAX has ``cumsum`` only: the other scans as ``dialects/scan.py: SCANS``,
+    Hillis-Steele steps of the other ops' rules (O(n log n), log depth)."""
+    _static(cx, op)
+    b = _DecompositionBuilder(cx)
+    outs = SCANS[op.name](b, [_Traced(x, s) for x, s in zip(xs, op.ins)], **op.attrs)
+    return [v.value for v in outs]
+
+
+def _along(cx: Ctx, x: Any, spec: Spec, index: Any, ispec: Spec, dim: int) -> Any:
+    """``x`` gathered along ``dim`` at ``index`` (numpy's take_along_axis)."""
+    call = OpCall(get_op("gather"), {"dim": dim}, [spec, ispec], [(ispec[0], spec[1])])
+    return _gather(cx, [x, index], call)[0]
+
+
+@lowers("select_along")
+def _select_along(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    _static(cx, op)
+    return _gather(cx, xs, op)
+
+
+@lowers("scatter_add_along")
+def _scatter_add_along(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """``ops.scatter_add`` into zeros of the result's shape."""
+    _static(cx, op)
+    (src, index), ((shape, d),) = xs, op.outs
+    zeros = cx.ops.broadcast_to(cx.scalar(0, d), list(shape))
+    return [cx.ops.scatter_add(zeros, src, index, axis=op.attrs["dim"])]
+
+
+@lowers("sort")
+def _sort(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """Stable sort from two of MAX's ``top_k``/``bottom_k`` (O(n log n); MAX
+    leaves their order among equal keys open, so neither relies on it):
+
+    1. sort a key (NaN as +inf, half precision in f32, integers in i64): equal
+       values end up adjacent, in some order;
+    2. number the runs of equal keys (a cumsum of "differs from the previous")
+       and sort the distinct int64 keys ``(run * 2 + nan) * n + position``:
+       runs in order, within a run NaN after +inf ascending (before it
+       descending), then the original position: the stable order.
+    The position is the final key mod n; the values are gathered from x."""
+    _static(cx, op)
+    (x,), ((shape, d),), dim, descending = xs, op.ins, op.attrs["dim"], op.attrs["descending"]
+    rank, n = len(shape), shape[dim]
+    if n == 0:
+        return [x, cx.ops.cast(x, cx.dt(int64))]
+    last = rank - 1
+    perm = [k for k in range(rank) if k != dim] + [dim]
+    xt = x if dim == last else cx.ops.permute(x, perm)
+    tshape = tuple(shape[k] for k in perm)
+    if d.category == FLOAT:
+        wide = xt if d.itemsize >= 4 else cx.cast(xt, float32)
+        nan = cx.ops.is_nan(wide)
+        key = cx.ops.where(nan, cx.ops.constant(np.inf, wide.dtype, device=cx.device), wide)
+    else:
+        nan, key = None, cx.cast(xt, int64)
+    select = cx.ops.top_k if descending else cx.ops.bottom_k
+    run_values, first = select(key, n, axis=-1)
+    lead = [slice(None)] * (rank - 1)
+    later = cx.ops.not_equal(run_values[(*lead, slice(1, None))],
+                             run_values[(*lead, slice(0, n - 1))])
+    starts = cx.ops.concat([cx.ops.broadcast_to(cx.scalar(0, int64), [*tshape[:-1], 1]),
+                            cx.cast(later, int64)], axis=-1)
+    run = cx.ops.cumsum(starts, axis=-1)
+    key2 = cx.ops.mul(run, cx.scalar(2, int64))
+    if nan is not None:
+        nan_first = _along(cx, cx.cast(nan, int64), (tshape, int64), first, (tshape, int64),
+                           last)
+        if descending:  # NaN before +inf
+            nan_first = cx.ops.sub(cx.scalar(1, int64), nan_first)
+        key2 = cx.ops.add(key2, nan_first)
+    key2 = cx.ops.add(cx.ops.mul(key2, cx.scalar(n, int64)), first)
+    final, _ = cx.ops.bottom_k(key2, n, axis=-1)
+    indices = cx.ops.mod(final, cx.scalar(n, int64))
+    values = _along(cx, xt, (tshape, d), indices, (tshape, int64), last)
+    if dim != last:
+        back = [perm.index(k) for k in range(rank)]
+        values, indices = cx.ops.permute(values, back), cx.ops.permute(indices, back)
+    return [values, indices]
 
 
 def rule_for(op: OpDef | str) -> Rule | None:

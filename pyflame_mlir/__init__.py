@@ -130,6 +130,7 @@ from .reductions import (  # reductions, scans and sorting beyond sum/mean/max/m
     kthvalue,
     logcumsumexp,
     median,
+    mode,
     msort,
     nanmean,
     nanmedian,

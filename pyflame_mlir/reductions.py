@@ -6,7 +6,7 @@ logcumsumexp cummax cummin`` (``dialects/scan.py``), ``sort`` and its index
 moves ``select_along``/``scatter_add_along`` (``dialects/sorting.py``).
 Everything else is a composite of recorded ops: ``var std var_mean std_mean
 all any count_nonzero aminmax nansum nanmean`` and ``argsort topk kthvalue
-median nanmedian msort`` (through ``sort`` + ``select_along``, so their
+median nanmedian mode msort`` (through ``sort`` + ``select_along``, so their
 gradients reach the selected elements).
 
 This module shadows ``all`` and ``any`` on purpose (the op names); the
@@ -34,7 +34,9 @@ from .ops import (
     _dims,
     amax,
     amin,
+    argmax,
     as_tensor_arg,
+    cat,
     convert,
     getitem,
     lerp,
@@ -325,6 +327,30 @@ def _nan_count(t: Tensor, d: int) -> Tensor:
     return sum(_isnan(t), d, keepdim=True)  # int64, size 1 at d
 
 
+def _all_equal_nth_element_first(n: int) -> int:
+    """Which of n mutually equal elements libstdc++'s ``std::nth_element(first,
+    first, last)`` leaves first: torch's nanmedian index for an all-NaN slice
+    (its comparator finds no NaN smaller than another). Introselect with
+    nothing comparing less: the median-of-three pivot moves the middle element
+    to the front, the partition swaps pairs from both ends inward and returns
+    the middle, and the range keeps its front half until at most 3 remain
+    (insertion sort moves nothing). Matches torch 2.13 for n = 1..299."""
+    order = list(range(n))
+    last = n
+    while last > 3:  # (halving never reaches the depth limit 2 log2 n)
+        mid = last // 2
+        order[0], order[mid] = order[mid], order[0]
+        lo, hi = 1, last
+        while True:
+            hi -= 1
+            if lo >= hi:
+                break
+            order[lo], order[hi] = order[hi], order[lo]
+            lo += 1
+        last = lo  # the nth, the front, lies before the cut
+    return order[0]
+
+
 def _median(name: str, input: Any, dim: int | None, keepdim: bool, ignore_nan: bool):
     x = as_tensor_arg(input)
     flat = dim is None
@@ -341,7 +367,8 @@ def _median(name: str, input: Any, dim: int | None, keepdim: bool, ignore_nan: b
         if ignore_nan:  # the lower median of the non-NaN elements (NaN if all are)
             valid = scalar(n, int64) - nans
             half = convert(convert(valid - 1, t.dtype) / scalar(2, t.dtype), int64)
-            return where(valid > 0, half, scalar(0, int64))
+            # all NaN: torch's index (the stable order is the identity there)
+            return where(valid > 0, half, scalar(_all_equal_nth_element_first(n), int64))
         # any NaN makes the median NaN: point at the first NaN (sorted last)
         return where(nans > 0, scalar(n, int64) - nans, scalar(lower, int64))
     out = _select_sorted(name, x, 0 if flat else dim, keepdim, position)
@@ -359,6 +386,45 @@ def nanmedian(input: Any, dim: int | None = None, keepdim: bool = False
               ) -> Tensor | ValuesIndices:
     """torch.nanmedian: the lower median of the non-NaN elements."""
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
+
+
+def mode(input: Any, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """torch.mode: the most frequent value along ``dim`` (the smallest of the
+    equally frequent) and the index of its last occurrence.
+
+    Measured on torch 2.13 CPU (hypothesis over small integer-valued tensors):
+    the value rule always holds; the index is the last occurrence for slices
+    of up to 16 elements (torch's std::sort of (value, index) pairs by value
+    is an insertion sort there, which is stable), and for longer slices
+    whichever occurrence its introsort leaves last (9% the last one): not a
+    rule we can reproduce, so there ours stays the last occurrence. NaN
+    breaks torch's comparison (its sort's order is undefined): each NaN is
+    its own run here, as in torch's count."""
+    x = as_tensor_arg(input)
+    t, d = _scan_dim("mode", x, dim)
+    n = t.shape[d]
+    if n == 0:
+        raise ShapeError("mode", f"expected reduction dim {d} to have non-zero size, got shape "
+                                 f"{list(t.shape)}")
+    values, indices = record(OPS["sort"], (t,), {"dim": d, "descending": False})
+    place = record(OPS["iota"], (), {"shape": t.shape, "dim": d, "dtype": int64})
+    # a run of equal values starts where the value differs from the previous
+    # one, and ends where it differs from the next (NaN differs from NaN)
+    differs = ne(_narrow(values, d, 1, n - 1), _narrow(values, d, 0, n - 1))
+    edge = reshape(scalar(True, bool_), (1,) * t.ndim).expand(
+        *(1 if k == d else s_ for k, s_ in enumerate(t.shape)))
+    starts = cat([edge, differs], d)
+    ends = cat([differs, edge], d)
+    start = cummax(where(starts, place, scalar(0, int64)), d).values
+    count = where(ends, place - start + scalar(1, int64), scalar(0, int64))
+    most = amax(count, d, keepdim=True)
+    # the first run with the highest count: the smallest value (ascending order)
+    pos = argmax(convert(count == most, int64), d, keepdim=True)
+    v = record(OPS["select_along"], (values, pos), {"dim": d})
+    i = record(OPS["select_along"], (indices, pos), {"dim": d})
+    if x.ndim == 0:
+        return ValuesIndices(reshape(v, ()), reshape(i, ()))
+    return ValuesIndices(_squeeze_dim(v, d, keepdim), _squeeze_dim(i, d, keepdim))
 
 
 # ---- quantiles (torch's algorithm: sort, a rank per quantile, then interpolate) ----
@@ -450,7 +516,7 @@ def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = Fals
 # Functions that are also Tensor methods (``x.prod()``, ``x.sort(1)``)
 METHODS = tuple(("prod var std all any count_nonzero aminmax nansum nanmean cumsum cumprod "
                  "logcumsumexp cummax cummin sort argsort msort topk kthvalue median "
-                 "nanmedian quantile nanquantile").split())
+                 "nanmedian mode quantile nanquantile").split())
 
 
 def _scan_inplace(name: str):

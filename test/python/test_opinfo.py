@@ -193,8 +193,25 @@ def value_outcome(o: Any, fn: Callable, s: Any) -> tuple[str, str]:
     return ("mismatch", why) if why else ("match", "")
 
 
-# (values, indices) ops where torch leaves the index among equal values
-# unspecified: the values must match and the indices must select them
+# (values, indices) ops whose index among equal values follows no rule we can
+# reproduce: the values must match and the indices must select them. Ours are
+# the stable choice (the lowest index first, as sort). Measured on torch 2.13
+# CPU over tie-heavy inputs (small integer-valued floats, some NaN; sort,
+# argsort, median, nanmedian, max/min(dim) and cummax/cummin match torch
+# exactly and are compared exactly, in test_sort_ties.py too):
+# - topk: ATen's topk_impl_loop runs libstdc++'s std::nth_element (then
+#   std::sort of the first k - 1) on (value, index) pairs compared by value
+#   only, or std::partial_sort when k * 64 <= n: introselect's pivot swaps
+#   decide the order of equal values. The stable order matched 638/638
+#   slices of n <= 3 (insertion sort only) but 518/7362 of longer ones.
+# - kthvalue: ATen's own quickselect (median-of-three Hoare partition,
+#   swapping values and indices): a port of it matched 4000/4000 random
+#   slices, the stable, first-equal and last-equal rules ~30% each. Matching
+#   it means running that sequential swap sequence on every backend.
+# nanmedian of an all-NaN slice: torch's std::nth_element over mutually equal
+# elements, a function of n alone that ours reproduces (test_sort_ties.py).
+# mode is compared exactly: for n <= 16 (torch's sort is an insertion sort
+# there) its index is the last occurrence, as ours (test_sort_ties.py).
 TIES_PICK_ANY = {"kthvalue", "topk"}
 
 
