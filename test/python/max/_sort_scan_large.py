@@ -12,12 +12,17 @@ rules, and the every-op graph has them).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
 import pyflame_mlir as pf
 
-N = 4096
+# 4096 on demand (PYFLAME_LARGE_SORT_N=4096: the MAX graph then compiles for
+# many minutes here); by default 256, past what the old rules made practical
+# in one test and already eight bitonic merge levels deep
+N = int(os.environ.get("PYFLAME_LARGE_SORT_N", "256"))
 
 
 def _stable_descending(x: np.ndarray, axis: int) -> np.ndarray:
