@@ -46,6 +46,7 @@ from .ops import (
     floor,
     ge,
     gt,
+    isfinite,
     isnan,
     log,
     logical_and,
@@ -455,7 +456,8 @@ def isclose(input: TensorLike, other: TensorLike, rtol: float = 1e-05,  # noqa: 
     if not a.dtype.is_floating_point:
         dt = float64
         a, b = convert(a, dt), convert(b, dt)
-    close = logical_or(eq(a, b), _le(abs(a - b), atol + rtol * abs(b)))
+    finite = logical_and(isfinite(a), isfinite(b))  # infinities are close only when equal
+    close = logical_or(eq(a, b), logical_and(finite, _le(abs(a - b), atol + rtol * abs(b))))
     if equal_nan:
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
     return close
@@ -948,5 +950,6 @@ def is_complex(input: TensorLike) -> bool:  # noqa: A002
     return False
 
 
-__all__ = [*FUNCTION_METHODS, "multi_dot", "conj", "resolve_conj", "resolve_neg",
+# (pf.trace is the tracer of jit.py: the matrix trace is the method only)
+__all__ = [*(n for n in FUNCTION_METHODS if n != "trace"), "multi_dot", "conj", "resolve_conj", "resolve_neg",
            "conj_physical", "real", "imag", "adjoint", "is_complex", "Frexp"]
