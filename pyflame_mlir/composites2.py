@@ -898,13 +898,15 @@ _SURFACE_PROPERTIES: dict[str, Any] = {
     "itemsize": lambda self: self.dtype.itemsize,
     "real": _identity, "imag": _imag, "mH": _adjoint, "H": _conj_transposed,
 }
-# functions of this module that torch also has as Tensor methods
-FUNCTION_METHODS = (
-    "signbit copysign fmax fmin heaviside float_power ldexp erfc erfinv lgamma digamma "
-    "polygamma mvlgamma i0 frexp gcd lcm isclose allclose equal dist inner vdot trace "
-    "ravel unflatten positive rot90 renorm sum_to_size split_with_sizes hsplit vsplit dsplit "
-    "diagflat slice_scatter select_scatter diagonal_scatter cov corrcoef matrix_power "
-    "unique_consecutive").split()
+# functions of this module that torch also has as Tensor methods (objects, not names:
+# dead-code checks see the uses)
+FUNCTION_METHODS = {fn.__name__: fn for fn in (
+    signbit, copysign, fmax, fmin, heaviside, float_power, ldexp, erfc, erfinv, lgamma, digamma,
+    polygamma, mvlgamma, i0, frexp, gcd, lcm, isclose, allclose, equal, dist, inner, vdot, trace,
+    ravel, unflatten, positive, rot90, renorm, sum_to_size, split_with_sizes, hsplit, vsplit,
+    dsplit, diagflat, slice_scatter, select_scatter, diagonal_scatter, cov, corrcoef,
+    matrix_power, unique_consecutive,
+)}
 # cheap in-place forms torch has
 _IN_PLACE = ("copysign fmax fmin heaviside float_power ldexp erfc erfinv lgamma digamma "
              "polygamma mvlgamma i0 gcd lcm renorm").split()
@@ -916,8 +918,8 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
 
 def _set_tensor_methods() -> None:
     api = globals()
-    for name in FUNCTION_METHODS:
-        setattr(Tensor, name, api[name])
+    for name, fn in FUNCTION_METHODS.items():
+        setattr(Tensor, name, fn)
     Tensor.polygamma = _polygamma_method  # type: ignore[attr-defined]  (x.polygamma(n))
     for name in _IN_PLACE:
         fn = _polygamma_method if name == "polygamma" else api[name]
@@ -951,5 +953,92 @@ def is_complex(input: TensorLike) -> bool:  # noqa: A002
 
 
 # (pf.trace is the tracer of jit.py: the matrix trace is the method only)
-__all__ = [*(n for n in FUNCTION_METHODS if n != "trace"), "multi_dot", "conj", "resolve_conj", "resolve_neg",
-           "conj_physical", "real", "imag", "adjoint", "is_complex", "Frexp"]
+__all__ = [*(n for n in FUNCTION_METHODS if n != "trace"), "multi_dot", "conj", "resolve_conj",
+           "resolve_neg", "conj_physical", "real", "imag", "adjoint", "is_complex", "Frexp"]
+
+
+# ---- the in-place forms torch has of existing methods ----
+
+_IN_PLACE_OF_METHODS = (
+    "abs absolute acos acosh arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh "
+    "atan atan2 atanh addbmm addmm addmv addr baddbmm bitwise_and bitwise_not bitwise_or "
+    "bitwise_xor ceil clamp_max clamp_min clip cos cosh divide eq erf exp exp2 expm1 fix floor "
+    "floor_divide fmod frac ge greater greater_equal gt le lerp less less_equal log log10 "
+    "log1p log2 logical_and logical_not logical_or logical_xor logit lt multiply nan_to_num ne "
+    "neg negative not_equal pow reciprocal relu remainder round rsqrt sgn sigmoid sign sin sinh "
+    "sqrt square subtract tan tanh true_divide trunc swapaxes swapdims").split()
+_SHAPE_CHANGING = {"swapaxes", "swapdims"}
+
+
+def _checked_in_place(name: str) -> Any:
+    method = getattr(Tensor, name)
+
+    def fn(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = method(self, *args, **kwargs)
+        if out.dtype.is_floating_point and not self.dtype.is_floating_point:
+            raise RuntimeError(f"{name}_: result type {out.dtype.name} can't be cast to the "
+                               f"desired output type {self.dtype.name}")
+        return out
+    fn.__name__ = name
+    return fn
+
+
+def _set_in_place_methods() -> None:
+    for name in _IN_PLACE_OF_METHODS:
+        if name in _SHAPE_CHANGING or hasattr(Tensor, f"{name}_") or not hasattr(Tensor, name):
+            continue
+        setattr(Tensor, f"{name}_", _in_place(_checked_in_place(name), f"{name}_"))
+
+
+_set_in_place_methods()
+
+
+# ---- predicates and small members ----
+
+_PREDICATES: dict[str, Any] = {
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "is_signed": lambda self: self.dtype != bool_ and np.dtype(self.dtype.np).kind != "u",
+    "is_same_size": lambda self, other: self.shape == other.shape,
+    "is_inference": lambda self: False, "is_cpu": property(lambda self: True),
+    "is_cuda": property(lambda self: False), "is_sparse": property(lambda self: False),
+    "is_quantized": property(lambda self: False), "is_meta": property(lambda self: False),
+    "is_nested": property(lambda self: False), "storage_offset": lambda self: geometry(self)[2],
+}
+
+
+def _is_nonzero(self: Tensor) -> bool:
+    if self.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
+                           if self.numel() else "Boolean value of Tensor with no values is "
+                           "ambiguous")
+    return bool(self.item())
+
+
+def _set_predicates() -> None:
+    for name, member in _PREDICATES.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, member)
+    if not hasattr(Tensor, "is_nonzero"):
+        Tensor.is_nonzero = _is_nonzero  # type: ignore[attr-defined]
+
+
+_set_predicates()
+
+
+def is_floating_point(input: TensorLike) -> bool:  # noqa: A002
+    return as_tensor_arg(input).dtype.is_floating_point
+
+
+def is_nonzero(input: TensorLike) -> bool:  # noqa: A002
+    return _is_nonzero(as_tensor_arg(input))
+
+
+def isreal(input: TensorLike) -> Tensor:  # noqa: A002
+    """All True: no complex dtypes here."""
+    return ones(as_tensor_arg(input).shape, dtype=bool_)
+
+
+Tensor.isreal = isreal  # type: ignore[attr-defined]
+
+
+__all__ += ["is_floating_point", "is_nonzero", "isreal"]

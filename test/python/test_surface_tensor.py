@@ -273,8 +273,8 @@ def test_matrix_power_and_multi_dot():
 def test_unique_consecutive():
     x = np.array([[1, 1, 2], [1, 1, 2], [3, 1, 2], [1, 1, 2]])
     px, tx = _pair(x)
-    for kw in ({}, {"return_inverse": True, "return_counts": True}, {"dim": 0, "return_counts": True},
-               {"dim": 1, "return_inverse": True}):
+    for kw in ({}, {"return_inverse": True, "return_counts": True},
+               {"dim": 0, "return_counts": True}, {"dim": 1, "return_inverse": True}):
         got, want = pf.unique_consecutive(px, **kw), torch.unique_consecutive(tx, **kw)
         got = got if isinstance(got, tuple) else (got,)
         want = want if isinstance(want, tuple) else (want,)
@@ -286,3 +286,39 @@ def test_multinomial_method():
     pf.manual_seed(0)
     w = pf.tensor(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
     assert w.multinomial(2, replacement=True).tolist() == [[1, 1], [2, 2]]
+
+
+@pytest.mark.parametrize("name", ["abs", "exp", "sin", "sqrt", "floor", "sigmoid", "tanh",
+                                  "reciprocal", "neg", "square", "erf", "log1p", "trunc"])
+def test_in_place_unary_forms(name, mode):
+    a = np.array([0.3, 1.7, 2.5, 4.0])
+    px, tx = _pair(a)
+    out = getattr(px, f"{name}_")()
+    assert out is px
+    getattr(tx, f"{name}_")()
+    _same(px, tx, 1e-12, 1e-12)
+
+
+def test_in_place_binary_and_dtype_rules():
+    px, tx = _pair(np.array([1.0, -2.0, 3.0]))
+    px.clamp_min_(0.5)
+    tx.clamp_min_(0.5)
+    px.lt_(2.0)
+    tx.lt_(2.0)
+    _same(px, tx)
+    assert px.dtype == pf.float64
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        pf.tensor(np.array([1, 4])).sqrt_()
+
+
+def test_predicates():
+    x = pf.tensor(np.zeros((2, 3), dtype=np.float32))
+    assert x.is_floating_point() and pf.is_floating_point(x) and x.is_signed()
+    assert not pf.tensor(np.array([True])).is_signed()
+    assert x.is_same_size(pf.zeros(2, 3)) and not x.is_same_size(pf.zeros(3))
+    assert x.is_cpu and not x.is_cuda and x.storage_offset() == 0
+    assert x[1:].storage_offset() == torch.zeros(2, 3)[1:].storage_offset()
+    assert pf.tensor(np.array([2.0])).is_nonzero()
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        x.is_nonzero()
+    assert x.isreal().numpy().all()
