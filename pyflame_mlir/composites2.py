@@ -599,7 +599,7 @@ def cov(input: TensorLike, *, correction: int = 1, fweights: TensorLike | None =
         fact = where(gt(fact, 0.0), fact, 0.0)
         xc = x2 - mean
         c = matmul(xc * w, transpose(xc, 0, 1)) / fact
-    return reshape(c, ()) if x.ndim < 2 or c.shape == (1, 1) and x.ndim < 2 else c
+    return reshape(c, ()) if c.shape == (1, 1) else c  # one variable: a scalar (torch)
 
 
 def corrcoef(input: TensorLike) -> Tensor:  # noqa: A002
