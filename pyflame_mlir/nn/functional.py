@@ -1627,22 +1627,40 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)[..., 0, :]
 
 
-def _in_place_activation(fn: Any, name: str) -> Any:
-    def activation(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return input.copy_(fn(input, *args, **kwargs))
-    activation.__name__ = activation.__qualname__ = name
-    activation.__doc__ = f"In-place {fn.__name__} (torch.nn.functional.{name})."
-    return activation
+# the in-place activations: the new value written into ``input`` (PyTorch's
+# in-place semantics: a view writes through to its base, versions go up)
+
+def relu_(input: Tensor) -> Tensor:
+    return input.copy_(relu(input))
 
 
-relu_ = _in_place_activation(relu, "relu_")
-elu_ = _in_place_activation(elu, "elu_")
-leaky_relu_ = _in_place_activation(leaky_relu, "leaky_relu_")
-hardtanh_ = _in_place_activation(hardtanh, "hardtanh_")
-selu_ = _in_place_activation(selu, "selu_")
-celu_ = _in_place_activation(celu, "celu_")
-rrelu_ = _in_place_activation(rrelu, "rrelu_")
-threshold_ = _in_place_activation(threshold, "threshold_")
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(elu(input, alpha))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return input.copy_(leaky_relu(input, negative_slope))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return input.copy_(hardtanh(input, min_val, max_val))
+
+
+def selu_(input: Tensor) -> Tensor:
+    return input.copy_(selu(input))
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(celu(input, alpha))
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return input.copy_(rrelu(input, lower, upper, training))
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return input.copy_(where(input > threshold, input, value))
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

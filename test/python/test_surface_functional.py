@@ -154,3 +154,23 @@ def test_affine_grid(align):
     theta = RNG.standard_normal((2, 2, 3))
     _value_and_grad(lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=align),
                     lambda t: TF.affine_grid(t, (2, 1, 3, 4), align_corners=align), theta)
+
+
+def test_modules_against_torch():
+    torch.manual_seed(0)
+    tconv = torch.nn.Conv3d(2, 4, (2, 3, 2), stride=(1, 2, 1), padding=1, bias=True).double()
+    conv = pf.nn.Conv3d(2, 4, (2, 3, 2), stride=(1, 2, 1), padding=1)
+    conv.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in
+                          tconv.state_dict().items()})
+    x = RNG.standard_normal((1, 2, 3, 5, 4))
+    _same(conv(pf.tensor(x)), tconv(_t(x)))
+    pairs = [(pf.nn.MaxPool3d(2), torch.nn.MaxPool3d(2)),
+             (pf.nn.AvgPool3d(2, 1), torch.nn.AvgPool3d(2, 1)),
+             (pf.nn.LocalResponseNorm(3), torch.nn.LocalResponseNorm(3)),
+             (pf.nn.ChannelShuffle(2), torch.nn.ChannelShuffle(2))]
+    for mine, theirs in pairs:
+        _same(mine(pf.tensor(x)), theirs(_t(x)))
+    x2 = np.abs(RNG.standard_normal((2, 4, 6, 5))) + 0.1
+    _same(pf.nn.LPPool2d(2, 2)(pf.tensor(x2)), torch.nn.LPPool2d(2, 2)(_t(x2)))
+    _same(pf.nn.LPPool1d(2, 3)(pf.tensor(x2[0])), torch.nn.LPPool1d(2, 3)(_t(x2[0])))
+    _same(pf.nn.AdaptiveMaxPool1d(2)(pf.tensor(x2[0])), torch.nn.AdaptiveMaxPool1d(2)(_t(x2[0])))
