@@ -1713,6 +1713,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if x.ndim < 3:
         raise ShapeError("local_response_norm", f"expected 3D or higher dimensionality input "
                                                 f"(got {x.ndim} dimensions)")
+    if not x.dtype.is_floating_point:
+        raise ShapeError("local_response_norm", f"expects a floating-point input, got "
+                                                f"{x.dtype.name}")
     if x.shape[0] == 0 or x.numel() == 0:
         return x
     c = x.shape[1]
