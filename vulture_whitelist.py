@@ -60,3 +60,13 @@ ger
 addbmm
 memory_format
 non_blocking
+
+# ---- branch surface (issue 14): torch.nn.functional's in-place activations, called by users ----
+relu_
+elu_
+leaky_relu_
+hardtanh_
+selu_
+celu_
+rrelu_
+threshold_

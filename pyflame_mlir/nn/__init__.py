@@ -10,6 +10,8 @@ from .module import Module, Parameter
 from .more_layers import *  # noqa: F403  (InstanceNorm, Upsample, pads, more losses, ...)
 from .more_layers import __all__ as _more_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .surface_layers import *  # noqa: F403  (issue 14: Conv3d, pools, LRN, ChannelShuffle)
+from .surface_layers import __all__ as _surface_all
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -22,4 +24,5 @@ __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict"
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "functional", "init",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
-           "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all]
+           "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,
+           *_surface_all]

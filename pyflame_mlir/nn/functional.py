@@ -1649,3 +1649,257 @@ __all__ += ["pixel_shuffle", "pixel_unshuffle", "unfold", "hardshrink", "softshr
             "threshold", "prelu", "rrelu", "margin_ranking_loss", "hinge_embedding_loss",
             "soft_margin_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss",
             "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "multi_margin_loss"]
+
+
+# ---- issue 14's surface (branch surface): 3-d conv/pools, in-place activations,
+# deprecated upsample names, shuffles, distances, LRN, Lp pools, bilinear, losses ----
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    return _max_poolnd("max_pool3d", 3, input, kernel_size, stride, padding, dilation,
+                       ceil_mode, return_indices)
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    return _avg_poolnd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False
+                        ) -> Tensor:
+    x = as_tensor_arg(input)
+    if x.ndim not in (2, 3):
+        raise ShapeError("adaptive_max_pool1d", f"expected a 2-D or 3-D input, got "
+                                                f"{list(x.shape)}")
+    size = output_size[0] if isinstance(output_size, Sequence) else output_size
+    return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)[..., 0, :]
+
+
+# the in-place activations: the new value written into ``input`` (PyTorch's
+# in-place semantics: a view writes through to its base, versions go up)
+
+def relu_(input: Tensor) -> Tensor:
+    return input.copy_(relu(input))
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(elu(input, alpha))
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return input.copy_(leaky_relu(input, negative_slope))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return input.copy_(hardtanh(input, min_val, max_val))
+
+
+def selu_(input: Tensor) -> Tensor:
+    return input.copy_(selu(input))
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return input.copy_(celu(input, alpha))
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return input.copy_(rrelu(input, lower, upper, training))
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return input.copy_(where(input > threshold, input, value))
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated in torch: ``interpolate``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated in torch: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    x = as_tensor_arg(input)
+    if x.ndim < 3:
+        raise ShapeError("channel_shuffle", f"expected an input of at least 3 dimensions, got "
+                                            f"{list(x.shape)}")
+    c = x.shape[1]
+    if groups <= 0 or c % groups:
+        raise ShapeError("channel_shuffle", f"number of channels {c} must be divisible by "
+                                            f"groups {groups}")
+    y = reshape(x, (x.shape[0], groups, c // groups, *x.shape[2:])).transpose(1, 2)
+    return reshape(y, x.shape)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of an (N, M) input, pairs i < j."""
+    x = as_tensor_arg(input)
+    if x.ndim != 2:
+        raise ShapeError("pdist", f"only supports 2D tensors, got: {x.ndim}D")
+    if p < 0:
+        raise ShapeError("pdist", f"only supports non-negative p values, got {p}")
+    i, j = np.triu_indices(x.shape[0], 1)
+    if i.size == 0:
+        return (sum(x, 1) * 0.0)[:0]
+    rows_i = _indexing.index_select(x, 0, from_numpy(i.astype(np.int64)))
+    rows_j = _indexing.index_select(x, 0, from_numpy(j.astype(np.int64)))
+    return _vector_norm(rows_i - rows_j, p, 1, False)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``x / (k + alpha/size * sum of x^2 over ``size`` neighbouring channels)^beta``."""
+    x = as_tensor_arg(input)
+    if x.ndim < 3:
+        raise ShapeError("local_response_norm", f"expected 3D or higher dimensionality input "
+                                                f"(got {x.ndim} dimensions)")
+    if not x.dtype.is_floating_point:
+        raise ShapeError("local_response_norm", f"expects a floating-point input, got "
+                                                f"{x.dtype.name}")
+    if x.shape[0] == 0 or x.numel() == 0:
+        return x
+    c = x.shape[1]
+    sq = _zero_pad(x * x, [(0, 0), (size // 2, (size - 1) // 2),
+                           *[(0, 0)] * (x.ndim - 2)])
+    acc = _slice_dim(sq, 1, 0, c)
+    for j in range(1, size):
+        acc = acc + _slice_dim(sq, 1, j, j + c)
+    div = (acc * (alpha / size) + k) ** beta
+    return x / div
+
+
+def _lp_pool(op: str, nsp: int, input: Tensor, norm_type: float, kernel_size: Any,
+             stride: Any, ceil_mode: bool) -> Tensor:
+    k = _pair(kernel_size, nsp, "kernel_size", op)
+    x = as_tensor_arg(input)
+    powered = x ** float(norm_type)
+    out = _avg_poolnd(op, nsp, powered, k, stride, 0, ceil_mode, True, None)
+    out = _ops.sign(out) * _relu(abs(out))
+    return (out * float(np.prod(k))) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """``y_o = x1^T W_o x2 + b_o`` over the last dimensions."""
+    a, b, w = as_tensor_arg(input1), as_tensor_arg(input2), as_tensor_arg(weight)
+    if w.ndim != 3 or a.shape[-1] != w.shape[1] or b.shape[-1] != w.shape[2] or \
+            a.shape[:-1] != b.shape[:-1]:
+        raise ShapeError("bilinear", f"input1 {list(a.shape)}, input2 {list(b.shape)} and "
+                                     f"weight {list(w.shape)}: expected weight (out, in1, in2) "
+                                     f"and inputs with equal leading dimensions")
+    y = _ops.einsum("...i,oij,...j->...o", a, w, b)
+    return y if bias is None else y + bias
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """Samples of the Gumbel-softmax distribution (straight-through when ``hard``)."""
+    del eps  # torch ignores it too (deprecated)
+    x = as_tensor_arg(logits)
+    u = rand(*x.shape, dtype=x.dtype)
+    exponential = -log(u.clamp(1e-20, 1.0))
+    gumbels = -log(exponential.clamp_min(1e-20))
+    y = _softmax((x + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = _ops.argmax(y, dim, keepdim=True)
+    y_hard = _indexing.scatter(detach(y) * 0.0, dim, index, 1.0)
+    return y_hard - detach(y) + y
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater "
+                         f"than 0, got {margin} instead")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _ops.minimum(d_neg, dist(positive, negative))
+    return _reduce(_relu(margin + d_pos - d_neg), _reduction(None, None, reduction))
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``sum_{j in targets, i not in targets} max(0, 1 - (x_j - x_i)) / C``; a row's
+    targets are its entries up to the first -1 (evaluated: they select pairs)."""
+    x = as_tensor_arg(input)
+    t = np.asarray(as_tensor_arg(target).numpy())
+    if x.ndim not in (1, 2) or t.shape != x.shape:
+        raise ShapeError("multilabel_margin_loss", f"expected input and target of one shape "
+                                                   f"(C) or (N, C), got {list(x.shape)} and "
+                                                   f"{list(t.shape)}")
+    x2 = x if x.ndim == 2 else x.unsqueeze(0)
+    t2 = t.reshape(x2.shape)
+    n, c = x2.shape
+    counts = np.zeros((n, c), np.float64)  # how often j is listed as a target of row r
+    is_target = np.zeros((n, c), bool)
+    for r in range(n):
+        for v in t2[r]:
+            if v < 0:
+                break
+            if v >= c:
+                raise IndexError(f"multilabel_margin_loss: target {v} is out of bounds for "
+                                 f"{c} classes")
+            counts[r, v] += 1
+            is_target[r, v] = True
+    pairs = counts[:, :, None] * (~is_target)[:, None, :]  # (N, j, i)
+    hinge = _relu(1.0 - (x2.unsqueeze(2) - x2.unsqueeze(1)))  # [r, j, i]: 1 - (x_j - x_i)
+    loss = sum(hinge * _const_like(pairs, hinge), (1, 2)) / float(c)
+    if x.ndim == 1:
+        loss = loss[0]
+    return _reduce(loss, _reduction(size_average, reduce, reduction))
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None
+                ) -> Tensor:
+    """The sampling grid (N, H, W, 2) of 2-D affine matrices theta (N, 2, 3)."""
+    th = as_tensor_arg(theta)
+    if len(size) != 4 or th.ndim != 3 or th.shape[1:] != (2, 3) or th.shape[0] != size[0]:
+        raise ShapeError("affine_grid", f"expected theta (N, 2, 3) and a 4-D size (N, C, H, W) "
+                                        f"(5-D is not supported), got {list(th.shape)} and "
+                                        f"{list(size)}")
+    n, _, h, w = size
+
+    def axis(k: int) -> np.ndarray:
+        v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
+        return v if align_corners else v * (k - 1) / k
+    xs, ys = np.meshgrid(axis(w), axis(h))
+    base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
+    grid = matmul(_const_like(np.broadcast_to(base, (n, h * w, 3)).copy(), th),
+                  th.transpose(1, 2))
+    return reshape(grid, (n, h, w, 2))
+
+
+__all__ += ["conv3d", "max_pool3d", "avg_pool3d", "adaptive_max_pool1d", "relu_", "elu_",
+            "leaky_relu_", "hardtanh_", "selu_", "celu_", "rrelu_", "threshold_", "upsample",
+            "upsample_nearest", "upsample_bilinear", "channel_shuffle", "pdist",
+            "local_response_norm", "lp_pool1d", "lp_pool2d", "bilinear", "gumbel_softmax",
+            "triplet_margin_with_distance_loss", "multilabel_margin_loss", "affine_grid"]

@@ -46,6 +46,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
     "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.composites": 1,  # more torch functions from the op API (on ops, inplace)
+    "pyflame_mlir.composites2": 1,  # issue 14's torch surface: special functions, Tensor methods
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
@@ -69,6 +70,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.functional": 2,
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
+    "pyflame_mlir.nn.surface_layers": 2,  # issue 14: Conv3d, 3-d pools, LRN, Lp pools
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
     "pyflame_mlir": 3,  # __init__: the public API

@@ -51,7 +51,13 @@ RANDOM_SAMPLE: dict[str, Callable[[Any], bool]] = {
 # namespaces of torch's that are not the same functions as ours under the same name
 FOREIGN = ("masked.", "sparse.", "_refs.", "special.", "fft.", "signal.")
 # (op name, variant) -> why our answer knowingly differs from torch's
-KNOWN_MISMATCHES: dict[tuple[str, str], str] = {}
+KNOWN_MISMATCHES: dict[tuple[str, str], str] = {
+    # float32 samples near the poles: torch's float32 kernel is 2e-5 off the
+    # float64 value there (trigamma(-7.950587): torch 412.7526, float64 412.7442,
+    # ours 412.7441); test_surface_math.py checks ours against torch in float64
+    **{("polygamma", f"polygamma_n_{n}"): "torch's float32 polygamma near the poles"
+       for n in range(5)},
+}
 
 _TORCH_TO_PF = {torch.float32: pf.float32, torch.float64: pf.float64,
                 torch.float16: pf.float16, torch.bfloat16: pf.bfloat16, torch.int32: pf.int32,
@@ -81,6 +87,7 @@ def resolve(name: str) -> Callable | None:
 ADAPTERS: dict[str, Callable[[Callable], Callable]] = {
     "einsum": lambda fn: lambda tensors, equation: fn(equation, tensors),
     "where": lambda fn: lambda self, condition, other, **kw: fn(condition, self, other, **kw),
+    "polygamma": lambda fn: lambda x, n, **kw: fn(n, x, **kw),  # torch's lambda: (x, n)
 }
 
 
