@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections import namedtuple
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,22 +114,24 @@ def copysign(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     return where(signbit(b), -abs(a), abs(a))
 
 
-def fmax(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
-    """Elementwise maximum that ignores a NaN when the other value is a number."""
+def _nan_ignoring(pick: Callable[[Tensor, Tensor], Tensor], input: TensorLike,  # noqa: A002
+                  other: TensorLike) -> Tensor:
+    """``pick`` (maximum or minimum) that ignores a NaN when the other value is a number."""
     dt = _promote([input, other])
     a, b = _cast(input, dt), _cast(other, dt)
     if not dt.is_floating_point:
-        return maximum(a, b)
-    return where(isnan(a), b, where(isnan(b), a, maximum(a, b)))
+        return pick(a, b)
+    return where(isnan(a), b, where(isnan(b), a, pick(a, b)))
+
+
+def fmax(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """Elementwise maximum that ignores a NaN when the other value is a number."""
+    return _nan_ignoring(maximum, input, other)
 
 
 def fmin(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise minimum that ignores a NaN when the other value is a number."""
-    dt = _promote([input, other])
-    a, b = _cast(input, dt), _cast(other, dt)
-    if not dt.is_floating_point:
-        return minimum(a, b)
-    return where(isnan(a), b, where(isnan(b), a, minimum(a, b)))
+    return _nan_ignoring(minimum, input, other)
 
 
 def heaviside(input: TensorLike, values: TensorLike) -> Tensor:  # noqa: A002

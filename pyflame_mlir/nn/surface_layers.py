@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core import Tensor
 from . import functional as F
-from .layers import _ConvNd, _MaxPoolNd
+from .layers import AvgPool2d, _ConvNd, _MaxPoolNd
 from .module import Module
 
 
@@ -29,16 +29,7 @@ class MaxPool3d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool3d)
 
 
-class AvgPool3d(Module):
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
+class AvgPool3d(AvgPool2d):  # the same arguments, one more spatial dim
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
