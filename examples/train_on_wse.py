@@ -19,6 +19,7 @@ cross_entropy: every op of it runs on the PE grid (issue 16).
     python examples/train_on_wse.py                 # the MLP, 2x2 PEs, about a minute
     python examples/train_on_wse.py --model gpt --steps 3
     python examples/train_on_wse.py --steps 20 --grid 4x4 --out /tmp/train_on_wse
+    python examples/train_on_wse.py --dtype f16     # the MLP in mixed precision
 """
 
 import argparse
@@ -131,7 +132,21 @@ def mlp_setup(args: argparse.Namespace, batch: int):
         return model
 
     title = f"MLP {d_in}->{hidden}->{d_out}, batch {batch}"
+    if args.dtype == "f16":
+        return title + ", f16 compute on f32 masters", make, data, mixed_precision_mse
     return title, make, data, lambda m, x, y: ((m(x) - y) ** 2).mean()
+
+
+def mixed_precision_mse(model: nn.Module, x: pf.Tensor, y: pf.Tensor) -> pf.Tensor:
+    """Mixed precision: f16 copies of the f32 master weights (cast at the start of
+    every step, ``@fs2h`` on the PEs), an f16 batch and f16 products, the loss in
+    f32; the gradients flow back through the casts into the f32 masters, which
+    AdamW updates (and which stay resident)."""
+    first, last = model[0], model[2]
+    half = pf.float16
+    h = pf.relu(x.to(half) @ first.weight.to(half).T + first.bias.to(half))
+    out = h @ last.weight.to(half).T + last.bias.to(half)
+    return ((out.float() - y) ** 2).mean()
 
 
 def gpt_setup(args: argparse.Namespace, batch: int):
@@ -157,7 +172,11 @@ def main() -> None:
     ap.add_argument("--gpt", default="8,4,8,2", help="vocab,context,d_model,heads of the GPT")
     ap.add_argument("--batch", type=int, default=0, help="default: 16 (MLP), 1 (GPT)")
     ap.add_argument("--out", help="write the last step's SDK project and grid.png here")
+    ap.add_argument("--dtype", default="f32", choices=("f32", "f16"),
+                    help="f16: the MLP computes in half precision on f32 master weights")
     args = ap.parse_args()
+    if args.dtype == "f16" and "gpt" in args.model:
+        ap.error("--dtype f16 is for the MLP: the GPT block trains in f32 on the wafer")
     gw, _, gh = args.grid.partition("x")
     csl_backend.configure(mode="simulator", grid=(int(gw), int(gh)))
     for which in args.model.split(","):
@@ -183,7 +202,9 @@ def main() -> None:
                   f"{r.flops_per_cycle:>10.2f} {100 * r.roofline_fraction:>7.1f}% "
                   f"{r.h2d_bytes:>7,}B {r.d2h_bytes:>7,}B {r.resident_bytes:>8,}B")
         print(f"\nlargest relative difference of a loss from the reference: {worst:.2e}")
-        assert worst < 1e-4, "the losses on the wafer left the reference backend's"
+        # f32: the same arithmetic; f16: a few half-precision roundings apart
+        bound = 1e-4 if args.dtype == "f32" else 4 * float(np.finfo(np.float16).eps)
+        assert worst < bound, "the losses on the wafer left the reference backend's"
         report = pf.csl_report(out)
         print(f"\nthe last step:\n{report}\n")
         if out is not None:

@@ -93,3 +93,18 @@ def test_mixed_precision_training_follows_reference(csl, opt_name, grid, loss_sc
         assert batch_bytes <= run.traffic.h2d_bytes < batch_bytes + 64, run.traffic
         assert run.traffic.d2h_bytes == 4, run.traffic
     assert runs[-1].program.resident
+
+
+def test_the_example_trains_the_mlp_in_mixed_precision_on_the_wafer() -> None:
+    """examples/train_on_wse.py --dtype f16: AdamW on f32 masters with f16 compute,
+    its losses within a few f16 roundings of the reference backend's (it asserts it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).parents[3] / "examples" / "train_on_wse.py"
+    out = subprocess.run([sys.executable, str(example), "--dtype", "f16", "--steps", "3"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "f16 compute on f32 masters" in out.stdout
+    assert "largest relative difference of a loss from the reference" in out.stdout
