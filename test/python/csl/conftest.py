@@ -34,3 +34,15 @@ def on_grid() -> Iterator[Callable]:
     finally:
         pf.set_backend(prev_backend)
         csl_backend.configure(**vars(prev))
+
+
+@pytest.fixture
+def csl() -> Iterator[object]:
+    """The csl backend on the simulator (the backend and its options restored after)."""
+    prev_backend = pf.get_backend()
+    prev = csl_backend.configure(mode="simulator")
+    try:
+        yield csl_backend
+    finally:
+        pf.set_backend(prev_backend)
+        csl_backend.configure(**vars(prev))

@@ -13,7 +13,6 @@ from pyflame_mlir.dialects import wse
 from xdsl.utils.exceptions import VerifyException
 
 import pyflame_mlir as pf
-from pyflame_mlir.runtime import csl_backend
 
 RNG = np.random.default_rng(16)
 
@@ -83,17 +82,6 @@ def test_relayout_verifier():
         parse_wse(text.replace("width = 2", "width = 4"))
     with pytest.raises(VerifyException, match="result must be"):
         parse_wse(_prog(2, src, f"  %r = wse.relayout %a : {src} -> {src}", ("r", src)))
-
-
-@pytest.fixture
-def csl():
-    prev_backend = pf.get_backend()
-    prev = csl_backend.configure(mode="simulator")
-    try:
-        yield csl_backend
-    finally:
-        pf.set_backend(prev_backend)
-        csl_backend.configure(**vars(prev))
 
 
 @pytest.mark.parametrize("grid", [(2, 2), (4, 4)])
