@@ -123,6 +123,22 @@ def test_verify_keeps_an_entry_in_use(cache: Path) -> None:
     assert (cache / "mlir" / f"{KEYS['mlir-bad']}.so").exists()
 
 
+def test_verify_skips_entries_evicted_since_its_scan(cache: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process evicts entries between verify's scan and its reads
+    (CI once saw FileNotFoundError here): gone is not bad, and no error."""
+    real_scan = disk_cache.scan
+
+    def scan_then_evict(backend: str, root: Path | None = None) -> disk_cache.Scan:
+        found = real_scan(backend, root)
+        for e in found.entries:
+            disk_cache.remove(e)
+        return found
+
+    monkeypatch.setattr(disk_cache, "scan", scan_then_evict)
+    assert "verified 0 entries: 0 good, 0 bad" in run("verify")
+
+
 def test_clear_one_backend_then_all(cache: Path) -> None:
     assert "cleared 4 entries" in run("clear", "--backend", "mlir")
     rows = info_json()
