@@ -61,7 +61,24 @@ _BY_NAME.update({"bool_": bool_, "float": float32, "double": float64, "half": fl
                  "int": int32, "long": int64})
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL_DTYPES}
 
-DEFAULT_FLOAT = float32
+# The default float dtype (``torch.get_default_dtype``): what Python floats,
+# ``randn``/``zeros``/``arange`` with float bounds and new layers' parameters
+# become, and what integer inputs of float-only ops are promoted to. One list
+# cell, read at recording time (a compiled program never reads it).
+_DEFAULT_FLOAT: list[DType] = [float32]
+
+
+def default_float() -> DType:
+    return _DEFAULT_FLOAT[0]
+
+
+def set_default_float(d: DType) -> None:
+    if not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type, got {d.name}")
+    _DEFAULT_FLOAT[0] = d
+
+
 DEFAULT_INT = int64
 
 
@@ -80,7 +97,7 @@ def dtype(x: object) -> DType:
             raise TypeError(f"unknown dtype {x!r}; expected one of "
                             f"{', '.join(d.name for d in ALL_DTYPES)}") from None
     if x is float:
-        return DEFAULT_FLOAT
+        return _DEFAULT_FLOAT[0]
     if x is int:
         return DEFAULT_INT
     if x is bool:
@@ -125,7 +142,7 @@ def scalar_category(v: object) -> int:
 
 def scalar_dtype(v: object) -> DType:
     """Dtype of a Python scalar standing alone (``pf.tensor(3)``)."""
-    return (bool_, DEFAULT_INT, DEFAULT_FLOAT)[scalar_category(v)]
+    return (bool_, DEFAULT_INT, _DEFAULT_FLOAT[0])[scalar_category(v)]
 
 
 def result_type(dim_dtypes: list[DType], zero_dim_dtypes: list[DType],

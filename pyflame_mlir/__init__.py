@@ -14,11 +14,14 @@ from contextlib import contextmanager as _contextmanager
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
     autograd,
+    cuda,
+    func,
     inplace,
     linalg,
     nn,
     optim,
     sharding,
+    testing,
     tree_util,
     utils,
 )
@@ -62,16 +65,20 @@ from .core import (
     reuse_graph,
 )
 from .creation import (
+    Generator,
     arange,
     as_tensor,
     asarray,
     bernoulli,
+    default_generator,
     empty,
     empty_like,
     eye,
     from_numpy,
     full,
     full_like,
+    get_rng_state,
+    initial_seed,
     linspace,
     logspace,
     manual_seed,
@@ -87,6 +94,8 @@ from .creation import (
     randn,
     randn_like,
     randperm,
+    seed,
+    set_rng_state,
     tensor,
     zeros,
     zeros_like,
@@ -162,6 +171,14 @@ from .sharding import (  # issue 17: meshes, shardings, shard_map and its collec
     reshard,
     shard,
     shard_map,
+)
+from .torch_api import (  # torch's dtype facts, default dtype and type tests
+    finfo,
+    get_default_dtype,
+    iinfo,
+    is_tensor,
+    numel,
+    set_default_dtype,
 )
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)

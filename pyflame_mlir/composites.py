@@ -19,7 +19,7 @@ from .autodiff import no_grad
 from .core import Tensor
 from .creation import tensor as _tensor
 from .creation import zeros
-from .dialects.dtypes import DType, float32, int64, promote
+from .dialects.dtypes import DType, default_float, int64, promote
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError
 from .indexing import meshgrid, scatter_add, take_along_dim
@@ -68,7 +68,7 @@ def _float_pair(name: str, a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor
     """Both operands in their promoted dtype, integers promoted to float32 (torch)."""
     dt = _promote([a, b])
     if not dt.is_floating_point:
-        dt = float32
+        dt = default_float()
     return _cast(a, dt), _cast(b, dt)
 
 
@@ -144,7 +144,7 @@ def sinc(input: TensorLike) -> Tensor:  # noqa: A002
     """``sin(pi x) / (pi x)``, 1 at 0."""
     x = as_tensor_arg(input)
     if not x.dtype.is_floating_point:
-        x = _cast(x, float32)
+        x = _cast(x, default_float())
     zero = eq(x, 0.0)
     px = mul(where(zero, 1.0, x), math.pi)
     return where(zero, 1.0, div(sin(px), px))
@@ -152,12 +152,12 @@ def sinc(input: TensorLike) -> Tensor:  # noqa: A002
 
 def deg2rad(input: TensorLike) -> Tensor:  # noqa: A002
     x = as_tensor_arg(input)
-    return mul(x if x.dtype.is_floating_point else _cast(x, float32), math.pi / 180.0)
+    return mul(x if x.dtype.is_floating_point else _cast(x, default_float()), math.pi / 180.0)
 
 
 def rad2deg(input: TensorLike) -> Tensor:  # noqa: A002
     x = as_tensor_arg(input)
-    return mul(x if x.dtype.is_floating_point else _cast(x, float32), 180.0 / math.pi)
+    return mul(x if x.dtype.is_floating_point else _cast(x, default_float()), 180.0 / math.pi)
 
 
 # ---- dtypes and broadcasting ----

@@ -26,7 +26,7 @@ import numpy as np
 from .core import Tensor, detach, geometry
 from .creation import full, ones, tensor, zeros
 from .creation import multinomial as _multinomial
-from .dialects.dtypes import DType, bool_, float32, float64, int32, int64
+from .dialects.dtypes import DType, bool_, default_float, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
 from .indexing import diag, diagonal, flip, scatter, tensor_split
@@ -75,13 +75,13 @@ from .ops import (
 def _float(x: TensorLike) -> Tensor:
     """``x`` as a float tensor: integers and bools become float32 (torch's default)."""
     t = as_tensor_arg(x)
-    return t if t.dtype.is_floating_point else convert(t, float32)
+    return t if t.dtype.is_floating_point else convert(t, default_float())
 
 
 def _float_pair(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
     dt = _promote([a, b])
     if not dt.is_floating_point:
-        dt = float32
+        dt = default_float()
     return _cast(a, dt), _cast(b, dt)
 
 

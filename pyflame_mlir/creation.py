@@ -6,7 +6,9 @@ ops (constants and ``iota``), part of the structural hash."""
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,11 +16,71 @@ import numpy as np
 
 from .core import Tensor, record, splat_value
 from .dialects import OPS
-from .dialects.dtypes import DEFAULT_FLOAT, DType, bool_, float32, int64, scalar_dtype
+from .dialects.dtypes import DType, bool_, default_float, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
 from .ops import _shape_arg, convert, eq
 
-_rng = np.random.default_rng()
+
+class Generator:
+    """``torch.Generator``: a seeded stream of random draws on the host
+    (numpy's PCG64; the values differ from torch's Philox/MT streams, the
+    API and its reproducibility guarantees are the same). Every creation
+    function that draws takes ``generator=``; without it they draw from
+    ``default_generator``, which ``pf.manual_seed`` seeds."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        if str(device) != "cpu":
+            raise RuntimeError(f"Generator: pyflame draws random values on the host; "
+                               f"device={device!r} is not supported (use 'cpu')")
+        self.seed()
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def manual_seed(self, seed: int) -> Generator:
+        seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise RuntimeError(f"manual_seed: seed {seed} is out of range "
+                               "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]")
+        self._initial = seed & ((1 << 64) - 1)  # torch maps negative seeds the same way
+        self.np = np.random.default_rng(self._initial)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; the new seed."""
+        self.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        return self._initial
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> Tensor:
+        """The full state as a tensor of byte values (torch's is a uint8
+        tensor; pyflame has no uint8, so int64); ``set_state`` restores it."""
+        state = json.dumps({"seed": self._initial, "bits": self.np.bit_generator.state})
+        return Tensor._leaf(np.frombuffer(state.encode(), dtype=np.uint8).astype(np.int64))
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        try:
+            state = json.loads(np.asarray(new_state.numpy()).astype(np.uint8).tobytes())
+            bits = np.random.PCG64()
+            bits.state = state["bits"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise RuntimeError(f"Generator.set_state: not a state from get_state ({e})") from None
+        self._initial, self.np = int(state["seed"]), np.random.Generator(bits)
+        return self
+
+
+default_generator = Generator()
+
+
+def _draws(generator: Generator | None) -> np.random.Generator:
+    if generator is None:
+        return default_generator.np
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a pf.Generator, got {type(generator).__name__}")
+    return generator.np
 
 
 def _requires_grad_option(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -30,10 +92,26 @@ def _requires_grad_option(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return wrapped
 
 
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind ``randn``/``rand`` (numpy's PCG64)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+def manual_seed(seed: int) -> Generator:
+    """Seed ``default_generator``, behind every draw without ``generator=``."""
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def seed() -> int:
+    """Seed ``default_generator`` from the operating system's entropy."""
+    return default_generator.seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
 
 
 def _infer_host_dtype(arr: np.ndarray, data: Any) -> DType:
@@ -46,7 +124,7 @@ def _infer_host_dtype(arr: np.ndarray, data: Any) -> DType:
     if kind in "iu":
         return int64
     if kind == "f":
-        return DEFAULT_FLOAT
+        return default_float()
     raise TypeError(f"cannot make a tensor from {type(data).__name__} of dtype {arr.dtype}")
 
 
@@ -89,26 +167,27 @@ def _size(size: tuple) -> tuple[int, ...]:
 
 
 def _float_dtype(dtype: Any) -> DType:
-    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    dt = to_dtype(dtype) if dtype is not None else default_float()
     if not dt.is_floating_point:
         raise TypeError(f"random floats need a floating dtype, got {dt.name}")
     return dt
 
 
 @_requires_grad_option
-def randn(*size: Any, dtype: Any = None) -> Tensor:
+def randn(*size: Any, dtype: Any = None, generator: Generator | None = None) -> Tensor:
     dt = _float_dtype(dtype)
-    return Tensor._leaf(_rng.standard_normal(_size(size), dtype=np.float64).astype(dt.np))
+    z = _draws(generator).standard_normal(_size(size), dtype=np.float64)
+    return Tensor._leaf(z.astype(dt.np))
 
 
 @_requires_grad_option
-def rand(*size: Any, dtype: Any = None) -> Tensor:
+def rand(*size: Any, dtype: Any = None, generator: Generator | None = None) -> Tensor:
     dt = _float_dtype(dtype)
-    return Tensor._leaf(_rng.random(_size(size), dtype=np.float64).astype(dt.np))
+    return Tensor._leaf(_draws(generator).random(_size(size), dtype=np.float64).astype(dt.np))
 
 
 def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
-            dtype: Any = None) -> Tensor:
+            dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in
     [low, high), int64 by default (PyTorch's forms)."""
     if size is None:  # randint(high, size)
@@ -122,7 +201,7 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
         raise ValueError(f"randint: random_ expects 'from' to be less than 'to', but got "
                          f"from={low} >= to={high}")
     dt = to_dtype(dtype) if dtype is not None else int64
-    return Tensor._leaf(_rng.integers(low, high, size=tuple(size)).astype(dt.np))
+    return Tensor._leaf(_draws(generator).integers(low, high, size=tuple(size)).astype(dt.np))
 
 
 @_requires_grad_option
@@ -134,12 +213,12 @@ def full(size: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tenso
 
 @_requires_grad_option
 def zeros(*size: Any, dtype: Any = None) -> Tensor:
-    return full(_size(size), 0, dtype=dtype or float32)
+    return full(_size(size), 0, dtype=dtype or default_float())
 
 
 @_requires_grad_option
 def ones(*size: Any, dtype: Any = None) -> Tensor:
-    return full(_size(size), 1, dtype=dtype or float32)
+    return full(_size(size), 1, dtype=dtype or default_float())
 
 
 def _like(t: Tensor, dtype: Any) -> tuple[tuple[int, ...], DType]:
@@ -201,7 +280,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
         if step == 0:
             raise ValueError("arange: step must be nonzero (after the cast to an integer)")
     ints = all(isinstance(v, int) for v in (start, end, step))
-    dt = to_dtype(dtype) if dtype is not None else (int64 if ints else DEFAULT_FLOAT)
+    dt = to_dtype(dtype) if dtype is not None else (int64 if ints else default_float())
     out = _iota((n,), 0, dt)
     if step != 1:
         out = out * step
@@ -214,7 +293,7 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
 def eye(n: int, m: int | None = None, dtype: Any = None
         ) -> Tensor:
     m = n if m is None else m
-    dt = to_dtype(dtype) if dtype is not None else float32
+    dt = to_dtype(dtype) if dtype is not None else default_float()
     rows, cols = _iota((n, m), 0, int64), _iota((n, m), 1, int64)
     return convert(eq(rows, cols), dt)
 
@@ -237,7 +316,7 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None) -> Tensor:
     ends towards the middle, in the result's dtype), so they match it bitwise."""
     if steps < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {steps}")
-    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    dt = to_dtype(dtype) if dtype is not None else default_float()
     wide = np.float64 if dt.is_floating_point and dt.np == np.float64 else np.float32
     if not dt.is_floating_point:
         wide = np.float64
@@ -260,17 +339,19 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None) -> Tensor:
 @_requires_grad_option
 def logspace(start: float, end: float, steps: int, base: float = 10.0,
              dtype: Any = None) -> Tensor:
-    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
-    exps = linspace(start, end, steps, dtype=dt if dt.is_floating_point else float32).numpy()
+    dt = to_dtype(dtype) if dtype is not None else default_float()
+    exps = linspace(start, end, steps,
+                    dtype=dt if dt.is_floating_point else default_float()).numpy()
     return Tensor._leaf(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dt.np))
 
 
-def randperm(n: int, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def randperm(n: int, *, dtype: Any = None, requires_grad: bool = False,
+             generator: Generator | None = None) -> Tensor:
     """A random permutation of 0..n-1 (from the generator ``manual_seed`` seeds)."""
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
     dt = to_dtype(dtype) if dtype is not None else int64
-    t = Tensor._leaf(_rng.permutation(n).astype(dt.np))
+    t = Tensor._leaf(_draws(generator).permutation(n).astype(dt.np))
     return t.requires_grad_() if requires_grad else t
 
 
@@ -282,7 +363,7 @@ def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
-           dtype: Any = None) -> Tensor:
+           dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """Samples of N(mean, std): numbers with ``size``, or tensors broadcast
     together (``mean + std * randn``: the gradient flows to tensor arguments)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
@@ -293,24 +374,27 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
             raise ValueError(f"normal: size {tuple(size)} differs from the shape {shape} of "
                              "mean and std")
         ref = m if m is not None else s
-        z = randn(*shape, dtype=ref.dtype)
+        z = randn(*shape, dtype=ref.dtype, generator=generator)
         return z * std + mean
     if size is None:
         raise TypeError("normal() with numbers for mean and std needs a size")
     if std < 0:
         raise ValueError(f"normal expects std >= 0.0, but found std {std}")
-    z = randn(*_size((size,)), dtype=dtype)
+    z = randn(*_size((size,)), dtype=dtype, generator=generator)
     return Tensor._leaf((z.numpy() * std + mean).astype(z.dtype.np))
 
 
-def bernoulli(input: Tensor, p: float | None = None) -> Tensor:  # noqa: A002
+def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
+              generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
     probs = input if p is None else full_like(input, p)
-    u = rand(*input.shape, dtype=input.dtype if input.dtype.is_floating_point else None)
+    u = rand(*input.shape, dtype=input.dtype if input.dtype.is_floating_point else None,
+             generator=generator)
     return convert(u.__lt__(probs), input.dtype)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:  # noqa: A002
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
+                *, generator: Generator | None = None) -> Tensor:
     """Category indices drawn with the given (unnormalized) weights per row;
     the weights are evaluated first (a host draw, as torch's CPU kernel)."""
     w = np.asarray(input.numpy(), dtype=np.float64)
@@ -324,30 +408,31 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
         raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) "
                            "samples without replacement")
     out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    rng = _draws(generator)
     for r, row in enumerate(rows):
         total = row.sum()
         if total <= 0:
             raise RuntimeError("multinomial: invalid multinomial distribution (sum of "
                                "probabilities <= 0)")
         if replacement:
-            out[r] = _rng.choice(row.size, size=num_samples, p=row / total)
+            out[r] = rng.choice(row.size, size=num_samples, p=row / total)
         else:
-            out[r] = _rng.choice(row.size, size=num_samples, replace=False, p=row / total) \
-                if np.count_nonzero(row) >= num_samples else _no_replacement(row, num_samples)
+            out[r] = rng.choice(row.size, size=num_samples, replace=False, p=row / total) \
+                if np.count_nonzero(row) >= num_samples else _no_replacement(rng, row, num_samples)
     return Tensor._leaf(out.reshape(w.shape[:-1] + (num_samples,)))
 
 
-def _no_replacement(row: np.ndarray, n: int) -> np.ndarray:
+def _no_replacement(rng: np.random.Generator, row: np.ndarray, n: int) -> np.ndarray:
     """torch draws zero-weight categories last when too few have weight."""
-    picked = list(_rng.choice(row.size, size=np.count_nonzero(row), replace=False,
+    picked = list(rng.choice(row.size, size=np.count_nonzero(row), replace=False,
                               p=row / row.sum()))
-    rest = [i for i in _rng.permutation(row.size) if i not in set(picked)]
+    rest = [i for i in rng.permutation(row.size) if i not in set(picked)]
     return np.array((picked + rest)[:n], dtype=np.int64)
 
 
-def poisson(input: Tensor) -> Tensor:  # noqa: A002
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noqa: A002
     rates = input.numpy()
     if np.any(rates < 0):
         raise RuntimeError("poisson: rates must be non-negative")
-    return Tensor._leaf(_rng.poisson(rates).astype(rates.dtype))
+    return Tensor._leaf(_draws(generator).poisson(rates).astype(rates.dtype))
 

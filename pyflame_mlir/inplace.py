@@ -33,7 +33,7 @@ from .core import (
     splat_value,
     untracked_views,
 )
-from .creation import rand_like, randn_like
+from .creation import Generator, rand, randn
 from .dialects import OPS
 from .indexing import (
     _put,
@@ -218,12 +218,16 @@ def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
     return _update(self, lambda o: where(mask, value, o), "masked_fill_")
 
 
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    return _update(self, lambda o: randn_like(o) * std + mean, "normal_")
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    return _update(self, lambda o: randn(*o.shape, dtype=o.dtype, generator=generator) * std
+                   + mean, "normal_")
 
 
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    return _update(self, lambda o: rand_like(o) * (b - a) + a, "uniform_")
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
+             generator: Generator | None = None) -> Tensor:
+    return _update(self, lambda o: rand(*o.shape, dtype=o.dtype, generator=generator) * (b - a)
+                   + a, "uniform_")
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:

@@ -40,6 +40,7 @@ from .dialects.dtypes import (
     DType,
     bfloat16,
     bool_,
+    default_float,
     float16,
     float32,
     float64,
@@ -126,7 +127,7 @@ def convert(x: TensorLike, dt: Any) -> Tensor:
 def _floating(x: TensorLike) -> Tensor:
     """Math that needs floats promotes integers to the default float (PyTorch)."""
     t = as_tensor_arg(x)
-    return t if t.dtype.is_floating_point else _cast(t, float32)
+    return t if t.dtype.is_floating_point else _cast(t, default_float())
 
 
 # ---- elementwise ----
@@ -156,7 +157,7 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
             a = as_tensor_arg(a)
         dt = _promote((a, b))
         if to_float and not dt.is_floating_point:
-            dt = float32
+            dt = default_float()
         return record(op, (_cast(a, dt), _cast(b, dt)), {})
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."

@@ -1,7 +1,7 @@
 """``pf.nn``: modules with ``torch.nn``'s API (``Module``, ``Parameter``,
 containers, ``Linear``, ``Embedding``...), ``pf.nn.init`` and ``pf.nn.utils``."""
 
-from . import functional, init, layers, utils
+from . import functional, init, layers, parameter, utils  # noqa: F401  (torch.nn.parameter)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, losses, ...)
 from .layers import __all__ as _layers_all

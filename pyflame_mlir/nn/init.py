@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from ..creation import rand, randn
+from ..creation import Generator, rand, randn
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
            "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
@@ -27,12 +27,12 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
         return tensor.copy_(Tensor._leaf(np.asarray(values, dtype=tensor.dtype.np)))
 
 
-def _uniform(shape: tuple[int, ...]) -> np.ndarray:
-    return rand(*shape, dtype="float64").numpy()
+def _uniform(shape: tuple[int, ...], generator: Generator | None = None) -> np.ndarray:
+    return rand(*shape, dtype="float64", generator=generator).numpy()
 
 
-def _normal(shape: tuple[int, ...]) -> np.ndarray:
-    return randn(*shape, dtype="float64").numpy()
+def _normal(shape: tuple[int, ...], generator: Generator | None = None) -> np.ndarray:
+    return randn(*shape, dtype="float64", generator=generator).numpy()
 
 
 def calculate_gain(nonlinearity: str, param: Any = None) -> float:
@@ -75,25 +75,27 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    return _fill(tensor, a + (b - a) * _uniform(tensor.shape))
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
+    return _fill(tensor, a + (b - a) * _uniform(tensor.shape, generator))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    return _fill(tensor, mean + std * _normal(tensor.shape))
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    return _fill(tensor, mean + std * _normal(tensor.shape, generator))
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0) -> Tensor:
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
     """Normal(mean, std) restricted to [a, b] (redrawing values outside)."""
     if not a < b:
         raise ValueError(f"trunc_normal_: a={a} must be smaller than b={b}")
-    values = mean + std * _normal(tensor.shape)
+    values = mean + std * _normal(tensor.shape, generator)
     for _ in range(1000):
         bad = (values < a) | (values > b)
         if not bad.any():
             break
-        values[bad] = mean + std * _normal((int(bad.sum()),))
+        values[bad] = mean + std * _normal((int(bad.sum()),), generator)
     else:
         raise ValueError(f"trunc_normal_: [{a}, {b}] holds too little of Normal({mean}, "
                          f"{std}) to sample from")
@@ -118,15 +120,17 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill(tensor, np.eye(*tensor.shape))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
+                    generator: Generator | None = None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0,
+                   generator: Generator | None = None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
@@ -138,23 +142,26 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0,
+                generator: Generator | None = None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR of a normal one, signs fixed as torch."""
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -162,7 +169,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _normal((rows, cols))
+    flat = _normal((rows, cols), generator)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

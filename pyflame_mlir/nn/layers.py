@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Tensor
-from ..dialects.dtypes import DEFAULT_FLOAT, bool_, int64
+from ..dialects.dtypes import bool_, default_float, int64
 from ..dialects.dtypes import dtype as to_dtype
 from ..ops import flatten, matmul, mean, reshape, where
 from . import functional as F
@@ -34,7 +34,7 @@ __all__ = [
 
 
 def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
-    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    dt = to_dtype(dtype) if dtype is not None else default_float()
     return Tensor._leaf(np.zeros(shape, dtype=dt.np))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from ..dialects.dtypes import DEFAULT_FLOAT
+from ..dialects.dtypes import default_float
 from ..dialects.dtypes import dtype as to_dtype
 from ..indexing import embedding
 from ..ops import matmul, reshape, unsqueeze
@@ -22,7 +22,7 @@ __all__ = ["Bilinear", "Embedding", "Identity", "Linear"]
 
 
 def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
-    dt = to_dtype(dtype) if dtype is not None else DEFAULT_FLOAT
+    dt = to_dtype(dtype) if dtype is not None else default_float()
     return Tensor._leaf(np.zeros(shape, dtype=dt.np))
 
 

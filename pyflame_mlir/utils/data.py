@@ -79,8 +79,16 @@ class ConcatDataset(Dataset):
         return self.datasets[k][index - start]
 
 
+def _permutation(generator: Any, n: int) -> np.ndarray:
+    """A permutation drawn from ``generator``: a ``pf.Generator`` (torch's
+    kind), a numpy Generator, or None for ``pf.manual_seed``'s default."""
+    if isinstance(generator, np.random.Generator):
+        return generator.permutation(n)
+    return creation._draws(generator).permutation(n)
+
+
 def random_split(dataset: Dataset, lengths: Sequence[int | float],
-                 generator: np.random.Generator | None = None) -> list[Subset]:
+                 generator: creation.Generator | np.random.Generator | None = None) -> list[Subset]:
     """Disjoint random subsets of the given lengths (or fractions summing to 1)."""
     n = len(dataset)  # type: ignore[arg-type]
     if all(isinstance(x, float) for x in lengths) and math.isclose(sum(lengths), 1.0):
@@ -91,7 +99,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
         counts = [int(x) for x in lengths]
     if sum(counts) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = (generator or creation._rng).permutation(n)
+    perm = _permutation(generator, n)
     out, at = [], 0
     for c in counts:
         out.append(Subset(dataset, perm[at:at + c].tolist()))
@@ -131,7 +139,8 @@ class DataLoader:
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
                  collate_fn: Callable[[list[Any]], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False,
-                 generator: np.random.Generator | None = None, **_: Any) -> None:
+                 generator: creation.Generator | np.random.Generator | None = None,
+                 **_: Any) -> None:
         del num_workers, pin_memory
         if batch_size is not None and batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size}")
@@ -146,7 +155,7 @@ class DataLoader:
             return list(self.sampler)
         n = len(self.dataset)  # type: ignore[arg-type]
         if self.shuffle:
-            return (self.generator or creation._rng).permutation(n).tolist()
+            return _permutation(self.generator, n).tolist()
         return list(range(n))
 
     def _batches(self) -> Iterator[list[int]]:

@@ -41,6 +41,11 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autodiff": 1,
     "pyflame_mlir.vmap": 1,  # vmap and the Jacobians on it (on top of autodiff)
     "pyflame_mlir.autograd": 1,
+    "pyflame_mlir.autograd.functional": 1,  # torch.autograd.functional on the transforms
+    "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
+    "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
+    "pyflame_mlir.testing": 1,  # pf.testing.assert_close
+    "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
@@ -52,6 +57,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,
+    "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
+    "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.nn.containers": 2,
     "pyflame_mlir.nn.linear": 2,
     "pyflame_mlir.nn.init": 2,

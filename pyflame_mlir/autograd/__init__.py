@@ -8,13 +8,13 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .autodiff import CustomNode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .autodiff import autograd_grad as grad
-from .autodiff import backward as _backward
-from .core import CONFIG, GRAD_MODE, Tensor, realize, requires_grad
-from .creation import zeros
-from .dialects import OPS
-from .ops import convert
+from ..autodiff import CustomNode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..autodiff import autograd_grad as grad
+from ..autodiff import backward as _backward
+from ..core import CONFIG, GRAD_MODE, Tensor, realize, requires_grad
+from ..creation import zeros
+from ..dialects import OPS
+from ..ops import convert
 
 _ALIAS = OPS["reshape"]
 
@@ -309,6 +309,10 @@ def is_anomaly_enabled() -> bool:
     return CONFIG.anomaly
 
 
-__all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad", "grad",
+from . import functional  # noqa: E402  (pf.autograd.functional, as torch's)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly",
+           "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly",
            "set_grad_enabled"]
