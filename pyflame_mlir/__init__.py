@@ -120,6 +120,7 @@ from .graphviz import to_dot, to_svg
 from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
+from .indexing import where as _where_or_nonzero
 from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
@@ -183,6 +184,7 @@ from .torch_api import (  # torch's dtype facts, default dtype and type tests
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
 
+where = _where_or_nonzero  # after `from .ops import *`: torch's where(cond) form too
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
 getitem = _advanced_getitem  # ops' * brought the basic one
 

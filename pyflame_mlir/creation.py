@@ -18,7 +18,7 @@ from .core import Tensor, record, splat_value
 from .dialects import OPS
 from .dialects.dtypes import DType, bool_, default_float, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
-from .ops import _shape_arg, convert, eq
+from .ops import _check_device, _shape_arg, convert, eq
 
 
 class Generator:
@@ -84,9 +84,21 @@ def _draws(generator: Generator | None) -> np.random.Generator:
 
 
 def _requires_grad_option(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """Adds PyTorch's ``requires_grad=`` keyword to a creation function."""
+    """Adds PyTorch's ``requires_grad=`` keyword to a creation function, and
+    its placement keywords: ``device`` (the current backend's device or the
+    host's "cpu", else a clear error), ``pin_memory``, ``layout`` (strided
+    only) and ``memory_format`` (no strides here: accepted, as torch's
+    contiguous default)."""
     @functools.wraps(make)
-    def wrapped(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    def wrapped(*args: Any, requires_grad: bool = False, device: Any = None,
+                pin_memory: bool = False, layout: Any = None, memory_format: Any = None,
+                **kwargs: Any) -> Tensor:
+        del pin_memory, memory_format
+        if device is not None:
+            _check_device(device)
+        if layout is not None and str(layout).removeprefix("torch.") != "strided":
+            raise ValueError(f"{make.__name__}: layout={layout} is not supported (pyflame "
+                             "tensors are dense: torch.strided)")
         t = make(*args, **kwargs)
         return t.requires_grad_() if requires_grad else t
     return wrapped
@@ -138,13 +150,16 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     return Tensor._leaf(np.array(arr, dtype=dt.np, copy=True))
 
 
-def asarray(data: Any, dtype: Any = None) -> Tensor:
+@_requires_grad_option
+def asarray(data: Any, dtype: Any = None, *, copy: bool | None = None) -> Tensor:
     """Like ``tensor`` but shares memory with a numpy array when it can."""
     if isinstance(data, Tensor):
-        return data if dtype is None else convert(data, dtype)
+        out = data if dtype is None else convert(data, dtype)
+        return out.clone() if copy and out is data else out
     if isinstance(data, np.ndarray):
         dt = to_dtype(dtype) if dtype is not None else to_dtype(data.dtype)
-        return Tensor._leaf(np.asarray(data, dtype=dt.np))
+        return Tensor._leaf(np.array(data, dtype=dt.np, copy=True) if copy else
+                            np.asarray(data, dtype=dt.np))
     return tensor(data, dtype)
 
 
@@ -186,6 +201,7 @@ def rand(*size: Any, dtype: Any = None, generator: Generator | None = None) -> T
     return Tensor._leaf(_draws(generator).random(_size(size), dtype=np.float64).astype(dt.np))
 
 
+@_requires_grad_option
 def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
             dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in
@@ -306,6 +322,7 @@ def empty(*size: Any, dtype: Any = None) -> Tensor:
     return zeros(*size, dtype=dtype)
 
 
+@_requires_grad_option
 def empty_like(t: Tensor, dtype: Any = None) -> Tensor:
     return zeros_like(t, dtype=dtype)
 
@@ -345,16 +362,16 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0,
     return Tensor._leaf(np.power(np.asarray(base, dtype=exps.dtype), exps).astype(dt.np))
 
 
-def randperm(n: int, *, dtype: Any = None, requires_grad: bool = False,
-             generator: Generator | None = None) -> Tensor:
+@_requires_grad_option
+def randperm(n: int, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """A random permutation of 0..n-1 (from the generator ``manual_seed`` seeds)."""
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
     dt = to_dtype(dtype) if dtype is not None else int64
-    t = Tensor._leaf(_draws(generator).permutation(n).astype(dt.np))
-    return t.requires_grad_() if requires_grad else t
+    return Tensor._leaf(_draws(generator).permutation(n).astype(dt.np))
 
 
+@_requires_grad_option
 def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
                  dtype: Any = None) -> Tensor:
     if high is None:
@@ -362,6 +379,7 @@ def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
     return randint(low, high, t.shape, dtype=dtype if dtype is not None else t.dtype)
 
 
+@_requires_grad_option
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *,
            dtype: Any = None, generator: Generator | None = None) -> Tensor:
     """Samples of N(mean, std): numbers with ``size``, or tensors broadcast

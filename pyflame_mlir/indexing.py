@@ -54,10 +54,12 @@ from .ops import (
     permute,
     reshape,
     split,
-    where,
 )
 from .ops import (
     getitem as _basic_getitem,
+)
+from .ops import (
+    where as _where,
 )
 
 _GATHER, _SCATTER_ADD = OPS["gather"], OPS["scatter_add"]
@@ -587,6 +589,17 @@ def nonzero(input: TensorLike, *, as_tuple: bool = False) -> Tensor | tuple[Tens
 
 def argwhere(input: TensorLike) -> Tensor:  # noqa: A002
     return nonzero(input)  # type: ignore[return-value]
+
+
+def where(condition: TensorLike, input: TensorLike | None = None,  # noqa: A002
+          other: TensorLike | None = None) -> Tensor | tuple[Tensor, ...]:
+    """``pf.where(cond, x, y)`` (``ops.where``), or with the condition alone
+    ``nonzero(cond, as_tuple=True)``, as torch's one-argument form."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() takes a condition alone or a condition, input and other")
+    return _where(condition, input, other)
 
 
 def _tri(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:

@@ -1546,7 +1546,14 @@ _DATA_METHODS: dict[str, Any] = {
     "contiguous": lambda self, *a, **k: self if is_contiguous(self) else _same(self),
     "is_contiguous": lambda self, *a, **k: is_contiguous(self), "cpu": lambda self, *a, **k: self,
     "device": property(lambda self: current_device()),
+    "cuda": lambda self, *a, **k: _no_cuda("Tensor.cuda()"),
+    "pin_memory": lambda self, *a, **k: self,  # host memory is what the backends read
 }
+
+
+def _no_cuda(what: str) -> Any:
+    raise RuntimeError(f"{what}: pyflame has no CUDA device (pf.cuda.is_available() is "
+                       "False); GPUs run through the MAX backend: pf.set_backend('max')")
 
 
 # ---- Tensor methods ----

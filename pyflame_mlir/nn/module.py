@@ -543,6 +543,10 @@ class Module:
     def cpu(self) -> Module:
         return self
 
+    def cuda(self, device: Any = None) -> Module:
+        raise RuntimeError("Module.cuda(): pyflame has no CUDA device (pf.cuda.is_available() "
+                           "is False); GPUs run through the MAX backend: pf.set_backend('max')")
+
     # ---- calling ----
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:

@@ -383,3 +383,39 @@ def test_assert_close_messages_and_rules() -> None:
     pf.testing.assert_close(a, pf.tensor([1.0, 2.1, 3.0]), rtol=0.0, atol=0.2)
     with pytest.raises(AssertionError, match="custom"):
         pf.testing.assert_close(a, pf.tensor([0.0, 0.0, 0.0]), msg="custom")
+
+
+# ---- placement keywords, where(cond) ----
+
+def test_creation_takes_torch_placement_keywords() -> None:
+    made = [pf.zeros(2, device="cpu"), pf.randn(2, device=pf.device("cpu")),
+            pf.arange(3, device="cpu"), pf.tensor([1.0], device="cpu", requires_grad=True),
+            pf.full((2,), 3.0, device="cpu", pin_memory=False),
+            pf.randint(0, 3, (2,), device="cpu"), pf.randperm(3, device="cpu"),
+            pf.empty_like(pf.ones(2), device="cpu"), pf.eye(2, layout="torch.strided")]
+    assert [tuple(t.shape) for t in made] == [(2,), (2,), (3,), (1,), (2,), (2,), (3,), (2,),
+                                              (2, 2)]
+    assert made[3].requires_grad
+    with pytest.raises(ValueError, match="device 'cuda' is not available"):
+        pf.zeros(2, device="cuda")
+    with pytest.raises(ValueError, match="layout"):
+        pf.zeros(2, layout="sparse_coo")
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        pf.ones(2).cuda()
+    with pytest.raises(RuntimeError, match="no CUDA device"):
+        pf.nn.Linear(2, 2).cuda()
+    assert not pf.ones(2).is_cuda
+
+
+def test_where_with_the_condition_alone_is_nonzero_as_tuple() -> None:
+    c = np.array([[0, 1, 1], [1, 0, 0]])
+    got = pf.where(pf.tensor(c))
+    want = torch.where(torch.tensor(c))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.numpy().tolist() == w.tolist()
+    np.testing.assert_array_equal(
+        pf.where(pf.tensor(c > 0), pf.tensor(c), -1).numpy(),
+        torch.where(torch.tensor(c > 0), torch.tensor(c), -1).numpy())
+    with pytest.raises(TypeError, match="condition alone"):
+        pf.where(pf.tensor(c > 0), 1.0)
