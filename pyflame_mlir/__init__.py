@@ -13,6 +13,7 @@ from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
+    amp,
     autograd,
     cuda,
     func,
@@ -25,6 +26,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     tree_util,
     utils,
 )
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autodiff import (
     enable_grad,
     grad,

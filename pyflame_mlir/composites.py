@@ -31,6 +31,7 @@ from .ops import (
     abs,
     add,
     as_tensor_arg,
+    autocast_policy,
     broadcast_to,
     cat,
     convert,
@@ -274,6 +275,7 @@ def kron(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     return reshape(mul(ai, bi), tuple(x * y for x, y in zip(a.shape, b.shape)))
 
 
+@autocast_policy("fp32")
 def cdist(x1: TensorLike, x2: TensorLike, p: float = 2.0,
           compute_mode: str | None = None) -> Tensor:
     """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M).

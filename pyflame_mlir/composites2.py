@@ -37,6 +37,7 @@ from .ops import (
     _promote,
     abs,
     as_tensor_arg,
+    autocast_policy,
     convert,
     eq,
     erf,
@@ -513,6 +514,7 @@ def vdot(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     return sum(a * b)
 
 
+@autocast_policy("fp32")
 def trace(input: TensorLike) -> Tensor:  # noqa: A002
     """The sum of a matrix's diagonal (integers sum as int64, as torch)."""
     x = as_tensor_arg(input)

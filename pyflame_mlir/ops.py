@@ -17,6 +17,7 @@ on purpose (they are the op names); the Python builtins are used as
 from __future__ import annotations
 
 import builtins
+import functools
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,6 +63,52 @@ _CONSTANT, _CONVERT, _MATMUL, _SUB = OPS["constant"], OPS["convert"], OPS["matmu
 
 def _is_tensor(x: object) -> bool:
     return isinstance(x, Tensor)
+
+
+# ---- autocast (torch.autocast's op policy; ``pf.amp`` switches it) ----
+
+# The autocast dtype while a ``pf.autocast`` region is active and no policy
+# function is running; None otherwise. A policy function clears it for its
+# body, so the ops it is made of run in the dtypes it chose (torch casts at
+# the outermost listed op only, as its dispatcher does).
+AUTOCAST: list[DType | None] = [None]
+
+
+def _autocast_arg(x: Any, target: DType) -> Any:
+    """torch's eligibility: floating tensors other than float64 are cast."""
+    if isinstance(x, Tensor) and x.dtype is not target and x.dtype is not float64 \
+            and x.dtype.is_floating_point:
+        return convert(x, target)
+    return x
+
+
+def autocast_policy(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a function with its place in torch's CPU autocast lists (measured
+    against torch 2.13): "lower" casts its floating tensor arguments to the
+    autocast dtype (matmuls, convolutions, linear, attention), "fp32" to
+    float32 (losses, reductions prone to overflow, linear algebra), "none"
+    keeps their dtypes (ops torch leaves alone that we build from a listed
+    one, as ``mv`` from ``matmul``). Outside autocast: one check, no cost."""
+    if kind not in ("lower", "fp32", "none"):
+        raise ValueError(f"autocast_policy: unknown kind {kind!r}")
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            dt = AUTOCAST[0]
+            if dt is None:
+                return fn(*args, **kwargs)
+            target = dt if kind == "lower" else float32 if kind == "fp32" else None
+            if target is not None:
+                args = tuple(_autocast_arg(a, target) for a in args)
+                kwargs = {k: _autocast_arg(v, target) for k, v in kwargs.items()}
+            AUTOCAST[0] = None
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                AUTOCAST[0] = dt
+        return run
+    return decorate
 
 
 def scalar(v: Scalar, dt: DType) -> Tensor:
@@ -657,6 +704,7 @@ def _check_rank(name: str, t: Tensor, ndim: int, what: str) -> None:
         raise ShapeError(name, f"{what} must be {ndim}-D, got {fmt_shape(t.shape)}")
 
 
+@autocast_policy("lower")
 def bmm(input: TensorLike, mat2: TensorLike) -> Tensor:  # noqa: A002
     a, b = as_tensor_arg(input), as_tensor_arg(mat2)
     _check_rank("bmm", a, 3, "batch1")
@@ -667,6 +715,7 @@ def bmm(input: TensorLike, mat2: TensorLike) -> Tensor:  # noqa: A002
     return matmul(a, b)
 
 
+@autocast_policy("none")
 def mv(input: TensorLike, vec: TensorLike) -> Tensor:  # noqa: A002
     a, v = as_tensor_arg(input), as_tensor_arg(vec)
     _check_rank("mv", a, 2, "input")
@@ -674,6 +723,7 @@ def mv(input: TensorLike, vec: TensorLike) -> Tensor:  # noqa: A002
     return matmul(a, v)
 
 
+@autocast_policy("none")
 def dot(input: TensorLike, tensor: TensorLike) -> Tensor:  # noqa: A002
     a, b = as_tensor_arg(input), as_tensor_arg(tensor)
     _check_rank("dot", a, 1, "input")
@@ -720,6 +770,7 @@ def _broadcasts_to(name: str, small: tuple[int, ...], big: tuple[int, ...]
                                f"the product's {fmt_shape(big)}") from None
 
 
+@autocast_policy("lower")
 def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *,  # noqa: A002
           beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
     a, b = as_tensor_arg(mat1), as_tensor_arg(mat2)
@@ -728,21 +779,25 @@ def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *,  # noqa: A00
     return _add_scaled("addmm", input, matmul(a, b), beta, alpha)
 
 
+@autocast_policy("none")
 def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, *,  # noqa: A002
           beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
     return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@autocast_policy("lower")
 def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
             beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
     return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
+@autocast_policy("lower")
 def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
            beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
     return _add_scaled("addbmm", input, sum(bmm(batch1, batch2), 0), beta, alpha)
 
 
+@autocast_policy("none")
 def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, *,  # noqa: A002
          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
     return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)
@@ -865,6 +920,8 @@ def argmin(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tens
 # ---- linear algebra ----
 
 def matmul(a: TensorLike, b: TensorLike) -> Tensor:
+    if AUTOCAST[0] is not None:
+        return _autocast_matmul(a, b)
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype:
         return record(_MATMUL, (a, b), {})
     if not (_is_tensor(a) or isinstance(a, np.ndarray)) or \
@@ -874,6 +931,7 @@ def matmul(a: TensorLike, b: TensorLike) -> Tensor:
     return record(OPS["matmul"], (_cast(a, dt), _cast(b, dt)), {})
 
 
+_autocast_matmul = autocast_policy("lower")(matmul)
 mm = matmul
 
 

@@ -36,6 +36,7 @@ from .ops import (
     amin,
     argmax,
     as_tensor_arg,
+    autocast_policy,
     cat,
     convert,
     getitem,
@@ -71,6 +72,7 @@ def _isnan(x: Tensor) -> Tensor:
 
 # ---- reductions ----
 
+@autocast_policy("fp32")
 def prod(input: Any, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
          ) -> Tensor:
     """torch.prod: the product over ``dim`` (all elements when None); integers
@@ -499,6 +501,7 @@ def _quantile(name: str, input: Any, q: Any, dim: int | None, keepdim: bool,  # 
     return reshape(out, tuple(lead)) if qv.ndim == 0 else out
 
 
+@autocast_policy("fp32")
 def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False,  # noqa: A002
              *, interpolation: str = "linear") -> Tensor:
     """torch.quantile: the q-th quantiles along ``dim`` (of all elements when
@@ -507,6 +510,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@autocast_policy("fp32")
 def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False,  # noqa: A002
                 *, interpolation: str = "linear") -> Tensor:
     """torch.nanquantile: quantile ignoring NaNs (NaN where a slice is all NaN)."""

@@ -36,6 +36,7 @@ from ..ops import (
     abs,
     amax,
     as_tensor_arg,
+    autocast_policy,
     cat,
     exp,
     gelu,
@@ -1903,3 +1904,49 @@ __all__ += ["conv3d", "max_pool3d", "avg_pool3d", "adaptive_max_pool1d", "relu_"
             "upsample_nearest", "upsample_bilinear", "channel_shuffle", "pdist",
             "local_response_norm", "lp_pool1d", "lp_pool2d", "bilinear", "gumbel_softmax",
             "triplet_margin_with_distance_loss", "multilabel_margin_loss", "affine_grid"]
+
+
+# ---- torch.autocast's CPU op lists (``ops.autocast_policy``), measured against torch 2.13 ----
+# Rebinding the module's names after the definitions: the composites above and
+# every importer (``nn.Linear`` calls ``F.linear``) see the policy.
+linear = autocast_policy("lower")(linear)
+conv1d = autocast_policy("lower")(conv1d)
+conv2d = autocast_policy("lower")(conv2d)
+conv3d = autocast_policy("lower")(conv3d)
+conv_transpose1d = autocast_policy("lower")(conv_transpose1d)
+conv_transpose2d = autocast_policy("lower")(conv_transpose2d)
+prelu = autocast_policy("lower")(prelu)
+scaled_dot_product_attention = autocast_policy("lower")(scaled_dot_product_attention)
+bilinear = autocast_policy("none")(bilinear)  # torch keeps the input dtype (einsum inside)
+mse_loss = autocast_policy("fp32")(mse_loss)
+l1_loss = autocast_policy("fp32")(l1_loss)
+smooth_l1_loss = autocast_policy("fp32")(smooth_l1_loss)
+huber_loss = autocast_policy("fp32")(huber_loss)
+nll_loss = autocast_policy("fp32")(nll_loss)
+cross_entropy = autocast_policy("fp32")(cross_entropy)
+binary_cross_entropy = autocast_policy("fp32")(binary_cross_entropy)
+binary_cross_entropy_with_logits = autocast_policy("fp32")(binary_cross_entropy_with_logits)
+kl_div = autocast_policy("fp32")(kl_div)
+margin_ranking_loss = autocast_policy("fp32")(margin_ranking_loss)
+hinge_embedding_loss = autocast_policy("fp32")(hinge_embedding_loss)
+soft_margin_loss = autocast_policy("fp32")(soft_margin_loss)
+multilabel_soft_margin_loss = autocast_policy("fp32")(multilabel_soft_margin_loss)
+cosine_embedding_loss = autocast_policy("fp32")(cosine_embedding_loss)
+triplet_margin_loss = autocast_policy("fp32")(triplet_margin_loss)
+poisson_nll_loss = autocast_policy("fp32")(poisson_nll_loss)
+gaussian_nll_loss = autocast_policy("fp32")(gaussian_nll_loss)
+multi_margin_loss = autocast_policy("fp32")(multi_margin_loss)
+multilabel_margin_loss = autocast_policy("fp32")(multilabel_margin_loss)
+max_pool3d = autocast_policy("fp32")(max_pool3d)
+avg_pool3d = autocast_policy("fp32")(avg_pool3d)
+max_unpool2d = autocast_policy("fp32")(max_unpool2d)
+local_response_norm = autocast_policy("fp32")(local_response_norm)  # avg_pool3d in torch's
+_pad_any = pad
+_pad_fp32 = autocast_policy("fp32")(pad)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002, F811
+        value: float | None = None) -> Tensor:
+    """``F.pad``; the reflect and replicate modes run in float32 under autocast."""
+    which = _pad_fp32 if mode in ("reflect", "replicate") else _pad_any
+    return which(input, pad, mode, value)
