@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     cuda,
     func,
     inplace,
+    lax,
     linalg,
     nn,
     optim,
@@ -103,6 +104,7 @@ from .creation import (
     zeros_like,
 )
 from .csl_report import CslStepReport, csl_report  # issue 16: the csl step report
+from .custom_derivatives import custom_jvp, custom_vjp  # JAX's custom derivative rules
 from .dialects.dtypes import (
     DType,
     bfloat16,
@@ -124,6 +126,7 @@ from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
+from .lax import checkpoint, remat, stop_gradient
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging

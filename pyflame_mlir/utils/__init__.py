@@ -1,3 +1,4 @@
-"""``pf.utils``: torch.utils' data loading (``pf.utils.data``)."""
+"""``pf.utils``: torch.utils' data loading (``pf.utils.data``) and
+``pf.utils.checkpoint``."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401

@@ -59,6 +59,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.module": 2,
     "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
+    "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
+    "pyflame_mlir.lax": 1,  # JAX's control flow, stop_gradient, checkpoint
+    "pyflame_mlir.utils.checkpoint": 2,  # torch.utils.checkpoint (no memory saving yet)
     "pyflame_mlir.amp": 2,  # autocast regions and GradScaler (on ops' autocast policy)
     "pyflame_mlir.nn.containers": 2,
     "pyflame_mlir.nn.linear": 2,
