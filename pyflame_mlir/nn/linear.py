@@ -15,6 +15,7 @@ from ..dialects.dtypes import dtype as to_dtype
 from ..indexing import embedding
 from ..ops import matmul, reshape, unsqueeze
 from ..ops import sum as _sum
+from . import functional as F
 from . import init
 from .module import Module, Parameter
 
@@ -67,12 +68,10 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        # (the lead may switch this to F.linear once nn.functional is merged)
         if input.shape[-1:] != (self.in_features,):
             raise ValueError(f"Linear: input of shape {list(input.shape)} does not end with "
                              f"in_features={self.in_features}")
-        out = matmul(input, self.weight.T)
-        return out if self.bias is None else out + self.bias
+        return F.linear(input, self.weight, self.bias)  # its home (and autocast policy)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -73,9 +73,12 @@ def test_autocast_training_step_gives_float32_grads_close_to_torch() -> None:
     pm = pf.nn.Sequential(pf.nn.Linear(6, 8), pf.nn.ReLU(), pf.nn.Linear(8, 5))
     pm.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        tl = TF.cross_entropy(tm(torch.tensor(X)), torch.tensor(T))
+        t_logits = tm(torch.tensor(X))
+        tl = TF.cross_entropy(t_logits, torch.tensor(T))
     with pf.autocast("cpu", dtype=pf.bfloat16):
-        pl = F.cross_entropy(pm(pf.tensor(X)), pf.tensor(T))
+        p_logits = pm(pf.tensor(X))  # nn.Linear modules: the policy of F.linear
+        pl = F.cross_entropy(p_logits, pf.tensor(T))
+    assert p_logits.dtype is pf.bfloat16 and t_logits.dtype == torch.bfloat16
     assert pl.dtype is pf.float32 and tl.dtype == torch.float32
     tl.backward()
     pl.backward()
