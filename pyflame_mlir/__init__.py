@@ -112,6 +112,18 @@ from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_h
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
 from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
+from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
+from .linalg import (
+    LinAlgError,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    inverse,
+    logdet,
+    pinverse,
+    slogdet,
+    triangular_solve,
+)
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
@@ -238,6 +250,9 @@ def get_pipeline() -> str:
     ``set_pipeline`` and ``pyflame-opt -p``)."""
     return _pipeline_spec()
 
+
+cholesky, svd, qr = (_LINALG_TOP_LEVEL[n]  # torch.cholesky/svd/qr: torch's old signatures
+                     for n in ("cholesky", "svd", "qr"))
 
 __all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
            + list(_METHODS) + list(_INDEXING_METHODS))
