@@ -8,6 +8,8 @@ primitive each, on the last two dims (every leading dim is a batch dim):
   torch, it does not raise).
 - ``cholesky(A) -> L`` (lower; reads A's lower triangle).
 - ``slogdet(A) -> (sign, logabsdet)``, ``det(A)``.
+- ``pinv(A; atol, rtol, hermitian)``: the pseudo-inverse, singular values
+  (|eigenvalues| if ``hermitian``) <= max(atol, rtol * the largest) dropped.
 - ``qr(A; complete) -> (Q, R)``, ``eigh(A; lower) -> (L, Q)`` (ascending
   eigenvalues; reads one triangle), ``svd(A; full_matrices) -> (U, S, Vh)``.
 
@@ -45,7 +47,7 @@ from .dtypes import DType, bool_, float32, float64, int32
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
 
 DECOMPOSITIONS = ("solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh",
-                  "svd")
+                  "svd", "pinv")
 
 
 class LinAlgError(RuntimeError):
@@ -121,6 +123,13 @@ def _svd_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
     if attrs["full_matrices"]:
         return ((b + (m, m), d), (b + (k,), d), (b + (n, n), d))
     return ((b + (m, k), d), (b + (k,), d), (b + (k, n), d))
+
+
+def _pinv_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (s,), (d,) = shapes, dtypes
+    _check_float("pinv", d)
+    _check_matrix("pinv", s, square=attrs["hermitian"])
+    return ((s[:-2] + (s[-1], s[-2]), d),)
 
 
 # ---- kernels (numpy.linalg: LAPACK) ----
@@ -220,6 +229,22 @@ def _svd(a: np.ndarray, full_matrices: bool) -> tuple[np.ndarray, np.ndarray, np
             _c(vh, a.dtype))
 
 
+def _pinv(a: np.ndarray, atol: float, rtol: float, hermitian: bool) -> np.ndarray:
+    """torch's rule: values <= max(atol, rtol * the largest) count as zero."""
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+    if hermitian:
+        w, q = np.linalg.eigh(a)
+        mag = np.abs(w)
+        cut = np.maximum(atol, rtol * mag.max(-1, keepdims=True))
+        inv = np.where(mag > cut, 1 / np.where(mag > cut, w, 1), 0)
+        return _c((q * inv[..., None, :]) @ np.swapaxes(q, -1, -2), a.dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    cut = np.maximum(atol, rtol * s.max(-1, keepdims=True)) if s.shape[-1] else s
+    inv = np.where(s > cut, 1 / np.where(s > cut, s, 1), 0)
+    return _c((np.swapaxes(vh, -1, -2) * inv[..., None, :]) @ np.swapaxes(u, -1, -2), a.dtype)
+
+
 define(OpDef("solve", "decomp", _solve_rule("solve"), _solve, 2,
              doc="X with A X = B (A square, B [..., n, k], one batch shape)"))
 define(OpDef("solve_triangular", "decomp", _solve_rule("solve_triangular"), _solve_triangular,
@@ -230,6 +255,9 @@ define(OpDef("cholesky", "decomp", _square_rule("cholesky", 1), _cholesky, 1,
 define(OpDef("slogdet", "decomp", _square_rule("slogdet", 2), _slogdet, 1, num_results=2,
              doc="(sign, log|det|) of square matrices"))
 define(OpDef("det", "decomp", _square_rule("det", 0), _det, 1, doc="the determinant"))
+define(OpDef("pinv", "decomp", _pinv_rule, _pinv, 1,
+             {"atol": "float", "rtol": "float", "hermitian": "bool"},
+             doc="the Moore-Penrose pseudo-inverse [..., n, m]"))
 define(OpDef("qr", "decomp", _qr_rule, _qr, 1, {"complete": "bool"}, num_results=2,
              doc="(Q, R) with A = Q R; Q [..., m, k], R [..., k, n], k = m if complete "
                  "else min(m, n)"))
@@ -448,6 +476,34 @@ ad.defvjp("slogdet", _slogdet_vjp)
 ad.defjvp("slogdet", _slogdet_jvp)
 ad.defvjp("det", _det_vjp)
 ad.defjvp("det", _det_jvp)
+
+
+# ---- pinv (torch's pinv_backward / pinv_jvp; valid where the rank is locally constant) ----
+
+def _pinv_jvp(b, tangents, inputs, outputs, atol, rtol, hermitian):
+    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    (t,), (a,), (p,) = tangents, inputs, outputs
+    pt, tt = mT(b, p), mT(b, t)
+    first = b.neg(b.matmul(b.matmul(p, t), p))
+    ppt = b.matmul(p, pt)
+    x = b.matmul(tt, b.sub(_bcast_eye(b, b.matmul(a, p)), b.matmul(a, p)))
+    y = b.matmul(b.sub(_bcast_eye(b, b.matmul(p, a)), b.matmul(p, a)), tt)
+    return [b.add(b.add(first, b.matmul(ppt, x)), b.matmul(y, b.matmul(pt, p)))]
+
+
+def _pinv_vjp(b, cts, inputs, outputs, atol, rtol, hermitian):
+    # gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)
+    (g,), (a,), (p,) = cts, inputs, outputs
+    pt, gt = mT(b, p), mT(b, g)
+    first = b.neg(b.matmul(b.matmul(pt, g), pt))
+    ap, pa = b.matmul(a, p), b.matmul(p, a)
+    second = b.matmul(b.matmul(b.sub(_bcast_eye(b, ap), ap), gt), b.matmul(p, pt))
+    third = b.matmul(b.matmul(pt, p), b.matmul(gt, b.sub(_bcast_eye(b, pa), pa)))
+    return [b.add(b.add(first, second), third)]
+
+
+ad.defvjp("pinv", _pinv_vjp)
+ad.defjvp("pinv", _pinv_jvp)
 
 
 # ---- QR ----

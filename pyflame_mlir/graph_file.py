@@ -80,7 +80,7 @@ OP_NAMES: tuple[str, ...] = (
     "fused_add_relu", "fused_mul_sigmoid", "fused_fma", "fused_matmul_relu",
     "fused_matmul_gelu",
     # matrix decompositions and solvers (dialects/decomp.py)
-    "solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd",
+    "solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd", "pinv",
 )
 OP_CODES: dict[str, int] = {name: i + 1 for i, name in enumerate(OP_NAMES)}
 

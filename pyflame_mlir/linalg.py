@@ -267,62 +267,56 @@ def svdvals(A: Any, *, driver: str | None = None) -> Tensor:  # noqa: N803
     return svd(A, full_matrices=False, driver=driver).S
 
 
-def _tolerance(name: str, s: Tensor, m: int, n: int, atol: Any, rtol: Any) -> Tensor:
-    """torch's cutoff max(atol, rtol * S_max) (rtol = eps * max(m, n) when
-    neither is given), one per matrix, shaped to broadcast against S."""
+def _tolerances(name: str, m: int, n: int, dt: Any, atol: Any, rtol: Any
+                ) -> tuple[float, float]:
+    """torch's (atol, rtol): rtol = eps * max(m, n) when neither is given, 0
+    when only atol is."""
     for v in (atol, rtol):
         if isinstance(v, Tensor):
             raise ShapeError(name, "atol/rtol as tensors are not supported: pass floats")
     if rtol is None:
-        rtol = float(np.finfo(s.dtype.np).eps) * max(m, n) if atol is None or atol <= 0 \
-            else 0.0
-    atol = 0.0 if atol is None else float(atol)
-    smax = s.amax(-1, keepdim=True) if s.shape[-1] else zeros(s.shape[:-1] + (1,), dtype=s.dtype)
-    cut = smax.detach() * float(rtol)
-    return where(cut > atol, cut, atol)
+        rtol = float(np.finfo(dt.np).eps) * max(m, n) if atol is None or atol <= 0 else 0.0
+    return (0.0 if atol is None else float(atol)), float(rtol)
 
 
 def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False  # noqa: N803
          ) -> Tensor:
-    """``torch.linalg.pinv``: the SVD (``eigh`` if ``hermitian``) with the
-    singular values below max(atol, rtol * S_max) dropped. Its gradient goes
-    through the decomposition's: inf/NaN at repeated singular values (torch
-    has a closed form there)."""
+    """``torch.linalg.pinv``: singular values (|eigenvalues| of the symmetric
+    matrix given by A's lower triangle if ``hermitian``) <= max(atol, rtol *
+    the largest) count as zero. Gradients: torch's closed form (exact where
+    the rank does not change)."""
     a = _matrix("linalg.pinv", A, square=hermitian)
-    m, n = a.shape[-2:]
-    if hermitian:
-        w, q = eigh(a)
-        cut = _tolerance("linalg.pinv", w.abs(), m, n, atol, rtol)
-        keep = w.abs() > cut
-        inv_w = where(keep, 1.0 / where(keep, w, 1.0), 0.0)
-        return matmul(q * inv_w.unsqueeze(-2), _mT(q))
-    u, s, vh = svd(a, full_matrices=False)
-    cut = _tolerance("linalg.pinv", s, m, n, atol, rtol)
-    keep = s > cut
-    inv_s = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    return matmul(_mT(vh) * inv_s.unsqueeze(-2), _mT(u))
+    atol_f, rtol_f = _tolerances("linalg.pinv", *a.shape[-2:], a.dtype, atol, rtol)
+    return record(OPS["pinv"], (a,), {"atol": atol_f, "rtol": rtol_f,
+                                      "hermitian": bool(hermitian)})
 
 
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
                 hermitian: bool = False) -> Tensor:
-    """``torch.linalg.matrix_rank``: singular values above max(atol, rtol *
-    S_max), counted (int64)."""
+    """``torch.linalg.matrix_rank``: singular values (|eigenvalues| if
+    ``hermitian``) > max(atol, rtol * the largest), counted (int64)."""
     a = _matrix("linalg.matrix_rank", A, square=hermitian)
-    m, n = a.shape[-2:]
+    atol_f, rtol_f = _tolerances("linalg.matrix_rank", *a.shape[-2:], a.dtype, atol, rtol)
     s = eigvalsh(a).abs() if hermitian else svdvals(a)
-    cut = _tolerance("linalg.matrix_rank", s, m, n, atol, rtol)
+    if not s.shape[-1]:
+        return zeros(*s.shape[:-1], dtype=int64)
+    cut = where(s.amax(-1, keepdim=True) * rtol_f > atol_f, s.amax(-1, keepdim=True) * rtol_f,
+                atol_f)
     return _sum(convert(s > cut, int64), -1)
 
 
 def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None  # noqa: N803
           ) -> LstsqResult:
-    """``torch.linalg.lstsq`` as torch computes it on CPU by default
-    (``gelsy``): the minimum-norm least-squares solution ``pinv(A) B`` with
-    singular values below ``rcond * S_max`` dropped (rcond = eps * max(m, n)
-    by default), and the rank; ``residuals`` and ``singular_values`` are empty
-    tensors, as gelsy's. ``driver`` is checked and otherwise ignored (every
-    driver gives the same solution for a full-rank A)."""
-    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+    """``torch.linalg.lstsq``: the minimum-norm least-squares solution
+    ``pinv(A) B`` (singular values <= rcond * the largest dropped; rcond = eps
+    * max(m, n) by default), whose gradient is torch's (through pinv's). The
+    other results follow the driver as torch's CPU drivers fill them:
+    ``gelsy`` (the default) the rank; ``gels`` the residuals; ``gelsd`` and
+    ``gelss`` the residuals, the rank and the singular values. Residuals (the
+    squared column norms of A X - B) are computed when m > n, also for a
+    rank-deficient A (torch leaves them empty there); otherwise empty."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise ValueError(f"linalg.lstsq: driver must be one of gels, gelsy, gelsd, gelss, got "
                          f"{driver!r}")
     a = _matrix("linalg.lstsq", A, square=False)
@@ -334,16 +328,19 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
         raise ShapeError("linalg.lstsq", f"B of shape {list(as_tensor_arg(B).shape)} must have "
                                          f"{a.shape[-2]} rows (A is {list(a.shape)})")
     m, n = a.shape[-2:]
-    u, s, vh = svd(a, full_matrices=False)
-    cut = _tolerance("linalg.lstsq", s, m, n, None, rcond)
-    keep = s > cut
-    inv_s = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    x = matmul(_mT(vh) * inv_s.unsqueeze(-2), matmul(_mT(u), b))
+    rtol = None if rcond is None or rcond < 0 else rcond
+    x = matmul(pinv(a, rtol=rtol), b)
+    empty = zeros(0, dtype=a.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy":
+        residuals = ((matmul(a, x) - b) ** 2).sum(-2)
+        if vector:
+            residuals = reshape(residuals, residuals.shape[:-1])
     if vector:
         x = reshape(x, x.shape[:-1])
-    rank = _sum(convert(keep, int64), -1)
-    empty = zeros(0, dtype=a.dtype)
-    return LstsqResult(x, empty, rank, empty)
+    rank = matrix_rank(a, rtol=rtol) if driver != "gels" else zeros(0, dtype=int64)
+    values = svdvals(a) if driver in ("gelsd", "gelss") else empty
+    return LstsqResult(x, residuals, rank, values)
 
 
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----

@@ -218,6 +218,23 @@ def _pinv(rng, batch, n):
                     fd_rtol=1e-5, fd_atol=1e-5)
 
 
+@case("pinv_hermitian")
+def _pinv_hermitian(rng, batch, n):
+    return _example("pinv(hermitian=True)", [rng.uniform(-1, 1, (*batch, n, n))],
+                    lambda lib, x: lib.linalg.pinv(_sym(x), hermitian=True), rtol=1e-6,
+                    atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("pinv_orthogonal")
+def _pinv_orthogonal(rng, batch, n):
+    """Repeated singular values (all 1): torch's closed form is finite there."""
+    def fn(lib, x):
+        q, _ = lib.linalg.qr(x)
+        return lib.linalg.pinv(q + 0 * x)
+    return _example("pinv at an orthogonal matrix", [_well_conditioned(rng, batch, n)], fn,
+                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
 @case("lstsq")
 def _lstsq(rng, batch, n):
     m = int(rng.integers(n, 6))  # tall or square: full column rank

@@ -166,7 +166,8 @@ def all_ops(seed: int = 0, *, decompositions: bool | None = None
         spd = sq @ sq.mT + pf.eye(3, dtype=pf.float64)
         outs += [pf.linalg.solve(spd, sq), pf.linalg.solve_triangular(spd, sq, upper=True),
                  pf.linalg.cholesky(spd), *pf.linalg.slogdet(spd), pf.linalg.det(m[:, :, :4]),
-                 *pf.linalg.qr(f), *pf.linalg.eigh(spd), *pf.linalg.svd(m, full_matrices=False)]
+                 *pf.linalg.qr(f), *pf.linalg.eigh(spd), *pf.linalg.svd(m, full_matrices=False),
+                 pf.linalg.pinv(f)]
     used = _ops_used(outs)
     return outs, used
 
