@@ -120,6 +120,7 @@ from .linalg import (
     det,
     inverse,
     logdet,
+    matrix_exp,
     pinverse,
     slogdet,
     triangular_solve,

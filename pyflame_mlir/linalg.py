@@ -343,6 +343,12 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
     return LstsqResult(x, residuals, rank, values)
 
 
+def matrix_exp(A: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.matrix_exp``: scaling and squaring with a [13/13] Pade
+    approximant (float64 inside), as torch; a non-finite input gives NaN."""
+    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A),), {})
+
+
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
 
 def inverse(input: Any) -> Tensor:  # noqa: A002
@@ -404,7 +410,7 @@ def _qr_top(input: Any, some: bool = True) -> QRResult:  # noqa: A002
 TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
              "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
-             "svd": _svd_top, "qr": _qr_top,
+             "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
              "pinverse": pinverse}
 
 for _name, _fn in TOP_LEVEL.items():
@@ -414,6 +420,6 @@ for _name, _fn in TOP_LEVEL.items():
 __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "LstsqResult",
            "QRResult", "SVDResult", "SlogdetResult", "TriangularSolveResult", "cholesky",
            "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
-           "vector_norm"]
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "vecdot", "vector_norm"]

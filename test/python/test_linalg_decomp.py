@@ -235,6 +235,14 @@ def _pinv_orthogonal(rng, batch, n):
                     rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
 
 
+@case("matrix_exp")
+def _matrix_exp(rng, batch, n):
+    scale = float(rng.choice([0.5, 4.0]))  # 4: |A| > theta_13, so squarings
+    return _example(f"matrix_exp(scale {scale})", [rng.uniform(-1, 1, (*batch, n, n)) * scale],
+                    lambda lib, a: lib.linalg.matrix_exp(a), rtol=1e-7, atol=1e-9,
+                    fd_rtol=1e-5, fd_atol=1e-5)
+
+
 @case("lstsq")
 def _lstsq(rng, batch, n):
     m = int(rng.integers(n, 6))  # tall or square: full column rank
@@ -337,6 +345,8 @@ def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
         (pf.linalg.lstsq(pa, pb).solution, torch.linalg.lstsq(ta, tb.expand(2, 3, 2)).solution),
         (pf.linalg.inv_ex(pa).info, torch.linalg.inv_ex(ta).info),
         (pf.linalg.cholesky_ex(pspd).L, torch.linalg.cholesky_ex(tspd).L),
+        (pf.linalg.matrix_exp(pa), torch.linalg.matrix_exp(ta)),
+        (pa.matrix_exp(), ta.matrix_exp()),
     ]
     s = pf.linalg.slogdet(pa)
     assert isinstance(s, pf.linalg.SlogdetResult) and s.sign.shape == (2,)

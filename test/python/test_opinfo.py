@@ -63,6 +63,9 @@ KNOWN_MISMATCHES: dict[tuple[str, str], tuple[str, str]] = {
     ("linalg.lstsq", "grad_oriented"): ("values", "OpInfo's op is a lambda returning "
                                                   "lstsq(...)[:2]; the base linalg.lstsq entry "
                                                   "compares all four results of these samples"),
+    ("matrix_exp", ""): ("float32", "ours computes in float64 and rounds once: on the second "
+                                    "float32 sample torch's float32 kernel is 2.4e-3 relative "
+                                    "off the float64 value, ours 5.6e-8; float64 matches"),
 }
 
 _TORCH_TO_PF = {torch.float32: pf.float32, torch.float64: pf.float64,
