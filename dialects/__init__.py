@@ -6,6 +6,7 @@ xDSL (that happens in ``dialects.pyflame``, on the first IR build).
 
 from . import (  # noqa: F401  (fill OPS)
     data,
+    decomp,
     elementwise,
     fused,
     indexing,

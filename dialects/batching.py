@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import ad
+from .decomp import DECOMPOSITIONS
 from .linalg import matmul_shape
 from .opdef import OPS, OpDef, Shape, get_op
 
@@ -212,6 +213,20 @@ defbatch("broadcast_to", _broadcast_to)
 defbatch("slice", _slice)
 defbatch("pad", _pad)
 defbatch("matmul", _matmul)
+
+
+# ---- matrix decompositions and solvers (dialects/decomp.py): the batch dim is
+# one more leading batch dim; a solve's two operands get it both ----
+
+def _decomposition(name: str) -> BatchRule:
+    def rule(b: Builder, values, batched, n, **attrs):
+        out = b.op(name, *_all_batched(b, values, batched, n), **attrs)
+        return out if isinstance(out, list) else [out]
+    return rule
+
+
+for _name in DECOMPOSITIONS:
+    defbatch(_name, _decomposition(_name))
 
 
 # ---- the interpreter over (value, batched) pairs ----

@@ -57,6 +57,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
 from ..dialects.data import DenseValue
+from ..dialects.decomp import DECOMPOSITIONS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
 from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
@@ -954,6 +955,19 @@ def _sort(em: Emitter, inputs, specs, out, dim, descending):
 RULES.update(by_op({"prod": _prod, "sort": _sort, "select_along": _gather,
                     "scatter_add_along": _scatter_add_along,
                     **{n: _log_depth_scan(n) for n in SCANS}}))
+
+
+# ---- matrix decompositions and solvers (dialects/decomp.py) ----
+
+def _no_lapack(name: str) -> Callable[..., list[SSAValue]]:
+    def rule(em: Emitter, inputs, specs, out, **attrs):
+        raise LinalgLoweringError(name, "is not supported by the mlir backend (linalg has no "
+                                        "matrix factorizations); run it on the reference "
+                                        "backend")
+    return rule
+
+
+RULES.update(by_op({n: _no_lapack(n) for n in DECOMPOSITIONS}))
 
 
 def unsupported_ops(module: ModuleOp) -> list[str]:

@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from ..dialects import OPS
+from ..dialects.decomp import DECOMPOSITIONS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
 from ..dialects.opdef import OpDef, by_op, get_op, numel
 from ..dialects.pyflame import PyflameOp, spec_of_type
@@ -738,6 +739,15 @@ def _sort(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
         back = [perm.index(k) for k in range(rank)]
         values, indices = cx.ops.permute(values, back), cx.ops.permute(indices, back)
     return [values, indices]
+
+
+# ---- matrix decompositions and solvers (dialects/decomp.py) ----
+
+@lowers(*DECOMPOSITIONS)
+def _decomposition(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
+    """MAX has no LAPACK (no factorization or triangular solve op): refuse by name."""
+    raise MaxLoweringError(op.name, "is not supported by the MAX backend (it has no matrix "
+                                    "factorizations); run it on the reference backend")
 
 
 def rule_for(op: OpDef | str) -> Rule | None:

@@ -127,6 +127,19 @@ from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
 from .lax import checkpoint, remat, stop_gradient
+from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
+from .linalg import (
+    LinAlgError,
+    cholesky_inverse,
+    cholesky_solve,
+    det,
+    inverse,
+    logdet,
+    matrix_exp,
+    pinverse,
+    slogdet,
+    triangular_solve,
+)
 
 # issue 20: PYFLAME_LOG (the module is not `log`: pf.log is the op)
 from .logging_util import configure as configure_logging
@@ -262,6 +275,9 @@ def get_pipeline() -> str:
     ``set_pipeline`` and ``pyflame-opt -p``)."""
     return _pipeline_spec()
 
+
+cholesky, svd, qr = (_LINALG_TOP_LEVEL[n]  # torch.cholesky/svd/qr: torch's old signatures
+                     for n in ("cholesky", "svd", "qr"))
 
 __all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
            + list(_METHODS) + list(_INDEXING_METHODS))

@@ -79,6 +79,9 @@ OP_NAMES: tuple[str, ...] = (
     # fused
     "fused_add_relu", "fused_mul_sigmoid", "fused_fma", "fused_matmul_relu",
     "fused_matmul_gelu",
+    # matrix decompositions and solvers (dialects/decomp.py)
+    "solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd", "pinv",
+    "matrix_exp",
 )
 OP_CODES: dict[str, int] = {name: i + 1 for i, name in enumerate(OP_NAMES)}
 

@@ -1,13 +1,58 @@
-"""``pf.linalg``: PyTorch's ``torch.linalg`` names for the norms and products
-of the op API (``ops.py`` and ``composites2.py`` hold them, as composites)."""
+"""``pf.linalg``: PyTorch's ``torch.linalg`` names.
+
+Norms and products are composites of the op API (``ops.py``,
+``composites2.py``). The decompositions and solvers record the primitives of
+``dialects/decomp.py`` (``solve solve_triangular cholesky slogdet det qr eigh
+svd``: numpy.linalg kernels, VJP and JVP rules next to them); the rest is
+composed from those: ``inv`` is ``solve(A, I)``, ``eigvalsh``/``svdvals`` drop
+the vectors, ``pinv`` and ``lstsq`` come from the SVD, ``matrix_rank`` counts
+singular values. Batch dims lead; inputs are float32 or float64 (integers and
+half precision raise, as torch).
+
+The top-level aliases torch has (``torch.inverse det logdet slogdet cholesky
+cholesky_solve cholesky_inverse triangular_solve``) and the Tensor methods
+are set at the end of this module.
+"""
 
 from __future__ import annotations
 
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
 from .composites import cross as _cross
 from .composites2 import matrix_power, multi_dot
-from .core import Tensor
+from .core import Tensor, record
+from .creation import eye, zeros
+from .dialects import OPS
+from .dialects.decomp import LinAlgError
+from .dialects.dtypes import float32, float64, int32, int64
+from .dialects.opdef import ShapeError, broadcast_shapes
+from .ops import (
+    ELEMENTWISE,
+    as_tensor_arg,
+    broadcast_to,
+    convert,
+    matmul,
+    matrix_norm,
+    reshape,
+    vector_norm,
+    where,
+)
 from .ops import linalg_norm as norm
-from .ops import matmul, matrix_norm, vector_norm
+from .ops import sum as _sum
+
+log = ELEMENTWISE["log"]
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
+InvExResult = namedtuple("InvExResult", ["inverse", "info"])
+CholeskyExResult = namedtuple("CholeskyExResult", ["L", "info"])
+TriangularSolveResult = namedtuple("TriangularSolveResult", ["solution", "cloned_coefficient"])
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
@@ -20,5 +65,361 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return (x * y).sum(dim)
 
 
-__all__ = ["cross", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "vecdot",
-           "vector_norm"]
+# ---- argument checks ----
+
+def _matrix(name: str, a: Any, square: bool = True) -> Tensor:
+    t = as_tensor_arg(a)
+    if t.dtype is not float32 and t.dtype is not float64:
+        raise ShapeError(name, f"expects a float32 or float64 tensor, got {t.dtype.name} "
+                               "(torch: a floating point tensor; half precision has no kernel)")
+    if t.ndim < 2:
+        raise ShapeError(name, f"expects a matrix or a batch of matrices ([..., m, n]), got "
+                               f"shape {list(t.shape)}")
+    if square and t.shape[-1] != t.shape[-2]:
+        raise ShapeError(name, f"expects square matrices, got shape {list(t.shape)}")
+    return t
+
+
+def _mT(t: Tensor) -> Tensor:
+    return t.transpose(-2, -1)
+
+
+def _batched(name: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """A and B with one broadcast batch shape (B a matrix [..., n, k])."""
+    batch = broadcast_shapes(name, [a.shape[:-2], b.shape[:-2]])
+    if a.shape[:-2] != batch:
+        a = broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = broadcast_to(b, batch + b.shape[-2:])
+    return a, b
+
+
+def _rhs(name: str, a: Tensor, b: Any) -> Tensor:
+    t = as_tensor_arg(b)
+    if t.dtype is not a.dtype:
+        raise ShapeError(name, f"A and B must have one dtype, got {a.dtype.name} and "
+                               f"{t.dtype.name}")
+    return t
+
+
+# ---- solvers ----
+
+def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch's names)
+    """``torch.linalg.solve``: X with ``A X = B`` (``X A = B`` if not ``left``).
+    B is a batch of vectors when it is 1-D or has A's shape without the last
+    dim (torch's rule); batch dims broadcast. A singular A raises
+    ``LinAlgError`` when the result is computed."""
+    a = _matrix("linalg.solve", A)
+    b = _rhs("linalg.solve", a, B)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if vector:
+        b = reshape(b, b.shape + (1,))
+    if b.ndim < 2:
+        raise ShapeError("linalg.solve", f"B of shape {list(b.shape)} is neither a vector nor "
+                                         "a matrix")
+    if not left:
+        if vector:
+            raise ShapeError("linalg.solve", "left=False expects B to be a matrix")
+        return _mT(solve(_mT(a), _mT(b)))
+    if b.shape[-2] != a.shape[-1]:
+        raise ShapeError("linalg.solve", f"cannot solve A X = B for A of shape {list(a.shape)} "
+                                         f"and B of shape {list(as_tensor_arg(B).shape)}")
+    a, b = _batched("linalg.solve", a, b)
+    x = record(OPS["solve"], (a, b), {})
+    return reshape(x, x.shape[:-1]) if vector else x
+
+
+def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False
+             ) -> tuple[Tensor, Tensor]:
+    """``torch.linalg.solve_ex``: (result, info). A singular A always raises
+    here (ours never returns a failed factorization); info is zeros."""
+    del check_errors
+    x = solve(A, B, left=left)
+    a = as_tensor_arg(A)
+    return namedtuple("SolveExResult", ["result", "info"])(x, zeros(a.shape[:-2], dtype=int32))
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """``torch.linalg.solve_triangular``: X with ``A X = B`` (``X A = B`` if
+    not ``left``) for triangular A (only its ``upper`` or lower triangle is
+    read; with ``unitriangular`` its diagonal is taken as ones). B is a matrix;
+    batch dims broadcast. A zero on the diagonal gives inf/NaN, as torch."""
+    a = _matrix("linalg.solve_triangular", A)
+    b = _rhs("linalg.solve_triangular", a, B)
+    if b.ndim < 2:
+        raise ShapeError("linalg.solve_triangular", f"B must be a matrix or a batch of "
+                                                    f"matrices, got shape {list(b.shape)}")
+    if not left:
+        return _mT(solve_triangular(_mT(a), _mT(b), upper=not upper, unitriangular=unitriangular))
+    a, b = _batched("linalg.solve_triangular", a, b)
+    return record(OPS["solve_triangular"], (a, b), {"upper": bool(upper),
+                                                    "unitriangular": bool(unitriangular)})
+
+
+def inv(A: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.inv``: ``solve(A, I)`` (a singular A raises ``LinAlgError``)."""
+    a = _matrix("linalg.inv", A)
+    ident = broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return record(OPS["solve"], (a, ident), {})
+
+
+def inv_ex(A: Any, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # noqa: N803
+    """``torch.linalg.inv_ex``: (inverse, info); a singular A always raises
+    here (ours never returns a failed factorization), so info is zeros."""
+    del check_errors
+    x = inv(A)
+    return InvExResult(x, zeros(x.shape[:-2], dtype=int32))
+
+
+def cholesky(A: Any, *, upper: bool = False) -> Tensor:  # noqa: N803
+    """``torch.linalg.cholesky``: L with ``A = L L^T`` (``U^T U`` if ``upper``),
+    from A's lower triangle. A matrix that is not positive definite raises
+    ``LinAlgError`` when the result is computed."""
+    a = _matrix("linalg.cholesky", A)
+    lower = record(OPS["cholesky"], (a,), {})
+    return _mT(lower) if upper else lower
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False  # noqa: N803
+                ) -> tuple[Tensor, Tensor]:
+    """``torch.linalg.cholesky_ex``: (L, info); a failure always raises here."""
+    del check_errors
+    factor = cholesky(A, upper=upper)
+    return CholeskyExResult(factor, zeros(factor.shape[:-2], dtype=int32))
+
+
+# ---- determinants ----
+
+def det(A: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.det``; its gradient is the cofactor matrix, finite at
+    singular matrices (as torch's)."""
+    return record(OPS["det"], (_matrix("linalg.det", A),), {})
+
+
+def slogdet(A: Any) -> SlogdetResult:  # noqa: N803
+    """``torch.linalg.slogdet``: (sign, logabsdet); sign 0 and logabsdet -inf
+    for a singular matrix."""
+    sign, logabsdet = record(OPS["slogdet"], (_matrix("linalg.slogdet", A),), {})
+    return SlogdetResult(sign, logabsdet)
+
+
+def logdet(A: Any) -> Tensor:  # noqa: N803
+    """``torch.logdet``: log(det A): NaN for a negative determinant, -inf at 0."""
+    sign, logabsdet = slogdet(A)
+    nan = where(sign < 0, float("nan"), 0.0)
+    return where(sign == 0, float("-inf"), logabsdet + convert(nan, logabsdet.dtype))
+
+
+# ---- decompositions ----
+
+def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
+    """``torch.linalg.qr``: ``mode`` 'reduced', 'complete' or 'r' (Q is then an
+    empty tensor, as torch's). Q's columns are unique up to sign: numpy's
+    and torch's LAPACK (geqrf) give the same ones."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a = _matrix("linalg.qr", A, square=False)
+    q, r = record(OPS["qr"], (a,), {"complete": mode == "complete"})
+    if mode == "r":
+        return QRResult(zeros(0, dtype=a.dtype), r)
+    return QRResult(q, r)
+
+
+def _uplo(name: str, UPLO: str) -> bool:  # noqa: N803
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
+    """``torch.linalg.eigh``: ascending eigenvalues and orthonormal eigenvectors
+    (columns, each unique up to sign) of the symmetric matrix given by A's
+    ``UPLO`` triangle. Gradients are symmetric; with a cotangent on the
+    eigenvectors they are inf/NaN at repeated eigenvalues, as torch's."""
+    a = _matrix("linalg.eigh", A)
+    values, vectors = record(OPS["eigh"], (a,), {"lower": _uplo("linalg.eigh", UPLO)})
+    return EighResult(values, vectors)
+
+
+def eigvalsh(A: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
+    """``torch.linalg.eigvalsh``: the eigenvalues of ``eigh`` (well-defined
+    gradients at repeated eigenvalues too)."""
+    return eigh(A, UPLO).eigenvalues
+
+
+def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None  # noqa: N803
+        ) -> SVDResult:
+    """``torch.linalg.svd``: (U, S, Vh), S descending; singular vectors are
+    unique up to sign. Gradients through U/Vh are inf/NaN at repeated singular
+    values (torch's too); with ``full_matrices`` and a non-square A, the VJP
+    uses the first min(m, n) columns of U / rows of Vh only (torch's)."""
+    if driver is not None:
+        raise ValueError("linalg.svd: driver is a CUDA option (cuSOLVER); on CPU it must be None")
+    a = _matrix("linalg.svd", A, square=False)
+    u, s, vh = record(OPS["svd"], (a,), {"full_matrices": bool(full_matrices)})
+    return SVDResult(u, s, vh)
+
+
+def svdvals(A: Any, *, driver: str | None = None) -> Tensor:  # noqa: N803
+    """``torch.linalg.svdvals``: S of ``svd`` (well-defined gradients at
+    repeated singular values too)."""
+    return svd(A, full_matrices=False, driver=driver).S
+
+
+def _tolerances(name: str, m: int, n: int, dt: Any, atol: Any, rtol: Any
+                ) -> tuple[float, float]:
+    """torch's (atol, rtol): rtol = eps * max(m, n) when neither is given, 0
+    when only atol is."""
+    for v in (atol, rtol):
+        if isinstance(v, Tensor):
+            raise ShapeError(name, "atol/rtol as tensors are not supported: pass floats")
+    if rtol is None:
+        rtol = float(np.finfo(dt.np).eps) * max(m, n) if atol is None or atol <= 0 else 0.0
+    return (0.0 if atol is None else float(atol)), float(rtol)
+
+
+def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False  # noqa: N803
+         ) -> Tensor:
+    """``torch.linalg.pinv``: singular values (|eigenvalues| of the symmetric
+    matrix given by A's lower triangle if ``hermitian``) <= max(atol, rtol *
+    the largest) count as zero. Gradients: torch's closed form (exact where
+    the rank does not change)."""
+    a = _matrix("linalg.pinv", A, square=hermitian)
+    atol_f, rtol_f = _tolerances("linalg.pinv", *a.shape[-2:], a.dtype, atol, rtol)
+    return record(OPS["pinv"], (a,), {"atol": atol_f, "rtol": rtol_f,
+                                      "hermitian": bool(hermitian)})
+
+
+def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
+                hermitian: bool = False) -> Tensor:
+    """``torch.linalg.matrix_rank``: singular values (|eigenvalues| if
+    ``hermitian``) > max(atol, rtol * the largest), counted (int64)."""
+    a = _matrix("linalg.matrix_rank", A, square=hermitian)
+    atol_f, rtol_f = _tolerances("linalg.matrix_rank", *a.shape[-2:], a.dtype, atol, rtol)
+    s = eigvalsh(a).abs() if hermitian else svdvals(a)
+    if not s.shape[-1]:
+        return zeros(*s.shape[:-1], dtype=int64)
+    cut = where(s.amax(-1, keepdim=True) * rtol_f > atol_f, s.amax(-1, keepdim=True) * rtol_f,
+                atol_f)
+    return _sum(convert(s > cut, int64), -1)
+
+
+def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None  # noqa: N803
+          ) -> LstsqResult:
+    """``torch.linalg.lstsq``: the minimum-norm least-squares solution
+    ``pinv(A) B`` (singular values <= rcond * the largest dropped; rcond = eps
+    * max(m, n) by default), whose gradient is torch's (through pinv's). The
+    other results follow the driver as torch's CPU drivers fill them:
+    ``gelsy`` (the default) the rank; ``gels`` the residuals; ``gelsd`` and
+    ``gelss`` the residuals, the rank and the singular values. Residuals (the
+    squared column norms of A X - B) are computed when m > n, also for a
+    rank-deficient A (torch leaves them empty there); otherwise empty."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"linalg.lstsq: driver must be one of gels, gelsy, gelsd, gelss, got "
+                         f"{driver!r}")
+    a = _matrix("linalg.lstsq", A, square=False)
+    b = _rhs("linalg.lstsq", a, B)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if vector:
+        b = reshape(b, b.shape + (1,))
+    if b.ndim < 2 or b.shape[-2] != a.shape[-2]:
+        raise ShapeError("linalg.lstsq", f"B of shape {list(as_tensor_arg(B).shape)} must have "
+                                         f"{a.shape[-2]} rows (A is {list(a.shape)})")
+    m, n = a.shape[-2:]
+    rtol = None if rcond is None or rcond < 0 else rcond
+    x = matmul(pinv(a, rtol=rtol), b)
+    empty = zeros(0, dtype=a.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy":
+        residuals = ((matmul(a, x) - b) ** 2).sum(-2)
+        if vector:
+            residuals = reshape(residuals, residuals.shape[:-1])
+    if vector:
+        x = reshape(x, x.shape[:-1])
+    rank = matrix_rank(a, rtol=rtol) if driver != "gels" else zeros(0, dtype=int64)
+    values = svdvals(a) if driver in ("gelsd", "gelss") else empty
+    return LstsqResult(x, residuals, rank, values)
+
+
+def matrix_exp(A: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.matrix_exp``: scaling and squaring with a [13/13] Pade
+    approximant (float64 inside), as torch; a non-finite input gives NaN."""
+    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A),), {})
+
+
+# ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
+
+def inverse(input: Any) -> Tensor:  # noqa: A002
+    return inv(input)
+
+
+def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky_solve(B, L)``: X with ``A X = B`` for ``A = L L^T``
+    (``U^T U`` if ``upper``), from two triangular solves."""
+    factor = _matrix("cholesky_solve", input2)
+    lower = _mT(factor) if upper else factor
+    y = solve_triangular(lower, input, upper=False)
+    return solve_triangular(_mT(lower), y, upper=True)
+
+
+def cholesky_inverse(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky_inverse(L)``: ``(L L^T)^{-1}`` (``(U^T U)^{-1}`` if ``upper``)."""
+    factor = _matrix("cholesky_inverse", input)
+    ident = broadcast_to(eye(factor.shape[-1], dtype=factor.dtype), factor.shape)
+    return cholesky_solve(ident, factor, upper)
+
+
+def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: A002, N803
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """``torch.triangular_solve(b, A)``: (solution, cloned_coefficient) of
+    ``A X = b`` (``A^T X = b`` if ``transpose``)."""
+    a = _matrix("triangular_solve", A)
+    coef = _mT(a) if transpose else a
+    x = solve_triangular(coef, input, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolveResult(x, a)
+
+
+def _cholesky_top(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky`` (deprecated there in favour of ``linalg.cholesky``)."""
+    return cholesky(input, upper=upper)
+
+
+def pinverse(input: Any, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as its relative tolerance."""
+    return pinv(input, rtol=rcond)
+
+
+def _svd_top(input: Any, some: bool = True, compute_uv: bool = True  # noqa: A002
+             ) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.svd`` (deprecated there): (U, S, V) with V, not Vh; without
+    ``compute_uv``, U and V are zeros of the full shapes (torch's)."""
+    u, s, vh = svd(input, full_matrices=not some)
+    if not compute_uv:
+        return namedtuple("SvdResult", ["U", "S", "V"])(zeros(*u.shape, dtype=u.dtype), s,
+                                                           zeros(*vh.shape, dtype=vh.dtype))
+    return namedtuple("SvdResult", ["U", "S", "V"])(u, s, _mT(vh))
+
+
+def _qr_top(input: Any, some: bool = True) -> QRResult:  # noqa: A002
+    """``torch.qr`` (deprecated there): ``linalg.qr`` with ``some`` as mode."""
+    return qr(input, "reduced" if some else "complete")
+
+
+TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
+             "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
+             "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
+             "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
+             "pinverse": pinverse}
+
+for _name, _fn in TOP_LEVEL.items():
+    setattr(Tensor, _name, _fn)
+
+
+__all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "LstsqResult",
+           "QRResult", "SVDResult", "SlogdetResult", "TriangularSolveResult", "cholesky",
+           "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "vecdot", "vector_norm"]

@@ -57,6 +57,15 @@ KNOWN_MISMATCHES: dict[tuple[str, str], tuple[str, str]] = {
     # ours 412.7441); test_surface_math.py checks ours against torch in float64
     **{("polygamma", f"polygamma_n_{n}"): ("float32", "torch's float32 polygamma near the poles")
        for n in range(5)},
+    # pf.linalg's decompositions (test_linalg_decomp.py compares them on invariants)
+    ("linalg.eigh", ""): ("values", "eigenvectors are unique up to sign only; numpy's and "
+                                    "torch's LAPACK drivers pick different signs"),
+    ("linalg.lstsq", "grad_oriented"): ("values", "OpInfo's op is a lambda returning "
+                                                  "lstsq(...)[:2]; the base linalg.lstsq entry "
+                                                  "compares all four results of these samples"),
+    ("matrix_exp", ""): ("float32", "ours computes in float64 and rounds once: on the second "
+                                    "float32 sample torch's float32 kernel is 2.4e-3 relative "
+                                    "off the float64 value, ours 5.6e-8; float64 matches"),
 }
 
 _TORCH_TO_PF = {torch.float32: pf.float32, torch.float64: pf.float64,

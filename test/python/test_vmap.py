@@ -141,6 +141,26 @@ for _name in ("fused_add_relu", "fused_mul_sigmoid"):
 case("fused_fma", [_f(2, 3), _f(3), _f(2, 3)])
 case("fused_matmul_relu", [_f(2, 3), _f(3, 4)])
 case("fused_matmul_gelu", [_f(2, 3), _f(3, 4)], approximate="none")
+# matrix decompositions and solvers (dialects/decomp.py): well-conditioned inputs
+
+
+def _spd(n):
+    def make():
+        x = rng.uniform(-1, 1, (n, n))
+        return (x @ x.T + n * np.eye(n)).astype(np.float32)
+    return make
+
+
+for _name, _attrs in (("solve", {}), ("solve_triangular", {"upper": True,
+                                                           "unitriangular": False})):
+    case(_name, [_spd(3), _f(3, 2)], **_attrs)
+for _name, _attrs in (("cholesky", {}), ("slogdet", {}), ("det", {}), ("eigh", {"lower": True})):
+    case(_name, [_spd(3)], **_attrs)
+case("qr", [_f(4, 3)], complete=False)
+case("svd", [_f(3, 4)], full_matrices=False)
+case("pinv", [_f(3, 4)], atol=0.0, rtol=1e-6, hermitian=False)
+case("pinv", [_spd(3)], atol=0.1, rtol=0.0, hermitian=True)
+case("matrix_exp", [_f(3, 3)])
 
 NO_INPUTS = {"constant", "iota"}  # never batched: an op without operands is the same for all
 

@@ -56,8 +56,19 @@ def _data(seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
-    """Outputs that together use every op of ``OPS``; also returns the op names used."""
+# backends without LAPACK: they refuse the matrix decompositions by name
+# (dialects/decomp.py; test_linalg_decomp.py checks the refusals), so their
+# every-op graphs leave those ops out
+NO_DECOMPOSITIONS = ("max", "mlir")
+
+
+def all_ops(seed: int = 0, *, decompositions: bool | None = None
+            ) -> tuple[list[pf.Tensor], set[str]]:
+    """Outputs that together use every op of ``OPS``; also returns the op names
+    used. ``decompositions`` (default: unless the current backend is one of
+    ``NO_DECOMPOSITIONS``) adds the matrix decompositions and solvers."""
+    if decompositions is None:
+        decompositions = pf.get_backend() not in NO_DECOMPOSITIONS
     a = {k: pf.from_numpy(v) for k, v in _data(seed).items()}
     f, g, p, d, h, i, l, b, c, m, n = (a[k] for k in "f g p d h i l b c m n".split())
     bf = pf.convert(a["bf"], pf.bfloat16)
@@ -150,6 +161,13 @@ def all_ops(seed: int = 0) -> tuple[list[pf.Tensor], set[str]]:
     for name, (args, attrs) in fused.items():
         if name in OPS:
             outs.append(record(OPS[name], args, attrs))
+    if decompositions:  # matrix decompositions and solvers (dialects/decomp.py)
+        sq = pf.from_numpy(_data(seed)["d"][:, :3])  # float64 [3, 3]
+        spd = sq @ sq.mT + pf.eye(3, dtype=pf.float64)
+        outs += [pf.linalg.solve(spd, sq), pf.linalg.solve_triangular(spd, sq, upper=True),
+                 pf.linalg.cholesky(spd), *pf.linalg.slogdet(spd), pf.linalg.det(m[:, :, :4]),
+                 *pf.linalg.qr(f), *pf.linalg.eigh(spd), *pf.linalg.svd(m, full_matrices=False),
+                 pf.linalg.pinv(f), pf.linalg.matrix_exp(spd * 0.1)]
     used = _ops_used(outs)
     return outs, used
 

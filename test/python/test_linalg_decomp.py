@@ -1,0 +1,484 @@
+"""``pf.linalg``'s decompositions and solvers (``dialects/decomp.py``) against
+torch 2.13: values on hypothesis-drawn batch shapes and well-conditioned
+matrices (built as torch's OpInfo sample functions build them: diagonally
+dominant for solves, ``X X^T + I`` for Cholesky, ``(X + X^T) / 2`` for
+eigh), float64 gradients (VJP and JVP) vs torch and finite differences
+through ``_grad_oracles``, and the error cases.
+
+Where torch's docs say a result is not unique (Q of QR, eigenvectors,
+singular vectors: each column up to sign) the compared functions fix the
+sign of each column by its first entry, which keeps them differentiable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from _grad_oracles import (
+    Example,
+    close,
+    draw_cotangents,
+    fd_directional,
+    fd_gradient,
+    forward,
+    like,
+    outputs,
+    pf_loss,
+    torch_jvp,
+    torch_vjp,
+    vdot,
+)
+from _oracles import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyflame_mlir as pf
+
+SETTINGS = settings(max_examples=examples(6), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+
+batches = st.sampled_from([(), (2,), (1, 2)])
+sizes = st.integers(1, 4)
+
+
+# ---- building inputs (both libraries run the same function of X) ----
+
+def _well_conditioned(rng: np.random.Generator, batch: tuple[int, ...], n: int) -> np.ndarray:
+    return rng.uniform(-1, 1, (*batch, n, n)) + 2 * n * np.eye(n) * rng.choice([-1, 1])
+
+
+def _spd(lib: Any, x: Any) -> Any:
+    """X X^T + I, symmetric positive definite (its gradient is X's)."""
+    n = x.shape[-1]
+    return x @ x.transpose(-2, -1) + lib.eye(n, dtype=x.dtype)
+
+
+def _sym(x: Any) -> Any:
+    return (x + x.transpose(-2, -1)) * 0.5
+
+
+def _fix_signs(lib: Any, q: Any, *rows: Any) -> list[Any]:
+    """Columns of q (and the matching rows of each of ``rows``) times the sign
+    of q's first row: a representative of the sign ambiguity."""
+    s = lib.sign(q[..., :1, :])
+    return [q * s, *[r * s.transpose(-2, -1) for r in rows]]
+
+
+def _both(fn: Callable[[Any, Any], Any]) -> tuple[Callable, Callable]:
+    """One function of (lib, tensors...) as its pyflame and torch versions."""
+    return (lambda *xs: fn(pf, *xs)), (lambda *xs: fn(torch, *xs))
+
+
+CASES: dict[str, Callable[[np.random.Generator, tuple[int, ...], int], Example]] = {}
+
+
+def case(name: str):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+    return register
+
+
+def _example(name: str, arrays: list[np.ndarray], fn: Callable, **tol: float) -> Example:
+    p, t = _both(fn)
+    return Example(arrays, p, t, label=name, **tol)
+
+
+@case("solve")
+def _solve(rng, batch, n):
+    k = int(rng.integers(1, 3))
+    return _example("solve", [_well_conditioned(rng, batch, n), rng.uniform(-1, 1, (n, k))],
+                    lambda lib, a, b: lib.linalg.solve(a, b))
+
+
+@case("solve_vector_left_false")
+def _solve_vec(rng, batch, n):
+    return _example("solve(left=False)", [_well_conditioned(rng, batch, n),
+                                          rng.uniform(-1, 1, (*batch, 2, n)),
+                                          rng.uniform(-1, 1, (*batch, n))],
+                    lambda lib, a, b, v: [lib.linalg.solve(a, b, left=False),
+                                          lib.linalg.solve(a, v)])
+
+
+@case("inv")
+def _inv(rng, batch, n):
+    return _example("inv", [_well_conditioned(rng, batch, n)],
+                    lambda lib, a: lib.linalg.inv(a))
+
+
+@case("solve_triangular")
+def _solve_triangular(rng, batch, n):
+    upper, left, unit = (bool(v) for v in rng.integers(0, 2, 3))
+    a = _well_conditioned(rng, batch, n)
+    b = rng.uniform(-1, 1, (n, 2) if left else (2, n))
+    return _example(f"solve_triangular(upper={upper}, left={left}, unitriangular={unit})",
+                    [a, b], lambda lib, a, b: lib.linalg.solve_triangular(
+                        a, b, upper=upper, left=left, unitriangular=unit))
+
+
+@case("cholesky")
+def _cholesky(rng, batch, n):
+    upper = bool(rng.integers(0, 2))
+    return _example(f"cholesky(upper={upper})", [rng.uniform(-1, 1, (*batch, n, n))],
+                    lambda lib, x: lib.linalg.cholesky(_spd(lib, x), upper=upper))
+
+
+@case("cholesky_solve")
+def _cholesky_solve(rng, batch, n):
+    return _example("cholesky_solve", [rng.uniform(-1, 1, (*batch, n, n)),
+                                       rng.uniform(-1, 1, (n, 2))],
+                    lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, x))))
+
+
+@case("det")
+def _det(rng, batch, n):
+    return _example("det", [rng.uniform(-1, 1, (*batch, n, n))], lambda lib, a: lib.linalg.det(a),
+                    rtol=1e-7, atol=1e-9)
+
+
+@case("det_singular")
+def _det_singular(rng, batch, n):
+    """Rank n - 1 (two equal columns): det is 0, its gradient finite (torch's)."""
+    def fn(lib, x):
+        a = lib.cat([x, x[..., :1]], -1) if n > 1 else x * 0
+        return lib.linalg.det(a)
+    return _example("det at singular matrices", [rng.uniform(-1, 1, (*batch, n, max(n - 1, 1)))],
+                    fn, rtol=1e-7, atol=1e-9)
+
+
+@case("slogdet")
+def _slogdet(rng, batch, n):
+    return _example("slogdet", [_well_conditioned(rng, batch, n)],
+                    lambda lib, a: lib.linalg.slogdet(a).logabsdet)
+
+
+@case("logdet")
+def _logdet(rng, batch, n):
+    return _example("logdet", [rng.uniform(-1, 1, (*batch, n, n))],
+                    lambda lib, x: lib.logdet(_spd(lib, x)))
+
+
+@case("qr")
+def _qr(rng, batch, n):
+    m = int(rng.integers(1, 5))
+    mode = "complete" if m <= n and rng.integers(0, 2) else "reduced"
+
+    def fn(lib, a):
+        q, r = lib.linalg.qr(a, mode=mode)
+        return _fix_signs(lib, q, r)  # diag(R) > 0 would fix it too (LAPACK: R_ii < 0 occurs)
+    return _example(f"qr(mode={mode})", [rng.uniform(-1, 1, (*batch, m, n))], fn)
+
+
+@case("eigh")
+def _eigh(rng, batch, n):
+    uplo = "L" if rng.integers(0, 2) else "U"
+
+    def fn(lib, x):
+        w, q = lib.linalg.eigh(_sym(x), UPLO=uplo)
+        return [w, *_fix_signs(lib, q)]
+    return _example(f"eigh(UPLO={uplo})", [rng.uniform(-1, 1, (*batch, n, n))], fn,
+                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("eigvalsh")
+def _eigvalsh(rng, batch, n):
+    return _example("eigvalsh", [rng.uniform(-1, 1, (*batch, n, n))],
+                    lambda lib, x: lib.linalg.eigvalsh(_sym(x)))
+
+
+@case("svd")
+def _svd(rng, batch, n):
+    m = int(rng.integers(1, 5))
+
+    def fn(lib, a):
+        u, s, vh = lib.linalg.svd(a, full_matrices=False)
+        u, vh = _fix_signs(lib, u, vh)
+        return [u, s, vh]
+    return _example("svd", [rng.uniform(-1, 1, (*batch, m, n))], fn,
+                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("svdvals")
+def _svdvals(rng, batch, n):
+    m = int(rng.integers(1, 5))
+    return _example("svdvals", [rng.uniform(-1, 1, (*batch, m, n))],
+                    lambda lib, a: lib.linalg.svdvals(a))
+
+
+@case("pinv")
+def _pinv(rng, batch, n):
+    m = int(rng.integers(1, 5))
+    return _example("pinv", [rng.uniform(-1, 1, (*batch, m, n))],
+                    lambda lib, a: lib.linalg.pinv(a), rtol=1e-6, atol=1e-8,
+                    fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("pinv_hermitian")
+def _pinv_hermitian(rng, batch, n):
+    return _example("pinv(hermitian=True)", [rng.uniform(-1, 1, (*batch, n, n))],
+                    lambda lib, x: lib.linalg.pinv(_sym(x), hermitian=True), rtol=1e-6,
+                    atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("pinv_orthogonal")
+def _pinv_orthogonal(rng, batch, n):
+    """Repeated singular values (all 1): torch's closed form is finite there."""
+    def fn(lib, x):
+        q, _ = lib.linalg.qr(x)
+        return lib.linalg.pinv(q + 0 * x)
+    return _example("pinv at an orthogonal matrix", [_well_conditioned(rng, batch, n)], fn,
+                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("matrix_exp")
+def _matrix_exp(rng, batch, n):
+    scale = float(rng.choice([0.5, 4.0]))  # 4: |A| > theta_13, so squarings
+    return _example(f"matrix_exp(scale {scale})", [rng.uniform(-1, 1, (*batch, n, n)) * scale],
+                    lambda lib, a: lib.linalg.matrix_exp(a), rtol=1e-7, atol=1e-9,
+                    fd_rtol=1e-5, fd_atol=1e-5)
+
+
+@case("lstsq")
+def _lstsq(rng, batch, n):
+    m = int(rng.integers(n, 6))  # tall or square: full column rank
+    return _example("lstsq", [rng.uniform(-1, 1, (*batch, m, n)),
+                              rng.uniform(-1, 1, (*batch, m, 2))],
+                    lambda lib, a, b: lib.linalg.lstsq(a, b).solution, rtol=1e-6, atol=1e-8,
+                    fd_rtol=1e-5, fd_atol=1e-5)
+
+
+NAMES = sorted(CASES)
+
+
+def _draw(name: str, data: st.DataObject) -> tuple[Example, np.random.Generator]:
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    batch, n = data.draw(batches, label="batch"), data.draw(sizes, label="n")
+    rng = np.random.default_rng(seed)
+    return CASES[name](rng, batch, n), rng
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(data=st.data())
+def test_values_and_vjp_vs_torch_and_fd(name: str, data: st.DataObject) -> None:
+    ex, rng = _draw(name, data)
+    cts = draw_cotangents(rng, ex)
+    xs = [pf.from_numpy(a) for a in ex.arrays]
+    value, grads = pf.value_and_grad(pf_loss(ex, cts), argnums=tuple(range(len(xs))))(*xs)
+    pf.eval(value, *grads)
+    t_outs, t_grads = torch_vjp(ex, cts)
+    what = ex.describe()
+    for o, t in zip(forward(ex, ex.arrays), t_outs):
+        close(o, t, ex.rtol, ex.atol, f"{what}: forward vs torch")
+    for i, (g, tg) in enumerate(zip(grads, t_grads)):
+        close(g, tg, ex.rtol, ex.atol, f"{what}: grad of input {i} vs torch.autograd")
+    for i, (g, fd) in enumerate(zip(grads, fd_gradient(ex, cts))):
+        close(g, fd, ex.fd_rtol, ex.fd_atol, f"{what}: grad of input {i} vs finite differences")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SETTINGS
+@given(data=st.data())
+def test_jvp_vs_torch_and_fd(name: str, data: st.DataObject) -> None:
+    ex, rng = _draw(name, data)
+    xs = [pf.from_numpy(a) for a in ex.arrays]
+    tangents = [like(rng, x) for x in xs]
+    cts = draw_cotangents(rng, ex)
+    _, tout = pf.jvp(ex.pf_fn, xs, [pf.from_numpy(t) for t in tangents])
+    tout = outputs(tout)
+    _, vjp_fn = pf.vjp(ex.pf_fn, *xs)
+    out_specs = outputs(ex.pf_fn(*xs))
+    ct_tree: Any = [pf.from_numpy(c) for c in cts]
+    vjps = vjp_fn(ct_tree if len(out_specs) > 1 or isinstance(ex.pf_fn(*xs), list)
+                  else ct_tree[0])
+    pf.eval(*tout, *vjps)
+    what = ex.describe()
+    for i, (t, tt) in enumerate(zip(tout, torch_jvp(ex, tangents))):
+        close(t, tt, ex.rtol, ex.atol, f"{what}: jvp output {i} vs torch.func.jvp")
+    for i, (t, fd) in enumerate(zip(tout, fd_directional(ex, tangents))):
+        close(t, fd, ex.fd_rtol, ex.fd_atol, f"{what}: jvp output {i} vs finite differences")
+    lhs, rhs = vdot(tangents, vjps), vdot(tout, cts)
+    assert abs(lhs - rhs) <= 1e-7 * (1 + abs(lhs)), f"{what}: <t, vjp(c)> != <jvp(t), c>"
+
+
+# ---- values against torch in both modes, special inputs ----
+
+def _t(a: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.array(a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
+    rng = np.random.default_rng(1)
+    a = _well_conditioned(rng, (2,), 3).astype(dtype)
+    x = rng.uniform(-1, 1, (2, 3, 3)).astype(dtype)
+    spd = (x @ x.transpose(0, 2, 1) + np.eye(3)).astype(dtype)
+    b = rng.uniform(-1, 1, (3, 2)).astype(dtype)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+    pa, pspd, pb = pf.from_numpy(a), pf.from_numpy(spd), pf.from_numpy(b)
+    ta, tspd, tb = _t(a), _t(spd), _t(b)
+    pairs = [
+        (pf.linalg.solve(pa, pb), torch.linalg.solve(ta, tb)),
+        (pf.linalg.inv(pa), torch.linalg.inv(ta)),
+        (pa.inverse(), ta.inverse()),
+        (pf.linalg.det(pa), torch.linalg.det(ta)), (pa.det(), ta.det()),
+        (pf.logdet(pspd), torch.logdet(tspd)), (pa.logdet(), ta.logdet()),
+        (*pf.linalg.slogdet(pa), *torch.linalg.slogdet(ta)),
+        (pf.linalg.cholesky(pspd, upper=True), torch.linalg.cholesky(tspd, upper=True)),
+        (pspd.cholesky(), tspd.cholesky()),
+        (pf.cholesky_solve(pb, pspd.cholesky()), torch.cholesky_solve(tb, tspd.cholesky())),
+        (pf.cholesky_inverse(pspd.cholesky()), torch.cholesky_inverse(tspd.cholesky())),
+        (pf.triangular_solve(pb, pa, transpose=True).solution,
+         torch.triangular_solve(tb, ta, transpose=True).solution),
+        (pf.linalg.solve_triangular(pa, pb.mT, upper=False, left=False),
+         torch.linalg.solve_triangular(ta, tb.mT, upper=False, left=False)),
+        (pf.linalg.eigvalsh(pspd, UPLO="U"), torch.linalg.eigvalsh(tspd, UPLO="U")),
+        (pf.linalg.svdvals(pa), torch.linalg.svdvals(ta)),
+        (pf.linalg.pinv(pa[..., :2]), torch.linalg.pinv(ta[..., :2])),
+        (pf.pinverse(pa), torch.pinverse(ta)),
+        (pf.linalg.matrix_rank(pa), torch.linalg.matrix_rank(ta)),
+        (pf.linalg.lstsq(pa, pb).solution, torch.linalg.lstsq(ta, tb.expand(2, 3, 2)).solution),
+        (pf.linalg.inv_ex(pa).info, torch.linalg.inv_ex(ta).info),
+        (pf.linalg.cholesky_ex(pspd).L, torch.linalg.cholesky_ex(tspd).L),
+        (pf.linalg.matrix_exp(pa), torch.linalg.matrix_exp(ta)),
+        (pa.matrix_exp(), ta.matrix_exp()),
+    ]
+    s = pf.linalg.slogdet(pa)
+    assert isinstance(s, pf.linalg.SlogdetResult) and s.sign.shape == (2,)
+    ours = [p for pair in pairs for p in pair[: len(pair) // 2]]
+    theirs = [t for pair in pairs for t in pair[len(pair) // 2:]]
+    pf.eval(*ours)
+    for k, (o, t) in enumerate(zip(ours, theirs)):
+        assert o.numpy().dtype == t.numpy().dtype, (k, o.dtype, t.dtype)
+        np.testing.assert_allclose(o.numpy(), t.numpy(), err_msg=f"pair {k}", **tol)
+
+
+def test_decompositions_reconstruct_their_input(mode: str) -> None:
+    """QR, SVD (both full_matrices) and eigh on the invariants torch documents."""
+    rng = np.random.default_rng(2)
+    for m, n in ((4, 3), (3, 4), (3, 3)):
+        a = rng.uniform(-1, 1, (2, m, n))
+        for qr_mode in ("reduced", "complete", "r"):
+            q, r = pf.linalg.qr(pf.from_numpy(a), mode=qr_mode)
+            tq, tr = torch.linalg.qr(_t(a), mode=qr_mode)
+            assert q.shape == tuple(tq.shape) and r.shape == tuple(tr.shape)
+            np.testing.assert_allclose(np.abs(r.numpy()), np.abs(tr.numpy()), atol=1e-12)
+            if qr_mode != "r":
+                np.testing.assert_allclose((q @ r).numpy(), a, atol=1e-12)
+                eye = np.broadcast_to(np.eye(q.shape[-1]), (2, q.shape[-1], q.shape[-1]))
+                np.testing.assert_allclose((q.mT @ q).numpy(), eye, atol=1e-12)
+        for full in (True, False):
+            u, s, vh = pf.linalg.svd(pf.from_numpy(a), full_matrices=full)
+            tu, ts, tvh = torch.linalg.svd(_t(a), full_matrices=full)
+            assert (u.shape, s.shape, vh.shape) == (tuple(tu.shape), tuple(ts.shape),
+                                                     tuple(tvh.shape))
+            k = min(m, n)
+            np.testing.assert_allclose(s.numpy(), ts.numpy(), atol=1e-12)
+            np.testing.assert_allclose((u[..., :k] * s.unsqueeze(-2)) @ vh[..., :k, :], a,
+                                       atol=1e-12)
+        usv = pf.svd(pf.from_numpy(a))
+        np.testing.assert_allclose((usv.U * usv.S.unsqueeze(-2) @ usv.V.mT).numpy(), a, atol=1e-12)
+    x = rng.uniform(-1, 1, (2, 4, 4))
+    sym = x + x.transpose(0, 2, 1)
+    w, q = pf.linalg.eigh(pf.from_numpy(sym))
+    np.testing.assert_allclose(w.numpy(), torch.linalg.eigvalsh(_t(sym)).numpy(), atol=1e-12)
+    np.testing.assert_allclose((q * w.unsqueeze(-2) @ q.mT).numpy(), sym, atol=1e-12)
+
+
+def test_empty_matrices() -> None:
+    e = pf.zeros(0, 0, dtype=pf.float64)
+    assert pf.linalg.det(e).item() == 1.0
+    assert pf.linalg.slogdet(e).logabsdet.item() == 0.0
+    assert pf.linalg.inv(e).shape == (0, 0) and pf.linalg.cholesky(e).shape == (0, 0)
+    assert pf.linalg.svd(pf.zeros(3, 0, dtype=pf.float64)).U.shape == (3, 3)
+    assert pf.linalg.pinv(pf.zeros(3, 0, dtype=pf.float64)).numpy().shape == (0, 3)
+
+
+def test_det_of_singular_and_infinite_matrices() -> None:
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert pf.linalg.det(pf.from_numpy(a)).item() == torch.linalg.det(_t(a)).item()
+    s = pf.linalg.slogdet(pf.from_numpy(a))
+    assert s.sign.item() == 0 and s.logabsdet.item() == -np.inf
+    assert pf.logdet(pf.from_numpy(-np.eye(3))).numpy() != pf.logdet(pf.from_numpy(-np.eye(3))
+                                                                       ).numpy()  # NaN
+    inf = np.array([[np.inf, 0.0], [0.0, 1.0]])
+    assert pf.linalg.det(pf.from_numpy(inf)).item() == torch.linalg.det(_t(inf)).item()
+
+
+# ---- errors: torch's cases raise, naming the op ----
+
+def test_errors_at_record_time() -> None:
+    with pytest.raises(ValueError, match=r"linalg\.inv: expects square matrices, got shape "
+                                         r"\[2, 3\]"):
+        pf.linalg.inv(pf.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"linalg\.det: expects a float32 or float64 tensor, "
+                                         "got int64"):
+        pf.linalg.det(pf.arange(4).reshape(2, 2))
+    with pytest.raises(ValueError, match=r"linalg\.cholesky: expects a float32 or float64 "
+                                         "tensor, got float16"):
+        pf.linalg.cholesky(pf.zeros(2, 2, dtype=pf.float16))
+    with pytest.raises(ValueError, match=r"linalg\.svd: expects a matrix"):
+        pf.linalg.svd(pf.zeros(3))
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        pf.linalg.solve(pf.zeros(2, 3, 3), pf.zeros(4, 3, 1))
+    with pytest.raises(ValueError, match=r"linalg\.solve: A and B must have one dtype"):
+        pf.linalg.solve(pf.zeros(3, 3), pf.zeros(3, dtype=pf.float64))
+    with pytest.raises(ValueError, match="mode must be"):
+        pf.linalg.qr(pf.zeros(3, 3), mode="full")
+    with pytest.raises(ValueError, match="UPLO must be"):
+        pf.linalg.eigh(pf.zeros(3, 3), UPLO="X")
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda a: pf.linalg.solve(a, pf.ones(2, 2, 1, dtype=pf.float64)),
+     r"pyflame\.solve: the input matrix at batch index \(1,\) .* is singular"),
+    (pf.linalg.inv, r"pyflame\.solve: .* is singular"),
+    (pf.linalg.cholesky, r"pyflame\.cholesky: the input matrix at batch index \(1,\) .* is "
+                         "not positive-definite"),
+])
+def test_singular_and_not_positive_definite_raise(mode: str, fn: Callable, message: str
+                                                  ) -> None:
+    """torch raises LinAlgError (a RuntimeError) here; ours too, when the
+    result is computed (at once in eager mode), never a silent NaN."""
+    a = pf.from_numpy(np.stack([np.eye(2), [[1.0, 2.0], [2.0, 4.0]]]))
+    with pytest.raises(pf.LinAlgError, match=message):
+        fn(a).numpy()
+    assert issubclass(pf.LinAlgError, RuntimeError)
+
+
+def test_backends_without_lapack_refuse_by_name() -> None:
+    pytest.importorskip("mlir.ir", reason="the mlir backend needs the MLIR bindings")
+    a = pf.from_numpy(np.eye(3) * 2)
+    with pf.backend("mlir"), pytest.raises(ValueError, match=r"pyflame\.det: is not supported "
+                                                             "by the mlir backend"):
+        pf.linalg.det(a).numpy()
+
+
+def test_the_wse_refuses_them_by_name() -> None:
+    a = pf.from_numpy(np.eye(3, dtype=np.float32) * 2)
+    with pf.backend("csl"), pytest.raises(Exception, match=r"pyflame\.cholesky is not supported"):
+        pf.linalg.cholesky(a).numpy()
+
+
+# ---- vmap: the batch dim is one more leading dim ----
+
+def test_vmap_matches_torch() -> None:
+    rng = np.random.default_rng(3)
+    a = _well_conditioned(rng, (4,), 3)
+    b = rng.uniform(-1, 1, (3, 2))
+
+    def f(lib, x):
+        return lib.linalg.det(x) + lib.linalg.solve(x, lib.eye(3, dtype=x.dtype) if lib is torch
+                                                     else pf.eye(3, dtype=x.dtype)).sum()
+    got = pf.vmap(lambda x: f(pf, x))(pf.from_numpy(a))
+    want = torch.vmap(lambda x: f(torch, x))(_t(a))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)
+    got = pf.vmap(lambda x: pf.linalg.solve(x, pf.from_numpy(b)))(pf.from_numpy(a))
+    np.testing.assert_allclose(got.numpy(), np.linalg.solve(a, b), rtol=1e-10)
+    got = pf.vmap(lambda x: pf.linalg.svdvals(x))(pf.from_numpy(a))
+    np.testing.assert_allclose(got.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
