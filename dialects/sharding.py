@@ -303,15 +303,18 @@ def _along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -
     return FactorRule((f,), (f,), blocked=frozenset({f[attrs["dim"]]}))
 
 
-def _log_softmax(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
-                 ) -> FactorRule:
-    """``log_softmax`` along ``dim``: shape-preserving, every dimension may stay
-    split. A split normalized dimension (logits split by vocabulary: the head's
-    weight split by columns) is computed where it lies: ``spmd-partition``
-    writes the shard's max and its all-reduce (max), the shard's sum of
-    exponentials and its all-reduce (sum) (Megatron's vocabulary-parallel cross
-    entropy; the target logit's pick is a sum over the split dimension, a
-    partial sum all-reduced by the reduction rule)."""
+def _normalized(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                ) -> FactorRule:
+    """``softmax``/``log_softmax`` along ``dim``: shape-preserving, every
+    dimension may stay split. A split normalized dimension (logits split by
+    vocabulary: the head's weight split by columns) is computed where it lies:
+    ``spmd-partition`` writes the shard's max and its all-reduce (max), the
+    shard's sum of exponentials and its all-reduce (sum) (Megatron's
+    vocabulary-parallel cross entropy; the target logit's pick is a sum over
+    the split dimension, a partial sum all-reduced by the reduction rule).
+    Propagation keeps it split only where every use reduces it along ``dim``
+    (``passes/sharding_propagation.py: op_rule``): a result needed whole (the
+    attention weights before their matmul) is computed whole."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), (f,))
 
@@ -329,6 +332,17 @@ def _blocked_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[
     ``logsumexp``): the reduced dimensions stay whole, the others keep their split."""
     r = _reduction("sum")(ins, outs, attrs)
     return FactorRule(r.operands, r.results, blocked=frozenset(r.reduction))
+
+
+def _logsumexp(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+               ) -> FactorRule:
+    """``logsumexp`` over ``dims``: the kept dimensions keep their split; a reduced
+    dimension split where the operand lies (its factor is the operand's only)
+    is reduced in place: ``spmd-partition`` writes the shard's max and its
+    all-reduce (max), the shard's sum of ``exp(x - max)`` and its all-reduce
+    (sum), then ``max + log(sum)``: scalars per row exchanged, no gather."""
+    r = _reduction("sum")(ins, outs, attrs)
+    return FactorRule(r.operands, r.results)
 
 
 def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
@@ -360,6 +374,8 @@ def _scan(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) ->
 
 
 SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp")
+# normalized along a dimension that may stay split (a max and a sum all-reduced)
+SPLIT_NORMALIZED = ("softmax", "log_softmax")
 
 
 def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
@@ -449,7 +465,7 @@ _BY_NAME: dict[str, RuleFn] = {
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
     "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
-    "softmax": _along, "log_softmax": _log_softmax, "logsumexp": _blocked_reduction,
+    "softmax": _normalized, "log_softmax": _normalized, "logsumexp": _logsumexp,
     "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
 }
 _BY_NAME.update({name: _broadcasting for name, op in OPS.items()

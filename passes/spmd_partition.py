@@ -44,6 +44,7 @@ from ..dialects.dtypes import int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
+    SPLIT_NORMALIZED,
     SPLIT_SCANS,
     TABLE_FACTOR,
     CollectiveCost,
@@ -183,6 +184,10 @@ class _Partitioner:
                             else tuple(left)
             axes_of[fac] = mine
             left = [a for a in left if a not in mine]
+        if op.OPDEF.name == "logsumexp":  # reduced where the operand lies (its rule)
+            have = self.env[op.operands[0]].dims
+            for d in op.py_attrs()["dims"]:
+                axes_of[rule.operands[0][d]] = have[d]
         operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
                     for v, fs in zip(op.operands, rule.operands, strict=True)]
         if any(fs != rule.results[0] for fs in rule.results):
@@ -198,12 +203,16 @@ class _Partitioner:
             attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
                 _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
         split_dim = axes_of.get(rule.operands[0][attrs["dim"]]) \
-            if op.OPDEF.name == "log_softmax" else None
+            if op.OPDEF.name in SPLIT_NORMALIZED else None
+        reduced = tuple(a for d in attrs["dims"] for a in axes_of[rule.operands[0][d]]) \
+            if op.OPDEF.name == "logsumexp" else ()
         if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
             new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
                                        axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
         elif split_dim:
-            new = [self._split_log_softmax(operands[0], attrs["dim"], split_dim)]
+            new = [self._split_normalized(op.OPDEF.name, operands[0], attrs["dim"], split_dim)]
+        elif reduced:
+            new = [self._split_logsumexp(operands[0], attrs, reduced, locals_[0])]
         elif op.OPDEF.name in SPLIT_SCANS and axes_of.get(rule.operands[0][attrs["dim"]]):
             new = [self._split_scan(op.OPDEF.name, operands[0], attrs,
                                     axes_of[rule.operands[0][attrs["dim"]]])]
@@ -247,15 +256,15 @@ class _Partitioner:
         rows = self._make("gather", [x, local], {"dim": dim})
         return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
 
-    def _split_log_softmax(self, x: SSAValue, dim: int, axes: tuple[str, ...]) -> SSAValue:
-        """``log_softmax`` of ``x`` along ``dim`` split over ``axes``, without
-        gathering it (Megatron's vocabulary-parallel cross entropy): the shard's
-        max, all-reduced (max); the shard's sum of ``exp(x - max)``, all-reduced
-        (sum); then ``x - max - log(sum)`` on the shard. The max only shifts the
-        exponentials (the result does not depend on it), so the device program
-        does not differentiate through its all-reduce (``STOP_GRADIENT``), as
-        Megatron detaches it."""
-        red = {"dims": (dim,), "keepdim": True}
+    def _shifted_sum(self, x: SSAValue, dims: tuple[int, ...], axes: tuple[str, ...]
+                     ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """Over ``dims`` of ``x`` split over ``axes``: the global max (the shard's,
+        all-reduced: max), ``x - max``, ``exp(x - max)`` and its global sum (the
+        shard's, all-reduced: sum), all with ``keepdim``. The max only shifts the
+        exponentials (what is computed from them does not depend on it), so the
+        device program does not differentiate through its all-reduce
+        (``STOP_GRADIENT``), as Megatron detaches it."""
+        red = {"dims": dims, "keepdim": True}
         peak = self._collective("all_reduce", self._make("max", [x], {**red, "ties": None}),
                                 axes, reduction="max")
         peak.owner.attributes[STOP_GRADIENT] = UnitAttr()
@@ -263,7 +272,27 @@ class _Partitioner:
         exps = self._make("exp", [shifted])
         total = self._collective("all_reduce", self._make("sum", [exps], red), axes,
                                  reduction="sum")
+        return peak, shifted, exps, total
+
+    def _split_normalized(self, name: str, x: SSAValue, dim: int, axes: tuple[str, ...]
+                          ) -> SSAValue:
+        """``softmax``/``log_softmax`` of ``x`` along ``dim`` split over ``axes``,
+        without gathering it (Megatron's vocabulary-parallel cross entropy):
+        ``exp(x - max) / sum`` or ``x - max - log(sum)`` on the shard."""
+        _, shifted, exps, total = self._shifted_sum(x, (dim,), axes)
+        if name == "softmax":
+            return self._make("div", [exps, total])
         return self._make("sub", [shifted, self._make("log", [total])])
+
+    def _split_logsumexp(self, x: SSAValue, attrs: dict, axes: tuple[str, ...],
+                         local: Sequence[int]) -> SSAValue:
+        """``logsumexp`` over dimensions split over ``axes``, in place: ``max +
+        log(sum)`` of the global max and sum of exponentials (``_shifted_sum``)."""
+        peak, _, _, total = self._shifted_sum(x, tuple(attrs["dims"]), axes)
+        out = self._make("add", [peak, self._make("log", [total])])
+        if tuple(_shape(out)) != tuple(local):
+            out = self._make("reshape", [out], {"shape": tuple(local)})
+        return out
 
     def _split_scan(self, name: str, x: SSAValue, attrs: dict, axes: tuple[str, ...]
                     ) -> SSAValue:
