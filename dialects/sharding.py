@@ -358,22 +358,24 @@ def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str,
 def _along_all(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                ) -> FactorRule:
     """Shape-preserving with every result along one dimension that stays whole:
-    cummax/cummin (values and indices), sort, split."""
+    sort, split."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), tuple(f for _ in outs), blocked=frozenset({f[attrs["dim"]]}))
 
 
 def _scan(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
-    """``cumsum``/``cumprod``/``logcumsumexp``: shape-preserving, the scanned
-    dimension may stay split: ``spmd-partition`` scans each block, all-gathers
-    the blocks' totals and combines each block with the totals of the blocks
-    before it (a carry exchange). Propagation keeps it whole where the result
-    is needed whole (``passes/sharding_propagation.py: op_rule``)."""
+    """``cumsum``/``cumprod``/``logcumsumexp``, ``cummax``/``cummin`` (values and
+    indices): shape-preserving, the scanned dimension may stay split:
+    ``spmd-partition`` scans each block, all-gathers the blocks' totals (for
+    cummax/cummin the running extreme and its global index) and combines each
+    block with the totals of the blocks before it (a carry exchange).
+    Propagation keeps it whole where a result is needed whole
+    (``passes/sharding_propagation.py: op_rule``)."""
     f = _letters(len(ins[0]))
-    return FactorRule((f,), (f,))
+    return FactorRule((f,), tuple(f for _ in outs))
 
 
-SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp")
+SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin")
 # normalized along a dimension that may stay split (a max and a sum all-reduced)
 SPLIT_NORMALIZED = ("softmax", "log_softmax")
 
@@ -460,7 +462,7 @@ _BY_NAME: dict[str, RuleFn] = {
     "scatter_add_along": _scatter_add_along,
     "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
     "cumsum": _scan, "cumprod": _scan, "logcumsumexp": _scan,
-    "cummax": _along_all, "cummin": _along_all, "sort": _along_all,
+    "cummax": _scan, "cummin": _scan, "sort": _along_all,
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),

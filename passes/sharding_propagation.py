@@ -94,7 +94,7 @@ def op_rule(op: Operation) -> FactorRule | None:
         # any dimensions
         along = attrs["dim"] if name in SPLIT_NORMALIZED else None
         if rule is not None and name in (*SPLIT_NORMALIZED, *SPLIT_SCANS) \
-                and not _reduced_along(op.results[0], along):
+                and not all(_reduced_along(r, along) for r in op.results):
             rule = FactorRule(rule.operands, rule.results, rule.reduction,
                               rule.blocked | {rule.operands[0][attrs["dim"]]})
         return rule
@@ -102,7 +102,7 @@ def op_rule(op: Operation) -> FactorRule | None:
 
 
 _ELEMENTWISE_USES = frozenset({"add", "sub", "mul", "div", "neg", "where", "pow", "exp",
-                               "convert"})
+                               "convert", "abs", "eq", "ne"})  # (ne: isnan)
 
 
 def _reduced_along(v: SSAValue, dim: int | None, depth: int = 3) -> bool:

@@ -40,7 +40,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects import OPS
-from ..dialects.dtypes import int64
+from ..dialects.dtypes import FLOAT, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
@@ -214,8 +214,8 @@ class _Partitioner:
         elif reduced:
             new = [self._split_logsumexp(operands[0], attrs, reduced, locals_[0])]
         elif op.OPDEF.name in SPLIT_SCANS and axes_of.get(rule.operands[0][attrs["dim"]]):
-            new = [self._split_scan(op.OPDEF.name, operands[0], attrs,
-                                    axes_of[rule.operands[0][attrs["dim"]]])]
+            new = self._split_scan(op.OPDEF.name, operands[0], attrs,
+                                   axes_of[rule.operands[0][attrs["dim"]]])
         else:
             new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
@@ -294,8 +294,62 @@ class _Partitioner:
             out = self._make("reshape", [out], {"shape": tuple(local)})
         return out
 
+    def _block_number(self, axes: tuple[str, ...], rank: int) -> SSAValue:
+        """This device's index along ``axes`` (its block of an iota: the program
+        is the same on every device), shaped ``(1,) * rank``."""
+        b = IRBuilder(self._emit)
+        pos = b.op("iota", shape=(self.mesh.size(axes),), dim=0, dtype=int64)
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(pos.type.element_type, (1,))],  # type: ignore
+            properties={"sharding": ShardingAttr.get(Sharding(self.mesh, (axes,)))}))
+        return b.op("reshape", mine, shape=(1,) * rank)
+
+    def _split_cumextreme(self, name: str, x: SSAValue, dim: int, axes: tuple[str, ...]
+                          ) -> list[SSAValue]:
+        """``cummax``/``cummin`` along ``dim`` split over ``axes``, by a carry
+        exchange: each device scans its block (indices made global by its
+        block's offset); the blocks' last running extremes and their indices
+        are all-gathered; the blocks before this one are folded into a carry,
+        and the carry into this block, by the scan's own combination
+        (``dialects/scan.py: _cumextreme_decomposition``: the later element
+        wins ties, as torch's ``x >= out``; a NaN wins, a later NaN wins)."""
+        b = IRBuilder(self._emit)
+        values, local_idx = b.op(name, x, dim=dim)
+        shape = b.shape(values)
+        rank, n = len(shape), self.mesh.size(axes)
+        mine = self._block_number(axes, rank)
+        idx = b.op("add", local_idx, b.op("mul", mine, b.scalar(shape[dim], like=mine)))
+        floating = b.dtype(values).category == FLOAT
+
+        def at(v: SSAValue, k: int) -> SSAValue:  # position k along dim
+            return b.op("slice", v, start=tuple(k if d == dim else 0 for d in range(rank)),
+                        limit=tuple(k + 1 if d == dim else s
+                                    for d, s in enumerate(b.shape(v))),
+                        stride=(1,) * rank)
+
+        def combine(earlier: tuple[SSAValue, SSAValue], later: tuple[SSAValue, SSAValue]
+                    ) -> tuple[SSAValue, SSAValue]:
+            wins = b.op("ge" if name == "cummax" else "le", later[0], earlier[0])
+            if floating:
+                wins = b.op("logical_or", b.op("ne", later[0], later[0]), b.op(
+                    "logical_and", wins, b.op("logical_not", b.op("ne", earlier[0], earlier[0]))))
+            return (b.op("where", wins, later[0], earlier[0]),
+                    b.op("where", wins, later[1], earlier[1]))
+
+        last = shape[dim] - 1
+        tops = [self._collective("all_gather", at(v, last), axes, dim=dim) for v in (values, idx)]
+        carry = (at(tops[0], 0), at(tops[1], 0))
+        for k in range(1, n - 1):  # blocks 1..k fold in where k < this device's block
+            folded = combine(carry, (at(tops[0], k), at(tops[1], k)))
+            before = b.op("gt", mine, b.scalar(k, like=mine))
+            carry = (b.op("where", before, folded[0], carry[0]),
+                     b.op("where", before, folded[1], carry[1]))
+        out = combine(carry, (values, idx))
+        first = b.op("eq", mine, b.scalar(0, like=mine))  # block 0: nothing before it
+        return [b.op("where", first, values, out[0]), b.op("where", first, idx, out[1])]
+
     def _split_scan(self, name: str, x: SSAValue, attrs: dict, axes: tuple[str, ...]
-                    ) -> SSAValue:
+                    ) -> list[SSAValue]:
         """A scan along a dimension split over ``axes``, by a carry exchange:
         each device scans its block, the blocks' totals (each block's last
         element; its first for a reverse scan) are all-gathered, and each block
@@ -303,6 +357,8 @@ class _Partitioner:
         (after it, reversed): the sum, product or log-sum-exp of the gathered
         totals masked by ``position < this device's`` (its block of an iota:
         the program is the same on every device)."""
+        if name in ("cummax", "cummin"):
+            return self._split_cumextreme(name, x, attrs["dim"], axes)
         b = IRBuilder(self._emit)
         dim, reverse = attrs["dim"], attrs.get("reverse", False)
         local = b.op(name, x, **attrs)
@@ -325,13 +381,13 @@ class _Partitioner:
         masked = b.op("where", before, totals, b.scalar(neutral, like=totals))
         red = {"dims": (dim,), "keepdim": True}
         if name == "cumsum":
-            return b.op("add", local, b.op("sum", masked, **red))
+            return [b.op("add", local, b.op("sum", masked, **red))]
         if name == "cumprod":
-            return b.op("mul", local, b.op("prod", masked, **red))
+            return [b.op("mul", local, b.op("prod", masked, **red))]
         carry = b.op("logsumexp", masked, **red)  # logaddexp(local, carry), shifted
         top = b.op("maximum", local, carry)
-        return b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
-                                                 b.op("exp", b.op("sub", carry, top)))))
+        return [b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
+                                                  b.op("exp", b.op("sub", carry, top)))))]
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:
