@@ -387,10 +387,15 @@ def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
 
 
 def _slice(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
-    """A dimension the slice takes whole (``0:n:1``) keeps its split; a sliced
-    one has no factor: the partitioner gathers it first (a split that happens to
-    align with the slice is still gathered: correct, not optimal)."""
-    keep = [a == 0 and b == n and k == 1 for n, a, b, k in
+    """A dimension the slice takes whole (``0:n:1``), or every ``k``-th element of
+    from its first ``k`` (``x[..., 1::2]``: RoPE's odd features; ``n`` divisible
+    by ``k``), keeps its split: the selection is periodic, so each block of the
+    result is the same slice of the operand's block (propagation splits both
+    only where the device count divides both sizes, so ``k`` divides the
+    block; the partitioner slices the block up to its local size). A slice of a
+    sub-range has no factor: the partitioner gathers it first (a sub-range
+    aligned with the blocks lives on some devices only: correct, not optimal)."""
+    keep = [n % k == 0 and 0 <= a < k and b >= n - k + a + 1 for n, a, b, k in
             zip(ins[0], attrs["start"], attrs["limit"], attrs["stride"], strict=True)]
     return _untouched(ins, outs, keep)
 
