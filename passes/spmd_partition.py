@@ -184,10 +184,11 @@ class _Partitioner:
                             else tuple(left)
             axes_of[fac] = mine
             left = [a for a in left if a not in mine]
-        if op.OPDEF.name == "logsumexp":  # reduced where the operand lies (its rule)
-            have = self.env[op.operands[0]].dims
+        if op.OPDEF.name == "logsumexp":  # reduced where the operand lies (its rule),
+            # unless the result's layout takes those axes (then gathered first)
+            have, used = self.env[op.operands[0]].dims, {a for x in axes_of.values() for a in x}
             for d in op.py_attrs()["dims"]:
-                axes_of[rule.operands[0][d]] = have[d]
+                axes_of[rule.operands[0][d]] = () if used & set(have[d]) else have[d]
         operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
                     for v, fs in zip(op.operands, rule.operands, strict=True)]
         if any(fs != rule.results[0] for fs in rule.results):
