@@ -303,15 +303,18 @@ def _along(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -
     return FactorRule((f,), (f,), blocked=frozenset({f[attrs["dim"]]}))
 
 
-def _log_softmax(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
-                 ) -> FactorRule:
-    """``log_softmax`` along ``dim``: shape-preserving, every dimension may stay
-    split. A split normalized dimension (logits split by vocabulary: the head's
-    weight split by columns) is computed where it lies: ``spmd-partition``
-    writes the shard's max and its all-reduce (max), the shard's sum of
-    exponentials and its all-reduce (sum) (Megatron's vocabulary-parallel cross
-    entropy; the target logit's pick is a sum over the split dimension, a
-    partial sum all-reduced by the reduction rule)."""
+def _normalized(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+                ) -> FactorRule:
+    """``softmax``/``log_softmax`` along ``dim``: shape-preserving, every
+    dimension may stay split. A split normalized dimension (logits split by
+    vocabulary: the head's weight split by columns) is computed where it lies:
+    ``spmd-partition`` writes the shard's max and its all-reduce (max), the
+    shard's sum of exponentials and its all-reduce (sum) (Megatron's
+    vocabulary-parallel cross entropy; the target logit's pick is a sum over
+    the split dimension, a partial sum all-reduced by the reduction rule).
+    Propagation keeps it split only where every use reduces it along ``dim``
+    (``passes/sharding_propagation.py: op_rule``): a result needed whole (the
+    attention weights before their matmul) is computed whole."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), (f,))
 
@@ -331,6 +334,17 @@ def _blocked_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[
     return FactorRule(r.operands, r.results, blocked=frozenset(r.reduction))
 
 
+def _logsumexp(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
+               ) -> FactorRule:
+    """``logsumexp`` over ``dims``: the kept dimensions keep their split; a reduced
+    dimension split where the operand lies (its factor is the operand's only)
+    is reduced in place: ``spmd-partition`` writes the shard's max and its
+    all-reduce (max), the shard's sum of ``exp(x - max)`` and its all-reduce
+    (sum), then ``max + log(sum)``: scalars per row exchanged, no gather."""
+    r = _reduction("sum")(ins, outs, attrs)
+    return FactorRule(r.operands, r.results)
+
+
 def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                    ) -> FactorRule:
     """argmax/argmin over ``dim`` (None: the flattened tensor): the reduced
@@ -344,22 +358,26 @@ def _arg_reduction(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str,
 def _along_all(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]
                ) -> FactorRule:
     """Shape-preserving with every result along one dimension that stays whole:
-    cummax/cummin (values and indices), sort, split."""
+    sort, split."""
     f = _letters(len(ins[0]))
     return FactorRule((f,), tuple(f for _ in outs), blocked=frozenset({f[attrs["dim"]]}))
 
 
 def _scan(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
-    """``cumsum``/``cumprod``/``logcumsumexp``: shape-preserving, the scanned
-    dimension may stay split: ``spmd-partition`` scans each block, all-gathers
-    the blocks' totals and combines each block with the totals of the blocks
-    before it (a carry exchange). Propagation keeps it whole where the result
-    is needed whole (``passes/sharding_propagation.py: op_rule``)."""
+    """``cumsum``/``cumprod``/``logcumsumexp``, ``cummax``/``cummin`` (values and
+    indices): shape-preserving, the scanned dimension may stay split:
+    ``spmd-partition`` scans each block, all-gathers the blocks' totals (for
+    cummax/cummin the running extreme and its global index) and combines each
+    block with the totals of the blocks before it (a carry exchange).
+    Propagation keeps it whole where a result is needed whole
+    (``passes/sharding_propagation.py: op_rule``)."""
     f = _letters(len(ins[0]))
-    return FactorRule((f,), (f,))
+    return FactorRule((f,), tuple(f for _ in outs))
 
 
-SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp")
+SPLIT_SCANS = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin")
+# normalized along a dimension that may stay split (a max and a sum all-reduced)
+SPLIT_NORMALIZED = ("softmax", "log_softmax")
 
 
 def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
@@ -369,10 +387,15 @@ def _untouched(ins: Sequence[Shape], outs: Sequence[Shape], keep: Sequence[bool]
 
 
 def _slice(ins: Sequence[Shape], outs: Sequence[Shape], attrs: dict[str, Any]) -> FactorRule:
-    """A dimension the slice takes whole (``0:n:1``) keeps its split; a sliced
-    one has no factor: the partitioner gathers it first (a split that happens to
-    align with the slice is still gathered: correct, not optimal)."""
-    keep = [a == 0 and b == n and k == 1 for n, a, b, k in
+    """A dimension the slice takes whole (``0:n:1``), or every ``k``-th element of
+    from its first ``k`` (``x[..., 1::2]``: RoPE's odd features; ``n`` divisible
+    by ``k``), keeps its split: the selection is periodic, so each block of the
+    result is the same slice of the operand's block (propagation splits both
+    only where the device count divides both sizes, so ``k`` divides the
+    block; the partitioner slices the block up to its local size). A slice of a
+    sub-range has no factor: the partitioner gathers it first (a sub-range
+    aligned with the blocks lives on some devices only: correct, not optimal)."""
+    keep = [n % k == 0 and 0 <= a < k and b >= n - k + a + 1 for n, a, b, k in
             zip(ins[0], attrs["start"], attrs["limit"], attrs["stride"], strict=True)]
     return _untouched(ins, outs, keep)
 
@@ -444,12 +467,12 @@ _BY_NAME: dict[str, RuleFn] = {
     "scatter_add_along": _scatter_add_along,
     "prod": _blocked_reduction, "argmax": _arg_reduction, "argmin": _arg_reduction,
     "cumsum": _scan, "cumprod": _scan, "logcumsumexp": _scan,
-    "cummax": _along_all, "cummin": _along_all, "sort": _along_all,
+    "cummax": _scan, "cummin": _scan, "sort": _along_all,
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
     "permute": _permute, "reshape": _reshape, "broadcast_to": _broadcast_to, "concat": _concat,
-    "softmax": _along, "log_softmax": _log_softmax, "logsumexp": _blocked_reduction,
+    "softmax": _normalized, "log_softmax": _normalized, "logsumexp": _logsumexp,
     "fused_matmul_relu": _matmul, "fused_matmul_gelu": _matmul,
 }
 _BY_NAME.update({name: _broadcasting for name, op in OPS.items()

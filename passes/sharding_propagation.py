@@ -43,7 +43,14 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects.pyflame import PyflameOp
-from ..dialects.sharding import SPLIT_SCANS, FactorRule, Mesh, Sharding, factor_rule
+from ..dialects.sharding import (
+    SPLIT_NORMALIZED,
+    SPLIT_SCANS,
+    FactorRule,
+    Mesh,
+    Sharding,
+    factor_rule,
+)
 from ..dialects.sharding_ir import SHARDING_KEY, AnnotateOp, ShardingAttr
 from .common import PyflamePass
 
@@ -82,11 +89,12 @@ def op_rule(op: Operation) -> FactorRule | None:
         rule = factor_rule(op.OPDEF, [_shape(v) for v in op.operands],
                            [_shape(r) for r in op.results], attrs)
         name = op.OPDEF.name
-        # log_softmax: its dimension reduced by every use (the cross entropy);
-        # a scan: its result reduced by every use, along any dimensions
-        along = attrs["dim"] if name == "log_softmax" else None
-        if rule is not None and name in ("log_softmax", *SPLIT_SCANS) \
-                and not _reduced_along(op.results[0], along):
+        # (log_)softmax: its dimension reduced by every use (the cross entropy,
+        # a distillation loss); a scan: its result reduced by every use, along
+        # any dimensions
+        along = attrs["dim"] if name in SPLIT_NORMALIZED else None
+        if rule is not None and name in (*SPLIT_NORMALIZED, *SPLIT_SCANS) \
+                and not all(_reduced_along(r, along) for r in op.results):
             rule = FactorRule(rule.operands, rule.results, rule.reduction,
                               rule.blocked | {rule.operands[0][attrs["dim"]]})
         return rule
@@ -94,13 +102,13 @@ def op_rule(op: Operation) -> FactorRule | None:
 
 
 _ELEMENTWISE_USES = frozenset({"add", "sub", "mul", "div", "neg", "where", "pow", "exp",
-                               "convert"})
+                               "convert", "abs", "eq", "ne"})  # (ne: isnan)
 
 
 def _reduced_along(v: SSAValue, dim: int | None, depth: int = 3) -> bool:
     """Whether every use of ``v`` ends, through at most ``depth`` shape-keeping
     elementwise ops, in a ``sum``/``mean`` over ``dim`` (None: any dimensions).
-    For ``log_softmax``, the cross entropy and NLL pattern (the target's
+    For ``log_softmax`` (``softmax``), the cross entropy and NLL pattern (the target's
     log-probability picked by a one-hot sum, a sum over classes): only then
     does it keep a split normalized dimension (vocabulary-parallel cross
     entropy: no gathered logits). For a scan, a result consumed split: only

@@ -40,10 +40,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from ..dialects import OPS
-from ..dialects.dtypes import int64
+from ..dialects.dtypes import FLOAT, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import PyflameOp, create_op, spec_of_type
 from ..dialects.sharding import (
+    SPLIT_NORMALIZED,
     SPLIT_SCANS,
     TABLE_FACTOR,
     CollectiveCost,
@@ -183,6 +184,11 @@ class _Partitioner:
                             else tuple(left)
             axes_of[fac] = mine
             left = [a for a in left if a not in mine]
+        if op.OPDEF.name == "logsumexp":  # reduced where the operand lies (its rule),
+            # unless the result's layout takes those axes (then gathered first)
+            have, used = self.env[op.operands[0]].dims, {a for x in axes_of.values() for a in x}
+            for d in op.py_attrs()["dims"]:
+                axes_of[rule.operands[0][d]] = () if used & set(have[d]) else have[d]
         operands = [self.reshard(v, tuple(axes_of.get(x, ()) if x else () for x in fs))
                     for v, fs in zip(op.operands, rule.operands, strict=True)]
         if any(fs != rule.results[0] for fs in rule.results):
@@ -198,15 +204,19 @@ class _Partitioner:
             attrs["limit"] = tuple(n if x else lim for n, x, lim in zip(
                 _shape(operands[0]), rule.operands[0], attrs["limit"], strict=True))
         split_dim = axes_of.get(rule.operands[0][attrs["dim"]]) \
-            if op.OPDEF.name == "log_softmax" else None
+            if op.OPDEF.name in SPLIT_NORMALIZED else None
+        reduced = tuple(a for d in attrs["dims"] for a in axes_of[rule.operands[0][d]]) \
+            if op.OPDEF.name == "logsumexp" else ()
         if op.OPDEF.name == "gather" and axes_of.get(TABLE_FACTOR):
             new = [self._masked_gather(operands[0], operands[1], attrs["dim"],
                                        axes_of[TABLE_FACTOR], _shape(op.operands[0]))]
         elif split_dim:
-            new = [self._split_log_softmax(operands[0], attrs["dim"], split_dim)]
+            new = [self._split_normalized(op.OPDEF.name, operands[0], attrs["dim"], split_dim)]
+        elif reduced:
+            new = [self._split_logsumexp(operands[0], attrs, reduced, locals_[0])]
         elif op.OPDEF.name in SPLIT_SCANS and axes_of.get(rule.operands[0][attrs["dim"]]):
-            new = [self._split_scan(op.OPDEF.name, operands[0], attrs,
-                                    axes_of[rule.operands[0][attrs["dim"]]])]
+            new = self._split_scan(op.OPDEF.name, operands[0], attrs,
+                                   axes_of[rule.operands[0][attrs["dim"]]])
         else:
             new = self._build(op, operands, attrs, locals_)
         kinds = {rule.reduction[f] for f in reductions if axes_of.get(f)}
@@ -247,15 +257,15 @@ class _Partitioner:
         rows = self._make("gather", [x, local], {"dim": dim})
         return self._make("mul", [rows, self._make("convert", [ok], {"dtype": xtype})])
 
-    def _split_log_softmax(self, x: SSAValue, dim: int, axes: tuple[str, ...]) -> SSAValue:
-        """``log_softmax`` of ``x`` along ``dim`` split over ``axes``, without
-        gathering it (Megatron's vocabulary-parallel cross entropy): the shard's
-        max, all-reduced (max); the shard's sum of ``exp(x - max)``, all-reduced
-        (sum); then ``x - max - log(sum)`` on the shard. The max only shifts the
-        exponentials (the result does not depend on it), so the device program
-        does not differentiate through its all-reduce (``STOP_GRADIENT``), as
-        Megatron detaches it."""
-        red = {"dims": (dim,), "keepdim": True}
+    def _shifted_sum(self, x: SSAValue, dims: tuple[int, ...], axes: tuple[str, ...]
+                     ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """Over ``dims`` of ``x`` split over ``axes``: the global max (the shard's,
+        all-reduced: max), ``x - max``, ``exp(x - max)`` and its global sum (the
+        shard's, all-reduced: sum), all with ``keepdim``. The max only shifts the
+        exponentials (what is computed from them does not depend on it), so the
+        device program does not differentiate through its all-reduce
+        (``STOP_GRADIENT``), as Megatron detaches it."""
+        red = {"dims": dims, "keepdim": True}
         peak = self._collective("all_reduce", self._make("max", [x], {**red, "ties": None}),
                                 axes, reduction="max")
         peak.owner.attributes[STOP_GRADIENT] = UnitAttr()
@@ -263,10 +273,84 @@ class _Partitioner:
         exps = self._make("exp", [shifted])
         total = self._collective("all_reduce", self._make("sum", [exps], red), axes,
                                  reduction="sum")
+        return peak, shifted, exps, total
+
+    def _split_normalized(self, name: str, x: SSAValue, dim: int, axes: tuple[str, ...]
+                          ) -> SSAValue:
+        """``softmax``/``log_softmax`` of ``x`` along ``dim`` split over ``axes``,
+        without gathering it (Megatron's vocabulary-parallel cross entropy):
+        ``exp(x - max) / sum`` or ``x - max - log(sum)`` on the shard."""
+        _, shifted, exps, total = self._shifted_sum(x, (dim,), axes)
+        if name == "softmax":
+            return self._make("div", [exps, total])
         return self._make("sub", [shifted, self._make("log", [total])])
 
+    def _split_logsumexp(self, x: SSAValue, attrs: dict, axes: tuple[str, ...],
+                         local: Sequence[int]) -> SSAValue:
+        """``logsumexp`` over dimensions split over ``axes``, in place: ``max +
+        log(sum)`` of the global max and sum of exponentials (``_shifted_sum``)."""
+        peak, _, _, total = self._shifted_sum(x, tuple(attrs["dims"]), axes)
+        out = self._make("add", [peak, self._make("log", [total])])
+        if tuple(_shape(out)) != tuple(local):
+            out = self._make("reshape", [out], {"shape": tuple(local)})
+        return out
+
+    def _block_number(self, axes: tuple[str, ...], rank: int) -> SSAValue:
+        """This device's index along ``axes`` (its block of an iota: the program
+        is the same on every device), shaped ``(1,) * rank``."""
+        b = IRBuilder(self._emit)
+        pos = b.op("iota", shape=(self.mesh.size(axes),), dim=0, dtype=int64)
+        mine = self._emit(LocalSliceOp(
+            operands=[pos], result_types=[TensorType(pos.type.element_type, (1,))],  # type: ignore
+            properties={"sharding": ShardingAttr.get(Sharding(self.mesh, (axes,)))}))
+        return b.op("reshape", mine, shape=(1,) * rank)
+
+    def _split_cumextreme(self, name: str, x: SSAValue, dim: int, axes: tuple[str, ...]
+                          ) -> list[SSAValue]:
+        """``cummax``/``cummin`` along ``dim`` split over ``axes``, by a carry
+        exchange: each device scans its block (indices made global by its
+        block's offset); the blocks' last running extremes and their indices
+        are all-gathered; the blocks before this one are folded into a carry,
+        and the carry into this block, by the scan's own combination
+        (``dialects/scan.py: _cumextreme_decomposition``: the later element
+        wins ties, as torch's ``x >= out``; a NaN wins, a later NaN wins)."""
+        b = IRBuilder(self._emit)
+        values, local_idx = b.op(name, x, dim=dim)
+        shape = b.shape(values)
+        rank, n = len(shape), self.mesh.size(axes)
+        mine = self._block_number(axes, rank)
+        idx = b.op("add", local_idx, b.op("mul", mine, b.scalar(shape[dim], like=mine)))
+        floating = b.dtype(values).category == FLOAT
+
+        def at(v: SSAValue, k: int) -> SSAValue:  # position k along dim
+            return b.op("slice", v, start=tuple(k if d == dim else 0 for d in range(rank)),
+                        limit=tuple(k + 1 if d == dim else s
+                                    for d, s in enumerate(b.shape(v))),
+                        stride=(1,) * rank)
+
+        def combine(earlier: tuple[SSAValue, SSAValue], later: tuple[SSAValue, SSAValue]
+                    ) -> tuple[SSAValue, SSAValue]:
+            wins = b.op("ge" if name == "cummax" else "le", later[0], earlier[0])
+            if floating:
+                wins = b.op("logical_or", b.op("ne", later[0], later[0]), b.op(
+                    "logical_and", wins, b.op("logical_not", b.op("ne", earlier[0], earlier[0]))))
+            return (b.op("where", wins, later[0], earlier[0]),
+                    b.op("where", wins, later[1], earlier[1]))
+
+        last = shape[dim] - 1
+        tops = [self._collective("all_gather", at(v, last), axes, dim=dim) for v in (values, idx)]
+        carry = (at(tops[0], 0), at(tops[1], 0))
+        for k in range(1, n - 1):  # blocks 1..k fold in where k < this device's block
+            folded = combine(carry, (at(tops[0], k), at(tops[1], k)))
+            before = b.op("gt", mine, b.scalar(k, like=mine))
+            carry = (b.op("where", before, folded[0], carry[0]),
+                     b.op("where", before, folded[1], carry[1]))
+        out = combine(carry, (values, idx))
+        first = b.op("eq", mine, b.scalar(0, like=mine))  # block 0: nothing before it
+        return [b.op("where", first, values, out[0]), b.op("where", first, idx, out[1])]
+
     def _split_scan(self, name: str, x: SSAValue, attrs: dict, axes: tuple[str, ...]
-                    ) -> SSAValue:
+                    ) -> list[SSAValue]:
         """A scan along a dimension split over ``axes``, by a carry exchange:
         each device scans its block, the blocks' totals (each block's last
         element; its first for a reverse scan) are all-gathered, and each block
@@ -274,6 +358,8 @@ class _Partitioner:
         (after it, reversed): the sum, product or log-sum-exp of the gathered
         totals masked by ``position < this device's`` (its block of an iota:
         the program is the same on every device)."""
+        if name in ("cummax", "cummin"):
+            return self._split_cumextreme(name, x, attrs["dim"], axes)
         b = IRBuilder(self._emit)
         dim, reverse = attrs["dim"], attrs.get("reverse", False)
         local = b.op(name, x, **attrs)
@@ -296,13 +382,13 @@ class _Partitioner:
         masked = b.op("where", before, totals, b.scalar(neutral, like=totals))
         red = {"dims": (dim,), "keepdim": True}
         if name == "cumsum":
-            return b.op("add", local, b.op("sum", masked, **red))
+            return [b.op("add", local, b.op("sum", masked, **red))]
         if name == "cumprod":
-            return b.op("mul", local, b.op("prod", masked, **red))
+            return [b.op("mul", local, b.op("prod", masked, **red))]
         carry = b.op("logsumexp", masked, **red)  # logaddexp(local, carry), shifted
         top = b.op("maximum", local, carry)
-        return b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
-                                                 b.op("exp", b.op("sub", carry, top)))))
+        return [b.op("add", top, b.op("log", b.op("add", b.op("exp", b.op("sub", local, top)),
+                                                  b.op("exp", b.op("sub", carry, top)))))]
 
     def _build(self, op: PyflameOp, operands: list[SSAValue], attrs: dict,
                locals_: list[tuple[int, ...]]) -> list[SSAValue]:

@@ -1,7 +1,10 @@
 """Run by test_gpt_parallel.py under ``python -m pyflame_mlir.launch --nproc 4``:
 the tiny GPT of examples/gpt.py trained data + tensor parallel on a 2x2 mesh,
-one device per process (``pyflame_mlir.distributed.partition``); rank 0 writes
-the losses to argv[1] as JSON."""
+one device per process (``pyflame_mlir.distributed.partition``), AdamW sharded
+across the processes (ZeRO-2: ``dist.ZeroRedundancyOptimizer``; the gradients
+reduce-scattered over the axes each parameter is replicated on, clipped by
+their global norm); rank 0 writes the losses to argv[1] and the optimizer
+state bytes of every rank to argv[1] + ".state.json" as JSON."""
 
 import json
 import sys
@@ -24,17 +27,18 @@ model = ns["GPT"](**CONFIG)
 mesh = pf.DeviceMesh((2, 2), ("data", "model"))
 pf.sharding.shard_parameters(model, mesh, MEGATRON)
 params = list(model.parameters())
-opt = pf.optim.AdamW(params, lr=3e-3, weight_decay=0.1)
+opt = dist.ZeroRedundancyOptimizer(params, pf.optim.AdamW, lr=3e-3, weight_decay=0.1)
 step = dist.partition(lambda x, y: model(x, y)[1])
 losses = []
 for x, y in ns["batches"](BATCH, STEPS, context=CONFIG["context"]):
     loss = step(pf.shard(pf.tensor(x), mesh, P("data")), pf.shard(pf.tensor(y), mesh, P("data")))
     opt.zero_grad(set_to_none=True)
     loss.backward()
-    dist.all_reduce_grads(params)
-    pf.nn.utils.clip_grad_norm_(params, 1.0)
+    opt.clip_grad_norm_(1.0)
     opt.step()
     losses.append(loss.item())
+state = dist.all_gather(pf.tensor([opt.state_bytes()])).tolist()
 if dist.rank() == 0:
     Path(sys.argv[1]).write_text(json.dumps(losses))
+    Path(sys.argv[1] + ".state.json").write_text(json.dumps(state))
 dist.shutdown()

@@ -122,13 +122,21 @@ def check_step_traffic(step, model, mesh, ns) -> None:
 
 
 def test_gpt_on_four_processes_matches_torch(tmp_path):
-    """The same training, one device of the 2x2 mesh per process (gloo)."""
+    """The same training, one device of the 2x2 mesh per process (gloo), AdamW
+    sharded ZeRO-2 across the processes: each holds a quarter of its state."""
     out = tmp_path / "losses.json"
     script = Path(__file__).with_name("mp_gpt_script.py")
     r = subprocess.run([sys.executable, "-m", "pyflame_mlir.launch", "--nproc", "4",
                         str(script), str(out)], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     pf.manual_seed(0)
-    state = {k: v.numpy() for k, v in load_example(False)["GPT"](**CONFIG).state_dict().items()}
+    model = load_example(False)["GPT"](**CONFIG)
+    state = {k: v.numpy() for k, v in model.state_dict().items()}
     want = torch_losses(load_example(True), state)
     np.testing.assert_allclose(json.loads(out.read_text()), want, rtol=2e-4, atol=2e-4)
+    # AdamW's two f32 moments of every parameter (tied ones once), replicated:
+    # 2 x 4 x numel bytes; each rank's chunks (every count divisible by 4, no
+    # padding): a quarter of a "model"-split block over "data", a quarter of a
+    # replicated parameter over all four
+    numel = sum(p.numel() for p in model.parameters())
+    assert json.loads(Path(str(out) + ".state.json").read_text()) == [2 * 4 * numel // 4] * 4
