@@ -243,6 +243,12 @@ def _matrix_exp(rng, batch, n):
                     fd_rtol=1e-5, fd_atol=1e-5)
 
 
+@case("cond")
+def _cond(rng, batch, n):
+    return _example("cond", [_well_conditioned(rng, batch, n)], lambda lib, a: lib.linalg.cond(a),
+                    rtol=1e-7, atol=1e-9, fd_rtol=1e-5, fd_atol=1e-5)
+
+
 @case("lstsq")
 def _lstsq(rng, batch, n):
     m = int(rng.integers(n, 6))  # tall or square: full column rank
@@ -320,8 +326,9 @@ def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
     spd = (x @ x.transpose(0, 2, 1) + np.eye(3)).astype(dtype)
     b = rng.uniform(-1, 1, (3, 2)).astype(dtype)
     tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
-    pa, pspd, pb = pf.from_numpy(a), pf.from_numpy(spd), pf.from_numpy(b)
-    ta, tspd, tb = _t(a), _t(spd), _t(b)
+    c = _well_conditioned(rng, (), 4).reshape(2, 2, 4).astype(dtype)
+    pa, pspd, pb, pc = pf.from_numpy(a), pf.from_numpy(spd), pf.from_numpy(b), pf.from_numpy(c)
+    ta, tspd, tb, tc = _t(a), _t(spd), _t(b), _t(c)
     pairs = [
         (pf.linalg.solve(pa, pb), torch.linalg.solve(ta, tb)),
         (pf.linalg.inv(pa), torch.linalg.inv(ta)),
@@ -347,6 +354,13 @@ def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
         (pf.linalg.cholesky_ex(pspd).L, torch.linalg.cholesky_ex(tspd).L),
         (pf.linalg.matrix_exp(pa), torch.linalg.matrix_exp(ta)),
         (pa.matrix_exp(), ta.matrix_exp()),
+        (pf.linalg.cond(pa), torch.linalg.cond(ta)),
+        (pf.linalg.cond(pa, "fro"), torch.linalg.cond(ta, "fro")),
+        (pf.linalg.cond(pa, -2), torch.linalg.cond(ta, -2)),
+        (pf.linalg.vander(pb[:, 0], N=4), torch.linalg.vander(tb[:, 0], N=4)),
+        (pf.linalg.diagonal(pa, offset=1), torch.linalg.diagonal(ta, offset=1)),
+        (pf.linalg.tensorinv(pc), torch.linalg.tensorinv(tc)),
+        (pf.linalg.tensorsolve(pc, pb[:2, :2]), torch.linalg.tensorsolve(tc, tb[:2, :2])),
     ]
     s = pf.linalg.slogdet(pa)
     assert isinstance(s, pf.linalg.SlogdetResult) and s.sign.shape == (2,)
