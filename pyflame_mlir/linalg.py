@@ -29,10 +29,13 @@ from .dialects import OPS
 from .dialects.decomp import LinAlgError
 from .dialects.dtypes import float32, float64, int32, int64
 from .dialects.opdef import ShapeError, broadcast_shapes
+from .indexing import diagonal as _diagonal
+from .indexing import movedim
 from .ops import (
     ELEMENTWISE,
     as_tensor_arg,
     broadcast_to,
+    cat,
     convert,
     matmul,
     matrix_norm,
@@ -42,6 +45,7 @@ from .ops import (
 )
 from .ops import linalg_norm as norm
 from .ops import sum as _sum
+from .reductions import cumprod
 
 log = ELEMENTWISE["log"]
 
@@ -349,6 +353,64 @@ def matrix_exp(A: Any) -> Tensor:  # noqa: N803
     return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A),), {})
 
 
+# ---- composites of the above ----
+
+def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
+    """``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dims by default."""
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803
+    """``torch.linalg.vander``: columns x^0 .. x^(N-1), as a running product
+    (torch's, so its gradient is torch's)."""
+    t = as_tensor_arg(x)
+    if t.ndim < 1:
+        raise ShapeError("linalg.vander", "expects a tensor of rank >= 1, got a 0-d tensor")
+    n = t.shape[-1] if N is None else N
+    if n < 0:
+        raise ShapeError("linalg.vander", f"N must be >= 0, got {n}")
+    ones = broadcast_to(convert(1, t.dtype), t.shape + (min(n, 1),))
+    if n <= 1:
+        return ones
+    powers = cumprod(broadcast_to(t.unsqueeze(-1), t.shape + (n - 1,)), -1)
+
+    return cat([ones, powers], -1)
+
+
+def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803
+    """``torch.linalg.cond``: s_max / s_min for p None, 2 (s_min / s_max for
+    -2), else ``norm(A, p) * norm(inv(A), p)`` (square A; a singular one
+    raises ``LinAlgError`` there, where torch returns inf)."""
+    if p in (None, 2, -2):
+        s = svdvals(_matrix("linalg.cond", A, square=False))
+        hi, lo = s[..., 0], s[..., -1]
+        return hi / lo if p != -2 else lo / hi
+    a = _matrix("linalg.cond", A)
+    return matrix_norm(a, p) * matrix_norm(inv(a), p)
+
+
+def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803
+    """``torch.linalg.tensorinv``: the inverse of A read as a matrix
+    prod(shape[:ind]) x prod(shape[ind:])."""
+    t = as_tensor_arg(A)
+    if ind <= 0:
+        raise ShapeError("linalg.tensorinv", f"ind must be > 0, got {ind}")
+    rows, cols = t.shape[:ind], t.shape[ind:]
+    m = inv(reshape(t, (int(np.prod(rows)), int(np.prod(cols)))))
+    return reshape(m, cols + rows)
+
+
+def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803
+    """``torch.linalg.tensorsolve``: X with ``tensordot(A, X, X.ndim) = B``."""
+    t, b = as_tensor_arg(A), as_tensor_arg(B)
+    if dims is not None:
+        dims = [d % t.ndim for d in dims]
+        t = movedim(t, dims, list(range(t.ndim - len(dims), t.ndim)))
+    rest = t.shape[b.ndim:]
+    x = solve(reshape(t, (b.numel(), int(np.prod(rest)))), reshape(b, (b.numel(),)))
+    return reshape(x, rest)
+
+
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
 
 def inverse(input: Any) -> Tensor:  # noqa: A002
@@ -419,7 +481,8 @@ for _name, _fn in TOP_LEVEL.items():
 
 __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "LstsqResult",
            "QRResult", "SVDResult", "SlogdetResult", "TriangularSolveResult", "cholesky",
-           "cholesky_ex", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq",
-           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-           "svdvals", "vecdot", "vector_norm"]
+           "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]

@@ -55,6 +55,7 @@ from _grad_oracles import (
     torch_vjp,
     vdot,
 )
+from _linalg_cases import draw_case as _draw_linalg_case
 from _oracles import examples
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -831,6 +832,15 @@ def _captured_tensors(data: st.DataObject) -> Example:
         return f
     return Example([draw_array(rng, (n, k), "offgrid")], fn(pf), fn(torch),
                    "x with captured tensors")
+
+
+# ---------------------------------------------------------------- matrix decompositions
+
+# pf.linalg's primitives (dialects/decomp.py); the examples are in _linalg_cases.py and
+# test_linalg_decomp.py has more of them (composites, error cases)
+for _name in ("solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd",
+              "pinv", "matrix_exp"):
+    case(f"linalg_{_name}")(lambda data, _name=_name: _draw_linalg_case(_name, data)[0])
 
 
 # ---------------------------------------------------------------- per-op tests

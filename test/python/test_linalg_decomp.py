@@ -2,12 +2,9 @@
 torch 2.13: values on hypothesis-drawn batch shapes and well-conditioned
 matrices (built as torch's OpInfo sample functions build them: diagonally
 dominant for solves, ``X X^T + I`` for Cholesky, ``(X + X^T) / 2`` for
-eigh), float64 gradients (VJP and JVP) vs torch and finite differences
-through ``_grad_oracles``, and the error cases.
-
-Where torch's docs say a result is not unique (Q of QR, eigenvectors,
-singular vectors: each column up to sign) the compared functions fix the
-sign of each column by its first entry, which keeps them differentiable.
+eigh; the examples are in ``_linalg_cases.py``), float64 gradients (VJP and
+JVP) vs torch and finite differences through ``_grad_oracles``, and the
+error cases.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ import numpy as np
 import pytest
 import torch
 from _grad_oracles import (
-    Example,
     close,
     draw_cotangents,
     fd_directional,
@@ -32,6 +28,7 @@ from _grad_oracles import (
     torch_vjp,
     vdot,
 )
+from _linalg_cases import CASES, _well_conditioned, draw_case
 from _oracles import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,220 +43,10 @@ batches = st.sampled_from([(), (2,), (1, 2)])
 sizes = st.integers(1, 4)
 
 
-# ---- building inputs (both libraries run the same function of X) ----
-
-def _well_conditioned(rng: np.random.Generator, batch: tuple[int, ...], n: int) -> np.ndarray:
-    return rng.uniform(-1, 1, (*batch, n, n)) + 2 * n * np.eye(n) * rng.choice([-1, 1])
-
-
-def _spd(lib: Any, x: Any) -> Any:
-    """X X^T + I, symmetric positive definite (its gradient is X's)."""
-    n = x.shape[-1]
-    return x @ x.transpose(-2, -1) + lib.eye(n, dtype=x.dtype)
-
-
-def _sym(x: Any) -> Any:
-    return (x + x.transpose(-2, -1)) * 0.5
-
-
-def _fix_signs(lib: Any, q: Any, *rows: Any) -> list[Any]:
-    """Columns of q (and the matching rows of each of ``rows``) times the sign
-    of q's first row: a representative of the sign ambiguity."""
-    s = lib.sign(q[..., :1, :])
-    return [q * s, *[r * s.transpose(-2, -1) for r in rows]]
-
-
-def _both(fn: Callable[[Any, Any], Any]) -> tuple[Callable, Callable]:
-    """One function of (lib, tensors...) as its pyflame and torch versions."""
-    return (lambda *xs: fn(pf, *xs)), (lambda *xs: fn(torch, *xs))
-
-
-CASES: dict[str, Callable[[np.random.Generator, tuple[int, ...], int], Example]] = {}
-
-
-def case(name: str):
-    def register(fn):
-        CASES[name] = fn
-        return fn
-    return register
-
-
-def _example(name: str, arrays: list[np.ndarray], fn: Callable, **tol: float) -> Example:
-    p, t = _both(fn)
-    return Example(arrays, p, t, label=name, **tol)
-
-
-@case("solve")
-def _solve(rng, batch, n):
-    k = int(rng.integers(1, 3))
-    return _example("solve", [_well_conditioned(rng, batch, n), rng.uniform(-1, 1, (n, k))],
-                    lambda lib, a, b: lib.linalg.solve(a, b))
-
-
-@case("solve_vector_left_false")
-def _solve_vec(rng, batch, n):
-    return _example("solve(left=False)", [_well_conditioned(rng, batch, n),
-                                          rng.uniform(-1, 1, (*batch, 2, n)),
-                                          rng.uniform(-1, 1, (*batch, n))],
-                    lambda lib, a, b, v: [lib.linalg.solve(a, b, left=False),
-                                          lib.linalg.solve(a, v)])
-
-
-@case("inv")
-def _inv(rng, batch, n):
-    return _example("inv", [_well_conditioned(rng, batch, n)],
-                    lambda lib, a: lib.linalg.inv(a))
-
-
-@case("solve_triangular")
-def _solve_triangular(rng, batch, n):
-    upper, left, unit = (bool(v) for v in rng.integers(0, 2, 3))
-    a = _well_conditioned(rng, batch, n)
-    b = rng.uniform(-1, 1, (n, 2) if left else (2, n))
-    return _example(f"solve_triangular(upper={upper}, left={left}, unitriangular={unit})",
-                    [a, b], lambda lib, a, b: lib.linalg.solve_triangular(
-                        a, b, upper=upper, left=left, unitriangular=unit))
-
-
-@case("cholesky")
-def _cholesky(rng, batch, n):
-    upper = bool(rng.integers(0, 2))
-    return _example(f"cholesky(upper={upper})", [rng.uniform(-1, 1, (*batch, n, n))],
-                    lambda lib, x: lib.linalg.cholesky(_spd(lib, x), upper=upper))
-
-
-@case("cholesky_solve")
-def _cholesky_solve(rng, batch, n):
-    return _example("cholesky_solve", [rng.uniform(-1, 1, (*batch, n, n)),
-                                       rng.uniform(-1, 1, (n, 2))],
-                    lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, x))))
-
-
-@case("det")
-def _det(rng, batch, n):
-    return _example("det", [rng.uniform(-1, 1, (*batch, n, n))], lambda lib, a: lib.linalg.det(a),
-                    rtol=1e-7, atol=1e-9)
-
-
-@case("det_singular")
-def _det_singular(rng, batch, n):
-    """Rank n - 1 (two equal columns): det is 0, its gradient finite (torch's)."""
-    def fn(lib, x):
-        a = lib.cat([x, x[..., :1]], -1) if n > 1 else x * 0
-        return lib.linalg.det(a)
-    return _example("det at singular matrices", [rng.uniform(-1, 1, (*batch, n, max(n - 1, 1)))],
-                    fn, rtol=1e-7, atol=1e-9)
-
-
-@case("slogdet")
-def _slogdet(rng, batch, n):
-    return _example("slogdet", [_well_conditioned(rng, batch, n)],
-                    lambda lib, a: lib.linalg.slogdet(a).logabsdet)
-
-
-@case("logdet")
-def _logdet(rng, batch, n):
-    return _example("logdet", [rng.uniform(-1, 1, (*batch, n, n))],
-                    lambda lib, x: lib.logdet(_spd(lib, x)))
-
-
-@case("qr")
-def _qr(rng, batch, n):
-    m = int(rng.integers(1, 5))
-    mode = "complete" if m <= n and rng.integers(0, 2) else "reduced"
-
-    def fn(lib, a):
-        q, r = lib.linalg.qr(a, mode=mode)
-        return _fix_signs(lib, q, r)  # diag(R) > 0 would fix it too (LAPACK: R_ii < 0 occurs)
-    return _example(f"qr(mode={mode})", [rng.uniform(-1, 1, (*batch, m, n))], fn)
-
-
-@case("eigh")
-def _eigh(rng, batch, n):
-    uplo = "L" if rng.integers(0, 2) else "U"
-
-    def fn(lib, x):
-        w, q = lib.linalg.eigh(_sym(x), UPLO=uplo)
-        return [w, *_fix_signs(lib, q)]
-    return _example(f"eigh(UPLO={uplo})", [rng.uniform(-1, 1, (*batch, n, n))], fn,
-                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("eigvalsh")
-def _eigvalsh(rng, batch, n):
-    return _example("eigvalsh", [rng.uniform(-1, 1, (*batch, n, n))],
-                    lambda lib, x: lib.linalg.eigvalsh(_sym(x)))
-
-
-@case("svd")
-def _svd(rng, batch, n):
-    m = int(rng.integers(1, 5))
-
-    def fn(lib, a):
-        u, s, vh = lib.linalg.svd(a, full_matrices=False)
-        u, vh = _fix_signs(lib, u, vh)
-        return [u, s, vh]
-    return _example("svd", [rng.uniform(-1, 1, (*batch, m, n))], fn,
-                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("svdvals")
-def _svdvals(rng, batch, n):
-    m = int(rng.integers(1, 5))
-    return _example("svdvals", [rng.uniform(-1, 1, (*batch, m, n))],
-                    lambda lib, a: lib.linalg.svdvals(a))
-
-
-@case("pinv")
-def _pinv(rng, batch, n):
-    m = int(rng.integers(1, 5))
-    return _example("pinv", [rng.uniform(-1, 1, (*batch, m, n))],
-                    lambda lib, a: lib.linalg.pinv(a), rtol=1e-6, atol=1e-8,
-                    fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("pinv_hermitian")
-def _pinv_hermitian(rng, batch, n):
-    return _example("pinv(hermitian=True)", [rng.uniform(-1, 1, (*batch, n, n))],
-                    lambda lib, x: lib.linalg.pinv(_sym(x), hermitian=True), rtol=1e-6,
-                    atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("pinv_orthogonal")
-def _pinv_orthogonal(rng, batch, n):
-    """Repeated singular values (all 1): torch's closed form is finite there."""
-    def fn(lib, x):
-        q, _ = lib.linalg.qr(x)
-        return lib.linalg.pinv(q + 0 * x)
-    return _example("pinv at an orthogonal matrix", [_well_conditioned(rng, batch, n)], fn,
-                    rtol=1e-6, atol=1e-8, fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("matrix_exp")
-def _matrix_exp(rng, batch, n):
-    scale = float(rng.choice([0.5, 4.0]))  # 4: |A| > theta_13, so squarings
-    return _example(f"matrix_exp(scale {scale})", [rng.uniform(-1, 1, (*batch, n, n)) * scale],
-                    lambda lib, a: lib.linalg.matrix_exp(a), rtol=1e-7, atol=1e-9,
-                    fd_rtol=1e-5, fd_atol=1e-5)
-
-
-@case("lstsq")
-def _lstsq(rng, batch, n):
-    m = int(rng.integers(n, 6))  # tall or square: full column rank
-    return _example("lstsq", [rng.uniform(-1, 1, (*batch, m, n)),
-                              rng.uniform(-1, 1, (*batch, m, 2))],
-                    lambda lib, a, b: lib.linalg.lstsq(a, b).solution, rtol=1e-6, atol=1e-8,
-                    fd_rtol=1e-5, fd_atol=1e-5)
-
-
 NAMES = sorted(CASES)
 
 
-def _draw(name: str, data: st.DataObject) -> tuple[Example, np.random.Generator]:
-    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    batch, n = data.draw(batches, label="batch"), data.draw(sizes, label="n")
-    rng = np.random.default_rng(seed)
-    return CASES[name](rng, batch, n), rng
+_draw = draw_case
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -320,8 +107,9 @@ def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
     spd = (x @ x.transpose(0, 2, 1) + np.eye(3)).astype(dtype)
     b = rng.uniform(-1, 1, (3, 2)).astype(dtype)
     tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
-    pa, pspd, pb = pf.from_numpy(a), pf.from_numpy(spd), pf.from_numpy(b)
-    ta, tspd, tb = _t(a), _t(spd), _t(b)
+    c = _well_conditioned(rng, (), 4).reshape(2, 2, 4).astype(dtype)
+    pa, pspd, pb, pc = pf.from_numpy(a), pf.from_numpy(spd), pf.from_numpy(b), pf.from_numpy(c)
+    ta, tspd, tb, tc = _t(a), _t(spd), _t(b), _t(c)
     pairs = [
         (pf.linalg.solve(pa, pb), torch.linalg.solve(ta, tb)),
         (pf.linalg.inv(pa), torch.linalg.inv(ta)),
@@ -347,6 +135,13 @@ def test_values_lazy_and_eager(mode: str, dtype: Any) -> None:
         (pf.linalg.cholesky_ex(pspd).L, torch.linalg.cholesky_ex(tspd).L),
         (pf.linalg.matrix_exp(pa), torch.linalg.matrix_exp(ta)),
         (pa.matrix_exp(), ta.matrix_exp()),
+        (pf.linalg.cond(pa), torch.linalg.cond(ta)),
+        (pf.linalg.cond(pa, "fro"), torch.linalg.cond(ta, "fro")),
+        (pf.linalg.cond(pa, -2), torch.linalg.cond(ta, -2)),
+        (pf.linalg.vander(pb[:, 0], N=4), torch.linalg.vander(tb[:, 0], N=4)),
+        (pf.linalg.diagonal(pa, offset=1), torch.linalg.diagonal(ta, offset=1)),
+        (pf.linalg.tensorinv(pc), torch.linalg.tensorinv(tc)),
+        (pf.linalg.tensorsolve(pc, pb[:2, :2]), torch.linalg.tensorsolve(tc, tb[:2, :2])),
     ]
     s = pf.linalg.slogdet(pa)
     assert isinstance(s, pf.linalg.SlogdetResult) and s.sign.shape == (2,)
