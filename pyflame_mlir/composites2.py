@@ -1044,3 +1044,43 @@ Tensor.isreal = isreal  # type: ignore[attr-defined]
 
 
 __all__ += ["is_floating_point", "is_nonzero", "isreal"]
+
+
+# ---- branch surface3: nextafter ----
+
+def nextafter(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The next representable value after ``input`` towards ``other`` (C's
+    nextafter): ``input`` plus one unit in the last place, found from
+    ``frexp``'s exponent (a power of two: the sum is exact); half a unit when
+    stepping towards zero from a power of two; subnormal units below the
+    normal range. Not differentiable (torch has no derivative): the result
+    does not require grad."""
+    dt = _promote([input, other])
+    if dt not in (float32, float64):
+        raise RuntimeError(f"nextafter: only float32 and float64 are supported, got "
+                           f"{dt.name}")
+    a, b = detach(_cast(input, dt)), detach(_cast(other, dt))
+    info = np.finfo(a.dtype.np)
+    digits, min_exp = info.nmant + 1, info.minexp + 1  # frexp's exponent of the tiniest normal
+    m, e = frexp(a)
+    e = maximum(convert(e, a.dtype), float(min_exp))
+    k = e - digits
+    half = floor(k / 2.0)
+    unit = exp2(half) * exp2(k - half)  # two factors: 2**k alone underflows in float32
+    power_of_two = logical_and(eq(abs(m), 0.5), gt(e, float(min_exp)))
+    away = eq(lt(a, b), gt(a, 0.0))  # the step grows |input|
+    step = where(logical_or(away, ~power_of_two), unit, unit * 0.5)
+    stepped = a + where(lt(a, b), step, -step)
+    stepped = where(eq(stepped, 0.0), a * 0.0, stepped)  # towards zero: zero of a's sign
+    tiniest = float(np.nextafter(a.dtype.np.type(0), a.dtype.np.type(1)))
+    from_zero = where(gt(b, 0.0), _cast(tiniest, a.dtype), _cast(-tiniest, a.dtype))
+    biggest = _cast(float(info.max), a.dtype)
+    from_inf = where(gt(a, 0.0), biggest, -biggest)
+    out = where(eq(a, 0.0), from_zero, where(isfinite(a), stepped, from_inf))
+    out = where(eq(a, b), b, out)
+    return where(logical_or(isnan(a), isnan(b)), a + b, out)
+
+
+Tensor.nextafter = nextafter  # type: ignore[attr-defined]
+Tensor.nextafter_ = _in_place(nextafter, "nextafter_")  # type: ignore[attr-defined]
+__all__ += ["nextafter"]
