@@ -18,6 +18,7 @@ it instead.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -2145,29 +2146,64 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
 
 
 def _adaptive_max_pool2d_with_indices(x: Tensor, ho: int, wo: int) -> tuple[Tensor, Tensor]:
-    """The values of ``adaptive_max_pool2d`` and torch's flat per-plane
-    indices of the maxima (the first maximum of each region, a NaN winning)."""
-    h, w = x.shape[-2:]
-    rows_v, rows_i = [], []
-    for hl, hh in _adaptive_bounds(h, ho):
-        band = _slice_dim(x, x.ndim - 2, hl, hh)
-        vals, idxs = [], []
-        for wl, wh in _adaptive_bounds(w, wo):
-            region = _slice_dim(band, x.ndim - 1, wl, wh)
-            rw = wh - wl
-            flat = reshape(region, (*region.shape[:-2], (hh - hl) * rw))
-            pos = from_numpy(np.array([(hl + j // rw) * w + wl + j % rw
-                                       for j in range((hh - hl) * rw)], np.int64))
-            local = _ops.argmax(flat, -1, keepdim=True)
-            if x.dtype.is_floating_point:  # torch's loop: the last NaN replaces any maximum
-                order = from_numpy(np.arange(flat.shape[-1], dtype=np.int64))
-                last_nan = amax(where(_ops.isnan(flat), order, -1), -1, keepdim=True)
-                local = where(last_nan >= 0, last_nan, local)
-            vals.append(_ops.unsqueeze(_indexing.gather(flat, -1, local), -1))
-            idxs.append(_ops.unsqueeze(_indexing.take(pos, local), -1))
-        rows_v.append(cat(vals, -1))
-        rows_i.append(cat(idxs, -1))
-    return cat(rows_v, -2), cat(rows_i, -2)
+    return _adaptive_max_with_indices(x, (ho, wo))
 
 
-__all__ += ["fold", "grid_sample", "embedding_bag"]
+def _adaptive_max_with_indices(x: Tensor, out: Sequence[int]) -> tuple[Tensor, Tensor]:
+    """adaptive max pooling over the last len(out) dims: the values and torch's
+    flat per-plane indices of the maxima (the first maximum of each region;
+    the last NaN, as torch's loop). The value is read at the chosen element,
+    so the whole gradient goes there, as torch's."""
+    nsp = len(out)
+    spatial = x.shape[x.ndim - nsp:]
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(spatial, out)]
+    values, indices = [], []
+    for region_bounds in itertools.product(*bounds):
+        region = x
+        for i, (lo, hi) in enumerate(region_bounds):
+            region = _slice_dim(region, x.ndim - nsp + i, lo, hi)
+        sizes = [hi - lo for lo, hi in region_bounds]
+        flat = reshape(region, (*region.shape[:x.ndim - nsp], math.prod(sizes)))
+        grids = np.meshgrid(*[np.arange(lo, hi) for lo, hi in region_bounds], indexing="ij")
+        where_in = np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), spatial)
+        where_in = where_in.astype(np.int64)
+        local = _ops.argmax(flat, -1, keepdim=True)
+        if x.dtype.is_floating_point:
+            order = from_numpy(np.arange(flat.shape[-1], dtype=np.int64))
+            last_nan = amax(where(_ops.isnan(flat), order, -1), -1, keepdim=True)
+            local = where(last_nan >= 0, last_nan, local)
+        values.append(_indexing.gather(flat, -1, local))
+        indices.append(_indexing.take(from_numpy(where_in), local))
+    lead = x.shape[:x.ndim - nsp]
+    return (reshape(cat(values, -1), (*lead, *out)), reshape(cat(indices, -1), (*lead, *out)))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Means of slices, one dim after the other (a box mean is the mean of
+    means along its sides): a NaN or inf spreads only over its own regions,
+    where interpolation matrices would spread it over the whole plane."""
+    x = as_tensor_arg(input)
+    sizes = _adaptive_sizes("adaptive_avg_pool3d", x, output_size, 3)
+    for i, out in enumerate(sizes):
+        dim = x.ndim - 3 + i
+        if out != x.shape[dim]:
+            x = cat([mean(_slice_dim(x, dim, lo, hi), dim, keepdim=True)
+                     for lo, hi in _adaptive_bounds(x.shape[dim], out)], dim)
+    return x
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    x = as_tensor_arg(input)
+    sizes = _adaptive_sizes("adaptive_max_pool3d", x, output_size, 3)
+    values, indices = _adaptive_max_with_indices(x, sizes)
+    return (values, indices) if return_indices else values
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpoolnd("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
+                         output_size)
+
+
+__all__ += ["fold", "grid_sample", "embedding_bag", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+            "max_unpool3d"]

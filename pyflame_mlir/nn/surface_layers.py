@@ -9,7 +9,7 @@ from ..autodiff import no_grad
 from ..core import Tensor
 from . import functional as F
 from . import init
-from .layers import AvgPool2d, _ConvNd, _MaxPoolNd
+from .layers import AvgPool2d, _ConvNd, _MaxPoolNd, _MaxUnpoolNd
 from .linear import _check_device, _empty
 from .module import Module, Parameter
 
@@ -175,3 +175,31 @@ class EmbeddingBag(Module):
 
 
 __all__ += ["Fold", "EmbeddingBag"]
+
+
+class AdaptiveAvgPool3d(Module):
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3d(AdaptiveAvgPool3d):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _fn = staticmethod(F.max_unpool3d)
+
+
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d"]

@@ -88,6 +88,9 @@ ADAPTERS: dict[str, Callable[[Callable], Callable]] = {
     "einsum": lambda fn: lambda tensors, equation: fn(equation, tensors),
     "where": lambda fn: lambda self, condition, other, **kw: fn(condition, self, other, **kw),
     "polygamma": lambda fn: lambda x, n, **kw: fn(n, x, **kw),  # torch's lambda: (x, n)
+    # (branch surface3) torch's lambdas take the weight first: (weight, idx)
+    "nn.functional.embedding": lambda fn: lambda weight, idx, **kw: fn(idx, weight, **kw),
+    "nn.functional.embedding_bag": lambda fn: lambda weight, idx, **kw: fn(idx, weight, **kw),
 }
 
 
