@@ -2205,5 +2205,118 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
                          output_size)
 
 
+# a log-probability standing for log(0) in the CTC recursion: finite, so that
+# the gradients of impossible paths are exact zeros (exp(-1e30 - m) is 0)
+# where -inf would give 0 * inf = NaN
+_LOG_ZERO = -1e30
+
+
+def _log_add(*terms: Tensor) -> Tensor:
+    top = terms[0]
+    for t in terms[1:]:
+        top = maximum(top, t)
+    top = detach(top)
+    total = exp(terms[0] - top)
+    for t in terms[1:]:
+        total = total + exp(t - top)
+    return top + log(total)
+
+
+def _ctc_batch(lp: Tensor, seqs: list[np.ndarray], in_len: np.ndarray, blank: int
+               ) -> Tensor:
+    """-log p(target | emissions) of every sequence by one forward (alpha)
+    recursion over the blank-extended targets, all sequences at once (padded
+    to the longest; a sequence's alpha stops changing after its length)."""
+    batch = len(seqs)
+    width = 2 * builtins.max((q.size for q in seqs), default=0) + 1
+    ext = np.full((batch, width), blank, np.int64)
+    skip = np.zeros((batch, width), bool)  # s-2 -> s: a label unlike the one two back
+    for i, q in enumerate(seqs):
+        ext[i, 1:2 * q.size:2] = q
+        lab = np.where(np.arange(width) % 2 == 1, ext[i], -1)
+        skip[i, 2:] = (lab[2:] >= 0) & (lab[2:] != lab[:-2])
+    steps = builtins.max(int(in_len.max(initial=1)), 1)
+    index = np.ascontiguousarray(np.broadcast_to(ext, (steps, batch, width)))
+    emit = _indexing.gather(lp[:steps], 2, index)  # (T, N, W)
+    start = np.full((batch, width), _LOG_ZERO)
+    start[:, :2] = 0.0
+    pad = _const_like(np.full((batch, 2), _LOG_ZERO), lp)
+    blocked = _const_like(np.where(skip, 0.0, _LOG_ZERO), lp)
+    alpha = _const_like(start, lp) + emit[0]
+    for t in range(1, steps):
+        shifted = cat([pad, alpha], 1)
+        step = _log_add(alpha, shifted[:, 1:width + 1], shifted[:, :width] + blocked) + emit[t]
+        active = in_len > t
+        alpha = step if active.all() else where(from_numpy(active[:, None]), step, alpha)
+    last = np.array([2 * q.size for q in seqs], np.int64)[:, None]
+    both = _indexing.gather(alpha, 1, from_numpy(np.concatenate([last, np.maximum(last - 1, 0)],
+                                                                1)))
+    second = where(from_numpy(last > 0), both[:, 1:], _ops._cast(_LOG_ZERO, lp.dtype))
+    return -_log_add(both[:, 0], second[:, 0])
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss (torch's): one alpha
+    recursion per sequence (the lengths and targets are evaluated: they shape
+    the recursion), differentiated by autodiff. An impossible alignment costs
+    inf (0 with ``zero_infinity``, its gradient then 0)."""
+    lp = as_tensor_arg(log_probs)
+    if not lp.dtype.is_floating_point or lp.ndim not in (2, 3):
+        raise ShapeError("ctc_loss", f"expected float log_probs (T, N, C) or (T, C), got "
+                                     f"{lp.dtype.name}{list(lp.shape)}")
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = lp.unsqueeze(1)
+    steps, batch, classes = lp.shape
+    if not 0 <= blank < classes:
+        raise ValueError(f"ctc_loss: blank must be in label range, got {blank} for {classes} "
+                         f"classes")
+
+    def host(v: Any, what: str) -> np.ndarray:
+        a = np.asarray(_indexing._host(v) if isinstance(v, Tensor) else v)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"ctc_loss: {what} must be integers, got {a.dtype}")
+        return a.astype(np.int64).reshape(-1)
+    in_len, tg_len = host(input_lengths, "input_lengths"), host(target_lengths, "target_lengths")
+    tg = np.asarray(_indexing._host(as_tensor_arg(targets)))
+    if tg.dtype.kind not in "iu":
+        raise TypeError(f"ctc_loss: targets must be integers, got {tg.dtype}")
+    if in_len.size != batch or tg_len.size != batch:
+        raise ShapeError("ctc_loss", f"expected {batch} input_lengths and target_lengths, got "
+                                     f"{in_len.size} and {tg_len.size}")
+    if np.any(in_len > steps) or np.any(in_len < 0) or np.any(tg_len < 0):
+        raise ValueError(f"ctc_loss: input_lengths {in_len.tolist()} must be within the "
+                         f"{steps} time steps and target_lengths non-negative")
+    if unbatched or tg.ndim == 1:
+        tg = tg.reshape(-1)
+        if tg.size < tg_len.sum():
+            raise ShapeError("ctc_loss", f"targets of {tg.size} labels are fewer than "
+                                         f"target_lengths sum to ({int(tg_len.sum())})")
+        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
+        seqs = [tg[a:a + n] for a, n in zip(starts, tg_len)]
+    else:
+        if np.any(tg_len > tg.shape[1]):
+            raise ShapeError("ctc_loss", f"target_lengths {tg_len.tolist()} exceed the "
+                                         f"targets' length {tg.shape[1]}")
+        seqs = [tg[i, :n] for i, n in enumerate(tg_len)]
+    for seq in seqs:
+        if np.any((seq < 0) | (seq >= classes) | (seq == blank)):
+            raise ValueError(f"ctc_loss: targets {seq.tolist()} must be classes other than the "
+                             f"blank {blank}, below {classes}")
+    loss = _ctc_batch(lp, seqs, in_len, blank)
+    if np.any(in_len == 0):  # no frames: only an empty target is possible
+        empty = np.array([0.0 if q.size == 0 else -_LOG_ZERO for q in seqs])
+        loss = where(from_numpy(in_len == 0), _const_like(empty, loss), loss)
+    impossible = loss >= -_LOG_ZERO / 2
+    loss = where(impossible, detach(loss) * 0.0 + (0.0 if zero_infinity else math.inf), loss)
+    if unbatched:
+        loss = loss[0]
+    if reduction == "mean":
+        return mean(loss / _const_like(np.maximum(tg_len, 1).astype(np.float64), loss)
+                    .reshape(loss.shape))
+    return _reduce(loss, reduction)
+
+
 __all__ += ["fold", "grid_sample", "embedding_bag", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-            "max_unpool3d"]
+            "max_unpool3d", "ctc_loss"]

@@ -203,3 +203,18 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 
 __all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d"]
+
+
+class CTCLoss(Module):
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any,
+                target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+__all__ += ["CTCLoss"]

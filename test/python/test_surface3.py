@@ -285,3 +285,53 @@ def test_nextafter_method_in_place_and_refusals():
     np.testing.assert_array_equal(x.numpy(), want)
     with pytest.raises(RuntimeError, match="nextafter"):
         pf.nextafter(pf.tensor([1, 2]), pf.tensor([0, 0]))
+
+
+# ---- ctc_loss ----
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_matches_torch_values_and_grads(reduction, zero_infinity):
+    """Gradients w.r.t. logits through log_softmax (torch's ctc backward
+    assumes normalized log-probabilities: only that composition is the
+    true gradient, and it is what users differentiate)."""
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((6, 3, 4))
+    targets, in_len, tg_len = np.array([[1, 2, 2], [3, 1, 0], [2, 0, 0]]), [6, 5, 3], [3, 2, 1]
+
+    def pf_fn(x):
+        return F.ctc_loss(F.log_softmax(x, -1), pf.tensor(targets), pf.tensor(in_len),
+                          pf.tensor(tg_len), reduction=reduction, zero_infinity=zero_infinity)
+
+    def torch_fn(x):
+        return TF.ctc_loss(TF.log_softmax(x, -1), torch.tensor(targets), torch.tensor(in_len),
+                           torch.tensor(tg_len), reduction=reduction,
+                           zero_infinity=zero_infinity)
+    ex = Example([logits], pf_fn, torch_fn, label=f"ctc_loss {reduction}")
+    _check_grads(ex, 1, torch_forward_mode=False)
+
+
+def test_ctc_loss_forms_and_impossible_alignments(mode):
+    rng = np.random.default_rng(1)
+    lp = TF.log_softmax(torch.tensor(rng.standard_normal((5, 2, 4))), -1)
+    plp = pf.from_numpy(lp.numpy())
+    flat, in_len, tg_len = [1, 2, 2, 3, 3], [5, 4], [3, 2]
+    np.testing.assert_allclose(
+        pf.nn.CTCLoss(reduction="none")(plp, pf.tensor(flat), in_len, tg_len).numpy(),
+        TF.ctc_loss(lp, torch.tensor(flat), in_len, tg_len, reduction="none").numpy(),
+        rtol=1e-12)
+    np.testing.assert_allclose(
+        F.ctc_loss(plp[:, 0], pf.tensor([1, 2]), pf.tensor(5), pf.tensor(2)).numpy(),
+        TF.ctc_loss(lp[:, 0], torch.tensor([1, 2]), torch.tensor(5), torch.tensor(2)).numpy(),
+        rtol=1e-12)
+    # two equal labels need a blank between them: 2 frames cannot hold them
+    for zero_infinity in (False, True):
+        got = F.ctc_loss(plp[:2], pf.tensor([[1, 1], [2, 3]]), [2, 2], [2, 2], reduction="none",
+                         zero_infinity=zero_infinity).numpy()
+        want = TF.ctc_loss(lp[:2], torch.tensor([[1, 1], [2, 3]]), [2, 2], [2, 2],
+                           reduction="none", zero_infinity=zero_infinity).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="blank"):
+        F.ctc_loss(plp, pf.tensor([[0, 1], [1, 2]]), [5, 5], [2, 2])
+    with pytest.raises(ValueError, match="input_lengths"):
+        F.ctc_loss(plp, pf.tensor([[1, 1], [1, 2]]), [6, 5], [2, 2])
