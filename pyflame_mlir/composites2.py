@@ -16,6 +16,7 @@ one gradients see, which makes the gradient exactly ``1/erf'(x)``), ``erfc``
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from collections import namedtuple
 from collections.abc import Callable, Sequence
@@ -23,13 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from .composites import diff as _diff
 from .core import Tensor, detach, geometry
 from .creation import full, ones, tensor, zeros
 from .creation import multinomial as _multinomial
-from .dialects.dtypes import DType, bool_, default_float, float64, int32, int64
+from .dialects.dtypes import DType, bool_, default_float, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
-from .indexing import diag, diagonal, flip, scatter, tensor_split
+from .indexing import diag, diagonal, flip, index_select, movedim, narrow, scatter, tensor_split
 from .inplace import _in_place
 from .ops import (
     TensorLike,
@@ -38,6 +40,7 @@ from .ops import (
     abs,
     as_tensor_arg,
     autocast_policy,
+    cat,
     convert,
     eq,
     erf,
@@ -69,6 +72,11 @@ from .ops import (
     view,
     where,
 )
+from .ops import floor_divide as _floor_divide
+from .ops import remainder as _remainder
+from .ops import sub as _sub
+from .reductions import any as _any
+from .reductions import cumsum as _cumsum
 
 # ---- helpers ----
 
@@ -1046,3 +1054,237 @@ Tensor.isreal = isreal  # type: ignore[attr-defined]
 
 
 __all__ += ["is_floating_point", "is_nonzero", "isreal"]
+
+
+# ---- branch surface3: nextafter ----
+
+def nextafter(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The next representable value after ``input`` towards ``other`` (C's
+    nextafter): ``input`` plus one unit in the last place, found from
+    ``frexp``'s exponent (a power of two: the sum is exact); half a unit when
+    stepping towards zero from a power of two; subnormal units below the
+    normal range. Not differentiable (torch has no derivative): the result
+    does not require grad."""
+    dt = _promote([input, other])
+    if dt not in (float32, float64):
+        raise RuntimeError(f"nextafter: only float32 and float64 are supported, got "
+                           f"{dt.name}")
+    a, b = detach(_cast(input, dt)), detach(_cast(other, dt))
+    info = np.finfo(a.dtype.np)
+    digits, min_exp = info.nmant + 1, info.minexp + 1  # frexp's exponent of the tiniest normal
+    m, e = frexp(a)
+    e = maximum(convert(e, a.dtype), float(min_exp))
+    k = e - digits
+    half = floor(k / 2.0)
+    unit = exp2(half) * exp2(k - half)  # two factors: 2**k alone underflows in float32
+    power_of_two = logical_and(eq(abs(m), 0.5), gt(e, float(min_exp)))
+    away = eq(lt(a, b), gt(a, 0.0))  # the step grows |input|
+    step = where(logical_or(away, ~power_of_two), unit, unit * 0.5)
+    stepped = a + where(lt(a, b), step, -step)
+    stepped = where(eq(stepped, 0.0), a * 0.0, stepped)  # towards zero: zero of a's sign
+    tiniest = float(np.nextafter(a.dtype.np.type(0), a.dtype.np.type(1)))
+    from_zero = where(gt(b, 0.0), _cast(tiniest, a.dtype), _cast(-tiniest, a.dtype))
+    biggest = _cast(float(info.max), a.dtype)
+    from_inf = where(gt(a, 0.0), biggest, -biggest)
+    out = where(eq(a, 0.0), from_zero, where(isfinite(a), stepped, from_inf))
+    out = where(eq(a, b), b, out)
+    return where(logical_or(isnan(a), isnan(b)), a + b, out)
+
+
+Tensor.nextafter = nextafter  # type: ignore[attr-defined]
+Tensor.nextafter_ = _in_place(nextafter, "nextafter_")  # type: ignore[attr-defined]
+__all__ += ["nextafter"]
+
+
+# ---- branch surface3: the OpInfo ops not mapped before (stacking, isin, trapezoid,
+# combinations, unravel_index, rsub, angle, Tensor.unfold) ----
+
+def _atleast(name: str, nd: int, tensors: tuple, place: Callable[[Tensor], Tensor]) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        return tuple(place(as_tensor_arg(t)) if as_tensor_arg(t).ndim < nd
+                     else as_tensor_arg(t) for t in tensors[0])
+    out = tuple(place(as_tensor_arg(t)) if as_tensor_arg(t).ndim < nd else as_tensor_arg(t)
+                for t in tensors)
+    if not out:
+        raise TypeError(f"{name}() expects at least one tensor")
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    return _atleast("atleast_1d", 1, tensors, lambda t: reshape(t, (1,)))
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    return _atleast("atleast_2d", 2, tensors, lambda t: reshape(t, (1, t.numel())))
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    def place(t: Tensor) -> Tensor:
+        return reshape(t, (1, 1, 1) if t.ndim == 0 else
+                       (1, t.shape[0], 1) if t.ndim == 1 else (*t.shape, 1))
+    return _atleast("atleast_3d", 3, tensors, place)
+
+
+def _sequence(name: str, tensors: Any) -> list[Tensor]:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or not tensors:
+        raise TypeError(f"{name}(): expects a non-empty sequence of tensors")
+    return [as_tensor_arg(t) for t in tensors]
+
+
+def hstack(tensors: Sequence[TensorLike]) -> Tensor:
+    ts = list(atleast_1d(_sequence("hstack", tensors)))
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[TensorLike]) -> Tensor:
+    return cat(list(atleast_2d(_sequence("vstack", tensors))), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[TensorLike]) -> Tensor:
+    return cat(list(atleast_3d(_sequence("dstack", tensors))), 2)
+
+
+def column_stack(tensors: Sequence[TensorLike]) -> Tensor:
+    ts = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
+          for t in _sequence("column_stack", tensors)]
+    return cat(ts, 1)
+
+
+def isin(elements: TensorLike, test_elements: TensorLike, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each of ``elements`` is among ``test_elements`` (a comparison
+    of every pair: NaN is in nothing, as torch's)."""
+    del assume_unique  # torch's speed hint: the answer is the same
+    e, t = as_tensor_arg(elements), as_tensor_arg(test_elements)
+    found = _any(eq(reshape(e, (*e.shape, 1)), reshape(t, (t.numel(),))), -1) if t.numel() \
+        else zeros(e.shape, dtype=bool_)
+    return ~found if invert else found
+
+
+def _trapezoid_steps(name: str, y: Tensor, x: TensorLike | None, dx: float | None, d: int
+                     ) -> tuple[Tensor, Tensor | float]:
+    """(the mean of neighbouring samples, the steps) along ``d``."""
+    n = y.shape[d]
+    lo = narrow(y, d, 0, n - 1)
+    hi = narrow(y, d, 1, n - 1)
+    mid = (lo + hi) / 2.0
+    if x is None:
+        return mid, 1.0 if dx is None else float(dx)
+    xs = as_tensor_arg(x)
+    if xs.ndim == 1:
+        if xs.shape[0] != n:
+            raise ShapeError(name, f"x {list(xs.shape)} must have as many samples as y has "
+                                   f"along dim {d} ({n})")
+        steps = _diff(xs)
+        return mid, reshape(steps, tuple(n - 1 if i == d else 1 for i in range(y.ndim)))
+    return mid, _diff(xs, dim=d)
+
+
+def _float_of(y: TensorLike) -> Tensor:
+    t = as_tensor_arg(y)
+    return t if t.dtype.is_floating_point else convert(t, default_float())
+
+
+def trapezoid(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+              dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim`` (sample points ``x`` or spacing ``dx``)."""
+    t = _float_of(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received both x and dx")
+    d = normalize_dim("trapezoid", dim, t.ndim)
+    if t.shape[d] == 0:
+        return sum(t, d)
+    mid, steps = _trapezoid_steps("trapezoid", t, x, dx, d)
+    return sum(mid * steps, d)
+
+
+def trapz(y: TensorLike, x: TensorLike | None = None, *, dx: float | None = None,
+          dim: int = -1) -> Tensor:
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: TensorLike, x: TensorLike | None = None, *,
+                         dx: float | None = None, dim: int = -1) -> Tensor:
+    t = _float_of(y)
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received both x and dx")
+    d = normalize_dim("cumulative_trapezoid", dim, t.ndim)
+    if t.shape[d] == 0:
+        return t
+    mid, steps = _trapezoid_steps("cumulative_trapezoid", t, x, dx, d)
+    return _cumsum(mid * steps, d)
+
+
+def combinations(input: TensorLike, r: int = 2, with_replacement: bool = False  # noqa: A002
+                 ) -> Tensor:
+    """The length-``r`` combinations of a 1-D tensor's elements, one per row
+    (itertools' order), gathered at host-computed positions."""
+    x = as_tensor_arg(input)
+    if x.ndim != 1:
+        raise ShapeError("combinations", f"expects a 1-D input, got {fmt_shape(x.shape)}")
+    if r < 0:
+        raise ValueError(f"combinations: expected a non-negative r, got {r}")
+    if r == 0:
+        return reshape(narrow(x, 0, 0, 0), (0,))
+    pick = itertools.combinations_with_replacement if with_replacement \
+        else itertools.combinations
+    rows = np.array(list(pick(range(x.shape[0]), r)), np.int64).reshape(-1, r)
+    return reshape(index_select(x, 0, tensor(rows.reshape(-1))), (rows.shape[0], r))
+
+
+def unravel_index(indices: TensorLike, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates in ``shape`` of flat ``indices`` (wrapping, as torch's)."""
+    idx = as_tensor_arg(indices)
+    if idx.dtype.is_floating_point or idx.dtype is bool_:
+        raise TypeError(f"unravel_index: expected 'indices' to be an integer tensor, got "
+                        f"{idx.dtype.name}")
+    dims = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+    if builtins.any(s < 0 for s in dims):
+        raise ValueError(f"unravel_index: 'shape' cannot have negative values, got {dims}")
+    if math.prod(dims) == 0 and idx.numel():
+        raise ValueError("unravel_index: 'shape' cannot contain a zero when indices is not "
+                         "empty")
+    idx = convert(idx, int64)
+    strides = [math.prod(dims[i + 1:]) for i in range(len(dims))]
+    return tuple(_remainder(_floor_divide(idx, st), s) for st, s in zip(strides, dims))
+
+
+def rsub(input: TensorLike, other: TensorLike, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``other - alpha * input``."""
+    return _sub(other, input, alpha=alpha)
+
+
+def angle(input: TensorLike) -> Tensor:  # noqa: A002
+    """The argument of a real number: pi below zero, else 0 (NaN stays)."""
+    x = _float_of(input)
+    zero = _cast(0, x.dtype)
+    return where(isnan(x), x, where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
+
+
+def _unfold_method(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: every window of ``size`` elements, ``step`` apart, along
+    ``dimension``, as a new last dim."""
+    d = normalize_dim("unfold", dimension, builtins.max(self.ndim, 1))
+    n = self.shape[d] if self.ndim else 1
+    if step <= 0:
+        raise ValueError(f"unfold: step is {step} but must be > 0")
+    if size < 0 or size > n:
+        raise ShapeError("unfold", f"maximum size for tensor at dimension {d} is {n} but "
+                                   f"size is {size}")
+    x = reshape(self, (1,)) if self.ndim == 0 else self
+    count = (n - size) // step + 1
+    at = (np.arange(count)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    picked = index_select(x, d, tensor(at.astype(np.int64)))
+    picked = reshape(picked, (*x.shape[:d], count, size, *x.shape[d + 1:]))
+    out = movedim(picked, d + 1, -1)
+    return reshape(out, (size,)) if self.ndim == 0 else out
+
+
+Tensor.unfold = _unfold_method  # type: ignore[attr-defined]
+Tensor.angle = angle  # type: ignore[attr-defined]  (torch has no isin/rsub methods, no angle_)
+__all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack",
+            "dstack", "column_stack", "isin", "trapezoid", "trapz", "cumulative_trapezoid",
+            "combinations", "unravel_index", "rsub", "angle"]

@@ -18,6 +18,7 @@ it instead.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
 from ..creation import arange, from_numpy, full, rand
 from ..dialects import OPS
-from ..dialects.dtypes import bool_, float64
+from ..dialects.dtypes import bool_, float64, int64
 from ..dialects.opdef import ShapeError
 from ..ops import (
     abs,
@@ -1034,10 +1035,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False
                         ) -> Tensor:
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported")
     x = as_tensor_arg(input)
     ho, wo = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2)
+    if return_indices:
+        return _adaptive_max_pool2d_with_indices(x, ho, wo)
     h, w = x.shape[-2:]
     rows = []
     for hl, hh in _adaptive_bounds(h, ho):
@@ -1680,7 +1681,10 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
         raise ShapeError("adaptive_max_pool1d", f"expected a 2-D or 3-D input, got "
                                                 f"{list(x.shape)}")
     size = output_size[0] if isinstance(output_size, Sequence) else output_size
-    return adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)[..., 0, :]
+    out = adaptive_max_pool2d(x.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:  # a (1, W) plane's flat indices are the column indices
+        return out[0][..., 0, :], out[1][..., 0, :]
+    return out[..., 0, :]
 
 
 # the in-place activations: the new value written into ``input`` (PyTorch's
@@ -1906,6 +1910,418 @@ __all__ += ["conv3d", "max_pool3d", "avg_pool3d", "adaptive_max_pool1d", "relu_"
             "triplet_margin_with_distance_loss", "multilabel_margin_loss", "affine_grid"]
 
 
+# ---- issue 14's surface, part 3 (branch surface3): fold, grid_sample, embedding_bag,
+# adaptive max pooling indices. Composites: gathers and scatter-adds at positions
+# computed on the host from the geometry (grid_sample: in the graph, from the grid) ----
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """col2im, the adjoint of ``unfold``: (N, C kh kw, L) -> (N, C, H, W), the
+    overlapping blocks summed (one scatter-add at host-computed positions; its
+    VJP is the gather that is ``unfold``)."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (2, 3):
+        raise ShapeError("fold", f"expects a 2-D or 3-D input (N, C*kh*kw, L), got "
+                                 f"{list(x.shape)}")
+    unbatched = x.ndim == 2
+    if unbatched:
+        x = x.unsqueeze(0)
+    size = _pair(output_size, 2, "output_size", "fold")
+    k, d = _pair(kernel_size, 2, "kernel_size", "fold"), _pair(dilation, 2, "dilation", "fold")
+    p, s = _pair(padding, 2, "padding", "fold"), _pair(stride, 2, "stride", "fold")
+    if builtins.any(v <= 0 for v in (*k, *d, *s)) or builtins.any(v < 0 for v in p):
+        raise ValueError(f"fold: kernel_size {list(k)}, dilation {list(d)} and stride "
+                         f"{list(s)} must be positive, padding {list(p)} non-negative")
+    n, ckk, length = x.shape
+    kk = k[0] * k[1]
+    if ckk % kk:
+        raise ShapeError("fold", f"expected size of input's dimension 1 ({ckk}) to be "
+                                 f"divisible by the product of kernel_size ({kk})")
+    hp, wp = size[0] + 2 * p[0], size[1] + 2 * p[1]
+    out = [(e - (dd * (kv - 1) + 1)) // sv + 1 for e, kv, dd, sv in zip((hp, wp), k, d, s)]
+    if builtins.min(out) <= 0 or out[0] * out[1] != length:
+        raise ShapeError("fold", f"given output_size={list(size)}, kernel_size={list(k)}, "
+                                 f"dilation={list(d)}, padding={list(p)}, stride={list(s)}, "
+                                 f"expected size of input's dimension 2 to match the number "
+                                 f"of blocks ({builtins.max(out[0], 0) * builtins.max(out[1], 0)}"
+                                 f"), but got {length}")
+    c = ckk // kk
+    rows = (np.arange(out[0])[None, :, None] * s[0]
+            + np.repeat(np.arange(k[0]), k[1])[:, None, None] * d[0])
+    cols = (np.arange(out[1])[None, None, :] * s[1]
+            + np.tile(np.arange(k[1]), k[0])[:, None, None] * d[1])
+    pos = (rows * wp + cols).reshape(1, 1, kk * length)  # (kernel offset, block) -> plane
+    index = np.ascontiguousarray(np.broadcast_to(pos, (n, c, kk * length)), np.int64)
+    zeros = _ops.broadcast_to(_ops._cast(0, x.dtype), (n, c, hp * wp))
+    y = _indexing.scatter_add(zeros, 2, index, reshape(x, (n, c, kk * length)))
+    y = reshape(y, (n, c, hp, wp))
+    if p != (0, 0):
+        y = _slice_dim(_slice_dim(y, 2, p[0], p[0] + size[0]), 3, p[1], p[1] + size[1])
+    return y[0] if unbatched else y
+
+
+def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """torch's reflect_coordinates: ``coord`` mirrored into [low, high]."""
+    if twice_low == twice_high:
+        return coord * 0.0
+    low, span = twice_low / 2.0, (twice_high - twice_low) / 2.0
+    dist = abs(coord - low)
+    extra = _ops.fmod(dist, span)
+    flips = (dist / span).floor()
+    even = _ops.eq(_ops.fmod(flips, 2.0), 0.0)
+    return where(even, extra + low, span - extra + low)
+
+
+def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bool
+                  ) -> Tensor:
+    """A normalized grid coordinate in [-1, 1] as a pixel coordinate of an
+    axis of ``size`` pixels, with torch's padding (border: clipped; reflection:
+    mirrored at the edges, then clipped)."""
+    if align_corners:
+        coord = (coord + 1.0) / 2.0 * (size - 1)
+    else:
+        coord = ((coord + 1.0) * size - 1.0) / 2.0
+    if padding_mode == "border":
+        coord = _ops.clamp(coord, 0.0, size - 1.0)
+    elif padding_mode == "reflection":
+        coord = (_reflect(coord, 0, 2 * (size - 1)) if align_corners
+                 else _reflect(coord, -1, 2 * size - 1))
+        coord = _ops.clamp(coord, 0.0, size - 1.0)
+    return coord
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2) of (x, y) in
+    [-1, 1]: a gather per corner from the flattened planes, weighted in the
+    graph, so gradients reach the input (scatter-add) and the grid (through
+    the weights; clipped coordinates get none, as torch's)."""
+    x, g = as_tensor_arg(input), as_tensor_arg(grid)
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample: mode={mode!r} is not supported (bilinear, "
+                                  f"nearest)")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: {padding_mode!r}")
+    if x.ndim == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) inputs are not supported")
+    if x.ndim != 4 or g.ndim != 4 or g.shape[-1] != 2 or g.shape[0] != x.shape[0]:
+        raise ShapeError("grid_sample", f"expected input (N, C, H, W) and grid (N, Ho, Wo, 2) "
+                                        f"with the same N, got {list(x.shape)} and "
+                                        f"{list(g.shape)}")
+    if not x.dtype.is_floating_point or g.dtype is not x.dtype:
+        raise TypeError(f"grid_sample: expected input and grid of the same floating dtype, "
+                        f"got {x.dtype.name} and {g.dtype.name}")
+    n, c, h, w = x.shape
+    _, ho, wo, _ = g.shape
+    corners = bool(align_corners)
+    ix = _source_index(g[..., 0], w, padding_mode, corners)
+    iy = _source_index(g[..., 1], h, padding_mode, corners)
+    planes = reshape(x, (n, c, h * w))
+
+    def pick(cx: Tensor, cy: Tensor) -> tuple[Tensor, Tensor]:
+        """The input at integer-valued float coordinates (N, Ho, Wo) -> (N, C, Ho, Wo)
+        and whether they lie inside (outside: read at 0, to be masked)."""
+        inside = (_ops.logical_and(_ops.logical_and(cx >= 0.0, cx <= w - 1.0),
+                                   _ops.logical_and(cy >= 0.0, cy <= h - 1.0)))
+        safe_x = _ops.convert(where(inside, cx, 0.0), int64)
+        safe_y = _ops.convert(where(inside, cy, 0.0), int64)
+        flat = reshape(safe_y * w + safe_x, (n, 1, ho * wo))
+        got = _indexing.gather(planes, 2, _ops.broadcast_to(flat, (n, c, ho * wo)))
+        return reshape(got, (n, c, ho, wo)), _ops.unsqueeze(inside, 1)
+
+    zero = _ops._cast(0, x.dtype)
+    if mode == "nearest":
+        value, inside = pick(ix.round(), iy.round())
+        return where(inside, value, zero)
+    x0, y0 = ix.floor(), iy.floor()
+    tx, ty = _ops.unsqueeze(ix - x0, 1), _ops.unsqueeze(iy - y0, 1)
+    out = None
+    for dx, dy, weight in ((0, 0, (1.0 - tx) * (1.0 - ty)), (1, 0, tx * (1.0 - ty)),
+                           (0, 1, (1.0 - tx) * ty), (1, 1, tx * ty)):
+        value, inside = pick(x0 + float(dx), y0 + float(dy))
+        term = where(inside, value * weight, zero)
+        out = term if out is None else out + term
+    return out
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows: bags are the rows of a
+    2-D ``input`` or, for a 1-D ``input``, the runs that ``offsets`` starts
+    (offsets are evaluated: they set the bag sizes). Padding entries and empty
+    bags count for nothing (an empty bag gives zeros), as torch's."""
+    idx, w = as_tensor_arg(input), as_tensor_arg(weight)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported")
+    if idx.dtype.name not in ("int32", "int64"):
+        raise TypeError(f"embedding_bag: input must be an int32 or int64 tensor, got "
+                        f"{idx.dtype.name}")
+    if w.ndim != 2:
+        raise ShapeError("embedding_bag", f"weight must be 2-D, got {list(w.shape)}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                      f"per_sample_weights is only supported for mode='sum' "
+                                      f"(got mode={mode!r})")
+        psw = as_tensor_arg(per_sample_weights)
+        if psw.shape != idx.shape:
+            raise ShapeError("embedding_bag", f"per_sample_weights {list(psw.shape)} must have "
+                                              f"the input's shape {list(idx.shape)}")
+    rows, dim = w.shape
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise ShapeError("embedding_bag", f"padding_idx {padding_idx} must be within the "
+                                              f"{rows} embeddings")
+        padding_idx %= rows
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: if input is 2D, then offsets has to be None, as "
+                             "input is treated is a mini-batch of fixed length sequences.")
+        bags, length = idx.shape
+        bag_idx, valid = idx, None
+        bag_psw = psw if per_sample_weights is not None else None
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("embedding_bag: offsets has to be a 1D Tensor but got None")
+        starts = np.asarray(_indexing._host(as_tensor_arg(offsets))).astype(np.int64)
+        if starts.ndim != 1:
+            raise ValueError(f"embedding_bag: offsets has to be a 1D Tensor, got shape "
+                             f"{list(starts.shape)}")
+        total = idx.shape[0]
+        if include_last_offset:
+            if starts.size < 1 or starts[-1] != total:  # torch's kernels disagree otherwise
+                raise ValueError(f"embedding_bag: with include_last_offset=True the last offset "
+                                 f"must be the input's length {total}, got offsets "
+                                 f"{starts.tolist()}")
+            starts, ends = starts[:-1], starts[1:]
+        else:
+            ends = np.append(starts[1:], total)
+        if starts.size and (starts[0] != 0 or np.any(np.diff(starts) < 0)
+                            or starts[-1] > total):
+            raise ValueError(f"embedding_bag: offsets must start at 0 and not decrease nor "
+                             f"exceed the input's length {total}, got {starts.tolist()}")
+        ends = np.minimum(ends, total)
+        bags = starts.size
+        length = builtins.max(int((ends - starts).max(initial=0)), 1)
+        at = starts[:, None] + np.arange(length)[None, :]
+        inside = at < ends[:, None]
+        at = np.where(inside, at, 0)
+        if total == 0:  # nothing to read: every bag is empty
+            return _ops.broadcast_to(_ops._cast(0, w.dtype), (bags, dim))
+        bag_idx = _indexing.take(idx, at)
+        valid = from_numpy(inside)
+        bag_psw = (_indexing.take(psw, at) if per_sample_weights is not None else None)
+    else:
+        raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
+                         f"dimension {idx.ndim}")
+    vectors = _indexing.embedding(bag_idx, w)  # (bags, length, dim)
+    if padding_idx is not None:
+        keep = _ops.ne(bag_idx, padding_idx)
+        valid = keep if valid is None else _ops.logical_and(valid, keep)
+    if bag_psw is not None:
+        vectors = vectors * _ops.unsqueeze(_ops._cast(bag_psw, w.dtype), -1)
+    zero = _ops._cast(0, w.dtype)
+    if valid is None:
+        count = float(length)
+        kept = vectors
+    else:
+        mask = _ops.unsqueeze(valid, -1)
+        count = sum(_ops.convert(valid, w.dtype), -1, keepdim=True)
+        kept = where(mask, vectors, zero)
+    if mode == "sum":
+        return sum(kept, 1)
+    if mode == "mean":
+        total_ = sum(kept, 1)
+        return total_ / (count if valid is None else maximum(count, 1.0))
+    if valid is None:
+        return _ops.max(vectors, 1).values
+    best = _ops.max(where(mask, vectors, -math.inf), 1).values
+    return where(count > 0.0, best, zero)
+
+
+def _adaptive_max_pool2d_with_indices(x: Tensor, ho: int, wo: int) -> tuple[Tensor, Tensor]:
+    return _adaptive_max_with_indices(x, (ho, wo))
+
+
+def _adaptive_max_with_indices(x: Tensor, out: Sequence[int]) -> tuple[Tensor, Tensor]:
+    """adaptive max pooling over the last len(out) dims: the values and torch's
+    flat per-plane indices of the maxima (the first maximum of each region;
+    the last NaN, as torch's loop). The value is read at the chosen element,
+    so the whole gradient goes there, as torch's."""
+    nsp = len(out)
+    spatial = x.shape[x.ndim - nsp:]
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(spatial, out)]
+    values, indices = [], []
+    for region_bounds in itertools.product(*bounds):
+        region = x
+        for i, (lo, hi) in enumerate(region_bounds):
+            region = _slice_dim(region, x.ndim - nsp + i, lo, hi)
+        sizes = [hi - lo for lo, hi in region_bounds]
+        flat = reshape(region, (*region.shape[:x.ndim - nsp], math.prod(sizes)))
+        grids = np.meshgrid(*[np.arange(lo, hi) for lo, hi in region_bounds], indexing="ij")
+        where_in = np.ravel_multi_index(tuple(g.reshape(-1) for g in grids), spatial)
+        where_in = where_in.astype(np.int64)
+        local = _ops.argmax(flat, -1, keepdim=True)
+        if x.dtype.is_floating_point:
+            order = from_numpy(np.arange(flat.shape[-1], dtype=np.int64))
+            last_nan = amax(where(_ops.isnan(flat), order, -1), -1, keepdim=True)
+            local = where(last_nan >= 0, last_nan, local)
+        values.append(_indexing.gather(flat, -1, local))
+        indices.append(_indexing.take(from_numpy(where_in), local))
+    lead = x.shape[:x.ndim - nsp]
+    return (reshape(cat(values, -1), (*lead, *out)), reshape(cat(indices, -1), (*lead, *out)))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Means of slices, one dim after the other (a box mean is the mean of
+    means along its sides): a NaN or inf spreads only over its own regions,
+    where interpolation matrices would spread it over the whole plane."""
+    x = as_tensor_arg(input)
+    sizes = _adaptive_sizes("adaptive_avg_pool3d", x, output_size, 3)
+    for i, out in enumerate(sizes):
+        dim = x.ndim - 3 + i
+        if out != x.shape[dim]:
+            x = cat([mean(_slice_dim(x, dim, lo, hi), dim, keepdim=True)
+                     for lo, hi in _adaptive_bounds(x.shape[dim], out)], dim)
+    return x
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    x = as_tensor_arg(input)
+    sizes = _adaptive_sizes("adaptive_max_pool3d", x, output_size, 3)
+    values, indices = _adaptive_max_with_indices(x, sizes)
+    return (values, indices) if return_indices else values
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    return _max_unpoolnd("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
+                         output_size)
+
+
+# a log-probability standing for log(0) in the CTC recursion: finite, so that
+# the gradients of impossible paths are exact zeros (exp(-1e30 - m) is 0)
+# where -inf would give 0 * inf = NaN
+_LOG_ZERO = -1e30
+
+
+def _log_add(*terms: Tensor) -> Tensor:
+    top = terms[0]
+    for t in terms[1:]:
+        top = maximum(top, t)
+    top = detach(top)
+    total = exp(terms[0] - top)
+    for t in terms[1:]:
+        total = total + exp(t - top)
+    return top + log(total)
+
+
+def _ctc_batch(lp: Tensor, seqs: list[np.ndarray], in_len: np.ndarray, blank: int
+               ) -> Tensor:
+    """-log p(target | emissions) of every sequence by one forward (alpha)
+    recursion over the blank-extended targets, all sequences at once (padded
+    to the longest; a sequence's alpha stops changing after its length)."""
+    batch = len(seqs)
+    width = 2 * builtins.max((q.size for q in seqs), default=0) + 1
+    ext = np.full((batch, width), blank, np.int64)
+    skip = np.zeros((batch, width), bool)  # s-2 -> s: a label unlike the one two back
+    for i, q in enumerate(seqs):
+        ext[i, 1:2 * q.size:2] = q
+        lab = np.where(np.arange(width) % 2 == 1, ext[i], -1)
+        skip[i, 2:] = (lab[2:] >= 0) & (lab[2:] != lab[:-2])
+    steps = builtins.max(int(in_len.max(initial=1)), 1)
+    index = np.ascontiguousarray(np.broadcast_to(ext, (steps, batch, width)))
+    emit = _indexing.gather(lp[:steps], 2, index)  # (T, N, W)
+    start = np.full((batch, width), _LOG_ZERO)
+    start[:, :2] = 0.0
+    pad = _const_like(np.full((batch, 2), _LOG_ZERO), lp)
+    blocked = _const_like(np.where(skip, 0.0, _LOG_ZERO), lp)
+    alpha = _const_like(start, lp) + emit[0]
+    for t in range(1, steps):
+        shifted = cat([pad, alpha], 1)
+        step = _log_add(alpha, shifted[:, 1:width + 1], shifted[:, :width] + blocked) + emit[t]
+        active = in_len > t
+        alpha = step if active.all() else where(from_numpy(active[:, None]), step, alpha)
+    last = np.array([2 * q.size for q in seqs], np.int64)[:, None]
+    both = _indexing.gather(alpha, 1, from_numpy(np.concatenate([last, np.maximum(last - 1, 0)],
+                                                                1)))
+    second = where(from_numpy(last > 0), both[:, 1:], _ops._cast(_LOG_ZERO, lp.dtype))
+    return -_log_add(both[:, 0], second[:, 0])
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss (torch's): one alpha
+    recursion per sequence (the lengths and targets are evaluated: they shape
+    the recursion), differentiated by autodiff. An impossible alignment costs
+    inf (0 with ``zero_infinity``, its gradient then 0)."""
+    lp = as_tensor_arg(log_probs)
+    if not lp.dtype.is_floating_point or lp.ndim not in (2, 3):
+        raise ShapeError("ctc_loss", f"expected float log_probs (T, N, C) or (T, C), got "
+                                     f"{lp.dtype.name}{list(lp.shape)}")
+    unbatched = lp.ndim == 2
+    if unbatched:
+        lp = lp.unsqueeze(1)
+    steps, batch, classes = lp.shape
+    if not 0 <= blank < classes:
+        raise ValueError(f"ctc_loss: blank must be in label range, got {blank} for {classes} "
+                         f"classes")
+
+    def host(v: Any, what: str) -> np.ndarray:
+        a = np.asarray(_indexing._host(v) if isinstance(v, Tensor) else v)
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"ctc_loss: {what} must be integers, got {a.dtype}")
+        return a.astype(np.int64).reshape(-1)
+    in_len, tg_len = host(input_lengths, "input_lengths"), host(target_lengths, "target_lengths")
+    tg = np.asarray(_indexing._host(as_tensor_arg(targets)))
+    if tg.dtype.kind not in "iu":
+        raise TypeError(f"ctc_loss: targets must be integers, got {tg.dtype}")
+    if in_len.size != batch or tg_len.size != batch:
+        raise ShapeError("ctc_loss", f"expected {batch} input_lengths and target_lengths, got "
+                                     f"{in_len.size} and {tg_len.size}")
+    if np.any(in_len > steps) or np.any(in_len < 0) or np.any(tg_len < 0):
+        raise ValueError(f"ctc_loss: input_lengths {in_len.tolist()} must be within the "
+                         f"{steps} time steps and target_lengths non-negative")
+    if unbatched or tg.ndim == 1:
+        tg = tg.reshape(-1)
+        if tg.size < tg_len.sum():
+            raise ShapeError("ctc_loss", f"targets of {tg.size} labels are fewer than "
+                                         f"target_lengths sum to ({int(tg_len.sum())})")
+        starts = np.concatenate([[0], np.cumsum(tg_len)[:-1]])
+        seqs = [tg[a:a + n] for a, n in zip(starts, tg_len)]
+    else:
+        if np.any(tg_len > tg.shape[1]):
+            raise ShapeError("ctc_loss", f"target_lengths {tg_len.tolist()} exceed the "
+                                         f"targets' length {tg.shape[1]}")
+        seqs = [tg[i, :n] for i, n in enumerate(tg_len)]
+    for seq in seqs:
+        if np.any((seq < 0) | (seq >= classes) | (seq == blank)):
+            raise ValueError(f"ctc_loss: targets {seq.tolist()} must be classes other than the "
+                             f"blank {blank}, below {classes}")
+    loss = _ctc_batch(lp, seqs, in_len, blank)
+    if np.any(in_len == 0):  # no frames: only an empty target is possible
+        empty = np.array([0.0 if q.size == 0 else -_LOG_ZERO for q in seqs])
+        loss = where(from_numpy(in_len == 0), _const_like(empty, loss), loss)
+    impossible = loss >= -_LOG_ZERO / 2
+    loss = where(impossible, detach(loss) * 0.0 + (0.0 if zero_infinity else math.inf), loss)
+    if unbatched:
+        loss = loss[0]
+    if reduction == "mean":
+        return mean(loss / _const_like(np.maximum(tg_len, 1).astype(np.float64), loss)
+                    .reshape(loss.shape))
+    return _reduce(loss, reduction)
+
+
+__all__ += ["fold", "grid_sample", "embedding_bag", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+            "max_unpool3d", "ctc_loss"]
+
 # ---- torch.autocast's CPU op lists (``ops.autocast_policy``), measured against torch 2.13 ----
 # Rebinding the module's names after the definitions: the composites above and
 # every importer (``nn.Linear`` calls ``F.linear``) see the policy.
@@ -1941,6 +2357,11 @@ max_pool3d = autocast_policy("fp32")(max_pool3d)
 avg_pool3d = autocast_policy("fp32")(avg_pool3d)
 max_unpool2d = autocast_policy("fp32")(max_unpool2d)
 local_response_norm = autocast_policy("fp32")(local_response_norm)  # avg_pool3d in torch's
+max_unpool3d = autocast_policy("fp32")(max_unpool3d)
+adaptive_avg_pool3d = autocast_policy("fp32")(adaptive_avg_pool3d)
+adaptive_max_pool3d = autocast_policy("fp32")(adaptive_max_pool3d)
+grid_sample = autocast_policy("fp32")(grid_sample)
+ctc_loss = autocast_policy("fp32")(ctc_loss)
 _pad_any = pad
 _pad_fp32 = autocast_policy("fp32")(pad)
 

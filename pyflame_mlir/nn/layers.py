@@ -428,12 +428,10 @@ class AdaptiveAvgPool2d(Module):
 class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__(output_size)
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not supported")
         self.return_indices = return_indices
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_max_pool2d(input, self.output_size)
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
 # ---- reshaping ----

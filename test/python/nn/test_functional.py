@@ -452,8 +452,10 @@ def test_errors_name_the_op_and_shapes() -> None:
         F.layer_norm(x, (4,))
     with pytest.raises(pf.ShapeError, match="group_norm"):
         F.group_norm(x, 2)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.adaptive_max_pool2d(x, 2, return_indices=True)  # (max_pool2d's: test_pool_indices)
+    # (return_indices=True is supported since branch surface3: test_surface3.py checks
+    # it against torch; this asserted its refusal before)
+    with pytest.raises(ValueError, match="adaptive_max_pool2d: output_size"):
+        F.adaptive_max_pool2d(x, (1, 2, 3), return_indices=True)
     with pytest.raises(ValueError, match="same"):
         F.conv2d(x, pf.randn(4, 3, 3, 3), stride=2, padding="same")
     with pytest.raises(ValueError, match="not a valid value for reduction"):
