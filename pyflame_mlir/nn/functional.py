@@ -996,13 +996,6 @@ def _adaptive_bounds(n: int, out: int) -> list[tuple[int, int]]:
     return [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
 
 
-def _adaptive_matrix(n: int, out: int) -> np.ndarray:
-    a = np.zeros((out, n), np.float64)
-    for i, (lo, hi) in enumerate(_adaptive_bounds(n, out)):
-        a[i, lo:hi] = 1.0 / (hi - lo)
-    return a
-
-
 def _adaptive_sizes(op: str, x: Tensor, output_size: Any, nsp: int) -> tuple[int, ...]:
     if x.ndim not in (nsp + 1, nsp + 2):
         raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got "
@@ -1015,22 +1008,37 @@ def _adaptive_sizes(op: str, x: Tensor, output_size: Any, nsp: int) -> tuple[int
     return tuple(spatial[i] if v is None else int(v) for i, v in enumerate(sizes))
 
 
+def _adaptive_means(x: Tensor, sizes: Sequence[int]) -> Tensor:
+    """Adaptive average pooling of the last ``len(sizes)`` dims, one dim after
+    the other (a box mean is the mean of means along its sides): a reshape
+    and a mean where the size divides, slice means otherwise. A NaN or inf
+    stays in its own regions (as torch's), where averaging matrices would
+    spread it over the whole plane."""
+    for i, out in enumerate(sizes):
+        dim = x.ndim - len(sizes) + i
+        n = x.shape[dim]
+        if out == n:
+            continue
+        if n % out == 0:
+            split = (*x.shape[:dim], out, n // out, *x.shape[dim + 1:])
+            x = mean(reshape(x, split), dim + 1)
+        else:
+            x = cat([mean(_slice_dim(x, dim, lo, hi), dim, keepdim=True)
+                     for lo, hi in _adaptive_bounds(n, out)], dim)
+    return x
+
+
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     x = as_tensor_arg(input)
-    (lo,) = _adaptive_sizes("adaptive_avg_pool1d", x, output_size, 1)
-    return matmul(x, _const_like(_adaptive_matrix(x.shape[-1], lo).T, x))
+    return _adaptive_means(x, _adaptive_sizes("adaptive_avg_pool1d", x, output_size, 1))
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    """A_h @ x @ A_w^T with constant averaging matrices."""
     x = as_tensor_arg(input)
     ho, wo = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
-    h, w = x.shape[-2:]
     if (ho, wo) == (1, 1):
         return mean(x, (-2, -1), keepdim=True)
-    a_h = _const_like(_adaptive_matrix(h, ho), x)
-    a_w = _const_like(_adaptive_matrix(w, wo).T, x)
-    return matmul(matmul(a_h, x), a_w)
+    return _adaptive_means(x, (ho, wo))
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False
@@ -2180,17 +2188,8 @@ def _adaptive_max_with_indices(x: Tensor, out: Sequence[int]) -> tuple[Tensor, T
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
-    """Means of slices, one dim after the other (a box mean is the mean of
-    means along its sides): a NaN or inf spreads only over its own regions,
-    where interpolation matrices would spread it over the whole plane."""
     x = as_tensor_arg(input)
-    sizes = _adaptive_sizes("adaptive_avg_pool3d", x, output_size, 3)
-    for i, out in enumerate(sizes):
-        dim = x.ndim - 3 + i
-        if out != x.shape[dim]:
-            x = cat([mean(_slice_dim(x, dim, lo, hi), dim, keepdim=True)
-                     for lo, hi in _adaptive_bounds(x.shape[dim], out)], dim)
-    return x
+    return _adaptive_means(x, _adaptive_sizes("adaptive_avg_pool3d", x, output_size, 3))
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
@@ -2362,6 +2361,7 @@ adaptive_avg_pool3d = autocast_policy("fp32")(adaptive_avg_pool3d)
 adaptive_max_pool3d = autocast_policy("fp32")(adaptive_max_pool3d)
 grid_sample = autocast_policy("fp32")(grid_sample)
 ctc_loss = autocast_policy("fp32")(ctc_loss)
+interpolate = autocast_policy("none")(interpolate)  # matmuls inside: torch keeps the dtype
 _pad_any = pad
 _pad_fp32 = autocast_policy("fp32")(pad)
 

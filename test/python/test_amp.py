@@ -46,6 +46,10 @@ def _cases(lib, nnf, wrap):
         "pad reflect": lambda: nnf.pad(nnf.conv2d(img, k), (1, 1, 1, 1), mode="reflect"),
         "pad constant": lambda: nnf.pad(nnf.conv2d(img, k), (1, 1, 1, 1)),
         "float64 matmul": lambda: x.double() @ w.double().T,
+        "adaptive_avg_pool2d": lambda: nnf.adaptive_avg_pool2d(img, (3, 4)),
+        "interpolate bilinear": lambda: nnf.interpolate(img, scale_factor=2, mode="bilinear"),
+        "affine_grid": lambda: nnf.affine_grid(x[None, :2, :3], [1, 1, 4, 4],
+                                               align_corners=False),
     }
 
 

@@ -419,3 +419,18 @@ def test_where_with_the_condition_alone_is_nonzero_as_tuple() -> None:
         torch.where(torch.tensor(c > 0), torch.tensor(c), -1).numpy())
     with pytest.raises(TypeError, match="condition alone"):
         pf.where(pf.tensor(c > 0), 1.0)
+
+
+@pytest.mark.parametrize("out", [(1, 1), (2, 3), (3, 4), (5, 5)])
+def test_adaptive_avg_pool_keeps_a_nan_in_its_regions(out) -> None:
+    """torch's adaptive average pooling: a NaN spoils only the regions that
+    hold it (averaging matrices spread it over the whole plane before)."""
+    x = arr(2, 3, 6, 8)
+    x[0, 1, 2, 5] = np.nan
+    x[1, 0, 5, 0] = np.inf
+    got = pf.nn.functional.adaptive_avg_pool2d(pf.tensor(x), out).numpy()
+    want = F.adaptive_avg_pool2d(torch.tensor(x), out).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    got1 = pf.nn.functional.adaptive_avg_pool1d(pf.tensor(x[:, :, 2]), out[1]).numpy()
+    np.testing.assert_allclose(got1, F.adaptive_avg_pool1d(torch.tensor(x[:, :, 2]), out[1]),
+                               rtol=1e-12, atol=1e-12)
