@@ -74,10 +74,35 @@ def _coords(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
     return tuple(grid)
 
 
+def _whole_rows(index: np.ndarray, dim: int) -> np.ndarray | None:
+    """The 1-d positions along ``dim`` when ``index`` names whole rows (it is
+    constant across every other axis, as an embedding's or index_select's
+    broadcast index is), else None. A broadcast view (stride 0) is recognized
+    for free; another index costs one compare, far less than ``np.add.at``."""
+    if index.ndim < 2 or index.size == 0:
+        return None
+    first = index[tuple(slice(None) if d == dim else slice(0, 1) for d in range(index.ndim))]
+    if any(st != 0 for d, st in enumerate(index.strides) if d != dim) and \
+            not np.array_equal(np.broadcast_to(first, index.shape), index):
+        return None
+    return first.reshape(-1)
+
+
+def _block(x: np.ndarray, index_shape: Shape, dim: int) -> np.ndarray:
+    """The leading part of ``x`` the index covers (all of ``dim``), with ``dim``
+    first: a view."""
+    region = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))]
+    return np.moveaxis(region, dim, 0)
+
+
 def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
     _in_range("gather", index, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim == 0:
         return np.array(x, copy=True)
+    rows = _whole_rows(index, dim)
+    if rows is not None:  # one take of whole rows, not a read per coordinate
+        picked = np.take(_block(x, index.shape, dim), rows, axis=0)
+        return np.ascontiguousarray(np.moveaxis(picked, 0, dim))
     return np.ascontiguousarray(x[_coords(index, dim)])
 
 
@@ -88,8 +113,19 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
         return out + src if index.size else out
     if out.dtype == np.bool_:
         np.logical_or.at(out, _coords(index, dim), src)
-    else:
+        return out
+    rows = _whole_rows(index, dim)
+    if rows is None:
         np.add.at(out, _coords(index, dim), src)
+        return out
+    # whole rows (an embedding's gradient): sort the positions, sum each run of
+    # equal ones with one reduceat (in the order add.at would add them), and
+    # add each sum into its row once
+    order = np.argsort(rows, kind="stable")
+    ranked = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
+    sums = np.add.reduceat(np.take(np.moveaxis(src, dim, 0), order, axis=0), starts, axis=0)
+    _block(out, index.shape, dim)[ranked[starts]] += sums
     return out
 
 
