@@ -16,6 +16,7 @@ is at evaluation for a lazily computed index, never a silent wrong read.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -95,10 +96,29 @@ def _block(x: np.ndarray, index_shape: Shape, dim: int) -> np.ndarray:
     return np.moveaxis(region, dim, 0)
 
 
+def _one_pick(x: Shape, index: np.ndarray, dim: int) -> np.ndarray | None:
+    """Flat C-order positions in ``x`` when ``index`` picks one element along
+    ``dim`` at every other position of ``x`` (its shape is ``x``'s with 1 at
+    ``dim``: max pooling's choice among a window's offsets), else None. The
+    positions are then all distinct."""
+    if index.ndim < 2 or index.shape[dim] != 1 or index.size < _PICK_MIN or \
+            index.shape[:dim] != x[:dim] or index.shape[dim + 1:] != x[dim + 1:]:
+        return None
+    inner = math.prod(x[dim + 1:])
+    base = np.arange(math.prod(x[:dim]))[:, None] * (x[dim] * inner) + np.arange(inner)
+    return (index.reshape(base.shape) * inner + base).reshape(-1)
+
+
+_PICK_MIN = 4096  # below, numpy's fancy indexing costs about the same
+
+
 def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
     _in_range("gather", index, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim == 0:
         return np.array(x, copy=True)
+    picks = _one_pick(x.shape, index, dim)
+    if picks is not None:  # one flat take
+        return np.take(np.ascontiguousarray(x).reshape(-1), picks).reshape(index.shape)
     rows = _whole_rows(index, dim)
     if rows is not None:  # one take of whole rows, not a read per coordinate
         picked = np.take(_block(x, index.shape, dim), rows, axis=0)
@@ -108,11 +128,19 @@ def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
 
 def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) -> np.ndarray:
     _in_range("scatter_add", index, x.shape[dim] if x.ndim else 1, dim)
-    out = np.array(x, copy=True)
+    if x.ndim and x.size and not any(x.strides):  # one broadcast value (an AD zero): a fill
+        out = np.full(x.shape, x.reshape(-1)[0], x.dtype)
+    else:
+        out = np.array(x, copy=True)
     if x.ndim == 0:
         return out + src if index.size else out
     if out.dtype == np.bool_:
         np.logical_or.at(out, _coords(index, dim), src)
+        return out
+    picks = _one_pick(x.shape, index, dim)
+    if picks is not None:  # distinct positions: a plain read-add-write, no np.add.at
+        flat = out.reshape(-1)  # (a copy of x: contiguous)
+        flat[picks] += src.reshape(-1)
         return out
     rows = _whole_rows(index, dim)
     if rows is None:

@@ -4,7 +4,11 @@
 - ``gather`` / ``scatter_add`` with an index that names whole rows (constant
   across every axis but ``dim``: an embedding's or index_select's broadcast
   index) take rows and sum runs of sorted rows instead of one coordinate at
-  a time (``dialects/indexing.py: _whole_rows``).
+  a time (``dialects/indexing.py: _whole_rows``); with an index that picks
+  one element along ``dim`` everywhere (max pooling's choice of offset),
+  one flat take / read-add-write (``_one_pick``);
+- ``argmax`` / ``argmin`` along a short axis of a large array run over
+  whole-array slices (``dialects/reduction.py: _arg_over_short_axis``).
 """
 
 from __future__ import annotations
@@ -68,3 +72,42 @@ def test_embedding_gradient_matches_torch(mode) -> None:
     tw = torch.tensor(w, requires_grad=True)
     (torch.nn.functional.embedding(torch.tensor(ids), tw) ** 2).sum().backward()
     np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 3])
+def test_one_pick_gather_and_scatter_add_match_torch(dim) -> None:
+    rng = np.random.default_rng(dim)
+    shape = (3, 4, 5, 70)
+    x = rng.standard_normal(shape).astype(np.float32)
+    index_shape = shape[:dim] + (1,) + shape[dim + 1:]
+    index = rng.integers(0, shape[dim], index_shape)
+    src = rng.standard_normal(index_shape).astype(np.float32)
+    tx, ti, ts = torch.tensor(x), torch.tensor(index), torch.tensor(src)
+    np.testing.assert_array_equal(OPS["gather"].kernel(x, index, dim=dim),
+                                  torch.gather(tx, dim, ti).numpy())
+    np.testing.assert_array_equal(OPS["scatter_add"].kernel(x, index, src, dim=dim),
+                                  torch.scatter_add(tx, dim, ti, ts).numpy())
+    # a broadcast (non-contiguous) input reads the same values
+    xb = np.broadcast_to(x[:1], shape) if dim else np.broadcast_to(x[..., :1], shape)
+    np.testing.assert_array_equal(OPS["gather"].kernel(xb, index, dim=dim),
+                                  torch.gather(torch.tensor(np.array(xb)), dim, ti).numpy())
+    zeros = np.broadcast_to(np.float32(0.5), shape)  # one value broadcast: filled
+    np.testing.assert_array_equal(OPS["scatter_add"].kernel(zeros, index, src, dim=dim),
+                                  torch.scatter_add(torch.full(shape, 0.5), dim, ti, ts).numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
+@pytest.mark.parametrize("dim", [0, 2, 4])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_short_axis_argmax_argmin_match_numpy(dtype, dim, keepdim) -> None:
+    rng = np.random.default_rng(dim)
+    x = (rng.standard_normal((4, 6, 3, 5, 8)) * 2).astype(dtype)
+    x = np.concatenate([x, x], axis=dim)  # ties: the first one wins
+    if dtype in (np.float32, np.float64):
+        for value in (np.nan, np.inf, -np.inf, -0.0):
+            x.flat[rng.integers(0, x.size, 60)] = value
+    for name, ref in (("argmax", np.argmax), ("argmin", np.argmin)):
+        got = OPS[name].kernel(x, dim=dim, keepdim=keepdim)
+        want = ref(x, axis=dim, keepdims=keepdim)
+        assert got.dtype == np.int64 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
