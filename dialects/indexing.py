@@ -16,6 +16,7 @@ is at evaluation for a lazily computed index, never a silent wrong read.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -105,11 +106,23 @@ def _one_pick(x: Shape, index: np.ndarray, dim: int) -> np.ndarray | None:
             index.shape[:dim] != x[:dim] or index.shape[dim + 1:] != x[dim + 1:]:
         return None
     inner = math.prod(x[dim + 1:])
-    base = np.arange(math.prod(x[:dim]))[:, None] * (x[dim] * inner) + np.arange(inner)
-    return (index.reshape(base.shape) * inner + base).reshape(-1)
+    base = _pick_base(tuple(x), dim)
+    picks = index.reshape(base.shape) * inner
+    picks += base
+    return picks.reshape(-1)
 
 
 _PICK_MIN = 4096  # below, numpy's fancy indexing costs about the same
+
+
+@functools.lru_cache(maxsize=16)
+def _pick_base(x: Shape, dim: int) -> np.ndarray:
+    """The flat position of each (outer, inner) pair at offset 0 along ``dim``
+    (a forward gather and its backward scatter share one)."""
+    inner = math.prod(x[dim + 1:])
+    base = np.arange(math.prod(x[:dim]))[:, None] * (x[dim] * inner) + np.arange(inner)
+    base.flags.writeable = False
+    return base
 
 
 def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
@@ -129,7 +142,7 @@ def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
 def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) -> np.ndarray:
     _in_range("scatter_add", index, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim and x.size and not any(x.strides):  # one broadcast value (an AD zero): a fill
-        out = np.full(x.shape, x.reshape(-1)[0], x.dtype)
+        out = np.full(x.shape, x[(0,) * x.ndim], x.dtype)
     else:
         out = np.array(x, copy=True)
     if x.ndim == 0:

@@ -8,7 +8,9 @@
   one element along ``dim`` everywhere (max pooling's choice of offset),
   one flat take / read-add-write (``_one_pick``);
 - ``argmax`` / ``argmin`` along a short axis of a large array run over
-  whole-array slices (``dialects/reduction.py: _arg_over_short_axis``).
+  whole-array slices (``dialects/reduction.py: _arg_over_short_axis``);
+- a ``reshape`` copy that merges a short last axis of large stride copies
+  one slice of it at a time (``dialects/shape_ops.py: _reshape``).
 """
 
 from __future__ import annotations
@@ -111,3 +113,16 @@ def test_short_axis_argmax_argmin_match_numpy(dtype, dim, keepdim) -> None:
         want = ref(x, axis=dim, keepdims=keepdim)
         assert got.dtype == np.int64 and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("perm,shape", [
+    ((2, 3, 4, 0, 5, 1), (8, 3, 20, 20)),  # max pooling's backward
+    ((2, 3, 4, 0, 5, 1), (480, 10, 2)),  # the last axis kept whole
+    ((2, 3, 4, 0, 5, 1), (-1,)), ((0, 1, 2, 3, 4, 5), (8, 3, 20, 20)),
+    ((2, 3, 5, 0, 4, 1), (8, 3, 20, 20))])
+def test_reshape_copies_match_torch(perm, shape) -> None:
+    x = np.random.default_rng(0).standard_normal((2, 2, 8, 3, 10, 10)).astype(np.float32)
+    view = x.transpose(perm)
+    target = (view.size,) if shape == (-1,) else shape
+    got = OPS["reshape"].kernel(view, shape=target)
+    np.testing.assert_array_equal(got, torch.tensor(x).permute(perm).reshape(target).numpy())
