@@ -1,10 +1,10 @@
 """CNN training throughput (issue 14): two conv layers on MNIST-sized input
 (batch 64, 1x28x28, 10 classes), trained with SGD + momentum, steps/s side by
 side in one run: pyflame (reference backend; stepped eagerly and under
-``pf.compile``), torch eager, and jax.jit + optax (the ``bench`` extra). The model is written once against the torch API
-(``lib`` is ``pyflame_mlir`` or ``torch``); the jax version is a functional
-transcription. All start from the same weights; their losses after two steps
-must agree or the run fails.
+``pf.compile``), torch eager, and jax.jit + optax (the ``bench`` extra). The
+model is written once against the torch API (``lib`` is ``pyflame_mlir`` or
+``torch``); the jax version is a functional transcription. All start from
+the same weights; their losses after two steps must agree or the run fails.
 
     python bench/cnn.py [--steps 20] [--rounds 3]
 """
