@@ -129,9 +129,11 @@ def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
     _in_range("gather", index, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim == 0:
         return np.array(x, copy=True)
-    picks = _one_pick(x.shape, index, dim)
-    if picks is not None:  # one flat take
-        return np.take(np.ascontiguousarray(x).reshape(-1), picks).reshape(index.shape)
+    # one flat take (of contiguous data only: a broadcast input would be
+    # materialized, x.shape[dim] times the result's size)
+    picks = _one_pick(x.shape, index, dim) if x.flags.c_contiguous else None
+    if picks is not None:
+        return np.take(x.reshape(-1), picks).reshape(index.shape)
     rows = _whole_rows(index, dim)
     if rows is not None:  # one take of whole rows, not a read per coordinate
         picked = np.take(_block(x, index.shape, dim), rows, axis=0)
