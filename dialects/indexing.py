@@ -146,7 +146,7 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
     if x.ndim and x.size and not any(x.strides):  # one broadcast value (an AD zero): a fill
         out = np.full(x.shape, x[(0,) * x.ndim], x.dtype)
     else:
-        out = np.array(x, copy=True)
+        out = np.array(x, copy=True, order="C")  # C order: the flat writes below see it
     if x.ndim == 0:
         return out + src if index.size else out
     if out.dtype == np.bool_:
@@ -154,7 +154,7 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
         return out
     picks = _one_pick(x.shape, index, dim)
     if picks is not None:  # distinct positions: a plain read-add-write, no np.add.at
-        flat = out.reshape(-1)  # (a copy of x: contiguous)
+        flat = out.reshape(-1)  # a view: out is a C-ordered copy
         flat[picks] += src.reshape(-1)
         return out
     rows = _whole_rows(index, dim)

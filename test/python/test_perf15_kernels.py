@@ -76,10 +76,10 @@ def test_embedding_gradient_matches_torch(mode) -> None:
     np.testing.assert_allclose(pw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("dim", [0, 1, 3])
-def test_one_pick_gather_and_scatter_add_match_torch(dim) -> None:
+@pytest.mark.parametrize("dim,shape", [(0, (4, 8, 9, 70)), (1, (8, 3, 9, 70)),
+                                       (3, (8, 9, 70, 5)), (1, (2, 3, 4, 5))])
+def test_one_pick_gather_and_scatter_add_match_torch(dim, shape) -> None:
     rng = np.random.default_rng(dim)
-    shape = (3, 4, 5, 70)
     x = rng.standard_normal(shape).astype(np.float32)
     index_shape = shape[:dim] + (1,) + shape[dim + 1:]
     index = rng.integers(0, shape[dim], index_shape)
@@ -93,6 +93,9 @@ def test_one_pick_gather_and_scatter_add_match_torch(dim) -> None:
     xb = np.broadcast_to(x[:1], shape) if dim else np.broadcast_to(x[..., :1], shape)
     np.testing.assert_array_equal(OPS["gather"].kernel(xb, index, dim=dim),
                                   torch.gather(torch.tensor(np.array(xb)), dim, ti).numpy())
+    xt = np.asfortranarray(x)  # another memory order: the same sums
+    np.testing.assert_array_equal(OPS["scatter_add"].kernel(xt, index, src, dim=dim),
+                                  torch.scatter_add(tx, dim, ti, ts).numpy())
     zeros = np.broadcast_to(np.float32(0.5), shape)  # one value broadcast: filled
     np.testing.assert_array_equal(OPS["scatter_add"].kernel(zeros, index, src, dim=dim),
                                   torch.scatter_add(torch.full(shape, 0.5), dim, ti, ts).numpy())
