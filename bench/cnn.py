@@ -1,10 +1,10 @@
 """CNN training throughput (issue 14): two conv layers on MNIST-sized input
 (batch 64, 1x28x28, 10 classes), trained with SGD + momentum, steps/s side by
-side in one run: pyflame (reference backend), torch eager, and jax.jit + optax
-(the ``bench`` extra). The model is written once against the torch API
-(``lib`` is ``pyflame_mlir`` or ``torch``); the jax version is a functional
-transcription. All start from the same weights; their losses after two steps
-must agree or the run fails.
+side in one run: pyflame (reference backend; stepped eagerly and under
+``pf.compile``), torch eager, and jax.jit + optax (the ``bench`` extra). The
+model is written once against the torch API (``lib`` is ``pyflame_mlir`` or
+``torch``); the jax version is a functional transcription. All start from
+the same weights; their losses after two steps must agree or the run fails.
 
     python bench/cnn.py [--steps 20] [--rounds 3]
 """
@@ -39,20 +39,27 @@ def make_data(steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
              rng.integers(0, 10, BATCH)) for _ in range(steps)]
 
 
-def lib_runner(lib, state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
+def lib_runner(lib, state: dict[str, np.ndarray], data: list,
+               compiled: bool = False) -> Callable[[int], float]:
+    """``compiled``: the step under ``pf.compile`` (replayed, nothing recorded)."""
     model = make_model(lib)
     model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
     opt = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     loss_fn = lib.nn.CrossEntropyLoss()
 
+    def step(x, y):
+        loss = loss_fn(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    fn = pf.compile(step) if compiled else step
+
     def run(n: int) -> float:
         for i in range(n):
             x, y = data[i % len(data)]
-            loss = loss_fn(model(lib.tensor(x)), lib.tensor(y))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            value = loss.item()
+            value = fn(lib.tensor(x), lib.tensor(y)).item()
         return value
     return run
 
@@ -108,6 +115,7 @@ def main() -> None:
     state = {k: v.numpy() for k, v in make_model(torch).state_dict().items()}
     data = make_data(args.steps)
     runners = {"pyflame (reference)": lib_runner(pf, state, data),
+               "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
                "torch eager": lib_runner(torch, state, data)}
     jax_run = jax_runner(state, data)
     if jax_run is not None:

@@ -2,7 +2,9 @@
 layers, d=128, 4 heads, context 64, vocab 256, batch 16) trained with AdamW
 and gradient clipping, steps/s side by side in one run:
 
-- pyflame on the reference backend (the example's own code),
+- pyflame on the reference backend (the example's own code), stepped
+  eagerly as the example does and under ``pf.compile`` (the step replayed:
+  nothing recorded after the first calls; torch.compile's counterpart),
 - torch eager (the same source with torch imported in pyflame's place),
 - jax.jit + optax (a functional transcription; the ``bench`` extra).
 
@@ -44,22 +46,30 @@ def load_example(use_torch: bool) -> dict:
     return ns
 
 
-def lib_runner(lib, state: dict[str, np.ndarray], data: list) -> Callable[[int], float]:
-    """The example's model and training step under ``lib`` (pyflame or torch)."""
+def lib_runner(lib, state: dict[str, np.ndarray], data: list,
+               compiled: bool = False) -> Callable[[int], float]:
+    """The example's model and training step under ``lib`` (pyflame or torch);
+    ``compiled``: the step under ``pf.compile`` (replayed: nothing recorded
+    once the optimizer state exists)."""
     ex = load_example(use_torch=lib is not pf)
     model = ex["GPT"]()
     model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
     opt = lib.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
 
+    def step(x, y):
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        opt.step()
+        return loss
+
+    fn = pf.compile(step) if compiled else step
+
     def run(n: int) -> float:
         for i in range(n):
             x, y = data[i % len(data)]
-            _, loss = model(lib.tensor(x), lib.tensor(y))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            lib.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
-            opt.step()
-            value = loss.item()
+            value = fn(lib.tensor(x), lib.tensor(y)).item()
         return value
     return run
 
@@ -145,6 +155,7 @@ def main() -> None:
     import torch
 
     runners = {"pyflame (reference)": lib_runner(pf, state, data),
+               "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
                "torch eager": lib_runner(torch, state, data)}
     jax_run = jax_runner(state, data)
     if jax_run is not None:

@@ -16,6 +16,8 @@ is at evaluation for a lazily computed index, never a silent wrong read.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -74,22 +76,99 @@ def _coords(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
     return tuple(grid)
 
 
+def _whole_rows(index: np.ndarray, dim: int) -> np.ndarray | None:
+    """The 1-d positions along ``dim`` when ``index`` names whole rows (it is
+    constant across every other axis, as an embedding's or index_select's
+    broadcast index is), else None. A broadcast view (stride 0) is recognized
+    for free; another index costs one compare, far less than ``np.add.at``."""
+    if index.ndim < 2 or index.size == 0:
+        return None
+    first = index[tuple(slice(None) if d == dim else slice(0, 1) for d in range(index.ndim))]
+    if any(st != 0 for d, st in enumerate(index.strides) if d != dim) and \
+            not np.array_equal(np.broadcast_to(first, index.shape), index):
+        return None
+    return first.reshape(-1)
+
+
+def _block(x: np.ndarray, index_shape: Shape, dim: int) -> np.ndarray:
+    """The leading part of ``x`` the index covers (all of ``dim``), with ``dim``
+    first: a view."""
+    region = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))]
+    return np.moveaxis(region, dim, 0)
+
+
+def _one_pick(x: Shape, index: np.ndarray, dim: int) -> np.ndarray | None:
+    """Flat C-order positions in ``x`` when ``index`` picks one element along
+    ``dim`` at every other position of ``x`` (its shape is ``x``'s with 1 at
+    ``dim``: max pooling's choice among a window's offsets), else None. The
+    positions are then all distinct."""
+    if index.ndim < 2 or index.shape[dim] != 1 or index.size < _PICK_MIN or \
+            index.shape[:dim] != x[:dim] or index.shape[dim + 1:] != x[dim + 1:]:
+        return None
+    inner = math.prod(x[dim + 1:])
+    base = _pick_base(tuple(x), dim)
+    picks = index.reshape(base.shape) * inner
+    picks += base
+    return picks.reshape(-1)
+
+
+_PICK_MIN = 4096  # below, numpy's fancy indexing costs about the same
+
+
+@functools.lru_cache(maxsize=16)
+def _pick_base(x: Shape, dim: int) -> np.ndarray:
+    """The flat position of each (outer, inner) pair at offset 0 along ``dim``
+    (a forward gather and its backward scatter share one)."""
+    inner = math.prod(x[dim + 1:])
+    base = np.arange(math.prod(x[:dim]))[:, None] * (x[dim] * inner) + np.arange(inner)
+    base.flags.writeable = False
+    return base
+
+
 def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
     _in_range("gather", index, x.shape[dim] if x.ndim else 1, dim)
     if x.ndim == 0:
         return np.array(x, copy=True)
+    # one flat take (of contiguous data only: a broadcast input would be
+    # materialized, x.shape[dim] times the result's size)
+    picks = _one_pick(x.shape, index, dim) if x.flags.c_contiguous else None
+    if picks is not None:
+        return np.take(x.reshape(-1), picks).reshape(index.shape)
+    rows = _whole_rows(index, dim)
+    if rows is not None:  # one take of whole rows, not a read per coordinate
+        picked = np.take(_block(x, index.shape, dim), rows, axis=0)
+        return np.ascontiguousarray(np.moveaxis(picked, 0, dim))
     return np.ascontiguousarray(x[_coords(index, dim)])
 
 
 def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) -> np.ndarray:
     _in_range("scatter_add", index, x.shape[dim] if x.ndim else 1, dim)
-    out = np.array(x, copy=True)
+    if x.ndim and x.size and not any(x.strides):  # one broadcast value (an AD zero): a fill
+        out = np.full(x.shape, x[(0,) * x.ndim], x.dtype)
+    else:
+        out = np.array(x, copy=True, order="C")  # C order: the flat writes below see it
     if x.ndim == 0:
         return out + src if index.size else out
     if out.dtype == np.bool_:
         np.logical_or.at(out, _coords(index, dim), src)
-    else:
+        return out
+    picks = _one_pick(x.shape, index, dim)
+    if picks is not None:  # distinct positions: a plain read-add-write, no np.add.at
+        flat = out.reshape(-1)  # a view: out is a C-ordered copy
+        flat[picks] += src.reshape(-1)
+        return out
+    rows = _whole_rows(index, dim)
+    if rows is None:
         np.add.at(out, _coords(index, dim), src)
+        return out
+    # whole rows (an embedding's gradient): sort the positions, sum each run of
+    # equal ones with one reduceat (in the order add.at would add them), and
+    # add each sum into its row once
+    order = np.argsort(rows, kind="stable")
+    ranked = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
+    sums = np.add.reduceat(np.take(np.moveaxis(src, dim, 0), order, axis=0), starts, axis=0)
+    _block(out, index.shape, dim)[ranked[starts]] += sums
     return out
 
 

@@ -152,10 +152,40 @@ def _min(x: np.ndarray, dims: tuple[int, ...], keepdim: bool, ties: str | None =
     return np.asarray(np.min(x, axis=dims, keepdims=keepdim), dtype=x.dtype)
 
 
-def _arg(fn):
+_SHORT_ARG_AXIS, _SHORT_ARG_MIN = 8, 4096
+
+
+def _arg_over_short_axis(x: np.ndarray, dim: int, extreme: np.ufunc) -> np.ndarray:
+    """numpy's argmax/argmin along a short axis (max pooling's window offsets)
+    of a large array, by whole-array ops over its slices: the extreme, then
+    the count of slices before the first one that attains it (or is NaN: the
+    first NaN wins, as numpy's). numpy's own loop runs per output element over
+    the few offsets (measured 6.6 -> 2 ms on the CNN's (4, 64, 16, 14, 14))."""
+    parts = [np.take(x, j, axis=dim) for j in range(x.shape[dim])]
+    best = parts[0].copy()
+    for part in parts[1:]:
+        extreme(best, part, out=best)  # NaN propagates, as numpy's choice
+    count = np.zeros(best.shape, np.uint8)
+    searching = np.ones(best.shape, bool)
+    hit = np.empty(best.shape, bool)
+    nan = np.empty(best.shape, bool) if x.dtype.kind == "f" else None
+    for part in parts[:-1]:
+        np.equal(part, best, out=hit)
+        if nan is not None:
+            hit |= np.isnan(part, out=nan)
+        searching &= ~hit
+        count += searching
+    return count.astype(np.int64)
+
+
+def _arg(fn, extreme: np.ufunc):
     def kernel(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
         if x.ndim == 0:
             return np.zeros((), np.int64)
+        if dim is not None and 1 < x.shape[dim] <= _SHORT_ARG_AXIS and x.ndim > 1 and \
+                x.size >= _SHORT_ARG_MIN and x.dtype.kind in "fiu":
+            r = _arg_over_short_axis(x, dim, extreme)
+            return np.expand_dims(r, dim) if keepdim else r
         r = fn(x, axis=dim, keepdims=keepdim)
         return np.asarray(r, dtype=np.int64)
     return kernel
@@ -172,8 +202,9 @@ for _name, _kind, _kernel, _attrs in (("sum", "sum", _sum, _RED_ATTRS),
                                       ("max", "extreme", _max, _EXTREME_ATTRS),
                                       ("min", "extreme", _min, _EXTREME_ATTRS)):
     define(OpDef(_name, "reduction", _reduce_rule(_name, _kind), _kernel, 1, dict(_attrs)))
-for _name, _fn in (("argmax", np.argmax), ("argmin", np.argmin)):
-    define(OpDef(_name, "reduction", _arg_rule(_name), _arg(_fn), 1,
+for _name, _fn, _extreme in (("argmax", np.argmax, np.maximum),
+                             ("argmin", np.argmin, np.minimum)):
+    define(OpDef(_name, "reduction", _arg_rule(_name), _arg(_fn, _extreme), 1,
                  {"dim": "opt_int", "keepdim": "bool"}))
 
 

@@ -95,7 +95,24 @@ def _split(x: np.ndarray, sizes: tuple, dim: int) -> tuple[np.ndarray, ...]:
     return tuple(np.split(x, bounds, axis=dim))
 
 
-define(OpDef("reshape", "shape", _reshape_rule, lambda x, shape: np.reshape(x, shape), 1,
+def _reshape(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """np.reshape, but a copy that merges a short last axis of large stride
+    into longer rows (the backward of max pooling's windows: (..., 14, 2, 14, 2)
+    with the 2s far apart) copies one slice of that axis at a time: numpy's
+    copy walks the destination in C order, two elements per inner loop
+    (measured 3.3 -> 0.9 ms for the CNN's (64, 16, 14, 2, 14, 2)). Such a
+    merge can never be a view, so the result is a new array either way."""
+    n = x.shape[-1] if x.ndim >= 2 else 0
+    if 1 < n <= 4 and x.shape[-2] > 1 and abs(x.strides[-1]) > abs(x.strides[-2]) and \
+            shape and shape[-1] > n and shape[-1] % n == 0 and x.size >= 4096:
+        out = np.empty(x.shape, x.dtype)
+        for i in range(n):
+            out[..., i] = x[..., i]
+        return out.reshape(shape)
+    return np.reshape(x, shape)
+
+
+define(OpDef("reshape", "shape", _reshape_rule, _reshape, 1,
              {"shape": "ints"}))
 define(OpDef("permute", "shape", _permute_rule, lambda x, perm: np.transpose(x, perm), 1,
              {"perm": "ints"}))

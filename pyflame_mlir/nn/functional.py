@@ -815,10 +815,14 @@ def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
     count = windows.shape[0]
     offset = _ops.argmax(windows, 0)
     if x.dtype.is_floating_point:
-        order = _const_like(np.arange(count, dtype=np.int64).reshape(
-            (count,) + (1,) * (windows.ndim - 1)), offset)
+        # the offsets in the windows' own dtype (exact to 256 in every float
+        # dtype): the input-sized where and max move 4 bytes per element, not 8
+        small = count <= 256
+        order = _const_like(np.arange(count).reshape((count,) + (1,) * (windows.ndim - 1)),
+                            windows if small else offset)
         last_nan = amax(where(_ops.isnan(windows), order, -1), 0)
-        offset = where(last_nan >= 0, last_nan, offset)
+        offset = where(last_nan >= 0, _ops.convert(last_nan, offset.dtype) if small
+                       else last_nan, offset)
     values = reshape(_indexing.gather(windows, 0, _ops.unsqueeze(offset, 0)), offset.shape)
     if not return_indices:
         return values
