@@ -14,6 +14,7 @@ from contextlib import contextmanager as _contextmanager
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
     autograd,
+    distributions,
     inplace,
     linalg,
     nn,

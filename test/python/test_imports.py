@@ -87,6 +87,15 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.distributed": 2,
     "pyflame_mlir.launch": 4,
     "pyflame_mlir.csl_report": 2,  # issue 16: pf.csl_report, over the csl runtime's last run
+    # issue 14 (userapi): torch.distributions' families, transforms and KL registry
+    "pyflame_mlir.distributions": 2,
+    "pyflame_mlir.distributions.constraints": 2,
+    "pyflame_mlir.distributions.distribution": 2,
+    "pyflame_mlir.distributions.continuous": 2,
+    "pyflame_mlir.distributions.discrete": 2,
+    "pyflame_mlir.distributions.transforms": 2,
+    "pyflame_mlir.distributions.wrappers": 2,
+    "pyflame_mlir.distributions.kl": 2,
 }
 
 
