@@ -56,6 +56,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.linear": 2,
     "pyflame_mlir.nn.init": 2,
     "pyflame_mlir.nn.utils": 2,
+    "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
     "pyflame_mlir.optim": 2,
     "pyflame_mlir.optim.optimizer": 2,
     "pyflame_mlir.optim.sgd": 2,

@@ -1,4 +1,6 @@
-"""``pf.nn.utils``: gradient clipping and flattening with torch's semantics.
+"""``pf.nn.utils``: gradient clipping and flattening with torch's semantics;
+``rnn`` (packed sequences) and ``parametrize``/``parametrizations``
+(weight and spectral norm) as torch's submodules.
 Recorded lazily: clipping a step's gradients joins the step's graph (only
 ``error_if_nonfinite=True`` evaluates, to decide whether to raise)."""
 
@@ -7,14 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ..autodiff import no_grad
-from ..core import Tensor
-from ..creation import tensor as _tensor
-from ..ops import abs as _abs
-from ..ops import amax, cat, clamp, reshape, stack
-from ..ops import sum as _sum
+from ...autodiff import no_grad
+from ...core import Tensor
+from ...creation import tensor as _tensor
+from ...ops import abs as _abs
+from ...ops import amax, cat, clamp, reshape, stack
+from ...ops import sum as _sum
+from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "rnn",
            "vector_to_parameters"]
 
 
