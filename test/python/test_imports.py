@@ -57,6 +57,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.init": 2,
     "pyflame_mlir.nn.utils": 2,
     "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
+    "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
+    "pyflame_mlir.nn.utils.parametrizations": 2,  # weight_norm, spectral_norm
     "pyflame_mlir.optim": 2,
     "pyflame_mlir.optim.optimizer": 2,
     "pyflame_mlir.optim.sgd": 2,

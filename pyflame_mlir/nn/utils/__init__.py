@@ -15,10 +15,12 @@ from ...creation import tensor as _tensor
 from ...ops import abs as _abs
 from ...ops import amax, cat, clamp, reshape, stack
 from ...ops import sum as _sum
-from . import rnn
+from ..module import Module, Parameter
+from . import parametrizations, parametrize, rnn
+from .parametrizations import norm_except_dim, weight_norm_value
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "rnn",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "parametrizations",
+           "parametrize", "remove_weight_norm", "rnn", "vector_to_parameters", "weight_norm"]
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -96,3 +98,56 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
             k = p.numel()
             p.copy_(reshape(vec[offset:offset + k], p.shape))
             offset += k
+
+
+class _WeightNormHook:
+    """The forward pre-hook of the older ``nn.utils.weight_norm``: recomputes
+    ``module.<name>`` from ``<name>_g`` and ``<name>_v`` before each call."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def compute_weight(self, module: Module) -> Tensor:
+        return weight_norm_value(getattr(module, self.name + "_v"),
+                                 getattr(module, self.name + "_g"), self.dim)
+
+    def __call__(self, module: Module, inputs: object) -> None:
+        setattr(module, self.name, self.compute_weight(module))
+
+
+def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
+    """torch's older ``nn.utils.weight_norm``: the parameter ``name`` is
+    replaced by ``name_g`` (its norm over all dims but ``dim``) and ``name_v``
+    (its direction), recombined before every forward. New code should use
+    ``parametrizations.weight_norm``."""
+    dim = -1 if dim is None else dim
+    for hook in module._forward_pre_hooks.values():  # noqa: SLF001
+        if isinstance(hook, _WeightNormHook) and hook.name == name:
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter "
+                               f"{name}")
+    weight = module._parameters.get(name)  # noqa: SLF001
+    if weight is None:
+        raise ValueError(f"weight_norm: module {type(module).__name__} has no parameter {name}")
+    hook = _WeightNormHook(name, dim)
+    del module._parameters[name]  # noqa: SLF001
+    module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2, dim).detach()))
+    module.register_parameter(name + "_v", Parameter(weight.detach()))
+    setattr(module, name, hook.compute_weight(module))
+    handle = module.register_forward_pre_hook(hook)
+    hook.handle = handle  # type: ignore[attr-defined]
+    return module
+
+
+def remove_weight_norm(module: Module, name: str = "weight") -> Module:
+    """Undo ``weight_norm``: ``name`` is a plain parameter again."""
+    for hook in list(module._forward_pre_hooks.values()):  # noqa: SLF001
+        if isinstance(hook, _WeightNormHook) and hook.name == name:
+            with no_grad():
+                weight = hook.compute_weight(module).detach()
+            hook.handle.remove()  # type: ignore[attr-defined]
+            delattr(module, name)
+            del module._parameters[name + "_g"]  # noqa: SLF001
+            del module._parameters[name + "_v"]  # noqa: SLF001
+            module.register_parameter(name, Parameter(weight))
+            return module
+    raise ValueError(f"weight_norm of '{name}' not found in {module}")
