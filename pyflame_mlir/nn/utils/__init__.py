@@ -11,16 +11,19 @@ from collections.abc import Iterable
 
 from ...autodiff import no_grad
 from ...core import Tensor
+from ...creation import randn
 from ...creation import tensor as _tensor
 from ...ops import abs as _abs
-from ...ops import amax, cat, clamp, reshape, stack
+from ...ops import amax, cat, clamp, matmul, permute, reshape, stack
 from ...ops import sum as _sum
+from .. import functional as F
 from ..module import Module, Parameter
 from . import parametrizations, parametrize, rnn
 from .parametrizations import norm_except_dim, weight_norm_value
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "parametrizations",
-           "parametrize", "remove_weight_norm", "rnn", "vector_to_parameters", "weight_norm"]
+           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
+           "vector_to_parameters", "weight_norm"]
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -151,3 +154,82 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
             module.register_parameter(name, Parameter(weight))
             return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
+
+
+class _SpectralNormHook:
+    """The forward pre-hook of the older ``nn.utils.spectral_norm``: in
+    training mode one power-iteration step per call on the ``<name>_u`` /
+    ``<name>_v`` buffers (updated in place), then ``<name>_orig / sigma``."""
+
+    def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
+        if n_power_iterations <= 0:
+            raise ValueError(f"Expected n_power_iterations to be positive, but got "
+                             f"n_power_iterations={n_power_iterations}")
+        self.name, self.n_power_iterations, self.dim, self.eps = name, n_power_iterations, \
+            dim, eps
+
+    def reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
+        if self.dim != 0:
+            weight = permute(weight, (self.dim, *(d for d in range(weight.ndim)
+                                                  if d != self.dim)))
+        return weight.reshape(weight.shape[0], -1)
+
+    def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
+        weight = getattr(module, self.name + "_orig")
+        u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
+        weight_mat = self.reshape_weight_to_matrix(weight)
+        if do_power_iteration:
+            with no_grad():
+                mat = weight_mat.detach()
+                new_u, new_v = u, v
+                for _ in range(self.n_power_iterations):
+                    new_v = F.normalize(matmul(mat.t(), new_u), dim=0, eps=self.eps)
+                    new_u = F.normalize(matmul(mat, new_v), dim=0, eps=self.eps)
+                u.copy_(new_u)
+                v.copy_(new_v)
+        sigma = (u.detach() * matmul(weight_mat, v.detach())).sum()
+        return weight / sigma
+
+    def __call__(self, module: Module, inputs: object) -> None:
+        setattr(module, self.name, self.compute_weight(module, module.training))
+
+
+def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
+                  eps: float = 1e-12, dim: int | None = None) -> Module:
+    """torch's older ``nn.utils.spectral_norm``: ``name_orig`` (parameter),
+    ``name_u``/``name_v`` (buffers) and a pre-hook. New code should use
+    ``parametrizations.spectral_norm``."""
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    for hook in module._forward_pre_hooks.values():  # noqa: SLF001
+        if isinstance(hook, _SpectralNormHook) and hook.name == name:
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter "
+                               f"{name}")
+    hook = _SpectralNormHook(name, n_power_iterations, dim, eps)
+    weight = module._parameters.get(name)  # noqa: SLF001
+    if weight is None:
+        raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+    h, w = hook.reshape_weight_to_matrix(weight).shape
+    u = F.normalize(randn(h, dtype=weight.dtype), dim=0, eps=eps).eval()
+    v = F.normalize(randn(w, dtype=weight.dtype), dim=0, eps=eps).eval()
+    del module._parameters[name]  # noqa: SLF001
+    module.register_parameter(name + "_orig", weight)
+    setattr(module, name, weight.detach())
+    module.register_buffer(name + "_u", u)
+    module.register_buffer(name + "_v", v)
+    hook.handle = module.register_forward_pre_hook(hook)  # type: ignore[attr-defined]
+    return module
+
+
+def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
+    """Undo ``spectral_norm``: ``name`` is a plain parameter again."""
+    for hook in list(module._forward_pre_hooks.values()):  # noqa: SLF001
+        if isinstance(hook, _SpectralNormHook) and hook.name == name:
+            with no_grad():
+                weight = hook.compute_weight(module, do_power_iteration=False).detach()
+            hook.handle.remove()  # type: ignore[attr-defined]
+            for attr in (name, name + "_u", name + "_v", name + "_orig"):
+                delattr(module, attr)
+            module.register_parameter(name, Parameter(weight))
+            return module
+    raise ValueError(f"spectral_norm of '{name}' not found in {module}")

@@ -222,3 +222,33 @@ def test_parameters_to_vector_round_trip():
     pf.nn.utils.vector_to_parameters(v * 2, m.parameters())
     np.testing.assert_allclose(pf.nn.utils.parameters_to_vector(m.parameters()).numpy(),
                                v.numpy() * 2, rtol=1e-6)
+
+
+def test_old_spectral_norm_matches_torch():
+    torch.manual_seed(0)
+    tm = torch.nn.utils.spectral_norm(torch.nn.Linear(4, 3, dtype=torch.float64))
+    pm = pf.nn.utils.spectral_norm(pf.nn.Linear(4, 3, dtype=pf.float64))
+    assert sorted(pm.state_dict()) == sorted(tm.state_dict())
+    pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    x = RNG.normal(size=(5, 4))
+    popt = pf.optim.SGD(pm.parameters(), lr=0.1)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    for _ in range(3):  # training mode: a power iteration per forward
+        pl, tl = (pm(pf.tensor(x)) ** 2).mean(), (tm(torch.tensor(x)) ** 2).mean()
+        close(pl, tl, rtol=1e-9)
+        popt.zero_grad()
+        topt.zero_grad()
+        pl.backward()
+        tl.backward()
+        popt.step()
+        topt.step()
+    close(pm.weight_u, tm.weight_u, rtol=1e-9)
+    pm.eval()
+    tm.eval()
+    close(pm(pf.tensor(x)), tm(torch.tensor(x)), rtol=1e-9)
+    with pytest.raises(RuntimeError, match="two spectral_norm"):
+        pf.nn.utils.spectral_norm(pm)
+    pf.nn.utils.remove_spectral_norm(pm)
+    torch.nn.utils.remove_spectral_norm(tm)
+    assert sorted(pm.state_dict()) == sorted(tm.state_dict())
+    close(pm.weight, tm.weight, rtol=1e-9)
