@@ -129,6 +129,28 @@ def _strong_wolfe(obj_func: Callable[[Any, float, Vec], tuple[float, Vec]], x: A
     return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
 
 
+def _to_tensor(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return Tensor._leaf(value.copy())  # noqa: SLF001
+    if isinstance(value, list):
+        return [_to_tensor(v) for v in value]
+    return value
+
+
+def _to_host(value: Any) -> Any:
+    """A state value as the algorithm keeps it: vectors as numpy arrays, 0-d
+    values as numpy scalars, lists element by element."""
+    if isinstance(value, list):
+        return [_to_host(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, Tensor) or (hasattr(value, "detach") and hasattr(value, "cpu")):
+        arr = value.numpy() if isinstance(value, Tensor) else value.detach().cpu().numpy()
+        arr = np.array(arr, copy=True)
+        return arr[()] if arr.ndim == 0 else arr
+    return value
+
+
 class LBFGS(Optimizer):
     """torch.optim.LBFGS: one parameter group; ``step(closure)`` runs up to
     ``max_iter`` iterations, calling ``closure`` (which zeroes the gradients,
@@ -157,6 +179,20 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]
         self._dtype = np.result_type(*(p.dtype.np for p in self._params))
+
+    def state_dict(self) -> dict[str, Any]:
+        """torch's layout: the state under the first parameter's index; the
+        vectors as tensors (``d``, ``prev_flat_grad``, the history lists)."""
+        sd = super().state_dict()
+        sd["state"] = {k: {name: _to_tensor(v) for name, v in st.items()}
+                       for k, st in sd["state"].items()}
+        return sd
+
+    @staticmethod
+    def _unpack(key: str, value: Any, p: Tensor) -> Any:
+        """State values back to host form: numpy vectors, Python numbers
+        (ours or torch's tensors alike)."""
+        return _to_host(value)
 
     def _gather_flat_grad(self) -> Vec:
         return np.concatenate([
