@@ -215,15 +215,6 @@ def test_old_weight_norm_matches_torch():
     close(pm.weight, tm.weight, rtol=1e-9)
 
 
-def test_parameters_to_vector_round_trip():
-    m = pf.nn.Linear(3, 2)
-    v = pf.nn.utils.parameters_to_vector(m.parameters())
-    assert v.shape == (8,)
-    pf.nn.utils.vector_to_parameters(v * 2, m.parameters())
-    np.testing.assert_allclose(pf.nn.utils.parameters_to_vector(m.parameters()).numpy(),
-                               v.numpy() * 2, rtol=1e-6)
-
-
 def test_old_spectral_norm_matches_torch():
     torch.manual_seed(0)
     tm = torch.nn.utils.spectral_norm(torch.nn.Linear(4, 3, dtype=torch.float64))
