@@ -16,6 +16,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     amp,
     autograd,
     cuda,
+    distributions,
     func,
     inplace,
     lax,

@@ -2,22 +2,29 @@
 shapes, order and initialization, so state dicts load either way), gate
 orders and input/output layouts. The input projection of a whole sequence is
 one matmul; the recurrence is unrolled over time into the recorded graph
-(one compile per sequence length; a training loop still compiles once)."""
+(one compile per sequence length; a training loop still compiles once).
+
+A ``PackedSequence`` input runs on its padded form with a per-step mask
+(host data: the lengths): a sequence's state stops changing after its last
+step, and the reverse direction starts at each sequence's own last step, so
+outputs and final states equal torch's per sequence length."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
+
 from ..core import Tensor
 from ..creation import zeros
-from ..indexing import flip
-from ..ops import cat, matmul, relu, sigmoid, stack, tanh, unsqueeze
+from ..ops import cat, matmul, relu, sigmoid, stack, tanh, unsqueeze, where
 from ..ops import split as _split
 from . import functional as F
 from . import init
 from .linear import _check_device, _empty
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence, pack_like, pad_packed_sequence
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCell"]
 
@@ -93,15 +100,27 @@ class _RNNBase(Module):
         w = [getattr(self, n) for n in names]
         return (w[0], w[1], w[2], w[3]) if self.bias else (w[0], w[1], None, None)
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:  # noqa: A002
-        x = input
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None  # noqa: A002
+                ) -> tuple[Any, Any]:
+        packed = input if isinstance(input, PackedSequence) else None
+        masks: list[Tensor] | None = None
+        if packed is not None:
+            # original batch order throughout: hx is given so and h_n returned so (torch
+            # permutes both around its sorted order)
+            x, lengths = pad_packed_sequence(packed)
+            running = np.arange(x.shape[0])[:, None] < lengths.numpy()[None, :]
+            masks = [Tensor._leaf(running[t][:, None].copy())  # noqa: SLF001
+                     for t in range(x.shape[0])]
+        else:
+            assert isinstance(input, Tensor)
+            x = input
         batched = x.ndim == 3
         if x.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{x.ndim}D instead")
         if not batched:
             x = unsqueeze(x, 1)
-        elif self.batch_first:
+        elif self.batch_first and packed is None:
             x = x.transpose(0, 1)
         steps, n, _ = x.shape
         if x.shape[-1] != self.input_size:
@@ -125,17 +144,20 @@ class _RNNBase(Module):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
-                seq = flip(x, (0,)) if d else x
-                gx = _linear(seq, w_ih, b_ih)  # every step's input projection at once
+                gx = _linear(x, w_ih, b_ih)  # every step's input projection at once
                 k = layer * dirs + d
                 h = states[0][k]
                 c = states[1][k] if lstm else None
-                ys = []
-                for t in range(steps):
-                    h, c = _step(self.mode, gx[t], h, c, w_hh, b_hh)
-                    ys.append(h)
-                y = stack(ys, 0)
-                outs.append(flip(y, (0,)) if d else y)
+                ys: list[Tensor] = [h] * steps
+                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                    h_new, c_new = _step(self.mode, gx[t], h, c, w_hh, b_hh)
+                    if masks is None:
+                        h, c = h_new, c_new
+                    else:  # a finished sequence keeps its state
+                        h = where(masks[t], h_new, h)
+                        c = where(masks[t], c_new, c) if lstm else None
+                    ys[t] = h_new
+                outs.append(stack(ys, 0))
                 h_n.append(h)
                 if lstm:
                     c_n.append(c)
@@ -145,6 +167,8 @@ class _RNNBase(Module):
         out = x
         hn = stack(h_n, 0)
         cn = stack(c_n, 0) if lstm else None
+        if packed is not None:
+            return pack_like(out, packed), ((hn, cn) if lstm else hn)
         if not batched:
             out, hn = out.squeeze(1), hn.squeeze(1)
             cn = cn.squeeze(1) if cn is not None else None

@@ -4,9 +4,10 @@ step is recorded lazily and joins the training step's compiled graph."""
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .adam_variants import Adadelta, Adamax, NAdam, RAdam
+from .lbfgs import LBFGS  # issue 14 (userapi)
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer",
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
            "RAdam", "RMSprop", "lr_scheduler"]

@@ -67,6 +67,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.linear": 2,
     "pyflame_mlir.nn.init": 2,
     "pyflame_mlir.nn.utils": 2,
+    "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
+    "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
+    "pyflame_mlir.nn.utils.parametrizations": 2,  # weight_norm, spectral_norm
     "pyflame_mlir.optim": 2,
     "pyflame_mlir.optim.optimizer": 2,
     "pyflame_mlir.optim.sgd": 2,
@@ -74,6 +77,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.adam_variants": 2,
     "pyflame_mlir.optim.rmsprop": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
+    "pyflame_mlir.optim.lbfgs": 2,  # issue 14 (userapi): L-BFGS, host-driven
     "pyflame_mlir.serialization": 2,
     "pyflame_mlir.utils": 2,  # pf.utils.data: datasets and the DataLoader
     "pyflame_mlir.utils.data": 2,
@@ -98,6 +102,15 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.distributed": 2,
     "pyflame_mlir.launch": 4,
     "pyflame_mlir.csl_report": 2,  # issue 16: pf.csl_report, over the csl runtime's last run
+    # issue 14 (userapi): torch.distributions' families, transforms and KL registry
+    "pyflame_mlir.distributions": 2,
+    "pyflame_mlir.distributions.constraints": 2,
+    "pyflame_mlir.distributions.distribution": 2,
+    "pyflame_mlir.distributions.continuous": 2,
+    "pyflame_mlir.distributions.discrete": 2,
+    "pyflame_mlir.distributions.transforms": 2,
+    "pyflame_mlir.distributions.wrappers": 2,
+    "pyflame_mlir.distributions.kl": 2,
 }
 
 
