@@ -24,7 +24,6 @@ from ..dialects.dtypes import DType
 from ..ops import abs as _abs
 from ..ops import (
     broadcast_to,
-    cat,
     clamp,
     erf,
     le,
@@ -264,7 +263,7 @@ def _standard_gamma(concentration: Tensor, shape: tuple[int, ...]) -> Tensor:
     (numpy's sampler, on the evaluated concentration; clamped to the
     smallest normal number, as torch)."""
     conc = np.broadcast_to(concentration.numpy().astype(np.float64), shape)
-    draw = creation._rng.standard_gamma(conc)  # noqa: SLF001  (the generator pf.manual_seed seeds)
+    draw = creation.default_generator.np.standard_gamma(conc)  # the generator pf.manual_seed seeds
     dt = concentration.dtype.np
     return Tensor._leaf(np.maximum(draw, np.finfo(dt).tiny).astype(dt))  # noqa: SLF001
 
@@ -403,17 +402,8 @@ class Beta(Distribution):
 
 def solve_tril(lower: Tensor, rhs: Tensor) -> Tensor:
     """``X`` with ``lower @ X == rhs`` for lower-triangular ``lower``
-    (``(..., n, n)``, ``rhs`` ``(..., n, k)``, batch dims broadcast), by forward
-    substitution written from matmuls: n steps, fine for the event sizes
-    distributions have (a triangular-solve primitive would be one op)."""
-    n = lower.shape[-1]
-    rows: list[Tensor] = []
-    for i in range(n):
-        b = rhs[..., i:i + 1, :]
-        if rows:
-            b = b - matmul(lower[..., i:i + 1, :i], cat(rows, -2))
-        rows.append(b / lower[..., i:i + 1, i:i + 1])
-    return cat(rows, -2)
+    (``(..., n, n)``, ``rhs`` ``(..., n, k)``, batch dims broadcast)."""
+    return _linalg.solve_triangular(lower, rhs, upper=False)
 
 
 def _batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
@@ -423,13 +413,8 @@ def _batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
 
 
 def _cholesky(matrix: Tensor, what: str) -> Tensor:
-    cholesky = getattr(_linalg, "cholesky", None)
-    if cholesky is None:
-        raise NotImplementedError(
-            f"MultivariateNormal({what}=...) needs a Cholesky factorization and "
-            "pf.linalg.cholesky does not exist yet: pass scale_tril= (the lower Cholesky "
-            f"factor of the covariance; {what} of shape {list(matrix.shape)})")
-    return cholesky(matrix)
+    del what
+    return _linalg.cholesky(matrix)
 
 
 class MultivariateNormal(Distribution):

@@ -24,7 +24,7 @@ import numpy as np
 from ..core import Tensor
 from ..creation import full
 from ..creation import tensor as _tensor
-from ..dialects.dtypes import DEFAULT_FLOAT, DType
+from ..dialects.dtypes import DType, default_float
 from ..ops import broadcast_to
 from ..reductions import all as _all
 from .constraints import Constraint
@@ -45,7 +45,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     tensors among ``values`` (the default float if none), as torch."""
     dt: DType | None = next((v.dtype for v in values if isinstance(v, Tensor)), None)
     if dt is None or not dt.is_floating_point:
-        dt = DEFAULT_FLOAT if dt is None else dt
+        dt = default_float() if dt is None else dt
     ts = []
     for v in values:
         if isinstance(v, Tensor):
