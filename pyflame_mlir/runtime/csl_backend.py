@@ -210,30 +210,19 @@ class Session:
         self.loaded_constants = False
 
     def copy_in(self, i: int, data: np.ndarray) -> None:
-        from ..lowering.emit_csl import host_tiles
+        from ..lowering.emit_csl import write_symbol
         from .wse.sdkruntime import MemcpyDataType, MemcpyOrder
 
-        io = self.compiled.spec["inputs"][i]
-        x0, y0, w, h = io["region"]
-        flat = host_tiles(data, io["shape"], io["dims"], io["tile"], io["region"])
-        self.rt.memcpy_h2d(io["name"], flat, x0, y0, w, h, flat.size // (w * h),
-                           streaming=False, order=MemcpyOrder.ROW_MAJOR,
-                           data_type=MemcpyDataType.MEMCPY_32BIT, nonblock=False)
+        write_symbol(self.rt, self.compiled.spec["inputs"][i], data, MemcpyOrder.ROW_MAJOR,
+                     MemcpyDataType.MEMCPY_32BIT)
 
     def copy_out(self, k: int) -> np.ndarray:
-        from ..lowering.emit_csl import host_untile
+        from ..lowering.emit_csl import read_symbol
         from .wse.sdkruntime import MemcpyDataType, MemcpyOrder
 
-        io = self.compiled.spec["outputs"][k]
-        x0, y0, w, h = io["region"]
-        elems = max(1, int(np.prod(io["tile"])))
-        flat = np.zeros(w * h * elems, np.float32)
-        self.rt.memcpy_d2h(flat, io["name"], x0, y0, w, h, elems, streaming=False,
-                           order=MemcpyOrder.ROW_MAJOR, data_type=MemcpyDataType.MEMCPY_32BIT,
-                           nonblock=False)
-        out = host_untile(flat, io["shape"], io["dims"], io["tile"], io["region"])
-        dt = self.compiled.wse.output_dtypes[k].np
-        return (out != 0 if io["mask"] else out).astype(dt, copy=False)
+        out = read_symbol(self.rt, self.compiled.spec["outputs"][k], MemcpyOrder.ROW_MAJOR,
+                          MemcpyDataType.MEMCPY_32BIT)
+        return out.astype(self.compiled.wse.output_dtypes[k].np, copy=False)
 
     def on_device(self, i: int, value: Any) -> bool:
         """Does PE memory already hold ``value`` for program input ``i``?"""
@@ -275,7 +264,7 @@ class Session:
             v.io, v.input = k, state_of.get(k, -1)
             v.flags.writeable = False
             outs.append(v)
-        resident = sum(4 * io.elems * io.region[2] * io.region[3]
+        resident = sum((2 if io.half else 4) * io.elems * io.region[2] * io.region[3]
                        for i, io in enumerate(c.program.inputs)
                        if c.options.resident and i in c.program.resident)
         record = StepRecord(report, traffic, c.program, resident)
