@@ -45,6 +45,8 @@ class WseOptions:
     budget: int | None = None  # bytes per PE for data; None: the cycle model's
     matmul: str = "auto"  # auto | local (tiles, operands broadcast) | summa
     arch: str = "wse2"
+    # a step that does not fit the budget: recompute cheap activations (recompute.py)
+    recompute: bool = True
 
 
 

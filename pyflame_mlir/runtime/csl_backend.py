@@ -72,6 +72,9 @@ class CslOptions:
     # state stays in PE memory between runs and unrequested outputs until read; False:
     # every input copied in and every output out at each run (the pre-issue-16 way)
     resident: bool = True
+    budget: int | None = None  # bytes of data per PE (None: the cycle model's SRAM figure)
+    # a step that does not fit: recompute cheap activations instead of keeping them
+    recompute: bool = True
 
 
 def _env_options() -> CslOptions:
@@ -91,7 +94,7 @@ _OPTIONS: list[CslOptions] = [_env_options()]
 
 def configure(**changes: Any) -> CslOptions:
     """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul, sdk,
-    resident); returns the old ones."""
+    resident, budget, recompute); returns the old ones."""
     old = _OPTIONS[0]
     if "grid" in changes and changes["grid"] is not None:
         changes["grid"] = tuple(int(n) for n in changes["grid"])
@@ -180,6 +183,7 @@ class StepRecord:
     traffic: Any  # runtime.wse.sdkruntime.HostTraffic
     program: Any  # lowering.to_csl.CslProgram
     resident_bytes: int  # state kept in PE memory (all PEs)
+    recomputed: tuple[str, ...] = ()  # activations the plan recomputes instead of keeping
 
 
 @dataclass
@@ -267,7 +271,8 @@ class Session:
         resident = sum((2 if io.half else 4) * io.elems * io.region[2] * io.region[3]
                        for i, io in enumerate(c.program.inputs)
                        if c.options.resident and i in c.program.resident)
-        record = StepRecord(report, traffic, c.program, resident)
+        record = StepRecord(report, traffic, c.program, resident, tuple(
+            line for line in c.wse.choices if line.startswith("recompute ")))
         with _LOCK:
             _LAST[0] = report
             _LAST_RUN[0] = record
@@ -306,7 +311,7 @@ class CslExecutable:
 
         grid = "x".join(map(str, opts.grid)) if opts.grid else "auto"
         pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul,
-                                sdk=opts.sdk)
+                                sdk=opts.sdk, budget=opts.budget, recompute=opts.recompute)
         prog, lowered = lower_module_to_csl(self.module.clone(), pipeline)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]
