@@ -20,6 +20,7 @@ cross_entropy: every op of it runs on the PE grid (issue 16).
     python examples/train_on_wse.py --model gpt --steps 3
     python examples/train_on_wse.py --steps 20 --grid 4x4 --out /tmp/train_on_wse
     python examples/train_on_wse.py --dtype f16     # the MLP in mixed precision
+    python examples/train_on_wse.py --model gpt --dtype f16 --steps 3   # the GPT block too
 """
 
 import argparse
@@ -57,14 +58,14 @@ class TinyGPT(nn.Module):
         self.register_buffer("causal", pf.tril(pf.ones(context, context)).view(
             1, 1, context, context))
 
-    def attention(self, x):
+    def attention(self, x, linear: Callable = lambda m, x: m(x)):
         B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = linear(self.qkv, x).split(C, dim=2)
         heads = [t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v)]
         att = (heads[0] @ heads[1].transpose(-2, -1)) * (1.0 / math.sqrt(C // self.n_head))
         att = att.masked_fill(self.causal == 0, float("-inf"))
         att = F.softmax(att, dim=-1)
-        return self.proj((att @ heads[2]).transpose(1, 2).reshape(B, T, C))
+        return linear(self.proj, (att @ heads[2]).transpose(1, 2).reshape(B, T, C))
 
     def forward(self, ids, targets):
         B = ids.shape[0] // self.context
@@ -73,6 +74,30 @@ class TinyGPT(nn.Module):
         x = x + self.mlp(self.ln2(x))
         logits = self.head(self.ln_f(x))
         return F.cross_entropy(logits.view(-1, self.vocab), targets)
+
+    def forward_half(self, ids, targets):
+        """Mixed precision: the same block on f16 compute copies of the f32 master
+        weights (cast at the start of every step, ``@fs2h`` on the PEs) and f16
+        activations; the data movement (embedding rows, q/k/v split, head reshapes and
+        transposes) stays f16 on the PEs, layer_norm, softmax and gelu run in f32
+        between conversions there, and the logits widen to f32 for the loss. The
+        gradients flow back through the casts into the f32 masters AdamW updates."""
+        half = pf.float16
+
+        def linear(m: nn.Module, x: pf.Tensor) -> pf.Tensor:
+            y = x @ m.weight.to(half).T
+            return y if m.bias is None else y + m.bias.to(half)
+
+        def norm(m: nn.Module, x: pf.Tensor) -> pf.Tensor:
+            return F.layer_norm(x, (x.shape[-1],), m.weight.to(half), m.bias.to(half))
+
+        B = ids.shape[0] // self.context
+        x = F.embedding(ids, self.tok.weight.to(half)).view(B, self.context, -1) \
+            + self.pos.to(half)
+        x = x + self.attention(norm(self.ln1, x), linear)
+        x = x + linear(self.mlp[2], F.gelu(linear(self.mlp[0], norm(self.ln2, x))))
+        logits = linear(self.head, norm(self.ln_f, x))
+        return F.cross_entropy(logits.float().view(-1, self.vocab), targets)
 
 
 def init_params(model: nn.Module, seed: int = 0) -> None:
@@ -124,7 +149,9 @@ def mlp_setup(args: argparse.Namespace, batch: int):
     data = []
     for _ in range(args.steps):
         x = rng.standard_normal((batch, d_in)).astype(np.float32)
-        data.append((x, np.tanh(x @ teacher / np.float32(np.sqrt(d_in))).astype(np.float32)))
+        y = np.tanh(x @ teacher / np.float32(np.sqrt(d_in))).astype(np.float32)
+        # f16: the batch is half precision on the host too (16-bit memcpy: half the bytes)
+        data.append((x.astype(np.float16) if args.dtype == "f16" else x, y))
 
     def make() -> nn.Module:
         model = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, d_out))
@@ -139,7 +166,8 @@ def mlp_setup(args: argparse.Namespace, batch: int):
 
 def mixed_precision_mse(model: nn.Module, x: pf.Tensor, y: pf.Tensor) -> pf.Tensor:
     """Mixed precision: f16 copies of the f32 master weights (cast at the start of
-    every step, ``@fs2h`` on the PEs), an f16 batch and f16 products, the loss in
+    every step, ``@fs2h`` on the PEs), an f16 batch (sent as 16-bit data) and f16
+    products, the loss in
     f32; the gradients flow back through the casts into the f32 masters, which
     AdamW updates (and which stay resident)."""
     first, last = model[0], model[2]
@@ -160,6 +188,9 @@ def gpt_setup(args: argparse.Namespace, batch: int):
 
     title = (f"GPT block (vocab {vocab}, context {context}, d_model {d_model}, {n_head} heads), "
              f"batch {batch}")
+    if args.dtype == "f16":
+        return (title + ", f16 compute on f32 masters", make, data,
+                lambda m, x, y: m.forward_half(x, y))
     return title, make, data, lambda m, x, y: m(x, y)
 
 
@@ -173,10 +204,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=0, help="default: 16 (MLP), 1 (GPT)")
     ap.add_argument("--out", help="write the last step's SDK project and grid.png here")
     ap.add_argument("--dtype", default="f32", choices=("f32", "f16"),
-                    help="f16: the MLP computes in half precision on f32 master weights")
+                    help="f16: compute in half precision on f32 master weights")
     args = ap.parse_args()
-    if args.dtype == "f16" and "gpt" in args.model:
-        ap.error("--dtype f16 is for the MLP: the GPT block trains in f32 on the wafer")
     gw, _, gh = args.grid.partition("x")
     csl_backend.configure(mode="simulator", grid=(int(gw), int(gh)))
     for which in args.model.split(","):

@@ -95,29 +95,57 @@ def host_untile(flat, shape, dims, tile, region):
     return out
 
 
-def run_program(runner, spec, inputs, memcpy_order, memcpy_type):
-    """Copy ``inputs`` in, launch, copy the outputs out (one SdkRuntime session)."""
+def memcpy_words(io, data, memcpy_type):
+    """memcpy_h2d's host array for ``io`` and its data type: f32 words, or for an f16
+    symbol 16-bit data (``MEMCPY_16BIT``: one u32 per element, the half's bits in
+    the low 16, as the SDK's ``sdk_utils.input_array_to_u32`` makes it)."""
     import numpy as np
 
+    if io.get("half"):
+        bits = np.asarray(data, np.float32).astype(np.float16).view(np.uint16)
+        return bits.astype(np.uint32), type(memcpy_type).MEMCPY_16BIT
+    return np.asarray(data, np.float32), memcpy_type
+
+
+def memcpy_values(io, words):
+    """The f32 values of memcpy_d2h's host array for ``io`` (see ``memcpy_words``)."""
+    import numpy as np
+
+    if io.get("half"):
+        return (np.asarray(words, np.uint32) & 0xFFFF).astype(np.uint16).view(
+            np.float16).astype(np.float32)
+    return words
+
+
+def read_symbol(runner, io, memcpy_order, memcpy_type):
+    """memcpy_d2h of ``io``: its host array (f32 values; an f16 symbol as 16-bit data)."""
+    import numpy as np
+
+    x0, y0, w, h = io["region"]
+    elems = max(1, int(np.prod(io["tile"])))
+    words, dtype = memcpy_words(io, np.zeros(w * h * elems, np.float32), memcpy_type)
+    runner.memcpy_d2h(words, runner.get_id(io["name"]), x0, y0, w, h, elems,
+                      streaming=False, order=memcpy_order, data_type=dtype, nonblock=False)
+    out = host_untile(memcpy_values(io, words), io["shape"], io["dims"], io["tile"],
+                      io["region"])
+    return out != 0 if io["mask"] else out
+
+
+def write_symbol(runner, io, arr, memcpy_order, memcpy_type):
+    """memcpy_h2d of ``arr`` to ``io`` (an f16 symbol as 16-bit data)."""
+    x0, y0, w, h = io["region"]
+    data = host_tiles(arr, io["shape"], io["dims"], io["tile"], io["region"])
+    words, dtype = memcpy_words(io, data, memcpy_type)
+    runner.memcpy_h2d(runner.get_id(io["name"]), words, x0, y0, w, h, data.size // (w * h),
+                      streaming=False, order=memcpy_order, data_type=dtype, nonblock=False)
+
+
+def run_program(runner, spec, inputs, memcpy_order, memcpy_type):
+    """Copy ``inputs`` in, launch, copy the outputs out (one SdkRuntime session)."""
     for io, arr in zip(spec["inputs"], inputs):
-        x0, y0, w, h = io["region"]
-        data = host_tiles(arr, io["shape"], io["dims"], io["tile"], io["region"])
-        elems = data.size // (w * h)
-        runner.memcpy_h2d(runner.get_id(io["name"]), data, x0, y0, w, h, elems,
-                          streaming=False, order=memcpy_order, data_type=memcpy_type,
-                          nonblock=False)
+        write_symbol(runner, io, arr, memcpy_order, memcpy_type)
     runner.launch(spec["launch"], nonblock=False)
-    outputs = []
-    for io in spec["outputs"]:
-        x0, y0, w, h = io["region"]
-        elems = max(1, int(np.prod(io["tile"])))
-        flat = np.zeros(w * h * elems, np.float32)
-        runner.memcpy_d2h(flat, runner.get_id(io["name"]), x0, y0, w, h, elems,
-                          streaming=False, order=memcpy_order, data_type=memcpy_type,
-                          nonblock=False)
-        out = host_untile(flat, io["shape"], io["dims"], io["tile"], io["region"])
-        outputs.append(out != 0 if io["mask"] else out)
-    return outputs
+    return [read_symbol(runner, io, memcpy_order, memcpy_type) for io in spec["outputs"]]
 
 
 def run_steps(runner, spec, inputs, steps, memcpy_order, memcpy_type):
@@ -138,21 +166,10 @@ def run_steps(runner, spec, inputs, steps, memcpy_order, memcpy_type):
                 for io, a in zip(spec["inputs"], inputs)]
 
     def copy_in(io, arr):
-        x0, y0, w, h = io["region"]
-        data = host_tiles(arr, io["shape"], io["dims"], io["tile"], io["region"])
-        runner.memcpy_h2d(runner.get_id(io["name"]), data, x0, y0, w, h, data.size // (w * h),
-                          streaming=False, order=memcpy_order, data_type=memcpy_type,
-                          nonblock=False)
+        write_symbol(runner, io, arr, memcpy_order, memcpy_type)
 
     def copy_out(io):
-        x0, y0, w, h = io["region"]
-        elems = max(1, int(np.prod(io["tile"])))
-        flat = np.zeros(w * h * elems, np.float32)
-        runner.memcpy_d2h(flat, runner.get_id(io["name"]), x0, y0, w, h, elems,
-                          streaming=False, order=memcpy_order, data_type=memcpy_type,
-                          nonblock=False)
-        out = host_untile(flat, io["shape"], io["dims"], io["tile"], io["region"])
-        return out != 0 if io["mask"] else out
+        return read_symbol(runner, io, memcpy_order, memcpy_type)
 
     losses = [[] for _ in range(n_req)]
     for step in range(steps):
@@ -290,7 +307,9 @@ SRAM for data per PE: {mem} bytes ({nbuf} buffers).
 
 
 def host_helpers_source() -> str:
-    return "\n\n".join(inspect.getsource(f) for f in (host_tiles, host_untile, run_steps))
+    return "\n\n".join(inspect.getsource(f) for f in (
+        host_tiles, host_untile, memcpy_words, memcpy_values, read_symbol, write_symbol,
+        run_steps))
 
 
 def program_spec(prog: CslProgram, name: str = "main", requested: int | None = None) -> dict:

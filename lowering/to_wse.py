@@ -53,6 +53,7 @@ from ..dialects.pyflame import (
 )
 from .pyflame_to_wse.placement import default_layout
 from .pyflame_to_wse.planner import INF, WseOptions, _Planner
+from .pyflame_to_wse.recompute import recompute_cheap
 from .pyflame_to_wse.support import (
     DECOMPOSED,
     ON_PE_POLYNOMIAL,
@@ -205,7 +206,7 @@ def _state_output(p: _Planner, fn: func.FuncOp, k: int, v: SSAValue, resident: s
     outputs so, "local" those whose relayout gathers nothing (a gather replicates a
     tile: SRAM), "none"."""
     leaf = leaf_writebacks(fn.parent_op()).get(k) if resident != "none" else None
-    if _spec(v)[1].name == "float16":  # f16 state goes through the host (as f32 words);
+    if _spec(v)[1].name == "float16":  # f16 state goes through the host (16-bit memcpy);
         leaf = None  # mixed precision keeps its resident master weights in f32
     home = p.placed.get(fn.body.block.args[leaf]) if leaf is not None else None
     if not home:
@@ -272,12 +273,28 @@ def _search(fn: func.FuncOp, grid: wse.Grid, options: WseOptions, resident: str 
 
 
 def _lower_on(fn: func.FuncOp, grid: wse.Grid, options: WseOptions) -> WseModule:
-    p, program, memory = _search(fn, grid, options)
+    recomputed: list[str] = []
+    try:
+        p, program, memory = _search(fn, grid, options)
+    except MemoryBudgetError as keeping:
+        # does not fit: recompute cheap activations in the backward instead of keeping
+        # them, and plan again (the error stays the one of the plan keeping everything)
+        if not options.recompute:
+            raise
+        fn = find_main(fn.parent_op().clone())  # type: ignore[union-attr]
+        recomputed = recompute_cheap(fn)
+        if not recomputed:
+            raise
+        try:
+            p, program, memory = _search(fn, grid, options)
+        except MemoryBudgetError:
+            raise keeping from None
     module = ModuleOp([program])
     module.verify()
     ret = find_return(fn)
     dtypes = [_spec(v)[1] for v in ret.operands]
-    return WseModule(module, program, grid, p.inputs, dtypes, memory, p.choices)
+    return WseModule(module, program, grid, p.inputs, dtypes, memory,
+                     recomputed + p.choices)
 
 
 def find_return(fn: func.FuncOp) -> func.ReturnOp:

@@ -48,6 +48,10 @@ class ConvertPyflameToWse(ModulePass):
     matmul: str = "auto"
     """auto | local (tiles, operands broadcast) | summa."""
 
+    recompute: bool = True
+    """A step that does not fit the budget recomputes cheap activations in the backward
+    instead of keeping them (``lowering/pyflame_to_wse/recompute.py``)."""
+
     arch: str = ""
     """wse2 | wse3: the placements the arch's routes allow (WSE-3 has no SUMMA yet:
     its panel relays merge two input directions on one color); empty: the module's
@@ -67,7 +71,7 @@ class ConvertPyflameToWse(ModulePass):
                              f"not {arch!r}")
         return WseOptions(grid=grid, max_pes=self.max_pes,
                           budget=None if self.budget < 0 else self.budget, matmul=self.matmul,
-                          arch=arch)
+                          arch=arch, recompute=self.recompute)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         convert_to_wse(op, self.options(op))

@@ -47,7 +47,8 @@ class ConvertWseToCsl(ModulePass):
 
 
 def csl_pipeline(grid: str = "", arch: str = "", max_pes: int = 1024, matmul: str = "auto",
-                 from_wse: bool = False, sdk: int = 2) -> str:
+                 from_wse: bool = False, sdk: int = 2, budget: int | None = None,
+                 recompute: bool = True) -> str:
     """The pipeline lowering a pyflame module (``from_wse``: a wse module) to CSL.
     ``grid``: ``WIDTHxHEIGHT``, ``auto``, or empty for the module's ``wse.grid``;
     ``arch`` empty: the module's ``wse.arch``, else wse2."""
@@ -62,6 +63,10 @@ def csl_pipeline(grid: str = "", arch: str = "", max_pes: int = 1024, matmul: st
         opts.append(f"max-pes={max_pes}")
     if matmul != "auto":
         opts.append(f"matmul={matmul}")
+    if budget is not None:
+        opts.append(f"budget={budget}")
+    if not recompute:
+        opts.append("recompute=false")
     to_wse = "convert-pyflame-to-wse" + (f"{{{' '.join(opts)}}}" if opts else "")
     return f"legalize-for-wse,{to_wse},{to_csl}"
 

@@ -40,6 +40,7 @@ class CslStepReport:
     busy: np.ndarray  # (height, width): busy fraction of each PE during the launch
     resident_pe_bytes: np.ndarray  # (height, width): resident state bytes on each PE
     clock_ghz: tuple[float, float]
+    recomputed: tuple[str, ...] = ()  # activations recomputed in the backward, not kept
 
     @property
     def flops_per_cycle(self) -> float:
@@ -76,6 +77,7 @@ class CslStepReport:
         lines.append(f"  host        {self.host_bytes:,} B: {self.h2d_bytes:,} B in, "
                      f"{self.d2h_bytes:,} B out; "
                      f"{self.resident_bytes:,} B of state resident (not copied)")
+        lines += [f"  plan        {line}" for line in self.recomputed]
         return "\n".join(lines)
 
     def image(self, scale: int = 24) -> np.ndarray:
@@ -165,7 +167,8 @@ def csl_report(directory: str | Path | None = None) -> CslStepReport:
         rep.arch, (w, h), rep.total_cycles, rep.flops, rep.peak_flops_per_cycle,
         rep.wavelet_hops, prog.memory_bytes, model.data_budget_bytes,
         tuple(sram_by_tensor(prog)), run.traffic.h2d_bytes, run.traffic.d2h_bytes,
-        run.resident_bytes, busy, held, (model.clock_ghz, model.clock_ghz_alt))
+        run.resident_bytes, busy, held, (model.clock_ghz, model.clock_ghz_alt),
+        run.recomputed)
     if directory is not None:
         report.write_png(Path(directory))
     return report

@@ -77,7 +77,7 @@ def lower_gather(p: _Planner, op: Operation, attrs: dict) -> None:
     out = op.results[0]
     table, idx = _row_operands(p, [op.operands[0], row_lookup_index(op)])
     rs, rl = wse.infer_take_rows(_wspec(table), _wspec(idx))
-    w = p.emit(wse.TakeRowsOp(table, idx, wse.wse_type(rs, rl)))
+    w = p.emit(wse.TakeRowsOp(table, idx, wse.wse_type(rs, rl, half=table.type.is_half)))
     p.bind(out, w, rl)
     p.note(op, rl, "row lookup")
 

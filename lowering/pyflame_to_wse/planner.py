@@ -45,6 +45,8 @@ class WseOptions:
     budget: int | None = None  # bytes per PE for data; None: the cycle model's
     matmul: str = "auto"  # auto | local (tiles, operands broadcast) | summa
     arch: str = "wse2"
+    # a step that does not fit the budget: recompute cheap activations (recompute.py)
+    recompute: bool = True
 
 
 
@@ -78,7 +80,8 @@ class _Planner(MatmulMixin):
         kind, data = self.pending.pop(v)
         host = host_layout(lay)
         shape, d = _spec(v)
-        t = wse.wse_type(shape, host, d.name == "bool")
+        # f16 data arrives as f16 (16-bit memcpy into an f16 buffer: no conversion)
+        t = wse.wse_type(shape, host, d.name == "bool", _half(v))
         key = (0, data) if kind == "arg" else (1, self._nconst)
         if kind != "arg":
             self._nconst += 1
@@ -86,8 +89,6 @@ class _Planner(MatmulMixin):
         arg = self.block.insert_arg(t, pos)
         self.slots.insert(pos, (key, arg))
         self.inputs.insert(pos, (kind, data))
-        if _half(v):  # the host sends f16 data as f32 words (exact); stored as f16
-            arg = self.emit(wse.MapOp("copy", [arg], wse.wse_type(shape, host, half=True)))
         self.placed.setdefault(v, []).append((host, arg))
         return arg
 
@@ -379,10 +380,7 @@ class _Planner(MatmulMixin):
         else:
             lays = [lay for lay in self.current(v) if not lay.is_partial]
             w = self.get(v, lays[0] if lays else default_layout(_spec(v)[0], self.grid))
-        if isinstance(w.type, wse.TensorTypeAttr) and w.type.is_half:
-            # the host reads f32 words (f16 values widen exactly) and casts back to f16
-            w = self.emit(wse.MapOp("copy", [w], wse.wse_type(w.type.dims, w.type.layout)))
-        return w
+        return w  # an f16 output is read as 16-bit data (MEMCPY_16BIT)
 
 
 class _SplatKey(_Fresh):

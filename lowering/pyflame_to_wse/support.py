@@ -57,8 +57,10 @@ WHY_NOT = {
 }
 
 
-# f16 (issue #16): ops computed in f16 on the PE, with the f16 DSD builtins (and data
-# movement, which only copies bits). ``legalize-for-wse`` computes every other op with
+# f16 (issue #16): ops computed in f16 on the PE, with the f16 DSD builtins, and data
+# movement, which only copies bits (slice, split, pad, concat, reshape, permute, the
+# embedding's row lookup; the fabric's gathers, broadcasts and relayouts carry one f16
+# per 32-bit wavelet, in its low half). ``legalize-for-wse`` computes every other op with
 # an f16 operand in f32 between conversions (``@fh2s``/``@fs2h``): reductions
 # accumulate in f32 (an f16 sum of n terms loses log2(n) bits; the matmul takes f16
 # tiles and accumulates in f32 itself with ``@fmachs``: ``matmul.py``), and the
@@ -68,7 +70,7 @@ WHY_NOT = {
 HALF_NATIVE = frozenset({f.pyflame_op for f in WSE_FNS.values()
                          if f.dsd and not f.mask and f.pyflame_op}
                         | {"convert", "reshape", "permute", "broadcast_to", "constant",
-                           "matmul"})
+                           "matmul", *WINDOWS, "gather"})
 
 
 def _dtype_ok(d: DType, op: str = "") -> bool:

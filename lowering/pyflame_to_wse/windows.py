@@ -52,14 +52,16 @@ def whole_sources(p: _Planner, values: Sequence[SSAValue], whole: Sequence[int] 
     return _source(p, values, range(rank) if whole is None else whole)
 
 
-def _mask(v: SSAValue) -> bool:
-    return value_spec(v)[1].name == "bool"
+def _elt(v: SSAValue) -> dict[str, bool]:
+    """``wse_type``'s element-type flags of a pyflame value (f16 data moves as f16)."""
+    name = value_spec(v)[1].name
+    return {"mask": name == "bool", "half": name == "float16"}
 
 
 def _emit_slice(p: _Planner, w: SSAValue, shape: tuple, lay: wse.Layout, start: Sequence[int],
-                limit: Sequence[int], stride: Sequence[int], mask: bool) -> tuple:
+                limit: Sequence[int], stride: Sequence[int], elt: dict[str, bool]) -> tuple:
     rs, rl = wse.infer_slice(shape, lay, start, limit, stride)
-    return p.emit(wse.SliceOp(w, start, limit, stride, wse.wse_type(rs, rl, mask))), rl
+    return p.emit(wse.SliceOp(w, start, limit, stride, wse.wse_type(rs, rl, **elt))), rl
 
 
 def lower_slice(p: _Planner, op: Operation, attrs: dict) -> None:
@@ -69,7 +71,7 @@ def lower_slice(p: _Planner, op: Operation, attrs: dict) -> None:
     cut = [i for i, (n, a, b, k) in enumerate(zip(shape, start, limit, stride))
            if (a, b, k) != (0, n, 1)]
     w = p.get(x, _source(p, [x], cut))  # (replicated where held was asked: take it)
-    w, rl = _emit_slice(p, w, shape, w.type.layout, start, limit, stride, _mask(x))
+    w, rl = _emit_slice(p, w, shape, w.type.layout, start, limit, stride, _elt(x))
     p.bind(out, w, rl)
     p.note(op, rl, f"slice of dims {cut}")
 
@@ -83,7 +85,7 @@ def lower_split(p: _Planner, op: Operation, attrs: dict) -> None:
     for size, out in zip(attrs["sizes"], op.results):
         start = tuple(at if i == dim else 0 for i in range(len(shape)))
         limit = tuple(at + size if i == dim else n for i, n in enumerate(shape))
-        s, rl = _emit_slice(p, w, shape, lay, start, limit, (1,) * len(shape), _mask(x))
+        s, rl = _emit_slice(p, w, shape, lay, start, limit, (1,) * len(shape), _elt(x))
         p.bind(out, s, rl)
         at += size
     p.note(op, lay, f"split along dim {dim}")
@@ -96,7 +98,7 @@ def lower_pad(p: _Planner, op: Operation, attrs: dict) -> None:
     padded = [i for i, t in enumerate(zip(low, high, interior)) if any(t)]
     w = p.get(x, _source(p, [x], padded))
     rs, rl = wse.infer_pad(shape, w.type.layout, low, high, interior)
-    w = p.emit(wse.PadOp(w, low, high, interior, wse.wse_type(rs, rl, _mask(x))))
+    w = p.emit(wse.PadOp(w, low, high, interior, wse.wse_type(rs, rl, **_elt(x))))
     p.bind(out, w, rl)
     p.note(op, rl, f"pad of dims {padded}")
 
@@ -107,7 +109,7 @@ def lower_concat(p: _Planner, op: Operation, attrs: dict) -> None:
     ws = [p.get(x, lay) for x in xs]
     rs, rl = wse.infer_concat([(value_spec(x)[0], w.type.layout) for x, w in zip(xs, ws)],
                               dim)
-    w = p.emit(wse.ConcatOp(ws, dim, wse.wse_type(rs, rl, _mask(out))))
+    w = p.emit(wse.ConcatOp(ws, dim, wse.wse_type(rs, rl, **_elt(out))))
     p.bind(out, w, rl)
     p.note(op, rl, f"concat along dim {dim}")
 
@@ -119,7 +121,7 @@ def lower_general_reshape(p: _Planner, op: Operation, new_shape: Sequence[int]) 
     shape = value_spec(x)[0]
     w = p.get(x, _source(p, [x], range(len(shape))))
     rs, rl = wse.infer_reshape(shape, w.type.layout, new_shape)
-    w = p.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, _mask(x))))
+    w = p.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, **_elt(x))))
     p.bind(out, w, rl)
     p.note(op, rl, "reshape of the whole tensor")
 
@@ -130,7 +132,7 @@ def lower_permute_whole(p: _Planner, op: Operation, perm: Sequence[int]) -> None
     shape = value_spec(x)[0]
     w = p.get(x, _source(p, [x], range(len(shape))))
     rs, rl = wse.infer_permute(shape, w.type.layout, perm)
-    w = p.emit(wse.PermuteOp(w, perm, wse.wse_type(rs, rl, _mask(x))))
+    w = p.emit(wse.PermuteOp(w, perm, wse.wse_type(rs, rl, **_elt(x))))
     p.bind(out, w, rl)
     p.note(op, rl, "permute of the whole tensor")
 

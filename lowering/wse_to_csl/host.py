@@ -40,6 +40,7 @@ class IoSpec:
     tile: tuple[int, ...]
     region: tuple[int, int, int, int]  # x0, y0, w, h
     mask: bool = False
+    half: bool = False  # f16 elements: memcpy moves them as 16-bit data (MEMCPY_16BIT)
 
     @property
     def elems(self) -> int:
@@ -47,12 +48,14 @@ class IoSpec:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "shape": list(self.shape), "dims": list(self.dims),
-                "tile": list(self.tile), "region": list(self.region), "mask": self.mask}
+                "tile": list(self.tile), "region": list(self.region), "mask": self.mask,
+                "half": self.half}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> IoSpec:
         return IoSpec(d["name"], tuple(d["shape"]), tuple(d["dims"]), tuple(d["tile"]),
-                      tuple(d["region"]), bool(d.get("mask", False)))  # type: ignore[arg-type]
+                      tuple(d["region"]), bool(d.get("mask", False)),  # type: ignore[arg-type]
+                      bool(d.get("half", False)))
 
 
 def io_spec(name: str, t: wse.TensorTypeAttr, grid: wse.Grid) -> IoSpec:
@@ -67,7 +70,7 @@ def io_spec(name: str, t: wse.TensorTypeAttr, grid: wse.Grid) -> IoSpec:
         else:
             region.append((int(st), 1))
     (x0, w), (y0, h) = region
-    return IoSpec(name, t.dims, lay.dims, t.tile(grid), (x0, y0, w, h), t.is_mask)
+    return IoSpec(name, t.dims, lay.dims, t.tile(grid), (x0, y0, w, h), t.is_mask, t.is_half)
 
 
 @dataclass

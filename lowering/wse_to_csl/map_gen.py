@@ -30,7 +30,9 @@ class _MapGen:
         grid = low.grid
         t = op.result.type
         tile = t.tile(grid)
-        self.r0, self.r1 = (tile + (1, 1))[:2] if len(tile) < 2 else tile
+        # rank >= 3 tiles (whole tensors: only full-shape operands) as rows of the last dim
+        self.r0, self.r1 = (tile + (1, 1))[:2] if len(tile) < 2 else (
+            math.prod(tile[:-1]), tile[-1])
         if len(tile) == 1:
             self.r0, self.r1 = 1, tile[0]
         if not tile:

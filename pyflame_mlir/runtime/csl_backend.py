@@ -72,6 +72,9 @@ class CslOptions:
     # state stays in PE memory between runs and unrequested outputs until read; False:
     # every input copied in and every output out at each run (the pre-issue-16 way)
     resident: bool = True
+    budget: int | None = None  # bytes of data per PE (None: the cycle model's SRAM figure)
+    # a step that does not fit: recompute cheap activations instead of keeping them
+    recompute: bool = True
 
 
 def _env_options() -> CslOptions:
@@ -91,7 +94,7 @@ _OPTIONS: list[CslOptions] = [_env_options()]
 
 def configure(**changes: Any) -> CslOptions:
     """Set backend options (grid=(w, h) | None, arch, max_pes, mode, matmul, sdk,
-    resident); returns the old ones."""
+    resident, budget, recompute); returns the old ones."""
     old = _OPTIONS[0]
     if "grid" in changes and changes["grid"] is not None:
         changes["grid"] = tuple(int(n) for n in changes["grid"])
@@ -180,6 +183,7 @@ class StepRecord:
     traffic: Any  # runtime.wse.sdkruntime.HostTraffic
     program: Any  # lowering.to_csl.CslProgram
     resident_bytes: int  # state kept in PE memory (all PEs)
+    recomputed: tuple[str, ...] = ()  # activations the plan recomputes instead of keeping
 
 
 @dataclass
@@ -210,30 +214,19 @@ class Session:
         self.loaded_constants = False
 
     def copy_in(self, i: int, data: np.ndarray) -> None:
-        from ..lowering.emit_csl import host_tiles
+        from ..lowering.emit_csl import write_symbol
         from .wse.sdkruntime import MemcpyDataType, MemcpyOrder
 
-        io = self.compiled.spec["inputs"][i]
-        x0, y0, w, h = io["region"]
-        flat = host_tiles(data, io["shape"], io["dims"], io["tile"], io["region"])
-        self.rt.memcpy_h2d(io["name"], flat, x0, y0, w, h, flat.size // (w * h),
-                           streaming=False, order=MemcpyOrder.ROW_MAJOR,
-                           data_type=MemcpyDataType.MEMCPY_32BIT, nonblock=False)
+        write_symbol(self.rt, self.compiled.spec["inputs"][i], data, MemcpyOrder.ROW_MAJOR,
+                     MemcpyDataType.MEMCPY_32BIT)
 
     def copy_out(self, k: int) -> np.ndarray:
-        from ..lowering.emit_csl import host_untile
+        from ..lowering.emit_csl import read_symbol
         from .wse.sdkruntime import MemcpyDataType, MemcpyOrder
 
-        io = self.compiled.spec["outputs"][k]
-        x0, y0, w, h = io["region"]
-        elems = max(1, int(np.prod(io["tile"])))
-        flat = np.zeros(w * h * elems, np.float32)
-        self.rt.memcpy_d2h(flat, io["name"], x0, y0, w, h, elems, streaming=False,
-                           order=MemcpyOrder.ROW_MAJOR, data_type=MemcpyDataType.MEMCPY_32BIT,
-                           nonblock=False)
-        out = host_untile(flat, io["shape"], io["dims"], io["tile"], io["region"])
-        dt = self.compiled.wse.output_dtypes[k].np
-        return (out != 0 if io["mask"] else out).astype(dt, copy=False)
+        out = read_symbol(self.rt, self.compiled.spec["outputs"][k], MemcpyOrder.ROW_MAJOR,
+                          MemcpyDataType.MEMCPY_32BIT)
+        return out.astype(self.compiled.wse.output_dtypes[k].np, copy=False)
 
     def on_device(self, i: int, value: Any) -> bool:
         """Does PE memory already hold ``value`` for program input ``i``?"""
@@ -275,10 +268,11 @@ class Session:
             v.io, v.input = k, state_of.get(k, -1)
             v.flags.writeable = False
             outs.append(v)
-        resident = sum(4 * io.elems * io.region[2] * io.region[3]
+        resident = sum((2 if io.half else 4) * io.elems * io.region[2] * io.region[3]
                        for i, io in enumerate(c.program.inputs)
                        if c.options.resident and i in c.program.resident)
-        record = StepRecord(report, traffic, c.program, resident)
+        record = StepRecord(report, traffic, c.program, resident, tuple(
+            line for line in c.wse.choices if line.startswith("recompute ")))
         with _LOCK:
             _LAST[0] = report
             _LAST_RUN[0] = record
@@ -317,7 +311,7 @@ class CslExecutable:
 
         grid = "x".join(map(str, opts.grid)) if opts.grid else "auto"
         pipeline = csl_pipeline(grid, opts.arch, max_pes=opts.max_pes, matmul=opts.matmul,
-                                sdk=opts.sdk)
+                                sdk=opts.sdk, budget=opts.budget, recompute=opts.recompute)
         prog, lowered = lower_module_to_csl(self.module.clone(), pipeline)
         spec = program_spec(prog)
         key = hashlib.sha256((self.text + repr(opts)).encode()).hexdigest()[:24]

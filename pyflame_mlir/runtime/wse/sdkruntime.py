@@ -68,6 +68,13 @@ class HostTraffic:
                f"{self.d2h_bytes:,} B out ({len(self.d2h)} symbols)"
 
 
+def _payload(dt: MemcpyDataType) -> int:
+    """Bytes of data per element memcpy moves: 16-bit data is 2 bytes (the host array
+    still holds one u32 per element, the value in its low half, as the SDK's API has
+    it; what the host link carries per element is not documented: this counts data)."""
+    return 2 if dt == MemcpyDataType.MEMCPY_16BIT else 4
+
+
 def report_delta(before: CycleReport | None, after: CycleReport) -> CycleReport:
     """The report of what ran between two reports of one simulator (its counters only
     grow): per-PE busy, stall, FLOPs..., the launches since, the wavelet hops since."""
@@ -238,7 +245,7 @@ class SdkRuntime:
         name = self._name(dest)
         blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
         moved = self.traffic[-1].h2d
-        moved[name] = moved.get(name, 0) + 4 * src.size
+        moved[name] = moved.get(name, 0) + _payload(data_type) * src.size
         for j, i in itertools.product(range(h), range(w)):
             arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
             bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
@@ -271,7 +278,7 @@ class SdkRuntime:
             blocks[j, i] = bits[:elem_per_pe]
         self._words(dest)[:] = blocks.reshape(-1, order=fortran)
         moved = self.traffic[-1].d2h
-        moved[name] = moved.get(name, 0) + 4 * dest.size
+        moved[name] = moved.get(name, 0) + _payload(data_type) * dest.size
         return next(self._handles)
 
     # --- simulator extras -------------------------------------------------------------------

@@ -87,8 +87,9 @@ def test_mixed_precision_training_follows_reference(csl, opt_name, grid, loss_sc
         assert p.numpy().dtype == np.float32  # the masters stay f32
         np.testing.assert_allclose(p.numpy(), q.numpy(), atol=4 * EPS)
     # the f32 masters stay resident: after the first launch a step moves the batch
-    # (f16 values as 32-bit memcpy words), the step's scalars and the loss
-    batch_bytes = 4 * (BATCH * DIM + BATCH * OUT)
+    # (the f16 x as 16-bit memcpy data, 2 bytes per element; the f32 y 4), the step's
+    # scalars and the loss
+    batch_bytes = 2 * BATCH * DIM + 4 * BATCH * OUT
     for run in runs[1:-1]:
         assert batch_bytes <= run.traffic.h2d_bytes < batch_bytes + 64, run.traffic
         assert run.traffic.d2h_bytes == 4, run.traffic
