@@ -55,7 +55,9 @@ def _randn(shape: tuple[int, ...], dt: DType) -> Tensor:
     return randn(*shape, dtype=dt) if shape else randn(dtype=dt)
 
 
-class Normal(Distribution):
+class _LocationScale(Distribution):
+    """A real location-scale family: ``loc`` is its mean and its mode."""
+
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012
     support = constraints.real
     has_rsample = True
@@ -64,7 +66,7 @@ class Normal(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape, (), validate_args)
 
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Normal:
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
         return self._expanded(batch_shape, {"loc": self.loc, "scale": self.scale})
 
     @property
@@ -75,6 +77,8 @@ class Normal(Distribution):
     def mode(self) -> Tensor:
         return self.loc
 
+
+class Normal(_LocationScale):
     @property
     def stddev(self) -> Tensor:
         return self.scale
@@ -160,26 +164,7 @@ class Uniform(Distribution):
         return _log(self.high - self.low)
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}  # noqa: RUF012
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, (), validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Laplace:
-        return self._expanded(batch_shape, {"loc": self.loc, "scale": self.scale})
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
+class Laplace(_LocationScale):
     @property
     def variance(self) -> Tensor:
         return 2 * self.scale ** 2
