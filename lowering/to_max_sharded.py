@@ -133,10 +133,20 @@ def _lower_collective(ops: Any, op: Any, env: list[dict[SSAValue, Any]], bufs: l
     xs = [env[p][op.input] for p in order]
     sig = [bufs[p] for p in order]
     if isinstance(op, AllReduceOp):
-        if op.reduction.data != "sum":
-            raise MaxLoweringError("", f"sharding.all_reduce: MAX has a sum allreduce only, "
-                                       f"not {op.reduction.data}")
-        outs = ops.allreduce.sum(xs, sig, group_size=size)
+        kind = op.reduction.data
+        if kind == "sum":
+            outs = ops.allreduce.sum(xs, sig, group_size=size)
+        elif kind in ("max", "min"):
+            # MAX's allreduce sums only: gather every device's value along a
+            # new leading axis (the reduced operands are small: per-shard
+            # maxima of a split softmax) and reduce it on each device
+            stacked = ops.allgather([ops.unsqueeze(x, 0) for x in xs], sig, axis=0,
+                                    group_size=size)
+            pick = ops.max if kind == "max" else ops.min
+            outs = [ops.reshape(pick(t, axis=0), x.shape) for t, x in zip(stacked, xs)]
+        else:
+            raise MaxLoweringError("", f"sharding.all_reduce: no MAX lowering for a {kind} "
+                                       "all-reduce")
     elif isinstance(op, AllGatherOp):
         outs = ops.allgather(xs, sig, axis=op.params()["dim"], group_size=size)
     elif isinstance(op, ReduceScatterOp):

@@ -38,15 +38,21 @@ func.func @reduce_scatter(%x: tensor<8x6xf32>, %w: tensor<6x4xf32>) -> tensor<8x
   func.return %1 : tensor<8x4xf32>
 }
 
-// all_gather, then each device's static block (rows 0-3 on gpu:0, 4-7 on gpu:1),
-// taken where the annotation is: x's rows are annotated replicated, so the
-// constraint on the sum does not reach back into the softmax
+// The softmax along the split dimension stays split (its sum reduces it): each
+// device's max, a max all-reduce (MAX's allreduce sums only: the maxima are
+// all-gathered along a new axis and reduced on each device), the exp-sum
+// all-reduce; then the row sum's partial sums are reduce-scattered straight
+// into the annotated row blocks (no gather of x, no slice)
 // CHECK-LABEL: mo.graph @gather_slice(
+// CHECK: rmo.mo.reduce.max(%arg0) [axis = 1]
 // CHECK: mo.distributed.allgather({{.*}}) [group_size = 2]
-// CHECK: rmo.mo.reduce.max
+// CHECK: rmo.mo.reduce.max(%{{[0-9]+}}) [axis = 0]
+// CHECK: rmo.mo.exp
+// CHECK: mo.distributed.allreduce.sum
 // CHECK: rmo.div
-// CHECK: rmo.slice(%{{[0-9]+}}) [starts = #mosh<ape[0]> : !mosh.ape, stops = #mosh<ape[4]> : !mosh.ape{{.*}}gpu:0>
-// CHECK: rmo.slice(%{{[0-9]+}}) [starts = #mosh<ape[4]> : !mosh.ape, stops = #mosh<ape[8]> : !mosh.ape{{.*}}gpu:1>
+// CHECK: mo.distributed.reducescatter.sum({{.*}}) [axis = 0, group_size = 2]
+// CHECK-NOT: rmo.slice
+// CHECK: mo.output
 func.func @gather_slice(%x: tensor<8x4xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
   %a = sharding.annotate %x {sharding = #sharding.sharding<["m"=2], [{}, {"m"}]>} : tensor<8x4xf32> -> tensor<8x4xf32>
   %0 = pyflame.softmax %a {dim = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
