@@ -6,14 +6,14 @@ backend running the same mixed-precision program within ``4 * EPS`` relative
 (``EPS = 2**-10``, f16's machine epsilon: the PEs accumulate matmuls and reductions in
 f32 where numpy may round partial sums in f16, and erf is a polynomial in f32 there).
 
-Opt-in (``PYFLAME_CSL_GPT=1``), like the f32 test of the block (test_gpt_block.py):
-compiling the step takes ~90 s of CPU (the placement search re-plans the whole
-program per matmul candidate), each further step ~1 s; 20 steps measured at 106 s
-of CPU, past the suite's budget for a test."""
+Marked slow but run in CI (unlike the f32 test of the block, test_gpt_block.py,
+opt-in with ``PYFLAME_CSL_GPT=1``): compiling the step takes ~90 s of CPU (the
+placement search re-plans the whole program per matmul candidate), each further
+step ~1 s; the test measured 147 s on a quiet machine. It is the issue's f16
+training check of the transformer block, so CI keeps it."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +40,7 @@ def example():
         csl_backend.configure(**vars(prev))
 
 
-@pytest.mark.skipif(os.environ.get("PYFLAME_CSL_GPT") != "1",
-                    reason="slow (~2 minutes of CPU): set PYFLAME_CSL_GPT=1")
+@pytest.mark.slow
 def test_gpt_block_trains_in_f16_on_the_wafer_as_on_the_reference(example):
     data = example["gpt_data"](STEPS, 1, VOCAB, CONTEXT)
 
