@@ -147,7 +147,7 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
         count = record(_SCATTER_ADD, (broadcast_to(_cast(0, int64), x.shape), idx, ones),
                        {"dim": d})
         touched = count > 0
-    base = x if include_self else where(touched, _cast(0, x.dtype), x)
+    base = x if include_self else _where(touched, _cast(0, x.dtype), x)
     total = record(_SCATTER_ADD, (base, idx, s), {"dim": d})
     if reduce == "sum":
         return total
@@ -155,7 +155,7 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
         raise NotImplementedError("scatter_reduce(): 'mean' of an integer tensor is not "
                                   "supported yet")
     n = convert(count, x.dtype) + (1 if include_self else 0)
-    return where(touched, total / where(n > 0, n, _cast(1, x.dtype)), x)
+    return _where(touched, total / _where(n > 0, n, _cast(1, x.dtype)), x)
 
 
 def _reduce_identity(reduce: str, dtype: Any) -> Any:
@@ -206,7 +206,7 @@ def _scatter_extreme_or_prod(x: Tensor, dim: int, idx: Tensor, s: Tensor, reduce
             # holding it there, the identity elsewhere, reproduces that
             best = detach(amax(block, 1, keepdim=True) if reduce == "amax"
                           else amin(block, 1, keepdim=True))
-            block = cat([block, detach(where(own == best, own, fill))], 1)
+            block = cat([block, detach(_where(own == best, own, fill))], 1)
         if reduce == "amax":
             values.append(amax(block, 1))
         elif reduce == "amin":
@@ -403,13 +403,13 @@ def _positions(x: Tensor, index: Any) -> tuple[Any, Any]:
     for (_, v), n in zip(adv, sizes):
         stride //= n
         t = convert(as_tensor_arg(v), int64)
-        t = where(lt(t, 0), t + n, t)  # negative indices wrap
+        t = _where(lt(t, 0), t + n, t)  # negative indices wrap
         oob = logical_or(lt(t, 0), ge(t, n))
         bad = oob if bad is None else logical_or(bad, oob)
         term = broadcast_to(t * stride, bshape)
         flat = term if flat is None else flat + term
     assert flat is not None and bad is not None
-    flat = where(bad, _cast(-1, int64), flat)  # out of range: the gather raises
+    flat = _where(bad, _cast(-1, int64), flat)  # out of range: the gather raises
     m = int(np.prod(bshape))
     rows = broadcast_to(reshape(flat, (m, 1)), (m, n_rest))
     pos = gather(table, 0, rows)  # (m, n_rest) positions in x
@@ -466,7 +466,7 @@ def _put(x: Tensor, pos: np.ndarray, values: TensorLike) -> Tensor:
     written[targets] = True
     zeros = broadcast_to(_cast(0, x.dtype), (n,))
     placed = record(_SCATTER_ADD, (zeros, Tensor._leaf(targets), vf), {"dim": 0})
-    return reshape(where(Tensor._leaf(written), placed, reshape(x, (-1,))), x.shape)
+    return reshape(_where(Tensor._leaf(written), placed, reshape(x, (-1,))), x.shape)
 
 
 def _flat_positions(shape: tuple[int, ...], index: np.ndarray, dim: int) -> np.ndarray:
@@ -544,7 +544,7 @@ def masked_fill(input: TensorLike, mask: TensorLike, value: TensorLike) -> Tenso
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError("masked_fill(): value must be a 0-d tensor or a number, got shape "
                            f"{list(value.shape)}")
-    return broadcast_to(where(m, _cast(value, x.dtype), x), x.shape)
+    return broadcast_to(_where(m, _cast(value, x.dtype), x), x.shape)
 
 
 def masked_select(input: TensorLike, mask: TensorLike) -> Tensor:  # noqa: A002
@@ -608,7 +608,7 @@ def _tri(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     n, m = x.shape[-2:]
     keep = np.tri(n, m, diagonal, dtype=bool) if lower else \
         ~np.tri(n, m, diagonal - 1, dtype=bool)
-    return where(Tensor._leaf(keep), x, _cast(0, x.dtype))
+    return _where(Tensor._leaf(keep), x, _cast(0, x.dtype))
 
 
 def tril(input: TensorLike, diagonal: int = 0) -> Tensor:  # noqa: A002
@@ -884,7 +884,7 @@ def embedding(input: TensorLike, weight: TensorLike, padding_idx: int | None = N
     out = gather(w, 0, rows)
     if padding_idx is not None:
         pad = reshape(eq(idx, padding_idx), (k, 1))
-        out = where(pad, out.detach(), out)
+        out = _where(pad, out.detach(), out)
     return reshape(out, idx.shape + (dim,))
 
 

@@ -386,8 +386,7 @@ class Beta(Distribution):
 # ---- the multivariate normal ----
 
 def solve_tril(lower: Tensor, rhs: Tensor) -> Tensor:
-    """``X`` with ``lower @ X == rhs`` for lower-triangular ``lower``
-    (``(..., n, n)``, ``rhs`` ``(..., n, k)``, batch dims broadcast)."""
+    """``X`` with ``lower @ X == rhs`` (lower triangular; batch dims broadcast)."""
     return _linalg.solve_triangular(lower, rhs, upper=False)
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autodiff import no_grad
 from ..core import Tensor
 from . import functional as F
-from . import init
 from .layers import AvgPool2d, _ConvNd, _MaxPoolNd, _MaxUnpoolNd
-from .linear import _check_device, _empty
+from .linear import Embedding, _check_device, _empty
 from .module import Module, Parameter
 
 
@@ -141,11 +139,7 @@ class EmbeddingBag(Module):
                                  "embedding_dim")
             self.weight = Parameter(_weight)
 
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0
+    reset_parameters = Embedding.reset_parameters  # N(0, 1), the padding row zeroed
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
