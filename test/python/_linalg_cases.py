@@ -110,9 +110,17 @@ def _cholesky(rng, batch, n):
 
 @case("cholesky_solve")
 def _cholesky_solve(rng, batch, n):
+    """B (n, 2) broadcasts against the batch of factors. torch 2.13's
+    forward-mode rule is wrong for a broadcast B (its own central differences
+    disagree), so torch's side gets B expanded to the batch first: same
+    values, and its reverse-mode sums the expansion back."""
+    def fn(lib, x, b):
+        factor = lib.linalg.cholesky(_spd(lib, x))
+        if lib is torch:
+            b = b.expand(*factor.shape[:-2], *b.shape)
+        return lib.cholesky_solve(b, factor)
     return _example("cholesky_solve", [rng.uniform(-1, 1, (*batch, n, n)),
-                                       rng.uniform(-1, 1, (n, 2))],
-                    lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(_spd(lib, x))))
+                                       rng.uniform(-1, 1, (n, 2))], fn)
 
 
 @case("det")
