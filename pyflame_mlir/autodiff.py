@@ -33,6 +33,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     _meta,
     collect,
     detach,
+    inputs_as_read,
     is_leaf,
     read_by,
     record,
@@ -788,8 +789,10 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             continue
         ins = n.inputs
         for i, x in enumerate(ins):
-            if x._mut is None or (n.op is _MUL and _is_constant(ins[1 - i], target_ids)):
-                continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x)
+            if x._mut is None or (n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i],
+                                                                  target_ids)):
+                continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
+                # other factor as mul read it (x * x then x.fill_(c): x is constant now)
             _, later = read_by(x, n)
             if later is not None and later.untracked:
                 raise RuntimeError(

@@ -962,7 +962,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         if m not in seen:
             seen[m] = None
             if mutated:
-                ins = _inputs(m)
+                ins = inputs_as_read(m)
                 extend(ins)
                 if ins is not m.inputs:
                     older[m] = ins  # read again by the wiring below
@@ -1012,7 +1012,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
 _by_seq = operator.attrgetter("seq")
 
 
-def _inputs(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
+def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
     """``n``'s inputs in the state they had when ``n`` was recorded."""
     for c in n.cells:
         if c[0] is not None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 from _oracles import examples
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pyflame_mlir as pf
@@ -119,6 +119,27 @@ def test_multiplying_by_a_number_saves_nothing_of_the_tensor(mode):
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("functional", [False, True])
+def test_a_square_read_before_a_fill_is_an_error_as_in_torch(functional):
+    """``x * x`` saves x; ``x.fill_(c)`` then makes x a constant, which must
+    not pass for the ``x * 2`` case that saves nothing (CI's hypothesis)."""
+    def fn(lib):
+        def f(a):
+            x = a * 1.0
+            total = (x * x).sum()
+            x.fill_(0.5)
+            return total + (x * a).sum()
+        return f
+    for lib in (torch, pf):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            if functional:
+                g = (torch.func.grad if lib is torch else pf.grad)(fn(lib))(lib.tensor(BASE))
+                g.numpy()
+            else:
+                a = lib.tensor(BASE, requires_grad=True)
+                fn(lib)(a).backward()
+
+
 # ---- several in-place updates of one base's views, reads in between ----
 
 _VIEW_OPS = {
@@ -193,6 +214,12 @@ def test_a_reader_of_the_first_state_evaluates_after_updates_and_looks():
 
 @settings(max_examples=examples(12), deadline=None)
 @given(steps=_program(), eager=st.booleans(), functional=st.booleans())
+# the state x * x read is not the one walked back to when the states between
+# were freed (found by CI's hypothesis): the check reads the op's own cell
+@example(steps=[("col", "fill_", "view", False), ("whole", "fill_", "exp", False),
+                ("col", "add_", "exp", False)], eager=False, functional=False)
+@example(steps=[("whole", "fill_", "exp", False), ("col", "fill_", "exp", False)],
+         eager=False, functional=False)
 def test_reads_between_updates_of_views_see_their_state_as_torch(steps, eager, functional):
     prev = pf.CONFIG.eager
     pf.CONFIG.eager = eager
