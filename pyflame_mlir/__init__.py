@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     nn,
     optim,
     sharding,
+    special,
     testing,
     tree_util,
     utils,
