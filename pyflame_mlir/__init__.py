@@ -113,8 +113,11 @@ from .dialects.dtypes import (
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
+    uint8,
 )
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
@@ -209,7 +212,7 @@ configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
 getitem = _advanced_getitem  # ops' * brought the basic one
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
-half, double, float, long = float16, float64, float32, int64  # noqa: A001
+half, double, float, long, short = float16, float64, float32, int64, int16  # noqa: A001
 
 
 def eval(*tensors: Tensor) -> tuple[Tensor, ...] | Tensor:  # noqa: A001
