@@ -430,6 +430,17 @@ class Tensor:
     def detach(self) -> Tensor:
         return detach(self)
 
+    def detach_(self) -> Tensor:
+        """Detach in place (PyTorch): this tensor becomes a leaf that does
+        not require grad; gradients stop at it."""
+        if type(self._view) is ViewOf:
+            raise RuntimeError("detach_(): Can't detach views in-place. Use detach() instead "
+                               "(this tensor is a view of another one)")
+        meta = _meta(self)
+        meta.detached, meta.requires_grad = True, False
+        self._hist = None
+        return self
+
     # ops.py sets the operators (``+``, ``@``, ``==``, ``[]``...), the op methods
     # (``x.sum()``, ``x.T``, ``x.astype``...) and autodiff.py ``backward``
     def __pos__(self) -> Tensor:
