@@ -77,6 +77,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.adam": 2,
     "pyflame_mlir.optim.adam_variants": 2,
     "pyflame_mlir.optim.rmsprop": 2,
+    "pyflame_mlir.optim.rprop_asgd": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.optim.lbfgs": 2,  # issue 14 (userapi): L-BFGS, host-driven
     "pyflame_mlir.serialization": 2,
