@@ -130,6 +130,7 @@ from .graph_file import GraphFileError, GraphProgram, load_graph, save_graph
 from .graphviz import to_dot, to_svg
 from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_hot, ...)
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
+from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jit import TracedProgram, compile  # noqa: A004  (pf.compile shadows the builtin)
@@ -216,6 +217,14 @@ getitem = _advanced_getitem  # ops' * brought the basic one
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
 half, double, float, long, short = float16, float64, float32, int64, int16  # noqa: A001
+
+
+def embedding(weight: Tensor, input: Tensor, padding_idx: int = -1,  # noqa: A002
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """``torch.embedding(weight, indices)`` (the weight first; ``padding_idx``
+    -1 is none): ``pf.nn.functional.embedding`` takes the indices first."""
+    return _indexing_embedding(input, weight, None if padding_idx == -1 else padding_idx,
+                               None, 2.0, scale_grad_by_freq, sparse)
 
 
 def trace(f: _Any, *args: _Any, **kwargs: _Any) -> _Any:

@@ -154,7 +154,22 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 softplus = _ops.softplus
 logsigmoid = _ops.logsigmoid
-embedding = _indexing.embedding
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """``torch.nn.functional.embedding``: rows of ``weight``. With
+    ``max_norm``, the rows looked up are first renormalized in place to norm
+    at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd)."""
+    if max_norm is not None:
+        idx = _indexing._int_index("embedding", input)
+        with no_grad():
+            flat = _ops.reshape(idx, (-1,))
+            rows = _indexing.index_select(weight, 0, flat)
+            norms = _ops.vector_norm(rows, norm_type, dim=1, keepdim=True)
+            scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            weight.index_copy_(0, flat, rows * scale)  # (duplicates write the same row)
+    return _indexing.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq,
+                               sparse)
 one_hot = _indexing.one_hot
 
 

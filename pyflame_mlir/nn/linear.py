@@ -12,7 +12,6 @@ from ..autodiff import no_grad
 from ..core import Tensor
 from ..dialects.dtypes import default_float
 from ..dialects.dtypes import dtype as to_dtype
-from ..indexing import embedding
 from ..ops import matmul, reshape, unsqueeze
 from ..ops import sum as _sum
 from . import functional as F
@@ -134,9 +133,9 @@ class Embedding(Module):
                  dtype: Any = None) -> None:
         super().__init__()
         _check_device(device)
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: max_norm, scale_grad_by_freq and sparse are "
-                                      "not supported")
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse are not "
+                                      "supported")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
@@ -175,8 +174,8 @@ class Embedding(Module):
         return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                         self.scale_grad_by_freq, self.sparse)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

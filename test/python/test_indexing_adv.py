@@ -214,12 +214,30 @@ def test_scatter_add_and_scatter_gradients_in_both_inputs():
 def test_embedding_padding_idx_gets_no_gradient():
     w = np.random.default_rng(2).standard_normal((6, 3))
     ids = np.array([[0, 2, 5], [2, 2, 1]])
-    grads(lambda w: pf.embedding(ids, w, padding_idx=2),
+    grads(lambda w: pf.nn.functional.embedding(ids, w, padding_idx=2),
           lambda w: torch.nn.functional.embedding(torch.from_numpy(ids), w, padding_idx=2), w)
-    grads(lambda w: pf.embedding(pf.from_numpy(ids) * 1, w),
+    grads(lambda w: pf.nn.functional.embedding(pf.from_numpy(ids) * 1, w),
           lambda w: torch.nn.functional.embedding(torch.from_numpy(ids), w), w)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        pf.embedding(ids, pf.from_numpy(w), max_norm=1.0)
+    # torch.embedding: the weight first, padding_idx -1 for none
+    grads(lambda w: pf.embedding(w, ids, 2),
+          lambda w: torch.embedding(w, torch.from_numpy(ids), 2), w)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.5])
+def test_embedding_max_norm_renormalizes_the_rows_looked_up_as_torch(norm_type, mode):
+    w0 = np.random.default_rng(3).standard_normal((6, 3)).astype(np.float32) * 2
+    ids = [[0, 2, 5], [2, 2, 1]]
+    got = []
+    for lib in (torch, pf):
+        w = lib.nn.Parameter(lib.tensor(w0))
+        out = lib.nn.functional.embedding(lib.tensor(ids), w, max_norm=1.0, norm_type=norm_type)
+        (out * lib.arange(3.0)).sum().backward()
+        got.append([out.detach().numpy(), w.detach().numpy(), w.grad.numpy()])
+    for ours, theirs in zip(got[1], got[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    layer = pf.nn.Embedding(6, 3, max_norm=0.5)
+    layer(pf.tensor([1, 4]))
+    assert np.linalg.norm(layer.weight.detach().numpy()[[1, 4]], axis=1).max() <= 0.5 + 1e-6
 
 
 def test_setitem_inside_a_differentiated_function_gives_torch_gradient(mode):
