@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, record
+from .core import Tensor, detach, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.dtypes import dtype as to_dtype
@@ -40,6 +40,8 @@ from .ops import (
     cat,
     convert,
     getitem,
+    isinf,
+    isnan,
     lerp,
     mean,
     reshape,
@@ -374,7 +376,20 @@ def _median(name: str, input: Any, dim: int | None, keepdim: bool, ignore_nan: b
         # any NaN makes the median NaN: point at the first NaN (sorted last)
         return where(nans > 0, scalar(n, int64) - nans, scalar(lower, int64))
     out = _select_sorted(name, x, 0 if flat else dim, keepdim, position)
-    return out.values if flat else out
+    if not flat:
+        return out
+    m = out.values
+    if not m.dtype.is_floating_point:
+        return m
+    # torch's evenly_distribute_backward for the median of all elements: the
+    # gradient is shared by every element equal to it (the NaNs if it is NaN),
+    # not sent to the one the sort picked. A term of value exactly 0 carries it.
+    # (An infinite median keeps none: inf - inf would spoil the value.)
+    mask = where(isnan(m), isnan(x), ELEMENTWISE["eq"](x, m))
+    shared = ELEMENTWISE["logical_and"](mask, logical_not(isinf(x)))
+    count = sum(convert(mask, x.dtype))
+    zero = sum(where(shared, x - detach(x), 0.0)) / count
+    return detach(m) + zero
 
 
 def median(input: Any, dim: int | None = None, keepdim: bool = False

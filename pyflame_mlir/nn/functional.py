@@ -42,7 +42,6 @@ from ..ops import (
     exp,
     gelu,
     log,
-    log1p,
     log_softmax,
     logsumexp,
     matmul,
@@ -154,6 +153,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 softplus = _ops.softplus
 logsigmoid = _ops.logsigmoid
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -1432,8 +1433,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         raise ShapeError("binary_cross_entropy_with_logits", f"target size "
                          f"{list(target.shape)} must be the same as input size "
                          f"{list(input.shape)}")
-    # (1 - t) x + lw (log1p(exp(-|x|)) + max(-x, 0)),  lw = (pos_weight - 1) t + 1
-    soft = log1p(exp(-abs(input))) + _relu(-input)
+    # (1 - t) x + lw softplus(-x),  lw = (pos_weight - 1) t + 1; softplus(-x) as
+    # -logsigmoid(x), whose derivative at 0 is right (log1p(exp(-|x|)) + max(-x, 0)
+    # has the value but a 0 derivative there: |x|'s and max's)
+    soft = -_ops.logsigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * soft
     else:
@@ -1572,14 +1575,16 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: str = "mean", **legacy: Any) -> Tensor:
-    loss = _relu(-target * (input1 - input2) + margin)
+    loss = _ops.clamp(-target * (input1 - input2) + margin, 0.0)  # (torch's clamp_min)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: str = "mean", **legacy: Any) -> Tensor:
-    loss = where(target == 1, input, 0.0) + where(target == -1, _relu(margin - input), 0.0)
+    # clamp_min, not relu: at the margin the gradient passes (torch's clamp)
+    loss = where(target == 1, input, 0.0) + where(target == -1, _ops.clamp(margin - input, 0.0),
+                                                    0.0)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 
@@ -1608,7 +1613,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     prod = sum(input1 * input2, dim)
     m1, m2 = sum(input1 * input1, dim) + eps, sum(input2 * input2, dim) + eps
     cos = prod / sqrt(m1 * m2)
-    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, _relu(cos - margin), 0.0)
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, _ops.clamp(cos - margin, 0.0),
+                                                    0.0)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 
@@ -1616,11 +1622,13 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, reduction: str = "mean", **legacy: Any) -> Tensor:
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    loss = _relu(d_pos - d_neg + margin)
+    loss = _ops.clamp(d_pos - d_neg + margin, 0.0)  # (torch's clamp_min)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 
@@ -1875,7 +1883,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     d_neg = dist(anchor, negative)
     if swap:
         d_neg = _ops.minimum(d_neg, dist(positive, negative))
-    return _reduce(_relu(margin + d_pos - d_neg), _reduction(None, None, reduction))
+    return _reduce(_ops.clamp(margin + d_pos - d_neg, 0.0), _reduction(None, None, reduction))
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
