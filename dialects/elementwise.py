@@ -589,8 +589,11 @@ _BINARY_VJP = {
 
 
 def _atan2_vjp(b, g, y, x):
-    """atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²)."""
-    r = b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
+    """atan2(y, x): d/dy = x / (x² + y²), d/dx = -y / (x² + y²); 0 where
+    x² + y² is 0 (the origin, or underflow), as PyTorch masks the inf there."""
+    den = b.add(b.mul(x, x), b.mul(y, y))
+    zero = b.scalar(0, like=x)
+    r = b.where(b.eq(den, zero), zero, b.div(g, den))
     return b.mul(r, x), b.neg(b.mul(r, y))
 
 

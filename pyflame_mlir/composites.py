@@ -100,7 +100,10 @@ def logaddexp(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     hi = maximum(a, b)
     same = eq(a, b)  # also a == b == +-inf
     d = where(same, 0.0, sub(a, b))
-    return where(same, add(a, math.log(2.0)), add(hi, log1p(exp(mul(abs(d), -1.0)))))
+    # equal: a/2 + b/2 + log 2 (the value a + log 2, the gradient split as the
+    # derivative's 1/2 each, which max + log1p(exp(-|d|)) would give all to one)
+    return where(same, add(add(mul(a, 0.5), mul(b, 0.5)), math.log(2.0)),
+                 add(hi, log1p(exp(mul(abs(d), -1.0)))))
 
 
 def logaddexp2(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
@@ -109,7 +112,8 @@ def logaddexp2(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     hi = maximum(a, b)
     same = eq(a, b)
     d = where(same, 0.0, sub(a, b))
-    return where(same, add(a, 1.0), add(hi, div(log1p(exp2(mul(abs(d), -1.0))), math.log(2.0))))
+    return where(same, add(add(mul(a, 0.5), mul(b, 0.5)), 1.0),
+                 add(hi, div(log1p(exp2(mul(abs(d), -1.0))), math.log(2.0))))
 
 
 def xlogy(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002

@@ -123,24 +123,26 @@ def copysign(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     return where(signbit(b), -abs(a), abs(a))
 
 
-def _nan_ignoring(pick: Callable[[Tensor, Tensor], Tensor], input: TensorLike,  # noqa: A002
-                  other: TensorLike) -> Tensor:
-    """``pick`` (maximum or minimum) that ignores a NaN when the other value is a number."""
+def _nan_ignoring_pick(keep_input: Callable[[Tensor, Tensor], Tensor], input: TensorLike,  # noqa: A002
+                       other: TensorLike) -> Tensor:
+    """``input`` where ``keep_input(input, other)`` or ``other`` is NaN, else
+    ``other``: fmax/fmin's value, and torch's gradient (all of it to ``input``
+    on a tie, not split as maximum's)."""
     dt = _promote([input, other])
     a, b = _cast(input, dt), _cast(other, dt)
     if not dt.is_floating_point:
-        return pick(a, b)
-    return where(isnan(a), b, where(isnan(b), a, pick(a, b)))
+        return where(keep_input(a, b), a, b)
+    return where(logical_or(keep_input(a, b), isnan(b)), a, b)
 
 
 def fmax(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise maximum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring(maximum, input, other)
+    return _nan_ignoring_pick(ge, input, other)
 
 
 def fmin(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise minimum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring(minimum, input, other)
+    return _nan_ignoring_pick(_le, input, other)
 
 
 def heaviside(input: TensorLike, values: TensorLike) -> Tensor:  # noqa: A002
@@ -248,8 +250,9 @@ def lgamma(input: TensorLike) -> Tensor:  # noqa: A002
     tiny = logical_and(lt(abs(x), 1e-8), ne(x, 0.0))
     xt = where(tiny, x, 1e-8)
     left = where(tiny, -log(abs(xt)) - _EULER_GAMMA * xt, left)
-    one_or_two = logical_or(eq(x, 1.0), eq(x, 2.0))  # exactly 0 there (Lanczos: 1e-16)
-    return where(isnan(x), x, where(one_or_two, 0.0, where(right, val_r, left)))
+    # exactly 0 at 1 and 2 (Lanczos: 1e-16), with its derivative kept (digamma)
+    one_or_two = logical_or(eq(x, 1.0), eq(x, 2.0))
+    return where(isnan(x), x, where(one_or_two, val_r - detach(val_r), where(right, val_r, left)))
 
 
 # B_2k / (2k) for the asymptotic series of digamma

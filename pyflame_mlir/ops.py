@@ -645,7 +645,12 @@ def logit(x: TensorLike, eps: float | None = None) -> Tensor:
     t = _floating(x)
     if eps is not None:
         t = clamp(t, eps, 1.0 - eps)
-    return log(div(t, sub(1.0, t)))
+        return log(div(t, sub(1.0, t)))
+    # outside [0, 1] the value is NaN and so is torch's gradient (log's would be
+    # finite): a factor NaN there, 1 inside (a where of t * NaN would put 0 * NaN
+    # into the gradient of every element)
+    outside = ne(t, clamp(t, 0.0, 1.0))  # (NaN too)
+    return mul(log(div(t, sub(1.0, t))), where(outside, float("nan"), 1.0))
 
 
 # ---- special values ----

@@ -187,3 +187,21 @@ def test_triplet_margin_loss_refuses_a_margin_that_is_not_positive() -> None:
     a = pf.ones(1, 3)
     with pytest.raises(ValueError, match="margin must be greater than 0"):
         pf.nn.functional.triplet_margin_loss(a, a, a, margin=0.0)
+
+
+ELEMENTWISE_AT_SPECIAL_POINTS = {
+    # (function, inputs exactly where the bug was)
+    "lgamma_at_1_and_2": (lambda L, x: x.lgamma().sum(), [1.0, 2.0, 3.0, 0.5]),
+    "logaddexp_tie": (lambda L, x: L.logaddexp(x, x * 0).sum(), [0.0, 1.0, -2.0]),
+    "logaddexp2_tie": (lambda L, x: L.logaddexp2(x, x * 0 + 1).sum(), [1.0, 0.0]),
+    "fmax_tie": (lambda L, x: L.fmax(x, x * 0).sum(), [0.0, -1.0, 2.0, float("nan")]),
+    "fmin_tie": (lambda L, x: L.fmin(x, x * 0).sum(), [0.0, -1.0, 2.0, float("nan")]),
+    "atan2_origin": (lambda L, x: (L.atan2(x, x * 0) + L.atan2(x * 0, x)).sum(), [0.0, 1.0]),
+    "logit_outside": (lambda L, x: x.logit().sum(), [-1.0, 0.25, 2.0, 0.5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_AT_SPECIAL_POINTS))
+def test_elementwise_gradients_at_special_points_match_torch(name: str) -> None:
+    f, data = ELEMENTWISE_AT_SPECIAL_POINTS[name]
+    _compare(f, [np.array(data)])
