@@ -742,11 +742,26 @@ class _Forward:
 # ---- the imperative API (PyTorch) ----
 
 def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
-             create_graph: bool = False) -> None:
+             create_graph: bool = False, inputs: Any = None) -> None:
     """Accumulate the gradient of ``t`` into the ``.grad`` of the leaves it
-    requires grad from. As in PyTorch, the graph is freed unless
-    ``retain_graph`` (default: ``create_graph``): a second backward through
-    it raises, and a realized tensor of it no longer keeps its history."""
+    requires grad from (only of ``inputs``, leaves or not, when given). As in
+    PyTorch, the graph is freed unless ``retain_graph`` (default:
+    ``create_graph``): a second backward through it raises, and a realized
+    tensor of it no longer keeps its history."""
+    if inputs is not None:
+        targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not targets:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        if gradient is None:
+            if math.prod(t.shape) != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
+                                   f"(the tensor has shape {list(t.shape)}); pass gradient=")
+            gradient = 1.0
+        grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
+                              create_graph=create_graph, allow_unused=True)
+        used = [(x, g) for x, g in zip(targets, grads) if g is not None]
+        _accumulate([x for x, _ in used], [g for _, g in used])
+        return
 
     def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
         ag = x._ag
@@ -959,8 +974,18 @@ def grad_fn(t: Tensor) -> GradFn | None:
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                   retain_graph: bool | None = None, create_graph: bool = False,
-                  allow_unused: bool = False) -> tuple:
-    """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched."""
+                  allow_unused: bool | None = None, is_grads_batched: bool = False,
+                  materialize_grads: bool = False) -> tuple:
+    """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched.
+    An unused input's gradient is None with ``allow_unused``, zeros with
+    ``materialize_grads`` (which implies it), else an error (PyTorch)."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad: is_grads_batched=True is not supported; "
+                                  "use pf.vmap over pf.vjp")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    allow_unused = bool(allow_unused) or materialize_grads
     outs, _ = tree_flatten(outputs)
     ins, _ = tree_flatten(inputs)
     if grad_outputs is None:
@@ -987,13 +1012,20 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
     if not (create_graph if retain_graph is None else retain_graph):  # PyTorch's default
         plan.free()
+    if materialize_grads:
+        grads = [g if g is not None else _zeros_of(x) for x, g in zip(ins, grads)]
     return tuple(grads)
 
 
+def _zeros_of(x: Tensor) -> Tensor:
+    return record(OPS["constant"], (), {"value": splat_value(0, x.shape, x.dtype)})
+
+
 def _tensor_backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
-                     create_graph: bool = False) -> None:
+                     create_graph: bool = False, inputs: Any = None) -> None:
     """``t.backward()`` (PyTorch)."""
-    backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+    backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph,
+             inputs=inputs)
 
 
 Tensor.backward = _tensor_backward  # methods of core's Tensor, defined here (see core.py)

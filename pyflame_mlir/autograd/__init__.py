@@ -20,13 +20,16 @@ _ALIAS = OPS["reshape"]
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
-             create_graph: bool = False) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves."""
+             create_graph: bool = False, grad_variables=None, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves
+    (only of ``inputs`` when given)."""
+    if grad_variables is not None:  # torch's deprecated spelling
+        grad_tensors = grad_variables
     ts = tensors if isinstance(tensors, list | tuple) else [tensors]
     gs = grad_tensors if isinstance(grad_tensors, list | tuple) else [grad_tensors] * len(ts)
     for i, (t, g) in enumerate(zip(ts, gs)):  # one pass in PyTorch: free after the last
         _backward(t, g, retain_graph=True if i < len(ts) - 1 else retain_graph,
-                  create_graph=create_graph)
+                  create_graph=create_graph, inputs=inputs)
 
 
 # ---- custom functions (torch.autograd.Function) ----

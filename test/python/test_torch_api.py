@@ -478,3 +478,24 @@ def test_trace_is_torch_trace_on_a_matrix_and_the_program_tracer_on_a_function()
     m = np.arange(9.0).reshape(3, 3)
     assert pf.trace(pf.tensor(m)).item() == torch.trace(torch.tensor(m)).item() == 12.0
     assert type(pf.trace(lambda a: a * 2, pf.ones(2))).__name__ == "TracedProgram"
+
+
+def test_backward_inputs_and_grad_materialize_grads_as_torch() -> None:
+    got = []
+    for lib in (torch, pf):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        c = lib.tensor([5.0, 6.0], requires_grad=True)
+        h = a * b  # a non-leaf input gets its .grad too
+        y = (h * h).sum()
+        ga, gc = lib.autograd.grad(y, [a, c], materialize_grads=True, retain_graph=True)
+        y.backward(inputs=[b], retain_graph=True)
+        y.backward(inputs=h)
+        lib.autograd.backward([(a * 2).sum()], inputs=[a])
+        got.append([ga.numpy(), gc.numpy(), b.grad.numpy(), h.grad.numpy(), a.grad.numpy()])
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            (a * 2).sum().backward(inputs=[])
+        with pytest.raises(ValueError, match="allow_unused"):
+            lib.autograd.grad((a * c).sum(), [a], allow_unused=False, materialize_grads=True)
+    for ours, theirs in zip(got[1], got[0]):
+        np.testing.assert_array_equal(ours, theirs)
