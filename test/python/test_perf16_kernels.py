@@ -77,3 +77,40 @@ def test_malloc_tuning_applies_once_unless_the_user_set_glibc_knobs() -> None:
     assert _tuning_in_child(clean) == "True"
     assert _tuning_in_child({**clean, "PYFLAME_MALLOC_TUNING": "0"}) == "False"
     assert _tuning_in_child({**clean, "MALLOC_TRIM_THRESHOLD_": "1000000"}) == "False"
+
+
+def test_compiled_max_pool_step_replays_and_matches_torch() -> None:
+    """max pooling's NaN offsets come from a recorded iota, not host data made on
+    each call: pf.compile replays the step (nothing recorded from its third
+    call) and the losses stay torch's."""
+    import pyflame_mlir as pf
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((4, 1, 3, 3)) * 0.3).astype(np.float32)
+    lin = (rng.standard_normal((10, 4 * 4 * 4)) * 0.1).astype(np.float32)
+    data = [(rng.standard_normal((8, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, 8))
+            for _ in range(5)]
+
+    def runner(lib, compiled: bool):
+        params = [lib.tensor(w.copy(), requires_grad=True),
+                  lib.tensor(lin.copy(), requires_grad=True)]
+        opt = lib.optim.SGD(params, lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            h = lib.nn.functional.max_pool2d(
+                lib.relu(lib.nn.functional.conv2d(x, params[0], padding=1)), 2)
+            loss = lib.nn.functional.cross_entropy(h.reshape(8, -1) @ params[1].T, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+        return pf.compile(step) if compiled else step
+
+    ours, theirs = runner(pf, True), runner(torch, False)
+    for i, (x, y) in enumerate(data):
+        before = pf.COUNTERS.ops_recorded
+        got = ours(pf.tensor(x), pf.tensor(y)).item()
+        if i >= 2:
+            assert pf.COUNTERS.ops_recorded == before, "the compiled step was not replayed"
+        want = theirs(torch.tensor(x), torch.tensor(y)).item()
+        np.testing.assert_allclose(got, want, rtol=1e-5)
