@@ -67,10 +67,13 @@ def pyflame_step(compiled: bool) -> tuple[Step, dict[str, int]]:
 
 def numpy_step() -> tuple[Step, dict[str, int]]:
     # the same one-time OpenBLAS warm-up as pyflame's backends (runtime/openblas.py):
-    # without it this floor's first product runs at a third of BLAS's rate
+    # without it this floor's first product runs at a third of BLAS's rate; and the
+    # same malloc settings (runtime/malloc.py)
+    from pyflame_mlir.runtime.malloc import keep_freed_memory
     from pyflame_mlir.runtime.openblas import warm_sgemm
 
     warm_sgemm()
+    keep_freed_memory()
     w1, b1, w2, b2, w3, b3 = [p.copy() for p in INIT]
 
     def run() -> float:

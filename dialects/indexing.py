@@ -143,8 +143,10 @@ def _gather(x: np.ndarray, index: np.ndarray, dim: int) -> np.ndarray:
 
 def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) -> np.ndarray:
     _in_range("scatter_add", index, x.shape[dim] if x.ndim else 1, dim)
+    fill = None
     if x.ndim and x.size and not any(x.strides):  # one broadcast value (an AD zero): a fill
-        out = np.full(x.shape, x[(0,) * x.ndim], x.dtype)
+        fill = x[(0,) * x.ndim]
+        out = np.full(x.shape, fill, x.dtype)
     else:
         out = np.array(x, copy=True, order="C")  # C order: the flat writes below see it
     if x.ndim == 0:
@@ -155,7 +157,10 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
     picks = _one_pick(x.shape, index, dim)
     if picks is not None:  # distinct positions: a plain read-add-write, no np.add.at
         flat = out.reshape(-1)  # a view: out is a C-ordered copy
-        flat[picks] += src.reshape(-1)
+        if fill is not None:  # every picked position holds ``fill``: no read back
+            flat[picks] = src.reshape(-1) + fill  # (fill + src: 0 + -0.0 is +0.0)
+        else:
+            flat[picks] += src.reshape(-1)
         return out
     rows = _whole_rows(index, dim)
     if rows is None:

@@ -52,13 +52,14 @@ from ..dialects.pyflame import (  # type: ignore[attr-defined]  (generated op cl
     GeluOp,
     MatmulOp,
     MulOp,
+    PermuteOp,
     PyflameOp,
     ReluOp,
     SigmoidOp,
     YieldOp,
     op_class,
 )
-from .common import PyflamePass, blocks_of, erase_if_dead, new_op, spec
+from .common import PyflamePass, attr, blocks_of, erase_if_dead, new_op, spec
 from .decompose import DecomposePattern
 
 # (consumer, producer) op classes with a named fused op
@@ -128,17 +129,46 @@ class Fusion(PyflamePass):
     constant_limit: int = 1024
     """Constants of at most this many elements are copied into regions."""
 
+    row_major_products: bool = True
+    """Compute ``permute(matmul(a, b), [1, 0])`` (2-D, the product's only
+    use) as ``matmul(permute(b), permute(a))``: the same sums, laid out row
+    major, so the elementwise ops that read it (a weight's gradient, computed
+    transposed by the linear layer's VJP, in its optimizer update and the
+    gradient norm) read memory in order instead of across it. The operands'
+    transposes are views that BLAS takes as flags."""
+
     def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
         counts = {"fused": 0, "ops_fused": 0}
         for block in list(blocks_of(module)):
             if isinstance(block.parent_op(), FusedOp):
                 continue
+            if self.row_major_products:
+                self.transpose_products(block, counts)
             if self.named:
                 self.matmul_epilogues(block, counts)
             if self.named or self.regions:
                 for group in self.groups(block):
                     self.emit(group, counts)
         return counts
+
+    # ---- products computed in the layout their users read ----
+
+    def transpose_products(self, block: Block, counts: dict[str, int]) -> None:
+        for op in list(block.ops):
+            if not isinstance(op, PermuteOp) or tuple(attr(op, "perm")) != (1, 0):
+                continue
+            mm = op.operands[0].owner
+            if not isinstance(mm, MatmulOp) or not _only_user(op.operands[0], op) or \
+                    any(len(spec(v)[0]) != 2 for v in mm.operands):
+                continue
+            a, b = mm.operands
+            bt, at = (new_op("permute", [v], {"perm": (1, 0)},
+                             [(spec(v)[0][::-1], spec(v)[1])], op).results[0] for v in (b, a))
+            product = new_op("matmul", [bt, at], {}, [spec(op.results[0])], op)
+            op.results[0].replace_all_uses_with(product.results[0])
+            block.erase_op(op)
+            block.erase_op(mm)
+            counts["row_major_products"] = counts.get("row_major_products", 0) + 1
 
     # ---- named: matmul epilogues ----
 

@@ -834,8 +834,9 @@ def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
         # the offsets in the windows' own dtype (exact to 256 in every float
         # dtype): the input-sized where and max move 4 bytes per element, not 8
         small = count <= 256
-        order = _const_like(np.arange(count).reshape((count,) + (1,) * (windows.ndim - 1)),
-                            windows if small else offset)
+        # recorded (iota), not host data: pf.compile replays a step that pools
+        order = reshape(arange(count, dtype=(windows if small else offset).dtype),
+                        (count,) + (1,) * (windows.ndim - 1))
         last_nan = amax(where(_ops.isnan(windows), order, -1), 0)
         offset = where(last_nan >= 0, _ops.convert(last_nan, offset.dtype) if small
                        else last_nan, offset)

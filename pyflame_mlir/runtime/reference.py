@@ -5,12 +5,14 @@ call per kernel and no interpretation loop."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..lowering.reference import Plan
+from .malloc import keep_freed_memory
 from .openblas import warm_sgemm
 
 
@@ -60,11 +62,23 @@ def _errstate_ignore() -> tuple[Callable[[], Any], Callable[[Any], None]]:
 _quiet_floats, _loud_floats = _errstate_ignore()
 
 
+def step_label(step: Any) -> str:
+    """A plan step as a profile names it: the op, a fused program's ops and
+    result shape, a matmul's operand shapes (``T``: a transposed view)."""
+    k = step.kernel
+    ops = getattr(k, "ops", None)
+    if ops is not None:
+        return f"fused[{','.join(op.name for op in ops)}] -> {tuple(k.result_shape)}"
+    return step.name
+
+
 class ReferenceExecutable:
     def __init__(self, plan: Plan):
         warm_sgemm()  # before the first program runs: see runtime/openblas.py
+        keep_freed_memory()  # no page faults on every step's fresh arrays: runtime/malloc.py
         self.plan = plan
         self.source, env = _source(plan)
+        self._env = env
         for i, (shape, d) in enumerate(plan.buffers):
             env[f"b{i}"] = np.empty(shape, d)
         exec(compile(self.source, "<pyflame reference plan>", "exec"), env)  # noqa: S102
@@ -75,6 +89,25 @@ class ReferenceExecutable:
         self.nbytes = plan.buffer_bytes
 
     can_donate = True  # run(args, donated) may write results into donated arrays
+
+    def profile_into(self, totals: dict[str, float]) -> None:
+        """From now on, add each step's thread CPU time (seconds) to
+        ``totals[label]`` (``step_label``; a matmul's label adds its operands'
+        shapes). For ``bench/plan_profile.py``: it slows every call."""
+        clock = time.thread_time
+        for i, st in enumerate(self.plan.steps):
+            kernel, label = self._env[f"k{i}"], step_label(st)
+
+            def timed(*args: Any, _kernel: Any = kernel, _label: str = label, **kw: Any) -> Any:
+                if _label in ("matmul", "reshape", "concat", "scatter_add", "gather",
+                              "argmax"):
+                    _label += " " + ", ".join(
+                        f"{a.shape}{'' if a.flags.c_contiguous else 'T'}" for a in args)
+                t0 = clock()
+                r = _kernel(*args, **kw)
+                totals[_label] = totals.get(_label, 0.0) + clock() - t0
+                return r
+            self._env[f"k{i}"] = timed
 
     def run(self, args: list[np.ndarray], donated: Sequence[int] = ()) -> list[np.ndarray]:
         """The results for ``args``. The arrays at the ``donated`` positions
