@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     optim,
     sharding,
     testing,
+    tree,  # jax.tree's names (pf.tree.map, pf.tree.leaves, ...)
     tree_util,
     utils,
 )

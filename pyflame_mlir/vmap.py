@@ -42,6 +42,11 @@ from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
 
 
+class ConcretizationError(RuntimeError):
+    """A function traced once for every example looked at a value that
+    depends on a mapped argument (JAX's ``ConcretizationTypeError``)."""
+
+
 def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
     fn: FuncGraph = attrs["fn"]
     n = attrs["axis_size"]
@@ -200,7 +205,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     def guard(tensors: Sequence[Tensor]) -> None:
         for t in tensors:
             if _reads(t, ids):
-                raise RuntimeError(
+                raise ConcretizationError(
                     f"vmap: f looked at the value of a tensor of shape {list(t.shape)} "
                     "that depends on a mapped argument (.item(), .numpy(), print or "
                     "Python control flow on it); under vmap the function is traced "
