@@ -127,7 +127,13 @@ from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_h
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
-from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
+from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
+    ShapeDtypeStruct,
+    TracedProgram,
+    compile,
+    eval_shape,
+    trace,
+)
 from .lax import checkpoint, remat, stop_gradient
 from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
 from .linalg import (

@@ -84,6 +84,8 @@ from .core import (
     snapshot,
     source,
 )
+from .creation import empty
+from .dialects.dtypes import DType
 from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
@@ -160,6 +162,14 @@ def _signature_leaf(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return ("ndarray", x.shape, x.dtype.str)
     return ("py", type(x), x)
+
+
+class Lowered(str):
+    """What ``f.lower(*args)`` returns: the program's IR text (a str), with
+    jax's ``as_text()`` spelling."""
+
+    def as_text(self) -> str:
+        return str(self)
 
 
 class Compiled:
@@ -333,7 +343,7 @@ class Compiled:
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
-    def lower(self, *args: Any, **kwargs: Any) -> str:
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """The IR (``pyflame`` MLIR text) of the program for these arguments
         (traced now if this signature was not: ``f`` runs, with its effects)."""
         key, leaves, _ = self._split(args, kwargs)
@@ -342,7 +352,7 @@ class Compiled:
             self._stats.misses += 1
             prog, _ = self._trace(args, kwargs, leaves)
             self._programs[key] = prog
-        return prog.ir or str(build_module(prog.sub))
+        return Lowered(prog.ir or str(build_module(prog.sub)))
 
     def stats(self) -> dict[str, Any]:
         s = self._stats
@@ -608,6 +618,34 @@ def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
     inputs = [leaves[ref] if kind == "arg" else ref() if kind == "ext" else leaf
               for (kind, ref), leaf in zip(prog.slots, prog.sub.leaves)]
     return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)
+
+
+@dataclass(frozen=True)
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for a tensor (``jax.ShapeDtypeStruct``)."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+
+def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``f``'s results, as a pytree of
+    ``ShapeDtypeStruct`` (``jax.eval_shape``): ``f`` runs recording (shape
+    rules only, nothing is computed unless ``f`` looks at a value); an
+    argument leaf may be a ``ShapeDtypeStruct`` instead of a tensor."""
+    leaves, tree = tree_flatten((args, kwargs))
+    leaves = [empty(list(x.shape), dtype=x.dtype) if isinstance(x, ShapeDtypeStruct) else x
+              for x in leaves]
+    a, k = tree_unflatten(tree, leaves)
+    eager = CONFIG.eager
+    CONFIG.eager = False
+    try:
+        out = f(*a, **k)
+    finally:
+        CONFIG.eager = eager
+    outs, out_tree = tree_flatten(out)
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(tuple(o.shape), o.dtype)
+                                     if isinstance(o, Tensor) else o for o in outs])
 
 
 class _JitModule(types.ModuleType):

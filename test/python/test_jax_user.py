@@ -217,3 +217,36 @@ def test_partial_and_node_class_cross_transforms() -> None:
     class Static:
         pass
     assert ptu.tree_leaves([Static(), 1]) == [1]
+
+
+# ---- keyword arguments, axis_size alone, eval_shape, lower().as_text() ----
+
+def test_keyword_arguments_of_grad_and_vmap_like_jax() -> None:
+    def loss(lib):
+        return lambda a, scale=1.0: (lib.sin(a) * scale).sum()
+    close(pf.grad(loss(pf))(pf.tensor(X), scale=3.0), jax.grad(loss(jnp))(X, scale=3.0))
+    vp, gp = pf.value_and_grad(loss(pf))(pf.tensor(X), scale=2.0)
+    vj, gj = jax.value_and_grad(loss(jnp))(X, scale=2.0)
+    close(vp, vj)
+    close(gp, gj)
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    close(pf.vmap(lambda a, b=None: a * b, in_axes=(1,))(pf.tensor(m), b=pf.tensor(m.T)),
+          jax.vmap(lambda a, b=None: a * b, in_axes=(1,))(m, b=m.T))
+    close(pf.vmap(lambda: pf.ones(2) * 3.0, axis_size=4)(),
+          jax.vmap(lambda: jnp.ones(2) * 3.0, axis_size=4)())
+    close(pf.vmap(lambda w: w * 2, in_axes=None, axis_size=3, out_axes=1)(pf.tensor(m)),
+          jax.vmap(lambda w: w * 2, in_axes=None, axis_size=3, out_axes=1)(m))
+
+
+def test_eval_shape_and_lowered_text() -> None:
+    def f(lib):
+        return lambda a, b: {"m": a @ b, "s": (lib.sum(a), lib.tanh(b).T)}
+    mine = pf.eval_shape(f(pf), pf.ShapeDtypeStruct((2, 3), pf.float32), pf.ones(3, 4))
+    theirs = jax.eval_shape(f(jnp), jax.ShapeDtypeStruct((2, 3), jnp.float32),
+                            jnp.ones((3, 4)))
+    assert pf.tree.structure(mine) == pf.tree.structure(
+        jax.tree.map(lambda _: 0, theirs))
+    for a, b in zip(pf.tree.leaves(mine), jax.tree.leaves(theirs)):
+        assert a.shape == b.shape and a.dtype.np == b.dtype
+    text = pf.jit(lambda a: a * 2).lower(pf.tensor(X)).as_text()
+    assert "pyflame.mul" in text and text.startswith("builtin.module")
