@@ -115,9 +115,18 @@ class _Program:
     # a per-call scalar input (an optimizer's lr, bias corrections)
     prologue: list[tuple[str, Any]] = field(default_factory=list)
 
+    # tensors made by an op without inputs (pf.ones, pf.zeros) that the program
+    # computes as constants: (weakref, their state when traced). Updated in place
+    # since (w.fill_(5)), the program is stale; gone, it cannot be.
+    constants: list[tuple[Any, int]] = field(default_factory=list)
+
     def guards_hold(self) -> bool:
         for kind, ref in self.slots:
             if kind == "ext" and ref() is None:
+                return False
+        for ref, state in self.constants:
+            t = ref()
+            if t is not None and _state(t) != state:
                 return False
         # (the Python values baked in are in globals_guard too: same check).
         # A tensor the program updates that is gone needs no guard: no one can
@@ -132,6 +141,26 @@ class _Stats:
     retraces: int = 0  # traces of a signature seen before (a guard failed)
     python_calls: int = 0  # calls that ran f (a signature that cannot be replayed)
     python_reasons: list[str] = field(default_factory=list)
+
+
+def _state(t: Tensor) -> int:
+    """Which state of ``t`` is current: its last in-place update's number."""
+    m = t._mut
+    return -1 if m is None else m.seq
+
+
+def _constants(sub: Subgraph) -> list[tuple[Any, int]]:
+    """The tensors of ``sub`` an op without inputs made (seq -1: traced into as
+    constants, not program inputs), with their current states."""
+    out, seen = [], set()
+    for n in sub.nodes:
+        for t in n.inputs:
+            if isinstance(t, Tensor) and id(t) not in seen:
+                seen.add(id(t))
+                src = source(t)
+                if src is not None and src.seq < 0:
+                    out.append((weakref.ref(t), _state(t)))
+    return out
 
 
 def _current(holder: Any, name: str) -> Any:
@@ -519,6 +548,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
             kinds.append(("mut", weakref.ref(t), count))
 
     def before(t: Tensor) -> bool:  # computed before the call: an input, not traced into
+        if id(t) in arg_pos:  # an argument is an input whatever made it (pf.ones(2): a
+            return True       # constant, which would be baked in and replayed)
         n = source(t)
         return n is not None and 0 <= n.seq < first
 
@@ -553,7 +584,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         reasons.append("f computes nothing")
         sub = collect([])
     prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
-                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue)
+                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue,
+                    constants=_constants(sub))
     return prog, result, requested
 
 
