@@ -92,7 +92,9 @@ def _legalize(module: ModuleOp, name: str) -> None:
                                     "the module are supported (they are inlined)")
             block = callee.body.clone().block
             ret = block.last_op
-            assert isinstance(ret, func.ReturnOp)  # the verifier checked the terminator
+            if not isinstance(ret, func.ReturnOp):
+                raise MlirLoadError(f"{_where(callee, name)}: error: @"
+                                    f"{callee.sym_name.data} does not end with func.return")
             values = list(ret.arguments)
             Rewriter.inline_block(block, InsertPoint.before(call), call.arguments)
             for r, v in zip(call.results, values):
