@@ -54,6 +54,7 @@ What Python-free replay cannot see, and what pf.compile does about it:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import types
@@ -224,6 +225,11 @@ class Compiled:
         self._fast: dict[tuple, Any] = {}
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
+
+    def __get__(self, obj: Any, _objtype: type | None = None) -> Any:
+        """As a method (``@pf.jit`` on a ``def`` in a class): ``self`` is the
+        first argument, a Python value of the signature (hashed by identity)."""
+        return self if obj is None else functools.partial(self, obj)
 
     # ---- the call ----
     def _split(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], Any]:

@@ -101,6 +101,20 @@ def test_pf_jit_is_compile() -> None:
     close(pf.jit(lambda x: x + 1)(pf.tensor(X)), X + 1)
     assert isinstance(pf.jit(lambda x: x), pf.jit.Compiled)
 
+    class Model:  # a compiled method: self is the first argument
+        def __init__(self, scale: float):
+            self.w = pf.tensor(np.full(5, scale, np.float32))
+
+        @pf.jit
+        def apply(self, a):
+            return a * self.w
+
+    m2, m3 = Model(2.0), Model(3.0)
+    for _ in range(2):
+        close(m2.apply(pf.tensor(X)), X * 2)
+        close(m3.apply(pf.tensor(X)), X * 3)
+    assert Model.apply.stats()["hits"] == 2
+
 
 # ---- lax.cond / switch under vmap: select, as JAX batches them ----
 
