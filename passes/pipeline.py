@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from .common import PipelineStatistics, PyflamePass, collecting, nested, run_pass
 
@@ -38,7 +38,7 @@ def parse_pipeline(spec: str) -> PassPipeline:
 
     try:
         return PassPipeline.parse_spec(PASSES, PIPELINES.get(spec, spec))
-    except Exception as e:  # unknown pass, bad option
+    except (Exception, ArgSpecParseError) as e:  # unknown pass, bad option, bad syntax
         raise PipelineError(f"bad pipeline {spec!r}: {e}") from None
 
 

@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     sharding,
     special,
     testing,
+    tree,  # jax.tree's names (pf.tree.map, pf.tree.leaves, ...)
     tree_util,
     utils,
 )
@@ -133,7 +134,12 @@ from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
-from .jit import TracedProgram, compile  # noqa: A004  (pf.compile shadows the builtin)
+from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
+    ShapeDtypeStruct,
+    TracedProgram,
+    compile,
+    eval_shape,
+)
 from .jit import trace as _trace_program
 from .lax import checkpoint, remat, stop_gradient
 from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)

@@ -11,6 +11,7 @@ step compile into one graph, cached by structure.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -614,9 +615,10 @@ class _Args:
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    def wrapped(*args: Any):
+    def wrapped(*args: Any, **kwargs: Any):  # keyword arguments: passed, not differentiated
         with tracing():
-            return _value_and_grad(f, argnums, has_aux, args)
+            return _value_and_grad(functools.partial(f, **kwargs) if kwargs else f, argnums,
+                                   has_aux, args)
     return wrapped
 
 
@@ -638,8 +640,8 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
 def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     vg = value_and_grad(f, argnums, has_aux)
 
-    def wrapped(*args: Any):
-        (value, g) = vg(*args)
+    def wrapped(*args: Any, **kwargs: Any):
+        (value, g) = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
     return wrapped
 

@@ -27,6 +27,12 @@ the plan reads the argument before that result is made.
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
+- A value ``f`` computes and looks at (``.item()``, ``.numpy()``, ``print``,
+  ``bool()`` or Python control flow on a tensor, a ``lax`` predicate, a
+  data-dependent shape) may differ on the next call, so such a program is
+  never replayed (``jax.jit`` raises there): each call runs ``f``. Not seen:
+  reading an argument or captured tensor itself (``n.item()`` on an argument
+  ``n``), which computes nothing; pass such values as static arguments.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
   ``pf.randn`` inside ``f``, state created lazily on the first step) may
   differ from call to call, so a program reading one is never replayed: such
@@ -48,7 +54,10 @@ What Python-free replay cannot see, and what pf.compile does about it:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +71,7 @@ from .core import (
     CONFIG,
     GRAD_MODE,
     OBSERVERS,
+    REALIZE_GUARDS,
     Subgraph,
     Tensor,
     ViewOf,
@@ -75,6 +85,8 @@ from .core import (
     snapshot,
     source,
 )
+from .creation import empty
+from .dialects.dtypes import DType
 from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
@@ -104,9 +116,18 @@ class _Program:
     # a per-call scalar input (an optimizer's lr, bias corrections)
     prologue: list[tuple[str, Any]] = field(default_factory=list)
 
+    # tensors made by an op without inputs (pf.ones, pf.zeros) that the program
+    # computes as constants: (weakref, their state when traced). Updated in place
+    # since (w.fill_(5)), the program is stale; gone, it cannot be.
+    constants: list[tuple[Any, int]] = field(default_factory=list)
+
     def guards_hold(self) -> bool:
         for kind, ref in self.slots:
             if kind == "ext" and ref() is None:
+                return False
+        for ref, state in self.constants:
+            t = ref()
+            if t is not None and _state(t) != state:
                 return False
         # (the Python values baked in are in globals_guard too: same check).
         # A tensor the program updates that is gone needs no guard: no one can
@@ -121,6 +142,26 @@ class _Stats:
     retraces: int = 0  # traces of a signature seen before (a guard failed)
     python_calls: int = 0  # calls that ran f (a signature that cannot be replayed)
     python_reasons: list[str] = field(default_factory=list)
+
+
+def _state(t: Tensor) -> int:
+    """Which state of ``t`` is current: its last in-place update's number."""
+    m = t._mut
+    return -1 if m is None else m.seq
+
+
+def _constants(sub: Subgraph) -> list[tuple[Any, int]]:
+    """The tensors of ``sub`` an op without inputs made (seq -1: traced into as
+    constants, not program inputs), with their current states."""
+    out, seen = [], set()
+    for n in sub.nodes:
+        for t in n.inputs:
+            if isinstance(t, Tensor) and id(t) not in seen:
+                seen.add(id(t))
+                src = source(t)
+                if src is not None and src.seq < 0:
+                    out.append((weakref.ref(t), _state(t)))
+    return out
 
 
 def _current(holder: Any, name: str) -> Any:
@@ -153,19 +194,30 @@ def _signature_leaf(x: Any) -> Any:
     return ("py", type(x), x)
 
 
+class Lowered(str):
+    """What ``f.lower(*args)`` returns: the program's IR text (a str), with
+    jax's ``as_text()`` spelling."""
+
+    def as_text(self) -> str:
+        return str(self)
+
+
 class Compiled:
     """What ``pf.compile(f)`` returns: call it like ``f``."""
 
     def __init__(self, f: Callable, static_argnums: int | Sequence[int] = (),
-                 donate_argnums: int | Sequence[int] = ()):
+                 donate_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (),
+                 donate_argnames: str | Sequence[str] = ()):
         self.f = f
-        self.static = (static_argnums,) if isinstance(static_argnums, int) \
-            else tuple(static_argnums)
-        self.donate = (donate_argnums,) if isinstance(donate_argnums, int) \
-            else tuple(donate_argnums)
-        if set(self.static) & set(self.donate):
-            raise ValueError(f"pf.compile: arguments {sorted(set(self.static) & set(self.donate))}"
-                             " cannot be both static and donated")
+        static, self.static_names = _argnums_and_names(f, static_argnums, static_argnames,
+                                                       "static")
+        donate, donate_names = _argnums_and_names(f, donate_argnums, donate_argnames, "donate")
+        self.static, self.donate, self.donate_names = static, donate, donate_names
+        both = set(self.static) & set(self.donate) or self.static_names & donate_names
+        if both:
+            raise ValueError(f"pf.compile: arguments {sorted(both, key=str)} cannot be both "
+                             "static and donated")
         self._programs: dict[Any, _Program] = {}
         # the hot path: calls with tensors only (no kwargs, no static
         # arguments) find their signature's key by the tensors' shapes and
@@ -174,12 +226,20 @@ class Compiled:
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
+    def __get__(self, obj: Any, _objtype: type | None = None) -> Any:
+        """As a method (``@pf.jit`` on a ``def`` in a class): ``self`` is the
+        first argument, a Python value of the signature (hashed by identity)."""
+        return self if obj is None else functools.partial(self, obj)
+
     # ---- the call ----
     def _split(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], Any]:
         n = len(args)
         static = tuple(args[i] if -n <= i < n else None for i in self.static)
         dynamic = tuple(a for i, a in enumerate(args)
                         if i not in self.static and i - n not in self.static)
+        if self.static_names and kwargs:  # static_argnames passed by name: hashed, not traced
+            static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_names))
+            kwargs = {k: v for k, v in kwargs.items() if k not in self.static_names}
         leaves, treedef = tree_flatten((dynamic, kwargs))
         key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key())
         try:
@@ -231,8 +291,9 @@ class Compiled:
             if b is not None and b.token is None:
                 self._fast[fast] = key
 
-    def _donated_leaves(self, args: tuple) -> list[int]:
-        """Indices (in the flattened dynamic arguments) of the donated arguments' leaves."""
+    def _donated_leaves(self, args: tuple, kwargs: dict) -> list[int]:
+        """Indices (in the flattened dynamic arguments, then keyword arguments in
+        sorted order, as ``_split`` flattens them) of the donated arguments' leaves."""
         n, at, out = len(args), 0, []
         for i, a in enumerate(args):
             if i in self.static or i - n in self.static:
@@ -241,10 +302,18 @@ class Compiled:
             if i in self.donate or i - n in self.donate:
                 out.extend(range(at, at + count))
             at += count
+        for k in sorted(kwargs):
+            if k in self.static_names:
+                continue
+            count = len(tree_flatten(kwargs[k])[0])
+            if k in self.donate_names:
+                out.extend(range(at, at + count))
+            at += count
         return out
 
     def _trace(self, args: tuple, kwargs: dict, leaves: list[Any]) -> tuple[_Program, Any]:
-        donated = self._donated_leaves(args) if self.donate else []
+        donated = self._donated_leaves(args, kwargs) if self.donate or self.donate_names \
+            else []
         for i in donated:
             _check_donatable(leaves[i], i)
         prog, result, requested = trace_program(self.f, args, kwargs, leaves)
@@ -309,7 +378,7 @@ class Compiled:
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
-    def lower(self, *args: Any, **kwargs: Any) -> str:
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """The IR (``pyflame`` MLIR text) of the program for these arguments
         (traced now if this signature was not: ``f`` runs, with its effects)."""
         key, leaves, _ = self._split(args, kwargs)
@@ -318,7 +387,7 @@ class Compiled:
             self._stats.misses += 1
             prog, _ = self._trace(args, kwargs, leaves)
             self._programs[key] = prog
-        return prog.ir or str(build_module(prog.sub))
+        return Lowered(prog.ir or str(build_module(prog.sub)))
 
     def stats(self) -> dict[str, Any]:
         s = self._stats
@@ -426,16 +495,31 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         else:
             rebinds[id(t)] = [t, old, 1]
 
+    looked: list[bool] = []
+
+    def look(tensors: Sequence[Tensor]) -> None:
+        # f reads a value (.item(), print, bool(), a lax predicate, a data-
+        # dependent shape): the Python after it may depend on it, and a replay
+        # would not see it change (jax.jit raises there; this call runs f)
+        if tensors:
+            looked.append(True)
+
     guard = _globals_guard(f)
     first = _next_seq()
     OBSERVERS.append(observe)
+    REALIZE_GUARDS.append(look)
     try:
         result = f(*args, **kwargs)
     finally:
         OBSERVERS.remove(observe)
+        REALIZE_GUARDS.remove(look)
     outs, out_tree = tree_flatten(result)
     arg_pos = {id(x): i for i, x in enumerate(leaves or []) if isinstance(x, Tensor)}
     reasons = []
+    if looked:
+        reasons.append("f looks at a value it computes (.item(), .numpy(), print, bool() or "
+                       "Python control flow on a tensor, a lax predicate or bound, a data-"
+                       "dependent shape): a replay could not see that value change")
     out_static: list[Any] = []
     requested: list[Tensor] = []
     kinds: list[tuple[str, Any, int]] = []
@@ -470,6 +554,8 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
             kinds.append(("mut", weakref.ref(t), count))
 
     def before(t: Tensor) -> bool:  # computed before the call: an input, not traced into
+        if id(t) in arg_pos:  # an argument is an input whatever made it (pf.ones(2): a
+            return True       # constant, which would be baked in and replayed)
         n = source(t)
         return n is not None and 0 <= n.seq < first
 
@@ -504,19 +590,49 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
         reasons.append("f computes nothing")
         sub = collect([])
     prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
-                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue)
+                    "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue,
+                    constants=_constants(sub))
     return prog, result, requested
 
 
+def _argnums_and_names(f: Callable, argnums: int | Sequence[int], argnames: str | Sequence[str],
+                       what: str) -> tuple[tuple[int, ...], frozenset[str]]:
+    """JAX's rule: ``*_argnums`` and ``*_argnames`` name the same parameters,
+    each completed from the other through ``f``'s signature when it has one."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):  # a builtin or a callable without a signature
+        return nums, frozenset(names)
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    by_name = {p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    has_var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
+    for name in names:
+        if name not in by_name and not has_var_kw:
+            raise ValueError(f"pf.compile: {what}_argnames names {name!r}, which is not a "
+                             f"parameter of {getattr(f, '__name__', f)!r} (parameters: "
+                             f"{[p.name for p in params]})")
+    nums += tuple(positional.index(n) for n in names
+                  if n in positional and positional.index(n) not in nums)
+    names += tuple(positional[i] for i in nums if 0 <= i < len(positional)
+                   and positional[i] in by_name and positional[i] not in names)
+    return nums, frozenset(names)
+
+
 def compile(f: Callable | None = None, static_argnums: int | Sequence[int] = (),  # noqa: A001
-            donate_argnums: int | Sequence[int] = ()) -> Any:
+            donate_argnums: int | Sequence[int] = (), *,
+            static_argnames: str | Sequence[str] = (),
+            donate_argnames: str | Sequence[str] = ()) -> Any:
     """``f`` traced once per signature and replayed without Python (see the
     module docstring for the guards and the caveats). ``f.lower(*args)``
     gives the IR, ``f.stats()`` the hits, misses, retraces and Python calls.
     Usable as ``@pf.compile`` or ``@pf.compile(static_argnums=...)``."""
     if f is None:
-        return lambda g: Compiled(g, static_argnums, donate_argnums)
-    return Compiled(f, static_argnums, donate_argnums)
+        return lambda g: Compiled(g, static_argnums, donate_argnums, static_argnames,
+                                  donate_argnames)
+    return Compiled(f, static_argnums, donate_argnums, static_argnames, donate_argnames)
 
 
 @dataclass
@@ -540,3 +656,43 @@ def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
     inputs = [leaves[ref] if kind == "arg" else ref() if kind == "ext" else leaf
               for (kind, ref), leaf in zip(prog.slots, prog.sub.leaves)]
     return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)
+
+
+@dataclass(frozen=True)
+class ShapeDtypeStruct:
+    """A shape and a dtype standing for a tensor (``jax.ShapeDtypeStruct``)."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+
+def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``f``'s results, as a pytree of
+    ``ShapeDtypeStruct`` (``jax.eval_shape``): ``f`` runs recording (shape
+    rules only, nothing is computed unless ``f`` looks at a value); an
+    argument leaf may be a ``ShapeDtypeStruct`` instead of a tensor."""
+    leaves, tree = tree_flatten((args, kwargs))
+    leaves = [empty(list(x.shape), dtype=x.dtype) if isinstance(x, ShapeDtypeStruct) else x
+              for x in leaves]
+    a, k = tree_unflatten(tree, leaves)
+    eager = CONFIG.eager
+    CONFIG.eager = False
+    try:
+        out = f(*a, **k)
+    finally:
+        CONFIG.eager = eager
+    outs, out_tree = tree_flatten(out)
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(tuple(o.shape), o.dtype)
+                                     if isinstance(o, Tensor) else o for o in outs])
+
+
+class _JitModule(types.ModuleType):
+    """This module, callable: ``pf.jit(f, static_argnums=...)`` is
+    ``pf.compile`` under jax.jit's name (``pf.jit`` is this module, which
+    ``import pyflame_mlir`` binds to that attribute)."""
+
+    def __call__(self, f: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
+        return compile(f, *args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _JitModule

@@ -6,7 +6,11 @@ Recording is Python-driven, so the loops unroll into the graph as they run
 step; the cache makes the next call of the same program free) and branches
 choose with a concrete predicate: ``cond``/``switch``/``while_loop`` read
 their predicate's value (evaluating what it needs). Values and derivatives
-are JAX's; under ``pf.compile`` a traced predicate cannot be read and raises.
+are JAX's. Under ``vmap`` a mapped ``cond``/``switch`` predicate runs every
+branch and selects per example (JAX's batching rule); a mapped
+``while_loop`` predicate raises. Under ``pf.compile`` a predicate read from
+a traced value makes the program one that is never replayed (each call runs
+``f``: ``stats()["python_reasons"]`` says so), never a stale branch.
 Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
 """
 
@@ -15,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .core import Tensor, detach
-from .ops import stack
+from .core import Tensor, detach, realize
+from .dialects.dtypes import int64
+from .ops import clamp, stack, where
 from .tree_util import tree_flatten, tree_unflatten
+from .vmap import ConcretizationError
 
-__all__ = ["checkpoint", "cond", "fori_loop", "map", "remat", "scan", "stop_gradient",
-           "switch", "while_loop"]
+__all__ = ["checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select",
+           "stop_gradient", "switch", "while_loop"]
 
 
 def stop_gradient(x: Any) -> Any:
@@ -35,13 +41,59 @@ def _concrete(x: Any, what: str) -> Any:
         if x.numel() != 1:
             raise TypeError(f"lax.{what}: expected a scalar, got a tensor of shape "
                             f"{list(x.shape)}")
+        realize([x])  # even a value: a transform tracing f is told it is read
         return x.item()
     return x
 
 
+def _mapped_value(x: Any, what: str) -> bool:
+    """Whether ``x`` is a tensor whose value ``vmap`` cannot give (it depends
+    on a mapped argument): then both branches run and ``select`` chooses."""
+    if not isinstance(x, Tensor):
+        return False
+    try:
+        _concrete(x, what)
+    except ConcretizationError:
+        return True
+    return False
+
+
+def _selected(what: str, index: Tensor, results: list[Any]) -> Any:
+    """Per leaf, ``results[index]``: JAX's batching of ``cond``/``switch``."""
+    flat = [tree_flatten(r) for r in results]
+    tree = flat[0][1]
+    for _, t in flat[1:]:
+        if t != tree:
+            raise TypeError(f"lax.{what}: the branches must return the same tree "
+                            f"structure, got {tree} and {t}")
+    out = []
+    for k, first in enumerate(flat[0][0]):
+        v = first
+        for i in range(1, len(flat)):
+            other = flat[i][0][k]
+            if isinstance(first, Tensor) and isinstance(other, Tensor) and (
+                    first.shape != other.shape or first.dtype != other.dtype):
+                raise TypeError(f"lax.{what}: the branches must return the same shapes "
+                                f"and dtypes, got {first.dtype.name}{list(first.shape)} and "
+                                f"{other.dtype.name}{list(other.shape)} at leaf {k}")
+            v = where(index == i, other, v)
+        out.append(v)
+    return tree_unflatten(tree, out)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Tensor:
+    """``on_true`` where ``pred`` else ``on_false``, elementwise."""
+    return where(pred, on_true, on_false)
+
+
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``."""
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``;
+    under ``vmap`` with a mapped predicate both run and ``select`` chooses
+    per example (JAX's batching rule)."""
+    if _mapped_value(pred, "cond"):
+        return _selected("cond", (pred != 0).to(int64),
+                         [false_fun(*operands), true_fun(*operands)])
     return true_fun(*operands) if bool(_concrete(pred, "cond")) else false_fun(*operands)
 
 
@@ -49,6 +101,9 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     """``branches[clamp(index, 0, len - 1)](*operands)``, as JAX clamps."""
     if not branches:
         raise ValueError("lax.switch: empty branches sequence")
+    if _mapped_value(index, "switch"):
+        i = clamp(index.to(int64), 0, len(branches) - 1)
+        return _selected("switch", i, [b(*operands) for b in branches])
     i = int(_concrete(index, "switch"))
     return branches[min(max(i, 0), len(branches) - 1)](*operands)
 

@@ -31,6 +31,7 @@ from .dialects.dtypes import DType
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
 
 __all__ = ["MlirLoadError", "MlirProgram", "load_mlir"]
 
@@ -39,18 +40,100 @@ class MlirLoadError(ValueError):
     """MLIR text that ``load_mlir`` cannot run: ``file:line:col: error: ...``."""
 
 
+def _where(op: Operation, name: str) -> str:
+    """``file:line:col`` of ``op`` (where the parser found it)."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{name}:{loc.line.data}:{loc.column.data}"
+    return name
+
+
+def _legalize(module: ModuleOp, name: str) -> None:
+    """Upstream spellings other tools print, as ``pyflame`` ops: a tensor
+    ``arith.constant`` is a ``pyflame.constant``; a ``func.call`` of a
+    function of the module is inlined. Anything else of ``arith`` is refused
+    with its place (the program must be ``pyflame`` ops)."""
+    from xdsl.dialects import arith, func
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from .dialects.pyflame import OP_CLASSES
+
+    for op in list(module.walk()):
+        if op.dialect_name() != "arith":
+            continue
+        value = op.properties.get("value") if isinstance(op, arith.ConstantOp) else None
+        if not (isinstance(value, DenseIntOrFPElementsAttr)
+                and isinstance(op.results[0].type, TensorType)):
+            raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}' is not supported "
+                                "here: load_mlir runs pyflame ops (a tensor-typed "
+                                "arith.constant dense<...> is the one arith op it takes)")
+        new = OP_CLASSES["constant"].create(attributes={"value": value},
+                                            result_types=[op.results[0].type])
+        new.location = op.location
+        Rewriter.replace_op(op, new)
+    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    inlined = 0
+    for _ in range(64):  # a call inside an inlined body is inlined in the next round
+        calls = [op for op in module.walk() if isinstance(op, func.CallOp)]
+        if not calls:
+            break
+        inlined += len(calls)
+        if inlined > 10_000:  # calls fanning out: refused before the text blows up
+            raise MlirLoadError(f"{_where(calls[0], name)}: error: inlining func.call: more "
+                                "than 10000 calls")
+        for call in calls:
+            callee = funcs.get(call.callee.root_reference.data)
+            if callee is None or len(callee.body.blocks) != 1:
+                raise MlirLoadError(f"{_where(call, name)}: error: 'func.call' of "
+                                    f"{call.callee}: only calls of a one-block function of "
+                                    "the module are supported (they are inlined)")
+            block = callee.body.clone().block
+            ret = block.last_op
+            if not isinstance(ret, func.ReturnOp):
+                raise MlirLoadError(f"{_where(callee, name)}: error: @"
+                                    f"{callee.sym_name.data} does not end with func.return")
+            values = list(ret.arguments)
+            Rewriter.inline_block(block, InsertPoint.before(call), call.arguments)
+            for r, v in zip(call.results, values):
+                r.replace_all_uses_with(v)
+            Rewriter.erase_op(ret)
+            Rewriter.erase_op(call)
+    else:
+        rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
+        raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
+                            "deep (a recursive function?)")
+
+
 def _parse(text: str, name: str) -> ModuleOp:
-    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
     from xdsl.utils.exceptions import ParseError
 
     from .dialects.bounded_parser import BoundedParser, prescan_error
+
+    class LocatingParser(BoundedParser):
+        """Records where each op starts, so a verifier error can name the place."""
+
+        def parse_operation(self) -> Operation:
+            start = self._current_token.span
+            op = super().parse_operation()
+            if isinstance(op.location, UnknownLoc):
+                loc = start.get_location()
+                op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line),
+                                             IntAttr(loc.col))
+            return op
 
     where = prescan_error(text)
     if where is not None:
         line, col, msg = where
         raise MlirLoadError(f"{name}:{line}:{col}: error: {msg}")
+    ctx = make_context()
+    ctx.load_dialect(Arith)  # constants as other tools print them (see _legalize)
     try:
-        module = BoundedParser(make_context(), text, name).parse_module()
+        module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
         raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {e.msg}") from None
@@ -59,6 +142,14 @@ def _parse(text: str, name: str) -> ModuleOp:
     except Exception as e:  # noqa: BLE001  (xDSL raises plain exceptions on some bad input)
         raise MlirLoadError(f"{name}: error: {type(e).__name__}: {e}") from None
     assert isinstance(module, ModuleOp)
+    for op in module.walk(reverse=False, region_first=True):  # innermost first, as mlir-opt
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception as e:  # noqa: BLE001  (VerifyException and structural errors)
+            msg = str(e.__cause__ or e).removeprefix("Operation does not verify: ")
+            raise MlirLoadError(f"{_where(op, name)}: error: the module does not verify: "
+                                f"'{op.name}' op {msg}") from None
+    _legalize(module, name)
     try:
         module.verify()
     except Exception as e:  # noqa: BLE001  (VerifyException and structural errors)
@@ -98,8 +189,11 @@ class MlirProgram:
                                  for i, t in enumerate(fn.function_type.outputs.data)]
         except Exception as e:  # noqa: BLE001  (VerifyException: not a pyflame tensor type)
             raise MlirLoadError(f"{name}: error: {e}") from None
-        # the entry and the private functions it may call (differentiated functions)
-        keep = [op.clone() for op in funcs if op is fn or op not in public]
+        # the entry and the private functions a transform of it names (the
+        # differentiated functions); called ones were inlined (_legalize)
+        named = _symbols_named(fn)
+        keep = [op.clone() for op in funcs
+                if op is fn or (op not in public and op.sym_name.data in named)]
         self._module = ModuleOp(keep)
         self._executables: dict[tuple[str, str], Any] = {}
 
@@ -127,6 +221,26 @@ class MlirProgram:
                 run_pipeline(module, spec)
             exe = self._executables[(name, spec)] = b.lower(module)
         return exe
+
+
+def _symbols_named(fn: Operation) -> set[str]:
+    """The function names the ops of ``fn`` (and of the functions those
+    name, transitively) refer to: ``pyflame.vjp @f``, ``callee = @f``."""
+    from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+
+    module = fn.parent_op()
+    funcs = {op.sym_name.data: op for op in module.ops if hasattr(op, "sym_name")} \
+        if isinstance(module, ModuleOp) else {}
+    named: set[str] = set()
+    todo = [fn]
+    while todo:
+        for op in todo.pop().walk():
+            for a in [*op.attributes.values(), *op.properties.values()]:
+                if isinstance(a, SymbolRefAttr) and a.root_reference.data not in named:
+                    named.add(a.root_reference.data)
+                    if a.root_reference.data in funcs:
+                        todo.append(funcs[a.root_reference.data])
+    return named
 
 
 def _argument(a: Any, i: int, shape: tuple[int, ...], d: DType, entry: str) -> np.ndarray:

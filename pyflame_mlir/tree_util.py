@@ -11,7 +11,9 @@ optree namespace, so they do not leak into other users of optree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import functools
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import optree
@@ -74,6 +76,7 @@ def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
         if data_fields is None:
             data_fields = [f.name for f in fields if f.name not in meta_fields]
     data, meta = tuple(data_fields), tuple(meta_fields)
+    _DATA_FIELDS[nodetype] = data
 
     def flatten(x: Any) -> tuple[list[Any], tuple]:
         return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
@@ -84,5 +87,152 @@ def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
     return register_pytree_node(nodetype, flatten, unflatten)
 
 
-__all__ = ["NAMESPACE", "PyTreeDef", "register_dataclass", "register_pytree_node",
-           "tree_flatten", "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
+def register_pytree_node_class(cls: type) -> type:
+    """A class decorator (JAX's): ``cls`` flattens with its ``tree_flatten()``
+    method and rebuilds with its ``tree_unflatten(aux_data, children)`` classmethod."""
+    return register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+
+
+def register_static(cls: type) -> type:
+    """Instances of ``cls`` are nodes without children, kept in the structure
+    (compared and hashed with it), as JAX's ``register_static``."""
+    return register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+
+
+_MISSING = object()
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _MISSING,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``functools.reduce(function, tree_leaves(tree)[, initializer])``."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _MISSING:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """An ``outer`` tree of ``inner`` trees as an ``inner`` tree of ``outer`` trees
+    (``inner_treedef`` None: inferred from the first inner tree)."""
+    if inner_treedef is None:
+        first = outer_treedef.flatten_up_to(pytree_to_transpose)[0]
+        inner_treedef = tree_structure(first)
+    return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.num_nodes == 1
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every element of ``iterable`` is a leaf (JAX's ``all_leaves``)."""
+    return all(treedef_is_leaf(tree_structure(x, is_leaf)) and x is not None
+               for x in iterable)
+
+
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree (JAX's ``tree_util.Partial``): the
+    bound arguments are children, the function part of the structure, so a
+    partially applied function can cross ``grad``/``vmap``/``pf.compile``."""
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+# ---- key paths (JAX's key classes; ``keystr`` prints them as JAX does) ----
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = DictKey | SequenceKey | GetAttrKey | FlattenedIndexKey
+KeyPath = tuple[KeyEntry, ...]
+
+
+def _jax_key(entry: Any, data_fields: dict[type, tuple[str, ...]]) -> KeyEntry:
+    if isinstance(entry, optree.MappingEntry):
+        return DictKey(entry.key)
+    if isinstance(entry, optree.NamedTupleEntry):
+        return GetAttrKey(entry.field)
+    if isinstance(entry, optree.SequenceEntry):
+        return SequenceKey(entry.index)
+    names = data_fields.get(entry.type)
+    if names is not None:  # a registered dataclass: its fields by name, as in JAX
+        return GetAttrKey(names[entry.entry])
+    return FlattenedIndexKey(entry.entry)
+
+
+_DATA_FIELDS: dict[type, tuple[str, ...]] = {}  # register_dataclass's data fields per class
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """``([(key_path, leaf), ...], treedef)``, key paths of JAX's key classes."""
+    accessors, leaves, treedef = optree.tree_flatten_with_accessor(tree, is_leaf,
+                                                                   namespace=NAMESPACE)
+    paths = [tuple(_jax_key(e, _DATA_FIELDS) for e in a) for a in accessors]
+    return list(zip(paths, leaves)), treedef
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                          ) -> list[tuple[KeyPath, Any]]:
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``f(key_path, leaf, *leaves_of_rest)`` on each leaf of ``tree``."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return tree_unflatten(treedef, [f(path, leaf, *(o[i] for o in others))
+                                    for i, (path, leaf) in enumerate(pairs)])
+
+
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``"['a'][0].w"`` (``simple``: the bare keys joined
+    by ``separator``, ``"a/0/w"`` with ``separator="/"``)."""
+    if not simple:
+        return separator.join(str(k) for k in keys)
+    return separator.join(str(next(iter(dataclasses.asdict(k).values()))) for k in keys)
+
+
+__all__ = ["NAMESPACE", "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef",
+           "SequenceKey", "all_leaves", "keystr", "register_dataclass", "register_pytree_node",
+           "register_pytree_node_class", "register_static", "tree_all", "tree_flatten",
+           "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map",
+           "tree_map_with_path", "tree_reduce", "tree_structure", "tree_transpose",
+           "tree_unflatten", "treedef_is_leaf"]

@@ -42,6 +42,11 @@ from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
 
 
+class ConcretizationError(RuntimeError):
+    """A function traced once for every example looked at a value that
+    depends on a mapped argument (JAX's ``ConcretizationTypeError``)."""
+
+
 def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
     fn: FuncGraph = attrs["fn"]
     n = attrs["axis_size"]
@@ -144,7 +149,16 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
         raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments, got {in_axes!r}")
 
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # JAX maps keyword arguments over their axis 0
+            names, n_args = tuple(kwargs), len(args)
+            per_arg = tuple(in_axes) if isinstance(in_axes, list | tuple) \
+                else (in_axes,) * n_args
+
+            def positional(*a: Any) -> Any:
+                return f(*a[:n_args], **dict(zip(names, a[n_args:])))
+            return vmap(positional, (*per_arg, *([0] * len(names))), out_axes,
+                        axis_size)(*args, *kwargs.values())
         leaves, treedef = tree_flatten(args)
         prefix = in_axes
         if isinstance(in_axes, list | tuple):
@@ -200,7 +214,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     def guard(tensors: Sequence[Tensor]) -> None:
         for t in tensors:
             if _reads(t, ids):
-                raise RuntimeError(
+                raise ConcretizationError(
                     f"vmap: f looked at the value of a tensor of shape {list(t.shape)} "
                     "that depends on a mapped argument (.item(), .numpy(), print or "
                     "Python control flow on it); under vmap the function is traced "
@@ -246,6 +260,9 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
         out_ax.append(ax % (o.ndim + 1))
     if not outs:
         return tree_unflatten(out_tree, [])
+    if not inputs:  # nothing mapped reaches f's values: each output, n times
+        return tree_unflatten(out_tree, [o if ax < 0 else stack([o] * n, ax)
+                                         for o, ax in zip(outs, out_ax)])
     res = record(VMAP_OP, tuple(inputs), {"fn": fn, "in_axes": tuple(in_ax),
                                           "out_axes": tuple(out_ax), "axis_size": n})
     return tree_unflatten(out_tree, res)

@@ -22,7 +22,12 @@ from typing import IO
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ..dialects.bounded_parser import BoundedParser, prescan_error
@@ -154,6 +159,15 @@ class PyflameOptMain(xDSLOptMain):
             type=lambda d: setattr(_targets, "output_dir", d) or d,
             help="with -t csl: also write the SDK project (layout.csl, pe_program.csl, run.py, "
                  "commands.sh, README.md) to DIR")
+        # mlir-opt's spellings: a nested textual pipeline, its printing flags
+        arg_parser.add_argument(
+            "--pass-pipeline", metavar="PIPELINE", default=None,
+            help="the pipeline as mlir-opt takes it, e.g. "
+                 "'builtin.module(func.func(cse),canonicalize)' (-p takes this form too)")
+        arg_parser.add_argument("--mlir-print-op-generic", dest="print_op_generic",
+                                action="store_true", help="the same as --print-op-generic")
+        arg_parser.add_argument("--mlir-print-debuginfo", dest="print_debuginfo",
+                                action="store_true", help="the same as --print-debuginfo")
         # issue #18 (mlir branch): hand the module to upstream MLIR after the xDSL passes
         arg_parser.add_argument(
             "--mlir-pass-pipeline", metavar="PIPELINE", default=None,
@@ -175,11 +189,22 @@ class PyflameOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         if getattr(self.args, "list_passes", False):
             return
+        if self.args.input_file == "-":  # mlir-opt's name for stdin
+            self.args.input_file = None
+        if self.args.output_file == "-":
+            self.args.output_file = None
+        if self.args.pass_pipeline is not None:
+            if self.args.passes:
+                raise UserError("pyflame-opt: error: --pass-pipeline cannot be used with -p "
+                                "or individual pass options")
+            self.args.passes = self.args.pass_pipeline
+        # mlir-opt's nested form: builtin.module(func.func(cse),canonicalize)
+        passes = flat_pipeline(self.args.passes)
         # a named pipeline (-p default, portable, fast-math) stands for its passes
-        self.args.passes = ",".join(PIPELINES.get(p, p) for p in _split_top(self.args.passes))
+        self.args.passes = ",".join(PIPELINES.get(p, p) for p in _split_top(passes))
         try:
             super().setup_pipeline()
-        except Exception as e:  # unknown pass or bad options
+        except (Exception, ArgSpecParseError) as e:  # unknown pass or bad options
             raise UserError(f"pyflame-opt: error: {str(e).strip()}") from None
         self._wrap_statistics()
 
@@ -203,6 +228,13 @@ class PyflameOptMain(xDSLOptMain):
 
         self.apply_passes = lambda prog: run(self.ctx, prog)  # type: ignore[method-assign]
 
+    def get_input_name(self) -> str:
+        return self.args.input_file or "<stdin>"  # as mlir-opt names it
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        f, _ = super().get_input_stream()
+        return f, "mlir"  # any file name: the text is MLIR (mlir-opt ignores the suffix)
+
     # ---- running ----
     def run(self) -> None:
         if self.args.list_passes:
@@ -216,12 +248,19 @@ class PyflameOptMain(xDSLOptMain):
             return
         chunks, ext = self.prepare_input()
         out = StringIO()
+        failed = False
         for i, (chunk, offset) in enumerate(chunks):
             text = chunk.read().decode()
             chunk.close()
             if i > 0:
                 out.write("// -----\n")
-            out.write(self._run_chunk(text, offset))
+            try:
+                out.write(self._run_chunk(text, offset))
+            except UserError as e:  # as mlir-opt: report, go on with the next chunk, fail
+                if not self.args.split_input_file:
+                    raise
+                print(e, file=sys.stderr)
+                failed = True
         if self.args.verify_diagnostics and not self.diagnostics_ok:
             raise SystemExit(1)
         if self.args.output_file:
@@ -230,6 +269,8 @@ class PyflameOptMain(xDSLOptMain):
         else:
             sys.stdout.write(out.getvalue())
         self._print_statistics()
+        if failed:
+            raise SystemExit(1)
 
     def _run_chunk(self, text: str, offset: int) -> str:
         from io import BytesIO
@@ -269,6 +310,7 @@ class PyflameOptMain(xDSLOptMain):
         except Exception as e:  # a bug in a pass: say so, keep the traceback on request
             if os.environ.get("PYFLAME_DEBUG"):
                 raise
+            self._refuse_blocks(module, e, text, offset)
             raise UserError(f"{self.get_input_name()}: internal error in the pass pipeline: "
                             f"{type(e).__name__}: {e} (set PYFLAME_DEBUG=1 for a traceback)"
                             ) from None
@@ -278,6 +320,21 @@ class PyflameOptMain(xDSLOptMain):
             return self.output_resulting_program(module)
         except DiagnosticException as e:  # a target that cannot print this module
             raise UserError(f"{self.get_input_name()}: error: {e}") from None
+        except ValueError as e:
+            self._refuse_blocks(module, e, text, offset)
+            raise
+
+    def _refuse_blocks(self, module: ModuleOp, e: Exception, text: str, offset: int) -> None:
+        """A pass or target that handles one-block functions only met one of
+        several blocks (``cf`` branches): a located error, not an internal one."""
+        if "single-block" not in str(e):
+            return
+        for op in module.walk():
+            if op.name == "func.func" and len(op.regions[0].blocks) > 1:
+                line, col = _op_position(op)
+                self._report(Diag(line, col, f"'func.func' op @{op.sym_name.data} has "
+                                  f"{len(op.regions[0].blocks)} blocks: this pipeline or "
+                                  "target handles functions of one block only"), text, offset)
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
         lines = text.splitlines()
@@ -329,6 +386,78 @@ def _run_upstream(module: ModuleOp, pipeline: str, name: str) -> str:
         raise UserError(f"{name}: error: {e}") from None
 
 
+def flat_pipeline(spec: str) -> str:
+    """An mlir-opt pipeline (``builtin.module(func.func(cse),canonicalize)``)
+    as our flat pass list (``cse,canonicalize``): every pass here runs on the
+    whole module, which visits every function, so the op anchors (an op name
+    before a parenthesis) are dropped. A flat list comes back unchanged."""
+    out, depth, braces, quoted, word = [], 0, 0, False, ""
+    for ch in spec:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch == "{":
+            braces += 1
+        elif not quoted and ch == "}":
+            braces -= 1
+        if quoted or braces or ch not in "(),":
+            word += ch
+            continue
+        if ch == "(":
+            anchor = word.strip()
+            if "." not in anchor and anchor != "any":
+                raise UserError(f"pyflame-opt: error: bad pass pipeline {spec!r}: "
+                                f"'{anchor}(' is not an op anchor (builtin.module, func.func, "
+                                "any)")
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise UserError(f"pyflame-opt: error: bad pass pipeline {spec!r}: "
+                                "unbalanced ')'")
+            out.append(word)
+        else:
+            out.append(word)
+        word = ""
+    if depth or braces or quoted:
+        raise UserError(f"pyflame-opt: error: bad pass pipeline {spec!r}: unbalanced "
+                        f"{'quotes' if quoted else 'braces' if braces else 'parentheses'}")
+    out.append(word)
+    return ",".join(w.strip() for w in out if w.strip())
+
+
+# pyflame-opt's long options (mlir-opt users write them with one dash too)
+_LONG_OPTIONS = frozenset(
+    "allow-unregistered-dialect disable-verify frontend help list-passes mlir-pass-pipeline "
+    "mlir-print-debuginfo mlir-print-op-generic no-implicit-module output-dir output-file "
+    "parsing-diagnostics pass-pipeline pass-statistics passes print-between-passes "
+    "print-debuginfo print-no-properties print-op-generic shrink split-input-file "
+    "syntax-highlight target time-passes verify-diagnostics".split())
+
+
+def mlir_style_argv(argv: Sequence[str], pass_names: Sequence[str]) -> list[str]:
+    """mlir-opt's command-line spellings as ours: ``-split-input-file``
+    (LLVM options take one dash or two) and passes as flags (``--cse
+    --canonicalize='max-iterations=3'``), which become one ``-p`` list."""
+    names = set(pass_names)
+    args, flags = [], []
+    for a in argv:
+        name, eq, value = a.lstrip("-").partition("=")
+        if a.startswith("-") and not a.startswith("--") and (name in _LONG_OPTIONS
+                                                             or name in names):
+            a = "-" + a
+        if a.startswith("--") and name in names and name not in _LONG_OPTIONS:
+            flags.append(f"{name}{{{value}}}" if eq else name)
+            continue
+        args.append(a)
+    if flags:
+        if any(a in ("-p", "--passes") or a.startswith(("-p=", "--passes=", "--pass-pipeline"))
+               for a in args):
+            raise UserError("pyflame-opt: error: pass flags (" + ", ".join(
+                f"--{f}" for f in flags) + ") cannot be combined with -p or --pass-pipeline")
+        args += ["--passes", ",".join(flags)]
+    return args
+
+
 def _split_top(spec: str) -> list[str]:
     """Split a pipeline at the commas outside braces and quotes."""
     parts, depth, quoted, cur = [], 0, False, ""
@@ -370,8 +499,14 @@ def _targets() -> dict[str, Callable[[ModuleOp, IO[str]], None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        from xdsl.universe import Universe
+
+        argv = mlir_style_argv(argv, [*PASSES, *Universe.get_multiverse().all_passes])
         PyflameOptMain(argv).run()
+    except SystemExit as e:  # argparse: --help exits 0, a bad command line 2 (mlir-opt: 1)
+        return 0 if e.code in (0, None) else 1
     except UserError as e:
         print(e, file=sys.stderr)
         return 1

@@ -36,6 +36,7 @@ LAYERS = ("pyflame_mlir.dialects", "pyflame_mlir.lowering", "pyflame_mlir.passes
 FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.core": 0,  # Tensor, OpNode, record, collect, graphs, grad mode
     "pyflame_mlir.tree_util": 0,  # pytrees on optree
+    "pyflame_mlir.tree": 0,  # jax.tree's names for tree_util's functions
     "pyflame_mlir.ops": 1,  # the op API on top of the core
     "pyflame_mlir.creation": 1,
     "pyflame_mlir.autodiff": 1,

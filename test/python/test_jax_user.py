@@ -1,0 +1,266 @@
+"""Programs as JAX's tutorials write them, against jax itself: pf.compile
+(``jax.jit``: static_argnames, values looked at inside a compiled function),
+``pf.jit``, ``lax.cond``/``switch`` under ``vmap``, ``pf.tree_util`` /
+``pf.tree`` (key paths, Partial, register_pytree_node_class, ...)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from functools import partial
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+from pyflame_mlir import tree_util as ptu
+
+jax = pytest.importorskip("jax", reason="jax (the [bench] extra) is the oracle here")
+jnp = pytest.importorskip("jax.numpy")
+jtu = jax.tree_util
+
+X = np.linspace(-1.0, 1.0, 5).astype(np.float32)
+
+
+def close(a: pf.Tensor, b: object, tol: float = 1e-5) -> None:
+    b = np.asarray(b)
+    a = np.asarray(a.numpy())
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# ---- pf.compile replays only what it may: a value f looks at ----
+
+@pytest.mark.parametrize("body", ["cond", "while", "item", "if_arg"])
+def test_compile_never_replays_a_value_looked_at(body: str) -> None:
+    def make(lib, lax, concrete):
+        def f(a):
+            if body == "cond":
+                return lax.cond(a.sum() > 0, lambda b: b * 2, lambda b: b * 3, a)
+            if body == "while":
+                return lax.while_loop(lambda v: v.sum() < 10, lambda v: v * 2, a)
+            if body == "item":  # Python control flow on a value: jax.jit raises here
+                return a * 2 if concrete(a.sum()) > 0 else a * 3
+            return lax.fori_loop(0, a[0].astype(lib.int32) if lib is jnp else
+                                 a[0].to(pf.int32), lambda i, v: v * 2, a)
+        return f
+
+    fp = pf.compile(make(pf, pf.lax, lambda t: t.item()))
+    oracle = make(jnp, jax.lax, float)  # eager jax: the values
+    for data in (X, X + 1, X + 3, X - 2, X + 3):
+        if body == "if_arg":
+            data = np.abs(data).round() + 1
+        elif body == "while":  # a positive sum: the loop ends
+            data = np.abs(data) + 0.25
+        close(fp(pf.tensor(data)), oracle(data))
+    stats = fp.stats()
+    assert stats["hits"] == 0 and stats["python_calls"] == 5, stats
+    assert "looks at a value" in stats["python_reasons"][0]
+
+
+def test_compile_still_replays_when_nothing_is_looked_at() -> None:
+    fp = pf.compile(lambda a: pf.lax.fori_loop(0, 3, lambda i, v: pf.sin(v) * i, a))
+    fj = jax.jit(lambda a: jax.lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) * i, a))
+    for k in range(3):
+        close(fp(pf.tensor(X + k)), fj(X + k))
+    assert fp.stats()["hits"] == 2
+
+
+def test_static_argnames_and_donate_argnames_like_jax() -> None:
+    def g(lib):
+        def f(x, n, *, mode="a"):
+            for _ in range(n):
+                x = lib.sin(x)
+            return x + (1.0 if mode == "a" else 2.0)
+        return f
+
+    fp = pf.compile(g(pf), static_argnames=("n", "mode"))
+    fj = jax.jit(g(jnp), static_argnames=("n", "mode"))
+    close(fp(pf.tensor(X), 2), fj(X, 2))
+    close(fp(pf.tensor(X), n=3), fj(X, n=3))
+    close(fp(pf.tensor(X), 3, mode="b"), fj(X, 3, mode="b"))
+    close(fp(pf.tensor(X), 3, mode="b"), fj(X, 3, mode="b"))
+    assert fp.stats()["hits"] == 1
+    # static_argnums also names a parameter passed by keyword (JAX maps one to the other)
+    close(pf.compile(g(pf), static_argnums=1)(pf.tensor(X), n=2), fj(X, n=2))
+    with pytest.raises(ValueError, match="'q', which is not a parameter"):
+        pf.compile(g(pf), static_argnames="q")
+    update = pf.compile(lambda p, d: p - d, donate_argnames="p")
+    p = pf.tensor(X)
+    close(update(p=p, d=pf.tensor(X)), X * 0)
+    with pytest.raises(RuntimeError, match="donated"):
+        p.numpy()
+
+
+def test_pf_jit_is_compile() -> None:
+    @partial(pf.jit, static_argnums=1)
+    def f(x, n):
+        return x * n
+
+    close(f(pf.tensor(X), 3), X * 3)
+    close(pf.jit(lambda x: x + 1)(pf.tensor(X)), X + 1)
+    assert isinstance(pf.jit(lambda x: x), pf.jit.Compiled)
+
+    class Model:  # a compiled method: self is the first argument
+        def __init__(self, scale: float):
+            self.w = pf.tensor(np.full(5, scale, np.float32))
+
+        @pf.jit
+        def apply(self, a):
+            return a * self.w
+
+    m2, m3 = Model(2.0), Model(3.0)
+    for _ in range(2):
+        close(m2.apply(pf.tensor(X)), X * 2)
+        close(m3.apply(pf.tensor(X)), X * 3)
+    assert Model.apply.stats()["hits"] == 2
+
+
+# ---- lax.cond / switch under vmap: select, as JAX batches them ----
+
+def test_cond_and_switch_under_vmap_match_jax() -> None:
+    def f(lax):
+        return lambda a, w: lax.cond(a > 0, lambda b: (b * w, {"q": b ** 2}),
+                                     lambda b: (b * 3 + w, {"q": -b}), a)
+
+    rp = pf.vmap(f(pf.lax), in_axes=(0, None))(pf.tensor(X), pf.tensor(np.float32(2.0)))
+    rj = jax.vmap(f(jax.lax), in_axes=(0, None))(X, np.float32(2.0))
+    close(rp[0], rj[0])
+    close(rp[1]["q"], rj[1]["q"])
+    gp = pf.vmap(pf.grad(lambda a, w: f(pf.lax)(a, w)[0], argnums=1), in_axes=(0, None))
+    gj = jax.vmap(jax.grad(lambda a, w: f(jax.lax)(a, w)[0], argnums=1), in_axes=(0, None))
+    close(gp(pf.tensor(X), pf.tensor(np.float32(2.0))), gj(X, np.float32(2.0)))
+
+    def s(lax):
+        return lambda i, a: lax.switch(i, [lambda b: b, lambda b: b * 2, lambda b: b - 1], a)
+    idx = np.array([-1, 0, 1, 2, 7], np.int32)
+    close(pf.vmap(s(pf.lax))(pf.tensor(idx), pf.tensor(X)), jax.vmap(s(jax.lax))(idx, X))
+    with pytest.raises(TypeError, match="same shapes"):
+        pf.vmap(lambda a: pf.lax.cond(a > 0, lambda b: b, lambda b: b.reshape(1), a))(
+            pf.tensor(X))
+    close(pf.lax.select(pf.tensor(X) > 0, pf.tensor(X), pf.tensor(-X)),
+          jax.lax.select(X > 0, X, -X))
+
+
+# ---- tree_util: JAX's names and key paths ----
+
+NT = collections.namedtuple("NT", "a b")
+
+
+@dataclasses.dataclass
+class _Data:
+    w: object
+    s: str = "x"
+
+
+class _Custom:
+    def __init__(self, v: object):
+        self.v = v
+
+
+ptu.register_dataclass(_Data, ["w"], ["s"])
+jtu.register_dataclass(_Data, ["w"], ["s"])
+for _reg in (ptu.register_pytree_node, jtu.register_pytree_node):
+    _reg(_Custom, lambda c: ((c.v,), None), lambda _, ch: _Custom(*ch))
+
+
+def test_key_paths_match_jax() -> None:
+    tree = {"a": [1, (2, 3)], "n": NT(4, 5), "d": _Data(6), "c": _Custom(7), "z": None}
+    mine, theirs = ptu.tree_flatten_with_path(tree)[0], jtu.tree_flatten_with_path(tree)[0]
+    assert [(ptu.keystr(p), leaf) for p, leaf in mine] == \
+        [(jtu.keystr(p), leaf) for p, leaf in theirs]
+    assert [ptu.keystr(p, simple=True, separator="/") for p, _ in mine] == \
+        [jtu.keystr(p, simple=True, separator="/") for p, _ in theirs]
+    assert ptu.tree_map_with_path(lambda p, x, y: (ptu.keystr(p), x + y), [1, {"q": 2}],
+                                  [10, {"q": 20}]) == \
+        jtu.tree_map_with_path(lambda p, x, y: (jtu.keystr(p), x + y), [1, {"q": 2}],
+                               [10, {"q": 20}])
+    assert [ptu.keystr(p) for p, _ in ptu.tree_leaves_with_path(tree)] == \
+        [jtu.keystr(p) for p, _ in jtu.tree_leaves_with_path(tree)]
+
+
+def test_tree_functions_match_jax() -> None:
+    add = lambda a, b: a + b  # noqa: E731
+    assert ptu.tree_reduce(add, [1, (2, 3)]) == jtu.tree_reduce(add, [1, (2, 3)])
+    assert ptu.tree_reduce(add, [], 5) == jtu.tree_reduce(add, [], 5)
+    assert ptu.tree_all([True, (1, 0)]) == jtu.tree_all([True, (1, 0)])
+    t = [{"a": 1, "b": 2}, {"a": 3, "b": 4}]
+    assert ptu.tree_transpose(ptu.tree_structure([0, 0]), ptu.tree_structure({"a": 0, "b": 0}),
+                              t) == \
+        jtu.tree_transpose(jtu.tree_structure([0, 0]), jtu.tree_structure({"a": 0, "b": 0}), t)
+    for xs in ([1, 2.0, None], [1, (2,)], [1, 2]):
+        assert ptu.all_leaves(xs) == jtu.all_leaves(xs)
+    for x in (None, 1, (1,)):
+        assert ptu.treedef_is_leaf(ptu.tree_structure(x)) == \
+            jtu.treedef_is_leaf(jtu.tree_structure(x))
+    assert pf.tree.map(lambda a, b: a * b, {"a": 2, "b": (3,)}, {"a": 5, "b": (7,)}) == \
+        jax.tree.map(lambda a, b: a * b, {"a": 2, "b": (3,)}, {"a": 5, "b": (7,)})
+    assert pf.tree.leaves({"b": 1, "a": [2, None]}) == jax.tree.leaves({"b": 1, "a": [2, None]})
+
+
+def test_partial_and_node_class_cross_transforms() -> None:
+    fp = ptu.Partial(lambda a, b: a * b, pf.tensor(np.float32(2.0)))
+    fj = jtu.Partial(lambda a, b: a * b, np.float32(2.0))
+    assert len(ptu.tree_leaves(fp)) == len(jtu.tree_leaves(fj)) == 1
+    close(pf.grad(lambda p, x: p(x))(fp, pf.tensor(np.float32(3.0))).args[0],
+          jax.grad(lambda p, x: p(x))(fj, np.float32(3.0)).args[0])
+
+    def box_class(register):
+        @register
+        class Box:
+            def __init__(self, v, name):
+                self.v, self.name = v, name
+
+            def tree_flatten(self):
+                return (self.v,), self.name
+
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(children[0], aux)
+        return Box
+
+    bp, bj = box_class(ptu.register_pytree_node_class), box_class(jtu.register_pytree_node_class)
+    gp = pf.grad(lambda b: (b.v ** 3).sum())(bp(pf.tensor(X), "n"))
+    gj = jax.grad(lambda b: (b.v ** 3).sum())(bj(X, "n"))
+    assert gp.name == gj.name == "n"
+    close(gp.v, gj.v)
+    gv = pf.vmap(lambda b: b.v * 2)(bp(pf.tensor(X), "n"))
+    close(gv, jax.vmap(lambda b: b.v * 2)(bj(X, "n")))
+
+    @ptu.register_static
+    class Static:
+        pass
+    assert ptu.tree_leaves([Static(), 1]) == [1]
+
+
+# ---- keyword arguments, axis_size alone, eval_shape, lower().as_text() ----
+
+def test_keyword_arguments_of_grad_and_vmap_like_jax() -> None:
+    def loss(lib):
+        return lambda a, scale=1.0: (lib.sin(a) * scale).sum()
+    close(pf.grad(loss(pf))(pf.tensor(X), scale=3.0), jax.grad(loss(jnp))(X, scale=3.0))
+    vp, gp = pf.value_and_grad(loss(pf))(pf.tensor(X), scale=2.0)
+    vj, gj = jax.value_and_grad(loss(jnp))(X, scale=2.0)
+    close(vp, vj)
+    close(gp, gj)
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    close(pf.vmap(lambda a, b=None: a * b, in_axes=(1,))(pf.tensor(m), b=pf.tensor(m.T)),
+          jax.vmap(lambda a, b=None: a * b, in_axes=(1,))(m, b=m.T))
+    close(pf.vmap(lambda: pf.ones(2) * 3.0, axis_size=4)(),
+          jax.vmap(lambda: jnp.ones(2) * 3.0, axis_size=4)())
+    close(pf.vmap(lambda w: w * 2, in_axes=None, axis_size=3, out_axes=1)(pf.tensor(m)),
+          jax.vmap(lambda w: w * 2, in_axes=None, axis_size=3, out_axes=1)(m))
+
+
+def test_eval_shape_and_lowered_text() -> None:
+    def f(lib):
+        return lambda a, b: {"m": a @ b, "s": (lib.sum(a), lib.tanh(b).T)}
+    mine = pf.eval_shape(f(pf), pf.ShapeDtypeStruct((2, 3), pf.float32), pf.ones(3, 4))
+    theirs = jax.eval_shape(f(jnp), jax.ShapeDtypeStruct((2, 3), jnp.float32),
+                            jnp.ones((3, 4)))
+    assert pf.tree.structure(mine) == pf.tree.structure(
+        jax.tree.map(lambda _: 0, theirs))
+    for a, b in zip(pf.tree.leaves(mine), jax.tree.leaves(theirs)):
+        assert a.shape == b.shape and a.dtype.np == b.dtype
+    text = pf.jit(lambda a: a * 2).lower(pf.tensor(X)).as_text()
+    assert "pyflame.mul" in text and text.startswith("builtin.module")
