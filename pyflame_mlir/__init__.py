@@ -214,6 +214,7 @@ from .torch_api import (  # torch's dtype facts, default dtype and type tests
     numel,
     set_default_dtype,
 )
+from .torch_api import install_numpy_names as _install_numpy_names
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
 from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
 
@@ -309,6 +310,8 @@ def get_pipeline() -> str:
 
 cholesky, svd, qr = (_LINALG_TOP_LEVEL[n]  # torch.cholesky/svd/qr: torch's old signatures
                      for n in ("cholesky", "svd", "qr"))
+
+_install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
 
 __all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
            + list(_METHODS) + list(_INDEXING_METHODS))

@@ -3,6 +3,8 @@ dtypes (``finfo``, ``iinfo``), the default float dtype, and type tests."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import ml_dtypes
@@ -73,3 +75,41 @@ def numel(input: Tensor) -> int:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"numel(): argument 'input' must be Tensor, not {type(input).__name__}")
     return input.numel()
+
+
+# ---- numpy's argument names (torch's parser takes axis= and keepdims=) ----
+
+def accept_numpy_names(fn: Any) -> Any:
+    """``fn`` also taking ``axis=`` for ``dim=`` and ``keepdims=`` for
+    ``keepdim=``, as torch's functions and Tensor methods do (JAX and numpy
+    code writes ``x.sum(axis=0, keepdims=True)``); ``fn`` itself when it has
+    neither parameter or already takes the numpy names."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if ("dim" not in params and "keepdim" not in params) or "axis" in params \
+            or "keepdims" in params:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if numpy_name in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both {name}= and its alias "
+                                        f"{numpy_name}=")
+                    kwargs[name] = kwargs.pop(numpy_name)
+        return fn(*args, **kwargs)
+    return call
+
+
+def install_numpy_names(namespace: dict[str, Any], cls: type) -> None:
+    """``accept_numpy_names`` on the functions of a namespace and the methods of a class."""
+    for name, value in list(namespace.items()):
+        if not name.startswith("_") and inspect.isfunction(value):
+            namespace[name] = accept_numpy_names(value)
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(value):
+            setattr(cls, name, accept_numpy_names(value))

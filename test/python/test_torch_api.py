@@ -499,3 +499,23 @@ def test_backward_inputs_and_grad_materialize_grads_as_torch() -> None:
             lib.autograd.grad((a * c).sum(), [a], allow_unused=False, materialize_grads=True)
     for ours, theirs in zip(got[1], got[0]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_numpy_argument_names_as_torch_takes_them() -> None:
+    """torch's functions and Tensor methods take axis= for dim= and keepdims=
+    for keepdim= (JAX and numpy code writes them)."""
+    data = np.arange(12.0).reshape(3, 4)
+    calls = [
+        lambda L, x: L.sum(x, axis=1, keepdims=True), lambda L, x: x.mean(axis=0),
+        lambda L, x: L.amax(x, axis=1), lambda L, x: x.max(axis=1).values,
+        lambda L, x: x.argmax(axis=0, keepdims=True), lambda L, x: L.cat([x, x], axis=1),
+        lambda L, x: L.stack([x, x], axis=2), lambda L, x: L.softmax(x, axis=1),
+        lambda L, x: x.cumsum(axis=0), lambda L, x: x.std(axis=1, keepdims=True),
+        lambda L, x: L.logsumexp(x, axis=0), lambda L, x: x[None].squeeze(axis=0),
+        lambda L, x: L.prod(x, axis=1), lambda L, x: L.median(x, axis=1).values,
+    ]
+    for call in calls:
+        ours, theirs = call(pf, pf.tensor(data)), call(torch, torch.tensor(data))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(TypeError, match="both dim= and its alias axis="):
+        pf.tensor(data).sum(dim=0, axis=1)
