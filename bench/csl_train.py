@@ -161,6 +161,20 @@ def run(args: argparse.Namespace, resident: bool, optimizer: str, arch: str = "w
             "batch_bytes": 4 * args.batch * (args.d_in + args.d_out)}
 
 
+def _measured(args: argparse.Namespace, row: str, *how, **kw) -> dict | None:
+    """`run(args, *how, **kw)`, or None after printing the row's verdict when the step
+    does not fit this grid (the f16 or AdamW step may need more SRAM than the f32 one)."""
+    try:
+        return run(args, *how, **kw)
+    except MemoryBudgetError as e:
+        print(f"{row}| does not fit: {e.needed:,} B/PE needed (budget {e.budget:,}) |")
+    except CslUnsupportedError as e:
+        if "fits" not in str(e):
+            raise
+        print(f"{row}| does not fit: {e} |")
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", default="4x4")
@@ -191,14 +205,20 @@ def main() -> None:
     print("|---" * (head.count("|") - 1) + "|")
     for optimizer in args.optimizers.split(","):
         for resident in (True, False):
-            m = run(args, resident, optimizer)
+            m = _measured(args, f"| {optimizer} | f32 | {'resident' if resident else 'copied'} ",
+                          resident, optimizer)
+            if m is None:
+                continue
             fpc = m["flops"] / m["cycles"]
             print(f"| {optimizer} | f32 | {'resident' if resident else 'copied'} | "
                   f"{m['cycles']:,.0f} | {fpc:,.1f} | {100 * fpc / m['peak']:.1f}% | "
                   f"{m['h2d']:,} | {m['d2h']:,} | {m['memcpy']:,.0f} | "
                   f"{m['cycles'] + m['memcpy']:,.0f} | {m['sram']:,} | {m['wall']:.2f} |")
         for arch in ("wse2", "wse3"):  # f16 rows (issue #16, half precision)
-            m = run(args, True, optimizer, arch, half=True)
+            m = _measured(args, f"| {optimizer} | f16 ({arch}) | resident f32 masters ",
+                          True, optimizer, arch, half=True)
+            if m is None:
+                continue
             fpc = m["flops"] / m["cycles"]
             print(f"| {optimizer} | f16 ({arch}) | resident f32 masters | {m['cycles']:,.0f} | "
                   f"{fpc:,.1f} | {100 * fpc / m['peak']:.1f}% | {m['h2d']:,} | {m['d2h']:,} | "
