@@ -104,7 +104,6 @@ class MatmulMixin:
         self.bind(out, w, lay)
         self.note(op, lay, f"{label} (~{cost:,.0f} cycles)")
 
-
     # -- batched matmul: the batch laid over the grid (issue #16) --
     def _flat_view(self, v: SSAValue, shape: tuple) -> _Fresh:
         """The rank-3 value ``v`` as its row-major rank-2 view ``shape``: a reshape of
@@ -150,9 +149,8 @@ class MatmulMixin:
                 if sum(math.prod(t) for t in tiles) > self.budget_words * 0.9:
                     continue
                 local = nb // (g.size(ra) if ra != "-" else 1)
-                back = min(self._steps_cost(sc, lc, self.steps(sc, lc, whole_layout(lc, (0, 1),
-                                                                                      s)))
-                           for s in ("*", "0"))
+                wholes = [whole_layout(lc, (0, 1), s) for s in ("*", "0")]
+                back = min(self._steps_cost(sc, lc, self.steps(sc, lc, lay)) for lay in wholes)
                 c = (self.conv_cost(va, la) + self.conv_cost(vb, lb) + back
                      + local * self.cost.matmul(tiles[0][0] // local, k, tiles[1][1]))
                 label = (f"batch_matmul B:{ra} N:{na}"
