@@ -1305,3 +1305,59 @@ class RelayoutOp(_LocalUnaryOp):
 
 WSE = Dialect("wse", [*WSE.operations, RelayoutOp], [*WSE.attributes])
 __all__ += ["RelayoutOp", "infer_relayout", "swap_axes"]
+
+
+# ---- batched matmul laid over the grid (issue #16) ----
+# ``[B, M, K] @ [B, K, N]`` as its row-major rank-2 views ``[B*M, K]`` and
+# ``[B*K, N]``: rows tiled over an axis in blocks of whole batch elements, so each
+# PE multiplies the batch elements it holds, with no partial sums to combine.
+
+
+def infer_batch_matmul(a: Spec, b: Spec, batch: int, grid: Grid) -> Spec:
+    """Block-diagonal product: A ``[B*M, K]`` (K whole), B ``[B*K, N]``, their rows on
+    the same axis (or whole) with ``B`` a multiple of that axis's size; N over the
+    other axis needs A replicated over it. Result ``[B*M, N]`` (rows as A's)."""
+    (sa, la), (sb, lb) = a, b
+    if len(sa) != 2 or len(sb) != 2 or batch < 1 or sa[0] % batch or sb[0] != batch * sa[1]:
+        raise LayoutError(f"wse.batch_matmul multiplies [B*M, K] by [B*K, N] with B = {batch}, "
+                          f"got {list(sa)} and {list(sb)}")
+    if la.is_partial or lb.is_partial:
+        raise LayoutError("cannot multiply partial results: wse.combine them first")
+    r_axis, n_axis = la.dims[0], lb.dims[1]
+    if la.dims[1] != NONE:
+        raise LayoutError(f"wse.batch_matmul needs K whole on every PE, got A in {la}")
+    if lb.dims[0] != r_axis:
+        raise LayoutError(f"the batch rows are on '{r_axis}' in A but on '{lb.dims[0]}' in B")
+    if r_axis != NONE and batch % grid.size(r_axis):
+        raise LayoutError(f"{batch} batch elements do not split evenly over the "
+                          f"{grid.size(r_axis)} PEs of axis {r_axis}")
+    states: dict[str, str] = {}
+    for g in AXES:
+        if g == n_axis:
+            if la.state(g) != "*":
+                raise LayoutError(f"N is tiled over {g}: A must be replicated over {g}, "
+                                  f"got '{la.state(g)}'")
+        elif g != r_axis:
+            states[g] = _combine_states([la.state(g), lb.state(g)], f"an operand (axis {g})")
+    return (sa[0], sb[1]), Layout((r_axis, n_axis), states.get("x", ""), states.get("y", ""))
+
+
+@irdl_op_definition
+class BatchMatmulOp(_TileProductOp):
+    """``wse.batch_matmul``: each PE multiplies the whole batch elements its row block
+    holds (see ``infer_batch_matmul``); ``batch`` is B."""
+
+    name = "wse.batch_matmul"
+    batch = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, a: SSAValue, b: SSAValue, batch: int, t: TensorTypeAttr):
+        IRDLOperation.__init__(self, operands=[a, b], result_types=[t],
+                               properties={"batch": IntegerAttr(batch, i64)})
+
+    def _verify_rule(self, a: Any, b: Any) -> Any:
+        return self._run(infer_batch_matmul, a, b, self.batch.value.data, self.grid())
+
+
+WSE = Dialect("wse", [*WSE.operations, BatchMatmulOp], [*WSE.attributes])
+__all__ += ["BatchMatmulOp", "infer_batch_matmul"]

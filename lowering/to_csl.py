@@ -248,6 +248,7 @@ _HANDLERS = {
     wse.MatmulOp: _Lowerer._op_matmul,
     wse.SummaOp: _Lowerer._op_summa,
     wse.RelayoutOp: _Lowerer._op_relayout,
+    wse.BatchMatmulOp: _Lowerer._op_batch_matmul,  # batch dims over the grid (issue #16)
     # windows of tiles (issue #16)
     wse.SliceOp: _Lowerer._op_slice,
     wse.PadOp: _Lowerer._op_pad,

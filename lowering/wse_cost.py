@@ -196,6 +196,11 @@ def op_cost(cost: WseCostModel, op) -> float:
         m = ta[0] if len(ta) == 2 else 1
         n = tb[1] if len(tb) == 2 else 1
         return cost.matmul(m, ta[-1], n)
+    if isinstance(op, wse.BatchMatmulOp):  # this PE's batch elements, one after another
+        rows, k = op.lhs.type.tile(g)
+        r_axis = op.lhs.type.layout.dims[0]
+        local = op.batch.value.data // (g.size(r_axis) if r_axis != wse.NONE else 1)
+        return local * cost.matmul(rows // local, k, op.rhs.type.tile(g)[1])
     if isinstance(op, wse.SummaOp):
         ta, tb = op.lhs.type.tile(g), op.rhs.type.tile(g)
         b_axis = op.result.type.layout.dims[1]

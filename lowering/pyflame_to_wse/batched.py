@@ -10,8 +10,11 @@ reshapes of a chain):
   like any matrix (``[B, T, C]`` runs as ``[B*T, C]``);
 * **reductions** likewise, grouping reduced and kept dims;
 * **matmul** with a rank-2 right operand: ``[..., M, K] @ [K, N]`` is
-  ``[(...)*M, K] @ [K, N]``; with batch dims on both sides the batch is
-  looped: one rank-2 matmul per batch element, between a slice and a concat.
+  ``[(...)*M, K] @ [K, N]``; with the same batch dims on both sides they fold
+  into one, ``[B, M, K] @ [B, K, N]``, which the planner lays over the grid
+  (``matmul.py: _batch_matmul``, ``wse.batch_matmul``); with a batch broadcast
+  on one side the batch is looped: one rank-2 matmul per batch element, between
+  a slice and a concat.
 
 What stays rank >= 3 is data movement (reshape, permute, slice, pad, concat,
 constants), which the planner runs on tensors whole on every PE. An op that
@@ -103,6 +106,11 @@ def _matmul(b: Any, x: Any, y: Any, out_shape: tuple) -> Any | None:
         return b.reshape(r, shape=out_shape)
     batch = out_shape[:-2]
     nb = math.prod(batch)
+    if LAY_BATCH and xs[:-2] == ys[:-2] == batch:  # the batch over the grid: batch_matmul
+        if len(out_shape) == 3:
+            return None  # already [B, M, K] @ [B, K, N]: the planner places it
+        r = b.matmul(b.reshape(x, shape=(nb, m, k)), b.reshape(y, shape=(nb, k, n)))
+        return b.reshape(r, shape=out_shape)
     xb = b.reshape(x, shape=(math.prod(xs[:-2]), m, k))
     yb = b.reshape(y, shape=(math.prod(ys[:-2]), k, n))
     if xs[:-2] not in (batch, (1,) * len(xs[:-2]), ()) or ys[:-2] not in (
@@ -119,6 +127,18 @@ def _matmul(b: Any, x: Any, y: Any, out_shape: tuple) -> Any | None:
         parts.append(b.reshape(b.matmul(a2, b2), shape=(1, m, n)))
     r = b.concat(*parts, dim=0) if nb > 1 else parts[0]
     return b.reshape(r, shape=out_shape)
+
+
+# False: batched matmuls are looped, one rank-2 matmul per batch element (the way
+# before the batch was laid over the grid; bench/csl_batch_matmul.py compares the two)
+LAY_BATCH = True
+
+
+def batch_laid(shapes: Sequence[Sequence[int]]) -> bool:
+    """``[B, M, K] @ [B, K, N] -> [B, M, N]`` (the shapes of a matmul's operands and
+    result): planned with its batch over the grid (``wse.batch_matmul``)."""
+    return LAY_BATCH and len(shapes) == 3 and all(len(s) == 3 for s in shapes) and \
+        shapes[0][0] == shapes[1][0] == shapes[2][0]
 
 
 def flatten_rule(name: str, family: str, shapes: Sequence[Sequence[int]]):

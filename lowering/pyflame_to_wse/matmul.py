@@ -12,8 +12,9 @@ from xdsl.ir import Operation, SSAValue
 
 from ...dialects import wse
 from .placement import _layout, tileable
-from .support import CslUnsupportedError
+from .support import CslUnsupportedError, _Fresh
 from .support import value_spec as _spec
+from .windows import _source, whole_layout
 
 if TYPE_CHECKING:
     from .planner import _Planner
@@ -28,6 +29,9 @@ class MatmulMixin:
         a, b = op.operands
         out = op.results[0]
         sa, sb = _spec(a)[0], _spec(b)[0]
+        if len(sa) == 3:
+            self._batch_matmul(op)
+            return
         g = self.grid
         M = sa[0] if len(sa) == 2 else None
         K = sa[-1]
@@ -100,6 +104,82 @@ class MatmulMixin:
         self.bind(out, w, lay)
         self.note(op, lay, f"{label} (~{cost:,.0f} cycles)")
 
+    # -- batched matmul: the batch laid over the grid (issue #16) --
+    def _flat_view(self, v: SSAValue, shape: tuple) -> _Fresh:
+        """The rank-3 value ``v`` as its row-major rank-2 view ``shape``: a reshape of
+        the tensor whole on every PE (no copy), bound to a planner key."""
+        lay = _source(self, [v], range(3))
+        w = self.get(v, lay)
+        rs, rl = wse.infer_reshape(_spec(v)[0], lay, shape)
+        key = _Fresh(rs, False, _spec(v)[1].name == "float16")
+        self.bind(key, self.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, half=key.half))), rl)
+        return key
+
+    def _batch_matmul(self, op: Operation) -> None:
+        """``[B, M, K] @ [B, K, N]`` (``legalize-for-wse`` folds wider batch dims into B)
+        as ``wse.batch_matmul`` of the rank-2 views ``[B*M, K]`` and ``[B*K, N]``: the
+        batch rows over an axis whose size divides B (each PE multiplies its own batch
+        elements, no partial sums), N over the other axis or whole; or every batch
+        element on one PE (the loop of before) or on all. Priced with the relayouts of
+        the operands and of the result back to a whole rank-3 tensor."""
+        a, b = op.operands
+        out = op.results[0]
+        (nb, m, k), n = _spec(a)[0], _spec(b)[0][2]
+        g = self.grid
+        half = _spec(out)[1].name == "float16"
+        va, vb = self._flat_view(a, (nb * m, k)), self._flat_view(b, (nb * k, n))
+        sa, sb, sc = (nb * m, k), (nb * k, n), (nb * m, n)
+        options = []
+        for ra, na in itertools.product(("y", "x", "-"), ("x", "y", "-")):
+            if ra != "-" and (g.size(ra) == 1 or nb % g.size(ra)):
+                continue
+            if na != "-" and (na == ra or not tileable(n, g.size(na))):
+                continue
+            free = [ax for ax in wse.AXES if ax not in (ra, na)]
+            for st in ("0", "*") if free else ("",):
+                la = _layout([ra, "-"], {ax: ("*" if ax == na else st) for ax in wse.AXES})
+                lb = _layout([ra, na], {ax: st for ax in wse.AXES})
+                if la is None or lb is None:
+                    continue
+                try:
+                    _, lc = wse.infer_batch_matmul((sa, la), (sb, lb), nb, g)
+                except wse.LayoutError:
+                    continue
+                tiles = [wse.tile_shape(s, lay, g) for s, lay in ((sa, la), (sb, lb), (sc, lc))]
+                if sum(math.prod(t) for t in tiles) > self.budget_words * 0.9:
+                    continue
+                local = nb // (g.size(ra) if ra != "-" else 1)
+                wholes = [whole_layout(lc, (0, 1), s) for s in ("*", "0")]
+                back = min(self._steps_cost(sc, lc, self.steps(sc, lc, lay)) for lay in wholes)
+                c = (self.conv_cost(va, la) + self.conv_cost(vb, lb) + back
+                     + local * self.cost.matmul(tiles[0][0] // local, k, tiles[1][1]))
+                label = (f"batch_matmul B:{ra} N:{na}"
+                         + (f" (replicated over {','.join(free)})" if st == "*" else ""))
+                options.append((c, label, la, lb, lc))
+        if not options:
+            raise CslUnsupportedError(
+                f"csl backend: no placement of the batched matmul {[nb, m, k]} x {[nb, k, n]} "
+                f"fits the {self.budget_words * 4}-byte SRAM budget of a PE on the {g} grid; "
+                "use a larger grid")
+        options.sort(key=lambda o: o[0])
+        i = self.index.get(op, -1)
+        self.candidates[i] = [o[1] for o in options]
+        want = self.fixed.get(i)
+        cost, label, la, lb, _ = next((o for o in options if o[1] == want), options[0])
+        self.chosen[i] = label
+        wa, wb = self.get(va, la), self.get(vb, lb)
+        # a value replicated where `la`/`lb` asks for one line serves as it is: the
+        # result's states follow the operands the op actually gets
+        _, lc = wse.infer_batch_matmul((sa, wa.type.layout), (sb, wb.type.layout), nb, g)
+        w = self.emit(wse.BatchMatmulOp(wa, wb, nb, wse.wse_type(sc, lc)))
+        vc = _Fresh(sc, False, half)
+        self.bind(vc, _rounded(self, w, half), lc)
+        whole = min((whole_layout(lc, (0, 1), s) for s in ("*", "0")),
+                    key=lambda lay: self.conv_cost(vc, lay))
+        w = self.get(vc, whole)
+        rs, rl = wse.infer_reshape(sc, whole, _spec(out)[0])
+        self.bind(out, self.emit(wse.ReshapeOp(w, wse.wse_type(rs, rl, half=half))), rl)
+        self.note(op, rl, f"{label} (~{cost:,.0f} cycles)")
 
 
 # f16 operands (issue #16): the tile products accumulate into an f32 tile (``@fmachs``:

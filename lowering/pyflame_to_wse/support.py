@@ -13,11 +13,11 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from ...dialects.dtypes import DType, bool_, float32
+from ...dialects.dtypes import DType, bool_, float16, float32
 from ...dialects.fused import CHAINS
 from ...dialects.pyflame import OP_CLASSES, FusedOp, PyflameOp, spec_of_type, tensor_type
 from ...dialects.wse_target import ARCH, BF16_REFUSED, WSE_FNS
-from .batched import WHOLE_RANK_OPS, flatten_rule
+from .batched import WHOLE_RANK_OPS, batch_laid, flatten_rule
 from .polynomial import ON_PE
 
 
@@ -134,6 +134,8 @@ def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
                                          "in f32 and f16 (bool as 0/1 masks; int32/int64 as "
                                          "exact f32 values, only moved and compared)")
             if len(shape) > 2 and name not in WHOLE_RANK_OPS and not (
+                    name == "matmul" and batch_laid([spec_of_type(u.type, "value")[0] for u in
+                                                     (*op.operands, *op.results)])) and not (
                     before_flattening and (name in (*DECOMPOSED, *ON_PE) or flatten_rule(
                         name, op.OPDEF.family, [shape]))):
                 raise _unsupported(name, f"a rank-{len(shape)} tensor {list(shape)}: tensors "
@@ -156,12 +158,12 @@ def check_supported(fn: func.FuncOp, before_flattening: bool = False) -> None:
 class _Fresh:
     """A pyflame-level value the lowering makes up (e.g. the reciprocal of a divisor)."""
 
-    def __init__(self, shape: tuple, mask: bool):
-        self.shape, self.mask = tuple(shape), mask
+    def __init__(self, shape: tuple, mask: bool, half: bool = False):
+        self.shape, self.mask, self.half = tuple(shape), mask, half
 
     @property
     def type(self):  # noqa: ANN201 - quacks like an SSAValue for value_spec
-        return tensor_type(self.shape, bool_ if self.mask else float32)
+        return tensor_type(self.shape, bool_ if self.mask else float16 if self.half else float32)
 
 
 def row_lookup_index(op: PyflameOp) -> SSAValue | None:

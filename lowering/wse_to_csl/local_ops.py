@@ -238,10 +238,32 @@ class LocalOpsMixin:
             vk = self.extent(g, ta, len(ta.dims) - 1)
             self.local_matmul(g, A, ta.tile(self.grid), B, tb.tile(self.grid), C, vk, True)
 
+    def _op_batch_matmul(self, e: Emit, op: wse.BatchMatmulOp) -> None:
+        """The batch elements of this PE's row block one after another (unrolled), each a
+        tile product at its offsets: A's block j starts j*M*K elements in (A's columns
+        are read at stride 1 from there, so the offset rides on ``k_off_a``), B's j*K
+        rows in, C's j*M*N elements in."""
+        ta, tb, tc = op.lhs.type, op.rhs.type, op.result.type
+        A, B, C = self.buf(op.lhs), self.buf(op.rhs), self.buf(op.result)
+        rows, k = ta.tile(self.grid)
+        n = tb.tile(self.grid)[1]
+        r_axis = ta.layout.dims[0]
+        batch = op.batch.value.data
+        local = batch // (self.grid.size(r_axis) if r_axis != wse.NONE else 1)
+        m = rows // local
+        with e.when(self.guard(e, tc.layout)) as g:
+            for j in range(local):
+                self.local_matmul(g, A, (m, k), B, (k, n), C, k, True, k_off_a=j * m * k,
+                                  k_off_b=j * k, c_off=j * m * n)
+
     def local_matmul(self, e: Emit, A, ta: tuple, B, tb: tuple, C, vk, zero: bool,
-                     k_off_a: SSAValue | int = 0, k_off_b: SSAValue | int = 0) -> None:
+                     k_off_a: SSAValue | int = 0, k_off_b: SSAValue | int = 0,
+                     c_off: int = 0) -> None:
         """C (+)= A[:, k] B[k, :] over k < vk; tiles row-major (1-D: vectors).
-        ``k_off_a``/``k_off_b``: where k = 0 starts in A's columns / B's rows."""
+        ``k_off_a``/``k_off_b``: where k = 0 starts in A's columns / B's rows; ``c_off``:
+        where C starts in its buffer (2-D tiles only)."""
+        if c_off and (len(ta) == 1 or len(tb) == 1):
+            raise ValueError("local_matmul: a C offset is for 2-D tiles only")
         if len(ta) == 1 and len(tb) == 1:  # dot product
             acc = e.f32(0.0) if zero else e.load(C, 0)
             body = Block(arg_types=[i16, F32])
@@ -278,11 +300,11 @@ class LocalOpsMixin:
         m, ka = ta
         _, n = tb
         if zero:
-            e.builtin("fmovs", e.dsd(C, m * n), e.f32(0.0))
+            e.builtin("fmovs", e.dsd(C, m * n, c_off), e.f32(0.0))
         if min(m, n) <= UNROLL_MAX:  # code size: three statements per line
-            self._outer_products(e, A, ka, B, C, m, n, vk, k_off_a, k_off_b)
+            self._outer_products(e, A, ka, B, C, m, n, vk, k_off_a, k_off_b, c_off)
         elif m >= n:  # columns of C: C[:, j] += A[:, k] * B[k, j]
-            ccol0, acol0 = e.dsd(C, m, 0, n), e.dsd(A, m, 0, ka)
+            ccol0, acol0 = e.dsd(C, m, c_off, n), e.dsd(A, m, 0, ka)
             with e.loop(0, vk) as (k, b):
                 a_k = b.shift_dsd(acol0, b.iadd(k, k_off_a))
                 brow = b.imul(b.iadd(k, k_off_b), n)
@@ -290,7 +312,7 @@ class LocalOpsMixin:
                     cj = c.shift_dsd(ccol0, j)
                     c.builtin("fmacs", cj, cj, a_k, c.load(B, c.iadd(brow, j)))
         else:  # rows of C: C[i, :] += B[k, :] * A[i, k]
-            crow0, brow0 = e.dsd(C, n), e.dsd(B, n)
+            crow0, brow0 = e.dsd(C, n, c_off), e.dsd(B, n)
             with e.loop(0, m) as (i, b):
                 ci = b.shift_dsd(crow0, b.imul(i, n))
                 arow = b.iadd(b.imul(i, ka), k_off_a)
@@ -299,7 +321,8 @@ class LocalOpsMixin:
                               c.load(A, c.iadd(arow, k)))
 
     def _outer_products(self, e: Emit, A, ka: int, B, C, m: int, n: int, vk,
-                        k_off_a: SSAValue | int, k_off_b: SSAValue | int) -> None:
+                        k_off_a: SSAValue | int, k_off_b: SSAValue | int,
+                        c_off: int = 0) -> None:
         """C += A[:, :vk] B[:vk, :] as vk rank-1 updates, the short side of C unrolled: one
         ``@fmacs`` per line of C along its long side (the SDK GEMM's loop), with the
         lines' DSDs and the scalars' offsets set up once, before the loop over k, rather
@@ -307,13 +330,13 @@ class LocalOpsMixin:
         and the DSD op."""
         if m >= n:  # lines are columns of C: C[:, j] += A[:, k] * B[k, j]
             length = e.i16(m)
-            lines = [e.dsd(C, length, j, n) for j in range(n)]
+            lines = [e.dsd(C, length, c_off + j, n) for j in range(n)]
             vec0, vec_step, vec_off, sc, sc_step, sc_off = e.dsd(A, m, 0, ka), 1, k_off_a, \
                 B, n, k_off_b
             sc_at = [None] + [_index_const(e, j) for j in range(1, n)]  # B[k, j]: j past row k
         else:  # lines are rows of C: C[i, :] += B[k, :] * A[i, k]
             length = e.i16(n)
-            lines = [e.dsd(C, length, i * n) for i in range(m)]
+            lines = [e.dsd(C, length, c_off + i * n) for i in range(m)]
             vec0, vec_step, vec_off, sc, sc_step, sc_off = e.dsd(B, n), n, k_off_b, A, 1, \
                 k_off_a
             sc_at = [None] + [_index_const(e, i * ka) for i in range(1, m)]  # A[i, k]

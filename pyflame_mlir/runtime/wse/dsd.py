@@ -10,9 +10,17 @@ the mutators edit those; `mem4d_dsd` keeps an index array built once from its
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 
 from .errors import ProgramError
 
@@ -93,8 +101,30 @@ def _flat_index(shape: tuple[int, ...], amap: AffineMap, sizes: list[int]) -> np
     return flat.reshape(-1)
 
 
+@cache
+def _linear(amap: AffineMap) -> bool:
+    """Every result is a sum of constants and constant multiples of dims (no mod, no
+    division, no symbol): two points give a one-index access's offset and stride."""
+
+    def lin(e: AffineExpr) -> bool:
+        if isinstance(e, AffineBinaryOpExpr):
+            if e.kind == AffineBinaryOpKind.Add:
+                return lin(e.lhs) and lin(e.rhs)
+            constant = isinstance(e.lhs, AffineConstantExpr) or isinstance(
+                e.rhs, AffineConstantExpr)
+            return e.kind == AffineBinaryOpKind.Mul and constant and lin(e.lhs) and lin(e.rhs)
+        return isinstance(e, AffineDimExpr | AffineConstantExpr)
+
+    return all(lin(e) for e in amap.results)
+
+
 def make_mem_dsd(kind: str, base: np.ndarray, sizes: list[int], amap: AffineMap | None) -> Dsd:
     amap = amap or AffineMap.identity(len(sizes))
+    if kind == "mem1d_dsd" and len(sizes) == 1 and _linear(amap):
+        # affine by construction: its first two elements are all it takes
+        flat = _flat_index(base.shape, amap, [min(sizes[0], 2)])
+        return MemDsd(base.reshape(-1), int(flat[0]) if flat.size else 0,
+                      int(flat[1] - flat[0]) if flat.size > 1 else 1, sizes[0])
     flat = _flat_index(base.shape, amap, sizes)
     buf = base.reshape(-1)
     if kind == "mem1d_dsd":

@@ -43,6 +43,8 @@ from .errors import AsyncRaceError, AsyncRaceWarning, ProgramError
 from .fabric import Chunk
 from .interpreter import Drain, Wait
 
+_F32 = np.dtype(np.float32)
+
 
 @dataclass(eq=False)  # identity: two pending ops with equal fields are still two ops
 class AsyncOp:
@@ -160,6 +162,49 @@ class DsdUnit:
             return self._wait_then_run(b, operands, n, needs)
         drain = self._run_sync(b, operands, n)
         return None if drain is None else iter((drain,))
+
+    def dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
+        """The common case in fewer steps: a synchronous op over memory DSDs and
+        scalars only (no fabric, no pointer), with no async op of this PE running.
+        Does what `dsd_op` does for it (same result, cycles, FLOPs) and returns True;
+        False, having done nothing, for anything else (`dsd_op` then runs it, and
+        raises what it raises)."""
+        n = -1
+        unit = True
+        operands = []
+        for v, w in zip(vals, whole):
+            if w:
+                v = D.MemDsd(v.reshape(-1), 0, 1, v.size)
+            cls = v.__class__
+            if cls is D.MemDsd or cls is D.Mem4dDsd:
+                length = v.length
+                if n != length:
+                    if n >= 0:
+                        return False  # different lengths: the general path's error
+                    n = length
+                unit = unit and v.unit_stride
+                operands.append((True, v))
+            elif cls is D.FabDsd or not operands:
+                return False  # a fabric operand, or a destination that is not memory
+            else:
+                operands.append((False, v))
+        srcs = []
+        for (mem, v), want in zip(operands[1:], b.srcs):
+            arr = D.read(v, want or v.buf.dtype) if mem else (want or _F32).type(v)
+            srcs.append(arr.astype(np.float32) if want is None else arr)
+        m = self.sim.model
+        family = b.family
+        if family == "f16":
+            rate = float(m.f16_simd(self.sim.arch) if unit else m.strided_f16_simd)
+        elif family == "int":
+            rate = m.int_elems_per_cycle
+        else:
+            rate = m.f32_elems_per_cycle
+        self.dsd_ops += 1
+        self.t += m.dsd_cycles(n, rate)
+        self.flops += b.flops * n
+        D.write(operands[0][1], self._compute(b, srcs, n, "mem"))
+        return True
 
     def _wait_then_run(self, b: Builtin, operands: list, n: int, needs: dict[int, int]):
         for color, k in needs.items():

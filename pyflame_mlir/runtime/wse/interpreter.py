@@ -96,6 +96,8 @@ class Context:
     def dsd_op(self, b: Builtin, types: tuple, then, vals: list
                ) -> Generator[Wait, None, None] | None:
         self._reject(f"csl.{b.name}")
+    def dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
+        return False  # no fast path: `dsd_op` decides
     def set_rectangle(self, w: int, h: int): self._reject("@set_rectangle")
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import csl
+from xdsl.dialects.builtin import MemRefType
 
 from pyflame_mlir.dialects import csl_ext
 
@@ -117,8 +118,15 @@ def _dsd_builtin(op: csl.BuiltinDsdOp):
     ops = tuple(op.ops)
     types = tuple(o.type for o in ops)
     then: Any = op.attributes.get(csl_ext.ASYNC_ATTR)
+    # the fast path's plan: which operands are whole arrays used as DSDs; a pointer
+    # destination (a fold) or an async op always takes the general path
+    whole = tuple(isinstance(t, MemRefType) for t in types)
+    local = then is None and not any(isinstance(t, csl.PtrType) for t in types)
 
     def run(ctx, env):  # None when done at once, else a generator of its waits
-        return ctx.dsd_op(b, types, then, [env[v] for v in ops])
+        vals = [env[v] for v in ops]
+        if local and not ctx.watching and ctx.dsd_local(b, whole, vals):
+            return None
+        return ctx.dsd_op(b, types, then, vals)
 
     return run
