@@ -136,6 +136,7 @@ from .linalg import (
     det,
     inverse,
     logdet,
+    lu_unpack,
     matrix_exp,
     pinverse,
     slogdet,
@@ -279,6 +280,7 @@ def get_pipeline() -> str:
 
 cholesky, svd, qr = (_LINALG_TOP_LEVEL[n]  # torch.cholesky/svd/qr: torch's old signatures
                      for n in ("cholesky", "svd", "qr"))
+lu, lu_solve = _LINALG_TOP_LEVEL["lu"], _LINALG_TOP_LEVEL["lu_solve"]  # issue 14: torch.lu/lu_solve
 
 __all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
            + list(_METHODS) + list(_INDEXING_METHODS))

@@ -31,6 +31,7 @@ from .dialects.dtypes import float32, float64, int32, int64
 from .dialects.opdef import ShapeError, broadcast_shapes
 from .indexing import diagonal as _diagonal
 from .indexing import movedim
+from .indexing import take_along_dim as _take_along_dim
 from .ops import (
     ELEMENTWISE,
     as_tensor_arg,
@@ -411,6 +412,150 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803
     return reshape(x, rest)
 
 
+# ---- LU: A = P L U with partial pivoting (the ``lu_factor`` primitive) ----
+
+LUFactorResult = namedtuple("LUFactorResult", ["LU", "pivots"])
+LUFactorExResult = namedtuple("LUFactorExResult", ["LU", "pivots", "info"])
+LUResult = namedtuple("LUResult", ["P", "L", "U"])
+LUUnpackResult = namedtuple("LUUnpackResult", ["P", "L", "U"])
+
+
+def _no_unpivoted(name: str, pivot: bool) -> None:
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU "
+                           "(torch raises the same; pyflame has no CUDA device)")
+
+
+def _lu_record(name: str, A: Any) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    return record(OPS["lu_factor"], (_matrix(name, A, square=False),), {})
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
+    """``torch.linalg.lu_factor``: (LU, pivots) of ``A = P L U``; LU packs L
+    (unit lower, its diagonal implied) and U, pivots are LAPACK's 1-based row
+    swaps (int32). A singular A is factored (a zero pivot), as torch; any
+    ``[..., m, n]``."""
+    _no_unpivoted("linalg.lu_factor", pivot)
+    lu_, piv, _ = _lu_record("linalg.lu_factor", A)
+    return LUFactorResult(lu_, piv)
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False  # noqa: N803
+                 ) -> LUFactorExResult:
+    """``torch.linalg.lu_factor_ex``: (LU, pivots, info); info is LAPACK's: the
+    1-based index of the first zero on U's diagonal, 0 if none."""
+    _no_unpivoted("linalg.lu_factor_ex", pivot)
+    lu_, piv, _ = _lu_record("linalg.lu_factor_ex", A)
+    k = min(lu_.shape[-2:])
+    diag = _diagonal(lu_[..., :k, :k], dim1=-2, dim2=-1) if k else zeros(
+        lu_.shape[:-2] + (0,), dtype=lu_.dtype)
+    zero = diag == 0
+    first = where(zero, convert(Tensor._leaf(np.arange(1, k + 1, dtype=np.int32)), int32),
+                  k + 1)
+    info = first.amin(-1) if k else zeros(lu_.shape[:-2], dtype=int32)
+    info = where(info == k + 1, 0, info) if k else info
+    if check_errors and bool((info != 0).any()):
+        raise LinAlgError(f"linalg.lu_factor_ex: U[{int(info.max()) - 1}, "
+                          f"{int(info.max()) - 1}] is zero, singular U.")
+    return LUFactorExResult(lu_, piv, convert(info, int32))
+
+
+def _perm_matrix(perm: Tensor, dt: Any) -> Tensor:
+    """P [..., m, m] with ``P[perm[j], j] = 1``."""
+    m = perm.shape[-1]
+    rows = Tensor._leaf(np.arange(m, dtype=np.int32).reshape(m, 1))
+    return convert(reshape(perm, perm.shape[:-1] + (1, m)) == rows, dt)
+
+
+def _unpack(lu_: Tensor) -> tuple[Tensor, Tensor]:
+    """(L [..., m, k] unit lower, U [..., k, n] upper) from packed factors."""
+    m, n = lu_.shape[-2:]
+    k = min(m, n)
+    low = lu_[..., :, :k].tril(-1) + eye(m, k, dtype=lu_.dtype)
+    return low, lu_[..., :k, :].triu()
+
+
+def _perm_from_pivots(name: str, pivots: Any, m: int) -> Tensor:
+    """The permutation that LAPACK's 1-based row swaps compose (applied in
+    order: row i with row pivots[i]), as int64 [..., m]: one vectorized step per
+    swap (the swaps are sequential)."""
+    piv = as_tensor_arg(pivots)
+    if piv.dtype is not int32 and piv.dtype is not int64:
+        raise ShapeError(name, f"pivots must be an int32 tensor, got {piv.dtype.name}")
+    k = piv.shape[-1] if piv.ndim else 0
+    if piv.ndim < 1 or k > m:
+        raise ShapeError(name, f"pivots of shape {list(piv.shape)} do not fit a factorization "
+                               f"with {m} rows (expected [..., min(m, n)])")
+    ar = Tensor._leaf(np.arange(m, dtype=np.int64))
+    perm = broadcast_to(ar, piv.shape[:-1] + (m,))
+    target = convert(piv, int64) - 1
+    for i in range(k):
+        pi = target[..., i:i + 1]
+        vi, vp = perm[..., i:i + 1], _take_along_dim(perm, pi, -1)
+        perm = where(ar == i, vp, where(ar == pi, vi, perm))
+    return perm
+
+
+def lu(A: Any, *, pivot: bool = True) -> LUResult:  # noqa: N803
+    """``torch.linalg.lu``: (P, L, U) with ``A = P L U``; P has A's dtype,
+    L is ``[..., m, k]`` unit lower, U ``[..., k, n]``, k = min(m, n)."""
+    _no_unpivoted("linalg.lu", pivot)
+    lu_, _, perm = _lu_record("linalg.lu", A)
+    low, up = _unpack(lu_)
+    return LUResult(_perm_matrix(perm, lu_.dtype), low, up)
+
+
+def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> LUUnpackResult:
+    """``torch.lu_unpack``: (P, L, U) from ``lu_factor``'s results; a part not
+    asked for is an empty tensor, as torch's."""
+    lu_ = _matrix("lu_unpack", LU_data, square=False)
+    empty = zeros(0, dtype=lu_.dtype)
+    low, up = _unpack(lu_) if unpack_data else (empty, empty)
+    p = _perm_matrix(_perm_from_pivots("lu_unpack", LU_pivots, lu_.shape[-2]), lu_.dtype) \
+        if unpack_pivots else empty
+    return LUUnpackResult(p, low, up)
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
+             adjoint: bool = False) -> Tensor:
+    """``torch.linalg.lu_solve``: X with ``A X = B`` (``A^T X = B`` if
+    ``adjoint``; ``X A = B`` if not ``left``) from ``lu_factor``'s results;
+    two triangular solves and a row permutation, differentiable in LU and B."""
+    lu_ = _matrix("linalg.lu_solve", LU)
+    b = _rhs("linalg.lu_solve", lu_, B)
+    if b.ndim < 2:
+        raise ShapeError("linalg.lu_solve", f"B must be a matrix or a batch of matrices, got "
+                                            f"shape {list(b.shape)}")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _mT(lu_solve(lu_, pivots, _mT(b), left=True, adjoint=not adjoint))
+    n = lu_.shape[-1]
+    if b.shape[-2] != n:
+        raise ShapeError("linalg.lu_solve", f"cannot solve A X = B for LU of shape "
+                                            f"{list(lu_.shape)} and B of shape {list(b.shape)}")
+    p = _perm_matrix(_perm_from_pivots("linalg.lu_solve", pivots, n), lu_.dtype)
+    low, up = _unpack(lu_)
+    if adjoint:  # A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B
+        y = solve_triangular(_mT(up), b, upper=False)
+        y = solve_triangular(_mT(low), y, upper=True, unitriangular=True)
+        return matmul(p, y)
+    y = solve_triangular(low, matmul(_mT(p), b), upper=False, unitriangular=True)
+    return solve_triangular(up, y, upper=True)
+
+
+def _lu_top(A: Any, pivot: bool = True, get_infos: bool = False  # noqa: N803
+            ) -> tuple[Tensor, ...]:
+    """``torch.lu`` (deprecated there): (LU, pivots[, infos])."""
+    if get_infos:
+        return tuple(lu_factor_ex(A, pivot=pivot))
+    return tuple(lu_factor(A, pivot=pivot))
+
+
+def _lu_solve_top(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803
+    """``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated there)."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
 
 def inverse(input: Any) -> Tensor:  # noqa: A002
@@ -473,7 +618,7 @@ TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogde
              "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
              "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
-             "pinverse": pinverse}
+             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top}
 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
@@ -482,7 +627,8 @@ for _name, _fn in TOP_LEVEL.items():
 __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "LstsqResult",
            "QRResult", "SVDResult", "SlogdetResult", "TriangularSolveResult", "cholesky",
            "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "inv_ex", "LUFactorExResult", "LUFactorResult", "LUResult", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
            "vector_norm"]
