@@ -52,6 +52,11 @@ from .indexing import (
 )
 from .ops import (
     as_tensor_arg,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     broadcast_to,
     clamp,
     clone,
@@ -421,3 +426,19 @@ def _in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
 for _fn in (index_put, index_add, index_copy, index_fill, scatter, scatter_add, scatter_reduce,
             masked_scatter, tril, triu):
     setattr(Tensor, f"{_fn.__name__}_", _in_place(_fn, f"{_fn.__name__}_"))
+
+
+# ---- issue 14 (s10-surface14): the bitwise in-place forms (``x <<= 2``, ``x &= m``) ----
+
+def _bitwise_in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return _update(self, lambda o: fn(o, other), name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place {fn.__name__} (PyTorch's ``Tensor.{name}``)."
+    return method
+
+
+for _fn, _dunder in ((bitwise_left_shift, "ilshift"), (bitwise_right_shift, "irshift"),
+                     (bitwise_and, "iand"), (bitwise_or, "ior"), (bitwise_xor, "ixor")):
+    setattr(Tensor, f"{_fn.__name__}_", _bitwise_in_place(_fn, f"{_fn.__name__}_"))
+    setattr(Tensor, f"__{_dunder}__", _bitwise_in_place(_fn, f"__{_dunder}__"))
