@@ -7,7 +7,14 @@ svd``: numpy.linalg kernels, VJP and JVP rules next to them); the rest is
 composed from those: ``inv`` is ``solve(A, I)``, ``eigvalsh``/``svdvals`` drop
 the vectors, ``pinv`` and ``lstsq`` come from the SVD, ``matrix_rank`` counts
 singular values. Batch dims lead; inputs are float32 or float64 (integers and
-half precision raise, as torch).
+half precision raise, as torch; ``matrix_exp`` and ``lu_unpack`` take half
+precision too, as torch's kernels do).
+
+Under ``pf.autocast`` each function follows torch 2.13's CPU policy, measured
+op by op (``test_amp_linalg.py``): the solvers and decompositions torch lists
+as float32 ops cast half-precision inputs to float32; ``vecdot`` runs in the
+autocast dtype; the others (``det slogdet matrix_exp solve_triangular pinv
+lu_factor lu lu_solve``...) keep their inputs' dtypes.
 
 The top-level aliases torch has (``torch.inverse det logdet slogdet cholesky
 cholesky_solve cholesky_inverse triangular_solve``) and the Tensor methods
@@ -35,6 +42,7 @@ from .indexing import take_along_dim as _take_along_dim
 from .ops import (
     ELEMENTWISE,
     as_tensor_arg,
+    autocast_policy,
     broadcast_to,
     cat,
     convert,
@@ -65,6 +73,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
     return _cross(input, other, dim=dim)
 
 
+@autocast_policy("lower")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product along ``dim`` (broadcast)."""
     return (x * y).sum(dim)
@@ -72,9 +81,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 # ---- argument checks ----
 
-def _matrix(name: str, a: Any, square: bool = True) -> Tensor:
+def _matrix(name: str, a: Any, square: bool = True, half: bool = False) -> Tensor:
     t = as_tensor_arg(a)
-    if t.dtype is not float32 and t.dtype is not float64:
+    if half and t.dtype.is_floating_point:
+        pass  # torch has half-precision kernels for this one
+    elif t.dtype is not float32 and t.dtype is not float64:
         raise ShapeError(name, f"expects a float32 or float64 tensor, got {t.dtype.name} "
                                "(torch: a floating point tensor; half precision has no kernel)")
     if t.ndim < 2:
@@ -109,6 +120,7 @@ def _rhs(name: str, a: Tensor, b: Any) -> Tensor:
 
 # ---- solvers ----
 
+@autocast_policy("fp32")
 def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch's names)
     """``torch.linalg.solve``: X with ``A X = B`` (``X A = B`` if not ``left``).
     B is a batch of vectors when it is 1-D or has A's shape without the last
@@ -134,6 +146,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     return reshape(x, x.shape[:-1]) if vector else x
 
 
+@autocast_policy("none")
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False
              ) -> tuple[Tensor, Tensor]:
     """``torch.linalg.solve_ex``: (result, info). A singular A always raises
@@ -162,6 +175,7 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
                                                     "unitriangular": bool(unitriangular)})
 
 
+@autocast_policy("fp32")
 def inv(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.inv``: ``solve(A, I)`` (a singular A raises ``LinAlgError``)."""
     a = _matrix("linalg.inv", A)
@@ -169,6 +183,7 @@ def inv(A: Any) -> Tensor:  # noqa: N803
     return record(OPS["solve"], (a, ident), {})
 
 
+@autocast_policy("fp32")
 def inv_ex(A: Any, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # noqa: N803
     """``torch.linalg.inv_ex``: (inverse, info); a singular A always raises
     here (ours never returns a failed factorization), so info is zeros."""
@@ -177,6 +192,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # n
     return InvExResult(x, zeros(x.shape[:-2], dtype=int32))
 
 
+@autocast_policy("fp32")
 def cholesky(A: Any, *, upper: bool = False) -> Tensor:  # noqa: N803
     """``torch.linalg.cholesky``: L with ``A = L L^T`` (``U^T U`` if ``upper``),
     from A's lower triangle. A matrix that is not positive definite raises
@@ -186,6 +202,7 @@ def cholesky(A: Any, *, upper: bool = False) -> Tensor:  # noqa: N803
     return _mT(lower) if upper else lower
 
 
+@autocast_policy("fp32")
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False  # noqa: N803
                 ) -> tuple[Tensor, Tensor]:
     """``torch.linalg.cholesky_ex``: (L, info); a failure always raises here."""
@@ -218,6 +235,7 @@ def logdet(A: Any) -> Tensor:  # noqa: N803
 
 # ---- decompositions ----
 
+@autocast_policy("fp32")
 def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     """``torch.linalg.qr``: ``mode`` 'reduced', 'complete' or 'r' (Q is then an
     empty tensor, as torch's). Q's columns are unique up to sign: numpy's
@@ -237,6 +255,7 @@ def _uplo(name: str, UPLO: str) -> bool:  # noqa: N803
     return UPLO == "L"
 
 
+@autocast_policy("fp32")
 def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     """``torch.linalg.eigh``: ascending eigenvalues and orthonormal eigenvectors
     (columns, each unique up to sign) of the symmetric matrix given by A's
@@ -247,12 +266,14 @@ def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     return EighResult(values, vectors)
 
 
+@autocast_policy("fp32")
 def eigvalsh(A: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
     """``torch.linalg.eigvalsh``: the eigenvalues of ``eigh`` (well-defined
     gradients at repeated eigenvalues too)."""
     return eigh(A, UPLO).eigenvalues
 
 
+@autocast_policy("fp32")
 def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None  # noqa: N803
         ) -> SVDResult:
     """``torch.linalg.svd``: (U, S, Vh), S descending; singular vectors are
@@ -266,6 +287,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None  # noqa
     return SVDResult(u, s, vh)
 
 
+@autocast_policy("fp32")
 def svdvals(A: Any, *, driver: str | None = None) -> Tensor:  # noqa: N803
     """``torch.linalg.svdvals``: S of ``svd`` (well-defined gradients at
     repeated singular values too)."""
@@ -296,6 +318,7 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False 
                                       "hermitian": bool(hermitian)})
 
 
+@autocast_policy("fp32")
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
                 hermitian: bool = False) -> Tensor:
     """``torch.linalg.matrix_rank``: singular values (|eigenvalues| if
@@ -310,6 +333,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
     return _sum(convert(s > cut, int64), -1)
 
 
+@autocast_policy("fp32")
 def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None  # noqa: N803
           ) -> LstsqResult:
     """``torch.linalg.lstsq``: the minimum-norm least-squares solution
@@ -351,7 +375,7 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
 def matrix_exp(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.matrix_exp``: scaling and squaring with a [13/13] Pade
     approximant (float64 inside), as torch; a non-finite input gives NaN."""
-    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A),), {})
+    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A, half=True),), {})
 
 
 # ---- composites of the above ----
@@ -378,6 +402,7 @@ def vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803
     return cat([ones, powers], -1)
 
 
+@autocast_policy("fp32")
 def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803
     """``torch.linalg.cond``: s_max / s_min for p None, 2 (s_min / s_max for
     -2), else ``norm(A, p) * norm(inv(A), p)`` (square A; a singular one
@@ -390,6 +415,7 @@ def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803
     return matrix_norm(a, p) * matrix_norm(inv(a), p)
 
 
+@autocast_policy("fp32")
 def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803
     """``torch.linalg.tensorinv``: the inverse of A read as a matrix
     prod(shape[:ind]) x prod(shape[ind:])."""
@@ -401,6 +427,7 @@ def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803
     return reshape(m, cols + rows)
 
 
+@autocast_policy("fp32")
 def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803
     """``torch.linalg.tensorsolve``: X with ``tensordot(A, X, X.ndim) = B``."""
     t, b = as_tensor_arg(A), as_tensor_arg(B)
@@ -509,7 +536,7 @@ def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N
               unpack_pivots: bool = True) -> LUUnpackResult:
     """``torch.lu_unpack``: (P, L, U) from ``lu_factor``'s results; a part not
     asked for is an empty tensor, as torch's."""
-    lu_ = _matrix("lu_unpack", LU_data, square=False)
+    lu_ = _matrix("lu_unpack", LU_data, square=False, half=True)
     empty = zeros(0, dtype=lu_.dtype)
     low, up = _unpack(lu_) if unpack_data else (empty, empty)
     p = _perm_matrix(_perm_from_pivots("lu_unpack", LU_pivots, lu_.shape[-2]), lu_.dtype) \
@@ -517,6 +544,7 @@ def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N
     return LUUnpackResult(p, low, up)
 
 
+@autocast_policy("none")
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
              adjoint: bool = False) -> Tensor:
     """``torch.linalg.lu_solve``: X with ``A X = B`` (``A^T X = B`` if
@@ -543,6 +571,7 @@ def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
     return solve_triangular(up, y, upper=True)
 
 
+@autocast_policy("fp32")
 def _lu_top(A: Any, pivot: bool = True, get_infos: bool = False  # noqa: N803
             ) -> tuple[Tensor, ...]:
     """``torch.lu`` (deprecated there): (LU, pivots[, infos])."""
@@ -551,6 +580,7 @@ def _lu_top(A: Any, pivot: bool = True, get_infos: bool = False  # noqa: N803
     return tuple(lu_factor(A, pivot=pivot))
 
 
+@autocast_policy("fp32")
 def _lu_solve_top(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803
     """``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated there)."""
     return lu_solve(LU_data, LU_pivots, b)
@@ -558,10 +588,12 @@ def _lu_solve_top(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803
 
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
 
+@autocast_policy("fp32")
 def inverse(input: Any) -> Tensor:  # noqa: A002
     return inv(input)
 
 
+@autocast_policy("fp32")
 def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky_solve(B, L)``: X with ``A X = B`` for ``A = L L^T``
     (``U^T U`` if ``upper``), from two triangular solves."""
@@ -571,6 +603,7 @@ def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:  # n
     return solve_triangular(_mT(lower), y, upper=True)
 
 
+@autocast_policy("fp32")
 def cholesky_inverse(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky_inverse(L)``: ``(L L^T)^{-1}`` (``(U^T U)^{-1}`` if ``upper``)."""
     factor = _matrix("cholesky_inverse", input)
@@ -578,6 +611,7 @@ def cholesky_inverse(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     return cholesky_solve(ident, factor, upper)
 
 
+@autocast_policy("fp32")
 def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: A002, N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """``torch.triangular_solve(b, A)``: (solution, cloned_coefficient) of
@@ -588,16 +622,19 @@ def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = F
     return TriangularSolveResult(x, a)
 
 
+@autocast_policy("fp32")
 def _cholesky_top(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky`` (deprecated there in favour of ``linalg.cholesky``)."""
     return cholesky(input, upper=upper)
 
 
+@autocast_policy("fp32")
 def pinverse(input: Any, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as its relative tolerance."""
     return pinv(input, rtol=rcond)
 
 
+@autocast_policy("fp32")
 def _svd_top(input: Any, some: bool = True, compute_uv: bool = True  # noqa: A002
              ) -> tuple[Tensor, Tensor, Tensor]:
     """``torch.svd`` (deprecated there): (U, S, V) with V, not Vh; without
@@ -609,6 +646,7 @@ def _svd_top(input: Any, some: bool = True, compute_uv: bool = True  # noqa: A00
     return namedtuple("SvdResult", ["U", "S", "V"])(u, s, _mT(vh))
 
 
+@autocast_policy("fp32")
 def _qr_top(input: Any, some: bool = True) -> QRResult:  # noqa: A002
     """``torch.qr`` (deprecated there): ``linalg.qr`` with ``some`` as mode."""
     return qr(input, "reduced" if some else "complete")
