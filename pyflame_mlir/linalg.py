@@ -30,7 +30,7 @@ import numpy as np
 
 from .composites import cross as _cross
 from .composites2 import matrix_power, multi_dot
-from .core import Tensor, record
+from .core import Tensor, detach, record
 from .creation import eye, zeros
 from .dialects import OPS
 from .dialects.decomp import LinAlgError
@@ -488,10 +488,11 @@ def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False  # no
 
 
 def _perm_matrix(perm: Tensor, dt: Any) -> Tensor:
-    """P [..., m, m] with ``P[perm[j], j] = 1``."""
+    """P [..., m, m] with ``P[perm[j], j] = 1``: piecewise constant, so it does
+    not require grad (torch's P does not)."""
     m = perm.shape[-1]
     rows = Tensor._leaf(np.arange(m, dtype=np.int32).reshape(m, 1))
-    return convert(reshape(perm, perm.shape[:-1] + (1, m)) == rows, dt)
+    return convert(reshape(detach(perm), perm.shape[:-1] + (1, m)) == rows, dt)
 
 
 def _unpack(lu_: Tensor) -> tuple[Tensor, Tensor]:

@@ -122,6 +122,12 @@ def test_singular_and_empty_inputs_as_torch() -> None:
         pf.linalg.lu_factor_ex(pf.from_numpy(np.zeros((2, 2))), check_errors=True)
 
 
+def test_permutation_does_not_require_grad_as_torch() -> None:
+    x = pf.from_numpy(pivoted(np.random.default_rng(4), (), 3, 3)).requires_grad_()
+    p, low, _ = pf.linalg.lu(x)
+    assert not p.requires_grad and low.requires_grad
+
+
 def test_errors_at_record_time() -> None:
     with pytest.raises(pf.ShapeError, match="lu_factor.*float32 or float64"):
         pf.linalg.lu_factor(pf.ones(3, 3, dtype=pf.int64))
