@@ -47,12 +47,12 @@ from .ops import (
     cat,
     convert,
     matmul,
-    matrix_norm,
     reshape,
     vector_norm,
     where,
 )
-from .ops import linalg_norm as norm
+from .ops import linalg_norm as _linalg_norm
+from .ops import matrix_norm as _matrix_norm
 from .ops import sum as _sum
 from .reductions import cumprod
 
@@ -77,6 +77,44 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product along ``dim`` (broadcast)."""
     return (x * y).sum(dim)
+
+
+# ---- norms that need singular values ('nuc', 2, -2 over two dims) ----
+
+_SPECTRAL = ("nuc", 2, -2)
+
+
+def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: A002, N803
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.matrix_norm``: 'fro', 'nuc', +-1, +-2, +-inf; 'nuc' and
+    +-2 from the singular values (their gradients are svdvals')."""
+    if not (isinstance(ord, str | int | float) and ord in _SPECTRAL):
+        return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    t = as_tensor_arg(A) if dtype is None else convert(A, dtype)
+    if t.ndim < 2:
+        raise ShapeError("linalg.matrix_norm", f"expects at least 2 dimensions, got shape "
+                                               f"{list(t.shape)}")
+    d0, d1 = (d % t.ndim for d in dim)
+    if d0 == d1:
+        raise ShapeError("linalg.matrix_norm", f"dims must be different, got {list(dim)}")
+    s = svdvals(movedim(t, (d0, d1), (-2, -1)))
+    r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
+    return r
+
+
+def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,  # noqa: A002, N803
+         dtype: Any = None) -> Tensor:
+    """``torch.linalg.norm``: a vector norm over one dim (or all, when ord is
+    None), a matrix norm over two (the spectral ones through ``matrix_norm``)."""
+    t = as_tensor_arg(A)
+    two = (dim is None and t.ndim == 2) or (isinstance(dim, tuple | list) and len(dim) == 2)
+    if ord is not None and two and isinstance(ord, str | int | float) and ord in _SPECTRAL:
+        return matrix_norm(t, ord, (-2, -1) if dim is None else tuple(dim), keepdim,
+                           dtype=dtype)
+    return _linalg_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
 # ---- argument checks ----
