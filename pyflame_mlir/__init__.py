@@ -284,6 +284,7 @@ lu, lu_solve = _LINALG_TOP_LEVEL["lu"], _LINALG_TOP_LEVEL["lu_solve"]  # issue 1
 
 # issue 14 (s10-surface14): torch's process settings, windows, dtype queries, and the
 # top-level spellings of functional and in-place ops (torch.conv2d, torch.relu_, ...)
+from . import special  # noqa: E402  (pf.special: torch.special's names)
 from .torch_compat import *  # noqa: E402, F403
 from .torch_compat import FUNCTIONAL_ALIASES as _FUNCTIONAL_ALIASES  # noqa: E402
 from .torch_compat import INPLACE_FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
