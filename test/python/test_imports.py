@@ -88,6 +88,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
     "pyflame_mlir.nn.surface_layers": 2,  # issue 14: Conv3d, 3-d pools, LRN, Lp pools
+    "pyflame_mlir.nn.extra_layers": 2,  # issue 14: 3-d norms/dropout/pads, Softmax2d
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
     "pyflame_mlir": 3,  # __init__: the public API
