@@ -849,11 +849,12 @@ def _shift(name: str, left: bool) -> Callable[[TensorLike, TensorLike], Tensor]:
                             f"shift_cpu\" not implemented for '{dt.name}'), got {dt.name}")
         a, amount = _cast(input, dt), _cast(other, dt)
         bits = dt.itemsize * 8
-        valid = logical_and(amount >= 0, amount < (bits if left else bits - 1))
+        unsigned = dt.np.kind == "u"  # its >> by bits - 1 is a division (no sign to fill)
+        valid = logical_and(amount >= 0, amount < (bits if left or unsigned else bits - 1))
         power = ELEMENTWISE["pow"](scalar(2, dt), where(valid, amount, scalar(0, dt)))
         if left:
             return where(valid, ELEMENTWISE["mul"](a, power), scalar(0, dt))
-        fill = where(a < 0, scalar(-1, dt), scalar(0, dt))  # x >> (bits - 1) too
+        fill = scalar(0, dt) if unsigned else where(a < 0, scalar(-1, dt), scalar(0, dt))
         return where(valid, ELEMENTWISE["floor_divide"](a, power), fill)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``torch.{name}``: elementwise {'left' if left else 'right'} shift of "
