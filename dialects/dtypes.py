@@ -51,14 +51,22 @@ bfloat16 = DType("bfloat16", "bf16", ml_dtypes.bfloat16, FLOAT, 16)
 float32 = DType("float32", "f32", np.float32, FLOAT, 32)
 float64 = DType("float64", "f64", np.float64, FLOAT, 64)
 
-ALL_DTYPES: tuple[DType, ...] = (bool_, int32, int64, float16, bfloat16, float32, float64)
+# (8- and 16-bit integers came later: appended, since graph files number
+# dtypes by their position here)
+uint8 = DType("uint8", "ui8", np.uint8, INT, 8)
+int8 = DType("int8", "i8", np.int8, INT, 8)
+int16 = DType("int16", "i16", np.int16, INT, 16)
+
+ALL_DTYPES: tuple[DType, ...] = (bool_, int32, int64, float16, bfloat16, float32, float64,
+                                 uint8, int8, int16)
+NARROW_INTS = (uint8, int8, int16)  # not every backend has them
 FLOAT_DTYPES = tuple(d for d in ALL_DTYPES if d.is_floating_point)
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL_DTYPES:
     _BY_NAME[_d.name] = _d
     _BY_NAME[_d.short] = _d
 _BY_NAME.update({"bool_": bool_, "float": float32, "double": float64, "half": float16,
-                 "int": int32, "long": int64})
+                 "int": int32, "long": int64, "short": int16, "char": int8, "byte": uint8})
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL_DTYPES}
 
 # The default float dtype (``torch.get_default_dtype``): what Python floats,
@@ -126,8 +134,9 @@ def promote(a: DType, b: DType) -> DType:
         return a if a.category > b.category else b
     if a.rank != b.rank:
         return a if a.rank > b.rank else b
-    # float16 with bfloat16: neither holds the other, PyTorch gives float32.
-    return float32
+    # float16 with bfloat16, uint8 with int8: neither holds the other, PyTorch
+    # gives the next wider type that holds both.
+    return float32 if a.category == FLOAT else int16
 
 
 def scalar_category(v: object) -> int:

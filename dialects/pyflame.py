@@ -28,12 +28,13 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     SymbolRefAttr,
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -53,7 +54,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import OPS
 from .data import DenseValue
-from .dtypes import ALL_DTYPES, DType
+from .dtypes import ALL_DTYPES, NARROW_INTS, DType
 from .opdef import OpDef, ShapeError
 
 # ---- element types ----
@@ -61,13 +62,33 @@ from .opdef import OpDef, ShapeError
 _TO_IR: dict[str, Attribute] = {
     "bool": IntegerType(1), "int32": IntegerType(32), "int64": IntegerType(64),
     "float16": Float16Type(), "bfloat16": BFloat16Type(), "float32": Float32Type(),
-    "float64": Float64Type(),
+    "float64": Float64Type(), "uint8": IntegerType(8, Signedness.UNSIGNED),
+    "int8": IntegerType(8), "int16": IntegerType(16),
 }
 _FROM_IR: dict[Attribute, DType] = {_TO_IR[d.name]: d for d in ALL_DTYPES}
 
 
 def ir_element_type(d: DType) -> Attribute:
     return _TO_IR[d.name]
+
+
+def narrow_int_use(region_op: Operation) -> tuple[str, DType] | None:
+    """The first op (or ``argument``) under ``region_op`` with an 8/16-bit
+    integer tensor, and that dtype: the backends that do not have them yet
+    refuse by it."""
+    narrow = {_TO_IR[d.name]: d for d in NARROW_INTS}
+    ops = list(region_op.walk())
+    for op in ops:  # an op computing one first: it names the culprit best
+        for v in op.results:
+            t = v.type
+            if isinstance(t, TensorType) and t.get_element_type() in narrow:
+                return op.name, narrow[t.get_element_type()]
+    for op in ops:
+        for v in (a for r in op.regions for b in r.blocks for a in b.args):
+            t = v.type
+            if isinstance(t, TensorType) and t.get_element_type() in narrow:
+                return f"{op.name} argument", narrow[t.get_element_type()]
+    return None
 
 
 def dtype_of_element(t: Attribute) -> DType:

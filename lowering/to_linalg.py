@@ -60,7 +60,14 @@ from ..dialects.data import DenseValue
 from ..dialects.decomp import DECOMPOSITIONS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int64
 from ..dialects.opdef import OPS, OpDef, Shape, by_op
-from ..dialects.pyflame import FusedOp, PyflameOp, ir_element_type, spec_of_type, tensor_type
+from ..dialects.pyflame import (
+    FusedOp,
+    PyflameOp,
+    ir_element_type,
+    narrow_int_use,
+    spec_of_type,
+    tensor_type,
+)
 from ..dialects.scan import SCANS
 
 Spec = tuple[Shape, DType]
@@ -988,6 +995,12 @@ def lower_module(module: ModuleOp, bool_bits: int = 1, rational_tanh: bool = Fal
         if op.name in ("pyflame.vjp", "pyflame.jvp"):
             raise LinalgLoweringError(op.name[len("pyflame."):],
                                       "must be expanded first (run pyflame-autodiff)")
+    narrow = narrow_int_use(module)  # (bools are stored as i8 here, and uint8 needs unsigned ops)
+    if narrow is not None:
+        raise LinalgLoweringError(narrow[0].removeprefix("pyflame."),
+                                  f"{narrow[1].name} tensors are not supported by the mlir "
+                                  "backend yet (the reference backend runs them; cast to "
+                                  "int32 first)")
     storage = Emitter(bool_bits)
     for fn in [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]:
         if bool_bits != 1:

@@ -55,7 +55,7 @@ from ..dialects import OPS
 from ..dialects.decomp import DECOMPOSITIONS
 from ..dialects.dtypes import FLOAT, DType, bool_, float32, int32, int64
 from ..dialects.opdef import OpDef, by_op, get_op, numel
-from ..dialects.pyflame import PyflameOp, spec_of_type
+from ..dialects.pyflame import PyflameOp, narrow_int_use, spec_of_type
 from ..dialects.scan import SCANS
 
 if TYPE_CHECKING:
@@ -1078,6 +1078,11 @@ def find_main(module: ModuleOp) -> func.FuncOp:
 def check_supported(fn: func.FuncOp) -> None:
     """Fail before building anything if some op has no MAX lowering (the
     ``legalize-for-max`` pass runs this after unfusing and decomposing)."""
+    narrow = narrow_int_use(fn)
+    if narrow is not None:
+        raise MaxLoweringError(narrow[0].removeprefix("pyflame."),
+                               f"{narrow[1].name} tensors are not supported by the MAX backend "
+                               "yet (the reference backend runs them; cast to int32 first)")
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             continue

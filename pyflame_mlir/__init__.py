@@ -11,6 +11,7 @@ from __future__ import annotations
 import os as _os
 from collections.abc import Iterator as _Iterator
 from contextlib import contextmanager as _contextmanager
+from typing import Any as _Any
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
     amp,
@@ -24,6 +25,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     nn,
     optim,
     sharding,
+    special,
     testing,
     tree_util,
     utils,
@@ -56,6 +58,7 @@ from .compiler import get_backend as _get_backend
 from .compiler import pipeline_spec as _pipeline_spec
 from .composites import *  # noqa: F403  (addcmul, logaddexp, cdist, searchsorted, ...)
 from .composites2 import *  # noqa: F403  (issue 14's surface: lgamma, isclose, rot90, ...)
+from .composites2 import trace as _matrix_trace
 from .core import (
     CONFIG,
     COUNTERS,
@@ -112,8 +115,11 @@ from .dialects.dtypes import (
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
+    uint8,
 )
 from .dialects.dtypes import bool_ as bool  # noqa: A001  (pf.bool, like torch.bool)
 from .dialects.dtypes import dtype as dtype
@@ -126,7 +132,8 @@ from .indexing import *  # noqa: F403  (gather, scatter, advanced getitem, one_h
 from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
-from .jit import TracedProgram, compile, trace  # noqa: A004  (pf.compile shadows the builtin)
+from .jit import TracedProgram, compile  # noqa: A004  (pf.compile shadows the builtin)
+from .jit import trace as _trace_program
 from .lax import checkpoint, remat, stop_gradient
 from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
 from .linalg import (
@@ -209,7 +216,15 @@ configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
 getitem = _advanced_getitem  # ops' * brought the basic one
 
 _os.environ.setdefault("MODULAR_TELEMETRY_ENABLED", "0")
-half, double, float, long = float16, float64, float32, int64  # noqa: A001
+half, double, float, long, short = float16, float64, float32, int64, int16  # noqa: A001
+
+
+def trace(f: _Any, *args: _Any, **kwargs: _Any) -> _Any:
+    """``pf.trace(f, *args)``: the traced program of ``f`` (inputs, outputs,
+    IR); ``pf.trace(matrix)``: torch's trace, the sum of the diagonal."""
+    if isinstance(f, Tensor):
+        return _matrix_trace(f, *args, **kwargs)
+    return _trace_program(f, *args, **kwargs)
 
 
 def eval(*tensors: Tensor) -> tuple[Tensor, ...] | Tensor:  # noqa: A001
@@ -284,7 +299,6 @@ lu, lu_solve = _LINALG_TOP_LEVEL["lu"], _LINALG_TOP_LEVEL["lu_solve"]  # issue 1
 
 # issue 14 (s10-surface14): torch's process settings, windows, dtype queries, and the
 # top-level spellings of functional and in-place ops (torch.conv2d, torch.relu_, ...)
-from . import special  # noqa: E402  (pf.special: torch.special's names)
 from .torch_compat import *  # noqa: E402, F403
 from .torch_compat import FUNCTIONAL_ALIASES as _FUNCTIONAL_ALIASES  # noqa: E402
 from .torch_compat import INPLACE_FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402

@@ -522,6 +522,25 @@ def vdot(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     return sum(a * b)
 
 
+def vander(x: TensorLike, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+    """``torch.vander``: the columns are powers of the vector ``x``
+    (``x^(N-1) .. x^0``, or ascending with ``increasing``)."""
+    v = as_tensor_arg(x)
+    if v.ndim != 1:
+        raise RuntimeError(f"x must be a one-dimensional tensor, got {v.ndim} dimensions")
+    n = v.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if v.dtype.is_bool or (v.dtype.category == 1 and v.dtype.itemsize < 8):
+        v = convert(v, int64)  # torch computes integers (and bools) in int64
+    powers = [ones(v.shape[0], dtype=v.dtype) if k == 0 else v ** k for k in range(n)]
+    if not increasing:
+        powers.reverse()
+    if not powers:
+        return zeros(v.shape[0], 0, dtype=v.dtype)
+    return cat([reshape(p, (v.shape[0], 1)) for p in powers], 1)
+
+
 @autocast_policy("fp32")
 def trace(input: TensorLike) -> Tensor:  # noqa: A002
     """The sum of a matrix's diagonal (integers sum as int64, as torch)."""
@@ -1053,7 +1072,7 @@ def isreal(input: TensorLike) -> Tensor:  # noqa: A002
 Tensor.isreal = isreal  # type: ignore[attr-defined]
 
 
-__all__ += ["is_floating_point", "is_nonzero", "isreal"]
+__all__ += ["is_floating_point", "is_nonzero", "isreal", "vander"]
 
 
 # ---- branch surface3: nextafter ----

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .dialects.data import DenseValue
-from .dialects.dtypes import DType
+from .dialects.dtypes import INT, DType
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import OpDef, Spec
 
@@ -433,6 +433,17 @@ class Tensor:
 
     def detach(self) -> Tensor:
         return detach(self)
+
+    def detach_(self) -> Tensor:
+        """Detach in place (PyTorch): this tensor becomes a leaf that does
+        not require grad; gradients stop at it."""
+        if type(self._view) is ViewOf:
+            raise RuntimeError("detach_(): Can't detach views in-place. Use detach() instead "
+                               "(this tensor is a view of another one)")
+        meta = _meta(self)
+        meta.detached, meta.requires_grad = True, False
+        self._hist = None
+        return self
 
     # ops.py sets the operators (``+``, ``@``, ``==``, ``[]``...), the op methods
     # (``x.sum()``, ``x.T``, ``x.astype``...) and autodiff.py ``backward``
@@ -1045,14 +1056,34 @@ def splat_value(v: object, shape: tuple[int, ...], d: DType) -> DenseValue:
     and no hashing)."""
     nk = number_key(v)
     if nk is None:
-        return DenseValue(np.asarray(v, dtype=d.np), shape, d)
+        return DenseValue(number_array(v, d), shape, d)
     k = (d, shape, nk)
     value = _SPLATS.get(k)
     if value is None:
         if len(_SPLATS) > _MEMO_LIMIT:
             _SPLATS.clear()
-        value = _SPLATS[k] = DenseValue(np.asarray(v, dtype=d.np), shape, d)
+        value = _SPLATS[k] = DenseValue(number_array(v, d), shape, d)
     return value
+
+
+def number_array(v: object, d: DType) -> np.ndarray:
+    """Python numbers as an array of ``d``, with PyTorch's overflow check for
+    integer types (``checked_convert``): floats must lie in the type's range
+    (NaN never does); ints too, except that an unsigned type also takes the
+    negatives down to ``-max`` (two's complement: ``full(2, -2, uint8)`` is 254)."""
+    a = np.asarray(v)
+    if d.category == INT and a.size and a.dtype.kind in "iufO":
+        info = np.iinfo(d.np)
+        low = -int(info.max) if info.min == 0 and a.dtype.kind != "f" else int(info.min)
+        try:
+            bad = bool(np.isnan(a).any()) if a.dtype.kind == "f" else False
+            bad = bad or a.min() < low or a.max() > info.max
+        except TypeError:  # (Python ints past 64 bits: an object array)
+            bad = True
+        if bad:
+            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow "
+                               f"(got {a.min() if a.ndim else a})")
+    return a.astype(d.np)
 
 
 def constant_value(v: object, d: DType) -> DenseValue:

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, record, splat_value
+from .core import Tensor, number_array, record, splat_value
 from .dialects import OPS
-from .dialects.dtypes import DType, bool_, default_float, int64, scalar_dtype
+from .dialects.dtypes import INT, DType, bool_, default_float, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
 from .ops import _check_device, _shape_arg, convert, eq
 
@@ -147,6 +147,8 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
         data = data.numpy()
     arr = data if isinstance(data, np.ndarray) else np.array(data)  # an array: copied once, below
     dt = to_dtype(dtype) if dtype is not None else _infer_host_dtype(arr, data)
+    if dt.category == INT and not isinstance(data, np.ndarray | np.generic):
+        return Tensor._leaf(number_array(arr, dt))  # Python data: overflow checked (PyTorch)
     return Tensor._leaf(np.array(arr, dtype=dt.np, copy=True))
 
 

@@ -253,6 +253,19 @@ def take(input: TensorLike, index: TensorLike) -> Tensor:  # noqa: A002
     return getitem(reshape(x, (-1,)), idx)
 
 
+def put(input: TensorLike, index: TensorLike, source: TensorLike,  # noqa: A002
+        accumulate: bool = False) -> Tensor:
+    """``torch.put``: ``source`` written (or added, ``accumulate``) at the
+    flat positions ``index`` of the input (negative indices wrap)."""
+    x, idx, src = as_tensor_arg(input), _int_index("put", index), as_tensor_arg(source)
+    if idx.numel() != src.numel():
+        raise RuntimeError(f"put: expected source to have as many elements as index "
+                           f"({idx.numel()}), got {src.numel()}")
+    flat = index_put(reshape(x, (-1,)), (reshape(idx, (-1,)),), reshape(src, (-1,)),
+                     accumulate=accumulate)
+    return reshape(flat, x.shape)
+
+
 # ---- advanced indexing: x[idx] ----
 
 def is_advanced(index: Any) -> bool:
@@ -937,7 +950,7 @@ def tensor_split(input: TensorLike, indices_or_sections: Any, dim: int = 0  # no
 # ---- Tensor methods ----
 
 INDEXING_METHODS = (
-    "gather scatter scatter_add scatter_reduce index_select take_along_dim take index_put "
+    "gather scatter scatter_add scatter_reduce index_select take_along_dim take put index_put "
     "index_add index_copy index_fill masked_fill masked_select masked_scatter nonzero argwhere "
     "tril triu flip fliplr flipud roll repeat tile repeat_interleave narrow unbind movedim "
     "moveaxis swapdims diagonal diag diag_embed tensor_split select t").split()

@@ -45,6 +45,7 @@ from .indexing import (
     index_put,
     is_advanced,
     masked_scatter,
+    put,
     scatter,
     scatter_add,
     scatter_reduce,
@@ -426,7 +427,7 @@ def _in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
 
 
 for _fn in (index_put, index_add, index_copy, index_fill, scatter, scatter_add, scatter_reduce,
-            masked_scatter, tril, triu):
+            masked_scatter, tril, triu, put):
     setattr(Tensor, f"{_fn.__name__}_", _in_place(_fn, f"{_fn.__name__}_"))
 
 

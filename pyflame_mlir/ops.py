@@ -38,6 +38,7 @@ from .core import (
 )
 from .dialects import OPS
 from .dialects.dtypes import (
+    INT,
     DType,
     bfloat16,
     bool_,
@@ -45,9 +46,12 @@ from .dialects.dtypes import (
     float16,
     float32,
     float64,
+    int8,
+    int16,
     int32,
     int64,
     result_type,
+    uint8,
 )
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.elementwise import BINARY, UNARY
@@ -164,7 +168,21 @@ def _cast(x: TensorLike, dt: DType) -> Tensor:
         return x if x.dtype is dt else record(_CONVERT, (x,), {"dtype": dt})
     if isinstance(x, np.ndarray):
         return _cast(as_tensor_arg(x), dt)
+    if type(x) is int and dt.category == INT:
+        x = _wrapped_int(x, dt)
     return scalar(x, dt)
+
+
+def _wrapped_int(v: int, dt: DType) -> int:
+    """A Python int operand of an integer tensor's op, as PyTorch converts it:
+    a C cast from 64 bits (``uint8_tensor + 300`` adds 44); past 64 bits, an error."""
+    info = np.iinfo(dt.np)
+    if info.min <= v <= info.max:
+        return v
+    if not -(1 << 63) <= v < (1 << 64):
+        raise RuntimeError(f"int too big to convert: the Python integer {v} does not fit in "
+                           "64 bits")
+    return int(np.array(v, dtype=np.int64 if v < (1 << 63) else np.uint64).astype(dt.np))
 
 
 def convert(x: TensorLike, dt: Any) -> Tensor:
@@ -1676,7 +1694,8 @@ _OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
               "__getitem__": "getitem"}
 _CONVERSIONS = {"float": float32, "double": float64, "half": float16, "int": int32,
-                "long": int64, "bool": bool_, "bfloat16": bfloat16}
+                "long": int64, "bool": bool_, "bfloat16": bfloat16, "short": int16,
+                "char": int8, "byte": uint8}
 
 
 def _reflected(fn: Callable[[TensorLike, TensorLike], Tensor]) -> Callable[..., Tensor]:

@@ -27,7 +27,19 @@ import numpy as np
 import safetensors
 
 from .core import Tensor, realize
-from .dialects.dtypes import DType, bfloat16, bool_, float16, float32, float64, int32, int64
+from .dialects.dtypes import (
+    DType,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
 from .nn.module import _host_value
 
 __all__ = ["load", "save"]
@@ -35,10 +47,9 @@ __all__ = ["load", "save"]
 _FORMAT = "pyflame"  # metadata key of the structure
 _VERSION = 1
 _CODES: dict[DType, str] = {float64: "F64", float32: "F32", float16: "F16", bfloat16: "BF16",
-                            int64: "I64", int32: "I32", bool_: "BOOL"}
-_SPEC_NAMES: dict[DType, str] = {float64: "float64", float32: "float32", float16: "float16",
-                                 bfloat16: "bfloat16", int64: "int64", int32: "int32",
-                                 bool_: "bool"}
+                            int64: "I64", int32: "I32", int16: "I16", int8: "I8", uint8: "U8",
+                            bool_: "BOOL"}
+_SPEC_NAMES: dict[DType, str] = {d: d.name for d in _CODES}
 _DTYPES = {code: dt for dt, code in _CODES.items()}
 
 

@@ -7,7 +7,8 @@ from .adam_variants import Adadelta, Adamax, NAdam, RAdam
 from .lbfgs import LBFGS  # issue 14 (userapi)
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
+from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "lr_scheduler"]
+__all__ = ["ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]

@@ -20,14 +20,15 @@ from hypothesis.extra import numpy as hnp
 
 import pyflame_mlir as pf
 
-ALL_DTYPES = (pf.float32, pf.float64, pf.float16, pf.bfloat16, pf.int32, pf.int64, pf.bool)
+ALL_DTYPES = (pf.float32, pf.float64, pf.float16, pf.bfloat16, pf.int32, pf.int64, pf.bool,
+              pf.uint8, pf.int8, pf.int16)
 FLOAT_DTYPES = (pf.float32, pf.float64, pf.float16, pf.bfloat16)
 INT_DTYPES = (pf.int32, pf.int64)
 
 TORCH_DTYPE = {
     "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
     "bfloat16": torch.bfloat16, "int32": torch.int32, "int64": torch.int64,
-    "bool": torch.bool,
+    "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
 }
 
 

@@ -89,3 +89,15 @@ def test_floats_and_bools_raise() -> None:
             [True])):
         with pytest.raises(RuntimeError):
             bad()
+
+
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16"])
+def test_narrow_integer_shifts_match_torch(name: str) -> None:
+    dt = getattr(pf, name)
+    info = np.iinfo(dt.np)
+    x = np.array([0, 1, 5, 100, info.max, info.min, info.max // 3], dtype=dt.np)
+    for amount in range(0, 18):
+        _check(pf.from_numpy(x) << amount, torch.from_numpy(x) << amount)
+        _check(pf.from_numpy(x) >> amount, torch.from_numpy(x) >> amount)
+        s = np.full_like(x, min(amount, info.max))
+        _check(pf.from_numpy(x) >> pf.from_numpy(s), torch.from_numpy(x) >> torch.from_numpy(s))

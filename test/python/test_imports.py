@@ -45,7 +45,6 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
     "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
     "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
-    "pyflame_mlir.special": 1,  # issue 14: pf.special (torch.special's names)
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
     "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
@@ -54,6 +53,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.composites": 1,  # more torch functions from the op API (on ops, inplace)
     "pyflame_mlir.composites2": 1,  # issue 14's torch surface: special functions, Tensor methods
+    "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
@@ -78,6 +78,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.adam": 2,
     "pyflame_mlir.optim.adam_variants": 2,
     "pyflame_mlir.optim.rmsprop": 2,
+    "pyflame_mlir.optim.rprop_asgd": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.optim.lbfgs": 2,  # issue 14 (userapi): L-BFGS, host-driven
     "pyflame_mlir.serialization": 2,

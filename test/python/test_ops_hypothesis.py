@@ -94,8 +94,8 @@ METHOD = {
 
 # Where torch raises but pyflame deliberately computes: integer input to
 # gelu is promoted to the default float, like the other float-only math.
-EXTENSIONS = {("gelu", "int32"), ("gelu", "int64"), ("gelu", "bool"),
-              ("gelu_tanh", "int32"), ("gelu_tanh", "int64"), ("gelu_tanh", "bool")}
+EXTENSIONS = {(op, d) for op in ("gelu", "gelu_tanh")
+              for d in ("int32", "int64", "bool", "uint8", "int8", "int16")}
 
 
 @SETTINGS
@@ -693,4 +693,5 @@ def test_astype(shape, src, dst, seed, form):
 
 def test_all_dtypes_listed():
     assert {d.name for d in ALL_DTYPES} == {"float32", "float64", "float16", "bfloat16",
-                                             "int32", "int64", "bool"}
+                                             "int32", "int64", "bool", "uint8", "int8",
+                                             "int16"}

@@ -1,4 +1,4 @@
-"""Adamax, NAdam, RAdam and Adadelta step by step against torch's (losses,
+"""Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD step by step against torch's (losses,
 parameters and state), lazily, eagerly and replayed under pf.compile."""
 import numpy as np
 import pytest
@@ -12,6 +12,10 @@ CONFIGS = [
     ("NAdam", {"weight_decay": 0.05, "decoupled_weight_decay": True}),
     ("RAdam", {"lr": 0.01}), ("RAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True}),
     ("Adadelta", {}), ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.01}),
+    ("Rprop", {}), ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.1),
+                              "maximize": True}),
+    ("ASGD", {"lr": 0.05, "t0": 3}),
+    ("ASGD", {"lr": 0.05, "t0": 1, "lambd": 0.1, "alpha": 0.5, "weight_decay": 0.1}),
 ]
 
 
@@ -52,11 +56,12 @@ def test_against_torch(name, kw, mode):
                                        rtol=1e-5, atol=1e-6, err_msg=k)
 
 
-@pytest.mark.parametrize("name", ["NAdam", "RAdam"])
-def test_replayed_under_compile(name):
+@pytest.mark.parametrize("name, kw", [("NAdam", {}), ("RAdam", {}), ("Rprop", {}),
+                                      ("ASGD", {"t0": 3, "lambd": 0.1})])
+def test_replayed_under_compile(name, kw):
     pm, tm = _models()
-    po = getattr(pf.optim, name)(pm.parameters(), lr=0.01)
-    to = getattr(torch.optim, name)(tm.parameters(), lr=0.01)
+    po = getattr(pf.optim, name)(pm.parameters(), lr=0.01, **kw)
+    to = getattr(torch.optim, name)(tm.parameters(), lr=0.01, **kw)
     x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
 
     @pf.compile

