@@ -165,7 +165,8 @@ def typename(obj: Any) -> str:
     """``torch.typename``: 'torch.FloatTensor' style names for tensors."""
     if isinstance(obj, Tensor):
         names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int32": "Int", "int64": "Long", "bool": "Bool"}
+                 "bfloat16": "BFloat16", "int32": "Int", "int64": "Long", "bool": "Bool",
+                 "uint8": "Byte", "int8": "Char", "int16": "Short"}
         return f"torch.{names[obj.dtype.name]}Tensor"
     module = type(obj).__module__
     return type(obj).__qualname__ if module in ("builtins", None) else \

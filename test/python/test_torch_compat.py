@@ -88,12 +88,14 @@ def test_printoptions() -> None:
 def test_dtype_queries_as_torch() -> None:
     dts = [("float32", pf.float32, torch.float32), ("int64", pf.int64, torch.int64),
            ("bool", pf.bool, torch.bool), ("float16", pf.float16, torch.float16),
-           ("int32", pf.int32, torch.int32)]
+           ("int32", pf.int32, torch.int32), ("uint8", pf.uint8, torch.uint8),
+           ("int8", pf.int8, torch.int8)]
     for _, a, ta in dts:
         for _, b, tb in dts:
             assert pf.can_cast(a, b) == torch.can_cast(ta, tb), (a, b)
     for dt, tdt in ((pf.float32, torch.float32), (pf.int64, torch.int64),
-                    (pf.float64, torch.float64)):
+                    (pf.float64, torch.float64), (pf.uint8, torch.uint8), (pf.int8, torch.int8),
+                    (pf.int16, torch.int16)):
         assert pf.typename(pf.zeros(1, dtype=dt)) == torch.typename(torch.zeros(1, dtype=tdt))
     s, ts = pf.scalar_tensor(3), torch.scalar_tensor(3)
     assert s.shape == () and s.dtype == pf.float32 and float(s) == float(ts)
