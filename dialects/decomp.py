@@ -14,6 +14,14 @@ primitive each, on the last two dims (every leading dim is a batch dim):
   (Higham 2005, as torch and scipy); its derivatives are the upper right
   block of the exponential of ``[[A^T, G], [0, A^T]]`` (``[[A, dA], [0, A]]``
   for the JVP), torch's rule.
+- ``lu_factor(A) -> (LU, pivots, perm)``: ``A = P L U`` by Gaussian
+  elimination with partial pivoting (LAPACK getrf's choice: the first
+  largest magnitude; a zero column is skipped, not an error, as torch);
+  ``LU`` packs L's strict lower triangle (unit diagonal implied) and U;
+  ``pivots`` are LAPACK's 1-based row swaps (int32, as torch's); ``perm``
+  (int32 ``[..., m]``) is the permutation they compose, ``P[perm[j], j] =
+  1``, so that the frontend and the derivatives build ``P`` without
+  replaying the swaps. Any ``[..., m, n]``.
 - ``qr(A; complete) -> (Q, R)``, ``eigh(A; lower) -> (L, Q)`` (ascending
   eigenvalues; reads one triangle), ``svd(A; full_matrices) -> (U, S, Vh)``.
 
@@ -51,7 +59,7 @@ from .dtypes import DType, bool_, float32, float64, int32
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
 
 DECOMPOSITIONS = ("solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh",
-                  "svd", "pinv", "matrix_exp")
+                  "svd", "pinv", "matrix_exp", "lu_factor")
 
 
 class LinAlgError(RuntimeError):
@@ -97,7 +105,8 @@ def _solve_rule(name: str):
 def _square_rule(name: str, results: int):
     def rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
         (s,), (d,) = shapes, dtypes
-        _check_float(name, d)
+        if name != "matrix_exp" or d.category != 2:  # matrix_exp: half precision too (torch)
+            _check_float(name, d)
         _check_matrix(name, s)
         if results == 0:  # det: one scalar per matrix
             return ((s[:-2], d),)
@@ -745,3 +754,157 @@ def _svd_tall_jvp(b, u, s, vh, t):
 
 ad.defvjp("svd", _svd_vjp)
 ad.defjvp("svd", _svd_jvp)
+
+
+# ---- lu_factor: A = P L U (partial pivoting) ----
+
+def _lu_factor_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    (s,), (d,) = shapes, dtypes
+    _check_float("lu_factor", d)
+    _check_matrix("lu_factor", s, square=False)
+    *batch, m, n = s
+    return ((s, d), (tuple(batch) + (min(m, n),), int32), (tuple(batch) + (m,), int32))
+
+
+def _lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Right-looking elimination, vectorized over the batch: the pivot is
+    the first entry of largest magnitude in the column (LAPACK's idamax); a
+    zero pivot leaves its column unscaled (getrf reports it in ``info``,
+    torch returns the factors)."""
+    *batch, m, n = a.shape
+    k = min(m, n)
+    count = int(np.prod(batch, dtype=np.int64))
+    lu = np.array(a.reshape(count, m, n), dtype=a.dtype, copy=True)
+    piv = np.zeros((count, k), np.int32)
+    perm = np.tile(np.arange(m, dtype=np.int32), (count, 1))
+    rows = np.arange(count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j in range(k):
+            p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+            piv[:, j] = p + 1
+            lu[rows, j], lu[rows, p] = lu[rows, p], lu[rows, j].copy()
+            perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
+            pivot = lu[:, j, j:j + 1]
+            col = lu[:, j + 1:, j]
+            lu[:, j + 1:, j] = np.where(pivot != 0, col / np.where(pivot != 0, pivot, 1), col)
+            lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+    return (_c(lu.reshape(a.shape), a.dtype), _c(piv.reshape(*batch, k), np.int32),
+            _c(perm.reshape(*batch, m), np.int32))
+
+
+define(OpDef("lu_factor", "decomp", _lu_factor_rule, _lu_factor, 1, num_results=3,
+             doc="(LU, pivots, perm): A = P L U with partial pivoting; LU packs L (unit "
+                 "lower, strict part) and U; pivots LAPACK's 1-based swaps, perm their "
+                 "permutation (P[perm[j], j] = 1)"))
+
+
+def _rect_mask(b, m: int, n: int, like, upper: bool, k: int = 0):
+    """tril/triu's mask of an m x n matrix (1 where ``col - row >= k`` /
+    ``row - col >= k``), in ``like``'s dtype."""
+    i = b.iota(shape=(m, n), dim=0, dtype=int32)
+    j = b.iota(shape=(m, n), dim=1, dtype=int32)
+    d = b.sub(j, i) if upper else b.sub(i, j)
+    return b.convert(b.ge(d, b.scalar(k, like=i)), dtype=b.dtype(like))
+
+
+def _rtril(b, v, k: int = 0):
+    """tril(v, -k) of a (possibly non-square) matrix: strict when k = 1."""
+    m, n = b.shape(v)[-2:]
+    return b.mul(v, _rect_mask(b, m, n, v, upper=False, k=k))
+
+
+def _rtriu(b, v):
+    m, n = b.shape(v)[-2:]
+    return b.mul(v, _rect_mask(b, m, n, v, upper=True))
+
+
+def _rows(b, v, lo: int, hi: int):
+    s = b.shape(v)
+    return b.slice(v, start=(0,) * (len(s) - 2) + (lo, 0), limit=(*s[:-2], hi, s[-1]),
+                   stride=(1,) * len(s))
+
+
+def lu_unpacked(b, lu):
+    """(L [..., m, k] unit lower, U [..., k, n] upper) from the packed factors."""
+    m, n = b.shape(lu)[-2:]
+    k = min(m, n)
+    low = _cols(b, lu, 0, k)
+    eye = _rect_mask(b, m, k, lu, upper=True)  # the m x k identity: col - row >= 0 ...
+    eye = b.mul(eye, _rect_mask(b, m, k, lu, upper=False))  # ... and row - col >= 0
+    return b.add(_rtril(b, low, 1), eye), _rtriu(b, _rows(b, lu, 0, k))
+
+
+def perm_matrix(b, perm, like):
+    """P [..., m, m] with P[perm[j], j] = 1, in ``like``'s dtype."""
+    m = b.shape(perm)[-1]
+    s = (*b.shape(perm)[:-1], m, m)
+    rows = ad.broadcast(b, b.iota(shape=(m, m), dim=0, dtype=int32), s)
+    return b.convert(b.eq(ad.broadcast(b, _row(b, perm), s), rows), dtype=b.dtype(like))
+
+
+def _lu_factor_vjp(b, cts, inputs, outputs):
+    """torch's linalg_lu_backward with gL = tril(gLU, -1), gU = triu(gLU):
+    m <= n: gA = P L^{-T} [tril(L^T gL - gU U^T, -1) U1^{-T} + triu(gU1) | gU2];
+    m > n: gA = P [L1^{-T} triu(gU U^T - L^T gL) + gL1 ; gL2] U^{-T}."""
+    (g, _, _), (a,), (lu, _, perm) = cts, inputs, outputs
+    if g is None:
+        return [None]
+    m, n = b.shape(a)[-2:]
+    k = min(m, n)
+    l, u = lu_unpacked(b, lu)
+    gl, gu = _rtril(b, _cols(b, g, 0, k), 1), _rtriu(b, _rows(b, g, 0, k))
+    p = perm_matrix(b, perm, a)
+    if m <= n:
+        u1 = _cols(b, u, 0, k)
+        x = _rtril(b, b.sub(b.matmul(mT(b, l), gl), b.matmul(gu, mT(b, u))), 1)
+        x = mT(b, b.solve_triangular(u1, mT(b, x), upper=True, unitriangular=False))  # X U1^{-T}
+        x = b.add(x, _cols(b, gu, 0, k))
+        if n > k:
+            x = b.concat(x, _cols(b, gu, k, n), dim=len(b.shape(a)) - 1)
+        x = b.solve_triangular(mT(b, l), x, upper=True, unitriangular=True)
+        return [b.matmul(p, x)]
+    # tall: L = [L1; L2] (L1 k x k), U k x k
+    l1 = _rows(b, l, 0, k)
+    gl_full = _rtril(b, g, 1)  # the whole m x k strict lower part
+    x = _rtriu(b, b.sub(b.matmul(gu, mT(b, u)), b.matmul(mT(b, l), gl_full)))
+    x = b.solve_triangular(mT(b, l1), x, upper=True, unitriangular=True)
+    x = b.add(x, _rows(b, gl_full, 0, k))
+    x = b.concat(x, _rows(b, gl_full, k, m), dim=len(b.shape(a)) - 2)
+    x = mT(b, b.solve_triangular(u, mT(b, x), upper=True, unitriangular=False))  # X U^{-T}
+    return [b.matmul(p, x)]
+
+
+def _lu_factor_jvp(b, tangents, inputs, outputs):
+    """P^T dA = dL U + L dU. m <= n: Z = L^{-1} (P^T dA)_1 U1^{-1}, dL =
+    L tril(Z, -1), dU1 = triu(Z) U1, dU2 = L^{-1} (P^T dA)_2 - L^{-1} dL U2.
+    m > n: Z = L1^{-1} (P^T dA)_1 U^{-1}, dL1 = L1 tril(Z, -1), dU = triu(Z) U,
+    dL2 = ((P^T dA)_2 - L2 dU) U^{-1}. dLU = tril(dL, -1) + dU packed."""
+    (t,), (a,), (lu, _, perm) = tangents, inputs, outputs
+    m, n = b.shape(a)[-2:]
+    k = min(m, n)
+    l, u = lu_unpacked(b, lu)
+    pta = b.matmul(mT(b, perm_matrix(b, perm, a)), t)
+    r = len(b.shape(a))
+    if m <= n:
+        u1 = _cols(b, u, 0, k)
+        y = b.solve_triangular(l, pta, upper=False, unitriangular=True)  # L^{-1} P^T dA
+        z = _r_inv_right(b, _cols(b, y, 0, k), u1)
+        dl_strict = _rtril(b, z, 1)  # L^{-1} dL (strictly lower)
+        dl = b.matmul(l, dl_strict)
+        dlu = b.add(_rtril(b, dl, 1), b.matmul(_rtriu(b, z), u1))  # the first k columns
+        if n > k:
+            du2 = b.sub(_cols(b, y, k, n), b.matmul(dl_strict, _cols(b, u, k, n)))
+            dlu = b.concat(dlu, du2, dim=r - 1)
+        return [dlu, None, None]
+    l1, l2 = _rows(b, l, 0, k), _rows(b, l, k, m)
+    y1 = b.solve_triangular(l1, _rows(b, pta, 0, k), upper=False, unitriangular=True)
+    z = _r_inv_right(b, y1, u)
+    dl1 = b.matmul(l1, _rtril(b, z, 1))
+    du = b.matmul(_rtriu(b, z), u)
+    dl2 = _r_inv_right(b, b.sub(_rows(b, pta, k, m), b.matmul(l2, du)), u)
+    dlu = b.concat(b.add(_rtril(b, dl1, 1), du), dl2, dim=r - 2)
+    return [dlu, None, None]
+
+
+ad.defvjp("lu_factor", _lu_factor_vjp)
+ad.defjvp("lu_factor", _lu_factor_jvp)

@@ -150,6 +150,7 @@ from .linalg import (
     det,
     inverse,
     logdet,
+    lu_unpack,
     matrix_exp,
     pinverse,
     slogdet,
@@ -310,6 +311,23 @@ def get_pipeline() -> str:
 
 cholesky, svd, qr = (_LINALG_TOP_LEVEL[n]  # torch.cholesky/svd/qr: torch's old signatures
                      for n in ("cholesky", "svd", "qr"))
+lu, lu_solve = _LINALG_TOP_LEVEL["lu"], _LINALG_TOP_LEVEL["lu_solve"]  # issue 14: torch.lu/lu_solve
+
+# issue 14 (s10-surface14): torch's process settings, windows, dtype queries, and the
+# top-level spellings of functional and in-place ops (torch.conv2d, torch.relu_, ...)
+from .torch_compat import *  # noqa: E402, F403
+from .torch_compat import FUNCTIONAL_ALIASES as _FUNCTIONAL_ALIASES  # noqa: E402
+from .torch_compat import INPLACE_FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
+from .torch_compat import (  # noqa: E402
+    adaptive_max_pool1d,
+    batch_norm,
+    dropout,
+    instance_norm,
+    layer_norm,
+)
+
+globals().update({n: f for n, f in {**_FUNCTIONAL_ALIASES, **_INPLACE_FUNCTIONS}.items()
+                  if n not in globals()})
 
 _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
 

@@ -243,6 +243,10 @@ class _Size(int):
         return Size(self._shape) if dim is None else self._shape[dim]
 
 
+# ``repr(tensor)``'s numpy.array2string options (torch.set_printoptions sets them)
+PRINT_OPTIONS: dict[str, Any] = {"precision": 4, "threshold": 1000, "edgeitems": 3}
+
+
 class Tensor:
     """A lazy tensor. Either a *promise* (``_node`` is the op that will make
     it) or *realized* (``_value`` holds a numpy array and it is a leaf for
@@ -376,7 +380,7 @@ class Tensor:
 
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
-                               threshold=1000, edgeitems=3, precision=4)
+                               **PRINT_OPTIONS)
         suffix = "" if self.dtype.name in ("float32", "int64", "bool") else \
             f", dtype=pyflame.{self.dtype.name}"
         return f"tensor({body}{suffix})"

@@ -82,6 +82,8 @@ OP_NAMES: tuple[str, ...] = (
     # matrix decompositions and solvers (dialects/decomp.py)
     "solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd", "pinv",
     "matrix_exp",
+    # issue 14 (s10-surface14): LU with partial pivoting
+    "lu_factor",
 )
 OP_CODES: dict[str, int] = {name: i + 1 for i, name in enumerate(OP_NAMES)}
 

@@ -33,8 +33,10 @@ from .core import (
     splat_value,
     untracked_views,
 )
-from .creation import Generator, rand, randn
+from .creation import Generator, rand, randint, randn
+from .creation import bernoulli as _bernoulli
 from .dialects import OPS
+from .dialects.dtypes import float64
 from .indexing import (
     _put,
     index_add,
@@ -53,6 +55,11 @@ from .indexing import (
 )
 from .ops import (
     as_tensor_arg,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
     broadcast_to,
     clamp,
     clone,
@@ -422,3 +429,113 @@ def _in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
 for _fn in (index_put, index_add, index_copy, index_fill, scatter, scatter_add, scatter_reduce,
             masked_scatter, tril, triu, put):
     setattr(Tensor, f"{_fn.__name__}_", _in_place(_fn, f"{_fn.__name__}_"))
+
+
+# ---- issue 14 (s10-surface14): the bitwise in-place forms (``x <<= 2``, ``x &= m``) ----
+
+def _bitwise_in_place(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return _update(self, lambda o: fn(o, other), name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place {fn.__name__} (PyTorch's ``Tensor.{name}``)."
+    return method
+
+
+for _fn, _dunder in ((bitwise_left_shift, "ilshift"), (bitwise_right_shift, "irshift"),
+                     (bitwise_and, "iand"), (bitwise_or, "ior"), (bitwise_xor, "ixor")):
+    setattr(Tensor, f"{_fn.__name__}_", _bitwise_in_place(_fn, f"{_fn.__name__}_"))
+    setattr(Tensor, f"__{_dunder}__", _bitwise_in_place(_fn, f"__{_dunder}__"))
+
+
+# ---- issue 14 (s10-surface14): torch's other in-place samplers and fills ----
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None
+                 ) -> Tensor:
+    """Exponential draws of rate ``lambd`` (``-log1p(-u) / lambd``)."""
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _update(self, lambda o: -(-rand(*o.shape, dtype=o.dtype, generator=generator))
+                   .log1p() / lambd, "exponential_")
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Generator | None = None) -> Tensor:
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _update(self, lambda o: (randn(*o.shape, dtype=o.dtype, generator=generator) * std
+                                    + mean).exp(), "log_normal_")
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    return _update(self, lambda o: ((rand(*o.shape, dtype=o.dtype, generator=generator) - 0.5)
+                                    * np.pi).tan() * sigma + median, "cauchy_")
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Trials to the first success (1, 2, ...) with success probability ``p``."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    def make(o: Tensor) -> Tensor:
+        u = rand(*o.shape, dtype=float64, generator=generator)
+        return ((-u).log1p() / float(np.log1p(-p))).floor() + 1
+    return _update(self, make, "geometric_")
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability ``p`` (a number or a tensor broadcast to self), else 0."""
+    def make(o: Tensor) -> Tensor:
+        probs = broadcast_to(convert(as_tensor_arg(p), float64), o.shape)
+        return rand(*o.shape, dtype=float64, generator=generator) < probs
+    return _update(self, make, "bernoulli_")
+
+
+def random_(self: Tensor, *args: int, generator: Generator | None = None, **kwargs: Any
+            ) -> Tensor:
+    """``random_(to)`` / ``random_(from, to)``: integers in [from, to); with
+    no bounds, [0, 2^mantissa] for floats and [0, max] for integers (torch)."""
+    lo, hi = kwargs.pop("from", None), kwargs.pop("to", None)
+    if kwargs:
+        raise TypeError(f"random_: unexpected arguments {sorted(kwargs)}")
+    if len(args) == 2:
+        lo, hi = args
+    elif len(args) == 1:
+        lo, hi = (0, args[0]) if lo is None else (lo, args[0])
+    lo = 0 if lo is None else lo
+    if hi is None:
+        dt = self.dtype
+        hi = 2 ** (np.finfo(dt.np).nmant + 1) + 1 if dt.is_floating_point else \
+            (2 if dt.is_bool else int(np.iinfo(dt.np).max))
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
+                           f">= to={hi}")
+    return _update(self, lambda o: randint(lo, hi, o.shape, generator=generator), "random_")
+
+
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """torch's rule: the main diagonal of a 2-d tensor (every ``n + 1``-th
+    row again when ``wrap`` and it is tall), of an n-d one with equal dims."""
+    shape = self.shape
+    if len(shape) < 2:
+        raise RuntimeError("fill_diagonal_: dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("fill_diagonal_: all dimensions of input must be of equal length")
+    mask = np.zeros(shape, dtype=bool)
+    if len(shape) == 2:
+        m, n = shape
+        flat = mask.reshape(-1)
+        step = n + 1
+        limit = m * n if wrap and m > n else min(m, n) * n
+        flat[0:limit:step] = True
+    else:
+        idx = np.arange(shape[0])
+        mask[(idx,) * len(shape)] = True
+    keep = Tensor._leaf(mask)
+    return _update(self, lambda o: where(keep, convert(as_tensor_arg(fill_value), o.dtype), o),
+                   "fill_diagonal_")
+
+
+for _f in (exponential_, log_normal_, cauchy_, geometric_, bernoulli_, random_, fill_diagonal_):
+    setattr(Tensor, _f.__name__, _f)
+Tensor.swapaxes_ = Tensor.swapdims_ = transpose_  # type: ignore[attr-defined]
+Tensor.bernoulli = _bernoulli  # type: ignore[attr-defined]

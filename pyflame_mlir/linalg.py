@@ -7,7 +7,14 @@ svd``: numpy.linalg kernels, VJP and JVP rules next to them); the rest is
 composed from those: ``inv`` is ``solve(A, I)``, ``eigvalsh``/``svdvals`` drop
 the vectors, ``pinv`` and ``lstsq`` come from the SVD, ``matrix_rank`` counts
 singular values. Batch dims lead; inputs are float32 or float64 (integers and
-half precision raise, as torch).
+half precision raise, as torch; ``matrix_exp`` and ``lu_unpack`` take half
+precision too, as torch's kernels do).
+
+Under ``pf.autocast`` each function follows torch 2.13's CPU policy, measured
+op by op (``test_amp_linalg.py``): the solvers and decompositions torch lists
+as float32 ops cast half-precision inputs to float32; ``vecdot`` runs in the
+autocast dtype; the others (``det slogdet matrix_exp solve_triangular pinv
+lu_factor lu lu_solve``...) keep their inputs' dtypes.
 
 The top-level aliases torch has (``torch.inverse det logdet slogdet cholesky
 cholesky_solve cholesky_inverse triangular_solve``) and the Tensor methods
@@ -23,7 +30,7 @@ import numpy as np
 
 from .composites import cross as _cross
 from .composites2 import matrix_power, multi_dot
-from .core import Tensor, record
+from .core import Tensor, detach, record
 from .creation import eye, zeros
 from .dialects import OPS
 from .dialects.decomp import LinAlgError
@@ -31,19 +38,21 @@ from .dialects.dtypes import float32, float64, int32, int64
 from .dialects.opdef import ShapeError, broadcast_shapes
 from .indexing import diagonal as _diagonal
 from .indexing import movedim
+from .indexing import take_along_dim as _take_along_dim
 from .ops import (
     ELEMENTWISE,
     as_tensor_arg,
+    autocast_policy,
     broadcast_to,
     cat,
     convert,
     matmul,
-    matrix_norm,
     reshape,
     vector_norm,
     where,
 )
-from .ops import linalg_norm as norm
+from .ops import linalg_norm as _linalg_norm
+from .ops import matrix_norm as _matrix_norm
 from .ops import sum as _sum
 from .reductions import cumprod
 
@@ -64,16 +73,57 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
     return _cross(input, other, dim=dim)
 
 
+@autocast_policy("lower")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product along ``dim`` (broadcast)."""
     return (x * y).sum(dim)
 
 
+# ---- norms that need singular values ('nuc', 2, -2 over two dims) ----
+
+_SPECTRAL = ("nuc", 2, -2)
+
+
+def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: A002, N803
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.matrix_norm``: 'fro', 'nuc', +-1, +-2, +-inf; 'nuc' and
+    +-2 from the singular values (their gradients are svdvals')."""
+    if not (isinstance(ord, str | int | float) and ord in _SPECTRAL):
+        return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    t = as_tensor_arg(A) if dtype is None else convert(A, dtype)
+    if t.ndim < 2:
+        raise ShapeError("linalg.matrix_norm", f"expects at least 2 dimensions, got shape "
+                                               f"{list(t.shape)}")
+    d0, d1 = (d % t.ndim for d in dim)
+    if d0 == d1:
+        raise ShapeError("linalg.matrix_norm", f"dims must be different, got {list(dim)}")
+    s = svdvals(movedim(t, (d0, d1), (-2, -1)))
+    r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
+    return r
+
+
+def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,  # noqa: A002, N803
+         dtype: Any = None) -> Tensor:
+    """``torch.linalg.norm``: a vector norm over one dim (or all, when ord is
+    None), a matrix norm over two (the spectral ones through ``matrix_norm``)."""
+    t = as_tensor_arg(A)
+    two = (dim is None and t.ndim == 2) or (isinstance(dim, tuple | list) and len(dim) == 2)
+    if ord is not None and two and isinstance(ord, str | int | float) and ord in _SPECTRAL:
+        return matrix_norm(t, ord, (-2, -1) if dim is None else tuple(dim), keepdim,
+                           dtype=dtype)
+    return _linalg_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
 # ---- argument checks ----
 
-def _matrix(name: str, a: Any, square: bool = True) -> Tensor:
+def _matrix(name: str, a: Any, square: bool = True, half: bool = False) -> Tensor:
     t = as_tensor_arg(a)
-    if t.dtype is not float32 and t.dtype is not float64:
+    if half and t.dtype.is_floating_point:
+        pass  # torch has half-precision kernels for this one
+    elif t.dtype is not float32 and t.dtype is not float64:
         raise ShapeError(name, f"expects a float32 or float64 tensor, got {t.dtype.name} "
                                "(torch: a floating point tensor; half precision has no kernel)")
     if t.ndim < 2:
@@ -108,6 +158,7 @@ def _rhs(name: str, a: Tensor, b: Any) -> Tensor:
 
 # ---- solvers ----
 
+@autocast_policy("fp32")
 def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch's names)
     """``torch.linalg.solve``: X with ``A X = B`` (``X A = B`` if not ``left``).
     B is a batch of vectors when it is 1-D or has A's shape without the last
@@ -133,6 +184,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     return reshape(x, x.shape[:-1]) if vector else x
 
 
+@autocast_policy("none")
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False
              ) -> tuple[Tensor, Tensor]:
     """``torch.linalg.solve_ex``: (result, info). A singular A always raises
@@ -161,6 +213,7 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
                                                     "unitriangular": bool(unitriangular)})
 
 
+@autocast_policy("fp32")
 def inv(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.inv``: ``solve(A, I)`` (a singular A raises ``LinAlgError``)."""
     a = _matrix("linalg.inv", A)
@@ -168,6 +221,7 @@ def inv(A: Any) -> Tensor:  # noqa: N803
     return record(OPS["solve"], (a, ident), {})
 
 
+@autocast_policy("fp32")
 def inv_ex(A: Any, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # noqa: N803
     """``torch.linalg.inv_ex``: (inverse, info); a singular A always raises
     here (ours never returns a failed factorization), so info is zeros."""
@@ -176,6 +230,7 @@ def inv_ex(A: Any, *, check_errors: bool = False) -> tuple[Tensor, Tensor]:  # n
     return InvExResult(x, zeros(x.shape[:-2], dtype=int32))
 
 
+@autocast_policy("fp32")
 def cholesky(A: Any, *, upper: bool = False) -> Tensor:  # noqa: N803
     """``torch.linalg.cholesky``: L with ``A = L L^T`` (``U^T U`` if ``upper``),
     from A's lower triangle. A matrix that is not positive definite raises
@@ -185,6 +240,7 @@ def cholesky(A: Any, *, upper: bool = False) -> Tensor:  # noqa: N803
     return _mT(lower) if upper else lower
 
 
+@autocast_policy("fp32")
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False  # noqa: N803
                 ) -> tuple[Tensor, Tensor]:
     """``torch.linalg.cholesky_ex``: (L, info); a failure always raises here."""
@@ -217,6 +273,7 @@ def logdet(A: Any) -> Tensor:  # noqa: N803
 
 # ---- decompositions ----
 
+@autocast_policy("fp32")
 def qr(A: Any, mode: str = "reduced") -> QRResult:  # noqa: N803
     """``torch.linalg.qr``: ``mode`` 'reduced', 'complete' or 'r' (Q is then an
     empty tensor, as torch's). Q's columns are unique up to sign: numpy's
@@ -236,6 +293,7 @@ def _uplo(name: str, UPLO: str) -> bool:  # noqa: N803
     return UPLO == "L"
 
 
+@autocast_policy("fp32")
 def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     """``torch.linalg.eigh``: ascending eigenvalues and orthonormal eigenvectors
     (columns, each unique up to sign) of the symmetric matrix given by A's
@@ -246,12 +304,14 @@ def eigh(A: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     return EighResult(values, vectors)
 
 
+@autocast_policy("fp32")
 def eigvalsh(A: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
     """``torch.linalg.eigvalsh``: the eigenvalues of ``eigh`` (well-defined
     gradients at repeated eigenvalues too)."""
     return eigh(A, UPLO).eigenvalues
 
 
+@autocast_policy("fp32")
 def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None  # noqa: N803
         ) -> SVDResult:
     """``torch.linalg.svd``: (U, S, Vh), S descending; singular vectors are
@@ -265,6 +325,7 @@ def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None  # noqa
     return SVDResult(u, s, vh)
 
 
+@autocast_policy("fp32")
 def svdvals(A: Any, *, driver: str | None = None) -> Tensor:  # noqa: N803
     """``torch.linalg.svdvals``: S of ``svd`` (well-defined gradients at
     repeated singular values too)."""
@@ -295,6 +356,7 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False 
                                       "hermitian": bool(hermitian)})
 
 
+@autocast_policy("fp32")
 def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
                 hermitian: bool = False) -> Tensor:
     """``torch.linalg.matrix_rank``: singular values (|eigenvalues| if
@@ -309,6 +371,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None,  # noqa: N803
     return _sum(convert(s > cut, int64), -1)
 
 
+@autocast_policy("fp32")
 def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = None  # noqa: N803
           ) -> LstsqResult:
     """``torch.linalg.lstsq``: the minimum-norm least-squares solution
@@ -350,7 +413,7 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *, driver: str | None = No
 def matrix_exp(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.matrix_exp``: scaling and squaring with a [13/13] Pade
     approximant (float64 inside), as torch; a non-finite input gives NaN."""
-    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A),), {})
+    return record(OPS["matrix_exp"], (_matrix("linalg.matrix_exp", A, half=True),), {})
 
 
 # ---- composites of the above ----
@@ -377,6 +440,7 @@ def vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803
     return cat([ones, powers], -1)
 
 
+@autocast_policy("fp32")
 def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803
     """``torch.linalg.cond``: s_max / s_min for p None, 2 (s_min / s_max for
     -2), else ``norm(A, p) * norm(inv(A), p)`` (square A; a singular one
@@ -389,6 +453,7 @@ def cond(A: Any, p: Any = None) -> Tensor:  # noqa: N803
     return matrix_norm(a, p) * matrix_norm(inv(a), p)
 
 
+@autocast_policy("fp32")
 def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803
     """``torch.linalg.tensorinv``: the inverse of A read as a matrix
     prod(shape[:ind]) x prod(shape[ind:])."""
@@ -400,6 +465,7 @@ def tensorinv(A: Any, ind: int = 2) -> Tensor:  # noqa: N803
     return reshape(m, cols + rows)
 
 
+@autocast_policy("fp32")
 def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803
     """``torch.linalg.tensorsolve``: X with ``tensordot(A, X, X.ndim) = B``."""
     t, b = as_tensor_arg(A), as_tensor_arg(B)
@@ -411,12 +477,162 @@ def tensorsolve(A: Any, B: Any, dims: Any = None) -> Tensor:  # noqa: N803
     return reshape(x, rest)
 
 
+# ---- LU: A = P L U with partial pivoting (the ``lu_factor`` primitive) ----
+
+LUFactorResult = namedtuple("LUFactorResult", ["LU", "pivots"])
+LUFactorExResult = namedtuple("LUFactorExResult", ["LU", "pivots", "info"])
+LUResult = namedtuple("LUResult", ["P", "L", "U"])
+LUUnpackResult = namedtuple("LUUnpackResult", ["P", "L", "U"])
+
+
+def _no_unpivoted(name: str, pivot: bool) -> None:
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU "
+                           "(torch raises the same; pyflame has no CUDA device)")
+
+
+def _lu_record(name: str, A: Any) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    return record(OPS["lu_factor"], (_matrix(name, A, square=False),), {})
+
+
+def lu_factor(A: Any, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
+    """``torch.linalg.lu_factor``: (LU, pivots) of ``A = P L U``; LU packs L
+    (unit lower, its diagonal implied) and U, pivots are LAPACK's 1-based row
+    swaps (int32). A singular A is factored (a zero pivot), as torch; any
+    ``[..., m, n]``."""
+    _no_unpivoted("linalg.lu_factor", pivot)
+    lu_, piv, _ = _lu_record("linalg.lu_factor", A)
+    return LUFactorResult(lu_, piv)
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False  # noqa: N803
+                 ) -> LUFactorExResult:
+    """``torch.linalg.lu_factor_ex``: (LU, pivots, info); info is LAPACK's: the
+    1-based index of the first zero on U's diagonal, 0 if none."""
+    _no_unpivoted("linalg.lu_factor_ex", pivot)
+    lu_, piv, _ = _lu_record("linalg.lu_factor_ex", A)
+    k = min(lu_.shape[-2:])
+    diag = _diagonal(lu_[..., :k, :k], dim1=-2, dim2=-1) if k else zeros(
+        lu_.shape[:-2] + (0,), dtype=lu_.dtype)
+    zero = diag == 0
+    first = where(zero, convert(Tensor._leaf(np.arange(1, k + 1, dtype=np.int32)), int32),
+                  k + 1)
+    info = first.amin(-1) if k else zeros(lu_.shape[:-2], dtype=int32)
+    info = where(info == k + 1, 0, info) if k else info
+    if check_errors and bool((info != 0).any()):
+        raise LinAlgError(f"linalg.lu_factor_ex: U[{int(info.max()) - 1}, "
+                          f"{int(info.max()) - 1}] is zero, singular U.")
+    return LUFactorExResult(lu_, piv, convert(info, int32))
+
+
+def _perm_matrix(perm: Tensor, dt: Any) -> Tensor:
+    """P [..., m, m] with ``P[perm[j], j] = 1``: piecewise constant, so it does
+    not require grad (torch's P does not)."""
+    m = perm.shape[-1]
+    rows = Tensor._leaf(np.arange(m, dtype=np.int32).reshape(m, 1))
+    return convert(reshape(detach(perm), perm.shape[:-1] + (1, m)) == rows, dt)
+
+
+def _unpack(lu_: Tensor) -> tuple[Tensor, Tensor]:
+    """(L [..., m, k] unit lower, U [..., k, n] upper) from packed factors."""
+    m, n = lu_.shape[-2:]
+    k = min(m, n)
+    low = lu_[..., :, :k].tril(-1) + eye(m, k, dtype=lu_.dtype)
+    return low, lu_[..., :k, :].triu()
+
+
+def _perm_from_pivots(name: str, pivots: Any, m: int) -> Tensor:
+    """The permutation that LAPACK's 1-based row swaps compose (applied in
+    order: row i with row pivots[i]), as int64 [..., m]: one vectorized step per
+    swap (the swaps are sequential)."""
+    piv = as_tensor_arg(pivots)
+    if piv.dtype is not int32 and piv.dtype is not int64:
+        raise ShapeError(name, f"pivots must be an int32 tensor, got {piv.dtype.name}")
+    k = piv.shape[-1] if piv.ndim else 0
+    if piv.ndim < 1 or k > m:
+        raise ShapeError(name, f"pivots of shape {list(piv.shape)} do not fit a factorization "
+                               f"with {m} rows (expected [..., min(m, n)])")
+    ar = Tensor._leaf(np.arange(m, dtype=np.int64))
+    perm = broadcast_to(ar, piv.shape[:-1] + (m,))
+    target = convert(piv, int64) - 1
+    for i in range(k):
+        pi = target[..., i:i + 1]
+        vi, vp = perm[..., i:i + 1], _take_along_dim(perm, pi, -1)
+        perm = where(ar == i, vp, where(ar == pi, vi, perm))
+    return perm
+
+
+def lu(A: Any, *, pivot: bool = True) -> LUResult:  # noqa: N803
+    """``torch.linalg.lu``: (P, L, U) with ``A = P L U``; P has A's dtype,
+    L is ``[..., m, k]`` unit lower, U ``[..., k, n]``, k = min(m, n)."""
+    _no_unpivoted("linalg.lu", pivot)
+    lu_, _, perm = _lu_record("linalg.lu", A)
+    low, up = _unpack(lu_)
+    return LUResult(_perm_matrix(perm, lu_.dtype), low, up)
+
+
+def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> LUUnpackResult:
+    """``torch.lu_unpack``: (P, L, U) from ``lu_factor``'s results; a part not
+    asked for is an empty tensor, as torch's."""
+    lu_ = _matrix("lu_unpack", LU_data, square=False, half=True)
+    empty = zeros(0, dtype=lu_.dtype)
+    low, up = _unpack(lu_) if unpack_data else (empty, empty)
+    p = _perm_matrix(_perm_from_pivots("lu_unpack", LU_pivots, lu_.shape[-2]), lu_.dtype) \
+        if unpack_pivots else empty
+    return LUUnpackResult(p, low, up)
+
+
+@autocast_policy("none")
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
+             adjoint: bool = False) -> Tensor:
+    """``torch.linalg.lu_solve``: X with ``A X = B`` (``A^T X = B`` if
+    ``adjoint``; ``X A = B`` if not ``left``) from ``lu_factor``'s results;
+    two triangular solves and a row permutation, differentiable in LU and B."""
+    lu_ = _matrix("linalg.lu_solve", LU)
+    b = _rhs("linalg.lu_solve", lu_, B)
+    if b.ndim < 2:
+        raise ShapeError("linalg.lu_solve", f"B must be a matrix or a batch of matrices, got "
+                                            f"shape {list(b.shape)}")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _mT(lu_solve(lu_, pivots, _mT(b), left=True, adjoint=not adjoint))
+    n = lu_.shape[-1]
+    if b.shape[-2] != n:
+        raise ShapeError("linalg.lu_solve", f"cannot solve A X = B for LU of shape "
+                                            f"{list(lu_.shape)} and B of shape {list(b.shape)}")
+    p = _perm_matrix(_perm_from_pivots("linalg.lu_solve", pivots, n), lu_.dtype)
+    low, up = _unpack(lu_)
+    if adjoint:  # A^T = U^T L^T P^T: X = P L^{-T} U^{-T} B
+        y = solve_triangular(_mT(up), b, upper=False)
+        y = solve_triangular(_mT(low), y, upper=True, unitriangular=True)
+        return matmul(p, y)
+    y = solve_triangular(low, matmul(_mT(p), b), upper=False, unitriangular=True)
+    return solve_triangular(up, y, upper=True)
+
+
+@autocast_policy("fp32")
+def _lu_top(A: Any, pivot: bool = True, get_infos: bool = False  # noqa: N803
+            ) -> tuple[Tensor, ...]:
+    """``torch.lu`` (deprecated there): (LU, pivots[, infos])."""
+    if get_infos:
+        return tuple(lu_factor_ex(A, pivot=pivot))
+    return tuple(lu_factor(A, pivot=pivot))
+
+
+@autocast_policy("fp32")
+def _lu_solve_top(b: Any, LU_data: Any, LU_pivots: Any) -> Tensor:  # noqa: N803
+    """``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated there)."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
 # ---- torch's top-level aliases (pf.inverse, pf.det, ...) ----
 
+@autocast_policy("fp32")
 def inverse(input: Any) -> Tensor:  # noqa: A002
     return inv(input)
 
 
+@autocast_policy("fp32")
 def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky_solve(B, L)``: X with ``A X = B`` for ``A = L L^T``
     (``U^T U`` if ``upper``), from two triangular solves."""
@@ -426,6 +642,7 @@ def cholesky_solve(input: Any, input2: Any, upper: bool = False) -> Tensor:  # n
     return solve_triangular(_mT(lower), y, upper=True)
 
 
+@autocast_policy("fp32")
 def cholesky_inverse(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky_inverse(L)``: ``(L L^T)^{-1}`` (``(U^T U)^{-1}`` if ``upper``)."""
     factor = _matrix("cholesky_inverse", input)
@@ -433,6 +650,7 @@ def cholesky_inverse(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     return cholesky_solve(ident, factor, upper)
 
 
+@autocast_policy("fp32")
 def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = False,  # noqa: A002, N803
                      unitriangular: bool = False) -> TriangularSolveResult:
     """``torch.triangular_solve(b, A)``: (solution, cloned_coefficient) of
@@ -443,16 +661,19 @@ def triangular_solve(input: Any, A: Any, upper: bool = True, transpose: bool = F
     return TriangularSolveResult(x, a)
 
 
+@autocast_policy("fp32")
 def _cholesky_top(input: Any, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky`` (deprecated there in favour of ``linalg.cholesky``)."""
     return cholesky(input, upper=upper)
 
 
+@autocast_policy("fp32")
 def pinverse(input: Any, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as its relative tolerance."""
     return pinv(input, rtol=rcond)
 
 
+@autocast_policy("fp32")
 def _svd_top(input: Any, some: bool = True, compute_uv: bool = True  # noqa: A002
              ) -> tuple[Tensor, Tensor, Tensor]:
     """``torch.svd`` (deprecated there): (U, S, V) with V, not Vh; without
@@ -464,6 +685,7 @@ def _svd_top(input: Any, some: bool = True, compute_uv: bool = True  # noqa: A00
     return namedtuple("SvdResult", ["U", "S", "V"])(u, s, _mT(vh))
 
 
+@autocast_policy("fp32")
 def _qr_top(input: Any, some: bool = True) -> QRResult:  # noqa: A002
     """``torch.qr`` (deprecated there): ``linalg.qr`` with ``some`` as mode."""
     return qr(input, "reduced" if some else "complete")
@@ -473,7 +695,7 @@ TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogde
              "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
              "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
-             "pinverse": pinverse}
+             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top}
 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
@@ -482,7 +704,8 @@ for _name, _fn in TOP_LEVEL.items():
 __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "LstsqResult",
            "QRResult", "SVDResult", "SlogdetResult", "TriangularSolveResult", "cholesky",
            "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "inv_ex", "LUFactorExResult", "LUFactorResult", "LUResult", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
            "vector_norm"]

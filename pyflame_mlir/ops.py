@@ -857,6 +857,38 @@ def bitwise_not(input: TensorLike) -> Tensor:  # noqa: A002
     return record(OPS["bitwise_not"], (t,), {})
 
 
+# ---- bit shifts (``<< >>``, issue 14): composites of pow, mul and floor_divide ----
+
+def _shift(name: str, left: bool) -> Callable[[TensorLike, TensorLike], Tensor]:
+    """torch's CPU kernels: ``x << s = x * 2^s`` wrapping (an unsigned shift),
+    ``x >> s`` arithmetic (``floor(x / 2^s)``); a shift amount that is negative
+    or at least the bit width gives 0 (``<<``) or the sign fill, -1 or 0 (``>>``)."""
+    def fn(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+        if not _is_tensor(input) and not _is_tensor(other):
+            input = as_tensor_arg(input)
+        dt = _promote((input, other))
+        if dt.category != 1:
+            raise TypeError(f"{name}: expects integer operands (torch: \"{'l' if left else 'r'}"
+                            f"shift_cpu\" not implemented for '{dt.name}'), got {dt.name}")
+        a, amount = _cast(input, dt), _cast(other, dt)
+        bits = dt.itemsize * 8
+        unsigned = dt.np.kind == "u"  # its >> by bits - 1 is a division (no sign to fill)
+        valid = logical_and(amount >= 0, amount < (bits if left or unsigned else bits - 1))
+        power = ELEMENTWISE["pow"](scalar(2, dt), where(valid, amount, scalar(0, dt)))
+        if left:
+            return where(valid, ELEMENTWISE["mul"](a, power), scalar(0, dt))
+        fill = scalar(0, dt) if unsigned else where(a < 0, scalar(-1, dt), scalar(0, dt))
+        return where(valid, ELEMENTWISE["floor_divide"](a, power), fill)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``torch.{name}``: elementwise {'left' if left else 'right'} shift of "
+                  "integer tensors.")
+    return fn
+
+
+bitwise_left_shift = _shift("bitwise_left_shift", True)
+bitwise_right_shift = _shift("bitwise_right_shift", False)
+
+
 # ---- reductions ----
 
 def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -1653,12 +1685,15 @@ METHODS = (*ELEMENTWISE, *(
     "bitwise_not isnan isinf isfinite isposinf isneginf nan_to_num clamp_min clamp_max lerp "
     "logit addmm addmv baddbmm addbmm addr bmm mv dot outer ger norm "
     "softplus hardtanh relu6 leaky_relu elu selu celu hardsigmoid hardswish mish silu "
-    "logsigmoid sgn").split())
+    "logsigmoid sgn "
+    "bitwise_left_shift bitwise_right_shift").split())  # issue 14 (s10-surface14)
 
 _BINARY_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "pow": "pow",
                      "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or",
                      "xor": "bitwise_xor", "floordiv": "floor_divide",
-                     "mod": "remainder"}  # ``__add__`` and ``__radd__``: add
+                     "mod": "remainder",
+                     "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+                     }  # ``__add__`` and ``__radd__``: add
 _OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
               "__eq__": "eq", "__ne__": "ne",
               "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",

@@ -5,10 +5,17 @@ tensors plus a JSON description of the structure in the file's metadata
 (``"pyflame"``); a flat dict of tensors keeps its names as the tensor names,
 so other safetensors readers (``safetensors.torch.load_file``) read it too.
 A file that is truncated, corrupted or not safetensors raises ``ValueError``
-naming the file."""
+naming the file.
+
+In-memory copies follow torch (issue 14): ``pickle.dumps(t)`` stores the
+value (a lazy tensor is computed first) and ``requires_grad`` (the copy is a
+leaf; ``.grad`` is not kept), so modules and optimizers pickle;
+``copy.deepcopy(t)`` shares the value (recorded ops never change) and copies
+``.grad``; a non-leaf that requires grad refuses deepcopy, as torch's."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -84,9 +91,10 @@ class _Writer:
             return {"tuple": enc} if isinstance(obj, tuple) else {"list": enc}
         if hasattr(obj, "detach") and hasattr(obj, "cpu"):  # a torch tensor
             return self.encode(_host_value(obj), path)
+        hint = " (save its state_dict() instead)" if hasattr(obj, "state_dict") else ""
         raise TypeError(f"pf.save: cannot save a {type(obj).__module__}.{type(obj).__qualname__}"
-                        f" at {path or 'the top'} (tensors, numbers, strings, None, and dicts, "
-                        "lists and tuples of them are saved; nothing is pickled)")
+                        f" at {path or 'the top'}{hint} (tensors, numbers, strings, None, and "
+                        "dicts, lists and tuples of them are saved; nothing is pickled)")
 
 
 def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
@@ -186,3 +194,37 @@ def _decode(node: Any, tensors: dict[str, Tensor]) -> Any:
             out[k] = _decode(v, tensors)
         return out
     raise ValueError(f"unexpected node {str(node)[:80]}")
+
+
+# ---- pickle and deepcopy of tensors (torch's semantics; see the module docstring) ----
+
+def _rebuild_tensor(value: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._leaf(value)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _tensor_reduce_ex(self: Tensor, protocol: Any) -> Any:
+    del protocol
+    value = np.array(self.numpy(), copy=True)  # computes a lazy tensor
+    return (_rebuild_tensor, (value, bool(self.requires_grad)))
+
+
+def _tensor_deepcopy(self: Tensor, memo: dict) -> Tensor:
+    if self.requires_grad and not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol at the moment (deepcopy of a tensor computed "
+                           "from one that requires grad; .detach() it first)")
+    # a new tensor of the same state, not a view (``detach`` would share later
+    # in-place updates): a value is copied, a promise shared (its ops never change)
+    out = Tensor._leaf(np.array(self._value, copy=True), self.dtype) if self._node is None \
+        else Tensor._promise(self._node, self._index, self.shape, self.dtype)
+    if self.requires_grad:
+        out.requires_grad_(True)
+    if self.grad is not None:
+        out.grad = copy.deepcopy(self.grad, memo)
+    memo[id(self)] = out
+    return out
+
+
+for _name, _fn in (("__reduce_ex__", _tensor_reduce_ex), ("__deepcopy__", _tensor_deepcopy)):
+    setattr(Tensor, _name, _fn)

@@ -4,7 +4,7 @@ names there. Most are the top-level functions themselves (``expit`` is
 composites of them, written for the tails torch's kernels are accurate in.
 Not provided (they raise AttributeError, as any missing name): the Bessel
 functions other than ``i0``/``i0e``, the orthogonal polynomials, ``zeta``,
-``gammainc``/``gammaincc``, ``erfcx`` and ``airy_ai``.
+``gammainc``/``gammaincc`` and ``airy_ai``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from .ops import (
 )
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0",
     "i0e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
     "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]
@@ -131,3 +131,20 @@ def i0e(input: TensorLike) -> Tensor:  # noqa: A002
     v_small = _chbevl(xs / 2.0 - 2.0, _I0_A)
     v_big = _chbevl(32.0 / xb - 2.0, _I0_B) / sqrt(xb)
     return where(isnan(x), x, where(small, v_small, v_big))
+
+
+def erfcx(input: TensorLike) -> Tensor:  # noqa: A002
+    """``exp(x^2) erfc(x)`` (issue 14, s10-surface14): from 3 on ``1 / (sqrt(pi)
+    K(x))`` with the continued fraction ``K`` that ``erfc`` uses there (no
+    overflow, no underflow); below, the product (inf below about -26.6, as
+    torch's). Narrower floats compute in float64 and round once."""
+    x = _float(input)
+    if x.dtype is not float64:
+        return erfcx(x.double()).to(x.dtype)
+    tail = lt(3.0, x) | (x == 3.0)
+    xt = where(tail, x, 3.0)  # the unselected branch gets a harmless value (no NaN gradients)
+    t = xt
+    for k in range(40, 0, -1):
+        t = xt + (k / 2) / t
+    xs = where(tail, 0.0, x)
+    return where(tail, 1.0 / (math.sqrt(math.pi) * t), exp(xs * xs) * erfc(xs))

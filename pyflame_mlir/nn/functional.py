@@ -63,7 +63,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "celu", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
-    "cross_entropy", "dropout", "dropout1d",
+    "cross_entropy", "dropout", "dropout1d", "dropout3d",
     "dropout2d", "elu", "gelu", "glu", "group_norm", "hardsigmoid", "hardswish", "hardtanh",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "linear",
     "leaky_relu", "log_softmax", "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss",
@@ -414,6 +414,11 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # issue 14 (surface14)
+              inplace: bool = False) -> Tensor:
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
 
 
 # ---- attention ----

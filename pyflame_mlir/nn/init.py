@@ -177,3 +177,43 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0,
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+# ---- issue 14 (s10-surface14): dirac_ and torch's deprecated spellings ----
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The identity of a {3, 4, 5}-d convolution weight (per group), as torch."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_per_group = tensor.shape[0] // groups
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    values = np.zeros(tensor.shape)
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, tensor.shape[1])):
+            values[(g * out_per_group + d, d, *centre)] = 1
+    return _fill(tensor, values)
+
+
+def _deprecated(name: str, fn: Any) -> Any:
+    def old(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`.",
+                      FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    old.__name__ = old.__qualname__ = name
+    old.__doc__ = f"Deprecated spelling of ``{name}_``."
+    return old
+
+
+uniform = _deprecated("uniform", uniform_)
+normal = _deprecated("normal", normal_)
+constant = _deprecated("constant", constant_)
+xavier_uniform = _deprecated("xavier_uniform", xavier_uniform_)
+xavier_normal = _deprecated("xavier_normal", xavier_normal_)
+kaiming_uniform = _deprecated("kaiming_uniform", kaiming_uniform_)
+kaiming_normal = _deprecated("kaiming_normal", kaiming_normal_)
+orthogonal = _deprecated("orthogonal", orthogonal_)
+
+__all__ += ["constant", "dirac_", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal",
+            "uniform", "xavier_normal", "xavier_uniform"]

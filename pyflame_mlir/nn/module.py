@@ -62,13 +62,16 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, _protocol: Any) -> Any:
-        raise TypeError("pyflame tensors are not pickled: save state dicts with pf.save")
+        """``pickle``: a Parameter of the (computed) value, as torch's."""
+        return (Parameter, (detach(self), self.requires_grad))
 
     def __deepcopy__(self, memo: dict) -> Parameter:
         """``copy.deepcopy(model)``: a new leaf with the same value (or promise:
         recorded ops never change, so sharing one is a copy)."""
         out = Parameter(detach(self), self.requires_grad)
         memo[id(self)] = out
+        if self.grad is not None:  # torch's deepcopy keeps .grad
+            out.grad = detach(self.grad)
         return out
 
     @property

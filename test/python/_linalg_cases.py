@@ -254,3 +254,25 @@ def draw_case(name: str, data: st.DataObject) -> tuple[Example, np.random.Genera
     batch, n = data.draw(batches, label="batch"), data.draw(sizes, label="n")
     rng = np.random.default_rng(seed)
     return CASES[name](rng, batch, n), rng
+
+
+# ---- issue 14 (s10-surface14): LU ----
+
+def pivoted(rng: np.random.Generator, batch: tuple[int, ...], m: int, n: int) -> np.ndarray:
+    """P0 L0 U0 with |L0| <= 0.5 off the diagonal and |diag U0| >= 0.5: partial
+    pivoting picks P0 decisively, so finite differences never cross a change
+    of pivots."""
+    k = min(m, n)
+    low = np.tril(rng.uniform(-0.5, 0.5, (*batch, m, k)), -1) + np.eye(m, k)
+    up = np.triu(rng.uniform(-1, 1, (*batch, k, n)))
+    idx = np.arange(k)
+    up[..., idx, idx] = rng.uniform(0.5, 2, (*batch, k)) * rng.choice([-1, 1], (*batch, k))
+    a = low @ up
+    return np.stack([x[rng.permutation(m)] for x in a.reshape(-1, m, n)]).reshape(a.shape)
+
+
+@case("lu_factor")
+def _lu_factor(rng, batch, n):
+    m = int(rng.integers(1, 5))  # square, tall or wide
+    return _example(f"lu_factor {m}x{n}", [pivoted(rng, batch, m, n)],
+                    lambda lib, a: lib.linalg.lu_factor(a).LU)

@@ -839,7 +839,7 @@ def _captured_tensors(data: st.DataObject) -> Example:
 # pf.linalg's primitives (dialects/decomp.py); the examples are in _linalg_cases.py and
 # test_linalg_decomp.py has more of them (composites, error cases)
 for _name in ("solve", "solve_triangular", "cholesky", "slogdet", "det", "qr", "eigh", "svd",
-              "pinv", "matrix_exp"):
+              "pinv", "matrix_exp", "lu_factor"):
     case(f"linalg_{_name}")(lambda data, _name=_name: _draw_linalg_case(_name, data)[0])
 
 

@@ -45,6 +45,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autograd.functional": 1,  # torch.autograd.functional on the transforms
     "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
     "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
+    "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
     "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
@@ -89,6 +90,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
     "pyflame_mlir.nn.surface_layers": 2,  # issue 14: Conv3d, 3-d pools, LRN, Lp pools
+    "pyflame_mlir.nn.extra_layers": 2,  # issue 14: 3-d norms/dropout/pads, Softmax2d
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
     "pyflame_mlir": 3,  # __init__: the public API

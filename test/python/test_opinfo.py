@@ -288,8 +288,8 @@ def grad_outcome(o: Any, fn: Callable, s: Any) -> tuple[str, str]:
         args = conv(s.args)
         kwargs = {k: conv(v) for k, v in s.kwargs.items() if k != "device"}
         got = fn(conv(s.input), *args, **kwargs)
-        out = next(t for t in flat(got) if isinstance(t, pf.Tensor)
-                   and t.dtype.is_floating_point)
+        out = next(t for t in flat(got) if isinstance(t, pf.Tensor)  # as torch's side:
+                   and t.dtype.is_floating_point and t.requires_grad)  # (lu's P does not)
         (out * pf.from_numpy(ct.numpy())).sum().backward()
         grads = [mapping[id(v)].grad for v in leaves]
     except Exception as e:  # noqa: BLE001

@@ -63,3 +63,24 @@ def test_grad_float64_vs_torch(name: str) -> None:
 def test_missing_functions_raise_attribute_error() -> None:
     with pytest.raises(AttributeError):
         pf.special.bessel_j0  # noqa: B018
+
+
+
+# ---- issue 14 (s10-surface14): erfcx ----
+
+def test_erfcx_values_and_gradients_vs_torch() -> None:
+    xs = [*REAL, -26.0, -27.0, 2.99, 3.0, 3.01, 1e5]
+    for dt, tdt, tol in ((pf.float64, torch.float64, 1e-10), (pf.float32, torch.float32, 1e-6)):
+        ours = pf.special.erfcx(pf.tensor(xs, dtype=dt))
+        assert ours.dtype is dt
+        theirs = torch.special.erfcx(torch.tensor(xs, dtype=tdt)).numpy()
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=tol, atol=1e-300, equal_nan=True)
+    grads = np.array([-5.0, -1.0, 0.0, 0.5, 2.9, 3.1, 12.0])
+    x = pf.tensor(grads, requires_grad=True)
+    pf.special.erfcx(x).sum().backward()
+    tx = torch.tensor(grads, requires_grad=True)
+    torch.special.erfcx(tx).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-8)
+    ints = pf.special.erfcx(pf.tensor([0, 1, 4]))
+    np.testing.assert_allclose(ints.numpy(), torch.special.erfcx(torch.tensor([0, 1, 4])).numpy(),
+                               rtol=1e-6)

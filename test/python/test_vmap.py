@@ -161,6 +161,8 @@ case("svd", [_f(3, 4)], full_matrices=False)
 case("pinv", [_f(3, 4)], atol=0.0, rtol=1e-6, hermitian=False)
 case("pinv", [_spd(3)], atol=0.1, rtol=0.0, hermitian=True)
 case("matrix_exp", [_f(3, 3)])
+case("lu_factor", [_f(3, 4)])  # issue 14 (s10-surface14)
+case("lu_factor", [_f(4, 3)])
 
 NO_INPUTS = {"constant", "iota"}  # never batched: an op without operands is the same for all
 

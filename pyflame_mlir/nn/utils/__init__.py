@@ -7,6 +7,7 @@ Recorded lazily: clipping a step's gradients joins the step's graph (only
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 from ...autodiff import no_grad
@@ -233,3 +234,49 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
             module.register_parameter(name, Parameter(weight))
             return module
     raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+
+
+# ---- issue 14 (s10-surface14): torch 2.6's split of clip_grad_norm_, and its old name ----
+
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type`` norm of the norms of ``tensors`` (e.g. the gradients)."""
+    del foreach
+    ts = [t for t in _as_list(tensors) if t is not None]
+    norm_type = float(norm_type)
+    if not ts:
+        return _tensor(0.0)
+    with no_grad():
+        norms = [_vector_norm(t, norm_type) for t in ts]
+        dt = norms[0].dtype
+        total = _vector_norm(stack([n if n.dtype is dt else n.astype(dt) for n in norms]),
+                             norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           "`parameters` is non-finite, so it cannot be clipped. To disable "
+                           "this error and scale the gradients by the non-finite norm anyway, "
+                           "set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
+    """Scale the gradients by ``min(1, max_norm / (total_norm + 1e-6))``."""
+    del foreach
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    with no_grad():
+        coef = clamp(max_norm / (total_norm + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef)
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """Deprecated spelling of ``clip_grad_norm_`` (torch warns)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+__all__ += ["clip_grad_norm", "clip_grads_with_norm_", "get_total_norm"]

@@ -73,9 +73,9 @@ func.func @unranked(%a: tensor<?xf32>) {
 
 // -----
 
-func.func @element_type(%a: tensor<4xi8>) {
-  // expected-error @+1 {{element type i8 is not supported by pyflame}}
-  %0 = pyflame.relu %a : (tensor<4xi8>) -> tensor<4xi8>
+func.func @element_type(%a: tensor<4xi128>) {
+  // expected-error @+1 {{element type i128 is not supported by pyflame}}
+  %0 = pyflame.relu %a : (tensor<4xi128>) -> tensor<4xi128>
   func.return
 }
 

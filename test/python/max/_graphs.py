@@ -167,7 +167,8 @@ def all_ops(seed: int = 0, *, decompositions: bool | None = None
         outs += [pf.linalg.solve(spd, sq), pf.linalg.solve_triangular(spd, sq, upper=True),
                  pf.linalg.cholesky(spd), *pf.linalg.slogdet(spd), pf.linalg.det(m[:, :, :4]),
                  *pf.linalg.qr(f), *pf.linalg.eigh(spd), *pf.linalg.svd(m, full_matrices=False),
-                 pf.linalg.pinv(f), pf.linalg.matrix_exp(spd * 0.1)]
+                 pf.linalg.pinv(f), pf.linalg.matrix_exp(spd * 0.1),
+                 *pf.linalg.lu(sq)]  # issue 14 (s10-surface14): lu_factor
     used = _ops_used(outs)
     return outs, used
 
