@@ -947,6 +947,95 @@ def tensor_split(input: TensorLike, indices_or_sections: Any, dim: int = 0  # no
     return tuple(mark_multi_output(split(x, sizes, d), None)) if len(sizes) > 1 else (x,)
 
 
+# ---- JAX's functional updates: x.at[idx].set(v), .add(v), ... ----
+
+class _AtIndex:
+    """``x.at``: ``x.at[idx]`` names the elements an update writes."""
+
+    __slots__ = ("_x",)
+
+    def __init__(self, x: Tensor):
+        self._x = x
+
+    def __getitem__(self, index: Any) -> _AtUpdate:
+        return _AtUpdate(self._x, index)
+
+
+class _AtUpdate:
+    """JAX's ``x.at[idx]`` methods, out of place: a new tensor, ``x`` is kept.
+    Repeated positions combine as JAX's scatters do: ``add``/``multiply``/
+    ``min``/``max`` apply every update, ``set`` keeps the last one."""
+
+    __slots__ = ("_x", "_index")
+
+    def __init__(self, x: Tensor, index: Any):
+        self._x, self._index = x, index
+
+    def get(self) -> Tensor:
+        return getitem(self._x, self._index)
+
+    def _flat(self) -> Any:
+        pos, rest = _positions(self._x, self._index)
+        if pos is None:  # basic indexing only: the positions are known on the host
+            pos = np.arange(self._x.numel(), dtype=np.int64).reshape(self._x.shape)[rest]
+        return pos
+
+    def set(self, values: TensorLike, **hints: Any) -> Tensor:
+        _check_hints(hints)
+        return setitem_value(self._x, self._index, values) if is_advanced(self._index) else \
+            _put(self._x, self._flat(), values)
+
+    def _scatter(self, values: TensorLike, reduce: str, hints: dict[str, Any]) -> Tensor:
+        _check_hints(hints)
+        x = self._x
+        pos = self._flat()
+        shape = tuple(pos.shape)
+        v = _cast(as_tensor_arg(values), x.dtype)
+        if v.shape != shape:
+            v = broadcast_to(v, shape)
+        p = Tensor._leaf(np.ascontiguousarray(pos).reshape(-1)) \
+            if isinstance(pos, np.ndarray) else reshape(pos, (-1,))
+        flat = reshape(x, (-1,))
+        out = scatter_add(flat, 0, p, reshape(v, (-1,))) if reduce == "sum" else \
+            scatter_reduce(flat, 0, p, reshape(v, (-1,)), reduce)
+        return reshape(out, x.shape)
+
+    def add(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(values, "sum", hints)
+
+    def subtract(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(-as_tensor_arg(values), "sum", hints)
+
+    def multiply(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(values, "prod", hints)
+
+    def divide(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(1.0 / as_tensor_arg(values), "prod", hints)
+
+    def min(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(values, "amin", hints)
+
+    def max(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._scatter(values, "amax", hints)
+
+
+def _check_hints(hints: dict[str, Any]) -> None:
+    """JAX's scatter keywords: ``indices_are_sorted``/``unique_indices`` are
+    hints (the result is the same); out-of-bounds indices raise here, so only
+    ``mode="promise_in_bounds"`` (or none) is taken."""
+    unknown = set(hints) - {"indices_are_sorted", "unique_indices", "mode"}
+    if unknown:
+        raise TypeError(f"x.at[...]: unexpected keyword arguments {sorted(unknown)}")
+    if hints.get("mode") not in (None, "promise_in_bounds"):
+        raise NotImplementedError(f"x.at[...]: mode={hints['mode']!r} is not supported (an "
+                                  "index out of bounds raises an IndexError here)")
+
+
+def _at(self: Tensor) -> _AtIndex:
+    """``x.at[idx].set(v)`` and JAX's other functional updates."""
+    return _AtIndex(self)
+
+
 # ---- Tensor methods ----
 
 INDEXING_METHODS = (
@@ -962,6 +1051,7 @@ def _set_tensor_methods() -> None:
         setattr(Tensor, name, api[name])
     setattr(Tensor, "__getitem__", getitem)  # noqa: B010  (replaces ops' basic one)
     Tensor.mT = property(_matrix_transposed)  # type: ignore[attr-defined]
+    Tensor.at = property(_at)  # type: ignore[attr-defined]
 
 
 def _matrix_transposed(self: Tensor) -> Tensor:

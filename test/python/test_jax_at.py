@@ -1,0 +1,72 @@
+"""JAX's functional updates ``x.at[idx].set/add/subtract/multiply/divide/min/max/get``
+against jax (values, and gradients through ``grad``), with repeated positions
+combined as JAX's scatters combine them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+
+jax = pytest.importorskip("jax", reason="jax (the bench extra) is not installed")
+jnp = pytest.importorskip("jax.numpy")
+
+X = np.arange(12.0).reshape(3, 4) / 4 + 0.5
+UPDATES = {
+    "set_row": lambda a, v: a.at[1].set(v[0]),
+    "set_advanced": lambda a, v: a.at[np.array([0, 2]), 1].set(v[0, :2]),
+    "add_repeated": lambda a, v: a.at[np.array([0, 0, 2])].add(v),
+    "add_slice": lambda a, v: a.at[:2].add(v[0]),
+    "subtract": lambda a, v: a.at[0, 1:3].subtract(v[1, :2]),
+    "multiply": lambda a, v: a.at[np.array([1, 0]), 2].multiply(v[2, :2], unique_indices=True),
+    "divide": lambda a, v: a.at[2].divide(v[1]),
+    "min": lambda a, v: a.at[:, 0].min(v[:, 3]),
+    "max_repeated": lambda a, v: a.at[np.array([0, 0])].max(v[:2]),
+    "get": lambda a, v: a.at[1:, ::2].get() * v[1:, ::2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPDATES))
+def test_value_and_gradient_match_jax(name: str) -> None:
+    f = UPDATES[name]
+    v = np.linspace(0.75, 3.0, 12).reshape(3, 4)
+    ours = f(pf.tensor(X), pf.tensor(v))
+    weights = np.arange(1.0, 1.0 + ours.numel()).reshape(ours.shape)
+
+    def loss(lib):
+        return lambda a, b: (f(a, b) * lib.asarray(weights)).sum()
+    ga, gb = pf.grad(loss(pf), argnums=(0, 1))(pf.tensor(X), pf.tensor(v))
+    with jax.enable_x64(True):  # (float64 as ours, for this test only)
+        theirs = f(jnp.asarray(X), jnp.asarray(v))
+        ja, jb = jax.grad(loss(jnp), argnums=(0, 1))(jnp.asarray(X), jnp.asarray(v))
+    np.testing.assert_allclose(ours.numpy(), np.asarray(theirs), rtol=1e-12)
+    np.testing.assert_allclose(ga.numpy(), np.asarray(ja), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gb.numpy(), np.asarray(jb), rtol=1e-12, atol=1e-12)
+
+
+def test_repeated_multiply_applies_every_update_as_jax() -> None:
+    """(jax has no gradient for a scatter-multiply with repeated positions.)"""
+    v = np.array([2.0, 3.0])
+    ours = pf.tensor(X).at[np.array([1, 1]), 2].multiply(pf.tensor(v))
+    with jax.enable_x64(True):
+        theirs = jnp.asarray(X).at[np.array([1, 1]), 2].multiply(jnp.asarray(v))
+    np.testing.assert_allclose(ours.numpy(), np.asarray(theirs), rtol=1e-12)
+    assert ours.numpy()[1, 2] == X[1, 2] * 6
+
+
+def test_the_original_is_kept() -> None:
+    x = pf.tensor(X)
+    y = x.at[0].set(0.0)
+    assert x.numpy()[0, 0] == X[0, 0] and y.numpy()[0, 0] == 0.0
+
+
+def test_scatter_keywords_are_hints_and_other_modes_are_refused() -> None:
+    x = pf.tensor(X)
+    np.testing.assert_array_equal(
+        x.at[np.array([0, 1])].add(1.0, indices_are_sorted=True, unique_indices=True).numpy(),
+        x.at[np.array([0, 1])].add(1.0).numpy())
+    with pytest.raises(NotImplementedError, match="mode='drop'"):
+        x.at[np.array([5])].set(0.0, mode="drop")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        x.at[0].set(0.0, bogus=1)
