@@ -1010,6 +1010,9 @@ class _AtUpdate:
         return self._scatter(values, "prod", hints)
 
     def divide(self, values: TensorLike, **hints: Any) -> Tensor:
+        if not self._x.dtype.is_floating_point:  # (1 / v cast to an integer type is 0)
+            raise TypeError(f"x.at[...].divide: {self._x.dtype.name} is not a floating-point "
+                            "dtype; divide a float tensor")
         return self._scatter(1.0 / as_tensor_arg(values), "prod", hints)
 
     def min(self, values: TensorLike, **hints: Any) -> Tensor:

@@ -70,3 +70,8 @@ def test_scatter_keywords_are_hints_and_other_modes_are_refused() -> None:
         x.at[np.array([5])].set(0.0, mode="drop")
     with pytest.raises(TypeError, match="unexpected keyword"):
         x.at[0].set(0.0, bogus=1)
+
+
+def test_divide_of_an_integer_tensor_raises_instead_of_writing_zeros() -> None:
+    with pytest.raises(TypeError, match="not a floating-point dtype"):
+        pf.tensor([4, 6]).at[0].divide(2)
