@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import no_grad
-from ..core import AutogradMeta, Tensor, detach, realize, rebind, snapshot
+from ..autodiff import is_grad_enabled, no_grad
+from ..autograd import Function
+from ..core import AutogradMeta, Tensor, detach, realize, rebind, requires_grad, snapshot
 from ..creation import tensor as _host_tensor
+from ..creation import zeros
 from ..dialects.dtypes import DType, bfloat16, float16, float32, float64
 from ..dialects.dtypes import dtype as to_dtype
 from ..ops import convert
@@ -230,6 +232,8 @@ class Module:
         setattr_(self, "_forward_hooks_always_called", {})
         setattr_(self, "_forward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -575,9 +579,42 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(self, hook: Callable[..., Any], *, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` once the gradients of the
+        module's positional tensor inputs are computed (None where an input
+        does not require grad); a tuple it returns replaces ``grad_input``."""
+        return self._add_backward_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], *,
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients of the module's
+        outputs are known; a tuple it returns replaces ``grad_output``."""
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        raise RuntimeError(
+            "register_backward_hook is deprecated in PyTorch: its grad_input is that of the "
+            "module's last op, not of the module's inputs. Use register_full_backward_hook "
+            "(module-level gradients, PyTorch's recommended replacement)")
+
+    def _add_backward_hook(self, table: OrderedDict, hook: Callable[..., Any],
+                           prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._backward_hooks or self._backward_pre_hooks:
+            return _call_with_backward_hooks(self, args, kwargs)
         if not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
+        return self._call_with_forward_hooks(args, kwargs)
+
+    def _call_with_forward_hooks(self, args: tuple, kwargs: dict,
+                                 wrap_inputs: Callable[[tuple], tuple] | None = None) -> Any:
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -590,6 +627,8 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        if wrap_inputs is not None:  # after the pre-hooks, as PyTorch's backward hooks
+            args = wrap_inputs(args)
         called: set[int] = set()
         try:
             output = self.forward(*args, **kwargs)
@@ -720,3 +759,112 @@ def zero_grad_of(p: Tensor, set_to_none: bool = True) -> None:
     else:
         with no_grad():
             p.grad = Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np))
+
+
+# ---- module backward hooks (PyTorch's BackwardHook) ----
+
+class _BackwardHookCall:
+    """One call of a module with backward hooks: the gradients of its outputs,
+    kept until those of its inputs are known."""
+
+    def __init__(self, module: Module, n_inputs: int, inputs_require_grad: bool):
+        self.module = module
+        self.n_inputs = n_inputs
+        self.inputs_require_grad = inputs_require_grad
+        self.grad_output: tuple | None = None
+
+    def outputs_done(self, grads: tuple) -> tuple:
+        m = self.module
+        for hook in list(m._backward_pre_hooks.values()):
+            new = hook(m, grads)
+            if new is not None:
+                grads = _checked_grads("backward pre-hook", new, grads)
+        self.grad_output = grads
+        if not self.inputs_require_grad:  # no input gradient will come: call them now
+            self.inputs_done((None,) * self.n_inputs)
+        return grads
+
+    def inputs_done(self, grads: tuple) -> tuple:
+        m = self.module
+        grad_output = self.grad_output if self.grad_output is not None else (None,)
+        for hook in list(m._backward_hooks.values()):
+            new = hook(m, grads, grad_output)
+            if new is not None:
+                grads = _checked_grads("backward hook", new, grads)
+        return grads
+
+
+def _checked_grads(what: str, new: Any, old: tuple) -> tuple:
+    new = tuple(new) if isinstance(new, tuple | list) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(f"a module {what} returned {len(new)} gradients, expected "
+                           f"{len(old)}")
+    for n, o in zip(new, old):
+        if n is not None and not isinstance(n, Tensor):
+            raise TypeError(f"a module {what} returned a {type(n).__name__}, expected a "
+                            "tensor or None")
+        if n is not None and o is not None and n.shape != o.shape:
+            raise RuntimeError(f"a module {what} returned a gradient of shape "
+                               f"{list(n.shape)}, expected {list(o.shape)}")
+    return new
+
+
+class _HookOutputs(Function):
+    @staticmethod
+    def forward(ctx: Any, call: _BackwardHookCall, *xs: Tensor) -> tuple:
+        ctx.call = call
+        ctx.set_materialize_grads(False)
+        return xs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor | None) -> tuple:
+        grads = tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad[1:]))
+        return (None, *ctx.call.outputs_done(grads))
+
+
+class _HookInputs(Function):
+    @staticmethod
+    def forward(ctx: Any, call: _BackwardHookCall, *xs: Tensor) -> tuple:
+        ctx.call = call
+        ctx.specs = [(x.shape, x.dtype) for x in xs]
+        return xs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        # as PyTorch: an input that does not require grad gets zeros (None if not float)
+        grads = tuple(g if need else zeros(list(shape), dtype=dtype)
+                      if dtype.is_floating_point else None
+                      for g, need, (shape, dtype) in zip(grads, ctx.needs_input_grad[1:],
+                                                          ctx.specs))
+        return (None, *ctx.call.inputs_done(grads))
+
+
+def _call_with_backward_hooks(module: Module, args: tuple, kwargs: dict) -> Any:
+    """``module(*args, **kwargs)`` with identity Functions around its positional
+    tensor inputs and its tensor outputs, whose backward calls the hooks."""
+    if not is_grad_enabled():
+        return module._call_with_forward_hooks(args, kwargs)
+    call: list[_BackwardHookCall] = []
+
+    def wrap_inputs(args: tuple) -> tuple:
+        at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        rg = any(requires_grad(args[i]) for i in at)
+        call.append(_BackwardHookCall(module, len(at), rg))
+        if not rg:
+            return args
+        new = list(args)
+        for i, t in zip(at, _HookInputs.apply(call[0], *[args[i] for i in at])):
+            new[i] = t
+        return tuple(new)
+
+    out = module._call_with_forward_hooks(args, kwargs, wrap_inputs)
+    outs = (out,) if isinstance(out, Tensor) else out
+    if not isinstance(outs, tuple | list) or not all(isinstance(o, Tensor) for o in outs):
+        raise RuntimeError(f"{type(module).__name__}: a module with full backward hooks must "
+                           f"return a tensor or a tuple of tensors, got {type(out).__name__}")
+    if not any(requires_grad(o) for o in outs):
+        return out
+    wrapped = _HookOutputs.apply(call[0], *outs)
+    if isinstance(out, Tensor):
+        return wrapped[0]
+    return type(out)(wrapped) if isinstance(out, list) else tuple(wrapped)
