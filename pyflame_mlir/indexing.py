@@ -46,6 +46,7 @@ from .ops import (
     as_tensor_arg,
     broadcast_to,
     cat,
+    clone,
     convert,
     eq,
     ge,
@@ -670,7 +671,7 @@ def flip(input: TensorLike, dims: Any) -> Tensor:  # noqa: A002
         seen.add(d)
         if x.shape[d] > 1:
             out = index_select(out, d, Tensor._leaf(np.arange(x.shape[d] - 1, -1, -1)))
-    return out
+    return clone(x) if out is x else out  # a new tensor, as PyTorch's (never x itself)
 
 
 def fliplr(input: TensorLike) -> Tensor:  # noqa: A002
@@ -708,7 +709,7 @@ def roll(input: TensorLike, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A
         lead: tuple[Any, ...] = (slice(None),) * d
         out = cat([_basic_getitem(out, lead + (slice(k, None),)),
                    _basic_getitem(out, lead + (slice(0, k),))], d)
-    return out
+    return clone(x) if out is x else out  # a new tensor, as PyTorch's (never x itself)
 
 
 def repeat(input: TensorLike, *sizes: Any) -> Tensor:  # noqa: A002
@@ -722,6 +723,8 @@ def repeat(input: TensorLike, *sizes: Any) -> Tensor:  # noqa: A002
     if builtins.any(r < 0 for r in reps):
         raise ShapeError("broadcast_to", f"repeat(): negative repeats {list(reps)}")
     shape = (1,) * (len(reps) - x.ndim) + x.shape
+    if builtins.all(r == 1 for r in reps):  # a copy, as PyTorch's (not a view of x)
+        return clone(reshape(x, shape))
     y = reshape(x, tuple(v for s in shape for v in (1, s)))
     y = broadcast_to(y, tuple(v for r, s in zip(reps, shape) for v in (r, s)))
     return reshape(y, tuple(r * s for r, s in zip(reps, shape)))

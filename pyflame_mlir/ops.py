@@ -1135,10 +1135,10 @@ def cat(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     ts = [as_tensor_arg(t) for t in tensors]
     dt = _promote(ts)
     d = normalize_dim("concat", dim, ts[0].ndim)
-    ts = [_cast(t, dt) for t in ts]
-    if len(ts) == 1:
-        return ts[0]
-    return record(OPS["concat"], tuple(ts), {"dim": d})
+    cast = [_cast(t, dt) for t in ts]
+    if len(cast) == 1:  # a new tensor, as PyTorch's cat: writing it leaves the input alone
+        return cast[0] if cast[0] is not ts[0] else _same(ts[0])
+    return record(OPS["concat"], tuple(cast), {"dim": d})
 
 
 concat = concatenate = cat

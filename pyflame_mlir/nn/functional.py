@@ -39,6 +39,7 @@ from ..ops import (
     as_tensor_arg,
     autocast_policy,
     cat,
+    clone,
     exp,
     gelu,
     log,
@@ -561,6 +562,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     x = as_tensor_arg(input)
     pairs = _pad_pairs("pad", x, pad)
+    if mode in ("constant", "reflect", "replicate", "circular") \
+            and builtins.all(a == 0 and b == 0 for a, b in pairs):
+        return clone(x)  # a new tensor, as PyTorch's (never x itself)
     if mode == "constant":
         return _constant_pad(x, pairs, 0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
