@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..core import Tensor
+from ..creation import zeros_like
 from ..dialects.dtypes import bool_, default_float, int64
 from ..dialects.dtypes import dtype as to_dtype
-from ..ops import flatten, matmul, mean, reshape, where
+from ..ops import cat, flatten, matmul, mean, reshape, where
 from . import functional as F
 from . import init
 from .linear import Linear
@@ -526,30 +527,50 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads})")
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or \
-                (vdim not in (None, embed_dim)):
-            raise NotImplementedError("MultiheadAttention: add_bias_kv, add_zero_attn and "
-                                      "kdim/vdim different from embed_dim are not supported")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.batch_first, self.head_dim = batch_first, embed_dim // num_heads
-        self.kdim = self.vdim = embed_dim
-        self.in_proj_weight = Parameter(_empty((3 * embed_dim, embed_dim), dtype))
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(_empty((3 * embed_dim, embed_dim), dtype))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:  # separate projections, as PyTorch's (their names in the state dict)
+            self.q_proj_weight = Parameter(_empty((embed_dim, embed_dim), dtype))
+            self.k_proj_weight = Parameter(_empty((embed_dim, self.kdim), dtype))
+            self.v_proj_weight = Parameter(_empty((embed_dim, self.vdim), dtype))
+            self.register_parameter("in_proj_weight", None)
         if bias:
             self.in_proj_bias = Parameter(_empty((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        init.xavier_uniform_(self.in_proj_weight)
+        if add_bias_kv:
+            self.bias_k = Parameter(_empty((1, 1, embed_dim), dtype))
+            self.bias_v = Parameter(_empty((1, 1, embed_dim), dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
         if bias:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if add_bias_kv:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
-    def _heads(self, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-        """(N, L, E) projected and split: (N, H, L, D)."""
+    def _project(self, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         y = matmul(x, w.T)
-        if b is not None:
-            y = y + b
-        n, length = x.shape[:2]
+        return y if b is None else y + b
+
+    def _heads(self, y: Tensor) -> Tensor:
+        """(N, L, E) split: (N, H, L, D)."""
+        n, length = y.shape[:2]
         return reshape(y, (n, length, self.num_heads, self.head_dim)).transpose(1, 2)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
@@ -566,21 +587,40 @@ class MultiheadAttention(Module):
         elif not self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         n, n_q, e = query.shape
-        n_k = key.shape[1]
         if e != self.embed_dim:
             raise ValueError(f"was expecting embedding dimension of {self.embed_dim}, but got "
                              f"{e}")
-        w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        for what, t, want in (("key", key, self.kdim), ("value", value, self.vdim)):
+            if t.shape[-1] != want:
+                raise ValueError(f"MultiheadAttention: {what} has {t.shape[-1]} features, "
+                                 f"expected kdim/vdim {want}")
+        if self._qkv_same_embed_dim:
+            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
+        else:
+            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         b_q = b_k = b_v = None
         if self.in_proj_bias is not None:
             b_q, b_k, b_v = self.in_proj_bias.chunk(3)
-        q = self._heads(query, w_q, b_q)
-        k = self._heads(key, w_k, b_k)
-        v = self._heads(value, w_v, b_v)
+        q = self._heads(self._project(query, w_q, b_q))
+        k = self._project(key, w_k, b_k)
+        v = self._project(value, w_v, b_v)
+        extra = 0  # key positions appended after the keys: bias_k/bias_v, then zeros
+        if self.bias_k is not None:
+            k = cat([k, self.bias_k.expand(n, 1, e)], 1)
+            v = cat([v, self.bias_v.expand(n, 1, e)], 1)
+            extra += 1
+        k, v = self._heads(k), self._heads(v)
+        if self.add_zero_attn:
+            k = cat([k, zeros_like(k[:, :, :1])], 2)
+            v = cat([v, zeros_like(v[:, :, :1])], 2)
+            extra += 1
+        n_k = k.shape[2]
         scores = matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
         for mask, shape in ((attn_mask, None), (key_padding_mask, (n, 1, 1, n_k))):
             if mask is None:
                 continue
+            if extra:  # the appended key positions are never masked (zero / False)
+                mask = F.pad(mask, (0, extra))
             if shape is None:  # (L, S) or (N * H, L, S)
                 shape = (n_q, n_k) if mask.ndim == 2 else (n, self.num_heads, n_q, n_k)
             m = reshape(mask, shape)

@@ -208,6 +208,55 @@ def test_multihead_attention_matches_torch(batch_first: bool, mask: str, mode: s
                                    atol=1e-10, err_msg=name)
 
 
+@pytest.mark.parametrize("kv_dims", [(None, None), (6, 5)])
+@pytest.mark.parametrize("bias_kv,zero_attn", [(False, False), (True, False), (False, True),
+                                               (True, True)])
+@pytest.mark.parametrize("mask", ["bool", "float", "padding"])
+def test_multihead_attention_kdim_bias_kv_zero_attn(kv_dims, bias_kv, zero_attn, mask) -> None:
+    e, h, n, lq, lk = 8, 2, 3, 4, 5
+    kdim, vdim = kv_dims
+    kw = dict(kdim=kdim, vdim=vdim, add_bias_kv=bias_kv, add_zero_attn=zero_attn,
+              batch_first=True)
+    tm = torch.nn.MultiheadAttention(e, h, **kw).double()
+    _randomize(tm)
+    pm = L.MultiheadAttention(e, h, **kw).double()
+    assert sorted(pm.state_dict()) == sorted(tm.state_dict())
+    pm.load_state_dict(tm.state_dict())
+    q, k, v = arr(n, lq, e), arr(n, lk, kdim or e), arr(n, lk, vdim or e)
+    if mask == "bool":
+        m = np.triu(np.ones((lq, lk), bool), 1)
+        kt, kp = {"attn_mask": torch.tensor(m)}, {"attn_mask": pf.tensor(m)}
+    elif mask == "float":
+        m = arr(n * h, lq, lk)
+        kt, kp = {"attn_mask": torch.tensor(m)}, {"attn_mask": pf.tensor(m)}
+    else:
+        m = np.zeros((n, lk), bool)
+        m[1, -2:] = True
+        kt = {"key_padding_mask": torch.tensor(m), "average_attn_weights": False}
+        kp = {"key_padding_mask": pf.tensor(m), "average_attn_weights": False}
+    tq, tk = torch.tensor(q, requires_grad=True), torch.tensor(k, requires_grad=True)
+    pq, pk = pf.tensor(q, requires_grad=True), pf.tensor(k, requires_grad=True)
+    tout, tw = tm(tq, tk, torch.tensor(v), **kt)
+    pout, pw = pm(pq, pk, pf.tensor(v), **kp)
+    np.testing.assert_allclose(pout.numpy(), tout.detach().numpy(), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(pw.numpy(), tw.detach().numpy(), rtol=1e-9, atol=1e-11)
+    ct = arr(*tout.shape)
+    (tout * torch.tensor(ct)).sum().backward()
+    (pout * pf.tensor(ct)).sum().backward()
+    np.testing.assert_allclose(pq.grad.numpy(), tq.grad.numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(pk.grad.numpy(), tk.grad.numpy(), rtol=1e-8, atol=1e-10)
+    tparams = dict(tm.named_parameters())
+    for name, p in pm.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), tparams[name].grad.numpy(), rtol=1e-8,
+                                   atol=1e-10, err_msg=name)
+
+
+def test_multihead_attention_wrong_kdim_raises() -> None:
+    pm = L.MultiheadAttention(8, 2, kdim=6, vdim=6)
+    with pytest.raises(ValueError, match="key has 8 features, expected kdim/vdim 6"):
+        pm(pf.ones(1, 2, 8), pf.ones(1, 2, 8), pf.ones(1, 2, 6))
+
+
 def test_multihead_attention_unbatched_and_no_weights() -> None:
     tm = torch.nn.MultiheadAttention(4, 2).double()
     pm = L.MultiheadAttention(4, 2).double()
