@@ -1181,16 +1181,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                                         f"{list(x.shape)}")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    linear = {"linear": 1, "bilinear": 2, "bicubic": 2}
+    linear = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
     if mode in linear and linear[mode] != nsp:
         raise NotImplementedError(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-D "
                                   f"input, got {list(x.shape)}")
     if mode not in ("nearest", "nearest-exact", "area", *linear):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (nearest, "
-                                  "nearest-exact, area, linear, bilinear, bicubic)")
-    if mode == "area" and nsp > 2:
-        raise NotImplementedError(f"interpolate: mode 'area' of a {x.ndim}-D input (an "
-                                  "adaptive_avg_pool3d) is not supported")
+                                  "nearest-exact, area, linear, bilinear, bicubic, trilinear)")
     if align_corners is not None and mode not in linear:
         raise ValueError("interpolate: align_corners option can only be set with the "
                          "interpolating modes: linear | bilinear | bicubic | trilinear")
@@ -1208,7 +1205,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         out = tuple(int(math.floor(n * f)) for n, f in zip(spatial, sf))
         scales = [None if recompute_scale_factor else f for f in sf]
     if mode == "area":  # torch's: the adaptive average pool to the output size
-        return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(x, out)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nsp - 1](x, out)
     y = x
     for i in range(nsp):
         dim = 2 + i

@@ -1,6 +1,7 @@
 """interpolate(mode="bicubic") (align_corners both ways, A = -0.75, border
-clamping) and mode="area" (the adaptive average pool) against torch: values
-and float64 gradients over hypothesis-drawn sizes and scale factors."""
+clamping), mode="trilinear" and mode="area" (the adaptive average pool, 1-3
+spatial dims) against torch: values and float64 gradients over
+hypothesis-drawn sizes and scale factors."""
 
 from __future__ import annotations
 
@@ -70,13 +71,21 @@ def test_bicubic_matches_torch(problem, align_corners):
     _check(x, dict(mode="bicubic", align_corners=align_corners, **how), seed + 1)
 
 
-@pytest.mark.parametrize("nsp", [1, 2])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(data=st.data())
 def test_area_matches_torch(nsp, data):
     shape, how, seed = data.draw(resizes(nsp))
     x = np.random.default_rng(seed).standard_normal(shape)
     _check(x, dict(mode="area", **how), seed + 1)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(problem=resizes(3), align_corners=st.booleans())
+def test_trilinear_matches_torch(problem, align_corners):
+    shape, how, seed = problem
+    x = np.random.default_rng(seed).standard_normal(shape)
+    _check(x, dict(mode="trilinear", align_corners=align_corners, **how), seed + 1)
 
 
 def test_float32_lazy_and_eager_and_errors(mode):
