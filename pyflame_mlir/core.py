@@ -383,6 +383,9 @@ class Tensor:
                                **PRINT_OPTIONS)
         suffix = "" if self.dtype.name in ("float32", "int64", "bool") else \
             f", dtype=pyflame.{self.dtype.name}"
+        if self.requires_grad:  # as PyTorch prints them
+            fn = self.grad_fn  # (installed by autodiff)
+            suffix += f", grad_fn=<{fn.name()}>" if fn is not None else ", requires_grad=True"
         return f"tensor({body}{suffix})"
 
     __str__ = __repr__

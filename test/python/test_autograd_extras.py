@@ -130,3 +130,17 @@ def test_detect_anomaly_names_the_op_and_where_it_was_recorded(mode):
         np.testing.assert_allclose(w.grad.numpy(), [1., 0.5])
     finally:
         pf.autograd.set_detect_anomaly(False)
+
+
+def test_repr_shows_requires_grad_and_grad_fn_as_torch():
+    import torch
+
+    for L in (torch, pf):
+        p = L.nn.Parameter(L.tensor([1.0, 2.0]))
+        got = [repr(p).split("\n")[1], repr(p * 2), repr((p * 2).detach()),
+               repr(L.tensor([1.0, 2.0], requires_grad=True).sum())]
+        with L.no_grad():
+            got.append(repr(p * 2))
+        if L is torch:
+            want = got
+    assert got == want
