@@ -1248,9 +1248,9 @@ def as_view(parent: Tensor, out: Tensor, replay: Callable[[Tensor], Tensor],
     if ag is not None and ag.detached:
         info.detached = True
     node = out._node
-    if node is not None:
-        # the view reads the parent's state of now, held by the graph (so no
-        # in-place update of the parent, later, leaves it to the cell)
+    if node is not None and node is not parent._node:  # (a detached alias shares the
+        # parent's own node: it reads nothing) the view reads the parent's state of now,
+        # held by the graph (so no in-place update of the parent, later, leaves it to the cell)
         state = frozen(parent)
         if state is not parent:
             node.inputs = tuple(state if x is parent else x for x in node.inputs)

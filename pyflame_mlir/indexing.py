@@ -89,11 +89,20 @@ def gather(input: TensorLike, dim: int, index: TensorLike, *,  # noqa: A002
     return record(_GATHER, (x, idx), {"dim": d})
 
 
+def _same_dtype(op: str, x: Tensor, src: Any) -> None:
+    """PyTorch's rule for ops that write a source tensor into ``x``: the same
+    dtype, no implicit cast (a Python number or a value to fill is cast)."""
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise RuntimeError(f"{op}(): expected self and source to have the same dtype, got "
+                           f"{x.dtype.name} for self and {src.dtype.name} for the source")
+
+
 def _scatter_args(op: str, input: TensorLike, dim: int, index: TensorLike, src: TensorLike
                   ) -> tuple[Tensor, int, Tensor, Tensor]:
     x, idx = as_tensor_arg(input), _int_index(op, index)
     d = normalize_dim(op, dim, x.ndim) if x.ndim else 0
     if isinstance(src, Tensor | np.ndarray):
+        _same_dtype(op, x, src)
         s = _cast(as_tensor_arg(src), x.dtype)
         if s.ndim != idx.ndim or builtins.any(k > n for k, n in zip(idx.shape, s.shape)):
             raise ShapeError(op, f"index {fmt_shape(idx.shape)} must not be larger than src "
@@ -259,6 +268,7 @@ def put(input: TensorLike, index: TensorLike, source: TensorLike,  # noqa: A002
     """``torch.put``: ``source`` written (or added, ``accumulate``) at the
     flat positions ``index`` of the input (negative indices wrap)."""
     x, idx, src = as_tensor_arg(input), _int_index("put", index), as_tensor_arg(source)
+    _same_dtype("put", x, src)
     if idx.numel() != src.numel():
         raise RuntimeError(f"put: expected source to have as many elements as index "
                            f"({idx.numel()}), got {src.numel()}")
@@ -502,6 +512,7 @@ def index_put(input: TensorLike, indices: Sequence[TensorLike], values: TensorLi
     """``input`` with ``input[indices] = values`` (or ``+=`` that sums duplicates
     with ``accumulate=True``), out of place."""
     x = as_tensor_arg(input)
+    _same_dtype("index_put", x, values)
     pos, shape = _positions(x, tuple(indices))
     if pos is None:
         raise IndexError("index_put(): indices must hold at least one index tensor")
@@ -535,6 +546,7 @@ def index_add(input: TensorLike, dim: int, index: TensorLike, source: TensorLike
               alpha: Any = 1) -> Tensor:
     x = as_tensor_arg(input)
     src = as_tensor_arg(source)
+    _same_dtype("index_add", x, src)
     return index_put(x, _dim_index(x, dim, index), src if alpha == 1 else src * alpha,
                      accumulate=True)
 
@@ -542,13 +554,14 @@ def index_add(input: TensorLike, dim: int, index: TensorLike, source: TensorLike
 def index_copy(input: TensorLike, dim: int, index: TensorLike, source: TensorLike  # noqa: A002
                ) -> Tensor:
     x = as_tensor_arg(input)
+    _same_dtype("index_copy", x, source)
     return index_put(x, _dim_index(x, dim, index), source)
 
 
 def index_fill(input: TensorLike, dim: int, index: TensorLike, value: TensorLike  # noqa: A002
                ) -> Tensor:
     x = as_tensor_arg(input)
-    return index_put(x, _dim_index(x, dim, index), value)
+    return index_put(x, _dim_index(x, dim, index), _cast(value, x.dtype))  # (a value: cast)
 
 
 def masked_fill(input: TensorLike, mask: TensorLike, value: TensorLike) -> Tensor:  # noqa: A002
@@ -576,6 +589,7 @@ def masked_scatter(input: TensorLike, mask: TensorLike, source: TensorLike  # no
     x, m, src = as_tensor_arg(input), as_tensor_arg(mask), as_tensor_arg(source)
     if m.dtype is not bool_:
         raise TypeError(f"masked_scatter(): mask must be a bool tensor, got {m.dtype.name}")
+    _same_dtype("masked_scatter", x, src)
     try:
         where_true = np.flatnonzero(np.broadcast_to(_host(m), x.shape))
     except ValueError:

@@ -36,7 +36,7 @@ from .core import (
 from .creation import Generator, rand, randint, randn
 from .creation import bernoulli as _bernoulli
 from .dialects import OPS
-from .dialects.dtypes import float64
+from .dialects.dtypes import DType, bool_, float64
 from .indexing import (
     _put,
     index_add,
@@ -64,6 +64,7 @@ from .ops import (
     clamp,
     clone,
     convert,
+    div,
     getitem,
     reshape,
     squeeze,
@@ -100,12 +101,35 @@ def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str)
                                f"broadcast shape {list(new.shape)}")
         new = broadcast_to(new, t.shape)
     if new.dtype is not t.dtype:
+        if what not in _ASSIGNMENTS and not _can_cast(new.dtype, t.dtype):
+            raise RuntimeError(f"{what}: result type {_torch_name(new.dtype)} can't be cast "
+                               f"to the desired output type {_torch_name(t.dtype)}")
         new = convert(new, t.dtype)  # PyTorch casts the result to the tensor's dtype
     ag = t._ag
     if ag is not None and ag.detached and new.requires_grad:
         raise RuntimeError(f"{what}: a detached tensor cannot take a value that requires "
                            "grad in place")
     return new
+
+
+# in-place ops that write given values (cast to the tensor's dtype, as PyTorch's);
+# every other in-place op computes a result that must be castable without loss of kind
+_ASSIGNMENTS = frozenset(("fill_", "copy_", "masked_fill_", "setitem", "index_put_",
+                          "index_fill_", "random_", "normal_", "uniform_"))
+
+
+def _can_cast(src: DType, dst: DType) -> bool:
+    """PyTorch's ``canCast`` for an in-place result: no floating point into an
+    integer or bool tensor, nothing but bool into a bool tensor."""
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    return dst is not bool_ or src is bool_
+
+
+def _torch_name(d: DType) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(d.name, d.name)
 
 
 def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: str) -> Tensor:
@@ -199,8 +223,10 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     return _update(self, lambda o: o * other, "mul_")
 
 
-def div_(self: Tensor, other: Any) -> Tensor:
-    return _update(self, lambda o: o / other, "div_")
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode is None:
+        return _update(self, lambda o: o / other, "div_")
+    return _update(self, lambda o: div(o, other, rounding_mode=rounding_mode), "div_")
 
 
 def zero_(self: Tensor) -> Tensor:
