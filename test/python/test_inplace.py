@@ -178,3 +178,18 @@ def test_train_mlp_example_runs_in_both_modes(eager):
                          env={**os.environ, "PYFLAME_EAGER": eager}, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "epoch 4: loss 0.4549" in out.stdout
+
+
+@pytest.mark.parametrize("reshape_", ["unsqueeze_", "t_", "transpose_", "squeeze_"])
+def test_detach_of_a_tensor_reshaped_in_place(reshape_):
+    args = {"unsqueeze_": (0,), "t_": (), "transpose_": (0, 1), "squeeze_": ()}[reshape_]
+    out = []
+    for L in (torch, pf):
+        x = L.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = (x * 2)
+        getattr(y, reshape_)(*args)
+        d = y.detach()
+        (y * y).sum().backward()
+        out.append((d.numpy().copy(), x.grad.numpy().copy()))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a)
