@@ -8,15 +8,23 @@ is a linear pre-scan that refuses such text (and numbers of thousands of
 digits) with its line and column before parsing; ``BoundedParser`` refuses
 dense literals above ``MAX_DENSE_ELEMENTS`` as a parse error at the literal.
 ``pyflame-opt`` and ``pf.load_mlir`` parse with both.
+
+``inline_location_aliases`` rewrites what upstream MLIR prints with debug
+info and xDSL's parser does not read: location aliases used before they are
+defined (``loc(#loc3)`` ... ``#loc3 = loc("model.py":10:2)`` at the end),
+source ranges (``"f":1:2 to 3:4``, kept as their start) and fused metadata
+(``fused<"m">[...]``, kept as the fused list).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from xdsl.parser import Parser
 
-__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser", "prescan_error"]
+__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser",
+           "inline_location_aliases", "prescan_error"]
 
 # Deeper bracket nesting than this is refused: real programs stay far below,
 # and 128 levels of any bracket kind parse within Python's default stack.
@@ -112,3 +120,32 @@ class BoundedParser(Parser):
                              f"{MAX_DENSE_ELEMENTS}: a larger constant belongs in a graph "
                              "input, not in the text)", start, self._current_token.span.start)
         return t
+
+
+_LOC_ALIAS_DEF = re.compile(r"^[ \t]*(#loc[\w$.\-]*)[ \t]*=[ \t]*loc\((.*)\)[ \t]*$", re.M)
+_LOC_ALIAS_USE = re.compile(r"#loc[\w$.\-]*(?![\w$.\-])")
+_LOC_RANGE = re.compile(r'("(?:[^"\\]|\\.)*":\d+:\d+)\s+to\s+(?:\d+)?:\d+')
+_FUSED_METADATA = re.compile(r"\bfused<[^\[\]]*>\[")
+
+
+def inline_location_aliases(text: str) -> str:
+    """``text`` with every location alias replaced by what it stands for and
+    its definition line blanked (line numbers stay), ranges cut to their start
+    and fused metadata dropped. Text without ``#loc`` or ``loc(`` is returned
+    as it is."""
+    if "loc(" not in text:
+        return text
+    aliases = {m.group(1): m.group(2) for m in _LOC_ALIAS_DEF.finditer(text)}
+    if aliases:
+        text = _LOC_ALIAS_DEF.sub("", text)
+        for _ in range(len(aliases) + 1):  # an alias may name others (fused, callsite)
+            changed = False
+            for name, body in aliases.items():
+                new = _LOC_ALIAS_USE.sub(lambda m: aliases.get(m.group(0), m.group(0)), body)
+                if new != body:
+                    aliases[name], changed = new, True
+            if not changed:
+                break
+        text = _LOC_ALIAS_USE.sub(lambda m: aliases.get(m.group(0), m.group(0)), text)
+    text = _LOC_RANGE.sub(r"\1", text)
+    return _FUSED_METADATA.sub("fused[", text)

@@ -41,12 +41,13 @@ class MlirLoadError(ValueError):
 
 
 def _where(op: Operation, name: str) -> str:
-    """``file:line:col`` of ``op`` (where the parser found it)."""
+    """``file:line:col`` of ``op``: where the parser found it, or the place its
+    own location names (``loc("model.py":10:2)``, as mlir-opt reports)."""
     from xdsl.dialects.builtin import FileLineColLoc
 
     loc = op.location
     if isinstance(loc, FileLineColLoc):
-        return f"{name}:{loc.line.data}:{loc.column.data}"
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
     return name
 
 
@@ -112,7 +113,7 @@ def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
     from xdsl.utils.exceptions import ParseError
 
-    from .dialects.bounded_parser import BoundedParser, prescan_error
+    from .dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
 
     class LocatingParser(BoundedParser):
         """Records where each op starts, so a verifier error can name the place."""
@@ -126,6 +127,7 @@ def _parse(text: str, name: str) -> ModuleOp:
                                              IntAttr(loc.col))
             return op
 
+    text = inline_location_aliases(text)
     where = prescan_error(text)
     if where is not None:
         line, col, msg = where

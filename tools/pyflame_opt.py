@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ..dialects.bounded_parser import BoundedParser, prescan_error
+from ..dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
@@ -47,6 +47,7 @@ class Diag:
     line: int  # 1-based, in the whole file
     col: int
     message: str
+    file: str | None = None  # another file the op's own location names (as mlir-opt reports)
 
 
 class UserError(Exception):
@@ -70,11 +71,13 @@ class LocatingParser(BoundedParser):
         return op
 
 
-def _op_position(op: Operation) -> tuple[int, int]:
+def _op_diag(op: Operation, message: str) -> Diag:
+    """A diagnostic at ``op``: where the parser found it, or the place its
+    own location names (``loc("model.py":10:2)``), as mlir-opt reports it."""
     loc = op.location
     if isinstance(loc, FileLineColLoc):
-        return loc.line.data, loc.column.data
-    return 0, 0
+        return Diag(loc.line.data, loc.column.data, message, loc.filename.data)
+    return Diag(0, 0, message)
 
 
 def verify_module(module: ModuleOp) -> list[Diag]:
@@ -86,12 +89,10 @@ def verify_module(module: ModuleOp) -> list[Diag]:
         except DiagnosticException as e:
             cause = e.__cause__ or e
             msg = str(cause).removeprefix("Operation does not verify: ")
-            line, col = _op_position(op)
-            diags.append(Diag(line, col, f"'{op.name}' op {msg}"))
+            diags.append(_op_diag(op, f"'{op.name}' op {msg}"))
             break  # like mlir-opt: the first failure
         except Exception as e:  # noqa: BLE001 - structural errors from xDSL
-            line, col = _op_position(op)
-            diags.append(Diag(line, col, f"'{op.name}' op {e}"))
+            diags.append(_op_diag(op, f"'{op.name}' op {e}"))
             break
     return diags
 
@@ -277,6 +278,7 @@ class PyflameOptMain(xDSLOptMain):
 
         diags: list[Diag] = []
         module = None
+        text = inline_location_aliases(text)  # upstream MLIR's debug-info forms
         refused = prescan_error(text)  # what would overflow xDSL's stack or hang its lexer
         if refused is not None:
             line, col, msg = refused
@@ -331,12 +333,13 @@ class PyflameOptMain(xDSLOptMain):
             return
         for op in module.walk():
             if op.name == "func.func" and len(op.regions[0].blocks) > 1:
-                line, col = _op_position(op)
-                self._report(Diag(line, col, f"'func.func' op @{op.sym_name.data} has "
+                self._report(_op_diag(op, f"'func.func' op @{op.sym_name.data} has "
                                   f"{len(op.regions[0].blocks)} blocks: this pipeline or "
                                   "target handles functions of one block only"), text, offset)
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
+        if d.file is not None and d.file != self.get_input_name():
+            raise UserError(f"{d.file}:{d.line}:{d.col}: error: {d.message}")
         lines = text.splitlines()
         src = lines[d.line - offset - 1] if 0 < d.line - offset <= len(lines) else ""
         col = max(d.col - 1, 0)
@@ -352,7 +355,8 @@ class PyflameOptMain(xDSLOptMain):
         name = self.get_input_name()
         unmatched = list(diags)
         for e in expected:
-            hit = next((d for d in unmatched if d.line == e.line and e.message in d.message),
+            hit = next((d for d in unmatched if d.line == e.line and e.message in d.message
+                        and d.file in (None, name)),
                        None)
             if hit is None:
                 self.diagnostics_ok = False

@@ -109,3 +109,30 @@ def test_entry_selects_the_function():
     assert run.entry == "other"
     x, w = _data(3)
     np.testing.assert_allclose(run(x, w)[0].numpy(), _mlp_np(x, w), rtol=1e-5, atol=1e-6)
+
+
+def test_upstream_debug_info_locations_load_and_name_their_place():
+    """What ``mlir-opt --mlir-print-op-generic --mlir-print-debuginfo`` prints:
+    location aliases defined after their use, at the end of the module."""
+    text = """
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<2x3xf32> loc("in.mlir":3:8)):
+    %0 = "pyflame.exp"(%arg0) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc(#loc4)
+    "func.return"(%0) : (tensor<2x3xf32>) -> () loc(#loc5)
+  }) : () -> () loc(#loc1)
+}) : () -> () loc(#loc)
+#loc = loc("in.mlir":1:1)
+#loc1 = loc("in.mlir":2:3)
+#loc4 = loc(callsite("model.py":4:10 at "train.py":9:1))
+#loc5 = loc("in.mlir":6:5)
+"""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(pf.load_mlir(text)(x).numpy(), np.exp(x), rtol=1e-6)
+    bad = text.replace("-> tensor<2x3xf32> loc(#loc4)", "-> tensor<3x2xf32> loc(#loc4)") \
+        .replace('"func.return"(%0) : (tensor<2x3xf32>)', '"func.return"(%0) : (tensor<3x2xf32>)')
+    with pytest.raises(Exception, match=r"error: .*pyflame.exp"):
+        pf.load_mlir(bad)
+    named = bad.replace("loc(#loc4)", 'loc("model.py":4:10)')
+    with pytest.raises(Exception, match=r"^model\.py:4:10: error: "):
+        pf.load_mlir(named)
