@@ -70,3 +70,7 @@ selu_
 celu_
 rrelu_
 threshold_
+
+# ---- torch_compat's legacy tensor types: the metaclass hooks Python calls ----
+_.__call__  # pf.FloatTensor([1, 2])
+_.__instancecheck__  # isinstance(x, pf.FloatTensor)

@@ -69,6 +69,20 @@ _BY_NAME.update({"bool_": bool_, "float": float32, "double": float64, "half": fl
                  "int": int32, "long": int64, "short": int16, "char": int8, "byte": uint8})
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in ALL_DTYPES}
 
+# PyTorch's legacy tensor type names (``torch.FloatTensor``, ``x.type()``)
+TORCH_TYPE_NAMES: dict[DType, str] = {
+    float32: "Float", float64: "Double", float16: "Half", bfloat16: "BFloat16", int32: "Int",
+    int64: "Long", bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short"}
+
+
+def can_cast(src: DType, dst: DType) -> bool:
+    """PyTorch's ``can_cast``: no floating point into an integer or bool type,
+    nothing but bool into bool (what an in-place result may be written as)."""
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    return not (dst.is_bool and not src.is_bool)
+
+
 # The default float dtype (``torch.get_default_dtype``): what Python floats,
 # ``randn``/``zeros``/``arange`` with float bounds and new layers' parameters
 # become, and what integer inputs of float-only ops are promoted to. One list

@@ -36,7 +36,7 @@ from .core import (
 from .creation import Generator, rand, randint, randn
 from .creation import bernoulli as _bernoulli
 from .dialects import OPS
-from .dialects.dtypes import DType, bool_, float64
+from .dialects.dtypes import TORCH_TYPE_NAMES, DType, can_cast, float64
 from .indexing import (
     _put,
     index_add,
@@ -101,7 +101,7 @@ def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str)
                                f"broadcast shape {list(new.shape)}")
         new = broadcast_to(new, t.shape)
     if new.dtype is not t.dtype:
-        if what not in _ASSIGNMENTS and not _can_cast(new.dtype, t.dtype):
+        if what not in _ASSIGNMENTS and not can_cast(new.dtype, t.dtype):
             raise RuntimeError(f"{what}: result type {_torch_name(new.dtype)} can't be cast "
                                f"to the desired output type {_torch_name(t.dtype)}")
         new = convert(new, t.dtype)  # PyTorch casts the result to the tensor's dtype
@@ -118,18 +118,8 @@ _ASSIGNMENTS = frozenset(("fill_", "copy_", "masked_fill_", "setitem", "index_pu
                           "index_fill_", "random_", "normal_", "uniform_"))
 
 
-def _can_cast(src: DType, dst: DType) -> bool:
-    """PyTorch's ``canCast`` for an in-place result: no floating point into an
-    integer or bool tensor, nothing but bool into a bool tensor."""
-    if src.is_floating_point and not dst.is_floating_point:
-        return False
-    return dst is not bool_ or src is bool_
-
-
 def _torch_name(d: DType) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(d.name, d.name)
+    return TORCH_TYPE_NAMES.get(d, d.name)
 
 
 def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: str) -> Tensor:

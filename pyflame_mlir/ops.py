@@ -39,6 +39,7 @@ from .core import (
 from .dialects import OPS
 from .dialects.dtypes import (
     INT,
+    TORCH_TYPE_NAMES,
     DType,
     bfloat16,
     bool_,
@@ -1619,9 +1620,20 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
     return clone(out) if copy and out is self else out
 
 
+_BY_TORCH_TYPE_NAME = {f"torch.{v}Tensor": k for k, v in TORCH_TYPE_NAMES.items()}
+
+
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Tensor | str:
+    """``x.type()``: PyTorch's type name ('torch.FloatTensor'); ``x.type(t)``
+    converts to ``t``: a dtype, or a type name or legacy class ('torch.DoubleTensor')."""
     if dtype is None:
-        return f"pyflame.{self.dtype.name}"
+        return f"torch.{TORCH_TYPE_NAMES[self.dtype]}Tensor"
+    dtype = getattr(dtype, "legacy_dtype", dtype)  # pf.DoubleTensor
+    if isinstance(dtype, str) and dtype.startswith("torch."):
+        if dtype not in _BY_TORCH_TYPE_NAME:
+            raise ValueError(f"type(): invalid type {dtype!r} (no CUDA here; CPU types are "
+                             f"{', '.join(_BY_TORCH_TYPE_NAME)})")
+        dtype = _BY_TORCH_TYPE_NAME[dtype]
     return convert(self, dtype)
 
 

@@ -21,7 +21,8 @@ import numpy as np
 from . import core
 from .core import Tensor
 from .creation import tensor as _tensor
-from .dialects.dtypes import DType, default_float
+from .dialects.dtypes import TORCH_TYPE_NAMES, DType, default_float
+from .dialects.dtypes import can_cast as _can_cast
 from .dialects.dtypes import dtype as to_dtype
 from .linalg import matrix_norm, multi_dot
 from .nn import functional as F  # noqa: N812  (torch's spelling)
@@ -155,22 +156,69 @@ def get_default_device() -> Any:
 
 def can_cast(from_: Any, to: Any) -> bool:
     """torch's rule: no float to integer/bool, no non-bool to bool."""
-    src, dst = to_dtype(from_), to_dtype(to)
-    if src.is_floating_point and not dst.is_floating_point:
-        return False
-    return not (dst.is_bool and not src.is_bool)
+    return _can_cast(to_dtype(from_), to_dtype(to))
 
 
 def typename(obj: Any) -> str:
     """``torch.typename``: 'torch.FloatTensor' style names for tensors."""
     if isinstance(obj, Tensor):
-        names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int32": "Int", "int64": "Long", "bool": "Bool",
-                 "uint8": "Byte", "int8": "Char", "int16": "Short"}
-        return f"torch.{names[obj.dtype.name]}Tensor"
+        return f"torch.{TORCH_TYPE_NAMES[obj.dtype]}Tensor"
     module = type(obj).__module__
     return type(obj).__qualname__ if module in ("builtins", None) else \
         f"{module}.{type(obj).__qualname__}"
+
+
+# ---- PyTorch's legacy constructors: torch.Tensor(data or sizes), torch.FloatTensor... ----
+
+def _legacy_tensor(dt: DType, what: str, args: tuple) -> Tensor:
+    """``torch.Tensor(*sizes)`` (zeros here: torch leaves them uninitialized),
+    ``torch.Tensor(data)`` (a copy of a sequence or array, as ``dt``),
+    ``torch.Tensor(tensor)`` (the same tensor; of ``dt`` only)."""
+    if not args:
+        return _tensor(np.empty((0,), dt.np))
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype is not dt:
+            raise TypeError(f"{what}(): expected {TORCH_TYPE_NAMES[dt]} but got "
+                            f"{TORCH_TYPE_NAMES[args[0].dtype]} (use .to(dtype))")
+        return args[0]
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], core.Size) else args
+    if all(isinstance(a, int | np.integer) and not isinstance(a, bool) for a in sizes):
+        if any(a < 0 for a in sizes):
+            raise RuntimeError(f"{what}(): negative dimension in {list(sizes)}")
+        return _tensor(np.zeros(tuple(int(a) for a in sizes), dt.np))
+    if len(args) != 1 or isinstance(args[0], float | bool):
+        raise TypeError(f"{what}(): expected sizes (ints) or one sequence of data, got "
+                        f"{', '.join(type(a).__name__ for a in args)}")
+    return _tensor(args[0], dtype=dt)
+
+
+def _tensor_new(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    if kwargs.keys() - {"device"}:
+        raise TypeError(f"Tensor() got unexpected keyword arguments {sorted(kwargs)}")
+    return _legacy_tensor(default_float(), "Tensor", args)
+
+
+Tensor.__new__ = _tensor_new  # type: ignore[method-assign]  (pf.Tensor(...) as torch.Tensor)
+
+
+class _LegacyType(type):
+    """``pf.FloatTensor([1, 2])`` makes a float32 tensor; ``isinstance(x,
+    pf.FloatTensor)`` holds for a float32 tensor (PyTorch's legacy types)."""
+
+    legacy_dtype: DType
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Tensor:  # type: ignore[override]
+        if kwargs.keys() - {"device"}:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword arguments {sorted(kwargs)}")
+        return _legacy_tensor(cls.legacy_dtype, cls.__name__, args)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is cls.legacy_dtype
+
+
+for _dt, _name in TORCH_TYPE_NAMES.items():
+    globals()[f"{_name}Tensor"] = _LegacyType(f"{_name}Tensor", (), {"legacy_dtype": _dt})
+    __all__.append(f"{_name}Tensor")
 
 
 def is_storage(obj: Any) -> bool:

@@ -397,7 +397,7 @@ def test_tensor_api_around_the_data() -> None:
     assert x.to("cpu", pf.int32).dtype is pf.int32 and x.to(pf.tensor([1])).dtype is pf.int64
     assert x.to(pf.float32, copy=True) is not x and x.to(pf.float32) is x
     assert x.to(device="cpu", dtype=pf.float16).dtype is pf.float16
-    assert x.type() == "pyflame.float32" and x.type(pf.float64).dtype is pf.float64
+    assert x.type() == "torch.FloatTensor" and x.type(pf.float64).dtype is pf.float64
     assert x.bfloat16().dtype is pf.bfloat16
     with pytest.raises(ValueError, match="cuda"):
         x.to("cuda")
@@ -430,3 +430,23 @@ def test_clone_passes_gradients() -> None:
 def test_new_ops_are_refused_by_the_csl_backend_naming_them() -> None:
     with pf.backend("csl"), pytest.raises(Exception, match="floor"):
         pf.floor(pf.randn(4, 4)).numpy()
+
+
+def test_legacy_constructors_and_type_names_as_torch():
+    import torch
+
+    got = {}
+    for L in (torch, pf):
+        got[L.__name__] = [
+            L.Tensor([1, 2]).tolist(), tuple(L.Tensor(2, 3).shape), tuple(L.Tensor().shape),
+            str(L.FloatTensor([1, 2]).dtype).split(".")[-1], L.LongTensor([3]).tolist(),
+            tuple(L.DoubleTensor(2).shape), isinstance(L.zeros(2), L.FloatTensor),
+            isinstance(L.zeros(2), L.LongTensor), L.zeros(2).type(), L.arange(3).type(),
+            str(L.zeros(2).type("torch.DoubleTensor").dtype).split(".")[-1],
+            str(L.zeros(2).type(L.LongTensor).dtype).split(".")[-1],
+            L.Tensor(L.tensor([1.0, 2.0])).tolist()]
+    assert got["pyflame_mlir"] == got["torch"]
+    with pytest.raises(TypeError, match="expected Float but got Long"):
+        pf.Tensor(pf.tensor([1, 2]))
+    with pytest.raises(ValueError, match="invalid type"):
+        pf.zeros(2).type("torch.cuda.FloatTensor")
