@@ -1006,7 +1006,15 @@ def reshape(x: TensorLike, *shape: Any) -> Tensor:
 
 def view(x: TensorLike, *shape: Any) -> Tensor:
     """A view of ``x`` in a new shape; raises where the layout allows none (PyTorch)."""
+    if len(shape) == 1 and (isinstance(shape[0], DType | str) or _is_dtype_like(shape[0])):
+        raise NotImplementedError(f"view({shape[0]}): reinterpreting the bytes as another "
+                                  "dtype is not supported; use .to(dtype) to convert the values")
     return _reshape(x, shape, strict=True)
+
+
+def _is_dtype_like(v: Any) -> bool:
+    """A numpy or torch dtype, or a numpy scalar type (``np.float64``)."""
+    return type(v).__name__ == "dtype" or (isinstance(v, type) and issubclass(v, np.generic))
 
 
 def _reshape(x: TensorLike, shape: tuple, strict: bool) -> Tensor:

@@ -450,3 +450,9 @@ def test_legacy_constructors_and_type_names_as_torch():
         pf.Tensor(pf.tensor([1, 2]))
     with pytest.raises(ValueError, match="invalid type"):
         pf.zeros(2).type("torch.cuda.FloatTensor")
+
+
+@pytest.mark.parametrize("dt", [pf.int32, "float16", np.float64])
+def test_view_as_another_dtype_is_refused_by_name(dt):
+    with pytest.raises(NotImplementedError, match=r"view\(.*\): reinterpreting the bytes"):
+        pf.zeros(2, 3).view(dt)
