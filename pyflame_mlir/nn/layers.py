@@ -82,7 +82,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -109,25 +109,36 @@ class RMSNorm(Module):
 
 class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 affine: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         _check_device(device)
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = \
             num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(_filled((num_channels,), 1.0, dtype))
-            self.bias = Parameter(_empty((num_channels,), dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+def _affine_parameters(m: Module, shape: tuple[int, ...], affine: bool, bias: bool,
+                       dtype: Any) -> None:
+    """A norm layer's ``weight`` (ones) and ``bias`` (zeros; PyTorch 2.13's
+    ``bias=False`` leaves it out), or None for both without ``affine``."""
+    if affine:
+        m.weight = Parameter(_filled(shape, 1.0, dtype))
+    else:
+        m.register_parameter("weight", None)
+    if affine and bias:
+        m.bias = Parameter(_empty(shape, dtype))
+    else:
+        m.register_parameter("bias", None)
 
 
 class _BatchNorm(Module):
@@ -135,17 +146,12 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         _check_device(device)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_filled((num_features,), 1.0, dtype))
-            self.bias = Parameter(_empty((num_features,), dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _empty((num_features,), dtype))
             self.register_buffer("running_var", _filled((num_features,), 1.0, dtype))
@@ -174,7 +180,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -485,8 +492,10 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type[M
     def forward(self, input: Tensor) -> Tensor:
         return fn(input, **{k: getattr(self, k) for k in names})
 
-    def extra_repr(self) -> str:
-        return ", ".join(f"{k}={getattr(self, k)}" for k in names)
+    def extra_repr(self) -> str:  # as PyTorch's: inplace only when set, strings quoted
+        return ", ".join(f"{k}={getattr(self, k)!r}" if isinstance(getattr(self, k), str)
+                         else f"{k}={getattr(self, k)}" for k in names
+                         if k != "inplace" or getattr(self, k))
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward,
                                   "extra_repr": extra_repr, "__module__": __name__,
@@ -511,6 +520,11 @@ Hardtanh = _activation("Hardtanh", F.hardtanh, [("min_val", -1.0), ("max_val", 1
 
 
 # ---- attention ----
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention's ``out_proj`` (PyTorch's class name, which ``print``
+    shows; quantization is not a thing here)."""
+
 
 class MultiheadAttention(Module):
     """torch.nn.MultiheadAttention with one packed input projection
@@ -545,7 +559,8 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(_empty((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype)
         if add_bias_kv:
             self.bias_k = Parameter(_empty((1, 1, embed_dim), dtype))
             self.bias_v = Parameter(_empty((1, 1, embed_dim), dtype))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import Tensor
 from . import functional as F
-from .layers import _activation, _Loss, _WeightedLoss
+from .layers import _activation, _affine_parameters, _Loss, _WeightedLoss
 from .linear import _check_device, _empty
 from .module import Module, Parameter
 
@@ -78,18 +78,12 @@ class _InstanceNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         _check_device(device)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_empty((num_features,), dtype))
-            self.bias = Parameter(_empty((num_features,), dtype))
-            self.weight.data.fill_(1.0)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _empty((num_features,), dtype))
             var = _empty((num_features,), dtype)
@@ -115,7 +109,8 @@ class _InstanceNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -131,7 +126,11 @@ class Upsample(Module):
                  align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
-        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        # stored as floats, as PyTorch's (what print shows)
+        self.size, self.mode = size, mode
+        self.scale_factor = tuple(float(f) for f in scale_factor) \
+            if isinstance(scale_factor, tuple | list) else \
+            float(scale_factor) if scale_factor else None
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
@@ -139,9 +138,9 @@ class Upsample(Module):
                              self.align_corners, self.recompute_scale_factor)
 
     def extra_repr(self) -> str:
-        what = f"scale_factor={self.scale_factor}" if self.scale_factor is not None \
-            else f"size={self.size}"
-        return f"{what}, mode='{self.mode}'"
+        what = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None \
+            else f"size={self.size!r}"
+        return f"{what}, mode={self.mode!r}"
 
 
 class UpsamplingNearest2d(Upsample):

@@ -46,9 +46,10 @@ class _FeedForward(Module):
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        for i in range(1, norms + 1):
+        for i in range(1, norms + 1):  # the norms first, then the dropouts (torch's order)
             setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias,
                                                 dtype=dtype))
+        for i in range(1, norms + 1):
             setattr(self, f"dropout{i}", Dropout(dropout))
         self.activation = _activation(activation)
 

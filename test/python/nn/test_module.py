@@ -425,3 +425,34 @@ def test_parameters_to_vector_and_back():
                                   tvec.numpy() * 2)
     with pytest.raises(ValueError, match="parameters hold 11 elements"):
         nn.utils.vector_to_parameters(pf.zeros(3), m.parameters())
+
+
+def _zoo(L):
+    nn = L.nn
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(True),
+        nn.MaxPool2d(2), nn.Dropout(0.1), nn.Flatten(), nn.Linear(32, 10),
+        nn.LayerNorm(10, eps=1e-6), nn.GELU(approximate="tanh"), nn.Embedding(5, 3, padding_idx=0),
+        nn.LSTM(3, 4, batch_first=True), nn.MultiheadAttention(8, 2),
+        nn.ModuleList([nn.Tanh(), nn.Identity()]), nn.ModuleDict({"a": nn.Softmax(dim=-1)}),
+        nn.TransformerEncoderLayer(8, 2, 16), nn.TransformerDecoderLayer(8, 2, 16),
+        nn.ConvTranspose2d(4, 2, 3), nn.GroupNorm(2, 4), nn.GroupNorm(2, 4, bias=False),
+        nn.AdaptiveAvgPool2d((1, 1)), nn.Upsample(scale_factor=2, mode="nearest"),
+        nn.Upsample(size=3), nn.LeakyReLU(0.1), nn.LeakyReLU(0.1, inplace=True), nn.Dropout2d(),
+        nn.GRU(3, 3), nn.PReLU(), nn.Softplus(beta=2), nn.Hardtanh(-2, 2), nn.ELU(alpha=0.5),
+        nn.AvgPool2d(2, ceil_mode=True), nn.ZeroPad2d(1), nn.Unflatten(1, (2, 5)),
+        nn.CrossEntropyLoss(label_smoothing=0.1), nn.RMSNorm(4), nn.Bilinear(2, 3, 4),
+        nn.Conv1d(2, 4, 3, groups=2, dilation=2, padding_mode="reflect"),
+        nn.InstanceNorm1d(3, affine=True), nn.InstanceNorm2d(3), nn.BatchNorm1d(3, affine=False),
+        nn.BatchNorm1d(3, bias=False), nn.LayerNorm(4, bias=False), nn.SiLU(), nn.Mish(),
+        nn.ReLU6(), nn.EmbeddingBag(4, 2, mode="sum"))
+
+
+def test_print_of_a_model_and_its_state_dict_keys_are_torch_s():
+    import torch
+
+    tm, pm = _zoo(torch), _zoo(pf)
+    assert repr(pm).splitlines() == repr(tm).splitlines()
+    assert list(pm.state_dict()) == list(tm.state_dict())
+    assert [n for n, _ in pm.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
