@@ -74,3 +74,7 @@ threshold_
 # ---- torch_compat's legacy tensor types: the metaclass hooks Python calls ----
 _.__call__  # pf.FloatTensor([1, 2])
 _.__instancecheck__  # isinstance(x, pf.FloatTensor)
+
+# ---- serialization's torch-checkpoint reader: pickle.Unpickler's hooks ----
+_.find_class
+_.persistent_load

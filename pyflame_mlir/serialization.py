@@ -7,6 +7,11 @@ so other safetensors readers (``safetensors.torch.load_file``) read it too.
 A file that is truncated, corrupted or not safetensors raises ``ValueError``
 naming the file.
 
+``pf.load`` also reads what ``torch.save`` writes (its zip format), without
+torch and as ``torch.load(weights_only=True)`` does: only tensors,
+parameters, containers and plain values are unpickled; any other class in
+the file is refused by name.
+
 In-memory copies follow torch (issue 14): ``pickle.dumps(t)`` stores the
 value (a lazy tensor is computed first) and ``requires_grad`` (the copy is a
 leaf; ``.grad`` is not kept), so modules and optimizers pickle;
@@ -16,10 +21,13 @@ leaf; ``.grad`` is not kept), so modules and optimizers pickle;
 from __future__ import annotations
 
 import copy
+import io
 import json
 import math
 import os
+import pickle
 import struct
+import zipfile
 from collections import OrderedDict
 from typing import IO, Any
 
@@ -40,7 +48,7 @@ from .dialects.dtypes import (
     int64,
     uint8,
 )
-from .nn.module import _host_value
+from .nn.module import Parameter, _host_value
 
 __all__ = ["load", "save"]
 
@@ -136,8 +144,20 @@ def _bad(where: str, why: str) -> ValueError:
     return ValueError(f"pf.load: {where} is not a valid safetensors checkpoint: {why}")
 
 
-def load(f: str | os.PathLike | IO[bytes]) -> Any:
-    """Load what ``save`` wrote (or any safetensors file: a dict of tensors)."""
+def load(f: str | os.PathLike | IO[bytes], map_location: Any = None, *,
+         weights_only: bool | None = None, **pickle_load_args: Any) -> Any:
+    """Load what ``save`` wrote, any safetensors file (a dict of tensors) or
+    what ``torch.save`` wrote (tensors, containers and plain values only, as
+    ``torch.load(weights_only=True)``: the only way this library reads it).
+    ``map_location`` and ``weights_only`` are torch's arguments: everything
+    loads to the host, and nothing but weights is ever unpickled."""
+    if weights_only is False:
+        raise ValueError("pf.load(weights_only=False): this library unpickles weights and "
+                         "containers only (arbitrary objects would need torch's classes and "
+                         "can run any code); leave weights_only at its default")
+    if pickle_load_args:
+        raise TypeError(f"pf.load got unexpected arguments {sorted(pickle_load_args)}")
+    del map_location  # one device: the host
     if hasattr(f, "read"):
         data, where = f.read(), getattr(f, "name", repr(f))
     else:
@@ -146,6 +166,12 @@ def load(f: str | os.PathLike | IO[bytes]) -> Any:
             data = src.read()
     if len(data) < 8:
         raise _bad(where, f"the file has {len(data)} bytes (truncated?)")
+    if data[:4] == b"PK\x03\x04":  # a zip: torch.save's format
+        return _load_torch(data, where)
+    if data[:2] in (b"\x80\x02", b"\x80\x04", b"\x80\x05"):
+        raise ValueError(f"pf.load: {where} is a plain pickle (torch.save before PyTorch 1.6, "
+                         "or pickle.dump): not read, since unpickling can run any code. "
+                         "Re-save it with a current torch.save, or as safetensors")
     try:
         entries = safetensors.deserialize(data)
         (n,) = struct.unpack("<Q", data[:8])
@@ -170,6 +196,112 @@ def load(f: str | os.PathLike | IO[bytes]) -> Any:
         return _decode(desc["tree"], tensors)
     except (ValueError, KeyError, TypeError) as e:
         raise _bad(where, f"bad structure metadata ({e})") from None
+
+
+# ---- torch.save's zip format, read as torch.load(weights_only=True) ----
+
+_TORCH_STORAGES: dict[str, DType] = {
+    "FloatStorage": float32, "DoubleStorage": float64, "HalfStorage": float16,
+    "BFloat16Storage": bfloat16, "LongStorage": int64, "IntStorage": int32,
+    "ShortStorage": int16, "CharStorage": int8, "ByteStorage": uint8, "BoolStorage": bool_}
+_TORCH_DTYPES: dict[str, DType] = {
+    "float32": float32, "float64": float64, "float16": float16, "bfloat16": bfloat16,
+    "int64": int64, "int32": int32, "int16": int16, "int8": int8, "uint8": uint8, "bool": bool_}
+
+
+class _StorageType:
+    """What a ``torch.FloatStorage`` global unpickles to: its dtype."""
+
+    def __init__(self, dtype: DType):
+        self.dtype = dtype
+
+
+def _rebuild_tensor_v2(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
+                       requires_grad: bool, backward_hooks: Any = None,
+                       metadata: Any = None) -> Tensor:
+    del backward_hooks, metadata
+    size, stride = tuple(size), tuple(stride)
+    need = offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    if offset < 0 or any(st < 0 for st in stride) or need > storage.size:
+        raise ValueError(f"a tensor of size {list(size)}, stride {list(stride)} and offset "
+                         f"{offset} does not fit its storage of {storage.size} elements")
+    view = np.lib.stride_tricks.as_strided(storage[offset:], size,
+                                           tuple(st * storage.itemsize for st in stride))
+    t = Tensor._leaf(np.array(view, copy=True))
+    return t.requires_grad_(True) if requires_grad and t.dtype.is_floating_point else t
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any = None,
+                       *state: Any) -> Parameter:
+    del backward_hooks, state
+    return Parameter(data.detach(), requires_grad)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    _ALLOWED: dict[tuple[str, str], Any] = {
+        ("collections", "OrderedDict"): OrderedDict,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+        ("torch", "Size"): tuple,
+        ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+        ("builtins", "slice"): slice, ("builtins", "complex"): complex,
+    }
+
+    def __init__(self, data: bytes, archive: zipfile.ZipFile, prefix: str, where: str):
+        super().__init__(io.BytesIO(data))
+        self.archive, self.prefix, self.where = archive, prefix, where
+        self.storages: dict[str, np.ndarray] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = self._ALLOWED.get((module, name))
+        if found is not None:
+            return found
+        if module == "torch" and name in _TORCH_STORAGES:
+            return _StorageType(_TORCH_STORAGES[name])
+        if module == "torch" and name in _TORCH_DTYPES:
+            return _TORCH_DTYPES[name]
+        raise pickle.UnpicklingError(
+            f"pf.load: {self.where}: the checkpoint holds a {module}.{name}, which is not read "
+            "(only tensors, parameters, containers and plain values are, as "
+            "torch.load(weights_only=True))")
+
+    def persistent_load(self, pid: Any) -> np.ndarray:
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise pickle.UnpicklingError(f"pf.load: {self.where}: unknown storage record "
+                                         f"{str(pid)[:80]}")
+        _, kind, key, _location, numel = pid
+        got = self.storages.get(key)
+        if got is None:
+            raw = self.archive.read(f"{self.prefix}data/{key}")
+            if len(raw) < numel * kind.dtype.itemsize:
+                raise ValueError(f"storage {key} has {len(raw)} bytes, expected "
+                                 f"{numel * kind.dtype.itemsize}")
+            got = self.storages[key] = np.frombuffer(raw, dtype=kind.dtype.np, count=numel)
+        return got
+
+
+def _load_torch(data: bytes, where: str) -> Any:
+    """A ``torch.save`` file: its ``data.pkl`` unpickled with the allowed
+    classes only, each storage read from ``data/<key>`` of the zip."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        pkl = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+        if len(pkl) != 1:
+            raise ValueError("no data.pkl (not a torch.save file)")
+        prefix = pkl[0][:-len("data.pkl")]
+        if prefix + "byteorder" in archive.namelist() and \
+                archive.read(prefix + "byteorder").strip() != b"little":
+            raise ValueError("big-endian tensors are not supported")
+        return _TorchUnpickler(archive.read(pkl[0]), archive, prefix, where).load()
+    except pickle.UnpicklingError as e:
+        if str(e).startswith("pf.load:"):
+            raise ValueError(str(e)) from None
+        raise ValueError(f"pf.load: {where} is not a valid torch checkpoint: {e}") from None
+    except Exception as e:  # noqa: BLE001  (a damaged zip or pickle raises many kinds)
+        raise ValueError(f"pf.load: {where} is not a valid torch checkpoint: "
+                         f"{type(e).__name__}: {e}") from None
 
 
 def _decode(node: Any, tensors: dict[str, Tensor]) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import struct
 from collections import OrderedDict
 
@@ -130,7 +131,8 @@ def test_truncated_corrupted_and_foreign_files_raise_naming_the_file(tmp_path):
     for name, content in cases.items():
         path = tmp_path / name
         path.write_bytes(content)
-        with pytest.raises(ValueError, match=f"pf.load: .*{name} is not a valid safetensors"):
+        with pytest.raises(ValueError, match=f"pf.load: .*{name} (is not a valid safetensors|"
+                                             "is a plain pickle)"):
             pf.load(path)
     # a valid safetensors file whose structure metadata was tampered with
     (n,) = struct.unpack("<Q", data[:8])
@@ -144,3 +146,93 @@ def test_truncated_corrupted_and_foreign_files_raise_naming_the_file(tmp_path):
         pf.load(path)
     with pytest.raises(FileNotFoundError):
         pf.load(tmp_path / "missing.safetensors")
+
+
+# ---- torch.save files (PyTorch's zip format), read as torch.load(weights_only=True) ----
+
+class _Net(torch.nn.Module):
+    def __init__(self, lib):
+        super().__init__()
+        self.body = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(),
+                                      lib.nn.BatchNorm1d(4), lib.nn.Linear(4, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class _PfNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.BatchNorm1d(4), nn.Linear(4, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_a_torch_checkpoint_resumes_training_with_torch_s_numbers(tmp_path):
+    torch.manual_seed(0)
+    tm = _Net(torch)
+    topt = torch.optim.AdamW(tm.parameters(), lr=1e-2)
+    x = np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32)
+    for _ in range(3):
+        topt.zero_grad()
+        tm(torch.tensor(x)).pow(2).mean().backward()
+        topt.step()
+    path = tmp_path / "ckpt.pt"
+    torch.save({"model": tm.state_dict(), "opt": topt.state_dict(), "epoch": 3,
+                "note": "hello", "betas": (0.9, 0.99), "bf16": torch.ones(2, dtype=torch.bfloat16),
+                "strided": torch.arange(12.0).reshape(3, 4).t()[1:, ::2],
+                "param": torch.nn.Parameter(torch.ones(2))}, path)
+    got = pf.load(str(path), map_location="cpu")
+    assert got["epoch"] == 3 and got["note"] == "hello" and got["betas"] == (0.9, 0.99)
+    assert got["bf16"].dtype is pf.bfloat16
+    np.testing.assert_array_equal(got["strided"].numpy(),
+                                  torch.arange(12.0).reshape(3, 4).t()[1:, ::2].numpy())
+    assert isinstance(got["param"], nn.Parameter) and got["param"].requires_grad
+    pm = _PfNet()
+    pm.load_state_dict(got["model"])
+    popt = optim.AdamW(pm.parameters(), lr=1e-2)
+    popt.load_state_dict(got["opt"])
+    for _ in range(3):  # both continue from the checkpoint
+        topt.zero_grad()
+        tl = tm(torch.tensor(x)).pow(2).mean()
+        tl.backward()
+        topt.step()
+        popt.zero_grad()
+        pl = pm(pf.tensor(x)).pow(2).mean()
+        pl.backward()
+        popt.step()
+        np.testing.assert_allclose(pl.item(), tl.item(), rtol=1e-5)
+    for (name, p), tp in zip(pm.named_parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+class _Evil:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def test_a_torch_checkpoint_with_other_objects_is_refused_by_name(tmp_path, capsys):
+    path = tmp_path / "evil.pt"
+    torch.save({"w": torch.ones(2), "x": _Evil()}, path)
+    with pytest.raises(ValueError, match=r"holds a .*print, which is not read"):
+        pf.load(path)
+    assert "must never run" not in capsys.readouterr().out
+    with pytest.raises(ValueError, match="weights_only=False"):
+        pf.load(path, weights_only=False)
+
+
+def test_damaged_torch_checkpoints_raise_naming_the_file(tmp_path):
+    good = tmp_path / "good.pt"
+    torch.save({"w": torch.arange(100.0)}, good)
+    data = good.read_bytes()
+    for name, bad in (("truncated", data[: len(data) // 2]), ("cut", data[:300])):
+        path = tmp_path / f"{name}.pt"
+        path.write_bytes(bad)
+        with pytest.raises(ValueError, match=rf"pf.load: .*{name}.pt"):
+            pf.load(path)
+    plain = tmp_path / "plain.pkl"
+    plain.write_bytes(pickle.dumps({"a": list(range(10))}, protocol=4))
+    with pytest.raises(ValueError, match="plain pickle"):
+        pf.load(plain)
