@@ -125,3 +125,28 @@ def test_pooling_recorded_for_the_wafer_keeps_the_window_slices() -> None:
     for g, want in zip(got, [torch.nn.functional.max_pool2d(tx, 2),
                              torch.nn.functional.avg_pool2d(tx, 2)]):
         np.testing.assert_allclose(g, want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("length", [8, 9, 37, 64, 255])
+def test_softmax_family_with_folded_row_max_matches_torch(length) -> None:
+    """softmax / log_softmax / logsumexp along rows of 8 to 256 (the row max
+    folds in halves, ``dialects/nn.py: _fold_max``; odd lengths carry their
+    last element): values as torch, with NaN, all -inf and +inf rows."""
+    rng = np.random.default_rng(length)
+    x = (rng.standard_normal((64, 5, length)) * 4).astype(np.float32)
+    x[0, 0, length // 2] = np.nan
+    x[1, 1] = -np.inf
+    x[2, 2, -1] = np.inf
+    x[3, 3, ::2] = -np.inf
+    tx = torch.tensor(x)
+    for name, ours, theirs in (
+            ("softmax", OPS["softmax"].kernel(x, dim=2), torch.softmax(tx, 2)),
+            ("log_softmax", OPS["log_softmax"].kernel(x, dim=2), torch.log_softmax(tx, 2)),
+            ("logsumexp", OPS["logsumexp"].kernel(x, dims=(2,), keepdim=False),
+             torch.logsumexp(tx, 2))):
+        np.testing.assert_allclose(ours, theirs.numpy(), rtol=2e-6, atol=1e-6,
+                                   equal_nan=True, err_msg=name)
+    # the shift itself (softmax is shift-invariant: the values above would not see a wrong one)
+    from pyflame_mlir.dialects.nn import _max_of
+
+    np.testing.assert_array_equal(_max_of(x, 2), np.max(x, axis=2, keepdims=True))
