@@ -150,3 +150,40 @@ def test_softmax_family_with_folded_row_max_matches_torch(length) -> None:
     from pyflame_mlir.dialects.nn import _max_of
 
     np.testing.assert_array_equal(_max_of(x, 2), np.max(x, axis=2, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int8",
+                                   "uint8", "bool", "complex64", "complex128", "bfloat16"])
+def test_where_kernel_is_numpys_where_bit_for_bit(dtype) -> None:
+    """``where``'s kernel (a bitwise select, ``dialects/elementwise.py: _where``)
+    against np.where: broadcast operands, NaN and -0.0 kept bit for bit, all
+    false / all true conditions, ``out=`` (also aliasing either operand) and a
+    transposed operand; the dtypes without a same-width integer fall back."""
+    import ml_dtypes
+
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    kernel = OPS["where"].kernel
+    rng = np.random.default_rng(7)
+    for cs, xs, ys in [((5, 6), (5, 6), (5, 6)), ((5, 1), (1, 6), ()), ((), (5, 6), (6,)),
+                       ((4, 5, 6), (5, 6), (4, 1, 1))]:
+        x = np.asarray(rng.standard_normal(xs) * 3).astype(np_dtype)
+        y = np.asarray(rng.standard_normal(ys) * 3).astype(np_dtype)
+        if np.dtype(np_dtype).kind == "f" and x.ndim:
+            x.flat[0], x.flat[-1] = np.nan, -0.0
+        for c in (rng.random(cs) > 0.5, np.zeros(cs, bool), np.ones(cs, bool)):
+            want = np.where(c, x, y)
+            got = kernel(c, x, y)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+            out = np.empty(want.shape, want.dtype)
+            assert kernel(c, x, y, out=out) is out and out.tobytes() == want.tobytes()
+            for alias in ("x", "y"):
+                a, b = x.copy(), y.copy()
+                target = a if alias == "x" else b
+                if target.shape == want.shape:
+                    kernel(c, a, b, out=target)
+                    assert target.tobytes() == want.tobytes(), alias
+    a = rng.standard_normal((8, 10)).astype(np.float32).T
+    b = rng.standard_normal((10, 8)).astype(np.float32)
+    c = rng.random((10, 8)) > 0.3
+    assert kernel(c, a, b).tobytes() == np.where(c, a, b).tobytes()
