@@ -770,11 +770,6 @@ _DERIV = {
     "abs": lambda b, x, z: b.sign(x),  # 0 at NaN and at zero, as PyTorch
     "sign": lambda b, x, z: b.scalar(0, like=x),
     "square": lambda b, x, z: b.mul(b.scalar(2, like=x), x),
-    # PyTorch's mask: 1 unless the output is <= 0 (so a NaN passes its
-    # gradient through); read off the output, the input then has one use and
-    # relu fuses with what makes it
-    "relu": lambda b, x, z: b.convert(b.logical_not(b.le(z, b.scalar(0, like=z))),
-                                      dtype=b.dtype(z)),
     "exp": lambda b, x, z: z,
     "log": lambda b, x, z: b.reciprocal(x),
     "log1p": lambda b, x, z: b.reciprocal(b.add(b.scalar(1, like=x), x)),
@@ -795,6 +790,19 @@ _DERIV = {
 }
 for _name, _d in _DERIV.items():
     ad.defderiv(_name, _d)
+
+
+def _relu_through(b, ct, z):
+    """PyTorch's threshold_backward: 0 where the output is <= 0, else the
+    cotangent (or tangent) itself: a NaN output passes it through, and a NaN
+    or inf cotangent where the output is 0 gives 0, not 0 * inf. Read off the
+    output, so the input has one use and relu fuses with what makes it."""
+    return b.where(b.le(z, b.scalar(0, like=z)), b.scalar(0, like=ct), ct)
+
+
+ad.defvjp("relu", lambda b, cts, inputs, outputs: [_relu_through(b, cts[0], outputs[0])])
+ad.defjvp("relu", lambda b, tangents, inputs, outputs: [_relu_through(b, tangents[0],
+                                                                      outputs[0])])
 
 
 def _where_vjp(b, cts, inputs, outputs, **attrs):
