@@ -408,20 +408,32 @@ def _where(c: np.ndarray, x: np.ndarray, y: np.ndarray, out: np.ndarray | None =
     bitwise select on the elements' bits: y ^ ((x ^ y) & -c). numpy's own
     where branches per element (7 ns each on a random mask, measured; 1 ns on
     an all-false one); the select is four vectorized integer passes (~0.7 ns),
-    and a condition that is all false (or all true), the common case of the
-    guards in derivative rules, is one copy."""
-    x, y = np.asarray(x), np.asarray(y)
-    bits = _SELECT_BITS.get(x.dtype.itemsize)
-    if bits is None or x.dtype != y.dtype or (out is not None and out.dtype != x.dtype) \
-            or c.dtype != np.bool_ or x.dtype.kind not in "biufc":
+    one ``and`` with the mask where the other operand is a scalar zero (relu's
+    VJP), and a condition that is all false (or all true), the common case of
+    the guards in derivative rules, is one copy."""
+    if type(x) is not np.ndarray or type(y) is not np.ndarray:
+        x, y = np.asarray(x), np.asarray(y)
+    dt = x.dtype
+    bits = _SELECT_BITS.get(dt.itemsize)
+    if bits is None or dt != y.dtype or (out is not None and out.dtype != dt) \
+            or c.dtype != np.bool_ or dt.kind not in "biufc":
         r = np.where(c, x, y)
         if out is None:
             return r
         np.copyto(out, r)
         return out
-    shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
     if out is None:
-        out = np.empty(shape, x.dtype)
+        out = np.empty(np.broadcast_shapes(c.shape, x.shape, y.shape), dt)
+    zero_x = not x.ndim and not x.view(bits)
+    zero_y = not zero_x and not y.ndim and not y.view(bits)
+    if zero_x or zero_y:  # a select against zero (relu's VJP, masks): one and
+        mask = c.astype(bits)  # 0/1, then all ones where the other operand is kept
+        if zero_x:
+            np.subtract(mask, 1, out=mask)
+        else:
+            np.negative(mask, out=mask)
+        np.bitwise_and((y if zero_x else x).view(bits), mask, out=out.view(bits))
+        return out
     hits = np.count_nonzero(c)
     if hits == 0 or hits == c.size:  # one side throughout: a copy
         np.copyto(out, y if hits == 0 else x)
