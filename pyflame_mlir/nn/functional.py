@@ -596,21 +596,23 @@ def _out_size(op: str, n: int, k: int, s: int, p: int, d: int, ceil_mode: bool =
 
 
 def _windows(x: Tensor, kernel: Sequence[int], stride: Sequence[int],
-             dilation: Sequence[int], out: Sequence[int]) -> list[Tensor]:
+             dilation: Sequence[int], out: Sequence[int], trail: int = 0) -> list[Tensor]:
     """One strided slice of the (already padded) ``x`` per kernel offset, over
-    its trailing len(kernel) dims, each of the output's spatial shape;
-    offsets in row-major order of the kernel."""
+    the len(kernel) dims before its last ``trail`` dims, each of the output's
+    spatial shape; offsets in row-major order of the kernel."""
     nsp = len(kernel)
-    lead = x.ndim - nsp
+    lead = x.ndim - nsp - trail
     offsets: list[tuple[int, ...]] = [()]
     for k in kernel:
         offsets = [o + (i,) for o in offsets for i in range(k)]
     views = []
+    rest = list(x.shape[lead + nsp:])
     for off in offsets:
-        start = [0] * lead + [o * d for o, d in zip(off, dilation)]
+        first = [o * d for o, d in zip(off, dilation)]
+        start = [0] * lead + first + [0] * trail
         limit = list(x.shape[:lead]) + [a + (n - 1) * s + 1 for a, n, s in
-                                        zip(start[lead:], out, stride)]
-        step = [1] * lead + list(stride)
+                                        zip(first, out, stride)] + rest
+        step = [1] * lead + list(stride) + [1] * trail
         if start == [0] * x.ndim and limit == list(x.shape) and step == [1] * x.ndim:
             views.append(x)
         else:
@@ -673,24 +675,39 @@ def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | Non
                              f"{o} divisible by groups")
     stride_, dilation_ = _pair(stride, nsp, "stride", op), _pair(dilation, nsp, "dilation", op)
     pairs = _conv_padding(op, padding, kernel, dilation_, stride_)
-    # channels first before padding: the padded copy is then (C, N, *spatial)
-    # and its windows stack straight into the column layout below, so the
-    # reshape to (C*K, N*L) is a view instead of a second copy of the columns
-    x = _zero_pad(x.permute(1, 0, *range(2, 2 + nsp)), [(0, 0), (0, 0), *pairs])
-    out = [_out_size(op, x.shape[2 + i], kernel[i], stride_[i], 0, dilation_[i])
-           for i in range(nsp)]
+    kk = int(np.prod(kernel))
+    out = [_out_size(op, x.shape[2 + i] + pairs[i][0] + pairs[i][1], kernel[i], stride_[i], 0,
+                     dilation_[i]) for i in range(nsp)]
+    # the batch innermost, (C, *spatial, N), when the columns outweigh the
+    # output and the output rows are short: each window's copy (and, in the
+    # backward, its add into the input's gradient) then runs over rows of
+    # out[-1] * N elements instead of out[-1], for one transposing copy of
+    # input and output each (bench/cnn.py's second conv: 16 channels x 9
+    # offsets, 32 out channels, 14-wide rows)
+    batch_last = c * kk > o and out[-1] < 32 and n > 1
+    if batch_last:
+        x = _zero_pad(x.permute(1, *range(2, 2 + nsp), 0), [(0, 0), *pairs, (0, 0)])
+        windows = _windows(x, kernel, stride_, dilation_, out, trail=1)
+    else:
+        # channels first before padding: the padded copy is then (C, N,
+        # *spatial) and its windows stack straight into the column layout
+        # below, so the reshape to (C*K, N*L) is a view, not a second copy
+        x = _zero_pad(x.permute(1, 0, *range(2, 2 + nsp)), [(0, 0), (0, 0), *pairs])
+        windows = _windows(x, kernel, stride_, dilation_, out)
     # One GEMM per group over the whole batch: columns (C*K, N*L) with rows in
     # the weight's (c, kernel offset) order. (A batched (N, C*K, L) matmul is
     # ~10x slower in numpy: many small products instead of one BLAS call.)
-    cols = stack(_windows(x, kernel, stride_, dilation_, out), 1)  # (C, K, N, *out)
+    cols = stack(windows, 1)  # (C, K, N, *out), or (C, K, *out, N)
     length = n * int(np.prod(out))
-    kk = int(np.prod(kernel))
     if groups == 1:
         y = matmul(reshape(weight, (o, c * kk)), reshape(cols, (c * kk, length)))
     else:
         y = matmul(reshape(weight, (groups, o // groups, cg * kk)),
                    reshape(cols, (groups, cg * kk, length)))
-    y = reshape(y, (o, n, *out)).permute(1, 0, *range(2, 2 + nsp))  # (N, O, *out)
+    if batch_last:  # (O, *out, N) -> (N, O, *out)
+        y = reshape(y, (o, *out, n)).permute(1 + nsp, 0, *range(1, 1 + nsp))
+    else:
+        y = reshape(y, (o, n, *out)).permute(1, 0, *range(2, 2 + nsp))  # (N, O, *out)
     if bias is not None:
         y = y + reshape(bias, _keep_shape(nsp + 2, 1, o))
     return y[0] if unbatched else y

@@ -52,3 +52,19 @@ def test_gelu_second_derivative_matches_torch_at_zero_and_around(approximate) ->
     got = pf.grad(lambda v: pf.grad(lambda u: pf.nn.functional.gelu(
         u, approximate=approximate).sum())(v).sum())(pf.tensor(x))
     np.testing.assert_allclose(got.numpy(), h.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_gradient_is_torchs_threshold_backward(mode, dtype) -> None:
+    """relu's VJP selects (torch's threshold_backward), it does not multiply:
+    an inf or NaN cotangent where the output is <= 0 gives 0 (not 0 * inf),
+    and a NaN output passes its cotangent through; the JVP the same way."""
+    x = np.array([-1.0, 0.0, -0.0, 2.0, np.nan, 3.0], dtype=dtype)
+    g = np.array([np.inf, np.nan, -np.inf, 3.0, 5.0, np.nan], dtype=dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.relu(tx).backward(torch.tensor(g))
+    px = pf.tensor(x, requires_grad=True)
+    pf.relu(px).backward(pf.tensor(g))
+    np.testing.assert_array_equal(px.grad.numpy(), tx.grad.numpy())
+    _, tangent = pf.func.jvp(pf.relu, (pf.tensor(x),), (pf.tensor(g),))
+    np.testing.assert_array_equal(tangent.numpy(), tx.grad.numpy())

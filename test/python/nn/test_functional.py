@@ -498,3 +498,37 @@ def test_max_pool_with_inf_and_softplus_large_values_match_torch() -> None:
     np.testing.assert_allclose(xs.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(F.softplus(pf.tensor(big)).numpy(),
                                TF.softplus(torch.tensor(big)).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn,nsp,kwargs", [
+    ("conv2d", 2, {"padding": 1}),
+    ("conv2d", 2, {"stride": 2, "dilation": 2, "padding": 2}),
+    ("conv2d", 2, {"groups": 2, "padding": "same"}),
+    ("conv1d", 1, {"stride": 3}),
+    ("conv3d", 3, {"padding": 1}),
+    ("conv_transpose2d", 2, {"stride": 2, "padding": 1, "output_padding": 1}),
+])
+def test_conv_with_the_batch_innermost_matches_torch(fn, nsp, kwargs) -> None:
+    """Convolutions whose columns outweigh the output (in channels x kernel >
+    out channels) with rows under 32 wide lay the batch innermost
+    (``_convnd``'s ``batch_last``): values and the gradients of input, weight
+    and bias as torch's, float64."""
+    rng = np.random.default_rng(nsp)
+    groups = kwargs.get("groups", 1)
+    c, o, k = 6, 4, 3
+    x = rng.standard_normal((3, c, *([9] * nsp)))
+    if fn.startswith("conv_transpose"):
+        w = rng.standard_normal((c, o // groups, *([k] * nsp)))
+    else:
+        w = rng.standard_normal((o, c // groups, *([k] * nsp)))
+    b = rng.standard_normal(o)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ty = getattr(TF, fn)(tx, tw, tb, **kwargs)
+    g = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(g))
+    px, pw, pb = (pf.tensor(a, requires_grad=True) for a in (x, w, b))
+    py = getattr(F, fn)(px, pw, pb, **kwargs)
+    (py * pf.tensor(g)).sum().backward()
+    np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for p, t in ((px, tx), (pw, tw), (pb, tb)):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
