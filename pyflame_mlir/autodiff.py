@@ -84,8 +84,27 @@ def enable_grad():
     return _grad_mode(True)
 
 
-def set_grad_enabled(enabled: bool):
-    return _grad_mode(enabled)
+class set_grad_enabled(_grad_mode):  # noqa: N801  (torch's name)
+    """As torch's: calling it sets the grad mode at once (``set_grad_enabled(False)``
+    as a statement); as a context manager, the mode before it comes back at the
+    end of the block; as a decorator, around each call."""
+
+    __slots__ = ()
+
+    def __init__(self, enabled: bool):
+        super().__init__(bool(enabled))
+        self.prev = GRAD_MODE.enabled
+        GRAD_MODE.enabled = self.enabled
+
+    def __enter__(self) -> None:
+        pass  # (set by __init__)
+
+    def __call__(self, func: Any) -> Any:
+        GRAD_MODE.enabled = self.prev  # decorating changes nothing until a call
+        return super().__call__(func)
+
+    def _recreate_cm(self) -> set_grad_enabled:
+        return set_grad_enabled(self.enabled)
 
 
 def is_grad_enabled() -> bool:

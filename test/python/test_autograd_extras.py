@@ -144,3 +144,38 @@ def test_repr_shows_requires_grad_and_grad_fn_as_torch():
         if L is torch:
             want = got
     assert got == want
+
+
+def test_grad_mode_spellings_as_torch():
+    import torch
+
+    seen = {}
+    for L in (torch, pf):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        L.set_grad_enabled(False)  # a statement: takes effect at once
+        r = x * 3
+        L.set_grad_enabled(True)
+        with L.set_grad_enabled(False):
+            a = x * 2
+
+        @L.set_grad_enabled(False)
+        def f(t):
+            return t * 2
+
+        after_decorating = x * 2
+
+        @L.no_grad()
+        def g(t):
+            return t * 2
+
+        with L.no_grad():
+            with L.set_grad_enabled(True):
+                d = x * 2
+            with L.enable_grad():
+                e = x * 2
+            h = x * 2
+        with L.inference_mode():
+            i = x * 2
+        seen[L.__name__] = [t.requires_grad for t in (r, a, f(x), after_decorating, g(x), d, e,
+                                                     h, i)] + [L.is_grad_enabled()]
+    assert seen["pyflame_mlir"] == seen["torch"]
