@@ -1,6 +1,6 @@
 """torch.utils.data's loading API on pyflame tensors: ``Dataset``,
-``TensorDataset``, ``Subset``, ``random_split``, ``DataLoader`` with
-``default_collate``. Batches of a ``TensorDataset`` are cut from its host
+``IterableDataset``, ``TensorDataset``, ``Subset``, ``random_split``, the
+samplers, ``DataLoader`` with ``default_collate``. Batches of a ``TensorDataset`` are cut from its host
 arrays in one indexing step (not one op per sample); each batch enters the
 compiled graph as new data, so a training loop still compiles once."""
 
@@ -25,6 +25,130 @@ class Dataset:
 
     def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: ``__iter__`` (the loader batches what it yields)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+# ---- samplers: iterables of indices (of index lists, for BatchSampler) ----
+
+class Sampler:
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source: Any) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A permutation (or ``num_samples`` draws with ``replacement``) per pass."""
+
+    def __init__(self, data_source: Any, replacement: bool = False,
+                 num_samples: int | None = None, generator: Any = None) -> None:
+        self.data_source, self.replacement, self.generator = data_source, replacement, generator
+        self._num_samples = num_samples
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        if self.replacement:
+            return iter(_draws(self.generator).integers(0, n, self.num_samples).tolist())
+        reps = -(-self.num_samples // n)
+        order = np.concatenate([_permutation(self.generator, n) for _ in range(reps)])
+        return iter(order[:self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[int]:
+        return (self.indices[i] for i in _permutation(self.generator, len(self.indices)))
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        w = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights, np.float64)
+        if w.ndim != 1 or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+            raise ValueError("weights should be a 1-d sequence of non-negative finite numbers "
+                             "with a positive sum")
+        if not replacement and num_samples > np.count_nonzero(w):
+            raise RuntimeError("WeightedRandomSampler: cannot draw more samples than there are "
+                               "non-zero weights without replacement")
+        self.weights, self.num_samples = w, num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = _draws(self.generator)
+        p = self.weights / self.weights.sum()
+        return iter(rng.choice(len(p), self.num_samples, replace=self.replacement,
+                               p=p).tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler`` (the last one shorter
+    unless ``drop_last``)."""
+
+    def __init__(self, sampler: Any, batch_size: int, drop_last: bool) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for i in self.sampler:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def _draws(generator: Any) -> np.random.Generator:
+    if isinstance(generator, np.random.Generator):
+        return generator
+    return creation._draws(generator)
+
+
+def get_worker_info() -> None:
+    """None: the loader runs in the calling process (no worker processes)."""
+    return None
 
 
 class TensorDataset(Dataset):
@@ -146,6 +270,10 @@ class DataLoader:
             raise ValueError(f"batch_size should be a positive integer, got {batch_size}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
+                                                     or batch_sampler is not None):
+            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, "
+                             "sampler and batch_sampler options")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
@@ -157,6 +285,22 @@ class DataLoader:
         if self.shuffle:
             return _permutation(self.generator, n).tolist()
         return list(range(n))
+
+    def _stream(self) -> Iterator[Any]:
+        """An ``IterableDataset``'s samples in batches of ``batch_size``."""
+        collate = self.collate_fn or (default_collate if self.batch_size is not None
+                                      else (lambda s: s))
+        if self.batch_size is None:
+            yield from (collate(s) for s in self.dataset)  # type: ignore[attr-defined]
+            return
+        batch: list[Any] = []
+        for sample in self.dataset:  # type: ignore[attr-defined]
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield collate(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield collate(batch)
 
     def _batches(self) -> Iterator[list[int]]:
         if self.batch_sampler is not None:
@@ -173,6 +317,9 @@ class DataLoader:
             yield idx
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._stream()
+            return
         for idx in self._batches():
             if self.batch_size is None and self.batch_sampler is None:
                 yield self.dataset[idx[0]]
@@ -183,6 +330,10 @@ class DataLoader:
                 yield collate([self.dataset[i] for i in idx])
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            n = len(self.dataset)  # type: ignore[arg-type]  (TypeError if it has none)
+            return n if self.batch_size is None else \
+                n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)  # type: ignore[arg-type]

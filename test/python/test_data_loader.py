@@ -87,3 +87,33 @@ def test_training_loop_compiles_once():
             loss.item()
             misses.append(pf.cache_stats()["misses"] - before)
     assert sum(misses[2:]) == 0, misses  # after warm-up every step is a cache hit
+
+
+def test_samplers_iterable_datasets_and_collation_as_torch():
+    def run(L):
+        D = L.utils.data
+        ds = D.TensorDataset(L.tensor(np.arange(20.0).reshape(10, 2)), L.tensor(np.arange(10)))
+        out = [len(list(D.BatchSampler(D.SequentialSampler(ds), 3, drop_last=True))),
+               list(D.BatchSampler(range(7), 3, drop_last=False)),
+               [b[1].tolist() for b in D.DataLoader(ds, batch_sampler=D.BatchSampler(
+                   D.SequentialSampler(ds), 4, False))],
+               sorted(D.SubsetRandomSampler([2, 4, 6])), len(D.RandomSampler(ds)),
+               sorted(D.RandomSampler(ds)), len(list(D.RandomSampler(ds, True, 25))),
+               list(D.WeightedRandomSampler([0.0, 1.0, 0.0], 3)),
+               sorted(D.WeightedRandomSampler([1.0, 1.0, 1.0], 3, replacement=False)),
+               D.get_worker_info()]
+
+        class Stream(D.IterableDataset):
+            def __iter__(self):
+                return iter(range(7))
+
+        out.append([b.tolist() for b in D.DataLoader(Stream(), batch_size=3)])
+        out.append([b.tolist() for b in D.DataLoader(Stream(), batch_size=3, drop_last=True)])
+        out.append([int(b) for b in D.DataLoader(Stream(), batch_size=None)])
+        out.append(sorted(i for b in D.DataLoader(ds, sampler=D.RandomSampler(ds), batch_size=4)
+                          for i in b[1].tolist()))
+        return out
+
+    assert run(pf) == run(torch)
+    with pytest.raises(ValueError, match="IterableDataset"):
+        pf.utils.data.DataLoader(pf.utils.data.IterableDataset(), shuffle=True)
