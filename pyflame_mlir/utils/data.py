@@ -1,8 +1,9 @@
 """torch.utils.data's loading API on pyflame tensors: ``Dataset``,
 ``IterableDataset``, ``TensorDataset``, ``Subset``, ``random_split``, the
 samplers, ``DataLoader`` with ``default_collate``. Batches of a
-``TensorDataset`` are cut from its host arrays in one indexing step (not one op per sample); each batch enters the
-compiled graph as new data, so a training loop still compiles once."""
+``TensorDataset`` are cut from its host arrays in one indexing step (not one
+op per sample); each batch enters the compiled graph as new data, so a
+training loop still compiles once."""
 
 from __future__ import annotations
 
