@@ -643,15 +643,17 @@ def logsigmoid(x: TensorLike) -> Tensor:
 
 
 def logit(x: TensorLike, eps: float | None = None) -> Tensor:
+    # log t - log(1 - t): its gradient 1/t + 1/(1 - t) is torch's 1/(t (1 - t)),
+    # infinite (not NaN, as log(t / (1 - t))'s chain gives) at 0 and 1
     t = _floating(x)
     if eps is not None:
         t = clamp(t, eps, 1.0 - eps)
-        return log(div(t, sub(1.0, t)))
+        return sub(log(t), log1p(neg(t)))
     # outside [0, 1] the value is NaN and so is torch's gradient (log's would be
     # finite): a factor NaN there, 1 inside (a where of t * NaN would put 0 * NaN
     # into the gradient of every element)
     outside = ne(t, clamp(t, 0.0, 1.0))  # (NaN too)
-    return mul(log(div(t, sub(1.0, t))), where(outside, float("nan"), 1.0))
+    return mul(sub(log(t), log1p(neg(t))), where(outside, float("nan"), 1.0))
 
 
 # ---- special values ----

@@ -198,6 +198,8 @@ ELEMENTWISE_AT_SPECIAL_POINTS = {
     "fmin_tie": (lambda L, x: L.fmin(x, x * 0).sum(), [0.0, -1.0, 2.0, float("nan")]),
     "atan2_origin": (lambda L, x: (L.atan2(x, x * 0) + L.atan2(x * 0, x)).sum(), [0.0, 1.0]),
     "logit_outside": (lambda L, x: x.logit().sum(), [-1.0, 0.25, 2.0, 0.5]),
+    "logit_at_0_and_1": (lambda L, x: x.logit().sum(), [0.0, 1.0, 1e-30, 0.5]),
+    "logit_eps_edges": (lambda L, x: x.logit(eps=0.25).sum(), [0.0, 0.25, 0.75, 1.0, 0.5]),
 }
 
 
