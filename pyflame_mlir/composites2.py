@@ -54,6 +54,7 @@ from .ops import (
     isnan,
     log,
     logical_and,
+    logical_not,
     logical_or,
     lt,
     matmul,
@@ -207,7 +208,11 @@ def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
     yin = where(inside, y, 0.0)
     x = x - (erf(x) - yin) / (two_over_sqrt_pi * exp(-(x * x)))  # Newton: d/dy = 1/erf'(x)
     edge = where(eq(a, 1.0), where(gt(y, 0.0), float("inf"), float("-inf")), float("nan"))
-    return where(inside, x, edge)
+    # beyond [-1, 1] (and at NaN) the gradient is NaN, as torch's, not the 0 of a
+    # constant branch: plus (y - y) times NaN there, times 0 elsewhere (the value is NaN
+    # there anyway)
+    undefined = logical_not(logical_or(inside, eq(a, 1.0)))
+    return where(inside, x, edge) + (y - detach(y)) * where(undefined, float("nan"), 0.0)
 
 
 _LANCZOS_G = 7.0

@@ -200,6 +200,7 @@ ELEMENTWISE_AT_SPECIAL_POINTS = {
     "logit_outside": (lambda L, x: x.logit().sum(), [-1.0, 0.25, 2.0, 0.5]),
     "logit_at_0_and_1": (lambda L, x: x.logit().sum(), [0.0, 1.0, 1e-30, 0.5]),
     "logit_eps_edges": (lambda L, x: x.logit(eps=0.25).sum(), [0.0, 0.25, 0.75, 1.0, 0.5]),
+    "erfinv_outside": (lambda L, x: x.erfinv().sum(), [1.5, -2.0, float("nan"), 0.5]),
 }
 
 
