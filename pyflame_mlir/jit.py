@@ -30,9 +30,10 @@ What Python-free replay cannot see, and what pf.compile does about it:
 - A value ``f`` computes and looks at (``.item()``, ``.numpy()``, ``print``,
   ``bool()`` or Python control flow on a tensor, a ``lax`` predicate, a
   data-dependent shape) may differ on the next call, so such a program is
-  never replayed (``jax.jit`` raises there): each call runs ``f``. Not seen:
-  reading an argument or captured tensor itself (``n.item()`` on an argument
-  ``n``), which computes nothing; pass such values as static arguments.
+  never replayed (``jax.jit`` raises there): each call runs ``f``. Reading an
+  argument or captured tensor itself (``n.item()``, ``n.numpy()``,
+  ``np.asarray(n)``, ``n.tolist()``, ``float(n)`` on an argument ``n``) counts
+  the same; pass such values as static arguments to keep the program replayed.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
   ``pf.randn`` inside ``f``, state created lazily on the first step) may
   differ from call to call, so a program reading one is never replayed: such

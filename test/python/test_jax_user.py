@@ -58,6 +58,50 @@ def test_compile_never_replays_a_value_looked_at(body: str) -> None:
     assert "looks at a value" in stats["python_reasons"][0]
 
 
+_ARG_READS = {
+    "numpy": lambda n: n.numpy()[0],
+    "asarray": lambda n: np.asarray(n)[0],
+    "array": lambda n: np.array(n)[0],
+    "tolist": lambda n: n.tolist()[0],
+    "item": lambda n: n[0].item() if n.ndim else n.item(),
+    "float": lambda n: float(n.reshape(-1)[0]) if n.ndim else float(n),
+    "int": lambda n: int(n),
+    "index": lambda n: [0.0, 1.0, 2.0, 3.0, 4.0, 5.0][n],
+    "bool": lambda n: 1.0 if n else -1.0,
+    "repr": lambda n: float(repr(n)[len("tensor("):-1]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_ARG_READS))
+def test_compile_never_replays_an_argument_value_read(path: str) -> None:
+    """Reading an ARGUMENT's value (no op computes it) is a value read too:
+    the next call with other data must not replay the first call's value."""
+    read = _ARG_READS[path]
+    vector = path in ("numpy", "asarray", "array", "tolist")
+    integer = path in ("int", "index", "bool")
+
+    def f(x, n):
+        return x * read(n)
+
+    fp = pf.compile(f)
+    for v in (2, 3, 5, 0, 3):
+        data = np.array([v] if vector else v, dtype=np.int64 if integer else np.float32)
+        expect = X * ((1.0 if v else -1.0) if path == "bool" else float(v))
+        close(fp(pf.tensor(X), pf.tensor(data)), expect)
+    stats = fp.stats()
+    assert stats["hits"] == 0 and stats["python_calls"] == 5, stats
+    assert "looks at a value" in stats["python_reasons"][0]
+
+
+def test_compile_never_replays_a_captured_value_read() -> None:
+    scale = pf.tensor(2.0)
+    fp = pf.compile(lambda x: x * scale.item())
+    close(fp(pf.tensor(X)), X * 2)
+    scale.fill_(7.0)
+    close(fp(pf.tensor(X)), X * 7)
+    assert fp.stats()["hits"] == 0
+
+
 def test_compile_still_replays_when_nothing_is_looked_at() -> None:
     fp = pf.compile(lambda a: pf.lax.fori_loop(0, 3, lambda i, v: pf.sin(v) * i, a))
     fj = jax.jit(lambda a: jax.lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) * i, a))
