@@ -8,6 +8,12 @@ expanded by the ``pyflame-vmap`` pass through each op's batching rule
 differentiation transforms in any order (``vmap(grad(f))`` gives
 per-example gradients; ``jacrev`` is ``vmap`` of a VJP, ``jacfwd`` of a JVP).
 
+A value ``f`` computes from a mapped argument where differentiation stops
+or follows a custom rule (``lax.stop_gradient``, ``no_grad``, a
+``custom_vjp``/``custom_jvp`` or ``autograd.Function``) cannot be carried by
+one traced body: then ``f`` runs once per example and the results are
+stacked (exact values and derivatives; slower than the batched body).
+
 Looking at a value that depends on a mapped argument inside ``f``
 (``.item()``, ``.numpy()``, Python control flow on it) raises: the trace
 runs once, for all examples. Random tensors created inside ``f`` are drawn
@@ -101,7 +107,8 @@ def _example(x: Tensor, axis: int) -> Tensor:
 
 
 def _reads(t: Tensor, placeholders: set[int]) -> bool:
-    """Whether ``t``'s value depends on one of the placeholders."""
+    """Whether ``t``'s value depends on one of the placeholders (the ids of
+    the placeholder tensors and of their nodes)."""
     seen: set[int] = set()
     stack = [t]
     while stack:
@@ -111,6 +118,8 @@ def _reads(t: Tensor, placeholders: set[int]) -> bool:
         n = source(x)
         if n is None or id(n) in seen:
             continue
+        if id(n) in placeholders:
+            return True
         seen.add(id(n))
         stack += [i for i in n.inputs if isinstance(i, Tensor)]
     return False
@@ -122,6 +131,34 @@ def _before(t: Tensor, first: int) -> bool:
     traced into, so enclosing transforms see it read."""
     n = source(t)
     return n is not None and (0 <= n.seq < first or _stopped_lazy(t))
+
+
+def _inside(t: Tensor, first: int) -> bool:
+    n = source(t)
+    return n is not None and n.seq >= first
+
+
+def _per_example(f: Callable, leaves: list[Any], treedef: Any,
+                 mapped: list[tuple[int, Tensor, int]], n: int, out_ax: list[int],
+                 out_tree: Any) -> Any:
+    """``f`` called on each example and the results stacked: how ``vmap`` maps
+    a function whose traced body cannot carry its meaning (it computes from a
+    mapped argument a value that differentiation must stop at or differentiate
+    by a custom rule: one traced body would compute it for example 0 only, and
+    differentiate through it). Values and derivatives are exactly ``f``'s."""
+    per_leaf: list[list[Tensor]] = [[] for _ in out_ax]
+    for i in range(n):
+        call = list(leaves)
+        for k, x, ax in mapped:
+            call[k] = x.select(ax, i)
+        outs, tree = tree_flatten(f(*tree_unflatten(treedef, call)))
+        if tree != out_tree:
+            raise TypeError(f"vmap: f returned {tree} for example {i} but {out_tree} when "
+                            "traced")
+        for k, o in enumerate(outs):
+            per_leaf[k].append(o)
+    return tree_unflatten(out_tree, [ys[0] if ax < 0 else stack(ys, ax)
+                                     for ys, ax in zip(per_leaf, out_ax)])
 
 
 def _batched_outputs(fn: FuncGraph, in_axes: Sequence[int]) -> list[bool]:
@@ -229,6 +266,9 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                 call[i] = _example(x, ax)
                 placeholders.append(call[i])
             ids.update(id(p) for p in placeholders)
+            # and their nodes: a detached alias of a placeholder (stop_gradient
+            # of a mapped argument) shares its node, not its identity
+            ids.update(id(source(p)) for p in placeholders)
             result = f(*tree_unflatten(treedef, call))
             outs, out_tree = tree_flatten(result)
             for o in outs:
@@ -236,6 +276,11 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                     raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
                                     "outputs must be tensors")
             fn = FuncGraph(placeholders, outs, boundary=lambda t: _before(t, first))
+            # a value f computed from a mapped argument where differentiation
+            # stops (stop_gradient, no_grad, a custom_vjp/custom_jvp's or an
+            # autograd.Function's forward and residuals) is not traced into
+            stopped = {id(t) for t in fn.sub.leaves
+                       if id(t) not in ids and _inside(t, first) and _reads(t, ids)}
     finally:
         CONFIG.eager = eager
         REALIZE_GUARDS.remove(guard)
@@ -244,7 +289,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     inputs, in_ax = [], []
     for t in fn.sub.leaves:
         inputs.append(batch_of.get(id(t), t))
-        in_ax.append(axis_of.get(id(t), -1))
+        in_ax.append(0 if id(t) in stopped else axis_of.get(id(t), -1))
     batched = _batched_outputs(fn, in_ax)
     out_ax: list[int] = []
     for k, (o, ax) in enumerate(zip(outs, _axes_per_leaf(out_axes, result, "out_axes"))):
@@ -260,6 +305,8 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
         out_ax.append(ax % (o.ndim + 1))
     if not outs:
         return tree_unflatten(out_tree, [])
+    if stopped:
+        return _per_example(f, leaves, treedef, mapped, n, out_ax, out_tree)
     if not inputs:  # nothing mapped reaches f's values: each output, n times
         return tree_unflatten(out_tree, [o if ax < 0 else stack([o] * n, ax)
                                          for o, ax in zip(outs, out_ax)])

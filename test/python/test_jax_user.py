@@ -308,3 +308,71 @@ def test_eval_shape_and_lowered_text() -> None:
         assert a.shape == b.shape and a.dtype.np == b.dtype
     text = pf.jit(lambda a: a * 2).lower(pf.tensor(X)).as_text()
     assert "pyflame.mul" in text and text.startswith("builtin.module")
+
+
+# ---- vmap of a function whose values stop differentiation (stop_gradient,
+# no_grad, custom_vjp/custom_jvp): each example's value, the custom rule ----
+
+V = np.array([0.3, -1.2, 0.8, 2.0], np.float32)
+
+
+def _custom_pair(lib, rule_lib):
+    """f(x, y) = sin(x) y with a custom VJP that scales x's cotangent by 3
+    (so a derivative through the forward ops would differ)."""
+    @lib.custom_vjp
+    def f(x, y):
+        return rule_lib.sin(x) * y
+
+    def fwd(x, y):
+        return f(x, y), (rule_lib.cos(x), rule_lib.sin(x), y)
+
+    def bwd(res, g):
+        cos_x, sin_x, y = res
+        return (3.0 * cos_x * g * y, sin_x * g)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@pytest.mark.parametrize("case", ["stop_arg", "stop_inner", "stop_grad_outer",
+                                  "custom_vjp", "custom_vjp_grad", "grad_of_vmap_custom",
+                                  "custom_jvp"])
+def test_vmap_of_stopped_and_custom_values_matches_jax(case: str) -> None:
+    def program(J, L):
+        x = L.asarray(V)
+        if case == "stop_arg":
+            return J.vmap(lambda v: J.lax.stop_gradient(v) * 2 + v)(x)
+        if case == "stop_inner":
+            return J.vmap(lambda v: J.lax.stop_gradient(L.sin(v)) * v)(x)
+        if case == "stop_grad_outer":  # the stop holds through the outer gradient
+            return J.grad(lambda a: L.sum(J.vmap(lambda v: J.lax.stop_gradient(v * v) * v)(a)))(x)
+        f = _custom_pair(J, L)
+        if case == "custom_vjp":
+            return J.vmap(f)(x, x + 1)
+        if case == "custom_vjp_grad":
+            return J.vmap(J.grad(f, argnums=(0, 1)))(x, x + 1)
+        if case == "grad_of_vmap_custom":
+            return J.grad(lambda a: L.sum(J.vmap(f)(a, x)))(x)
+
+        @J.custom_jvp
+        def log1pexp(v):
+            return L.log(1.0 + L.exp(v))
+
+        @log1pexp.defjvp
+        def _(primals, tangents):
+            (v,), (t,) = primals, tangents
+            return log1pexp(v), (1 - 1 / (1 + L.exp(v))) * t * 2.0  # scaled: the rule's
+        return J.vmap(J.grad(log1pexp))(x), J.grad(lambda a: L.sum(J.vmap(log1pexp)(a)))(x)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp))
+    mine = ptu.tree_leaves(program(pf, pf))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_vmap_of_no_grad_inside_matches_the_loop() -> None:
+    def g(v):
+        with pf.no_grad():
+            y = v * 3
+        return y + pf.sin(v)
+    close(pf.vmap(g)(pf.tensor(V)), V * 3 + np.sin(V))
