@@ -51,6 +51,7 @@ from .ops import (
     ge,
     logical_or,
     lt,
+    ne,
     permute,
     reshape,
     split,
@@ -62,7 +63,7 @@ from .ops import (
     where as _where,
 )
 
-_GATHER, _SCATTER_ADD = OPS["gather"], OPS["scatter_add"]
+_GATHER, _SCATTER_ADD, _SORT = OPS["gather"], OPS["scatter_add"], OPS["sort"]
 
 TensorLike = Any
 
@@ -313,8 +314,9 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
                                  f"{it.dtype.name}")
             elif it._node is None:
                 it = np.asarray(it._value, dtype=np.int64)
-        if isinstance(it, Tensor) and it.ndim == 0 and it.dtype.name in ("int32", "int64"):
-            it = int(_host(it))  # torch: a 0-d int tensor indexes as an int (select)
+        # (a lazy 0-d int tensor stays a tensor: an advanced index of shape (),
+        # which selects as an int would, by a gather, without reading its value:
+        # under vmap, grad or pf.compile the value may not be known or may change)
         if isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind in "iu":
             it = int(it)
         if isinstance(it, bool | np.bool_) or not (
@@ -982,8 +984,12 @@ class _AtUpdate:
 
     def set(self, values: TensorLike, **hints: Any) -> Tensor:
         _check_hints(hints)
-        return setitem_value(self._x, self._index, values) if is_advanced(self._index) else \
-            _put(self._x, self._flat(), values)
+        if not is_advanced(self._index):
+            return _put(self._x, self._flat(), values)
+        pos, _ = _positions(self._x, self._index)
+        if isinstance(pos, Tensor):  # a lazy index: its values are not read
+            return _put_lazy(self._x, pos, values)
+        return setitem_value(self._x, self._index, values)
 
     def _scatter(self, values: TensorLike, reduce: str, hints: dict[str, Any]) -> Tensor:
         _check_hints(hints)
@@ -1020,6 +1026,37 @@ class _AtUpdate:
 
     def max(self, values: TensorLike, **hints: Any) -> Tensor:
         return self._scatter(values, "amax", hints)
+
+
+def _put_lazy(x: Tensor, pos: Tensor, values: TensorLike) -> Tensor:
+    """``_put`` at lazy flat positions (under ``vmap`` or ``pf.compile`` an
+    index's values are not read on the host). The last write of a duplicate
+    position wins, as ``_put``: a stable sort of the positions marks each
+    update that no later update overwrites, and only those are scattered."""
+    v = _cast(as_tensor_arg(values), x.dtype)
+    shape = tuple(pos.shape)
+    if v.shape != shape:
+        try:
+            v = broadcast_to(v, shape)
+        except ShapeError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot "
+                               f"be broadcast to indexing result of shape {list(shape)}"
+                               ) from None
+    k = int(np.prod(shape, dtype=np.int64))
+    if not k:
+        return x
+    n = x.numel()
+    p = reshape(pos, (-1,))
+    ordered, perm = record(_SORT, (p,), {"dim": 0, "descending": False})  # stable
+    # in sorted order an update is the last of its position when the next differs
+    last = cat([convert(ne(ordered[1:], ordered[:-1]), int64), _cast(1, int64).reshape(1)])
+    is_last = ge(record(_SCATTER_ADD, (broadcast_to(_cast(0, int64), (k,)), perm, last),
+                        {"dim": 0}), 1)
+    vf = _where(is_last, reshape(v, (-1,)), _cast(0, x.dtype))
+    placed = record(_SCATTER_ADD, (broadcast_to(_cast(0, x.dtype), (n,)), p, vf), {"dim": 0})
+    count = record(_SCATTER_ADD, (broadcast_to(_cast(0, int64), (n,)), p,
+                                  broadcast_to(_cast(1, int64), (k,))), {"dim": 0})
+    return reshape(_where(ge(count, 1), placed, reshape(x, (-1,))), x.shape)
 
 
 def _check_hints(hints: dict[str, Any]) -> None:
