@@ -34,6 +34,13 @@ What Python-free replay cannot see, and what pf.compile does about it:
   argument or captured tensor itself (``n.item()``, ``n.numpy()``,
   ``np.asarray(n)``, ``n.tolist()``, ``float(n)`` on an argument ``n``) counts
   the same; pass such values as static arguments to keep the program replayed.
+- Inside a transform's trace (``grad``, ``vmap``, a Jacobian, another
+  compiled function's trace) a compiled function is traced into, as
+  ``jax.jit`` is: its derivatives and batching are the transform's.
+- A result with a live autograd graph (it depends on a tensor requiring grad
+  and no backward went through it: a compiled forward, ``backward()``
+  outside) cannot come from a replay, so such a call runs ``f``. Grad mode
+  and each argument's ``requires_grad`` are part of the signature.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
   ``pf.randn`` inside ``f``, state created lazily on the first step) may
   differ from call to call, so a program reading one is never replayed: such
@@ -189,7 +196,8 @@ def _globals_guard(f: Callable) -> tuple:
 
 def _signature_leaf(x: Any) -> Any:
     if isinstance(x, Tensor):
-        return (x.shape, x.dtype)
+        ag = x._ag  # an argument requiring grad gives results with autograd history
+        return (x.shape, x.dtype, ag is not None and ag.requires_grad)
     if isinstance(x, np.ndarray):
         return ("ndarray", x.shape, x.dtype.str)
     return ("py", type(x), x)
@@ -242,7 +250,8 @@ class Compiled:
             static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_names))
             kwargs = {k: v for k, v in kwargs.items() if k not in self.static_names}
         leaves, treedef = tree_flatten((dynamic, kwargs))
-        key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key())
+        key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key(),
+               GRAD_MODE.enabled)
         try:
             hash(key)
         except TypeError as e:
@@ -252,15 +261,22 @@ class Compiled:
         return key, leaves, treedef
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if GRAD_MODE.trace_depth:
+            # inside grad, vmap, a Jacobian or another compiled function's trace:
+            # f is traced into (as jax.jit is under a transform); a replay would
+            # give values without the derivatives or batching the trace needs
+            return self.f(*args, **kwargs)
         fast = None
         if not kwargs and not self.static:
             config = CONFIG
-            sig: list[Any] = [config.backend, config.pipeline, config.optimize]
+            sig: list[Any] = [config.backend, config.pipeline, config.optimize, GRAD_MODE.enabled]
             for a in args:
                 if type(a) is not Tensor:
                     break
                 sig.append(a.shape)
                 sig.append(a.dtype)
+                ag = a._ag
+                sig.append(ag is not None and ag.requires_grad)
             else:
                 fast = tuple(sig)
                 prog = self._programs.get(self._fast.get(fast))
@@ -531,6 +547,11 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
             out_static.append(None)
         elif isinstance(o, Tensor) and (source(o) is not None and
                                       (source(o).seq >= first or o._node is not None)):
+            n = source(o)
+            if n.rg and not n.freed and GRAD_MODE.enabled:
+                reasons.append("f returns a tensor with a live autograd graph (it depends "
+                               "on a tensor requiring grad, and no backward went through "
+                               "it): a replay would return it without that graph")
             out_static.append(None)
             requested.append(o)
             kinds.append(("out", k, o.dtype))  # (the dtype: results skip its lookup)

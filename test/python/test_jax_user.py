@@ -376,3 +376,50 @@ def test_vmap_of_no_grad_inside_matches_the_loop() -> None:
             y = v * 3
         return y + pf.sin(v)
     close(pf.vmap(g)(pf.tensor(V)), V * 3 + np.sin(V))
+
+
+# ---- pf.jit under transforms: traced into (as jax.jit), never a stale replay ----
+
+@pytest.mark.parametrize("case", ["vmap_jit", "grad_jit", "vmap_grad_jit", "jacrev_jit",
+                                  "jit_jit", "vmap_jit_static"])
+def test_jit_inside_transforms_matches_jax(case: str) -> None:
+    def program(J, L, w):
+        x = L.asarray(np.stack([X, X * 2, -X]))
+        loss = J.jit(lambda v: L.sum(L.sin(v) ** 2))
+        if case == "vmap_jit":
+            return J.vmap(J.jit(lambda r, v: L.sum(L.sin(r) * v)), in_axes=(0, None))(x, w)
+        if case == "grad_jit":  # the second and third calls once replayed without gradient
+            return [J.grad(loss)(w + k) for k in range(3)]
+        if case == "vmap_grad_jit":
+            return J.vmap(J.grad(loss))(x)
+        if case == "jacrev_jit":
+            return J.jacrev(J.jit(lambda v: L.sin(v) * v))(w)
+        if case == "jit_jit":
+            inner = J.jit(lambda v: v * 2)
+            return [J.jit(lambda v: inner(v) + 1)(w + k) for k in range(2)]
+        return J.vmap(J.jit(lambda r, n: r * n, static_argnums=1), in_axes=(0, None))(x, 3)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp, jnp.asarray(X)))
+    mine = ptu.tree_leaves(program(pf, pf, pf.tensor(X)))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_compiled_forward_keeps_autograd_for_backward_outside() -> None:
+    """torch.compile's use: a compiled forward, backward outside. A replay has
+    no autograd graph, so such a call runs f (a zero or missing gradient never)."""
+    w = pf.tensor(X, requires_grad=True)
+    f = pf.compile(lambda x: pf.sum(pf.sin(w * x) ** 2))
+    for k in range(3):
+        w.grad = None
+        f(pf.tensor(X + k)).backward()
+        close(w.grad, 2 * np.sin(X * (X + k)) * np.cos(X * (X + k)) * (X + k))
+    assert f.stats()["hits"] == 0
+    assert "live autograd graph" in f.stats()["python_reasons"][0]
+    g = pf.compile(lambda x: pf.sum(x * x))
+    with pf.no_grad():
+        g(pf.tensor(X))
+    a = pf.tensor(X, requires_grad=True)
+    g(a).backward()  # traced under no_grad, called with grad on and a requiring grad
+    close(a.grad, 2 * X)
