@@ -7,10 +7,12 @@ step; the cache makes the next call of the same program free) and branches
 choose with a concrete predicate: ``cond``/``switch``/``while_loop`` read
 their predicate's value (evaluating what it needs). Values and derivatives
 are JAX's. Under ``vmap`` a mapped ``cond``/``switch`` predicate runs every
-branch and selects per example (JAX's batching rule); a mapped
-``while_loop`` predicate raises. Under ``pf.compile`` a predicate read from
-a traced value makes the program one that is never replayed (each call runs
-``f``: ``stats()["python_reasons"]`` says so), never a stale branch.
+branch and selects per example (JAX's batching rule); with a mapped
+``while_loop`` predicate or ``fori_loop`` bound ``vmap`` runs the function
+per example (each loop until its own end, as JAX's batched loop). Under
+``pf.compile`` a predicate read from a traced value makes the program one
+that is never replayed (each call runs ``f``: ``stats()["python_reasons"]``
+says so), never a stale branch.
 Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
 """
 
@@ -19,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .core import Tensor, detach, realize
 from .dialects.dtypes import int64
 from .ops import clamp, stack, where
 from .tree_util import tree_flatten, tree_unflatten
-from .vmap import ConcretizationError
+from .vmap import ConcretizationError, MappedLoopError
 
 __all__ = ["checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select",
            "stop_gradient", "switch", "while_loop"]
@@ -104,16 +108,39 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if _mapped_value(index, "switch"):
         i = clamp(index.to(int64), 0, len(branches) - 1)
         return _selected("switch", i, [b(*operands) for b in branches])
-    i = int(_concrete(index, "switch"))
+    i = _concrete(index, "switch")
+    if isinstance(i, bool | float) or not isinstance(i, int | np.integer):
+        raise TypeError(f"lax.switch: the index must be a scalar integer, got "
+                        f"{type(i).__name__} {i!r}")
+    i = int(i)
     return branches[min(max(i, 0), len(branches) - 1)](*operands)
+
+
+def _loop_value(x: Any, what: str) -> Any:
+    """A loop's predicate or bound as a Python value; one that depends on a
+    ``vmap``-mapped argument makes ``vmap`` run the function per example."""
+    if _mapped_value(x, what):
+        raise MappedLoopError(f"lax.{what}: its predicate or bounds depend on a mapped "
+                              "argument (vmap runs each example's loop)")
+    return _concrete(x, what)
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
+    """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
+    mapped predicate each example loops until its own predicate is false."""
     val = init_val
-    while bool(_concrete(cond_fun(val), "while_loop")):
+    while bool(_loop_value(cond_fun(val), "while_loop")):
         val = body_fun(val)
     return val
+
+
+def _int_bound(x: Any, what: str) -> int:
+    v = _loop_value(x, what)
+    if isinstance(v, bool) or not isinstance(v, int | np.integer):
+        raise TypeError(f"lax.{what}: bounds must be integers, got "
+                        f"{type(v).__name__} {v!r}")
+    return int(v)
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_val: Any, *,
@@ -121,7 +148,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_
     """``body_fun(i, val)`` for i in [lower, upper); ``i`` is a Python int."""
     del unroll  # every step is recorded: the loop is unrolled
     val = init_val
-    for i in range(int(_concrete(lower, "fori_loop")), int(_concrete(upper, "fori_loop"))):
+    for i in range(_int_bound(lower, "fori_loop"), _int_bound(upper, "fori_loop")):
         val = body_fun(i, val)
     return val
 

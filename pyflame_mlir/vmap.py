@@ -53,6 +53,12 @@ class ConcretizationError(RuntimeError):
     depends on a mapped argument (JAX's ``ConcretizationTypeError``)."""
 
 
+class MappedLoopError(ConcretizationError):
+    """A ``lax.while_loop`` predicate or ``fori_loop`` bound depends on a
+    mapped argument: ``vmap`` then runs the function per example (JAX runs
+    each example's loop until it ends)."""
+
+
 def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
     fn: FuncGraph = attrs["fn"]
     n = attrs["axis_size"]
@@ -139,24 +145,46 @@ def _inside(t: Tensor, first: int) -> bool:
 
 
 def _per_example(f: Callable, leaves: list[Any], treedef: Any,
-                 mapped: list[tuple[int, Tensor, int]], n: int, out_ax: list[int],
-                 out_tree: Any) -> Any:
+                 mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any,
+                 out_ax: list[int] | None = None) -> Any:
     """``f`` called on each example and the results stacked: how ``vmap`` maps
     a function whose traced body cannot carry its meaning (it computes from a
     mapped argument a value that differentiation must stop at or differentiate
     by a custom rule: one traced body would compute it for example 0 only, and
-    differentiate through it). Values and derivatives are exactly ``f``'s."""
-    per_leaf: list[list[Tensor]] = [[] for _ in out_ax]
+    differentiate through it; or it loops on a mapped value). Values and
+    derivatives are exactly ``f``'s. ``out_ax``: the output axes the trace
+    found (-1 where ``out_axes`` is None and the output is not mapped)."""
+    per_leaf: list[list[Tensor]] = []
+    out_tree = None
     for i in range(n):
         call = list(leaves)
         for k, x, ax in mapped:
             call[k] = x.select(ax, i)
-        outs, tree = tree_flatten(f(*tree_unflatten(treedef, call)))
-        if tree != out_tree:
-            raise TypeError(f"vmap: f returned {tree} for example {i} but {out_tree} when "
-                            "traced")
+        result = f(*tree_unflatten(treedef, call))
+        outs, tree = tree_flatten(result)
+        if out_tree is None:
+            out_tree, per_leaf = tree, [[] for _ in outs]
+            if out_ax is None:
+                out_ax = []
+                for k, (o, ax) in enumerate(zip(outs, _axes_per_leaf(out_axes, result,
+                                                                      "out_axes"))):
+                    if not isinstance(o, Tensor):
+                        raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
+                                        "outputs must be tensors")
+                    if ax is None:
+                        raise NotImplementedError(
+                            f"vmap: out_axes None (output leaf {k}) for a function that "
+                            "loops on a mapped value (run per example) is not supported")
+                    if not -(o.ndim + 1) <= ax <= o.ndim:
+                        raise ValueError(f"vmap out_axes {ax} is out of bounds for output "
+                                         f"leaf {k} of rank {o.ndim}")
+                    out_ax.append(ax % (o.ndim + 1))
+        elif tree != out_tree:
+            raise TypeError(f"vmap: f returned {tree} for example {i} but {out_tree} for "
+                            "example 0")
         for k, o in enumerate(outs):
             per_leaf[k].append(o)
+    assert out_ax is not None
     return tree_unflatten(out_tree, [ys[0] if ax < 0 else stack(ys, ax)
                                      for ys, ax in zip(per_leaf, out_ax)])
 
@@ -238,7 +266,10 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
                              "(or be given axis_size)")
         else:
             n = axis_size
-        return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+        try:
+            return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+        except MappedLoopError:
+            return _per_example(f, leaves, treedef, mapped, n, out_axes)
     return wrapped
 
 
@@ -306,7 +337,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     if not outs:
         return tree_unflatten(out_tree, [])
     if stopped:
-        return _per_example(f, leaves, treedef, mapped, n, out_ax, out_tree)
+        return _per_example(f, leaves, treedef, mapped, n, out_axes, out_ax)
     if not inputs:  # nothing mapped reaches f's values: each output, n times
         return tree_unflatten(out_tree, [o if ax < 0 else stack([o] * n, ax)
                                          for o, ax in zip(outs, out_ax)])

@@ -423,3 +423,38 @@ def test_compiled_forward_keeps_autograd_for_backward_outside() -> None:
     a = pf.tensor(X, requires_grad=True)
     g(a).backward()  # traced under no_grad, called with grad on and a requiring grad
     close(a.grad, 2 * X)
+
+
+# ---- loops on a mapped value under vmap: each example loops until it ends ----
+
+@pytest.mark.parametrize("case", ["while", "while_grad", "fori_mapped_bound", "nested_vmap"])
+def test_vmap_of_loops_on_mapped_values_matches_jax(case: str) -> None:
+    data = np.abs(np.stack([X, X * 3, X / 4])) + 0.3
+
+    def program(J, L):
+        x = L.asarray(data)
+        def grow(v):
+            return J.lax.while_loop(lambda u: L.sum(u) < 20.0, lambda u: u * 1.5, v)
+        if case == "while":
+            return J.vmap(grow)(x)
+        if case == "while_grad":  # per-example gradients through each trip count
+            return J.vmap(J.grad(lambda v: L.sum(J.lax.fori_loop(
+                0, 3, lambda i, u: L.sin(u) * u, v))))(x), J.vmap(grow, out_axes=1)(x)
+        if case == "fori_mapped_bound":
+            n = L.asarray(np.array([1, 4, 2]))
+            return J.vmap(lambda v, k: J.lax.fori_loop(0, k, lambda i, u: u * 2 + i, v))(x, n)
+        return J.vmap(J.vmap(lambda s: J.lax.while_loop(lambda u: u < 5.0,
+                                                         lambda u: u * 2, s)))(x)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp))
+    mine = ptu.tree_leaves(program(pf, pf))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_loop_bounds_and_switch_index_must_be_integers_as_in_jax() -> None:
+    with pytest.raises(TypeError, match="bounds must be integers"):
+        pf.lax.fori_loop(0, 3.0, lambda i, v: v + i, pf.tensor(X))
+    with pytest.raises(TypeError, match="scalar integer"):
+        pf.lax.switch(1.0, [lambda: pf.tensor(X), lambda: pf.tensor(X) * 2])
