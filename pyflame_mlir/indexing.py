@@ -35,7 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_view, detach, geometry, mark_multi_output, record, untracked_views
+from .core import (
+    REALIZE_GUARDS,
+    Tensor,
+    as_view,
+    detach,
+    geometry,
+    mark_multi_output,
+    record,
+    untracked_views,
+)
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
@@ -312,7 +321,10 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
             elif it.dtype.name not in ("int32", "int64"):
                 raise IndexError(f"tensors used as indices must be long, int or bool; got "
                                  f"{it.dtype.name}")
-            elif it._node is None:
+            elif it._node is None and not REALIZE_GUARDS:
+                # realized: its values on the host. Not while a transform or
+                # pf.compile traces: then it stays a tensor (a gather), so a
+                # replay follows the index instead of baking this call's in
                 it = np.asarray(it._value, dtype=np.int64)
         # (a lazy 0-d int tensor stays a tensor: an advanced index of shape (),
         # which selects as an int would, by a gather, without reading its value:

@@ -130,3 +130,15 @@ def test_lazy_index_in_compile_follows_the_index() -> None:
 def test_mapped_index_multiply_raises_clearly() -> None:
     with pytest.raises(ConcretizationError, match="mapped argument"):
         pf.vmap(lambda x, i: x.at[i].multiply(2.0))(pf.tensor(M), pf.tensor(ROWS))
+
+
+@pytest.mark.parametrize("index", [lambda i: i, lambda i: (slice(None), i),
+                                   lambda i: (i, slice(1, 3))])
+def test_compiled_indexing_by_an_argument_follows_it(index) -> None:
+    """A realized index tensor passed as an argument was read on the host
+    and baked into the program: the replays returned the first call's rows."""
+    f = pf.compile(lambda x, i: x[index(i)] * 2)
+    for k in ([0, 2], [2, 1], 1, 2, 0):
+        i = np.array(k)
+        np.testing.assert_array_equal(f(pf.tensor(M), pf.tensor(i)).numpy(),
+                                      M[index(i)] * 2)
