@@ -137,7 +137,10 @@ from .indexing import where as _where_or_nonzero
 from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     ShapeDtypeStruct,
     TracedProgram,
+    block_until_ready,
     compile,
+    device_get,
+    device_put,
     eval_shape,
 )
 from .jit import trace as _trace_program
@@ -217,7 +220,14 @@ from .torch_api import (  # torch's dtype facts, default dtype and type tests
 )
 from .torch_api import install_numpy_names as _install_numpy_names
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
-from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
+from .vmap import (  # function transforms (issue 19)
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    linearize,
+    vmap,
+)
 
 where = _where_or_nonzero  # after `from .ops import *`: torch's where(cond) form too
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set

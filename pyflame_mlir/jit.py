@@ -718,3 +718,34 @@ class _JitModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _JitModule
+
+
+def block_until_ready(x: Any) -> Any:
+    """``jax.block_until_ready``: every tensor leaf of ``x`` computed (in one
+    graph); returns ``x``."""
+    lazy = [t for t in tree_flatten(x)[0] if isinstance(t, Tensor) and t._node is not None]
+    if lazy:
+        realize(lazy)
+    return x
+
+
+def device_put(x: Any, device: Any = None, **kwargs: Any) -> Any:
+    """``jax.device_put``: the leaves of ``x`` as tensors (numpy arrays and
+    Python numbers converted; tensors as they are). There is one device:
+    ``device`` and jax's donation options are not used; a sharding is
+    ``pf.shard``'s (it raises here rather than being ignored)."""
+    if "Sharding" in type(device).__name__ or "Sharding" in type(kwargs.get("src")).__name__:
+        raise NotImplementedError("device_put with a sharding: use pf.shard(tensor, mesh, "
+                                  "spec) (pf.sharding), which lays a tensor out over a mesh")
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [v if isinstance(v, Tensor) else
+                                 Tensor._leaf(np.asarray(v)) if isinstance(v, np.ndarray | float
+                                                                           | int | np.number)
+                                 else v for v in leaves])
+
+
+def device_get(x: Any) -> Any:
+    """``jax.device_get``: the tensor leaves of ``x`` as numpy arrays."""
+    block_until_ready(x)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [v.numpy() if isinstance(v, Tensor) else v for v in leaves])

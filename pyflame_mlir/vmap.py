@@ -38,6 +38,7 @@ from .autodiff import (
     _stopped_lazy,
     tracing,
 )
+from .autodiff import jvp as autodiff_jvp
 from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
 from .creation import tensor, zeros
 from .dialects import OPS
@@ -431,3 +432,33 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+             holomorphic: bool = False, allow_int: bool = False):
+    """``jax.jacobian``: ``jacrev``."""
+    if holomorphic or allow_int:
+        raise NotImplementedError("jacobian: holomorphic and allow_int are not supported "
+                                  "(no complex dtypes; integer inputs have no derivative)")
+    return jacrev(f, argnums, has_aux)
+
+
+def linearize(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``jax.linearize``: ``(f(*primals), f_jvp)`` (and ``aux`` with
+    ``has_aux``), ``f_jvp(*tangents)`` the JVP at ``primals``. Each call of
+    ``f_jvp`` records the forward-mode trace again (its values are the same:
+    the recording is lazy, nothing is computed twice unless evaluated)."""
+    if has_aux:
+        out, aux = f(*primals)
+    else:
+        out, aux = f(*primals), None
+
+    def main(*xs: Any) -> Any:
+        return f(*xs)[0] if has_aux else f(*xs)
+
+    def f_jvp(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise TypeError(f"linearize: f_jvp takes {len(primals)} tangents (one per "
+                            f"primal), got {len(tangents)}")
+        return autodiff_jvp(main, primals, tangents)[1]
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)

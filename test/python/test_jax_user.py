@@ -458,3 +458,33 @@ def test_loop_bounds_and_switch_index_must_be_integers_as_in_jax() -> None:
         pf.lax.fori_loop(0, 3.0, lambda i, v: v + i, pf.tensor(X))
     with pytest.raises(TypeError, match="scalar integer"):
         pf.lax.switch(1.0, [lambda: pf.tensor(X), lambda: pf.tensor(X) * 2])
+
+
+# ---- jax's top-level names: linearize, jacobian, device_put/get, block_until_ready ----
+
+def test_linearize_jacobian_and_device_functions_match_jax() -> None:
+    def f(x, y):
+        return jnp.sin(x) * y if isinstance(x, jax.Array) else pf.sin(x) * y
+
+    def f_aux(x):
+        return (x * x, {"n": x.sum()})
+
+    y_j, fj = jax.linearize(f, X, X + 1)
+    y_p, fp = pf.linearize(f, pf.tensor(X), pf.tensor(X + 1))
+    close(y_p, y_j)
+    close(fp(pf.tensor(X * 0 + 1), pf.tensor(X)), fj(X * 0 + 1, X))
+    out, fp2, aux = pf.linearize(f_aux, pf.tensor(X), has_aux=True)
+    _, fj2, aux_j = jax.linearize(f_aux, X, has_aux=True)
+    close(fp2(pf.tensor(X)), fj2(X))
+    close(aux["n"], aux_j["n"])
+    close(pf.jacobian(lambda v: pf.tanh(v) * v)(pf.tensor(X)),
+          jax.jacobian(lambda v: jnp.tanh(v) * v)(X))
+    got = pf.device_get({"a": pf.tensor(X) * 2, "b": 3})
+    assert isinstance(got["a"], np.ndarray) and got["b"] == 3
+    np.testing.assert_allclose(got["a"], np.asarray(jax.device_get(jnp.asarray(X) * 2)))
+    put = pf.device_put((X, 1.5))
+    assert isinstance(put[0], pf.Tensor) and put[0].shape == X.shape
+    lazy = pf.tensor(X) + 1
+    assert pf.block_until_ready(lazy) is lazy and not pf.is_lazy(lazy)
+    with pytest.raises(NotImplementedError, match="pf.shard"):
+        pf.device_put(pf.tensor(X), pf.NamedSharding(pf.DeviceMesh((1,), ("x",)), pf.P()))
