@@ -71,5 +71,5 @@ celu_
 rrelu_
 threshold_
 
-# ---- jaxhunt (s11): called by name (operator.methodcaller) by tree_util.register_pytree_with_keys_class ----
+# ---- jaxhunt (s11): called by name (methodcaller) by register_pytree_with_keys_class ----
 tree_flatten_with_keys

@@ -29,6 +29,7 @@ import numpy as np
 import optree
 
 from .autodiff import (
+    CustomNode,
     FuncGraph,
     _Args,
     _cotangents,
@@ -43,7 +44,7 @@ from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, sou
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
-from .ops import reshape, stack
+from .ops import permute, reshape, stack
 from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 
 _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
@@ -143,6 +144,64 @@ def _before(t: Tensor, first: int) -> bool:
 def _inside(t: Tensor, first: int) -> bool:
     n = source(t)
     return n is not None and n.seq >= first
+
+
+class _NeedsLoop(Exception):
+    """A stopped value is an output of a custom rule: vmap runs f per example."""
+
+
+class _Stopped:
+    """The batched values of tensors ``f`` computed from mapped arguments
+    where differentiation stops (detached, or recorded under no_grad): each
+    is the output of a vmap of the function that computed it (traced out of
+    ``f``'s graph up to the placeholders), detached, so the stop holds for a
+    transform differentiating the vmap."""
+
+    def __init__(self, placeholders: list[Tensor], mapped: list[tuple[int, Tensor, int]],
+                 first: int, ids: set[int], n: int):
+        self.placeholders, self.first, self.ids, self.n = placeholders, first, ids, n
+        self.by_node = {id(source(p)): (x, ax) for p, (_, x, ax) in zip(placeholders, mapped)}
+        self.by_id = {id(p): (x, ax) for p, (_, x, ax) in zip(placeholders, mapped)}
+        self.memo: dict[int, Tensor] = {}
+
+    def batched(self, s: Tensor) -> Tensor:
+        out = self.memo.get(id(s))
+        if out is not None:
+            return out
+        node = source(s)
+        if type(node) is CustomNode:
+            raise _NeedsLoop
+        arg = self.by_node.get(id(node))
+        if arg is not None:  # a detached alias of a mapped argument: the argument
+            x, ax = arg
+            out = detach(_moved_to_front(x, ax))
+        else:
+            first, ids = self.first, self.ids
+            fn = FuncGraph(self.placeholders, [s],
+                           boundary=lambda t: t is not s and _before(t, first))
+            inputs, in_ax = [], []
+            for t in fn.sub.leaves:
+                if id(t) in self.by_id:
+                    x, ax = self.by_id[id(t)]
+                    inputs.append(x)
+                    in_ax.append(ax)
+                elif id(t) not in ids and _inside(t, first) and _reads(t, ids):
+                    inputs.append(self.batched(t))
+                    in_ax.append(0)
+                else:
+                    inputs.append(t)
+                    in_ax.append(-1)
+            res = record(VMAP_OP, tuple(inputs), {"fn": fn, "in_axes": tuple(in_ax),
+                                                  "out_axes": (0,), "axis_size": self.n})
+            out = detach(res[0])
+        self.memo[id(s)] = out
+        return out
+
+
+def _moved_to_front(x: Tensor, ax: int) -> Tensor:
+    if ax == 0:
+        return x
+    return permute(x, (ax, *(d for d in range(x.ndim) if d != ax)))
 
 
 def _per_example(f: Callable, leaves: list[Any], treedef: Any,
@@ -313,6 +372,15 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
             # autograd.Function's forward and residuals) is not traced into
             stopped = {id(t) for t in fn.sub.leaves
                        if id(t) not in ids and _inside(t, first) and _reads(t, ids)}
+            # each mapped by a vmap of its own (detached: the stop holds); an
+            # output of a custom rule cannot be (its rule would be lost): then
+            # f runs per example
+            stop = _Stopped(placeholders, mapped, first, ids, n)
+            try:
+                batched_stop = {i: stop.batched(t) for t in fn.sub.leaves
+                                if (i := id(t)) in stopped}
+            except _NeedsLoop:
+                batched_stop = None
     finally:
         CONFIG.eager = eager
         REALIZE_GUARDS.remove(guard)
@@ -320,6 +388,10 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
     inputs, in_ax = [], []
     for t in fn.sub.leaves:
+        if batched_stop is not None and id(t) in batched_stop:
+            inputs.append(batched_stop[id(t)])
+            in_ax.append(0)
+            continue
         inputs.append(batch_of.get(id(t), t))
         in_ax.append(0 if id(t) in stopped else axis_of.get(id(t), -1))
     batched = _batched_outputs(fn, in_ax)
@@ -337,7 +409,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
         out_ax.append(ax % (o.ndim + 1))
     if not outs:
         return tree_unflatten(out_tree, [])
-    if stopped:
+    if batched_stop is None:
         return _per_example(f, leaves, treedef, mapped, n, out_axes, out_ax)
     if not inputs:  # nothing mapped reaches f's values: each output, n times
         return tree_unflatten(out_tree, [o if ax < 0 else stack([o] * n, ax)

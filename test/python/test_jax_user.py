@@ -488,3 +488,25 @@ def test_linearize_jacobian_and_device_functions_match_jax() -> None:
     assert pf.block_until_ready(lazy) is lazy and not pf.is_lazy(lazy)
     with pytest.raises(NotImplementedError, match="pf.shard"):
         pf.device_put(pf.tensor(X), pf.NamedSharding(pf.DeviceMesh((1,), ("x",)), pf.P()))
+
+
+def test_vmap_traces_a_stopping_function_once_and_a_custom_rule_per_example() -> None:
+    """stop_gradient/no_grad values are batched by their own vmap (f traced
+    once); a custom rule's output makes vmap run f per example (traced once,
+    then once per example)."""
+    calls = []
+
+    def stopped(v):
+        calls.append(1)
+        with pf.no_grad():
+            y = pf.sin(v) * 2
+        return pf.lax.stop_gradient(v * v) * v + y
+
+    x = pf.tensor(V)
+    close(pf.vmap(stopped)(x), V ** 3 + np.sin(V) * 2)
+    assert len(calls) == 1
+    close(pf.grad(lambda a: pf.sum(pf.vmap(stopped)(a)))(x), V ** 2)
+    f = _custom_pair(pf, pf)
+    calls.clear()
+    close(pf.vmap(lambda a: (calls.append(1), f(a, a))[1])(x), np.sin(V) * V)
+    assert len(calls) == 1 + len(V)
