@@ -205,10 +205,32 @@ def _signature_leaf(x: Any) -> Any:
 
 class Lowered(str):
     """What ``f.lower(*args)`` returns: the program's IR text (a str), with
-    jax's ``as_text()`` spelling."""
+    jax's ``as_text()`` spelling; ``compile()`` gives the callable (jax's
+    ``jit(f).lower(x).compile()``): the compiled function, whose program for
+    these arguments exists now (another signature traces as ``f`` would)."""
+
+    _compiled: Compiled | None = None
 
     def as_text(self) -> str:
         return str(self)
+
+    def compile(self) -> LoweredCompiled:  # noqa: A003
+        if self._compiled is None:
+            raise RuntimeError("this Lowered text has no compiled function attached")
+        return LoweredCompiled(self._compiled, str(self))
+
+
+class LoweredCompiled:
+    """``jit(f).lower(*args).compile()``: call it like ``f``."""
+
+    def __init__(self, compiled: Compiled, text: str):
+        self._compiled, self._text = compiled, text
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    def as_text(self) -> str:
+        return self._text
 
 
 class Compiled:
@@ -404,7 +426,9 @@ class Compiled:
             self._stats.misses += 1
             prog, _ = self._trace(args, kwargs, leaves)
             self._programs[key] = prog
-        return Lowered(prog.ir or str(build_module(prog.sub)))
+        lowered = Lowered(prog.ir or str(build_module(prog.sub)))
+        lowered._compiled = self
+        return lowered
 
     def stats(self) -> dict[str, Any]:
         s = self._stats

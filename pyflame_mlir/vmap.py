@@ -263,13 +263,19 @@ def _batched_outputs(fn: FuncGraph, in_axes: Sequence[int]) -> list[bool]:
     return [batched(r) for r in sub.outputs]
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
+         axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable:
     """``f`` mapped over an axis of its arguments (JAX's ``vmap``): ``in_axes``
     (an int, None, or a tree prefix of the arguments tuple) names the mapped
     axis of each argument (None: the same for every example; negative axes
     count from the end); ``out_axes`` where each output carries the batch
-    axis; ``axis_size`` the batch size when no argument is mapped."""
+    axis; ``axis_size`` the batch size when no argument is mapped. Not
+    supported: ``axis_name`` (collectives such as ``lax.psum`` over the mapped
+    axis) and ``spmd_axis_name``: they raise."""
+    if axis_name is not None or spmd_axis_name is not None:
+        raise NotImplementedError("vmap(axis_name=..., spmd_axis_name=...): collectives over "
+                                  "a vmapped axis (lax.psum, pmean, ...) are not supported; "
+                                  "reduce the vmap's output instead")
     if not isinstance(in_axes, int | tuple | list | dict) and in_axes is not None:
         raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments, got {in_axes!r}")
@@ -283,7 +289,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
             def positional(*a: Any) -> Any:
                 return f(*a[:n_args], **dict(zip(names, a[n_args:])))
             return vmap(positional, (*per_arg, *([0] * len(names))), out_axes,
-                        axis_size)(*args, *kwargs.values())
+                        axis_size=axis_size)(*args, *kwargs.values())
         leaves, treedef = tree_flatten(args)
         prefix = in_axes
         if isinstance(in_axes, list | tuple):

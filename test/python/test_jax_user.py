@@ -510,3 +510,14 @@ def test_vmap_traces_a_stopping_function_once_and_a_custom_rule_per_example() ->
     calls.clear()
     close(pf.vmap(lambda a: (calls.append(1), f(a, a))[1])(x), np.sin(V) * V)
     assert len(calls) == 1 + len(V)
+
+
+def test_lower_compile_and_vmap_axis_name() -> None:
+    f = pf.jit(lambda x: pf.sin(x) * 2)
+    c = f.lower(pf.tensor(X)).compile()
+    cj = jax.jit(lambda x: jnp.sin(x) * 2).lower(X).compile()
+    for k in range(3):
+        close(c(pf.tensor(X + k)), cj(X + k))
+    assert f.stats()["hits"] == 3 and "func.func" in c.as_text()
+    with pytest.raises(NotImplementedError, match="axis_name"):
+        pf.vmap(lambda x: x, axis_name="batch")(pf.tensor(X))
