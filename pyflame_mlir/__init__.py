@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     linalg,
     nn,
     optim,
+    random,  # jax.random's counter-based PRNG, bit for bit (threefry2x32)
     sharding,
     special,
     testing,
