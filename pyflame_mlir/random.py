@@ -25,10 +25,12 @@ from . import composites2, ops
 from .core import Tensor
 from .dialects.dtypes import DType, float32, int32
 from .dialects.dtypes import dtype as to_dtype
+from .indexing import index_select
 from .vmap import ConcretizationError, MappedLoopError
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "fold_in", "gumbel", "key",
-           "key_data", "normal", "randint", "split", "uniform", "wrap_key_data"]
+__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "exponential", "fold_in", "gumbel",
+           "key", "key_data", "normal", "permutation", "randint", "split", "uniform",
+           "wrap_key_data"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -267,3 +269,39 @@ def categorical(key: Any, logits: Any, axis: int = -1,
     g = gumbel(key, (*prefix, *full))
     expanded = ops.reshape(x, (1,) * len(prefix) + tuple(x.shape))
     return ops.argmax(g + expanded, axis).to(int32)
+
+
+def _shuffled_positions(key: Any, n: int) -> np.ndarray:
+    """JAX's shuffle of ``arange(n)``: rounds of a stable sort by fresh random
+    32-bit keys (enough rounds that collisions are unlikely: tjablin's rule)."""
+    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    idx = np.arange(n, dtype=np.int64)
+    k = key
+    for _ in range(rounds):
+        pair = split(k).numpy()
+        k, sub = pair[0], pair[1]
+        order = np.argsort(_bits32(sub, (n,), "permutation"), kind="stable")
+        idx = idx[order]
+    return idx
+
+
+def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False) -> Tensor:
+    """A random permutation of ``arange(x)`` (int32) or of ``x`` along
+    ``axis`` (JAX's values)."""
+    if isinstance(x, int | np.integer):
+        return Tensor._leaf(_shuffled_positions(key, int(x)).astype(np.int32))
+    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
+    if t.ndim == 0:
+        raise TypeError("x must be an integer or at least 1-dimensional")
+    if independent and t.ndim > 1:
+        raise NotImplementedError("random.permutation(independent=True) of a >1-d array "
+                                  "is not supported")
+    axis %= t.ndim
+    return index_select(t, axis, Tensor._leaf(_shuffled_positions(key, t.shape[axis])))
+
+
+def exponential(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """Standard exponential (float32): ``-log1p(-u)`` of JAX's uniform ``u``."""
+    _float_dtype(dtype, "exponential")
+    u = Tensor._leaf(_uniform01(key, _shape(shape), "exponential"))
+    return ops.neg(ops.log1p(ops.neg(u)))

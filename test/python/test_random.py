@@ -35,6 +35,10 @@ DRAWS = {
                                                                       np.float32))),
     "gumbel": lambda r, k, L: r.gumbel(k, (100,)),
     "categorical": lambda r, k, L: r.categorical(k, L.asarray(LOGITS)),
+    "exponential": lambda r, k, L: r.exponential(k, (100,)),
+    "permutation_int": lambda r, k, L: r.permutation(k, 50),
+    "permutation_int_2_rounds": lambda r, k, L: r.permutation(k, 3000),
+    "permutation_rows": lambda r, k, L: r.permutation(k, L.asarray(LOGITS), axis=1),
     "categorical_axis0": lambda r, k, L: r.categorical(k, L.asarray(LOGITS), axis=0,
                                                        shape=(3, 6)),
 }
@@ -46,7 +50,7 @@ def test_draws_match_jax(name: str, seed: int) -> None:
     want = np.asarray(DRAWS[name](jr, jr.PRNGKey(seed), jnp))
     got = DRAWS[name](pr, pr.PRNGKey(seed), pf).numpy()
     assert got.shape == want.shape
-    tol = 1e-5 if name in ("normal", "normal_scalar", "gumbel") else 0
+    tol = 1e-5 if name in ("normal", "normal_scalar", "gumbel", "exponential") else 0
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
                                atol=tol)
 
