@@ -88,6 +88,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.utils.data": 2,
     # nn-func: nn.functional (composites of ops) and the layer modules on top of it
     "pyflame_mlir.nn.functional": 2,
+    "pyflame_mlir.nn.jax_nn": 2,  # jax.nn's functions under pf.nn (composites of ops)
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
     "pyflame_mlir.nn.surface_layers": 2,  # issue 14: Conv3d, 3-d pools, LRN, Lp pools
