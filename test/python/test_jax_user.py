@@ -521,3 +521,57 @@ def test_lower_compile_and_vmap_axis_name() -> None:
     assert f.stats()["hits"] == 3 and "func.func" in c.as_text()
     with pytest.raises(NotImplementedError, match="axis_name"):
         pf.vmap(lambda x: x, axis_name="batch")(pf.tensor(X))
+
+
+# ---- a JAX tutorial program with pf as `jax` and `jnp` gives JAX's numbers ----
+
+def _tutorial(jax, jnp):
+    key = jax.random.PRNGKey(0)
+    def init_mlp(key, sizes):
+        keys = jax.random.split(key, len(sizes))
+        return [{"w": jax.random.normal(k, (m, n)) * jnp.sqrt(2.0 / m), "b": jnp.zeros(n)}
+                for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+    params = init_mlp(key, [4, 16, 3])
+    dk, xk, yk = jax.random.split(jax.random.PRNGKey(1), 3)
+    x = jax.random.normal(xk, (32, 4))
+    y = jax.random.randint(yk, (32,), 0, 3)
+    def predict(params, x):
+        for l in params[:-1]:
+            x = jax.nn.relu(x @ l["w"] + l["b"])
+        return x @ params[-1]["w"] + params[-1]["b"]
+    def loss(params, x, y):
+        logp = jax.nn.log_softmax(predict(params, x))
+        return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(y, 3), axis=-1))
+    @jax.jit
+    def update(params, x, y):
+        l, g = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, g), l
+    losses = []
+    for _ in range(10):
+        params, l = update(params, x, y)
+        losses.append(l)
+    per_ex = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(params, x[:, None], y[:, None])
+    # dropout with keys
+    def dropout(key, h, rate):
+        keep = jax.random.bernoulli(key, 1 - rate, h.shape)
+        return jnp.where(keep, h / (1 - rate), 0.0)
+    d = dropout(dk, predict(params, x), 0.5)
+    # scan RNN
+    def rnn(h, xt):
+        h = jnp.tanh(h @ params[0]["w"][:, :4].T[:4, :4] + xt)
+        return h, h.sum()
+    hT, hs = jax.lax.scan(rnn, jnp.zeros(4), x[:5])
+    perm = jax.random.permutation(dk, 10)
+    return jnp.stack(losses), params, per_ex, d, hT, hs, perm
+
+
+def test_jax_tutorial_program_with_pf_as_jax_gives_jax_results() -> None:
+    """PRNG keys and draws, init, jit(value_and_grad) training, per-example
+    gradients, dropout masks, a scan RNN, a permutation: all JAX's numbers."""
+    want = jax.tree_util.tree_leaves(_tutorial(jax, jnp))
+    got = ptu.tree_leaves(_tutorial(pf, pf))
+    assert len(got) == len(want) == 13
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-5)
