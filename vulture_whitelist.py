@@ -73,3 +73,5 @@ threshold_
 
 # ---- jaxhunt (s11): called by name (methodcaller) by register_pytree_with_keys_class ----
 tree_flatten_with_keys
+# module __getattr__ of pf.numpy (PEP 562: Python calls it for a missing name)
+__getattr__

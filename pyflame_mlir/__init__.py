@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     lax,
     linalg,
     nn,
+    numpy,  # jax.numpy's semantics where torch's differ (pf.numpy as jnp)
     optim,
     random,  # jax.random's counter-based PRNG, bit for bit (threefry2x32)
     sharding,
@@ -342,5 +343,6 @@ globals().update({n: f for n, f in {**_FUNCTIONAL_ALIASES, **_INPLACE_FUNCTIONS}
 
 _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
 
-__all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
+__all__ = ([n for n in dir() if not n.startswith("_")
+            and n not in ("annotations", "numpy", "random")]  # (star imports keep numpy/random)
            + list(_METHODS) + list(_INDEXING_METHODS))
