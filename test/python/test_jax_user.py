@@ -565,11 +565,13 @@ def _tutorial(jax, jnp):
     return jnp.stack(losses), params, per_ex, d, hT, hs, perm
 
 
-def test_jax_tutorial_program_with_pf_as_jax_gives_jax_results() -> None:
+@pytest.mark.parametrize("as_jnp", ["pf", "pf.numpy"])
+def test_jax_tutorial_program_with_pf_as_jax_gives_jax_results(as_jnp: str) -> None:
     """PRNG keys and draws, init, jit(value_and_grad) training, per-example
-    gradients, dropout masks, a scan RNN, a permutation: all JAX's numbers."""
+    gradients, dropout masks, a scan RNN, a permutation: all JAX's numbers
+    (``jnp`` as pf itself or as pf.numpy, jax.numpy's semantics)."""
     want = jax.tree_util.tree_leaves(_tutorial(jax, jnp))
-    got = ptu.tree_leaves(_tutorial(pf, pf))
+    got = ptu.tree_leaves(_tutorial(pf, pf if as_jnp == "pf" else pf.numpy))
     assert len(got) == len(want) == 13
     for g, w in zip(got, want):
         w = np.asarray(w)
