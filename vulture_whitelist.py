@@ -78,3 +78,7 @@ _.__instancecheck__  # isinstance(x, pf.FloatTensor)
 # ---- serialization's torch-checkpoint reader: pickle.Unpickler's hooks ----
 _.find_class
 _.persistent_load
+# ---- jaxhunt (s11): called by name (methodcaller) by register_pytree_with_keys_class ----
+tree_flatten_with_keys
+# module __getattr__ of pf.numpy (PEP 562: Python calls it for a missing name)
+__getattr__

@@ -23,7 +23,9 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     lax,
     linalg,
     nn,
+    numpy,  # jax.numpy's semantics where torch's differ (pf.numpy as jnp)
     optim,
+    random,  # jax.random's counter-based PRNG, bit for bit (threefry2x32)
     sharding,
     special,
     testing,
@@ -137,7 +139,10 @@ from .indexing import where as _where_or_nonzero
 from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     ShapeDtypeStruct,
     TracedProgram,
+    block_until_ready,
     compile,
+    device_get,
+    device_put,
     eval_shape,
 )
 from .jit import trace as _trace_program
@@ -217,7 +222,14 @@ from .torch_api import (  # torch's dtype facts, default dtype and type tests
 )
 from .torch_api import install_numpy_names as _install_numpy_names
 from .tree_util import tree_flatten, tree_unflatten  # pf.tree_flatten: an alias
-from .vmap import hessian, jacfwd, jacrev, vmap  # function transforms (issue 19)
+from .vmap import (  # function transforms (issue 19)
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    linearize,
+    vmap,
+)
 
 where = _where_or_nonzero  # after `from .ops import *`: torch's where(cond) form too
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
@@ -331,5 +343,6 @@ globals().update({n: f for n, f in {**_FUNCTIONAL_ALIASES, **_INPLACE_FUNCTIONS}
 
 _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
 
-__all__ = ([n for n in dir() if not n.startswith("_") and n != "annotations"]
+__all__ = ([n for n in dir() if not n.startswith("_")
+            and n not in ("annotations", "numpy", "random")]  # (star imports keep numpy/random)
            + list(_METHODS) + list(_INDEXING_METHODS))

@@ -326,7 +326,10 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        if self._node is not None:
+        # every value read (item, tolist, float, bool, np.asarray: all come here)
+        # is reported to the REALIZE_GUARDS, a computed value or not (pf.compile
+        # must not replay a program that read its argument's value)
+        if self._node is not None or REALIZE_GUARDS:
             realize([self])
         v = self._value
         if type(v) is not np.ndarray:

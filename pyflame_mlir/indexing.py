@@ -35,7 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, as_view, detach, geometry, mark_multi_output, record, untracked_views
+from .core import (
+    REALIZE_GUARDS,
+    Tensor,
+    as_view,
+    detach,
+    geometry,
+    mark_multi_output,
+    record,
+    untracked_views,
+)
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
@@ -52,6 +61,7 @@ from .ops import (
     ge,
     logical_or,
     lt,
+    ne,
     permute,
     reshape,
     split,
@@ -63,7 +73,7 @@ from .ops import (
     where as _where,
 )
 
-_GATHER, _SCATTER_ADD = OPS["gather"], OPS["scatter_add"]
+_GATHER, _SCATTER_ADD, _SORT = OPS["gather"], OPS["scatter_add"], OPS["sort"]
 
 TensorLike = Any
 
@@ -322,10 +332,14 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
             elif it.dtype.name not in ("int32", "int64"):
                 raise IndexError(f"tensors used as indices must be long, int or bool; got "
                                  f"{it.dtype.name}")
-            elif it._node is None:
+            elif it._node is None and not REALIZE_GUARDS:
+                # realized: its values on the host. Not while a transform or
+                # pf.compile traces: then it stays a tensor (a gather), so a
+                # replay follows the index instead of baking this call's in
                 it = np.asarray(it._value, dtype=np.int64)
-        if isinstance(it, Tensor) and it.ndim == 0 and it.dtype.name in ("int32", "int64"):
-            it = int(_host(it))  # torch: a 0-d int tensor indexes as an int (select)
+        # (a lazy 0-d int tensor stays a tensor: an advanced index of shape (),
+        # which selects as an int would, by a gather, without reading its value:
+        # under vmap, grad or pf.compile the value may not be known or may change)
         if isinstance(it, np.ndarray) and it.ndim == 0 and it.dtype.kind in "iu":
             it = int(it)
         if isinstance(it, bool | np.bool_) or not (
@@ -999,8 +1013,12 @@ class _AtUpdate:
 
     def set(self, values: TensorLike, **hints: Any) -> Tensor:
         _check_hints(hints)
-        return setitem_value(self._x, self._index, values) if is_advanced(self._index) else \
-            _put(self._x, self._flat(), values)
+        if not is_advanced(self._index):
+            return _put(self._x, self._flat(), values)
+        pos, _ = _positions(self._x, self._index)
+        if isinstance(pos, Tensor):  # a lazy index: its values are not read
+            return _put_lazy(self._x, pos, values)
+        return setitem_value(self._x, self._index, values)
 
     def _scatter(self, values: TensorLike, reduce: str, hints: dict[str, Any]) -> Tensor:
         _check_hints(hints)
@@ -1037,6 +1055,37 @@ class _AtUpdate:
 
     def max(self, values: TensorLike, **hints: Any) -> Tensor:
         return self._scatter(values, "amax", hints)
+
+
+def _put_lazy(x: Tensor, pos: Tensor, values: TensorLike) -> Tensor:
+    """``_put`` at lazy flat positions (under ``vmap`` or ``pf.compile`` an
+    index's values are not read on the host). The last write of a duplicate
+    position wins, as ``_put``: a stable sort of the positions marks each
+    update that no later update overwrites, and only those are scattered."""
+    v = _cast(as_tensor_arg(values), x.dtype)
+    shape = tuple(pos.shape)
+    if v.shape != shape:
+        try:
+            v = broadcast_to(v, shape)
+        except ShapeError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot "
+                               f"be broadcast to indexing result of shape {list(shape)}"
+                               ) from None
+    k = int(np.prod(shape, dtype=np.int64))
+    if not k:
+        return x
+    n = x.numel()
+    p = reshape(pos, (-1,))
+    ordered, perm = record(_SORT, (p,), {"dim": 0, "descending": False})  # stable
+    # in sorted order an update is the last of its position when the next differs
+    last = cat([convert(ne(ordered[1:], ordered[:-1]), int64), _cast(1, int64).reshape(1)])
+    is_last = ge(record(_SCATTER_ADD, (broadcast_to(_cast(0, int64), (k,)), perm, last),
+                        {"dim": 0}), 1)
+    vf = _where(is_last, reshape(v, (-1,)), _cast(0, x.dtype))
+    placed = record(_SCATTER_ADD, (broadcast_to(_cast(0, x.dtype), (n,)), p, vf), {"dim": 0})
+    count = record(_SCATTER_ADD, (broadcast_to(_cast(0, int64), (n,)), p,
+                                  broadcast_to(_cast(1, int64), (k,))), {"dim": 0})
+    return reshape(_where(ge(count, 1), placed, reshape(x, (-1,))), x.shape)
 
 
 def _check_hints(hints: dict[str, Any]) -> None:

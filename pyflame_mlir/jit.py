@@ -30,9 +30,17 @@ What Python-free replay cannot see, and what pf.compile does about it:
 - A value ``f`` computes and looks at (``.item()``, ``.numpy()``, ``print``,
   ``bool()`` or Python control flow on a tensor, a ``lax`` predicate, a
   data-dependent shape) may differ on the next call, so such a program is
-  never replayed (``jax.jit`` raises there): each call runs ``f``. Not seen:
-  reading an argument or captured tensor itself (``n.item()`` on an argument
-  ``n``), which computes nothing; pass such values as static arguments.
+  never replayed (``jax.jit`` raises there): each call runs ``f``. Reading an
+  argument or captured tensor itself (``n.item()``, ``n.numpy()``,
+  ``np.asarray(n)``, ``n.tolist()``, ``float(n)`` on an argument ``n``) counts
+  the same; pass such values as static arguments to keep the program replayed.
+- Inside a transform's trace (``grad``, ``vmap``, a Jacobian, another
+  compiled function's trace) a compiled function is traced into, as
+  ``jax.jit`` is: its derivatives and batching are the transform's.
+- A result with a live autograd graph (it depends on a tensor requiring grad
+  and no backward went through it: a compiled forward, ``backward()``
+  outside) cannot come from a replay, so such a call runs ``f``. Grad mode
+  and each argument's ``requires_grad`` are part of the signature.
 - Tensors ``f`` creates from host data on each call (``pf.tensor(...)``,
   ``pf.randn`` inside ``f``, state created lazily on the first step) may
   differ from call to call, so a program reading one is never replayed: such
@@ -188,7 +196,8 @@ def _globals_guard(f: Callable) -> tuple:
 
 def _signature_leaf(x: Any) -> Any:
     if isinstance(x, Tensor):
-        return (x.shape, x.dtype)
+        ag = x._ag  # an argument requiring grad gives results with autograd history
+        return (x.shape, x.dtype, ag is not None and ag.requires_grad)
     if isinstance(x, np.ndarray):
         return ("ndarray", x.shape, x.dtype.str)
     return ("py", type(x), x)
@@ -196,10 +205,32 @@ def _signature_leaf(x: Any) -> Any:
 
 class Lowered(str):
     """What ``f.lower(*args)`` returns: the program's IR text (a str), with
-    jax's ``as_text()`` spelling."""
+    jax's ``as_text()`` spelling; ``compile()`` gives the callable (jax's
+    ``jit(f).lower(x).compile()``): the compiled function, whose program for
+    these arguments exists now (another signature traces as ``f`` would)."""
+
+    _compiled: Compiled | None = None
 
     def as_text(self) -> str:
         return str(self)
+
+    def compile(self) -> LoweredCompiled:  # noqa: A003
+        if self._compiled is None:
+            raise RuntimeError("this Lowered text has no compiled function attached")
+        return LoweredCompiled(self._compiled, str(self))
+
+
+class LoweredCompiled:
+    """``jit(f).lower(*args).compile()``: call it like ``f``."""
+
+    def __init__(self, compiled: Compiled, text: str):
+        self._compiled, self._text = compiled, text
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    def as_text(self) -> str:
+        return self._text
 
 
 class Compiled:
@@ -241,7 +272,8 @@ class Compiled:
             static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_names))
             kwargs = {k: v for k, v in kwargs.items() if k not in self.static_names}
         leaves, treedef = tree_flatten((dynamic, kwargs))
-        key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key())
+        key = (treedef, tuple(_signature_leaf(x) for x in leaves), static, config_key(),
+               GRAD_MODE.enabled)
         try:
             hash(key)
         except TypeError as e:
@@ -251,15 +283,22 @@ class Compiled:
         return key, leaves, treedef
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if GRAD_MODE.trace_depth:
+            # inside grad, vmap, a Jacobian or another compiled function's trace:
+            # f is traced into (as jax.jit is under a transform); a replay would
+            # give values without the derivatives or batching the trace needs
+            return self.f(*args, **kwargs)
         fast = None
         if not kwargs and not self.static:
             config = CONFIG
-            sig: list[Any] = [config.backend, config.pipeline, config.optimize]
+            sig: list[Any] = [config.backend, config.pipeline, config.optimize, GRAD_MODE.enabled]
             for a in args:
                 if type(a) is not Tensor:
                     break
                 sig.append(a.shape)
                 sig.append(a.dtype)
+                ag = a._ag
+                sig.append(ag is not None and ag.requires_grad)
             else:
                 fast = tuple(sig)
                 prog = self._programs.get(self._fast.get(fast))
@@ -387,7 +426,9 @@ class Compiled:
             self._stats.misses += 1
             prog, _ = self._trace(args, kwargs, leaves)
             self._programs[key] = prog
-        return Lowered(prog.ir or str(build_module(prog.sub)))
+        lowered = Lowered(prog.ir or str(build_module(prog.sub)))
+        lowered._compiled = self
+        return lowered
 
     def stats(self) -> dict[str, Any]:
         s = self._stats
@@ -530,6 +571,11 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
             out_static.append(None)
         elif isinstance(o, Tensor) and (source(o) is not None and
                                       (source(o).seq >= first or o._node is not None)):
+            n = source(o)
+            if n.rg and not n.freed and GRAD_MODE.enabled:
+                reasons.append("f returns a tensor with a live autograd graph (it depends "
+                               "on a tensor requiring grad, and no backward went through "
+                               "it): a replay would return it without that graph")
             out_static.append(None)
             requested.append(o)
             kinds.append(("out", k, o.dtype))  # (the dtype: results skip its lookup)
@@ -696,3 +742,34 @@ class _JitModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _JitModule
+
+
+def block_until_ready(x: Any) -> Any:
+    """``jax.block_until_ready``: every tensor leaf of ``x`` computed (in one
+    graph); returns ``x``."""
+    lazy = [t for t in tree_flatten(x)[0] if isinstance(t, Tensor) and t._node is not None]
+    if lazy:
+        realize(lazy)
+    return x
+
+
+def device_put(x: Any, device: Any = None, **kwargs: Any) -> Any:
+    """``jax.device_put``: the leaves of ``x`` as tensors (numpy arrays and
+    Python numbers converted; tensors as they are). There is one device:
+    ``device`` and jax's donation options are not used; a sharding is
+    ``pf.shard``'s (it raises here rather than being ignored)."""
+    if "Sharding" in type(device).__name__ or "Sharding" in type(kwargs.get("src")).__name__:
+        raise NotImplementedError("device_put with a sharding: use pf.shard(tensor, mesh, "
+                                  "spec) (pf.sharding), which lays a tensor out over a mesh")
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [v if isinstance(v, Tensor) else
+                                 Tensor._leaf(np.asarray(v)) if isinstance(v, np.ndarray | float
+                                                                           | int | np.number)
+                                 else v for v in leaves])
+
+
+def device_get(x: Any) -> Any:
+    """``jax.device_get``: the tensor leaves of ``x`` as numpy arrays."""
+    block_until_ready(x)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [v.numpy() if isinstance(v, Tensor) else v for v in leaves])

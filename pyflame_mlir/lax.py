@@ -7,26 +7,47 @@ step; the cache makes the next call of the same program free) and branches
 choose with a concrete predicate: ``cond``/``switch``/``while_loop`` read
 their predicate's value (evaluating what it needs). Values and derivatives
 are JAX's. Under ``vmap`` a mapped ``cond``/``switch`` predicate runs every
-branch and selects per example (JAX's batching rule); a mapped
-``while_loop`` predicate raises. Under ``pf.compile`` a predicate read from
-a traced value makes the program one that is never replayed (each call runs
-``f``: ``stats()["python_reasons"]`` says so), never a stale branch.
+branch and selects per example (JAX's batching rule); with a mapped
+``while_loop`` predicate or ``fori_loop`` bound ``vmap`` runs the function
+per example (each loop until its own end, as JAX's batched loop). Under
+``pf.compile`` a predicate read from a traced value makes the program one
+that is never replayed (each call runs ``f``: ``stats()["python_reasons"]``
+says so), never a stale branch.
 Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .core import Tensor, detach, realize
-from .dialects.dtypes import int64
-from .ops import clamp, stack, where
-from .tree_util import tree_flatten, tree_unflatten
-from .vmap import ConcretizationError
+import numpy as np
 
-__all__ = ["checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select",
-           "stop_gradient", "switch", "while_loop"]
+from . import composites2, creation, indexing, ops, reductions
+from .core import Tensor, detach, realize
+from .dialects.dtypes import bool_, int32, int64
+from .dialects.dtypes import dtype as to_dtype
+from .ops import stack, where
+from .tree_util import tree_flatten, tree_unflatten
+from .vmap import ConcretizationError, MappedLoopError
+
+__all__ = [  # control flow, then lax's array ops
+    "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
+    "switch", "while_loop",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "associative_scan",
+    "atan", "atan2", "atanh", "batch_matmul", "broadcast", "broadcast_in_dim",
+    "broadcasted_iota", "cbrt", "ceil", "clamp", "concatenate", "convert_element_type", "cos",
+    "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "digamma", "div",
+    "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
+    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "full",
+    "full_like", "ge", "gt", "index_in_dim", "integer_pow", "iota", "is_finite", "le",
+    "lgamma", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow",
+    "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
+    "reshape", "rev", "round", "rsqrt", "select_n", "sign", "sin", "sinh", "slice",
+    "slice_in_dim", "sort", "sort_key_val", "sqrt", "square", "squeeze", "sub", "tan", "tanh",
+    "top_k", "transpose"]
 
 
 def stop_gradient(x: Any) -> Any:
@@ -102,18 +123,41 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if not branches:
         raise ValueError("lax.switch: empty branches sequence")
     if _mapped_value(index, "switch"):
-        i = clamp(index.to(int64), 0, len(branches) - 1)
+        i = ops.clamp(index.to(int64), 0, len(branches) - 1)
         return _selected("switch", i, [b(*operands) for b in branches])
-    i = int(_concrete(index, "switch"))
-    return branches[min(max(i, 0), len(branches) - 1)](*operands)
+    i = _concrete(index, "switch")
+    if isinstance(i, bool | float) or not isinstance(i, int | np.integer):
+        raise TypeError(f"lax.switch: the index must be a scalar integer, got "
+                        f"{type(i).__name__} {i!r}")
+    i = int(i)
+    return branches[builtins.min(builtins.max(i, 0), len(branches) - 1)](*operands)
+
+
+def _loop_value(x: Any, what: str) -> Any:
+    """A loop's predicate or bound as a Python value; one that depends on a
+    ``vmap``-mapped argument makes ``vmap`` run the function per example."""
+    if _mapped_value(x, what):
+        raise MappedLoopError(f"lax.{what}: its predicate or bounds depend on a mapped "
+                              "argument (vmap runs each example's loop)")
+    return _concrete(x, what)
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
+    """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
+    mapped predicate each example loops until its own predicate is false."""
     val = init_val
-    while bool(_concrete(cond_fun(val), "while_loop")):
+    while bool(_loop_value(cond_fun(val), "while_loop")):
         val = body_fun(val)
     return val
+
+
+def _int_bound(x: Any, what: str) -> int:
+    v = _loop_value(x, what)
+    if isinstance(v, bool) or not isinstance(v, int | np.integer):
+        raise TypeError(f"lax.{what}: bounds must be integers, got "
+                        f"{type(v).__name__} {v!r}")
+    return int(v)
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_val: Any, *,
@@ -121,7 +165,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_
     """``body_fun(i, val)`` for i in [lower, upper); ``i`` is a Python int."""
     del unroll  # every step is recorded: the loop is unrolled
     val = init_val
-    for i in range(int(_concrete(lower, "fori_loop")), int(_concrete(upper, "fori_loop"))):
+    for i in range(_int_bound(lower, "fori_loop"), _int_bound(upper, "fori_loop")):
         val = body_fun(i, val)
     return val
 
@@ -183,3 +227,545 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
 
 
 remat = checkpoint
+
+
+# ---- lax's array ops: JAX's signatures and conventions on pyflame's ops ----
+# (each is a composition of ops whose semantics live in their table entries;
+# what is lax's own here is the convention: argument order, clamped dynamic
+# starts, truncating integer division, rounding away from zero, ...)
+
+def _t(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else ops.as_tensor_arg(x)
+
+
+def add(x: Any, y: Any) -> Tensor:
+    return ops.add(_t(x), y)
+
+
+def sub(x: Any, y: Any) -> Tensor:
+    return ops.sub(_t(x), y)
+
+
+def mul(x: Any, y: Any) -> Tensor:
+    return ops.mul(_t(x), y)
+
+
+def div(x: Any, y: Any) -> Tensor:
+    """``x / y``; for integers rounded toward zero (C's division, as lax)."""
+    x, y = _t(x), _t(y)
+    if x.dtype.is_floating_point or y.dtype.is_floating_point:
+        return ops.div(x, y)
+    return ops.div(x, y, rounding_mode="trunc")
+
+
+def rem(x: Any, y: Any) -> Tensor:
+    """The remainder with the sign of ``x`` (C's ``fmod``, as lax)."""
+    return ops.fmod(_t(x), y)
+
+
+def max(x: Any, y: Any) -> Tensor:  # noqa: A001  (lax.max: elementwise)
+    return ops.maximum(_t(x), _t(y))
+
+
+def min(x: Any, y: Any) -> Tensor:  # noqa: A001
+    return ops.minimum(_t(x), _t(y))
+
+
+def clamp(min: Any, x: Any, max: Any) -> Tensor:  # noqa: A002  (lax's argument order)
+    """``x`` clamped to ``[min, max]`` (lax's order: the bounds around ``x``)."""
+    return ops.minimum(ops.maximum(_t(x), _t(min)), _t(max))
+
+
+def round(x: Any, rounding_method: int = 0) -> Tensor:  # noqa: A001
+    """lax's default rounds halves away from zero; ``rounding_method=1``
+    (TO_NEAREST_EVEN) as numpy."""
+    x = _t(x)
+    if int(rounding_method) == 1:
+        return ops.round(x)
+    return ops.sign(x) * ops.floor(ops.abs(x) + 0.5)
+
+
+def integer_pow(x: Any, y: int) -> Tensor:
+    if not isinstance(y, int):
+        raise TypeError(f"lax.integer_pow: the exponent must be a Python int, got {y!r}")
+    return ops.pow(_t(x), y)
+
+
+def square(x: Any) -> Tensor:
+    x = _t(x)
+    return x * x
+
+
+def rsqrt(x: Any) -> Tensor:
+    return ops.rsqrt(_t(x))
+
+
+def cbrt(x: Any) -> Tensor:
+    x = _t(x)
+    return ops.sign(x) * ops.pow(ops.abs(x), 1.0 / 3.0)
+
+
+def logistic(x: Any) -> Tensor:
+    return ops.sigmoid(_t(x))
+
+
+def is_finite(x: Any) -> Tensor:
+    return ops.isfinite(_t(x))
+
+
+def _unary(name: str, target: str) -> Callable[[Any], Tensor]:
+    op = getattr(ops, target, None) or getattr(composites2, target)
+
+    def f(x: Any) -> Tensor:
+        return op(_t(x))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``lax.{name}``: elementwise ``{target}``."
+    return f
+
+
+neg, abs, sign, floor, ceil = (_unary(n, t) for n, t in (  # noqa: A001
+    ("neg", "neg"), ("abs", "abs"), ("sign", "sign"), ("floor", "floor"), ("ceil", "ceil")))
+exp, exp2, log, log1p, expm1 = (_unary(n, n) for n in ("exp", "exp2", "log", "log1p", "expm1"))
+sqrt, tanh, sin, cos, tan = (_unary(n, n) for n in ("sqrt", "tanh", "sin", "cos", "tan"))
+asin, acos, atan, sinh, cosh = (_unary(n, n) for n in ("asin", "acos", "atan", "sinh", "cosh"))
+asinh, acosh, atanh, erf, erfc = (_unary(n, n) for n in ("asinh", "acosh", "atanh", "erf",
+                                                         "erfc"))
+lgamma, digamma = _unary("lgamma", "lgamma"), _unary("digamma", "digamma")
+erf_inv = _unary("erf_inv", "erfinv")
+
+
+def pow(x: Any, y: Any) -> Tensor:  # noqa: A001
+    return ops.pow(_t(x), y)
+
+
+def atan2(x: Any, y: Any) -> Tensor:
+    return ops.atan2(_t(x), _t(y))
+
+
+def eq(x: Any, y: Any) -> Tensor:
+    return ops.eq(_t(x), y)
+
+
+def ne(x: Any, y: Any) -> Tensor:
+    return ops.ne(_t(x), y)
+
+
+def lt(x: Any, y: Any) -> Tensor:
+    return ops.lt(_t(x), y)
+
+
+def le(x: Any, y: Any) -> Tensor:
+    return ops.le(_t(x), y)
+
+
+def gt(x: Any, y: Any) -> Tensor:
+    return ops.gt(_t(x), y)
+
+
+def ge(x: Any, y: Any) -> Tensor:
+    return ops.ge(_t(x), y)
+
+
+def select_n(which: Any, *cases: Any) -> Tensor:
+    """``cases[which]`` elementwise (a bool ``which`` picks between two)."""
+    if not cases:
+        raise ValueError("lax.select_n: at least one case is needed")
+    w = _t(which)
+    if w.dtype is bool_:
+        if len(cases) != 2:
+            raise ValueError(f"lax.select_n: a boolean selector takes 2 cases, got "
+                             f"{len(cases)}")
+        return where(w, _t(cases[1]), _t(cases[0]))
+    out = _t(cases[0])
+    for i in range(1, len(cases)):
+        out = where(w == i, _t(cases[i]), out)
+    return out
+
+
+def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:
+    return _t(operand).to(to_dtype(new_dtype))
+
+
+def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    return creation.full(shape, fill_value, dtype=None if dtype is None else to_dtype(dtype))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tensor:
+    x = _t(x)
+    return full(x.shape if shape is None else shape, fill_value,
+                x.dtype if dtype is None else dtype)
+
+
+def iota(dtype: Any, size: int) -> Tensor:
+    return creation.arange(size, dtype=to_dtype(dtype))
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Tensor:
+    shape = tuple(shape)
+    line = iota(dtype, shape[dimension])
+    view = [1] * len(shape)
+    view[dimension] = shape[dimension]
+    return ops.broadcast_to(ops.reshape(line, tuple(view)), shape)
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Tensor:
+    """``operand`` broadcast to ``sizes + operand.shape`` (new leading dims)."""
+    x = _t(operand)
+    return ops.broadcast_to(x, (*sizes, *x.shape))
+
+
+def broadcast_in_dim(operand: Any, shape: Sequence[int],
+                     broadcast_dimensions: Sequence[int]) -> Tensor:
+    x = _t(operand)
+    shape, dims = tuple(shape), tuple(broadcast_dimensions)
+    if len(dims) != x.ndim:
+        raise TypeError(f"lax.broadcast_in_dim: broadcast_dimensions {dims} must name one "
+                        f"output dim per operand dim (operand shape {list(x.shape)})")
+    view = [1] * len(shape)
+    for d, n in zip(dims, x.shape):
+        if n not in (1, shape[d]):
+            raise TypeError(f"lax.broadcast_in_dim: operand dim of size {n} cannot go to "
+                            f"output dim {d} of size {shape[d]}")
+        view[d] = n
+    return ops.broadcast_to(ops.reshape(x, tuple(view)), shape)
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Tensor:
+    x = _t(array)
+    ndim = x.ndim + len(dimensions)
+    dims = sorted(d % ndim for d in dimensions)
+    shape = list(x.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return ops.reshape(x, tuple(shape))
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Tensor:
+    x = _t(array)
+    dims = {d % x.ndim for d in dimensions} if x.ndim else set()
+    for d in dims:
+        if x.shape[d] != 1:
+            raise ValueError(f"lax.squeeze: dimension {d} of shape {list(x.shape)} is not 1")
+    return ops.reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in dims))
+
+
+def reshape(operand: Any, new_sizes: Sequence[int],
+            dimensions: Sequence[int] | None = None) -> Tensor:
+    x = _t(operand)
+    if dimensions is not None:
+        x = ops.permute(x, tuple(dimensions))
+    return ops.reshape(x, tuple(new_sizes))
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Tensor:
+    return ops.permute(_t(operand), tuple(permutation))
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Tensor:
+    x = _t(operand)
+    return indexing.flip(x, tuple(dimensions)) if len(dimensions) else x
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Tensor:
+    return ops.cat([_t(o) for o in operands], dimension)
+
+
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+          strides: Sequence[int] | None = None) -> Tensor:
+    x = _t(operand)
+    steps = strides or (1,) * x.ndim
+    return x[tuple(builtins.slice(a, b, s) for a, b, s in zip(start_indices, limit_indices,
+                                                             steps))]
+
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Tensor:
+    x = _t(operand)
+    axis %= x.ndim
+    n = x.shape[axis]
+    start = 0 if start_index is None else start_index % n if start_index < 0 else start_index
+    limit = n if limit_index is None else limit_index % n if limit_index < 0 else limit_index
+    return x[(builtins.slice(None),) * axis + (builtins.slice(start, limit, stride),)]
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Tensor:
+    x = _t(operand)
+    axis %= x.ndim
+    index = index + x.shape[axis] if index < 0 else index
+    out = slice_in_dim(x, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def _starts(x: Tensor, start_indices: Sequence[Any], sizes: Sequence[int], what: str
+            ) -> list[int | Tensor]:
+    """Per dim, the start (a negative one counts from the end once) clamped
+    so that the window stays inside the operand (lax's rule): a Python int
+    for an int start; for a tensor start, the int64 indices of the window
+    (``start + arange(size)``): a tensor start is never read on the host
+    (under ``pf.compile`` or ``vmap`` its value may change or not be known)."""
+    if len(start_indices) != x.ndim or len(sizes) != x.ndim:
+        raise TypeError(f"lax.{what}: {len(start_indices)} start indices and {len(sizes)} "
+                        f"sizes for an operand of rank {x.ndim} (shape {list(x.shape)})")
+    out: list[int | Tensor] = []
+    for d, (s, n, k) in enumerate(zip(start_indices, x.shape, sizes)):
+        if not 0 <= k <= n:
+            raise TypeError(f"lax.{what}: size {k} of dim {d} does not fit the operand's "
+                            f"{n}")
+        if isinstance(s, int | np.integer):
+            out.append(builtins.min(builtins.max(int(s) + (n if s < 0 else 0), 0), n - k))
+            continue
+        s = _t(s)
+        if s.ndim or s.dtype.is_floating_point or s.dtype is bool_:
+            raise TypeError(f"lax.{what}: start index {d} must be a scalar integer, got "
+                            f"{s.dtype.name}{list(s.shape)}")
+        s = s.to(int64)
+        first = ops.clamp(where(s < 0, s + n, s), 0, n - k)
+        out.append(first + creation.arange(k, dtype=int64))
+    return out
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]
+                  ) -> Tensor:
+    """``operand[start:start + size]`` per dim; starts may be tensors, and are
+    clamped so that the slice fits (lax's rule)."""
+    x = _t(operand)
+    starts = _starts(x, list(start_indices), list(slice_sizes), "dynamic_slice")
+    x = x[tuple(builtins.slice(s, s + k) if isinstance(s, int) else builtins.slice(None)
+                for s, k in zip(starts, slice_sizes))]
+    for d, s in enumerate(starts):
+        if isinstance(s, Tensor):
+            x = indexing.index_select(x, d, s)
+    return x
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Tensor:
+    """``operand`` with ``update`` written at ``start_indices`` (clamped so
+    that it fits, lax's rule); out of place."""
+    x, u = _t(operand), _t(update)
+    if u.ndim != x.ndim:
+        raise TypeError(f"lax.dynamic_update_slice: update of rank {u.ndim} for an operand "
+                        f"of rank {x.ndim}")
+    starts = _starts(x, list(start_indices), list(u.shape), "dynamic_update_slice")
+    if all(isinstance(s, int) for s in starts):
+        return x.at[tuple(builtins.slice(s, s + k) for s, k in zip(starts, u.shape))].set(u)
+    index = []
+    for d, (s, k) in enumerate(zip(starts, u.shape)):
+        line = creation.arange(s, s + k, dtype=int64) if isinstance(s, int) else s
+        view = [1] * x.ndim
+        view[d] = k
+        index.append(ops.reshape(line, tuple(view)))
+    return x.at[tuple(index)].set(u)
+
+
+def _in_dim(x: Tensor, index: Any, axis: int) -> list[Any]:
+    return [index if d == axis % x.ndim else 0 for d in range(x.ndim)]
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int,
+                         axis: int = 0) -> Tensor:
+    x = _t(operand)
+    sizes = [slice_size if d == axis % x.ndim else n for d, n in enumerate(x.shape)]
+    return dynamic_slice(x, _in_dim(x, start_index, axis), sizes)
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0,
+                         keepdims: bool = True) -> Tensor:
+    x = _t(operand)
+    out = dynamic_slice_in_dim(x, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any,
+                                axis: int) -> Tensor:
+    x = _t(operand)
+    return dynamic_update_slice(x, update, _in_dim(x, start_index, axis))
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Tensor:
+    x, u = _t(operand), _t(update)
+    if u.ndim == x.ndim - 1:
+        u = expand_dims(u, (axis,))
+    return dynamic_update_slice_in_dim(x, u, index, axis)
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]
+        ) -> Tensor:
+    """lax.pad: per dim (low, high, interior): ``interior`` fill elements
+    between neighbours, then ``low``/``high`` at the ends (negative: cut)."""
+    x = _t(operand)
+    if len(padding_config) != x.ndim:
+        raise ValueError(f"lax.pad: {len(padding_config)} padding entries for an operand of "
+                         f"rank {x.ndim}")
+    fill = _t(padding_value).to(x.dtype)
+    if fill.ndim:
+        raise TypeError("lax.pad: padding_value must be a scalar")
+    for d, (lo, hi, interior) in enumerate(padding_config):
+        if interior < 0:
+            raise ValueError(f"lax.pad: interior padding must be >= 0, got {interior}")
+        n = x.shape[d]
+        if interior and n > 1:
+            moved = indexing.movedim(x, d, -1)
+            gap = ops.broadcast_to(fill, (*moved.shape, interior))
+            woven = ops.reshape(ops.cat([ops.unsqueeze(moved, -1), gap], -1),
+                                (*moved.shape[:-1], n * (interior + 1)))
+            x = indexing.movedim(woven[..., :n + (n - 1) * interior], -1, d)
+        for amount, at_end in ((lo, False), (hi, True)):
+            size = x.shape[d]
+            if amount < 0:
+                if -amount > size:
+                    raise ValueError(f"lax.pad: cutting {-amount} from dim {d} of size "
+                                     f"{size}")
+                keep = builtins.slice(0, size + amount) if at_end else \
+                    builtins.slice(-amount, size)
+                x = x[(builtins.slice(None),) * d + (keep,)]
+            elif amount:
+                shape = list(x.shape)
+                shape[d] = amount
+                block = ops.broadcast_to(fill, tuple(shape))
+                x = ops.cat([x, block] if at_end else [block, x], d)
+    return x
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Tensor:
+    """lax.dot_general: ``(((lhs_contract), (rhs_contract)), ((lhs_batch),
+    (rhs_batch)))``; the result's dims are the batch dims, then lhs's free
+    dims, then rhs's (in order)."""
+    del precision
+    a, b = _t(lhs), _t(rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    lc, rc, lb, rb = (tuple(int(d) for d in v) for v in (lc, rc, lb, rb))
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"lax.dot_general: contracting {lc}/{rc} and batch {lb}/{rb} "
+                        "dimensions must pair up")
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    la = [next(letters) for _ in range(a.ndim)]
+    lb_ = [next(letters) for _ in range(b.ndim)]
+    for i, j in [*zip(lc, rc), *zip(lb, rb)]:
+        if a.shape[i] != b.shape[j]:
+            raise TypeError(f"lax.dot_general: lhs dim {i} ({a.shape[i]}) and rhs dim {j} "
+                            f"({b.shape[j]}) differ")
+        lb_[j] = la[i]
+    out = [la[i] for i in lb] + [la[i] for i in range(a.ndim) if i not in lc and i not in lb]
+    out += [lb_[j] for j in range(b.ndim) if j not in rc and j not in rb]
+    res = ops.einsum(f"{''.join(la)},{''.join(lb_)}->{''.join(out)}", a, b)
+    return res if preferred_element_type is None else res.to(to_dtype(preferred_element_type))
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Tensor:
+    del precision
+    return ops.matmul(_t(lhs), _t(rhs))
+
+
+def _scan_op(name: str) -> Callable[..., Tensor]:
+    def f(operand: Any, axis: int = 0, reverse: bool = False) -> Tensor:
+        x = _t(operand)
+        if reverse:
+            x = indexing.flip(x, (axis,))
+        if name == "cumsum":
+            out = reductions.cumsum(x, axis)
+        elif name == "cumprod":
+            out = reductions.cumprod(x, axis)
+        elif name == "cumlogsumexp":
+            out = reductions.logcumsumexp(x, axis)
+        else:
+            out = getattr(reductions, name)(x, axis).values
+        return indexing.flip(out, (axis,)) if reverse else out
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``lax.{name}(operand, axis=0, reverse=False)``."
+    return f
+
+
+cumsum, cumprod, cummax, cummin, cumlogsumexp = (_scan_op(n) for n in (
+    "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+
+
+def _reduce(name: str) -> Callable[[Any, Sequence[int]], Tensor]:
+    def f(operand: Any, axes: Sequence[int]) -> Tensor:
+        x = _t(operand)
+        axes = tuple(int(a) % x.ndim for a in axes) if x.ndim else ()
+        if not axes:
+            return x
+        if name == "reduce_sum":
+            return ops.sum(x, axes)
+        if name == "reduce_max":
+            return ops.amax(x, axes)
+        if name == "reduce_min":
+            return ops.amin(x, axes)
+        if name == "reduce_prod":
+            for a in sorted(axes, reverse=True):
+                x = reductions.prod(x, a)
+            return x
+        if name == "reduce_and":
+            return reductions.all(x, axes)
+        return reductions.any(x, axes)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``lax.{name}(operand, axes)``."
+    return f
+
+
+reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and, reduce_or = (_reduce(n) for n in (
+    "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"))
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Tensor:
+    return ops.argmax(_t(operand), axis).to(to_dtype(index_dtype))
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Tensor:
+    return ops.argmin(_t(operand), axis).to(to_dtype(index_dtype))
+
+
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Ascending along ``dimension``; a sequence of operands is sorted by its
+    first ``num_keys`` (lexicographically, stable) and permuted together."""
+    del is_stable  # pyflame's sort is always stable
+    if isinstance(operand, Tensor | np.ndarray | float | int):
+        return reductions.sort(_t(operand), dimension).values
+    arrays = [_t(o) for o in operand]
+    if not 1 <= num_keys <= len(arrays):
+        raise ValueError(f"lax.sort: num_keys={num_keys} for {len(arrays)} operands")
+    # a stable sort by each key from the last to the first: lexicographic order
+    perm = None
+    for key in reversed(arrays[:num_keys]):
+        k = key if perm is None else indexing.take_along_dim(key, perm, dimension)
+        order = reductions.sort(k, dimension).indices
+        perm = order if perm is None else indexing.take_along_dim(perm, order, dimension)
+    return tuple(indexing.take_along_dim(a, perm, dimension) for a in arrays)
+
+
+def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = True
+                 ) -> tuple[Tensor, Tensor]:
+    return sort((keys, values), dimension, is_stable, 1)
+
+
+def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest along ``axis``, descending, with int32 indices (lax's)."""
+    res = reductions.topk(_t(operand), k, axis)
+    return res.values, res.indices.to(int32)
+
+
+def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
+                     axis: int = 0) -> Any:
+    """The inclusive scan of ``fn`` (associative) over ``axis`` of a pytree
+    ``elems``: element i is ``fn(... fn(e0, e1) ..., ei)``. Unrolled
+    sequentially (n - 1 calls of ``fn``); values are the same for an
+    associative ``fn``."""
+    leaves, tree = tree_flatten(elems)
+    if not leaves:
+        return elems
+    xs = [_t(v) for v in leaves]
+    n = xs[0].shape[axis]
+    if any(v.shape[axis] != n for v in xs):
+        raise ValueError("lax.associative_scan: the elements' scanned axes differ in length")
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    acc = None
+    outs: list[list[Tensor]] = []
+    for i in order:
+        part = tree_unflatten(tree, [indexing.select(v, axis, i) for v in xs])
+        acc = part if acc is None else fn(acc, part)  # reverse: the scan of the flipped axis
+        outs.append(tree_flatten(acc)[0])
+    if reverse:
+        outs.reverse()
+    return tree_unflatten(tree, [stack([o[k] for o in outs], axis) for k in range(len(xs))])

@@ -93,6 +93,39 @@ def register_pytree_node_class(cls: type) -> type:
     return register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
 
 
+def register_pytree_with_keys(nodetype: type,
+                              flatten_with_keys: Callable[[Any], tuple[Iterable[Any], Any]],
+                              unflatten_func: Callable[[Any, Any], Any],
+                              flatten_func: Callable[[Any], tuple[Any, Any]] | None = None
+                              ) -> type:
+    """JAX's signature: ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``
+    (the keys, JAX's key classes, name the children in key paths)."""
+    del flatten_func  # (the keyed flatten gives the children too)
+
+    def flatten(x: Any) -> tuple[list[Any], Any, list[Any]]:
+        pairs, aux = flatten_with_keys(x)
+        pairs = list(pairs)
+        return [c for _, c in pairs], aux, [k for k, _ in pairs]
+    optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
+    return nodetype
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """A class decorator (JAX's): ``cls.tree_flatten_with_keys()`` and the
+    ``tree_unflatten(aux_data, children)`` classmethod."""
+    return register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                                     cls.tree_unflatten)
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple of trees of the given structures."""
+    return optree.treespec_tuple(list(treedefs), namespace=NAMESPACE)
+
+
 def register_static(cls: type) -> type:
     """Instances of ``cls`` are nodes without children, kept in the structure
     (compared and hashed with it), as JAX's ``register_static``."""
@@ -190,6 +223,8 @@ def _jax_key(entry: Any, data_fields: dict[type, tuple[str, ...]]) -> KeyEntry:
         return GetAttrKey(entry.field)
     if isinstance(entry, optree.SequenceEntry):
         return SequenceKey(entry.index)
+    if isinstance(entry.entry, DictKey | SequenceKey | GetAttrKey | FlattenedIndexKey):
+        return entry.entry  # register_pytree_with_keys: the node's own keys
     names = data_fields.get(entry.type)
     if names is not None:  # a registered dataclass: its fields by name, as in JAX
         return GetAttrKey(names[entry.entry])
@@ -232,7 +267,8 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 
 __all__ = ["NAMESPACE", "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef",
            "SequenceKey", "all_leaves", "keystr", "register_dataclass", "register_pytree_node",
-           "register_pytree_node_class", "register_static", "tree_all", "tree_flatten",
+           "register_pytree_node_class", "register_pytree_with_keys",
+           "register_pytree_with_keys_class", "register_static", "tree_all", "tree_flatten",
            "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map",
            "tree_map_with_path", "tree_reduce", "tree_structure", "tree_transpose",
-           "tree_unflatten", "treedef_is_leaf"]
+           "tree_unflatten", "treedef_children", "treedef_is_leaf", "treedef_tuple"]

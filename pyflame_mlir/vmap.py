@@ -8,6 +8,12 @@ expanded by the ``pyflame-vmap`` pass through each op's batching rule
 differentiation transforms in any order (``vmap(grad(f))`` gives
 per-example gradients; ``jacrev`` is ``vmap`` of a VJP, ``jacfwd`` of a JVP).
 
+A value ``f`` computes from a mapped argument where differentiation stops
+or follows a custom rule (``lax.stop_gradient``, ``no_grad``, a
+``custom_vjp``/``custom_jvp`` or ``autograd.Function``) cannot be carried by
+one traced body: then ``f`` runs once per example and the results are
+stacked (exact values and derivatives; slower than the batched body).
+
 Looking at a value that depends on a mapped argument inside ``f``
 (``.item()``, ``.numpy()``, Python control flow on it) raises: the trace
 runs once, for all examples. Random tensors created inside ``f`` are drawn
@@ -23,6 +29,7 @@ import numpy as np
 import optree
 
 from .autodiff import (
+    CustomNode,
     FuncGraph,
     _Args,
     _cotangents,
@@ -32,11 +39,12 @@ from .autodiff import (
     _stopped_lazy,
     tracing,
 )
+from .autodiff import jvp as autodiff_jvp
 from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
-from .ops import reshape, stack
+from .ops import permute, reshape, stack
 from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 
 _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
@@ -45,6 +53,12 @@ _SLICE, _RESHAPE = OPS["slice"], OPS["reshape"]
 class ConcretizationError(RuntimeError):
     """A function traced once for every example looked at a value that
     depends on a mapped argument (JAX's ``ConcretizationTypeError``)."""
+
+
+class MappedLoopError(ConcretizationError):
+    """A ``lax.while_loop`` predicate or ``fori_loop`` bound depends on a
+    mapped argument: ``vmap`` then runs the function per example (JAX runs
+    each example's loop until it ends)."""
 
 
 def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
@@ -101,7 +115,8 @@ def _example(x: Tensor, axis: int) -> Tensor:
 
 
 def _reads(t: Tensor, placeholders: set[int]) -> bool:
-    """Whether ``t``'s value depends on one of the placeholders."""
+    """Whether ``t``'s value depends on one of the placeholders (the ids of
+    the placeholder tensors and of their nodes)."""
     seen: set[int] = set()
     stack = [t]
     while stack:
@@ -111,6 +126,8 @@ def _reads(t: Tensor, placeholders: set[int]) -> bool:
         n = source(x)
         if n is None or id(n) in seen:
             continue
+        if id(n) in placeholders:
+            return True
         seen.add(id(n))
         stack += [i for i in n.inputs if isinstance(i, Tensor)]
     return False
@@ -122,6 +139,114 @@ def _before(t: Tensor, first: int) -> bool:
     traced into, so enclosing transforms see it read."""
     n = source(t)
     return n is not None and (0 <= n.seq < first or _stopped_lazy(t))
+
+
+def _inside(t: Tensor, first: int) -> bool:
+    n = source(t)
+    return n is not None and n.seq >= first
+
+
+class _NeedsLoop(Exception):
+    """A stopped value is an output of a custom rule: vmap runs f per example."""
+
+
+class _Stopped:
+    """The batched values of tensors ``f`` computed from mapped arguments
+    where differentiation stops (detached, or recorded under no_grad): each
+    is the output of a vmap of the function that computed it (traced out of
+    ``f``'s graph up to the placeholders), detached, so the stop holds for a
+    transform differentiating the vmap."""
+
+    def __init__(self, placeholders: list[Tensor], mapped: list[tuple[int, Tensor, int]],
+                 first: int, ids: set[int], n: int):
+        self.placeholders, self.first, self.ids, self.n = placeholders, first, ids, n
+        self.by_node = {id(source(p)): (x, ax) for p, (_, x, ax) in zip(placeholders, mapped)}
+        self.by_id = {id(p): (x, ax) for p, (_, x, ax) in zip(placeholders, mapped)}
+        self.memo: dict[int, Tensor] = {}
+
+    def batched(self, s: Tensor) -> Tensor:
+        out = self.memo.get(id(s))
+        if out is not None:
+            return out
+        node = source(s)
+        if type(node) is CustomNode:
+            raise _NeedsLoop
+        arg = self.by_node.get(id(node))
+        if arg is not None:  # a detached alias of a mapped argument: the argument
+            x, ax = arg
+            out = detach(_moved_to_front(x, ax))
+        else:
+            first, ids = self.first, self.ids
+            fn = FuncGraph(self.placeholders, [s],
+                           boundary=lambda t: t is not s and _before(t, first))
+            inputs, in_ax = [], []
+            for t in fn.sub.leaves:
+                if id(t) in self.by_id:
+                    x, ax = self.by_id[id(t)]
+                    inputs.append(x)
+                    in_ax.append(ax)
+                elif id(t) not in ids and _inside(t, first) and _reads(t, ids):
+                    inputs.append(self.batched(t))
+                    in_ax.append(0)
+                else:
+                    inputs.append(t)
+                    in_ax.append(-1)
+            res = record(VMAP_OP, tuple(inputs), {"fn": fn, "in_axes": tuple(in_ax),
+                                                  "out_axes": (0,), "axis_size": self.n})
+            out = detach(res[0])
+        self.memo[id(s)] = out
+        return out
+
+
+def _moved_to_front(x: Tensor, ax: int) -> Tensor:
+    if ax == 0:
+        return x
+    return permute(x, (ax, *(d for d in range(x.ndim) if d != ax)))
+
+
+def _per_example(f: Callable, leaves: list[Any], treedef: Any,
+                 mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any,
+                 out_ax: list[int] | None = None) -> Any:
+    """``f`` called on each example and the results stacked: how ``vmap`` maps
+    a function whose traced body cannot carry its meaning (it computes from a
+    mapped argument a value that differentiation must stop at or differentiate
+    by a custom rule: one traced body would compute it for example 0 only, and
+    differentiate through it; or it loops on a mapped value). Values and
+    derivatives are exactly ``f``'s. ``out_ax``: the output axes the trace
+    found (-1 where ``out_axes`` is None and the output is not mapped)."""
+    per_leaf: list[list[Tensor]] = []
+    out_tree = None
+    for i in range(n):
+        call = list(leaves)
+        for k, x, ax in mapped:
+            call[k] = x.select(ax, i)
+        result = f(*tree_unflatten(treedef, call))
+        outs, tree = tree_flatten(result)
+        if out_tree is None:
+            out_tree, per_leaf = tree, [[] for _ in outs]
+            if out_ax is None:
+                out_ax = []
+                for k, (o, ax) in enumerate(zip(outs, _axes_per_leaf(out_axes, result,
+                                                                      "out_axes"))):
+                    if not isinstance(o, Tensor):
+                        raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
+                                        "outputs must be tensors")
+                    if ax is None:
+                        raise NotImplementedError(
+                            f"vmap: out_axes None (output leaf {k}) for a function that "
+                            "loops on a mapped value (run per example) is not supported")
+                    if not -(o.ndim + 1) <= ax <= o.ndim:
+                        raise ValueError(f"vmap out_axes {ax} is out of bounds for output "
+                                         f"leaf {k} of rank {o.ndim}")
+                    out_ax.append(ax % (o.ndim + 1))
+        elif tree != out_tree:
+            raise TypeError(f"vmap: f returned {tree} for example {i} but {out_tree} for "
+                            "example 0")
+        for k, o in enumerate(outs):
+            per_leaf[k].append(o)
+    assert out_ax is not None
+    return tree_unflatten(out_tree, [ys[0] if ax < 0 else stack(ys, ax)
+                                     for ys, ax in zip(per_leaf, out_ax)])
 
 
 def _batched_outputs(fn: FuncGraph, in_axes: Sequence[int]) -> list[bool]:
@@ -138,13 +263,19 @@ def _batched_outputs(fn: FuncGraph, in_axes: Sequence[int]) -> list[bool]:
     return [batched(r) for r in sub.outputs]
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
+         axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable:
     """``f`` mapped over an axis of its arguments (JAX's ``vmap``): ``in_axes``
     (an int, None, or a tree prefix of the arguments tuple) names the mapped
     axis of each argument (None: the same for every example; negative axes
     count from the end); ``out_axes`` where each output carries the batch
-    axis; ``axis_size`` the batch size when no argument is mapped."""
+    axis; ``axis_size`` the batch size when no argument is mapped. Not
+    supported: ``axis_name`` (collectives such as ``lax.psum`` over the mapped
+    axis) and ``spmd_axis_name``: they raise."""
+    if axis_name is not None or spmd_axis_name is not None:
+        raise NotImplementedError("vmap(axis_name=..., spmd_axis_name=...): collectives over "
+                                  "a vmapped axis (lax.psum, pmean, ...) are not supported; "
+                                  "reduce the vmap's output instead")
     if not isinstance(in_axes, int | tuple | list | dict) and in_axes is not None:
         raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments, got {in_axes!r}")
@@ -158,7 +289,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
             def positional(*a: Any) -> Any:
                 return f(*a[:n_args], **dict(zip(names, a[n_args:])))
             return vmap(positional, (*per_arg, *([0] * len(names))), out_axes,
-                        axis_size)(*args, *kwargs.values())
+                        axis_size=axis_size)(*args, *kwargs.values())
         leaves, treedef = tree_flatten(args)
         prefix = in_axes
         if isinstance(in_axes, list | tuple):
@@ -201,7 +332,10 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0,
                              "(or be given axis_size)")
         else:
             n = axis_size
-        return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+        try:
+            return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+        except MappedLoopError:
+            return _per_example(f, leaves, treedef, mapped, n, out_axes)
     return wrapped
 
 
@@ -229,6 +363,9 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                 call[i] = _example(x, ax)
                 placeholders.append(call[i])
             ids.update(id(p) for p in placeholders)
+            # and their nodes: a detached alias of a placeholder (stop_gradient
+            # of a mapped argument) shares its node, not its identity
+            ids.update(id(source(p)) for p in placeholders)
             result = f(*tree_unflatten(treedef, call))
             outs, out_tree = tree_flatten(result)
             for o in outs:
@@ -236,6 +373,20 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                     raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
                                     "outputs must be tensors")
             fn = FuncGraph(placeholders, outs, boundary=lambda t: _before(t, first))
+            # a value f computed from a mapped argument where differentiation
+            # stops (stop_gradient, no_grad, a custom_vjp/custom_jvp's or an
+            # autograd.Function's forward and residuals) is not traced into
+            stopped = {id(t) for t in fn.sub.leaves
+                       if id(t) not in ids and _inside(t, first) and _reads(t, ids)}
+            # each mapped by a vmap of its own (detached: the stop holds); an
+            # output of a custom rule cannot be (its rule would be lost): then
+            # f runs per example
+            stop = _Stopped(placeholders, mapped, first, ids, n)
+            try:
+                batched_stop = {i: stop.batched(t) for t in fn.sub.leaves
+                                if (i := id(t)) in stopped}
+            except _NeedsLoop:
+                batched_stop = None
     finally:
         CONFIG.eager = eager
         REALIZE_GUARDS.remove(guard)
@@ -243,8 +394,12 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
     inputs, in_ax = [], []
     for t in fn.sub.leaves:
+        if batched_stop is not None and id(t) in batched_stop:
+            inputs.append(batched_stop[id(t)])
+            in_ax.append(0)
+            continue
         inputs.append(batch_of.get(id(t), t))
-        in_ax.append(axis_of.get(id(t), -1))
+        in_ax.append(0 if id(t) in stopped else axis_of.get(id(t), -1))
     batched = _batched_outputs(fn, in_ax)
     out_ax: list[int] = []
     for k, (o, ax) in enumerate(zip(outs, _axes_per_leaf(out_axes, result, "out_axes"))):
@@ -260,6 +415,8 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
         out_ax.append(ax % (o.ndim + 1))
     if not outs:
         return tree_unflatten(out_tree, [])
+    if batched_stop is None:
+        return _per_example(f, leaves, treedef, mapped, n, out_axes, out_ax)
     if not inputs:  # nothing mapped reaches f's values: each output, n times
         return tree_unflatten(out_tree, [o if ax < 0 else stack([o] * n, ax)
                                          for o, ax in zip(outs, out_ax)])
@@ -353,3 +510,33 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
+
+
+def jacobian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+             holomorphic: bool = False, allow_int: bool = False):
+    """``jax.jacobian``: ``jacrev``."""
+    if holomorphic or allow_int:
+        raise NotImplementedError("jacobian: holomorphic and allow_int are not supported "
+                                  "(no complex dtypes; integer inputs have no derivative)")
+    return jacrev(f, argnums, has_aux)
+
+
+def linearize(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``jax.linearize``: ``(f(*primals), f_jvp)`` (and ``aux`` with
+    ``has_aux``), ``f_jvp(*tangents)`` the JVP at ``primals``. Each call of
+    ``f_jvp`` records the forward-mode trace again (its values are the same:
+    the recording is lazy, nothing is computed twice unless evaluated)."""
+    if has_aux:
+        out, aux = f(*primals)
+    else:
+        out, aux = f(*primals), None
+
+    def main(*xs: Any) -> Any:
+        return f(*xs)[0] if has_aux else f(*xs)
+
+    def f_jvp(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise TypeError(f"linearize: f_jvp takes {len(primals)} tangents (one per "
+                            f"primal), got {len(tangents)}")
+        return autodiff_jvp(main, primals, tangents)[1]
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)

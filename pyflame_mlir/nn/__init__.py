@@ -5,6 +5,8 @@ from . import functional, init, layers, parameter, utils  # noqa: F401  (torch.n
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .extra_layers import *  # noqa: F403  (issue 14, s10-surface14: 3-d norms/pads, ...)
 from .extra_layers import __all__ as _extra_all
+from .jax_nn import *  # noqa: F403  (jax.nn's functions: relu, softmax(axis=), one_hot, ...)
+from .jax_nn import __all__ as _jax_all
 from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, losses, ...)
 from .layers import __all__ as _layers_all
 from .linear import Bilinear, Embedding, Identity, Linear
@@ -27,4 +29,4 @@ __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict"
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,
-           *_surface_all, *_extra_all]
+           *_surface_all, *_extra_all, *_jax_all]

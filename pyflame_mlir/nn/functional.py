@@ -1349,8 +1349,10 @@ def _one_hot(op: str, input: Tensor, target: Tensor) -> Tensor:
 
 
 def _check_targets(op: str, target: Tensor, c: int, ignore_index: int) -> None:
-    if target._node is None:  # realized: cheap to check, as torch does
-        t = target.numpy()
+    if target._node is None and type(target._value) is np.ndarray:
+        # realized: cheap to check, as torch does (the array, not .numpy(): a check
+        # is not a value read that would keep pf.compile from replaying the step)
+        t = target._value
         bad = (t != ignore_index) & ((t < 0) | (t >= c))
         if bad.any():
             raise IndexError(f"{op}: target {int(t[bad].flat[0])} is out of bounds for "

@@ -64,6 +64,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
     "pyflame_mlir.lax": 1,  # JAX's control flow, stop_gradient, checkpoint
+    "pyflame_mlir.random": 1,  # jax.random's threefry PRNG (on vmap, ops)
+    "pyflame_mlir.numpy": 2,  # jax.numpy's semantics where torch's differ (on ops, lax)
     "pyflame_mlir.utils.checkpoint": 2,  # torch.utils.checkpoint (no memory saving yet)
     "pyflame_mlir.amp": 2,  # autocast regions and GradScaler (on ops' autocast policy)
     "pyflame_mlir.nn.containers": 2,
@@ -87,6 +89,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.utils.data": 2,
     # nn-func: nn.functional (composites of ops) and the layer modules on top of it
     "pyflame_mlir.nn.functional": 2,
+    "pyflame_mlir.nn.jax_nn": 2,  # jax.nn's functions under pf.nn (composites of ops)
     "pyflame_mlir.nn.layers": 2,
     "pyflame_mlir.nn.more_layers": 2,  # thin modules over more of functional
     "pyflame_mlir.nn.surface_layers": 2,  # issue 14: Conv3d, 3-d pools, LRN, Lp pools

@@ -58,6 +58,50 @@ def test_compile_never_replays_a_value_looked_at(body: str) -> None:
     assert "looks at a value" in stats["python_reasons"][0]
 
 
+_ARG_READS = {
+    "numpy": lambda n: n.numpy()[0],
+    "asarray": lambda n: np.asarray(n)[0],
+    "array": lambda n: np.array(n)[0],
+    "tolist": lambda n: n.tolist()[0],
+    "item": lambda n: n[0].item() if n.ndim else n.item(),
+    "float": lambda n: float(n.reshape(-1)[0]) if n.ndim else float(n),
+    "int": lambda n: int(n),
+    "index": lambda n: [0.0, 1.0, 2.0, 3.0, 4.0, 5.0][n],
+    "bool": lambda n: 1.0 if n else -1.0,
+    "repr": lambda n: float(repr(n)[len("tensor("):-1]),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_ARG_READS))
+def test_compile_never_replays_an_argument_value_read(path: str) -> None:
+    """Reading an ARGUMENT's value (no op computes it) is a value read too:
+    the next call with other data must not replay the first call's value."""
+    read = _ARG_READS[path]
+    vector = path in ("numpy", "asarray", "array", "tolist")
+    integer = path in ("int", "index", "bool")
+
+    def f(x, n):
+        return x * read(n)
+
+    fp = pf.compile(f)
+    for v in (2, 3, 5, 0, 3):
+        data = np.array([v] if vector else v, dtype=np.int64 if integer else np.float32)
+        expect = X * ((1.0 if v else -1.0) if path == "bool" else float(v))
+        close(fp(pf.tensor(X), pf.tensor(data)), expect)
+    stats = fp.stats()
+    assert stats["hits"] == 0 and stats["python_calls"] == 5, stats
+    assert "looks at a value" in stats["python_reasons"][0]
+
+
+def test_compile_never_replays_a_captured_value_read() -> None:
+    scale = pf.tensor(2.0)
+    fp = pf.compile(lambda x: x * scale.item())
+    close(fp(pf.tensor(X)), X * 2)
+    scale.fill_(7.0)
+    close(fp(pf.tensor(X)), X * 7)
+    assert fp.stats()["hits"] == 0
+
+
 def test_compile_still_replays_when_nothing_is_looked_at() -> None:
     fp = pf.compile(lambda a: pf.lax.fori_loop(0, 3, lambda i, v: pf.sin(v) * i, a))
     fj = jax.jit(lambda a: jax.lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) * i, a))
@@ -264,3 +308,272 @@ def test_eval_shape_and_lowered_text() -> None:
         assert a.shape == b.shape and a.dtype.np == b.dtype
     text = pf.jit(lambda a: a * 2).lower(pf.tensor(X)).as_text()
     assert "pyflame.mul" in text and text.startswith("builtin.module")
+
+
+# ---- vmap of a function whose values stop differentiation (stop_gradient,
+# no_grad, custom_vjp/custom_jvp): each example's value, the custom rule ----
+
+V = np.array([0.3, -1.2, 0.8, 2.0], np.float32)
+
+
+def _custom_pair(lib, rule_lib):
+    """f(x, y) = sin(x) y with a custom VJP that scales x's cotangent by 3
+    (so a derivative through the forward ops would differ)."""
+    @lib.custom_vjp
+    def f(x, y):
+        return rule_lib.sin(x) * y
+
+    def fwd(x, y):
+        return f(x, y), (rule_lib.cos(x), rule_lib.sin(x), y)
+
+    def bwd(res, g):
+        cos_x, sin_x, y = res
+        return (3.0 * cos_x * g * y, sin_x * g)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@pytest.mark.parametrize("case", ["stop_arg", "stop_inner", "stop_grad_outer",
+                                  "custom_vjp", "custom_vjp_grad", "grad_of_vmap_custom",
+                                  "custom_jvp"])
+def test_vmap_of_stopped_and_custom_values_matches_jax(case: str) -> None:
+    def program(J, L):
+        x = L.asarray(V)
+        if case == "stop_arg":
+            return J.vmap(lambda v: J.lax.stop_gradient(v) * 2 + v)(x)
+        if case == "stop_inner":
+            return J.vmap(lambda v: J.lax.stop_gradient(L.sin(v)) * v)(x)
+        if case == "stop_grad_outer":  # the stop holds through the outer gradient
+            return J.grad(lambda a: L.sum(J.vmap(lambda v: J.lax.stop_gradient(v * v) * v)(a)))(x)
+        f = _custom_pair(J, L)
+        if case == "custom_vjp":
+            return J.vmap(f)(x, x + 1)
+        if case == "custom_vjp_grad":
+            return J.vmap(J.grad(f, argnums=(0, 1)))(x, x + 1)
+        if case == "grad_of_vmap_custom":
+            return J.grad(lambda a: L.sum(J.vmap(f)(a, x)))(x)
+
+        @J.custom_jvp
+        def log1pexp(v):
+            return L.log(1.0 + L.exp(v))
+
+        @log1pexp.defjvp
+        def _(primals, tangents):
+            (v,), (t,) = primals, tangents
+            return log1pexp(v), (1 - 1 / (1 + L.exp(v))) * t * 2.0  # scaled: the rule's
+        return J.vmap(J.grad(log1pexp))(x), J.grad(lambda a: L.sum(J.vmap(log1pexp)(a)))(x)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp))
+    mine = ptu.tree_leaves(program(pf, pf))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_vmap_of_no_grad_inside_matches_the_loop() -> None:
+    def g(v):
+        with pf.no_grad():
+            y = v * 3
+        return y + pf.sin(v)
+    close(pf.vmap(g)(pf.tensor(V)), V * 3 + np.sin(V))
+
+
+# ---- pf.jit under transforms: traced into (as jax.jit), never a stale replay ----
+
+@pytest.mark.parametrize("case", ["vmap_jit", "grad_jit", "vmap_grad_jit", "jacrev_jit",
+                                  "jit_jit", "vmap_jit_static"])
+def test_jit_inside_transforms_matches_jax(case: str) -> None:
+    def program(J, L, w):
+        x = L.asarray(np.stack([X, X * 2, -X]))
+        loss = J.jit(lambda v: L.sum(L.sin(v) ** 2))
+        if case == "vmap_jit":
+            return J.vmap(J.jit(lambda r, v: L.sum(L.sin(r) * v)), in_axes=(0, None))(x, w)
+        if case == "grad_jit":  # the second and third calls once replayed without gradient
+            return [J.grad(loss)(w + k) for k in range(3)]
+        if case == "vmap_grad_jit":
+            return J.vmap(J.grad(loss))(x)
+        if case == "jacrev_jit":
+            return J.jacrev(J.jit(lambda v: L.sin(v) * v))(w)
+        if case == "jit_jit":
+            inner = J.jit(lambda v: v * 2)
+            return [J.jit(lambda v: inner(v) + 1)(w + k) for k in range(2)]
+        return J.vmap(J.jit(lambda r, n: r * n, static_argnums=1), in_axes=(0, None))(x, 3)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp, jnp.asarray(X)))
+    mine = ptu.tree_leaves(program(pf, pf, pf.tensor(X)))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_compiled_forward_keeps_autograd_for_backward_outside() -> None:
+    """torch.compile's use: a compiled forward, backward outside. A replay has
+    no autograd graph, so such a call runs f (a zero or missing gradient never)."""
+    w = pf.tensor(X, requires_grad=True)
+    f = pf.compile(lambda x: pf.sum(pf.sin(w * x) ** 2))
+    for k in range(3):
+        w.grad = None
+        f(pf.tensor(X + k)).backward()
+        close(w.grad, 2 * np.sin(X * (X + k)) * np.cos(X * (X + k)) * (X + k))
+    assert f.stats()["hits"] == 0
+    assert "live autograd graph" in f.stats()["python_reasons"][0]
+    g = pf.compile(lambda x: pf.sum(x * x))
+    with pf.no_grad():
+        g(pf.tensor(X))
+    a = pf.tensor(X, requires_grad=True)
+    g(a).backward()  # traced under no_grad, called with grad on and a requiring grad
+    close(a.grad, 2 * X)
+
+
+# ---- loops on a mapped value under vmap: each example loops until it ends ----
+
+@pytest.mark.parametrize("case", ["while", "while_grad", "fori_mapped_bound", "nested_vmap"])
+def test_vmap_of_loops_on_mapped_values_matches_jax(case: str) -> None:
+    data = np.abs(np.stack([X, X * 3, X / 4])) + 0.3
+
+    def program(J, L):
+        x = L.asarray(data)
+        def grow(v):
+            return J.lax.while_loop(lambda u: L.sum(u) < 20.0, lambda u: u * 1.5, v)
+        if case == "while":
+            return J.vmap(grow)(x)
+        if case == "while_grad":  # per-example gradients through each trip count
+            return J.vmap(J.grad(lambda v: L.sum(J.lax.fori_loop(
+                0, 3, lambda i, u: L.sin(u) * u, v))))(x), J.vmap(grow, out_axes=1)(x)
+        if case == "fori_mapped_bound":
+            n = L.asarray(np.array([1, 4, 2]))
+            return J.vmap(lambda v, k: J.lax.fori_loop(0, k, lambda i, u: u * 2 + i, v))(x, n)
+        return J.vmap(J.vmap(lambda s: J.lax.while_loop(lambda u: u < 5.0,
+                                                         lambda u: u * 2, s)))(x)
+
+    got = jax.tree_util.tree_leaves(program(jax, jnp))
+    mine = ptu.tree_leaves(program(pf, pf))
+    assert len(got) == len(mine)
+    for m, g in zip(mine, got):
+        close(m, g)
+
+
+def test_loop_bounds_and_switch_index_must_be_integers_as_in_jax() -> None:
+    with pytest.raises(TypeError, match="bounds must be integers"):
+        pf.lax.fori_loop(0, 3.0, lambda i, v: v + i, pf.tensor(X))
+    with pytest.raises(TypeError, match="scalar integer"):
+        pf.lax.switch(1.0, [lambda: pf.tensor(X), lambda: pf.tensor(X) * 2])
+
+
+# ---- jax's top-level names: linearize, jacobian, device_put/get, block_until_ready ----
+
+def test_linearize_jacobian_and_device_functions_match_jax() -> None:
+    def f(x, y):
+        return jnp.sin(x) * y if isinstance(x, jax.Array) else pf.sin(x) * y
+
+    def f_aux(x):
+        return (x * x, {"n": x.sum()})
+
+    y_j, fj = jax.linearize(f, X, X + 1)
+    y_p, fp = pf.linearize(f, pf.tensor(X), pf.tensor(X + 1))
+    close(y_p, y_j)
+    close(fp(pf.tensor(X * 0 + 1), pf.tensor(X)), fj(X * 0 + 1, X))
+    out, fp2, aux = pf.linearize(f_aux, pf.tensor(X), has_aux=True)
+    _, fj2, aux_j = jax.linearize(f_aux, X, has_aux=True)
+    close(fp2(pf.tensor(X)), fj2(X))
+    close(aux["n"], aux_j["n"])
+    close(pf.jacobian(lambda v: pf.tanh(v) * v)(pf.tensor(X)),
+          jax.jacobian(lambda v: jnp.tanh(v) * v)(X))
+    got = pf.device_get({"a": pf.tensor(X) * 2, "b": 3})
+    assert isinstance(got["a"], np.ndarray) and got["b"] == 3
+    np.testing.assert_allclose(got["a"], np.asarray(jax.device_get(jnp.asarray(X) * 2)))
+    put = pf.device_put((X, 1.5))
+    assert isinstance(put[0], pf.Tensor) and put[0].shape == X.shape
+    lazy = pf.tensor(X) + 1
+    assert pf.block_until_ready(lazy) is lazy and not pf.is_lazy(lazy)
+    with pytest.raises(NotImplementedError, match="pf.shard"):
+        pf.device_put(pf.tensor(X), pf.NamedSharding(pf.DeviceMesh((1,), ("x",)), pf.P()))
+
+
+def test_vmap_traces_a_stopping_function_once_and_a_custom_rule_per_example() -> None:
+    """stop_gradient/no_grad values are batched by their own vmap (f traced
+    once); a custom rule's output makes vmap run f per example (traced once,
+    then once per example)."""
+    calls = []
+
+    def stopped(v):
+        calls.append(1)
+        with pf.no_grad():
+            y = pf.sin(v) * 2
+        return pf.lax.stop_gradient(v * v) * v + y
+
+    x = pf.tensor(V)
+    close(pf.vmap(stopped)(x), V ** 3 + np.sin(V) * 2)
+    assert len(calls) == 1
+    close(pf.grad(lambda a: pf.sum(pf.vmap(stopped)(a)))(x), V ** 2)
+    f = _custom_pair(pf, pf)
+    calls.clear()
+    close(pf.vmap(lambda a: (calls.append(1), f(a, a))[1])(x), np.sin(V) * V)
+    assert len(calls) == 1 + len(V)
+
+
+def test_lower_compile_and_vmap_axis_name() -> None:
+    f = pf.jit(lambda x: pf.sin(x) * 2)
+    c = f.lower(pf.tensor(X)).compile()
+    cj = jax.jit(lambda x: jnp.sin(x) * 2).lower(X).compile()
+    for k in range(3):
+        close(c(pf.tensor(X + k)), cj(X + k))
+    assert f.stats()["hits"] == 3 and "func.func" in c.as_text()
+    with pytest.raises(NotImplementedError, match="axis_name"):
+        pf.vmap(lambda x: x, axis_name="batch")(pf.tensor(X))
+
+
+# ---- a JAX tutorial program with pf as `jax` and `jnp` gives JAX's numbers ----
+
+def _tutorial(jax, jnp):
+    key = jax.random.PRNGKey(0)
+    def init_mlp(key, sizes):
+        keys = jax.random.split(key, len(sizes))
+        return [{"w": jax.random.normal(k, (m, n)) * jnp.sqrt(2.0 / m), "b": jnp.zeros(n)}
+                for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+    params = init_mlp(key, [4, 16, 3])
+    dk, xk, yk = jax.random.split(jax.random.PRNGKey(1), 3)
+    x = jax.random.normal(xk, (32, 4))
+    y = jax.random.randint(yk, (32,), 0, 3)
+    def predict(params, x):
+        for l in params[:-1]:
+            x = jax.nn.relu(x @ l["w"] + l["b"])
+        return x @ params[-1]["w"] + params[-1]["b"]
+    def loss(params, x, y):
+        logp = jax.nn.log_softmax(predict(params, x))
+        return -jnp.mean(jnp.sum(logp * jax.nn.one_hot(y, 3), axis=-1))
+    @jax.jit
+    def update(params, x, y):
+        l, g = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, g), l
+    losses = []
+    for _ in range(10):
+        params, l = update(params, x, y)
+        losses.append(l)
+    per_ex = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(params, x[:, None], y[:, None])
+    # dropout with keys
+    def dropout(key, h, rate):
+        keep = jax.random.bernoulli(key, 1 - rate, h.shape)
+        return jnp.where(keep, h / (1 - rate), 0.0)
+    d = dropout(dk, predict(params, x), 0.5)
+    # scan RNN
+    def rnn(h, xt):
+        h = jnp.tanh(h @ params[0]["w"][:, :4].T[:4, :4] + xt)
+        return h, h.sum()
+    hT, hs = jax.lax.scan(rnn, jnp.zeros(4), x[:5])
+    perm = jax.random.permutation(dk, 10)
+    return jnp.stack(losses), params, per_ex, d, hT, hs, perm
+
+
+@pytest.mark.parametrize("as_jnp", ["pf", "pf.numpy"])
+def test_jax_tutorial_program_with_pf_as_jax_gives_jax_results(as_jnp: str) -> None:
+    """PRNG keys and draws, init, jit(value_and_grad) training, per-example
+    gradients, dropout masks, a scan RNN, a permutation: all JAX's numbers
+    (``jnp`` as pf itself or as pf.numpy, jax.numpy's semantics)."""
+    want = jax.tree_util.tree_leaves(_tutorial(jax, jnp))
+    got = ptu.tree_leaves(_tutorial(pf, pf if as_jnp == "pf" else pf.numpy))
+    assert len(got) == len(want) == 13
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-5)

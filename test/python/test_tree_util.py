@@ -143,3 +143,31 @@ def test_vjp_over_pytrees_checks_the_cotangent_tree(mode):
         vjp_fn([pf.tensor([1., 0., 2.]), pf.tensor(1.)])
     with pytest.raises(ValueError, match="does not match"):
         vjp_fn({"u": pf.tensor([1., 0.]), "v": pf.tensor(1.)})
+
+
+@tu.register_pytree_with_keys_class
+class Keyed:  # JAX's keyed registration: the node names its children in key paths
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+    def tree_flatten_with_keys(self):
+        return ((tu.GetAttrKey("w"), self.w), (tu.GetAttrKey("b"), self.b)), "keyed"
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        assert aux == "keyed"
+        return cls(*children)
+
+
+def test_register_pytree_with_keys_and_treedef_helpers_as_jax() -> None:
+    t = {"m": Keyed(1.0, [2.0, 3.0])}
+    # jax.tree_util gives these paths for the same registration
+    assert [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(t)[0]] == \
+        ["['m'].w", "['m'].b[0]", "['m'].b[1]"]
+    assert tu.tree_map(lambda x: x * 2, t)["m"].b == [4.0, 6.0]
+    assert tu.treedef_tuple([tu.tree_structure(1), tu.tree_structure([2])]) == \
+        tu.tree_structure((1, [2]))
+    assert [c.num_leaves for c in tu.treedef_children(tu.tree_structure((1, [2, 3])))] == [1, 2]
+    g = pf.grad(lambda k: pf.sum(k.w * k.b[0] ** 2))(Keyed(pf.tensor(3.0), [pf.tensor(2.0)]))
+    assert isinstance(g, Keyed)
+    np.testing.assert_allclose([g.w.item(), g.b[0].item()], [4.0, 12.0])

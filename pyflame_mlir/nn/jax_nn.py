@@ -1,0 +1,248 @@
+"""``jax.nn``'s functions under ``pf.nn`` (``pf.nn.relu``, ``pf.nn.softmax(x,
+axis=-1)``, ``pf.nn.one_hot(x, n)``, ...): JAX's signatures and defaults
+(``gelu`` is the tanh approximation unless ``approximate=False``; ``softmax``
+and ``logsumexp`` take ``axis``, an int or a tuple), as compositions of the op
+API. torch.nn has no lowercase functions, so nothing of torch's is shadowed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import ops
+from ..composites import logaddexp
+from ..core import Tensor
+from ..creation import arange
+from ..dialects.dtypes import dtype as to_dtype
+from ..dialects.dtypes import float32
+
+__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
+           "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax",
+           "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid",
+           "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
+           "squareplus", "standardize", "swish", "tanh"]
+
+
+def _t(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, np.float32)
+                                                             if isinstance(x, float | list)
+                                                             else x)
+
+
+def _axes(x: Tensor, axis: int | Sequence[int] | None) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(x.ndim))
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    return tuple(int(a) % x.ndim for a in axes) if x.ndim else ()
+
+
+def _no_where(where: Any, what: str) -> None:
+    if where is not None:
+        raise NotImplementedError(f"nn.{what}(where=...) is not supported")
+
+
+def relu(x: Any) -> Tensor:
+    return ops.relu(_t(x))
+
+
+def relu6(x: Any) -> Tensor:
+    """``min(max(x, 0), 6)``; JAX's derivative is 0 at both kinks."""
+    x = _t(x)
+    inside = ops.logical_and(x > 0.0, x < 6.0)
+    return ops.where(inside, x, ops.where(x >= 6.0, 6.0, 0.0))
+
+
+def sigmoid(x: Any) -> Tensor:
+    return ops.sigmoid(_t(x))
+
+
+def tanh(x: Any) -> Tensor:
+    return ops.tanh(_t(x))
+
+
+def identity(x: Any) -> Tensor:
+    return _t(x)
+
+
+def softplus(x: Any) -> Tensor:
+    """``log(1 + exp(x))`` as JAX: ``logaddexp(x, 0)``."""
+    return logaddexp(_t(x), 0.0)
+
+
+def log_sigmoid(x: Any) -> Tensor:
+    return ops.neg(softplus(ops.neg(_t(x))))
+
+
+def soft_sign(x: Any) -> Tensor:
+    x = _t(x)
+    return x / (ops.abs(x) + 1.0)
+
+
+def silu(x: Any) -> Tensor:
+    x = _t(x)
+    return x * ops.sigmoid(x)
+
+
+swish = silu
+
+
+def hard_sigmoid(x: Any) -> Tensor:
+    return relu6(_t(x) + 3.0) / 6.0
+
+
+def hard_silu(x: Any) -> Tensor:
+    x = _t(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def hard_tanh(x: Any) -> Tensor:
+    return ops.clamp(_t(x), -1.0, 1.0)
+
+
+def elu(x: Any, alpha: float = 1.0) -> Tensor:
+    x = _t(x)
+    pos = x > 0
+    return ops.where(pos, x, ops.expm1(ops.where(pos, 0.0, x)) * alpha)
+
+
+def celu(x: Any, alpha: float = 1.0) -> Tensor:
+    x = _t(x)
+    return ops.maximum(x, 0.0) + ops.expm1(ops.minimum(x, 0.0) / alpha) * alpha
+
+
+def selu(x: Any) -> Tensor:
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return elu(x, alpha) * scale
+
+
+def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
+    x = _t(x)
+    return ops.where(x >= 0, x, x * negative_slope)
+
+
+def gelu(x: Any, approximate: bool = True) -> Tensor:
+    """JAX's default is the tanh approximation (torch's is exact)."""
+    x = _t(x)
+    if approximate:
+        c = math.sqrt(2 / math.pi)
+        return x * 0.5 * (ops.tanh((x + x * x * x * 0.044715) * c) + 1.0)
+    return x * 0.5 * (ops.erf(x / math.sqrt(2)) + 1.0)
+
+
+def glu(x: Any, axis: int = -1) -> Tensor:
+    x = _t(x)
+    n = x.shape[axis]
+    if n % 2:
+        raise ValueError(f"nn.glu: axis {axis} has odd size {n}")
+    a, b = ops.split(x, n // 2, axis)
+    return a * ops.sigmoid(b)
+
+
+def mish(x: Any) -> Tensor:
+    x = _t(x)
+    return x * ops.tanh(softplus(x))
+
+
+def squareplus(x: Any, b: float = 4) -> Tensor:
+    x = _t(x)
+    return (x + ops.sqrt(x * x + b)) / 2
+
+
+def sparse_plus(x: Any) -> Tensor:
+    x = _t(x)
+    return ops.where(x <= -1.0, 0.0, ops.where(x >= 1.0, x, (x + 1.0) * (x + 1.0) / 4))
+
+
+def sparse_sigmoid(x: Any) -> Tensor:
+    """``clip(x + 1, 0, 2) / 2`` with jnp.clip's maximum/minimum (ties share
+    the derivative, as JAX's)."""
+    return ops.minimum(ops.maximum(_t(x) + 1.0, 0.0), 2.0) * 0.5
+
+
+def log1mexp(x: Any) -> Tensor:
+    """``log(1 - exp(-x))``, accurate on both sides of log 2."""
+    x = _t(x)
+    return ops.where(x < math.log(2), ops.log(ops.neg(ops.expm1(ops.neg(x)))),
+                     ops.log1p(ops.neg(ops.exp(ops.neg(x)))))
+
+
+def _shifted(x: Tensor, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    """(x - max, max) over ``axes`` (the max kept: no derivative through it is
+    needed, the result does not depend on it)."""
+    m = ops.amax(x, axes, keepdim=True).detach()
+    m = ops.where(ops.isfinite(m), m, 0.0)
+    return x - m, m
+
+
+def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
+    _no_where(where, "softmax")
+    x = _t(x)
+    z, _ = _shifted(x, _axes(x, axis))
+    e = ops.exp(z)
+    return e / ops.sum(e, _axes(x, axis), keepdim=True)
+
+
+def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
+    _no_where(where, "log_softmax")
+    x = _t(x)
+    axes = _axes(x, axis)
+    z, _ = _shifted(x, axes)
+    return z - ops.log(ops.sum(ops.exp(z), axes, keepdim=True))
+
+
+def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
+              keepdims: bool = False, return_sign: bool = False, where: Any = None) -> Tensor:
+    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default)."""
+    _no_where(where, "logsumexp")
+    if return_sign:
+        raise NotImplementedError("nn.logsumexp(return_sign=True) is not supported")
+    x = _t(a)
+    axes = _axes(x, axis)
+    z, m = _shifted(x, axes)
+    e = ops.exp(z) if b is None else ops.exp(z) * _t(b)
+    out = ops.log(ops.sum(e, axes, keepdim=True)) + m
+    if keepdims:
+        return out
+    return ops.reshape(out, tuple(n for i, n in enumerate(out.shape) if i not in axes))
+
+
+def logmeanexp(x: Any, axis: int | Sequence[int] | None = None, where: Any = None,
+               keepdims: bool = False) -> Tensor:
+    _no_where(where, "logmeanexp")
+    t = _t(x)
+    n = math.prod(t.shape[a] for a in _axes(t, axis))
+    return logsumexp(t, axis, keepdims=keepdims) - math.log(n)
+
+
+def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,
+                variance: Any = None, epsilon: float = 1e-5, where: Any = None) -> Tensor:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (the variance
+    as JAX's: mean of squares minus the squared mean)."""
+    _no_where(where, "standardize")
+    x = _t(x)
+    axes = _axes(x, axis)
+    if mean is None:
+        mean = ops.mean(x, axes, keepdim=True)
+    if variance is None:
+        variance = ops.mean(x * x, axes, keepdim=True) - _t(mean) * _t(mean)
+    return (x - mean) * ops.rsqrt(_t(variance) + epsilon)
+
+
+def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Tensor:
+    """``x``'s integers as one-hot vectors along a new ``axis`` (float32 by
+    default; an index outside ``[0, num_classes)`` gives a zero vector)."""
+    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
+    out_ndim = t.ndim + 1
+    axis %= out_ndim
+    shape = [1] * out_ndim
+    shape[axis] = num_classes
+    classes = ops.reshape(arange(num_classes, dtype=t.dtype), tuple(shape))
+    hot = ops.eq(ops.unsqueeze(t, axis), classes)
+    return hot.to(float32 if dtype is None else to_dtype(dtype))
