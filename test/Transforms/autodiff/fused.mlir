@@ -16,8 +16,8 @@ func.func @main(%x: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<f32>) -> tensor
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[S:.*]] = pyflame.add %x, %b
 // CHECK:         %[[R:.*]] = pyflame.relu %[[S]]
-// CHECK:         %[[LE:.*]] = pyflame.le %[[R]]
-// CHECK:         %[[M:.*]] = pyflame.logical_not %[[LE]]
-// CHECK:         %[[D:.*]] = pyflame.convert %[[M]] {dtype = f32}
-// CHECK:         %g = pyflame.mul %{{.*}}, %[[D]]
+// relu's VJP is torch's threshold_backward: where(out <= 0, 0, cotangent)
+// CHECK:         %[[ZERO:.*]] = pyflame.constant {value = dense<0.000000e+00> : tensor<f32>}
+// CHECK:         %[[LE:.*]] = pyflame.le %[[R]], %[[ZERO]]
+// CHECK:         %g = pyflame.where %[[LE]], %[[ZERO]], %{{.*}}
 // CHECK-NEXT:    func.return %g
