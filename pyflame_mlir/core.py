@@ -283,9 +283,10 @@ class Tensor:
         return t
 
     def _realize(self, value: np.ndarray) -> None:
-        assert value.shape == self.shape and value.dtype == self.dtype.np, (
-            f"internal error: executor produced {value.shape} {value.dtype} for "
-            f"{self.shape} {self.dtype.name}")
+        if value.shape != self.shape or (value.dtype is not self.dtype.np
+                                         and value.dtype != self.dtype.np):
+            raise AssertionError(f"internal error: executor produced {value.shape} "
+                                 f"{value.dtype} for {self.shape} {self.dtype.name}")
         node = self._node
         self._value = value
         self._node = None  # a leaf for evaluation from now on
