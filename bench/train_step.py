@@ -2,7 +2,9 @@
 softmax cross-entropy and SGD; pyflame (reference backend) beside torch eager
 and jax.jit (if jax is installed: the ``bench`` extra), in one run.
 Also the first step's compile time (pyflame: IR build, autodiff, passes,
-lowering; jax: tracing + XLA).
+lowering; jax: tracing + XLA). ``--split``: the CPU time of each part of one
+pyflame step instead (``split``), which the load of other processes barely
+moves (steps/s on a shared machine does).
 
 Where the machine's environment pins OpenBLAS's kernels
 (``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``: a workaround some machines
@@ -63,6 +65,64 @@ def pyflame_bench() -> tuple[Callable[[], object], float, float]:
     first = time.perf_counter() - t0
     loss = step()  # warm
     return step, first, loss.item()
+
+
+def split(n: int = 2000, rounds: int = 3) -> dict[str, float]:
+    """CPU time (this thread's: other processes' load barely moves it) of each
+    part of one pyflame step, µs: recording the forward, ``loss.backward()``,
+    the four in-place updates, ``loss.item()`` and, of that, the reference
+    executable's ``run`` (the plan's kernels); ``overhead`` is the step less
+    ``run`` (Python: recording, tracing, the cache lookup). Best of ``rounds``
+    runs of ``n`` steps."""
+    from pyflame_mlir.runtime.reference import ReferenceExecutable
+
+    params = [pf.tensor(p, requires_grad=True) for p in INIT]
+    x, y = pf.tensor(X), pf.tensor(Y)
+    clock = time.thread_time_ns
+    parts = [0] * 5
+    run = ReferenceExecutable.run
+
+    def timed_run(self, *args, **kwargs):
+        t0 = clock()
+        out = run(self, *args, **kwargs)
+        parts[4] += clock() - t0
+        return out
+
+    def step() -> None:
+        t0 = clock()
+        w1, b1, w2, b2 = params
+        logits = pf.relu(x @ w1 + b1) @ w2 + b2
+        loss = -(pf.log_softmax(logits, dim=1) * y).sum(dim=1).mean()
+        t1 = clock()
+        loss.backward()
+        t2 = clock()
+        with pf.no_grad():
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        t3 = clock()
+        loss.item()
+        t4 = clock()
+        for i, d in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            parts[i] += d
+
+    ReferenceExecutable.run = timed_run
+    try:
+        for _ in range(200):
+            step()
+        best: list[float] | None = None
+        for _ in range(rounds):
+            parts[:] = [0] * 5
+            for _ in range(n):
+                step()
+            us = [v / n / 1e3 for v in parts]
+            if best is None or sum(us[:4]) < sum(best[:4]):
+                best = us
+    finally:
+        ReferenceExecutable.run = run
+    fwd, bwd, upd, item, run_us = best
+    return {"forward": fwd, "backward": bwd, "updates": upd, "item": item, "run": run_us,
+            "step": fwd + bwd + upd + item, "overhead": fwd + bwd + upd + item - run_us}
 
 
 def torch_bench() -> tuple[Callable[[], object], float, float] | None:
@@ -228,5 +288,9 @@ if __name__ == "__main__":
 
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--split":
+        print(f"pyflame step, CPU µs (thread time), best of 3x2000 steps, "
+              f"date {time.strftime('%Y-%m-%d %H:%M')}")
+        print(" ".join(f"{k} {v:.1f}" for k, v in split().items()))
     else:
         main(rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 5)

@@ -36,6 +36,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     detach,
     inputs_as_read,
     is_leaf,
+    number_key,
     read_by,
     record,
     requires_grad,
@@ -312,6 +313,26 @@ def _seed_like(t: Tensor, value: Any) -> Tensor:
     return s if s.dtype is t.dtype else convert(s, t.dtype)
 
 
+_SEEDS: dict[tuple, Tensor] = {}
+
+
+def _shared_seed(t: Tensor, value: int | float) -> Tensor:
+    """``_seed_like(t, value)`` for a ``backward()`` whose seed only the one
+    vjp node reads (no split point, no create_graph): one constant promise per
+    (shape, dtype, exact number), shared by every step as ``ops._scalar_operand``
+    is, so a training step records no constant for it. Never handed to the
+    user (no hook sees it), never modified; made under no_grad, as each seed
+    of a backward without create_graph is."""
+    k = (t.shape, t.dtype, number_key(value))
+    s = _SEEDS.get(k)
+    if s is None:
+        if len(_SEEDS) > 256:
+            _SEEDS.clear()
+        with _grad_mode(False):
+            s = _SEEDS[k] = _seed_like(t, value)
+    return s
+
+
 def record_vjp(fn: FuncGraph, wrt: Sequence[int], cotangents: Sequence[Tensor]
                ) -> list[Tensor]:
     """Outputs of ``fn`` then the cotangents of ``fn.args[i]`` for i in ``wrt``."""
@@ -435,6 +456,11 @@ class _Reverse:
         leaves = fn.sub.leaves
         return [leaves[i] for i in fn.arg_pos if not self._is_target(leaves[i])]
 
+    def is_plain(self) -> bool:
+        """No split point: ``run`` records the one vjp, which alone reads the seeds."""
+        return self.root is not None and not self.conts and not self.anomaly and \
+            self.targets is None and not self.direct
+
     def has_targets(self) -> bool:
         return bool(self.direct) or (self.root is not None and bool(self.root.arg_pos))
 
@@ -473,7 +499,7 @@ class _Reverse:
                     give(leaves[i], g)
 
         root = self.root
-        if root is not None and not self.conts and not self.anomaly and self.targets is None:
+        if self.is_plain():
             # no split point (the common case): the one vjp, every leaf reached a target
             leaves = root.sub.leaves
             res = record_vjp(root, range(len(root.arg_pos)), seeds)[len(root.sub.outputs):]
@@ -809,7 +835,8 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
                                f"(the tensor has shape {list(t.shape)}); pass gradient=")
         gradient = 1.0
     with _grad_mode(create_graph):
-        got = plan.run([_seed_like(t, gradient)])
+        plain = not create_graph and type(gradient) in (float, int) and plan.is_plain()
+        got = plan.run([_shared_seed(t, gradient) if plain else _seed_like(t, gradient)])
         _accumulate([x for x, _ in got.values()], [g for _, g in got.values()])
     if not (create_graph if retain_graph is None else retain_graph):
         plan.free()

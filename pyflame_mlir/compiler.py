@@ -472,7 +472,11 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     if stateful:  # outputs past the requested ones may stay on the device until read
         results = entry.executable.run([t._value for t in sub.leaves], requested=requested)
     else:
-        results = entry.run([host_array(t._value) for t in sub.leaves])
+        args = [t._value for t in sub.leaves]
+        for i, v in enumerate(args):
+            if type(v) is not np.ndarray:
+                args[i] = host_array(v)
+        results = entry.run(args)
     COUNTERS.executions += 1
     for t, value in zip(lazy, results):
         if t._node is not None:  # the same tensor may be requested twice

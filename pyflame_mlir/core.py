@@ -283,9 +283,10 @@ class Tensor:
         return t
 
     def _realize(self, value: np.ndarray) -> None:
-        assert value.shape == self.shape and value.dtype == self.dtype.np, (
-            f"internal error: executor produced {value.shape} {value.dtype} for "
-            f"{self.shape} {self.dtype.name}")
+        if value.shape != self.shape or (value.dtype is not self.dtype.np
+                                         and value.dtype != self.dtype.np):
+            raise AssertionError(f"internal error: executor produced {value.shape} "
+                                 f"{value.dtype} for {self.shape} {self.dtype.name}")
         node = self._node
         self._value = value
         self._node = None  # a leaf for evaluation from now on
@@ -958,6 +959,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     ``args`` become the first leaves whatever they are, and tensors for which
     ``boundary`` holds are leaves too (the walk does not go past them).
     Evaluation (``trace`` false) treats every realized tensor as a leaf."""
+    if not trace and not args and boundary is None:
+        return _collect_plain(tensors)
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
@@ -967,14 +970,35 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
     older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
     pending: list[Tensor] = []
-    while todo:
+    while trace and todo:  # a traced function: the walk goes through histories
         t = pop()
         m = t._node
-        if mutated and m is not None and t._mut is not None and not trace \
+        if m is None:
+            m = t._hist
+            if m is None:
+                continue
+        if cut and id(t) in cut:
+            continue
+        if boundary is not None and boundary(t):  # before `seen`: a detached alias
+            cut.add(id(t))                         # shares its node with a live tensor
+            continue
+        if m not in seen:
+            seen[m] = None
+            ins = m.inputs
+            if mutated:
+                cells = m.cells
+                for c in cells:
+                    if c[0] is not None:  # inputs_as_read, inlined
+                        ins = older[m] = [x if c[0] is None else c[0]
+                                          for x, c in zip(ins, cells)]
+                        break
+            extend(ins)
+    while todo:  # (not ``trace``)
+        t = pop()
+        m = t._node
+        if mutated and m is not None and t._mut is not None \
                 and m not in seen and t._mut is not _FROZEN:
             pending.append(t)
-        if m is None and trace:
-            m = t._hist
         if m is None or (cut and id(t) in cut):
             continue
         if boundary is not None and boundary(t):  # before `seen`: a detached alias
@@ -987,7 +1011,6 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
                 extend(ins)
                 if ins is not m.inputs:
                     older[m] = ins  # read again by the wiring below
-                if ins is not m.inputs and not trace:
                     # an op reads an older state of a parameter (an autograd leaf)
                     # updated in place: the lazy update is computed with this
                     # graph (``pending``), as PyTorch's step has run by now
@@ -1031,6 +1054,91 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
 
 _by_seq = operator.attrgetter("seq")
+
+
+def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
+    """``collect`` for an evaluation (no ``trace``, ``args`` or ``boundary``):
+    the same walk and the same result, without the branches only a traced
+    function needs (every evaluation runs it, so it is worth its own loop)."""
+    leaves: list[Tensor] = []
+    pos: dict[int, int] = {}  # leaves, by id
+    seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
+    todo = list(tensors)
+    pop, extend = todo.pop, todo.extend
+    older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
+    pending: list[Tensor] = []
+    if MUTATIONS[0]:  # an op's input may be an older state of a tensor
+        while todo:
+            t = pop()
+            m = t._node
+            if m is None or m in seen:
+                continue
+            mu = t._mut
+            if mu is not None and mu is not _FROZEN:
+                pending.append(t)  # a lazy tensor modified in place: see Subgraph.pending
+            seen[m] = None
+            ins = m.inputs
+            cells = m.cells
+            for c in cells:
+                if c[0] is not None:  # inputs_as_read, inlined
+                    older[m] = read = [x if c[0] is None else c[0] for x, c in zip(ins, cells)]
+                    extend(read)
+                    # an op reads an older state of a parameter (an autograd leaf)
+                    # updated in place: the lazy update is computed with this
+                    # graph (``pending``), as PyTorch's step has run by now
+                    extend([x for x in ins if x._node is not None and x._mut is not None
+                            and x._ag is not None and x._ag.requires_grad])
+                    break
+            else:
+                extend(ins)
+    else:
+        while todo:
+            t = pop()
+            m = t._node
+            if m is not None and m not in seen:
+                seen[m] = None
+                extend(m.inputs)
+    nodes = sorted(seen, key=_by_seq)
+    at = {n: i << 16 for i, n in enumerate(nodes)}
+    wiring: list[int] = []
+    add = wiring.append
+    get_older = older.get
+    for n in nodes:
+        sid = n._sig_id
+        add(sid if sid is not None else n.sig_id)
+        ins = n.inputs
+        add(len(ins))
+        if older:
+            ins = get_older(n, ins)
+        for t in ins:
+            m = t._node
+            if m is not None:
+                add(at[m] | t._index)
+                continue
+            fz = t._view
+            if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:
+                t = fz.source  # a snapshot of a value that has not changed since:
+                # one program input, not one per op that read it
+            lr = pos.get(id(t))
+            if lr is None:
+                lr = pos[id(t)] = -1 - len(leaves)
+                leaves.append(t)
+            add(lr)
+    outputs: list[int] = []
+    for t in [*tensors, *pending] if pending else tensors:  # the requested tensors, last
+        m = t._node
+        if m is not None:
+            outputs.append(at[m] | t._index)
+            continue
+        fz = t._view
+        if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:
+            t = fz.source
+        lr = pos.get(id(t))
+        if lr is None:
+            lr = pos[id(t)] = -1 - len(leaves)
+            leaves.append(t)
+        outputs.append(lr)
+    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
 
 
 def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:

@@ -898,7 +898,8 @@ def _dims(op: str, x: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...
     if dim is None:
         return tuple(range(x.ndim))
     if type(dim) is int and x.shape:
-        return (normalize_dim(op, dim, len(x.shape)),)
+        n = len(x.shape)
+        return (dim % n,) if -n <= dim < n else (normalize_dim(op, dim, n),)  # (raises)
     many = isinstance(dim, Sequence | np.ndarray) and not isinstance(dim, str)
     raw = tuple(dim) if many else (dim,)  # a bad dim (1.5) fails in normalize_dim
     if not raw:

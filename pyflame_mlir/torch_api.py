@@ -94,7 +94,7 @@ def accept_numpy_names(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
             for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
                 if numpy_name in kwargs:
                     if name in kwargs:

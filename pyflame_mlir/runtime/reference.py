@@ -84,8 +84,8 @@ class ReferenceExecutable:
         exec(compile(self.source, "<pyflame reference plan>", "exec"), env)  # noqa: S102
         self._program = env["program"]
         self._lock = threading.Lock()  # the buffers belong to one run at a time
-        self._arg_specs = [(tuple(shape), d.np) for shape, d in plan.arg_specs]
-        self._result_specs = [(tuple(shape), d.np) for shape, d in plan.result_specs]
+        self._arg_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.arg_specs]
+        self._result_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
 
     can_donate = True  # run(args, donated) may write results into donated arrays
@@ -113,11 +113,13 @@ class ReferenceExecutable:
         """The results for ``args``. The arrays at the ``donated`` positions
         are the caller's to give away: one may come back as a result (its
         memory reused), and none may be read after this call."""
-        if [(a.shape, a.dtype) for a in args] != self._arg_specs:
-            for a, (shape, d) in zip(args, self._arg_specs):
-                if a.shape != shape or a.dtype != d:
-                    raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
-                                     f"the compiled {shape} {d}")
+        specs = self._arg_specs
+        if len(args) != len(specs):
+            raise ValueError(f"{len(args)} arguments for a program compiled for {len(specs)}")
+        for a, (shape, d) in zip(args, specs):  # (a dtype is mostly numpy's own instance)
+            if a.shape != shape or (a.dtype is not d and a.dtype != d):
+                raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
+                                 f"the compiled {shape} {d}")
         reuse = {}
         if donated:
             ids = [id(a) for a in args]
@@ -132,15 +134,17 @@ class ReferenceExecutable:
             finally:
                 _loud_floats(quiet)
         out = []
-        for r in results:
+        specs = self._result_specs
+        if len(results) != len(specs):
+            raise RuntimeError(f"reference executor produced {len(results)} results, expected "
+                               f"{len(specs)} (a kernel broke its rule)")
+        for r, (shape, d) in zip(results, specs):
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
             if r.base is not None or not r.flags.writeable:
                 r = r.copy()  # results never alias inputs, views or buffers
+            if r.shape != shape or (r.dtype is not d and r.dtype != d):
+                raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
+                                   f"expected {shape} {d} (a kernel broke its rule)")
             out.append(r)
-        if [(r.shape, r.dtype) for r in out] != self._result_specs:
-            for r, (shape, d) in zip(out, self._result_specs):
-                if r.dtype != d or r.shape != shape:
-                    raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
-                                       f"expected {shape} {d} (a kernel broke its rule)")
         return out
