@@ -606,6 +606,12 @@ class Module:
             table.move_to_end(handle.id, last=False)
         return handle
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: a module pickled before backward hooks existed gets the tables."""
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._backward_hooks or self._backward_pre_hooks:
             return _call_with_backward_hooks(self, args, kwargs)
