@@ -589,7 +589,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     with tracing():
         flat = _distinct(_as_primals(flat))
         result = f(*tree_unflatten(tree, flat))
-        out, aux = result if has_aux else (result, None)
+        out, aux = _split_aux(result) if has_aux else (result, None)
         out_flat, out_tree = tree_flatten(out)
         plan = _functional_plan(flat, out_flat)
 
@@ -659,6 +659,16 @@ class _Args:
         return parts[0] if self.single else tuple(parts)
 
 
+def _split_aux(result: Any) -> tuple[Any, Any]:
+    """``(output, aux)`` of a ``has_aux`` function, or JAX's error."""
+    if not (isinstance(result, tuple | list) and len(result) == 2):
+        raise TypeError(f"has_aux=True requires the function to return a pair (output, aux), "
+                        f"got {type(result).__name__}"
+                        + (f" of length {len(result)}" if isinstance(result, tuple | list)
+                           else ""))
+    return result[0], result[1]
+
+
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     def wrapped(*args: Any, **kwargs: Any):  # keyword arguments: passed, not differentiated
         with tracing():
@@ -671,7 +681,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                     args: tuple) -> Any:
     xs = _Args(args, argnums)
     result = f(*xs.call)
-    out, aux = result if has_aux else (result, None)
+    out, aux = _split_aux(result) if has_aux else (result, None)
     if not isinstance(out, Tensor) or out.numel() != 1 or \
             not out.dtype.is_floating_point:
         raise TypeError("grad requires f to return a real scalar tensor, got "

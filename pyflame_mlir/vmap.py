@@ -36,6 +36,7 @@ from .autodiff import (
     _Forward,
     _functional_plan,
     _seed_like,
+    _split_aux,
     _stopped_lazy,
     tracing,
 )
@@ -452,7 +453,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
         with tracing():
             xs = _Args(args, argnums)
             result = f(*xs.call)
-            out, aux = result if has_aux else (result, None)
+            out, aux = _split_aux(result) if has_aux else (result, None)
             outs, out_tree = tree_flatten(out)
             for o in outs:
                 if not isinstance(o, Tensor):

@@ -170,3 +170,13 @@ def test_torch_utils_checkpoint_matches_torch() -> None:
     out = pf.utils.checkpoint.checkpoint_sequential(pm, 2, xp)
     close(out, torch.utils.checkpoint.checkpoint_sequential(tm, 2, xt, use_reentrant=False)
           .detach().numpy())
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "vjp", "jacrev", "jacfwd"])
+def test_has_aux_without_a_pair_raises_naming_it(transform):
+    f = getattr(pf, transform)
+    with pytest.raises(TypeError, match=r"has_aux=True requires the function to return a pair"):
+        if transform == "vjp":
+            f(lambda x: (x * x).sum(), pf.ones(2), has_aux=True)
+        else:
+            f(lambda x: (x * x).sum(), has_aux=True)(pf.ones(2))
