@@ -342,6 +342,8 @@ globals().update({n: f for n, f in {**_FUNCTIONAL_ALIASES, **_INPLACE_FUNCTIONS}
                   if n not in globals()})
 
 _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
+_install_numpy_names(vars(linalg))  # (torch.linalg's and torch.special's native functions too)
+_install_numpy_names(vars(special))
 
 __all__ = ([n for n in dir() if not n.startswith("_")
             and n not in ("annotations", "numpy", "random")]  # (star imports keep numpy/random)

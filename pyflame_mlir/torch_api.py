@@ -105,11 +105,11 @@ def accept_numpy_names(fn: Any) -> Any:
     return call
 
 
-def install_numpy_names(namespace: dict[str, Any], cls: type) -> None:
+def install_numpy_names(namespace: dict[str, Any], cls: type | None = None) -> None:
     """``accept_numpy_names`` on the functions of a namespace and the methods of a class."""
     for name, value in list(namespace.items()):
         if not name.startswith("_") and inspect.isfunction(value):
             namespace[name] = accept_numpy_names(value)
-    for name, value in list(vars(cls).items()):
+    for name, value in list(vars(cls).items()) if cls is not None else ():
         if not name.startswith("_") and inspect.isfunction(value):
             setattr(cls, name, accept_numpy_names(value))

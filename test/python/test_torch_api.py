@@ -519,3 +519,15 @@ def test_numpy_argument_names_as_torch_takes_them() -> None:
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
     with pytest.raises(TypeError, match="both dim= and its alias axis="):
         pf.tensor(data).sum(dim=0, axis=1)
+
+
+def test_numpy_argument_names_in_linalg_and_special_as_torch():
+    import torch
+
+    x = np.arange(6.0).reshape(2, 3)
+    cases = (lambda L, t: L.linalg.norm(t, axis=1),
+             lambda L, t: L.linalg.vector_norm(t, axis=1, keepdims=True),
+             lambda L, t: L.special.logsumexp(t, axis=1),
+             lambda L, t: L.linalg.matrix_norm(t, axis=(0, 1)))
+    for f in cases:
+        np.testing.assert_allclose(f(pf, pf.tensor(x)).numpy(), f(torch, torch.tensor(x)).numpy())
