@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import core
+from .composites3 import *  # noqa: F403  (session 11's scan: gradient, histogram, as_strided...)
+from .composites3 import __all__ as _composites3_all
 from .core import Tensor
 from .creation import tensor as _tensor
 from .dialects.dtypes import DType, default_float
@@ -36,6 +38,7 @@ __all__ = [
     "scalar_tensor", "set_default_device", "set_deterministic_debug_mode",
     "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads",
     "set_printoptions", "set_warn_always", "typename", "use_deterministic_algorithms",
+    *_composites3_all,
 ]
 
 # ---- process settings ----
