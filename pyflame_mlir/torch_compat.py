@@ -38,7 +38,7 @@ __all__ = [
     "scalar_tensor", "set_default_device", "set_deterministic_debug_mode",
     "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads",
     "set_printoptions", "set_warn_always", "typename", "use_deterministic_algorithms",
-    *_composites3_all,
+    *_composites3_all, "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
 ]
 
 # ---- process settings ----
@@ -307,7 +307,24 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
     return F.dropout(input, p, train)
 
 
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """Dropout of whole channels (dim 1) of an (N, C, ...) input."""
+    if input.ndim < 2:
+        raise RuntimeError(f"feature_dropout: expects an input with at least 2 dims, got "
+                           f"{list(input.shape)}")
+    return F._dropout(input, p, train, False, input.shape[:2] + (1,) * (input.ndim - 2))
+
+
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+               "conv_transpose3d", "max_pool1d_with_indices",
                "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
                "group_norm", "bilinear", "cosine_similarity", "pairwise_distance", "pdist",
                "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu",

@@ -7,8 +7,10 @@ from .extra_layers import *  # noqa: F403  (issue 14, s10-surface14: 3-d norms/p
 from .extra_layers import __all__ as _extra_all
 from .layers import *  # noqa: F403  (LayerNorm, Conv2d, MultiheadAttention, losses, ...)
 from .layers import __all__ as _layers_all
+from .lazy import *  # noqa: F403  (session 11: Lazy* modules, ConvTranspose3d, AlphaDropout, ...)
+from .lazy import __all__ as _lazy_all
 from .linear import Bilinear, Embedding, Identity, Linear
-from .module import Module, Parameter
+from .module import Buffer, Module, Parameter
 from .more_layers import *  # noqa: F403  (InstanceNorm, Upsample, pads, more losses, ...)
 from .more_layers import __all__ as _more_all
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -27,4 +29,4 @@ __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict"
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,
-           *_surface_all, *_extra_all]
+           *_surface_all, *_extra_all, *_lazy_all, "Buffer"]

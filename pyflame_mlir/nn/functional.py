@@ -162,15 +162,22 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     ``max_norm``, the rows looked up are first renormalized in place to norm
     at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd)."""
     if max_norm is not None:
-        idx = _indexing._int_index("embedding", input)
-        with no_grad():
-            flat = _ops.reshape(idx, (-1,))
-            rows = _indexing.index_select(weight, 0, flat)
-            norms = _ops.vector_norm(rows, norm_type, dim=1, keepdim=True)
-            scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-            weight.index_copy_(0, flat, rows * scale)  # (duplicates write the same row)
+        _embedding_renorm_(weight, _indexing._int_index("embedding", input), max_norm,
+                           norm_type)
     return _indexing.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq,
                                sparse)
+def _embedding_renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float
+                       ) -> None:
+    """torch's ``embedding_renorm_``: the rows ``idx`` names rescaled in place
+    to norm at most ``max_norm`` (outside autograd)."""
+    with no_grad():
+        flat = _ops.reshape(idx, (-1,))
+        rows = _indexing.index_select(weight, 0, flat)
+        norms = _ops.vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_copy_(0, flat, rows * scale)  # (duplicates write the same row)
+
+
 one_hot = _indexing.one_hot
 
 
@@ -2098,12 +2105,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     idx, w = as_tensor_arg(input), as_tensor_arg(weight)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
+                                  "supported")
     if idx.dtype.name not in ("int32", "int64"):
         raise TypeError(f"embedding_bag: input must be an int32 or int64 tensor, got "
                         f"{idx.dtype.name}")
+    if max_norm is not None:  # torch renormalizes every row the input names, first
+        _embedding_renorm_(weight, idx, max_norm, norm_type)
     if w.ndim != 2:
         raise ShapeError("embedding_bag", f"weight must be 2-D, got {list(w.shape)}")
     if per_sample_weights is not None:
@@ -2404,3 +2413,102 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
     """``F.pad``; the reflect and replicate modes run in float32 under autocast."""
     which = _pad_fp32 if mode in ("reflect", "replicate") else _pad_any
     return which(input, pad, mode, value)
+
+
+# ---- session 11 (issue 14): functional names pf lacked ----
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+conv_transpose3d = autocast_policy("lower")(conv_transpose3d)
+
+# SELU's negative saturation value, -scale * alpha (torch's alpha dropout constant)
+_ALPHA_PRIME = 1.7580993408473766
+
+
+def _alpha_dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
+                   mask_shape: tuple[int, ...]) -> Tensor:
+    """torch's alpha dropout: dropped elements become SELU's saturation value
+    -alpha', then ``a * x + b`` restores zero mean and unit variance:
+    ``a = ((1 - p) (1 + p alpha'^2))^-1/2``, ``b = a alpha' p``. p = 1 gives zeros."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        out = input * _ops._cast(0, input.dtype)
+    else:
+        keep = (rand(mask_shape, dtype=float64).numpy() >= p).astype(np.float64)
+        a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+        noise = _const_like(keep * a, input)
+        shift = _const_like((keep - 1) * _ALPHA_PRIME * a + _ALPHA_PRIME * a * p, input)
+        out = input * noise + shift
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, input.shape)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (batch, channel)."""
+    if input.ndim < 2:
+        raise ShapeError("feature_alpha_dropout", f"expects an input with at least 2 dims "
+                                                  f"(N, C, ...), got {list(input.shape)}")
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace,
+                          input.shape[:2] + (1,) * (input.ndim - 2))
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices  # torch's *_with_indices return both whatever it says
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+__all__ += ["conv_transpose3d", "alpha_dropout", "feature_alpha_dropout",
+            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "lp_pool3d"]

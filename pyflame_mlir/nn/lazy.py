@@ -1,0 +1,435 @@
+"""Modules from session 11's scan of ``torch.nn`` (issue 14): the lazy
+modules (``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``,
+``LazyBatchNorm1d/2d/3d``, ``LazyInstanceNorm1d/2d/3d``), ``ConvTranspose3d``,
+``AlphaDropout``/``FeatureAlphaDropout``, ``LPPool3d``,
+``TripletMarginWithDistanceLoss``, ``MultiLabelMarginLoss``, ``SyncBatchNorm``
+(one process: batch norm), ``DataParallel`` (one device: the module),
+``RNNBase``/``RNNCellBase`` and ``Container``.
+
+A lazy module is torch's ``LazyModuleMixin``: its parameters (and running
+statistics) are ``UninitializedParameter``/``UninitializedBuffer`` until the
+first forward, which reads the input's feature size, materializes them (the
+same objects: an optimizer made before keeps them), runs the module's
+``reset_parameters`` and turns the module into its ``cls_to_become``
+(``LazyLinear`` becomes ``Linear``). Loading a state dict into it first gives
+the parameters the checkpoint's shapes, as torch's load hook does.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..autodiff import no_grad
+from ..core import Tensor
+from . import functional as F  # noqa: N812  (torch's spelling)
+from .extra_layers import BatchNorm3d, InstanceNorm3d
+from .layers import (
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    Linear,
+    _ConvTransposeNd,
+    _DropoutNd,
+    _Loss,
+)
+from .module import Module, UninitializedBuffer, UninitializedParameter, is_uninitialized
+from .more_layers import InstanceNorm1d, InstanceNorm2d
+from .rnn import _CellBase, _RNNBase
+from .surface_layers import Conv3d, _LPPool
+
+__all__ = [
+    "AlphaDropout", "Container", "ConvTranspose3d", "DataParallel", "FeatureAlphaDropout",
+    "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
+    "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "LazyLinear", "LazyModuleMixin", "MultiLabelMarginLoss", "NLLLoss2d", "RNNBase",
+    "RNNCellBase", "SyncBatchNorm", "TripletMarginWithDistanceLoss", "UninitializedBuffer",
+    "UninitializedParameter",
+]
+
+
+# ---- ConvTranspose3d, dropout, pooling, losses ----
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _nsp = 3
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:  # noqa: A002
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose3d: output_size= is not supported; give "
+                                      "output_padding to the constructor")
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class AlphaDropout(_DropoutNd):
+    _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _fn = staticmethod(F.feature_alpha_dropout)
+
+
+class LPPool3d(_LPPool):
+    _fn = staticmethod(F.lp_pool3d)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss2d(Module):
+    """torch's deprecated alias: ``NLLLoss`` (which takes (N, C, H, W) inputs)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        from .layers import NLLLoss
+        return NLLLoss(*args, **kwargs)
+
+
+class SyncBatchNorm(BatchNorm1d):
+    """``torch.nn.SyncBatchNorm`` in one process: batch norm over the local
+    batch (there is no other process to synchronize statistics with); any
+    input of 2 or more dims, as torch's."""
+
+    _input_dims = tuple(range(2, 9))
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 process_group: Any = None, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """The module with every BatchNorm*d replaced by a SyncBatchNorm holding
+        the same parameters and buffers (the objects themselves, as torch's)."""
+        out = module
+        if isinstance(module, BatchNorm1d | BatchNorm2d | BatchNorm3d) and \
+                not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                with no_grad():
+                    out.weight, out.bias = module.weight, module.bias
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                out._buffers[name] = module._buffers[name]
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class DataParallel(Module):
+    """``torch.nn.DataParallel`` on one device: calls the module (there are
+    no other devices to split the batch over); ``.module`` holds it, so
+    state dicts carry the ``module.`` prefix, as torch's."""
+
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
+                 dim: int = 0) -> None:
+        super().__init__()
+        self.module = module
+        self.device_ids, self.output_device, self.dim = device_ids, output_device, dim
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self.module(*inputs, **kwargs)
+
+
+class Container(Module):
+    """torch's deprecated ``nn.Container``: a Module whose keyword arguments
+    are its submodules."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now "
+                      "implemented in nn.Module. Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
+# torch's base classes of the recurrent modules (``isinstance(m, nn.RNNBase)``)
+RNNBase, RNNCellBase = _RNNBase, _CellBase
+
+
+# ---- lazy modules ----
+
+class LazyModuleMixin:
+    """torch's ``LazyModuleMixin``: a forward pre-hook materializes the
+    uninitialized parameters from the first input, then the module becomes
+    ``cls_to_become``."""
+
+    cls_to_become: type | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._initialize_hook = self.register_forward_pre_hook(  # type: ignore[attr-defined]
+            _infer_parameters)
+
+    def has_uninitialized_params(self) -> bool:
+        tables = (self._parameters, self._buffers)  # type: ignore[attr-defined]
+        return any(is_uninitialized(t) for table in tables for t in table.values())
+
+    def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"initialize_parameters is not implemented for "
+                                  f"{type(self).__name__}")
+
+
+def _infer_parameters(module: Any, args: tuple) -> None:
+    with no_grad():  # (after a state dict gave the shapes: it records the sizes)
+        module.initialize_parameters(*args)
+    if module.has_uninitialized_params():
+        raise RuntimeError(f"module {module._get_name()} has not been fully initialized")
+    module._initialize_hook.remove()
+    del module._initialize_hook
+    if module.cls_to_become is not None:
+        module.__class__ = module.cls_to_become
+
+
+def _in_features(input: Tensor, spatial: int) -> int:
+    """The channel count of a (C, ...) or (N, C, ...) input."""
+    return input.shape[0] if input.ndim == spatial + 1 else input.shape[1]
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """``Linear`` whose ``in_features`` is the last dim of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(0, 0, False, device, dtype)
+        self.out_features = out_features
+        self.weight = UninitializedParameter(dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:  # noqa: A002
+        if not self.has_uninitialized_params():
+            self.in_features = self.weight.shape[1]
+        else:
+            self.in_features = input.shape[-1]
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    _transposed = False
+
+    def _lazy_init(self, out_channels: int, bias: bool, dtype: Any) -> None:
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()  # type: ignore[misc]
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:  # noqa: A002
+        if not self.has_uninitialized_params():
+            w = self.weight.shape
+            self.in_channels = w[0] if self._transposed else w[1] * self.groups
+            return
+        n = self._nsp  # type: ignore[attr-defined]
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"{type(self).__name__}: expected a {n + 1}-D or {n + 2}-D input, "
+                             f"got {list(input.shape)}")
+        self.in_channels = _in_features(input, n)
+        g = self.groups  # type: ignore[attr-defined]
+        if self.in_channels % g:
+            raise ValueError("in_channels must be divisible by groups")
+        k = self.kernel_size  # type: ignore[attr-defined]
+        if self._transposed:
+            self.weight.materialize((self.in_channels, self.out_channels // g, *k))
+        else:
+            self.weight.materialize((self.out_channels, self.in_channels // g, *k))
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+def _conv_init(self: Any, base: type, out_channels: int, kernel_size: Any, stride: Any,
+               padding: Any, dilation: Any, groups: int, bias: bool, padding_mode: str,
+               device: Any, dtype: Any) -> None:
+    base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False,
+                  padding_mode, device, dtype)
+    self._lazy_init(out_channels, bias, dtype)
+
+
+def _conv_transpose_init(self: Any, base: type, out_channels: int, kernel_size: Any,
+                         stride: Any, padding: Any, output_padding: Any, groups: int,
+                         bias: bool, dilation: Any, padding_mode: str, device: Any,
+                         dtype: Any) -> None:
+    base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                  dilation, padding_mode, device, dtype)
+    self._lazy_init(out_channels, bias, dtype)
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        _conv_init(self, Conv1d, out_channels, kernel_size, stride, padding, dilation, groups,
+                   bias, padding_mode, device, dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        _conv_init(self, Conv2d, out_channels, kernel_size, stride, padding, dilation, groups,
+                   bias, padding_mode, device, dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        _conv_init(self, Conv3d, out_channels, kernel_size, stride, padding, dilation, groups,
+                   bias, padding_mode, device, dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class LazyConvTranspose1d(_LazyConvMixin, ConvTranspose1d):
+    cls_to_become = ConvTranspose1d
+    _transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        _conv_transpose_init(self, ConvTranspose1d, out_channels, kernel_size, stride, padding,
+                             output_padding, groups, bias, dilation, padding_mode, device,
+                             dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
+    cls_to_become = ConvTranspose2d
+    _transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        _conv_transpose_init(self, ConvTranspose2d, out_channels, kernel_size, stride, padding,
+                             output_padding, groups, bias, dilation, padding_mode, device,
+                             dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d
+    _transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        _conv_transpose_init(self, ConvTranspose3d, out_channels, kernel_size, stride, padding,
+                             output_padding, groups, bias, dilation, padding_mode, device,
+                             dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+
+class _LazyNormMixin(LazyModuleMixin):
+    """Lazy batch and instance norms: weight/bias and the running statistics
+    get the input's channel count."""
+
+    _spatial: tuple[int, ...] = ()
+
+    def _lazy_init(self, affine: bool, track_running_stats: bool, dtype: Any) -> None:
+        self.num_features = 0
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(dtype=dtype)
+        if track_running_stats:
+            self._buffers["running_mean"] = UninitializedBuffer(dtype=dtype)
+            self._buffers["running_var"] = UninitializedBuffer(dtype=dtype)
+
+    def initialize_parameters(self, input: Tensor) -> None:  # noqa: A002
+        if not self.has_uninitialized_params():
+            known = self.weight if self.affine else self.running_mean  # type: ignore
+            if known is not None:
+                self.num_features = known.shape[0]
+            return
+        self.num_features = _channels(type(self).__name__, input, self._spatial)
+        n = (self.num_features,)
+        if self.affine:  # type: ignore[attr-defined]
+            self.weight.materialize(n)
+            self.bias.materialize(n)
+            self.weight.fill_(1.0)  # torch's reset_parameters: ones and zeros
+        if self.track_running_stats:  # type: ignore[attr-defined]
+            self.running_mean.materialize(n)
+            self.running_var.materialize(n)
+            self.running_var.fill_(1.0)
+            self.num_batches_tracked.zero_()
+
+
+def _channels(name: str, input: Tensor, spatial: tuple[int, ...]) -> int:
+    """Batch norms: dim 1 of (N, C, ...); instance norms: dim 0 when unbatched."""
+    if input.ndim < 2:
+        raise ValueError(f"{name}: expected an input with at least 2 dims, got "
+                         f"{list(input.shape)}")
+    if spatial and input.ndim == spatial[0] + 1:
+        return input.shape[0]
+    return input.shape[1]
+
+
+def _norm_class(name: str, base: type, spatial: tuple[int, ...]) -> type:
+    def __init__(self: Any, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        base.__init__(self, 0, eps, momentum, affine, track_running_stats, device, dtype)
+        self._lazy_init(affine, track_running_stats, dtype)
+        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters)
+
+    body = {"__init__": __init__, "cls_to_become": base,
+            "_spatial": spatial, "__module__": __name__,
+            "__doc__": f"``{base.__name__}`` whose ``num_features`` is its first input's "
+                       "channel count."}
+    return type(name, (_LazyNormMixin, base), body)
+
+
+LazyBatchNorm1d = _norm_class("LazyBatchNorm1d", BatchNorm1d, ())
+LazyBatchNorm2d = _norm_class("LazyBatchNorm2d", BatchNorm2d, ())
+LazyBatchNorm3d = _norm_class("LazyBatchNorm3d", BatchNorm3d, ())
+LazyInstanceNorm1d = _norm_class("LazyInstanceNorm1d", InstanceNorm1d, (1,))
+LazyInstanceNorm2d = _norm_class("LazyInstanceNorm2d", InstanceNorm2d, (2,))
+LazyInstanceNorm3d = _norm_class("LazyInstanceNorm3d", InstanceNorm3d, (3,))
