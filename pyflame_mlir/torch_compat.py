@@ -18,9 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import core
-from .composites3 import *  # noqa: F403  (session 11's scan: gradient, histogram, as_strided...)
-from .composites3 import __all__ as _composites3_all
+from . import composites3, core, torch_compat2
 from .core import Tensor
 from .creation import tensor as _tensor
 from .dialects.dtypes import DType, default_float
@@ -38,7 +36,7 @@ __all__ = [
     "scalar_tensor", "set_default_device", "set_deterministic_debug_mode",
     "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads",
     "set_printoptions", "set_warn_always", "typename", "use_deterministic_algorithms",
-    *_composites3_all, "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
+    "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
 ]
 
 # ---- process settings ----
@@ -330,6 +328,11 @@ _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose
                "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu",
                "threshold", "hardshrink", "rms_norm")
 FUNCTIONAL_ALIASES: dict[str, Any] = {n: getattr(F, n) for n in _FUNCTIONAL if hasattr(F, n)}
+# session 11's names (gradient, histogram, as_strided, pi, memory formats, top-level losses
+# and cells...): given to ``pf`` through this table, not star-imported here, since some
+# (``int``, ``range``, ``complex``) shadow builtins this module uses
+FUNCTIONAL_ALIASES.update({n: getattr(m, n) for m in (composites3, torch_compat2)
+                           for n in m.__all__})
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002

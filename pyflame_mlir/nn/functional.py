@@ -1466,9 +1466,10 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     target = as_tensor_arg(target)
     if log_target:
         loss = exp(target) * (target - input)
-    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (the log of a safe operand)
-        pos = target > 0
-        loss = where(pos, target * log(where(pos, target, 1.0)), 0.0) - target * input
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (the log of a safe operand); NaN for
+        pos = target > 0  # a negative (or NaN) target, as torch's xlogy gives
+        loss = where(pos, target * log(where(pos, target, 1.0)),
+                     where(target == 0, 0.0, math.nan)) - target * input
     if red == "batchmean":
         return sum(loss) / float(input.shape[0]) if input.ndim else sum(loss)
     return _reduce(loss, red)

@@ -630,6 +630,7 @@ class Module:
         if "dtype" in kwargs:
             dtype = to_dtype(kwargs.pop("dtype"))
         kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)  # (no strides here: every format is the same values)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:

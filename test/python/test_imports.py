@@ -46,6 +46,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
     "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
     "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
+    "pyflame_mlir.torch_compat2": 2,  # session 11: memory formats, top-level losses/cells
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
     "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem

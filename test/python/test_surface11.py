@@ -279,3 +279,113 @@ def test_constants_range_fill_copies():
 def test_complex_ops_raise(name):
     with pytest.raises(NotImplementedError, match=f"{name}.*no complex dtype"):
         getattr(pf, name)(pf.ones(4), pf.ones(4))
+
+
+# ---- torch_compat2: memory formats, top-level losses, cells, native_*, cond ----
+
+def test_memory_formats_change_no_value():
+    x = pf.arange(24.0).reshape(1, 2, 3, 4)
+    for fmt in (pf.channels_last, pf.contiguous_format, pf.preserve_format):
+        np.testing.assert_array_equal(x.contiguous(memory_format=fmt).numpy(), x.numpy())
+        np.testing.assert_array_equal(x.to(memory_format=fmt).numpy(), x.numpy())
+    m = pf.nn.Conv2d(2, 3, 1).to(memory_format=pf.channels_last)
+    assert m(x).shape == (1, 3, 3, 4)
+    assert repr(pf.channels_last) == repr(torch.channels_last)
+    assert pf.int == pf.int32 and pf.strided is not None
+
+
+_LOSSES = [
+    ("binary_cross_entropy_with_logits", 2, ()), ("kl_div", 2, ()), ("kl_div", 2, (0,)),
+    ("margin_ranking_loss", 3, (0.3, 2)), ("cosine_embedding_loss", 3, (0.1, 0)),
+    ("hinge_embedding_loss", 2, (0.5,)), ("poisson_nll_loss", 2, (True, False, 1e-8, 1)),
+    ("triplet_margin_loss", 3, (1.0, 2, 1e-6, True, 2)),
+]
+
+
+@pytest.mark.parametrize("name, n, args", _LOSSES)
+def test_top_level_losses_take_torch_int_reductions(name, n, args):
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((4, 3)) for _ in range(n)]
+    if name in ("margin_ranking_loss", "hinge_embedding_loss"):
+        arrays[-1] = np.sign(arrays[-1])
+    if name == "cosine_embedding_loss":
+        arrays[-1] = np.sign(rng.standard_normal(4))
+    if name in ("binary_cross_entropy_with_logits",):
+        arrays[1] = rng.uniform(0, 1, (4, 3))
+    if name == "poisson_nll_loss":
+        arrays[1] = rng.poisson(2.0, (4, 3)).astype(np.float64)
+    got = getattr(pf, name)(*(pf.from_numpy(a) for a in arrays), *args)
+    want = getattr(torch, name)(*(torch.tensor(a) for a in arrays), *args)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_top_level_cells_and_convolution():
+    rng = np.random.default_rng(8)
+    x, h, c = rng.standard_normal((3, 4)), rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    for name, gates in (("lstm_cell", 4), ("gru_cell", 3), ("rnn_tanh_cell", 1),
+                        ("rnn_relu_cell", 1)):
+        w_ih, w_hh = rng.standard_normal((gates * 5, 4)), rng.standard_normal((gates * 5, 5))
+        b_ih, b_hh = rng.standard_normal(gates * 5), rng.standard_normal(gates * 5)
+        hx_p = (pf.tensor(h), pf.tensor(c)) if name == "lstm_cell" else pf.tensor(h)
+        hx_t = (torch.tensor(h), torch.tensor(c)) if name == "lstm_cell" else torch.tensor(h)
+        got = getattr(pf, name)(pf.tensor(x), hx_p, *map(pf.tensor, (w_ih, w_hh, b_ih, b_hh)))
+        want = getattr(torch, name)(torch.tensor(x), hx_t,
+                                    *map(torch.tensor, (w_ih, w_hh, b_ih, b_hh)))
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, err_msg=name)
+    a, w, b = rng.standard_normal((2, 4, 5, 5)), rng.standard_normal((4, 2, 3, 3)), \
+        rng.standard_normal(6)
+    for transposed, wt, bias in ((False, w, b[:4]), (True, w, b[:4])):
+        got = pf.convolution(pf.tensor(a), pf.tensor(wt), pf.tensor(bias), [2, 1], [1, 0],
+                             [1, 1], transposed, [1, 0] if transposed else [0, 0], 2)
+        want = torch.convolution(torch.tensor(a), torch.tensor(wt), torch.tensor(bias), [2, 1],
+                                 [1, 0], [1, 1], transposed,
+                                 [1, 0] if transposed else [0, 0], 2)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(
+        pf.constant_pad_nd(pf.tensor(a), [1, 2], 3.5).numpy(),
+        torch.constant_pad_nd(torch.tensor(a), [1, 2], 3.5).numpy())
+
+
+def test_native_ops():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((4, 3, 5))
+    w, b = rng.standard_normal(5), rng.standard_normal(5)
+    got = pf.native_layer_norm(pf.tensor(x), [5], pf.tensor(w), pf.tensor(b), 1e-5)
+    want = torch.native_layer_norm(torch.tensor(x), [5], torch.tensor(w), torch.tensor(b), 1e-5)
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10)
+    rm, rv = np.zeros(3), np.ones(3)
+    pm, pv, tm, tv = pf.tensor(rm), pf.tensor(rv), torch.tensor(rm), torch.tensor(rv)
+    for training in (True, False):
+        got = pf.native_batch_norm(pf.tensor(x), None, None, pm, pv, training, 0.1, 1e-5)
+        want = torch.native_batch_norm(torch.tensor(x), None, None, tm, tv, training, 0.1,
+                                       1e-5)
+        for g, t in zip(got, want):
+            assert g.shape == tuple(t.shape)
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(pv.numpy(), tv.numpy(), rtol=1e-12)
+    out, mask = pf.native_dropout(pf.ones(1000, dtype=pf.float64), 0.25, True)
+    kept = mask.numpy()
+    assert kept.dtype == np.bool_ and abs(kept.mean() - 0.75) < 0.06
+    np.testing.assert_allclose(out.numpy(), kept / 0.75)
+    y = pf.ones(4, 5)
+    assert pf.dropout_(y, 0.5, True) is y
+
+
+def test_cond_while_loop_and_removed_functions():
+    x = pf.tensor([1.0, 2.0])
+    assert pf.cond(x.sum() > 0, lambda v: v * 2, lambda v: v - 1, (x,)).numpy().tolist() == \
+        [2.0, 4.0]
+    assert pf.cond(False, lambda v: v * 2, lambda v: v - 1, (x,)).numpy().tolist() == [0.0, 1.0]
+    i, s = pf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i), (pf.tensor(0),
+                                                                            pf.tensor(0)))
+    ti, ts = torch.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i),
+                              (torch.tensor(0), torch.tensor(0)))
+    assert (int(i.item()), int(s.item())) == (int(ti), int(ts))
+    for name in ("solve", "lstsq", "eig", "symeig", "matrix_rank"):
+        with pytest.raises(RuntimeError, match="deprecated since version 1.9"):
+            getattr(pf, name)(pf.eye(2), pf.eye(2))
+    with pytest.raises(RuntimeError, match="deprecated since version 1.9"):
+        pf.eye(2).solve(pf.eye(2))

@@ -1,0 +1,314 @@
+"""More of torch's top-level names (session 11's scan of ``torch.*``): the
+memory-format and layout constants (pf tensors have no strides: a format
+changes no value, so ``x.contiguous(memory_format=pf.channels_last)`` is
+``x``), the top-level spellings of losses and recurrent cells with torch's
+argument orders and integer reductions (``torch.kl_div(x, y, 1)``), the
+``native_*`` ops with their extra outputs, the in-place dropouts,
+``torch.cond``/``torch.while_loop`` over ``pf.lax``, and the functions torch
+removed (``torch.solve``, ``torch.eig``...), which raise torch's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import lax
+from .amp import get_autocast_dtype
+from .core import Tensor
+from .creation import empty
+from .dialects.dtypes import int32 as _int32
+from .nn import functional as F  # noqa: N812  (torch's spelling)
+from .nn.rnn import _linear, _step
+from .ops import as_tensor_arg, rsqrt
+from .reductions import var_mean
+
+__all__ = [
+    "memory_format", "contiguous_format", "channels_last", "channels_last_3d",
+    "preserve_format", "layout", "strided", "binary_cross_entropy_with_logits", "kl_div",
+    "margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss", "poisson_nll_loss",
+    "triplet_margin_loss", "ctc_loss", "constant_pad_nd", "convolution", "lstm_cell",
+    "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "native_layer_norm", "native_batch_norm",
+    "native_dropout", "dropout_", "alpha_dropout_", "feature_dropout_",
+    "feature_alpha_dropout_", "empty_strided", "empty_permuted", "cond", "while_loop",
+    "solve", "lstsq", "eig", "symeig", "matrix_rank", "int", "get_autocast_cpu_dtype",
+]
+
+int = _int32  # noqa: A001  (torch.int is int32)
+
+
+# ---- memory formats and layouts (no strides here: they change no value) ----
+
+class memory_format:  # noqa: N801  (torch's name)
+    """``torch.memory_format``: accepted by ``contiguous``/``to``/``clone``/
+    ``empty``...; pf's tensors have no strides, so every format gives the same
+    values (as torch's do)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+
+class layout:  # noqa: N801  (torch's name)
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+
+strided = layout("strided")
+
+
+# ---- losses under their top-level names (torch's int reductions) ----
+# (aten's schemas say reduction=1, but torch 2.13's Python bindings of these give the
+# unreduced loss when it is left out, measured: pf follows what scripts get)
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(r: Any) -> str:
+    if isinstance(r, str):
+        return r
+    if r not in _REDUCTIONS:
+        raise ValueError(f"{r} is not a valid value for reduction (0: none, 1: mean, 2: sum)")
+    return _REDUCTIONS[r]
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
+                                     weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None, reduction: Any = 0
+                                     ) -> Tensor:
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(
+        reduction), pos_weight=pos_weight)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: Any = 0,  # noqa: A002
+           log_target: bool = False) -> Tensor:
+    """``torch.kl_div``: elementwise mean for reduction 1, as torch's (not batchmean)."""
+    return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: Any = 0) -> Tensor:
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction(reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: Any = 0) -> Tensor:
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
+                         reduction: Any = 0) -> Tensor:
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,  # noqa: A002
+                     eps: float, reduction: Any) -> Tensor:
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction: Any = 0) -> Tensor:
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction(reduction))
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: Any = 0, zero_infinity: bool = False) -> Tensor:
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction(reduction), zero_infinity)
+
+
+# ---- convolution, padding, cells ----
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:  # noqa: A002
+    return F.pad(input, list(pad), mode="constant", value=value)
+
+
+def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,  # noqa: A002
+                padding: Any, dilation: Any, transposed: bool, output_padding: Any,
+                groups: int) -> Tensor:
+    """``torch.convolution``: convNd or conv_transposeNd by the weight's rank."""
+    nsp = weight.ndim - 2
+    if nsp not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-D, 4-D or 5-D weight, got "
+                           f"{list(weight.shape)}")
+    if transposed:
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nsp - 1]
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    if any(v != 0 for v in (output_padding if isinstance(output_padding, Sequence)
+                            else [output_padding])):
+        raise RuntimeError("convolution: output_padding is only used by transposed "
+                           "convolutions")
+    fn = (F.conv1d, F.conv2d, F.conv3d)[nsp - 1]
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+              b_ih: Tensor | None = None, b_hh: Tensor | None = None
+              ) -> tuple[Tensor, Tensor]:
+    if len(hx) != 2:
+        raise RuntimeError(f"lstm_cell: expected hx to be (h, c), got {len(hx)} tensors")
+    h, c = _step("LSTM", _linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
+    return h, c
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+             b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    return _step("GRU", _linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    return _step("RNN_TANH", _linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    return _step("RNN_RELU", _linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+# ---- native_* (the statistics as extra outputs) ----
+
+def native_layer_norm(input: Tensor, normalized_shape: Sequence[int],  # noqa: A002
+                      weight: Tensor | None, bias: Tensor | None, eps: float
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """(out, mean, rstd), the statistics over the normalized dims kept as 1s."""
+    k = len(normalized_shape)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    v, m = var_mean(input, dims, correction=0, keepdim=True)
+    return (F.layer_norm(input, normalized_shape, weight, bias, eps), m, rsqrt(v + eps))
+
+
+def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+                      running_mean: Tensor | None, running_var: Tensor | None,
+                      training: bool, momentum: float, eps: float
+                      ) -> tuple[Tensor, Tensor, Tensor]:
+    """(out, save_mean, save_invstd): the batch's statistics in training,
+    empty tensors in eval (torch's CPU kernel)."""
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, empty(0, dtype=input.dtype), empty(0, dtype=input.dtype)
+    dims = (0, *range(2, input.ndim))
+    v, m = var_mean(input, dims, correction=0)
+    return out, m, rsqrt(v + eps)
+
+
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """(out, mask): the kept elements (bool) and the scaled output."""
+    if not train:
+        return input, as_tensor_arg(True).expand(*input.shape) if input.ndim else \
+            as_tensor_arg(True)
+    F._check_p(p)
+    mask = F._dropout_mask(input, p, input.shape)
+    keep = mask != 0
+    return input * mask, keep
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    if input.ndim < 2:
+        raise RuntimeError(f"feature_dropout_: expects an input with at least 2 dims, got "
+                           f"{list(input.shape)}")
+    return F._dropout(input, p, train, True, input.shape[:2] + (1,) * (input.ndim - 2))
+
+
+# ---- creation with strides (there are none: the values are what matters) ----
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None,
+                  layout: Any = None, device: Any = None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    del layout, device, pin_memory
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape ({len(stride)} strides "
+                           f"for {len(size)} sizes)")
+    t = empty(*size, dtype=dtype)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None,
+                   layout: Any = None, device: Any = None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    del layout, device, pin_memory
+    if sorted(physical_layout) != list(range(len(size))):
+        raise RuntimeError(f"empty_permuted: physical_layout {list(physical_layout)} is not a "
+                           f"permutation of the {len(size)} dims")
+    t = empty(*size, dtype=dtype)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# ---- control flow ----
+
+def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+         operands: Sequence[Any] = ()) -> Any:
+    """``torch.cond(pred, true_fn, false_fn, operands)``: ``pf.lax.cond`` with
+    the operands as a tuple (both branches must give the same shapes)."""
+    if isinstance(pred, Tensor) and pred.numel() != 1:
+        raise RuntimeError(f"cond: expected pred to be bool or single-element tensor, but got "
+                           f"a tensor of shape {list(pred.shape)}")
+    return lax.cond(pred, true_fn, false_fn, *tuple(operands))
+
+
+def while_loop(cond_fn: Callable[..., Any], body_fn: Callable[..., Any],
+               carried_inputs: Sequence[Any]) -> Any:
+    """``torch.while_loop``: the carry is a tuple unpacked into both functions."""
+    carried = tuple(carried_inputs)
+    out = lax.while_loop(lambda c: cond_fn(*c), lambda c: tuple(body_fn(*c)), carried)
+    return tuple(out)
+
+
+# ---- functions torch removed: its message ----
+
+def _removed(name: str, replacement: str) -> Callable[..., Any]:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"This function was deprecated since version 1.9 and is now "
+                           f"removed. {replacement}")
+    fn.__name__ = name
+    return fn
+
+
+solve = _removed("solve", "torch.linalg.solve has its arguments reversed and does not return "
+                          "the LU factorization. To get the LU factorization see torch.lu, which "
+                          "can be used with torch.lu_solve or torch.lu_unpack.")
+lstsq = _removed("lstsq", "torch.linalg.lstsq has reversed arguments and does not return the "
+                          "QR decomposition in the returned tuple.")
+eig = _removed("eig", "torch.linalg.eig returns complex tensors of dtype cfloat or cdouble "
+                      "rather than real tensors mimicking complex tensors (and pf has no "
+                      "complex dtype).")
+symeig = _removed("symeig", "Use torch.linalg.eigh (pf.linalg.eigh) instead.")
+matrix_rank = _removed("matrix_rank", "torch.linalg.matrix_rank is its replacement.")
+
+
+def get_autocast_cpu_dtype() -> Any:
+    return get_autocast_dtype("cpu")
+
+
+_TENSOR_REMOVED = {"solve": solve, "lstsq": lstsq, "eig": eig, "symeig": symeig}
+for _name, _fn in _TENSOR_REMOVED.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _fn)
