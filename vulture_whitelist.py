@@ -70,3 +70,6 @@ selu_
 celu_
 rrelu_
 threshold_
+
+# ---- session 11 (surface): the module __getattr__ (PEP 562) Python calls on a miss ----
+__getattr__  # pyflame_mlir.nn.utils: loads pf.nn.utils.stateless on first use

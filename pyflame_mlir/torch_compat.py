@@ -333,6 +333,7 @@ FUNCTIONAL_ALIASES: dict[str, Any] = {n: getattr(F, n) for n in _FUNCTIONAL if h
 # (``int``, ``range``, ``complex``) shadow builtins this module uses
 FUNCTIONAL_ALIASES.update({n: getattr(m, n) for m in (composites3, torch_compat2)
                            for n in m.__all__})
+FUNCTIONAL_ALIASES["int"] = to_dtype("int32")  # torch.int
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002

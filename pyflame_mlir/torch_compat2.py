@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import lax
 from .amp import get_autocast_dtype
-from .core import Tensor
-from .creation import empty
-from .dialects.dtypes import int32 as _int32
+from .autodiff import no_grad
+from .core import Tensor, detach, geometry
+from .creation import empty, zeros
+from .creation import tensor as _tensor
 from .nn import functional as F  # noqa: N812  (torch's spelling)
+from .nn.module import set_data
 from .nn.rnn import _linear, _step
 from .ops import as_tensor_arg, rsqrt
 from .reductions import var_mean
@@ -31,10 +35,8 @@ __all__ = [
     "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "native_layer_norm", "native_batch_norm",
     "native_dropout", "dropout_", "alpha_dropout_", "feature_dropout_",
     "feature_alpha_dropout_", "empty_strided", "empty_permuted", "cond", "while_loop",
-    "solve", "lstsq", "eig", "symeig", "matrix_rank", "int", "get_autocast_cpu_dtype",
+    "solve", "lstsq", "eig", "symeig", "matrix_rank", "get_autocast_cpu_dtype",
 ]
-
-int = _int32  # noqa: A001  (torch.int is int32)
 
 
 # ---- memory formats and layouts (no strides here: they change no value) ----
@@ -312,3 +314,132 @@ _TENSOR_REMOVED = {"solve": solve, "lstsq": lstsq, "eig": eig, "symeig": symeig}
 for _name, _fn in _TENSOR_REMOVED.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _fn)
+
+
+# ---- Tensor members torch has and pf lacked ----
+
+def _new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``x.new(...)`` (torch's legacy constructor): ``new()`` an empty tensor,
+    ``new(2, 3)`` one of that shape (zeros: torch's is uninitialized),
+    ``new(data)`` a tensor of ``data``; ``x``'s dtype unless given."""
+    del device
+    dt = self.dtype if dtype is None else dtype
+    if not args:
+        return empty(0, dtype=dt)
+    if all(isinstance(a, int | np.integer) for a in args):
+        return zeros(*(int(a) for a in args), dtype=dt)
+    if len(args) == 1 and isinstance(args[0], tuple | list) and args[0] and \
+            all(isinstance(a, int | np.integer) for a in args[0]) and _is_size(args[0]):
+        return zeros(*(int(a) for a in args[0]), dtype=dt)
+    if len(args) != 1:
+        raise TypeError(f"new(): expected sizes or one data argument, got {args!r}")
+    return _tensor(args[0] if not isinstance(args[0], Tensor) else args[0].numpy(), dtype=dt)
+
+
+def _is_size(v: Any) -> bool:
+    """torch.Size (a tuple subclass) means a shape; a plain list means data."""
+    return type(v).__name__ == "Size"
+
+
+def _resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """``x.resize_(*sizes)``: ``x`` (the same object) takes the shape; its
+    elements in row-major order are kept, new ones are zeros (torch leaves
+    them uninitialized). Not for tensors that require grad (torch's rule)."""
+    del memory_format
+    shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(int(n) < 0 for n in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    flat = np.asarray(detach(self).numpy()).reshape(-1)
+    n = int(np.prod(shape, dtype=np.int64))
+    values = np.zeros(n, dtype=flat.dtype)
+    values[:min(n, flat.size)] = flat[:n]
+    set_data(self, _tensor(values.reshape(shape), dtype=self.dtype))
+    return self
+
+
+def _resize_as_(self: Tensor, other: Tensor, memory_format: Any = None) -> Tensor:
+    return _resize_(self, other.shape)
+
+
+def _host_elementwise(self: Tensor, values: np.ndarray, what: str) -> Tensor:
+    with no_grad():
+        self.copy_(_tensor(values.astype(self.dtype.np), dtype=self.dtype))
+    return self
+
+
+def _apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
+    """``x.apply_(fn)``: ``fn`` (a Python function of a number) on every element,
+    in place (torch's CPU-only, autograd-free helper)."""
+    if self.requires_grad:
+        raise RuntimeError("apply_: can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    x = np.asarray(self.numpy())
+    out = np.array([callable(v) for v in x.reshape(-1).tolist()]).reshape(x.shape)
+    return _host_elementwise(self, out, "apply_")
+
+
+def _map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+    """``x.map_(y, fn)``: ``fn(x_i, y_i)`` with ``y`` broadcast to ``x``, in place."""
+    if self.requires_grad:
+        raise RuntimeError("map_: can't call map_() on Variable that requires grad. Use "
+                           "var.detach().map_() instead.")
+    x = np.asarray(self.numpy())
+    y = np.broadcast_to(np.asarray(as_tensor_arg(tensor).numpy()), x.shape)
+    out = np.array([callable(a, b) for a, b in zip(x.reshape(-1).tolist(),
+                                                    y.reshape(-1).tolist())]).reshape(x.shape)
+    return _host_elementwise(self, out, "map_")
+
+
+def _data_ptr(self: Tensor) -> int:
+    """An address standing for the storage: equal for tensors sharing a
+    storage at the same offset (views of one root), as torch's pointers are."""
+    base = self
+    while base._base is not None:
+        base = base._base
+    return id(base) * 64 + geometry(self)[2] * self.dtype.itemsize
+
+
+def _no_device(name: str) -> Callable[..., Any]:
+    def fn(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        raise RuntimeError(f"Tensor.{name}(): pf has no {name.upper()} device (the CPU only; "
+                           "pf.set_backend chooses where graphs run)")
+    fn.__name__ = name
+    return fn
+
+
+def _to_dense(self: Tensor, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
+    """Dense already: the tensor itself (in ``dtype`` if given)."""
+    del masked_grad
+    return self if dtype is None else self.to(dtype)
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+    """Row-major: the dims in order (pf has no other layout)."""
+    del ambiguity_check
+    return tuple(range(self.ndim))
+
+
+_TENSOR_MEMBERS: dict[str, Any] = {
+    "new": _new, "resize_": _resize_, "resize_as_": _resize_as_, "apply_": _apply_,
+    "map_": _map_, "data_ptr": _data_ptr, "const_data_ptr": _data_ptr,
+    "share_memory_": lambda self: self, "is_shared": lambda self: False,
+    "is_pinned": lambda self, device=None: False, "to_dense": _to_dense,
+    "hardshrink": lambda self, lambd=0.5: F.hardshrink(self, lambd),
+    "prelu": lambda self, weight: F.prelu(self, weight),
+    "dim_order": _dim_order,
+    "xpu": _no_device("xpu"), "ipu": _no_device("ipu"), "mtia": _no_device("mtia"),
+}
+_TENSOR_PROPERTIES: dict[str, Any] = {
+    "layout": lambda self: strided, "output_nr": lambda self: 0,
+    "is_mps": lambda self: False, "is_xpu": lambda self: False, "is_mkldnn": lambda self: False,
+    "is_vulkan": lambda self: False, "is_ipu": lambda self: False, "is_xla": lambda self: False,
+    "is_maia": lambda self: False, "is_mtia": lambda self: False, "name": lambda self: None,
+}
+for _name, _member in _TENSOR_MEMBERS.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _member)
+for _name, _member in _TENSOR_PROPERTIES.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, property(_member))

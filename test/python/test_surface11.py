@@ -389,3 +389,35 @@ def test_cond_while_loop_and_removed_functions():
             getattr(pf, name)(pf.eye(2), pf.eye(2))
     with pytest.raises(RuntimeError, match="deprecated since version 1.9"):
         pf.eye(2).solve(pf.eye(2))
+
+
+def test_tensor_members():
+    x = pf.arange(6.0)
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == pf.float32
+    assert x.new().shape == (0,) and x.new(pf.Size([4])).shape == (4,)
+    np.testing.assert_array_equal(x.new([1, 2]).numpy(), torch.arange(6.0).new([1, 2]).numpy())
+    y = pf.arange(6.0)
+    assert y.resize_(2, 2) is y and y.numpy().tolist() == [[0, 1], [2, 3]]
+    y.resize_as_(pf.zeros(5))
+    assert y.shape == (5,) and y.numpy()[:4].tolist() == [0, 1, 2, 3]
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        pf.ones(2, requires_grad=True).resize_(3)
+    z, zt = pf.arange(4.0), torch.arange(4.0)
+    z.apply_(lambda v: v * v + 1)
+    zt.apply_(lambda v: v * v + 1)
+    np.testing.assert_array_equal(z.numpy(), zt.numpy())
+    z.map_(pf.tensor([1.0, 2.0, 3.0, 4.0]), lambda a, b: a * b)
+    zt.map_(torch.tensor([1.0, 2.0, 3.0, 4.0]), lambda a, b: a * b)
+    np.testing.assert_array_equal(z.numpy(), zt.numpy())
+    v = z[1:]
+    assert v.data_ptr() - z.data_ptr() == 4 and z[1:].data_ptr() == v.data_ptr()
+    assert z.data_ptr() != pf.arange(4.0).data_ptr()
+    assert z.to_dense() is z and not z.is_pinned() and z.share_memory_() is z
+    assert repr(z.layout) == repr(torch.arange(2).layout)
+    np.testing.assert_array_equal(z.hardshrink(3.0).numpy(),
+                                  zt.hardshrink(3.0).numpy())
+    w = pf.tensor([0.25])
+    np.testing.assert_allclose(pf.tensor([-2.0, 1.0]).prelu(w).numpy(), [-0.5, 1.0])
+    assert not z.is_mps and z.dim_order() == (0,)
+    with pytest.raises(RuntimeError, match="no XPU device"):
+        z.xpu()
