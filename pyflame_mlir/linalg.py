@@ -920,11 +920,110 @@ def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False) -> Tenso
     return _not_differentiable("linalg_ldl_solve", [out], [ld, b])[0]
 
 
+# ---- eigen-decompositions of general matrices: complex results ----
+
+def eig(A: Any) -> Any:  # noqa: N803
+    """``torch.linalg.eig`` returns complex eigenvalues and vectors (always,
+    even when they are real), and pf has no complex dtype: it raises. For
+    symmetric matrices ``eigh`` gives them real."""
+    raise NotImplementedError("linalg.eig: its eigenvalues and eigenvectors are complex "
+                              "tensors, and pf has no complex dtype (use linalg.eigh for "
+                              "symmetric matrices)")
+
+
+def eigvals(A: Any) -> Any:  # noqa: N803
+    raise NotImplementedError("linalg.eigvals: its eigenvalues are a complex tensor, and pf "
+                              "has no complex dtype (use linalg.eigvalsh for symmetric "
+                              "matrices)")
+
+
+def householder_product(A: Any, tau: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.householder_product`` (LAPACK's ``orgqr``): the first n
+    columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    i-th column of A below the diagonal and 1 on it. Composed of matmuls, so
+    it differentiates in A and tau."""
+    a = _matrix("torch.linalg.householder_product", A, square=False)
+    t = as_tensor_arg(tau)
+    m, n = a.shape[-2:]
+    k = t.shape[-1] if t.ndim else 0
+    if m < n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-2] must be greater "
+                           f"than or equal to input.shape[-1], got {m} < {n}")
+    if t.ndim < 1 or k > n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-1] must be greater "
+                           f"than or equal to tau.shape[-1], got tau of shape {list(t.shape)} "
+                           f"for input of shape {list(a.shape)}")
+    if t.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau "
+                           f"to be equal to input.shape[:-2], but got {list(t.shape[:-1])} "
+                           f"and {list(a.shape[:-2])}")
+    if t.dtype != a.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {t.dtype.name} does "
+                           f"not match input dtype {a.dtype.name}")
+    rows = np.arange(m)
+    q = broadcast_to(eye(m, n, dtype=a.dtype), a.shape[:-2] + (m, n))
+    for i in reversed(range(k)):
+        below = Tensor._leaf((rows > i).astype(a.dtype.np).reshape(m, 1))
+        at = Tensor._leaf((rows == i).astype(a.dtype.np).reshape(m, 1))
+        v = a[..., :, i:i + 1] * below + at  # [..., m, 1]
+        q = q - (t[..., i:i + 1].unsqueeze(-1) * v) @ (_mT(v) @ q)
+    return q
+
+
+GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
+
+
+def _geqr2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LAPACK's ``geqr2`` (Householder QR, ``dlarfg``'s reflector convention):
+    R on and above the diagonal, the reflectors' tails below, and tau."""
+    a = a.copy()
+    m, n = a.shape
+    k = min(m, n)
+    tau = np.zeros(k, dtype=a.dtype)
+    for i in range(k):
+        alpha = a[i, i]
+        xnorm = np.linalg.norm(a[i + 1:, i])
+        if xnorm == 0.0:
+            continue  # H = I (tau 0), as dlarfg
+        beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
+        tau[i] = (beta - alpha) / beta
+        a[i + 1:, i] /= alpha - beta
+        a[i, i] = beta
+        if i + 1 < n:
+            v = np.concatenate([[1.0], a[i + 1:, i]]).astype(a.dtype)
+            a[i:, i + 1:] -= tau[i] * np.outer(v, v @ a[i:, i + 1:])
+    return a, tau
+
+
+def geqrf(input: Any) -> GeqrfResult:  # noqa: A002
+    """``torch.geqrf``: LAPACK's compact QR (a, tau) of ``[..., m, n]``
+    matrices, for ``householder_product``/``orgqr``; not differentiable (as torch)."""
+    x = _matrix("geqrf", input, square=False)
+    values = np.asarray(detach(x).numpy())
+    m, n = values.shape[-2:]
+    count = int(np.prod(values.shape[:-2], dtype=np.int64))
+    flat = values.reshape(count, m, n)
+    out = np.zeros_like(flat)
+    taus = np.zeros((count, min(m, n)), dtype=values.dtype)
+    for i, mat in enumerate(flat):
+        out[i], taus[i] = _geqr2(mat)
+    a = Tensor._leaf(out.reshape(values.shape))
+    tau = Tensor._leaf(taus.reshape(values.shape[:-2] + (min(m, n),)))
+    a, tau = _not_differentiable("geqrf", [a, tau], [x])
+    return GeqrfResult(a, tau)
+
+
+def _orgqr_top(input: Any, tau: Any) -> Tensor:  # noqa: A002
+    """``torch.orgqr``: ``householder_product``."""
+    return householder_product(input, tau)
+
+
 TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
              "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
              "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
-             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top}
+             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top,
+             "orgqr": _orgqr_top, "geqrf": geqrf}
 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
@@ -937,5 +1036,6 @@ __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "Lsts
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm", "LDLFactorResult", "LDLFactorExResult", "ldl_factor", "ldl_factor_ex",
+           "vector_norm", "eig", "eigvals", "householder_product", "LDLFactorResult",
+           "LDLFactorExResult", "ldl_factor", "ldl_factor_ex",
            "ldl_solve"]

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from . import composites3, core, torch_compat2
+from . import fft as fft  # noqa: PLC0414  (pf.fft, torch.fft's names: session 11)
 from .core import Tensor
 from .creation import tensor as _tensor
 from .dialects.dtypes import DType, default_float
 from .dialects.dtypes import dtype as to_dtype
+from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL
 from .linalg import matrix_norm, multi_dot
 from .nn import functional as F  # noqa: N812  (torch's spelling)
 from .ops import device
@@ -334,6 +336,7 @@ FUNCTIONAL_ALIASES: dict[str, Any] = {n: getattr(F, n) for n in _FUNCTIONAL if h
 FUNCTIONAL_ALIASES.update({n: getattr(m, n) for m in (composites3, torch_compat2)
                            for n in m.__all__})
 FUNCTIONAL_ALIASES["int"] = to_dtype("int32")  # torch.int
+FUNCTIONAL_ALIASES.update(orgqr=_LINALG_TOP_LEVEL["orgqr"], geqrf=_LINALG_TOP_LEVEL["geqrf"])
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002

@@ -56,6 +56,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.composites": 1,  # more torch functions from the op API (on ops, inplace)
     "pyflame_mlir.composites2": 1,  # issue 14's torch surface: special functions, Tensor methods
     "pyflame_mlir.composites3": 1,  # session 11: gradient, histogram, as_strided, *_copy
+    "pyflame_mlir.fft": 1,  # session 11: torch.fft's real helpers; the transforms raise
     "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)

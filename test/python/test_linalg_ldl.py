@@ -85,3 +85,51 @@ def test_ldl_errors_and_no_derivative():
         x.sum().backward()
     with pf.no_grad():
         assert not pf.linalg.ldl_solve(out.LD, out.pivots, b).requires_grad
+
+
+# ---- householder_product / geqrf / orgqr, eig ----
+
+@pytest.mark.parametrize("shape, k", [((5, 3), 3), ((4, 4), 2), ((2, 6, 3), 2), ((3, 3), 0),
+                                      ((3, 1), 1)])
+def test_householder_product_values_and_gradients(shape, k):
+    from _grad_oracles import Example, close, fd_gradient, torch_vjp
+
+    rng = np.random.default_rng(sum(shape) + k)
+    a, tau = rng.standard_normal(shape), rng.standard_normal(shape[:-2] + (k,))
+    got = pf.linalg.householder_product(pf.tensor(a), pf.tensor(tau))
+    want = torch.linalg.householder_product(torch.tensor(a), torch.tensor(tau))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    if k == 0:
+        return
+    ex = Example([a, tau], pf.linalg.householder_product, torch.linalg.householder_product,
+                 "householder_product")
+    ct = rng.standard_normal(got.shape)
+    grads = pf.grad(lambda x, t: (pf.linalg.householder_product(x, t)
+                                  * pf.tensor(ct)).sum(), argnums=(0, 1))(
+        pf.tensor(a), pf.tensor(tau))
+    _, t_grads = torch_vjp(ex, [ct])
+    for g, tg, fd in zip(grads, t_grads, fd_gradient(ex, [ct])):
+        close(g.numpy(), tg, 1e-8, 1e-10, "householder_product grad vs torch")
+        close(g.numpy(), fd, 1e-6, 1e-6, "householder_product grad vs differences")
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 6, 3)])
+def test_geqrf_and_orgqr(shape):
+    a = np.random.default_rng(sum(shape)).standard_normal(shape)
+    got, want = pf.geqrf(pf.tensor(a)), torch.geqrf(torch.tensor(a))
+    np.testing.assert_allclose(got.a.numpy(), want.a.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.tau.numpy(), want.tau.numpy(), rtol=1e-10, atol=1e-12)
+    if shape[-2] >= shape[-1]:
+        q = pf.orgqr(got.a, got.tau)
+        np.testing.assert_allclose(q.numpy(), torch.orgqr(want.a, want.tau).numpy(),
+                                   rtol=1e-10, atol=1e-12)
+        r = np.triu(got.a.numpy()[..., :shape[-1], :])
+        np.testing.assert_allclose(q.numpy() @ r, a, rtol=1e-10, atol=1e-12)
+
+
+def test_eig_raises_naming_complex():
+    for fn in (pf.linalg.eig, pf.linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="complex"):
+            fn(pf.eye(2))
+    with pytest.raises(RuntimeError, match="greater than or equal"):
+        pf.linalg.householder_product(pf.ones(2, 3), pf.ones(1))
