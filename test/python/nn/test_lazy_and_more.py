@@ -271,3 +271,19 @@ def test_new_losses():
             pf.nn.MultiLabelMarginLoss(reduction=red)(pf.tensor(x), pf.tensor(y)).numpy(),
             torch.nn.MultiLabelMarginLoss(reduction=red)(torch.tensor(x),
                                                          torch.tensor(y)).numpy(), rtol=1e-10)
+
+
+def test_init_sparse_and_deprecated_spellings():
+    pf.manual_seed(0)
+    w = pf.nn.init.sparse_(pf.empty(20, 6), sparsity=0.25, std=3.0)
+    a = w.numpy()
+    assert np.all((a == 0).sum(0) == 5)  # ceil(0.25 * 20) zeros in every column
+    assert 2.0 < a[a != 0].std() < 4.0
+    with pytest.raises(ValueError, match="2 dimensions"):
+        pf.nn.init.sparse_(pf.empty(3), 0.1)
+    for name, args, shape in (("eye", (), (2, 3)), ("dirac", (), (2, 2, 3)),
+                              ("sparse", (0.5,), (4, 2))):
+        with pytest.warns(FutureWarning, match=f"nn.init.{name}_"):
+            getattr(pf.nn.init, name)(pf.empty(*shape), *args)
+    np.testing.assert_array_equal(pf.nn.init.eye_(pf.empty(2, 3)).numpy(),
+                                  torch.nn.init.eye_(torch.empty(2, 3)).numpy())
