@@ -281,9 +281,9 @@ def test_init_sparse_and_deprecated_spellings():
     assert 2.0 < a[a != 0].std() < 4.0
     with pytest.raises(ValueError, match="2 dimensions"):
         pf.nn.init.sparse_(pf.empty(3), 0.1)
-    for name, args, shape in (("eye", (), (2, 3)), ("dirac", (), (2, 2, 3)),
-                              ("sparse", (0.5,), (4, 2))):
-        with pytest.warns(FutureWarning, match=f"nn.init.{name}_"):
-            getattr(pf.nn.init, name)(pf.empty(*shape), *args)
+    for fn, args, shape in ((pf.nn.init.eye, (), (2, 3)), (pf.nn.init.dirac, (), (2, 2, 3)),
+                            (pf.nn.init.sparse, (0.5,), (4, 2))):
+        with pytest.warns(FutureWarning, match=f"nn.init.{fn.__name__}_"):
+            fn(pf.empty(*shape), *args)
     np.testing.assert_array_equal(pf.nn.init.eye_(pf.empty(2, 3)).numpy(),
                                   torch.nn.init.eye_(torch.empty(2, 3)).numpy())
