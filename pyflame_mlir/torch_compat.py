@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import composites3, core, torch_compat2
+from . import composites3, core, special, torch_compat2
 from . import fft as fft  # noqa: PLC0414  (pf.fft, torch.fft's names: session 11)
 from .core import Tensor
 from .creation import tensor as _tensor
@@ -336,6 +336,7 @@ FUNCTIONAL_ALIASES: dict[str, Any] = {n: getattr(F, n) for n in _FUNCTIONAL if h
 FUNCTIONAL_ALIASES.update({n: getattr(m, n) for m in (composites3, torch_compat2)
                            for n in m.__all__})
 FUNCTIONAL_ALIASES["int"] = to_dtype("int32")  # torch.int
+FUNCTIONAL_ALIASES.update(igamma=special.gammainc, igammac=special.gammaincc)
 FUNCTIONAL_ALIASES.update(orgqr=_LINALG_TOP_LEVEL["orgqr"], geqrf=_LINALG_TOP_LEVEL["geqrf"])
 
 
