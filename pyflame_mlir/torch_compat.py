@@ -351,7 +351,7 @@ _INPLACE = ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh
             "erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ "
             "log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ "
             "selu_ celu_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ "
-            "zero_ index_put_ threshold_ rrelu_").split()
+            "zero_ index_put_ threshold_ rrelu_ nan_to_num_ addmv_").split()
 
 
 def _inplace_function(name: str):

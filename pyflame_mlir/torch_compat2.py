@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from . import lax
+from . import autograd, lax, linalg, special
 from .amp import get_autocast_dtype
 from .autodiff import no_grad
 from .core import Tensor, detach, geometry
 from .creation import empty, zeros
 from .creation import tensor as _tensor
+from .inplace import _in_place
 from .nn import functional as F  # noqa: N812  (torch's spelling)
 from .nn.module import set_data
 from .nn.rnn import _linear, _step
@@ -443,3 +444,105 @@ for _name, _member in _TENSOR_MEMBERS.items():
 for _name, _member in _TENSOR_PROPERTIES.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, property(_member))
+
+
+# ---- session 11: more small top-level names ----
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """``torch.nonzero_static``: the indices of the nonzeros (row-major), cut
+    or padded with ``fill_value`` to ``size`` rows (a fixed shape)."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
+    x = as_tensor_arg(input)
+    found = np.argwhere(np.asarray(x.numpy()) != 0).astype(np.int64)[:size]
+    out = np.full((size, x.ndim), fill_value, dtype=np.int64)
+    out[:len(found)] = found
+    return _tensor(out)
+
+
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,  # noqa: N803
+                M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.svd_lowrank``: (U, S, V) of rank ``q`` approximating ``A - M``.
+    torch draws a random subspace and refines it ``niter`` times; pf takes
+    the exact truncated SVD (the best rank-q approximation: what the
+    randomized one converges to; singular vectors are unique up to sign)."""
+    del niter
+    a = as_tensor_arg(A)
+    if M is not None:
+        a = a - M
+    m, n = a.shape[-2:]
+    k = min(6 if q is None else q, m, n)
+    u, s, vh = linalg.svd(a, full_matrices=False)
+    return u[..., :, :k], s[..., :k], vh[..., :k, :].transpose(-2, -1)
+
+
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True,  # noqa: N803
+                niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.pca_lowrank``: ``svd_lowrank`` of A centred on its column means."""
+    a = as_tensor_arg(A)
+    m, n = a.shape[-2:]
+    k = min(6, m, n) if q is None else q
+    if not 0 <= k <= min(m, n):
+        raise ValueError(f"q(={k}) must be non-negative integer and not greater than "
+                         f"min(m, n)={min(m, n)}")
+    centred = a - a.mean(-2, keepdim=True) if center else a
+    return svd_lowrank(centred, k, niter)
+
+
+def get_device(input: Tensor) -> int:  # noqa: A002
+    """-1: the CPU (torch's answer for CPU tensors)."""
+    return -1
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Not supported here (numpy keeps denormals): False, as torch on CPUs without it."""
+    del mode
+    return False
+
+
+def is_vulkan_available() -> bool:
+    return False
+
+
+def detach_(input: Tensor) -> Tensor:  # noqa: A002
+    return input.detach_()
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None  # noqa: A002
+               ) -> Tensor:
+    return _resize_as_(input, the_template, memory_format)
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,  # noqa: A002
+                      norm_type: float) -> Tensor:
+    """``torch.embedding_renorm_``: the rows ``indices`` names rescaled in
+    place to norm at most ``max_norm`` (F.embedding's ``max_norm``)."""
+    F._embedding_renorm_(input, as_tensor_arg(indices), max_norm, norm_type)
+    return input
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``torch.set_anomaly_enabled``: ``pf.autograd.set_detect_anomaly``'s switch."""
+    del check_nan  # (pf's anomaly mode always checks for NaN)
+    autograd.set_detect_anomaly(enabled)
+
+
+is_anomaly_enabled = autograd.is_anomaly_enabled
+
+
+def _new_empty_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], *,
+                       dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                       layout: Any = None, pin_memory: bool = False) -> Tensor:
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                         requires_grad=requires_grad)
+
+
+__all__ += ["nonzero_static", "svd_lowrank", "pca_lowrank", "get_device", "set_flush_denormal",
+            "is_vulkan_available", "detach_", "resize_as_", "embedding_renorm_",
+            "set_anomaly_enabled", "is_anomaly_enabled"]
+
+for _name, _member in {"nonzero_static": nonzero_static, "new_empty_strided": _new_empty_strided,
+                       "igamma_": _in_place(special.gammainc, "igamma_"),
+                       "igammac_": _in_place(special.gammaincc, "igammac_")}.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _member)

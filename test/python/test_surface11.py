@@ -421,3 +421,41 @@ def test_tensor_members():
     assert not z.is_mps and z.dim_order() == (0,)
     with pytest.raises(RuntimeError, match="no XPU device"):
         z.xpu()
+
+
+def test_small_top_level_names():
+    for data, size in (([[1, 0], [3, 2]], 4), ([[1, 0], [3, 2]], 2), ([0, 0], 3)):
+        np.testing.assert_array_equal(
+            pf.nonzero_static(pf.tensor(data), size=size, fill_value=-7).numpy(),
+            torch.nonzero_static(torch.tensor(data), size=size, fill_value=-7).numpy())
+    assert pf.tensor([0, 2]).nonzero_static(size=1).numpy().tolist() == [[1]]
+    a = np.random.default_rng(3).standard_normal((2, 7, 5))
+    u, s, v = pf.svd_lowrank(pf.tensor(a), q=3)
+    _, ts, _ = torch.svd_lowrank(torch.tensor(a), q=5, niter=20)  # converged: the exact values
+    np.testing.assert_allclose(s.numpy(), ts.numpy()[..., :3], rtol=1e-8)
+    np.testing.assert_allclose(u.numpy() @ (s.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2)),
+                               np.linalg.svd(a)[0][..., :3] * np.linalg.svd(a)[1][..., None, :3]
+                               @ np.linalg.svd(a)[2][..., :3, :], rtol=1e-8, atol=1e-10)
+    _, ps, pv = pf.pca_lowrank(pf.tensor(a[0]), q=2)
+    _, tps, _ = torch.pca_lowrank(torch.tensor(a[0]), q=5, niter=20)
+    np.testing.assert_allclose(ps.numpy(), tps.numpy()[:2], rtol=1e-8)
+    x = pf.tensor([1.0, float("nan"), float("inf")])
+    assert pf.nan_to_num_(x) is x and np.isfinite(x.numpy()).all()
+    y = pf.tensor([2.0, 3.0])
+    yt = torch.tensor([2.0, 3.0])
+    y.igamma_(pf.tensor([1.0, 1.0]))
+    yt.igamma_(torch.tensor([1.0, 1.0]))
+    np.testing.assert_allclose(y.numpy(), yt.numpy(), rtol=1e-6)
+    assert pf.get_device(y) == -1 and not pf.is_vulkan_available()
+    assert pf.ones(2).new_empty_strided((2, 3), (3, 1)).shape == (2, 3)
+    w = pf.tensor([[3.0, 4.0], [0.3, 0.4]])
+    pf.embedding_renorm_(w, pf.tensor([0, 1]), 1.0, 2.0)
+    wt = torch.tensor([[3.0, 4.0], [0.3, 0.4]])
+    torch.embedding_renorm_(wt, torch.tensor([0, 1]), 1.0, 2.0)
+    np.testing.assert_allclose(w.numpy(), wt.numpy(), rtol=1e-6)
+    prev = pf.is_anomaly_enabled()
+    pf.set_anomaly_enabled(True)
+    assert pf.is_anomaly_enabled()
+    pf.set_anomaly_enabled(prev)
+    conv = pf.nn.Conv2d(1, 1, 1)
+    assert pf.nn.utils.convert_conv2d_weight_memory_format(conv, pf.channels_last) is conv

@@ -294,6 +294,15 @@ def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
     return module_cls(*args, **kwargs)
 
 
+def convert_conv2d_weight_memory_format(module: Module, memory_format: Any) -> Module:
+    """The module itself: pf's tensors have no strides, so no layout to convert."""
+    del memory_format
+    return module
+
+
+convert_conv3d_weight_memory_format = convert_conv2d_weight_memory_format
+
+
 def __getattr__(name: str) -> Any:
     """``pf.nn.utils.stateless`` loads on first use (it imports ``pf.func``, which
     imports ``pf.nn``)."""
@@ -311,4 +320,5 @@ from .fusion import (  # noqa: E402
 )
 
 __all__ += ["clip_grad", "convert_parameters", "fusion", "fuse_conv_bn_eval",
-            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init"]
+            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+            "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
