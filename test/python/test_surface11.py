@@ -447,6 +447,7 @@ def test_small_top_level_names():
     yt.igamma_(torch.tensor([1.0, 1.0]))
     np.testing.assert_allclose(y.numpy(), yt.numpy(), rtol=1e-6)
     assert pf.get_device(y) == -1 and not pf.is_vulkan_available()
+    assert pf.set_flush_denormal(True) is False
     assert pf.ones(2).new_empty_strided((2, 3), (3, 1)).shape == (2, 3)
     w = pf.tensor([[3.0, 4.0], [0.3, 0.4]])
     pf.embedding_renorm_(w, pf.tensor([0, 1]), 1.0, 2.0)
@@ -459,3 +460,4 @@ def test_small_top_level_names():
     pf.set_anomaly_enabled(prev)
     conv = pf.nn.Conv2d(1, 1, 1)
     assert pf.nn.utils.convert_conv2d_weight_memory_format(conv, pf.channels_last) is conv
+    assert pf.nn.utils.convert_conv3d_weight_memory_format(conv, pf.channels_last_3d) is conv
