@@ -6,10 +6,11 @@ from .adafactor import Adafactor  # session 11
 from .adam import Adam, AdamW
 from .adam_variants import Adadelta, Adamax, NAdam, RAdam
 from .lbfgs import LBFGS  # issue 14 (userapi)
+from .muon import Muon  # session 11
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
 
 __all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]

@@ -90,6 +90,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.optim.lbfgs": 2,  # issue 14 (userapi): L-BFGS, host-driven
     "pyflame_mlir.optim.adafactor": 2,  # session 11
+    "pyflame_mlir.optim.muon": 2,  # session 11
     "pyflame_mlir.optim.swa_utils": 2,  # session 11: AveragedModel, SWALR, update_bn
     "pyflame_mlir.serialization": 2,
     "pyflame_mlir.utils": 2,  # pf.utils.data: datasets and the DataLoader

@@ -202,3 +202,49 @@ def test_swalr_against_torch(kw):
     assert ps2.last_epoch == ts.last_epoch
     with pytest.raises(ValueError, match="anneal_strategy"):
         pf.optim.swa_utils.SWALR(po, 0.1, anneal_strategy="exp")
+
+
+# ---- Muon ----
+
+def test_newton_schulz_matches_torch_bf16():
+    from torch.optim._muon import _zeropower_via_newtonschulz as theirs
+
+    from pyflame_mlir.optim.muon import zeropower_via_newtonschulz as ours
+
+    for shape in ((6, 4), (4, 9), (16, 16)):
+        g = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+        got = ours(pf.tensor(g), (3.4445, -4.775, 2.0315), 5, 1e-7)
+        want = theirs(torch.tensor(g), (3.4445, -4.775, 2.0315), 5, 1e-7)
+        assert got.dtype == pf.bfloat16
+        np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), atol=2e-3)
+
+
+@pytest.mark.parametrize("kw", [{}, {"lr": 0.02, "nesterov": False, "weight_decay": 0.0},
+                                {"adjust_lr_fn": "match_rms_adamw", "momentum": 0.9}])
+def test_muon_against_torch(kw, mode):
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8, bias=False), torch.nn.Tanh(),
+                             torch.nn.Linear(8, 2, bias=False))
+    pm = pf.nn.Sequential(pf.nn.Linear(4, 8, bias=False), pf.nn.Tanh(),
+                          pf.nn.Linear(8, 2, bias=False))
+    pm.load_state_dict({k: pf.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    po, to = pf.optim.Muon(pm.parameters(), **kw), torch.optim.Muon(tm.parameters(), **kw)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        x = rng.standard_normal((5, 4)).astype(np.float32)
+        y = rng.standard_normal((5, 2)).astype(np.float32)
+        lp = ((pm(pf.tensor(x)) - pf.tensor(y)) ** 2).mean()
+        po.zero_grad()
+        lp.backward()
+        po.step()
+        lt = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
+        to.zero_grad()
+        lt.backward()
+        to.step()
+        assert lp.item() == pytest.approx(lt.item(), rel=1e-3)
+    lr = kw.get("lr", 1e-3) * 2.0  # an update is bf16: compare to its size
+    for p, q in zip(pm.parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), atol=lr * 2e-2)
+    _compare_state(po, to, 1e-4)
+    with pytest.raises(ValueError, match="only supports 2D parameters"):
+        pf.optim.Muon([pf.zeros(3, requires_grad=True)])
