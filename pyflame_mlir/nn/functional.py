@@ -2513,3 +2513,129 @@ __all__ += ["conv_transpose3d", "alpha_dropout", "feature_alpha_dropout",
             "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices", "lp_pool3d"]
+
+
+def _canonical_mask(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """A bool mask (True: not attended) as an additive float one (-inf there)."""
+    if mask is None:
+        return None
+    m = as_tensor_arg(mask)
+    if m.dtype is bool_:
+        return where(m, _ops._cast(-math.inf, like.dtype), _ops._cast(0.0, like.dtype))
+    if not m.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of masks are supported, got "
+                             f"{m.dtype.name}")
+    return m
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+        out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+        static_v: Tensor | None = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """torch's ``F.multi_head_attention_forward`` on (L, N, E) inputs (or
+    unbatched (L, E)): the packed or separate input projections, ``bias_k``/
+    ``bias_v`` and ``add_zero_attn`` (one more key), static keys/values, bool
+    or additive masks (True: not attended), dropout on the weights, and the
+    output projection; the weights averaged over heads unless asked not to."""
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed_dim}")
+    if embed_dim % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    head_dim = embed_dim // num_heads
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    key_padding_mask = _canonical_mask(key_padding_mask, query)
+    attn_mask = _canonical_mask(attn_mask, query)
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {list(attn_mask.shape)}, "
+                                   f"but should be {[tgt_len, key.shape[0]]}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {list(attn_mask.shape)}, "
+                                   f"but should be {[bsz * num_heads, tgt_len, key.shape[0]]}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key or value.")
+        k = cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)], 0)
+        v = cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)], 0)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_v is None else static_v)
+    if add_zero_attn:
+        zero = _ops._cast(0.0, k.dtype).expand(bsz * num_heads, 1, head_dim)
+        k, v = cat([k, zero], 1), cat([v, zero], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
+                                 f"got {tuple(key_padding_mask.shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    avg = None
+    if need_weights:
+        avg = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            avg = avg.mean(1)
+        if not batched:
+            avg = avg.squeeze(0)
+    if not batched:
+        out = out.squeeze(1)
+    return out, avg
+
+
+__all__ += ["multi_head_attention_forward"]

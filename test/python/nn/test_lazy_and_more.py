@@ -287,3 +287,74 @@ def test_init_sparse_and_deprecated_spellings():
             fn(pf.empty(*shape), *args)
     np.testing.assert_array_equal(pf.nn.init.eye_(pf.empty(2, 3)).numpy(),
                                   torch.nn.init.eye_(torch.empty(2, 3)).numpy())
+
+
+# ---- multi-head attention: torch's functional form, kdim/vdim, bias_kv, zero_attn ----
+
+@pytest.mark.parametrize("kw", [{}, {"add_zero_attn": True}, {"bias_kv": True},
+                                {"bias_kv": True, "add_zero_attn": True, "masks": True},
+                                {"masks": True, "average_attn_weights": False},
+                                {"separate": True, "masks": True}, {"unbatched": True}])
+def test_multi_head_attention_forward(kw):
+    rng = np.random.default_rng(10)
+    e, h, lq, s, n = 8, 2, 3, 4, 2
+    shape = (lambda length, d: (length, d)) if kw.get("unbatched") else \
+        (lambda length, d: (length, n, d))
+    arrays = {"q": rng.standard_normal(shape(lq, e)), "k": rng.standard_normal(shape(s, e)),
+              "v": rng.standard_normal(shape(s, e)), "ipw": rng.standard_normal((3 * e, e)),
+              "ipb": rng.standard_normal(3 * e), "ow": rng.standard_normal((e, e)),
+              "ob": rng.standard_normal(e), "bk": rng.standard_normal((1, 1, e)),
+              "bv": rng.standard_normal((1, 1, e))}
+    am = rng.random((lq, s)) < 0.25
+    kpm = rng.random((n, s)) < 0.25
+
+    def call(lib, F_, t, q, k, v, ipw, ipb, ow, ob, bk, bv):
+        bias = kw.get("bias_kv")
+        sep = kw.get("separate")
+        masks = kw.get("masks")
+        return F_.multi_head_attention_forward(
+            q, k, v, e, h, None if sep else ipw, ipb, bk if bias else None,
+            bv if bias else None, kw.get("add_zero_attn", False), 0.0, ow, ob,
+            key_padding_mask=t(kpm) if masks else None, attn_mask=t(am) if masks else None,
+            use_separate_proj_weight=bool(sep), q_proj_weight=ipw[:e] if sep else None,
+            k_proj_weight=ipw[e:2 * e] if sep else None,
+            v_proj_weight=ipw[2 * e:] if sep else None,
+            average_attn_weights=kw.get("average_attn_weights", True))
+
+    names = ["q", "k", "v", "ipw", "ipb", "ow", "ob", "bk", "bv"]
+    got = call(pf, F, pf.tensor, *(pf.tensor(arrays[k]) for k in names))
+    want = call(torch, TF, torch.tensor, *(torch.tensor(arrays[k]) for k in names))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+    diff = [arrays[k] for k in ("q", "k", "v", "ipw", "ow")]
+    rest = {k: arrays[k] for k in ("ipb", "ob", "bk", "bv")}
+    _grads(Example(diff, lambda q, k, v, ipw, ow: call(
+        pf, F, pf.tensor, q, k, v, ipw, pf.tensor(rest["ipb"]), ow, pf.tensor(rest["ob"]),
+        pf.tensor(rest["bk"]), pf.tensor(rest["bv"]))[0],
+        lambda q, k, v, ipw, ow: call(
+        torch, TF, torch.tensor, q, k, v, ipw, torch.tensor(rest["ipb"]), ow,
+        torch.tensor(rest["ob"]), torch.tensor(rest["bk"]), torch.tensor(rest["bv"]))[0],
+        f"mha {kw}"))
+
+
+@pytest.mark.parametrize("kw", [{"kdim": 5, "vdim": 3}, {"add_bias_kv": True},
+                                {"add_zero_attn": True, "kdim": 6, "batch_first": True},
+                                {"bias": False, "add_bias_kv": True, "add_zero_attn": True}])
+def test_multihead_attention_module_options(kw):
+    torch.manual_seed(0)
+    theirs = torch.nn.MultiheadAttention(8, 2, **kw).double()
+    ours = pf.nn.MultiheadAttention(8, 2, **kw, dtype=pf.float64)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _load_from(ours, theirs)
+    rng = np.random.default_rng(11)
+    bf = kw.get("batch_first", False)
+    shape = (lambda length, d: (2, length, d)) if bf else (lambda length, d: (length, 2, d))
+    q = rng.standard_normal(shape(3, 8))
+    k = rng.standard_normal(shape(4, kw.get("kdim", 8)))
+    v = rng.standard_normal(shape(4, kw.get("vdim", 8)))
+    kpm = np.array([[False, True, False, False], [False, False, False, True]])
+    want = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                  key_padding_mask=torch.tensor(kpm))
+    got = ours(pf.tensor(q), pf.tensor(k), pf.tensor(v), key_padding_mask=pf.tensor(kpm))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-10, atol=1e-12)
