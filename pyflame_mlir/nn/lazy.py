@@ -18,11 +18,21 @@ the parameters the checkpoint's shapes, as torch's load hook does.
 from __future__ import annotations
 
 import warnings
+from collections import namedtuple
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
+from ..creation import tensor as _tensor
+from ..creation import zeros
+from ..indexing import gather as gather_
+from ..indexing import index_copy, index_select
+from ..ops import cat
 from . import functional as F  # noqa: N812  (torch's spelling)
+from .containers import ModuleList, Sequential
 from .extra_layers import BatchNorm3d, InstanceNorm3d
 from .layers import (
     BatchNorm1d,
@@ -42,7 +52,8 @@ from .rnn import _CellBase, _RNNBase
 from .surface_layers import Conv3d, _LPPool
 
 __all__ = [
-    "AlphaDropout", "Container", "ConvTranspose3d", "DataParallel", "FeatureAlphaDropout",
+    "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d",
+    "DataParallel", "FeatureAlphaDropout",
     "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
     "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
@@ -433,3 +444,111 @@ LazyBatchNorm3d = _norm_class("LazyBatchNorm3d", BatchNorm3d, ())
 LazyInstanceNorm1d = _norm_class("LazyInstanceNorm1d", InstanceNorm1d, (1,))
 LazyInstanceNorm2d = _norm_class("LazyInstanceNorm2d", InstanceNorm2d, (2,))
 LazyInstanceNorm3d = _norm_class("LazyInstanceNorm3d", InstanceNorm3d, (3,))
+
+
+# ---- adaptive softmax ----
+
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """torch's adaptive softmax (Grave et al. 2017): a head over the
+    ``cutoffs[0]`` frequent classes plus one entry per cluster, and per
+    cluster a two-layer tail (``in_features / div_value^(i+1)`` wide) over its
+    classes. ``forward(input, target)`` gives each target's log-probability
+    and the mean negative one (computing each tail on its rows only);
+    ``log_prob`` the full distribution, ``predict`` its argmax."""
+
+    def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int],
+                 div_value: float = 4.0, head_bias: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        del device
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
+            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
+                             "in an increasing order, where each value is between 1 and "
+                             "n_classes-1")
+        self.in_features, self.n_classes = in_features, n_classes
+        self.cutoffs = cutoffs + [n_classes]
+        self.div_value, self.head_bias = div_value, head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        tails = []
+        for i in range(self.n_clusters):
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            tails.append(Sequential(Linear(in_features, hsz, bias=False, dtype=dtype),
+                                    Linear(hsz, osz, bias=False, dtype=dtype)))
+        self.tail = ModuleList(tails)
+
+    def reset_parameters(self) -> None:
+        self.head.reset_parameters()
+        for seq in self.tail:
+            for lin in seq:
+                lin.reset_parameters()
+
+    def forward(self, input: Tensor, target: Tensor) -> _ASMoutput:  # noqa: A002
+        batched = target.ndim == 1
+        if target.ndim not in (0, 1) or input.ndim != target.ndim + 1:
+            raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs "
+                               f"with size {list(input.shape)}" if target.ndim == 1 else
+                               "0D target tensor expects 1D input tensors, but found inputs "
+                               f"with size {list(input.shape)}")
+        if batched and input.shape[0] != target.shape[0]:
+            raise RuntimeError("Input and target should have the same size in the batch "
+                               "dimension.")
+        if not batched:
+            input, target = input.unsqueeze(0), target.unsqueeze(0)  # noqa: A001
+        values = np.asarray(target.numpy()).astype(np.int64)
+        batch = values.shape[0]
+        output = zeros(batch, dtype=input.dtype)
+        gather = values.copy()
+        used = 0
+        bounds = [0, *self.cutoffs]
+        for i in range(len(bounds) - 1):
+            lo, hi = bounds[i], bounds[i + 1]
+            rows = np.nonzero((values >= lo) & (values < hi))[0]
+            if rows.size == 0:
+                continue
+            used += rows.size
+            if i == 0:
+                continue
+            at = _tensor(rows)
+            local = self.tail[i - 1](index_select(input, 0, at))
+            logp = F.log_softmax(local, dim=1)
+            picked = gather_(logp, 1, _tensor(values[rows] - lo).unsqueeze(1)).squeeze(1)
+            output = index_copy(output, 0, at, picked)
+            gather[rows] = self.shortlist_size + i - 1
+        if used != batch:
+            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but "
+                               f"values in range [{values.min()}, {values.max()}] were found. ")
+        head = F.log_softmax(self.head(input), dim=1)
+        output = output + gather_(head, 1, _tensor(gather).unsqueeze(1)).squeeze(1)
+        loss = (-output).mean()
+        return _ASMoutput(output if batched else output.squeeze(0), loss)
+
+    def _full_log_prob(self, input: Tensor) -> Tensor:  # noqa: A002
+        head = F.log_softmax(self.head(input), dim=1)
+        parts = [head[:, :self.shortlist_size]]
+        for i in range(self.n_clusters):
+            tail = F.log_softmax(self.tail[i](input), dim=1)
+            parts.append(tail + head[:, self.shortlist_size + i].unsqueeze(1))
+        return cat(parts, 1)
+
+    def log_prob(self, input: Tensor) -> Tensor:  # noqa: A002
+        """Log-probabilities of every class, (N, n_classes) (or (n_classes,))."""
+        if input.ndim == 1:
+            return self._full_log_prob(input.unsqueeze(0)).squeeze(0)
+        return self._full_log_prob(input)
+
+    def predict(self, input: Tensor) -> Tensor:  # noqa: A002
+        """The most likely class of each row."""
+        if input.ndim == 1:
+            return self.log_prob(input.unsqueeze(0)).argmax(1).squeeze(0)
+        return self.log_prob(input).argmax(1)

@@ -358,3 +358,37 @@ def test_multihead_attention_module_options(kw):
     got = ours(pf.tensor(q), pf.tensor(k), pf.tensor(v), key_padding_mask=pf.tensor(kpm))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_adaptive_log_softmax_with_loss():
+    torch.manual_seed(0)
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10], div_value=2.0,
+                                                 head_bias=True).double()
+    ours = pf.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10], div_value=2.0, head_bias=True,
+                                            dtype=pf.float64)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _load_from(ours, theirs)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((7, 16))
+    y = np.array([0, 3, 5, 9, 12, 19, 4])
+    out_t, loss_t = theirs(torch.tensor(x), torch.tensor(y))
+    out_p, loss_p = ours(pf.tensor(x), pf.tensor(y))
+    np.testing.assert_allclose(out_p.numpy(), out_t.detach().numpy(), rtol=1e-12)
+    assert loss_p.item() == pytest.approx(loss_t.item(), rel=1e-12)
+    loss_t.backward()
+    loss_p.backward()
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-13,
+                                   err_msg=name)
+    np.testing.assert_allclose(ours.log_prob(pf.tensor(x)).numpy(),
+                               theirs.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(ours.predict(pf.tensor(x)).numpy(),
+                                  theirs.predict(torch.tensor(x)).numpy())
+    single_t = theirs(torch.tensor(x[0]), torch.tensor(y[0]))
+    single_p = ours(pf.tensor(x[0]), pf.tensor(y[0]))
+    assert single_p.output.shape == () and single_p.output.item() == pytest.approx(
+        single_t.output.item(), rel=1e-12)
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        ours(pf.tensor(x[:1]), pf.tensor([20]))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence"):
+        pf.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3])
