@@ -2639,3 +2639,43 @@ def multi_head_attention_forward(
 
 
 __all__ += ["multi_head_attention_forward"]
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """torch's ``F.linear_cross_entropy``: ``cross_entropy(linear(input, W), target)``
+    with ``W`` of shape (C, *out_features, in_features) (a K-dimensional loss
+    for out_features). torch's ``options`` only chunk the computation to save
+    memory; the value is the same, so they are accepted and not needed here."""
+    del options
+    x, w = as_tensor_arg(input), as_tensor_arg(linear_weight)
+    if x.ndim not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {x.ndim}")
+    if w.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{w.ndim}")
+    if x.shape[-1] != w.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {x.shape[-1]} and {w.shape[-1]}, respectively")
+    classes, out_features = w.shape[0], tuple(w.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and x.ndim == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(w.shape)} requires batched input, (N, {x.shape[-1]}), got "
+                           f"unbatched input with shape {tuple(x.shape)}")
+    flat_bias = None if linear_bias is None else reshape(linear_bias, (-1,))
+    logits = linear(x, reshape(w, (-1, w.shape[-1])), flat_bias)
+    logits = reshape(logits, (*x.shape[:-1], classes, *out_features))
+    probabilities = tuple(target.shape) == tuple(logits.shape)
+    if probabilities and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction,
+                         label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]

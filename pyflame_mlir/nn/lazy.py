@@ -53,7 +53,7 @@ from .surface_layers import Conv3d, _LPPool
 
 __all__ = [
     "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d",
-    "DataParallel", "FeatureAlphaDropout",
+    "DataParallel", "FeatureAlphaDropout", "LinearCrossEntropyLoss",
     "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
     "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
@@ -552,3 +552,38 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if input.ndim == 1:
             return self.log_prob(input.unsqueeze(0)).argmax(1).squeeze(0)
         return self.log_prob(input).argmax(1)
+
+
+class LinearCrossEntropyLoss(_Loss):
+    """torch's ``nn.LinearCrossEntropyLoss``: a ``Linear`` (stored flat, as
+    torch's: (C * prod(out_features), in_features)) and the cross entropy of
+    its logits, through ``F.linear_cross_entropy``."""
+
+    def __init__(self, in_features: int, num_classes: int, *,
+                 out_features: tuple[int, ...] = (), bias: bool = False, device: Any = None,
+                 dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: Any = None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(reduction=reduction)
+        self.register_buffer("weight", weight)
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.ignore_index, self.label_smoothing, self.options = (ignore_index,
+                                                                 label_smoothing, options)
+        rows = num_classes * int(np.prod(self.out_features, dtype=np.int64))
+        self.linear = Linear(in_features, rows, bias=bias, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features,
+                                        self.linear.in_features))
+        b = None if self.linear.bias is None else \
+            self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)

@@ -392,3 +392,33 @@ def test_adaptive_log_softmax_with_loss():
         ours(pf.tensor(x[:1]), pf.tensor([20]))
     with pytest.raises(ValueError, match="cutoffs should be a sequence"):
         pf.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3])
+
+
+@pytest.mark.parametrize("kw", [{}, {"bias": True, "label_smoothing": 0.1},
+                                {"out_features": (3,), "bias": True},
+                                {"ignore_index": 2, "reduction": "sum"},
+                                {"reduction": "none"}])
+def test_linear_cross_entropy(kw):
+    torch.manual_seed(0)
+    theirs = torch.nn.LinearCrossEntropyLoss(5, 4, **kw).double()
+    ours = pf.nn.LinearCrossEntropyLoss(5, 4, **kw, dtype=pf.float64)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _load_from(ours, theirs)
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((6, 5))
+    y = rng.integers(0, 4, (6, *kw.get("out_features", ())))
+    want = theirs(torch.tensor(x), torch.tensor(y))
+    got = ours(pf.tensor(x), pf.tensor(y))
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    want.sum().backward()
+    got.sum().backward()
+    np.testing.assert_allclose(ours.linear.weight.grad.numpy(),
+                               theirs.linear.weight.grad.numpy(), rtol=1e-10, atol=1e-14)
+    w = rng.standard_normal((4, 5))
+    probs = rng.dirichlet(np.ones(4), 6)
+    np.testing.assert_allclose(
+        F.linear_cross_entropy(pf.tensor(x), pf.tensor(w), pf.tensor(probs)).numpy(),
+        TF.linear_cross_entropy(torch.tensor(x), torch.tensor(w), torch.tensor(probs)).numpy(),
+        rtol=1e-12)
+    with pytest.raises(RuntimeError, match="in_features"):
+        F.linear_cross_entropy(pf.tensor(x), pf.tensor(w[:, :3]), pf.tensor(y))
