@@ -17,6 +17,7 @@ the parameters the checkpoint's shapes, as torch's load hook does.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import namedtuple
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ from .surface_layers import Conv3d, _LPPool
 __all__ = [
     "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d",
     "DataParallel", "FeatureAlphaDropout", "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
     "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
     "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
@@ -552,6 +554,19 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if input.ndim == 1:
             return self.log_prob(input.unsqueeze(0)).argmax(1).squeeze(0)
         return self.log_prob(input).argmax(1)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's options of the chunked linear cross entropy: how to split the
+    computation to save memory. pf computes the loss whole (the same value),
+    so they are kept and have no effect."""
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: Any = None
 
 
 class LinearCrossEntropyLoss(_Loss):

@@ -397,10 +397,13 @@ def test_adaptive_log_softmax_with_loss():
 @pytest.mark.parametrize("kw", [{}, {"bias": True, "label_smoothing": 0.1},
                                 {"out_features": (3,), "bias": True},
                                 {"ignore_index": 2, "reduction": "sum"},
-                                {"reduction": "none"}])
+                                {"reduction": "none"},
+                                {"options": pf.nn.LinearCrossEntropyOptions(batch_chunk_size=2)}])
 def test_linear_cross_entropy(kw):
     torch.manual_seed(0)
-    theirs = torch.nn.LinearCrossEntropyLoss(5, 4, **kw).double()
+    theirs = torch.nn.LinearCrossEntropyLoss(5, 4, **{
+        k: torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2) if k == "options" else v
+        for k, v in kw.items()}).double()
     ours = pf.nn.LinearCrossEntropyLoss(5, 4, **kw, dtype=pf.float64)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     _load_from(ours, theirs)
@@ -422,3 +425,11 @@ def test_linear_cross_entropy(kw):
         rtol=1e-12)
     with pytest.raises(RuntimeError, match="in_features"):
         F.linear_cross_entropy(pf.tensor(x), pf.tensor(w[:, :3]), pf.tensor(y))
+
+
+def test_linear_cross_entropy_options_are_torchs():
+    ours, theirs = pf.nn.LinearCrossEntropyOptions(), torch.nn.LinearCrossEntropyOptions()
+    assert (ours.allow_retain_graph, ours.batch_chunk_size, ours.chunking_method,
+            ours.acc_policy, ours.acc_dtype) == (
+        theirs.allow_retain_graph, theirs.batch_chunk_size, theirs.chunking_method,
+        theirs.acc_policy, theirs.acc_dtype)
