@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import no_grad
+from ..autograd import Function
 from ..core import Tensor
 from ..creation import tensor as _tensor
 from ..creation import zeros
@@ -53,7 +54,7 @@ from .rnn import _CellBase, _RNNBase
 from .surface_layers import Conv3d, _LPPool
 
 __all__ = [
-    "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d",
+    "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d", "CrossMapLRN2d",
     "DataParallel", "FeatureAlphaDropout", "LinearCrossEntropyLoss",
     "LinearCrossEntropyOptions",
     "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
@@ -602,3 +603,71 @@ class LinearCrossEntropyLoss(_Loss):
                                       reduction=self.reduction, ignore_index=self.ignore_index,
                                       label_smoothing=self.label_smoothing,
                                       options=self.options)
+
+
+def _cross_map_window(size: int, channels: int) -> np.ndarray:
+    """Which channels' squares torch's CrossMapLRN2d sums for each channel:
+    its running-sum recurrence replayed on indicator rows (it never drops
+    channel 0 from the sum: the matrix reproduces that too)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    m = np.zeros((channels, channels))
+    m[0, :min(pre_pad, channels)] = 1.0
+    for c in range(1, channels):
+        m[c] = m[c - 1]
+        if c < channels - pre_pad + 1:
+            m[c, c + pre_pad - 1] += 1.0
+        if c > pre_pad:
+            m[c, c - pre_pad] -= 1.0
+    return m
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel LRN of 4-d inputs: ``x * (k + alpha /
+    size * S)^-beta`` with S torch's running sum of squares over a channel
+    window (composed from a constant channel-mixing matrix: differentiable)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1
+                 ) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D "
+                             "instead.")
+        size, alpha, beta, k = self.size, self.alpha, self.beta, self.k
+        n, c = input.shape[:2]
+
+        def channel_mix(matrix: np.ndarray, t: Tensor) -> Tensor:
+            mix = _tensor(matrix, dtype=t.dtype)
+            return (mix @ t.reshape(n, c, -1)).reshape(t.shape)
+
+        def scale_of(x: Tensor) -> Tensor:
+            return channel_mix(_cross_map_window(size, c), x * x) * (alpha / size) + k
+
+        class CrossMapLRN(Function):
+            """torch's forward, and torch's own backward formula (the legacy
+            one, which assumes a symmetric window: not the derivative of the
+            forward's running sum at the edges; pf reproduces torch's)."""
+
+            @staticmethod
+            def forward(ctx: Any, x: Tensor) -> Tensor:
+                scale = scale_of(x)
+                out = x * scale ** (-beta)
+                ctx.save_for_backward(x, out, scale)
+                return out
+
+            @staticmethod
+            def backward(ctx: Any, grad: Tensor) -> Tensor:
+                x, out, scale = ctx.saved_tensors
+                lead = int(size - (size - 1) / 2)
+                j = np.arange(c)
+                window = ((j[None, :] >= j[:, None] - lead)
+                          & (j[None, :] <= j[:, None] + size - 1 - lead)).astype(np.float64)
+                ratio = channel_mix(window, grad * out / scale)
+                return scale ** (-beta) * grad - (2 * alpha * beta / size) * x * ratio
+
+        return CrossMapLRN.apply(input)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -433,3 +433,21 @@ def test_linear_cross_entropy_options_are_torchs():
             ours.acc_policy, ours.acc_dtype) == (
         theirs.allow_retain_graph, theirs.batch_chunk_size, theirs.chunking_method,
         theirs.acc_policy, theirs.acc_dtype)
+
+
+@pytest.mark.parametrize("size, channels", [(3, 6), (4, 6), (5, 3), (1, 4), (7, 9)])
+def test_cross_map_lrn2d(size, channels):
+    x = np.random.default_rng(14).standard_normal((2, channels, 3, 2))
+    theirs = torch.nn.CrossMapLRN2d(size, 0.05, 0.75, 1.5)
+    ours = pf.nn.CrossMapLRN2d(size, 0.05, 0.75, 1.5)
+    xt = torch.tensor(x, requires_grad=True)
+    want = theirs(xt)
+    got = ours(pf.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    assert repr(ours) == repr(theirs)
+    if size == 1:  # torch's own backward fails there (its padded buffer is too short)
+        return
+    ct = np.random.default_rng(15).standard_normal(x.shape)
+    (want * torch.tensor(ct)).sum().backward()
+    g = pf.grad(lambda t: (ours(t) * pf.tensor(ct)).sum())(pf.tensor(x))
+    np.testing.assert_allclose(g.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
