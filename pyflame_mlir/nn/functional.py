@@ -2679,3 +2679,114 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
 
 
 __all__ += ["linear_cross_entropy"]
+
+
+def _fractional_intervals(sample: np.ndarray, n_in: int, n_out: int, k: int) -> np.ndarray:
+    """torch's ``generate_intervals``: the window starts of fractional max
+    pooling from one uniform sample per plane, in the sample's dtype."""
+    dt = sample.dtype.type
+    seq = np.empty(sample.shape + (n_out,), dtype=np.int64)
+    if n_out > 1:
+        alpha = dt(n_in - k) / dt(n_out - 1)
+        i = np.arange(n_out - 1).astype(sample.dtype)
+        seq[..., :-1] = ((i + sample[..., None]) * alpha).astype(np.int64) - \
+            (sample * alpha).astype(np.int64)[..., None]
+    seq[..., -1] = n_in - k
+    return seq
+
+
+def _fractional_max_pool(op: str, nsp: int, input: Tensor, kernel_size: Any,
+                         output_size: Any, output_ratio: Any, return_indices: bool,
+                         _random_samples: Tensor | None) -> Any:
+    x = as_tensor_arg(input)
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got {list(x.shape)}")
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    k = _pair(kernel_size, nsp, "kernel_size", op)
+    spatial = x.shape[2:]
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{op} requires specifying either an output_size or an "
+                             "output_ratio")
+        ratio = (output_ratio,) * nsp if isinstance(output_ratio, float | int) else \
+            tuple(output_ratio)
+        out = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    else:
+        out = _pair(output_size, nsp, "output_size", op)
+    for n_in, n_out, kk in zip(spatial, out, k):
+        if n_out + kk - 1 > n_in:
+            raise RuntimeError(f"{op}(): pool size {kk} and output size {n_out} are too "
+                               f"large for input size {n_in}")
+    n, c = x.shape[:2]
+    if _random_samples is None:
+        samples = rand(n, c, nsp, dtype=x.dtype).numpy()
+    else:
+        samples = np.asarray(as_tensor_arg(_random_samples).numpy())
+        if samples.shape != (n, c, nsp):
+            raise RuntimeError(f"{op}(): expected _random_samples of shape {[n, c, nsp]}, got "
+                               f"{list(samples.shape)}")
+    # torch's planes: sample 0 is the last (width) dim, then height (and depth for 3-d)
+    order = list(range(nsp))[::-1] if nsp == 2 else list(range(nsp))
+    starts = [_fractional_intervals(samples[..., order[d]], spatial[d], out[d], k[d])
+              for d in range(nsp)]
+    strides = np.cumprod((1, *spatial[::-1]))[:-1][::-1]  # row-major strides of the plane
+    pos = np.zeros((n, c) + tuple(out) + tuple(k), dtype=np.int64)
+    for d in range(nsp):
+        s = starts[d].reshape((n, c) + tuple(out[d] if e == d else 1 for e in range(nsp))
+                              + (1,) * nsp)
+        off = np.arange(k[d]).reshape((1, 1) + (1,) * nsp
+                                      + tuple(k[d] if e == d else 1 for e in range(nsp)))
+        pos = pos + (s + off) * int(strides[d])
+    cells = int(np.prod(out))
+    pos = pos.reshape(n, c, cells, -1)
+    flat = reshape(x, (n, c, -1))
+    windows = _indexing.gather(flat.unsqueeze(2).expand(n, c, cells, flat.shape[-1]), 3,
+                               from_numpy(pos))
+    best = _ops.argmax(windows, 3, keepdim=True)
+    values = _indexing.take_along_dim(windows, best, 3).squeeze(3).reshape(n, c, *out)
+    indices = _indexing.take_along_dim(from_numpy(pos), best, 3).squeeze(3).reshape(
+        n, c, *out)
+    if unbatched:
+        values, indices = values[0], indices[0]
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """torch's fractional max pooling (Graham 2014): pseudo-random window
+    starts per plane from ``_random_samples`` (drawn from pf's generator when
+    not given); the gradient goes to each window's maximum."""
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:
+    del return_indices
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:
+    del return_indices
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]

@@ -55,7 +55,8 @@ from .surface_layers import Conv3d, _LPPool
 
 __all__ = [
     "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "Container", "ConvTranspose3d", "CrossMapLRN2d",
-    "DataParallel", "FeatureAlphaDropout", "LinearCrossEntropyLoss",
+    "DataParallel", "FeatureAlphaDropout", "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "LinearCrossEntropyLoss",
     "LinearCrossEntropyOptions",
     "LPPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
     "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
@@ -671,3 +672,40 @@ class CrossMapLRN2d(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _FractionalMaxPoolNd(Module):
+    _nsp = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        n, name = self._nsp, type(self).__name__
+        self.kernel_size = F._pair(kernel_size, n, "kernel_size", name)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else F._pair(output_size, n,
+                                                                      "output_size", name)
+        self.output_ratio = None if output_ratio is None else (
+            (output_ratio,) * n if isinstance(output_ratio, float | int) else
+            tuple(output_ratio))
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             "pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        fn = F.fractional_max_pool2d if self._nsp == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _nsp = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _nsp = 3

@@ -451,3 +451,50 @@ def test_cross_map_lrn2d(size, channels):
     (want * torch.tensor(ct)).sum().backward()
     g = pf.grad(lambda t: (ours(t) * pf.tensor(ct)).sum())(pf.tensor(x))
     np.testing.assert_allclose(g.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("nsp, kernel, kw", [
+    (2, (2, 3), {"output_size": (4, 5)}), (2, 2, {"output_ratio": (0.5, 0.5)}),
+    (2, 3, {"output_size": 3}), (3, 2, {"output_size": (3, 4, 5)}),
+    (3, (1, 2, 2), {"output_ratio": 0.6})])
+def test_fractional_max_pool(dtype, nsp, kernel, kw):
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((2, 3, 9, 11) if nsp == 2 else (2, 2, 7, 8, 9)).astype(dtype)
+    s = rng.random((2, x.shape[1], nsp)).astype(dtype)
+    mod = "FractionalMaxPool2d" if nsp == 2 else "FractionalMaxPool3d"
+    theirs = getattr(torch.nn, mod)(kernel, return_indices=True,
+                                    _random_samples=torch.tensor(s), **kw)
+    ours = (pf.nn.FractionalMaxPool2d if nsp == 2 else pf.nn.FractionalMaxPool3d)(
+        kernel, return_indices=True, _random_samples=pf.tensor(s), **kw)
+    xt = torch.tensor(x, requires_grad=True)
+    (vt, it), (vp, ip) = theirs(xt), ours(pf.tensor(x))
+    np.testing.assert_array_equal(vp.numpy(), vt.detach().numpy())
+    np.testing.assert_array_equal(ip.numpy(), it.numpy())
+    if dtype == np.float64:
+        ct = rng.standard_normal(vt.shape)
+        (vt * torch.tensor(ct)).sum().backward()
+        g = pf.grad(lambda t: (ours(t)[0] * pf.tensor(ct)).sum())(pf.tensor(x))
+        np.testing.assert_allclose(g.numpy(), xt.grad.numpy(), rtol=1e-12)
+    pf.manual_seed(0)  # drawn samples: a valid pooling, windows inside the input
+    free = F.fractional_max_pool2d(pf.tensor(x[:, :, :, :9]) if nsp == 2 else
+                                   pf.tensor(x[:, :, 0]), 2, output_size=3,
+                                   return_indices=True)
+    assert free[0].shape[-2:] == (3, 3) and free[1].numpy().max() < 81
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        pf.nn.FractionalMaxPool2d(2, output_ratio=1.5)
+
+
+def test_fractional_max_pool_with_indices_spellings():
+    x = np.random.default_rng(17).standard_normal((1, 2, 6, 6, 6))
+    s = np.full((1, 2, 3), 0.4)
+    for fn, tfn, inp, samples in (
+            (F.fractional_max_pool2d_with_indices, TF.fractional_max_pool2d_with_indices,
+             x[:, :, 0], s[..., :2]),
+            (F.fractional_max_pool3d_with_indices, TF.fractional_max_pool3d_with_indices,
+             x, s)):
+        got = fn(pf.tensor(inp), 2, output_size=3, _random_samples=pf.tensor(samples))
+        want = tfn(torch.tensor(inp), 2, output_size=3,
+                   _random_samples=torch.tensor(samples))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
