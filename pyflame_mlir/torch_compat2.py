@@ -19,7 +19,7 @@ from . import autograd, lax, linalg, special
 from .amp import get_autocast_dtype
 from .autodiff import no_grad
 from .core import Tensor, detach, geometry
-from .creation import empty, zeros
+from .creation import _draws, empty, zeros
 from .creation import tensor as _tensor
 from .inplace import _in_place
 from .nn import functional as F  # noqa: N812  (torch's spelling)
@@ -546,3 +546,23 @@ for _name, _member in {"nonzero_static": nonzero_static, "new_empty_strided": _n
                        "igammac_": _in_place(special.gammaincc, "igammac_")}.items():
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, _member)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """``torch.binomial``: a Binomial(count, prob) draw per element (from pf's
+    generator), in count's floating dtype. A count below 0 or a probability
+    outside [0, 1] raises (torch returns arbitrary numbers there); a fractional
+    count is truncated."""
+    n, p = as_tensor_arg(count), as_tensor_arg(prob)
+    if not n.dtype.is_floating_point:
+        raise RuntimeError(f"binomial only supports floating-point dtypes for count, got: "
+                           f"{n.dtype.name}")
+    nv, pv = np.asarray(n.numpy()), np.asarray(p.numpy())
+    nv, pv = np.broadcast_arrays(nv, pv)
+    if np.any(nv < 0) or np.any((pv < 0) | (pv > 1)) or np.any(np.isnan(nv) | np.isnan(pv)):
+        raise RuntimeError("binomial: count must be >= 0 and prob in [0, 1]")
+    draws = _draws(generator).binomial(nv.astype(np.int64), pv.astype(np.float64))
+    return Tensor._leaf(draws.astype(n.dtype.np))
+
+
+__all__ += ["binomial"]

@@ -461,3 +461,22 @@ def test_small_top_level_names():
     conv = pf.nn.Conv2d(1, 1, 1)
     assert pf.nn.utils.convert_conv2d_weight_memory_format(conv, pf.channels_last) is conv
     assert pf.nn.utils.convert_conv3d_weight_memory_format(conv, pf.channels_last_3d) is conv
+
+
+def test_binomial():
+    pf.manual_seed(0)
+    n = pf.full((20000,), 10.0, dtype=pf.float64)
+    draws = pf.binomial(n, pf.full((20000,), 0.3, dtype=pf.float64)).numpy()
+    assert draws.dtype == np.float64 and draws.min() >= 0 and draws.max() <= 10
+    assert abs(draws.mean() - 3.0) < 0.05 and abs(draws.var() - 2.1) < 0.1
+    g = pf.Generator().manual_seed(5)
+    a = pf.binomial(pf.tensor([50.0]), pf.tensor([0.5]), generator=g).numpy()
+    b = pf.binomial(pf.tensor([50.0]), pf.tensor([0.5]),
+                    generator=pf.Generator().manual_seed(5)).numpy()
+    assert a == b
+    assert pf.binomial(pf.tensor([4.0, 0.0]), pf.tensor([1.0, 0.7])).numpy().tolist() == \
+        [4.0, 0.0]
+    with pytest.raises(RuntimeError, match="floating-point dtypes for count"):
+        pf.binomial(pf.tensor([10]), pf.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="prob in"):
+        pf.binomial(pf.tensor([1.0]), pf.tensor([1.5]))
