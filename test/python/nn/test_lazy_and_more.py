@@ -498,3 +498,35 @@ def test_fractional_max_pool_with_indices_spellings():
                    _random_samples=torch.tensor(samples))
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@pytest.mark.parametrize("kw", [{"proj_size": 3},
+                                {"proj_size": 2, "num_layers": 2, "bidirectional": True,
+                                 "batch_first": True}])
+def test_lstm_proj_size(kw):
+    torch.manual_seed(0)
+    theirs = torch.nn.LSTM(4, 5, **kw).double()
+    ours = pf.nn.LSTM(4, 5, **kw, dtype=pf.float64)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) and repr(ours) == repr(theirs)
+    _load_from(ours, theirs)
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((3, 6, 4))
+    dirs = 2 if kw.get("bidirectional") else 1
+    layers = kw.get("num_layers", 1)
+    h0 = rng.standard_normal((layers * dirs, 6 if not kw.get("batch_first") else 3,
+                              kw["proj_size"]))
+    c0 = rng.standard_normal((layers * dirs, h0.shape[1], 5))
+    xt = torch.tensor(x, requires_grad=True)
+    out_t, (h_t, c_t) = theirs(xt, (torch.tensor(h0), torch.tensor(c0)))
+    out_p, (h_p, c_p) = ours(pf.tensor(x), (pf.tensor(h0), pf.tensor(c0)))
+    for g, w in ((out_p, out_t), (h_p, h_t), (c_p, c_t)):
+        np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-10, atol=1e-12)
+    out_t.sum().backward()
+    out_p.sum().backward()
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12,
+                                   err_msg=name)
+    with pytest.raises(ValueError, match="smaller than hidden_size"):
+        pf.nn.LSTM(4, 5, proj_size=5)
+    with pytest.raises(RuntimeError, match="Expected hidden size"):
+        ours(pf.tensor(x), (pf.tensor(c0), pf.tensor(c0)))
