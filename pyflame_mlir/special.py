@@ -6,9 +6,11 @@ Session 11 added ``i1``/``i1e`` (Cephes, differentiable), ``gammainc``/
 ``gammaincc`` (float64 on the host, differentiable in x as torch's), the
 orthogonal polynomials (recurrences up to the largest degree present),
 ``spherical_bessel_j0`` and ``modified_bessel_i0/i1``; those torch gives no
-gradient, pf gives none either. Not provided (they raise AttributeError, as
-any missing name): ``bessel_j0/j1/y0/y1``, ``modified_bessel_k0/k1`` (and
-scaled), ``zeta`` and ``airy_ai``.
+gradient, pf gives none either; ``bessel_j0/j1/y0/y1``,
+``modified_bessel_k0/k1`` (and scaled) and ``airy_ai`` are torch's kernels
+ported line by line (``special_cephes.py``), run on the host without a
+gradient, as torch's. Not provided (AttributeError, as any missing name):
+``zeta``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import special_cephes as _cephes
 from .composites import sinc, xlog1py, xlogy
 from .composites2 import (
     _I0_A,
@@ -438,3 +441,62 @@ def _igammac_method(self: Tensor, other: TensorLike) -> Tensor:
 
 Tensor.igamma = _igamma_method  # type: ignore[attr-defined]  (torch's Tensor.igamma/igammac)
 Tensor.igammac = _igammac_method  # type: ignore[attr-defined]
+
+
+# ---- Bessel and Airy functions torch gives no gradient: torch's kernels, ported ----
+
+def _host_kernel(kernel: Any, input: TensorLike) -> Tensor:  # noqa: A002
+    """``kernel`` (a float64 scalar function of ``special_cephes``) on every
+    element, evaluated on the host; the result has the input's floating dtype
+    (the default one for integers) and no gradient, as torch's."""
+    x = _float(input).detach()
+    values = np.asarray(x.numpy(), dtype=np.float64)
+    with np.errstate(all="ignore"):
+        out = np.vectorize(kernel, otypes=[np.float64])(values) if values.size else values
+    return Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(values.shape))
+
+
+def bessel_j0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind, order 0."""
+    return _host_kernel(_cephes._bessel_j0_forward, input)
+
+
+def bessel_j1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._bessel_j1_forward, input)
+
+
+def bessel_y0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Bessel function of the second kind, order 0 (NaN below 0, -inf at 0)."""
+    return _host_kernel(_cephes._bessel_y0_forward, input)
+
+
+def bessel_y1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._bessel_y1_forward, input)
+
+
+def modified_bessel_k0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the second kind, order 0."""
+    return _host_kernel(_cephes._modified_bessel_k0_forward, input)
+
+
+def modified_bessel_k1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._modified_bessel_k1_forward, input)
+
+
+def scaled_modified_bessel_k0(input: TensorLike) -> Tensor:  # noqa: A002
+    """``exp(x) K0(x)``."""
+    return _host_kernel(_cephes._scaled_modified_bessel_k0_forward, input)
+
+
+def scaled_modified_bessel_k1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._scaled_modified_bessel_k1_forward, input)
+
+
+def airy_ai(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Airy function Ai."""
+    return _host_kernel(_cephes._airy_ai_forward, input)
+
+
+__all__ += ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1"]

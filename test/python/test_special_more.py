@@ -104,3 +104,22 @@ def test_polynomials(fn):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-11, atol=1e-11)
     xr = pf.tensor(x, requires_grad=True)
     assert not fn(xr, pf.tensor(n)).requires_grad  # as torch's
+
+
+@pytest.mark.parametrize("fn", [S.bessel_j0, S.bessel_j1, S.bessel_y0, S.bessel_y1,
+                                S.modified_bessel_k0, S.modified_bessel_k1,
+                                S.scaled_modified_bessel_k0, S.scaled_modified_bessel_k1,
+                                S.airy_ai], ids=lambda f: f.__name__)
+def test_ported_kernels(fn):
+    rng = np.random.default_rng(20)
+    x = np.concatenate([REAL, rng.uniform(-30, 30, 80), rng.uniform(-3, 3, 40)])
+    got = fn(pf.tensor(x, dtype=pf.float64)).numpy()
+    want = getattr(torch.special, fn.__name__)(torch.tensor(x, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-300, equal_nan=True)
+    x32 = rng.uniform(0.1, 12, 30).astype(np.float32)
+    got32 = fn(pf.tensor(x32))
+    assert got32.dtype == pf.float32
+    np.testing.assert_allclose(got32.numpy(), getattr(torch.special, fn.__name__)(
+        torch.tensor(x32)).numpy(), rtol=1e-5, atol=1e-6)  # torch: float32 arithmetic
+    assert not fn(pf.tensor(x, requires_grad=True)).requires_grad  # as torch's
+    assert fn(pf.zeros(0)).shape == (0,)
