@@ -9,8 +9,7 @@ orthogonal polynomials (recurrences up to the largest degree present),
 gradient, pf gives none either; ``bessel_j0/j1/y0/y1``,
 ``modified_bessel_k0/k1`` (and scaled) and ``airy_ai`` are torch's kernels
 ported line by line (``special_cephes.py``), run on the host without a
-gradient, as torch's. Not provided (AttributeError, as any missing name):
-``zeta``.
+gradient, as torch's, and so is ``zeta`` (Hurwitz).
 """
 
 from __future__ import annotations
@@ -500,3 +499,21 @@ def airy_ai(input: TensorLike) -> Tensor:  # noqa: A002
 __all__ += ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
             "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
             "scaled_modified_bessel_k1"]
+
+
+def zeta(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``sum_k (k + q)^-x`` (``input`` is x, ``other``
+    q, broadcast): torch's kernel on the host in float64; no derivative (torch
+    raises for it: pf's result has no gradient to ask for)."""
+    x, q = _float(input).detach(), _float(other).detach()
+    if x.dtype != q.dtype:
+        wide = x.dtype if x.dtype.itemsize >= q.dtype.itemsize else q.dtype
+        x, q = x.to(wide), q.to(wide)
+    xv, qv = np.broadcast_arrays(np.asarray(x.numpy(), np.float64),
+                                 np.asarray(q.numpy(), np.float64))
+    with np.errstate(all="ignore"):
+        out = np.vectorize(_cephes._zeta, otypes=[np.float64])(xv, qv) if xv.size else xv
+    return Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(xv.shape))
+
+
+__all__ += ["zeta"]

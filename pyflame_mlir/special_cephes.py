@@ -921,3 +921,51 @@ def _airy_ai_forward(x):
     if (domain_flag & 1) == 0:
         return (0.355028053887817239260) * f - (0.258819403792806798405) * g
     return ai
+
+
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta(x, q):
+    """The Hurwitz zeta function (torch's ``zeta``: Cephes' Euler-Maclaurin sum)."""
+    machep = 1.11022302462515654042e-16
+    if x == 1.0:
+        return math.inf
+    if x < 1.0:
+        return math.nan
+    if q <= 0.0:
+        if q == _floor(q):
+            return math.inf
+        if x != _floor(x):
+            return math.nan
+    s = _pow(q, -x)
+    a = q
+    i = 0
+    b = 0.0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = _pow(a, -x)
+        s += b
+        if -machep * s < b and b < machep * s:
+            return s
+    w = a
+    s += b * w / (x - 1.0)
+    s -= 0.5 * b
+    a = 1.0
+    k = 0.0
+    for i in range(12):
+        a *= x + k
+        b /= w
+        t = a * b / _ZETA_A[i]
+        s = s + t
+        t = _abs(t / s)
+        if t < machep:
+            return s
+        k += 1.0
+        a *= x + k
+        b /= w
+        k += 1.0
+    return s

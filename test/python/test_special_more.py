@@ -123,3 +123,17 @@ def test_ported_kernels(fn):
         torch.tensor(x32)).numpy(), rtol=1e-5, atol=1e-6)  # torch: float32 arithmetic
     assert not fn(pf.tensor(x, requires_grad=True)).requires_grad  # as torch's
     assert fn(pf.zeros(0)).shape == (0,)
+
+
+def test_zeta():
+    rng = np.random.default_rng(21)
+    x = np.concatenate([[1.0, 0.5, 2.0, 3.0, 2.0, 4.0, 1.5], rng.uniform(1.01, 12, 40)])
+    q = np.concatenate([[1.0, 1.0, -2.0, -1.5, -1.5, 0.5, 1e-3], rng.uniform(0.01, 20, 40)])
+    got = S.zeta(pf.tensor(x), pf.tensor(q)).numpy()
+    want = torch.special.zeta(torch.tensor(x), torch.tensor(q)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True)
+    assert S.zeta(pf.tensor(2.0, dtype=pf.float64), pf.tensor(1.0, dtype=pf.float64)).item() \
+        == pytest.approx(np.pi ** 2 / 6, rel=1e-15)
+    np.testing.assert_allclose(S.zeta(pf.tensor([2.0, 3.0]), 1.0).numpy(),
+                               torch.special.zeta(torch.tensor([2.0, 3.0]), 1.0).numpy(),
+                               rtol=1e-6)
