@@ -36,6 +36,7 @@ from .composites2 import (
 )
 from .core import Tensor
 from .dialects.dtypes import float64
+from .linalg import _not_differentiable
 from .ops import (
     TensorLike,
     abs,  # noqa: A004
@@ -503,9 +504,10 @@ __all__ += ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
 
 def zeta(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """The Hurwitz zeta function ``sum_k (k + q)^-x`` (``input`` is x, ``other``
-    q, broadcast): torch's kernel on the host in float64; no derivative (torch
-    raises for it: pf's result has no gradient to ask for)."""
-    x, q = _float(input).detach(), _float(other).detach()
+    q, broadcast): torch's kernel on the host in float64. No derivative: with
+    an input that requires grad, backward raises, as torch's."""
+    xa, qa = _float(input), _float(other)
+    x, q = xa.detach(), qa.detach()
     if x.dtype != q.dtype:
         wide = x.dtype if x.dtype.itemsize >= q.dtype.itemsize else q.dtype
         x, q = x.to(wide), q.to(wide)
@@ -513,7 +515,8 @@ def zeta(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
                                  np.asarray(q.numpy(), np.float64))
     with np.errstate(all="ignore"):
         out = np.vectorize(_cephes._zeta, otypes=[np.float64])(xv, qv) if xv.size else xv
-    return Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(xv.shape))
+    result = Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(xv.shape))
+    return _not_differentiable("zeta", [result], [xa, qa])[0]
 
 
 __all__ += ["zeta"]

@@ -137,3 +137,6 @@ def test_zeta():
     np.testing.assert_allclose(S.zeta(pf.tensor([2.0, 3.0]), 1.0).numpy(),
                                torch.special.zeta(torch.tensor([2.0, 3.0]), 1.0).numpy(),
                                rtol=1e-6)
+    xr = pf.tensor([2.0, 3.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="derivative for aten::zeta is not implemented"):
+        S.zeta(xr, 1.0).sum().backward()
