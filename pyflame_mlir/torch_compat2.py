@@ -21,6 +21,7 @@ from .autodiff import no_grad
 from .core import Tensor, detach, geometry
 from .creation import _draws, empty, zeros
 from .creation import tensor as _tensor
+from .dialects.dtypes import dtype as to_dtype
 from .inplace import _in_place
 from .nn import functional as F  # noqa: N812  (torch's spelling)
 from .nn.module import set_data
@@ -566,3 +567,24 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
 
 
 __all__ += ["binomial"]
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """``torch.frombuffer``: a 1-d tensor of the buffer's bytes read as
+    ``dtype`` (``count`` elements from byte ``offset``; all when -1). pf
+    tensors own their values, so this is a copy: later writes to the buffer
+    (or the tensor) are not seen by the other, where torch's shares memory."""
+    dt = to_dtype(dtype)
+    if offset < 0:
+        raise ValueError(f"offset must be non-negative, got {offset}")
+    raw = memoryview(buffer).cast("B")
+    if offset > len(raw) or (len(raw) - offset) % dt.itemsize and count < 0:
+        raise ValueError(f"buffer length ({len(raw) - offset} bytes after offset {offset}) must "
+                         f"be a multiple of element size ({dt.itemsize})")
+    values = np.frombuffer(raw, dtype=dt.np, count=count, offset=offset).copy()
+    t = _tensor(values, dtype=dt)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+__all__ += ["frombuffer"]

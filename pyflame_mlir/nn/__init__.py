@@ -1,7 +1,14 @@
 """``pf.nn``: modules with ``torch.nn``'s API (``Module``, ``Parameter``,
 containers, ``Linear``, ``Embedding``...), ``pf.nn.init`` and ``pf.nn.utils``."""
 
-from . import functional, init, layers, parameter, utils  # noqa: F401  (torch.nn.parameter)
+from . import (  # noqa: F401  (torch.nn.parameter)
+    attention,
+    functional,
+    init,
+    layers,
+    parameter,
+    utils,
+)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .extra_layers import *  # noqa: F403  (issue 14, s10-surface14: 3-d norms/pads, ...)
 from .extra_layers import __all__ as _extra_all
@@ -25,7 +32,8 @@ from .transformer import (
 )
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
-           "Parameter", "ParameterDict", "ParameterList", "Sequential", "functional", "init",
+           "Parameter", "ParameterDict", "ParameterList", "Sequential", "attention",
+           "functional", "init",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,

@@ -480,3 +480,37 @@ def test_binomial():
         pf.binomial(pf.tensor([10]), pf.tensor([0.5]))
     with pytest.raises(RuntimeError, match="prob in"):
         pf.binomial(pf.tensor([1.0]), pf.tensor([1.5]))
+
+
+def test_frombuffer_attention_kernels_invert_permutation():
+    data = np.arange(10, dtype=np.int16).tobytes()
+    for kw in ({"dtype": pf.int16}, {"dtype": pf.int16, "count": 3, "offset": 4},
+               {"dtype": pf.uint8, "offset": 1}):
+        tkw = dict(kw, dtype={pf.int16: torch.int16, pf.uint8: torch.uint8}[kw["dtype"]])
+        got = pf.frombuffer(bytearray(data), **kw)
+        want = torch.frombuffer(bytearray(data), **tkw)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(ValueError, match="multiple of element size"):
+        pf.frombuffer(bytearray(b"abc"), dtype=pf.int16)
+    from pyflame_mlir.nn.attention import SDPBackend, sdpa_kernel, selected_backends
+
+    q = pf.tensor(np.random.default_rng(0).standard_normal((1, 2, 3, 4)))
+    plain = pf.nn.functional.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        assert selected_backends() == (SDPBackend.FLASH_ATTENTION, SDPBackend.MATH)
+        inside = pf.nn.functional.scaled_dot_product_attention(q, q, q)
+    np.testing.assert_array_equal(inside.numpy(), plain.numpy())
+    tb = torch.nn.attention.SDPBackend
+    assert [int(b) for b in (SDPBackend.ERROR, SDPBackend.MATH, SDPBackend.FLASH_ATTENTION,
+                             SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION,
+                             SDPBackend.OVERRIDEABLE)] == \
+        [int(b) for b in (tb.ERROR, tb.MATH, tb.FLASH_ATTENTION, tb.EFFICIENT_ATTENTION,
+                          tb.CUDNN_ATTENTION, tb.OVERRIDEABLE)]
+    with pytest.raises(AssertionError, match="SDPBackend"):
+        with sdpa_kernel("flash"):
+            pass
+    perm = pf.tensor([2, 0, 3, 1])
+    inv = pf.nn.utils.rnn.invert_permutation(perm)
+    np.testing.assert_array_equal(
+        inv.numpy(), torch.nn.utils.rnn.invert_permutation(torch.tensor([2, 0, 3, 1])).numpy())
+    assert pf.nn.utils.rnn.invert_permutation(None) is None
