@@ -96,3 +96,45 @@ def test_skip_init_and_module_paths():
     out = pf.nn.utils.stateless.functional_call(lin, {"weight": pf.zeros(1, 2),
                                                       "bias": pf.full((1,), 5.0)}, (x,))
     assert out.numpy().tolist() == [[5.0], [5.0], [5.0]]
+
+
+@pytest.mark.parametrize("shape, kw", [((4, 4), {}), ((4, 4), {"orthogonal_map": "cayley"}),
+                                       ((5, 3), {}), ((3, 5), {}),
+                                       ((4, 4), {"orthogonal_map": "householder"}),
+                                       ((5, 3), {"orthogonal_map": "matrix_exp"}),
+                                       ((4, 3), {"use_trivialization": False})])
+def test_orthogonal_parametrization(shape, kw):
+    torch.manual_seed(0)
+    tl = torch.nn.Linear(shape[1], shape[0]).double()
+    pl = pf.nn.Linear(shape[1], shape[0], dtype=pf.float64)
+    _pair(tl, pl)
+    torch.nn.utils.parametrizations.orthogonal(tl, **kw)
+    pf.nn.utils.parametrizations.orthogonal(pl, **kw)
+    assert list(pl.state_dict()) == list(tl.state_dict())
+    # registration orthogonalizes the weight as torch does (QR, diag(R) >= 0)
+    np.testing.assert_allclose(pl.weight.numpy(), tl.weight.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    w = pl.weight.numpy()
+    small = min(shape)
+    gram = w @ w.T if shape[0] <= shape[1] else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-12)
+    # the same state (torch's random completion of a non-square base included): the same
+    # forward and gradients of the unconstrained original
+    _pair(tl, pl)
+    x = np.random.default_rng(1).standard_normal((2, shape[1]))
+    out_t, out_p = tl(torch.tensor(x)), pl(pf.tensor(x))
+    np.testing.assert_allclose(out_p.numpy(), out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (out_t ** 2).sum().backward()
+    (out_p ** 2).sum().backward()
+    g_t = tl.parametrizations.weight.original.grad.numpy()
+    g_p = pl.parametrizations.weight.original.grad.numpy()
+    np.testing.assert_allclose(g_p, g_t, rtol=1e-8, atol=1e-11)
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        pf.nn.utils.parametrizations.orthogonal(pf.nn.Linear(3, 3), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="matrix or batch of matrices"):
+        pf.nn.utils.parametrizations.orthogonal(pf.nn.Linear(3, 3), "bias")
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        pf.nn.utils.parametrizations.orthogonal(pf.nn.Linear(3, 3), use_trivialization=False)
