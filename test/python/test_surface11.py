@@ -243,6 +243,21 @@ def test_as_strided_scatter():
     got = pf.as_strided_scatter(pf.from_numpy(a), pf.from_numpy(s.reshape(2, 2)), (2, 2),
                                 (3, 1), 1)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # gradients: the source's are torch's; the input's are zero where it is overwritten
+    # (central differences; torch's backward puts the gradient there instead)
+    x = np.random.default_rng(9).standard_normal((3, 3))
+    src = np.random.default_rng(10).standard_normal((2, 2))
+    ex = Example([x, src], lambda a, b: pf.as_strided_scatter(a, b, (2, 2), (1, 2), 0),
+                 lambda a, b: torch.as_strided_scatter(a, b, (2, 2), (1, 2), 0), "scatter")
+    ct = np.random.default_rng(11).standard_normal((3, 3))
+    gx, gs = pf.grad(lambda a, b: (pf.as_strided_scatter(a, b, (2, 2), (1, 2), 0)
+                                   * pf.tensor(ct)).sum(), argnums=(0, 1))(pf.tensor(x),
+                                                                           pf.tensor(src))
+    fd_x, fd_s = fd_gradient(ex, [ct])
+    close(gx.numpy(), fd_x, 1e-6, 1e-7, "as_strided_scatter: input grad vs differences")
+    close(gs.numpy(), fd_s, 1e-6, 1e-7, "as_strided_scatter: src grad vs differences")
+    _, (_, ts) = torch_vjp(ex, [ct])
+    close(gs.numpy(), ts, 1e-12, 1e-12, "as_strided_scatter: src grad vs torch")
 
 
 # ---- small spellings ----
