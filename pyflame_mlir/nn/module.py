@@ -615,6 +615,8 @@ class Module:
             realize([t for t in [*new_params, *new_grads, *buffers.values()]
                      if t is not None and t._node is not None])  # one graph
             for p, new, g in zip(params, new_params, new_grads):
+                if new is p:  # (unchanged: an uninitialized parameter of a lazy module)
+                    continue
                 set_data(p, new)
                 if g is not None:
                     p.grad = g
@@ -653,8 +655,13 @@ class Module:
         return self
 
     def _cast_floating(self, dt: DType) -> Module:
-        return self._apply(lambda t: convert(t, dt) if t.dtype.is_floating_point
-                           and t.dtype is not dt else t)
+        def cast(t: Tensor) -> Tensor:
+            if is_uninitialized(t):  # a lazy module's: it will materialize in ``dt``
+                if t.dtype.is_floating_point:
+                    _take_state(t, Tensor._leaf(np.zeros((0,), dtype=dt.np)))
+                return t
+            return convert(t, dt) if t.dtype.is_floating_point and t.dtype is not dt else t
+        return self._apply(cast)
 
     def float(self) -> Module:  # noqa: A003
         return self._cast_floating(float32)

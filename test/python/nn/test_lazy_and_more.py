@@ -530,3 +530,23 @@ def test_lstm_proj_size(kw):
         pf.nn.LSTM(4, 5, proj_size=5)
     with pytest.raises(RuntimeError, match="Expected hidden size"):
         ours(pf.tensor(x), (pf.tensor(c0), pf.tensor(c0)))
+
+
+def test_lazy_modules_cast_copy_and_pickle_before_init():
+    import copy
+    import pickle
+
+    m = pf.nn.Sequential(pf.nn.LazyLinear(3), pf.nn.ReLU(), pf.nn.LazyBatchNorm1d())
+    m.double()  # torch's lazy parameters take the dtype they will materialize in
+    clone = copy.deepcopy(m)
+    again = pickle.loads(pickle.dumps(m))
+    for mod in (m, clone, again):
+        assert type(mod[0]) is pf.nn.LazyLinear
+        y = mod(pf.randn(4, 5, dtype=pf.float64))
+        assert y.dtype == pf.float64 and type(mod[0]) is pf.nn.Linear
+        assert mod[0].weight.dtype == pf.float64 and mod[2].running_var.dtype == pf.float64
+    t = torch.nn.LazyLinear(3).double()
+    t(torch.randn(4, 5, dtype=torch.float64))
+    assert t.weight.dtype == torch.float64
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        sum(p.numel() for p in pf.nn.LazyLinear(2).parameters())
