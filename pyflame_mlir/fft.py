@@ -41,7 +41,9 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, layout: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``[0, 1, ..., n // 2] / (d * n)``."""
     del layout, device
-    return _frequencies(np.arange(0, n // 2 + 1) / (d * n), dtype, requires_grad)
+    with np.errstate(invalid="ignore", divide="ignore"):  # n = 0: [nan], as torch's
+        values = np.arange(0, n // 2 + 1) / (d * n)
+    return _frequencies(values, dtype, requires_grad)
 
 
 def _shift(input: Any, dim: Any, sign: int) -> Tensor:  # noqa: A002
