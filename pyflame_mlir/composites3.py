@@ -418,16 +418,56 @@ def as_strided(input: TensorLike, size: Sequence[int], stride: Sequence[int],  #
                storage_offset: int | None = None) -> Tensor:
     """``torch.as_strided``: the elements of ``input``'s storage (its root
     tensor, row-major) at ``storage_offset + sum(i_k * stride_k)``, as a view:
-    in-place writes through it reach the base (writes to a view whose elements
-    overlap raise, as torch's do). Differentiable (a gather)."""
+    in-place writes through it reach the base. A view whose elements overlap
+    (sliding windows) reads as torch's, and refuses in-place writes: torch
+    writes each shared element once per alias, in its kernel's order.
+    Differentiable (a gather)."""
     x = as_tensor_arg(input)
     sizes, strides, offset = _strided_args("as_strided", x, size, stride, storage_offset)
     root = _root_of(x)
     _check_storage(sizes, strides, offset, x.dtype.itemsize, root.numel())
     with untracked_views():
         out = _gather_strided(root, sizes, strides, offset)
-    return as_view(root, out, lambda r: _gather_strided(r, sizes, strides, offset),
+    view = as_view(root, out, lambda r: _gather_strided(r, sizes, strides, offset),
                    sizes, strides, offset)
+    pos = _strided_positions(sizes, strides, offset)
+    if np.unique(pos).size != pos.size and type(view) is Tensor:
+        view.__class__ = _OverlappingStrided
+    return view
+
+
+def _refuse_write(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                           f"written-to tensor (an as_strided view of shape "
+                           f"{list(self.shape)} whose elements overlap) refers to a single "
+                           "memory location. Please clone() the tensor before performing "
+                           "the operation.")
+    method.__name__ = name
+    return method
+
+
+_NOT_WRITES = {"requires_grad_", "share_memory_"}
+_IN_PLACE_OPERATORS = ("__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+                       "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+                       "__ixor__", "__ilshift__", "__irshift__", "__imatmul__")
+
+
+class _OverlappingStrided(Tensor):
+    """A view of overlapping elements: it reads as any view; every in-place
+    write (a method ending in ``_``, whenever it was added to Tensor, or an
+    in-place operator) is refused."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES:
+            return _refuse_write(name).__get__(self)
+        return super().__getattribute__(name)
+
+
+for _op in _IN_PLACE_OPERATORS:
+    setattr(_OverlappingStrided, _op, _refuse_write(_op))
 
 
 def as_strided_copy(input: TensorLike, size: Sequence[int], stride: Sequence[int],  # noqa: A002

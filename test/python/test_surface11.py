@@ -529,3 +529,21 @@ def test_frombuffer_attention_kernels_invert_permutation():
     np.testing.assert_array_equal(
         inv.numpy(), torch.nn.utils.rnn.invert_permutation(torch.tensor([2, 0, 3, 1])).numpy())
     assert pf.nn.utils.rnn.invert_permutation(None) is None
+
+
+def test_as_strided_overlapping_views_read_and_refuse_writes():
+    base_t, base_p = torch.arange(12.0), pf.arange(12.0)
+    vt, vp = base_t.as_strided((4, 3), (2, 1)), base_p.as_strided((4, 3), (2, 1))  # windows
+    np.testing.assert_array_equal(vp.numpy(), vt.numpy())
+    base_t.mul_(3)
+    base_p.mul_(3)
+    np.testing.assert_array_equal(vp.numpy(), vt.numpy())  # a view: sees its base change
+    for write in (lambda v: v.add_(1), lambda v: v.zero_(), lambda v: v.__setitem__(0, 1.0),
+                  lambda v: v.resize_(2)):
+        with pytest.raises(RuntimeError, match="refers to a single memory location"):
+            write(vp)
+    np.testing.assert_array_equal(vp.sum(1).numpy(), vt.sum(1).numpy())
+    g = pf.grad(lambda b: b.as_strided((4, 3), (2, 1)).sum())(pf.arange(12.0))
+    bt = torch.arange(12.0, requires_grad=True)
+    bt.as_strided((4, 3), (2, 1)).sum().backward()
+    np.testing.assert_array_equal(g.numpy(), bt.grad.numpy())
