@@ -324,7 +324,7 @@ def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A0
 
 
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-               "conv_transpose3d", "max_pool1d_with_indices",
+               "conv_transpose3d", "max_pool1d_with_indices", "native_channel_shuffle",
                "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
                "group_norm", "bilinear", "cosine_similarity", "pairwise_distance", "pdist",
                "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu",

@@ -2790,3 +2790,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
 
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
+
+
+native_channel_shuffle = channel_shuffle  # torch's name for the same shuffle
+__all__ += ["native_channel_shuffle"]

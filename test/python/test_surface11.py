@@ -547,3 +547,12 @@ def test_as_strided_overlapping_views_read_and_refuse_writes():
     bt = torch.arange(12.0, requires_grad=True)
     bt.as_strided((4, 3), (2, 1)).sum().backward()
     np.testing.assert_array_equal(g.numpy(), bt.grad.numpy())
+
+
+def test_native_channel_shuffle():
+    x = np.arange(2 * 6 * 2, dtype=np.float32).reshape(2, 6, 2)
+    np.testing.assert_array_equal(pf.native_channel_shuffle(pf.tensor(x), 3).numpy(),
+                                  torch.native_channel_shuffle(torch.tensor(x), 3).numpy())
+    np.testing.assert_array_equal(
+        pf.nn.functional.native_channel_shuffle(pf.tensor(x), 2).numpy(),
+        torch.nn.functional.native_channel_shuffle(torch.tensor(x), 2).numpy())
