@@ -4,6 +4,7 @@ containers, ``Linear``, ``Embedding``...), ``pf.nn.init`` and ``pf.nn.utils``.""
 from . import (  # noqa: F401  (torch.nn.parameter)
     attention,
     functional,
+    grad,
     init,
     layers,
     parameter,
@@ -33,7 +34,7 @@ from .transformer import (
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "attention",
-           "functional", "init",
+           "functional", "grad", "init",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,

@@ -106,6 +106,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
     "pyflame_mlir.nn.attention": 2,  # session 11: sdpa_kernel, SDPBackend
+    "pyflame_mlir.nn.grad": 2,  # session 11: torch.nn.grad's conv gradients (vjps)
     "pyflame_mlir.nn.lazy": 2,  # session 11: lazy modules, ConvTranspose3d, AlphaDropout...
     "pyflame_mlir": 3,  # __init__: the public API
     # issue 20: PYFLAME_LOG set-up; the cache command over the runtime's disk caches

@@ -138,3 +138,27 @@ def test_orthogonal_errors():
         pf.nn.utils.parametrizations.orthogonal(pf.nn.Linear(3, 3), "bias")
     with pytest.raises(NotImplementedError, match="use_trivialization=False"):
         pf.nn.utils.parametrizations.orthogonal(pf.nn.Linear(3, 3), use_trivialization=False)
+
+
+@pytest.mark.parametrize("nsp, kw", [(1, {"stride": 2, "padding": 1}), (2, {"groups": 2}),
+                                     (2, {"dilation": 2, "padding": (1, 0)}),
+                                     (3, {"stride": (1, 2, 1)})])
+def test_nn_grad_conv(nsp, kw):
+    rng = np.random.default_rng(nsp)
+    x = rng.standard_normal((2, 4) + (7,) * nsp)
+    w = rng.standard_normal((6, 4 // kw.get("groups", 1)) + (3,) * nsp)
+    conv = getattr(torch.nn.functional, f"conv{nsp}d")
+    out = conv(torch.tensor(x), torch.tensor(w), **kw)
+    g = rng.standard_normal(tuple(out.shape))
+    for which in ("input", "weight"):
+        ours = getattr(pf.nn.grad, f"conv{nsp}d_{which}")
+        theirs = getattr(torch.nn.grad, f"conv{nsp}d_{which}")
+        if which == "input":
+            got = ours(x.shape, pf.tensor(w), pf.tensor(g), **kw)
+            want = theirs(x.shape, torch.tensor(w), torch.tensor(g), **kw)
+        else:
+            got = ours(pf.tensor(x), w.shape, pf.tensor(g), **kw)
+            want = theirs(torch.tensor(x), w.shape, torch.tensor(g), **kw)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="does not match the convolution's output shape"):
+        pf.nn.grad.conv2d_input((1, 1, 4, 4), pf.ones(1, 1, 2, 2), pf.ones(1, 1, 2, 2))
