@@ -588,3 +588,61 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
 
 
 __all__ += ["frombuffer"]
+
+
+# ---- storages: what a tensor's root holds (read-only here) ----
+
+class _Storage:
+    """``x.storage()`` / ``x.untyped_storage()``: the elements of the tensor's
+    root (the tensor its views share), as torch's storages describe them:
+    ``size()`` (elements, or bytes when untyped), ``nbytes()``, ``data_ptr()``
+    (equal for tensors sharing it), ``element_size()``, ``tolist()``. A copy of
+    the values: writing through a storage is not supported."""
+
+    def __init__(self, root: Tensor, typed: bool) -> None:
+        self._root, self._typed = root, typed
+
+    @property
+    def dtype(self) -> Any:
+        return self._root.dtype if self._typed else to_dtype("uint8")
+
+    @property
+    def device(self) -> Any:
+        return self._root.device
+
+    def element_size(self) -> int:
+        return self._root.dtype.itemsize if self._typed else 1
+
+    def nbytes(self) -> int:
+        return self._root.numel() * self._root.dtype.itemsize
+
+    def size(self) -> int:
+        return self._root.numel() if self._typed else self.nbytes()
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def data_ptr(self) -> int:
+        return _data_ptr(self._root)
+
+    def tolist(self) -> list[Any]:
+        values = np.asarray(self._root.numpy()).reshape(-1)
+        return values.tolist() if self._typed else list(values.view(np.uint8))
+
+    def __repr__(self) -> str:
+        kind = f"TypedStorage(dtype={self._root.dtype.name}" if self._typed else \
+            "UntypedStorage(dtype=uint8"
+        return f"{kind}, size={self.size()})"
+
+
+def _root_tensor(t: Tensor) -> Tensor:
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+for _name, _member in {"storage": lambda self: _Storage(_root_tensor(self), True),
+                       "untyped_storage": lambda self: _Storage(_root_tensor(self), False)
+                       }.items():
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _member)

@@ -556,3 +556,17 @@ def test_native_channel_shuffle():
     np.testing.assert_array_equal(
         pf.nn.functional.native_channel_shuffle(pf.tensor(x), 2).numpy(),
         torch.nn.functional.native_channel_shuffle(torch.tensor(x), 2).numpy())
+
+
+def test_storages():
+    x, xt = pf.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    v, vt = x[1], xt[1]
+    for ours, theirs in ((v.untyped_storage(), vt.untyped_storage()),
+                         (v.storage(), vt.storage())):
+        assert ours.size() == theirs.size() and len(ours) == len(theirs)
+        assert ours.nbytes() == theirs.nbytes() and ours.element_size() == theirs.element_size()
+        assert ours.data_ptr() == x.data_ptr()
+    assert v.storage().tolist() == vt.storage().tolist()
+    assert v.storage().dtype == pf.float32 and x.untyped_storage().dtype == pf.uint8
+    assert pf.ones(3).untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert "size=6" in repr(x.storage())
