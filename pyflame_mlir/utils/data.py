@@ -189,7 +189,3 @@ class DataLoader:
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-
-# session 11: torch's samplers (DataLoader takes them as sampler= / batch_sampler=)
-from .samplers import *  # noqa: E402, F403

@@ -96,7 +96,6 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.serialization": 2,
     "pyflame_mlir.utils": 2,  # pf.utils.data: datasets and the DataLoader
     "pyflame_mlir.utils.data": 2,
-    "pyflame_mlir.utils.samplers": 2,  # session 11: torch's samplers
     # nn-func: nn.functional (composites of ops) and the layer modules on top of it
     "pyflame_mlir.nn.functional": 2,
     "pyflame_mlir.nn.layers": 2,
