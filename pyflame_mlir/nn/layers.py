@@ -166,9 +166,10 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            with no_grad():
+        with no_grad():
+            if getattr(self, "weight", None) is not None:
                 self.weight.fill_(1.0)
+            if getattr(self, "bias", None) is not None:
                 self.bias.zero_()
 
     def forward(self, input: Tensor) -> Tensor:
@@ -542,43 +543,23 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads})")
+        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or \
+                (vdim not in (None, embed_dim)):
+            raise NotImplementedError("MultiheadAttention: add_bias_kv, add_zero_attn and "
+                                      "kdim/vdim different from embed_dim are not supported")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.batch_first, self.head_dim = batch_first, embed_dim // num_heads
-        self.kdim = embed_dim if kdim is None else kdim
-        self.vdim = embed_dim if vdim is None else vdim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.add_zero_attn = add_zero_attn
-        if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(_empty((3 * embed_dim, embed_dim), dtype))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        else:  # torch's layout: separate projections, in_proj_weight None
-            self.q_proj_weight = Parameter(_empty((embed_dim, embed_dim), dtype))
-            self.k_proj_weight = Parameter(_empty((embed_dim, self.kdim), dtype))
-            self.v_proj_weight = Parameter(_empty((embed_dim, self.vdim), dtype))
-            self.register_parameter("in_proj_weight", None)
+        self.kdim = self.vdim = embed_dim
+        self.in_proj_weight = Parameter(_empty((3 * embed_dim, embed_dim), dtype))
         if bias:
             self.in_proj_bias = Parameter(_empty((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        if add_bias_kv:
-            self.bias_k = Parameter(_empty((1, 1, embed_dim), dtype))
-            self.bias_v = Parameter(_empty((1, 1, embed_dim), dtype))
-        else:
-            self.bias_k = self.bias_v = None
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
-                init.xavier_uniform_(w)
+        init.xavier_uniform_(self.in_proj_weight)
         if bias:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
-        if add_bias_kv:
-            init.xavier_normal_(self.bias_k)
-            init.xavier_normal_(self.bias_v)
 
     def _heads(self, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         """(N, L, E) projected and split: (N, H, L, D)."""
@@ -594,9 +575,6 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
-        if not self._qkv_same_embed_dim or self.bias_k is not None or self.add_zero_attn:
-            return self._functional_forward(query, key, value, key_padding_mask, need_weights,
-                                            attn_mask, average_attn_weights, is_causal)
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = (t.unsqueeze(0) for t in (query, key, value))
@@ -637,26 +615,6 @@ class MultiheadAttention(Module):
         if unbatched:
             out = out[0]
         elif not self.batch_first:
-            out = out.transpose(0, 1)
-        return out, weights
-
-    def _functional_forward(self, query: Tensor, key: Tensor, value: Tensor,
-                            key_padding_mask: Tensor | None, need_weights: bool,
-                            attn_mask: Tensor | None, average_attn_weights: bool,
-                            is_causal: bool) -> tuple[Tensor, Tensor | None]:
-        """kdim/vdim, add_bias_kv, add_zero_attn: torch's functional form."""
-        if self.batch_first and query.ndim == 3:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        out, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=not self._qkv_same_embed_dim,
-            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal)
-        if self.batch_first and query.ndim == 3:
             out = out.transpose(0, 1)
         return out, weights
 

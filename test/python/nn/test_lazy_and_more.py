@@ -337,29 +337,6 @@ def test_multi_head_attention_forward(kw):
         f"mha {kw}"))
 
 
-@pytest.mark.parametrize("kw", [{"kdim": 5, "vdim": 3}, {"add_bias_kv": True},
-                                {"add_zero_attn": True, "kdim": 6, "batch_first": True},
-                                {"bias": False, "add_bias_kv": True, "add_zero_attn": True}])
-def test_multihead_attention_module_options(kw):
-    torch.manual_seed(0)
-    theirs = torch.nn.MultiheadAttention(8, 2, **kw).double()
-    ours = pf.nn.MultiheadAttention(8, 2, **kw, dtype=pf.float64)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    _load_from(ours, theirs)
-    rng = np.random.default_rng(11)
-    bf = kw.get("batch_first", False)
-    shape = (lambda length, d: (2, length, d)) if bf else (lambda length, d: (length, 2, d))
-    q = rng.standard_normal(shape(3, 8))
-    k = rng.standard_normal(shape(4, kw.get("kdim", 8)))
-    v = rng.standard_normal(shape(4, kw.get("vdim", 8)))
-    kpm = np.array([[False, True, False, False], [False, False, False, True]])
-    want = theirs(torch.tensor(q), torch.tensor(k), torch.tensor(v),
-                  key_padding_mask=torch.tensor(kpm))
-    got = ours(pf.tensor(q), pf.tensor(k), pf.tensor(v), key_padding_mask=pf.tensor(kpm))
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-10, atol=1e-12)
-
-
 def test_adaptive_log_softmax_with_loss():
     torch.manual_seed(0)
     theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10], div_value=2.0,
