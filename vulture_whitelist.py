@@ -82,3 +82,5 @@ _.persistent_load
 tree_flatten_with_keys
 # module __getattr__ of pf.numpy (PEP 562: Python calls it for a missing name)
 __getattr__
+# ---- session 11 (surface): the module __getattr__ (PEP 562) Python calls on a miss ----
+__getattr__  # pyflame_mlir.nn.utils: loads pf.nn.utils.stateless on first use

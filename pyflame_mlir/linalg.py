@@ -691,11 +691,339 @@ def _qr_top(input: Any, some: bool = True) -> QRResult:  # noqa: A002
     return qr(input, "reduced" if some else "complete")
 
 
+# ---- LDL^T (Bunch-Kaufman): LAPACK's sytf2/sytrs, as torch's CPU kernels ----
+
+LDLFactorResult = namedtuple("LDLFactorResult", ["LD", "pivots"])
+LDLFactorExResult = namedtuple("LDLFactorExResult", ["LD", "pivots", "info"])
+_BK_ALPHA = (1.0 + 17.0 ** 0.5) / 8.0  # Bunch-Kaufman's growth bound
+
+
+def _sytf2_lower(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """LAPACK's ``dsytf2`` (uplo='L') on one matrix: the block-diagonal D and
+    unit lower L packed into the lower triangle, LAPACK's 1-based pivots (k:
+    a 1x1 block after swapping rows/columns k and kp; -kp twice: a 2x2 block)
+    and info (the first zero pivot, 1-based; 0 if none). The same pivot
+    choices and operation order as the reference routine, so the result is
+    torch's for matrices below LAPACK's block size."""
+    a = np.tril(a.copy())
+    n = a.shape[0]
+    ipiv = np.zeros(n, dtype=np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(a[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(np.abs(a[k + 1:, k])))
+            colmax = abs(a[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0.0 or np.isnan(absakk):
+            if info == 0:
+                info = k + 1
+            kp = k
+        else:
+            if absakk >= _BK_ALPHA * colmax:
+                kp = k
+            else:
+                rowmax = np.max(np.abs(a[imax, k:imax]))
+                if imax < n - 1:
+                    rowmax = max(rowmax, np.max(np.abs(a[imax + 1:, imax])))
+                if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif abs(a[imax, imax]) >= _BK_ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:  # swap rows and columns kk and kp of the trailing matrix
+                if kp < n - 1:
+                    a[kp + 1:, kk], a[kp + 1:, kp] = a[kp + 1:, kp].copy(), a[kp + 1:, kk].copy()
+                seg = slice(kk + 1, kp)
+                a[seg, kk], a[kp, seg] = a[kp, seg].copy(), a[seg, kk].copy()
+                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                if kstep == 2:
+                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+            if kstep == 1:
+                if k < n - 1:
+                    d11 = 1.0 / a[k, k]
+                    x = a[k + 1:, k].copy()
+                    a[k + 1:, k + 1:] -= np.tril(d11 * np.outer(x, x))
+                    a[k + 1:, k] *= d11
+            elif k < n - 2:
+                d21 = a[k + 1, k]
+                d11 = a[k + 1, k + 1] / d21
+                d22 = a[k, k] / d21
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = t / d21
+                for j in range(k + 2, n):
+                    wk = d21 * (d11 * a[j, k] - a[j, k + 1])
+                    wkp1 = d21 * (d22 * a[j, k + 1] - a[j, k])
+                    a[j:, j] -= a[j:, k] * wk + a[j:, k + 1] * wkp1
+                    a[j, k], a[j, k + 1] = wk, wkp1
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return a, ipiv, info
+
+
+def _sytrs_lower(a: np.ndarray, ipiv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LAPACK's ``dsytrs`` (uplo='L'): solve A X = B from ``_sytf2_lower``'s factors."""
+    b = b.copy()
+    n = a.shape[0]
+    k = 0
+    while k < n:  # L D Y = B
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            if k < n - 1:
+                b[k + 1:] -= np.outer(a[k + 1:, k], b[k])
+            b[k] /= a[k, k]
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            if kp != k + 1:
+                b[[k + 1, kp]] = b[[kp, k + 1]]
+            if k < n - 2:
+                b[k + 2:] -= np.outer(a[k + 2:, k], b[k])
+                b[k + 2:] -= np.outer(a[k + 2:, k + 1], b[k + 1])
+            akm1k = a[k + 1, k]
+            akm1, ak = a[k, k] / akm1k, a[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1.0
+            bkm1, bk = b[k] / akm1k, b[k + 1] / akm1k
+            b[k] = (ak * bkm1 - bk) / denom
+            b[k + 1] = (akm1 * bk - bkm1) / denom
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if ipiv[k] > 0:
+            if k < n - 1:
+                b[k] -= a[k + 1:, k] @ b[k + 1:]
+            kp = ipiv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 1
+        else:
+            if k < n - 1:
+                b[k] -= a[k + 1:, k] @ b[k + 1:]
+                b[k - 1] -= a[k + 1:, k - 1] @ b[k + 1:]
+            kp = -ipiv[k] - 1
+            if kp != k:
+                b[[k, kp]] = b[[kp, k]]
+            k -= 2
+    return b
+
+
+def _not_differentiable(name: str, outputs: list[Tensor], inputs: list[Tensor]) -> list[Tensor]:
+    """Outputs of a host kernel torch gives no derivative: when an input
+    requires grad they hang off a Function whose backward raises torch's error."""
+    from .autograd import Function, is_grad_enabled  # (a sibling module of the same layer)
+
+    if not is_grad_enabled() or not any(t.requires_grad for t in inputs):
+        return outputs
+
+    class NotImplementedDerivative(Function):
+        @staticmethod
+        def forward(ctx: Any, *args: Tensor) -> Any:
+            ctx.mark_non_differentiable(*[o for o in outputs if not o.dtype.is_floating_point])
+            return tuple(outputs)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return list(NotImplementedDerivative.apply(*inputs))
+
+
+def _ldl_factor(name: str, A: Any, hermitian: bool) -> tuple[Tensor, Tensor, Tensor]:  # noqa: N803
+    del hermitian  # real matrices: hermitian is symmetric
+    a = _matrix(name, A)
+    values = np.asarray(detach(a).numpy())
+    batch = values.shape[:-2]
+    n = values.shape[-1]
+    count = int(np.prod(batch, dtype=np.int64))
+    flat = values.reshape(count, n, n)
+    ld = np.zeros((count, n, n), dtype=values.dtype)
+    piv = np.zeros((count, n), dtype=np.int32)
+    info = np.zeros(count, dtype=np.int32)
+    for i, m in enumerate(flat):
+        ld[i], piv[i], info[i] = _sytf2_lower(m)
+    ld, piv, info = ld.reshape(values.shape), piv.reshape(batch + (n,)), info.reshape(batch)
+    outs = [Tensor._leaf(ld), Tensor._leaf(piv), Tensor._leaf(info)]
+    return tuple(_not_differentiable("linalg_ldl_factor_ex", outs, [a]))  # type: ignore[return-value]
+
+
+def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False  # noqa: N803
+                  ) -> LDLFactorExResult:
+    """``torch.linalg.ldl_factor_ex``: (LD, pivots, info) of ``A = P L D L^T
+    P^T`` by Bunch-Kaufman pivoting (LAPACK's ``sytrf`` with the lower
+    triangle, as torch's CPU kernel): LD packs the unit lower L and the 1x1
+    and 2x2 blocks of D; pivots are LAPACK's; info the first zero pivot
+    (1-based), 0 if none. Only the lower triangle of A is read. Not
+    differentiable (torch's is not either)."""
+    ld, piv, info = _ldl_factor("linalg.ldl_factor_ex", A, hermitian)
+    if check_errors and bool((info != 0).any()):
+        raise LinAlgError(f"linalg.ldl_factor_ex: The factorization could not be completed "
+                          f"because the input is singular (info={int(info.max())}).")
+    return LDLFactorExResult(ld, piv, info)
+
+
+def ldl_factor(A: Any, *, hermitian: bool = False) -> LDLFactorResult:  # noqa: N803
+    """``torch.linalg.ldl_factor``: ``ldl_factor_ex`` without info; a zero
+    pivot (a singular D) raises, where torch's CPU kernel fails an internal
+    assertion."""
+    ld, piv, info = _ldl_factor("linalg.ldl_factor", A, hermitian)
+    if bool((info != 0).any()):
+        raise LinAlgError(f"linalg.ldl_factor: the factorization could not be completed "
+                          f"because the input is singular: D[{int(info.max()) - 1}, "
+                          f"{int(info.max()) - 1}] is zero")
+    return LDLFactorResult(ld, piv)
+
+
+def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False) -> Tensor:  # noqa: N803
+    """``torch.linalg.ldl_solve``: X with ``A X = B`` from ``ldl_factor``'s
+    (LD, pivots) (LAPACK's ``sytrs``); batch dims broadcast. Not differentiable."""
+    del hermitian
+    name = "torch.linalg.ldl_solve"
+    ld = _matrix(name, LD)
+    b = as_tensor_arg(B)
+    piv = as_tensor_arg(pivots)
+    if b.ndim < 2:
+        raise RuntimeError(f"{name}: Expected B to have at least 2 dimensions, but it has "
+                           f"{b.ndim} dimensions instead")
+    if piv.dtype.name != "int32":
+        raise RuntimeError(f"{name}: Expected LU_pivots to be of dtype int32, but got "
+                           f"{piv.dtype.name}")
+    n = ld.shape[-1]
+    if b.shape[-2] != n or piv.shape[-1] != n:
+        raise ShapeError("linalg.ldl_solve", f"LD {list(ld.shape)}, pivots {list(piv.shape)} "
+                                             f"and B {list(b.shape)}: B's rows and the pivots "
+                                             f"must number LD's {n} rows")
+    if b.dtype != ld.dtype:
+        raise RuntimeError(f"{name}: Expected LD and B to have the same dtype, but got "
+                           f"LD with dtype {ld.dtype.name} and B with dtype {b.dtype.name}")
+    batch = broadcast_shapes("linalg.ldl_solve", [ld.shape[:-2], b.shape[:-2], piv.shape[:-1]])
+    count, k = int(np.prod(batch, dtype=np.int64)), b.shape[-1]
+    lv = np.broadcast_to(np.asarray(detach(ld).numpy()), batch + (n, n)).reshape(count, n, n)
+    pv = np.broadcast_to(np.asarray(piv.numpy()), batch + (n,)).reshape(count, n)
+    bv = np.broadcast_to(np.asarray(detach(b).numpy()), batch + (n, k)).reshape(count, n, k)
+    if np.any(pv == 0) or np.any(np.abs(pv) > n):
+        raise RuntimeError(f"{name}: pivots must be LAPACK's 1-based indices in [1, {n}] (or "
+                           f"their negatives), got {pv.tolist()}")
+    xs = np.zeros(bv.shape, dtype=bv.dtype)
+    for i, (a, p, r) in enumerate(zip(lv, pv, bv)):
+        xs[i] = _sytrs_lower(a, p, r)
+    out = Tensor._leaf(xs.reshape(batch + (n, k)))
+    return _not_differentiable("linalg_ldl_solve", [out], [ld, b])[0]
+
+
+# ---- eigen-decompositions of general matrices: complex results ----
+
+def eig(A: Any) -> Any:  # noqa: N803
+    """``torch.linalg.eig`` returns complex eigenvalues and vectors (always,
+    even when they are real), and pf has no complex dtype: it raises. For
+    symmetric matrices ``eigh`` gives them real."""
+    raise NotImplementedError("linalg.eig: its eigenvalues and eigenvectors are complex "
+                              "tensors, and pf has no complex dtype (use linalg.eigh for "
+                              "symmetric matrices)")
+
+
+def eigvals(A: Any) -> Any:  # noqa: N803
+    raise NotImplementedError("linalg.eigvals: its eigenvalues are a complex tensor, and pf "
+                              "has no complex dtype (use linalg.eigvalsh for symmetric "
+                              "matrices)")
+
+
+def householder_product(A: Any, tau: Any) -> Tensor:  # noqa: N803
+    """``torch.linalg.householder_product`` (LAPACK's ``orgqr``): the first n
+    columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the
+    i-th column of A below the diagonal and 1 on it. Composed of matmuls, so
+    it differentiates in A and tau."""
+    a = _matrix("torch.linalg.householder_product", A, square=False)
+    t = as_tensor_arg(tau)
+    m, n = a.shape[-2:]
+    k = t.shape[-1] if t.ndim else 0
+    if m < n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-2] must be greater "
+                           f"than or equal to input.shape[-1], got {m} < {n}")
+    if t.ndim < 1 or k > n:
+        raise RuntimeError(f"torch.linalg.householder_product: input.shape[-1] must be greater "
+                           f"than or equal to tau.shape[-1], got tau of shape {list(t.shape)} "
+                           f"for input of shape {list(a.shape)}")
+    if t.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau "
+                           f"to be equal to input.shape[:-2], but got {list(t.shape[:-1])} "
+                           f"and {list(a.shape[:-2])}")
+    if t.dtype != a.dtype:
+        raise RuntimeError(f"torch.linalg.householder_product: tau dtype {t.dtype.name} does "
+                           f"not match input dtype {a.dtype.name}")
+    rows = np.arange(m)
+    q = broadcast_to(eye(m, n, dtype=a.dtype), a.shape[:-2] + (m, n))
+    for i in reversed(range(k)):
+        below = Tensor._leaf((rows > i).astype(a.dtype.np).reshape(m, 1))
+        at = Tensor._leaf((rows == i).astype(a.dtype.np).reshape(m, 1))
+        v = a[..., :, i:i + 1] * below + at  # [..., m, 1]
+        q = q - (t[..., i:i + 1].unsqueeze(-1) * v) @ (_mT(v) @ q)
+    return q
+
+
+GeqrfResult = namedtuple("GeqrfResult", ["a", "tau"])
+
+
+def _geqr2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """LAPACK's ``geqr2`` (Householder QR, ``dlarfg``'s reflector convention):
+    R on and above the diagonal, the reflectors' tails below, and tau."""
+    a = a.copy()
+    m, n = a.shape
+    k = min(m, n)
+    tau = np.zeros(k, dtype=a.dtype)
+    for i in range(k):
+        alpha = a[i, i]
+        xnorm = np.linalg.norm(a[i + 1:, i])
+        if xnorm == 0.0:
+            continue  # H = I (tau 0), as dlarfg
+        beta = -np.copysign(np.hypot(alpha, xnorm), alpha)
+        tau[i] = (beta - alpha) / beta
+        a[i + 1:, i] /= alpha - beta
+        a[i, i] = beta
+        if i + 1 < n:
+            v = np.concatenate([[1.0], a[i + 1:, i]]).astype(a.dtype)
+            a[i:, i + 1:] -= tau[i] * np.outer(v, v @ a[i:, i + 1:])
+    return a, tau
+
+
+def geqrf(input: Any) -> GeqrfResult:  # noqa: A002
+    """``torch.geqrf``: LAPACK's compact QR (a, tau) of ``[..., m, n]``
+    matrices, for ``householder_product``/``orgqr``; not differentiable (as torch)."""
+    x = _matrix("geqrf", input, square=False)
+    values = np.asarray(detach(x).numpy())
+    m, n = values.shape[-2:]
+    count = int(np.prod(values.shape[:-2], dtype=np.int64))
+    flat = values.reshape(count, m, n)
+    out = np.zeros_like(flat)
+    taus = np.zeros((count, min(m, n)), dtype=values.dtype)
+    for i, mat in enumerate(flat):
+        out[i], taus[i] = _geqr2(mat)
+    a = Tensor._leaf(out.reshape(values.shape))
+    tau = Tensor._leaf(taus.reshape(values.shape[:-2] + (min(m, n),)))
+    a, tau = _not_differentiable("geqrf", [a, tau], [x])
+    return GeqrfResult(a, tau)
+
+
+def _orgqr_top(input: Any, tau: Any) -> Tensor:  # noqa: A002
+    """``torch.orgqr``: ``householder_product``."""
+    return householder_product(input, tau)
+
+
 TOP_LEVEL = {"inverse": inverse, "det": det, "logdet": logdet, "slogdet": slogdet,
              "cholesky": _cholesky_top, "cholesky_solve": cholesky_solve,
              "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve,
              "svd": _svd_top, "qr": _qr_top, "matrix_exp": matrix_exp,
-             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top}
+             "pinverse": pinverse, "lu": _lu_top, "lu_solve": _lu_solve_top,
+             "orgqr": _orgqr_top, "geqrf": geqrf}
 
 for _name, _fn in TOP_LEVEL.items():
     setattr(Tensor, _name, _fn)
@@ -708,4 +1036,6 @@ __all__ = ["CholeskyExResult", "EighResult", "InvExResult", "LinAlgError", "Lsts
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm"]
+           "vector_norm", "eig", "eigvals", "householder_product", "LDLFactorResult",
+           "LDLFactorExResult", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve"]

@@ -2,15 +2,24 @@
 names there. Most are the top-level functions themselves (``expit`` is
 ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``); the rest are
 composites of them, written for the tails torch's kernels are accurate in.
-Not provided (they raise AttributeError, as any missing name): the Bessel
-functions other than ``i0``/``i0e``, the orthogonal polynomials, ``zeta``,
-``gammainc``/``gammaincc`` and ``airy_ai``.
+Session 11 added ``i1``/``i1e`` (Cephes, differentiable), ``gammainc``/
+``gammaincc`` (float64 on the host, differentiable in x as torch's), the
+orthogonal polynomials (recurrences up to the largest degree present),
+``spherical_bessel_j0`` and ``modified_bessel_i0/i1``; those torch gives no
+gradient, pf gives none either; ``bessel_j0/j1/y0/y1``,
+``modified_bessel_k0/k1`` (and scaled) and ``airy_ai`` are torch's kernels
+ported line by line (``special_cephes.py``), run on the host without a
+gradient, as torch's, and so is ``zeta`` (Hurwitz).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
+
+from . import special_cephes as _cephes
 from .composites import sinc, xlog1py, xlogy
 from .composites2 import (
     _I0_A,
@@ -27,9 +36,11 @@ from .composites2 import (
 )
 from .core import Tensor
 from .dialects.dtypes import float64
+from .linalg import _not_differentiable
 from .ops import (
     TensorLike,
     abs,  # noqa: A004
+    as_tensor_arg,
     erf,
     exp,
     exp2,
@@ -44,6 +55,7 @@ from .ops import (
     lt,
     round,  # noqa: A004
     sigmoid,
+    sin,
     softmax,
     sqrt,
     where,
@@ -148,3 +160,363 @@ def erfcx(input: TensorLike) -> Tensor:  # noqa: A002
         t = xt + (k / 2) / t
     xs = where(tail, 0.0, x)
     return where(tail, 1.0 / (math.sqrt(math.pi) * t), exp(xs * xs) * erfc(xs))
+
+
+# ---- session 11: i1/i1e, gammainc/gammaincc, spherical_bessel_j0, polynomials ----
+
+# Cephes' Chebyshev coefficients (torch's calc_i1/calc_i1e, double precision)
+_I1_A = (2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
+         -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
+         3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
+         -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
+         9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
+         -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
+         4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
+         -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
+         2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
+         -1.76416518357834055153e-1, 2.52587186443633654823e-1)
+_I1_B = (7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
+         -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
+         -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
+         4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+         -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
+         3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
+         -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
+         -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
+         7.78576235018280120474e-1)
+
+
+def _i1e_abs(x: Tensor) -> Tensor:
+    """``exp(-x) I1(x)`` for x >= 0 (Cephes: Chebyshev on [0, 8] and in 1/x beyond)."""
+    small = lt(x, 8.0) | (x == 8.0)
+    xs = where(small, x, 0.0)
+    xb = where(small, 8.0, x)
+    return where(small, _chbevl(xs / 2.0 - 2.0, _I1_A) * xs,
+                 _chbevl(32.0 / xb - 2.0, _I1_B) / sqrt(xb))
+
+
+def i1e(input: TensorLike) -> Tensor:  # noqa: A002
+    """``exp(-|x|) I1(x)``, odd in x (torch's Cephes kernel)."""
+    x = _float(input)
+    out = _i1e_abs(abs(x))
+    return where(isnan(x), x, where(lt(x, 0.0), -out, out))
+
+
+def i1(input: TensorLike) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 1 (odd in x)."""
+    x = _float(input)
+    ax = abs(x)
+    big_ok = lt(ax, float("inf"))
+    safe = where(big_ok, ax, 0.0)
+    half = exp(safe / 2.0)  # exp(x) as two halves: finite up to where I1 itself is
+    out = half * (half * _i1e_abs(safe))
+    out = where(big_ok, out, float("nan"))  # torch's kernel: NaN at +-inf (as i0's)
+    return where(isnan(x), x, where(lt(x, 0.0), -out, out))
+
+
+def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
+    """Regularized incomplete gamma P(a, x) (or Q = 1 - P) in float64: the
+    series where x < a + 1, Lentz's continued fraction for Q elsewhere, and
+    torch's boundary values (NaN for a < 0 or x < 0; a = 0, x = 0 and
+    infinities as torch's kernel)."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    out = np.full(a.shape, np.nan)
+    ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    out[(a == 0) & (x > 0)] = 0.0 if upper else 1.0
+    out[(a > 0) & (x == 0)] = 1.0 if upper else 0.0
+    out[np.isinf(a) & np.isfinite(x) & (x >= 0)] = 1.0 if upper else 0.0
+    out[np.isposinf(x) & np.isfinite(a) & (a >= 0)] = 0.0 if upper else 1.0
+    lgam = np.vectorize(math.lgamma, otypes=[np.float64])
+    eps, tiny = np.finfo(np.float64).eps, 1e-300
+    series = ok & (x < a + 1.0)
+    if series.any():
+        aa, xx = a[series], x[series]
+        ap, term = aa.copy(), 1.0 / aa
+        total = term.copy()
+        for _ in range(100000):
+            ap += 1.0
+            term *= xx / ap
+            total += term
+            if np.all(np.abs(term) < np.abs(total) * eps):
+                break
+        p = total * np.exp(-xx + aa * np.log(xx) - lgam(aa))
+        out[series] = 1.0 - p if upper else p
+    frac = ok & ~series
+    if frac.any():
+        aa, xx = a[frac], x[frac]
+        b = xx + 1.0 - aa
+        c = np.full(aa.shape, 1.0 / tiny)
+        d = 1.0 / b
+        h = d.copy()
+        for i in range(1, 100000):
+            an = -i * (i - aa)
+            b += 2.0
+            d = an * d + b
+            d = np.where(np.abs(d) < tiny, tiny, d)
+            c = b + an / c
+            c = np.where(np.abs(c) < tiny, tiny, c)
+            d = 1.0 / d
+            delta = d * c
+            h *= delta
+            if np.all(np.abs(delta - 1.0) < eps):
+                break
+        q = np.exp(-xx + aa * np.log(xx) - lgam(aa)) * h
+        out[frac] = q if upper else 1.0 - q
+    return out
+
+
+def _igamma(name: str, upper: bool, input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    from .autograd import Function
+
+    a, x = _float(input), _float(other)
+    if a.dtype != x.dtype:
+        wide = a.dtype if a.dtype.itemsize >= x.dtype.itemsize else x.dtype
+        a, x = a.to(wide), x.to(wide)
+    values = _igamma_values(a.detach().numpy(), x.detach().numpy(), upper)
+    out = Tensor._leaf(values.astype(a.dtype.np))
+
+    class IncompleteGamma(Function):
+        @staticmethod
+        def forward(ctx: Any, a_: Tensor, x_: Tensor) -> Tensor:
+            ctx.save_for_backward(a_, x_)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor) -> tuple[Any, Any]:
+            a_, x_ = ctx.saved_tensors
+            if ctx.needs_input_grad[0]:
+                raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
+            pos = lt(0.0, x_)
+            safe = where(pos, x_, 1.0)
+            density = where(pos, exp((a_ - 1.0) * log(safe) - safe - lgamma(a_)), 0.0)
+            g = grad * (-density if upper else density)
+            return None, _sum_to(g, x_.shape)
+
+    if not (a.requires_grad or x.requires_grad):
+        return out
+    return IncompleteGamma.apply(a, x)
+
+
+def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A broadcast gradient summed back to an operand's shape."""
+    while g.ndim > len(shape):
+        g = g.sum(0)
+    for d, n in enumerate(shape):
+        if n == 1 and g.shape[d] != 1:
+            g = g.sum(d, keepdim=True)
+    return g
+
+
+def gammainc(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The regularized lower incomplete gamma ``P(a, x)``, evaluated on the
+    host in float64; differentiable in ``x`` only (as torch)."""
+    return _igamma("igamma", False, input, other)
+
+
+def gammaincc(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The regularized upper incomplete gamma ``Q(a, x) = 1 - P(a, x)``."""
+    return _igamma("igammac", True, input, other)
+
+
+def spherical_bessel_j0(input: TensorLike) -> Tensor:  # noqa: A002
+    """``sin(x) / x`` (1 at 0; a Taylor series below |x| = 0.5, as torch's
+    kernel). No gradient, as torch's."""
+    x = _float(input).detach()
+    small = lt(abs(x), 0.5)
+    xs = where(small, x, 0.0)
+    x2 = xs * xs
+    series = 1.0 + x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (
+        1.0 / 362880 + x2 * (-1.0 / 39916800 + x2 * (1.0 / 6227020800))))))
+    xb = where(small, 1.0, x)
+    return where(isinf(x), 0.0, where(small, series, sin(xb) / xb))
+
+
+# ---- orthogonal polynomials of x and (elementwise) degree n, by their recurrences ----
+
+def _polynomial(name: str, x: TensorLike, n: TensorLike, p0: Any, p1: Any,
+                step: Any) -> Tensor:
+    """``P_n(x)`` with ``P_0 = p0(x)``, ``P_1 = p1(x)``, ``P_{k+1} = step(k, x,
+    P_k, P_{k-1})`` up to the largest n present (read from the host); negative
+    n gives 0. Not differentiable, as torch's."""
+    xt = _float(x).detach()
+    nt = as_tensor_arg(n).detach()
+    degrees = np.asarray(nt.numpy()).astype(np.int64)  # torch truncates a float degree
+    top = int(degrees.max()) if degrees.size else 0
+    deg = Tensor._leaf(degrees)
+    prev, cur = p0(xt), p1(xt)
+    out = where(deg == 0, prev, where(deg == 1, cur, 0.0 * xt))
+    for k in range(1, top):
+        prev, cur = cur, step(k, xt, cur, prev)
+        out = where(deg == k + 1, cur, out)
+    return where(deg < 0, 0.0 * out, out)
+
+
+def chebyshev_polynomial_t(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return _polynomial("chebyshev_polynomial_t", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: x, lambda k, x, p, q: 2.0 * x * p - q)
+
+
+def chebyshev_polynomial_u(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return _polynomial("chebyshev_polynomial_u", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: 2.0 * x, lambda k, x, p, q: 2.0 * x * p - q)
+
+
+def chebyshev_polynomial_v(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return _polynomial("chebyshev_polynomial_v", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: 2.0 * x - 1.0, lambda k, x, p, q: 2.0 * x * p - q)
+
+
+def chebyshev_polynomial_w(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return _polynomial("chebyshev_polynomial_w", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: 2.0 * x + 1.0, lambda k, x, p, q: 2.0 * x * p - q)
+
+
+def shifted_chebyshev_polynomial_t(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return chebyshev_polynomial_t(2.0 * _float(input) - 1.0, n)
+
+
+def shifted_chebyshev_polynomial_u(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return chebyshev_polynomial_u(2.0 * _float(input) - 1.0, n)
+
+
+def shifted_chebyshev_polynomial_v(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return chebyshev_polynomial_v(2.0 * _float(input) - 1.0, n)
+
+
+def shifted_chebyshev_polynomial_w(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    return chebyshev_polynomial_w(2.0 * _float(input) - 1.0, n)
+
+
+def hermite_polynomial_h(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    """The physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
+    return _polynomial("hermite_polynomial_h", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: 2.0 * x, lambda k, x, p, q: 2.0 * x * p - 2.0 * k * q)
+
+
+def hermite_polynomial_he(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    """The probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
+    return _polynomial("hermite_polynomial_he", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: x, lambda k, x, p, q: x * p - k * q)
+
+
+def laguerre_polynomial_l(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
+    return _polynomial("laguerre_polynomial_l", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: 1.0 - x,
+                       lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
+
+
+def legendre_polynomial_p(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: A002
+    """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
+    return _polynomial("legendre_polynomial_p", input, n, lambda x: 1.0 + 0.0 * x,
+                       lambda x: x, lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
+
+
+def modified_bessel_i0(input: TensorLike) -> Tensor:  # noqa: A002
+    """``i0`` without a gradient (torch's modified_bessel_i0 has none)."""
+    return i0(_float(input).detach())
+
+
+def modified_bessel_i1(input: TensorLike) -> Tensor:  # noqa: A002
+    """``i1`` without a gradient (torch's modified_bessel_i1 has none)."""
+    return i1(_float(input).detach())
+
+
+__all__ += ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+            "chebyshev_polynomial_w", "gammainc", "gammaincc", "hermite_polynomial_h",
+            "hermite_polynomial_he", "i1", "i1e", "laguerre_polynomial_l",
+            "legendre_polynomial_p", "modified_bessel_i0", "modified_bessel_i1",
+            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+            "spherical_bessel_j0"]
+
+
+def _igamma_method(self: Tensor, other: TensorLike) -> Tensor:
+    return gammainc(self, other)
+
+
+def _igammac_method(self: Tensor, other: TensorLike) -> Tensor:
+    return gammaincc(self, other)
+
+
+Tensor.igamma = _igamma_method  # type: ignore[attr-defined]  (torch's Tensor.igamma/igammac)
+Tensor.igammac = _igammac_method  # type: ignore[attr-defined]
+
+
+# ---- Bessel and Airy functions torch gives no gradient: torch's kernels, ported ----
+
+def _host_kernel(kernel: Any, input: TensorLike) -> Tensor:  # noqa: A002
+    """``kernel`` (a float64 scalar function of ``special_cephes``) on every
+    element, evaluated on the host; the result has the input's floating dtype
+    (the default one for integers) and no gradient, as torch's."""
+    x = _float(input).detach()
+    values = np.asarray(x.numpy(), dtype=np.float64)
+    with np.errstate(all="ignore"):
+        out = np.vectorize(kernel, otypes=[np.float64])(values) if values.size else values
+    return Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(values.shape))
+
+
+def bessel_j0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind, order 0."""
+    return _host_kernel(_cephes._bessel_j0_forward, input)
+
+
+def bessel_j1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._bessel_j1_forward, input)
+
+
+def bessel_y0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Bessel function of the second kind, order 0 (NaN below 0, -inf at 0)."""
+    return _host_kernel(_cephes._bessel_y0_forward, input)
+
+
+def bessel_y1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._bessel_y1_forward, input)
+
+
+def modified_bessel_k0(input: TensorLike) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the second kind, order 0."""
+    return _host_kernel(_cephes._modified_bessel_k0_forward, input)
+
+
+def modified_bessel_k1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._modified_bessel_k1_forward, input)
+
+
+def scaled_modified_bessel_k0(input: TensorLike) -> Tensor:  # noqa: A002
+    """``exp(x) K0(x)``."""
+    return _host_kernel(_cephes._scaled_modified_bessel_k0_forward, input)
+
+
+def scaled_modified_bessel_k1(input: TensorLike) -> Tensor:  # noqa: A002
+    return _host_kernel(_cephes._scaled_modified_bessel_k1_forward, input)
+
+
+def airy_ai(input: TensorLike) -> Tensor:  # noqa: A002
+    """The Airy function Ai."""
+    return _host_kernel(_cephes._airy_ai_forward, input)
+
+
+__all__ += ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1"]
+
+
+def zeta(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``sum_k (k + q)^-x`` (``input`` is x, ``other``
+    q, broadcast): torch's kernel on the host in float64. No derivative: with
+    an input that requires grad, backward raises, as torch's."""
+    xa, qa = _float(input), _float(other)
+    x, q = xa.detach(), qa.detach()
+    if x.dtype != q.dtype:
+        wide = x.dtype if x.dtype.itemsize >= q.dtype.itemsize else q.dtype
+        x, q = x.to(wide), q.to(wide)
+    xv, qv = np.broadcast_arrays(np.asarray(x.numpy(), np.float64),
+                                 np.asarray(q.numpy(), np.float64))
+    with np.errstate(all="ignore"):
+        out = np.vectorize(_cephes._zeta, otypes=[np.float64])(xv, qv) if xv.size else xv
+    result = Tensor._leaf(np.asarray(out, dtype=x.dtype.np).reshape(xv.shape))
+    return _not_differentiable("zeta", [result], [xa, qa])[0]
+
+
+__all__ += ["zeta"]

@@ -18,12 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from . import core
+from . import composites3, core, special, torch_compat2
+from . import fft as fft  # noqa: PLC0414  (pf.fft, torch.fft's names: session 11)
 from .core import Tensor
 from .creation import tensor as _tensor
 from .dialects.dtypes import TORCH_TYPE_NAMES, DType, default_float
 from .dialects.dtypes import can_cast as _can_cast
 from .dialects.dtypes import dtype as to_dtype
+from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL
 from .linalg import matrix_norm, multi_dot
 from .nn import functional as F  # noqa: N812  (torch's spelling)
 from .ops import device
@@ -37,6 +39,7 @@ __all__ = [
     "scalar_tensor", "set_default_device", "set_deterministic_debug_mode",
     "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads",
     "set_printoptions", "set_warn_always", "typename", "use_deterministic_algorithms",
+    "alpha_dropout", "feature_alpha_dropout", "feature_dropout",
 ]
 
 # ---- process settings ----
@@ -352,12 +355,37 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
     return F.dropout(input, p, train)
 
 
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """Dropout of whole channels (dim 1) of an (N, C, ...) input."""
+    if input.ndim < 2:
+        raise RuntimeError(f"feature_dropout: expects an input with at least 2 dims, got "
+                           f"{list(input.shape)}")
+    return F._dropout(input, p, train, False, input.shape[:2] + (1,) * (input.ndim - 2))
+
+
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+               "conv_transpose3d", "max_pool1d_with_indices", "native_channel_shuffle",
                "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
                "group_norm", "bilinear", "cosine_similarity", "pairwise_distance", "pdist",
                "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "prelu", "rrelu",
                "threshold", "hardshrink", "rms_norm")
 FUNCTIONAL_ALIASES: dict[str, Any] = {n: getattr(F, n) for n in _FUNCTIONAL if hasattr(F, n)}
+# session 11's names (gradient, histogram, as_strided, pi, memory formats, top-level losses
+# and cells...): given to ``pf`` through this table, not star-imported here, since some
+# (``int``, ``range``, ``complex``) shadow builtins this module uses
+FUNCTIONAL_ALIASES.update({n: getattr(m, n) for m in (composites3, torch_compat2)
+                           for n in m.__all__})
+FUNCTIONAL_ALIASES["int"] = to_dtype("int32")  # torch.int
+FUNCTIONAL_ALIASES.update(igamma=special.gammainc, igammac=special.gammaincc)
+FUNCTIONAL_ALIASES.update(orgqr=_LINALG_TOP_LEVEL["orgqr"], geqrf=_LINALG_TOP_LEVEL["geqrf"])
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002
@@ -371,7 +399,7 @@ _INPLACE = ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh
             "erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ "
             "log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ "
             "selu_ celu_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ "
-            "zero_ index_put_ threshold_ rrelu_").split()
+            "zero_ index_put_ threshold_ rrelu_ nan_to_num_ addmv_").split()
 
 
 def _inplace_function(name: str):

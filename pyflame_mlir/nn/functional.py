@@ -163,15 +163,22 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     ``max_norm``, the rows looked up are first renormalized in place to norm
     at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd)."""
     if max_norm is not None:
-        idx = _indexing._int_index("embedding", input)
-        with no_grad():
-            flat = _ops.reshape(idx, (-1,))
-            rows = _indexing.index_select(weight, 0, flat)
-            norms = _ops.vector_norm(rows, norm_type, dim=1, keepdim=True)
-            scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-            weight.index_copy_(0, flat, rows * scale)  # (duplicates write the same row)
+        _embedding_renorm_(weight, _indexing._int_index("embedding", input), max_norm,
+                           norm_type)
     return _indexing.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq,
                                sparse)
+def _embedding_renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float
+                       ) -> None:
+    """torch's ``embedding_renorm_``: the rows ``idx`` names rescaled in place
+    to norm at most ``max_norm`` (outside autograd)."""
+    with no_grad():
+        flat = _ops.reshape(idx, (-1,))
+        rows = _indexing.index_select(weight, 0, flat)
+        norms = _ops.vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_copy_(0, flat, rows * scale)  # (duplicates write the same row)
+
+
 one_hot = _indexing.one_hot
 
 
@@ -1479,9 +1486,10 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     target = as_tensor_arg(target)
     if log_target:
         loss = exp(target) * (target - input)
-    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (the log of a safe operand)
-        pos = target > 0
-        loss = where(pos, target * log(where(pos, target, 1.0)), 0.0) - target * input
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (the log of a safe operand); NaN for
+        pos = target > 0  # a negative (or NaN) target, as torch's xlogy gives
+        loss = where(pos, target * log(where(pos, target, 1.0)),
+                     where(target == 0, 0.0, math.nan)) - target * input
     if red == "batchmean":
         return sum(loss) / float(input.shape[0]) if input.ndim else sum(loss)
     return _reduce(loss, red)
@@ -2118,12 +2126,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     idx, w = as_tensor_arg(input), as_tensor_arg(weight)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
+                                  "supported")
     if idx.dtype.name not in ("int32", "int64"):
         raise TypeError(f"embedding_bag: input must be an int32 or int64 tensor, got "
                         f"{idx.dtype.name}")
+    if max_norm is not None:  # torch renormalizes every row the input names, first
+        _embedding_renorm_(weight, idx, max_norm, norm_type)
     if w.ndim != 2:
         raise ShapeError("embedding_bag", f"weight must be 2-D, got {list(w.shape)}")
     if per_sample_weights is not None:
@@ -2424,3 +2434,383 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
     """``F.pad``; the reflect and replicate modes run in float32 under autocast."""
     which = _pad_fp32 if mode in ("reflect", "replicate") else _pad_any
     return which(input, pad, mode, value)
+
+
+# ---- session 11 (issue 14): functional names pf lacked ----
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+conv_transpose3d = autocast_policy("lower")(conv_transpose3d)
+
+# SELU's negative saturation value, -scale * alpha (torch's alpha dropout constant)
+_ALPHA_PRIME = 1.7580993408473766
+
+
+def _alpha_dropout(op: str, input: Tensor, p: float, training: bool, inplace: bool,
+                   mask_shape: tuple[int, ...]) -> Tensor:
+    """torch's alpha dropout: dropped elements become SELU's saturation value
+    -alpha', then ``a * x + b`` restores zero mean and unit variance:
+    ``a = ((1 - p) (1 + p alpha'^2))^-1/2``, ``b = a alpha' p``. p = 1 gives zeros."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        out = input * _ops._cast(0, input.dtype)
+    else:
+        keep = (rand(mask_shape, dtype=float64).numpy() >= p).astype(np.float64)
+        a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+        noise = _const_like(keep * a, input)
+        shift = _const_like((keep - 1) * _ALPHA_PRIME * a + _ALPHA_PRIME * a * p, input)
+        out = input * noise + shift
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, input.shape)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (batch, channel)."""
+    if input.ndim < 2:
+        raise ShapeError("feature_alpha_dropout", f"expects an input with at least 2 dims "
+                                                  f"(N, C, ...), got {list(input.shape)}")
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace,
+                          input.shape[:2] + (1,) * (input.ndim - 2))
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices  # torch's *_with_indices return both whatever it says
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    del return_indices
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+__all__ += ["conv_transpose3d", "alpha_dropout", "feature_alpha_dropout",
+            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "lp_pool3d"]
+
+
+def _canonical_mask(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """A bool mask (True: not attended) as an additive float one (-inf there)."""
+    if mask is None:
+        return None
+    m = as_tensor_arg(mask)
+    if m.dtype is bool_:
+        return where(m, _ops._cast(-math.inf, like.dtype), _ops._cast(0.0, like.dtype))
+    if not m.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of masks are supported, got "
+                             f"{m.dtype.name}")
+    return m
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+        out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+        static_v: Tensor | None = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """torch's ``F.multi_head_attention_forward`` on (L, N, E) inputs (or
+    unbatched (L, E)): the packed or separate input projections, ``bias_k``/
+    ``bias_v`` and ``add_zero_attn`` (one more key), static keys/values, bool
+    or additive masks (True: not attended), dropout on the weights, and the
+    output projection; the weights averaged over heads unless asked not to."""
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed_dim}")
+    if embed_dim % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    head_dim = embed_dim // num_heads
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    key_padding_mask = _canonical_mask(key_padding_mask, query)
+    attn_mask = _canonical_mask(attn_mask, query)
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {list(attn_mask.shape)}, "
+                                   f"but should be {[tgt_len, key.shape[0]]}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {list(attn_mask.shape)}, "
+                                   f"but should be {[bsz * num_heads, tgt_len, key.shape[0]]}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key or value.")
+        k = cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)], 0)
+        v = cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)], 0)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_v is None else static_v)
+    if add_zero_attn:
+        zero = _ops._cast(0.0, k.dtype).expand(bsz * num_heads, 1, head_dim)
+        k, v = cat([k, zero], 1), cat([v, zero], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
+                                 f"got {tuple(key_padding_mask.shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, -1)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    avg = None
+    if need_weights:
+        avg = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            avg = avg.mean(1)
+        if not batched:
+            avg = avg.squeeze(0)
+    if not batched:
+        out = out.squeeze(1)
+    return out, avg
+
+
+__all__ += ["multi_head_attention_forward"]
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """torch's ``F.linear_cross_entropy``: ``cross_entropy(linear(input, W), target)``
+    with ``W`` of shape (C, *out_features, in_features) (a K-dimensional loss
+    for out_features). torch's ``options`` only chunk the computation to save
+    memory; the value is the same, so they are accepted and not needed here."""
+    del options
+    x, w = as_tensor_arg(input), as_tensor_arg(linear_weight)
+    if x.ndim not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {x.ndim}")
+    if w.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{w.ndim}")
+    if x.shape[-1] != w.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {x.shape[-1]} and {w.shape[-1]}, respectively")
+    classes, out_features = w.shape[0], tuple(w.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and x.ndim == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(w.shape)} requires batched input, (N, {x.shape[-1]}), got "
+                           f"unbatched input with shape {tuple(x.shape)}")
+    flat_bias = None if linear_bias is None else reshape(linear_bias, (-1,))
+    logits = linear(x, reshape(w, (-1, w.shape[-1])), flat_bias)
+    logits = reshape(logits, (*x.shape[:-1], classes, *out_features))
+    probabilities = tuple(target.shape) == tuple(logits.shape)
+    if probabilities and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction,
+                         label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]
+
+
+def _fractional_intervals(sample: np.ndarray, n_in: int, n_out: int, k: int) -> np.ndarray:
+    """torch's ``generate_intervals``: the window starts of fractional max
+    pooling from one uniform sample per plane, in the sample's dtype."""
+    dt = sample.dtype.type
+    seq = np.empty(sample.shape + (n_out,), dtype=np.int64)
+    if n_out > 1:
+        alpha = dt(n_in - k) / dt(n_out - 1)
+        i = np.arange(n_out - 1).astype(sample.dtype)
+        seq[..., :-1] = ((i + sample[..., None]) * alpha).astype(np.int64) - \
+            (sample * alpha).astype(np.int64)[..., None]
+    seq[..., -1] = n_in - k
+    return seq
+
+
+def _fractional_max_pool(op: str, nsp: int, input: Tensor, kernel_size: Any,
+                         output_size: Any, output_ratio: Any, return_indices: bool,
+                         _random_samples: Tensor | None) -> Any:
+    x = as_tensor_arg(input)
+    if x.ndim not in (nsp + 1, nsp + 2):
+        raise ShapeError(op, f"expects a {nsp + 1}-D or {nsp + 2}-D input, got {list(x.shape)}")
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    k = _pair(kernel_size, nsp, "kernel_size", op)
+    spatial = x.shape[2:]
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{op} requires specifying either an output_size or an "
+                             "output_ratio")
+        ratio = (output_ratio,) * nsp if isinstance(output_ratio, float | int) else \
+            tuple(output_ratio)
+        out = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    else:
+        out = _pair(output_size, nsp, "output_size", op)
+    for n_in, n_out, kk in zip(spatial, out, k):
+        if n_out + kk - 1 > n_in:
+            raise RuntimeError(f"{op}(): pool size {kk} and output size {n_out} are too "
+                               f"large for input size {n_in}")
+    n, c = x.shape[:2]
+    if _random_samples is None:
+        samples = rand(n, c, nsp, dtype=x.dtype).numpy()
+    else:
+        samples = np.asarray(as_tensor_arg(_random_samples).numpy())
+        if samples.shape != (n, c, nsp):
+            raise RuntimeError(f"{op}(): expected _random_samples of shape {[n, c, nsp]}, got "
+                               f"{list(samples.shape)}")
+    # torch's planes: sample 0 is the last (width) dim, then height (and depth for 3-d)
+    order = list(range(nsp))[::-1] if nsp == 2 else list(range(nsp))
+    starts = [_fractional_intervals(samples[..., order[d]], spatial[d], out[d], k[d])
+              for d in range(nsp)]
+    strides = np.cumprod((1, *spatial[::-1]))[:-1][::-1]  # row-major strides of the plane
+    pos = np.zeros((n, c) + tuple(out) + tuple(k), dtype=np.int64)
+    for d in range(nsp):
+        s = starts[d].reshape((n, c) + tuple(out[d] if e == d else 1 for e in range(nsp))
+                              + (1,) * nsp)
+        off = np.arange(k[d]).reshape((1, 1) + (1,) * nsp
+                                      + tuple(k[d] if e == d else 1 for e in range(nsp)))
+        pos = pos + (s + off) * int(strides[d])
+    cells = int(np.prod(out))
+    pos = pos.reshape(n, c, cells, -1)
+    flat = reshape(x, (n, c, -1))
+    windows = _indexing.gather(flat.unsqueeze(2).expand(n, c, cells, flat.shape[-1]), 3,
+                               from_numpy(pos))
+    best = _ops.argmax(windows, 3, keepdim=True)
+    values = _indexing.take_along_dim(windows, best, 3).squeeze(3).reshape(n, c, *out)
+    indices = _indexing.take_along_dim(from_numpy(pos), best, 3).squeeze(3).reshape(
+        n, c, *out)
+    if unbatched:
+        values, indices = values[0], indices[0]
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    """torch's fractional max pooling (Graham 2014): pseudo-random window
+    starts per plane from ``_random_samples`` (drawn from pf's generator when
+    not given); the gradient goes to each window's maximum."""
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:
+    del return_indices
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> Any:
+    del return_indices
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
+
+
+native_channel_shuffle = channel_shuffle  # torch's name for the same shuffle
+__all__ += ["native_channel_shuffle"]

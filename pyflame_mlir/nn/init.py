@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from ..creation import Generator, rand, randn
+from ..creation import Generator, rand, randn, randperm
 
 __all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
            "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
@@ -217,3 +217,27 @@ orthogonal = _deprecated("orthogonal", orthogonal_)
 
 __all__ += ["constant", "dirac_", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal",
             "uniform", "xavier_normal", "xavier_uniform"]
+
+
+# ---- session 11: sparse_ and the last deprecated spellings ----
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """torch's: N(0, std) values, then ``ceil(sparsity * rows)`` random rows
+    of each column zeroed (Martens 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    values = _normal((rows, cols), generator) * std
+    for col in range(cols):
+        order = randperm(rows, generator=generator).numpy()
+        values[order[:num_zeros], col] = 0.0
+    return _fill(tensor, values)
+
+
+dirac = _deprecated("dirac", dirac_)
+eye = _deprecated("eye", eye_)
+sparse = _deprecated("sparse", sparse_)
+
+__all__ += ["dirac", "eye", "sparse", "sparse_"]

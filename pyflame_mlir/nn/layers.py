@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff import no_grad
 from ..core import Tensor
 from ..creation import zeros_like
 from ..dialects.dtypes import bool_, default_float, int64
@@ -161,6 +162,22 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        """torch's: running mean 0, variance 1, batch count 0."""
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        with no_grad():
+            if getattr(self, "weight", None) is not None:
+                self.weight.fill_(1.0)
+            if getattr(self, "bias", None) is not None:
+                self.bias.zero_()
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in self._input_dims:

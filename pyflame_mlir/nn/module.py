@@ -26,11 +26,12 @@ from ..autograd import Function
 from ..core import AutogradMeta, Tensor, detach, realize, rebind, requires_grad, snapshot
 from ..creation import tensor as _host_tensor
 from ..creation import zeros
-from ..dialects.dtypes import DType, bfloat16, float16, float32, float64
+from ..dialects.dtypes import DType, bfloat16, default_float, float16, float32, float64
 from ..dialects.dtypes import dtype as to_dtype
 from ..ops import convert
 
-__all__ = ["Module", "Parameter", "RemovableHandle"]
+__all__ = ["Buffer", "Module", "Parameter", "RemovableHandle", "UninitializedBuffer",
+           "UninitializedParameter"]
 
 
 # ---- Parameter ----
@@ -85,6 +86,120 @@ class Parameter(Tensor):
     @data.setter
     def data(self, value: Tensor) -> None:
         set_data(self, value)
+
+
+_UNINITIALIZED = ("Can't access the shape of an uninitialized parameter or buffer. This error "
+                  "usually happens in `load_state_dict` when trying to load an uninitialized "
+                  "parameter into an initialized one. Call `forward` to initialize the "
+                  "parameters before accessing their attributes.")
+
+
+class _Uninitialized:
+    """What torch's ``UninitializedTensorMixin`` gives: no shape until
+    ``materialize(shape)``, which gives the tensor (the same object, so an
+    optimizer holding it sees it) zeros of that shape and the class it
+    becomes (``cls_to_become``)."""
+
+    __slots__ = ()
+    cls_to_become: type = Tensor
+
+    @property
+    def shape(self) -> Any:
+        raise ValueError(_UNINITIALIZED)
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        Tensor.shape.__set__(self, value)  # type: ignore[attr-defined]
+
+    def size(self, *args: Any) -> Any:
+        raise ValueError(_UNINITIALIZED)
+
+    def numel(self) -> int:
+        raise ValueError(_UNINITIALIZED)
+
+    @property
+    def ndim(self) -> int:
+        raise ValueError(_UNINITIALIZED)
+
+    def dim(self) -> int:
+        raise ValueError(_UNINITIALIZED)
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        del device
+        dt = to_dtype(dtype) if dtype is not None else self.dtype
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        value = Tensor._leaf(np.zeros(shape, dtype=dt.np))
+        _take_state(self, value)  # type: ignore[arg-type]
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, _protocol: Any) -> Any:
+        return (type(self), (self.requires_grad, None, self.dtype))
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        out = type(self)(self.requires_grad, None, self.dtype)
+        memo[id(self)] = out
+        return out
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """``torch.nn.UninitializedParameter``: the parameter of a lazy module
+    before its first forward (or a state dict) gives it a shape."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None
+                ) -> UninitializedParameter:
+        del device
+        dt = to_dtype(dtype) if dtype is not None else default_float()
+        return Parameter.__new__(cls, Tensor._leaf(np.zeros((0,), dtype=dt.np)),
+                                 requires_grad)
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """``torch.nn.UninitializedBuffer``: a lazy module's buffer before it has a shape."""
+
+    __slots__ = ()
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None
+                ) -> UninitializedBuffer:
+        del device
+        dt = to_dtype(dtype) if dtype is not None else default_float()
+        t = object.__new__(cls)
+        _take_state(t, Tensor._leaf(np.zeros((0,), dtype=dt.np)))
+        t._ag = t._mut = None
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+
+def is_uninitialized(t: Any) -> bool:
+    return isinstance(t, _Uninitialized)
+
+
+class Buffer(Tensor):
+    """``torch.nn.Buffer(data, persistent=True)``: assigned to a module's
+    attribute, it registers ``data`` as a buffer (persistent or not)."""
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Buffer:
+        if data is None:
+            data = Tensor._leaf(np.empty((0,), dtype=np.float32))
+        elif not isinstance(data, Tensor):
+            data = _host_tensor(data)
+        b = object.__new__(cls)
+        _take_state(b, data)
+        b._ag = b._mut = None
+        b.persistent = persistent
+        if data.requires_grad:
+            b.requires_grad_(True)
+        return b
 
 
 def _take_state(dst: Tensor, src: Tensor) -> None:
@@ -342,6 +457,15 @@ class Module:
 
         d = self.__dict__
         params = d.get("_parameters")
+        if isinstance(value, Buffer):  # torch.nn.Buffer: registered as a (plain) buffer
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(d, self._parameters, self._modules)
+            plain = detach(value)
+            if value.requires_grad:
+                plain.requires_grad_(True)
+            self.register_buffer(name, plain, value.persistent)
+            return
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
@@ -495,6 +619,8 @@ class Module:
             realize([t for t in [*new_params, *new_grads, *buffers.values()]
                      if t is not None and t._node is not None])  # one graph
             for p, new, g in zip(params, new_params, new_grads):
+                if new is p:  # (unchanged: an uninitialized parameter of a lazy module)
+                    continue
                 set_data(p, new)
                 if g is not None:
                     p.grad = g
@@ -510,6 +636,7 @@ class Module:
         if "dtype" in kwargs:
             dtype = to_dtype(kwargs.pop("dtype"))
         kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)  # (no strides here: every format is the same values)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -532,8 +659,13 @@ class Module:
         return self
 
     def _cast_floating(self, dt: DType) -> Module:
-        return self._apply(lambda t: convert(t, dt) if t.dtype.is_floating_point
-                           and t.dtype is not dt else t)
+        def cast(t: Tensor) -> Tensor:
+            if is_uninitialized(t):  # a lazy module's: it will materialize in ``dt``
+                if t.dtype.is_floating_point:
+                    _take_state(t, Tensor._leaf(np.zeros((0,), dtype=dt.np)))
+                return t
+            return convert(t, dt) if t.dtype.is_floating_point and t.dtype is not dt else t
+        return self._apply(cast)
 
     def float(self) -> Module:  # noqa: A003
         return self._cast_floating(float32)
@@ -663,10 +795,12 @@ class Module:
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else detach(p)
+                destination[prefix + name] = p if keep_vars or is_uninitialized(p) \
+                    else detach(p)
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else detach(b)
+                destination[prefix + name] = b if keep_vars or is_uninitialized(b) \
+                    else detach(b)
 
     def state_dict(self, *, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict[str, Tensor]:
@@ -698,6 +832,9 @@ class Module:
             if key not in state_dict:
                 continue
             value = _host_value(state_dict[key])
+            if is_uninitialized(current):  # a lazy module's: the checkpoint gives the shape
+                with no_grad():
+                    current.materialize(value.shape)
             if value.shape != current.shape:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{_torch_size(value.shape)} from checkpoint, the shape in "

@@ -62,8 +62,13 @@ class _RNNBase(Module):
                  dtype: Any = None) -> None:
         super().__init__()
         _check_device(device)
-        if proj_size:
-            raise NotImplementedError("LSTM with proj_size > 0 is not supported")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size and proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
                              "probability of an element being zeroed")
@@ -72,21 +77,26 @@ class _RNNBase(Module):
                              f"{hidden_size} and {num_layers}")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = proj_size  # LSTM: h = W_hr (o * tanh(c)), proj_size wide
+        out_size = proj_size or hidden_size
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
         self._names: list[list[str]] = []
         for layer in range(num_layers):
-            width = input_size if layer == 0 else hidden_size * dirs
+            width = input_size if layer == 0 else out_size * dirs
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
                 names = [f"weight_ih{sfx}", f"weight_hh{sfx}"]
                 setattr(self, names[0], Parameter(_empty((gate, width), dtype)))
-                setattr(self, names[1], Parameter(_empty((gate, hidden_size), dtype)))
+                setattr(self, names[1], Parameter(_empty((gate, out_size), dtype)))
                 if bias:
                     names += [f"bias_ih{sfx}", f"bias_hh{sfx}"]
                     setattr(self, names[2], Parameter(_empty((gate,), dtype)))
                     setattr(self, names[3], Parameter(_empty((gate,), dtype)))
+                if proj_size:
+                    names.append(f"weight_hr{sfx}")
+                    setattr(self, names[-1], Parameter(_empty((proj_size, hidden_size), dtype)))
                 self._names.append(names)
         self.reset_parameters()
 
@@ -99,6 +109,12 @@ class _RNNBase(Module):
         names = self._names[layer * (2 if self.bidirectional else 1) + d]
         w = [getattr(self, n) for n in names]
         return (w[0], w[1], w[2], w[3]) if self.bias else (w[0], w[1], None, None)
+
+    def _projection(self, layer: int, d: int) -> Tensor | None:
+        """LSTM's ``weight_hr`` (proj_size > 0), else None."""
+        if not self.proj_size:
+            return None
+        return getattr(self, self._names[layer * (2 if self.bidirectional else 1) + d][-1])
 
     def forward(self, input: Tensor | PackedSequence, hx: Any = None  # noqa: A002
                 ) -> tuple[Any, Any]:
@@ -129,9 +145,10 @@ class _RNNBase(Module):
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         h0, c0 = (hx if hx is not None else (None, None)) if lstm else (hx, None)
-        want = (self.num_layers * dirs, n, self.hidden_size)
+        want_c = (self.num_layers * dirs, n, self.hidden_size)
+        want_h = (self.num_layers * dirs, n, self.proj_size or self.hidden_size)
         states = []
-        for s in (h0, c0) if lstm else (h0,):
+        for s, want in ((h0, want_h), (c0, want_c)) if lstm else ((h0, want_h),):
             if s is None:
                 s = zeros(*want, dtype=x.dtype)
             elif not batched:
@@ -144,6 +161,7 @@ class _RNNBase(Module):
             outs = []
             for d in range(dirs):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                w_hr = self._projection(layer, d)
                 gx = _linear(x, w_ih, b_ih)  # every step's input projection at once
                 k = layer * dirs + d
                 h = states[0][k]
@@ -151,6 +169,8 @@ class _RNNBase(Module):
                 ys: list[Tensor] = [h] * steps
                 for t in (range(steps - 1, -1, -1) if d else range(steps)):
                     h_new, c_new = _step(self.mode, gx[t], h, c, w_hh, b_hh)
+                    if w_hr is not None:
+                        h_new = _linear(h_new, w_hr, None)
                     if masks is None:
                         h, c = h_new, c_new
                     else:  # a finished sequence keeps its state
@@ -178,6 +198,8 @@ class _RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:  # (torch prints it second)
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:

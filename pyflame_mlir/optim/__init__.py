@@ -1,14 +1,16 @@
 """``pf.optim``: torch.optim's optimizers and learning-rate schedulers; a
 step is recorded lazily and joins the training step's compiled graph."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor  # session 11
 from .adam import Adam, AdamW
 from .adam_variants import Adadelta, Adamax, NAdam, RAdam
 from .lbfgs import LBFGS  # issue 14 (userapi)
+from .muon import Muon  # session 11
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .rprop_asgd import ASGD, Rprop
 from .sgd import SGD
 
-__all__ = ["ASGD", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]
+__all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]

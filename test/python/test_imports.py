@@ -46,6 +46,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
     "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
     "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
+    "pyflame_mlir.torch_compat2": 2,  # session 11: memory formats, top-level losses/cells
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
     "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
@@ -54,7 +55,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.reductions": 1,  # prod, var, scans, sort... on top of ops
     "pyflame_mlir.composites": 1,  # more torch functions from the op API (on ops, inplace)
     "pyflame_mlir.composites2": 1,  # issue 14's torch surface: special functions, Tensor methods
+    "pyflame_mlir.composites3": 1,  # session 11: gradient, histogram, as_strided, *_copy
+    "pyflame_mlir.fft": 1,  # session 11: torch.fft's real helpers; the transforms raise
     "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
+    "pyflame_mlir.special_cephes": 0,  # session 11: torch's Bessel/Airy kernels, ported
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
@@ -75,6 +79,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
     "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
     "pyflame_mlir.nn.utils.parametrizations": 2,  # weight_norm, spectral_norm
+    "pyflame_mlir.nn.utils.fusion": 2,  # session 11: conv/linear + batch norm folding
+    "pyflame_mlir.nn.utils.clip_grad": 2,  # torch's module paths
+    "pyflame_mlir.nn.utils.convert_parameters": 2,
+    "pyflame_mlir.nn.utils.stateless": 2,  # functional_call (pf.func's)
     "pyflame_mlir.optim": 2,
     "pyflame_mlir.optim.optimizer": 2,
     "pyflame_mlir.optim.sgd": 2,
@@ -84,6 +92,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.optim.rprop_asgd": 2,
     "pyflame_mlir.optim.lr_scheduler": 2,
     "pyflame_mlir.optim.lbfgs": 2,  # issue 14 (userapi): L-BFGS, host-driven
+    "pyflame_mlir.optim.adafactor": 2,  # session 11
+    "pyflame_mlir.optim.muon": 2,  # session 11
+    "pyflame_mlir.optim.swa_utils": 2,  # session 11: AveragedModel, SWALR, update_bn
     "pyflame_mlir.serialization": 2,
     "pyflame_mlir.utils": 2,  # pf.utils.data: datasets and the DataLoader
     "pyflame_mlir.utils.data": 2,
@@ -96,6 +107,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.extra_layers": 2,  # issue 14: 3-d norms/dropout/pads, Softmax2d
     "pyflame_mlir.nn.rnn": 2,  # RNN/LSTM/GRU on functional and linear
     "pyflame_mlir.nn.transformer": 2,  # the Transformer layers on layers' attention
+    "pyflame_mlir.nn.attention": 2,  # session 11: sdpa_kernel, SDPBackend
+    "pyflame_mlir.nn.grad": 2,  # session 11: torch.nn.grad's conv gradients (vjps)
+    "pyflame_mlir.nn.lazy": 2,  # session 11: lazy modules, ConvTranspose3d, AlphaDropout...
     "pyflame_mlir": 3,  # __init__: the public API
     # issue 20: PYFLAME_LOG set-up; the cache command over the runtime's disk caches
     "pyflame_mlir.logging_util": 0,

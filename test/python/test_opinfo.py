@@ -47,6 +47,12 @@ NOT_COMPARED: dict[str, str] = {
 RANDOM_SAMPLE: dict[str, Callable[[Any], bool]] = {
     "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0) > 0,
     "nn.functional.rrelu": lambda s: s.kwargs.get("training", False),
+    # (session 11) window starts drawn per plane unless the sample gives them
+    "nn.functional.fractional_max_pool2d": lambda s: "_random_samples" not in s.kwargs,
+    "nn.functional.fractional_max_pool3d": lambda s: "_random_samples" not in s.kwargs,
+    # dropout on the attention weights (args[9] is dropout_p)
+    "nn.functional.multi_head_attention_forward":
+        lambda s: s.kwargs.get("training", True) and s.args[9] > 0,
 }
 # namespaces of torch's that are not the same functions as ours under the same name
 FOREIGN = ("masked.", "sparse.", "_refs.", "special.", "fft.", "signal.")
@@ -71,6 +77,14 @@ KNOWN_MISMATCHES: dict[tuple[str, str], tuple[str, str]] = {
     # OpInfo's samples are not normalized. test_surface3.py checks the gradient
     # through log_softmax against torch's, and ours against differences
     ("nn.functional.ctc_loss", ""): ("grad", "torch's ctc backward assumes normalized input"),
+    # (session 11) the samples are views of a larger base, whose storage as_strided reads;
+    # the harness hands pf a fresh copy of the view (test_surface11.py checks views of a
+    # base, writes through them included)
+    ("as_strided", "partial_views"): ("", "the harness loses the view's base storage"),
+    # torch's backward gives the input the gradient at the scattered positions, where the
+    # output does not depend on it (they are overwritten), and zero elsewhere; central
+    # differences give pf's (test_surface11.py)
+    ("as_strided_scatter", ""): ("grad", "torch's as_strided_scatter backward for self"),
 }
 
 _TORCH_TO_PF = {torch.float32: pf.float32, torch.float64: pf.float64,

@@ -6,9 +6,12 @@ Recorded lazily: clipping a step's gradients joins the step's graph (only
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
 import warnings
 from collections.abc import Iterable
+from typing import Any
 
 from ...autodiff import no_grad
 from ...core import Tensor
@@ -280,3 +283,42 @@ def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
 
 
 __all__ += ["clip_grad_norm", "clip_grads_with_norm_", "get_total_norm"]
+
+
+def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
+    """``torch.nn.utils.skip_init``: the module without torch's parameter
+    initialization pass; pf builds it normally (the values torch leaves are
+    uninitialized memory, so any values are torch's)."""
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    return module_cls(*args, **kwargs)
+
+
+def convert_conv2d_weight_memory_format(module: Module, memory_format: Any) -> Module:
+    """The module itself: pf's tensors have no strides, so no layout to convert."""
+    del memory_format
+    return module
+
+
+convert_conv3d_weight_memory_format = convert_conv2d_weight_memory_format
+
+
+def __getattr__(name: str) -> Any:
+    """``pf.nn.utils.stateless`` loads on first use (it imports ``pf.func``, which
+    imports ``pf.nn``)."""
+    if name == "stateless":
+        return importlib.import_module(f"{__name__}.stateless")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+from . import clip_grad, convert_parameters, fusion  # noqa: E402  (they re-export the above)
+from .fusion import (  # noqa: E402
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+
+__all__ += ["clip_grad", "convert_parameters", "fusion", "fuse_conv_bn_eval",
+            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+            "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]

@@ -195,3 +195,20 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
 
 
 
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of a 1-d permutation (torch's, for a PackedSequence's
+    sorted/unsorted indices); None stays None."""
+    if permutation is None:
+        return None
+    perm = _ints(permutation)
+    if np.sort(perm).tolist() != list(range(perm.size)):
+        raise RuntimeError(f"invert_permutation: {perm.tolist()} is not a permutation of "
+                           f"0..{perm.size - 1}")
+    out = np.empty_like(perm)
+    out[perm] = np.arange(perm.size)
+    return Tensor._leaf(out.astype(np.dtype(permutation.dtype.np)))  # noqa: SLF001
+
+
+__all__ += ["invert_permutation"]
