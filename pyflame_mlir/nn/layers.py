@@ -14,10 +14,9 @@ import numpy as np
 
 from ..autodiff import no_grad
 from ..core import Tensor
-from ..creation import zeros_like
-from ..dialects.dtypes import bool_, default_float, int64
+from ..dialects.dtypes import default_float, int64
 from ..dialects.dtypes import dtype as to_dtype
-from ..ops import cat, flatten, matmul, mean, reshape, where
+from ..ops import flatten, reshape
 from . import functional as F
 from . import init
 from .linear import Linear
@@ -596,85 +595,28 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
-    def _project(self, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-        y = matmul(x, w.T)
-        return y if b is None else y + b
-
-    def _heads(self, y: Tensor) -> Tensor:
-        """(N, L, E) split: (N, H, L, D)."""
-        n, length = y.shape[:2]
-        return reshape(y, (n, length, self.num_heads, self.head_dim)).transpose(1, 2)
-
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint")
-        unbatched = query.ndim == 2
-        if unbatched:
-            query, key, value = (t.unsqueeze(0) for t in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif not self.batch_first:
+        """torch's: the attention itself is ``F.multi_head_attention_forward``
+        (sequence first), the module only moves a ``batch_first`` batch."""
+        batched = query.ndim == 3
+        if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        n, n_q, e = query.shape
-        if e != self.embed_dim:
-            raise ValueError(f"was expecting embedding dimension of {self.embed_dim}, but got "
-                             f"{e}")
-        for what, t, want in (("key", key, self.kdim), ("value", value, self.vdim)):
-            if t.shape[-1] != want:
-                raise ValueError(f"MultiheadAttention: {what} has {t.shape[-1]} features, "
-                                 f"expected kdim/vdim {want}")
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b_q = b_k = b_v = None
-        if self.in_proj_bias is not None:
-            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
-        q = self._heads(self._project(query, w_q, b_q))
-        k = self._project(key, w_k, b_k)
-        v = self._project(value, w_v, b_v)
-        extra = 0  # key positions appended after the keys: bias_k/bias_v, then zeros
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(n, 1, e)], 1)
-            v = cat([v, self.bias_v.expand(n, 1, e)], 1)
-            extra += 1
-        k, v = self._heads(k), self._heads(v)
-        if self.add_zero_attn:
-            k = cat([k, zeros_like(k[:, :, :1])], 2)
-            v = cat([v, zeros_like(v[:, :, :1])], 2)
-            extra += 1
-        n_k = k.shape[2]
-        scores = matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
-        for mask, shape in ((attn_mask, None), (key_padding_mask, (n, 1, 1, n_k))):
-            if mask is None:
-                continue
-            if extra:  # the appended key positions are never masked (zero / False)
-                mask = F.pad(mask, (0, extra))
-            if shape is None:  # (L, S) or (N * H, L, S)
-                shape = (n_q, n_k) if mask.ndim == 2 else (n, self.num_heads, n_q, n_k)
-            m = reshape(mask, shape)
-            scores = where(m, -math.inf, scores) if m.dtype is bool_ else scores + m
-        attn = F.softmax(scores, -1)
-        if self.training and self.dropout > 0:
-            attn = F.dropout(attn, self.dropout)
-        out = reshape(matmul(attn, v).transpose(1, 2), (n, n_q, e))
-        out = self.out_proj(out)
-        weights = None
-        if need_weights:
-            weights = mean(attn, 1) if average_attn_weights else attn
-            if unbatched:
-                weights = weights[0]
-        if unbatched:
-            out = out[0]
-        elif not self.batch_first:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        if self.batch_first and batched:
             out = out.transpose(0, 1)
         return out, weights
 
-
-# ---- losses ----
 
 class _Loss(Module):
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
