@@ -112,10 +112,11 @@ def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str)
     return new
 
 
-# in-place ops that write given values (cast to the tensor's dtype, as PyTorch's);
+# in-place ops that write given values or draws (cast to the tensor's dtype, as PyTorch's);
 # every other in-place op computes a result that must be castable without loss of kind
 _ASSIGNMENTS = frozenset(("fill_", "copy_", "masked_fill_", "setitem", "index_put_",
-                          "index_fill_", "random_", "normal_", "uniform_"))
+                          "index_fill_", "random_", "normal_", "uniform_", "exponential_",
+                          "log_normal_", "cauchy_", "geometric_", "bernoulli_"))
 
 
 def _torch_name(d: DType) -> str:

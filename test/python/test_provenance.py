@@ -325,10 +325,20 @@ def test_looking_at_values_never_changes_the_gradient(prog, eager):
 
 # ---- JAX's semantics (the bench extra installs jax) ----
 
-@pytest.mark.parametrize("how", LOOKS)
-def test_functional_transforms_match_jax(mode, how):
+@pytest.fixture
+def jax_x64():
+    """jax with float64 on, for one test only (a global switch would change what
+    later tests in the same process get from jax.random)."""
     jax = pytest.importorskip("jax", reason="jax is not installed (the bench extra)")
+    prev = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", prev)
+
+
+@pytest.mark.parametrize("how", LOOKS)
+def test_functional_transforms_match_jax(mode, how, jax_x64):
+    jax = jax_x64
     jnp = jax.numpy
 
     def jf(x):
