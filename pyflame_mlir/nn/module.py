@@ -824,7 +824,7 @@ class Module:
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
+        missing = [k for k in own if k not in state_dict and not self._optional_key(k)]
         unexpected = [k for k in state_dict if k not in own]
         errors: list[str] = []
         updates: list[tuple[str, Tensor]] = []
@@ -854,6 +854,13 @@ class Module:
         for key, value in updates:
             self._load_one(key, value, assign)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _optional_key(self, key: str) -> bool:
+        """A norm layer's ``num_batches_tracked``: checkpoints from before it
+        existed lack it, and PyTorch loads them strictly (the count stays)."""
+        module_path, _, name = key.rpartition(".")
+        return name == "num_batches_tracked" and \
+            hasattr(self.get_submodule(module_path), "track_running_stats")
 
     def _load_one(self, key: str, value: Tensor, assign: bool) -> None:
         module_path, _, name = key.rpartition(".")

@@ -456,3 +456,16 @@ def test_print_of_a_model_and_its_state_dict_keys_are_torch_s():
     assert list(pm.state_dict()) == list(tm.state_dict())
     assert [n for n, _ in pm.named_parameters()] == [n for n, _ in tm.named_parameters()]
     pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+
+
+def test_a_checkpoint_without_num_batches_tracked_loads_strictly_as_torch():
+    import torch
+
+    for L in (torch, pf):
+        m = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.BatchNorm1d(4))
+        sd = {k: v for k, v in m.state_dict().items() if "num_batches_tracked" not in k}
+        result = m.load_state_dict(sd)
+        assert list(result.missing_keys) == [] and list(result.unexpected_keys) == []
+        assert int(m[1].num_batches_tracked) == 0
+        with pytest.raises(RuntimeError, match="Missing key"):
+            m.load_state_dict({k: v for k, v in sd.items() if k != "1.running_mean"})
