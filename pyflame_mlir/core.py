@@ -958,8 +958,12 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     also goes through the history realized tensors kept (``Tensor._hist``),
     ``args`` become the first leaves whatever they are, and tensors for which
     ``boundary`` holds are leaves too (the walk does not go past them).
-    Evaluation (``trace`` false) treats every realized tensor as a leaf."""
-    if not trace and not args and boundary is None:
+    Evaluation (``trace`` false) treats every realized tensor as a leaf
+    (``_collect_plain``, the hot path: its own loop)."""
+    if not trace:
+        if args or boundary is not None:
+            raise ValueError("collect: args and boundary are for a traced function "
+                             "(trace=True)")
         return _collect_plain(tensors)
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
@@ -969,8 +973,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
     pop, extend = todo.pop, todo.extend
     mutated = MUTATIONS[0] != 0  # then an op's input may be an older state of a tensor
     older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
-    pending: list[Tensor] = []
-    while trace and todo:  # a traced function: the walk goes through histories
+    while todo:  # the walk goes through histories
         t = pop()
         m = t._node
         if m is None:
@@ -993,37 +996,10 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
                                           for x, c in zip(ins, cells)]
                         break
             extend(ins)
-    while todo:  # (not ``trace``)
-        t = pop()
-        m = t._node
-        if mutated and m is not None and t._mut is not None \
-                and m not in seen and t._mut is not _FROZEN:
-            pending.append(t)
-        if m is None or (cut and id(t) in cut):
-            continue
-        if boundary is not None and boundary(t):  # before `seen`: a detached alias
-            cut.add(id(t))                         # shares its node with a live tensor
-            continue
-        if m not in seen:
-            seen[m] = None
-            if mutated:
-                ins = inputs_as_read(m)
-                extend(ins)
-                if ins is not m.inputs:
-                    older[m] = ins  # read again by the wiring below
-                    # an op reads an older state of a parameter (an autograd leaf)
-                    # updated in place: the lazy update is computed with this
-                    # graph (``pending``), as PyTorch's step has run by now
-                    extend([x for x in m.inputs if x._node is not None and x._mut is not None
-                            and x._ag is not None and x._ag.requires_grad])
-            else:
-                extend(m.inputs)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
     wiring: list[int] = []
     add = wiring.append
-    if pending:
-        tensors = [*tensors, *pending]
     for n in [*nodes, None]:  # None: the requested tensors, last
         if n is not None:
             sid = n._sig_id
@@ -1035,7 +1011,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             ins = tensors
         for t in ins:
             m = t._node
-            if m is None and trace:
+            if m is None:
                 m = t._hist
             if m is not None and not (cut and id(t) in cut):
                 add(at[m] | t._index)
@@ -1051,7 +1027,7 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             add(lr)
     outputs = wiring[outputs_at:]
     del wiring[outputs_at:]
-    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
+    return Subgraph(nodes, leaves, outputs, tuple(wiring))
 
 _by_seq = operator.attrgetter("seq")
 

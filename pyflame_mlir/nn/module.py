@@ -959,31 +959,33 @@ def _checked_grads(what: str, new: Any, old: tuple) -> tuple:
     return new
 
 
-class _HookOutputs(Function):
+class _HookIdentity(Function):
+    """The module's tensors passed through unchanged; the backward of the
+    subclass hands their gradients to the hooks."""
+
     @staticmethod
     def forward(ctx: Any, call: _BackwardHookCall, *xs: Tensor) -> tuple:
         ctx.call = call
+        ctx.specs = [(x.shape, x.dtype) for x in xs]
         ctx.set_materialize_grads(False)
         return xs
 
+
+class _HookOutputs(_HookIdentity):
     @staticmethod
     def backward(ctx: Any, *grads: Tensor | None) -> tuple:
         grads = tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad[1:]))
         return (None, *ctx.call.outputs_done(grads))
 
 
-class _HookInputs(Function):
+class _HookInputs(_HookIdentity):
     @staticmethod
-    def forward(ctx: Any, call: _BackwardHookCall, *xs: Tensor) -> tuple:
-        ctx.call = call
-        ctx.specs = [(x.shape, x.dtype) for x in xs]
-        return xs
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Tensor) -> tuple:
-        # as PyTorch: an input that does not require grad gets zeros (None if not float)
-        grads = tuple(g if need else zeros(list(shape), dtype=dtype)
-                      if dtype.is_floating_point else None
+    def backward(ctx: Any, *grads: Tensor | None) -> tuple:
+        # as PyTorch: an input that does not require grad gets zeros (None if not float);
+        # one that does and got no gradient gets zeros too
+        grads = tuple((g if g is not None else zeros(list(shape), dtype=dtype)) if need
+                      else zeros(list(shape), dtype=dtype) if dtype.is_floating_point
+                      else None
                       for g, need, (shape, dtype) in zip(grads, ctx.needs_input_grad[1:],
                                                           ctx.specs))
         return (None, *ctx.call.inputs_done(grads))
