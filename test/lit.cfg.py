@@ -14,7 +14,7 @@ config.test_source_root = os.path.dirname(__file__)  # noqa: F821
 config.excludes = ["python", "fixtures", "Output", "lit.cfg.py"]  # noqa: F821
 config.environment["PATH"] = os.environ.get("PATH", "")  # noqa: F821
 config.environment["MODULAR_TELEMETRY_ENABLED"] = "0"  # noqa: F821
-for var in ("HOME", "PYFLAME_CACHE_DIR", "MODULAR_CACHE_DIR"):
+for var in ("HOME", "PYFLAME_CACHE_DIR", "MODULAR_CACHE_DIR", "PYTHONPATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]  # noqa: F821
 
