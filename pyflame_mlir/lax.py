@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from . import composites2, creation, indexing, ops, reductions
-from .core import Tensor, detach, realize
+from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
+from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
 from .vmap import ConcretizationError, MappedLoopError
@@ -35,6 +36,8 @@ from .vmap import ConcretizationError, MappedLoopError
 __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
     "switch", "while_loop",
+    "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
+    "reduce_window",
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "associative_scan",
     "atan", "atan2", "atanh", "batch_matmul", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "concatenate", "convert_element_type", "cos",
@@ -769,3 +772,258 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     if reverse:
         outs.reverse()
     return tree_unflatten(tree, [stack([o[k] for o in outs], axis) for k in range(len(xs))])
+
+
+# ---- convolutions and windowed reductions (flax's Conv, ConvTranspose, max/avg_pool) ----
+
+def _conv_specs(dimension_numbers: Any, ndim: int) -> tuple[tuple[int, ...], ...]:
+    """lax's ``dimension_numbers`` -> (lhs, rhs, out) permutations to the
+    (N, C, *spatial) / (O, I, *spatial) / (N, C, *spatial) orders: None
+    (those orders), a ``ConvDimensionNumbers``-like triple of index tuples,
+    or a triple of layout strings such as ``("NHWC", "HWIO", "NHWC")``."""
+    if dimension_numbers is None:
+        ident = tuple(range(ndim))
+        return ident, ident, ident
+    if len(dimension_numbers) != 3:
+        raise TypeError(f"conv_general_dilated: dimension_numbers must be a triple, got "
+                        f"{dimension_numbers!r}")
+    if all(isinstance(s, str) for s in dimension_numbers):
+        lhs, rhs, out = dimension_numbers
+        for spec, what in ((lhs, "lhs"), (rhs, "rhs"), (out, "out")):
+            if len(spec) != ndim or len(set(spec)) != ndim:
+                raise TypeError(f"conv_general_dilated: {what} spec {spec!r} must name each "
+                                f"of the {ndim} dimensions once")
+        spatial = [c for c in rhs if c not in "OI"]
+        if sorted(spatial) != sorted(c for c in lhs if c not in "NC") or \
+                sorted(c for c in out if c not in "NC") != sorted(c for c in lhs if c not in "NC"):
+            raise TypeError(f"conv_general_dilated: specs {dimension_numbers!r} name different "
+                            "spatial dimensions")
+        # spatial dims pair up in the order the rhs spec lists them (JAX's rule)
+        return (tuple(lhs.index(c) for c in ("N", "C", *spatial)),
+                tuple(rhs.index(c) for c in ("O", "I", *spatial)),
+                tuple(out.index(c) for c in ("N", "C", *spatial)))
+    perms = tuple(tuple(int(d) for d in p) for p in dimension_numbers)
+    if any(sorted(p) != list(range(ndim)) for p in perms):
+        raise TypeError(f"conv_general_dilated: dimension_numbers {dimension_numbers!r} must "
+                        f"be permutations of {ndim} dimensions")
+    return perms
+
+
+def _same_pads(sizes: Sequence[int], windows: Sequence[int], strides: Sequence[int],
+               lower: bool) -> list[tuple[int, int]]:
+    """lax.padtype_to_pads for 'SAME' (the extra element at the end) and
+    'SAME_LOWER' (at the start): the output is ceil(size / stride) long."""
+    pads = []
+    for n, k, s in zip(sizes, windows, strides):
+        total = builtins.max((-(-n // s) - 1) * s + k - n, 0)
+        small, large = total // 2, total - total // 2
+        pads.append((large, small) if lower else (small, large))
+    return pads
+
+
+def _window_pads(padding: Any, sizes: Sequence[int], windows: Sequence[int],
+                 strides: Sequence[int], what: str) -> list[tuple[int, int]]:
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return [(0, 0)] * len(sizes)
+        if mode in ("SAME", "SAME_LOWER"):
+            return _same_pads(sizes, windows, strides, mode == "SAME_LOWER")
+        raise ValueError(f"{what}: padding must be 'VALID', 'SAME', 'SAME_LOWER' or pairs, got "
+                         f"{padding!r}")
+    pads = [tuple(int(v) for v in p) for p in padding]
+    if len(pads) != len(sizes) or any(len(p) != 2 for p in pads):
+        raise ValueError(f"{what}: padding {padding!r} must give one (low, high) pair per "
+                         f"window dimension ({len(sizes)})")
+    return [(lo, hi) for lo, hi in pads]
+
+
+def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision: Any = None,
+                         preferred_element_type: Any = None) -> Tensor:
+    """lax.conv_general_dilated: a cross-correlation (as torch's convN) with
+    lhs dilation (zeros between input elements: the transposed convolution),
+    rhs dilation, negative or 'SAME' padding and any layout; 1 to 3 spatial
+    dimensions. ``batch_group_count`` > 1 is refused."""
+    del precision
+    x, w = _t(lhs), _t(rhs)
+    if x.ndim != w.ndim or not 3 <= x.ndim <= 5:
+        raise TypeError(f"conv_general_dilated: lhs {list(x.shape)} and rhs {list(w.shape)} "
+                        "must have the same rank, with 1 to 3 spatial dimensions")
+    if batch_group_count != 1:
+        raise NotImplementedError("conv_general_dilated: batch_group_count > 1 is not "
+                                  "implemented")
+    nsp = x.ndim - 2
+    lhs_perm, rhs_perm, out_perm = _conv_specs(dimension_numbers, x.ndim)
+    x, w = x.permute(*lhs_perm), w.permute(*rhs_perm)
+    strides = tuple(int(s) for s in window_strides)
+    lhs_dil = tuple(int(d) for d in (lhs_dilation or (1,) * nsp))
+    rhs_dil = tuple(int(d) for d in (rhs_dilation or (1,) * nsp))
+    if len(strides) != nsp or len(lhs_dil) != nsp or len(rhs_dil) != nsp:
+        raise ValueError(f"conv_general_dilated: window_strides {window_strides}, lhs_dilation "
+                         f"{lhs_dilation} and rhs_dilation {rhs_dilation} must each have "
+                         f"{nsp} entries")
+    windows = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], rhs_dil)]
+    pads = _window_pads(padding, x.shape[2:], windows, strides, "conv_general_dilated")
+    zero = creation.zeros([], dtype=x.dtype)
+    x = pad(x, zero, [(0, 0, 0), (0, 0, 0),
+                      *[(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)]])
+    conv = (F.conv1d, F.conv2d, F.conv3d)[nsp - 1]
+    y = conv(x, w, None, strides, 0, rhs_dil, int(feature_group_count))
+    y = y.permute(*np.argsort(out_perm).tolist())
+    return y if preferred_element_type is None else y.to(to_dtype(preferred_element_type))
+
+
+def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+         precision: Any = None, preferred_element_type: Any = None) -> Tensor:
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                              lhs_dilation: Sequence[int] | None,
+                              rhs_dilation: Sequence[int] | None, precision: Any = None,
+                              preferred_element_type: Any = None) -> Tensor:
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def _transpose_pads(k: int, s: int, padding: Any) -> tuple[int, int]:
+    """JAX's ``_conv_transpose_padding``: the padding of the dilated input
+    that makes a stride-1 convolution the transpose of a forward convolution
+    padded by ``padding`` ('SAME', 'VALID', or a (low, high) pair)."""
+    if padding == "SAME":
+        total = k + s - 2
+        low = k - 1 if s > k - 1 else int(np.ceil(total / 2))
+    elif padding == "VALID":
+        total, low = k + s - 2 + builtins.max(k - s, 0), k - 1
+    else:
+        low, high = (k - int(v) - 1 for v in padding)
+        total = low + high
+    return low, total - low
+
+
+def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Any,
+                   rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                   transpose_kernel: bool = False, precision: Any = None,
+                   preferred_element_type: Any = None,
+                   use_consistent_padding: bool = False) -> Tensor:
+    """lax.conv_transpose: the input dilated by the strides, then a stride-1
+    convolution. As JAX: the layouts default to TensorFlow's (``NHWC``,
+    ``HWIO``); 'SAME'/'VALID' (and, with ``use_consistent_padding``, pairs)
+    are the forward convolution's padding, other pairs pad the dilated input;
+    ``transpose_kernel`` flips the kernel's spatial axes and swaps its I/O."""
+    x, w = _t(lhs), _t(rhs)
+    if x.ndim != w.ndim or not 3 <= x.ndim <= 5:
+        raise TypeError(f"conv_transpose: lhs {list(x.shape)} and rhs {list(w.shape)} must "
+                        "have the same rank, with 1 to 3 spatial dimensions")
+    nsp = x.ndim - 2
+    if dimension_numbers is None:
+        sp = "HWD"[:nsp]
+        dimension_numbers = (f"N{sp}C", f"{sp}IO", f"N{sp}C")
+    _, rhs_perm, _ = _conv_specs(dimension_numbers, x.ndim)
+    dil = tuple(int(d) for d in (rhs_dilation or (1,) * nsp))
+    windows = [(w.shape[rhs_perm[2 + i]] - 1) * dil[i] + 1 for i in range(nsp)]
+    if use_consistent_padding or padding in ("SAME", "VALID"):
+        per_dim = [padding] * nsp if isinstance(padding, str) else list(padding)
+        pads = [_transpose_pads(k, int(s), p) for k, s, p in zip(windows, strides, per_dim)]
+    elif isinstance(padding, str):
+        raise ValueError(f"conv_transpose: padding must be 'SAME', 'VALID' or pairs, got "
+                         f"{padding!r}")
+    else:
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
+    if transpose_kernel:
+        w = indexing.swapdims(rev(w, [rhs_perm[2 + i] for i in range(nsp)]),
+                              rhs_perm[0], rhs_perm[1])
+    return conv_general_dilated(x, w, (1,) * nsp, pads, tuple(int(s) for s in strides), dil,
+                                dimension_numbers, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def _window_reducer(computation: Any) -> str:
+    """The reduction a ``reduce_window``/``reduce`` computation names: lax's
+    and jnp's binary ops (the monoids JAX lowers to its own primitives)."""
+    for name, fns in (("max", (max, ops.maximum)), ("min", (min, ops.minimum)),
+                      ("sum", (add, ops.add)), ("prod", (mul, ops.mul))):
+        if any(computation is f for f in fns):
+            return name
+    raise NotImplementedError(f"reduce_window/reduce: the computation {computation!r} is not "
+                              "one of lax.max, lax.min, lax.add, lax.mul (or their jnp names)")
+
+
+def reduce_window(operand: Any, init_value: Any, computation: Any,
+                  window_dimensions: Sequence[int], window_strides: Sequence[int],
+                  padding: Any, base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> Tensor:
+    """lax.reduce_window for max/min/add/mul: the operand (dilated by
+    ``base_dilation`` and padded with ``init_value``) cut into windows
+    (``window_dilation`` apart inside), each reduced together with
+    ``init_value`` (flax's max_pool, avg_pool and sum pooling)."""
+    if isinstance(operand, tuple | list):
+        raise NotImplementedError("reduce_window: one operand only (no variadic form)")
+    x = _t(operand)
+    how = _window_reducer(computation)
+    nd = x.ndim
+    dims = tuple(int(d) for d in window_dimensions)
+    strides = tuple(int(s) for s in window_strides)
+    base = tuple(int(d) for d in (base_dilation or (1,) * nd))
+    wdil = tuple(int(d) for d in (window_dilation or (1,) * nd))
+    if not len(dims) == len(strides) == len(base) == len(wdil) == nd:
+        raise ValueError(f"reduce_window: window_dimensions {window_dimensions}, strides "
+                         f"{window_strides} and dilations must each have {nd} entries for "
+                         f"an operand of shape {list(x.shape)}")
+    init = _t(init_value).to(x.dtype)
+    windows = [(k - 1) * d + 1 for k, d in zip(dims, wdil)]
+    dilated = [(n - 1) * b + 1 if n else 0 for n, b in zip(x.shape, base)]
+    pads = _window_pads(padding, dilated, windows, strides, "reduce_window")
+    x = pad(x, init, [(lo, hi, b - 1) for (lo, hi), b in zip(pads, base)])
+    for d in range(nd):
+        if x.shape[d] < windows[d]:
+            raise ValueError(f"reduce_window: the padded operand's dim {d} ({x.shape[d]}) is "
+                             f"smaller than its window ({windows[d]})")
+        x = x.unfold(d, windows[d], strides[d])  # a new trailing axis per window dim
+        if wdil[d] > 1:
+            x = x[..., ::wdil[d]]
+    red = _reduce_trailing(x, nd, how)
+    return red if _is_identity(init_value, how) else _COMBINE[how](red, init)
+
+
+_IDENTITY = {"max": -np.inf, "min": np.inf, "sum": 0, "prod": 1}
+
+
+def _is_identity(init_value: Any, how: str) -> bool:
+    """``init_value`` is the reduction's identity (so combining with it is a
+    no-op); a traced or unknown value is not."""
+    if isinstance(init_value, Tensor):
+        if init_value.ndim or source(init_value) is not None:
+            return False
+        init_value = init_value.item()
+    try:
+        v = float(init_value)
+    except (TypeError, ValueError):
+        return False
+    ident = _IDENTITY[how]
+    return v == ident or (how in ("max", "min") and np.isinf(v) and np.isinf(ident)
+                          and (v > 0) == (ident > 0))
+
+
+def _reduce_trailing(x: Tensor, n: int, how: str) -> Tensor:
+    """``x``'s last ``n`` axes reduced. max/min select the first extreme
+    element in row-major window order, so the gradient goes to it alone,
+    as XLA's select-and-scatter does for ``reduce_window`` (an even split
+    among ties would differ on the all-zero windows after a ReLU)."""
+    lead = x.shape[:x.ndim - n]
+    if how in ("sum", "prod"):
+        return reduce_sum(x, range(x.ndim - n, x.ndim)) if how == "sum" else \
+            reduce_prod(x, range(x.ndim - n, x.ndim))
+    flat = ops.reshape(x, (*lead, -1))
+    pick = ops.argmax(flat, -1, keepdim=True) if how == "max" else \
+        ops.argmin(flat, -1, keepdim=True)
+    return indexing.take_along_dim(flat, pick, -1)[..., 0]
+
+
+_COMBINE = {"max": max, "min": min, "sum": add, "prod": mul}

@@ -67,7 +67,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
-    "pyflame_mlir.lax": 1,  # JAX's control flow, stop_gradient, checkpoint
+    "pyflame_mlir.lax": 2,  # JAX's control flow, stop_gradient, checkpoint; convolutions (on nn.functional)
     "pyflame_mlir.random": 1,  # jax.random's threefry PRNG (on vmap, ops)
     "pyflame_mlir.numpy": 2,  # jax.numpy's semantics where torch's differ (on ops, lax)
     "pyflame_mlir.utils.checkpoint": 2,  # torch.utils.checkpoint (no memory saving yet)
