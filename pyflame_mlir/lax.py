@@ -14,6 +14,9 @@ per example (each loop until its own end, as JAX's batched loop). Under
 that is never replayed (each call runs ``f``: ``stats()["python_reasons"]``
 says so), never a stale branch.
 Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
+The array ops follow: elementwise, shapes, slicing, ``dot_general``,
+reductions and sorts, then the convolutions (on ``nn.functional``'s) and
+``reduce_window`` (what flax's Conv, ConvTranspose and pools call).
 """
 
 from __future__ import annotations
