@@ -69,6 +69,10 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
     "pyflame_mlir.lax": 2,  # JAX's control flow, stop_gradient, checkpoint; convolutions (on nn.functional)
     "pyflame_mlir.random": 1,  # jax.random's threefry PRNG (on vmap, ops)
+    "pyflame_mlir.scipy": 2,  # jax.scipy's names on special, linalg, numpy
+    "pyflame_mlir.scipy.special": 2,
+    "pyflame_mlir.scipy.stats": 2,
+    "pyflame_mlir.scipy.linalg": 2,
     "pyflame_mlir.numpy": 2,  # jax.numpy's semantics where torch's differ (on ops, lax)
     "pyflame_mlir.utils.checkpoint": 2,  # torch.utils.checkpoint (no memory saving yet)
     "pyflame_mlir.amp": 2,  # autocast regions and GradScaler (on ops' autocast policy)
