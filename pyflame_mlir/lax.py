@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import composites2, creation, indexing, ops, reductions
+from . import composites2, creation, indexing, ops, reductions, special
 from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
@@ -40,7 +40,11 @@ __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
     "switch", "while_loop",
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
-    "reduce_window",
+    "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_shapes",
+    "conv_dimension_numbers", "dot", "igamma", "igammac", "nextafter", "optimization_barrier",
+    "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "split", "tile", "zeta",
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "associative_scan",
     "atan", "atan2", "atanh", "batch_matmul", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "concatenate", "convert_element_type", "cos",
@@ -1030,3 +1034,188 @@ def _reduce_trailing(x: Tensor, n: int, how: str) -> Tensor:
 
 
 _COMBINE = {"max": max, "min": min, "sum": add, "prod": mul}
+
+
+# ---- more of lax's names: bits, products, splitting, dimension numbers ----
+
+class Precision:
+    """lax.Precision's values (accepted and ignored: the reference backend
+    computes in the operands' dtype)."""
+
+    DEFAULT, HIGH, HIGHEST = "DEFAULT", "HIGH", "HIGHEST"
+
+
+class ConvDimensionNumbers(tuple):
+    """lax.ConvDimensionNumbers: (lhs_spec, rhs_spec, out_spec) permutations."""
+
+    __slots__ = ()
+
+    def __new__(cls, lhs_spec: Sequence[int], rhs_spec: Sequence[int],
+                out_spec: Sequence[int]) -> ConvDimensionNumbers:
+        return super().__new__(cls, (tuple(lhs_spec), tuple(rhs_spec), tuple(out_spec)))
+
+    lhs_spec = property(lambda self: self[0])
+    rhs_spec = property(lambda self: self[1])
+    out_spec = property(lambda self: self[2])
+
+
+def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                           dimension_numbers: Any) -> ConvDimensionNumbers:
+    """The permutations ``conv_general_dilated`` uses for these specs."""
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError(f"conv_dimension_numbers: lhs rank {len(lhs_shape)} and rhs rank "
+                        f"{len(rhs_shape)} differ")
+    return ConvDimensionNumbers(*_conv_specs(dimension_numbers, len(lhs_shape)))
+
+
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int], padding: Any) -> list[tuple[int, int]]:
+    return _window_pads(padding, in_shape, window_shape, window_strides, "padtype_to_pads")
+
+
+def _bitwise(name: str, target: Callable[[Any, Any], Tensor]) -> Callable[[Any, Any], Tensor]:
+    def f(x: Any, y: Any) -> Tensor:
+        return target(_t(x), _t(y))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``lax.{name}``: elementwise, on integers (and booleans)."
+    return f
+
+
+bitwise_and = _bitwise("bitwise_and", ops.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", ops.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", ops.bitwise_xor)
+shift_left = _bitwise("shift_left", ops.bitwise_left_shift)
+shift_right_arithmetic = _bitwise("shift_right_arithmetic", ops.bitwise_right_shift)
+
+
+def bitwise_not(x: Any) -> Tensor:
+    return ops.bitwise_not(_t(x))
+
+
+def shift_right_logical(x: Any, y: Any) -> Tensor:
+    """``x >> y`` filling with zeros (the bits read as unsigned); a shift
+    outside [0, bits) gives 0, as XLA's."""
+    a, s = _t(x), _t(y)
+    if a.dtype.category != 1:
+        raise TypeError(f"shift_right_logical: expects integers, got {a.dtype.name}")
+    s = s.to(a.dtype)
+    bits = a.dtype.itemsize * 8
+    if a.dtype.np.kind == "u":
+        return ops.bitwise_right_shift(a, s)
+    one = creation.ones([], dtype=a.dtype)
+    inside = (s >= 0) & (s < bits)
+    s_ok = ops.where(inside, s, creation.zeros_like(s))
+    # the arithmetic shift, then the sign-filled high bits cleared
+    mask = ops.where(s_ok == 0, -one, ops.bitwise_left_shift(one, bits - s_ok) - one)
+    out = ops.bitwise_and(ops.bitwise_right_shift(a, s_ok), mask)
+    return ops.where(inside, out, creation.zeros_like(out))
+
+
+def population_count(x: Any) -> Tensor:
+    """The number of set bits of each integer."""
+    a = _t(x)
+    if a.dtype.category != 1:
+        raise TypeError(f"population_count: expects integers, got {a.dtype.name}")
+    one = creation.ones([], dtype=a.dtype)
+    bits = [ops.bitwise_and(shift_right_logical(a, k), one)
+            for k in range(a.dtype.itemsize * 8)]
+    return ops.sum(stack(bits), 0).to(a.dtype)
+
+
+def reciprocal(x: Any) -> Tensor:
+    return 1 / _t(x)
+
+
+def nextafter(x1: Any, x2: Any) -> Tensor:
+    return composites2.nextafter(_t(x1), _t(x2))
+
+
+def polygamma(m: Any, x: Any) -> Tensor:
+    order = _concrete(m, "polygamma")
+    if order != int(order) or order < 0:
+        raise ValueError(f"lax.polygamma: m must be a non-negative integer, got {order}")
+    return composites2.polygamma(int(order), _t(x))
+
+
+def zeta(x: Any, q: Any) -> Tensor:
+    return special.zeta(_t(x), _t(q))
+
+
+def igamma(a: Any, x: Any) -> Tensor:
+    return special.gammainc(_t(a), _t(x))
+
+
+def igammac(a: Any, x: Any) -> Tensor:
+    return special.gammaincc(_t(a), _t(x))
+
+
+def bessel_i0e(x: Any) -> Tensor:
+    return special.i0e(_t(x))
+
+
+def bessel_i1e(x: Any) -> Tensor:
+    return special.i1e(_t(x))
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Tensor:
+    """lax.dot: vector-vector, matrix-vector or matrix-matrix product."""
+    del precision, out_sharding
+    a, b = _t(lhs), _t(rhs)
+    if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2) or a.shape[-1] != b.shape[0]:
+        raise TypeError(f"lax.dot: incompatible shapes for dot: got {list(a.shape)} and "
+                        f"{list(b.shape)}")
+    res = ops.matmul(a, b)
+    return res if preferred_element_type is None else res.to(to_dtype(preferred_element_type))
+
+
+def tile(operand: Any, multiples: Sequence[int]) -> Tensor:
+    x = _t(operand)
+    if len(multiples) != x.ndim:
+        raise ValueError(f"lax.tile: {len(multiples)} multiples for an operand of rank "
+                         f"{x.ndim}")
+    return x.repeat(*[int(m) for m in multiples]) if x.ndim else x
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Tensor]:
+    """lax.split: consecutive pieces of the given sizes along ``axis``."""
+    x = _t(operand)
+    axis = int(axis) % x.ndim
+    if builtins.sum(int(s) for s in sizes) != x.shape[axis]:
+        raise ValueError(f"lax.split: sizes {list(sizes)} must sum to the size of axis "
+                         f"{axis} ({x.shape[axis]})")
+    out, start = [], 0
+    for n in sizes:
+        out.append(x.narrow(axis, start, int(n)))
+        start += int(n)
+    return out
+
+
+def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]
+           ) -> Any:
+    """lax.reduce with max/min/add/mul over ``dimensions`` (one operand, or a
+    tree of them with a tree of init values)."""
+    how = _window_reducer(computation)
+    flat, tree = tree_flatten(operands)
+    inits, _ = tree_flatten(init_values)
+    if len(inits) != len(flat):
+        raise ValueError(f"lax.reduce: {len(flat)} operand(s) but {len(inits)} init value(s)")
+    outs = []
+    for x, init in zip(flat, inits):
+        x = _t(x)
+        dims = tuple(int(d) % x.ndim for d in dimensions) if x.ndim else ()
+        # (reduce_max's derivative splits evenly among ties, as jnp.max's)
+        red = {"max": reduce_max, "min": reduce_min, "sum": reduce_sum,
+               "prod": reduce_prod}[how](x, dims)
+        outs.append(red if _is_identity(init, how) else
+                    _COMBINE[how](red, _t(init).to(x.dtype)))
+    return tree_unflatten(tree, outs)
+
+
+def optimization_barrier(operand: Any) -> Any:
+    """The operand itself (the reference backend does not reorder across it)."""
+    return operand
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes]))

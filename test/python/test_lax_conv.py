@@ -126,3 +126,60 @@ def test_reduce_window_max_gradient_to_first_of_ties():
 def test_reduce_window_refuses_other_computations():
     with pytest.raises(NotImplementedError, match="computation"):
         pf.lax.reduce_window(pf.ones(4), 0.0, lambda a, b: a - b, (2,), (1,), "VALID")
+
+
+# ---- the rest of lax's everyday names ----
+
+INTS = np.array([[5, -7, 0, 2**30], [-1, 3, 255, -2**31]], np.int32)
+SHIFTS = np.array([[0, 1, 31, 32], [-1, 4, 3, 1]], np.int32)
+X = _r(3, 4)
+POS = np.abs(X) + 1
+
+
+def _same(f) -> None:
+    """``f(lax, asarray)`` under jax and pf: the same values and dtypes."""
+    want = jax.tree_util.tree_leaves(f(jax.lax, jnp.asarray))
+    got = pf.tree_util.tree_leaves(f(pf.lax, pf.numpy.asarray))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.numpy().dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+                                  "shift_right_arithmetic", "shift_right_logical"])
+def test_bitwise_and_shifts(name):
+    other = SHIFTS if name.startswith("shift") else INTS[::-1].copy()
+    _same(lambda lax, a: getattr(lax, name)(a(INTS), a(other)))
+
+
+def test_bit_counts_and_not():
+    _same(lambda lax, a: (lax.bitwise_not(a(INTS)), lax.population_count(a(INTS))))
+
+
+def test_special_and_products():
+    _same(lambda lax, a: (lax.reciprocal(a(X)), lax.nextafter(a(X), a(X * 0)),
+                          lax.polygamma(a(np.float32(2)), a(POS)), lax.zeta(a(POS + 1), a(POS)),
+                          lax.igamma(a(POS), a(POS - 1)), lax.igammac(a(POS), a(POS - 1)),
+                          lax.bessel_i0e(a(X)), lax.bessel_i1e(a(X))))
+    _same(lambda lax, a: (lax.dot(a(X), a(X.T), precision=lax.Precision.HIGHEST),
+                          lax.dot(a(X[0]), a(X[1])), lax.dot(a(X), a(X[0])),
+                          lax.tile(a(X), (2, 3)), *lax.split(a(X), (1, 3), axis=1)))
+
+
+def test_reduce_and_shapes():
+    _same(lambda lax, a: (lax.reduce(a(X), 0.0, lax.add, (1,)),
+                          lax.reduce(a(X), -np.inf, lax.max, (0, 1)),
+                          lax.reduce(a(X), 1.0, lax.mul, (0,)),
+                          lax.reduce(a(X), 2.0, lax.max, (0,))))
+    # reduce_max's derivative splits among ties (reduce_window's does not)
+    g = pf.grad(lambda x: pf.lax.reduce(x, -np.inf, pf.lax.max, (1,)).sum())(pf.ones(2, 3))
+    want = jax.grad(lambda x: jax.lax.reduce(x, -jnp.inf, jax.lax.max, (1,)).sum())(
+        jnp.ones((2, 3)))
+    np.testing.assert_allclose(g.numpy(), np.asarray(want))
+    assert pf.lax.broadcast_shapes((3, 1), (1, 4)) == jax.lax.broadcast_shapes((3, 1), (1, 4))
+    assert list(pf.lax.padtype_to_pads((7, 6), (3, 2), (2, 2), "SAME")) == \
+        [tuple(p) for p in jax.lax.padtype_to_pads((7, 6), (3, 2), (2, 2), "SAME")]
+    dn = ("NHWC", "HWIO", "NHWC")
+    assert tuple(pf.lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), dn)) == \
+        tuple(jax.lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), dn))
