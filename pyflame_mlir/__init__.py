@@ -137,6 +137,14 @@ from .indexing import INDEXING_METHODS as _INDEXING_METHODS
 from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
+from .jax_compat import (
+    debug,
+    default_backend,
+    device_count,
+    devices,
+    local_device_count,
+    local_devices,
+)
 from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     ShapeDtypeStruct,
     TracedProgram,

@@ -60,7 +60,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
     "pyflame_mlir.special_cephes": 0,  # session 11: torch's Bessel/Airy kernels, ported
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
-    "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
+    "pyflame_mlir.jit": 2,
+    "pyflame_mlir.jax_compat": 2,  # jax.devices, default_backend, debug.print (on jit)  # pf.compile / pf.trace: replay traced programs (on the driver)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,
