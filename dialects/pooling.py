@@ -144,6 +144,33 @@ def _first_inside(kernel, stride, padding, dilation, out) -> np.ndarray:
     return first
 
 
+def _maximum_keeps_second() -> bool:
+    """Whether ``np.maximum(a, b)`` returns ``b`` when ``a == b`` (+0.0 and
+    -0.0), contiguous and strided, short and long: numpy's SIMD and scalar
+    loops do; the kernel relies on it to keep torch's first maximum bit for bit
+    (else it selects by the compare, three more passes per offset)."""
+    for n in (3, 1000):
+        neg = np.full(2 * n, -0.0, np.float32)
+        pos = np.zeros(2 * n, np.float32)
+        for a, b in ((neg[:n], pos[:n]), (neg[::2], pos[::2]), (pos[:n], neg[:n])):
+            if not (np.signbit(np.maximum(a, b)) == np.signbit(b)).all():
+                return False
+    return True
+
+
+_MAXIMUM_KEEPS_SECOND = _maximum_keeps_second()
+
+
+def _select_into(vals: np.ndarray, v: np.ndarray, hit: np.ndarray) -> None:
+    """``vals = where(hit, v, vals)`` by the elements' bits (numpy's where
+    branches per element)."""
+    bits = np.dtype(f"i{vals.itemsize}")
+    mask = np.negative(hit.view(np.int8), dtype=bits)
+    vb = vals.view(bits)
+    np.bitwise_and(np.bitwise_xor(vb, np.ascontiguousarray(v).view(bits)), mask, out=mask)
+    np.bitwise_xor(vb, mask, out=vb)
+
+
 def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
     nsp = len(kernel)
     size, lead = x.shape[x.ndim - nsp:], x.shape[:x.ndim - nsp]
@@ -170,17 +197,23 @@ def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
         vals, idx, start = views[0].copy(), np.zeros(shape, small), 1
     hit = np.empty(shape, bool)
     step = np.empty(shape, small)
+    exact = x.dtype.kind != "f" or _MAXIMUM_KEEPS_SECOND
     for j in range(start, count):
         v = views[j]
         np.greater(v, vals, out=hit)  # strictly: the first maximum stays
-        np.maximum(vals, v, out=vals)  # (NaN propagates: found below)
+        if exact:  # on a tie (+0.0 and -0.0) the earlier element stays, as torch's;
+            np.maximum(v, vals, out=vals)  # NaN propagates: found below
+        else:
+            _select_into(vals, v, hit)
         np.multiply(hit, small(j), out=step)  # j exceeds every earlier offset
         np.maximum(idx, step, out=idx)
     if x.dtype.kind == "f":
         nan = np.isnan(vals)
         if nan.any():  # torch's choice there: the last NaN (rare: a second pass)
             for j in range(count):
-                idx[nan & np.isnan(views[j])] = j
+                last = nan & np.isnan(views[j])
+                idx[last] = j
+                vals[last] = views[j][last]
     return vals, idx.astype(np.int64, copy=False)
 
 
