@@ -209,6 +209,9 @@ def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
         np.maximum(idx, step, out=idx)
     if x.dtype.kind == "f":
         nan = np.isnan(vals)
+        if not exact:  # the select never takes a NaN (no compare is true for it)
+            for v in views:
+                nan |= np.isnan(v)
         if nan.any():  # torch's choice there: the last NaN (rare: a second pass)
             for j in range(count):
                 last = nan & np.isnan(views[j])
