@@ -588,7 +588,7 @@ class _DecompositionBuilder:
         return lambda *vals, **attrs: self.op(name, *vals, **attrs)
 
 
-@lowers("atan", "asin", "atan2", "expm1", "max_pool", "max_pool_grad")
+@lowers("atan", "asin", "atan2", "expm1", "max_pool", "max_pool_grad", "gelu_grad")
 def _decomposed(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     # MAX has no such op: the table's decomposition (Cephes' atan; Kahan's
     # expm1; max pooling's stacked windows), emitted through the MAX rules of the ops it is made of

@@ -86,6 +86,8 @@ OP_NAMES: tuple[str, ...] = (
     "lu_factor",
     # issue 14 (s12-pool): max pooling and its transpose
     "max_pool", "max_pool_grad",
+    # issue 14 (s12-pool): gelu's derivative from its forward
+    "gelu_grad",
 )
 OP_CODES: dict[str, int] = {name: i + 1 for i, name in enumerate(OP_NAMES)}
 

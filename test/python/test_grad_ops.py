@@ -1457,10 +1457,12 @@ def test_every_rule_is_exercised_by_a_case(lazy: None) -> None:
     (ct,) = vjp_fn(pf.from_numpy(_x((3, 2))))
     text = pf.to_mlir([ct], optimize=True)
     seen |= set(re.findall(r"pyflame\.(\w+)", text))
-    # max_pool_grad is max_pool's transpose: its rules run in grad of grad of the
-    # max_pool case
-    _, vjp_fn = pf.vjp(lambda y: pf.nn.functional.max_pool2d(y, 2), x.reshape(1, 4, 4))
-    (ct,) = vjp_fn(pf.from_numpy(_x((1, 2, 2))))
-    seen |= set(re.findall(r"pyflame\.(\w+)", pf.to_mlir([ct], optimize=True)))
+    # max_pool_grad and gelu_grad are max_pool's and gelu's VJPs: their rules run
+    # in grad of grad of the max_pool and gelu cases
+    for fn, shape in ((lambda y: pf.nn.functional.max_pool2d(y, 2), (1, 2, 2)),
+                      (pf.gelu, (1, 4, 4))):
+        _, vjp_fn = pf.vjp(fn, x.reshape(1, 4, 4))
+        (ct,) = vjp_fn(pf.from_numpy(_x(shape)))
+        seen |= set(re.findall(r"pyflame\.(\w+)", pf.to_mlir([ct], optimize=True)))
     rules = {op.name for op in ad.VJP if op.family != "fused"}
     assert not rules - seen, f"derivative rules no case exercises: {sorted(rules - seen)}"

@@ -123,6 +123,8 @@ CASES: dict[str, st.SearchStrategy] = {
     "atan": _along_dim().map(lambda c: (c[0], {})),
     "asin": _along_dim().map(lambda c: (c[0], {})),
     "atan2": _pair(),
+    # x, gelu(x) (any values: the decomposition and kernel read both) and the cotangent
+    "gelu_grad": _along_dim().map(lambda c: (c[0] * 3, {})),
     "max_pool": _max_pool(),
     "max_pool_grad": _max_pool_grad(),
 }

@@ -160,7 +160,8 @@ def all_ops(seed: int = 0, *, decompositions: bool | None = None
               "ceil_mode": True}
     pv, po = record(OPS["max_pool"], (m,), window)
     outs += [pv, po, *record(OPS["max_pool"], (i,), {**window, "ceil_mode": False}),
-             record(OPS["max_pool_grad"], (pv, po), {**window, "size": (4, 6)})]
+             record(OPS["max_pool_grad"], (pv, po), {**window, "size": (4, 6)}),
+             record(OPS["gelu_grad"], (f, pf.gelu(f), p), {})]  # gelu's VJP (f has zeros)
     # named fused ops (the fusion pass emits them; recorded directly here)
     fused = {"fused_add_relu": ((f, g), {}), "fused_mul_sigmoid": ((f, g), {}),
              "fused_fma": ((f, g, p), {}), "fused_matmul_relu": ((f, n), {}),
