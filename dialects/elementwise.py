@@ -539,6 +539,9 @@ def _gelu_grad_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dic
     return ((broadcast_shapes("gelu_grad", shapes), d),)
 
 
+_GELU_GRAD_CHUNK = 1 << 16
+
+
 def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
     """ct * gelu'(x), gelu'(x) = Phi(x) + x pdf(x) with Phi = z / x (the
     forward's result) and the series 1/2 + x/sqrt(2 pi) + x pdf(x) near 0, as
@@ -549,14 +552,14 @@ def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
     xs, zs, gs = (np.ascontiguousarray(np.broadcast_to(v, shape), dtype=wide).reshape(-1)
                   for v in (x, z, ct))
     out = np.empty(xs.shape, wide)
-    n = min(xs.size, _ERF_CHUNK)
+    n = min(xs.size, _GELU_GRAD_CHUNK)
     u_buf, t_buf, s_buf = np.empty(n, wide), np.empty(n, wide), np.empty(n, bool)
     near = wide.type(_GELU_SERIES_BELOW.get(x.dtype.name, 1e-2))
     c = wide.type(_INV_SQRT_2PI)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        for i in range(0, xs.size, _ERF_CHUNK):
-            xc, zc, gc = xs[i:i + _ERF_CHUNK], zs[i:i + _ERF_CHUNK], gs[i:i + _ERF_CHUNK]
-            o, u, t, s = out[i:i + _ERF_CHUNK], u_buf[:xc.size], t_buf[:xc.size], s_buf[:xc.size]
+        for i in range(0, xs.size, _GELU_GRAD_CHUNK):
+            xc, zc, gc = xs[i:i + _GELU_GRAD_CHUNK], zs[i:i + _GELU_GRAD_CHUNK], gs[i:i + _GELU_GRAD_CHUNK]
+            o, u, t, s = out[i:i + _GELU_GRAD_CHUNK], u_buf[:xc.size], t_buf[:xc.size], s_buf[:xc.size]
             np.multiply(xc, xc, out=u)
             u *= wide.type(-0.5)
             np.exp(u, out=u)
