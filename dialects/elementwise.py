@@ -558,8 +558,9 @@ def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
     c = wide.type(_INV_SQRT_2PI)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         for i in range(0, xs.size, _GELU_GRAD_CHUNK):
-            xc, zc, gc = xs[i:i + _GELU_GRAD_CHUNK], zs[i:i + _GELU_GRAD_CHUNK], gs[i:i + _GELU_GRAD_CHUNK]
-            o, u, t, s = out[i:i + _GELU_GRAD_CHUNK], u_buf[:xc.size], t_buf[:xc.size], s_buf[:xc.size]
+            part = slice(i, i + _GELU_GRAD_CHUNK)
+            xc, zc, gc, o = xs[part], zs[part], gs[part], out[part]
+            u, t, s = u_buf[:xc.size], t_buf[:xc.size], s_buf[:xc.size]
             np.multiply(xc, xc, out=u)
             u *= wide.type(-0.5)
             np.exp(u, out=u)
