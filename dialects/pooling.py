@@ -190,8 +190,8 @@ def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
     small = np.int8 if count <= 127 else np.int64  # the running offsets: 1 byte a step
     if padded:  # padded elements never win: start at -inf and torch's first inside
         vals = np.full(shape, _lowest(x.dtype), x.dtype)
-        idx = np.broadcast_to(_first_inside(kernel, stride, padding, dilation, out),
-                              shape).astype(small)
+        idx = np.empty(shape, small)  # C order (astype of a broadcast keeps its
+        idx[...] = _first_inside(kernel, stride, padding, dilation, out)  # zero strides inner)
         start = 0
     else:
         vals, idx, start = views[0].copy(), np.zeros(shape, small), 1
