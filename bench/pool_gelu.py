@@ -58,11 +58,11 @@ def main() -> None:
             y.backward(pf.ones_like(y))
             return v.grad
 
-        def run_pf() -> None:
-            step(pf.tensor(x, requires_grad=True)).numpy()
+        def run_pf(data: np.ndarray = x) -> None:
+            step(pf.tensor(data, requires_grad=True)).numpy()
 
-        def run_torch(f: Callable = torch_fn) -> None:
-            t = torch.tensor(x, requires_grad=True)
+        def run_torch(f: Callable = torch_fn, data: np.ndarray = x) -> None:
+            t = torch.tensor(data, requires_grad=True)
             y = f(t)
             y.backward(torch.ones_like(y))
 
