@@ -375,7 +375,7 @@ def _max_pool_vjp(b, cts, inputs, outputs, **attrs):
     if g is None:
         return [None]
     size = tuple(b.shape(x))[len(b.shape(x)) - len(attrs["kernel"]):]
-    return [b.max_pool_grad(g, offsets, size=size, **attrs)]
+    return [b.max_pool_grad(g, offsets, **attrs, size=size)]  # the schema's order
 
 
 def _max_pool_jvp(b, tangents, inputs, outputs, **attrs):
