@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (fill OPS)
     indexing,
     linalg,
     nn,
+    pooling,
     reduction,
     scan,
     shape_ops,

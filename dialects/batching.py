@@ -23,7 +23,8 @@ also the fused elementwise chains), reductions and argmax/argmin, scans,
 sort, softmax/log_softmax/logsumexp (dimension shift), matmul (rank
 alignment; vectors as matrices), shape ops (reshape, permute,
 broadcast_to, slice, concat, split, pad), gather/scatter_add and
-select_along/scatter_add_along (both operands batched, dimension shift).
+select_along/scatter_add_along (both operands batched, dimension shift),
+max_pool/max_pool_grad (one more leading dim).
 There are no random primitives (random tensors are host data: one draw per
 trace, shared by every example, PyTorch's ``randomness="same"``).
 
@@ -226,6 +227,11 @@ def _decomposition(name: str) -> BatchRule:
 
 
 for _name in DECOMPOSITIONS:
+    defbatch(_name, _decomposition(_name))
+
+# max pooling (dialects/pooling.py) windows the last len(kernel) dims and maps
+# any leading dims: the batch dim is one more (max_pool_grad's offsets get it too)
+for _name in ("max_pool", "max_pool_grad"):
     defbatch(_name, _decomposition(_name))
 
 

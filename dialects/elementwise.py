@@ -530,6 +530,55 @@ _float_unary = _unary_rule("float")
 _float_unary.op = "gelu"  # type: ignore[attr-defined]
 _define("gelu", _gelu_rule, _gelu, 1, False, {"approximate": "str"},
         doc="GELU; approximate is 'none' (erf form) or 'tanh'")
+
+
+def _gelu_grad_rule(shapes: Sequence[Shape], dtypes: Sequence[DType], attrs: dict):
+    d = same_dtype("gelu_grad", dtypes)
+    if d.category != FLOAT:
+        raise ShapeError("gelu_grad", f"expects floating-point operands, got {d.name}")
+    return ((broadcast_shapes("gelu_grad", shapes), d),)
+
+
+_GELU_GRAD_CHUNK = 1 << 16
+
+
+def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
+    """ct * gelu'(x), gelu'(x) = Phi(x) + x pdf(x) with Phi = z / x (the
+    forward's result) and the series 1/2 + x/sqrt(2 pi) + x pdf(x) near 0, as
+    ``_gelu_deriv`` (the decomposition) computes it, chunk by chunk: eleven
+    in-cache passes instead of about fifteen over memory."""
+    wide = np.dtype(np.float32) if x.itemsize < 4 else x.dtype
+    shape = np.broadcast_shapes(x.shape, z.shape, ct.shape)
+    xs, zs, gs = (np.ascontiguousarray(np.broadcast_to(v, shape), dtype=wide).reshape(-1)
+                  for v in (x, z, ct))
+    out = np.empty(xs.shape, wide)
+    n = min(xs.size, _GELU_GRAD_CHUNK)
+    u_buf, t_buf, s_buf = np.empty(n, wide), np.empty(n, wide), np.empty(n, bool)
+    near = wide.type(_GELU_SERIES_BELOW.get(x.dtype.name, 1e-2))
+    c = wide.type(_INV_SQRT_2PI)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        for i in range(0, xs.size, _GELU_GRAD_CHUNK):
+            part = slice(i, i + _GELU_GRAD_CHUNK)
+            xc, zc, gc, o = xs[part], zs[part], gs[part], out[part]
+            u, t, s = u_buf[:xc.size], t_buf[:xc.size], s_buf[:xc.size]
+            np.multiply(xc, xc, out=u)
+            u *= wide.type(-0.5)
+            np.exp(u, out=u)
+            u *= xc
+            u *= c  # x pdf(x)
+            np.divide(zc, xc, out=o)  # Phi(x) = z / x
+            np.abs(xc, out=t)
+            np.less(t, near, out=s)
+            if s.any():  # the series where z / x is 0/0 or has lost bits
+                o[s] = wide.type(0.5) + c * xc[s]
+            o += u
+            o *= gc
+    return out.reshape(shape).astype(x.dtype, copy=False)
+
+
+define(OpDef("gelu_grad", "elementwise", _gelu_grad_rule, _gelu_grad, 3, elementwise=True,
+             decomposition=lambda b, inputs: [b.mul(inputs[2], _gelu_deriv(b, *inputs[:2]))],
+             doc="ct * gelu'(x) from x and z = gelu(x) (gelu's exact VJP and JVP)"))
 for _name, (_kind, _kernel) in BINARY.items():
     _define(_name, _binary_rule(_kind), _kernel, 2, True)
 _define("where", _where_rule, _where, 3, True, doc="select(cond, x, y)")
@@ -794,7 +843,6 @@ _DERIV = {
     "reciprocal": lambda b, x, z: b.neg(b.mul(z, z)),
     "erf": lambda b, x, z: b.mul(b.scalar(_TWO_OVER_SQRT_PI, like=x),
                                  b.exp(b.neg(b.mul(x, x)))),
-    "gelu": _gelu_deriv,
     "expm1": lambda b, x, z: b.add(z, b.scalar(1, like=z)),  # PyTorch: result + 1
     "atan": lambda b, x, z: b.reciprocal(b.add(b.scalar(1, like=x), b.mul(x, x))),
     "asin": lambda b, x, z: b.rsqrt(b.sub(b.scalar(1, like=x), b.mul(x, x))),
@@ -802,6 +850,66 @@ _DERIV = {
 }
 for _name, _d in _DERIV.items():
     ad.defderiv(_name, _d)
+
+
+# gelu: the exact form's VJP and JVP are one gelu_grad op (its kernel reads the
+# forward's result in one chunked pass); the tanh form multiplies by its derivative
+
+def _gelu_vjp(b, cts, inputs, outputs, approximate):
+    (g,), (x,), (z,) = cts, inputs, outputs
+    if approximate == "none" and b.dtype(x).category == FLOAT:
+        return [b.gelu_grad(x, z, g)]
+    return [b.mul(g, _gelu_deriv(b, x, z, approximate))]
+
+
+def _gelu_jvp(b, tangents, inputs, outputs, approximate):
+    (t,), (x,), (z,) = tangents, inputs, outputs
+    if approximate == "none" and b.dtype(x).category == FLOAT:
+        return [b.gelu_grad(x, z, t)]
+    return [b.mul(t, _gelu_deriv(b, x, z, approximate))]
+
+
+def _gelu_grad_partials(b, x, z):
+    """gelu'(x) as gelu_grad computes it (D), and its partial derivatives in x
+    and in z (z = gelu(x) is an operand of its own)."""
+    near = _GELU_SERIES_BELOW.get(b.dtype(x).name, 1e-2)
+    c = b.scalar(_INV_SQRT_2PI, like=x)
+    small = b.lt(b.abs(x), b.scalar(near, like=x))
+    safe = b.where(small, b.scalar(1, like=x), x)
+    d = _gelu_deriv(b, x, z)
+    e = b.exp(b.mul(b.scalar(-0.5, like=x), b.mul(x, x)))
+    # d/dx [x pdf(x)] = pdf(x) (1 - x^2); d/dx (z / x) = -z / x^2; the series' c
+    dxpdf = b.mul(b.mul(c, e), b.sub(b.scalar(1, like=x), b.mul(x, x)))
+    ddx = b.add(b.where(small, c, b.neg(b.div(z, b.mul(safe, safe)))), dxpdf)
+    ddz = b.where(small, b.scalar(0, like=x), b.reciprocal(safe))
+    return d, ddx, ddz
+
+
+def _gelu_grad_vjp(b, cts, inputs, outputs):
+    (g,), (x, z, ct) = cts, inputs
+    d, ddx, ddz = _gelu_grad_partials(b, x, z)
+    gct = b.mul(g, ct)
+    return [b.mul(gct, ddx), b.mul(gct, ddz), b.mul(g, d)]
+
+
+def _gelu_grad_jvp(b, tangents, inputs, outputs):
+    (tx, tz, tct), (x, z, ct) = tangents, inputs
+    d, ddx, ddz = _gelu_grad_partials(b, x, z)
+    parts = [b.mul(ct, b.mul(t, p)) for t, p in ((tx, ddx), (tz, ddz)) if t is not None]
+    if tct is not None:
+        parts.append(b.mul(tct, d))
+    if not parts:
+        return [None]
+    out = parts[0]
+    for p in parts[1:]:
+        out = b.add(out, p)
+    return [out]
+
+
+ad.defvjp("gelu", _gelu_vjp)
+ad.defjvp("gelu", _gelu_jvp)
+ad.defvjp("gelu_grad", _gelu_grad_vjp)
+ad.defjvp("gelu_grad", _gelu_grad_jvp)
 
 
 def _relu_through(b, ct, z):

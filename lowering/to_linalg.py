@@ -959,6 +959,18 @@ def _sort(em: Emitter, inputs, specs, out, dim, descending):
     return [values, perm]
 
 
+def _decomposed(name: str) -> Callable[..., list[SSAValue]]:
+    """An op without a linalg form of its own (max pooling, gelu_grad): its table
+    decomposition through the other ops' rules."""
+    decomposition = OPS[name].decomposition
+    assert decomposition is not None, name
+
+    def rule(em: Emitter, inputs, specs, out, **attrs):
+        return list(decomposition(_EmitterBuilder(em), list(inputs), **attrs))
+    return rule
+
+
+RULES.update(by_op({n: _decomposed(n) for n in ("max_pool", "max_pool_grad", "gelu_grad")}))
 RULES.update(by_op({"prod": _prod, "sort": _sort, "select_along": _gather,
                     "scatter_add_along": _scatter_add_along,
                     **{n: _log_depth_scan(n) for n in SCANS}}))

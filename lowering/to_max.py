@@ -588,12 +588,12 @@ class _DecompositionBuilder:
         return lambda *vals, **attrs: self.op(name, *vals, **attrs)
 
 
-@lowers("atan", "asin", "atan2", "expm1")
+@lowers("atan", "asin", "atan2", "expm1", "max_pool", "max_pool_grad", "gelu_grad")
 def _decomposed(cx: Ctx, xs: list[Any], op: OpCall) -> list[Any]:
     # MAX has no such op: the table's decomposition (Cephes' atan; Kahan's
-    # expm1), emitted through the MAX rules of the ops it is made of
+    # expm1; max pooling's stacked windows), emitted through the MAX rules of the ops it is made of
     b = _DecompositionBuilder(cx)
-    outs = op.opdef.decomposition(b, [_Traced(x, s) for x, s in zip(xs, op.ins)])
+    outs = op.opdef.decomposition(b, [_Traced(x, s) for x, s in zip(xs, op.ins)], **op.attrs)
     return [v.value for v in outs]
 # ---- indexing (dialects/indexing.py): gather and scatter_add ----
 

@@ -84,6 +84,10 @@ OP_NAMES: tuple[str, ...] = (
     "matrix_exp",
     # issue 14 (s10-surface14): LU with partial pivoting
     "lu_factor",
+    # issue 14 (s12-pool): max pooling and its transpose
+    "max_pool", "max_pool_grad",
+    # issue 14 (s12-pool): gelu's derivative from its forward
+    "gelu_grad",
 )
 OP_CODES: dict[str, int] = {name: i + 1 for i, name in enumerate(OP_NAMES)}
 

@@ -45,12 +45,12 @@ WINDOWS = ("slice", "split", "pad", "concat")
 ROW_LOOKUPS = ("gather", "scatter_add")
 REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
 OTHER = ("matmul", "permute", "reshape", "broadcast_to", "constant", "iota", "convert",
-         "softmax", "log_softmax", "logsumexp", "pow", *WINDOWS, *ROW_LOOKUPS)
+         "softmax", "log_softmax", "logsumexp", "gelu_grad", "pow", *WINDOWS, *ROW_LOOKUPS)
 # ops legalize-for-wse rewrites into polynomial forms (polynomial.py: CSL has no erf)
 ON_PE_POLYNOMIAL = tuple(ON_PE)
 # ops the CSL path gets from their decompositions (``legalize-for-wse`` runs
 # ``decompose`` on them): they are composed of supported ops
-DECOMPOSED = ("softmax", "log_softmax", "logsumexp")
+DECOMPOSED = ("softmax", "log_softmax", "logsumexp", "gelu_grad")
 SUPPORTED = (frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(OTHER)
              | frozenset(ON_PE_POLYNOMIAL))
 WHY_NOT = {

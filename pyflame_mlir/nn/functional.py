@@ -838,10 +838,21 @@ def _tiles(x: Tensor, k, s, p, d, ceil_mode: bool, op: str
     return tiled, tuple(lead + 2 * i + 1 for i in range(nsp))
 
 
+_MAX_POOL = OPS["max_pool"]
+
+
 def _max_poolnd(op: str, nsp: int, input: Tensor, kernel_size: Any, stride: Any,
                 padding: Any, dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x = as_tensor_arg(input)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation)
+    if CONFIG.backend != "csl":  # one op: values and window offsets in one pass
+        values, offset = record(_MAX_POOL, (x,), {"kernel": k, "stride": s, "padding": p,
+                                                  "dilation": d, "ceil_mode": bool(ceil_mode)})
+        if not return_indices:
+            return values
+        out = list(values.shape[values.ndim - nsp:])
+        return values, _max_indices(x, offset, k, s, p, d, out)
+    # the PE grid: the windows as other ops (rank <= 2 placements, no int64 reductions)
     tiles = _tiles(x, k, s, p, d, ceil_mode, op)
     if tiles is not None:  # the windows by one transposing copy of the input, no slices
         tiled, axes = tiles

@@ -725,6 +725,28 @@ def _scatter_add(data: st.DataObject) -> Example:
                    f"scatter_add(dim={dim}, index={idx.tolist()})")
 
 
+@case("max_pool")
+def _max_pool(data: st.DataObject) -> Example:
+    """max_pool1d/2d/3d (the max_pool primitive; its VJP is max_pool_grad):
+    stride, padding, dilation and ceil_mode drawn."""
+    nsp = data.draw(st.integers(1, 3), label="pooled dims")
+    kernel = tuple(data.draw(st.integers(1, 3), label="kernel") for _ in range(nsp))
+    stride = tuple(data.draw(st.integers(1, 3), label="stride") for _ in range(nsp))
+    padding = tuple(data.draw(st.integers(0, k // 2), label="padding") for k in kernel)
+    dilation = tuple(data.draw(st.integers(1, 2), label="dilation") for _ in range(nsp))
+    ceil = data.draw(st.booleans(), label="ceil_mode")
+    size = tuple(data.draw(st.integers(d * (k - 1) + 1, 6), label="size")
+                 for k, d in zip(kernel, dilation))
+    shape = (data.draw(st.integers(1, 2), label="channels"), *size)
+    kw = {"kernel_size": kernel, "stride": stride, "padding": padding, "dilation": dilation,
+          "ceil_mode": ceil}
+    pf_fn, torch_fn = getattr(pf.nn.functional, f"max_pool{nsp}d"), \
+        getattr(F, f"max_pool{nsp}d")
+    return Example([draw_array(rng_of(data), shape)],
+                   lambda x: pf_fn(x, **kw), lambda x: torch_fn(x, **kw),
+                   f"max_pool{nsp}d({shape}, {kw})")
+
+
 @case("advanced_getitem")
 def _advanced_getitem(data: st.DataObject) -> Example:
     shape = data.draw(shapes(min_dims=2, max_dims=3, min_side=1, max_side=4), label="shape")
@@ -1435,5 +1457,12 @@ def test_every_rule_is_exercised_by_a_case(lazy: None) -> None:
     (ct,) = vjp_fn(pf.from_numpy(_x((3, 2))))
     text = pf.to_mlir([ct], optimize=True)
     seen |= set(re.findall(r"pyflame\.(\w+)", text))
+    # max_pool_grad and gelu_grad are max_pool's and gelu's VJPs: their rules run
+    # in grad of grad of the max_pool and gelu cases
+    for fn, shape in ((lambda y: pf.nn.functional.max_pool2d(y, 2), (1, 2, 2)),
+                      (pf.gelu, (1, 4, 4))):
+        _, vjp_fn = pf.vjp(fn, x.reshape(1, 4, 4))
+        (ct,) = vjp_fn(pf.from_numpy(_x(shape)))
+        seen |= set(re.findall(r"pyflame\.(\w+)", pf.to_mlir([ct], optimize=True)))
     rules = {op.name for op in ad.VJP if op.family != "fused"}
     assert not rules - seen, f"derivative rules no case exercises: {sorted(rules - seen)}"

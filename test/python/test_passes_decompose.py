@@ -82,6 +82,33 @@ def _matmul(draw: Any, approximate: bool = False) -> tuple[list[tuple[int, ...]]
     return [(m, k), (k, n)], attrs
 
 
+_WINDOWS = st.sampled_from([
+    # kernel, stride, padding, dilation, ceil_mode (max pooling: dialects/pooling.py)
+    ((2, 2), (2, 2), (0, 0), (1, 1), False), ((3, 2), (2, 1), (1, 1), (1, 2), True),
+    ((3,), (2,), (1,), (1,), True), ((2, 1, 3), (1, 2, 2), (1, 0, 1), (2, 1, 1), False)])
+
+
+def _window_attrs(w: tuple) -> dict[str, Any]:
+    return dict(zip(("kernel", "stride", "padding", "dilation", "ceil_mode"), w))
+
+
+@st.composite
+def _max_pool(draw: Any) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
+    w = draw(_WINDOWS)
+    size = tuple(draw(st.integers(d * (k - 1) + 1, 7)) for k, d in zip(w[0], w[3]))
+    return [(draw(st.integers(1, 3)), *size)], _window_attrs(w)
+
+
+@st.composite
+def _max_pool_grad(draw: Any) -> tuple[list[Any], dict[str, Any]]:
+    """The cotangent's shape and the offsets (an integer operand: ``("index",
+    shape, count)``) of a drawn max pooling."""
+    (shape,), attrs = draw(_max_pool())
+    ((out, _), _) = OPS["max_pool"].check([shape], [pf.float32], attrs)
+    count = int(np.prod(attrs["kernel"]))
+    return [out, ("index", out, count)], {**attrs, "size": shape[1:]}
+
+
 # op -> its operand shapes and attributes; every op with a decomposition needs one
 CASES: dict[str, st.SearchStrategy] = {
     "softmax": _along_dim(),
@@ -96,6 +123,10 @@ CASES: dict[str, st.SearchStrategy] = {
     "atan": _along_dim().map(lambda c: (c[0], {})),
     "asin": _along_dim().map(lambda c: (c[0], {})),
     "atan2": _pair(),
+    # x, gelu(x) (any values: the decomposition and kernel read both) and the cotangent
+    "gelu_grad": _along_dim().map(lambda c: (c[0] * 3, {})),
+    "max_pool": _max_pool(),
+    "max_pool_grad": _max_pool_grad(),
 }
 DECOMPOSED = sorted(n for n, d in OPS.items() if d.decomposition is not None)
 
@@ -117,11 +148,23 @@ def test_decomposition_gives_the_kernel_result(name: str, data: st.DataObject, d
     opdef = OPS[name]
     in_shapes, attrs = data.draw(CASES[name])
     rng = np.random.default_rng(seed)
-    xs = [random_array(rng, s, d) for s in in_shapes]
-    (out,) = opdef.decomposition(NumpyBuilder(), xs, **attrs)
-    want = np.asarray(opdef.kernel(*xs, **attrs))
-    assert out.shape == want.shape and out.dtype == want.dtype
-    np.testing.assert_allclose(out, want, **_tolerance(d), err_msg=f"{name} {in_shapes} {attrs}")
+    xs = _operands(rng, in_shapes, d)
+    outs = opdef.decomposition(NumpyBuilder(), xs, **attrs)
+    wants = _results(opdef.kernel(*xs, **attrs))
+    for out, want in zip(outs, wants, strict=True):
+        assert out.shape == want.shape and out.dtype == want.dtype
+        np.testing.assert_allclose(out, want, **_tolerance(d),
+                                   err_msg=f"{name} {in_shapes} {attrs}")
+
+
+def _operands(rng: np.random.Generator, in_shapes: list, d: pf.DType) -> list[np.ndarray]:
+    """Random operands of ``d``; an ``("index", shape, count)`` entry is int64 in [0, count)."""
+    return [rng.integers(0, s[2], s[1]).astype(np.int64) if s and s[0] == "index"
+            else random_array(rng, s, d) for s in in_shapes]
+
+
+def _results(out: Any) -> list[np.ndarray]:
+    return [np.asarray(o) for o in out] if isinstance(out, tuple | list) else [np.asarray(out)]
 
 
 @pytest.mark.parametrize("name", DECOMPOSED)
@@ -132,14 +175,15 @@ def test_decompose_pass_round_trip(name: str, data: st.DataObject, d: pf.DType,
     opdef = OPS[name]
     in_shapes, attrs = data.draw(CASES[name])
     rng = np.random.default_rng(seed)
-    xs = [random_array(rng, s, d) for s in in_shapes]
+    xs = _operands(rng, in_shapes, d)
 
-    def run(pipeline: str) -> tuple[np.ndarray, str]:
+    def run(pipeline: str) -> tuple[list[np.ndarray], str]:
         pf.set_pipeline(pipeline)
         try:
             out = record(opdef, tuple(pf.from_numpy(x) for x in xs), attrs)
-            text = pf.to_mlir([out], optimize=True)
-            return out.numpy(), text
+            outs = out if isinstance(out, list) else [out]
+            text = pf.to_mlir(outs, optimize=True)
+            return [o.numpy() for o in outs], text
         finally:
             pf.set_pipeline(None)
 
@@ -148,9 +192,10 @@ def test_decompose_pass_round_trip(name: str, data: st.DataObject, d: pf.DType,
     decomposed, text = run(f"decompose{{ops={name}}}")
     assert f"pyflame.{name} " not in text  # the pass left none of the op
     # the decomposed program runs the decomposition's ops: exactly its numbers
-    (by_kernels,) = opdef.decomposition(NumpyBuilder(), xs, **attrs)
-    np.testing.assert_array_equal(decomposed, by_kernels)
-    np.testing.assert_allclose(decomposed, primitive, **_tolerance(d))
+    by_kernels = opdef.decomposition(NumpyBuilder(), xs, **attrs)
+    for dec, by, prim in zip(decomposed, by_kernels, primitive, strict=True):
+        np.testing.assert_array_equal(dec, by)
+        np.testing.assert_allclose(dec, prim, **_tolerance(d))
 
 
 def test_decomposition_differs_where_documented() -> None:

@@ -79,7 +79,7 @@ def case(name: str, makers: list, **attrs) -> None:
 
 
 for _name, _op in OPS.items():
-    if _op.family != "elementwise" or _name in ("where", "convert", "gelu"):
+    if _op.family != "elementwise" or _name in ("where", "convert", "gelu", "gelu_grad"):
         continue
     if _op.num_inputs == 1:
         mk = (_f(2, 3, lo=0.1) if _name in POS else _f(2, 3, lo=-0.9, hi=0.9)
@@ -133,6 +133,13 @@ case("gather", [_f(4, 3), _i(2, 3, lo=0, hi=4)], dim=0)
 case("scatter_add", [_f(4, 3), _i(2, 3, lo=0, hi=4), _f(2, 3)], dim=0)
 case("select_along", [_f(3, 4), _i(3, 2, lo=0, hi=4)], dim=1)
 case("scatter_add_along", [_f(3, 2), _i(3, 2, lo=0, hi=5)], dim=1, size=5)
+case("gelu_grad", [_f(2, 3), _f(2, 3), _f(2, 3)])
+_WINDOW = {"kernel": (2, 2), "stride": (2, 1), "padding": (1, 0), "dilation": (1, 1),
+           "ceil_mode": True}
+case("max_pool", [_f(2, 5, 4)], **_WINDOW)
+case("max_pool", [_f(4, 3)], kernel=(3,), stride=(2,), padding=(1,), dilation=(1,),
+     ceil_mode=False)
+case("max_pool_grad", [_f(2, 3, 3), _i(2, 3, 3, lo=0, hi=4)], **_WINDOW, size=(5, 4))
 for _sa, _sb in (((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),
                  ((2, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 2, 3), (5, 3, 4))):
     case("matmul", [_f(*_sa), _f(*_sb)])

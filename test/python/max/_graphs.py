@@ -154,6 +154,14 @@ def all_ops(seed: int = 0, *, decompositions: bool | None = None
             ("scatter_add_along", (g.reshape(2, 3), pf.argsort(p[:2, :3], 1)),
              {"dim": 1, "size": 5})):
         outs.append(record(OPS[name], args, attrs))
+    # max pooling (issue 14, s12-pool) with padding and ceil_mode, over ties
+    # and an integer input; its transpose on the values and offsets
+    window = {"kernel": (2, 3), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 1),
+              "ceil_mode": True}
+    pv, po = record(OPS["max_pool"], (m,), window)
+    outs += [pv, po, *record(OPS["max_pool"], (i,), {**window, "ceil_mode": False}),
+             record(OPS["max_pool_grad"], (pv, po), {**window, "size": (4, 6)}),
+             record(OPS["gelu_grad"], (f, pf.gelu(f), p), {})]  # gelu's VJP (f has zeros)
     # named fused ops (the fusion pass emits them; recorded directly here)
     fused = {"fused_add_relu": ((f, g), {}), "fused_mul_sigmoid": ((f, g), {}),
              "fused_fma": ((f, g, p), {}), "fused_matmul_relu": ((f, n), {}),
