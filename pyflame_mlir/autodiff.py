@@ -28,6 +28,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     GRAD_MODE,
     MUTATIONS,
     AutogradMeta,
+    Frozen,
     OpNode,
     Subgraph,
     Tensor,
@@ -907,8 +908,10 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             continue
         ins = n.inputs
         for i, x in enumerate(ins):
-            if x._mut is None or (n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i],
-                                                                  target_ids)):
+            m = x._mut
+            if m is None or (m.seq < n.seq and type(x._view) is not Frozen):
+                continue  # (read_by's answer: no update of x since n read it)
+            if n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
                 # other factor as mul read it (x * x then x.fill_(c): x is constant now)
             _, later = read_by(x, n)
