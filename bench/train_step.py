@@ -4,7 +4,9 @@ and jax.jit (if jax is installed: the ``bench`` extra), in one run.
 Also the first step's compile time (pyflame: IR build, autodiff, passes,
 lowering; jax: tracing + XLA). ``--split``: the CPU time of each part of one
 pyflame step instead (``split``), which the load of other processes barely
-moves (steps/s on a shared machine does).
+moves (steps/s on a shared machine does). ``--overhead [N]``: the step's
+Python alone (``overhead``: the kernels' run replayed from its first results),
+thread time, or instructions under valgrind.
 
 Where the machine's environment pins OpenBLAS's kernels
 (``OPENBLAS_CORETYPE``, with ``OPENBLAS_L2_SIZE``: a workaround some machines
@@ -123,6 +125,46 @@ def split(n: int = 2000, rounds: int = 3) -> dict[str, float]:
     fwd, bwd, upd, item, run_us = best
     return {"forward": fwd, "backward": bwd, "updates": upd, "item": item, "run": run_us,
             "step": fwd + bwd + upd + item, "overhead": fwd + bwd + upd + item - run_us}
+
+
+def overhead(n: int = 2000, rounds: int = 5) -> float:
+    """The Python side of one pyflame step alone, µs of thread CPU time (best of
+    ``rounds`` runs of ``n`` steps): after a warm-up, the reference executable's
+    ``run`` returns the results of its first run again instead of running the
+    plan's kernels (every step's graph is the same, so recording, autodiff, the
+    trace, the cache lookup and the write-back run as in a real step). Without
+    kernels the figure moves little with the load of other processes, and
+    valgrind can count its instructions in seconds, not minutes:
+    ``valgrind --tool=cachegrind --cache-sim=no python bench/train_step.py
+    --overhead N`` for two N; the difference over the steps is exact."""
+    from pyflame_mlir.runtime.reference import ReferenceExecutable
+
+    step = pyflame_bench()[0]
+    for _ in range(5):
+        step()
+    run = ReferenceExecutable.run
+    first: dict[int, list] = {}
+
+    def replayed(self, args, donated=()):
+        r = first.get(id(self))
+        if r is None:
+            r = first[id(self)] = run(self, args, donated)
+        return list(r)
+
+    ReferenceExecutable.run = replayed
+    try:
+        for _ in range(5):
+            step()
+        clock = time.thread_time_ns
+        best = float("inf")
+        for _ in range(rounds):
+            t0 = clock()
+            for _ in range(n):
+                step()
+            best = min(best, (clock() - t0) / n / 1e3)
+    finally:
+        ReferenceExecutable.run = run
+    return best
 
 
 def torch_bench() -> tuple[Callable[[], object], float, float] | None:
@@ -288,6 +330,12 @@ if __name__ == "__main__":
 
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--overhead":
+        n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+        us = overhead(n)
+        print(f"pyflame step without its kernels (the executable's run replayed), CPU µs "
+              f"(thread time), best of 5x{n} steps, date {time.strftime('%Y-%m-%d %H:%M')}: "
+              f"{us:.1f}")
     elif len(sys.argv) > 1 and sys.argv[1] == "--split":
         print(f"pyflame step, CPU µs (thread time), best of 3x2000 steps, "
               f"date {time.strftime('%Y-%m-%d %H:%M')}")

@@ -28,6 +28,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     GRAD_MODE,
     MUTATIONS,
     AutogradMeta,
+    Frozen,
     OpNode,
     Subgraph,
     Tensor,
@@ -835,6 +836,9 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     if not requires_grad(t):
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
+    if not create_graph and (gradient is None or type(gradient) in (float, int)) \
+            and not CONFIG.anomaly and _plain_backward(t, gradient, retain_graph, stop):
+        return
     plan = _Reverse([t], None, stop, _split_imperative, requires_grad)
     if not plan.has_targets():
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
@@ -852,6 +856,48 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         plan.free()
 
 
+def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool | None,
+                    stop: Callable[[Tensor], bool]) -> bool:
+    """``backward()`` of a training step: no split point (no
+    ``pf.autograd.Function``, no hook or ``retain_grad`` on a non-leaf, no
+    anomaly detection), a number or no seed, no ``create_graph``. Does what
+    ``_Reverse`` does for one traced stretch (one vjp node) without its
+    bookkeeping; False, having done nothing, when the graph has a split point
+    (the general path then runs)."""
+    if _split_imperative(t):
+        return False
+    fn = FuncGraph.of_leaves([t], stop)
+    leaves = fn.sub.leaves
+    for x in leaves:
+        ag = x._ag
+        if (ag is None or not ag.requires_grad) and _split_imperative(x):
+            return False  # a stretch ends at a split point: _Reverse's business
+    _check_versions(fn.sub.nodes, None)
+    arg_pos = fn.arg_pos
+    if not arg_pos:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
+    if gradient is None:
+        if math.prod(t.shape) != 1:
+            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
+                               f"(the tensor has shape {list(t.shape)}); pass gradient=")
+        gradient = 1.0
+    targets = [leaves[i] for i in arg_pos]
+    _check_differentiable(targets, "vjp")
+    mode = GRAD_MODE
+    enabled, mode.enabled = mode.enabled, False
+    try:  # record_vjp: the seed only the vjp reads (``_shared_seed``)
+        grads = record(VJP_OP, (*leaves, _shared_seed(t, gradient)),
+                       {"fn": fn, "wrt": arg_pos})[len(fn.sub.outputs):]
+        _accumulate(targets, grads)
+    finally:
+        mode.enabled = enabled
+    if not retain_graph:  # (None: create_graph's default, False here)
+        for n in fn.sub.nodes:
+            n.freed = True
+    return True
+
+
 def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> None:
     """PyTorch's error: an op of the graph read a tensor that was modified in
     place afterwards (by another op than the update itself)."""
@@ -862,8 +908,10 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             continue
         ins = n.inputs
         for i, x in enumerate(ins):
-            if x._mut is None or (n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i],
-                                                                  target_ids)):
+            m = x._mut
+            if m is None or (m.seq < n.seq and type(x._view) is not Frozen):
+                continue  # (read_by's answer: no update of x since n read it)
+            if n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
                 # other factor as mul read it (x * x then x.fill_(c): x is constant now)
             _, later = read_by(x, n)

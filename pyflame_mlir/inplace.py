@@ -36,7 +36,7 @@ from .core import (
 from .creation import Generator, rand, randint, randn
 from .creation import bernoulli as _bernoulli
 from .dialects import OPS
-from .dialects.dtypes import TORCH_TYPE_NAMES, DType, can_cast, float64
+from .dialects.dtypes import TORCH_TYPE_NAMES, DType, bool_, can_cast, float64
 from .indexing import (
     _put,
     index_add,
@@ -203,11 +203,40 @@ def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def add_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    if type(other) is Tensor and alpha == 1 and self._view is None and other.dtype is self.dtype \
+            and other.shape == self.shape and self.dtype is not bool_:
+        return _update_same(self, _ADD, other, "add_")
     return _update(self, lambda o: o + (other if alpha == 1 else other * alpha), "add_")
 
 
 def sub_(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    if type(other) is Tensor and alpha == 1 and self._view is None and other.dtype is self.dtype \
+            and other.shape == self.shape and self.dtype is not bool_:
+        return _update_same(self, _SUB, other, "sub_")
     return _update(self, lambda o: o - (other if alpha == 1 else other * alpha), "sub_")
+
+
+_ADD, _SUB = OPS["add"], OPS["sub"]
+
+
+def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
+    """``_update(t, lambda o: op(o, other), what)`` for a tensor that is no
+    view and has none, and an operand of its shape and dtype (``p -= lr * g``
+    in a training step): the result needs no broadcast or cast, so the op is
+    recorded directly (what ``ops``' wrapper records for two tensors of one
+    non-bool dtype)."""
+    ag = t._ag
+    if ag is not None:
+        if GRAD_MODE.enabled and ag.requires_grad:
+            raise RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
+                               "an in-place operation (wrap the update in pf.no_grad())")
+    old, start = snapshot(t)
+    new = record(op, (old, other), {})
+    if ag is not None and ag.detached and new.requires_grad:
+        raise RuntimeError(f"{what}: a detached tensor cannot take a value that requires "
+                           "grad in place")
+    rebind(t, old, start, new)
+    return t
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:

@@ -129,9 +129,18 @@ class _Program:
     # since (w.fill_(5)), the program is stale; gone, it cannot be.
     constants: list[tuple[Any, int]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # the guards split by kind once (every replay checks them): captured
+        # tensors' references, and the globals_guard's dict entries and cells
+        self._ext_refs = tuple(ref for kind, ref in self.slots if kind == "ext")
+        self._dict_guards = tuple((h, n, o) for h, n, o in self.globals_guard
+                                  if isinstance(h, dict))
+        self._cell_guards = tuple((h, o) for h, _, o in self.globals_guard
+                                  if not isinstance(h, dict))
+
     def guards_hold(self) -> bool:
-        for kind, ref in self.slots:
-            if kind == "ext" and ref() is None:
+        for ref in self._ext_refs:
+            if ref() is None:
                 return False
         for ref, state in self.constants:
             t = ref()
@@ -140,7 +149,17 @@ class _Program:
         # (the Python values baked in are in globals_guard too: same check).
         # A tensor the program updates that is gone needs no guard: no one can
         # see its new value (a view like ``w.t()`` a forward made and dropped)
-        return all(_current(holder, name) is obj for holder, name, obj in self.globals_guard)
+        for holder, name, obj in self._dict_guards:  # _current, inlined
+            if holder.get(name, _MISSING) is not obj:
+                return False
+        for cell, obj in self._cell_guards:
+            try:
+                if cell.cell_contents is not obj:
+                    return False
+            except ValueError:  # an empty cell
+                if obj is not _MISSING:
+                    return False
+        return True
 
 
 @dataclass

@@ -255,3 +255,47 @@ def test_jvp_tangents_must_match_the_primals_tree():
     assert float(t) == pytest.approx(2 * 3.0 + 3.0)
     with pytest.raises(ValueError, match="same tree structure"):
         pf.jvp(f, (x, (y,)), ((pf.ones([2]), pf.ones([1])),))  # same count, other nesting
+
+
+# ---- backward()'s plain path (autodiff._plain_backward) and its fallbacks ----
+
+def _two_layer(lib, w, b, x):
+    return (lib.tanh(x @ w + b) ** 2).sum()
+
+
+def test_plain_backward_matches_torch_with_retain_graph_and_a_number_seed():
+    rng = np.random.default_rng(3)
+    wv, bv, xv = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((2, 4))
+    w, b = pf.tensor(wv, requires_grad=True), pf.tensor(bv, requires_grad=True)
+    tw, tb = torch.tensor(wv, requires_grad=True), torch.tensor(bv, requires_grad=True)
+    loss, tloss = _two_layer(pf, w, b, pf.tensor(xv)), _two_layer(torch, tw, tb, torch.tensor(xv))
+    loss.backward(retain_graph=True)
+    tloss.backward(retain_graph=True)
+    loss.backward(2.0)  # a second backward through the retained graph: grads accumulate
+    tloss.backward(torch.tensor(2.0, dtype=torch.float64))
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()  # the second one freed it
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (w * 2).backward()
+
+
+def test_plain_backward_falls_back_at_a_split_point_and_checks_versions():
+    w = pf.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    tw = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    seen = []
+    h, th = w * 3, tw * 3
+    h.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2)
+    th.register_hook(lambda g: g * 2)
+    (h * h).sum().backward()
+    (th * th).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy())
+    np.testing.assert_allclose(seen[0], 2 * 3 * np.array([1.0, -2.0, 3.0]))  # d(h*h)/dh
+    x = pf.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    z = (y * y).sum()
+    with pf.no_grad():
+        y.sub_(pf.tensor([1.0, 1.0]))  # the plain path's _check_versions sees it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()

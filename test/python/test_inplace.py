@@ -193,3 +193,30 @@ def test_detach_of_a_tensor_reshaped_in_place(reshape_):
         out.append((d.numpy().copy(), x.grad.numpy().copy()))
     for a, b in zip(*out):
         np.testing.assert_allclose(b, a)
+
+
+def test_same_shape_add_and_sub_fast_path_keeps_torch_semantics(mode):
+    # p -= t and p.add_(t) with t of p's shape and dtype: recorded directly
+    p, tp = pf.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0])
+    g, tg = pf.tensor([0.5, 0.25, 2.0]), torch.tensor([0.5, 0.25, 2.0])
+    before = p * 1  # reads the old state
+    p -= g
+    tp -= tg
+    p.add_(g * 4)
+    tp.add_(tg * 4)
+    assert p._version == 2
+    np.testing.assert_allclose(p.numpy(), tp.numpy())
+    np.testing.assert_allclose(before.numpy(), [1.0, 2.0, 3.0])
+    w = pf.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w -= pf.tensor([1.0, 1.0])
+    assert w._version == 0
+    d = pf.tensor([1.0, 2.0]).detach()
+    with pytest.raises(RuntimeError, match="detached tensor cannot take a value"):
+        d.add_(w)
+    b = pf.tensor([True, False])
+    with pytest.raises(Exception, match="bool"):
+        b -= pf.tensor([True, True])
+    i = pf.tensor([1, 2])
+    i += pf.tensor([3, 4])
+    np.testing.assert_array_equal(i.numpy(), [4, 6])
