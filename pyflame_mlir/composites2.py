@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_rules as _rules
 from .composites import diff as _diff
 from .core import Tensor, detach, geometry
 from .creation import full, ones, tensor, zeros
@@ -54,7 +55,6 @@ from .ops import (
     isnan,
     log,
     logical_and,
-    logical_not,
     logical_or,
     lt,
     matmul,
@@ -168,6 +168,17 @@ def ldexp(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
 
 
 def erfc(input: TensorLike) -> Tensor:  # noqa: A002
+    """``1 - erf(x)``; its derivative is torch's ``-2/sqrt(pi) exp(-x^2)``
+    (math_rules.py: -0 at +inf, where the tail's steps give NaN)."""
+    x = _float(input)
+    return _rules.elementwise("ErfcBackward0", _erfc_value, [x],
+                              lambda v: [-_TWO_OVER_SQRT_PI * exp(-(v * v))])
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erfc_value(input: TensorLike) -> Tensor:  # noqa: A002
     """``1 - erf(x)``, accurate in the tail: below 3 the subtraction turns
     ``erf``'s absolute error (1e-16 in float64) into a relative one of at most
     1e-16/erfc(3) = 5e-12; from 3 on, the continued fraction
@@ -175,7 +186,7 @@ def erfc(input: TensorLike) -> Tensor:  # noqa: A002
     floats are computed in float64 (float32's erf would leave 1e-3 near 3)."""
     x = _float(input)
     if x.dtype != float64:
-        return convert(erfc(convert(x, float64)), x.dtype)
+        return convert(_erfc_value(convert(x, float64)), x.dtype)
     tail = ge(x, 3.0)
     xt = where(tail, x, 3.0)  # the unselected branch gets a harmless value (no NaN gradients)
     t = xt
@@ -192,8 +203,15 @@ _GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0
 
 
 def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
-    """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN beyond."""
+    """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN beyond. Its
+    derivative is torch's ``sqrt(pi)/2 exp(erfinv(x)^2)`` (math_rules.py):
+    +inf at +-1, NaN beyond."""
     y = _float(input)
+    return _rules.elementwise("ErfinvBackward0", _erfinv_value, [y],
+                              lambda v: [math.sqrt(math.pi) / 2 * exp(erfinv(v) ** 2)])
+
+
+def _erfinv_value(y: Tensor) -> Tensor:
     a = abs(y)
     inside = lt(a, 1.0)
     ys = detach(where(inside, y, 0.0))  # the starting guess is a constant to autodiff
@@ -208,11 +226,7 @@ def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
     yin = where(inside, y, 0.0)
     x = x - (erf(x) - yin) / (two_over_sqrt_pi * exp(-(x * x)))  # Newton: d/dy = 1/erf'(x)
     edge = where(eq(a, 1.0), where(gt(y, 0.0), float("inf"), float("-inf")), float("nan"))
-    # beyond [-1, 1] (and at NaN) the gradient is NaN, as torch's, not the 0 of a
-    # constant branch: plus (y - y) times NaN there, times 0 elsewhere (the value is NaN
-    # there anyway)
-    undefined = logical_not(logical_or(inside, eq(a, 1.0)))
-    return where(inside, x, edge) + (y - detach(y)) * where(undefined, float("nan"), 0.0)
+    return where(inside, x, edge)
 
 
 _LANCZOS_G = 7.0
@@ -240,8 +254,15 @@ def _sin_pi_abs(x: Tensor) -> Tensor:
 
 
 def lgamma(input: TensorLike) -> Tensor:  # noqa: A002
-    """log|Gamma(x)|: +inf at the poles (0, -1, -2, ...) and at +-inf."""
+    """log|Gamma(x)|: +inf at the poles (0, -1, -2, ...) and at +-inf. Its
+    derivative is ``digamma(x)`` (torch's, math_rules.py): -inf at +0, +inf
+    at -0 and at +inf, NaN at the negative integers, -inf and NaN."""
     x = _float(input)
+    return _rules.elementwise("LgammaBackward0", _lgamma_value, [x],
+                              lambda v: [digamma(v)])
+
+
+def _lgamma_value(x: Tensor) -> Tensor:
     right = ge(x, 0.5)
     xr = where(right, x, 0.5)
     xl = where(right, 0.5, x)
@@ -281,8 +302,16 @@ def _digamma_right(x: Tensor) -> Tensor:
 
 
 def digamma(input: TensorLike) -> Tensor:  # noqa: A002
-    """psi(x) = d/dx lgamma(x): -inf at 0 (torch), NaN at the negative integers."""
+    """psi(x) = d/dx lgamma(x): -inf at 0 (torch), NaN at the negative integers.
+    Its derivative is ``polygamma(1, x)`` (torch's, math_rules.py): +inf at
+    the poles (torch's float64 kernel gives a large finite number at the
+    negative integers, 6.6e32 at -1: the limit is +inf), NaN at -inf."""
     x = _float(input)
+    return _rules.elementwise("DigammaBackward0", _digamma_value, [x],
+                              lambda v: [polygamma(1, v)])
+
+
+def _digamma_value(x: Tensor) -> Tensor:
     right = ge(x, 0.5)
     xr = where(right, x, 0.5)
     xl = where(right, 0.5, x)
@@ -343,6 +372,7 @@ def polygamma(n: int, input: TensorLike) -> Tensor:  # noqa: A002
         val = where(far, float("nan"), val)
     val = where(inf_r, 0.0 if n == 1 else float("nan"), val)  # (torch's NaN for n >= 2)
     val = where(at_pole, float("inf") if n % 2 else float("-inf"), val)
+    val = where(eq(x, float("-inf")), float("nan"), val)  # (floor(-inf) is -inf: no pole)
     return where(isnan(x), x, val)
 
 
@@ -396,8 +426,18 @@ def _chbevl(x: Tensor, coefs: Sequence[float]) -> Tensor:
 
 
 def i0(input: TensorLike) -> Tensor:  # noqa: A002
-    """The modified Bessel function of the first kind, order 0."""
-    x = abs(_float(input))
+    """The modified Bessel function of the first kind, order 0; its derivative
+    is ``i1(x)`` (torch's, math_rules.py)."""
+    x = _float(input)
+
+    def d(v: Tensor) -> list[Tensor]:
+        from .special import i1  # (special builds on this module)
+        return [i1(v)]
+    return _rules.elementwise("I0Backward0", _i0_value, [x], d)
+
+
+def _i0_value(input: Tensor) -> Tensor:  # noqa: A002
+    x = abs(input)
     small = _le(x, 8.0)
     xs = where(small, x, 0.0)
     xb = where(small, 8.0, x)
