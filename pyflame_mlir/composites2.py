@@ -121,29 +121,46 @@ def signbit(input: TensorLike) -> Tensor:  # noqa: A002
 def copysign(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (-0.0 counts as negative)."""
     a, b = _float_pair(input, other)
-    return where(signbit(b), -abs(a), abs(a))
+    # torch's derivative: copysign(a, b) / a for a (0 at a == 0; NaN at +-inf and NaN),
+    # none for b
+    return _rules.elementwise(
+        "CopysignBackward0", lambda x, y: where(signbit(y), -abs(x), abs(x)), [a, b],
+        lambda x, y: [where(eq(x, 0.0), 0.0, where(signbit(y), -abs(x), abs(x)) / x), None])
 
 
-def _nan_ignoring_pick(keep_input: Callable[[Tensor, Tensor], Tensor], input: TensorLike,  # noqa: A002
+def _nan_ignoring_pick(name: str, keep_input: Callable[[Tensor, Tensor], Tensor],
+                       forward_tie_to_input: bool, input: TensorLike,  # noqa: A002
                        other: TensorLike) -> Tensor:
     """``input`` where ``keep_input(input, other)`` or ``other`` is NaN, else
     ``other``: fmax/fmin's value, and torch's gradient (all of it to ``input``
-    on a tie, not split as maximum's)."""
+    on a tie, not split as maximum's). torch's forward rule gives a tie the
+    tangent of ``other`` for fmax, of ``input`` for fmin
+    (``forward_tie_to_input``)."""
     dt = _promote([input, other])
     a, b = _cast(input, dt), _cast(other, dt)
     if not dt.is_floating_point:
         return where(keep_input(a, b), a, b)
-    return where(logical_or(keep_input(a, b), isnan(b)), a, b)
+
+    def first(x: Tensor, y: Tensor) -> Tensor:  # where the result is input's
+        return logical_or(keep_input(x, y), isnan(y))
+
+    def forward_first(x: Tensor, y: Tensor) -> Tensor:  # torch's forward mask
+        return first(x, y) if forward_tie_to_input else logical_and(first(x, y), ne(x, y))
+    one = ones((), dtype=dt)
+    return _rules.elementwise(
+        name, lambda x, y: where(first(x, y), x, y), [a, b],
+        lambda x, y: [where(first(x, y), one, 0.0), where(first(x, y), 0.0, one)],
+        tangent=lambda t, x, y: where(forward_first(x, y), t[0], t[1]))
 
 
 def fmax(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise maximum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring_pick(ge, input, other)
+    return _nan_ignoring_pick("FmaxBackward0", ge, False, input, other)
 
 
 def fmin(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise minimum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring_pick(_le, input, other)
+    return _nan_ignoring_pick("FminBackward0", _le, True, input, other)
 
 
 def heaviside(input: TensorLike, values: TensorLike) -> Tensor:  # noqa: A002

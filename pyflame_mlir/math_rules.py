@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .autodiff import no_grad
 from .autograd import Function
 from .core import GRAD_MODE, Tensor
 from .creation import zeros_like
@@ -49,7 +50,8 @@ def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor
     Every partial multiplies its tangent, a zero tangent included (torch's
     forward formulas do: ``0 * inf`` is NaN there as in torch); an input
     without a tangent adds nothing."""
-    out = value(*[t.detach() for t in inputs])
+    with no_grad():  # the value's steps are not differentiated (nor their rules recorded)
+        out = value(*[t.detach() for t in inputs])
     mode = GRAD_MODE  # (Function.apply's test: a functional transform may differentiate)
     if not mode.enabled or not any(t.requires_grad or mode.trace_depth > 0 for t in inputs):
         return out

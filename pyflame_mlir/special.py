@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_rules as _rules
 from . import special_cephes as _cephes
 from .composites import sinc, xlog1py, xlogy
 from .composites2 import (
@@ -75,8 +76,18 @@ multigammaln = mvlgamma
 _SQRT1_2 = math.sqrt(0.5)
 
 
+_INV_SQRT_2PI = 1.0 / math.sqrt(2 * math.pi)
+
+
 def entr(input: TensorLike) -> Tensor:  # noqa: A002
-    """``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN)."""
+    """``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN).
+    Derivative torch's, ``-(1 + log x)`` (inf at 0, NaN below)."""
+    x = _float(input)
+    return _rules.elementwise("SpecialEntrBackward0", _entr_value, [x],
+                              lambda v: [-(1.0 + log(v))])
+
+
+def _entr_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     pos = where(lt(0.0, x), x, 1.0)
     return where(lt(0.0, x), -pos * log(pos), where(x == 0.0, 0.0,
@@ -94,7 +105,14 @@ def ndtri(input: TensorLike) -> Tensor:  # noqa: A002
     1), in float64. In the tails, where ``2p - 1`` loses ``p`` (or ``1 - p``),
     the asymptotic guess ``-sqrt(-2 log q - log(-2 log q) - log 2 pi)`` for
     ``q = min(p, 1 - p)`` (exact: Sterbenz) is polished by Newton steps on
-    ``log_ndtr(x) = log q``, and mirrored for the right tail."""
+    ``log_ndtr(x) = log q``, and mirrored for the right tail.
+    Derivative torch's, ``sqrt(2 pi) exp(ndtri(p)^2 / 2)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialNdtriBackward0", _ndtri_value, [x],
+                              lambda v: [math.sqrt(2 * math.pi) * exp(ndtri(v) ** 2 / 2.0)])
+
+
+def _ndtri_value(input: Tensor) -> Tensor:  # noqa: A002
     p = _float(input)
     if p.dtype is not float64:
         return ndtri(p.to(float64)).to(p.dtype)
@@ -110,14 +128,22 @@ def ndtri(input: TensorLike) -> Tensor:  # noqa: A002
         log_cdf = log_ndtr(x)
         log_pdf = -0.5 * x * x - 0.5 * math.log(2 * math.pi)
         x = x - (log_cdf - log_q) * exp(log_cdf - log_pdf)
-    return where(tail, where(right, -x, x), central)
+    outside = lt(p, 0.0) | lt(1.0, p)  # (a tiny negative p: 2p - 1 rounds to -1)
+    return where(outside, float("nan"), where(tail, where(right, -x, x), central))
 
 
 def log_ndtr(input: TensorLike) -> Tensor:  # noqa: A002
     """``log(ndtr(x))``: ``log1p(-ndtr(-x))`` for x > 0 (tiny, exact), the log
     of ``ndtr`` down to where it would underflow, and below that the
     asymptotic series ``-x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 +
-    3/x^4 - ...)`` (its terms fall below the dtype's epsilon there)."""
+    3/x^4 - ...)`` (its terms fall below the dtype's epsilon there).
+    Derivative torch's, ``exp(-(log_ndtr(x) + x^2/2)) / sqrt(2 pi)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialLogNdtrBackward0", _log_ndtr_value, [x],
+                              lambda v: [exp(-(log_ndtr(v) + v * v / 2.0)) * _INV_SQRT_2PI])
+
+
+def _log_ndtr_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     low = -37.0 if x.dtype is float64 else -10.0  # ndtr(low) stays a normal number
     right = where(lt(0.0, x), x, 0.0)
@@ -135,7 +161,14 @@ def log_ndtr(input: TensorLike) -> Tensor:  # noqa: A002
 
 
 def i0e(input: TensorLike) -> Tensor:  # noqa: A002
-    """``exp(-|x|) I0(x)``, computed without forming ``I0`` (finite for every x)."""
+    """``exp(-|x|) I0(x)``, computed without forming ``I0`` (finite for every x).
+    Derivative torch's, ``i1e(x) - sgn(x) i0e(x)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI0EBackward0", _i0e_value, [x],
+                              lambda v: [i1e(v) - v.sign() * i0e(v)])
+
+
+def _i0e_value(input: Tensor) -> Tensor:  # noqa: A002
     x = abs(_float(input))
     small = lt(x, 8.0) | (x == 8.0)
     xs = where(small, x, 0.0)
@@ -149,7 +182,14 @@ def erfcx(input: TensorLike) -> Tensor:  # noqa: A002
     """``exp(x^2) erfc(x)`` (issue 14, s10-surface14): from 3 on ``1 / (sqrt(pi)
     K(x))`` with the continued fraction ``K`` that ``erfc`` uses there (no
     overflow, no underflow); below, the product (inf below about -26.6, as
-    torch's). Narrower floats compute in float64 and round once."""
+    torch's). Narrower floats compute in float64 and round once.
+    Derivative torch's, ``2 x erfcx(x) - 2/sqrt(pi)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialErfcxBackward0", _erfcx_value, [x],
+                              lambda v: [2.0 * v * erfcx(v) - 2.0 / math.sqrt(math.pi)])
+
+
+def _erfcx_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     if x.dtype is not float64:
         return erfcx(x.double()).to(x.dtype)
@@ -186,6 +226,13 @@ _I1_B = (7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.650305368489
          7.78576235018280120474e-1)
 
 
+def _tiny_half(x: Tensor, d: Tensor) -> Tensor:
+    """``d`` where ``|x|`` exceeds the dtype's epsilon, else 1/2 (torch's
+    i1/i1e backward: the limit at 0, and what NaN gets there too)."""
+    eps = float(np.finfo(x.dtype.np).eps)
+    return where(lt(eps, abs(x)), d, 0.5)
+
+
 def _i1e_abs(x: Tensor) -> Tensor:
     """``exp(-x) I1(x)`` for x >= 0 (Cephes: Chebyshev on [0, 8] and in 1/x beyond)."""
     small = lt(x, 8.0) | (x == 8.0)
@@ -196,14 +243,30 @@ def _i1e_abs(x: Tensor) -> Tensor:
 
 
 def i1e(input: TensorLike) -> Tensor:  # noqa: A002
-    """``exp(-|x|) I1(x)``, odd in x (torch's Cephes kernel)."""
+    """``exp(-|x|) I1(x)``, odd in x (torch's Cephes kernel).
+    Derivative torch's, ``i0e(x) - i1e(x) (sgn(x) + 1/x)``, 1/2 where
+    ``|x|`` is at most the dtype's epsilon or NaN."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI1EBackward0", _i1e_value, [x],
+                              lambda v: [_tiny_half(v, i0e(v) - i1e(v) * (v.sign() + 1.0 / v))])
+
+
+def _i1e_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     out = _i1e_abs(abs(x))
     return where(isnan(x), x, where(lt(x, 0.0), -out, out))
 
 
 def i1(input: TensorLike) -> Tensor:  # noqa: A002
-    """The modified Bessel function of the first kind, order 1 (odd in x)."""
+    """The modified Bessel function of the first kind, order 1 (odd in x).
+    Derivative torch's, ``i0(x) - i1(x) / x``, 1/2 where ``|x|`` is at
+    most the dtype's epsilon or NaN."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI1Backward0", _i1_value, [x],
+                              lambda v: [_tiny_half(v, i0(v) - i1(v) / v)])
+
+
+def _i1_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     ax = abs(x)
     big_ok = lt(ax, float("inf"))
