@@ -1147,13 +1147,18 @@ def nextafter(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     nextafter): ``input`` plus one unit in the last place, found from
     ``frexp``'s exponent (a power of two: the sum is exact); half a unit when
     stepping towards zero from a power of two; subnormal units below the
-    normal range. Not differentiable (torch has no derivative): the result
-    does not require grad."""
+    normal range. Derivatives torch's (2.13): 1 for ``input`` (0 where it equals
+    ``other``), 0 for ``other``."""
     dt = _promote([input, other])
     if dt not in (float32, float64):
         raise RuntimeError(f"nextafter: only float32 and float64 are supported, got "
                            f"{dt.name}")
-    a, b = detach(_cast(input, dt)), detach(_cast(other, dt))
+    a, b = _cast(input, dt), _cast(other, dt)
+    return _rules.elementwise("NextafterBackward0", _nextafter_value, [a, b],
+                              lambda x, y: [convert(ne(x, y), dt), zeros((), dtype=dt)])
+
+
+def _nextafter_value(a: Tensor, b: Tensor) -> Tensor:
     info = np.finfo(a.dtype.np)
     digits, min_exp = info.nmant + 1, info.minexp + 1  # frexp's exponent of the tiniest normal
     m, e = frexp(a)
@@ -1345,7 +1350,8 @@ def angle(input: TensorLike) -> Tensor:  # noqa: A002
     """The argument of a real number: pi below zero, else 0 (NaN stays)."""
     x = _float_of(input)
     zero = _cast(0, x.dtype)
-    return where(isnan(x), x, where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
+    # a NaN stays, without a gradient (torch's angle has none for real input)
+    return where(isnan(x), detach(x), where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
 
 
 def _unfold_method(self: Tensor, dimension: int, size: int, step: int) -> Tensor:

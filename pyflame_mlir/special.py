@@ -477,12 +477,12 @@ def legendre_polynomial_p(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: 
 
 def modified_bessel_i0(input: TensorLike) -> Tensor:  # noqa: A002
     """``i0`` without a gradient (torch's modified_bessel_i0 has none)."""
-    return i0(_float(input).detach())
+    return i0(_float(input).detach()).detach()
 
 
 def modified_bessel_i1(input: TensorLike) -> Tensor:  # noqa: A002
     """``i1`` without a gradient (torch's modified_bessel_i1 has none)."""
-    return i1(_float(input).detach())
+    return i1(_float(input).detach()).detach()
 
 
 __all__ += ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
