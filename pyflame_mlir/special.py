@@ -280,17 +280,30 @@ def _i1_value(input: Tensor) -> Tensor:  # noqa: A002
 def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     """Regularized incomplete gamma P(a, x) (or Q = 1 - P) in float64: the
     series where x < a + 1, Lentz's continued fraction for Q elsewhere, and
-    torch's boundary values (NaN for a < 0 or x < 0; a = 0, x = 0 and
-    infinities as torch's kernel)."""
+    for Q with a small ``a`` and x <= 1.1 the series of Q itself (torch's
+    ``_igamc_helper_series``: 1 - P cancels there). The boundary values are
+    torch's kernel's, in its order: NaN for a < 0 or x < 0; a = 0 gives P = 1
+    for x > 0 (else NaN); x = 0 gives P = 0 (whatever a, NaN included); an
+    infinite a gives P = 0 (NaN with an infinite x); an infinite x P = 1."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     out = np.full(a.shape, np.nan)
-    ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-    out[(a == 0) & (x > 0)] = 0.0 if upper else 1.0
-    out[(a > 0) & (x == 0)] = 1.0 if upper else 0.0
-    out[np.isinf(a) & np.isfinite(x) & (x >= 0)] = 1.0 if upper else 0.0
-    out[np.isposinf(x) & np.isfinite(a) & (a >= 0)] = 0.0 if upper else 1.0
+    p0, p1 = (1.0, 0.0) if upper else (0.0, 1.0)  # P = 0 and P = 1, as P or as Q
+    rest = ~((x < 0) | (a < 0))  # (NaN there)
+    for mask, value in (((a == 0) & (x > 0), p1), ((a == 0), np.nan), ((x == 0), p0),
+                        (np.isinf(a) & np.isinf(x), np.nan), (np.isinf(a), p0),
+                        (np.isinf(x), p1)):
+        hit = rest & mask
+        out[hit] = value
+        rest &= ~hit
+    ok = rest & (a > 0) & (x > 0)  # (NaN arguments stay NaN)
     lgam = np.vectorize(math.lgamma, otypes=[np.float64])
     eps, tiny = np.finfo(np.float64).eps, 1e-300
+    if upper:
+        small_a = ok & (x <= 1.1) & np.where(x <= 0.5, -0.4 / np.log(np.where(x < 1, x, 0.5)) >= a,
+                                             x * 1.1 >= a)
+        if small_a.any():
+            out[small_a] = _igammac_small_a(a[small_a], x[small_a])
+            ok &= ~small_a
     series = ok & (x < a + 1.0)
     if series.any():
         aa, xx = a[series], x[series]
@@ -326,6 +339,54 @@ def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         q = np.exp(-xx + aa * np.log(xx) - lgam(aa)) * h
         out[frac] = q if upper else 1.0 - q
     return out
+
+
+def _zeta_values(top: int) -> np.ndarray:
+    """zeta(n) for n = 0 .. top (0 and 1 unused): 1000 terms and the
+    Euler-Maclaurin tail (error below 1e-17)."""
+    k = np.arange(1, 1001, dtype=np.float64)
+    out = np.zeros(top + 1)
+    for n in range(2, top + 1):
+        big = 1000.0
+        out[n] = (np.sum(k ** -n) - big ** -n + big ** (1 - n) / (n - 1) + big ** -n / 2
+                  + n * big ** (-n - 1) / 12)
+    return out
+
+
+_ZETA = _zeta_values(42)
+
+
+def _lgam1p(a: np.ndarray) -> np.ndarray:
+    """lgamma(1 + a), accurate for small a (torch's lgam1p: the Taylor series
+    ``-gamma a + sum (-a)^n zeta(n) / n`` for |a| <= 1/2)."""
+    a = np.asarray(a, np.float64)
+    out = np.vectorize(lambda v: math.lgamma(1.0 + v), otypes=[np.float64])(a)
+    small = np.abs(a) <= 0.5
+    if small.any():
+        v = a[small]
+        res, fac = -0.5772156649015329 * v, -v
+        for n in range(2, 43):
+            fac = fac * -v
+            res = res + _ZETA[n] * fac / n
+        out[small] = res
+    return out
+
+
+def _igammac_small_a(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for x <= 1.1 and a small: ``-expm1(a log x - lgam1p(a)) -
+    x^a / Gamma(a) sum_n (-x)^n / (n! (a + n))`` (torch's
+    ``_igamc_helper_series``)."""
+    eps = np.finfo(np.float64).eps
+    fac, total = np.ones_like(x), np.zeros_like(x)
+    for n in range(1, 2000):
+        fac = fac * -x / n
+        term = fac / (a + n)
+        total = total + term
+        if np.all(np.abs(term) <= eps * np.abs(total)):
+            break
+    logx = np.log(x)
+    lgam = np.vectorize(math.lgamma, otypes=[np.float64])
+    return -np.expm1(a * logx - _lgam1p(a)) - np.exp(a * logx - lgam(a)) * total
 
 
 def _igamma(name: str, upper: bool, input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
