@@ -447,10 +447,7 @@ def i0(input: TensorLike) -> Tensor:  # noqa: A002
     is ``i1(x)`` (torch's, math_rules.py)."""
     x = _float(input)
 
-    def d(v: Tensor) -> list[Tensor]:
-        from .special import i1  # (special builds on this module)
-        return [i1(v)]
-    return _rules.elementwise("I0Backward0", _i0_value, [x], d)
+    return _rules.elementwise("I0Backward0", _i0_value, [x], lambda v: [i1(v)])
 
 
 def _i0_value(input: Tensor) -> Tensor:  # noqa: A002
@@ -466,6 +463,65 @@ def _i0_value(input: Tensor) -> Tensor:  # noqa: A002
     v_big = half * (half * _chbevl(32.0 / xb - 2.0, _I0_B) / sqrt(xb))
     v_big = where(big_ok, v_big, float("nan"))  # torch's kernel: NaN at +-inf
     return where(isnan(x), x, where(small, v_small, v_big))
+
+
+# (session 12: i1 moved here from special.py: i0's derivative)
+# Cephes' Chebyshev coefficients (torch's calc_i1/calc_i1e, double precision)
+_I1_A = (2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
+         -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
+         3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
+         -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
+         9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
+         -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
+         4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
+         -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
+         2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
+         -1.76416518357834055153e-1, 2.52587186443633654823e-1)
+_I1_B = (7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
+         -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
+         -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
+         4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+         -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
+         3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
+         -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
+         -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
+         7.78576235018280120474e-1)
+
+
+def _tiny_half(x: Tensor, d: Tensor) -> Tensor:
+    """``d`` where ``|x|`` exceeds the dtype's epsilon, else 1/2 (torch's
+    i1/i1e backward: the limit at 0, and what NaN gets there too)."""
+    eps = float(np.finfo(x.dtype.np).eps)
+    return where(lt(eps, abs(x)), d, 0.5)
+
+
+def _i1e_abs(x: Tensor) -> Tensor:
+    """``exp(-x) I1(x)`` for x >= 0 (Cephes: Chebyshev on [0, 8] and in 1/x beyond)."""
+    small = lt(x, 8.0) | (x == 8.0)
+    xs = where(small, x, 0.0)
+    xb = where(small, 8.0, x)
+    return where(small, _chbevl(xs / 2.0 - 2.0, _I1_A) * xs,
+                 _chbevl(32.0 / xb - 2.0, _I1_B) / sqrt(xb))
+
+
+def i1(input: TensorLike) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 1 (odd in x).
+    Derivative torch's, ``i0(x) - i1(x) / x``, 1/2 where ``|x|`` is at
+    most the dtype's epsilon or NaN."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI1Backward0", _i1_value, [x],
+                              lambda v: [_tiny_half(v, i0(v) - i1(v) / v)])
+
+
+def _i1_value(input: Tensor) -> Tensor:  # noqa: A002
+    x = _float(input)
+    ax = abs(x)
+    big_ok = lt(ax, float("inf"))
+    safe = where(big_ok, ax, 0.0)
+    half = exp(safe / 2.0)  # exp(x) as two halves: finite up to where I1 itself is
+    out = half * (half * _i1e_abs(safe))
+    out = where(big_ok, out, float("nan"))  # torch's kernel: NaN at +-inf (as i0's)
+    return where(isnan(x), x, where(lt(x, 0.0), -out, out))
 
 
 Frexp = namedtuple("Frexp", ["mantissa", "exponent"])
