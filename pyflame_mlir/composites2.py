@@ -224,8 +224,11 @@ def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
     derivative is torch's ``sqrt(pi)/2 exp(erfinv(x)^2)`` (math_rules.py):
     +inf at +-1, NaN beyond."""
     y = _float(input)
+    half_sqrt_pi = math.sqrt(math.pi) / 2
     return _rules.elementwise("ErfinvBackward0", _erfinv_value, [y],
-                              lambda v: [math.sqrt(math.pi) / 2 * exp(erfinv(v) ** 2)])
+                              lambda v, r: [half_sqrt_pi * exp(r * r)],
+                              jvp=lambda v: [half_sqrt_pi * exp(erfinv(v) ** 2)],
+                              with_result=True)
 
 
 def _erfinv_value(y: Tensor) -> Tensor:

@@ -40,7 +40,8 @@ def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor],
                 vjp: Partials, jvp: Partials | None = None,
-                tangent: Callable[..., Tensor] | None = None) -> Tensor:
+                tangent: Callable[..., Tensor] | None = None, with_result: bool = False
+                ) -> Tensor:
     """``value(*inputs)`` (computed on the detached inputs) with the derivative
     ``sum_i partial_i * d input_i``: ``vjp(*inputs)`` gives the partials
     reverse mode uses, ``jvp(*inputs)`` those forward mode uses (default the
@@ -49,18 +50,24 @@ def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor
     value recomputes it: higher derivatives flow through it).
     Every partial multiplies its tangent, a zero tangent included (torch's
     forward formulas do: ``0 * inf`` is NaN there as in torch); an input
-    without a tangent adds nothing."""
+    without a tangent adds nothing. ``with_result``: reverse mode calls
+    ``vjp(*inputs, result)`` with the output itself (torch's ``result``,
+    saved as torch saves an output: its graph kept, so higher derivatives
+    still flow), not recomputing it; forward mode then needs its own ``jvp``
+    of the inputs alone."""
     with no_grad():  # the value's steps are not differentiated (nor their rules recorded)
         out = value(*[t.detach() for t in inputs])
     mode = GRAD_MODE  # (Function.apply's test: a functional transform may differentiate)
     if not mode.enabled or not any(t.requires_grad or mode.trace_depth > 0 for t in inputs):
         return out
+    if with_result and jvp is None and tangent is None:
+        raise ValueError(f"{name}: with_result needs a forward rule of the inputs (jvp)")
     forward_rule = jvp or vjp
 
     class Rule(Function):
         @staticmethod
         def forward(ctx: Any, *xs: Tensor) -> Tensor:
-            ctx.save_for_backward(*xs)
+            ctx.save_for_backward(*xs, out) if with_result else ctx.save_for_backward(*xs)
             ctx.save_for_forward(*xs)
             return out
 
@@ -68,6 +75,7 @@ def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor
         def backward(ctx: Any, grad: Tensor) -> tuple:
             xs = ctx.saved_tensors
             parts = vjp(*xs)
+            xs = xs[:-1] if with_result else xs
             return tuple(None if d is None or not need else _sum_to(grad * d, x.shape)
                          for x, d, need in zip(xs, parts, ctx.needs_input_grad))
 
