@@ -124,6 +124,21 @@ def _branch_results(what: str, results: list[Any]) -> None:
                     results[0], r)
 
 
+def _run_branches(what: str, branches: list[Callable[..., Any]], operands: tuple) -> list[Any]:
+    """Every branch's result, checked to agree (JAX traces every branch, so a
+    disagreement raises whichever is taken). The branches must be pure, as in
+    JAX (torch.cond forbids mutation too): one that modifies an operand in
+    place raises instead of having run for nothing."""
+    tensors = [t for t in tree_flatten(operands)[0] if isinstance(t, Tensor)]
+    versions = [t._version for t in tensors]
+    results = [b(*operands) for b in branches]
+    if [t._version for t in tensors] != versions:
+        raise RuntimeError(f"lax.{what}: a branch modified an operand in place; every branch "
+                           "runs (JAX traces them all) and must be pure")
+    _branch_results(what, results)
+    return results
+
+
 def _selected(what: str, index: Tensor, results: list[Any]) -> Any:
     """Per leaf, ``results[index]``: JAX's batching of ``cond``/``switch``."""
     _branch_results(what, results)
@@ -147,13 +162,14 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``;
     under ``vmap`` with a mapped predicate both run and ``select`` chooses
-    per example (JAX's batching rule)."""
+    per example (JAX's batching rule). Both always run (lazily: the branch
+    not taken is recorded, never evaluated) so that branches whose outputs
+    disagree raise as in JAX; they must not modify their operands."""
     if _mapped_value(pred, "cond"):
         return _selected("cond", (pred != 0).to(int64),
                          [false_fun(*operands), true_fun(*operands)])
     taken = bool(_concrete(pred, "cond"))
-    results = [false_fun(*operands), true_fun(*operands)]  # JAX traces both: both checked
-    _branch_results("cond", results)
+    results = _run_branches("cond", [false_fun, true_fun], operands)
     return results[int(taken)]
 
 
@@ -169,9 +185,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"lax.switch: the index must be a scalar integer, got "
                         f"{type(i).__name__} {i!r}")
     i = builtins.min(builtins.max(int(i), 0), len(branches) - 1)
-    results = [b(*operands) for b in branches]  # JAX traces every branch: all checked
-    _branch_results("switch", results)
-    return results[i]
+    return _run_branches("switch", list(branches), operands)[i]
 
 
 def _loop_value(x: Any, what: str) -> Any:

@@ -220,3 +220,11 @@ def test_jvp_of_custom_vjp_raises_type_error_as_jax() -> None:
         with pytest.raises(TypeError, match="custom_vjp"):
             w = arr(np.float32(2))
             lib.jvp(lambda a, f=f, w=w: f(a, w), (arr(X),), (arr(X),))
+
+
+def test_a_branch_that_mutates_an_operand_raises() -> None:
+    x = pf.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="modified an operand in place"):
+        pf.lax.cond(True, lambda a: a * 2, lambda a: a.add_(1), x)
+    with pytest.raises(RuntimeError, match="modified an operand in place"):
+        pf.lax.switch(0, [lambda a: a * 2, lambda a: a.mul_(3)], x)
