@@ -249,6 +249,11 @@ def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         if small_a.any():
             out[small_a] = _igammac_small_a(a[small_a], x[small_a])
             ok &= ~small_a
+    near = ok & (a > 1e6) & (np.abs(x - a) < 0.3 * a)  # the series would need ~sqrt(a) terms
+    if near.any():
+        q = _igammac_temme(a[near], x[near])
+        out[near] = q if upper else 1.0 - q
+        ok &= ~near
     series = ok & (x < a + 1.0)
     if series.any():
         aa, xx = a[series], x[series]
@@ -315,6 +320,33 @@ def _lgam1p(a: np.ndarray) -> np.ndarray:
             res = res + _ZETA[n] * fac / n
         out[small] = res
     return out
+
+
+def _igammac_temme(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for a large a and x near a: Temme's uniform expansion
+    ``erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2/2) / sqrt(2 pi a) (c0(eta) +
+    c1(eta) / a)`` (DLMF 8.12.3), lambda = x / a, eta = sign(lambda - 1)
+    sqrt(2 (lambda - 1 - log lambda)); c0 and c1 by their series near
+    eta = 0. For a > 1e6 the next term is below 1e-15 (torch's kernel keeps
+    25 terms for its wider range)."""
+    lm1 = (x - a) / a  # lambda - 1, without rounding lambda first
+    # lambda - 1 - log(lambda) = d - log1p(d): its series d^2/2 - d^3/3 + ... for a small d
+    half = np.where(np.abs(lm1) < 0.1, 0.0, lm1 - np.log1p(lm1))
+    d, power = np.where(np.abs(lm1) < 0.1, lm1, 0.0), None
+    power = d * d
+    for k in range(2, 30):
+        half = half + (-1) ** k * power / k
+        power = power * d
+    eta = np.sign(lm1) * np.sqrt(2.0 * np.maximum(half, 0.0))
+    small = np.abs(eta) < 0.1
+    with np.errstate(all="ignore"):
+        c0 = np.where(small, -1 / 3 + eta / 12 - 2 * eta ** 2 / 135 + eta ** 3 / 864
+                      + 8 * eta ** 4 / 2835, 1.0 / lm1 - 1.0 / eta)
+        c1 = np.where(small, -1 / 540 - eta / 288 + eta ** 2 / 378,
+                      1.0 / eta ** 3 - 1.0 / lm1 ** 3 - 1.0 / lm1 ** 2 - 1.0 / (12.0 * lm1))
+    erfc = np.vectorize(math.erfc, otypes=[np.float64])
+    return (0.5 * erfc(eta * np.sqrt(a / 2.0))
+            + np.exp(-0.5 * a * eta ** 2) / np.sqrt(2 * np.pi * a) * (c0 + c1 / a))
 
 
 def _igammac_small_a(a: np.ndarray, x: np.ndarray) -> np.ndarray:
