@@ -744,6 +744,14 @@ def _atan2_vjp(b, g, y, x):
     return b.mul(r, x), b.neg(b.mul(r, y))
 
 
+def _atan2_jvp(b, tx, ty, y, x):
+    """PyTorch's forward rule, unmasked: ``(t_y x - t_x y) / (x² + y²)``, so
+    NaN at the origin (0/0) and inf where x² + y² underflows, as torch's (the
+    reverse rule masks them to 0, torch's too)."""
+    num = _sum_tangents(b, _mul_t(b, tx, x), None if ty is None else b.neg(b.mul(ty, y)))
+    return b.div(num, b.add(b.mul(x, x), b.mul(y, y)))
+
+
 def _minmax_vjp(b, g, x, y, wins: str):
     """PyTorch's rule: a tie splits the cotangent, otherwise an operand gets
     all of it unless it loses, so where a NaN leaves the pair unordered both
@@ -779,9 +787,7 @@ _BINARY_JVP = {
         b, _mul_t(b, tx, _pow_dx(b, x, y)), _mul_t(b, ty, _pow_dy(b, x, y, z))),
     "maximum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "gt"),
     "minimum": lambda b, tx, ty, x, y, z: _minmax_jvp(b, tx, ty, x, y, z, "lt"),
-    "atan2": lambda b, tx, ty, x, y, z: _sum_tangents(
-        b, *(None if t is None else b.mul(t, d)
-             for t, d in zip((tx, ty), _atan2_vjp(b, b.scalar(1, like=x), x, y)))),
+    "atan2": lambda b, tx, ty, x, y, z: _atan2_jvp(b, tx, ty, x, y),
     "fmod": lambda b, tx, ty, x, y, z: _sum_tangents(
         b, tx, None if ty is None else b.neg(b.mul(ty, b.trunc(b.div(x, y))))),
 }

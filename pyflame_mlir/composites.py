@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_rules as _rules
 from .autodiff import no_grad
 from .core import Tensor
 from .creation import tensor as _tensor
@@ -94,38 +95,74 @@ def addcdiv(input: TensorLike, tensor1: TensorLike, tensor2: TensorLike, *,  # n
 
 
 def logaddexp(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
-    """``log(exp(a) + exp(b))`` without overflow: ``max + log1p(exp(-|a - b|))``;
-    equal infinities give that infinity (their difference would be NaN)."""
+    """``log(exp(a) + exp(b))`` without overflow. Derivatives torch's
+    (math_rules.py): ``1 / (1 + exp(b - a))`` for ``a``, 1/2 each on a tie,
+    NaN for equal infinities (``exp(inf - inf)``) as torch's."""
     a, b = _float_pair("logaddexp", input, other)
+    return _rules.elementwise("LogaddexpBackward0", _logaddexp_value, [a, b],
+                              lambda x, y: [1.0 / (1.0 + exp(y - x)), 1.0 / (1.0 + exp(x - y))])
+
+
+def _logaddexp_value(a: Tensor, b: Tensor) -> Tensor:
+    """``max + log1p(exp(-|a - b|))``; equal values give ``a + log 2``
+    (equal infinities that infinity: their difference would be NaN)."""
     hi = maximum(a, b)
     same = eq(a, b)  # also a == b == +-inf
     d = where(same, 0.0, sub(a, b))
-    # equal: a/2 + b/2 + log 2 (the value a + log 2, the gradient split as the
-    # derivative's 1/2 each, which max + log1p(exp(-|d|)) would give all to one)
-    return where(same, add(add(mul(a, 0.5), mul(b, 0.5)), math.log(2.0)),
-                 add(hi, log1p(exp(mul(abs(d), -1.0)))))
+    return where(same, add(a, math.log(2.0)), add(hi, log1p(exp(mul(abs(d), -1.0)))))
 
 
 def logaddexp2(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
-    """``log2(2**a + 2**b)``, stable as ``logaddexp``."""
+    """``log2(2**a + 2**b)``, stable as ``logaddexp``; derivatives torch's,
+    ``1 / (1 + 2**(b - a))``."""
     a, b = _float_pair("logaddexp2", input, other)
+    return _rules.elementwise("Logaddexp2Backward0", _logaddexp2_value, [a, b],
+                              lambda x, y: [1.0 / (1.0 + exp2(y - x)), 1.0 / (1.0 + exp2(x - y))])
+
+
+def _logaddexp2_value(a: Tensor, b: Tensor) -> Tensor:
     hi = maximum(a, b)
     same = eq(a, b)
     d = where(same, 0.0, sub(a, b))
-    return where(same, add(add(mul(a, 0.5), mul(b, 0.5)), 1.0),
-                 add(hi, div(log1p(exp2(mul(abs(d), -1.0))), math.log(2.0))))
+    return where(same, add(a, 1.0), add(hi, div(log1p(exp2(mul(abs(d), -1.0))), math.log(2.0))))
 
 
 def xlogy(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
-    """``x * log(y)``, 0 where x == 0 (unless y is NaN), as torch."""
+    """``x * log(y)``, 0 where x == 0 (unless y is NaN), as torch. Derivatives
+    torch's (math_rules.py): ``log(y)`` for x (0 where x == 0 and y <= 0),
+    ``x / y`` for y (NaN at x = y = 0); forward mode ``xlogy(t_x, y)`` (masked
+    as the first) plus ``(t_y x) / y``, torch's forward formula (a zero
+    tangent gives 0 where the partial is infinite or NaN, as there)."""
     x, y = _float_pair("xlogy", input, other)
+    return _rules.elementwise("XlogyBackward0", _xlogy_value, [x, y],
+                              lambda a, b: [_masked(a, b, 0.0, log(b)), div(a, b)],
+                              tangent=lambda t, a, b: add(_masked(a, b, 0.0, xlogy(t[0], b)),
+                                                          div(mul(t[1], a), b)))
+
+
+def _masked(a: Tensor, b: Tensor, edge: float, v: Tensor) -> Tensor:
+    """``v``, 0 where ``a == 0`` and ``b <= edge`` (torch's xlogy/xlog1py mask)."""
+    return where(logical_and(eq(a, 0.0), le(b, edge)), 0.0, v)
+
+
+def _xlogy_value(x: Tensor, y: Tensor) -> Tensor:
     zero = logical_and(eq(x, 0.0), eq(y, y))  # y == y: not NaN
     return where(zero, 0.0, mul(x, log(where(zero, 1.0, y))))
 
 
 def xlog1py(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
-    """``x * log1p(y)``, 0 where x == 0 (unless y is NaN), as torch.special."""
+    """``x * log1p(y)``, 0 where x == 0 (unless y is NaN), as torch.special.
+    Derivatives torch's: ``log1p(y)`` for x (0 where x == 0 and y <= -1),
+    ``x / (1 + y)`` for y."""
     x, y = _float_pair("xlog1py", input, other)
+    return _rules.elementwise(
+        "SpecialXlog1PyBackward0", _xlog1py_value, [x, y],
+        lambda a, b: [_masked(a, b, -1.0, log1p(b)), div(a, add(b, 1.0))],
+        tangent=lambda t, a, b: add(_masked(a, b, -1.0, xlog1py(t[0], b)),
+                                    div(mul(t[1], a), add(b, 1.0))))
+
+
+def _xlog1py_value(x: Tensor, y: Tensor) -> Tensor:
     zero = logical_and(eq(x, 0.0), eq(y, y))
     return where(zero, 0.0, mul(x, log1p(where(zero, 0.0, y))))
 
@@ -136,6 +173,12 @@ def hypot(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     a, b = _float_pair("hypot", input, other)
     if a.dtype is not b.dtype or not a.dtype.is_floating_point:
         raise ShapeError("hypot", f"expects floating-point tensors, got {a.dtype.name}")
+    # torch's derivatives (math_rules.py): x / hypot and y / hypot (NaN at the origin)
+    return _rules.elementwise("HypotBackward0", _hypot_value, [a, b],
+                              lambda x, y: [div(x, hypot(x, y)), div(y, hypot(x, y))])
+
+
+def _hypot_value(a: Tensor, b: Tensor) -> Tensor:
     aa, ab = abs(a), abs(b)
     hi, lo = maximum(aa, ab), minimum(aa, ab)
     safe = where(eq(hi, 0.0), 1.0, hi)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_rules as _rules
 from .composites import diff as _diff
 from .core import Tensor, detach, geometry
 from .creation import full, ones, tensor, zeros
@@ -54,7 +55,6 @@ from .ops import (
     isnan,
     log,
     logical_and,
-    logical_not,
     logical_or,
     lt,
     matmul,
@@ -121,29 +121,46 @@ def signbit(input: TensorLike) -> Tensor:  # noqa: A002
 def copysign(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (-0.0 counts as negative)."""
     a, b = _float_pair(input, other)
-    return where(signbit(b), -abs(a), abs(a))
+    # torch's derivative: copysign(a, b) / a for a (0 at a == 0; NaN at +-inf and NaN),
+    # none for b
+    return _rules.elementwise(
+        "CopysignBackward0", lambda x, y: where(signbit(y), -abs(x), abs(x)), [a, b],
+        lambda x, y: [where(eq(x, 0.0), 0.0, where(signbit(y), -abs(x), abs(x)) / x), None])
 
 
-def _nan_ignoring_pick(keep_input: Callable[[Tensor, Tensor], Tensor], input: TensorLike,  # noqa: A002
+def _nan_ignoring_pick(name: str, keep_input: Callable[[Tensor, Tensor], Tensor],
+                       forward_tie_to_input: bool, input: TensorLike,  # noqa: A002
                        other: TensorLike) -> Tensor:
     """``input`` where ``keep_input(input, other)`` or ``other`` is NaN, else
     ``other``: fmax/fmin's value, and torch's gradient (all of it to ``input``
-    on a tie, not split as maximum's)."""
+    on a tie, not split as maximum's). torch's forward rule gives a tie the
+    tangent of ``other`` for fmax, of ``input`` for fmin
+    (``forward_tie_to_input``)."""
     dt = _promote([input, other])
     a, b = _cast(input, dt), _cast(other, dt)
     if not dt.is_floating_point:
         return where(keep_input(a, b), a, b)
-    return where(logical_or(keep_input(a, b), isnan(b)), a, b)
+
+    def first(x: Tensor, y: Tensor) -> Tensor:  # where the result is input's
+        return logical_or(keep_input(x, y), isnan(y))
+
+    def forward_first(x: Tensor, y: Tensor) -> Tensor:  # torch's forward mask
+        return first(x, y) if forward_tie_to_input else logical_and(first(x, y), ne(x, y))
+    one = ones((), dtype=dt)
+    return _rules.elementwise(
+        name, lambda x, y: where(first(x, y), x, y), [a, b],
+        lambda x, y: [where(first(x, y), one, 0.0), where(first(x, y), 0.0, one)],
+        tangent=lambda t, x, y: where(forward_first(x, y), t[0], t[1]))
 
 
 def fmax(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise maximum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring_pick(ge, input, other)
+    return _nan_ignoring_pick("FmaxBackward0", ge, False, input, other)
 
 
 def fmin(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     """Elementwise minimum that ignores a NaN when the other value is a number."""
-    return _nan_ignoring_pick(_le, input, other)
+    return _nan_ignoring_pick("FminBackward0", _le, True, input, other)
 
 
 def heaviside(input: TensorLike, values: TensorLike) -> Tensor:  # noqa: A002
@@ -168,6 +185,17 @@ def ldexp(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
 
 
 def erfc(input: TensorLike) -> Tensor:  # noqa: A002
+    """``1 - erf(x)``; its derivative is torch's ``-2/sqrt(pi) exp(-x^2)``
+    (math_rules.py: -0 at +inf, where the tail's steps give NaN)."""
+    x = _float(input)
+    return _rules.elementwise("ErfcBackward0", _erfc_value, [x],
+                              lambda v: [-_TWO_OVER_SQRT_PI * exp(-(v * v))])
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erfc_value(input: TensorLike) -> Tensor:  # noqa: A002
     """``1 - erf(x)``, accurate in the tail: below 3 the subtraction turns
     ``erf``'s absolute error (1e-16 in float64) into a relative one of at most
     1e-16/erfc(3) = 5e-12; from 3 on, the continued fraction
@@ -175,7 +203,7 @@ def erfc(input: TensorLike) -> Tensor:  # noqa: A002
     floats are computed in float64 (float32's erf would leave 1e-3 near 3)."""
     x = _float(input)
     if x.dtype != float64:
-        return convert(erfc(convert(x, float64)), x.dtype)
+        return convert(_erfc_value(convert(x, float64)), x.dtype)
     tail = ge(x, 3.0)
     xt = where(tail, x, 3.0)  # the unselected branch gets a harmless value (no NaN gradients)
     t = xt
@@ -192,8 +220,18 @@ _GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0
 
 
 def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
-    """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN beyond."""
+    """The inverse of ``erf`` on (-1, 1); +-inf at +-1, NaN beyond. Its
+    derivative is torch's ``sqrt(pi)/2 exp(erfinv(x)^2)`` (math_rules.py):
+    +inf at +-1, NaN beyond."""
     y = _float(input)
+    half_sqrt_pi = math.sqrt(math.pi) / 2
+    return _rules.elementwise("ErfinvBackward0", _erfinv_value, [y],
+                              lambda v, r: [half_sqrt_pi * exp(r * r)],
+                              jvp=lambda v: [half_sqrt_pi * exp(erfinv(v) ** 2)],
+                              with_result=True)
+
+
+def _erfinv_value(y: Tensor) -> Tensor:
     a = abs(y)
     inside = lt(a, 1.0)
     ys = detach(where(inside, y, 0.0))  # the starting guess is a constant to autodiff
@@ -208,11 +246,7 @@ def erfinv(input: TensorLike) -> Tensor:  # noqa: A002
     yin = where(inside, y, 0.0)
     x = x - (erf(x) - yin) / (two_over_sqrt_pi * exp(-(x * x)))  # Newton: d/dy = 1/erf'(x)
     edge = where(eq(a, 1.0), where(gt(y, 0.0), float("inf"), float("-inf")), float("nan"))
-    # beyond [-1, 1] (and at NaN) the gradient is NaN, as torch's, not the 0 of a
-    # constant branch: plus (y - y) times NaN there, times 0 elsewhere (the value is NaN
-    # there anyway)
-    undefined = logical_not(logical_or(inside, eq(a, 1.0)))
-    return where(inside, x, edge) + (y - detach(y)) * where(undefined, float("nan"), 0.0)
+    return where(inside, x, edge)
 
 
 _LANCZOS_G = 7.0
@@ -240,8 +274,15 @@ def _sin_pi_abs(x: Tensor) -> Tensor:
 
 
 def lgamma(input: TensorLike) -> Tensor:  # noqa: A002
-    """log|Gamma(x)|: +inf at the poles (0, -1, -2, ...) and at +-inf."""
+    """log|Gamma(x)|: +inf at the poles (0, -1, -2, ...) and at +-inf. Its
+    derivative is ``digamma(x)`` (torch's, math_rules.py): -inf at +0, +inf
+    at -0 and at +inf, NaN at the negative integers, -inf and NaN."""
     x = _float(input)
+    return _rules.elementwise("LgammaBackward0", _lgamma_value, [x],
+                              lambda v: [digamma(v)])
+
+
+def _lgamma_value(x: Tensor) -> Tensor:
     right = ge(x, 0.5)
     xr = where(right, x, 0.5)
     xl = where(right, 0.5, x)
@@ -281,8 +322,16 @@ def _digamma_right(x: Tensor) -> Tensor:
 
 
 def digamma(input: TensorLike) -> Tensor:  # noqa: A002
-    """psi(x) = d/dx lgamma(x): -inf at 0 (torch), NaN at the negative integers."""
+    """psi(x) = d/dx lgamma(x): -inf at 0 (torch), NaN at the negative integers.
+    Its derivative is ``polygamma(1, x)`` (torch's, math_rules.py): +inf at
+    the poles (torch's float64 kernel gives a large finite number at the
+    negative integers, 6.6e32 at -1: the limit is +inf), NaN at -inf."""
     x = _float(input)
+    return _rules.elementwise("DigammaBackward0", _digamma_value, [x],
+                              lambda v: [polygamma(1, v)])
+
+
+def _digamma_value(x: Tensor) -> Tensor:
     right = ge(x, 0.5)
     xr = where(right, x, 0.5)
     xl = where(right, 0.5, x)
@@ -343,6 +392,7 @@ def polygamma(n: int, input: TensorLike) -> Tensor:  # noqa: A002
         val = where(far, float("nan"), val)
     val = where(inf_r, 0.0 if n == 1 else float("nan"), val)  # (torch's NaN for n >= 2)
     val = where(at_pole, float("inf") if n % 2 else float("-inf"), val)
+    val = where(eq(x, float("-inf")), float("nan"), val)  # (floor(-inf) is -inf: no pole)
     return where(isnan(x), x, val)
 
 
@@ -396,8 +446,15 @@ def _chbevl(x: Tensor, coefs: Sequence[float]) -> Tensor:
 
 
 def i0(input: TensorLike) -> Tensor:  # noqa: A002
-    """The modified Bessel function of the first kind, order 0."""
-    x = abs(_float(input))
+    """The modified Bessel function of the first kind, order 0; its derivative
+    is ``i1(x)`` (torch's, math_rules.py)."""
+    x = _float(input)
+
+    return _rules.elementwise("I0Backward0", _i0_value, [x], lambda v: [i1(v)])
+
+
+def _i0_value(input: Tensor) -> Tensor:  # noqa: A002
+    x = abs(input)
     small = _le(x, 8.0)
     xs = where(small, x, 0.0)
     xb = where(small, 8.0, x)
@@ -409,6 +466,65 @@ def i0(input: TensorLike) -> Tensor:  # noqa: A002
     v_big = half * (half * _chbevl(32.0 / xb - 2.0, _I0_B) / sqrt(xb))
     v_big = where(big_ok, v_big, float("nan"))  # torch's kernel: NaN at +-inf
     return where(isnan(x), x, where(small, v_small, v_big))
+
+
+# (session 12: i1 moved here from special.py: i0's derivative)
+# Cephes' Chebyshev coefficients (torch's calc_i1/calc_i1e, double precision)
+_I1_A = (2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
+         -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
+         3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
+         -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
+         9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
+         -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
+         4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
+         -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
+         2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
+         -1.76416518357834055153e-1, 2.52587186443633654823e-1)
+_I1_B = (7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
+         -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
+         -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
+         4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+         -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
+         3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
+         -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
+         -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
+         7.78576235018280120474e-1)
+
+
+def _tiny_half(x: Tensor, d: Tensor) -> Tensor:
+    """``d`` where ``|x|`` exceeds the dtype's epsilon, else 1/2 (torch's
+    i1/i1e backward: the limit at 0, and what NaN gets there too)."""
+    eps = float(np.finfo(x.dtype.np).eps)
+    return where(lt(eps, abs(x)), d, 0.5)
+
+
+def _i1e_abs(x: Tensor) -> Tensor:
+    """``exp(-x) I1(x)`` for x >= 0 (Cephes: Chebyshev on [0, 8] and in 1/x beyond)."""
+    small = lt(x, 8.0) | (x == 8.0)
+    xs = where(small, x, 0.0)
+    xb = where(small, 8.0, x)
+    return where(small, _chbevl(xs / 2.0 - 2.0, _I1_A) * xs,
+                 _chbevl(32.0 / xb - 2.0, _I1_B) / sqrt(xb))
+
+
+def i1(input: TensorLike) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 1 (odd in x).
+    Derivative torch's, ``i0(x) - i1(x) / x``, 1/2 where ``|x|`` is at
+    most the dtype's epsilon or NaN."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI1Backward0", _i1_value, [x],
+                              lambda v: [_tiny_half(v, i0(v) - i1(v) / v)])
+
+
+def _i1_value(input: Tensor) -> Tensor:  # noqa: A002
+    x = _float(input)
+    ax = abs(x)
+    big_ok = lt(ax, float("inf"))
+    safe = where(big_ok, ax, 0.0)
+    half = exp(safe / 2.0)  # exp(x) as two halves: finite up to where I1 itself is
+    out = half * (half * _i1e_abs(safe))
+    out = where(big_ok, out, float("nan"))  # torch's kernel: NaN at +-inf (as i0's)
+    return where(isnan(x), x, where(lt(x, 0.0), -out, out))
 
 
 Frexp = namedtuple("Frexp", ["mantissa", "exponent"])
@@ -1090,13 +1206,18 @@ def nextafter(input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
     nextafter): ``input`` plus one unit in the last place, found from
     ``frexp``'s exponent (a power of two: the sum is exact); half a unit when
     stepping towards zero from a power of two; subnormal units below the
-    normal range. Not differentiable (torch has no derivative): the result
-    does not require grad."""
+    normal range. Derivatives torch's (2.13): 1 for ``input`` (0 where it equals
+    ``other``), 0 for ``other``."""
     dt = _promote([input, other])
     if dt not in (float32, float64):
         raise RuntimeError(f"nextafter: only float32 and float64 are supported, got "
                            f"{dt.name}")
-    a, b = detach(_cast(input, dt)), detach(_cast(other, dt))
+    a, b = _cast(input, dt), _cast(other, dt)
+    return _rules.elementwise("NextafterBackward0", _nextafter_value, [a, b],
+                              lambda x, y: [convert(ne(x, y), dt), zeros((), dtype=dt)])
+
+
+def _nextafter_value(a: Tensor, b: Tensor) -> Tensor:
     info = np.finfo(a.dtype.np)
     digits, min_exp = info.nmant + 1, info.minexp + 1  # frexp's exponent of the tiniest normal
     m, e = frexp(a)
@@ -1288,7 +1409,8 @@ def angle(input: TensorLike) -> Tensor:  # noqa: A002
     """The argument of a real number: pi below zero, else 0 (NaN stays)."""
     x = _float_of(input)
     zero = _cast(0, x.dtype)
-    return where(isnan(x), x, where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
+    # a NaN stays, without a gradient (torch's angle has none for real input)
+    return where(isnan(x), detach(x), where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
 
 
 def _unfold_method(self: Tensor, dimension: int, size: int, step: int) -> Tensor:

@@ -105,6 +105,11 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                                      f"have {len(flat)} leaves, the arguments {len(leaves)}")
                 return tuple(flat)
 
+            @staticmethod
+            def jvp(ctx: Any, *tangents: Any) -> tuple:
+                raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp "
+                                f"function ({owner.__name__}), as in JAX")
+
         out = Rule.apply(*leaves)
         return tree_unflatten(box["out_tree"], list(out))
 

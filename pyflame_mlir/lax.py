@@ -89,25 +89,76 @@ def _mapped_value(x: Any, what: str) -> bool:
     return False
 
 
+_KINDS = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}  # bool < int < float < complex
+
+
+def _aval(x: Any) -> tuple[tuple[int, ...], str, int, bool]:
+    """(shape, dtype name, kind, weak) of a leaf as JAX types it: a Python
+    scalar is weakly typed (it takes the other side's dtype of its kind), a
+    tensor or array strongly."""
+    if isinstance(x, Tensor):
+        return tuple(x.shape), x.dtype.name, x.dtype.category, False
+    if isinstance(x, bool | int | float | complex):
+        return (), type(x).__name__, _KINDS[np.dtype(type(x)).kind], True
+    a = np.asarray(x)
+    return a.shape, a.dtype.name, _KINDS.get(a.dtype.kind, -1), False
+
+
+def _same_types(what: str, names: tuple[str, str], first: Any, other: Any,
+                promotes: bool = False) -> None:
+    """Two trees that must have one structure and, leaf by leaf, one shape and
+    dtype: JAX's ``TypeError``s. A weak (Python scalar) leaf takes the other's
+    dtype of the same kind; with ``promotes`` (a loop carry: ``first`` the
+    input, ``other`` the output) a weak input also takes a higher kind (int to
+    float) and a weak output a lower one, as JAX promotes weak carries."""
+    a_leaves, a_tree = tree_flatten(first)
+    b_leaves, b_tree = tree_flatten(other)
+    if a_tree != b_tree:
+        raise TypeError(f"{what} must have the same pytree structure, but they differ: "
+                        f"{names[0]} is {a_tree}, {names[1]} is {b_tree}")
+    for k, (a, b) in enumerate(zip(a_leaves, b_leaves)):
+        (sa, da, ka, wa), (sb, db, kb, wb) = _aval(a), _aval(b)
+        ok = da == db or ((wa or wb) and ka == kb) or (
+            promotes and ((wa and kb >= ka) or (wb and kb <= ka)))
+        if sa != sb or not ok:
+            raise TypeError(f"{what} must have equal types (the same shapes and dtypes), "
+                            f"but they differ: leaf {k} of "
+                            f"{names[0]} is {da}{list(sa)}, of {names[1]} {db}{list(sb)}")
+
+
+def _branch_results(what: str, results: list[Any]) -> None:
+    """JAX traces every branch of ``cond``/``switch``: their outputs must agree
+    in structure, shapes and dtypes whichever branch is taken."""
+    for i, r in enumerate(results[1:], start=1):
+        _same_types(f"lax.{what}: branch outputs", ("branch 0", f"branch {i}"),
+                    results[0], r)
+
+
+def _run_branches(what: str, branches: list[Callable[..., Any]], operands: tuple) -> list[Any]:
+    """Every branch's result, checked to agree (JAX traces every branch, so a
+    disagreement raises whichever is taken). The branches must be pure, as in
+    JAX (torch.cond forbids mutation too): one that modifies an operand in
+    place raises instead of having run for nothing."""
+    tensors = [t for t in tree_flatten(operands)[0] if isinstance(t, Tensor)]
+    versions = [t._version for t in tensors]
+    results = [b(*operands) for b in branches]
+    if [t._version for t in tensors] != versions:
+        raise RuntimeError(f"lax.{what}: a branch modified an operand in place; every branch "
+                           "runs (JAX traces them all) and must be pure")
+    _branch_results(what, results)
+    return results
+
+
 def _selected(what: str, index: Tensor, results: list[Any]) -> Any:
     """Per leaf, ``results[index]``: JAX's batching of ``cond``/``switch``."""
+    _branch_results(what, results)
     flat = [tree_flatten(r) for r in results]
     tree = flat[0][1]
-    for _, t in flat[1:]:
-        if t != tree:
-            raise TypeError(f"lax.{what}: the branches must return the same tree "
-                            f"structure, got {tree} and {t}")
     out = []
     for k, first in enumerate(flat[0][0]):
         v = first
         for i in range(1, len(flat)):
-            other = flat[i][0][k]
-            if isinstance(first, Tensor) and isinstance(other, Tensor) and (
-                    first.shape != other.shape or first.dtype != other.dtype):
-                raise TypeError(f"lax.{what}: the branches must return the same shapes "
-                                f"and dtypes, got {first.dtype.name}{list(first.shape)} and "
-                                f"{other.dtype.name}{list(other.shape)} at leaf {k}")
-            v = where(index == i, other, v)
+            v = where(index == i, flat[i][0][k], v)
         out.append(v)
     return tree_unflatten(tree, out)
 
@@ -121,11 +172,15 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``;
     under ``vmap`` with a mapped predicate both run and ``select`` chooses
-    per example (JAX's batching rule)."""
+    per example (JAX's batching rule). Both always run (lazily: the branch
+    not taken is recorded, never evaluated) so that branches whose outputs
+    disagree raise as in JAX; they must not modify their operands."""
     if _mapped_value(pred, "cond"):
         return _selected("cond", (pred != 0).to(int64),
                          [false_fun(*operands), true_fun(*operands)])
-    return true_fun(*operands) if bool(_concrete(pred, "cond")) else false_fun(*operands)
+    taken = bool(_concrete(pred, "cond"))
+    results = _run_branches("cond", [false_fun, true_fun], operands)
+    return results[int(taken)]
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -139,8 +194,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if isinstance(i, bool | float) or not isinstance(i, int | np.integer):
         raise TypeError(f"lax.switch: the index must be a scalar integer, got "
                         f"{type(i).__name__} {i!r}")
-    i = int(i)
-    return branches[builtins.min(builtins.max(i, 0), len(branches) - 1)](*operands)
+    i = builtins.min(builtins.max(int(i), 0), len(branches) - 1)
+    return _run_branches("switch", list(branches), operands)[i]
 
 
 def _loop_value(x: Any, what: str) -> Any:
@@ -156,10 +211,29 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
     mapped predicate each example loops until its own predicate is false."""
-    val = init_val
-    while bool(_loop_value(cond_fun(val), "while_loop")):
-        val = body_fun(val)
+    val, steps = init_val, 0
+    while bool(_loop_value(_predicate(cond_fun(val)), "while_loop")):
+        new = body_fun(val)
+        _carry_types("while_loop", val, new)
+        val, steps = new, steps + 1
+    if not steps:  # JAX traces the body even when it never runs: its types are checked
+        _carry_types("while_loop", val, body_fun(val))
     return val
+
+
+def _predicate(p: Any) -> Any:
+    """``while_loop``'s ``cond_fun`` result: a boolean scalar, as JAX requires."""
+    if isinstance(p, Tensor) and (p.dtype is not bool_ or p.ndim != 0):
+        raise TypeError(f"lax.while_loop: cond_fun must return a boolean scalar, but got "
+                        f"{p.dtype.name}{list(p.shape)}")
+    return p
+
+
+def _carry_types(what: str, carry: Any, new: Any) -> None:
+    """A loop body's carry output must have its input's structure, shapes and
+    dtypes (JAX's ``TypeError``)."""
+    _same_types(f"lax.{what}: the body function's carry input and carry output",
+                ("the input", "the output"), carry, new, promotes=True)
 
 
 def _int_bound(x: Any, what: str) -> int:
@@ -175,8 +249,13 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_
     """``body_fun(i, val)`` for i in [lower, upper); ``i`` is a Python int."""
     del unroll  # every step is recorded: the loop is unrolled
     val = init_val
-    for i in range(_int_bound(lower, "fori_loop"), _int_bound(upper, "fori_loop")):
-        val = body_fun(i, val)
+    lo, hi = _int_bound(lower, "fori_loop"), _int_bound(upper, "fori_loop")
+    for i in range(lo, hi):
+        new = body_fun(i, val)
+        _carry_types("fori_loop", val, new)
+        val = new
+    if hi <= lo:  # JAX traces the body even when it never runs: its types are checked
+        _carry_types("fori_loop", val, body_fun(lo, val))
     return val
 
 
@@ -202,7 +281,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
         x = tree_unflatten(x_tree, [v[i] for v in x_leaves]) if x_leaves else None
-        carry, y = f(carry, x)
+        new, y = f(carry, x)
+        _carry_types("scan", carry, new)
+        carry = new
         ys.append(y)
     if reverse:
         ys.reverse()

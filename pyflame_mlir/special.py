@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import math_rules as _rules
 from . import special_cephes as _cephes
 from .composites import sinc, xlog1py, xlogy
 from .composites2 import (
@@ -26,10 +27,13 @@ from .composites2 import (
     _I0_B,
     _chbevl,
     _float,
+    _i1e_abs,
+    _tiny_half,
     digamma,
     erfc,
     erfinv,
     i0,
+    i1,
     lgamma,
     mvlgamma,
     polygamma,
@@ -75,8 +79,18 @@ multigammaln = mvlgamma
 _SQRT1_2 = math.sqrt(0.5)
 
 
+_INV_SQRT_2PI = 1.0 / math.sqrt(2 * math.pi)
+
+
 def entr(input: TensorLike) -> Tensor:  # noqa: A002
-    """``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN)."""
+    """``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (NaN stays NaN).
+    Derivative torch's, ``-(1 + log x)`` (inf at 0, NaN below)."""
+    x = _float(input)
+    return _rules.elementwise("SpecialEntrBackward0", _entr_value, [x],
+                              lambda v: [-(1.0 + log(v))])
+
+
+def _entr_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     pos = where(lt(0.0, x), x, 1.0)
     return where(lt(0.0, x), -pos * log(pos), where(x == 0.0, 0.0,
@@ -94,7 +108,14 @@ def ndtri(input: TensorLike) -> Tensor:  # noqa: A002
     1), in float64. In the tails, where ``2p - 1`` loses ``p`` (or ``1 - p``),
     the asymptotic guess ``-sqrt(-2 log q - log(-2 log q) - log 2 pi)`` for
     ``q = min(p, 1 - p)`` (exact: Sterbenz) is polished by Newton steps on
-    ``log_ndtr(x) = log q``, and mirrored for the right tail."""
+    ``log_ndtr(x) = log q``, and mirrored for the right tail.
+    Derivative torch's, ``sqrt(2 pi) exp(ndtri(p)^2 / 2)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialNdtriBackward0", _ndtri_value, [x],
+                              lambda v: [math.sqrt(2 * math.pi) * exp(ndtri(v) ** 2 / 2.0)])
+
+
+def _ndtri_value(input: Tensor) -> Tensor:  # noqa: A002
     p = _float(input)
     if p.dtype is not float64:
         return ndtri(p.to(float64)).to(p.dtype)
@@ -110,14 +131,22 @@ def ndtri(input: TensorLike) -> Tensor:  # noqa: A002
         log_cdf = log_ndtr(x)
         log_pdf = -0.5 * x * x - 0.5 * math.log(2 * math.pi)
         x = x - (log_cdf - log_q) * exp(log_cdf - log_pdf)
-    return where(tail, where(right, -x, x), central)
+    outside = lt(p, 0.0) | lt(1.0, p)  # (a tiny negative p: 2p - 1 rounds to -1)
+    return where(outside, float("nan"), where(tail, where(right, -x, x), central))
 
 
 def log_ndtr(input: TensorLike) -> Tensor:  # noqa: A002
     """``log(ndtr(x))``: ``log1p(-ndtr(-x))`` for x > 0 (tiny, exact), the log
     of ``ndtr`` down to where it would underflow, and below that the
     asymptotic series ``-x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 +
-    3/x^4 - ...)`` (its terms fall below the dtype's epsilon there)."""
+    3/x^4 - ...)`` (its terms fall below the dtype's epsilon there).
+    Derivative torch's, ``exp(-(log_ndtr(x) + x^2/2)) / sqrt(2 pi)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialLogNdtrBackward0", _log_ndtr_value, [x],
+                              lambda v: [exp(-(log_ndtr(v) + v * v / 2.0)) * _INV_SQRT_2PI])
+
+
+def _log_ndtr_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     low = -37.0 if x.dtype is float64 else -10.0  # ndtr(low) stays a normal number
     right = where(lt(0.0, x), x, 0.0)
@@ -135,7 +164,14 @@ def log_ndtr(input: TensorLike) -> Tensor:  # noqa: A002
 
 
 def i0e(input: TensorLike) -> Tensor:  # noqa: A002
-    """``exp(-|x|) I0(x)``, computed without forming ``I0`` (finite for every x)."""
+    """``exp(-|x|) I0(x)``, computed without forming ``I0`` (finite for every x).
+    Derivative torch's, ``i1e(x) - sgn(x) i0e(x)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI0EBackward0", _i0e_value, [x],
+                              lambda v: [i1e(v) - v.sign() * i0e(v)])
+
+
+def _i0e_value(input: Tensor) -> Tensor:  # noqa: A002
     x = abs(_float(input))
     small = lt(x, 8.0) | (x == 8.0)
     xs = where(small, x, 0.0)
@@ -149,7 +185,14 @@ def erfcx(input: TensorLike) -> Tensor:  # noqa: A002
     """``exp(x^2) erfc(x)`` (issue 14, s10-surface14): from 3 on ``1 / (sqrt(pi)
     K(x))`` with the continued fraction ``K`` that ``erfc`` uses there (no
     overflow, no underflow); below, the product (inf below about -26.6, as
-    torch's). Narrower floats compute in float64 and round once."""
+    torch's). Narrower floats compute in float64 and round once.
+    Derivative torch's, ``2 x erfcx(x) - 2/sqrt(pi)``."""
+    x = _float(input)
+    return _rules.elementwise("SpecialErfcxBackward0", _erfcx_value, [x],
+                              lambda v: [2.0 * v * erfcx(v) - 2.0 / math.sqrt(math.pi)])
+
+
+def _erfcx_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     if x.dtype is not float64:
         return erfcx(x.double()).to(x.dtype)
@@ -164,70 +207,53 @@ def erfcx(input: TensorLike) -> Tensor:  # noqa: A002
 
 # ---- session 11: i1/i1e, gammainc/gammaincc, spherical_bessel_j0, polynomials ----
 
-# Cephes' Chebyshev coefficients (torch's calc_i1/calc_i1e, double precision)
-_I1_A = (2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
-         -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
-         3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
-         -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
-         9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
-         -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
-         4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
-         -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
-         2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
-         -1.76416518357834055153e-1, 2.52587186443633654823e-1)
-_I1_B = (7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
-         -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
-         -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
-         4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
-         -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
-         3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
-         -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
-         -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
-         7.78576235018280120474e-1)
-
-
-def _i1e_abs(x: Tensor) -> Tensor:
-    """``exp(-x) I1(x)`` for x >= 0 (Cephes: Chebyshev on [0, 8] and in 1/x beyond)."""
-    small = lt(x, 8.0) | (x == 8.0)
-    xs = where(small, x, 0.0)
-    xb = where(small, 8.0, x)
-    return where(small, _chbevl(xs / 2.0 - 2.0, _I1_A) * xs,
-                 _chbevl(32.0 / xb - 2.0, _I1_B) / sqrt(xb))
-
-
 def i1e(input: TensorLike) -> Tensor:  # noqa: A002
-    """``exp(-|x|) I1(x)``, odd in x (torch's Cephes kernel)."""
+    """``exp(-|x|) I1(x)``, odd in x (torch's Cephes kernel).
+    Derivative torch's, ``i0e(x) - i1e(x) (sgn(x) + 1/x)``, 1/2 where
+    ``|x|`` is at most the dtype's epsilon or NaN."""
+    x = _float(input)
+    return _rules.elementwise("SpecialI1EBackward0", _i1e_value, [x],
+                              lambda v: [_tiny_half(v, i0e(v) - i1e(v) * (v.sign() + 1.0 / v))])
+
+
+def _i1e_value(input: Tensor) -> Tensor:  # noqa: A002
     x = _float(input)
     out = _i1e_abs(abs(x))
-    return where(isnan(x), x, where(lt(x, 0.0), -out, out))
-
-
-def i1(input: TensorLike) -> Tensor:  # noqa: A002
-    """The modified Bessel function of the first kind, order 1 (odd in x)."""
-    x = _float(input)
-    ax = abs(x)
-    big_ok = lt(ax, float("inf"))
-    safe = where(big_ok, ax, 0.0)
-    half = exp(safe / 2.0)  # exp(x) as two halves: finite up to where I1 itself is
-    out = half * (half * _i1e_abs(safe))
-    out = where(big_ok, out, float("nan"))  # torch's kernel: NaN at +-inf (as i0's)
     return where(isnan(x), x, where(lt(x, 0.0), -out, out))
 
 
 def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
     """Regularized incomplete gamma P(a, x) (or Q = 1 - P) in float64: the
     series where x < a + 1, Lentz's continued fraction for Q elsewhere, and
-    torch's boundary values (NaN for a < 0 or x < 0; a = 0, x = 0 and
-    infinities as torch's kernel)."""
+    for Q with a small ``a`` and x <= 1.1 the series of Q itself (torch's
+    ``_igamc_helper_series``: 1 - P cancels there). The boundary values are
+    torch's kernel's, in its order: NaN for a < 0 or x < 0; a = 0 gives P = 1
+    for x > 0 (else NaN); x = 0 gives P = 0 (whatever a, NaN included); an
+    infinite a gives P = 0 (NaN with an infinite x); an infinite x P = 1."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     out = np.full(a.shape, np.nan)
-    ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-    out[(a == 0) & (x > 0)] = 0.0 if upper else 1.0
-    out[(a > 0) & (x == 0)] = 1.0 if upper else 0.0
-    out[np.isinf(a) & np.isfinite(x) & (x >= 0)] = 1.0 if upper else 0.0
-    out[np.isposinf(x) & np.isfinite(a) & (a >= 0)] = 0.0 if upper else 1.0
+    p0, p1 = (1.0, 0.0) if upper else (0.0, 1.0)  # P = 0 and P = 1, as P or as Q
+    rest = ~((x < 0) | (a < 0))  # (NaN there)
+    for mask, value in (((a == 0) & (x > 0), p1), ((a == 0), np.nan), ((x == 0), p0),
+                        (np.isinf(a) & np.isinf(x), np.nan), (np.isinf(a), p0),
+                        (np.isinf(x), p1)):
+        hit = rest & mask
+        out[hit] = value
+        rest &= ~hit
+    ok = rest & (a > 0) & (x > 0)  # (NaN arguments stay NaN)
     lgam = np.vectorize(math.lgamma, otypes=[np.float64])
     eps, tiny = np.finfo(np.float64).eps, 1e-300
+    if upper:
+        small_a = ok & (x <= 1.1) & np.where(x <= 0.5, -0.4 / np.log(np.where(x < 1, x, 0.5)) >= a,
+                                             x * 1.1 >= a)
+        if small_a.any():
+            out[small_a] = _igammac_small_a(a[small_a], x[small_a])
+            ok &= ~small_a
+    near = ok & (a > 1e6) & (np.abs(x - a) < 0.3 * a)  # the series would need ~sqrt(a) terms
+    if near.any():
+        q = _igammac_temme(a[near], x[near])
+        out[near] = q if upper else 1.0 - q
+        ok &= ~near
     series = ok & (x < a + 1.0)
     if series.any():
         aa, xx = a[series], x[series]
@@ -263,6 +289,81 @@ def _igamma_values(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
         q = np.exp(-xx + aa * np.log(xx) - lgam(aa)) * h
         out[frac] = q if upper else 1.0 - q
     return out
+
+
+def _zeta_values(top: int) -> np.ndarray:
+    """zeta(n) for n = 0 .. top (0 and 1 unused): 1000 terms and the
+    Euler-Maclaurin tail (error below 1e-17)."""
+    k = np.arange(1, 1001, dtype=np.float64)
+    out = np.zeros(top + 1)
+    for n in range(2, top + 1):
+        big = 1000.0
+        out[n] = (np.sum(k ** -n) - big ** -n + big ** (1 - n) / (n - 1) + big ** -n / 2
+                  + n * big ** (-n - 1) / 12)
+    return out
+
+
+_ZETA = _zeta_values(42)
+
+
+def _lgam1p(a: np.ndarray) -> np.ndarray:
+    """lgamma(1 + a), accurate for small a (torch's lgam1p: the Taylor series
+    ``-gamma a + sum (-a)^n zeta(n) / n`` for |a| <= 1/2)."""
+    a = np.asarray(a, np.float64)
+    out = np.vectorize(lambda v: math.lgamma(1.0 + v), otypes=[np.float64])(a)
+    small = np.abs(a) <= 0.5
+    if small.any():
+        v = a[small]
+        res, fac = -0.5772156649015329 * v, -v
+        for n in range(2, 43):
+            fac = fac * -v
+            res = res + _ZETA[n] * fac / n
+        out[small] = res
+    return out
+
+
+def _igammac_temme(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for a large a and x near a: Temme's uniform expansion
+    ``erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2/2) / sqrt(2 pi a) (c0(eta) +
+    c1(eta) / a)`` (DLMF 8.12.3), lambda = x / a, eta = sign(lambda - 1)
+    sqrt(2 (lambda - 1 - log lambda)); c0 and c1 by their series near
+    eta = 0. For a > 1e6 the next term is below 1e-15 (torch's kernel keeps
+    25 terms for its wider range)."""
+    lm1 = (x - a) / a  # lambda - 1, without rounding lambda first
+    # lambda - 1 - log(lambda) = d - log1p(d): its series d^2/2 - d^3/3 + ... for a small d
+    half = np.where(np.abs(lm1) < 0.1, 0.0, lm1 - np.log1p(lm1))
+    d, power = np.where(np.abs(lm1) < 0.1, lm1, 0.0), None
+    power = d * d
+    for k in range(2, 30):
+        half = half + (-1) ** k * power / k
+        power = power * d
+    eta = np.sign(lm1) * np.sqrt(2.0 * np.maximum(half, 0.0))
+    small = np.abs(eta) < 0.1
+    with np.errstate(all="ignore"):
+        c0 = np.where(small, -1 / 3 + eta / 12 - 2 * eta ** 2 / 135 + eta ** 3 / 864
+                      + 8 * eta ** 4 / 2835, 1.0 / lm1 - 1.0 / eta)
+        c1 = np.where(small, -1 / 540 - eta / 288 + eta ** 2 / 378,
+                      1.0 / eta ** 3 - 1.0 / lm1 ** 3 - 1.0 / lm1 ** 2 - 1.0 / (12.0 * lm1))
+    erfc = np.vectorize(math.erfc, otypes=[np.float64])
+    return (0.5 * erfc(eta * np.sqrt(a / 2.0))
+            + np.exp(-0.5 * a * eta ** 2) / np.sqrt(2 * np.pi * a) * (c0 + c1 / a))
+
+
+def _igammac_small_a(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for x <= 1.1 and a small: ``-expm1(a log x - lgam1p(a)) -
+    x^a / Gamma(a) sum_n (-x)^n / (n! (a + n))`` (torch's
+    ``_igamc_helper_series``)."""
+    eps = np.finfo(np.float64).eps
+    fac, total = np.ones_like(x), np.zeros_like(x)
+    for n in range(1, 2000):
+        fac = fac * -x / n
+        term = fac / (a + n)
+        total = total + term
+        if np.all(np.abs(term) <= eps * np.abs(total)):
+            break
+    logx = np.log(x)
+    lgam = np.vectorize(math.lgamma, otypes=[np.float64])
+    return -np.expm1(a * logx - _lgam1p(a)) - np.exp(a * logx - lgam(a)) * total
 
 
 def _igamma(name: str, upper: bool, input: TensorLike, other: TensorLike) -> Tensor:  # noqa: A002
@@ -414,12 +515,12 @@ def legendre_polynomial_p(input: TensorLike, n: TensorLike) -> Tensor:  # noqa: 
 
 def modified_bessel_i0(input: TensorLike) -> Tensor:  # noqa: A002
     """``i0`` without a gradient (torch's modified_bessel_i0 has none)."""
-    return i0(_float(input).detach())
+    return i0(_float(input).detach()).detach()
 
 
 def modified_bessel_i1(input: TensorLike) -> Tensor:  # noqa: A002
     """``i1`` without a gradient (torch's modified_bessel_i1 has none)."""
-    return i1(_float(input).detach())
+    return i1(_float(input).detach()).detach()
 
 
 __all__ += ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",

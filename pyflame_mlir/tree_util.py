@@ -10,6 +10,7 @@ optree namespace, so they do not leak into other users of optree.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import operator
@@ -23,10 +24,36 @@ NAMESPACE = "pyflame_mlir"
 PyTreeDef = optree.PyTreeSpec
 
 
+_DICTS = (dict, collections.defaultdict)
+
+
+def _sorted_node(node: PyTreeDef) -> PyTreeDef:
+    """A one-level dict node whose keys were inserted out of order, rebuilt in
+    sorted order (other nodes as they are)."""
+    if node.type not in _DICTS:
+        return node
+    keys = node.entries()  # sorted (optree's order of the leaves, JAX's too)
+    built = node.unflatten([None] * len(keys))
+    if list(built) == keys:
+        return node
+    children = dict.fromkeys(keys, optree.treespec_leaf(namespace=NAMESPACE))
+    if node.type is dict:
+        return optree.treespec_dict(children, namespace=NAMESPACE)
+    return optree.treespec_defaultdict(built.default_factory, children, namespace=NAMESPACE)
+
+
+def _jax_order(treedef: PyTreeDef) -> PyTreeDef:
+    """JAX's structure of a tree: optree remembers a dict's insertion order and
+    rebuilds it so; JAX rebuilds dicts (and defaultdicts) with their keys
+    sorted, the order of their leaves (an OrderedDict keeps its own order)."""
+    return treedef.transform(_sorted_node) if treedef.num_nodes > 1 else treedef
+
+
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
     """The leaves of ``tree`` (left to right) and its structure."""
-    return optree.tree_flatten(tree, is_leaf, namespace=NAMESPACE)
+    leaves, treedef = optree.tree_flatten(tree, is_leaf, namespace=NAMESPACE)
+    return leaves, _jax_order(treedef)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Sequence[Any]) -> Any:
@@ -39,14 +66,17 @@ def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    return optree.tree_structure(tree, is_leaf, namespace=NAMESPACE)
+    return _jax_order(optree.tree_structure(tree, is_leaf, namespace=NAMESPACE))
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """``f`` on each leaf of ``tree`` (and the leaves at the same places of
-    ``rest``, which must have ``tree``'s structure as a prefix)."""
-    return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
+    ``rest``, which must have ``tree``'s structure as a prefix). Dicts come
+    back with their keys sorted, as from JAX."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
 
 def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any, Any]],
@@ -240,7 +270,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = No
     accessors, leaves, treedef = optree.tree_flatten_with_accessor(tree, is_leaf,
                                                                    namespace=NAMESPACE)
     paths = [tuple(_jax_key(e, _DATA_FIELDS) for e in a) for a in accessors]
-    return list(zip(paths, leaves)), treedef
+    return list(zip(paths, leaves)), _jax_order(treedef)
 
 
 def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None

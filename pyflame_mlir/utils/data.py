@@ -1,6 +1,8 @@
 """torch.utils.data's loading API on pyflame tensors: ``Dataset``,
-``IterableDataset``, ``TensorDataset``, ``Subset``, ``random_split``, the
-samplers, ``DataLoader`` with ``default_collate``. Batches of a
+``IterableDataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset``,
+``ChainDataset``, ``StackDataset``, ``random_split``, the samplers
+(``DistributedSampler``'s shuffled order is torch's, index for index),
+``DataLoader`` with ``default_collate``. Batches of a
 ``TensorDataset`` are cut from its host arrays in one indexing step (not one
 op per sample); each batch enters the compiled graph as new data, so a
 training loop still compiles once."""
@@ -204,6 +206,132 @@ class ConcatDataset(Dataset):
         return self.datasets[k][index - start]
 
 
+class ChainDataset(IterableDataset):
+    """The samples of several ``IterableDataset``s, one after the other."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)  # type: ignore[arg-type]
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples assembled from several datasets of one length: a tuple (the
+    datasets given positionally) or a dict (given by keyword)."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        datasets: Any = args or kwargs
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(self._length != len(d) for d in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = datasets
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        return [self[i] for i in indices]
+
+    def __len__(self) -> int:
+        return self._length
+
+
+_U32 = 0xFFFFFFFF
+
+
+def torch_randperm(n: int, seed: int) -> np.ndarray:
+    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed))``,
+    index for index: torch's CPU generator is an mt19937 seeded with the low
+    32 bits of ``seed`` (numpy's MT19937 legacy seeding is the same
+    ``init_genrand``), and its randperm swaps ``r[i]`` with ``r[i + u % (n - i)]``
+    for each 32-bit draw ``u`` (a Fisher-Yates shuffle from the front)."""
+    if n >= _U32 // 20:
+        raise NotImplementedError(f"torch_randperm: n={n}: torch draws 64-bit numbers from "
+                                  "n >= 2**32 / 20 on, which this port does not follow")
+    bits = np.random.MT19937()
+    bits._legacy_seeding(seed & _U32)
+    draws = bits.random_raw(max(n - 1, 0)).astype(np.int64)
+    r = np.arange(n, dtype=np.int64)
+    for i, u in enumerate(draws.tolist()):
+        j = i + u % (n - i)
+        r[i], r[j] = r[j], r[i]
+    return r
+
+
+class DistributedSampler(Sampler):
+    """This process's share of a dataset: torch's ``DistributedSampler``
+    (``num_replicas``/``rank`` default to the process group's, see
+    ``pyflame_mlir.distributed``). Shuffled by a permutation seeded with
+    ``seed + epoch`` (``set_epoch``), the same as torch's; padded by repeating
+    the first indices to a multiple of ``num_replicas`` (or cut, with
+    ``drop_last``); replica ``rank`` takes every ``num_replicas``-th index."""
+
+    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            from .. import distributed  # torch.distributed: only for a process group's size
+            if not distributed.dist.is_initialized():
+                raise ValueError("DistributedSampler: num_replicas and rank default to the "
+                                 "process group's, which has not been initialized (call "
+                                 "pyflame_mlir.distributed.init(), or give both)")
+            num_replicas = distributed.world_size() if num_replicas is None else num_replicas
+            rank = distributed.rank() if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.epoch, self.shuffle, self.seed, self.drop_last = 0, shuffle, seed, drop_last
+        n = len(dataset)
+        if drop_last and n % num_replicas != 0:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = torch_randperm(n, self.seed + self.epoch).tolist()
+        else:
+            indices = list(range(n))
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch whose permutation the next pass takes (call it before each)."""
+        self.epoch = epoch
+
+
 def _permutation(generator: Any, n: int) -> np.ndarray:
     """A permutation drawn from ``generator``: a ``pf.Generator`` (torch's
     kind), a numpy Generator, or None for ``pf.manual_seed``'s default."""
@@ -328,7 +456,8 @@ class DataLoader:
                 yield self.dataset.batch(np.asarray(idx, dtype=np.int64))
             else:
                 collate = self.collate_fn or default_collate
-                yield collate([self.dataset[i] for i in idx])
+                many = getattr(self.dataset, "__getitems__", None)  # a batch at once (torch's)
+                yield collate(many(idx) if many else [self.dataset[i] for i in idx])
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):

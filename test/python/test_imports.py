@@ -58,6 +58,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.composites3": 1,  # session 11: gradient, histogram, as_strided, *_copy
     "pyflame_mlir.fft": 1,  # session 11: torch.fft's real helpers; the transforms raise
     "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
+    "pyflame_mlir.math_rules": 1,  # session 12: torch's derivatives of composites (autograd)
     "pyflame_mlir.special_cephes": 0,  # session 11: torch's Bessel/Airy kernels, ported
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
     "pyflame_mlir.jit": 2,

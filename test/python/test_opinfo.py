@@ -55,7 +55,9 @@ RANDOM_SAMPLE: dict[str, Callable[[Any], bool]] = {
         lambda s: s.kwargs.get("training", True) and s.args[9] > 0,
 }
 # namespaces of torch's that are not the same functions as ours under the same name
-FOREIGN = ("masked.", "sparse.", "_refs.", "special.", "fft.", "signal.")
+# (``special.`` and ``fft.``: pf.special and pf.fft have torch's functions under their
+# names; pf.fft's complex transforms refuse, its shifts are compared)
+FOREIGN = ("masked.", "sparse.", "_refs.", "signal.")
 # (op name, variant) -> (the sample kinds it covers, e.g. "float32", and why)
 KNOWN_MISMATCHES: dict[tuple[str, str], tuple[str, str]] = {
     # float32 samples near the poles: torch's float32 kernel is 2e-5 off the
@@ -63,6 +65,9 @@ KNOWN_MISMATCHES: dict[tuple[str, str], tuple[str, str]] = {
     # ours 412.7441); test_surface_math.py checks ours against torch in float64
     **{("polygamma", f"polygamma_n_{n}"): ("float32", "torch's float32 polygamma near the poles")
        for n in range(5)},
+    # (session 12) the same samples under torch.special's name
+    ("special.polygamma", "special_polygamma_n_0"): ("float32", "torch's float32 polygamma "
+                                                                "near the poles"),
     # pf.linalg's decompositions (test_linalg_decomp.py compares them on invariants)
     ("linalg.eigh", ""): ("values", "eigenvectors are unique up to sign only; numpy's and "
                                     "torch's LAPACK drivers pick different signs"),
@@ -107,6 +112,19 @@ def resolve(name: str) -> Callable | None:
                 break
         if callable(obj) and not isinstance(obj, type | pf.DType):
             return obj
+    return _tensor_member(name)
+
+
+def _tensor_member(name: str) -> Callable | None:
+    """A ``pf.Tensor`` method or property of that name (``T``, ``mT``,
+    ``double``, ``new_zeros``, ``__radd__``...), called on the input."""
+    member = pf.Tensor.__dict__.get(name) or getattr(pf.Tensor, name, None)
+    if member is None or name.startswith("_") and not name.startswith("__r"):
+        return None
+    if isinstance(member, property):
+        return lambda x: getattr(x, name)
+    if callable(member):
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
     return None
 
 
@@ -116,6 +134,7 @@ ADAPTERS: dict[str, Callable[[Callable], Callable]] = {
     "einsum": lambda fn: lambda tensors, equation: fn(equation, tensors),
     "where": lambda fn: lambda self, condition, other, **kw: fn(condition, self, other, **kw),
     "polygamma": lambda fn: lambda x, n, **kw: fn(n, x, **kw),  # torch's lambda: (x, n)
+    "special.polygamma": lambda fn: lambda x, n, **kw: fn(n, x, **kw),
     # (branch surface3) torch's lambdas take the weight first: (weight, idx)
     "nn.functional.embedding": lambda fn: lambda weight, idx, **kw: fn(idx, weight, **kw),
     "nn.functional.embedding_bag": lambda fn: lambda weight, idx, **kw: fn(idx, weight, **kw),
@@ -125,6 +144,8 @@ ADAPTERS: dict[str, Callable[[Callable], Callable]] = {
 def _calling_as_torch(o: Any, fn: Callable) -> Callable:
     if o.name in ADAPTERS:
         return ADAPTERS[o.name](fn)
+    if isinstance(getattr(pf.Tensor, o.name, None), property):  # x.T: _tensor_member's
+        return fn
     if getattr(o.op, "__name__", "") == "<lambda>" and hasattr(pf.Tensor, o.name):
         return lambda x, *a, **k: getattr(x, o.name)(*a, **k)  # a method: x.view(shape)
     return fn
@@ -161,8 +182,12 @@ def flat(v: Any) -> list[Any]:
 
 
 def as_array(v: Any) -> np.ndarray:
+    if isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16:  # (numpy has none)
+        return v.detach().cpu().float().numpy()
     if isinstance(v, torch.Tensor):  # force: a gradient may be a ZeroTensor (sgn's)
         return v.detach().cpu().numpy(force=True)
+    if isinstance(v, pf.Tensor) and v.dtype == pf.bfloat16:
+        return v.numpy().astype(np.float32)
     if isinstance(v, pf.Tensor):
         return v.numpy()
     return np.asarray(v)
@@ -183,6 +208,9 @@ def same(ours: Any, theirs: Any) -> str | None:
         if isinstance(y, torch.Tensor) != isinstance(x, pf.Tensor):
             return f"result {i} is a {type(x).__name__}, torch's a {type(y).__name__}"
         xa, ya = as_array(x), as_array(y)
+        if isinstance(y, torch.Tensor) and (y.dtype == torch.bfloat16) != (
+                x.dtype == pf.bfloat16):
+            return f"result {i} has dtype {x.dtype.name}, torch's {y.dtype}"
         if isinstance(y, torch.Tensor) and xa.dtype != ya.dtype:
             return f"result {i} has dtype {xa.dtype}, torch's {ya.dtype}"
         if xa.shape != ya.shape:
@@ -345,6 +373,10 @@ def test_opinfo_finds_the_math_ops() -> None:
     names = {o.name for o, _ in CASES}
     assert {"atan2", "fmod", "remainder", "einsum", "linalg.vector_norm",
             "nn.functional.silu", "floor_divide", "addmm", "lerp"} <= names
+    # (session 12) torch.special's names, the Tensor members (methods, properties,
+    # reflected operators) and the fft shifts
+    assert {"special.entr", "special.i1e", "special.zeta", "special.polygamma", "T", "mT",
+            "double", "new_zeros", "__radd__", "__rpow__", "fft.fftshift"} <= names
 
 
 def main() -> None:
