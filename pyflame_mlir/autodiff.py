@@ -817,7 +817,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
                               create_graph=create_graph, allow_unused=True)
         used = [(x, g) for x, g in zip(targets, grads) if g is not None]
-        _accumulate([x for x, _ in used], [g for _, g in used])
+        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph)
         return
 
     def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
@@ -847,7 +847,8 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     with _grad_mode(create_graph):
         plain = not create_graph and type(gradient) in (float, int) and plan.is_plain()
         got = plan.run([_shared_seed(t, gradient) if plain else _seed_like(t, gradient)])
-        _accumulate([x for x, _ in got.values()], [g for _, g in got.values()])
+        _accumulate([x for x, _ in got.values()], [g for _, g in got.values()],
+                    not create_graph)
     if not (create_graph if retain_graph is None else retain_graph):
         plan.free()
 
@@ -910,18 +911,28 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
     return g
 
 
-def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
     for x, g in zip(targets, grads):
-        ag = _store_grad(x, _hooked(x, g))
+        ag = _store_grad(x, _hooked(x, g), in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
                 hook(x)
 
 
-def _store_grad(x: Tensor, g: Tensor) -> AutogradMeta:
+def _store_grad(x: Tensor, g: Tensor, in_place: bool = False) -> AutogradMeta:
+    """``x.grad = g``, or the sum with the ``.grad`` there. Without
+    ``create_graph`` a leaf's ``.grad`` is summed in place, as PyTorch's
+    AccumulateGrad: a reference taken to ``p.grad`` earlier sees the sum."""
     ag = _meta(x)
-    ag.grad = g = g if ag.grad is None else ag.grad + g
+    old = ag.grad
+    if old is None:
+        ag.grad = g
+    elif in_place and old.shape == g.shape:
+        with _grad_mode(False):
+            g = old.add_(g)
+    else:
+        ag.grad = g = old + g
     node = g._node
     if node is not None:
         if node.keep is None:

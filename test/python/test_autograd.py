@@ -255,3 +255,22 @@ def test_jvp_tangents_must_match_the_primals_tree():
     assert float(t) == pytest.approx(2 * 3.0 + 3.0)
     with pytest.raises(ValueError, match="same tree structure"):
         pf.jvp(f, (x, (y,)), ((pf.ones([2]), pf.ones([1])),))  # same count, other nesting
+
+
+def test_grad_accumulates_in_place_like_torch() -> None:
+    """PyTorch's AccumulateGrad sums into the existing ``.grad`` in place
+    (without create_graph): a reference taken to ``p.grad`` sees the sum;
+    with create_graph the sum is a new tensor (it has history)."""
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        (w * 3).sum().backward()
+        g = w.grad
+        (w * 5).sum().backward()
+        assert w.grad is g
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [8.0, 8.0])
+        (w * w).sum().backward(inputs=[w])
+        assert w.grad is g
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [10.0, 12.0])
+        (w * w).sum().backward(create_graph=True)
+        assert w.grad is not g and w.grad.requires_grad
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [10.0, 12.0])
