@@ -193,3 +193,19 @@ def test_detach_of_a_tensor_reshaped_in_place(reshape_):
         out.append((d.numpy().copy(), x.grad.numpy().copy()))
     for a, b in zip(*out):
         np.testing.assert_allclose(b, a)
+
+
+@pytest.mark.parametrize("op", ["//=", "%=", "**="])
+def test_floordiv_mod_pow_assignment_write_through_a_view(op):
+    """``v //= 2``, ``v %= 3``, ``v **= 2`` on a view update its base, as
+    PyTorch's (Python's fallback ``v = v // 2`` would leave the base stale)."""
+    got = []
+    for lib in (torch, pf):
+        x = lib.tensor([[6.0, -7.0], [8.0, 9.0]]) if op == "**=" else lib.tensor([[6, -7], [8, 9]])
+        alias, v = x, x[0]
+        scope = {"v": v}
+        exec(f"v {op} 3", scope)
+        assert scope["v"] is v and alias is x
+        got.append(np.asarray(x.numpy()))
+    np.testing.assert_array_equal(got[1], got[0])
+    assert got[1].dtype == got[0].dtype
