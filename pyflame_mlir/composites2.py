@@ -1047,9 +1047,9 @@ def _ipow(self: Tensor, other: Any) -> Tensor:
 # ``x //= 2``, ``x %= 3``, ``x **= 2`` update ``x`` in place as PyTorch's
 # (without these Python rebinds the name to a new tensor: a view's base and
 # other references to ``x`` would silently keep the old values)
-Tensor.__ifloordiv__ = _ifloordiv  # type: ignore[attr-defined]
-Tensor.__imod__ = _imod  # type: ignore[attr-defined]
-Tensor.__ipow__ = _ipow  # type: ignore[attr-defined]
+for _dunder, _method in (("__ifloordiv__", _ifloordiv), ("__imod__", _imod),
+                         ("__ipow__", _ipow)):
+    setattr(Tensor, _dunder, _method)
 
 
 # ---- predicates and small members ----

@@ -133,6 +133,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.distributions.transforms": 2,
     "pyflame_mlir.distributions.wrappers": 2,
     "pyflame_mlir.distributions.kl": 2,
+    "pyflame_mlir.distributions.families2": 2,
 }
 
 
