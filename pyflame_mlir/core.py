@@ -652,10 +652,10 @@ def requires_grad(t: Tensor) -> bool:
     record time, so asking is O(1) and a realized tensor answers the same)."""
     ag = t._ag
     if ag is not None:
+        if ag.requires_grad:  # also a detached alias made a leaf (x.detach().requires_grad_())
+            return True
         if ag.detached:
             return False
-        if ag.requires_grad:
-            return True
     n = t._node
     if n is None:
         n = t._hist
@@ -773,6 +773,8 @@ class OpNode:
                     n = t._node or t._hist  # an OpNode is always true
                     if n is not None and n.rg:
                         break
+                elif ag.requires_grad:  # a detached alias made a leaf
+                    break
             else:
                 self.rg = False
                 if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate

@@ -274,3 +274,25 @@ def test_grad_accumulates_in_place_like_torch() -> None:
         (w * w).sum().backward(create_graph=True)
         assert w.grad is not g and w.grad.requires_grad
         np.testing.assert_array_equal(np.asarray(g.numpy()), [10.0, 12.0])
+
+
+def test_detach_then_requires_grad_makes_a_leaf_like_torch() -> None:
+    """``x.detach().requires_grad_()`` (adversarial examples, truncated
+    backprop): a new leaf that requires grad; gradients reach it and stop
+    there. It used to stay ``requires_grad=False`` silently."""
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([[0.3, -0.7]], dtype=lib.float64)
+        h = x @ w
+        z = h.detach().requires_grad_()
+        assert z.requires_grad and z.is_leaf and z.grad_fn is None
+        y = (z.tanh() * h).sum()
+        y.backward()
+        d = x @ w
+        d.detach_()
+        d.requires_grad_(True)
+        (d * d).sum().backward()
+        got.append([np.asarray(t.grad.numpy()) for t in (z, w, d)])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(b, a, rtol=1e-12)
