@@ -1038,7 +1038,7 @@ def grad_fn(t: Tensor) -> GradFn | None:
     n = source(t)
     while type(n) is CustomNode and n.ctx.history_of is not None:  # (autograd.KeepHistory)
         n = source(n.ctx.history_of)
-    return GradFn(n) if n is not None and n.rg else None
+    return GradFn(n) if n is not None and n.rg and t.dtype.is_floating_point else None
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,

@@ -296,3 +296,38 @@ def test_detach_then_requires_grad_makes_a_leaf_like_torch() -> None:
         got.append([np.asarray(t.grad.numpy()) for t in (z, w, d)])
     for a, b in zip(*got):
         np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_integer_and_bool_results_never_require_grad() -> None:
+    """``w > 0``, ``w.argmax()``, ``w.long()`` of a tensor that requires grad
+    are leaves without grad_fn that do not require grad, as PyTorch's (so
+    ``mask.requires_grad_(False)`` is allowed)."""
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        for t in (w > 0, w.argmax(), w.long(), (w * 2).to(lib.int32)):
+            assert not t.requires_grad and t.is_leaf and t.grad_fn is None
+            t.requires_grad_(False)
+        assert (w > 0).float().requires_grad is False
+        assert (w * 2).requires_grad and (w * 2).grad_fn is not None
+
+
+def test_copy_and_fill_from_a_leaf_that_requires_grad() -> None:
+    """``buf.copy_(param)`` / ``buf.fill_(scalar_param)``: the gradient
+    reaches the leaf (it was silently cut: the buffer took the value only)."""
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        buf = lib.zeros(2, dtype=lib.float64)
+        buf.copy_(w)
+        assert buf.requires_grad and not buf.is_leaf
+        full = lib.zeros(3, dtype=lib.float64)
+        full.fill_(s)
+        ((buf * buf).sum() + (full * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum()
+         ).backward()
+        with lib.no_grad():
+            quiet = lib.zeros(2, dtype=lib.float64).copy_(w)
+        assert not quiet.requires_grad
+        got.append((np.asarray(w.grad.numpy()), float(s.grad)))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12)
+    assert got[1][1] == got[0][1]
