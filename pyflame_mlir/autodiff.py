@@ -387,12 +387,18 @@ class _Reverse:
         # per split tensor: its key, order and output index, read now (a realized
         # tensor's history may be dropped when the functional trace ends)
         self.keys: dict[int, tuple[int, int, int]] = {}
+        # a Function's outputs that have gradient hooks or retain_grad(), by
+        # (key, output index): their gradients go through them before its backward
+        self.hooked_outputs: dict[tuple[int, int], Tensor] = {}
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
         while todo:
             t = todo.pop()
             key, seq, obj = self._key(t)
             n = source(t)
             self.keys[id(t)] = (key, seq, n.out_index if type(n) is CustomNode else 0)
+            ag = t._ag
+            if obj is not t and ag is not None and (ag.hooks or ag.retain):
+                self.hooked_outputs[key, n.out_index] = t
             if key in self.conts:
                 continue
             if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
@@ -518,6 +524,13 @@ class _Reverse:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
                 continue
+            if self.hooked_outputs:
+                for i, g in cts.items():
+                    out = self.hooked_outputs.get((key, i))
+                    if out is not None:
+                        g = cts[i] = _hooked(out, g)
+                        if out._ag.retain:
+                            _store_grad(out, g)
             grads = obj.run_backward([cts.get(i) for i in range(len(obj.out_nodes))])
             if self.anomaly:
                 _check_nan_values(f"{obj.name}Backward", grads, obj.trace)
