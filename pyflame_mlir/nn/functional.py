@@ -364,15 +364,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
 
 def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
-    if p == 2:
-        return sqrt(sum(x * x, dim, keepdim=keepdim))
-    if p == 1:
-        return sum(abs(x), dim, keepdim=keepdim)
-    if p == math.inf:
-        return amax(abs(x), dim, keepdim=keepdim)
+    # linalg.vector_norm: its gradient at a zero vector is 0, as PyTorch's (a
+    # sqrt of the sum of squares gave NaN there: normalize / cosine_similarity /
+    # pdist of a zero row)
     if p <= 0:
         raise NotImplementedError(f"norm of order p={p} is not supported (p > 0 only)")
-    return sum(abs(x) ** p, dim, keepdim=keepdim) ** (1.0 / p)
+    return _ops.vector_norm(x, p, dim, keepdim)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,

@@ -598,3 +598,34 @@ def test_inplace_relu_module_in_residual_block() -> None:
         got.append([np.asarray(t.grad.numpy()) for t in (x, w, bn.weight, bn.bias)])
     for a, b in zip(got[0], got[1]):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def test_norm_based_functions_at_a_zero_row_have_torchs_gradient() -> None:
+    """normalize / cosine_similarity / pdist / pairwise_distance with a zero
+    row (padding embeddings, duplicate points): gradients as torch's, finite
+    (a sqrt of the sum of squares gave NaN there)."""
+    x0 = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0], [1.0, -2.0, 2.0]])
+    y0 = np.array([[0.5, 1.0, -1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    cases = {
+        "normalize": lambda F_, x, y: F_.normalize(x, dim=1),
+        "normalize_p1": lambda F_, x, y: F_.normalize(x, p=1.0, dim=1),
+        "cosine_similarity": lambda F_, x, y: F_.cosine_similarity(x, y),
+        "pdist": lambda F_, x, y: F_.pdist(x),
+        "pairwise_distance": lambda F_, x, y: F_.pairwise_distance(x, x.detach() * 1, eps=0.0),
+    }
+    for name, f in cases.items():
+        got = []
+        for lib, F_ in ((torch, TF), (pf, F)):
+            x = lib.tensor(x0, requires_grad=True)
+            y = lib.tensor(y0, requires_grad=True)
+            out = f(F_, x, y)
+            (out * lib.arange(1.0, out.numel() + 1.0, dtype=lib.float64).reshape(out.shape)
+             ).sum().backward()
+            got.append([np.asarray(out.detach().numpy()), np.asarray(x.grad.numpy()),
+                        None if y.grad is None else np.asarray(y.grad.numpy())])
+        for a, b in zip(*got):
+            if a is None:
+                assert b is None, name
+                continue
+            assert np.isfinite(b).all(), name
+            np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12, err_msg=name)
