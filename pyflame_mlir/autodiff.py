@@ -872,8 +872,8 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
     if not MUTATIONS[0]:
         return
     for n in nodes:
-        if n.op in ad.READS_NO_INPUT_VALUES:
-            continue
+        if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF:
+            continue  # (a comparison's mask, s > 0, then s.masked_fill_(...): torch saves no s)
         ins = n.inputs
         for i, x in enumerate(ins):
             if x._mut is None or (n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i],
