@@ -912,8 +912,8 @@ def zero_grad_of(p: Tensor, set_to_none: bool = True) -> None:
         with no_grad():
             p.grad = Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np))
     else:
-        with no_grad():
-            g.zero_()
+        with no_grad():  # host zeros: a leaf, no op to run (as before, but in place)
+            g.copy_(Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np)))
 
 
 # ---- module backward hooks (PyTorch's BackwardHook) ----
