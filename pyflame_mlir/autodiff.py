@@ -930,7 +930,8 @@ def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bo
         ag = _store_grad(x, _hooked(x, g), in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
-                hook(x)
+                if hook(x) is not None:  # a returned gradient would be ignored: torch raises
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _store_grad(x: Tensor, g: Tensor, in_place: bool = False) -> AutogradMeta:
