@@ -26,6 +26,7 @@ from .families2 import (
     HalfNormal,
     LogNormal,
     MixtureSameFamily,
+    Multinomial,
     NegativeBinomial,
     Pareto,
     Poisson,
@@ -50,8 +51,9 @@ from .wrappers import Independent, TransformedDistribution
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
            "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
-           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-           "StudentT", "TanhTransform", "Transform", "TransformedDistribution", "Uniform",
-           "Weibull", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "SigmoidTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "constraints", "kl_divergence",
+           "register_kl", "transforms"]

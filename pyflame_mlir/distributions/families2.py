@@ -1,5 +1,6 @@
 """More of torch.distributions' families, with torch's formulas:
-``Poisson``, ``Geometric``, ``Binomial``, ``NegativeBinomial`` (discrete);
+``Poisson``, ``Geometric``, ``Binomial``, ``NegativeBinomial``, ``Multinomial``
+(discrete);
 ``LogNormal``, ``HalfNormal``, ``Cauchy``, ``HalfCauchy``, ``Gumbel``,
 ``StudentT``, ``Chi2``, ``Weibull``, ``Pareto``; ``RelaxedBernoulli`` and
 ``RelaxedOneHotCategorical`` (the Concrete / Gumbel-softmax relaxations);
@@ -52,7 +53,7 @@ from .transforms import AbsTransform, ExpTransform, SigmoidTransform
 from .wrappers import TransformedDistribution
 
 __all__ = ["Binomial", "Cauchy", "Chi2", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "LogNormal", "MixtureSameFamily", "NegativeBinomial", "Pareto", "Poisson",
+           "LogNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial", "Pareto", "Poisson",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Weibull"]
 
 _EULER_GAMMA = 0.57721566490153286060
@@ -916,3 +917,91 @@ class MixtureSameFamily(Distribution):
         idx = mix_sample.reshape(*mix_shape, *([1] * (len(es) + 1)))
         idx = idx.repeat(*([1] * len(mix_shape)), 1, *es)
         return comp_samples.detach().gather(gather_dim, idx).squeeze(gather_dim)
+
+
+class _Multinomial(constraints.Constraint):
+    """Nonnegative integer counts summing to at most ``upper`` (torch's check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper: int) -> None:
+        self.upper = upper
+
+    def check(self, value: Tensor) -> Tensor:
+        return ((value >= 0) & (value % 1 == 0)).all(-1) & (value.sum(-1) <= self.upper)
+
+
+class Multinomial(Distribution):
+    """Counts of ``total_count`` categorical draws (torch's)."""
+
+    arg_constraints = {"probs": constraints.simplex,  # noqa: RUF012
+                       "logits": constraints.real_vector}
+
+    def __init__(self, total_count: int = 1, probs: Tensor | None = None,
+                 logits: Tensor | None = None, validate_args: bool | None = None) -> None:
+        if not isinstance(total_count, int | np.integer):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = int(total_count)
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=self.total_count, probs=self.probs)
+        param_shape = self._categorical.param_shape
+        super().__init__(self._categorical.batch_shape, param_shape[-1:], validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Multinomial:
+        new = type(self).__new__(type(self))
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs)
+        Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def support(self) -> constraints.Constraint:  # type: ignore[override]
+        return _Multinomial(self.total_count)
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def param_shape(self) -> tuple[int, ...]:
+        return self._categorical.param_shape
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs * self.total_count
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape: Sequence[int] = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        p = np.broadcast_to(self.probs.detach().numpy().astype(np.float64), shape)
+        flat = p.reshape(-1, shape[-1])
+        gen = creation.default_generator.np
+        draws = np.stack([gen.multinomial(self.total_count, row / row.sum()) for row in flat])
+        return _host_draw(draws.reshape(shape), self.probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        self._maybe_validate(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_factorial_n = lgamma(value.sum(-1) + 1)
+        log_factorial_xs = lgamma(value + 1).sum(-1)
+        # a count of 0 for a category of probability 0: 0 * -inf counts 0
+        logits = where((value == 0) & (logits == -math.inf), 0.0, logits)
+        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+    def entropy(self) -> Tensor:
+        n = float(self.total_count)
+        term1 = n * self._categorical.entropy() - math.lgamma(n + 1)
+        support = self._binomial.enumerate_support(expand=False)[1:]
+        binomial_probs = _exp(self._binomial.log_prob(support))
+        weights = lgamma(support + 1)
+        return term1 + (binomial_probs * weights).sum(0).sum(-1)

@@ -205,3 +205,32 @@ def test_binomial_enumerate_support_and_entropy():
     close(dp.entropy(), dt.entropy())
     with pytest.raises(NotImplementedError, match="Inhomogeneous"):
         D.Binomial(pf.tensor([2.0, 3.0]), pf.tensor([0.5, 0.5])).enumerate_support()
+
+
+def test_multinomial_against_torch():
+    p0 = np.array([[0.2, 0.5, 0.3], [0.1, 0.0, 0.9]])
+    v = np.array([[[1.0, 3.0, 1.0], [2.0, 0.0, 3.0]], [[0.0, 5.0, 0.0], [0.0, 0.0, 5.0]]])
+    lg0 = real(2, 3)
+    for kw in ({"probs": p0}, {"logits": lg0}):
+        tps = {k: torch.tensor(a, requires_grad=True) for k, a in kw.items()}
+        pps = {k: pf.tensor(a, requires_grad=True) for k, a in kw.items()}
+        dt, dp = TD.Multinomial(5, **tps), D.Multinomial(5, **pps)
+        assert dp.batch_shape == tuple(dt.batch_shape) and dp.event_shape == (3,)
+        lt, lp = dt.log_prob(torch.tensor(v)), dp.log_prob(pf.tensor(v))
+        close(lp, lt)
+        close(dp.mean, dt.mean)
+        close(dp.variance, dt.variance)
+        # torch's lgamma(total_count + 1) is of an int64 tensor: a float32 value
+        close(dp.entropy(), dt.entropy(), rtol=1e-7)
+        close(dp.expand((4, 2)).log_prob(pf.tensor(v[0])),
+              dt.expand((4, 2)).log_prob(torch.tensor(v[0])))
+        (lt.sum() + dt.entropy().sum()).backward()
+        (lp.sum() + dp.entropy().sum()).backward()
+        for k in kw:
+            close(pps[k].grad, tps[k].grad, rtol=1e-7, atol=1e-9)
+    pf.manual_seed(0)
+    s = D.Multinomial(10, pf.tensor(p0)).sample((3000,)).numpy()
+    assert s.shape == (3000, 2, 3) and (s.sum(-1) == 10).all()
+    assert np.all(np.abs(s.mean(0) - 10 * p0) < 0.15)
+    with pytest.raises(ValueError, match="constraint"):
+        D.Multinomial(5, pf.tensor(p0)).log_prob(pf.tensor([[1.0, 1.0, 4.5], [5.0, 0.0, 0.0]]))
