@@ -16,6 +16,7 @@ from typing import Any as _Any
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
     amp,
     autograd,
+    backends,
     cuda,
     distributions,
     func,

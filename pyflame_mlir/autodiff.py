@@ -388,12 +388,18 @@ class _Reverse:
         # per split tensor: its key, order and output index, read now (a realized
         # tensor's history may be dropped when the functional trace ends)
         self.keys: dict[int, tuple[int, int, int]] = {}
+        # a Function's outputs that have gradient hooks or retain_grad(), by
+        # (key, output index): their gradients go through them before its backward
+        self.hooked_outputs: dict[tuple[int, int], Tensor] = {}
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
         while todo:
             t = todo.pop()
             key, seq, obj = self._key(t)
             n = source(t)
             self.keys[id(t)] = (key, seq, n.out_index if type(n) is CustomNode else 0)
+            ag = t._ag
+            if obj is not t and ag is not None and (ag.hooks or ag.retain):
+                self.hooked_outputs[key, n.out_index] = t
             if key in self.conts:
                 continue
             if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
@@ -519,6 +525,13 @@ class _Reverse:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
                 continue
+            if self.hooked_outputs:
+                for i, g in cts.items():
+                    out = self.hooked_outputs.get((key, i))
+                    if out is not None:
+                        g = cts[i] = _hooked(out, g)
+                        if out._ag.retain:
+                            _store_grad(out, g)
             grads = obj.run_backward([cts.get(i) for i in range(len(obj.out_nodes))])
             if self.anomaly:
                 _check_nan_values(f"{obj.name}Backward", grads, obj.trace)
@@ -818,7 +831,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
                               create_graph=create_graph, allow_unused=True)
         used = [(x, g) for x, g in zip(targets, grads) if g is not None]
-        _accumulate([x for x, _ in used], [g for _, g in used])
+        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph)
         return
 
     def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
@@ -851,7 +864,8 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
     with _grad_mode(create_graph):
         plain = not create_graph and type(gradient) in (float, int) and plan.is_plain()
         got = plan.run([_shared_seed(t, gradient) if plain else _seed_like(t, gradient)])
-        _accumulate([x for x, _ in got.values()], [g for _, g in got.values()])
+        _accumulate([x for x, _ in got.values()], [g for _, g in got.values()],
+                    not create_graph)
     if not (create_graph if retain_graph is None else retain_graph):
         plan.free()
 
@@ -904,8 +918,8 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
     if not MUTATIONS[0]:
         return
     for n in nodes:
-        if n.op in ad.READS_NO_INPUT_VALUES:
-            continue
+        if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF:
+            continue  # (a comparison's mask, s > 0, then s.masked_fill_(...): torch saves no s)
         ins = n.inputs
         for i, x in enumerate(ins):
             m = x._mut
@@ -958,18 +972,29 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
     return g
 
 
-def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor]) -> None:
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
     for x, g in zip(targets, grads):
-        ag = _store_grad(x, _hooked(x, g))
+        ag = _store_grad(x, _hooked(x, g), in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
-                hook(x)
+                if hook(x) is not None:  # a returned gradient would be ignored: torch raises
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
-def _store_grad(x: Tensor, g: Tensor) -> AutogradMeta:
+def _store_grad(x: Tensor, g: Tensor, in_place: bool = False) -> AutogradMeta:
+    """``x.grad = g``, or the sum with the ``.grad`` there. Without
+    ``create_graph`` a leaf's ``.grad`` is summed in place, as PyTorch's
+    AccumulateGrad: a reference taken to ``p.grad`` earlier sees the sum."""
     ag = _meta(x)
-    ag.grad = g = g if ag.grad is None else ag.grad + g
+    old = ag.grad
+    if old is None:
+        ag.grad = g
+    elif in_place and old.shape == g.shape:
+        with _grad_mode(False):
+            g = old.add_(g)
+    else:
+        ag.grad = g = old + g
     node = g._node
     if node is not None:
         if node.keep is None:
@@ -1075,7 +1100,7 @@ def grad_fn(t: Tensor) -> GradFn | None:
     n = source(t)
     while type(n) is CustomNode and n.ctx.history_of is not None:  # (autograd.KeepHistory)
         n = source(n.ctx.history_of)
-    return GradFn(n) if n is not None and n.rg else None
+    return GradFn(n) if n is not None and n.rg and t.dtype.is_floating_point else None
 
 
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,

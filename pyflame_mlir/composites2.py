@@ -1148,6 +1148,26 @@ def _set_in_place_methods() -> None:
 _set_in_place_methods()
 
 
+def _ifloordiv(self: Tensor, other: Any) -> Tensor:
+    return self.floor_divide_(other)
+
+
+def _imod(self: Tensor, other: Any) -> Tensor:
+    return self.remainder_(other)
+
+
+def _ipow(self: Tensor, other: Any) -> Tensor:
+    return self.pow_(other)
+
+
+# ``x //= 2``, ``x %= 3``, ``x **= 2`` update ``x`` in place as PyTorch's
+# (without these Python rebinds the name to a new tensor: a view's base and
+# other references to ``x`` would silently keep the old values)
+for _dunder, _method in (("__ifloordiv__", _ifloordiv), ("__imod__", _imod),
+                         ("__ipow__", _ipow)):
+    setattr(Tensor, _dunder, _method)
+
+
 # ---- predicates and small members ----
 
 _PREDICATES: dict[str, Any] = {

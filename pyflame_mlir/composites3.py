@@ -28,6 +28,7 @@ from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import normalize_dim
 from .indexing import _host as _host_values
 from .indexing import diagonal, index_select, narrow, scatter_reduce, select, unbind
+from .inplace import _update
 from .ops import (
     TensorLike,
     as_tensor_arg,
@@ -356,7 +357,10 @@ def _index_reduce_method(self: Tensor, dim: int, index: TensorLike, source: Tens
 
 def _index_reduce_in_place(self: Tensor, dim: int, index: TensorLike, source: TensorLike,
                            reduce: str, *, include_self: bool = True) -> Tensor:
-    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+    # the reduce is the update itself (recorded after its snapshot): autograd's
+    # version check does not count its read of ``self``, as PyTorch's
+    return _update(self, lambda o: index_reduce(o, dim, index, source, reduce,
+                                                include_self=include_self), "index_reduce_")
 
 
 # ---- as_strided: a view of the storage with any sizes and strides ----

@@ -649,17 +649,19 @@ def source(t: Tensor) -> OpNode | None:
 def requires_grad(t: Tensor) -> bool:
     """PyTorch's flag: a leaf the user marked, or the result of an op recorded
     with grad enabled from an input that required grad (``OpNode.rg``, set at
-    record time, so asking is O(1) and a realized tensor answers the same)."""
+    record time, so asking is O(1) and a realized tensor answers the same).
+    An integer or bool result (``w > 0``, ``w.argmax()``, ``w.long()``) never
+    requires grad, as PyTorch's."""
     ag = t._ag
     if ag is not None:
+        if ag.requires_grad:  # also a detached alias made a leaf (x.detach().requires_grad_())
+            return True
         if ag.detached:
             return False
-        if ag.requires_grad:
-            return True
     n = t._node
     if n is None:
         n = t._hist
-    return n is not None and n.rg
+    return n is not None and n.rg and t.dtype.is_floating_point
 
 
 def is_leaf(t: Tensor) -> bool:
@@ -771,8 +773,10 @@ class OpNode:
                     if ag is not None and ag.requires_grad:
                         break
                     n = t._node or t._hist  # an OpNode is always true
-                    if n is not None and n.rg:
-                        break
+                    if n is not None and n.rg and t.dtype.is_floating_point:
+                        break  # (an integer result, w > 0, never requires grad)
+                elif ag.requires_grad:  # a detached alias made a leaf
+                    break
             else:
                 self.rg = False
                 if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate

@@ -764,8 +764,17 @@ def tile(input: TensorLike, dims: Any) -> Tensor:  # noqa: A002
     return repeat(x, (1,) * (x.ndim - len(reps)) + reps)
 
 
-def repeat_interleave(input: TensorLike, repeats: Any, dim: int | None = None, *,  # noqa: A002
+def repeat_interleave(input: TensorLike, repeats: Any = None, dim: int | None = None, *,  # noqa: A002
                       output_size: int | None = None) -> Tensor:
+    """``torch.repeat_interleave``; with ``input`` alone, ``input`` holds the
+    repeats and the result repeats their positions (``[2, 1]`` -> ``[0, 0, 1]``)."""
+    if repeats is None:
+        reps = as_tensor_arg(input)
+        if reps.ndim != 1 or reps.dtype.is_floating_point or reps.dtype == bool_:
+            raise RuntimeError(f"repeat_interleave(repeats): repeats must be a 1-d integer "
+                               f"tensor, got {reps.dtype.name} of shape {list(reps.shape)}")
+        positions = Tensor._leaf(np.arange(reps.shape[0], dtype=reps.dtype.np))
+        return repeat_interleave(positions, reps, 0, output_size=output_size)
     x = as_tensor_arg(input)
     if dim is None:
         x, dim = reshape(x, (-1,)), 0

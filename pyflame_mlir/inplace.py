@@ -95,6 +95,12 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
 def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     """``make(old)`` broadcast and cast to ``t``'s shape and dtype (PyTorch)."""
     new = as_tensor_arg(make(old))
+    nag = new._ag
+    if nag is not None and nag.requires_grad and new._node is None and GRAD_MODE.enabled:
+        # a leaf that requires grad (``buf.copy_(param)``): ``t`` takes its value
+        # through an op that reads it, so gradients reach the leaf (rebind copies
+        # the value, not the leaf's identity)
+        new = clone(new)
     if new.shape != t.shape:
         if new.ndim > t.ndim or broadcast_shape(new.shape, t.shape) != t.shape:
             raise RuntimeError(f"{what}: output with shape {list(t.shape)} doesn't match the "

@@ -312,10 +312,32 @@ def is_anomaly_enabled() -> bool:
     return CONFIG.anomaly
 
 
+# ---- torch.autograd.Variable: the pre-0.4 wrapper old scripts still construct ----
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """``Variable(t, requires_grad=...)``: since PyTorch 0.4 a tensor is a
+    Variable; this returns a new leaf sharing ``t``'s data (torch's), and
+    ``isinstance(x, Variable)`` holds for every tensor. ``volatile`` is
+    accepted and ignored, as torch ignores it (with a warning)."""
+
+    def __new__(cls, data: Tensor, requires_grad: bool = False,  # type: ignore[misc]
+                volatile: bool = False) -> Tensor:
+        del volatile
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)
+
+
 from . import functional  # noqa: E402  (pf.autograd.functional, as torch's)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly",
            "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly",
-           "set_grad_enabled"]
+           "set_grad_enabled", "Variable"]

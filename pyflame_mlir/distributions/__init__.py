@@ -16,19 +16,44 @@ from .continuous import (
 )
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .families2 import (
+    Binomial,
+    Cauchy,
+    Chi2,
+    Geometric,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    LogNormal,
+    MixtureSameFamily,
+    Multinomial,
+    NegativeBinomial,
+    Pareto,
+    Poisson,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    StudentT,
+    Weibull,
+)
 from .kl import kl_divergence, register_kl
 from .transforms import (
+    AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    PowerTransform,
     SigmoidTransform,
     TanhTransform,
     Transform,
 )
 from .wrappers import Independent, TransformedDistribution
 
-__all__ = ["AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform",
-           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent",
-           "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "SigmoidTransform",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints",
-           "kl_divergence", "register_kl", "transforms"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "SigmoidTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "constraints", "kl_divergence",
+           "register_kl", "transforms"]

@@ -9,9 +9,10 @@ from ..ops import abs as _abs
 from ..ops import eq, ge, gt, isfinite, le, logical_and, logical_or, lt
 from ..reductions import all as _all
 
-__all__ = ["Constraint", "boolean", "finite", "greater_than", "half_open_interval",
-           "integer_interval", "interval", "lower_cholesky", "nonnegative", "one_hot", "positive",
-           "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "finite", "greater_than", "greater_than_eq",
+           "half_open_interval", "integer_interval", "interval", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
+           "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -71,6 +72,19 @@ class _IntegerInterval(_Interval):
         return logical_and(eq(value % 1, 0), super().check(value))
 
 
+class _IntegerGreaterThanEq(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound: int) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return logical_and(eq(value % 1, 0), ge(value, self.lower_bound))
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
 class _Boolean(Constraint):
     is_discrete = True
 
@@ -123,6 +137,8 @@ real = _Real()
 real_vector = _RealVector()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThan(0.0, strict=False)
+nonnegative_integer = _IntegerGreaterThanEq(0)
+positive_integer = _IntegerGreaterThanEq(1)
 unit_interval = _Interval(0.0, 1.0)
 boolean = _Boolean()
 one_hot = _OneHot()
@@ -134,6 +150,10 @@ finite = _Finite()
 
 def greater_than(lower_bound: float | Tensor) -> Constraint:
     return _GreaterThan(lower_bound)
+
+
+def greater_than_eq(lower_bound: float | Tensor) -> Constraint:
+    return _GreaterThan(lower_bound, strict=False)
 
 
 def interval(lower_bound: float | Tensor, upper_bound: float | Tensor) -> Constraint:

@@ -20,8 +20,8 @@ from . import constraints
 from .discrete import clamp_probs
 from .distribution import sum_rightmost
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "TanhTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "TanhTransform", "Transform"]
 
 
 class Transform:
@@ -218,3 +218,42 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log(1 - tanh(x)^2), stably (torch's formula)
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not a bijection: ``inv`` gives the nonnegative root, and
+    it has no log |det J|, as torch's)."""
+
+    codomain = constraints.nonnegative
+
+    def _call(self, x: Tensor) -> Tensor:
+        return _abs(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        self.exponent = exponent
+
+    @property
+    def sign(self) -> Any:  # type: ignore[override]
+        if isinstance(self.exponent, int | float):
+            return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
+        return self.exponent.sign()
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x ** self.exponent
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y ** (1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return _log(_abs(self.exponent * y / x))

@@ -33,6 +33,7 @@ from ..creation import arange, from_numpy, full, rand
 from ..dialects import OPS
 from ..dialects.dtypes import bool_, float64, int64
 from ..dialects.opdef import ShapeError
+from ..inplace import _update
 from ..ops import (
     abs,
     amax,
@@ -101,8 +102,7 @@ def _keep_shape(n: int, dim: int, size: int) -> tuple[int, ...]:
 # log_softmax; the rest are composites here. switch: to pf's when the math branch adds them)
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    out = _relu(input)
-    return input.copy_(out) if inplace else out
+    return _maybe_inplace(input, _relu, inplace, "relu_")
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
@@ -115,41 +115,47 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 # The activations' math lives in pyflame_mlir/ops.py (pf.elu, pf.silu, ...); these
 # add torch.nn.functional's ``inplace`` argument.
 
-def _maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    return input.copy_(out) if inplace else out
+def _maybe_inplace(input: Tensor, make: Any, inplace: bool, name: str) -> Tensor:
+    """``make(input)``; in place, ``input`` rebound to it as one update (the op
+    that computes the new value is part of the update, so autograd's version
+    check does not count its read of ``input``: PyTorch's ``relu_`` and the
+    like differentiate through the update)."""
+    return _update(input, make, name) if inplace else make(input)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.relu6(input), inplace)
+    return _maybe_inplace(input, _ops.relu6, inplace, "relu6_")
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.hardtanh(input, min_val, max_val), inplace)
+    return _maybe_inplace(input, lambda o: _ops.hardtanh(o, min_val, max_val), inplace,
+                          "hardtanh_")
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.leaky_relu(input, negative_slope), inplace)
+    return _maybe_inplace(input, lambda o: _ops.leaky_relu(o, negative_slope), inplace,
+                          "leaky_relu_")
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.elu(input, alpha), inplace)
+    return _maybe_inplace(input, lambda o: _ops.elu(o, alpha), inplace, "elu_")
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.celu(input, alpha), inplace)
+    return _maybe_inplace(input, lambda o: _ops.celu(o, alpha), inplace, "celu_")
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.selu(input), inplace)
+    return _maybe_inplace(input, _ops.selu, inplace, "selu_")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.silu(input), inplace)
+    return _maybe_inplace(input, _ops.silu, inplace, "silu_")
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.mish(input), inplace)
+    return _maybe_inplace(input, _ops.mish, inplace, "mish_")
 
 
 softplus = _ops.softplus
@@ -191,11 +197,11 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.hardsigmoid(input), inplace)
+    return _maybe_inplace(input, _ops.hardsigmoid, inplace, "hardsigmoid_")
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, _ops.hardswish(input), inplace)
+    return _maybe_inplace(input, _ops.hardswish, inplace, "hardswish_")
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -360,6 +366,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     """``linalg.vector_norm`` (its gradient at a zero vector is torch's 0, not
     the NaN of differentiating ``sqrt(sum(x * x))`` there)."""
+    # linalg.vector_norm: its gradient at a zero vector is 0, as PyTorch's (a
+    # sqrt of the sum of squares gave NaN there: normalize / cosine_similarity /
+    # pdist of a zero row)
     if p <= 0:
         raise NotImplementedError(f"norm of order p={p} is not supported (p > 0 only)")
     return _ops.vector_norm(x, p, dim, keepdim)
@@ -1588,7 +1597,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     # torch's rule x <= threshold ? value : x keeps NaN
-    return _maybe_inplace(input, where(input <= threshold, value, input), inplace)
+    return _maybe_inplace(input, lambda o: where(o <= threshold, value, o), inplace,
+                          "threshold_")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -1608,10 +1618,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     training, their mean otherwise."""
     if training:
         slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
-        return _maybe_inplace(input, where(input > 0, input, input * slope), inplace)
+        return _maybe_inplace(input, lambda o: where(o > 0, o, o * slope), inplace, "rrelu_")
     # the slope at 0 too, as torch's (its derivative there)
-    return _maybe_inplace(input, where(input > 0, input, input * ((lower + upper) / 2)),
-                          inplace)
+    return _maybe_inplace(input, lambda o: where(o > 0, o, o * ((lower + upper) / 2)),
+                          inplace, "rrelu_")
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
@@ -1767,36 +1777,36 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
 # in-place semantics: a view writes through to its base, versions go up)
 
 def relu_(input: Tensor) -> Tensor:
-    return input.copy_(relu(input))
+    return relu(input, inplace=True)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return input.copy_(elu(input, alpha))
+    return elu(input, alpha, inplace=True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
-    return input.copy_(leaky_relu(input, negative_slope))
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return input.copy_(hardtanh(input, min_val, max_val))
+    return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def selu_(input: Tensor) -> Tensor:
-    return input.copy_(selu(input))
+    return selu(input, inplace=True)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return input.copy_(celu(input, alpha))
+    return celu(input, alpha, inplace=True)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
-    return input.copy_(rrelu(input, lower, upper, training))
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
-    return input.copy_(where(input > threshold, input, value))
+    return _maybe_inplace(input, lambda o: where(o <= threshold, value, o), True, "threshold_")
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

@@ -900,15 +900,20 @@ class Module:
 
 
 def zero_grad_of(p: Tensor, set_to_none: bool = True) -> None:
-    """``p.grad = None``, or zeros of its shape (a lazy constant) when not ``set_to_none``."""
+    """``p.grad = None``, or, when not ``set_to_none``, the ``.grad`` tensor
+    zeroed in place as PyTorch's (a reference to it sees the zeros; one with
+    history, from ``create_graph``, is replaced by zeros without it)."""
     g = p.grad
     if g is None:
         return
     if set_to_none:
         p.grad = None
-    else:
+    elif g.requires_grad:
         with no_grad():
             p.grad = Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np))
+    else:
+        with no_grad():  # host zeros: a leaf, no op to run (as before, but in place)
+            g.copy_(Tensor._leaf(np.zeros(g.shape, dtype=g.dtype.np)))
 
 
 # ---- module backward hooks (PyTorch's BackwardHook) ----

@@ -299,3 +299,77 @@ def test_plain_backward_falls_back_at_a_split_point_and_checks_versions():
         y.sub_(pf.tensor([1.0, 1.0]))  # the plain path's _check_versions sees it
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.backward()
+def test_grad_accumulates_in_place_like_torch() -> None:
+    """PyTorch's AccumulateGrad sums into the existing ``.grad`` in place
+    (without create_graph): a reference taken to ``p.grad`` sees the sum;
+    with create_graph the sum is a new tensor (it has history)."""
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        (w * 3).sum().backward()
+        g = w.grad
+        (w * 5).sum().backward()
+        assert w.grad is g
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [8.0, 8.0])
+        (w * w).sum().backward(inputs=[w])
+        assert w.grad is g
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [10.0, 12.0])
+        (w * w).sum().backward(create_graph=True)
+        assert w.grad is not g and w.grad.requires_grad
+        np.testing.assert_array_equal(np.asarray(g.numpy()), [10.0, 12.0])
+
+
+def test_detach_then_requires_grad_makes_a_leaf_like_torch() -> None:
+    """``x.detach().requires_grad_()`` (adversarial examples, truncated
+    backprop): a new leaf that requires grad; gradients reach it and stop
+    there. It used to stay ``requires_grad=False`` silently."""
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([[0.3, -0.7]], dtype=lib.float64)
+        h = x @ w
+        z = h.detach().requires_grad_()
+        assert z.requires_grad and z.is_leaf and z.grad_fn is None
+        y = (z.tanh() * h).sum()
+        y.backward()
+        d = x @ w
+        d.detach_()
+        d.requires_grad_(True)
+        (d * d).sum().backward()
+        got.append([np.asarray(t.grad.numpy()) for t in (z, w, d)])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+def test_integer_and_bool_results_never_require_grad() -> None:
+    """``w > 0``, ``w.argmax()``, ``w.long()`` of a tensor that requires grad
+    are leaves without grad_fn that do not require grad, as PyTorch's (so
+    ``mask.requires_grad_(False)`` is allowed)."""
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        for t in (w > 0, w.argmax(), w.long(), (w * 2).to(lib.int32)):
+            assert not t.requires_grad and t.is_leaf and t.grad_fn is None
+            t.requires_grad_(False)
+        assert (w > 0).float().requires_grad is False
+        assert (w * 2).requires_grad and (w * 2).grad_fn is not None
+
+
+def test_copy_and_fill_from_a_leaf_that_requires_grad() -> None:
+    """``buf.copy_(param)`` / ``buf.fill_(scalar_param)``: the gradient
+    reaches the leaf (it was silently cut: the buffer took the value only)."""
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        buf = lib.zeros(2, dtype=lib.float64)
+        buf.copy_(w)
+        assert buf.requires_grad and not buf.is_leaf
+        full = lib.zeros(3, dtype=lib.float64)
+        full.fill_(s)
+        ((buf * buf).sum() + (full * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum()
+         ).backward()
+        with lib.no_grad():
+            quiet = lib.zeros(2, dtype=lib.float64).copy_(w)
+        assert not quiet.requires_grad
+        got.append((np.asarray(w.grad.numpy()), float(s.grad)))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12)
+    assert got[1][1] == got[0][1]

@@ -179,3 +179,13 @@ def test_grad_mode_spellings_as_torch():
         seen[L.__name__] = [t.requires_grad for t in (r, a, f(x), after_decorating, g(x), d, e,
                                                      h, i)] + [L.is_grad_enabled()]
     assert seen["pyflame_mlir"] == seen["torch"]
+
+
+def test_post_accumulate_grad_hook_must_return_none():
+    """A post-accumulate hook that returns a tensor (expecting it to replace
+    .grad) raises as torch's, instead of being silently ignored."""
+    for lib in (torch, pf):
+        w = lib.ones(2, requires_grad=True)
+        w.register_post_accumulate_grad_hook(lambda p: p.grad * 0.5)
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (w * 3).sum().backward()

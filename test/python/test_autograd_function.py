@@ -259,3 +259,54 @@ def test_no_grad_apply_records_plain_ops(mode):
     with pf.no_grad():
         y = Exp.apply(x)
     assert not y.requires_grad and y.grad_fn is None
+
+
+def test_hooks_and_retain_grad_on_function_outputs_like_torch():
+    """A gradient hook or ``retain_grad()`` on the output of a Function (and
+    so on a module's output under full backward hooks) sees the output's
+    summed gradient and may replace it before the Function's backward; they
+    were silently skipped."""
+    got = []
+    for lib in (torch, pf):
+        class Half(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 0.5
+
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2 * 3
+
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = Half.apply(w * 1)
+        h.register_hook(lambda g: -g)
+        h.retain_grad()
+        (h * h).sum().backward()
+        v = lib.tensor([1.0, -1.0], dtype=lib.float64, requires_grad=True)
+        a, b = Two.apply(v * 1)
+        b.register_hook(lambda g: g * 10)
+        a.retain_grad()
+        (a.sum() + (b * b).sum() + a.sum()).backward()
+        lin = lib.nn.Linear(2, 2).double()
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=lib.float64))
+            lin.bias.copy_(lib.tensor([0.1, -0.2], dtype=lib.float64))
+        lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0.5,))
+        x = lib.tensor([[0.3, 0.7]], dtype=lib.float64, requires_grad=True)
+        out = lin(x)
+        out.register_hook(lambda g: -g)
+        out.retain_grad()
+        (out * out).sum().backward()
+        got.append([t.numpy() for t in (w.grad, h.grad, v.grad, a.grad, x.grad, out.grad,
+                                        lin.weight.grad)])
+    for t, p in zip(*got):
+        np.testing.assert_allclose(p, t, rtol=1e-12)

@@ -49,6 +49,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.torch_compat2": 2,  # session 11: memory formats, top-level losses/cells
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
     "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
+    "pyflame_mlir.backends": 0,  # torch.backends' switches and queries (no cuDNN/CUDA/MPS)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation
     "pyflame_mlir.linalg": 1,  # pf.linalg: torch.linalg's names for ops' norms
@@ -139,6 +140,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.distributions.transforms": 2,
     "pyflame_mlir.distributions.wrappers": 2,
     "pyflame_mlir.distributions.kl": 2,
+    "pyflame_mlir.distributions.families2": 2,
 }
 
 

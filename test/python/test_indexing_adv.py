@@ -429,3 +429,17 @@ def test_a_lazy_index_out_of_range_raises_at_evaluation(lazy):
         pf.one_hot(pf.from_numpy(np.array([1, 7])) * 1, 5).numpy()
     ok = x[pf.from_numpy(np.array([-1, 1])) * 1]
     same(ok, torch.from_numpy(A)[[-1, 1]], "lazy negative index")
+
+
+def test_repeat_interleave_of_repeats_alone():
+    """``torch.repeat_interleave(repeats)``: the positions repeated (the
+    segment ids of a ragged batch), in the repeats' dtype."""
+    for reps in ([2, 0, 3], [1], []):
+        for dt in ("int64", "int32"):
+            got = pf.repeat_interleave(pf.tensor(reps, dtype=getattr(pf, dt)))
+            want = torch.repeat_interleave(torch.tensor(reps, dtype=getattr(torch, dt)))
+            assert got.dtype.name == dt
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for bad in (pf.tensor([1.5]), pf.tensor(2), pf.tensor([[1]])):
+        with pytest.raises(RuntimeError, match="repeats must be a 1-d integer tensor"):
+            pf.repeat_interleave(bad)

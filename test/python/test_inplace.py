@@ -220,3 +220,37 @@ def test_same_shape_add_and_sub_fast_path_keeps_torch_semantics(mode):
     i = pf.tensor([1, 2])
     i += pf.tensor([3, 4])
     np.testing.assert_array_equal(i.numpy(), [4, 6])
+@pytest.mark.parametrize("op", ["//=", "%=", "**="])
+def test_floordiv_mod_pow_assignment_write_through_a_view(op):
+    """``v //= 2``, ``v %= 3``, ``v **= 2`` on a view update its base, as
+    PyTorch's (Python's fallback ``v = v // 2`` would leave the base stale)."""
+    got = []
+    for lib in (torch, pf):
+        x = lib.tensor([[6.0, -7.0], [8.0, 9.0]]) if op == "**=" else lib.tensor([[6, -7], [8, 9]])
+        alias, v = x, x[0]
+        scope = {"v": v}
+        exec(f"v {op} 3", scope)
+        assert scope["v"] is v and alias is x
+        got.append(np.asarray(x.numpy()))
+    np.testing.assert_array_equal(got[1], got[0])
+    assert got[1].dtype == got[0].dtype
+
+
+def test_mask_from_a_tensor_then_masked_fill_in_place_backward(mode):
+    """``scores.masked_fill_(scores > t, -inf)`` (attention masking in place):
+    the comparison saves nothing for backward, so the version check does not
+    count its read of ``scores``; gradients equal torch's."""
+    rng = np.random.default_rng(3)
+    w0, v0, x0 = rng.standard_normal((3, 4)), rng.standard_normal((4, 4)), rng.standard_normal(
+        (2, 3))
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor(w0, requires_grad=True)
+        v = lib.tensor(v0, requires_grad=True)
+        s = (lib.tensor(x0) @ w) @ v
+        s.masked_fill_(s > 0.5, float("-inf"))
+        out = s.softmax(-1)
+        (out * lib.arange(4.0, dtype=lib.float64)).sum().backward()
+        got.append([np.asarray(t.numpy()) for t in (out.detach(), w.grad, v.grad)])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)

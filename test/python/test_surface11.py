@@ -570,3 +570,19 @@ def test_storages():
     assert v.storage().dtype == pf.float32 and x.untyped_storage().dtype == pf.uint8
     assert pf.ones(3).untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
     assert "size=6" in repr(x.storage())
+
+
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin", "mean"])
+def test_index_reduce_in_place_backward_matches_torch(reduce):
+    """``x.index_reduce_`` on a tensor with history: the reduce is the update
+    itself, so backward runs (no version-counter error) and equals torch's."""
+    got = []
+    for lib in (torch, pf):
+        w = lib.tensor([[1., 2.], [3., 4.], [5., 6.]], dtype=lib.float64, requires_grad=True)
+        x = w * 1
+        x.index_reduce_(0, lib.tensor([0, 0, 2]),
+                        lib.tensor([[2., 3.], [4., 5.], [6., 7.]], dtype=lib.float64), reduce)
+        (x * x).sum().backward()
+        got.append((np.asarray(x.detach().numpy()), np.asarray(w.grad.numpy())))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(b, a, rtol=1e-12)

@@ -531,3 +531,39 @@ def test_numpy_argument_names_in_linalg_and_special_as_torch():
              lambda L, t: L.linalg.matrix_norm(t, axis=(0, 1)))
     for f in cases:
         np.testing.assert_allclose(f(pf, pf.tensor(x)).numpy(), f(torch, torch.tensor(x)).numpy())
+
+
+def test_backends_switches_as_torch_without_cudnn():
+    """A training script's first lines: ``torch.backends.cudnn.benchmark =
+    True``; the flags hold what is set (torch's defaults first); nothing is
+    available, as torch's answers on a machine without cuDNN/CUDA/MPS."""
+    for name in ("enabled", "benchmark", "deterministic"):
+        assert getattr(pf.backends.cudnn, name) == getattr(torch.backends.cudnn, name)
+    assert pf.backends.cudnn.is_available() is False
+    assert pf.backends.mps.is_available() is False and pf.backends.mps.is_built() is False
+    assert pf.backends.cuda.matmul.allow_tf32 is False
+    pf.backends.cudnn.benchmark = True
+    pf.backends.cudnn.deterministic = True
+    try:
+        assert pf.backends.cudnn.benchmark and pf.backends.cudnn.deterministic
+    finally:
+        pf.backends.cudnn.benchmark = False
+        pf.backends.cudnn.deterministic = False
+
+
+def test_autograd_variable_legacy_constructor():
+    """``Variable(t, requires_grad=True)`` (pre-0.4 scripts): a new leaf
+    sharing ``t``'s data; every tensor is an instance of Variable."""
+    from torch.autograd import Variable as TV
+
+    from pyflame_mlir.autograd import Variable
+    for lib, var in ((torch, TV), (pf, Variable)):
+        x = lib.ones(2)
+        v = var(x, requires_grad=True)
+        assert v is not x and v.is_leaf and v.requires_grad and not x.requires_grad
+        assert not var(x).requires_grad
+        assert isinstance(x, var) and not isinstance(3, var)
+        (v * 3).sum().backward()
+        np.testing.assert_array_equal(np.asarray(v.grad.numpy()), [3.0, 3.0])
+        with pytest.raises(TypeError, match="Variable data has to be a tensor"):
+            var([1.0])

@@ -532,3 +532,100 @@ def test_conv_with_the_batch_innermost_matches_torch(fn, nsp, kwargs) -> None:
     np.testing.assert_allclose(py.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
     for p, t in ((px, tx), (pw, tw), (pb, tb)):
         np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+# ---- in-place activations differentiate through the update (torch's relu_ and the like) ----
+
+_INPLACE_ACTS: dict[str, Callable] = {
+    "relu": lambda F_, h: F_.relu(h, inplace=True),
+    "relu_": lambda F_, h: F_.relu_(h),
+    "relu6": lambda F_, h: F_.relu6(h, inplace=True),
+    "hardtanh": lambda F_, h: F_.hardtanh(h, -0.5, 0.7, inplace=True),
+    "hardtanh_": lambda F_, h: F_.hardtanh_(h, -0.5, 0.7),
+    "leaky_relu": lambda F_, h: F_.leaky_relu(h, 0.1, inplace=True),
+    "leaky_relu_": lambda F_, h: F_.leaky_relu_(h, 0.1),
+    "elu": lambda F_, h: F_.elu(h, 0.7, inplace=True),
+    "elu_": lambda F_, h: F_.elu_(h, 0.7),
+    "celu": lambda F_, h: F_.celu(h, 0.7, inplace=True),
+    "selu": lambda F_, h: F_.selu(h, inplace=True),
+    "silu": lambda F_, h: F_.silu(h, inplace=True),
+    "mish": lambda F_, h: F_.mish(h, inplace=True),
+    "hardsigmoid": lambda F_, h: F_.hardsigmoid(h, inplace=True),
+    "hardswish": lambda F_, h: F_.hardswish(h, inplace=True),
+    "threshold": lambda F_, h: F_.threshold(h, 0.3, -1.0, inplace=True),
+    "threshold_": lambda F_, h: F_.threshold_(h, 0.3, -1.0),
+    "rrelu_eval": lambda F_, h: F_.rrelu(h, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INPLACE_ACTS))
+def test_inplace_activation_backward_matches_torch(name: str) -> None:
+    """``F.relu(h, inplace=True)`` after a matmul (ResNet's ``nn.ReLU(inplace=True)``):
+    the op that computes the new value is the update itself, so backward
+    neither raises the version-counter error nor loses the gradient."""
+    act = _INPLACE_ACTS[name]
+    w0, x0 = arr(3, 4), arr(2, 3)
+    grads, outs = [], []
+    for lib, F_ in ((torch, TF), (pf, F)):
+        w = lib.tensor(w0, requires_grad=True)
+        h = lib.tensor(x0) @ w
+        y = act(F_, h)
+        assert y is h  # the same tensor object, updated in place
+        (y * y).sum().backward()
+        grads.append(np.asarray(w.grad.detach().numpy()))
+        outs.append(np.asarray(h.detach().numpy()))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-10, atol=1e-12)
+    # torch's float64 hardsigmoid and celu backward use float32 constants (1/6,
+    # 1/alpha): 1e-7 relative; ours are exact
+    rtol = 1e-7 if name in ("hardsigmoid", "celu") else 1e-10
+    np.testing.assert_allclose(grads[1], grads[0], rtol=rtol, atol=1e-12)
+
+
+def test_inplace_relu_module_in_residual_block() -> None:
+    """ResNet's pattern: ``nn.ReLU(inplace=True)`` after BatchNorm, ``out += x``,
+    then ``F.relu(out, inplace=True)``; gradients equal torch's."""
+    x0, w0 = arr(2, 4), arr(4, 4)
+    got = []
+    for lib, F_ in ((torch, TF), (pf, F)):
+        x = lib.tensor(x0, requires_grad=True)
+        w = lib.tensor(w0, requires_grad=True)
+        bn = lib.nn.BatchNorm1d(4).double()
+        out = lib.nn.ReLU(inplace=True)(bn(x @ w))
+        out = out @ w
+        out += x
+        out = F_.relu(out, inplace=True)
+        out.pow(2).sum().backward()
+        got.append([np.asarray(t.grad.numpy()) for t in (x, w, bn.weight, bn.bias)])
+    for a, b in zip(got[0], got[1]):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def test_norm_based_functions_at_a_zero_row_have_torchs_gradient() -> None:
+    """normalize / cosine_similarity / pdist / pairwise_distance with a zero
+    row (padding embeddings, duplicate points): gradients as torch's, finite
+    (a sqrt of the sum of squares gave NaN there)."""
+    x0 = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0], [1.0, -2.0, 2.0]])
+    y0 = np.array([[0.5, 1.0, -1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    cases = {
+        "normalize": lambda F_, x, y: F_.normalize(x, dim=1),
+        "normalize_p1": lambda F_, x, y: F_.normalize(x, p=1.0, dim=1),
+        "cosine_similarity": lambda F_, x, y: F_.cosine_similarity(x, y),
+        "pdist": lambda F_, x, y: F_.pdist(x),
+        "pairwise_distance": lambda F_, x, y: F_.pairwise_distance(x, x.detach() * 1, eps=0.0),
+    }
+    for name, f in cases.items():
+        got = []
+        for lib, F_ in ((torch, TF), (pf, F)):
+            x = lib.tensor(x0, requires_grad=True)
+            y = lib.tensor(y0, requires_grad=True)
+            out = f(F_, x, y)
+            (out * lib.arange(1.0, out.numel() + 1.0, dtype=lib.float64).reshape(out.shape)
+             ).sum().backward()
+            got.append([np.asarray(out.detach().numpy()), np.asarray(x.grad.numpy()),
+                        None if y.grad is None else np.asarray(y.grad.numpy())])
+        for a, b in zip(*got):
+            if a is None:
+                assert b is None, name
+                continue
+            assert np.isfinite(b).all(), name
+            np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12, err_msg=name)

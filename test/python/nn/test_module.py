@@ -469,3 +469,20 @@ def test_a_checkpoint_without_num_batches_tracked_loads_strictly_as_torch():
         assert int(m[1].num_batches_tracked) == 0
         with pytest.raises(RuntimeError, match="Missing key"):
             m.load_state_dict({k: v for k, v in sd.items() if k != "1.running_mean"})
+
+
+def test_zero_grad_keeps_the_grad_tensor() -> None:
+    """``zero_grad(set_to_none=False)`` zeroes ``.grad`` in place as PyTorch's:
+    a reference to it sees zeros, and the next backward sums into it."""
+    for lib in (torch, pf):
+        lin = lib.nn.Linear(2, 1)
+        opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+        lin(lib.ones(1, 2)).sum().backward()
+        grads = [p.grad for p in lin.parameters()]
+        opt.zero_grad(set_to_none=False)
+        assert all(np.asarray(g.numpy()).tolist() in ([[0.0, 0.0]], [0.0]) for g in grads)
+        lin(lib.full((1, 2), 2.0)).sum().backward()
+        np.testing.assert_array_equal(np.asarray(grads[0].numpy()), [[2.0, 2.0]])
+        lin.zero_grad(set_to_none=False)
+        assert all(a is b for a, b in zip(grads, [p.grad for p in lin.parameters()]))
+        np.testing.assert_array_equal(np.asarray(grads[1].numpy()), [0.0])
