@@ -79,6 +79,7 @@ class PE(DsdUnit, Context):
         self.running_what = ""
         self.wait: Wait | None = None
         self.cmd_blocked = False
+        self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
         self.busy = self.stall = self.async_cycles = self.flops = 0.0
@@ -88,7 +89,16 @@ class PE(DsdUnit, Context):
 
     def load(self, module: csl.CslModuleOp) -> None:
         plan = plan_module(module)
+        # a comptime @activate/@block may come before the task it names is bound
+        # (declarations are order-independent): they act once the module is loaded
+        self.comptime_actions: list[tuple[str, int, bool | None]] | None = []
         run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
+        actions, self.comptime_actions = self.comptime_actions, None
+        for kind, id, blocked in actions:
+            if blocked is None:
+                self.activate(kind, id)
+            else:
+                self.set_blocked(kind, id, blocked)
         # checks that need the whole module (its declarations are order-independent)
         unknown = sorted(set(self.tile_params) - self.declared_params)
         if unknown:
@@ -232,6 +242,9 @@ class PE(DsdUnit, Context):
         return task
 
     def activate(self, kind, id, at: float | None = None):
+        if self.comptime_actions is not None:
+            self.comptime_actions.append((kind, id, None))
+            return
         if kind == "data":
             raise ProgramError(f"{self.where}: data tasks run on wavelets; @activate is for local")
         task = self._task(kind, id, "@activate")
@@ -241,6 +254,9 @@ class PE(DsdUnit, Context):
         self.sim.poke(self, at)
 
     def set_blocked(self, kind, id, blocked, at: float | None = None):
+        if self.comptime_actions is not None:
+            self.comptime_actions.append((kind, id, blocked))
+            return
         task = self._task(kind, id, "@block" if blocked else "@unblock")
         task.blocked = blocked
         if not blocked:

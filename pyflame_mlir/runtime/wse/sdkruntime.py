@@ -7,11 +7,14 @@ SDK's own path when the real SDK is absent, so an SDK host script runs
 unchanged; no `cerebras` package is shipped.
 
 memcpy moves data directly to and from PE memory and takes no simulated
-time; `launch`/`call` run the device until every PE has unblocked the command
-stream (or raise `DeadlockError`). Every memcpy is counted (`traffic[-1]`: bytes
-host-to-device and device-to-host by symbol since `count_traffic()`), and `launch_report()` is the
-cycle report of the latest launch alone (the simulator's own report sums
-every launch of the session).
+time; a streaming memcpy (`streaming=True`, the stream named by its color)
+delivers wavelets to, or takes them from, the PEs' cores on that color
+(`Simulator.stream_in`/`stream_out`). `launch`/`call` run the device until
+every PE has unblocked the command stream (or raise `DeadlockError`). Every
+memcpy is counted (`traffic[-1]`: bytes host-to-device and device-to-host by
+symbol, or by `<stream color>`, since `count_traffic()`), and
+`launch_report()` is the cycle report of the latest launch alone (the
+simulator's own report sums every launch of the session).
 """
 
 from __future__ import annotations
@@ -196,16 +199,21 @@ class SdkRuntime:
 
     # --- memcpy -------------------------------------------------------------------------------
 
-    def _blocks(self, n: int, w: int, h: int, elems: int, order: MemcpyOrder, streaming: bool):
+    def _blocks(self, n: int, w: int, h: int, elems: int, order: MemcpyOrder):
         self._require_running()
-        if streaming:
-            raise HostError("streaming memcpy is not modeled by the simulator")
         if n != w * h * elems:
             raise HostError(
                 f"host array has {n} elements, but a {w}x{h} region of {elems} per PE needs "
                 f"{w * h * elems}"
             )
         return "F" if order == MemcpyOrder.COL_MAJOR else "C"
+
+    @staticmethod
+    def _color(stream: object) -> int:
+        if isinstance(stream, bool) or not isinstance(stream, int | np.integer):
+            raise HostError(f"a streaming memcpy names its stream by color (an int, the "
+                            f"MEMCPYH2D/D2H_DATA_n_ID param), not {stream!r}")
+        return int(stream)
 
     def _device(self, name: str, x: int, y: int, elems: int, dt: MemcpyDataType) -> np.ndarray:
         arr = self.sim.symbol(name, x, y).reshape(-1)
@@ -240,10 +248,22 @@ class SdkRuntime:
         nonblock: bool = False,
     ) -> int:
         src = np.ascontiguousarray(src)
-        fortran = self._blocks(src.size, w, h, elem_per_pe, order, streaming)
+        fortran = self._blocks(src.size, w, h, elem_per_pe, order)
         self.sim.settle("memcpy_h2d")
-        name = self._name(dest)
         blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
+        if streaming:  # dest is the color of a .MEMCPYH2D_n stream
+            if data_type == MemcpyDataType.MEMCPY_16BIT:
+                blocks = blocks & 0xFFFF  # 16-bit data rides in the low half
+            color = self._color(dest)
+            self.sim.stream_in(color, {
+                (px + i, py + j): blocks[j, i] for j, i in itertools.product(range(h), range(w))})
+            moved = self.traffic[-1].h2d
+            moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
+                + _payload(data_type) * src.size
+            if not nonblock:
+                self.sim.settle("streaming memcpy_h2d")
+            return next(self._handles)
+        name = self._name(dest)
         moved = self.traffic[-1].h2d
         moved[name] = moved.get(name, 0) + _payload(data_type) * src.size
         for j, i in itertools.product(range(h), range(w)):
@@ -266,12 +286,23 @@ class SdkRuntime:
         order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
         nonblock: bool = False,
     ) -> int:
-        fortran = self._blocks(dest.size, w, h, elem_per_pe, order, streaming)
+        fortran = self._blocks(dest.size, w, h, elem_per_pe, order)
         if not dest.flags.c_contiguous:
             raise HostError("memcpy_d2h needs a contiguous destination array")
+        blocks = np.empty((h, w, elem_per_pe), np.uint32)
+        if streaming:  # src is the color of a .MEMCPYD2H_n stream; kernels may be running
+            color = self._color(src)
+            for j, i in itertools.product(range(h), range(w)):
+                blocks[j, i] = self.sim.stream_out(color, px + i, py + j, elem_per_pe)
+            if data_type == MemcpyDataType.MEMCPY_16BIT:
+                blocks &= 0xFFFF
+            self._words(dest)[:] = blocks.reshape(-1, order=fortran)
+            moved = self.traffic[-1].d2h
+            moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
+                + _payload(data_type) * dest.size
+            return next(self._handles)
         self.sim.settle("memcpy_d2h")
         name = self._name(src)
-        blocks = np.empty((h, w, elem_per_pe), np.uint32)
         for j, i in itertools.product(range(h), range(w)):
             arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
             bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
