@@ -123,6 +123,16 @@ def _convert(raw: np.ndarray, want: np.dtype | None) -> np.ndarray:
     return arr.astype(np.float32) if want is None else arr
 
 
+def scalar_operand(v: Any, want: np.dtype | None) -> np.generic:
+    """A scalar operand as a builtin reads it: a float in the op's float type (f32 for
+    mixed precision), an integer as its bit pattern in the op's width (an i16 -1 is
+    0xFFFF to @add16, as two's complement hardware reads it)."""
+    want = want or _F32
+    if want.kind in "ui":
+        return want.type(int(v) & ((1 << (8 * want.itemsize)) - 1))
+    return want.type(v)
+
+
 def words_to(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.itemsize == 4:
         return words.view(dtype)
@@ -190,7 +200,7 @@ class DsdUnit:
                 operands.append((False, v))
         srcs = []
         for (mem, v), want in zip(operands[1:], b.srcs):
-            arr = D.read(v, want or v.buf.dtype) if mem else (want or _F32).type(v)
+            arr = D.read(v, want or v.buf.dtype) if mem else scalar_operand(v, want)
             srcs.append(arr.astype(np.float32) if want is None else arr)
         m = self.sim.model
         family = b.family
@@ -335,7 +345,7 @@ class DsdUnit:
                 arr = D.read(v, want or v.buf.dtype)
                 mems.append((len(srcs), v, want))
             else:
-                arr = (want or np.dtype(np.float32)).type(v)
+                arr = scalar_operand(v, want)
             srcs.append(arr.astype(np.float32) if want is None else arr)
         compute = m.dsd_cycles(n, self._rate(b, operands))
         t_first = max(t_start + m.dsd_issue_cycles, first + 1)
