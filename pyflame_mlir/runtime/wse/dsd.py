@@ -22,7 +22,19 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from .errors import ProgramError
+from .errors import ArchRuleError, ProgramError
+
+# a DSD's length fields are u16 on both archs (CSL_NOTES, "DSD fields")
+DSD_LENGTH_MAX = 0xFFFF
+
+
+def check_length(kind: str, sizes: list[int]) -> None:
+    """cslc's rule: every length of a DSD (a mem1d/fabric extent, a mem4d loop) fits a
+    u16; a negative one is no length at all."""
+    for n in sizes:
+        if not 0 <= n <= DSD_LENGTH_MAX:
+            raise ArchRuleError(f"{kind} length {n} does not fit the DSD's u16 length field "
+                                f"(0-{DSD_LENGTH_MAX})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +131,7 @@ def _linear(amap: AffineMap) -> bool:
 
 
 def make_mem_dsd(kind: str, base: np.ndarray, sizes: list[int], amap: AffineMap | None) -> Dsd:
+    check_length(kind, sizes)
     amap = amap or AffineMap.identity(len(sizes))
     if kind == "mem1d_dsd" and len(sizes) == 1 and _linear(amap):
         # affine by construction: its first two elements are all it takes
