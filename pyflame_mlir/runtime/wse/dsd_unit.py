@@ -253,6 +253,15 @@ class DsdUnit:
         return "scalar", v
 
     def _length(self, name: str, operands: list) -> int:
+        """The op's length: its DSD operands' common length. A fabout destination's
+        extent does not bound a send whose sources are DSDs: the SDK's game-of-life
+        benchmark sends a length-2 memory DSD through a fabout DSD of extent 1 and
+        its receivers count both wavelets (so the sources' length it is; unverified
+        in the documentation, as CSL_NOTES records)."""
+        dest_kind, dest = operands[0]
+        srcs = [v.length for kind, v in operands[1:] if kind in ("mem", "fab")]
+        if dest_kind == "fab" and dest.kind == "fabout_dsd" and srcs:
+            operands = operands[1:]
         lengths = [v.length for kind, v in operands if kind in ("mem", "fab")]
         if not lengths:
             raise ProgramError(f"{self.where}: @{name} has no DSD operand")
