@@ -145,6 +145,7 @@ class PE(DsdUnit, Context):
                 self._check_id(kind, id, f"@bind_{kind}_task({name})")
             if (kind, id) in self.tasks:
                 raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
+            self._check_shared_id(kind, id, name)
             self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
 
     def _check_data_task(self, op: csl.TaskOp, name: str, id: int) -> None:
@@ -176,7 +177,21 @@ class PE(DsdUnit, Context):
                                f"{fn.id.value.data}")
         if ("data", queue) in self.tasks:
             raise ProgramError(f"{self.where}: two data tasks bound to input queue {queue}")
+        self._check_shared_id("data", queue, name)
         self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
+
+    def _check_shared_id(self, kind: str, id: int, name: str) -> None:
+        """Local, data and control tasks share one task table: a data task's id is its
+        color (WSE-2) or input queue (WSE-3), so @bind_local_task(t, @get_local_task_id(12))
+        and a data task on color 12 clash on WSE-2 (WSE-3 keeps local ids 8-30 apart
+        from its queues 0-7). A separate control task table (WSE-3's
+        @set_control_task_table) is not modeled."""
+        for other in ("local", "data", "control"):
+            task = self.tasks.get((other, id)) if other != kind else None
+            if task is not None:
+                raise ArchRuleError(
+                    f"{self.where}: {kind} task '{name}' takes task id {id}, already bound to "
+                    f"{task}: local, data and control tasks share one task table")
 
     def _check_id(self, kind: str, id: int, what: str) -> None:
         if id in RESERVED_IDS:
