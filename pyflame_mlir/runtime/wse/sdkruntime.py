@@ -252,8 +252,8 @@ class SdkRuntime:
         self.sim.settle("memcpy_h2d")
         blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
         if streaming:  # dest is the color of a .MEMCPYH2D_n stream
-            if data_type == MemcpyDataType.MEMCPY_16BIT:
-                blocks = blocks & 0xFFFF  # 16-bit data rides in the low half
+            # whole words travel, 16-bit data too: the high half reaches a data task
+            # with two 16-bit arguments (input_array_to_u32's index, the SDK's idiom)
             color = self._color(dest)
             self.sim.stream_in(color, {
                 (px + i, py + j): blocks[j, i] for j, i in itertools.product(range(h), range(w))})
@@ -294,9 +294,7 @@ class SdkRuntime:
             color = self._color(src)
             for j, i in itertools.product(range(h), range(w)):
                 blocks[j, i] = self.sim.stream_out(color, px + i, py + j, elem_per_pe)
-            if data_type == MemcpyDataType.MEMCPY_16BIT:
-                blocks &= 0xFFFF
-            self._words(dest)[:] = blocks.reshape(-1, order=fortran)
+            self._words(dest)[:] = blocks.reshape(-1, order=fortran)  # the words as sent
             moved = self.traffic[-1].d2h
             moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
                 + _payload(data_type) * dest.size
@@ -327,6 +325,48 @@ class SdkRuntime:
         """The cycle report of the latest launch alone."""
         self.sim.settle("launch_report()")
         return report_delta(self._before, self.sim.report())
+
+
+# --- cerebras.sdk.sdk_utils: the host helpers SDK scripts import --------------------------
+
+
+def input_array_to_u32(np_arr: np.ndarray, sentinel: int | None, fast_dim_sz: int
+                       ) -> np.ndarray:
+    """A 16-bit array as the u32 words memcpy moves, the value in the low half; the high
+    half is zero when `sentinel` is None (or 0, as the SDK's GEMV checkerboard passes it
+    for "extend with zero"), else the element's index along the fast dimension
+    (`i % fast_dim_sz`), which a data task with two 16-bit arguments receives as its
+    second. These readings are the SDK examples' own comments; a 32-bit array is
+    returned as its u32 bits."""
+    arr = np.ascontiguousarray(np_arr).reshape(-1)
+    if arr.dtype.itemsize == 4:
+        return arr.view(np.uint32).copy()
+    if arr.dtype.itemsize != 2:
+        raise TypeError(f"input_array_to_u32 takes a 16-bit (or 32-bit) array, got {arr.dtype}")
+    words = arr.view(np.uint16).astype(np.uint32)
+    if sentinel:
+        if fast_dim_sz <= 0:
+            raise ValueError(f"input_array_to_u32: fast_dim_sz must be positive, got {fast_dim_sz}")
+        words |= (np.arange(arr.size, dtype=np.uint32) % fast_dim_sz) << 16
+    return words
+
+
+def memcpy_view(arr: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
+    """The u32 words memcpy returned, seen as `dtype`: a 16-bit type takes the low half
+    of each word ("remove upper 16-bit of each u32"; here a copy); a 32-bit type
+    reinterprets the words."""
+    dtype = np.dtype(dtype)
+    words = np.asarray(arr)
+    if words.dtype.itemsize != 4:
+        raise TypeError(f"memcpy_view takes the u32 words memcpy moved, got {words.dtype}")
+    if dtype.itemsize == 4:
+        return words.view(dtype)
+    if dtype.itemsize == 2:
+        return (words.astype(np.uint32) & 0xFFFF).astype(np.uint16).view(dtype)
+    raise TypeError(f"memcpy_view: {dtype} is neither a 16-bit nor a 32-bit type")
+
+
+SDK_UTILS_MODULE = "cerebras.sdk.sdk_utils"
 
 
 def sdk_available() -> bool:
@@ -363,4 +403,10 @@ def install_sdk_shim(force: bool = False) -> bool:
     sys.modules[SDK_MODULE] = leaf
     for k in range(1, len(parts)):  # `import cerebras.sdk...` walks attributes
         setattr(sys.modules[".".join(parts[:k])], parts[k], sys.modules[".".join(parts[: k + 1])])
+    utils = types.ModuleType(SDK_UTILS_MODULE, "pyflame-mlir stand-in for the SDK's sdk_utils")
+    utils.__pyflame_shim__ = True  # type: ignore[attr-defined]
+    utils.input_array_to_u32 = input_array_to_u32  # type: ignore[attr-defined]
+    utils.memcpy_view = memcpy_view  # type: ignore[attr-defined]
+    sys.modules[SDK_UTILS_MODULE] = utils
+    sys.modules["cerebras.sdk"].sdk_utils = utils  # type: ignore[attr-defined]
     return True

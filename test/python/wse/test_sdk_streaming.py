@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (embedded MLIR lines)
 """Streaming memcpy (`memcpy_h2d/d2h(..., streaming=True)`, the stream named by its
 color) and the SDK programs that use it, transcribed from Cerebras's public examples:
 pipeline-01-basic (no launched function: a task activated at load time streams the
@@ -25,7 +26,13 @@ from pyflame_mlir.runtime.wse.errors import (
 )
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
-from pyflame_mlir.runtime.wse.sdkruntime import MemcpyDataType, MemcpyOrder, SdkRuntime
+from pyflame_mlir.runtime.wse.sdkruntime import (
+    MemcpyDataType,
+    MemcpyOrder,
+    SdkRuntime,
+    input_array_to_u32,
+    memcpy_view,
+)
 
 PIPE = dict(size=12, MEMCPYH2D_DATA_1_ID=0, MEMCPYD2H_DATA_1_ID=1)
 GEMV = dict(kernel_x_dim=4, kernel_y_dim=3, M=6, N=8, MEMCPYH2D_DATA_1_ID=0,
@@ -119,9 +126,11 @@ def test_streamed_out_wavelets_nobody_reads_are_reported_at_stop(tmp_path: Path)
         rt.stop()
 
 
-def test_16_bit_streams_carry_the_low_half(tmp_path: Path):
+def test_16_bit_streams_carry_whole_words(tmp_path: Path):
+    # the high half travels too (a two-argument data task gets it); @add16 reads the
+    # low half, and the PE's 16-bit results go out zero-extended
     rt = _runtime(tmp_path, size=3)
-    x = np.array([0xABCD0005, 7, 0xFFFF], np.uint32)  # a 16-bit stream drops the high half
+    x = np.array([0xABCD0005, 7, 0xFFFF], np.uint32)
     rt.memcpy_h2d(0, x, 0, 0, 1, 1, 3, streaming=True, data_type=MemcpyDataType.MEMCPY_16BIT,
                   order=MemcpyOrder.COL_MAJOR)
     out = np.full(3, 0xDEAD0000, np.uint32)
@@ -129,6 +138,72 @@ def test_16_bit_streams_carry_the_low_half(tmp_path: Path):
     rt.stop()
     assert out.tolist() == [6, 8, 0]  # 0xFFFF + 1 wraps in 16 bits
     assert rt.traffic[-1].h2d == {"<stream 0>": 6} and rt.traffic[-1].d2h == {"<stream 1>": 6}
+
+
+TWO_HALVES = FIXTURES / "streaming_wavelet_wse3.mlir"
+
+
+def test_a_two_argument_data_task_gets_the_index_input_array_to_u32_puts_above(
+        tmp_path: Path):
+    # topic-03's program with the data task taking (value, index): it stores each value
+    # at its index, so the values arrive in reverse order and land in order
+    text = TWO_HALVES.read_text()
+    text = text.replace("""    csl.task @main_task(%wavelet_data: i16) attributes {kind = #csl<task_kind data>} {
+      "csl.store_var"(%global, %wavelet_data) : (!csl.var<i16>, i16) -> ()""", """    %n4 = arith.constant 4 : i16
+    %zero = arith.constant 0 : i16
+    %got = "csl.constants"(%n4, %zero) : (i16, i16) -> memref<?xi16>
+    %got_ptr = "csl.addressof"(%got) : (memref<?xi16>) -> !csl.ptr<i16, #csl<ptr_kind many>, #csl<ptr_const var>>
+    "csl.export"(%got_ptr) <{var_name = "got", type = !csl.ptr<i16, #csl<ptr_kind many>, #csl<ptr_const var>>}> : (!csl.ptr<i16, #csl<ptr_kind many>, #csl<ptr_const var>>) -> ()
+    csl.task @main_task(%wavelet_data: i16, %index: i16) attributes {kind = #csl<task_kind data>} {
+      %i = arith.index_cast %index : i16 to index
+      memref.store %wavelet_data, %got[%i] : memref<?xi16>
+      "csl.store_var"(%global, %wavelet_data) : (!csl.var<i16>, i16) -> ()""")
+    prog = tmp_path / "two.mlir"
+    prog.write_text(text)
+    out = compile_program(prog, tmp_path / "o", dict(MEMCPYH2D_DATA_1_ID=0,
+                                                     MEMCPYD2H_DATA_1_ID=1), "wse3")
+    rt = SdkRuntime(out)
+    got = rt.get_id("got")
+    rt.load()
+    rt.run()
+    values = np.array([11, -22, 33, -44], np.int16)
+    words = input_array_to_u32(values, 1, 4)[::-1].copy()  # sent last index first
+    rt.memcpy_h2d(0, words, 0, 0, 1, 1, 4, streaming=True,
+                  data_type=MemcpyDataType.MEMCPY_16BIT)
+    echo = np.zeros(4, np.uint32)
+    rt.memcpy_d2h(echo, 1, 0, 0, 1, 1, 4, streaming=True, data_type=MemcpyDataType.MEMCPY_16BIT)
+    host = np.zeros(4, np.uint32)
+    rt.memcpy_d2h(host, got, 0, 0, 1, 1, 4, data_type=MemcpyDataType.MEMCPY_16BIT)
+    rt.stop()
+    np.testing.assert_array_equal(memcpy_view(host, np.int16), values)
+    np.testing.assert_array_equal(memcpy_view(echo, np.int16), values[::-1])
+
+
+@pytest.mark.parametrize("count", [1, 6])
+def test_topic_03_streams_wavelets_through_a_data_task(count: int, tmp_path: Path):
+    out = compile_program(FIXTURES / "streaming_wavelet_wse3.mlir", tmp_path / "s",
+                          dict(MEMCPYH2D_DATA_1_ID=0, MEMCPYD2H_DATA_1_ID=1), "wse3")
+    (r,) = run_script(FIXTURES / "streaming_wavelet_run.py",
+                      ["--name", str(out), "--count", str(count)], quiet=True)
+    assert r.pes[0].tasks == count
+
+
+def test_sdk_utils_helpers():
+    x = np.array([1, -2, 3, -4, 5], np.int16)
+    zero = input_array_to_u32(x, None, 2)
+    assert zero.dtype == np.uint32 and (zero >> 16).tolist() == [0] * 5
+    assert (input_array_to_u32(x, 0, 2) == zero).all()  # 0 extends with zero, as None
+    indexed = input_array_to_u32(x, 1, 2)
+    assert (indexed >> 16).tolist() == [0, 1, 0, 1, 0]
+    np.testing.assert_array_equal(memcpy_view(indexed, np.dtype(np.int16)), x)
+    f = np.array([1.5, -2.0], np.float32)
+    np.testing.assert_array_equal(memcpy_view(input_array_to_u32(f, 1, 2), np.float32), f)
+    h = np.array([0.5, 65504], np.float16)
+    np.testing.assert_array_equal(memcpy_view(input_array_to_u32(h, None, 1), np.float16), h)
+    with pytest.raises(TypeError, match="16-bit"):
+        input_array_to_u32(np.zeros(2, np.int8), None, 1)
+    with pytest.raises(TypeError, match="u32 words"):
+        memcpy_view(x, np.int16)
 
 
 def _with(text: str, old: str, new: str, tmp_path: Path) -> Path:
