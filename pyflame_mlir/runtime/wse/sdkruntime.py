@@ -408,5 +408,6 @@ def install_sdk_shim(force: bool = False) -> bool:
     utils.input_array_to_u32 = input_array_to_u32  # type: ignore[attr-defined]
     utils.memcpy_view = memcpy_view  # type: ignore[attr-defined]
     sys.modules[SDK_UTILS_MODULE] = utils
-    sys.modules["cerebras.sdk"].sdk_utils = utils  # type: ignore[attr-defined]
+    parent, _, leaf_name = SDK_UTILS_MODULE.rpartition(".")
+    setattr(sys.modules[parent], leaf_name, utils)  # `from cerebras.sdk import sdk_utils`
     return True
