@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (embedded MLIR lines)
 """MLIR text as other tools print it, into ``pf.load_mlir`` and ``pyflame-opt``:
 hexadecimal float elements (how mlir-opt prints NaN and infinities: bit patterns),
 ``dense_resource`` constants with their ``{-# dialect_resources #-}`` blobs (torch-mlir,
@@ -164,3 +165,46 @@ def test_mlir_opt_round_trip(flags: list[str], tmp_path: Path, monkeypatch) -> N
     (tmp_path / "back.mlir").write_text(printed)
     with contextlib.redirect_stdout(io.StringIO()):
         assert main([str(tmp_path / "back.mlir"), "-p", "cse"]) in (0, None)
+
+
+GENERIC = """"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "helper", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<2xf32> loc("h.py":1:2)):
+    %0 = "pyflame.exp"(%arg0) : (tensor<2xf32>) -> tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "main", arg_attrs = [{pf.x}], res_attrs = [{pf.y = 1 : i64}]}> ({
+  ^bb0(%arg0: tensor<2xf32>):
+    %0 = "func.call"(%arg0) <{callee = @helper}> : (tensor<2xf32>) -> tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> () loc("m.py":1:1)
+}) {sym_name = "m"} : () -> ()
+"""
+ALIASED = """#cst = dense<[1.0, 2.0]> : tensor<2xf32>
+!t = tensor<2xf32>
+module @named attributes {a.b = "c\\u00e9 \\u2713"} {
+  // a comment with unicode: \\u00fc \\u2713
+  func.func @main(%a: !t {pf.note = "na\\u00efve"}) -> !t {
+    %c = arith.constant #cst
+    %h = arith.constant dense<"0x0000803F00000040"> : !t
+    %0 = "pyflame.add"(%a, %c) {} : (!t, !t) -> !t
+    %1 = "pyflame.mul"(%0, %h) : (!t, !t) -> !t
+    return %1 : !t
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_generic_functions_attributes_aliases_and_line_endings(newline: str, tmp_path: Path
+                                                               ) -> None:
+    a = np.array([0.5, -1.0], np.float32)
+    generic = GENERIC.replace("\n", newline).replace("    ", "\t")
+    np.testing.assert_allclose(pf.load_mlir(generic)(a).numpy(), np.exp(a), rtol=1e-6)
+    aliased = ALIASED.encode().decode("unicode_escape").replace("\n", newline)
+    np.testing.assert_array_equal(pf.load_mlir(aliased)(a).numpy(), (a + [1, 2]) * [1, 2])
+    for i, text in enumerate((generic, aliased)):
+        path = tmp_path / f"in{i}.mlir"
+        path.write_bytes(text.encode())
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main([str(path), "-p", "cse"]) in (0, None)
