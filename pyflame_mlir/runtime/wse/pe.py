@@ -22,7 +22,7 @@ from xdsl.ir import SSAValue
 from . import dsd as D
 from .dsd_unit import AsyncOp, CoreWrite, DsdUnit, Running, words_to
 from .errors import ArchRuleError, ProgramError, ReservedIdError
-from .fabric import InputQueue, check_color
+from .fabric import HostSink, InputQueue, check_color
 from .impl import plan_module
 from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
 from .libs import import_library
@@ -48,6 +48,15 @@ class Task:
 
     def __str__(self) -> str:
         return f"task '{self.name}' ({self.kind} {self.id})"
+
+
+def _readers(d: Drain) -> str:
+    """Who does not read what a blocked send waits on: PEs, or the host (a D2H stream)."""
+    return ", ".join(
+        f"the host does not read them (its streaming memcpy_d2h on color {q.color}; "
+        f"{q.count} queued)" if isinstance(q, HostSink)
+        else f"PE {xy} does not read them ({q.count} queued there)"
+        for xy, q, need in d.targets if q.taken < need)
 
 
 class PE(DsdUnit, Context):
@@ -387,8 +396,7 @@ class PE(DsdUnit, Context):
         at = f" (at {location(self.blocked_op)})" if self.blocked_op is not None else ""
         if self.running is not None and isinstance(self.wait, Drain):
             d = self.wait
-            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
-                              for xy, q, need in d.targets if q.taken < need)
+            rooms = _readers(d)
             out.append(f"{self.running_what} is blocked{at} sending {d.count} wavelets on "
                        f"color {d.color}: the queues on the way are full and {rooms}")
         elif self.running is not None and self.wait is not None:
@@ -407,8 +415,7 @@ class PE(DsdUnit, Context):
                            f"{line} waits for the other PEs of the line to call it")
         for a in self.held:
             d = a.drain
-            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
-                              for xy, q, need in d.targets if q.taken < need)
+            rooms = _readers(d)
             out.append(f"{a} is held back sending {d.count} wavelets on color {d.color}: "
                        f"the queues on the way are full and {rooms}")
         for task in self.tasks.values():

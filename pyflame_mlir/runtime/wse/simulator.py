@@ -27,7 +27,7 @@ from .errors import (
     StaleWaveletError,
     WseError,
 )
-from .fabric import Chunk, InputQueue, path_room
+from .fabric import Chunk, HostSink, path_room
 from .impl import plan_module
 from .interpreter import Drain
 from .layout import evaluate_layout, split_modules
@@ -63,8 +63,8 @@ class Simulator:
         # what the host streams in sits in the PEs' input queues (`h2d_pending`: the
         # streams a host command has not yet seen read)
         self.stream_colors: dict[int, str] = {}
-        self.d2h_sinks: dict[tuple[int, tuple[int, int]], InputQueue] = {}
-        self.h2d_pending: list[tuple[int, tuple[int, int], InputQueue, int]] = []
+        self.d2h_sinks: dict[tuple[int, tuple[int, int]], HostSink] = {}
+        self.h2d_pending: list[tuple[int, tuple[int, int], Any, int]] = []
         self.heap: list[tuple[float, int, PE]] = []
         self.draining: list[tuple[PE, Drain]] = []  # senders blocked on full queues
         self.stepping: PE | None = None  # the PE whose core runs now
@@ -121,7 +121,7 @@ class Simulator:
                 raise ProgramError(f"{pe.where} sends on color {color}, memcpy's host-to-device "
                                    f"stream .{field}: only the host sends on it")
             sink = self.d2h_sinks.setdefault(
-                (color, (pe.x, pe.y)), InputQueue(clock=lambda: self.host_t))
+                (color, (pe.x, pe.y)), HostSink(clock=lambda: self.host_t, color=color))
             before = sink.pushed
             sink.push(Chunk(chunk.words, chunk.t0 + self.model.ramp_latency, chunk.gap))
             return ([((pe.x, pe.y), sink, sink.pushed - self.stream_room(pe.x))],
@@ -309,7 +309,11 @@ class Simulator:
         makes room for a sender held back on the full path; the device runs until the
         words are there, or raises DeadlockError when no PE can send more."""
         pe = self._stream(color, "D2H", x, y)
-        sink = self.d2h_sinks.setdefault((color, (x, y)), InputQueue(clock=lambda: self.host_t))
+        self.run()
+        if self.h2d_pending:  # host commands run in order: a streaming H2D finishes first
+            self._check_streams_in()
+        sink = self.d2h_sinks.setdefault((color, (x, y)),
+                                         HostSink(clock=lambda: self.host_t, color=color))
         parts: list[np.ndarray] = []
         need, start = n, max(self.host_t, self.now)
         while True:
@@ -339,14 +343,27 @@ class Simulator:
 
     def _check_streams_in(self) -> None:
         """A streaming memcpy_h2d is done once its PEs read all but what the path holds;
-        the host's next command waits for that."""
-        left = [(c, xy, q, need) for c, xy, q, need in self.h2d_pending if q.taken < need]
+        the host's next command waits for that. An async op that streams what it reads
+        straight out (pipeline-01's @add16 from the H2D stream to the D2H stream) runs
+        here in one step, but on hardware it stops reading when its output path is full:
+        so the wavelets it still has to send beyond that path's room count as unread
+        (the tutorial's "large size can stall": the D2H that would drain it waits for
+        this H2D to finish)."""
+        left = []
+        for c, xy, q, need in self.h2d_pending:
+            behind = sum(max(0, want - out.taken) for a in self.pes[xy].held
+                         if c in a.needs and a.drain is not None
+                         for _, out, want in a.drain.targets)
+            if q.taken - behind < need:
+                left.append((c, xy, q, need, behind))
         if left:
-            c, xy, q, need = left[0]
+            c, xy, q, need, behind = left[0]
+            held = (f"; an async op that read them still holds {behind} to send on a full "
+                    "path, so on hardware it stopped reading") if behind else ""
             raise DeadlockError(
                 f"deadlock: a streaming memcpy_h2d on color {c} never finishes: PE {xy} read "
-                f"{q.taken} of its wavelets and reads no more, and the path holds only "
-                f"{q.pushed - need} ({len(left)} PE(s) in all)\n  "
+                f"{q.taken - behind} of its {q.pushed} wavelets and reads no more, and the "
+                f"path holds only {q.pushed - need}{held} ({len(left)} PE(s) in all)\n  "
                 + "\n  ".join(self.pes[xy].describe()))
         self.h2d_pending.clear()
 

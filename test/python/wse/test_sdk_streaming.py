@@ -47,12 +47,23 @@ def run_example(program: str, arch: str, script: str, params: dict, tmp_path: Pa
 
 
 @pytest.mark.parametrize("arch", ["wse2", "wse3"])
-@pytest.mark.parametrize("size", [12, 1, 40])
+@pytest.mark.parametrize("size", [12, 1, 20])
 def test_pipeline_01_streams_through_an_async_add16(arch: str, size: int, tmp_path: Path):
     r = run_example("pipeline_01", arch, "pipeline_01", {**PIPE, "size": size}, tmp_path)
     assert r.arch == arch
     assert sum(p.dsd_ops for p in r.pes) == 1 and r.flops == 0  # one integer DSD op
     assert r.total_cycles >= size  # one wavelet per cycle in, one out
+
+
+@pytest.mark.parametrize("size", [21, 40])
+def test_pipeline_01_stalls_when_the_stream_outgrows_the_queues(size: int, tmp_path: Path):
+    # the tutorial's warning: the @add16 stops reading once its D2H path is full, the
+    # H2D cannot finish, and the D2H that would drain it waits for the H2D (the
+    # threshold is the model's queue depths, an estimate: in + out path room, 10 each)
+    with pytest.raises(DeadlockError, match=(
+            f"memcpy_h2d on color 0 never finishes: PE \\(0, 0\\) read 10 of its {size} "
+            f"wavelets.*still holds {size - 10} to send(?s:.*)the host does not read them")):
+        run_example("pipeline_01", "wse3", "pipeline_01", {**PIPE, "size": size}, tmp_path)
 
 
 @pytest.mark.parametrize(("program", "arch", "params"), [
