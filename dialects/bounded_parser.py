@@ -189,6 +189,28 @@ class BoundedParser(Parser):
             self.dialect_resources.add((dialect_name, key))
         return key
 
+    def parse_dense_int_or_fp_elements_attr(self, type):  # noqa: ANN001, ANN202
+        """xDSL's, with what it leaves unlocated located at the literal: an element out of
+        its type's range (``dense<5> : tensor<2xi1>``: a ValueError) and a hex string
+        whose bytes do not fill the type (an error only when the attribute is printed)."""
+        from xdsl.utils.exceptions import ParseError
+
+        start = self._current_token.span.start
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+        except ParseError:
+            raise
+        except (ValueError, OverflowError, TypeError) as e:
+            self.raise_error(f"dense literal: {e}", start, self._current_token.span.start)
+        t = attr.get_type()
+        size = getattr(t.get_element_type(), "compile_time_size", None)
+        n = math.prod(t.get_shape())
+        if size and len(attr.data.data) != n * size:
+            self.raise_error(f"dense literal of {len(attr.data.data)} bytes, but {t} holds "
+                             f"{n} elements of {size} bytes", start,
+                             self._current_token.span.start)
+        return attr
+
     def _parse_tensor_literal_element(self):  # noqa: ANN202  (xDSL's own return type)
         el = super()._parse_tensor_literal_element()
         if isinstance(el.value, int) and not isinstance(el.value, bool) and \

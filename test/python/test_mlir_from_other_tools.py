@@ -71,6 +71,26 @@ def test_bad_hexadecimal_floats_are_located_errors(literal: str, t: str, col: in
     assert "Traceback" not in err.getvalue()
 
 
+@pytest.mark.parametrize(("literal", "t", "message"), [
+    ('dense<"0x0000803F000000400000404000">', "f32",
+     "dense literal of 13 bytes, but tensor<3xf32> holds 3 elements of 4 bytes"),
+    ("dense<[5, 1, 0]>", "i1", "dense literal: Integer value 5 is out of range for type i1"),
+    ("dense<[0x7FC00000, 1, 0]>", "i1", "dense literal: Integer value 2143289344 is out of"),
+])
+def test_dense_literals_that_do_not_fit_their_type_are_located_errors(
+        literal: str, t: str, message: str, tmp_path: Path) -> None:
+    # they were unlocated: a ValueError while parsing, or a failure only when printed
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:2:28: error: {message}"):
+        pf.load_mlir(_const(literal, t))
+    path = tmp_path / "bad.mlir"
+    path.write_text(_const(literal, t))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(path)]) == 1
+    assert f"bad.mlir:2:28: error: {message}" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
 RESOURCE = """module {
   func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
     %c = arith.constant dense_resource<blob1> : tensor<2xf32>
