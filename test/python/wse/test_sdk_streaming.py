@@ -259,3 +259,16 @@ def test_a_pe_may_not_send_on_a_host_to_device_stream(tmp_path: Path):
     rt.run()
     with pytest.raises(ProgramError, match="host-to-device stream .MEMCPYH2D_1: only the host"):
         rt.memcpy_h2d(0, np.arange(12, dtype=np.uint32), 0, 0, 1, 1, 12, streaming=True)
+
+
+@pytest.mark.parametrize(("num_bits", "seed"), [(256, 7), (64, 1), (128, 2)])
+def test_wide_multiplication_runs_unchanged(num_bits: int, seed: int, tmp_path: Path):
+    # u16 shift-and-add with carries (unsigned compares, wrap-around), operands streamed
+    # in with their word index in each wavelet's high half; checked against Python's
+    # exact product by the host script
+    out = compile_program(FIXTURES / "wide_multiplication_wse3.mlir", tmp_path / "w",
+                          dict(num_bits=num_bits, MEMCPYH2D_DATA_1_ID=0,
+                               MEMCPYD2H_DATA_1_ID=1), "wse3")
+    (r,) = run_script(FIXTURES / "wide_multiplication_run.py",
+                      ["--name", str(out), "--seed", str(seed)], quiet=True)
+    assert r.pes[0].tasks == 1 + 2 * num_bits // 16 + 1  # f_run, one per word, multiply
