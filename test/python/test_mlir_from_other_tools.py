@@ -175,6 +175,7 @@ def test_mlir_opt_round_trip(flags: list[str], tmp_path: Path, monkeypatch) -> N
     with contextlib.redirect_stdout(generic):
         main([str(src), "--mlir-print-op-generic"])  # mlir-opt needs unknown ops generic
     (tmp_path / "generic.mlir").write_text(generic.getvalue())
+    assert np.isnan(pf.load_mlir(generic.getvalue())(x).numpy()).all()  # our generic form
     tool = str(MLIR_OPT) if MLIR_OPT.exists() else "mlir-opt"
     printed = subprocess.run([tool, "--allow-unregistered-dialect", *flags,
                               str(tmp_path / "generic.mlir")], capture_output=True, text=True,
