@@ -21,7 +21,7 @@ from xdsl.ir import SSAValue
 
 from . import dsd as D
 from .dsd_unit import AsyncOp, CoreWrite, DsdUnit, Running, words_to
-from .errors import ArchRuleError, ProgramError, ReservedIdError
+from .errors import ArchRuleError, ProgramError, ReservedIdError, SramOverflowError
 from .fabric import HostSink, InputQueue, check_color
 from .impl import plan_module
 from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
@@ -139,9 +139,22 @@ class PE(DsdUnit, Context):
         return import_library(name, params, self)
 
     def alloc(self, name, dtype, shape, module_level):
+        if any(int(d) < 0 for d in shape):  # numpy's reshape(-1) would make it empty, and
+            # the SRAM allocator would move back over the arrays before it
+            raise ProgramError(f"{self.where}: array '{name}' of shape {list(shape)}: a "
+                               "negative size")
         if module_level:
             return self.sram.alloc(name, dtype, shape)
-        return np.zeros(shape, dtype)  # function-local: the stack, inside the reserve
+        # function-local: the stack, inside the reserve (its size is an estimate, so only
+        # what cannot fit beside the globals in the whole SRAM is refused)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        free = self.sram.capacity - self.sram.top
+        if nbytes > free:
+            raise SramOverflowError(
+                f"{self.where}: function-local array '{name}' of {nbytes} bytes cannot be on "
+                f"the stack: the {self.sram.capacity}-byte SRAM has {free} bytes beside the "
+                f"globals (and code, memcpy's buffers and the rest of the stack need some)")
+        return np.zeros(shape, dtype)
 
     def define(self, op, body):
         name = op.sym_name.data
