@@ -178,6 +178,38 @@ def set_base_addr(dsd: Dsd, base: np.ndarray) -> Dsd:
     return replace(dsd, buf=base.reshape(-1))
 
 
+# --- aliasing ------------------------------------------------------------------------
+
+
+def order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
+    """Does element j of `src` read memory that an earlier element i < j of `dest`
+    writes? Then the op's result depends on how far the DSD pipeline reads ahead of its
+    writes (a sequential loop sees the new value, a read-ahead the old one), which is
+    not documented; the simulator reads every source first. The same elementwise
+    positions (``y = y + x`` in place) and reads ahead of the writes (``a[i] = a[i+1]``)
+    are safe."""
+    n = min(dest.length, src.length)
+    if n < 2 or not np.may_share_memory(dest.buf, src.buf):
+        return False
+    if isinstance(dest, MemDsd) and isinstance(src, MemDsd) and \
+            dest.buf.dtype == src.buf.dtype and dest.buf.ctypes.data == src.buf.ctypes.data:
+        if dest.stride == src.stride and dest.stride != 0:
+            # src[j] = dest[j + k] with k = (src.offset - dest.offset) / stride: only a
+            # read behind the writes (k < 0 with an exact multiple) depends on order
+            k, r = divmod(src.offset - dest.offset, dest.stride)
+            return r == 0 and -n < k < 0
+    from .dsd_unit import element_addrs  # noqa: PLC0415  (the unit imports this module)
+
+    daddr = element_addrs(dest.buf, dest.index())[:n]
+    saddr = element_addrs(src.buf, src.index())[:n]
+    size = max(dest.buf.itemsize, src.buf.itemsize)
+    first = {}
+    for i, a in enumerate(daddr.tolist()):
+        for b in range(a - size + 1, a + size):  # byte ranges that overlap
+            first.setdefault(b, i)
+    return any(first.get(a, n) < j for j, a in enumerate(saddr.tolist()))
+
+
 # --- element access --------------------------------------------------------------
 
 

@@ -198,6 +198,10 @@ class DsdUnit:
                 return False  # a fabric operand, or a destination that is not memory
             else:
                 operands.append((False, v))
+        dest = operands[0][1]
+        for pos, (mem, v) in enumerate(operands[1:]):
+            if mem and D.order_dependent(dest, v):
+                raise self._aliasing(b, pos)
         srcs = []
         for (mem, v), want in zip(operands[1:], b.srcs):
             arr = D.read(v, want or v.buf.dtype) if mem else scalar_operand(v, want)
@@ -215,6 +219,14 @@ class DsdUnit:
         self.flops += b.flops * n
         D.write(operands[0][1], self._compute(b, srcs, n, "mem"))
         return True
+
+    def _aliasing(self, b: Builtin, pos: int) -> ProgramError:
+        return ProgramError(
+            f"{self.where}: @{b.name} writes memory its source {pos} reads at a later "
+            "element (e.g. a[i] = a[i-1] + ..., or a stride-0 destination accumulating "
+            "over itself): the result depends on how far the DSD pipeline reads ahead of "
+            "its writes, which is not documented; not simulated (use a pointer "
+            "destination to fold, or a copy)")
 
     def _wait_then_run(self, b: Builtin, operands: list, n: int, needs: dict[int, int]):
         for color, k in needs.items():
@@ -342,6 +354,11 @@ class DsdUnit:
         send: (color, words, targets, receivers) or None). An async op (`op`) reads
         its memory operands as it runs: see the module docstring."""
         m = self.sim.model
+        dest_kind, dest = operands[0]
+        if dest_kind == "mem":
+            for pos, (kind, v) in enumerate(operands[1:]):
+                if kind == "mem" and D.order_dependent(dest, v):
+                    raise self._aliasing(b, pos)
         first = last = -np.inf
         srcs = []
         mems: list[tuple[int, Any, np.dtype | None]] = []
@@ -367,7 +384,6 @@ class DsdUnit:
                 srcs[pos] = np.array(srcs[pos], copy=True)  # no view of memory the core writes
                 reads.append(SourceRead(pos, v, want, _dsd_addrs(v), times))
             self._undo_later_writes(op, srcs, reads)
-        dest_kind, dest = operands[0]
         result = self._compute(b, srcs, n, dest_kind)
         if dest_kind == "ptr":
             dest[0] = result[0]
