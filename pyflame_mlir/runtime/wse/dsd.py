@@ -181,7 +181,26 @@ def set_base_addr(dsd: Dsd, base: np.ndarray) -> Dsd:
 # --- aliasing ------------------------------------------------------------------------
 
 
+_ALIAS_CACHE: dict[tuple[int, int], tuple[object, object, bool]] = {}
+
+
 def order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
+    """`_order_dependent`, remembered per pair of DSD values (a loop reuses the same
+    ones; the entry keeps both alive, so their ids stay theirs)."""
+    if dest is src:  # in place, the same positions: the common case, decided at once
+        return False
+    key = (id(dest), id(src))
+    hit = _ALIAS_CACHE.get(key)
+    if hit is not None and hit[0] is dest and hit[1] is src:
+        return hit[2]
+    if len(_ALIAS_CACHE) > 4096:
+        _ALIAS_CACHE.clear()
+    result = _order_dependent(dest, src)
+    _ALIAS_CACHE[key] = (dest, src, result)
+    return result
+
+
+def _order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
     """Does element j of `src` read memory that an earlier element i < j of `dest`
     writes? Then the op's result depends on how far the DSD pipeline reads ahead of its
     writes (a sequential loop sees the new value, a read-ahead the old one), which is
