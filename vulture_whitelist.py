@@ -84,3 +84,5 @@ tree_flatten_with_keys
 __getattr__
 # ---- session 11 (surface): the module __getattr__ (PEP 562) Python calls on a miss ----
 __getattr__  # pyflame_mlir.nn.utils: loads pf.nn.utils.stateless on first use
+# ---- s12 (sdkhunt): BoundedParser overrides of xDSL parser hooks, called by xDSL ----
+_._parse_dialect_resource_handle  # a dense_resource<key> handle

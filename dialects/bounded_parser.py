@@ -9,6 +9,15 @@ digits) with its line and column before parsing; ``BoundedParser`` refuses
 dense literals above ``MAX_DENSE_ELEMENTS`` as a parse error at the literal.
 ``pyflame-opt`` and ``pf.load_mlir`` parse with both.
 
+``BoundedParser`` also reads a hexadecimal integer in a float tensor literal
+(``dense<0x7FC00000> : tensor<2xf32>``, ``dense<[0x7F800000, 1.0]>``) as the
+element's bit pattern, as MLIR does and as ``mlir-opt`` prints NaN and
+infinities; xDSL's parser took it as the integer's value (a NaN became
+2143289344.0).
+
+``dense_resource<key>`` handles keep their key in every text parsed in one
+process (see ``_parse_dialect_resource_handle``).
+
 ``inline_location_aliases`` rewrites what upstream MLIR prints with debug
 info and xDSL's parser does not read: location aliases used before they are
 defined (``loc(#loc3)`` ... ``#loc3 = loc("model.py":10:2)`` at the end),
@@ -20,8 +29,19 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+)
 from xdsl.parser import Parser
+from xdsl.parser.attribute_parser import AttrParser
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 __all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser",
            "inline_location_aliases", "prescan_error"]
@@ -108,8 +128,95 @@ def _string_end(text: str, i: int) -> tuple[int, str | None]:
     return j, "unterminated string literal (it must close on its line)"
 
 
+# float types a hexadecimal literal can spell: struct format, and the shift into it
+_FLOAT_BITS = {Float16Type: ("<e", "<H", 0), Float32Type: ("<f", "<I", 0),
+               Float64Type: ("<d", "<Q", 0), BFloat16Type: ("<f", "<I", 16)}
+
+
+class _HexElement(AttrParser._TensorLiteralElement):
+    """A tensor literal element written in hexadecimal: for a float element type,
+    its bit pattern (MLIR's reading); for an integer type, its value."""
+
+    def to_type(self, parser, type):  # noqa: ANN001, ANN202  (xDSL's signature)
+        kind = _FLOAT_BITS.get(type.__class__)
+        if kind is None:
+            if isinstance(type, AnyFloat):
+                parser.raise_error(f"hexadecimal float literal for {type} is not supported "
+                                   "(f16, bf16, f32 and f64 are)", at_position=self.span)
+            return super().to_type(parser, type)
+        if self.is_negative:
+            parser.raise_error("hexadecimal float literal should not have a leading minus",
+                               at_position=self.span)
+        bits = int(self.value)
+        if bits >= 1 << type.bitwidth:
+            parser.raise_error(f"hexadecimal float constant out of range for type {type}",
+                               at_position=self.span)
+        fmt, ifmt, shift = kind
+        return struct.unpack(fmt, struct.pack(ifmt, bits << shift))[0]
+
+
 class BoundedParser(Parser):
-    """xDSL's parser, refusing dense literals of more than ``MAX_DENSE_ELEMENTS``."""
+    """xDSL's parser, refusing dense literals of more than ``MAX_DENSE_ELEMENTS`` and
+    reading hexadecimal float tensor elements as bit patterns."""
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's, except that text with no operation (empty, or only comments, aliases
+        and file metadata) is an empty module, as mlir-opt reads it."""
+        if allow_implicit_module:
+            start = self._current_token.span.start
+            while self._current_token.kind in (MLIRTokenKind.HASH_IDENT,
+                                               MLIRTokenKind.EXCLAMATION_IDENT):
+                self._parse_alias_def()
+            if self._current_token.kind == MLIRTokenKind.FILE_METADATA_BEGIN:
+                self._parse_file_metadata_dictionary()
+            if self._current_token.kind == MLIRTokenKind.EOF:
+                return ModuleOp([])
+            self._resume_from(start)
+            self.attribute_aliases.clear()  # parsed again from the start
+        return super().parse_module(allow_implicit_module)
+
+    def _parse_dialect_resource_handle(self, dialect_name, interface):  # noqa: ANN001, ANN202
+        """xDSL's, except that a key an earlier parse (of another text) declared is this
+        text's own: xDSL keeps resource blobs in a process-wide store and renamed the
+        handle (``blob1`` -> ``blob1_0``) while the text's resource section still set
+        ``blob1``, so a second text with the same key lost its data."""
+        key = self.parse_identifier(" for resource handle")
+        if (dialect_name, key) not in self.dialect_resources:
+            if interface.lookup(key) is None:
+                interface.declare_resource(key)
+            else:
+                interface.parse_resource(key, "0x")  # no data until the section gives it
+            self.dialect_resources.add((dialect_name, key))
+        return key
+
+    def parse_dense_int_or_fp_elements_attr(self, type):  # noqa: ANN001, ANN202
+        """xDSL's, with what it leaves unlocated located at the literal: an element out of
+        its type's range (``dense<5> : tensor<2xi1>``: a ValueError) and a hex string
+        whose bytes do not fill the type (an error only when the attribute is printed)."""
+        from xdsl.utils.exceptions import ParseError
+
+        start = self._current_token.span.start
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+        except ParseError:
+            raise
+        except (ValueError, OverflowError, TypeError) as e:
+            self.raise_error(f"dense literal: {e}", start, self._current_token.span.start)
+        t = attr.get_type()
+        size = getattr(t.get_element_type(), "compile_time_size", None)
+        n = math.prod(t.get_shape())
+        if size and len(attr.data.data) != n * size:
+            self.raise_error(f"dense literal of {len(attr.data.data)} bytes, but {t} holds "
+                             f"{n} elements of {size} bytes", start,
+                             self._current_token.span.start)
+        return attr
+
+    def _parse_tensor_literal_element(self):  # noqa: ANN202  (xDSL's own return type)
+        el = super()._parse_tensor_literal_element()
+        if isinstance(el.value, int) and not isinstance(el.value, bool) and \
+                el.span.text.lstrip("-").lstrip()[:2] in ("0x", "0X"):
+            return _HexElement(el.is_negative, el.value, el.span)
+        return el
 
     def _parse_dense_literal_type(self):  # noqa: ANN202  (xDSL's own return type)
         start = self._current_token.span.start

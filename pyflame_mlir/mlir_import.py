@@ -13,6 +13,7 @@ Hostile text is refused before it can exhaust the stack or memory
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -96,8 +97,9 @@ def _legalize(module: ModuleOp, name: str) -> None:
             if not isinstance(ret, func.ReturnOp):
                 raise MlirLoadError(f"{_where(callee, name)}: error: @"
                                     f"{callee.sym_name.data} does not end with func.return")
-            values = list(ret.arguments)
             Rewriter.inline_block(block, InsertPoint.before(call), call.arguments)
+            # read after inlining: a returned argument of the callee is now the caller's
+            values = list(ret.arguments)
             for r, v in zip(call.results, values):
                 r.replace_all_uses_with(v)
             Rewriter.erase_op(ret)
@@ -106,6 +108,46 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+
+
+def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
+    """Every ``dense_resource<key>`` a ``value`` attribute holds (how mlir-opt, torch-mlir
+    and StableHLO exports write large constants, the bytes in the file's trailing
+    ``{-# dialect_resources: {builtin: {key: "0x..."}} #-}``) as the ``dense<...>`` it
+    stands for. The blob is a little-endian u32 alignment, then the elements' bytes."""
+    from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+    from xdsl.dialects.builtin import (
+        AnyFloat,
+        BytesAttr,
+        DenseIntOrFPElementsAttr,
+        DenseResourceAttr,
+        IntegerType,
+    )
+
+    interface = ctx.get_optional_dialect("builtin").get_interface(OpAsmDialectInterface)
+    for op in module.walk():
+        for where in (op.properties, op.attributes):
+            value = where.get("value")
+            if not isinstance(value, DenseResourceAttr):
+                continue
+            key, t = value.resource_handle.data, value.type
+            blob = interface.lookup(key) if interface is not None else None
+            if not blob or blob == "0x":
+                raise MlirLoadError(
+                    f"{_where(op, name)}: error: dense_resource<{key}> has no data: the "
+                    "file's {-# dialect_resources: {builtin: {...}} #-} section does not "
+                    "define it (printed with its blobs elided?)")
+            el = t.get_element_type()
+            width = el.bitwidth if isinstance(el, AnyFloat | IntegerType) else 0
+            data = bytes.fromhex(blob[2:])[4:]  # after the alignment word
+            n = math.prod(t.get_shape())
+            if width % 8 or len(data) != n * width // 8:
+                raise MlirLoadError(
+                    f"{_where(op, name)}: error: dense_resource<{key}> holds {len(data)} "
+                    f"bytes, but {t} needs {n} elements of {el}"
+                    + ("" if width and width % 8 == 0 else " (only byte-sized elements are "
+                       "supported)"))
+            where["value"] = DenseIntOrFPElementsAttr(t, BytesAttr(data))
 
 
 def _parse(text: str, name: str) -> ModuleOp:
@@ -144,6 +186,7 @@ def _parse(text: str, name: str) -> ModuleOp:
     except Exception as e:  # noqa: BLE001  (xDSL raises plain exceptions on some bad input)
         raise MlirLoadError(f"{name}: error: {type(e).__name__}: {e}") from None
     assert isinstance(module, ModuleOp)
+    _resolve_resources(module, ctx, name)
     for op in module.walk(reverse=False, region_first=True):  # innermost first, as mlir-opt
         try:
             op.verify(verify_nested_ops=False)

@@ -22,7 +22,19 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from .errors import ProgramError
+from .errors import ArchRuleError, ProgramError
+
+# a DSD's length fields are u16 on both archs (CSL_NOTES, "DSD fields")
+DSD_LENGTH_MAX = 0xFFFF
+
+
+def check_length(kind: str, sizes: list[int]) -> None:
+    """cslc's rule: every length of a DSD (a mem1d/fabric extent, a mem4d loop) fits a
+    u16; a negative one is no length at all."""
+    for n in sizes:
+        if not 0 <= n <= DSD_LENGTH_MAX:
+            raise ArchRuleError(f"{kind} length {n} does not fit the DSD's u16 length field "
+                                f"(0-{DSD_LENGTH_MAX})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +131,7 @@ def _linear(amap: AffineMap) -> bool:
 
 
 def make_mem_dsd(kind: str, base: np.ndarray, sizes: list[int], amap: AffineMap | None) -> Dsd:
+    check_length(kind, sizes)
     amap = amap or AffineMap.identity(len(sizes))
     if kind == "mem1d_dsd" and len(sizes) == 1 and _linear(amap):
         # affine by construction: its first two elements are all it takes
@@ -163,6 +176,57 @@ def set_base_addr(dsd: Dsd, base: np.ndarray) -> Dsd:
     if isinstance(dsd, FabDsd):
         raise ProgramError("@set_dsd_base_addr needs a memory DSD, got a fabric DSD")
     return replace(dsd, buf=base.reshape(-1))
+
+
+# --- aliasing ------------------------------------------------------------------------
+
+
+_ALIAS_CACHE: dict[tuple[int, int], tuple[object, object, bool]] = {}
+
+
+def order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
+    """`_order_dependent`, remembered per pair of DSD values (a loop reuses the same
+    ones; the entry keeps both alive, so their ids stay theirs)."""
+    if dest is src:  # in place, the same positions: the common case, decided at once
+        return False
+    key = (id(dest), id(src))
+    hit = _ALIAS_CACHE.get(key)
+    if hit is not None and hit[0] is dest and hit[1] is src:
+        return hit[2]
+    if len(_ALIAS_CACHE) > 4096:
+        _ALIAS_CACHE.clear()
+    result = _order_dependent(dest, src)
+    _ALIAS_CACHE[key] = (dest, src, result)
+    return result
+
+
+def _order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
+    """Does element j of `src` read memory that an earlier element i < j of `dest`
+    writes? Then the op's result depends on how far the DSD pipeline reads ahead of its
+    writes (a sequential loop sees the new value, a read-ahead the old one), which is
+    not documented; the simulator reads every source first. The same elementwise
+    positions (``y = y + x`` in place) and reads ahead of the writes (``a[i] = a[i+1]``)
+    are safe."""
+    n = min(dest.length, src.length)
+    if n < 2 or not np.may_share_memory(dest.buf, src.buf):
+        return False
+    if isinstance(dest, MemDsd) and isinstance(src, MemDsd) and \
+            dest.buf.dtype == src.buf.dtype and dest.buf.ctypes.data == src.buf.ctypes.data:
+        if dest.stride == src.stride and dest.stride != 0:
+            # src[j] = dest[j + k] with k = (src.offset - dest.offset) / stride: only a
+            # read behind the writes (k < 0 with an exact multiple) depends on order
+            k, r = divmod(src.offset - dest.offset, dest.stride)
+            return r == 0 and -n < k < 0
+    from .dsd_unit import element_addrs  # noqa: PLC0415  (the unit imports this module)
+
+    daddr = element_addrs(dest.buf, dest.index())[:n]
+    saddr = element_addrs(src.buf, src.index())[:n]
+    size = max(dest.buf.itemsize, src.buf.itemsize)
+    first = {}
+    for i, a in enumerate(daddr.tolist()):
+        for b in range(a - size + 1, a + size):  # byte ranges that overlap
+            first.setdefault(b, i)
+    return any(first.get(a, n) < j for j, a in enumerate(saddr.tolist()))
 
 
 # --- element access --------------------------------------------------------------

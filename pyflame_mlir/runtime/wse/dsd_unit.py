@@ -123,6 +123,16 @@ def _convert(raw: np.ndarray, want: np.dtype | None) -> np.ndarray:
     return arr.astype(np.float32) if want is None else arr
 
 
+def scalar_operand(v: Any, want: np.dtype | None) -> np.generic:
+    """A scalar operand as a builtin reads it: a float in the op's float type (f32 for
+    mixed precision), an integer as its bit pattern in the op's width (an i16 -1 is
+    0xFFFF to @add16, as two's complement hardware reads it)."""
+    want = want or _F32
+    if want.kind in "ui":
+        return want.type(int(v) & ((1 << (8 * want.itemsize)) - 1))
+    return want.type(v)
+
+
 def words_to(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.itemsize == 4:
         return words.view(dtype)
@@ -188,9 +198,13 @@ class DsdUnit:
                 return False  # a fabric operand, or a destination that is not memory
             else:
                 operands.append((False, v))
+        dest = operands[0][1]
+        for pos, (mem, v) in enumerate(operands[1:]):
+            if mem and v is not dest and D.order_dependent(dest, v):
+                raise self._aliasing(b, pos)
         srcs = []
         for (mem, v), want in zip(operands[1:], b.srcs):
-            arr = D.read(v, want or v.buf.dtype) if mem else (want or _F32).type(v)
+            arr = D.read(v, want or v.buf.dtype) if mem else scalar_operand(v, want)
             srcs.append(arr.astype(np.float32) if want is None else arr)
         m = self.sim.model
         family = b.family
@@ -205,6 +219,14 @@ class DsdUnit:
         self.flops += b.flops * n
         D.write(operands[0][1], self._compute(b, srcs, n, "mem"))
         return True
+
+    def _aliasing(self, b: Builtin, pos: int) -> ProgramError:
+        return ProgramError(
+            f"{self.where}: @{b.name} writes memory its source {pos} reads at a later "
+            "element (e.g. a[i] = a[i-1] + ..., or a stride-0 destination accumulating "
+            "over itself): the result depends on how far the DSD pipeline reads ahead of "
+            "its writes, which is not documented; not simulated (use a pointer "
+            "destination to fold, or a copy)")
 
     def _wait_then_run(self, b: Builtin, operands: list, n: int, needs: dict[int, int]):
         for color, k in needs.items():
@@ -243,6 +265,15 @@ class DsdUnit:
         return "scalar", v
 
     def _length(self, name: str, operands: list) -> int:
+        """The op's length: its DSD operands' common length. A fabout destination's
+        extent does not bound a send whose sources are DSDs: the SDK's game-of-life
+        benchmark sends a length-2 memory DSD through a fabout DSD of extent 1 and
+        its receivers count both wavelets (so the sources' length it is; unverified
+        in the documentation, as CSL_NOTES records)."""
+        dest_kind, dest = operands[0]
+        srcs = [v.length for kind, v in operands[1:] if kind in ("mem", "fab")]
+        if dest_kind == "fab" and dest.kind == "fabout_dsd" and srcs:
+            operands = operands[1:]
         lengths = [v.length for kind, v in operands if kind in ("mem", "fab")]
         if not lengths:
             raise ProgramError(f"{self.where}: @{name} has no DSD operand")
@@ -323,6 +354,11 @@ class DsdUnit:
         send: (color, words, targets, receivers) or None). An async op (`op`) reads
         its memory operands as it runs: see the module docstring."""
         m = self.sim.model
+        dest_kind, dest = operands[0]
+        if dest_kind == "mem":
+            for pos, (kind, v) in enumerate(operands[1:]):
+                if kind == "mem" and D.order_dependent(dest, v):
+                    raise self._aliasing(b, pos)
         first = last = -np.inf
         srcs = []
         mems: list[tuple[int, Any, np.dtype | None]] = []
@@ -335,7 +371,7 @@ class DsdUnit:
                 arr = D.read(v, want or v.buf.dtype)
                 mems.append((len(srcs), v, want))
             else:
-                arr = (want or np.dtype(np.float32)).type(v)
+                arr = scalar_operand(v, want)
             srcs.append(arr.astype(np.float32) if want is None else arr)
         compute = m.dsd_cycles(n, self._rate(b, operands))
         t_first = max(t_start + m.dsd_issue_cycles, first + 1)
@@ -348,7 +384,6 @@ class DsdUnit:
                 srcs[pos] = np.array(srcs[pos], copy=True)  # no view of memory the core writes
                 reads.append(SourceRead(pos, v, want, _dsd_addrs(v), times))
             self._undo_later_writes(op, srcs, reads)
-        dest_kind, dest = operands[0]
         result = self._compute(b, srcs, n, dest_kind)
         if dest_kind == "ptr":
             dest[0] = result[0]

@@ -90,6 +90,14 @@ class InputQueue:
         return words, first, last
 
 
+@dataclass
+class HostSink(InputQueue):
+    """What one PE streamed on a memcpy D2H color, waiting for the host's
+    `memcpy_d2h(..., streaming=True)`: the host is its reader."""
+
+    color: int = -1
+
+
 def path_room(model: CycleModel, hops: int) -> int:
     """Wavelets a path of `hops` links holds while its receiver does not read: the
     sender's output queue, a buffer per router passed and the receiver's input queue."""

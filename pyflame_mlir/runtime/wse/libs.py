@@ -2,11 +2,16 @@
 
 Only their interface is modeled: memcpy's data movement is done by the host
 stand-in (`sdkruntime.py`) directly on PE memory, not by simulated routing
-through the halo of memcpy PEs.
+through the halo of memcpy PEs. Streaming memcpy's colors (`.MEMCPYH2D_1`,
+`.MEMCPYD2H_1`, ... given to `<memcpy/get_params>`) reach each PE's
+`sys_mod.MEMCPYH2D_1`; the simulator delivers a streaming `memcpy_h2d` as
+wavelets on that color into the PEs' input queues and takes a streaming
+`memcpy_d2h` from what the PEs send on theirs (`Simulator.stream_colors`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +40,16 @@ class Library:
         return fn(*args)
 
 
+# a streaming channel's color: MEMCPYH2D_1, MEMCPYD2H_2, ... (one per --channels)
+STREAM_FIELD = re.compile(r"MEMCPY(H2D|D2H)_[1-9][0-9]*")
+
+
+def _passed_on(fields: dict) -> dict:
+    """The fields of `<memcpy/get_params>` that its `get_params(x)` hands to each PE: the
+    launch color and the streaming colors."""
+    return {k: v for k, v in fields.items() if k == "LAUNCH" or STREAM_FIELD.fullmatch(k)}
+
+
 class MemcpyParams(Library):
     """`<memcpy/get_params>` in the layout: `get_params(x)` gives each column its params."""
 
@@ -42,19 +57,27 @@ class MemcpyParams(Library):
 
     def __init__(self, params: dict | None):
         self.fields = dict(params or {})
+        for k, v in _passed_on(self.fields).items():
+            if k != "LAUNCH":
+                check_color(int(v), f"{self.name} .{k}")
 
     def fn_get_params(self, x: int) -> dict:
-        return {"memcpy_column": x, **{k: v for k, v in self.fields.items() if k == "LAUNCH"}}
+        return {"memcpy_column": x, **_passed_on(self.fields)}
 
 
 class Memcpy(Library):
-    """`<memcpy/memcpy>` on a PE: the command stream and the launch color."""
+    """`<memcpy/memcpy>` on a PE: the command stream, the launch color and the
+    streaming colors (`sys_mod.MEMCPYH2D_1`, ...), which it registers with the
+    simulator: memcpy owns their routes."""
 
     name = "<memcpy/memcpy>"
 
     def __init__(self, pe: PE, params: dict | None):
         self.pe = pe
-        self.fields = {k: v for k, v in (params or {}).items() if k == "LAUNCH"}
+        self.fields = _passed_on(params or {})
+        for k, v in self.fields.items():
+            if k != "LAUNCH":
+                pe.sim.stream_color(k, int(v))
 
     def fn_unblock_cmd_stream(self) -> None:
         self.pe.unblock_cmd_stream()

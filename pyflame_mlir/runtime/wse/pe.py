@@ -21,8 +21,8 @@ from xdsl.ir import SSAValue
 
 from . import dsd as D
 from .dsd_unit import AsyncOp, CoreWrite, DsdUnit, Running, words_to
-from .errors import ArchRuleError, ProgramError, ReservedIdError
-from .fabric import InputQueue, check_color
+from .errors import ArchRuleError, ProgramError, ReservedIdError, SramOverflowError
+from .fabric import HostSink, InputQueue, check_color
 from .impl import plan_module
 from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
 from .libs import import_library
@@ -48,6 +48,15 @@ class Task:
 
     def __str__(self) -> str:
         return f"task '{self.name}' ({self.kind} {self.id})"
+
+
+def _readers(d: Drain) -> str:
+    """Who does not read what a blocked send waits on: PEs, or the host (a D2H stream)."""
+    return ", ".join(
+        f"the host does not read them (its streaming memcpy_d2h on color {q.color}; "
+        f"{q.count} queued)" if isinstance(q, HostSink)
+        else f"PE {xy} does not read them ({q.count} queued there)"
+        for xy, q, need in d.targets if q.taken < need)
 
 
 class PE(DsdUnit, Context):
@@ -79,6 +88,7 @@ class PE(DsdUnit, Context):
         self.running_what = ""
         self.wait: Wait | None = None
         self.cmd_blocked = False
+        self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
         self.busy = self.stall = self.async_cycles = self.flops = 0.0
@@ -88,7 +98,16 @@ class PE(DsdUnit, Context):
 
     def load(self, module: csl.CslModuleOp) -> None:
         plan = plan_module(module)
+        # a comptime @activate/@block may come before the task it names is bound
+        # (declarations are order-independent): they act once the module is loaded
+        self.comptime_actions: list[tuple[str, int, bool | None]] | None = []
         run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
+        actions, self.comptime_actions = self.comptime_actions, None
+        for kind, id, blocked in actions:
+            if blocked is None:
+                self.activate(kind, id)
+            else:
+                self.set_blocked(kind, id, blocked)
         # checks that need the whole module (its declarations are order-independent)
         unknown = sorted(set(self.tile_params) - self.declared_params)
         if unknown:
@@ -120,9 +139,22 @@ class PE(DsdUnit, Context):
         return import_library(name, params, self)
 
     def alloc(self, name, dtype, shape, module_level):
+        if any(int(d) < 0 for d in shape):  # numpy's reshape(-1) would make it empty, and
+            # the SRAM allocator would move back over the arrays before it
+            raise ProgramError(f"{self.where}: array '{name}' of shape {list(shape)}: a "
+                               "negative size")
         if module_level:
             return self.sram.alloc(name, dtype, shape)
-        return np.zeros(shape, dtype)  # function-local: the stack, inside the reserve
+        # function-local: the stack, inside the reserve (its size is an estimate, so only
+        # what cannot fit beside the globals in the whole SRAM is refused)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        free = self.sram.capacity - self.sram.top
+        if nbytes > free:
+            raise SramOverflowError(
+                f"{self.where}: function-local array '{name}' of {nbytes} bytes cannot be on "
+                f"the stack: the {self.sram.capacity}-byte SRAM has {free} bytes beside the "
+                f"globals (and code, memcpy's buffers and the rest of the stack need some)")
+        return np.zeros(shape, dtype)
 
     def define(self, op, body):
         name = op.sym_name.data
@@ -135,6 +167,7 @@ class PE(DsdUnit, Context):
                 self._check_id(kind, id, f"@bind_{kind}_task({name})")
             if (kind, id) in self.tasks:
                 raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
+            self._check_shared_id(kind, id, name)
             self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
 
     def _check_data_task(self, op: csl.TaskOp, name: str, id: int) -> None:
@@ -166,7 +199,21 @@ class PE(DsdUnit, Context):
                                f"{fn.id.value.data}")
         if ("data", queue) in self.tasks:
             raise ProgramError(f"{self.where}: two data tasks bound to input queue {queue}")
+        self._check_shared_id("data", queue, name)
         self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
+
+    def _check_shared_id(self, kind: str, id: int, name: str) -> None:
+        """Local, data and control tasks share one task table: a data task's id is its
+        color (WSE-2) or input queue (WSE-3), so @bind_local_task(t, @get_local_task_id(12))
+        and a data task on color 12 clash on WSE-2 (WSE-3 keeps local ids 8-30 apart
+        from its queues 0-7). A separate control task table (WSE-3's
+        @set_control_task_table) is not modeled."""
+        for other in ("local", "data", "control"):
+            task = self.tasks.get((other, id)) if other != kind else None
+            if task is not None:
+                raise ArchRuleError(
+                    f"{self.where}: {kind} task '{name}' takes task id {id}, already bound to "
+                    f"{task}: local, data and control tasks share one task table")
 
     def _check_id(self, kind: str, id: int, what: str) -> None:
         if id in RESERVED_IDS:
@@ -232,6 +279,9 @@ class PE(DsdUnit, Context):
         return task
 
     def activate(self, kind, id, at: float | None = None):
+        if self.comptime_actions is not None:
+            self.comptime_actions.append((kind, id, None))
+            return
         if kind == "data":
             raise ProgramError(f"{self.where}: data tasks run on wavelets; @activate is for local")
         task = self._task(kind, id, "@activate")
@@ -241,6 +291,9 @@ class PE(DsdUnit, Context):
         self.sim.poke(self, at)
 
     def set_blocked(self, kind, id, blocked, at: float | None = None):
+        if self.comptime_actions is not None:
+            self.comptime_actions.append((kind, id, blocked))
+            return
         task = self._task(kind, id, "@block" if blocked else "@unblock")
         task.blocked = blocked
         if not blocked:
@@ -356,8 +409,7 @@ class PE(DsdUnit, Context):
         at = f" (at {location(self.blocked_op)})" if self.blocked_op is not None else ""
         if self.running is not None and isinstance(self.wait, Drain):
             d = self.wait
-            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
-                              for xy, q, need in d.targets if q.taken < need)
+            rooms = _readers(d)
             out.append(f"{self.running_what} is blocked{at} sending {d.count} wavelets on "
                        f"color {d.color}: the queues on the way are full and {rooms}")
         elif self.running is not None and self.wait is not None:
@@ -376,8 +428,7 @@ class PE(DsdUnit, Context):
                            f"{line} waits for the other PEs of the line to call it")
         for a in self.held:
             d = a.drain
-            rooms = ", ".join(f"PE {xy} does not read them ({q.count} queued there)"
-                              for xy, q, need in d.targets if q.taken < need)
+            rooms = _readers(d)
             out.append(f"{a} is held back sending {d.count} wavelets on color {d.color}: "
                        f"the queues on the way are full and {rooms}")
         for task in self.tasks.values():

@@ -7,11 +7,14 @@ SDK's own path when the real SDK is absent, so an SDK host script runs
 unchanged; no `cerebras` package is shipped.
 
 memcpy moves data directly to and from PE memory and takes no simulated
-time; `launch`/`call` run the device until every PE has unblocked the command
-stream (or raise `DeadlockError`). Every memcpy is counted (`traffic[-1]`: bytes
-host-to-device and device-to-host by symbol since `count_traffic()`), and `launch_report()` is the
-cycle report of the latest launch alone (the simulator's own report sums
-every launch of the session).
+time; a streaming memcpy (`streaming=True`, the stream named by its color)
+delivers wavelets to, or takes them from, the PEs' cores on that color
+(`Simulator.stream_in`/`stream_out`). `launch`/`call` run the device until
+every PE has unblocked the command stream (or raise `DeadlockError`). Every
+memcpy is counted (`traffic[-1]`: bytes host-to-device and device-to-host by
+symbol, or by `<stream color>`, since `count_traffic()`), and
+`launch_report()` is the cycle report of the latest launch alone (the
+simulator's own report sums every launch of the session).
 """
 
 from __future__ import annotations
@@ -196,16 +199,21 @@ class SdkRuntime:
 
     # --- memcpy -------------------------------------------------------------------------------
 
-    def _blocks(self, n: int, w: int, h: int, elems: int, order: MemcpyOrder, streaming: bool):
+    def _blocks(self, n: int, w: int, h: int, elems: int, order: MemcpyOrder):
         self._require_running()
-        if streaming:
-            raise HostError("streaming memcpy is not modeled by the simulator")
         if n != w * h * elems:
             raise HostError(
                 f"host array has {n} elements, but a {w}x{h} region of {elems} per PE needs "
                 f"{w * h * elems}"
             )
         return "F" if order == MemcpyOrder.COL_MAJOR else "C"
+
+    @staticmethod
+    def _color(stream: object) -> int:
+        if isinstance(stream, bool) or not isinstance(stream, int | np.integer):
+            raise HostError(f"a streaming memcpy names its stream by color (an int, the "
+                            f"MEMCPYH2D/D2H_DATA_n_ID param), not {stream!r}")
+        return int(stream)
 
     def _device(self, name: str, x: int, y: int, elems: int, dt: MemcpyDataType) -> np.ndarray:
         arr = self.sim.symbol(name, x, y).reshape(-1)
@@ -240,10 +248,22 @@ class SdkRuntime:
         nonblock: bool = False,
     ) -> int:
         src = np.ascontiguousarray(src)
-        fortran = self._blocks(src.size, w, h, elem_per_pe, order, streaming)
+        fortran = self._blocks(src.size, w, h, elem_per_pe, order)
         self.sim.settle("memcpy_h2d")
-        name = self._name(dest)
         blocks = self._words(src).reshape((h, w, elem_per_pe), order=fortran)
+        if streaming:  # dest is the color of a .MEMCPYH2D_n stream
+            # whole words travel, 16-bit data too: the high half reaches a data task
+            # with two 16-bit arguments (input_array_to_u32's index, the SDK's idiom)
+            color = self._color(dest)
+            self.sim.stream_in(color, {
+                (px + i, py + j): blocks[j, i] for j, i in itertools.product(range(h), range(w))})
+            moved = self.traffic[-1].h2d
+            moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
+                + _payload(data_type) * src.size
+            if not nonblock:
+                self.sim.settle("streaming memcpy_h2d")
+            return next(self._handles)
+        name = self._name(dest)
         moved = self.traffic[-1].h2d
         moved[name] = moved.get(name, 0) + _payload(data_type) * src.size
         for j, i in itertools.product(range(h), range(w)):
@@ -266,12 +286,21 @@ class SdkRuntime:
         order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
         nonblock: bool = False,
     ) -> int:
-        fortran = self._blocks(dest.size, w, h, elem_per_pe, order, streaming)
+        fortran = self._blocks(dest.size, w, h, elem_per_pe, order)
         if not dest.flags.c_contiguous:
             raise HostError("memcpy_d2h needs a contiguous destination array")
+        blocks = np.empty((h, w, elem_per_pe), np.uint32)
+        if streaming:  # src is the color of a .MEMCPYD2H_n stream; kernels may be running
+            color = self._color(src)
+            for j, i in itertools.product(range(h), range(w)):
+                blocks[j, i] = self.sim.stream_out(color, px + i, py + j, elem_per_pe)
+            self._words(dest)[:] = blocks.reshape(-1, order=fortran)  # the words as sent
+            moved = self.traffic[-1].d2h
+            moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
+                + _payload(data_type) * dest.size
+            return next(self._handles)
         self.sim.settle("memcpy_d2h")
         name = self._name(src)
-        blocks = np.empty((h, w, elem_per_pe), np.uint32)
         for j, i in itertools.product(range(h), range(w)):
             arr = self._device(name, px + i, py + j, elem_per_pe, data_type)
             bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
@@ -296,6 +325,48 @@ class SdkRuntime:
         """The cycle report of the latest launch alone."""
         self.sim.settle("launch_report()")
         return report_delta(self._before, self.sim.report())
+
+
+# --- cerebras.sdk.sdk_utils: the host helpers SDK scripts import --------------------------
+
+
+def input_array_to_u32(np_arr: np.ndarray, sentinel: int | None, fast_dim_sz: int
+                       ) -> np.ndarray:
+    """A 16-bit array as the u32 words memcpy moves, the value in the low half; the high
+    half is zero when `sentinel` is None (or 0, as the SDK's GEMV checkerboard passes it
+    for "extend with zero"), else the element's index along the fast dimension
+    (`i % fast_dim_sz`), which a data task with two 16-bit arguments receives as its
+    second. These readings are the SDK examples' own comments; a 32-bit array is
+    returned as its u32 bits."""
+    arr = np.ascontiguousarray(np_arr).reshape(-1)
+    if arr.dtype.itemsize == 4:
+        return arr.view(np.uint32).copy()
+    if arr.dtype.itemsize != 2:
+        raise TypeError(f"input_array_to_u32 takes a 16-bit (or 32-bit) array, got {arr.dtype}")
+    words = arr.view(np.uint16).astype(np.uint32)
+    if sentinel:
+        if fast_dim_sz <= 0:
+            raise ValueError(f"input_array_to_u32: fast_dim_sz must be positive, got {fast_dim_sz}")
+        words |= (np.arange(arr.size, dtype=np.uint32) % fast_dim_sz) << 16
+    return words
+
+
+def memcpy_view(arr: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
+    """The u32 words memcpy returned, seen as `dtype`: a 16-bit type takes the low half
+    of each word ("remove upper 16-bit of each u32"; here a copy); a 32-bit type
+    reinterprets the words."""
+    dtype = np.dtype(dtype)
+    words = np.asarray(arr)
+    if words.dtype.itemsize != 4:
+        raise TypeError(f"memcpy_view takes the u32 words memcpy moved, got {words.dtype}")
+    if dtype.itemsize == 4:
+        return words.view(dtype)
+    if dtype.itemsize == 2:
+        return (words.astype(np.uint32) & 0xFFFF).astype(np.uint16).view(dtype)
+    raise TypeError(f"memcpy_view: {dtype} is neither a 16-bit nor a 32-bit type")
+
+
+SDK_UTILS_MODULE = "cerebras.sdk.sdk_utils"
 
 
 def sdk_available() -> bool:
@@ -332,4 +403,11 @@ def install_sdk_shim(force: bool = False) -> bool:
     sys.modules[SDK_MODULE] = leaf
     for k in range(1, len(parts)):  # `import cerebras.sdk...` walks attributes
         setattr(sys.modules[".".join(parts[:k])], parts[k], sys.modules[".".join(parts[: k + 1])])
+    utils = types.ModuleType(SDK_UTILS_MODULE, "pyflame-mlir stand-in for the SDK's sdk_utils")
+    utils.__pyflame_shim__ = True  # type: ignore[attr-defined]
+    utils.input_array_to_u32 = input_array_to_u32  # type: ignore[attr-defined]
+    utils.memcpy_view = memcpy_view  # type: ignore[attr-defined]
+    sys.modules[SDK_UTILS_MODULE] = utils
+    parent, _, leaf_name = SDK_UTILS_MODULE.rpartition(".")
+    setattr(sys.modules[parent], leaf_name, utils)  # `from cerebras.sdk import sdk_utils`
     return True

@@ -18,8 +18,16 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 
-from .errors import DeadlockError, HostError, ReservedIdError, StaleWaveletError, WseError
-from .fabric import Chunk, path_room
+from .errors import (
+    DeadlockError,
+    HostError,
+    ProgramError,
+    ReservedIdError,
+    RouteError,
+    StaleWaveletError,
+    WseError,
+)
+from .fabric import Chunk, HostSink, path_room
 from .impl import plan_module
 from .interpreter import Drain
 from .layout import evaluate_layout, split_modules
@@ -50,6 +58,13 @@ class Simulator:
         self.width, self.height, self.fabric = layout.width, layout.height, layout.fabric
         self.params = layout.params
         self.launch_colors: set[int] = set()
+        # streaming memcpy: color -> its <memcpy/get_params> field (MEMCPYH2D_1, ...);
+        # what the PEs send on a D2H color waits in `d2h_sinks` for the host to read it,
+        # what the host streams in sits in the PEs' input queues (`h2d_pending`: the
+        # streams a host command has not yet seen read)
+        self.stream_colors: dict[int, str] = {}
+        self.d2h_sinks: dict[tuple[int, tuple[int, int]], HostSink] = {}
+        self.h2d_pending: list[tuple[int, tuple[int, int], Any, int]] = []
         self.heap: list[tuple[float, int, PE]] = []
         self.draining: list[tuple[PE, Drain]] = []  # senders blocked on full queues
         self.stepping: PE | None = None  # the PE whose core runs now
@@ -64,6 +79,12 @@ class Simulator:
             pe.load(programs[tile.program])
             self.pes[(x, y)] = pe
         self.fabric.validate(ARCH[arch])
+        for color, field in self.stream_colors.items():
+            used = [xy for xy, t in self.fabric.routes.items() if color in t]
+            if used:
+                raise RouteError(
+                    f"color {color} is memcpy's streaming color .{field}, whose routes memcpy "
+                    f"sets, but @set_color_config routes it at PE {used[0]}")
         for color in self.launch_colors:
             if color in RESERVED_IDS:
                 raise ReservedIdError(f"launch color {color} is reserved for memcpy/the runtime")
@@ -79,10 +100,32 @@ class Simulator:
         self.seq += 1
         heapq.heappush(self.heap, (t, self.seq, pe))
 
+    def stream_color(self, field: str, color: int) -> None:
+        """A PE's `<memcpy/memcpy>` names streaming color `color` as `.field`."""
+        known = self.stream_colors.setdefault(color, field)
+        if known != field:
+            raise ProgramError(f"color {color} is both memcpy's .{known} and .{field}")
+
+    def stream_room(self, x: int) -> int:
+        """Wavelets the memcpy path between column `x` and the host holds while the far
+        end does not read (the kernel's west edge, then memcpy's halo: an estimate)."""
+        return path_room(self.model, x + 1)
+
     def send(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
         """Deliver a stream; return its targets ((x, y), input queue, the queue's `taken`
         count at which the sender's last wavelet has left) and its receivers (input
         queue, words pushed to it before this stream)."""
+        field = self.stream_colors.get(color)
+        if field is not None:
+            if not field.startswith("MEMCPYD2H"):
+                raise ProgramError(f"{pe.where} sends on color {color}, memcpy's host-to-device "
+                                   f"stream .{field}: only the host sends on it")
+            sink = self.d2h_sinks.setdefault(
+                (color, (pe.x, pe.y)), HostSink(clock=lambda: self.host_t, color=color))
+            before = sink.pushed
+            sink.push(Chunk(chunk.words, chunk.t0 + self.model.ramp_latency, chunk.gap))
+            return ([((pe.x, pe.y), sink, sink.pushed - self.stream_room(pe.x))],
+                    [(sink, before)])
         targets, receivers = [], []
         for xy, delivered, hops in self.fabric.deliver((pe.x, pe.y), color, chunk):
             dst = self.pes[xy]
@@ -145,6 +188,8 @@ class Simulator:
     def settle(self, what: str) -> None:
         """Run the device; raise DeadlockError if the host would wait forever."""
         self.run()
+        if self.h2d_pending:
+            self._check_streams_in()
         stuck = [pe for pe in self.pes.values() if pe.cmd_blocked]
         if stuck:
             raise DeadlockError(self._deadlock_report(what, stuck))
@@ -168,6 +213,12 @@ class Simulator:
                       for d in pe.describe()]
             raise DeadlockError("\n".join(lines))
         self.check_stale("stop()")
+        unread = [f"{c} from PE {xy}: {q.count}" for (c, xy), q in self.d2h_sinks.items()
+                  if q.count]
+        if unread:
+            raise StaleWaveletError(
+                "at stop(): PEs streamed wavelets to the host that no memcpy_d2h read "
+                f"(color {', '.join(unread[:8])})")
 
     def check_stale(self, when: str) -> None:
         """Wavelets queued for a core that nothing read by the end of a launch are a
@@ -222,6 +273,99 @@ class Simulator:
     def launch(self, fn: str, args: list | tuple = ()) -> None:
         self.start(fn, args)
         self.settle(f"launched function '{fn}'")
+
+    def _stream(self, color: int, direction: str, x: int, y: int) -> PE:
+        field = self.stream_colors.get(color)
+        if field is None or not field.startswith(f"MEMCPY{direction}"):
+            streams = ", ".join(f".{f} = {c}" for c, f in sorted(self.stream_colors.items()))
+            raise HostError(
+                f"streaming memcpy_{direction.lower()} on color {color}: the layout's "
+                f"<memcpy/get_params> gives no .MEMCPY{direction}_n that color "
+                f"(its streams: {streams or 'none'})")
+        pe = self.pes.get((x, y))
+        if pe is None:
+            raise HostError(f"PE ({x}, {y}) is outside the {self.width}x{self.height} rectangle")
+        return pe
+
+    def stream_in(self, color: int, blocks: dict[tuple[int, int], np.ndarray]) -> None:
+        """A streaming `memcpy_h2d`: each PE's words arrive on `color` at its core, one
+        per cycle, as memcpy's routes bring them. The host command is done when every PE
+        has read all but what the path holds: checked at the next command (`settle`)."""
+        start = max(self.host_t, self.now)
+        t0 = start + self.model.launch_latency
+        for (x, y), words in blocks.items():
+            pe = self._stream(color, "H2D", x, y)
+            q = pe.queues[color]
+            q.push(Chunk(np.array(words, np.uint32), t0,
+                         1 / self.model.link_wavelets_per_cycle))
+            self.h2d_pending.append((color, (x, y), q, q.pushed - self.stream_room(x)))
+            pe.try_async()
+            self.poke(pe, t0)
+        self.run()
+        self._stream_window(f"memcpy_h2d stream on color {color}", start)
+
+    def stream_out(self, color: int, x: int, y: int, n: int) -> np.ndarray:
+        """A streaming `memcpy_d2h`: the next `n` words PE (x, y) sends on `color`. Reading
+        makes room for a sender held back on the full path; the device runs until the
+        words are there, or raises DeadlockError when no PE can send more."""
+        pe = self._stream(color, "D2H", x, y)
+        self.run()
+        if self.h2d_pending:  # host commands run in order: a streaming H2D finishes first
+            self._check_streams_in()
+        sink = self.d2h_sinks.setdefault((color, (x, y)),
+                                         HostSink(clock=lambda: self.host_t, color=color))
+        parts: list[np.ndarray] = []
+        need, start = n, max(self.host_t, self.now)
+        while True:
+            self.run()
+            if k := min(need, sink.count):
+                parts.append(sink.take(k)[0])
+                need -= k
+                self.host_t = max(self.host_t, self.now)
+                self._wake_senders()
+            if not need:
+                break
+            if not k:  # the device is quiet (run() returned) and sent none
+                raise DeadlockError(
+                    f"deadlock: streaming memcpy_d2h on color {color} waits for {n} wavelets "
+                    f"from {pe.where}, which sent {n - need} and can send no more:\n  "
+                    + "\n  ".join(pe.describe()))
+        self._stream_window(f"memcpy_d2h stream on color {color}", start)
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint32)
+
+    def _stream_window(self, what: str, start: float) -> None:
+        """A streaming memcpy ran the device from `start` until it went quiet: a window
+        of the cycle report, like a launch."""
+        end = max([self.now] + [pe.end_t for pe in self.pes.values()])
+        if end > start:
+            self.windows.append((what, start, end))
+        self.host_t = max(self.host_t, end)
+
+    def _check_streams_in(self) -> None:
+        """A streaming memcpy_h2d is done once its PEs read all but what the path holds;
+        the host's next command waits for that. An async op that streams what it reads
+        straight out (pipeline-01's @add16 from the H2D stream to the D2H stream) runs
+        here in one step, but on hardware it stops reading when its output path is full:
+        so the wavelets it still has to send beyond that path's room count as unread
+        (the tutorial's "large size can stall": the D2H that would drain it waits for
+        this H2D to finish)."""
+        left = []
+        for c, xy, q, need in self.h2d_pending:
+            behind = sum(max(0, want - out.taken) for a in self.pes[xy].held
+                         if c in a.needs and a.drain is not None
+                         for _, out, want in a.drain.targets)
+            if q.taken - behind < need:
+                left.append((c, xy, q, need, behind))
+        if left:
+            c, xy, q, need, behind = left[0]
+            held = (f"; an async op that read them still holds {behind} to send on a full "
+                    "path, so on hardware it stopped reading") if behind else ""
+            raise DeadlockError(
+                f"deadlock: a streaming memcpy_h2d on color {c} never finishes: PE {xy} read "
+                f"{q.taken - behind} of its {q.pushed} wavelets and reads no more, and the "
+                f"path holds only {q.pushed - need}{held} ({len(left)} PE(s) in all)\n  "
+                + "\n  ".join(self.pes[xy].describe()))
+        self.h2d_pending.clear()
 
     def symbol(self, name: str, x: int, y: int) -> np.ndarray:
         pe = self.pes.get((x, y))

@@ -48,7 +48,9 @@ def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int]):
     kind, queue, res = op.result.type.data.value, csl_ext.queue_number(op.queue_id), op.result
 
     def run(ctx, env):
-        d = D.FabDsd(kind, color(env), extent(env), queue)
+        n = extent(env)
+        D.check_length(kind, [n])
+        d = D.FabDsd(kind, color(env), n, queue)
         ctx.check_fabric_dsd(d)
         env[res] = d
 

@@ -6,7 +6,8 @@ from xdsl.dialects import csl, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, UnitAttr
 from xdsl.ir import Operation, SSAValue
 
-from ..interpreter import Functions
+from ..errors import ProgramError
+from ..interpreter import Functions, location
 from ..values import attr_value, np_dtype, scalar
 
 MEMREF = Functions("memref")
@@ -57,6 +58,12 @@ def _get_global(op: memref.GetGlobalOp):
     return run
 
 
+def _out_of_bounds(op: Operation, arr, index: tuple) -> ProgramError:
+    return ProgramError(f"{op.name} of element {list(index)} of a {list(arr.shape)} array "
+                        f"(at {location(op)}): outside the array (on hardware, another "
+                        "variable's memory)")
+
+
 @MEMREF.impl(memref.LoadOp)
 def _load(op: memref.LoadOp):
     mem, idx, res = op.memref, tuple(op.indices), op.res
@@ -64,12 +71,18 @@ def _load(op: memref.LoadOp):
         (i0,) = idx
 
         def run(ctx, env):
-            env[res] = scalar(env[mem][env[i0]])
+            arr, i = env[mem], env[i0]
+            if not 0 <= i < arr.shape[0]:  # numpy would wrap a negative index
+                raise _out_of_bounds(op, arr, (i,))
+            env[res] = scalar(arr[i])
 
         return run
 
     def run_n(ctx, env):
-        env[res] = scalar(env[mem][tuple(env[i] for i in idx)])
+        arr, i = env[mem], tuple(env[i] for i in idx)
+        if not all(0 <= k < n for k, n in zip(i, arr.shape)):
+            raise _out_of_bounds(op, arr, i)
+        env[res] = scalar(arr[i])
 
     return run_n
 
@@ -79,10 +92,13 @@ def _store(op: memref.StoreOp):
     mem, idx, val = op.memref, tuple(op.indices), op.value
 
     def run(ctx, env):
+        arr, i = env[mem], tuple(env[i] for i in idx)
+        if not all(0 <= k < n for k, n in zip(i, arr.shape)):
+            raise _out_of_bounds(op, arr, i)
         if ctx.watching:  # async ops of this PE read memory as they run
-            ctx.core_write(env[mem], tuple(env[i] for i in idx), env[val], ctx.t)
+            ctx.core_write(arr, i, env[val], ctx.t)
         else:
-            env[mem][tuple(env[i] for i in idx)] = env[val]
+            arr[i] = env[val]
 
     return run
 

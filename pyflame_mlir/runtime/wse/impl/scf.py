@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from xdsl.dialects import scf
 
-from ..interpreter import Functions, Planner, run_block, run_sync
+from ..errors import ProgramError, WseError
+from ..interpreter import Functions, Planner, location, run_block, run_sync
 from ..values import int_info, wrap
 
 SCF = Functions("scf")
@@ -22,9 +23,26 @@ def _for(op: scf.ForOp, planner: Planner):
     bits, signed = int_info(idx.type)
     lb, ub, step, inits, res = op.lb, op.ub, op.step, tuple(op.iter_args), tuple(op.res)
 
+    def iterations(ctx, env) -> range:
+        s = env[step]
+        if s <= 0:  # scf.for's step must be positive; a zero step never ends
+            raise ProgramError(f"scf.for with step {s} (at {location(op)}): the step of a "
+                               "counted loop must be positive")
+        return range(env[lb], env[ub], s)
+
+    def check_time(ctx, i: int) -> None:
+        """A long loop inside one task never returns to the event loop's guard."""
+        sim = getattr(ctx, "sim", None)
+        if sim is not None and ctx.t > sim.max_cycles:
+            raise WseError(f"{ctx.where} is still in the loop at {location(op)} (index {i}) "
+                           f"after {sim.max_cycles:,.0f} cycles: a livelock, or raise "
+                           "max_cycles")
+
     def run_waiting(ctx, env):
         vals = [env[v] for v in inits]
-        for i in range(env[lb], env[ub], env[step]):
+        for k, i in enumerate(iterations(ctx, env)):
+            if not k & 0xFFF:
+                check_time(ctx, i)
             env[idx] = wrap(i, bits, signed)
             for a, v in zip(args, vals):
                 env[a] = v
@@ -34,7 +52,9 @@ def _for(op: scf.ForOp, planner: Planner):
 
     def run(ctx, env):
         vals = [env[v] for v in inits]
-        for i in range(env[lb], env[ub], env[step]):
+        for k, i in enumerate(iterations(ctx, env)):
+            if not k & 0xFFF:
+                check_time(ctx, i)
             env[idx] = wrap(i, bits, signed)
             for a, v in zip(args, vals):
                 env[a] = v

@@ -1,0 +1,231 @@
+# ruff: noqa: E501  (embedded MLIR lines)
+"""MLIR text as other tools print it, into ``pf.load_mlir`` and ``pyflame-opt``:
+hexadecimal float elements (how mlir-opt prints NaN and infinities: bit patterns),
+``dense_resource`` constants with their ``{-# dialect_resources #-}`` blobs (torch-mlir,
+StableHLO exports), a called function returning its own argument, an empty file, and
+our IR round-tripped through upstream ``mlir-opt --allow-unregistered-dialect``.
+Values against numpy bit patterns; bad text is a located error, never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pyflame_mlir.tools.pyflame_opt import main
+
+import pyflame_mlir as pf
+
+
+def _bits(values: list[int], dtype: type) -> np.ndarray:
+    width = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[dtype]
+    return np.array(values, width).view(dtype)
+
+
+def _const(literal: str, t: str, n: int = 3) -> str:
+    return (f"func.func @main(%a: tensor<{n}x{t}>) -> tensor<{n}x{t}> {{\n"
+            f"  %c = arith.constant {literal} : tensor<{n}x{t}>\n"
+            f"  %0 = pyflame.add %a, %c : (tensor<{n}x{t}>, tensor<{n}x{t}>) -> tensor<{n}x{t}>\n"
+            f"  return %0 : tensor<{n}x{t}>\n}}")
+
+
+@pytest.mark.parametrize(("literal", "t", "dtype", "bits"), [
+    ("dense<0x7FC00000>", "f32", np.float32, [0x7FC00000] * 3),  # NaN splat
+    ("dense<[0x7F800000, 0xFF800000, 1.5]>", "f32", np.float32,
+     [0x7F800000, 0xFF800000, 0x3FC00000]),
+    ("dense<[0x7C00, 0x8000, 0x0001]>", "f16", np.float16, [0x7C00, 0x8000, 0x0001]),
+    ("dense<0x3FF0000000000000>", "f64", np.float64, [0x3FF0000000000000] * 3),
+])
+def test_hexadecimal_float_elements_are_bit_patterns(literal: str, t: str, dtype: type,
+                                                     bits: list[int]) -> None:
+    out = pf.load_mlir(_const(literal, t))(np.zeros(3, dtype)).numpy()
+    expect = _bits(bits, dtype) + dtype(0)  # the add of zero: NaN stays NaN, -0 + 0 = 0
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_hexadecimal_integer_elements_keep_their_value() -> None:
+    out = pf.load_mlir(_const("dense<[0x10, 0x7FFFFFFF, -0x1]>", "i32"))(np.zeros(3, np.int32))
+    np.testing.assert_array_equal(out.numpy(), [16, 2**31 - 1, -1])
+
+
+@pytest.mark.parametrize(("literal", "t", "col", "message"), [
+    ("dense<-0x7FC00000>", "f32", 29, "hexadecimal float literal should not have a leading"),
+    ("dense<[0x7C00, 0x10000, 0x0]>", "f16", 38, "out of range for type f16"),
+    ("dense<0x1FFFFFFFF>", "f32", 29, "out of range for type f32"),
+])
+def test_bad_hexadecimal_floats_are_located_errors(literal: str, t: str, col: int,
+                                                   message: str, tmp_path: Path) -> None:
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:2:{col}: error: .*{message}"):
+        pf.load_mlir(_const(literal, t))
+    path = tmp_path / "bad.mlir"
+    path.write_text(_const(literal, t))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(path)]) == 1
+    assert f"bad.mlir:2:{col}: error: " in err.getvalue() and message in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
+@pytest.mark.parametrize(("literal", "t", "message"), [
+    ('dense<"0x0000803F000000400000404000">', "f32",
+     "dense literal of 13 bytes, but tensor<3xf32> holds 3 elements of 4 bytes"),
+    ("dense<[5, 1, 0]>", "i1", "dense literal: Integer value 5 is out of range for type i1"),
+    ("dense<[0x7FC00000, 1, 0]>", "i1", "dense literal: Integer value 2143289344 is out of"),
+])
+def test_dense_literals_that_do_not_fit_their_type_are_located_errors(
+        literal: str, t: str, message: str, tmp_path: Path) -> None:
+    # they were unlocated: a ValueError while parsing, or a failure only when printed
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:2:28: error: {message}"):
+        pf.load_mlir(_const(literal, t))
+    path = tmp_path / "bad.mlir"
+    path.write_text(_const(literal, t))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(path)]) == 1
+    assert f"bad.mlir:2:28: error: {message}" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
+RESOURCE = """module {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %c = arith.constant dense_resource<blob1> : tensor<2xf32>
+    %0 = pyflame.mul %a, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x04000000BLOB"
+    }
+  }
+#-}
+"""
+
+
+def test_dense_resource_constants_run() -> None:
+    data = np.array([1.5, -2.0], np.float32)
+    prog = pf.load_mlir(RESOURCE.replace("BLOB", data.tobytes().hex().upper()))
+    np.testing.assert_array_equal(prog(np.array([2.0, 3.0], np.float32)).numpy(), [3.0, -6.0])
+
+
+@pytest.mark.parametrize(("blob", "handle", "message"), [
+    ("0000803F", "blob1",
+     "dense_resource<blob1> holds 4 bytes, but tensor<2xf32> needs 2 elements of f32"),
+    ("0000803F0000803F", "__elided__", "dense_resource<__elided__> has no data"),
+])
+def test_bad_dense_resources_are_located_errors(blob: str, handle: str, message: str) -> None:
+    text = RESOURCE.replace("BLOB", blob).replace("dense_resource<blob1>",
+                                                  f"dense_resource<{handle}>")
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:3:5: error: {message}"):
+        pf.load_mlir(text)
+
+
+def test_a_called_function_may_return_its_argument() -> None:
+    prog = pf.load_mlir("""
+func.func @main(%a: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0:2 = call @two(%a) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %0#1, %0#0 : tensor<2xf32>, tensor<2xf32>
+}
+func.func private @two(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0 = pyflame.neg %x : (tensor<2xf32>) -> tensor<2xf32>
+  return %x, %0 : tensor<2xf32>, tensor<2xf32>
+}""")
+    a = np.array([1.0, -2.0], np.float32)
+    neg, same = prog(a)
+    np.testing.assert_array_equal(neg.numpy(), -a)
+    np.testing.assert_array_equal(same.numpy(), a)
+
+
+@pytest.mark.parametrize("text", ["", "// only a comment\n", "#map = affine_map<(d0) -> (d0)>\n"])
+def test_text_without_operations_is_an_empty_module(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "empty.mlir"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([str(path)]) in (0, None)
+    assert out.getvalue().split() == ["builtin.module", "{", "}"]
+    with pytest.raises(pf.MlirLoadError, match="expected one public function"):
+        pf.load_mlir(text + "\n")
+
+
+MLIR_OPT = Path(sys.executable).parent.parent / "lib" / \
+    f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "mlir" / \
+    "bin" / "mlir-opt"
+
+
+@pytest.mark.skipif(not MLIR_OPT.exists() and shutil.which("mlir-opt") is None,
+                    reason="upstream mlir-opt (the [mlir] extra) is not installed")
+@pytest.mark.parametrize("flags", [[], ["--mlir-print-op-generic", "--mlir-print-debuginfo"],
+                                   ["--mlir-print-debuginfo", "--mlir-print-local-scope"]])
+def test_mlir_opt_round_trip(flags: list[str], tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pf.CONFIG, "eager", False)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    text = pf.to_mlir(pf.grad(lambda v: (v.sin() * v).sum())(pf.tensor(x)))
+    # a constant mlir-opt prints in hexadecimal: NaN and infinities
+    text = text.replace("dense<1.000000e+00> : tensor<f32>", "dense<0x7FC00000> : tensor<f32>")
+    src = tmp_path / "ours.mlir"
+    src.write_text(text)
+    generic = io.StringIO()
+    with contextlib.redirect_stdout(generic):
+        main([str(src), "--mlir-print-op-generic"])  # mlir-opt needs unknown ops generic
+    (tmp_path / "generic.mlir").write_text(generic.getvalue())
+    assert np.isnan(pf.load_mlir(generic.getvalue())(x).numpy()).all()  # our generic form
+    tool = str(MLIR_OPT) if MLIR_OPT.exists() else "mlir-opt"
+    printed = subprocess.run([tool, "--allow-unregistered-dialect", *flags,
+                              str(tmp_path / "generic.mlir")], capture_output=True, text=True,
+                             check=True).stdout
+    assert "0x7FC00000" in printed
+    out = pf.load_mlir(printed)(x).numpy()  # the cotangent is NaN: every element NaN
+    assert np.isnan(out).all()
+    (tmp_path / "back.mlir").write_text(printed)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(tmp_path / "back.mlir"), "-p", "cse"]) in (0, None)
+
+
+GENERIC = """"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "helper", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<2xf32> loc("h.py":1:2)):
+    %0 = "pyflame.exp"(%arg0) : (tensor<2xf32>) -> tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "main", arg_attrs = [{pf.x}], res_attrs = [{pf.y = 1 : i64}]}> ({
+  ^bb0(%arg0: tensor<2xf32>):
+    %0 = "func.call"(%arg0) <{callee = @helper}> : (tensor<2xf32>) -> tensor<2xf32>
+    "func.return"(%0) : (tensor<2xf32>) -> ()
+  }) : () -> () loc("m.py":1:1)
+}) {sym_name = "m"} : () -> ()
+"""
+ALIASED = """#cst = dense<[1.0, 2.0]> : tensor<2xf32>
+!t = tensor<2xf32>
+module @named attributes {a.b = "c\\u00e9 \\u2713"} {
+  // a comment with unicode: \\u00fc \\u2713
+  func.func @main(%a: !t {pf.note = "na\\u00efve"}) -> !t {
+    %c = arith.constant #cst
+    %h = arith.constant dense<"0x0000803F00000040"> : !t
+    %0 = "pyflame.add"(%a, %c) {} : (!t, !t) -> !t
+    %1 = "pyflame.mul"(%0, %h) : (!t, !t) -> !t
+    return %1 : !t
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_generic_functions_attributes_aliases_and_line_endings(newline: str, tmp_path: Path
+                                                               ) -> None:
+    a = np.array([0.5, -1.0], np.float32)
+    generic = GENERIC.replace("\n", newline).replace("    ", "\t")
+    np.testing.assert_allclose(pf.load_mlir(generic)(a).numpy(), np.exp(a), rtol=1e-6)
+    aliased = ALIASED.encode().decode("unicode_escape").replace("\n", newline)
+    np.testing.assert_array_equal(pf.load_mlir(aliased)(a).numpy(), (a + [1, 2]) * [1, 2])
+    for i, text in enumerate((generic, aliased)):
+        path = tmp_path / f"in{i}.mlir"
+        path.write_bytes(text.encode())
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main([str(path), "-p", "cse"]) in (0, None)
