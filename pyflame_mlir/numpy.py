@@ -8,9 +8,17 @@ What differs, and is JAX's here: reductions return values only
 split points, ``repeat`` is numpy's (torch's ``repeat_interleave``),
 ``transpose`` reverses the axes by default, ``dot`` is numpy's, ``where=``
 masks the sum, mean and product, new arrays are float32/int32 (JAX's
-dtypes without 64-bit mode: numpy's float64 and int64 data are converted),
-``nonzero`` gives a tuple, ``linalg.norm`` takes ``ord``/``axis``. Every
-other name is ``pf``'s (``jnp.exp``, ``jnp.einsum``, ``jnp.float32``, ...).
+dtypes without 64-bit mode: numpy's float64 and int64 data are converted;
+index results, int sums and scans are int32), ``nonzero`` gives a tuple,
+``linalg.norm`` takes ``ord``/``axis``, ``meshgrid`` is ``'xy'``,
+``histogram`` has 10 bins, ``equal`` is elementwise, ``round`` takes
+``decimals``, ``tensordot`` takes ``axes``, ``pad`` has numpy's modes.
+
+Only the names in ``SHARED_WITH_PF`` fall through to ``pf`` (``jnp.exp``,
+``jnp.einsum``, ``jnp.float32``, ...): each is checked against
+``jax.numpy`` in ``test/python/test_numpy_sweep.py``. Any other name raises
+``AttributeError``: a torch function under a numpy name is a wrong answer,
+which is worse than a missing name.
 """
 
 from __future__ import annotations
@@ -24,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from . import creation, indexing, ops, reductions
+from . import composites, composites2, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
-from .composites import tensordot
+from .composites import tensordot as tensordot_
 from .core import Tensor
-from .dialects.dtypes import DType, bool_, float32, int32
+from .dialects.dtypes import DType, bool_, float32, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .lax import pad as lax_pad
 
@@ -153,10 +161,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
         keepdims: bool = False, initial: Any = None, where: Any = None) -> Tensor:
     _no_out(out)
     t = _masked(_t(a), where, 0)
-    if dtype is not None:
-        t = t.to(to_dtype(dtype))
-    elif t.dtype is bool_:
-        t = t.to(int32)
+    t = t.to(_reduce_dtype(t, dtype, "sum"))
     r = ops.sum(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
     if dtype is None and r.dtype is not t.dtype:  # (JAX keeps int32 sums int32)
         r = r.to(t.dtype)
@@ -182,11 +187,11 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, initial: Any = None, where: Any = None) -> Tensor:
     _no_out(out)
     t = _masked(_t(a), where, 1)
-    if dtype is not None:
-        t = t.to(to_dtype(dtype))
+    d = _reduce_dtype(t, dtype, "prod")
+    t = t.to(d)
     axes = _axis(t, axis)
     for ax in sorted(axes, reverse=True):
-        t = reductions.prod(t, ax, keepdim=keepdims)
+        t = reductions.prod(t, ax, keepdim=keepdims).to(d)
     return t if initial is None else t * initial
 
 
@@ -307,16 +312,40 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return (avg, total) if returned else avg
 
 
+def _scan_dtype(t: Tensor, dtype: Any) -> DType:
+    """JAX's scan dtype: the input's (int32 stays int32; bool counts as
+    int32), not torch's int64."""
+    if dtype is not None:
+        return to_dtype(dtype)
+    return int32 if t.dtype is bool_ else t.dtype
+
+
+def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
+    """JAX's sum/prod dtype: narrow signed integers and bool widen to int32
+    (uint8 would widen to uint32, which pyflame has not)."""
+    if dtype is not None:
+        return to_dtype(dtype)
+    if t.dtype is bool_ or (not t.dtype.is_floating_point and t.dtype.itemsize < 4):
+        if t.dtype.name == "uint8":
+            raise NotImplementedError(f"pf.numpy.{what} of uint8 data: JAX's result is "
+                                      "uint32, which pyflame has not (pass dtype=)")
+        return int32
+    return t.dtype
+
+
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
-    return reductions.cumsum(t, ax, dtype=_dt(dtype))
+    d = _scan_dtype(t, dtype)
+    return reductions.cumsum(t.to(d), ax).to(d)
 
 
 def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
-    return reductions.cumprod(t, ax, dtype=_dt(dtype))
+    d = _scan_dtype(t, dtype)
+    return reductions.cumprod(t.to(d), ax).to(d)
+
 
 
 def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
@@ -354,9 +383,15 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None) 
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Tensor:
-    if order != "C":
-        raise NotImplementedError("pf.numpy.reshape: only order='C'")
-    return ops.reshape(_t(a), _shape(newshape if shape is None else shape))
+    """numpy's reshape; ``order='F'`` reads and writes the elements with the
+    first index fastest (a reshape of the reversed axes)."""
+    t, target = _t(a), _shape(newshape if shape is None else shape)
+    if order == "C":
+        return ops.reshape(t, target)
+    if order != "F":
+        raise NotImplementedError(f"pf.numpy.reshape: order={order!r} (only 'C' and 'F')")
+    flipped = ops.reshape(transpose(t), target[::-1])
+    return transpose(flipped)
 
 
 def ravel(a: Any, order: str = "C") -> Tensor:
@@ -478,14 +513,86 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,  # no
     return t
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Tensor:
-    if mode != "constant":
-        raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} (only 'constant')")
+def _pad_widths(pad_width: Any, ndim: int) -> np.ndarray:
+    w = np.asarray(pad_width, dtype=np.int64)
+    w = w.reshape(-1, 2) if w.ndim else np.asarray([[int(w)] * 2])
+    w = np.broadcast_to(w, (ndim, 2))
+    if np.any(w < 0):
+        raise ValueError(f"pf.numpy.pad: negative pad widths {w.tolist()}")
+    return w
+
+
+_STATS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tensor:
+    """numpy's pad. ``constant`` (``constant_values``), the index-map modes
+    ``edge``, ``reflect``, ``symmetric``, ``wrap`` (a gather along each axis:
+    numpy's map of ``arange(n)``), and the statistics ``maximum``,
+    ``minimum``, ``mean``, ``median`` (whole axis; axes padded in order, as
+    numpy); ``empty`` pads zeros, as JAX."""
     t = _t(array)
-    w = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
-                        if np.ndim(pad_width) else np.asarray([[pad_width] * 2]),
-                        (t.ndim, 2))
-    return lax_pad(t, constant_values, [(int(lo), int(hi), 0) for lo, hi in w])
+    w = _pad_widths(pad_width, t.ndim)
+    if mode in ("constant", "empty"):
+        extra = set(kwargs) - {"constant_values"}
+        if extra or (mode == "empty" and kwargs):
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        cv = np.asarray(kwargs.get("constant_values", 0))
+        if cv.ndim == 0:
+            return lax_pad(t, cv.item(), [(int(lo), int(hi), 0) for lo, hi in w])
+        cv = np.broadcast_to(cv.reshape(-1, 2) if cv.size > 1 else cv.reshape(1, 1),
+                             (t.ndim, 2))
+        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(w, cv)):
+            parts = []
+            for n, v in ((lo, vlo), (hi, vhi)):
+                shape = list(t.shape)
+                shape[ax] = int(n)
+                parts.append(full(shape, v, t.dtype))
+            t = ops.cat([parts[0], t, parts[1]], ax)
+        return t
+    if mode in ("edge", "reflect", "symmetric", "wrap"):
+        reflect_type = kwargs.pop("reflect_type", "even")
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        if reflect_type != "even":
+            raise NotImplementedError(f"pf.numpy.pad: reflect_type={reflect_type!r} "
+                                      "(only 'even')")
+        for ax, (lo, hi) in enumerate(w):
+            if lo == hi == 0:
+                continue
+            n = t.shape[ax]
+            if n == 0:
+                raise ValueError(f"pf.numpy.pad(mode={mode!r}): can't extend empty axis {ax} "
+                                 f"of shape {list(t.shape)}")
+            src = np.pad(np.arange(n), (int(lo), int(hi)), mode=mode)
+            t = indexing.index_select(t, ax, Tensor._leaf(src.astype(np.int64)))
+        return t
+    if mode in _STATS:
+        if kwargs.get("stat_length") is not None or set(kwargs) - {"stat_length"}:
+            raise NotImplementedError(f"pf.numpy.pad(mode={mode!r}): stat_length and other "
+                                      "keywords are not supported")
+        for ax, (lo, hi) in enumerate(w):
+            if lo == hi == 0:
+                continue
+            s = _pad_stat(mode, t, ax)
+            shape = list(t.shape)
+            parts = []
+            for n in (lo, hi):
+                shape[ax] = int(n)
+                parts.append(ops.broadcast_to(s, tuple(shape)))
+            t = ops.cat([parts[0], t, parts[1]], ax)
+        return t
+    raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} is not implemented")
+
+
+def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
+    if mode == "maximum":
+        return max(t, ax, keepdims=True)
+    if mode == "minimum":
+        return min(t, ax, keepdims=True)
+    s = (mean if mode == "mean" else median)(t, ax, keepdims=True)
+    # numpy rounds an integer array's statistic back to its dtype
+    return s if t.dtype.is_floating_point else ops.round(s).to(t.dtype)
 
 
 # ---- products ----
@@ -497,8 +604,8 @@ def dot(a: Any, b: Any) -> Tensor:
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if y.ndim == 1:
-        return tensordot(x, y, ([x.ndim - 1], [0]))
-    return tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
+        return tensordot_(x, y, ([x.ndim - 1], [0]))
+    return tensordot_(x, y, ([x.ndim - 1], [y.ndim - 2]))
 
 
 def vdot(a: Any, b: Any) -> Tensor:
@@ -513,7 +620,7 @@ def inner(a: Any, b: Any) -> Tensor:
     x, y = _t(a), _t(b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
-    return tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
+    return tensordot_(x, y, ([x.ndim - 1], [y.ndim - 1]))
 
 
 def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
@@ -571,6 +678,1022 @@ def _no_out(out: Any) -> None:
         raise NotImplementedError("pf.numpy: out= is not supported (JAX arrays are immutable)")
 
 
+# ---- names whose torch meaning differs from numpy's (defaults, dtypes, arguments) ----
+
+def _i32(t: Tensor) -> Tensor:
+    """JAX's int32 index results (torch's are int64)."""
+    return t.to(int32) if t.dtype is int64 else t
+
+
+def _inexact(t: Tensor) -> Tensor:
+    return t if t.dtype.is_floating_point else t.to(float32)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Tensor]:
+    """numpy's meshgrid: ``indexing='xy'`` by default (torch's is 'ij'): the
+    first two outputs have shape ``(len(y), len(x), ...)``; ``sparse`` keeps
+    the size-1 axes."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
+    ts = [_t(x) for x in xi]
+    for i, t in enumerate(ts):
+        if t.ndim != 1:
+            raise ValueError(f"Arguments to jax.numpy.meshgrid must be 1D, got shape "
+                             f"{list(t.shape)} for argument {i}")
+    n = len(ts)
+    swap = indexing == "xy" and n >= 2
+    axes = [(1 - i if swap and i < 2 else i) for i in range(n)]
+    full_shape = [0] * n
+    for ax, t in zip(axes, ts):
+        full_shape[ax] = t.shape[0]
+    out = []
+    for ax, t in zip(axes, ts):
+        view = [1] * n
+        view[ax] = t.shape[0]
+        r = ops.reshape(t, tuple(view))
+        out.append(r if sparse else ops.broadcast_to(r, tuple(full_shape)))
+    return out
+
+
+def round(a: Any, decimals: int = 0, out: Any = None) -> Tensor:  # noqa: A001
+    """numpy's round: half to even, at ``decimals`` digits (``x * 10**d``
+    rounded, divided by ``10**d``, as JAX); integers are kept (negative
+    ``decimals`` on integers is refused, as JAX)."""
+    _no_out(out)
+    t = _t(a)
+    decimals = int(decimals)
+    if not t.dtype.is_floating_point:
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return t
+    if decimals == 0:
+        return ops.round(t)
+    factor = float(np.asarray(10.0 ** decimals, t.dtype.np))
+    return ops.round(t * factor) / factor
+
+
+around = round
+
+
+def cbrt(x: Any) -> Tensor:
+    """The real cube root (negative for negative x): ``sign(x) |x|^(1/3)``."""
+    t = _inexact(_t(x))
+    mag = ops.pow(abs(t), 1.0 / 3.0)  # (JAX's |x| derivative: cbrt'(0) is inf, not nan)
+    return ops.where(t < 0, ops.neg(mag), mag)
+
+
+def equal(x1: Any, x2: Any) -> Tensor:
+    """Elementwise ``x1 == x2`` (torch's ``equal`` is one bool for the whole)."""
+    return ops.eq(_t(x1), x2 if isinstance(x2, int | float) else _t(x2))
+
+
+def float_power(x1: Any, x2: Any) -> Tensor:
+    """``x1 ** x2`` in float32 (JAX's widest float without 64-bit mode;
+    torch's is float64)."""
+    return ops.pow(_t(x1).to(float32), _t(x2).to(float32))
+
+
+def heaviside(x1: Any, x2: Any) -> Tensor:
+    a, b = _inexact(_t(x1)), _inexact(_t(x2))
+    return ops.where(a < 0, 0.0, ops.where(a > 0, 1.0, b)).to(a.dtype)
+
+
+def real(val: Any) -> Tensor:
+    return _t(val)
+
+
+def imag(val: Any) -> Tensor:
+    t = _t(val)
+    return zeros(t.shape, t.dtype)
+
+
+def conj(x: Any) -> Tensor:
+    return _t(x)
+
+
+conjugate = conj
+
+
+def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.argwhere(size=...) is not supported")
+    t = _t(a)
+    if t.ndim == 0:  # numpy's: one empty row when the scalar is nonzero
+        return Tensor._leaf(np.zeros((int(bool(t.item())), 0), np.int32))
+    return _i32(indexing.argwhere(t))
+
+
+def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    return sum(ops.ne(t, 0), axis, keepdims=keepdims)
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
+             length: int | None = None) -> Tensor:
+    """JAX's bincount: ``length`` bins when given (values at or past it are
+    dropped, negatives count in bin 0), else ``max(x) + 1`` (at least
+    ``minlength``) read from the values; int32 counts or the weights' dtype."""
+    t = _t(x)
+    if t.dtype.is_floating_point or t.dtype is bool_:
+        raise TypeError(f"bincount: x argument must have an integer type, got {t.dtype.name}")
+    if t.ndim != 1:
+        raise ValueError(f"bincount: x must be 1-dimensional, got shape {list(t.shape)}")
+    if length is None:
+        top = int(ops.amax(t, (0,)).item()) + 1 if t.shape[0] else 0
+        length = builtins.max(top, int(minlength))
+    idx = ops.maximum(t, asarray(0, t.dtype))
+    keep = idx < length
+    w = ones(t.shape, int32) if weights is None else _t(weights)
+    w = ops.where(keep, w, asarray(0, w.dtype))
+    idx = ops.where(keep, idx, asarray(0, t.dtype)).to(int64)
+    return indexing.index_add(zeros((int(length),), w.dtype), 0, idx, w)
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
+                 method: str = "scan") -> Tensor:
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
+    s = _t(a)
+    if s.ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        s = take(s, sorter)
+    vv = _t(v)
+    return _i32(composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
+                                        side=side))
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat indices; out-of-range indices are clipped to
+    the array, as JAX (numpy raises)."""
+    idx = _t(indices)
+    dims = _shape(shape)
+    total = math.prod(dims)
+    idx = clip(idx, -total, total - 1)
+    idx = ops.where(idx < 0, idx + total, idx)
+    return tuple(_i32(c) for c in composites2.unravel_index(idx, dims))
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+    """numpy's diff; a scalar ``prepend``/``append`` is broadcast along the
+    other axes."""
+    t = _t(a)
+    ax = int(axis) % t.ndim
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = _t(extra)
+        if e.ndim == 0:
+            shape = list(t.shape)
+            shape[ax] = 1
+            e = ops.broadcast_to(e.to(t.dtype), tuple(shape))
+        parts.append(e)
+    if parts[0] is not None:
+        t = ops.cat([parts[0].to(t.dtype), t], ax)
+    if parts[1] is not None:
+        t = ops.cat([t, parts[1].to(t.dtype)], ax)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    for _ in range(n):
+        t = indexing_slice(t, ax, 1, None) - indexing_slice(t, ax, 0, -1)
+    return t
+
+
+def indexing_slice(t: Tensor, ax: int, start: int | None, stop: int | None) -> Tensor:
+    key = [builtins.slice(None)] * t.ndim
+    key[ax] = builtins.slice(start, stop)
+    return t[tuple(key)]
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
+    t = ravel(ary)
+    d = t[1:] - t[:-1]
+    parts = [ravel(_t(to_begin).to(d.dtype))] if to_begin is not None else []
+    parts.append(d)
+    if to_end is not None:
+        parts.append(ravel(_t(to_end).to(d.dtype)))
+    return ops.cat(parts, 0) if len(parts) > 1 else d
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                        weights: Any = None) -> Tensor:
+    """JAX's edges: given ones, or ``bins + 1`` evenly spaced (JAX's
+    ``start (1 - s) + stop s`` formula) over ``range`` (the data's min and
+    max by default, widened by 0.5 each side when they are equal)."""
+    t = _inexact(_t(a))
+    if isinstance(bins, str):
+        raise NotImplementedError(f"pf.numpy.histogram: string bins {bins!r}")
+    if np.ndim(bins) == 1 or isinstance(bins, Tensor):
+        return _t(bins).to(t.dtype)
+    nb = int(bins)
+    if range is None:
+        lo, hi = min(t), max(t)
+    else:
+        if len(range) != 2:
+            raise ValueError(f"histogram_bin_edges: range must have shape (2,), got {range}")
+        lo, hi = asarray(range[0], t.dtype), asarray(range[1], t.dtype)
+    same = ops.eq(hi - lo, 0)
+    lo, hi = ops.where(same, lo - 0.5, lo), ops.where(same, hi + 0.5, hi)
+    step = creation.arange(0, nb + 1, 1, dtype=t.dtype) / float(nb)
+    edges = lo * (1.0 - step) + hi * step
+    return ops.cat([edges[:-1], ops.reshape(hi, (1,))], 0)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+              weights: Any = None, density: bool | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's histogram (10 bins by default; torch's is 100): the last bin
+    is closed, values outside the edges are not counted."""
+    t = ravel(_inexact(_t(a)))
+    edges = histogram_bin_edges(t, bins, range)
+    w = ones(t.shape, t.dtype) if weights is None else ravel(_t(weights)).to(t.dtype)
+    nb = edges.shape[0]
+    idx = composites.searchsorted(edges, t, side="right")
+    idx = ops.where(ops.eq(t, edges[-1]), nb - 1, idx)
+    counts = indexing.index_add(zeros((nb + 1,), w.dtype), 0, idx.to(int64), w)[1:nb]
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = counts / widths / sum(counts)
+    return counts, edges
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
+        ddof: int | None = None, fweights: Any = None, aweights: Any = None) -> Tensor:
+    t = _inexact(_t(m))
+    t = ops.reshape(t, (1, -1)) if t.ndim < 2 else t
+    if not rowvar and t.shape[0] != 1:
+        t = transpose(t)
+    if y is not None:
+        u = _inexact(_t(y))
+        u = ops.reshape(u, (1, -1)) if u.ndim < 2 else u
+        if not rowvar and u.shape[0] != 1:
+            u = transpose(u)
+        t = ops.cat([t, u.to(t.dtype)], 0)
+    c = (0 if bias else 1) if ddof is None else int(ddof)
+    r = composites2.cov(t, correction=c, fweights=fweights, aweights=aweights)
+    return r
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Tensor:
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = ops.sqrt(indexing.diagonal(c))
+    return clip(c / ops.reshape(d, (-1, 1)) / ops.reshape(d, (1, -1)), -1, 1)
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tensor:
+    """The first true condition's choice, ``default`` where none is true."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    choices = [_t(c) for c in choicelist]
+    out = _t(default)
+    for cond, ch in zip(reversed(condlist), reversed(choices)):
+        out = ops.where(_t(cond), ch, out)
+    return out
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Tensor:
+    _no_out(out)
+    d = indexing.diagonal(_t(a), offset, axis1, axis2)
+    return sum(d, -1, dtype=dtype)
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    return indexing.diagonal(_t(a), offset, axis1, axis2)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's ``tril_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
+    r, c = np.tril_indices(int(n), int(k), None if m is None else int(m))
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's ``triu_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
+    r, c = np.triu_indices(int(n), int(k), None if m is None else int(m))
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(s[0], k, s[1])
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(s[0], k, s[1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Tensor, ...]:
+    i = arange(int(n))
+    return (i,) * int(ndim)
+
+
+def diag_indices_from(arr: Any) -> tuple[Tensor, ...]:
+    s = shape(arr)
+    if len(s) < 2 or len(set(s)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(s[0], len(s))
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
+    return Tensor._leaf(np.tri(int(N), M, int(k), dtype=(_dt(dtype) or float32).np))
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None,
+            sparse: bool = False) -> Any:
+    d = _dt(dtype) or int32
+    grids = np.indices(tuple(dimensions), dtype=d.np, sparse=sparse)
+    if sparse:
+        return tuple(Tensor._leaf(np.ascontiguousarray(g)) for g in grids)
+    return Tensor._leaf(np.ascontiguousarray(grids))
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
+           size: int | None = None, fill_value: Any = None) -> Any:
+    """numpy's unique of the flattened array (sorted; NaNs last, equal when
+    ``equal_nan``), read from the values, as JAX's (index, inverse and counts
+    int32). As JAX: without ``size`` the values are constants (no gradient);
+    with ``size`` they are a gather of the input, padded with the smallest
+    value (or ``fill_value``), and the gradient flows to the gathered elements."""
+    if axis is not None:
+        raise NotImplementedError("pf.numpy.unique(axis=...) is not supported")
+    t = _t(ar)
+    flat = ravel(t)
+    host = flat.numpy()
+    perm = np.argsort(host, kind="stable")
+    aux = host[perm]
+    neq = aux[1:] != aux[:-1]
+    if equal_nan and aux.dtype.kind == "f":
+        neq &= ~(np.isnan(aux[1:]) & np.isnan(aux[:-1]))
+    mask = np.concatenate([np.ones(builtins.min(aux.size, 1), bool), neq])
+    first = np.flatnonzero(mask)
+    ind = first if size is None else np.pad(first[:size], (0, builtins.max(size - first.size, 0)))
+    if size is None:
+        vals = Tensor._leaf(np.ascontiguousarray(aux[ind]))
+    else:
+        vals = indexing.index_select(flat, 0, Tensor._leaf(perm[ind].astype(np.int64)))
+        if fill_value is not None:
+            valid = Tensor._leaf(np.arange(size) < first.size)
+            vals = ops.where(valid, vals, _t(fill_value).to(vals.dtype))
+    out: list[Tensor] = [vals]
+    if return_index:
+        out.append(Tensor._leaf(perm[ind].astype(np.int32)))
+    if return_inverse:
+        inv = np.zeros(aux.size, np.int32)
+        inv[perm] = np.cumsum(mask) - 1
+        out.append(Tensor._leaf(inv.reshape(t.shape)))
+    if return_counts:
+        if size is None:
+            idx = np.append(first, mask.size)
+        else:
+            idx = np.pad(first[:size + 1], (0, builtins.max(size + 1 - first.size, 0)))
+            idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
+        out.append(Tensor._leaf(np.diff(idx).astype(np.int32)))
+    return vals if len(out) == 1 else tuple(out)
+
+
+def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    return unique(x, size=size, fill_value=fill_value)
+
+
+def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_counts=True, size=size, fill_value=fill_value)
+
+
+def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_inverse=True, size=size, fill_value=fill_value)
+
+
+def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_index=True, return_inverse=True, return_counts=True, size=size,
+                  fill_value=fill_value)
+
+
+def fmax(x1: Any, x2: Any) -> Tensor:
+    """numpy's fmax (NaN ignored), JAX's ties: ``where(x1 > x2 | isnan(x2), x1, x2)``."""
+    a, b = _t(x1), _t(x2)
+    pick = ops.gt(a, b)
+    if b.dtype.is_floating_point:
+        pick = ops.logical_or(pick, ops.isnan(b))
+    return ops.where(pick, a, b)
+
+
+def fmin(x1: Any, x2: Any) -> Tensor:
+    """numpy's fmin (NaN ignored), JAX's ties: ``where(x1 < x2 | isnan(x2), x1, x2)``."""
+    a, b = _t(x1), _t(x2)
+    pick = ops.lt(a, b)
+    if b.dtype.is_floating_point:
+        pick = ops.logical_or(pick, ops.isnan(b))
+    return ops.where(pick, a, b)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Tensor:
+    """JAX's put (``inplace=False`` required): ``a.flat[ind] = v``, ``v``
+    repeated to ``ind``'s length; the last write to an index wins."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated array.")
+    if mode not in (None, "clip", "wrap", "fill"):
+        raise ValueError(f"put: invalid mode {mode!r}")
+    t = _t(a)
+    flat = ravel(t)
+    n = flat.shape[0]
+    idx = ravel(_t(ind)).numpy().astype(np.int64)
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif np.any((idx < -n) | (idx >= n)):
+        raise NotImplementedError(f"pf.numpy.put: index out of range for size {n} (JAX's "
+                                  f"mode={mode!r} drops it)")
+    idx = idx % n if n else idx
+    vals = ravel(_t(v)).to(t.dtype)
+    if vals.shape[0] != idx.shape[0]:
+        reps = -(-idx.shape[0] // builtins.max(vals.shape[0], 1))
+        vals = indexing.tile(vals, (reps,))[:idx.shape[0]]
+    # the last write wins: keep each index's last occurrence
+    last = {int(i): j for j, i in enumerate(idx)}
+    pos = np.array(sorted(last), np.int64)
+    src = np.array([last[int(i)] for i in pos], np.int64)
+    picked = indexing.index_select(vals, 0, Tensor._leaf(src))
+    mask = np.zeros(n, bool)
+    mask[pos] = True
+    placed = indexing.index_add(zeros((n,), t.dtype), 0, Tensor._leaf(pos), picked)
+    return ops.reshape(ops.where(Tensor._leaf(mask), placed, flat), t.shape)
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Tensor:
+    """numpy's fill_diagonal, out of place (``inplace=False``, as JAX asks):
+    the main diagonal (all dims equal past 2-d) set to ``val`` (repeated)."""
+    if inplace:
+        raise ValueError("JAX arrays are immutable. Pass inplace=False to instead return "
+                         "an updated array.")
+    t = _t(a)
+    if t.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if t.ndim > 2 and len(set(t.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    n_total = math.prod(t.shape)
+    if t.ndim == 2:
+        step = t.shape[1] + 1
+        end = n_total if wrap else t.shape[1] * t.shape[1]
+    else:
+        step = 1 + int(np.cumprod(t.shape[:-1]).sum())
+        end = n_total
+    pos = np.arange(0, builtins.min(end, n_total), step, dtype=np.int64)
+    vals = ravel(_t(val)).to(t.dtype)
+    if vals.shape[0] != pos.shape[0]:
+        reps = -(-pos.shape[0] // builtins.max(vals.shape[0], 1))
+        vals = indexing.tile(vals, (reps,))[:pos.shape[0]]
+    mask = np.zeros(n_total, bool)
+    mask[pos] = True
+    placed = indexing.index_add(zeros((n_total,), t.dtype), 0, Tensor._leaf(pos), vals)
+    return ops.reshape(ops.where(Tensor._leaf(mask), placed, ravel(t)), t.shape)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Tensor:
+    """numpy's tensordot: ``axes`` an int (a's last and b's first axes) or a
+    pair of axis lists (or of single axes)."""
+    if isinstance(axes, int | np.integer):
+        return _tensordot(_t(a), _t(b), int(axes))
+    if len(axes) != 2:
+        raise TypeError(f"tensordot axes argument must be an int, a pair of ints, or a pair "
+                        f"of lists/tuples, got {axes}")
+    xa, xb = axes
+    la = [int(xa)] if isinstance(xa, int | np.integer) else [int(v) for v in xa]
+    lb = [int(xb)] if isinstance(xb, int | np.integer) else [int(v) for v in xb]
+    return _tensordot(_t(a), _t(b), (la, lb))
+
+
+def _tensordot(a: Tensor, b: Tensor, dims: Any) -> Tensor:
+    if dims == 0 or dims == ([], []):
+        return ops.reshape(a, (*a.shape, *(1,) * b.ndim)) * b
+    return tensordot_(a, b, dims)
+
+
+def kron(a: Any, b: Any) -> Tensor:
+    return composites.kron(_t(a), _t(b))
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Tensor:
+    """numpy's cross product along the last axis (torch's default picks the
+    first axis of size 3); 2-vectors are not supported."""
+    x, y = _t(a), _t(b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = moveaxis(x, axisa, -1), moveaxis(y, axisb, -1)
+    if x.shape[-1] != 3 or y.shape[-1] != 3:
+        raise NotImplementedError(f"pf.numpy.cross: vectors of 3 components only, got "
+                                  f"{x.shape[-1]} and {y.shape[-1]}")
+    return moveaxis(composites.cross(x, y, -1), -1, axisc)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Tensor:
+    """numpy's linear interpolation (JAX's formula: ``fp[i-1] + (x -
+    xp[i-1]) / dx * df`` with ``i`` from ``searchsorted(side='right')``)."""
+    xa, xpa, fpa = _inexact(_t(x)), _inexact(_t(xp)), _inexact(_t(fp))
+    dt = promote_types(promote_types(xa.dtype, xpa.dtype), fpa.dtype)
+    xa, xpa, fpa = xa.to(dt), xpa.to(dt), fpa.to(dt)
+    if xpa.ndim != 1 or fpa.ndim != 1 or xpa.shape != fpa.shape:
+        raise ValueError(f"xp and fp must be one-dimensional arrays of equal size, got "
+                         f"{list(xpa.shape)} and {list(fpa.shape)}")
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("left and right are not used with period")
+        p = builtins.abs(float(period))
+        xa = ops.remainder(xa, p)
+        xpa = ops.remainder(xpa, p)
+        order = argsort(xpa)
+        xpa, fpa = take(xpa, order), take(fpa, order)
+        xpa = ops.cat([xpa[-1:] - p, xpa, xpa[:1] + p], 0)
+        fpa = ops.cat([fpa[-1:], fpa, fpa[:1]], 0)
+    n = xpa.shape[0]
+    i = clip(composites.searchsorted(xpa, xa, side="right"), 1, n - 1).to(int64)
+    flat_i = ravel(i)
+    fp_i = ops.reshape(indexing.index_select(fpa, 0, flat_i), i.shape)
+    fp_im = ops.reshape(indexing.index_select(fpa, 0, flat_i - 1), i.shape)
+    xp_i = ops.reshape(indexing.index_select(xpa, 0, flat_i), i.shape)
+    xp_im = ops.reshape(indexing.index_select(xpa, 0, flat_i - 1), i.shape)
+    df, dx, delta = fp_i - fp_im, xp_i - xp_im, xa - xp_im
+    eps = float(np.spacing(np.finfo(dt.np).eps))
+    dx0 = ops.abs(dx) <= eps
+    f = ops.where(dx0, fp_im, fp_im + (delta / ops.where(dx0, 1.0, dx)) * df)
+    if period is None:
+        f = ops.where(xa < xpa[0], fpa[0] if left is None else _t(left).to(dt), f)
+        f = ops.where(xa > xpa[-1], fpa[-1] if right is None else _t(right).to(dt), f)
+    return f
+
+
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Tensor:
+    """Horner's rule: ``y = y * x + p[i]`` from the leading coefficient."""
+    pt, xt = _t(p), _t(x)
+    dt = promote_types(pt.dtype, xt.dtype)
+    pt, xt = pt.to(dt), xt.to(dt)
+    y = zeros(xt.shape, dt)
+    for i in builtins.range(pt.shape[0]):
+        y = y * xt + pt[i]
+    return y
+
+
+def _conv1d(a: Tensor, v: Tensor, mode: str, what: str) -> Tensor:
+    """The full/same/valid 1-d correlation of ``a`` with ``v``: a gather of
+    the zero-padded ``a`` by ``k + j`` times ``v[j]`` (differentiable in both)."""
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"{what}() only support 1-dimensional inputs.")
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"{what}: inputs cannot be empty, got shapes {a.shape} and {v.shape}")
+    n = v.shape[0]
+    if mode == "valid":
+        lo = hi = 0
+    elif mode == "same":
+        lo, hi = n // 2, n - n // 2 - 1
+    elif mode == "full":
+        lo = hi = n - 1
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    ap = lax_pad(a, 0, [(lo, hi, 0)])
+    m = ap.shape[0] - n + 1
+    idx = np.arange(m)[:, None] + np.arange(n)[None, :]
+    windows = ops.reshape(indexing.index_select(ap, 0, Tensor._leaf(idx.reshape(-1))), (m, n))
+    return ops.matmul(windows, v)
+
+
+def _conv_args(a: Any, v: Any) -> tuple[Tensor, Tensor]:
+    x, y = _inexact(_t(a)), _inexact(_t(v))
+    dt = promote_types(x.dtype, y.dtype)
+    return x.to(dt), y.to(dt)
+
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
+             preferred_element_type: Any = None) -> Tensor:
+    """numpy's 1-d convolution (JAX's: the longer input is the signal)."""
+    x, y = _conv_args(a, v)
+    if x.shape[0] < y.shape[0]:
+        x, y = y, x
+    return _conv1d(x, flip(y), mode, "convolve")
+
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
+              preferred_element_type: Any = None) -> Tensor:
+    """numpy's 1-d cross-correlation ``c[k] = sum_n a[n+k] v[n]`` (JAX's: the
+    inputs swapped and the result reversed when ``v`` is longer)."""
+    x, y = _conv_args(a, v)
+    if x.shape[0] < y.shape[0]:
+        return flip(_conv1d(y, x, mode, "correlate"))
+    return _conv1d(x, y, mode, "correlate")
+
+
+def lexsort(keys: Any, axis: int = -1) -> Tensor:
+    """The indices that sort by the last key, then the one before, ... (stable
+    sorts from the first key to the last)."""
+    ks = [_t(k) for k in keys] if not isinstance(keys, Tensor) else list(keys)
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shapes = {tuple(k.shape) for k in ks}
+    if len(shapes) != 1:
+        raise ValueError(f"all keys need to be the same shape, got {sorted(shapes)}")
+    first = ks[0]
+    ax = int(axis) % builtins.max(first.ndim, 1)
+    idx = argsort(first, axis=ax).to(int64)
+    for k in ks[1:]:
+        order = argsort(take_along_axis(k, idx, ax), axis=ax).to(int64)
+        idx = take_along_axis(idx, order, ax)
+    return idx.to(int32)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    """numpy's array_split: ``n`` sections, the first ``len % n`` one longer."""
+    t = _t(ary)
+    if not isinstance(indices_or_sections, int | np.integer):
+        return split(t, indices_or_sections, axis)
+    ax = int(axis) % t.ndim
+    n, k = t.shape[ax], int(indices_or_sections)
+    if k <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    q, r = builtins.divmod(n, k)
+    sizes = [q + 1] * r + [q] * (k - r)
+    return list(ops.split(t, sizes, ax))
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
+    if axis is None:
+        return ops.cat([ravel(arr), ravel(values)], 0)
+    return ops.cat([_t(arr), _t(values)], int(axis))
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
+    return _t(x).to(to_dtype(dtype))
+
+
+def copy(a: Any, order: Any = None) -> Tensor:
+    return _t(a).clone()
+
+
+def broadcast_arrays(*args: Any) -> list[Tensor]:
+    ts = [_t(a) for a in args]
+    shp = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    return [ops.broadcast_to(t, shp) for t in ts]
+
+
+def matrix_transpose(x: Any, /) -> Tensor:
+    t = _t(x)
+    if t.ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={t.ndim}")
+    return ops.swapaxes(t, -1, -2)
+
+
+def permute_dims(a: Any, /, axes: Sequence[int]) -> Tensor:
+    return transpose(a, axes)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
+    t = _t(a)
+    n = t.ndim
+    axis = int(axis) % n
+    start = int(start) + n if start < 0 else int(start)
+    if axis < start:
+        start -= 1
+    return moveaxis(t, axis, start)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    t = _t(x)
+    ax = int(axis) % t.ndim
+    return tuple(indexing.select(t, ax, i) for i in builtins.range(t.shape[ax]))
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    a, b = broadcast_arrays(x1, x2)
+    return sum(a * b, axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Tensor:
+    return ops.matmul(_t(x1), ops.unsqueeze(_t(x2), -1))[..., 0]
+
+
+def vecmat(x1: Any, x2: Any, /) -> Tensor:
+    return ops.matmul(ops.unsqueeze(_t(x1), -2), _t(x2))[..., 0, :]
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Tensor:
+    t = _t(x)
+    if axis is None:
+        if t.ndim > 1:
+            raise ValueError("The input array has ndim > 1; axis must be specified")
+        axis = 0
+    out = cumsum(t, axis, dtype)
+    if include_initial:
+        ax = int(axis) % out.ndim
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = ops.cat([zeros(shape, out.dtype), out], ax)
+    return out
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Tensor:
+    t = _t(x)
+    if axis is None:
+        if t.ndim > 1:
+            raise ValueError("The input array has ndim > 1; axis must be specified")
+        axis = 0
+    out = cumprod(t, axis, dtype)
+    if include_initial:
+        ax = int(axis) % out.ndim
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = ops.cat([ones(shape, out.dtype), out], ax)
+    return out
+
+
+def degrees(x: Any, /) -> Tensor:
+    return _inexact(_t(x)) * float(np.float32(180.0 / np.pi))
+
+
+def radians(x: Any, /) -> Tensor:
+    return _inexact(_t(x)) * float(np.float32(np.pi / 180.0))
+
+
+def fabs(x: Any, /) -> Tensor:
+    return abs(_inexact(_t(x)))
+
+
+def rint(x: Any, /) -> Tensor:
+    t = _t(x)
+    return ops.round(t) if t.dtype.is_floating_point else t.to(float32)
+
+
+def modf(x: Any, /, out: Any = None) -> tuple[Tensor, Tensor]:
+    _no_out(out)
+    t = _inexact(_t(x))
+    whole = ops.trunc(t)
+    return t - whole, whole
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Tensor, Tensor]:  # noqa: A001
+    a = _t(x1)
+    return ops.floor_divide(a, x2), ops.remainder(a, x2)
+
+
+def invert(x: Any, /) -> Tensor:
+    return ops.bitwise_not(_t(x))
+
+
+bitwise_invert = invert
+
+
+def left_shift(x1: Any, x2: Any, /) -> Tensor:
+    return ops.bitwise_left_shift(_t(x1), x2)
+
+
+def right_shift(x1: Any, x2: Any, /) -> Tensor:
+    return ops.bitwise_right_shift(_t(x1), x2)
+
+
+def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+              dtype: Any = None, axis: int = 0) -> Tensor:
+    if axis != 0:
+        raise NotImplementedError("pf.numpy.geomspace(axis=...) is not supported")
+    return Tensor._leaf(np.geomspace(start, stop, num, endpoint=endpoint)
+                        .astype((_dt(dtype) or float32).np))
+
+
+def _window(name: str) -> Any:
+    def f(M: int) -> Tensor:  # noqa: N803
+        return Tensor._leaf(getattr(np, name)(int(M)).astype(np.float32))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` window (float32)."
+    return f
+
+
+bartlett, blackman, hamming, hanning = (_window(n) for n in
+                                        ("bartlett", "blackman", "hamming", "hanning"))
+
+
+def kaiser(M: int, beta: float) -> Tensor:  # noqa: N803
+    return Tensor._leaf(np.kaiser(int(M), float(beta)).astype(np.float32))
+
+
+def isscalar(element: Any) -> bool:
+    if isinstance(element, Tensor):
+        return element.ndim == 0
+    return bool(np.isscalar(element)) or isinstance(element, np.generic)
+
+
+def iscomplexobj(x: Any) -> bool:
+    return False
+
+
+def isrealobj(x: Any) -> bool:
+    return True
+
+
+def promote_types(a: Any, b: Any) -> DType:
+    """JAX's promotion of two dtypes (int with float gives the float:
+    int32 + float32 is float32, not numpy's float64)."""
+    return composites.promote_types(to_dtype(a), to_dtype(b))
+
+
+def result_type(*args: Any) -> DType:
+    """JAX's result dtype: arrays and dtypes promote; Python scalars are
+    weak (they only lift an integer result to float32)."""
+    strong: list[DType] = []
+    weak_float = weak_int = False
+    for a in args:
+        if isinstance(a, Tensor):
+            strong.append(a.dtype)
+        elif isinstance(a, bool):
+            strong.append(bool_)
+        elif isinstance(a, int):
+            weak_int = True
+        elif isinstance(a, float):
+            weak_float = True
+        else:
+            strong.append(_canonical(a))
+    if not strong:
+        return float32 if weak_float else (int32 if weak_int else bool_)
+    out = strong[0]
+    for d in strong[1:]:
+        out = promote_types(out, d)
+    if weak_float and not out.is_floating_point:
+        return float32
+    if weak_int and out is bool_:
+        return int32
+    return out
+
+
+def _canonical(a: Any) -> DType:
+    arr = np.asarray(a) if not isinstance(a, DType | type | np.dtype | str) else None
+    if arr is not None:
+        d = np.dtype(_CANONICAL.get(arr.dtype, arr.dtype))
+        return to_dtype(d)
+    return to_dtype(a)
+
+
+def _nanreduce(name: str, fill: float | None) -> Any:
+    def f(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+          **kw: Any) -> Tensor:
+        _no_out(out)
+        t = _t(a)
+        if not t.dtype.is_floating_point:
+            return globals()[name[3:]](t, axis, keepdims=keepdims, **kw)
+        mask = ops.isnan(t)
+        if name in ("nanmax", "nanmin"):
+            big = math.inf if name == "nanmin" else -math.inf
+            r = globals()[name[3:]](ops.where(mask, big, t), axis, keepdims=keepdims)
+            allnan = all_(mask, axis, keepdims)
+            return ops.where(allnan, math.nan, r)
+        return globals()[name[3:]](ops.where(mask, fill, t), axis, keepdims=keepdims, **kw)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` ignoring NaNs."
+    return f
+
+
+def all_(t: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    axes = _axis(t, axis)
+    return reductions.all(t, axes, keepdim=keepdims) if t.ndim else t
+
+
+nanmax, nanmin = _nanreduce("nanmax", None), _nanreduce("nanmin", None)
+nanprod = _nanreduce("nanprod", 1.0)
+
+
+def nanargmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), -math.inf, t)
+    return argmax(t, axis, out, keepdims)
+
+
+def nanargmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), math.inf, t)
+    return argmin(t, axis, out, keepdims)
+
+
+def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
+    t = _t(a)
+    return cumsum(ops.where(ops.isnan(t), 0.0, t) if t.dtype.is_floating_point else t,
+                  axis, dtype, out)
+
+
+def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
+    t = _t(a)
+    return cumprod(ops.where(ops.isnan(t), 1.0, t) if t.dtype.is_floating_point else t,
+                   axis, dtype, out)
+
+
+def _nanmoment(name: str) -> Any:
+    def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+          keepdims: bool = False, *, where: Any = None) -> Tensor:
+        _no_out(out)
+        if where is not None:
+            raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
+        t = _inexact(_t(a))
+        if dtype is not None:
+            t = t.to(to_dtype(dtype))
+        keep = ops.logical_not(ops.isnan(t))
+        count = keep.to(t.dtype)
+        m = sum(ops.where(keep, t, 0.0), axis, keepdims=True) / sum(count, axis, keepdims=True)
+        dev = ops.where(keep, t - m, 0.0)
+        v = sum(dev * dev, axis, keepdims=keepdims) / (sum(count, axis, keepdims=keepdims) - ddof)
+        return ops.sqrt(v) if name == "nanstd" else v
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` of the non-NaN values (``ddof`` 0)."
+    return f
+
+
+nanvar, nanstd = _nanmoment("nanvar"), _nanmoment("nanstd")
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+                  method: str = "linear") -> Tensor:
+    qq = q / 100 if isinstance(q, float | int) else _t(q) / 100
+    return nanquantile(a, qq, axis, out, keepdims, method)
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+                method: str = "linear") -> Tensor:
+    _no_out(out)
+    t = _inexact(_t(a))
+    if axis is not None and not isinstance(axis, int | np.integer):
+        raise NotImplementedError("pf.numpy.nanquantile: axis must be an int or None")
+    qt = q if isinstance(q, float | int) else _t(q).to(t.dtype)
+    return reductions.nanquantile(t, qt, None if axis is None else int(axis),
+                                  keepdim=keepdims, interpolation=method)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    """The median of the non-NaN values (numpy's: the mean of the two middle
+    ones; torch's nanmedian takes the lower)."""
+    return nanquantile(a, 0.5, axis, out, keepdims)
+
+
+def polyadd(a1: Any, a2: Any) -> Tensor:
+    x, y = _t(a1), _t(a2)
+    n = builtins.max(x.shape[0], y.shape[0])
+    x = lax_pad(x, 0, [(n - x.shape[0], 0, 0)])
+    y = lax_pad(y, 0, [(n - y.shape[0], 0, 0)])
+    return x + y
+
+
+def polysub(a1: Any, a2: Any) -> Tensor:
+    return polyadd(a1, -_t(a2))
+
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Tensor:
+    if trim_leading_zeros:
+        raise NotImplementedError("pf.numpy.polymul(trim_leading_zeros=True)")
+    x, y = _inexact(_t(a1)), _inexact(_t(a2))
+    return convolve(x, y)
+
+
+def polyder(p: Any, m: int = 1) -> Tensor:
+    t = _inexact(_t(p))
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    for _ in builtins.range(int(m)):
+        n = t.shape[0] - 1
+        t = t[:-1] * arange(n, 0, -1).to(t.dtype)
+    return t
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
+    t = _inexact(_t(p))
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ks = np.zeros(int(m)) if k is None else np.broadcast_to(np.asarray(k, np.float64),
+                                                            (int(m),))
+    for i in builtins.range(int(m)):
+        n = t.shape[0]
+        t = ops.cat([t / arange(n, 0, -1).to(t.dtype),
+                     asarray(np.asarray([ks[i]], t.dtype.np))], 0)
+    return t
+
+
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
 
 def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
@@ -587,19 +1710,111 @@ def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> 
     return _pf_linalg.vector_norm(t, ord, axes, keepdims)
 
 
+def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+         hermitian: bool = False) -> Any:
+    t = _inexact(_t(a))
+    if hermitian:
+        raise NotImplementedError("pf.numpy.linalg.svd(hermitian=True) is not supported")
+    if not compute_uv:
+        return _pf_linalg.svdvals(t)
+    return tuple(_pf_linalg.svd(t, full_matrices=full_matrices))
+
+
+def _matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None) -> Tensor:  # noqa: N803
+    """numpy's rank: singular values above ``rtol * max(s)`` (``rtol``
+    defaults to ``max(m, n) * eps``; ``tol`` is absolute)."""
+    t = _inexact(_t(M))
+    s = _pf_linalg.svdvals(t)
+    if tol is not None:
+        cut = _t(tol).to(t.dtype)
+    else:
+        r = (builtins.max(t.shape[-2:]) * float(np.finfo(t.dtype.np).eps)) if rtol is None \
+            else rtol
+        cut = ops.amax(s, (-1,), keepdim=True) * r
+    return sum(s > cut, -1)
+
+
+def _linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    return trace(x, offset, -2, -1, dtype)
+
+
+def _linalg_tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+                      preferred_element_type: Any = None) -> Tensor:
+    return tensordot(x1, x2, axes)
+
+
+def _linalg_outer(x1: Any, x2: Any, /) -> Tensor:
+    a, b = _t(x1), _t(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={a.ndim} and x2.ndim={b.ndim}")
+    return outer(a, b)
+
+
+def _linalg_diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
+    return indexing.diagonal(_t(x), offset, -2, -1)
+
+
+def _linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    return cross(x1, x2, axis=axis)
+
+
+# pf.linalg's names that give numpy.linalg's answers (checked against
+# jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
+_LINALG_SHARED = frozenset({
+    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+    "matrix_power", "multi_dot", "pinv", "qr", "slogdet", "solve", "svdvals", "tensorinv",
+    "vecdot", "vector_norm"})
+
+_LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
+               "tensordot": _linalg_tensordot, "outer": _linalg_outer,
+               "diagonal": _linalg_diagonal, "cross": _linalg_cross,
+               "matrix_transpose": matrix_transpose}
+
+
 class _Linalg(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
-        return getattr(_pf_linalg, name)
+        if name in _LINALG_SHARED:
+            return getattr(_pf_linalg, name)
+        raise AttributeError(f"pf.numpy.linalg has no attribute {name!r} (pf.numpy.linalg."
+                             f"{name} is not implemented; pf.linalg's name, if any, has "
+                             "torch's semantics: not checked against numpy's)")
 
 
-linalg = _Linalg("pyflame_mlir.numpy.linalg", "numpy's linalg names (norm), then pf.linalg's")
-linalg.norm = _norm  # type: ignore[attr-defined]
+linalg = _Linalg("pyflame_mlir.numpy.linalg", "numpy's linalg names (norm, svd, ...), then "
+                 "the pf.linalg names checked to agree with numpy.linalg")
+for _name, _fn in _LINALG_OWN.items():
+    setattr(linalg, _name, _fn)
+
+
+# pf's top-level names whose torch semantics are numpy's for the arguments
+# numpy takes (checked against jax.numpy in test/python/test_numpy_sweep.py):
+# only these fall through; any other name raises AttributeError rather than
+# giving torch's answer to a numpy question (meshgrid's indexing, histogram's
+# bins, equal's single bool were such answers)
+SHARED_WITH_PF = frozenset("""
+    acos acosh add all allclose any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
+    column_stack concat copysign cos cosh deg2rad diag diagflat divide dsplit dstack einsum
+    empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
+    gradient greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
+    isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
+    logical_and logical_not logical_or logical_xor logspace matmul maximum minimum multiply
+    nan_to_num nanmean nansum negative nextafter not_equal positive pow rad2deg reciprocal
+    remainder rot90 sign signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
+    true_divide trunc vander vsplit angle
+    bfloat16 bool float16 float32 float64 double int8 int16 int32 int64 uint8 finfo iinfo
+""".split())
 
 
 def __getattr__(name: str) -> Any:
-    """Every other name is pf's (jnp.exp, jnp.einsum, jnp.float32, ...): looked
-    up on the package when asked (not imported: the package sits above)."""
-    try:
+    """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
+    looked up on the package when asked (not imported: the package sits
+    above); any other name is not implemented here."""
+    if name in SHARED_WITH_PF:
         return getattr(sys.modules[__package__], name)
-    except AttributeError:
-        raise AttributeError(f"pf.numpy has no attribute {name!r} (nor has pf)") from None
+    hint = " (pf's has torch's semantics, not checked against numpy's)" \
+        if hasattr(sys.modules[__package__], name) else ""
+    raise AttributeError(f"pf.numpy has no attribute {name!r} (pf.numpy.{name} is not "
+                         f"implemented{hint})")
