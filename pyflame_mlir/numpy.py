@@ -1694,6 +1694,500 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
     return t
 
 
+# ---- more of numpy's names (JAX's conventions) ----
+
+euler_gamma = 0.5772156649015329
+float_, int_ = float32, int32  # (JAX's without 64-bit mode)
+# numpy's abstract scalar types, for issubdtype(x.dtype, pf.numpy.floating)
+generic, number, inexact, floating, integer = np.generic, np.number, np.inexact, np.floating, \
+    np.integer
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """numpy's issubdtype on pf's dtypes (``jnp.issubdtype(x.dtype, jnp.floating)``)."""
+    def np_of(a: Any) -> Any:
+        if isinstance(a, type) and issubclass(a, np.generic):
+            return a
+        return np.dtype(to_dtype(a).np) if isinstance(a, DType | str) else np.dtype(a)
+    return bool(np.issubdtype(np_of(arg1), np_of(arg2)))
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """The array API's isdtype: a kind name ('bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'numeric') or dtypes."""
+    d = to_dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            npd = np.dtype(d.np)
+            hit = {"bool": npd.kind == "b", "signed integer": npd.kind == "i",
+                   "unsigned integer": npd.kind == "u", "integral": npd.kind in "iu",
+                   "real floating": npd.kind == "f", "complex floating": False,
+                   "numeric": npd.kind in "iuf"}.get(k)
+            if hit is None:
+                raise ValueError(f"Unrecognized data type kind: {k!r}")
+        else:
+            hit = to_dtype(k) is d
+        if hit:
+            return True
+    return False
+
+
+def iterable(y: Any) -> bool:
+    return bool(np.iterable(y.numpy() if isinstance(y, Tensor) else y))
+
+
+def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Tensor:
+    """The bin of each value (int32), for increasing or decreasing ``bins``."""
+    xt, b = _t(x), _t(bins)
+    if b.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got shape "
+                         f"{list(b.shape)}")
+    if b.shape[0] == 0:
+        return zeros(xt.shape, int32)
+    side = "left" if right else "right"
+    up = searchsorted(b, xt, side=side)
+    down = b.shape[0] - searchsorted(flip(b), xt, side=side)
+    return ops.where(ops.ge(b[-1], b[0]), up, down).to(int32)
+
+
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
+                      order: str = "C") -> Tensor:
+    idx = [_t(i) for i in multi_index]
+    dims = tuple(int(d) for d in dims)
+    if len(idx) != len(dims):
+        raise ValueError(f"len(multi_index)={len(idx)} != len(dims)={len(dims)}")
+    for i in idx:
+        if i.dtype.is_floating_point or i.dtype is bool_:
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        for i, d in zip(idx, dims):
+            v = i.numpy()
+            if np.any((v < 0) | (v >= d)):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [ops.remainder(i, d) for i, d in zip(idx, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "F":
+        strides = np.cumprod((1,) + dims[:-1])
+    elif order == "C":
+        strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    out = zeros((), int32)
+    for i, s in zip(idx, strides):
+        out = out + i.to(int32) * int(s)
+    return out
+
+
+def resize(a: Any, new_shape: Any) -> Tensor:
+    """numpy's resize: the flattened array repeated (or cut) to the new shape."""
+    shape = _shape(new_shape)
+    if builtins.any(d < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat = ravel(a)
+    n = math.prod(shape)
+    if flat.shape[0] == 0 or n == 0:
+        return zeros(shape, flat.dtype)
+    reps = -(-n // flat.shape[0])
+    return ops.reshape(indexing.tile(flat, (reps,))[:n], shape)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
+             fill_value: Any = 0, out: Any = None) -> Tensor:
+    _no_out(out)
+    cond = ravel(condition).numpy().astype(bool)
+    t = ravel(a) if axis is None else moveaxis(a, axis, 0)
+    cond, extra = cond[:t.shape[0]], cond[t.shape[0]:]
+    if size is not None:
+        raise NotImplementedError("pf.numpy.compress(size=...) is not supported")
+    if np.any(extra):
+        raise ValueError("condition contains entries that are out of bounds")
+    picked = indexing.index_select(t, 0, Tensor._leaf(np.flatnonzero(cond)))
+    return picked if axis is None else moveaxis(picked, 0, axis)
+
+
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Tensor:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.extract(size=...) is not supported")
+    return compress(ravel(condition), ravel(arr))
+
+
+def choose(a: Any, choices: Sequence[Any], out: Any = None, mode: str = "raise") -> Tensor:
+    _no_out(out)
+    idx = _t(a)
+    cs = broadcast_arrays(idx, *choices)
+    idx, cs = cs[0], cs[1:]
+    n = len(cs)
+    if mode == "raise":
+        v = idx.numpy()
+        if np.any((v < 0) | (v >= n)):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        idx = ops.remainder(idx, n)
+    elif mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    out_t = cs[0]
+    for i in builtins.range(1, n):
+        out_t = ops.where(ops.eq(idx, i), cs[i], out_t)
+    return out_t
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Tensor:
+    """numpy's piecewise: where several conditions hold the last one wins;
+    the extra function (or 0) where none holds. Each function is applied to
+    the whole of ``x`` (elementwise functions, as JAX's switch assumes)."""
+    xt = _t(x)
+    conds = [_t(c) for c in (condlist if isinstance(condlist, list | tuple) else [condlist])]
+    nc, nf = len(conds), len(funclist)
+    if nf == nc + 1:
+        funcs = [funclist[-1], *funclist[:-1]]
+    elif nf == nc:
+        funcs = [0, *funclist]
+    else:
+        raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are "
+                         f"expected; got {nf}")
+
+    def value(fn: Any) -> Tensor:
+        r = fn(xt, *args, **kw) if callable(fn) else _t(fn)
+        return ops.broadcast_to(_t(r).to(xt.dtype), xt.shape)
+    out = value(funcs[0])
+    for cond, fn in zip(conds, funcs[1:]):
+        out = ops.where(cond, value(fn), out)
+    return out
+
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Tensor:
+    """JAX's argpartition: the ``kth + 1`` smallest in ascending order, then
+    the rest largest first (top-k order; ties by position)."""
+    t = swapaxes(_t(a), axis, -1)
+    n = t.shape[-1]
+    kth = int(kth) % n
+    bottom = argsort(t, axis=-1)[..., :kth + 1]
+    host = bottom.numpy()
+    proxy = np.ones(t.shape, np.float32)
+    np.put_along_axis(proxy, host.astype(np.int64), 0.0, axis=-1)
+    top = np.argsort(-proxy, axis=-1, kind="stable")[..., :n - kth - 1]
+    out = Tensor._leaf(np.concatenate([host, top.astype(np.int32)], -1))
+    return swapaxes(out, -1, axis)
+
+
+def partition(a: Any, kth: int, axis: int = -1) -> Tensor:
+    """JAX's partition: the ``kth + 1`` smallest ascending, then the rest
+    descending."""
+    t = swapaxes(_t(a), axis, -1)
+    n = t.shape[-1]
+    kth = int(kth) % n
+    s = sort(t, axis=-1)
+    out = ops.cat([s[..., :kth + 1], flip(s[..., kth + 1:], -1)], -1)
+    return swapaxes(out, -1, axis)
+
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
+    t = _t(filt)
+    v = t.numpy()
+    axes = set(_axis(t, axis))
+    key = []
+    for ax in builtins.range(t.ndim):
+        if ax not in axes or ("f" not in trim.lower() and "b" not in trim.lower()):
+            key.append(builtins.slice(None))
+            continue
+        mask = np.any(v != 0, axis=tuple(i for i in builtins.range(v.ndim) if i != ax))
+        if not mask.any():
+            key.append(builtins.slice(0, 0))
+            continue
+        start = int(mask.argmax()) if "f" in trim.lower() else None
+        stop = v.shape[ax] - int(mask[::-1].argmax()) if "b" in trim.lower() else None
+        key.append(builtins.slice(start, stop))
+    return t[tuple(key)]
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Tensor:
+    """numpy's insert of ``values`` before the index (or indices) ``obj``."""
+    t = ravel(arr) if axis is None else _t(arr)
+    ax = 0 if axis is None else int(axis) % t.ndim
+    n = t.shape[ax]
+    if isinstance(obj, builtins.slice):
+        pos = np.arange(n)[obj]
+    else:
+        pos = np.asarray(obj.numpy() if isinstance(obj, Tensor) else obj)
+    scalar = pos.ndim == 0
+    pos = np.where(pos.reshape(-1) < 0, pos.reshape(-1) + n, pos.reshape(-1))
+    if np.any((pos < 0) | (pos > n)):
+        raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+    vals = _t(values).to(t.dtype)
+    shape = list(t.shape)
+    if scalar:  # numpy's: values at least arr.ndim-d, their first axis moved to ``ax``
+        vals = ops.reshape(vals, (1,) * (t.ndim - vals.ndim) + tuple(vals.shape)) \
+            if vals.ndim < t.ndim else vals
+        vals = moveaxis(vals, 0, ax)
+        k = vals.shape[ax]
+        shape[ax] = k
+        vals = ops.broadcast_to(vals, tuple(shape))
+        pos = np.repeat(pos, k)
+    else:
+        shape[ax] = pos.size
+        vals = ops.broadcast_to(vals, tuple(shape))
+    order = np.argsort(pos, kind="stable")
+    new_pos = pos[order] + np.arange(pos.size)
+    total = n + pos.size
+    is_new = np.zeros(total, bool)
+    is_new[new_pos] = True
+    src = np.empty(total, np.int64)
+    src[~is_new] = np.arange(n)
+    src[new_pos] = n + order
+    joined = ops.cat([t, vals], ax)
+    return indexing.index_select(joined, ax, Tensor._leaf(src))
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Tensor:
+    """numpy's delete (repeated indices drop once; ``assume_unique_indices``
+    is JAX's hint, the result is the same)."""
+    del assume_unique_indices
+    t = ravel(arr) if axis is None else _t(arr)
+    ax = 0 if axis is None else int(axis) % t.ndim
+    n = t.shape[ax]
+    if isinstance(obj, builtins.slice):
+        drop = np.arange(n)[obj]
+    else:
+        drop = np.asarray(obj.numpy() if isinstance(obj, Tensor) else obj).reshape(-1)
+        if drop.dtype == bool:
+            raise NotImplementedError("pf.numpy.delete with a boolean mask")
+        if np.any((drop < -n) | (drop >= n)):
+            raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+        drop = np.where(drop < 0, drop + n, drop)
+    keep = np.setdiff1d(np.arange(n), drop)
+    return indexing.index_select(t, ax, Tensor._leaf(keep.astype(np.int64)))
+
+
+def _setop(name: str) -> Any:
+    def f(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+          fill_value: Any = None) -> Tensor:
+        if size is not None:
+            raise NotImplementedError(f"pf.numpy.{name}(size=...) is not supported")
+        a, b = _t(ar1), _t(ar2)
+        dt = promote_types(a.dtype, b.dtype)
+        out = getattr(np, name)(a.numpy(), b.numpy())
+        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` (sorted, read from the values; no gradient)."
+    return f
+
+
+setdiff1d, union1d, setxor1d = (_setop(n) for n in ("setdiff1d", "union1d", "setxor1d"))
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
+                return_indices: bool = False, *, size: int | None = None,
+                fill_value: Any = None) -> Any:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.intersect1d(size=...) is not supported")
+    a, b = _t(ar1), _t(ar2)
+    dt = promote_types(a.dtype, b.dtype)
+    out = np.intersect1d(a.numpy(), b.numpy(), assume_unique, return_indices)
+    if not return_indices:
+        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+    vals, i1, i2 = out
+    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(np.int32)),
+            Tensor._leaf(i2.astype(np.int32)))
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                weights: Any = None, density: bool | None = None) -> tuple[Tensor, ...]:
+    if isinstance(bins, int | np.integer) or np.ndim(bins) == 1 and \
+            not isinstance(bins, list | tuple):
+        bins = [bins, bins]
+    hist, edges = histogramdd(stack([_t(x), _t(y)], 1), bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                weights: Any = None, density: bool | None = None) -> tuple[Tensor, list[Tensor]]:
+    """numpy's histogramdd (JAX's int32 counts without weights): each
+    coordinate binned as ``histogram`` bins it, counted by flat bin index."""
+    s = _inexact(_t(sample))
+    if s.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be 2-d (N, D), got {list(s.shape)}")
+    n, d = s.shape
+    nbins = [bins] * d if isinstance(bins, int | np.integer) else list(bins)
+    ranges = [None] * d if range is None else list(range)
+    edges = [histogram_bin_edges(s[:, i], nbins[i], ranges[i]) for i in builtins.range(d)]
+    flat = zeros((n,), int64)
+    inside = ones((n,), bool_)
+    for i, e in enumerate(edges):
+        col = s[:, i]
+        k = e.shape[0]
+        idx = composites.searchsorted(e, col, side="right")
+        idx = ops.where(ops.eq(col, e[-1]), k - 1, idx)
+        inside = ops.logical_and(inside, ops.logical_and(idx >= 1, idx <= k - 1))
+        flat = flat * (k - 1) + clip(idx - 1, 0, k - 2).to(int64)
+    sizes = [e.shape[0] - 1 for e in edges]
+    w = ones((n,), int32) if weights is None else _t(weights).to(s.dtype)
+    w = ops.where(inside, w, asarray(0, w.dtype))
+    counts = indexing.index_add(zeros((math.prod(sizes),), w.dtype), 0, flat, w)
+    hist = ops.reshape(counts, tuple(sizes))
+    if density:
+        hist = hist.to(s.dtype) / sum(hist)
+        for i, e in enumerate(edges):
+            view = [1] * d
+            view[i] = sizes[i]
+            hist = hist / ops.reshape(e[1:] - e[:-1], tuple(view))
+    return hist, edges
+
+
+def mgrid_like(sparse: bool) -> Any:
+    class _Grid:
+        """``mgrid[a:b:step, ...]`` (``ogrid``: sparse); a complex step is a count."""
+
+        def __getitem__(self, key: Any) -> Any:
+            keys = key if isinstance(key, tuple) else (key,)
+            axes = []
+            for k in keys:
+                if not isinstance(k, builtins.slice):
+                    raise TypeError(f"mgrid/ogrid take slices, got {k!r}")
+                start = 0 if k.start is None else k.start
+                step = 1 if k.step is None else k.step
+                if isinstance(step, complex):
+                    axes.append(linspace(start, k.stop, int(builtins.abs(step))))
+                else:
+                    axes.append(arange(start, k.stop, step))
+            if len(axes) == 1 and not isinstance(key, tuple):
+                return axes[0]
+            grids = meshgrid(*axes, indexing="ij", sparse=sparse)
+            dt = result_type(*grids)
+            grids = [g.to(dt) for g in grids]
+            return grids if sparse else stack(grids)
+    return _Grid()
+
+
+mgrid, ogrid = mgrid_like(False), mgrid_like(True)
+
+
+def ix_(*args: Any) -> tuple[Tensor, ...]:
+    ts = [_t(a) for a in args]
+    out = []
+    for i, t in enumerate(ts):
+        if t.ndim != 1:
+            raise ValueError(f"Cross index must be 1 dimensional, got {t.ndim}")
+        view = [1] * len(ts)
+        view[i] = t.shape[0]
+        out.append(ops.reshape(t.to(int32) if t.dtype is int64 else t, tuple(view)))
+    return tuple(out)
+
+
+def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Tensor:
+    """``func1d`` on every 1-d slice along ``axis`` (a loop over the slices;
+    the results stacked where the axis was)."""
+    t = moveaxis(arr, axis, -1)
+    batch = tuple(t.shape[:-1])
+    flat = ops.reshape(t, (-1, t.shape[-1]))
+    outs = [_t(func1d(flat[i], *args, **kwargs)) for i in builtins.range(flat.shape[0])]
+    res = stack(outs)
+    res = ops.reshape(res, batch + tuple(res.shape[1:]))
+    nd = res.ndim - len(batch)
+    ax = int(axis) % _t(arr).ndim
+    for j in builtins.range(nd):
+        res = moveaxis(res, len(batch) + j, ax + j)
+    return res
+
+
+def vectorize(pyfunc: Any, *, excluded: Any = frozenset(), signature: str | None = None) -> Any:
+    """numpy's vectorize of a function of scalars, by ``pf.vmap`` over every
+    broadcast element (no ``signature``)."""
+    if signature is not None:
+        raise NotImplementedError("pf.numpy.vectorize(signature=...) is not supported")
+    from .vmap import vmap
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        keep = {i for i in excluded if isinstance(i, int)}
+        live = [i for i in builtins.range(len(args)) if i not in keep]
+        arrays = broadcast_arrays(*(args[i] for i in live))
+        shape = tuple(arrays[0].shape) if arrays else ()
+        flat = [ravel(a) for a in arrays]
+
+        def scalar_fn(*xs: Any) -> Any:
+            full = list(args)
+            for i, x in zip(live, xs):
+                full[i] = x
+            return pyfunc(*full, **kwargs)
+        if not shape:
+            return pyfunc(*args, **kwargs)
+        out = vmap(scalar_fn)(*flat)
+        return ops.reshape(out, shape + tuple(out.shape[1:]))
+    return wrapped
+
+
+def block(arrays: Any) -> Tensor:
+    """numpy's block: nested lists concatenated, the innermost along the last axis."""
+    def depth(x: Any) -> int:
+        return 1 + depth(x[0]) if isinstance(x, list) else 0
+    d = depth(arrays)
+
+    def build(x: Any, level: int) -> Tensor:
+        if not isinstance(x, list):
+            return _t(x)
+        parts = [build(p, level + 1) for p in x]
+        nd = builtins.max(builtins.max(p.ndim for p in parts), d)
+        parts = [ops.reshape(p, (1,) * (nd - p.ndim) + tuple(p.shape)) for p in parts]
+        return ops.cat(parts, -(d - level))
+    return build(arrays, 0)
+
+
+def spacing(x: Any, /) -> Tensor:
+    """The distance to the next float away from zero (numpy's spacing)."""
+    t = _inexact(_t(x))
+    v = t.numpy()
+    return Tensor._leaf(np.spacing(v).astype(v.dtype))
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
+            w: Any = None, cov: bool = False) -> Tensor:
+    """Least-squares polynomial coefficients (highest power first), by the
+    column-scaled Vandermonde system as numpy/JAX; ``full``/``cov`` are not
+    supported."""
+    if full or cov:
+        raise NotImplementedError("pf.numpy.polyfit(full=True or cov=True) is not supported")
+    xt, yt = _inexact(_t(x)), _inexact(_t(y))
+    order = int(deg) + 1
+    lhs = ops.pow(ops.unsqueeze(xt, -1), arange(order - 1, -1, -1).to(xt.dtype))
+    rhs = yt
+    if w is not None:
+        wt = _t(w).to(xt.dtype)
+        lhs = lhs * ops.unsqueeze(wt, -1)
+        rhs = rhs * (wt if rhs.ndim == 1 else ops.unsqueeze(wt, -1))
+    scale = ops.sqrt(sum(lhs * lhs, 0))
+    lhs = lhs / scale
+    sol = _pf_linalg.lstsq(lhs, rhs if rhs.ndim == 2 else ops.unsqueeze(rhs, -1))[0]
+    sol = sol / ops.unsqueeze(scale, -1)
+    return sol[:, 0] if rhs.ndim == 1 else sol
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
+                   inplace: bool = True, mode: str | None = None) -> Tensor:
+    """``arr`` with ``values`` placed at ``indices`` along ``axis``
+    (``inplace=False``, as JAX asks)."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
+                         "arrays are immutable. Pass inplace=False to instead return an "
+                         "updated array.")
+    t = _t(arr)
+    if axis is None:
+        return reshape(put_along_axis(ravel(t), ravel(indices), ravel(values), 0,
+                                      inplace=False), t.shape)
+    ax = int(axis) % t.ndim
+    idx = _t(indices).to(int64)
+    idx = ops.where(idx < 0, idx + t.shape[ax], idx)
+    vals = ops.broadcast_to(_t(values).to(t.dtype), tuple(idx.shape))
+    return indexing.scatter(t, ax, idx, vals)
+
+
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
 
 def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002

@@ -369,6 +369,81 @@ c("linalg_inv_s3", lambda n: n.linalg.inv(A(n, S3)))
 c("linalg_eigh_vectors", lambda n: n.abs(n.linalg.eigh(A(n, S3 + S3.T))[1]))
 c("linalg_matrix_norm_nuc", lambda n: n.linalg.matrix_norm(A(n, X), ord="nuc"))
 c("linalg_vector_norm_ord", lambda n: n.linalg.vector_norm(A(n, X), ord=3, axis=1))
+c("issubdtype", lambda n: n.asarray([n.issubdtype(n.float32, n.floating),
+                                     n.issubdtype(A(n, I).dtype, n.integer),
+                                     n.issubdtype(n.int32, n.inexact),
+                                     n.issubdtype(n.float16, n.number),
+                                     n.issubdtype(n.int8, n.signedinteger),
+                                     n.issubdtype(n.uint8, n.unsignedinteger),
+                                     n.issubdtype(n.bool_, n.generic)]))
+c("isdtype", lambda n: n.asarray([n.isdtype(n.float32, "real floating"),
+                                  n.isdtype(n.int32, ("bool", "integral")),
+                                  n.isdtype(n.int8, "unsigned integer"),
+                                  n.iterable(A(n, X)), n.iterable(3.0)]))
+c("euler_gamma", lambda n: n.asarray(n.euler_gamma, n.float32) * n.ones(2, n.float_) +
+  n.ones(2, n.int_))
+c("digitize", lambda n: n.digitize(A(n, X), A(n, np.array([-1.0, 0.0, 0.5], np.float32))))
+c("digitize_right_dec", lambda n: n.digitize(A(n, X), A(n, np.array([1.0, 0.0, -1.0],
+                                                                   np.float32)), right=True))
+c("digitize_ties", lambda n: n.digitize(A(n, np.array([0.0, 1.0, 2.0], np.float32)),
+                                        A(n, np.array([0.0, 1.0, 2.0], np.float32))))
+c("ravel_multi_index", lambda n: n.ravel_multi_index((A(n, np.array([0, 2])),
+                                                      A(n, np.array([3, 1]))), (3, 4)))
+c("ravel_multi_index_F", lambda n: n.ravel_multi_index((A(n, np.array([0, 5])),
+                                                        A(n, np.array([3, 1]))), (3, 4),
+                                                       mode="clip", order="F"))
+c("resize", lambda n: n.resize(A(n, V), (3, 4)))
+c("compress", lambda n: n.compress(A(n, np.array([True, False, True])), A(n, X), axis=0))
+c("compress_flat", lambda n: n.compress(A(n, np.array([1, 0, 1, 1])), A(n, X)))
+c("extract", lambda n: n.extract(A(n, I > 1), A(n, X)))
+c("choose", lambda n: n.choose(A(n, np.array([[0, 1, 2, 1]])), [A(n, X), A(n, -X), 7.0]))
+c("choose_wrap", lambda n: n.choose(A(n, np.array([0, 4, -1])), [A(n, V[:3]), A(n, W[:3])],
+                                    mode="wrap"))
+c("piecewise", lambda n: n.piecewise(A(n, X), [A(n, X < 0), A(n, X > 0.5)],
+                                     [lambda v: -v, lambda v: v * 2, 0.25]))
+c("piecewise_nodefault", lambda n: n.piecewise(A(n, V), [A(n, V < 0)], [lambda v: v * v]))
+c("argpartition", lambda n: n.argpartition(A(n, X), 1))
+c("argpartition_ax0", lambda n: n.argpartition(A(n, I), 2, axis=0))
+c("partition", lambda n: n.partition(A(n, X), 2))
+c("partition_ax0", lambda n: n.partition(A(n, I), 0, axis=0))
+c("trim_zeros", lambda n: n.trim_zeros(A(n, np.array([0, 0, 1, 2, 0, 3, 0]))))
+c("trim_zeros_f", lambda n: n.trim_zeros(A(n, np.array([0, 0, 1, 2, 0])), "f"))
+c("insert", lambda n: n.insert(A(n, V), 2, 9.0))
+c("insert_many", lambda n: n.insert(A(n, V), A(n, np.array([0, 2, 2, 5])),
+                                    A(n, np.array([1.0, 2.0, 3.0, 4.0], np.float32))))
+c("insert_axis", lambda n: n.insert(A(n, X), 1, A(n, W[:3]), axis=1))
+c("insert_axis0", lambda n: n.insert(A(n, X), -1, 5.0, axis=0))
+c("insert_none", lambda n: n.insert(A(n, I), 3, 0))
+c("delete", lambda n: n.delete(A(n, V), 1))
+c("delete_many", lambda n: n.delete(A(n, X), A(n, np.array([0, 2])), axis=1))
+c("delete_slice", lambda n: n.delete(A(n, X), slice(None, None, 2), axis=0))
+c("setdiff1d", lambda n: n.setdiff1d(A(n, J), A(n, np.array([1, 5]))))
+c("union1d", lambda n: n.union1d(A(n, J), A(n, np.array([7, 1]))))
+c("setxor1d", lambda n: n.setxor1d(A(n, J), A(n, np.array([7, 1]))))
+c("intersect1d", lambda n: n.intersect1d(A(n, J), A(n, np.array([7, 1, 3]))))
+c("intersect1d_idx", lambda n: n.intersect1d(A(n, J), A(n, np.array([7, 1, 3])),
+                                             return_indices=True))
+c("histogram2d", lambda n: n.histogram2d(A(n, V), A(n, W), bins=3))
+c("histogram2d_range", lambda n: n.histogram2d(A(n, V), A(n, W), bins=(2, 3),
+                                               range=[(-1, 1), (-2, 2)], density=True))
+c("histogramdd", lambda n: n.histogramdd(A(n, X[:, :2]), bins=2))
+c("histogramdd_w", lambda n: n.histogramdd(A(n, T3[:, :, 0].T), bins=(2, 3, 2),
+                                           weights=A(n, V[:4])))
+c("mgrid", lambda n: n.mgrid[0:3, 1:5:2])
+c("mgrid_count", lambda n: n.mgrid[0:1:5j])
+c("ogrid", lambda n: n.ogrid[0:3, 0:2])
+c("ix_", lambda n: n.ix_(A(n, np.array([0, 2])), A(n, np.array([1, 3, 0]))))
+c("apply_along_axis", lambda n: n.apply_along_axis(lambda v: n.sum(v * v), 1, A(n, X)))
+c("apply_along_axis_vec", lambda n: n.apply_along_axis(lambda v: n.flip(v) * 2, 0, A(n, X)))
+c("vectorize", lambda n: n.vectorize(lambda a, b: a * b + 1.0)(A(n, X), A(n, V[:4])))
+c("block", lambda n: n.block([[A(n, X), A(n, X[:, :1])], [A(n, X[:1]), A(n, X[:1, :1])]]))
+c("block_1d", lambda n: n.block([A(n, V), A(n, W)]))
+c("spacing", lambda n: n.spacing(A(n, X)))
+c("polyfit", lambda n: n.polyfit(A(n, np.arange(6.0, dtype=np.float32)),
+                                 A(n, np.arange(6.0, dtype=np.float32) ** 2 - 3), 2))
+c("polyfit_w", lambda n: n.polyfit(A(n, V), A(n, W), 1, w=A(n, P[0, :1] + V * 0 + 1)))
+c("put_along_axis", lambda n: n.put_along_axis(A(n, X), A(n, np.array([[1], [0], [3]])),
+                                               A(n, np.float32(9.0)), 1, inplace=False))
 
 
 def _grad(n):
@@ -495,7 +570,7 @@ def test_every_shared_name_has_a_case() -> None:
 def test_unchecked_torch_names_raise() -> None:
     """A torch name with numpy's spelling but not numpy's meaning is refused,
     not answered with torch's semantics."""
-    for name in ("histogramdd", "fft", "from_dlpack", "randn", "conv1d"):
+    for name in ("addmm", "fft", "from_dlpack", "randn", "conv1d", "kthvalue"):
         with pytest.raises(AttributeError, match=f"pf.numpy.{name} is not implemented"):
             getattr(pn, name)
     with pytest.raises(AttributeError, match="pf.numpy.linalg.eig is not implemented"):
@@ -561,3 +636,37 @@ def test_aliases_and_windows_by_name() -> None:
     ]
     for got, want in pairs:
         _compare(got, want)
+
+
+# jax.nn's names as pf.nn answers them (pf.nn holds JAX's activations beside torch's modules)
+NN: dict = {name: (lambda n, name=name: getattr(n, name)(_arr(n, X))) for name in (
+    "celu elu gelu glu hard_sigmoid hard_silu hard_swish hard_tanh identity leaky_relu "
+    "log1mexp log_sigmoid log_softmax logsumexp mish relu relu6 selu sigmoid silu soft_sign "
+    "softmax softplus sparse_plus sparse_sigmoid squareplus standardize swish tanh").split()}
+NN["softmax_axis0"] = lambda n: n.softmax(_arr(n, X), axis=0)
+NN["log_softmax_axis0"] = lambda n: n.log_softmax(_arr(n, X), axis=0)
+NN["logsumexp_axis"] = lambda n: n.logsumexp(_arr(n, X), axis=1, keepdims=True)
+NN["gelu_exact"] = lambda n: n.gelu(_arr(n, X), approximate=False)
+NN["one_hot"] = lambda n: n.one_hot(_arr(n, J), 6)
+NN["one_hot_axis0"] = lambda n: n.one_hot(_arr(n, J), 6, axis=0)
+NN["leaky_relu_slope"] = lambda n: n.leaky_relu(_arr(n, X), negative_slope=0.2)
+NN["celu_alpha"] = lambda n: n.celu(_arr(n, X), alpha=0.5)
+NN["standardize_axis0"] = lambda n: n.standardize(_arr(n, X), axis=0)
+NN["glu_axis0"] = lambda n: n.glu(_arr(n, np.concatenate([X, X[:1] * 2])), axis=0)
+
+
+def _arr(n, v):
+    return jnp.asarray(v) if n is jax.nn else pf.numpy.asarray(v)
+
+
+@pytest.mark.parametrize("name", sorted(NN))
+def test_jax_nn_matches(name: str) -> None:
+    _compare(NN[name](pf.nn), NN[name](jax.nn))
+
+
+def test_jax_random_names_are_pf_random_names() -> None:
+    """Every sampler jax.random has, pf.random has (typed-key helpers and
+    the gamma primitive aside)."""
+    missing = sorted(n for n in dir(jax.random) if not n.startswith("_") and
+                     not hasattr(pf.random, n))
+    assert missing == ["key_dtype", "key_impl", "random_gamma_p"], missing
