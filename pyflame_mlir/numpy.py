@@ -2188,6 +2188,131 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
     return indexing.scatter(t, ax, idx, vals)
 
 
+single = float32
+index_exp, s_ = np.index_exp, np.s_  # (plain Python slicing helpers: tuples of slices)
+
+
+def array_equiv(a1: Any, a2: Any) -> bool:
+    x, y = _t(a1), _t(a2)
+    try:
+        shp = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    except ValueError:
+        return False
+    return bool(reductions.all(ops.eq(ops.broadcast_to(x, shp), ops.broadcast_to(y, shp)))
+                .item())
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    src = from_.dtype if isinstance(from_, Tensor) else to_dtype(from_)
+    return bool(np.can_cast(np.dtype(src.np), np.dtype(to_dtype(to).np), casting))
+
+
+def iscomplex(x: Any) -> Tensor:
+    t = _t(x)
+    return zeros(t.shape, bool_)
+
+
+def fromfunction(function: Any, shape: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
+    """``function`` of the index grids (float32 by default, as JAX)."""
+    grids = indices(_shape(shape), dtype=_dt(dtype) or float32)
+    return function(*(grids[i] for i in builtins.range(len(_shape(shape)))), **kwargs)
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: float = 2 * math.pi) -> Tensor:
+    """numpy's unwrap: steps larger than ``discont`` (``period/2``) are
+    corrected by multiples of ``period`` (JAX's formula)."""
+    t = _inexact(_t(p))
+    ax = int(axis) % t.ndim
+    dd = diff(t, axis=ax)
+    half = period / 2
+    disc = half if discont is None else builtins.max(float(discont), half)
+    ddmod = ops.remainder(dd + half, float(period)) - half
+    ddmod = ops.where(ops.logical_and(ops.eq(ddmod, -half), dd > 0), half, ddmod)
+    correction = ops.where(ops.abs(dd) < disc, 0.0, ddmod - dd)
+    first = indexing_slice(t, ax, 0, 1)
+    return ops.cat([first, indexing_slice(t, ax, 1, None) + cumsum(correction, ax)], ax)
+
+
+def poly(seq_of_zeros: Any) -> Tensor:
+    """The coefficients of the monic polynomial with the given (real) roots."""
+    z = _inexact(_t(seq_of_zeros))
+    if z.ndim == 2 and z.shape[0] == z.shape[1]:
+        raise NotImplementedError("pf.numpy.poly of a matrix (its eigenvalues may be complex)")
+    if z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    out = ones((1,), z.dtype)
+    for i in builtins.range(z.shape[0]):
+        out = convolve(out, ops.stack([ones((), z.dtype), -z[i]]))
+    return out
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor, Tensor]:
+    """Polynomial long division: quotient and remainder (highest power first)."""
+    if trim_leading_zeros:
+        raise NotImplementedError("pf.numpy.polydiv(trim_leading_zeros=True)")
+    num, den = _inexact(_t(u)), _inexact(_t(v))
+    dt = promote_types(num.dtype, den.dtype)
+    num, den = num.to(dt), den.to(dt)
+    m, n = num.shape[0] - 1, den.shape[0] - 1
+    scale = 1.0 / den[0]
+    q = []
+    rem = num
+    for k in builtins.range(builtins.max(0, m - n + 1)):
+        d = scale * rem[k]
+        q.append(d)
+        shift = zeros((k,), dt)
+        tail = zeros((m - n - k,), dt)
+        rem = rem - ops.cat([shift, d * den, tail], 0)
+    quot = ops.stack(q) if q else zeros((1,), dt)
+    return quot, rem
+
+
+def mask_indices(n: int, mask_func: Any, k: int = 0, *, size: int | None = None
+                 ) -> tuple[Tensor, Tensor]:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.mask_indices(size=...) is not supported")
+    m = _t(mask_func(ones((int(n), int(n)), int32), k)).numpy() != 0
+    r, c = np.nonzero(m)
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Tensor:
+    """numpy's place, out of place (``inplace=False``, as JAX asks): the
+    masked positions, in order, take ``vals`` (repeated)."""
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated array.")
+    t = _t(arr)
+    flat = ravel(t)
+    pos = np.flatnonzero(ravel(mask).numpy())
+    if pos.size == 0:
+        return t
+    v = ravel(vals).to(t.dtype)
+    reps = -(-pos.size // builtins.max(v.shape[0], 1))
+    v = indexing.tile(v, (reps,))[:pos.size]
+    sel = np.zeros(flat.shape[0], bool)
+    sel[pos] = True
+    placed = indexing.index_add(zeros((flat.shape[0],), t.dtype), 0, Tensor._leaf(pos), v)
+    return ops.reshape(ops.where(Tensor._leaf(sel), placed, flat), t.shape)
+
+
+def bitwise_count(x: Any, /) -> Tensor:
+    """The number of 1 bits of each integer's absolute value (uint8, as numpy)."""
+    t = _t(x)
+    if t.dtype.is_floating_point:
+        raise TypeError(f"bitwise_count requires integer input, got {t.dtype.name}")
+    v = np.abs(t.numpy().astype(np.int64)).astype(np.uint64)
+    return Tensor._leaf(np.bitwise_count(v).astype(np.uint8))
+
+
+def apply_over_axes(func: Any, a: Any, axes: Sequence[int]) -> Tensor:
+    t = _t(a)
+    for ax in axes:
+        r = _t(func(t, ax))
+        t = r if r.ndim == t.ndim else expand_dims(r, ax)
+    return t
+
+
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
 
 def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002

@@ -444,6 +444,25 @@ c("polyfit", lambda n: n.polyfit(A(n, np.arange(6.0, dtype=np.float32)),
 c("polyfit_w", lambda n: n.polyfit(A(n, V), A(n, W), 1, w=A(n, P[0, :1] + V * 0 + 1)))
 c("put_along_axis", lambda n: n.put_along_axis(A(n, X), A(n, np.array([[1], [0], [3]])),
                                                A(n, np.float32(9.0)), 1, inplace=False))
+c("single_s_", lambda n: n.asarray(X, n.single)[n.s_[1:, ::2]][n.index_exp[:1]])
+c("array_equiv", lambda n: n.asarray([n.array_equiv(A(n, X[:1]), A(n, X[:1] + 0 * X)),
+                                      n.array_equiv(A(n, X), A(n, X[:1])),
+                                      n.array_equiv(A(n, V), A(n, V + 1))]))
+c("can_cast", lambda n: n.asarray([n.can_cast(n.int8, n.float32), n.can_cast(n.float32, n.int32),
+                                   n.can_cast(n.float32, n.int32, "unsafe")]))
+c("iscomplex", lambda n: n.iscomplex(A(n, X)))
+c("fromfunction", lambda n: n.fromfunction(lambda i, j: i * 10 + j, (3, 4)))
+c("fromfunction_int", lambda n: n.fromfunction(lambda i, j: i - j, (2, 3), dtype=n.int32))
+c("unwrap", lambda n: n.unwrap(A(n, np.cumsum(np.abs(X) * 3, axis=1).astype(np.float32))))
+c("unwrap_axis0_period", lambda n: n.unwrap(A(n, np.cumsum(X * 5, axis=0).astype(np.float32)),
+                                            axis=0, period=4.0))
+c("poly", lambda n: n.poly(A(n, V[:3])))
+c("polydiv", lambda n: n.polydiv(A(n, V), A(n, W[:3])))
+c("polydiv_short", lambda n: n.polydiv(A(n, V[:2]), A(n, W[:3])))
+c("mask_indices", lambda n: n.mask_indices(3, n.triu, 1))
+c("place", lambda n: n.place(A(n, X), A(n, X > 0), A(n, V[:2]), inplace=False))
+c("bitwise_count", lambda n: n.bitwise_count(A(n, np.array([0, 7, -3, 1023]))))
+c("apply_over_axes", lambda n: n.apply_over_axes(n.sum, A(n, T3), [0, 2]))
 
 
 def _grad(n):
@@ -510,6 +529,19 @@ G["unique_values"] = lambda n: _grad(n)(lambda a: n.sum(n.unique(a) * n.arange(4
     n.asarray(np.array([2.0, 1.0, 2.0, 3.0, 0.5], np.float32)))
 G["unique_size"] = lambda n: _grad(n)(lambda a: n.sum(n.unique(a, size=5) * n.arange(5.0)))(
     n.asarray(np.array([2.0, 1.0, 2.0, 3.0, 0.5], np.float32)))
+G["piecewise"] = lambda n: _grad(n)(lambda a: n.sum(n.piecewise(
+    a, [a < 0, a > 0.5], [lambda v: v * v, lambda v: n.sin(v), 1.0])))(n.asarray(XG))
+G["insert_delete"] = lambda n: _grad(n)(lambda a, v: n.sum(n.delete(n.insert(
+    a, 1, v, axis=1), 0, axis=0) * n.arange(10.0).reshape(2, 5)), argnums=(0, 1))(
+    n.asarray(X), n.asarray(W[:3]))
+G["partition"] = lambda n: _grad(n)(lambda a: n.sum(n.partition(a, 1) * n.arange(4.0)))(
+    n.asarray(X))
+G["polyfit"] = lambda n: _grad(n)(lambda y: n.sum(n.polyfit(
+    n.arange(6.0), y, 2) * n.asarray([1.0, 2.0, 3.0])))(n.asarray(np.float32([0, 1, 3, 2, 5, 4])))
+G["unwrap"] = lambda n: _grad(n)(lambda a: n.sum(n.unwrap(a * 4) ** 2))(n.asarray(V))
+G["choose"] = lambda n: _grad(n)(lambda a, b: n.sum(n.choose(
+    n.asarray(np.array([0, 1, 1, 0])), [a, b]) * n.arange(4.0)), argnums=(0, 1))(
+    n.asarray(X[0]), n.asarray(X[1]))
 G["einsum"] = lambda n: _grad(n)(lambda a: n.sum(n.einsum("ij,kj->ik", a, a)))(n.asarray(X))
 G["round_dec"] = lambda n: _grad(n)(lambda a: n.sum(n.round(a, 2)))(n.asarray(X))
 
