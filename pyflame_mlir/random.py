@@ -202,13 +202,41 @@ def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
     return Tensor._leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
+_F32 = np.float32
+_SQRT2 = _F32(np.sqrt(2))
+_ERFINV_CENTRAL = np.array([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                            0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+                            1.50140941], np.float32)
+_ERFINV_TAIL = np.array([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682],
+                        np.float32)
+
+
+def _erfinv_np(x: np.ndarray) -> np.ndarray:
+    """XLA's float32 erfinv (Giles' polynomials), on the host."""
+    x = np.asarray(x, _F32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(-x * x)
+        central = w < _F32(5)
+        w = np.where(central, w - _F32(2.5), np.sqrt(w) - _F32(3)).astype(_F32)
+        p = np.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0]).astype(_F32)
+        for c, t in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
+            p = (np.where(central, c, t).astype(_F32) + p * w).astype(_F32)
+        return np.where(np.abs(x) == _F32(1), x * _F32(np.inf), p * x).astype(_F32)
+
+
+def _normal_np(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lo = np.nextafter(_F32(-1.0), _F32(0.0))
+    return (_SQRT2 * _erfinv_np(_uniform_np(words, shape, lo, 1.0, "normal"))).astype(_F32)
+
+
 def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard normal (float32): ``sqrt(2) erfinv(u)`` of JAX's uniform
-    ``u`` in (-1, 1)."""
+    ``u`` in (-1, 1), with XLA's float32 erfinv (Giles' polynomials) on the
+    host: JAX's values but for numpy's and XLA's ``log1p`` rounding (about
+    95% of draws are bit-equal, the rest within 2 ulp)."""
     _float_dtype(dtype, "normal")
-    lo = np.nextafter(np.float32(-1.0), np.float32(0.0))
-    u = _uniform_np(key, _shape(shape), lo, 1.0, "normal")
-    return ops.mul(composites2.erfinv(Tensor._leaf(u)), float(np.float32(np.sqrt(2))))
+    return Tensor._leaf(_normal_np(key, _shape(shape)))
 
 
 def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
@@ -331,29 +359,6 @@ def exponential(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) ->
 # change one element's accept decision: the loop on keys is JAX's, so every
 # other element still matches.
 
-_F32 = np.float32
-_SQRT2 = _F32(np.sqrt(2))
-_ERFINV_CENTRAL = np.array([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                            0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
-                            1.50140941], np.float32)
-_ERFINV_TAIL = np.array([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682],
-                        np.float32)
-
-
-def _erfinv_np(x: np.ndarray) -> np.ndarray:
-    """XLA's float32 erfinv (Giles' polynomials), on the host."""
-    x = np.asarray(x, _F32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = -np.log1p(-x * x)
-        central = w < _F32(5)
-        w = np.where(central, w - _F32(2.5), np.sqrt(w) - _F32(3)).astype(_F32)
-        p = np.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0]).astype(_F32)
-        for c, t in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
-            p = (np.where(central, c, t).astype(_F32) + p * w).astype(_F32)
-        return np.where(np.abs(x) == _F32(1), x * _F32(np.inf), p * x).astype(_F32)
-
-
 def _words_np(key: Any, what: str) -> np.ndarray:
     return np.array(_key_words(key, what), np.uint32)
 
@@ -361,11 +366,6 @@ def _words_np(key: Any, what: str) -> np.ndarray:
 def _split_np(words: np.ndarray, num: int | tuple[int, ...] = 2) -> np.ndarray:
     b1, b2 = _threefry2x32(words[0], words[1], *_counts(_shape(num)))
     return np.stack([b1, b2], axis=-1)
-
-
-def _normal_np(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    lo = np.nextafter(_F32(-1.0), _F32(0.0))
-    return (_SQRT2 * _erfinv_np(_uniform_np(words, shape, lo, 1.0, "normal"))).astype(_F32)
 
 
 def _uniform_bounds(key: Any, shape: tuple[int, ...], lo: Any, hi: Any, what: str) -> Tensor:
