@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import composites, composites2, creation, indexing, ops, reductions
+from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
 from .composites import tensordot as tensordot_
 from .core import Tensor
@@ -2313,6 +2313,68 @@ def apply_over_axes(func: Any, a: Any, axes: Sequence[int]) -> Tensor:
     return t
 
 
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """numpy's nan_to_num (its second positional argument is ``copy``;
+    torch's is ``nan``)."""
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        return t
+    return ops.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+             base: float = 10.0, dtype: Any = None, axis: int = 0) -> Tensor:
+    """``base ** linspace(start, stop, num, endpoint)`` in float32 (numpy's
+    argument order: torch's has ``base`` where numpy has ``endpoint``)."""
+    exps = linspace(start, stop, num, endpoint, axis=axis)
+    out = ops.pow(full((), base, float32), exps)
+    return out if dtype is None else out.to(to_dtype(dtype))
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
+    """numpy's gradient: spacings as positional arguments (none: 1; one: for
+    every axis; else one per axis), one array for a single axis, else a list."""
+    t = _t(f)
+    axes = _axis(t, axis)
+    spacing: Any = 1.0
+    if len(varargs) == 1:
+        spacing = varargs[0] if not isinstance(varargs[0], Tensor) or varargs[0].ndim == 0 \
+            else (varargs[0],) * len(axes)
+        if isinstance(spacing, Tensor) and spacing.ndim == 0:
+            spacing = spacing.item()
+    elif varargs:
+        if len(varargs) != len(axes):
+            raise TypeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
+        spacing = tuple(v if isinstance(v, Tensor) and v.ndim else
+                        (v.item() if isinstance(v, Tensor) else v) for v in varargs)
+    grads = composites3.gradient(t, spacing=spacing, dim=axes, edge_order=edge_order or 1)
+    return grads[0] if len(axes) == 1 else list(grads)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Tensor:
+    """numpy's nansum (third positional argument ``dtype``; torch's is ``keepdim``)."""
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), 0.0, t)
+    return sum(t, axis, dtype, out, keepdims, initial, where)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, where: Any = None) -> Tensor:
+    """The mean of the non-NaN values (numpy's argument order)."""
+    _no_out(out)
+    t = _inexact(_t(a))
+    if dtype is not None:
+        t = t.to(to_dtype(dtype))
+    keep = ops.logical_not(ops.isnan(t))
+    if where is not None:
+        keep = ops.logical_and(keep, _t(where))
+    return sum(ops.where(keep, t, 0.0), axis, keepdims=keepdims) / \
+        sum(keep.to(t.dtype), axis, keepdims=keepdims)
+
+
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
 
 def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
@@ -2417,10 +2479,10 @@ SHARED_WITH_PF = frozenset("""
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
     column_stack concat copysign cos cosh deg2rad diag diagflat divide dsplit dstack einsum
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
-    gradient greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
+    greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
-    logical_and logical_not logical_or logical_xor logspace matmul maximum minimum multiply
-    nan_to_num nanmean nansum negative nextafter not_equal positive pow rad2deg reciprocal
+    logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
+    negative nextafter not_equal positive pow rad2deg reciprocal
     remainder rot90 sign signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit angle
     bfloat16 bool float16 float32 float64 double int8 int16 int32 int64 uint8 finfo iinfo

@@ -463,6 +463,19 @@ c("mask_indices", lambda n: n.mask_indices(3, n.triu, 1))
 c("place", lambda n: n.place(A(n, X), A(n, X > 0), A(n, V[:2]), inplace=False))
 c("bitwise_count", lambda n: n.bitwise_count(A(n, np.array([0, 7, -3, 1023]))))
 c("apply_over_axes", lambda n: n.apply_over_axes(n.sum, A(n, T3), [0, 2]))
+c("nan_to_num_kw", lambda n: n.nan_to_num(A(n, np.array([np.nan, np.inf, 1.0], np.float32)),
+                                          True, 2.0, neginf=-3.0))
+c("nan_to_num_int", lambda n: n.nan_to_num(A(n, I)))
+c("logspace_default", lambda n: n.logspace(0, 2))
+c("logspace_pos", lambda n: n.logspace(0.0, 1.0, 4, False, 2.0))
+c("gradient_spacing", lambda n: n.gradient(A(n, X), 2.0))
+c("gradient_per_axis", lambda n: n.gradient(A(n, X), 2.0, 0.5))
+c("gradient_axis", lambda n: n.gradient(A(n, X), axis=1))
+c("gradient_coords", lambda n: n.gradient(A(n, V), A(n, np.cumsum(P[0, :1] + P.ravel()[:5]))))
+c("nansum_pos", lambda n: n.nansum(A(n, NX), 0, n.float32, None, True))
+c("nansum_int", lambda n: n.nansum(A(n, I), 1))
+c("nanmean_pos", lambda n: n.nanmean(A(n, NX), 1, None, None, True))
+c("nanmean_where", lambda n: n.nanmean(A(n, NX), where=A(n, X > -0.5)))
 
 
 def _grad(n):
@@ -542,6 +555,8 @@ G["unwrap"] = lambda n: _grad(n)(lambda a: n.sum(n.unwrap(a * 4) ** 2))(n.asarra
 G["choose"] = lambda n: _grad(n)(lambda a, b: n.sum(n.choose(
     n.asarray(np.array([0, 1, 1, 0])), [a, b]) * n.arange(4.0)), argnums=(0, 1))(
     n.asarray(X[0]), n.asarray(X[1]))
+G["nanmean"] = lambda n: _grad(n)(lambda a: n.sum(n.nanmean(a, axis=0)))(n.asarray(NX))
+G["gradient"] = lambda n: _grad(n)(lambda a: n.sum(n.gradient(a, 0.5)[1] ** 2))(n.asarray(X))
 G["einsum"] = lambda n: _grad(n)(lambda a: n.sum(n.einsum("ij,kj->ik", a, a)))(n.asarray(X))
 G["round_dec"] = lambda n: _grad(n)(lambda a: n.sum(n.round(a, 2)))(n.asarray(X))
 
@@ -641,6 +656,12 @@ def test_fill_diagonal_wrap_is_numpys() -> None:
     np.fill_diagonal(want, [1.0, 2.0], wrap=True)
     got = pn.fill_diagonal(pn.zeros((7, 3)), pn.asarray([1.0, 2.0]), wrap=True, inplace=False)
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_gradient_edge_order_2_is_numpys() -> None:
+    """edge_order=2 (JAX refuses it) gives numpy's second-order ends."""
+    np.testing.assert_allclose(pn.gradient(pn.asarray(X), 0.5, axis=1, edge_order=2).numpy(),
+                               np.gradient(X, 0.5, axis=1, edge_order=2), rtol=1e-5, atol=1e-6)
 
 
 def test_meshgrid_default_is_xy() -> None:
