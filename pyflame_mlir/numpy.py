@@ -218,7 +218,8 @@ max, min = _extreme("max"), _extreme("min")  # noqa: A001
 amax, amin = max, min
 
 
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    _no_out(out)
     return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
 
 
@@ -266,14 +267,18 @@ def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
     return r.to(int32)
 
 
-def median(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    """numpy's median: the mean of the two middle values for an even count."""
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Tensor:
+    """numpy's median: the mean of the two middle values for an even count
+    (``overwrite_input`` is numpy's hint, without effect here as in JAX)."""
+    del overwrite_input
     _no_out(out)
     return quantile(a, 0.5, axis, keepdims=keepdims)
 
 
-def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-             method: str = "linear") -> Tensor:
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     _no_out(out)
     t = _t(a)
     if not t.dtype.is_floating_point:
@@ -285,10 +290,12 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool =
                                interpolation=method)
 
 
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-               method: str = "linear") -> Tensor:
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     qq = q / 100 if isinstance(q, float | int) else _t(q) / 100
-    return quantile(a, qq, axis, out, keepdims, method)
+    return quantile(a, qq, axis, out, method=method, keepdims=keepdims)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
@@ -369,9 +376,26 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
 
 # ---- indexing and shapes: numpy's ----
 
-def take(a: Any, indices: Any, axis: int | None = None, mode: Any = None) -> Tensor:
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
+         mode: Any = None) -> Tensor:
+    """numpy's take; ``mode`` 'clip' or 'wrap' as numpy; an index out of
+    range under JAX's default 'fill' (NaN there) raises here."""
+    _no_out(out)
     t, ax = _flat_or(_t(a), axis)
     idx = _t(indices)
+    n = t.shape[ax]
+    if mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        idx = ops.remainder(idx, n)
+    elif mode not in (None, "fill", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode {mode!r} for take")
+    else:
+        v = idx.numpy()
+        if np.any((v < -n) | (v >= n)):
+            raise NotImplementedError(f"pf.numpy.take: index out of range for axis of size {n} "
+                                      "(JAX's mode='fill' gives NaN there; pass mode='clip')")
+        idx = ops.where(idx < 0, idx + n, idx)
     flat = ops.reshape(idx, (-1,)) if idx.ndim != 1 else idx
     out = indexing.index_select(t, ax, flat)
     return ops.reshape(out, (*t.shape[:ax], *idx.shape, *t.shape[ax + 1:]))
@@ -441,7 +465,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     return out if dtype is None else out.to(to_dtype(dtype))
 
 
-def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Tensor:
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = None) -> Tensor:
+    _no_out(out)
     out = ops.stack([_t(x) for x in arrays], axis)
     return out if dtype is None else out.to(to_dtype(dtype))
 
@@ -1577,7 +1602,15 @@ def all_(t: Tensor, axis: Any, keepdims: bool) -> Tensor:
 
 
 nanmax, nanmin = _nanreduce("nanmax", None), _nanreduce("nanmin", None)
-nanprod = _nanreduce("nanprod", 1.0)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Tensor:
+    """numpy's nanprod: ``prod`` with NaNs as 1."""
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), 1.0, t)
+    return prod(t, axis, dtype, out, keepdims, initial, where)
 
 
 def nanargmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
@@ -1629,14 +1662,18 @@ def _nanmoment(name: str) -> Any:
 nanvar, nanstd = _nanmoment("nanvar"), _nanmoment("nanstd")
 
 
-def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-                  method: str = "linear") -> Tensor:
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     qq = q / 100 if isinstance(q, float | int) else _t(q) / 100
-    return nanquantile(a, qq, axis, out, keepdims, method)
+    return nanquantile(a, qq, axis, out, method=method, keepdims=keepdims)
 
 
-def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-                method: str = "linear") -> Tensor:
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     _no_out(out)
     t = _inexact(_t(a))
     if axis is not None and not isinstance(axis, int | np.integer):
@@ -1646,10 +1683,12 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: boo
                                   keepdim=keepdims, interpolation=method)
 
 
-def nanmedian(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Tensor:
     """The median of the non-NaN values (numpy's: the mean of the two middle
     ones; torch's nanmedian takes the lower)."""
-    return nanquantile(a, 0.5, axis, out, keepdims)
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
+    return nanquantile(a, 0.5, axis, out, keepdims=keepdims)
 
 
 def polyadd(a1: Any, a2: Any) -> Tensor:

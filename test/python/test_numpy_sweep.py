@@ -476,6 +476,15 @@ c("nansum_pos", lambda n: n.nansum(A(n, NX), 0, n.float32, None, True))
 c("nansum_int", lambda n: n.nansum(A(n, I), 1))
 c("nanmean_pos", lambda n: n.nanmean(A(n, NX), 1, None, None, True))
 c("nanmean_where", lambda n: n.nanmean(A(n, NX), where=A(n, X > -0.5)))
+c("median_positional", lambda n: n.median(A(n, X), 0, None, False, True))
+c("quantile_positional", lambda n: n.quantile(A(n, X), 0.3, 1, None, False, "linear", True))
+c("percentile_method", lambda n: n.percentile(A(n, X), 40, 0, method="nearest"))
+c("nanprod_dtype", lambda n: n.nanprod(A(n, NX), 0, n.float32))
+c("ptp_positional", lambda n: n.ptp(A(n, X), 0, None, True))
+c("stack_dtype", lambda n: n.stack([A(n, I), A(n, I)], 1, None, n.float32))
+c("take_clip", lambda n: n.take(A(n, X), A(n, np.array([0, 7, -9])), 1, None, "clip"))
+c("take_wrap", lambda n: n.take(A(n, V), A(n, np.array([0, 7, -9])), mode="wrap"))
+c("take_neg", lambda n: n.take(A(n, V), A(n, np.array([-1, -5]))))
 
 
 def _grad(n):
