@@ -47,21 +47,45 @@ _CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
               np.dtype(np.uint64): np.uint32}
 
 
+_CANONICAL_DT = {"float64": float32, "int64": int32}
+
+
 def _dt(dtype: Any) -> DType | None:
-    return None if dtype is None else to_dtype(dtype)
+    """A user's dtype as JAX takes it without 64-bit mode: ``float``,
+    ``int``, float64 and int64 become float32 and int32."""
+    if dtype is None:
+        return None
+    d = to_dtype(dtype)
+    return _CANONICAL_DT.get(d.name, d)
+
+
+def _weak(v: Any, like: Tensor) -> Tensor:
+    """An operand beside ``like`` with JAX's weak typing: a Python number
+    takes ``like``'s dtype when its kind fits (an int beside floats, a
+    float beside floats), else JAX's default (a float beside ints is
+    float32); a tensor is kept (the op promotes)."""
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, bool):
+        return asarray(v)
+    if isinstance(v, int):
+        return asarray(v, like.dtype if like.dtype is not bool_ else int32)
+    if isinstance(v, float):
+        return asarray(v, like.dtype if like.dtype.is_floating_point else float32)
+    return asarray(v)
 
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor of ``a``; host data as JAX makes it without 64-bit mode
     (float64 to float32, int64 to int32); a tensor is kept (or cast)."""
     if isinstance(a, Tensor):
-        out = a if dtype is None else a.to(to_dtype(dtype))
+        out = a if dtype is None else a.to(_dt(dtype))
         return out.clone() if copy and out is a else out
     if isinstance(a, list | tuple) and any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
     arr = np.asarray(a)
     if dtype is not None:
-        arr = arr.astype(to_dtype(dtype).np)
+        arr = arr.astype(_dt(dtype).np)
     elif arr.dtype in _CANONICAL:
         arr = arr.astype(_CANONICAL[arr.dtype])
     if arr.dtype == np.uint32:
@@ -122,7 +146,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         dtype = int32 if all(isinstance(v, int | np.integer) for v in args) else float32
     if stop is None:
         start, stop = 0, start
-    return creation.arange(start, stop, 1 if step is None else step, dtype=to_dtype(dtype))
+    return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
@@ -165,7 +189,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     r = ops.sum(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
     if dtype is None and r.dtype is not t.dtype:  # (JAX keeps int32 sums int32)
         r = r.to(t.dtype)
-    return r if initial is None else r + initial
+    return r if initial is None else r + asarray(initial).to(r.dtype)
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -175,7 +199,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     if not t.dtype.is_floating_point:
         t = t.to(float32)
     if dtype is not None:
-        t = t.to(to_dtype(dtype))
+        t = t.to(_dt(dtype))
     if where is None:
         return ops.mean(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
     m = ops.broadcast_to(_t(where), t.shape)
@@ -192,7 +216,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     axes = _axis(t, axis)
     for ax in sorted(axes, reverse=True):
         t = reductions.prod(t, ax, keepdim=keepdims).to(d)
-    return t if initial is None else t * initial
+    return t if initial is None else t * asarray(initial).to(t.dtype)
 
 
 def _extreme(name: str) -> Any:
@@ -233,7 +257,7 @@ def _moments(name: str) -> Any:
         if not t.dtype.is_floating_point:
             t = t.to(float32)
         if dtype is not None:
-            t = t.to(to_dtype(dtype))
+            t = t.to(_dt(dtype))
         c = ddof if correction is None else correction
         fn = reductions.var if name == "var" else reductions.std
         return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
@@ -252,6 +276,7 @@ def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
 def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
+    t = t.to(int32) if t.dtype is bool_ else t
     r = ops.argmax(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
@@ -261,6 +286,7 @@ def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
 def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
+    t = t.to(int32) if t.dtype is bool_ else t
     r = ops.argmin(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
@@ -323,7 +349,7 @@ def _scan_dtype(t: Tensor, dtype: Any) -> DType:
     """JAX's scan dtype: the input's (int32 stays int32; bool counts as
     int32), not torch's int64."""
     if dtype is not None:
-        return to_dtype(dtype)
+        return _dt(dtype)
     return int32 if t.dtype is bool_ else t.dtype
 
 
@@ -331,7 +357,7 @@ def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
     """JAX's sum/prod dtype: narrow signed integers and bool widen to int32
     (uint8 would widen to uint32, which pyflame has not)."""
     if dtype is not None:
-        return to_dtype(dtype)
+        return _dt(dtype)
     if t.dtype is bool_ or (not t.dtype.is_floating_point and t.dtype.itemsize < 4):
         if t.dtype.name == "uint8":
             raise NotImplementedError(f"pf.numpy.{what} of uint8 data: JAX's result is "
@@ -462,13 +488,13 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if axis is None:
         ts, axis = [ops.reshape(x, (-1,)) for x in ts], 0
     out = ops.cat(ts, axis)
-    return out if dtype is None else out.to(to_dtype(dtype))
+    return out if dtype is None else out.to(_dt(dtype))
 
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = None) -> Tensor:
     _no_out(out)
     out = ops.stack([_t(x) for x in arrays], axis)
-    return out if dtype is None else out.to(to_dtype(dtype))
+    return out if dtype is None else out.to(_dt(dtype))
 
 
 def hstack(tup: Sequence[Any]) -> Tensor:
@@ -530,11 +556,9 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,  # no
     hi = a_max if max is None else max
     t = _t(a)
     if lo is not None:
-        t = ops.maximum(t, _t(lo).to(t.dtype) if isinstance(lo, Tensor) else
-                        asarray(lo, t.dtype))
+        t = ops.maximum(t, _weak(lo, t))
     if hi is not None:
-        t = ops.minimum(t, _t(hi).to(t.dtype) if isinstance(hi, Tensor) else
-                        asarray(hi, t.dtype))
+        t = ops.minimum(t, _weak(hi, t))
     return t
 
 
@@ -649,10 +673,21 @@ def inner(a: Any, b: Any) -> Tensor:
 
 
 def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
+    """numpy's where; Python numbers are weakly typed as JAX's (``where(c,
+    1, 0)`` is int32, ``where(c, ints, 0.5)`` float32)."""
     if x is None and y is None:
         return nonzero(condition, size=size)
-    return ops.where(_t(condition), _t(x) if not isinstance(x, int | float) else x,
-                     _t(y) if not isinstance(y, int | float) else y)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jax.numpy.where")
+    if isinstance(x, Tensor):
+        xt, yt = x, _weak(y, x)
+    elif isinstance(y, Tensor):
+        xt, yt = _weak(x, y), y
+    else:
+        d = result_type(*(v if isinstance(v, int | float) else asarray(v) for v in (x, y)))
+        xt, yt = asarray(x, d), asarray(y, d)
+    return ops.where(_t(condition), xt, yt)
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
@@ -688,6 +723,16 @@ def abs(x: Any) -> Tensor:  # noqa: A001
 
 
 absolute = abs
+
+
+def sign(x: Any, /) -> Tensor:
+    """numpy's sign: NaN stays NaN and -0.0 stays -0.0 (torch's gives 0);
+    derivative 0."""
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        return ops.sign(t)
+    keep = ops.logical_or(ops.isnan(t), ops.eq(t, 0.0))
+    return ops.where(keep, t * 0.0, ops.sign(t))
 
 
 def mod(x1: Any, x2: Any) -> Tensor:
@@ -1367,7 +1412,7 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
-    return _t(x).to(to_dtype(dtype))
+    return _t(x).to(_dt(dtype))
 
 
 def copy(a: Any, order: Any = None) -> Tensor:
@@ -1647,7 +1692,7 @@ def _nanmoment(name: str) -> Any:
             raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
         t = _inexact(_t(a))
         if dtype is not None:
-            t = t.to(to_dtype(dtype))
+            t = t.to(_dt(dtype))
         keep = ops.logical_not(ops.isnan(t))
         count = keep.to(t.dtype)
         m = sum(ops.where(keep, t, 0.0), axis, keepdims=True) / sum(count, axis, keepdims=True)
@@ -1755,7 +1800,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
 def isdtype(dtype: Any, kind: Any) -> bool:
     """The array API's isdtype: a kind name ('bool', 'signed integer',
     'unsigned integer', 'integral', 'real floating', 'numeric') or dtypes."""
-    d = to_dtype(dtype)
+    d = _dt(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
         if isinstance(k, str):
@@ -2368,7 +2413,7 @@ def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     argument order: torch's has ``base`` where numpy has ``endpoint``)."""
     exps = linspace(start, stop, num, endpoint, axis=axis)
     out = ops.pow(full((), base, float32), exps)
-    return out if dtype is None else out.to(to_dtype(dtype))
+    return out if dtype is None else out.to(_dt(dtype))
 
 
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
@@ -2406,7 +2451,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     _no_out(out)
     t = _inexact(_t(a))
     if dtype is not None:
-        t = t.to(to_dtype(dtype))
+        t = t.to(_dt(dtype))
     keep = ops.logical_not(ops.isnan(t))
     if where is not None:
         keep = ops.logical_and(keep, _t(where))
@@ -2522,7 +2567,7 @@ SHARED_WITH_PF = frozenset("""
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
     logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
-    remainder rot90 sign signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
+    remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit angle
     bfloat16 bool float16 float32 float64 double int8 int16 int32 int64 uint8 finfo iinfo
 """.split())

@@ -485,6 +485,23 @@ c("stack_dtype", lambda n: n.stack([A(n, I), A(n, I)], 1, None, n.float32))
 c("take_clip", lambda n: n.take(A(n, X), A(n, np.array([0, 7, -9])), 1, None, "clip"))
 c("take_wrap", lambda n: n.take(A(n, V), A(n, np.array([0, 7, -9])), mode="wrap"))
 c("take_neg", lambda n: n.take(A(n, V), A(n, np.array([-1, -5]))))
+c("clip_int_float", lambda n: n.clip(A(n, I), 0.5, 2.5))
+c("clip_int_arr", lambda n: n.clip(A(n, I), A(n, X)))
+c("clip_int_int", lambda n: n.clip(A(n, I), 1))
+c("where_scalars", lambda n: n.where(A(n, I) > 1, 1, 0))
+c("where_int_float", lambda n: n.where(A(n, I) > 1, A(n, I), 0.5))
+c("where_float_int", lambda n: n.where(A(n, I) > 1, 2, A(n, X)))
+c("where_scalar_mix", lambda n: n.where(A(n, I) > 1, 2, 0.5))
+c("sum_initial_int", lambda n: n.sum(A(n, I), initial=0.5))
+c("prod_initial", lambda n: n.prod(A(n, I) + 1, axis=0, initial=2))
+c("eye_int", lambda n: n.eye(3, dtype=int))
+c("zeros_float64", lambda n: n.zeros(3, n.float64))
+c("asarray_int64_dtype", lambda n: n.asarray(I, dtype=n.int64))
+c("arange_float", lambda n: n.arange(4, dtype=float))
+c("argmax_bool", lambda n: n.argmax(A(n, I > 1), axis=1))
+c("argmin_bool", lambda n: n.argmin(A(n, I > 1)))
+c("sign_nan_zero", lambda n: n.sign(A(n, np.array([-0.0, 0.0, np.nan, -2.0, 3.0],
+                                                   np.float32))))
 
 
 def _grad(n):
@@ -566,6 +583,8 @@ G["choose"] = lambda n: _grad(n)(lambda a, b: n.sum(n.choose(
     n.asarray(X[0]), n.asarray(X[1]))
 G["nanmean"] = lambda n: _grad(n)(lambda a: n.sum(n.nanmean(a, axis=0)))(n.asarray(NX))
 G["gradient"] = lambda n: _grad(n)(lambda a: n.sum(n.gradient(a, 0.5)[1] ** 2))(n.asarray(X))
+G["sign"] = lambda n: _grad(n)(lambda a: n.sum(n.sign(a) * a))(
+    n.asarray(np.float32([-1.0, 0.0, 2.0])))
 G["einsum"] = lambda n: _grad(n)(lambda a: n.sum(n.einsum("ij,kj->ik", a, a)))(n.asarray(X))
 G["round_dec"] = lambda n: _grad(n)(lambda a: n.sum(n.round(a, 2)))(n.asarray(X))
 
