@@ -715,56 +715,180 @@ def _gamma_np(key: Any, a: Any, shape: Any, log_space: bool, what: str) -> np.nd
     return out.reshape(shape)
 
 
-class _NoAlphaGrad:
-    """The draw as a custom function whose derivative in the concentration
-    raises (JAX's implicit reparameterization gradient is not implemented):
-    never a silent zero gradient."""
+def _digamma64(x: np.ndarray) -> np.ndarray:
+    """digamma for x > 0 (recurrence up to 6, then the asymptotic series)."""
+    x = np.array(x, np.float64)
+    out = np.zeros_like(x)
+    for _ in range(6):
+        small = x < 6
+        out = np.where(small, out - 1.0 / np.where(small, x, 1.0), out)
+        x = np.where(small, x + 1.0, x)
+    f = 1.0 / (x * x)
+    return out + np.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (
+        1 / 240 - f / 132))))
 
-    cls: Any = None
+
+_EPS32 = float(np.finfo(np.float32).eps)
+
+
+def _gamma_sample_grad(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d sample / d a of a Gamma(a, 1) sample ``x`` (JAX's
+    ``random_gamma_grad``: the derivative of the regularized incomplete gamma
+    by its series or continued fraction, over the density), in float64
+    with float32's stopping tolerance."""
+    from math import lgamma
+    a64, x64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a64, x64 = a64.copy(), x64.copy()
+    is_nan = np.isnan(a64) | np.isnan(x64)
+    x_zero = x64 == 0
+    domain = (x64 < 0) | (a64 <= 0)
+    use_cf = (x64 > 1) & (x64 > a64)
+    safe_a = np.where(domain | is_nan, 1.0, a64)
+    safe_x = np.where(domain | is_nan | x_zero, 1.0, x64)
+    lg = np.vectorize(lgamma, otypes=[np.float64])(safe_a)
+    ax = safe_a * np.log(safe_x) - safe_x - lg
+    underflow = ax < -np.log(np.finfo(np.float32).max)
+    enabled = ~(x_zero | domain | underflow | is_nan)
+    with np.errstate(all="ignore"):
+        series = _igamma_series_grad(safe_a, safe_x, enabled & ~use_cf)
+        frac = _igammac_cf_grad(safe_a, safe_x, enabled & use_cf)
+    out = np.where(use_cf, -frac, series)
+    out = np.where(x_zero, 0.0, out)
+    return np.where(domain | is_nan, np.nan, out)
+
+
+def _igamma_series_grad(a: np.ndarray, x: np.ndarray, enabled: np.ndarray) -> np.ndarray:
+    r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
+    dc_da, dans_da = np.zeros_like(a), np.zeros_like(a)
+    while np.any(enabled):
+        r2 = r + 1
+        dc2 = dc_da * (x / r2) - (c * x) / (r2 * r2)
+        dans2 = dans_da + dc2
+        c2 = c * (x / r2)
+        ans2 = ans + c2
+        nxt = enabled & (np.abs(dc2 / dans2) > _EPS32)
+        r, dc_da, dans_da = (np.where(enabled, new, old) for new, old in
+                             ((r2, r), (dc2, dc_da), (dans2, dans_da)))
+        c, ans = np.where(enabled, c2, c), np.where(enabled, ans2, ans)
+        enabled = nxt
+    dlogax_da = np.log(x) - _digamma64(a + 1)
+    return -(dans_da + ans * dlogax_da) * x / a
+
+
+def _igammac_cf_grad(a: np.ndarray, x: np.ndarray, enabled: np.ndarray) -> np.ndarray:
+    y = 1 - a
+    z = x + y + 1
+    pkm2, qkm2 = np.ones_like(x), x.copy()
+    pkm1, qkm1 = x + 1, z * x
+    ans = pkm1 / qkm1
+    dpkm2, dqkm2, dpkm1, dqkm1 = (np.zeros_like(x), np.zeros_like(x), np.zeros_like(x), -x)
+    dans = (dpkm1 - ans * dqkm1) / qkm1
+    c = 0
+    while c < 2000 and np.any(enabled):
+        c += 1
+        y2, z2 = y + 1, z + 2
+        yc = y2 * c
+        pk = pkm1 * z2 - pkm2 * yc
+        qk = qkm1 * z2 - qkm2 * yc
+        nz = qk != 0
+        r = pk / np.where(nz, qk, 1.0)
+        ans2 = np.where(nz, r, ans)
+        dpk = dpkm1 * z2 - pkm1 - dpkm2 * yc + pkm2 * c
+        dqk = dqkm1 * z2 - qkm1 - dqkm2 * yc + qkm2 * c
+        dans2 = np.where(nz, (dpk - ans2 * dqk) / np.where(nz, qk, 1.0), dans)
+        grad_cond = np.where(nz, np.abs(dans2 - dans), 1.0)
+        npkm2, nqkm2, npkm1, nqkm1 = pkm1, qkm1, pk, qk
+        ndpkm2, ndqkm2, ndpkm1, ndqkm1 = dpkm1, dqkm1, dpk, dqk
+        rescale = np.abs(pk) > 1.0 / _EPS32
+        scale = np.where(rescale, _EPS32, 1.0)
+        npkm2, npkm1, nqkm2, nqkm1 = npkm2 * scale, npkm1 * scale, nqkm2 * scale, nqkm1 * scale
+        ndpkm2, ndqkm2 = ndpkm2 * scale, ndqkm2 * scale
+        ndpkm1, ndqkm1 = ndpkm1 * scale, ndqkm1 * scale
+        nxt = enabled & (grad_cond > _EPS32)
+        sel = enabled
+        ans, y, z = np.where(sel, ans2, ans), np.where(sel, y2, y), np.where(sel, z2, z)
+        pkm1, qkm1 = np.where(sel, npkm1, pkm1), np.where(sel, nqkm1, qkm1)
+        pkm2, qkm2 = np.where(sel, npkm2, pkm2), np.where(sel, nqkm2, qkm2)
+        dpkm2, dqkm2 = np.where(sel, ndpkm2, dpkm2), np.where(sel, ndqkm2, dqkm2)
+        dpkm1, dqkm1 = np.where(sel, ndpkm1, dpkm1), np.where(sel, ndqkm1, dqkm1)
+        dans = np.where(sel, dans2, dans)
+        enabled = nxt
+    dlogax_da = np.log(x) - _digamma64(a)
+    return -(dans + ans * dlogax_da) * x
+
+
+class _GammaFns:
+    """The draws as custom functions of the concentration: the backward is
+    JAX's implicit reparameterization gradient (``random_gamma_grad``) times
+    the cotangent; a second derivative raises (the gradient's own
+    derivative is not implemented), never a silent zero."""
+
+    draw: Any = None
+    const: Any = None
 
     @classmethod
-    def get(cls) -> Any:
-        if cls.cls is None:
+    def get(cls) -> tuple[Any, Any]:
+        if cls.draw is None:
             from .autograd import Function
 
-            class GammaDraw(Function):
+            class GammaGradConstant(Function):
                 @staticmethod
-                def forward(ctx: Any, a: Tensor, sample: Tensor) -> Tensor:
-                    return sample.clone()
+                def forward(ctx: Any, a: Tensor, value: Tensor) -> Tensor:
+                    return value.clone()
 
                 @staticmethod
                 def backward(ctx: Any, g: Tensor) -> Any:
                     raise NotImplementedError(
-                        "random.gamma (and loggamma, beta, dirichlet, t, chisquare, f, "
-                        "generalized_normal, ball): the gradient with respect to the "
-                        "concentration (JAX's implicit reparameterization) is not "
-                        "implemented; pass a constant (pf.lax.stop_gradient(a))")
+                        "random.gamma: the second derivative in the concentration (the "
+                        "derivative of JAX's random_gamma_grad) is not implemented")
 
-            cls.cls = GammaDraw
-        return cls.cls
+            class GammaDraw(Function):
+                @staticmethod
+                def forward(ctx: Any, a: Tensor, sample: Tensor, log_space: bool) -> Tensor:
+                    ctx.save_for_backward(a, sample)
+                    ctx.log_space = log_space
+                    return sample.clone()
+
+                @staticmethod
+                def backward(ctx: Any, g: Tensor) -> Any:
+                    a, sample = ctx.saved_tensors
+                    av, sv = a.numpy().astype(np.float64), sample.numpy().astype(np.float64)
+                    if ctx.log_space:
+                        sv = np.exp(sv)
+                        sv = np.where(sv == 0, np.finfo(np.float32).tiny, sv)
+                        d = _gamma_sample_grad(av, sv) / sv
+                    else:
+                        d = _gamma_sample_grad(av, sv)
+                    dt = GammaGradConstant.apply(a, Tensor._leaf(d.astype(np.float32)))
+                    return g * dt, None, None
+
+            cls.draw, cls.const = GammaDraw, GammaGradConstant
+        return cls.draw, cls.const
 
 
-def _attach(a: Any, sample: np.ndarray) -> Tensor:
-    """The host draw as a tensor; when ``a`` is a float tensor, tied to it
-    by a function whose backward refuses."""
+def _attach(a: Any, sample: np.ndarray, log_space: bool) -> Tensor:
+    """The host draw as a tensor; when ``a`` is a float tensor, a function
+    of it whose derivative is JAX's implicit reparameterization gradient."""
     out = Tensor._leaf(sample)
     if isinstance(a, Tensor) and a.dtype.is_floating_point:
-        return _NoAlphaGrad.get().apply(a, out)
+        a_full = a if tuple(a.shape) == sample.shape else ops.broadcast_to(a, sample.shape)
+        return _GammaFns.get()[0].apply(a_full.to(float32), out, log_space)
     return out
 
 
 def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     """Gamma(a, 1) draws, JAX's values: ``split(key, a.size)`` and one
     Marsaglia-Tsang loop per element (float32; see the module's note on
-    last-bit rounding). No gradient in ``a`` (raises when asked)."""
+    last-bit rounding). The gradient in ``a`` is JAX's implicit
+    reparameterization (a second derivative raises)."""
     _float_dtype(dtype, "gamma")
-    return _attach(a, _gamma_np(key, a, shape, False, "gamma"))
+    return _attach(a, _gamma_np(key, a, shape, False, "gamma"), False)
 
 
 def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     """log of Gamma(a, 1) draws computed in log space (accurate for small a)."""
     _float_dtype(dtype, "loggamma")
-    return _attach(a, _gamma_np(key, a, shape, True, "loggamma"))
+    return _attach(a, _gamma_np(key, a, shape, True, "loggamma"), True)
 
 
 def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Tensor:

@@ -3,9 +3,10 @@ algorithms (jax/_src/random.py), so integer draws equal JAX's and float draws
 equal them to float32 rounding of the transcendental functions (XLA's log,
 erf, tan and numpy's may differ in the last bit); the rejection samplers
 (gamma, poisson, binomial) run JAX's loops on JAX's keys. Gradients in the
-parameters against jax.grad; gamma's (JAX's implicit reparameterization)
-raises; a rejection sampler's statistics where a last-bit difference can
-change an acceptance (JAX's lam 1e5 placeholders in a mixed poisson)."""
+parameters against jax.grad, gamma's being JAX's implicit reparameterization
+(its second derivative raises); a rejection sampler's statistics where a
+last-bit difference can change an acceptance (JAX's lam 1e5 placeholders in a
+mixed poisson)."""
 
 from __future__ import annotations
 
@@ -135,18 +136,49 @@ def test_parameter_gradients_match_jax(name: str) -> None:
         np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=5e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("draw", [
-    lambda a: pr.gamma(pr.PRNGKey(0), a, (3,)),
-    lambda a: pr.beta(pr.PRNGKey(0), a, 2.0, (3,)),
-    lambda a: pr.dirichlet(pr.PRNGKey(0), pf.stack([a, a])),
-    lambda a: pr.t(pr.PRNGKey(0), a, (3,)),
-])
-def test_gamma_concentration_gradient_raises(draw) -> None:
-    """JAX's implicit reparameterization gradient is not implemented: asking
-    for it raises, never a silent zero."""
-    with pytest.raises(NotImplementedError, match="implicit reparameterization"):
-        pf.grad(lambda a: pf.sum(draw(a)))(pf.tensor(2.0))
-    assert draw(pf.tensor(2.0)).shape  # a draw without a gradient works
+GAMMA_GRADS = {
+    "gamma": lambda r, k, n: _g(n)(lambda a: n.sum(r.gamma(k, a, (200,)) * n.arange(200.0)))(
+        _a(n, 0.3)),
+    "gamma_big": lambda r, k, n: _g(n)(lambda a: n.sum(r.gamma(k, a, (100,))))(_a(n, 30.0)),
+    "gamma_vector": lambda r, k, n: _g(n)(lambda a: n.sum(r.gamma(k, a) ** 2))(
+        _a(n, ALPHAS)),
+    "loggamma": lambda r, k, n: _g(n)(lambda a: n.sum(r.loggamma(k, a, (100,))))(_a(n, 0.7)),
+    "beta": lambda r, k, n: _g(n)(lambda a, b: n.sum(r.beta(k, a, b, (50,))), argnums=(0, 1))(
+        _a(n, 3.0), _a(n, 2.0)),
+    "dirichlet": lambda r, k, n: _g(n)(lambda a: n.sum(r.dirichlet(k, a)[..., 0]))(
+        _a(n, np.stack([ALPHAS, ALPHAS[::-1]]))),
+    "t": lambda r, k, n: _g(n)(lambda d: n.sum(r.t(k, d, (50,))))(_a(n, 3.0)),
+    "chisquare": lambda r, k, n: _g(n)(lambda d: n.sum(r.chisquare(k, d, (50,))))(_a(n, 3.0)),
+    "f": lambda r, k, n: _g(n)(lambda a, b: n.sum(r.f(k, a, b, (50,))), argnums=(0, 1))(
+        _a(n, 3.0), _a(n, 5.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GAMMA_GRADS))
+def test_gamma_reparameterization_gradients_match_jax(name: str) -> None:
+    """JAX's implicit reparameterization gradient of the gamma draws (and of
+    the samplers on them)."""
+    want = jax.tree_util.tree_leaves(GAMMA_GRADS[name](jr, jr.PRNGKey(1), jnp))
+    got = pf.tree_util.tree_leaves(GAMMA_GRADS[name](pr, pr.PRNGKey(1), pf.numpy))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=2e-5, atol=1e-6)
+
+
+def test_gamma_second_derivative_raises() -> None:
+    with pytest.raises(NotImplementedError, match="second derivative"):
+        pf.grad(pf.grad(lambda a: pf.sum(pr.gamma(pr.PRNGKey(0), a, (3,)))))(pf.tensor(2.0))
+
+
+def test_gamma_grad_against_finite_differences() -> None:
+    """The same keys at a +- h give nearby draws (one accept path): their
+    difference quotient is the reparameterization gradient."""
+    h = 1e-2
+    a = 2.5
+    k = pr.PRNGKey(4)
+    hi = pr.gamma(k, np.float32(a + h), (20,)).numpy().astype(np.float64)
+    lo = pr.gamma(k, np.float32(a - h), (20,)).numpy().astype(np.float64)
+    g = pf.grad(lambda t: pf.sum(pr.gamma(k, t, (20,)) * pf.arange(20.0)))(pf.tensor(a))
+    np.testing.assert_allclose(g.item(), ((hi - lo) / (2 * h) * np.arange(20)).sum(), rtol=2e-2)
 
 
 def test_mixed_poisson_statistics() -> None:
