@@ -2524,17 +2524,63 @@ def _linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     return cross(x1, x2, axis=axis)
 
 
+def _lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = False
+           ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """JAX's lstsq by the SVD: the solution, the squared residual norms
+    (empty under ``numpy_resid`` when rank-deficient or not tall), the
+    rank (int32) and the singular values (torch's lstsq has other residuals)."""
+    at, bt = _inexact(_t(a)), _inexact(_t(b))
+    dt = promote_types(at.dtype, bt.dtype)
+    at, bt = at.to(dt), bt.to(dt)
+    if at.ndim != 2:
+        raise TypeError(f"{at.ndim}-dimensional array given. Array must be two-dimensional")
+    if at.shape[0] != bt.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vec = bt.ndim == 1
+    b2 = ops.unsqueeze(bt, -1) if vec else bt
+    m, n = at.shape
+    r = float(np.finfo(dt.np).eps) * builtins.max(n, m) if rcond is None else \
+        (float(np.finfo(dt.np).eps) if rcond < 0 else float(rcond))
+    u, s, vt = _pf_linalg.svd(at, full_matrices=False)
+    mask = ops.logical_and(s > 0, s >= s[0] * r)
+    rank = sum(mask)
+    s_inv = ops.unsqueeze(ops.where(mask, 1.0 / ops.where(mask, s, 1.0), 0.0), -1)
+    x = ops.matmul(transpose(vt), s_inv * ops.matmul(transpose(u), b2))
+    if numpy_resid and (int(rank.item()) < n or m <= n):
+        resid = zeros((0,), dt)
+    else:
+        d = b2 - ops.matmul(at, x)
+        resid = sum(d * d, 0)
+    return (ravel(x) if vec else x), resid, rank, s
+
+
+def _pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Tensor:
+    t = _inexact(_t(a))
+    tol = rcond if rtol is None else rtol
+    return _pf_linalg.pinv(t, rtol=tol, hermitian=hermitian) if tol is not None else \
+        _pf_linalg.pinv(t, hermitian=hermitian)
+
+
+def _matrix_power(a: Any, n: int) -> Tensor:
+    """``a`` to an integer power; a negative one is the inverse's power."""
+    t = _t(a)
+    n = int(n)
+    if n < 0:
+        return _pf_linalg.matrix_power(_pf_linalg.inv(t), -n)
+    return _pf_linalg.matrix_power(t, n)
+
+
 # pf.linalg's names that give numpy.linalg's answers (checked against
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
-    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
-    "matrix_power", "multi_dot", "pinv", "qr", "slogdet", "solve", "svdvals", "tensorinv",
-    "vecdot", "vector_norm"})
+    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "multi_dot", "qr", "slogdet", "solve", "svdvals", "tensorinv", "vecdot", "vector_norm"})
 
 _LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
                "diagonal": _linalg_diagonal, "cross": _linalg_cross,
-               "matrix_transpose": matrix_transpose}
+               "matrix_transpose": matrix_transpose, "lstsq": _lstsq, "pinv": _pinv,
+               "matrix_power": _matrix_power}
 
 
 class _Linalg(types.ModuleType):

@@ -502,6 +502,11 @@ c("argmax_bool", lambda n: n.argmax(A(n, I > 1), axis=1))
 c("argmin_bool", lambda n: n.argmin(A(n, I > 1)))
 c("sign_nan_zero", lambda n: n.sign(A(n, np.array([-0.0, 0.0, np.nan, -2.0, 3.0],
                                                    np.float32))))
+c("linalg_lstsq_full", lambda n: n.linalg.lstsq(A(n, X.T), A(n, V[:4])))
+c("linalg_lstsq_2d_rcond", lambda n: n.linalg.lstsq(A(n, X.T), A(n, X.T[:, :2]), 1e-3))
+c("linalg_lstsq_wide", lambda n: n.linalg.lstsq(A(n, X), A(n, V[:3])))
+c("linalg_pinv_rtol", lambda n: n.linalg.pinv(A(n, X), 0.3))
+c("linalg_matrix_power_neg", lambda n: n.linalg.matrix_power(A(n, S3), -2))
 
 
 def _grad(n):
@@ -585,6 +590,8 @@ G["nanmean"] = lambda n: _grad(n)(lambda a: n.sum(n.nanmean(a, axis=0)))(n.asarr
 G["gradient"] = lambda n: _grad(n)(lambda a: n.sum(n.gradient(a, 0.5)[1] ** 2))(n.asarray(X))
 G["sign"] = lambda n: _grad(n)(lambda a: n.sum(n.sign(a) * a))(
     n.asarray(np.float32([-1.0, 0.0, 2.0])))
+G["lstsq"] = lambda n: _grad(n)(lambda a, b: n.sum(n.linalg.lstsq(a, b)[0] ** 2),
+                                argnums=(0, 1))(n.asarray(X.T), n.asarray(V[:4]))
 G["einsum"] = lambda n: _grad(n)(lambda a: n.sum(n.einsum("ij,kj->ik", a, a)))(n.asarray(X))
 G["round_dec"] = lambda n: _grad(n)(lambda a: n.sum(n.round(a, 2)))(n.asarray(X))
 
