@@ -2570,17 +2570,28 @@ def _matrix_power(a: Any, n: int) -> Tensor:
     return _pf_linalg.matrix_power(t, n)
 
 
+def _solve(a: Any, b: Any) -> Tensor:
+    """numpy 2's (and JAX's) solve: ``b`` is a vector only when 1-d, else
+    a (batch of) matrices; torch's reading of a batch of vectors is refused."""
+    at, bt = _inexact(_t(a)), _inexact(_t(b))
+    if bt.ndim >= 2 and bt.shape[-2] != at.shape[-1]:
+        raise ValueError(f"Invalid shapes for solve: {tuple(at.shape)}, {tuple(bt.shape)}. "
+                         "b is a vector only when 1-dimensional (numpy 2, JAX 0.5); use "
+                         "b[..., None] for a batch of vectors.")
+    return _pf_linalg.solve(at, bt)
+
+
 # pf.linalg's names that give numpy.linalg's answers (checked against
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
     "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-    "multi_dot", "qr", "slogdet", "solve", "svdvals", "tensorinv", "vecdot", "vector_norm"})
+    "multi_dot", "qr", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
 
 _LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
                "diagonal": _linalg_diagonal, "cross": _linalg_cross,
                "matrix_transpose": matrix_transpose, "lstsq": _lstsq, "pinv": _pinv,
-               "matrix_power": _matrix_power}
+               "matrix_power": _matrix_power, "solve": _solve}
 
 
 class _Linalg(types.ModuleType):

@@ -507,6 +507,9 @@ c("linalg_lstsq_2d_rcond", lambda n: n.linalg.lstsq(A(n, X.T), A(n, X.T[:, :2]),
 c("linalg_lstsq_wide", lambda n: n.linalg.lstsq(A(n, X), A(n, V[:3])))
 c("linalg_pinv_rtol", lambda n: n.linalg.pinv(A(n, X), 0.3))
 c("linalg_matrix_power_neg", lambda n: n.linalg.matrix_power(A(n, S3), -2))
+c("linalg_solve_batch", lambda n: n.linalg.solve(A(n, np.stack([S3, S3.T]) + 3 * np.eye(3)),
+                                                  A(n, V3[:2, :, None])))
+c("linalg_solve_bcast_vec", lambda n: n.linalg.solve(A(n, np.stack([S3, S3.T])), A(n, V[:3])))
 
 
 def _grad(n):
@@ -697,6 +700,11 @@ def test_gradient_edge_order_2_is_numpys() -> None:
     """edge_order=2 (JAX refuses it) gives numpy's second-order ends."""
     np.testing.assert_allclose(pn.gradient(pn.asarray(X), 0.5, axis=1, edge_order=2).numpy(),
                                np.gradient(X, 0.5, axis=1, edge_order=2), rtol=1e-5, atol=1e-6)
+
+
+def test_solve_refuses_a_batch_of_vectors_as_jax() -> None:
+    with pytest.raises(ValueError, match="Invalid shapes for solve"):
+        pn.linalg.solve(pn.asarray(np.stack([S3, S3])), pn.asarray(V3[:2]))
 
 
 def test_meshgrid_default_is_xy() -> None:
