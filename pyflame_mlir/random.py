@@ -52,13 +52,17 @@ def _rotl(x: np.ndarray, d: int) -> np.ndarray:
     return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
 
 
-def _threefry2x32(k1: np.uint32, k2: np.uint32, x1: np.ndarray, x2: np.ndarray
+def _threefry2x32(k1: Any, k2: Any, x1: np.ndarray, x2: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The Threefry-2x32 hash (20 rounds) of the counter pairs ``(x1, x2)``."""
-    ks = [np.uint32(k1), np.uint32(k2), np.uint32(k1) ^ np.uint32(k2) ^ np.uint32(0x1BD11BDA)]
+    """The Threefry-2x32 hash (20 rounds) of the counter pairs ``(x1, x2)``
+    under the key ``(k1, k2)``; keys and counters broadcast (a column of
+    keys against a row of counters hashes many keys at once)."""
+    k1, k2 = np.asarray(k1, np.uint32), np.asarray(k2, np.uint32)
+    shape = np.broadcast_shapes(np.shape(x1), np.shape(x2), k1.shape, k2.shape)
+    ks = [k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA)]
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as the hash wants
-        x = [np.atleast_1d(x1).astype(np.uint32) + ks[0],
-             np.atleast_1d(x2).astype(np.uint32) + ks[1]]
+        x = [np.broadcast_to(np.asarray(x1, np.uint32), shape) + ks[0],
+             np.broadcast_to(np.asarray(x2, np.uint32), shape) + ks[1]]
         for i in range(5):
             for r in _ROTATIONS[i % 2]:
                 x[0] = x[0] + x[1]
@@ -66,7 +70,7 @@ def _threefry2x32(k1: np.uint32, k2: np.uint32, x1: np.ndarray, x2: np.ndarray
                 x[1] = x[0] ^ x[1]
             x[0] = x[0] + ks[(i + 1) % 3]
             x[1] = x[1] + ks[(i + 2) % 3] + np.uint32(i + 1)
-    return x[0].reshape(np.shape(x1)), x[1].reshape(np.shape(x2))
+    return np.asarray(x[0], np.uint32).reshape(shape), np.asarray(x[1], np.uint32).reshape(shape)
 
 
 def _key_words(key: Any, what: str) -> tuple[np.uint32, np.uint32]:
@@ -182,11 +186,14 @@ def _uniform01(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 def _uniform_np(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
                 what: str) -> np.ndarray:
+    return _scale_uniform(_uniform01(key, shape, what), minval, maxval)
+
+
+def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     lo, hi = np.float32(minval), np.float32(maxval)
     # u * (hi - lo) + lo rounded once (XLA fuses it into a multiply-add): the
     # float32 product is exact in float64
-    u = _uniform01(key, shape, what).astype(np.float64)
-    scaled = (u * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
+    scaled = (u01.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
     return np.maximum(lo, scaled)
 
 
@@ -670,38 +677,73 @@ builtins_max, builtins_min = max, min
 
 # ---- gamma and the samplers on it (JAX's Marsaglia-Tsang loop, per element) ----
 
-def _gamma_one(words: np.ndarray, alpha: np.float32, log_space: bool) -> np.float32:
-    """JAX's ``_gamma_one``: Marsaglia and Tsang's rejection loop on one key
-    (boosted by ``u ** (1/alpha)`` below 1), its keys split as JAX's."""
+def _split_keys(keys: np.ndarray, num: int) -> np.ndarray:
+    """``split(k, num)`` of each key of ``keys`` (N, 2): (N, num, 2)."""
+    b1, b2 = _threefry2x32(keys[:, :1], keys[:, 1:], np.zeros(num, np.uint32),
+                           np.arange(num, dtype=np.uint32))
+    return np.stack([b1, b2], axis=-1)
+
+
+def _uniform01_keys(keys: np.ndarray) -> np.ndarray:
+    """One scalar uniform in [0, 1) from each key of ``keys`` (N, 2)."""
+    b1, b2 = _threefry2x32(keys[:, 0], keys[:, 1], np.uint32(0), np.uint32(0))
+    words = ((b1 ^ b2) >> np.uint32(9)) | np.uint32(0x3F800000)
+    return words.view(np.float32) - np.float32(1.0)
+
+
+def _normal_keys(keys: np.ndarray) -> np.ndarray:
+    lo = np.nextafter(_F32(-1.0), _F32(0.0))
+    return (_SQRT2 * _erfinv_np(_scale_uniform(_uniform01_keys(keys), lo, 1.0))).astype(_F32)
+
+
+def _gamma_keys(keys: np.ndarray, alpha: np.ndarray, log_space: bool) -> np.ndarray:
+    """JAX's ``_gamma_one`` for each (key, alpha), as its vmap runs it: the
+    Marsaglia-Tsang loop (boosted by ``u ** (1/alpha)`` below 1), every
+    element splitting its own key until it accepts."""
     one, zero = _F32(1), _F32(0)
+    alpha = alpha.astype(_F32)
     boost = alpha >= one
-    alpha_orig = alpha
-    alpha = alpha if boost else _F32(alpha + one)
-    d = _F32(alpha - _F32(1.0 / 3.0))
-    c = _F32(_F32(1.0 / 3.0) / np.sqrt(d))
-    key, subkey = _split_np(words)
-    x2, v3, u = zero, one, _F32(2)
+    d = (np.where(boost, alpha, alpha + one) - _F32(1.0 / 3.0)).astype(_F32)
+    c = (_F32(1.0 / 3.0) / np.sqrt(d)).astype(_F32)
+    first = _split_keys(keys, 2)
+    key, subkey = first[:, 0].copy(), first[:, 1]
+    n = alpha.shape[0]
+    x2, v3, u = np.zeros(n, _F32), np.ones(n, _F32), np.full(n, _F32(2))
+
+    def going(i: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (u[i] >= one - _F32(0.0331) * (x2[i] * x2[i])) & \
+                (np.log(u[i]) >= x2[i] * _F32(0.5) + d[i] * ((one - v3[i]) + np.log(v3[i])))
+
+    active = going(np.arange(n))
+    while np.any(active):
+        idx = np.flatnonzero(active)
+        s3 = _split_keys(key[idx], 3)
+        key[idx] = s3[:, 0]
+        xk, uk = s3[:, 1].copy(), s3[:, 2]
+        x = np.zeros(idx.size, _F32)
+        v = np.full(idx.size, _F32(-1))
+        inner = np.ones(idx.size, bool)
+        while np.any(inner):
+            j = np.flatnonzero(inner)
+            s2 = _split_keys(xk[j], 2)
+            xk[j] = s2[:, 0]
+            x[j] = _normal_keys(s2[:, 1])
+            v[j] = (one + x[j] * c[idx[j]]).astype(_F32)
+            inner[j] = v[j] <= zero
+        x2[idx] = x * x
+        v3[idx] = (v * v) * v
+        u[idx] = _uniform01_keys(uk)
+        active[idx] = going(idx)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        while (u >= one - _F32(0.0331) * (x2 * x2)) and \
-                (np.log(u) >= x2 * _F32(0.5) + d * ((one - v3) + np.log(v3))):
-            key, x_key, u_key = _split_np(key, 3)
-            xk, x, v = x_key, zero, _F32(-1)
-            while v <= zero:
-                xk, sub = _split_np(xk)
-                x = _normal_np(sub, ())[()]
-                v = _F32(one + _F32(x * c))
-            x2 = _F32(x * x)
-            v3 = _F32(_F32(v * v) * v)
-            u = _uniform01(u_key, (), "gamma")[()]
         if log_space:
-            # -exponential(subkey): log1p(-u)
-            log_samples = _F32(np.log1p(-_uniform01(subkey, (), "gamma")[()]))
-            log_boost = zero if (boost or log_samples == zero) else \
-                _F32(log_samples * _F32(one / alpha_orig))
-            return _F32(_F32(np.log(d) + np.log(v3)) + log_boost)
-        samples = _F32(one - _uniform01(subkey, (), "gamma")[()])
-        b = one if boost else _F32(np.power(samples, _F32(one / alpha_orig)))
-        return _F32(_F32(d * v3) * b)
+            log_samples = np.log1p(-_uniform01_keys(subkey)).astype(_F32)  # -exponential
+            log_boost = np.where(boost | (log_samples == zero), zero,
+                                 log_samples * (one / alpha)).astype(_F32)
+            return ((np.log(d) + np.log(v3)) + log_boost).astype(_F32)
+        samples = (one - _uniform01_keys(subkey)).astype(_F32)
+        b = np.where(boost, one, np.power(samples, one / alpha)).astype(_F32)
+        return ((d * v3) * b).astype(_F32)
 
 
 def _gamma_np(key: Any, a: Any, shape: Any, log_space: bool, what: str) -> np.ndarray:
@@ -710,9 +752,10 @@ def _gamma_np(key: Any, a: Any, shape: Any, log_space: bool, what: str) -> np.nd
     if np.broadcast_shapes(shape, av.shape) != shape:
         raise ValueError(f"{what}: shape {shape} must hold a's shape {av.shape}")
     alphas = np.broadcast_to(av, shape).reshape(-1)
-    keys = _split_np(_words_np(key, what), alphas.size) if alphas.size else []
-    out = np.array([_gamma_one(k, al, log_space) for k, al in zip(keys, alphas)], _F32)
-    return out.reshape(shape)
+    if alphas.size == 0:
+        return np.zeros(shape, _F32)
+    keys = _split_np(_words_np(key, what), alphas.size)
+    return _gamma_keys(keys, alphas, log_space).reshape(shape)
 
 
 def _digamma64(x: np.ndarray) -> np.ndarray:
