@@ -9,11 +9,11 @@ from __future__ import annotations
 import platform
 import time
 
+import jax
 import numpy as np
 
 from pyflame_mlir import random as pr
 
-jax = __import__("jax")
 jr = jax.random
 
 
