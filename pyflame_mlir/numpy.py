@@ -34,7 +34,7 @@ import numpy as np
 
 from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
-from .composites import tensordot as tensordot_
+from .composites import tensordot as _pf_tensordot
 from .core import Tensor
 from .dialects.dtypes import DType, bool_, float32, int32, int64
 from .dialects.dtypes import dtype as to_dtype
@@ -653,8 +653,8 @@ def dot(a: Any, b: Any) -> Tensor:
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if y.ndim == 1:
-        return tensordot_(x, y, ([x.ndim - 1], [0]))
-    return tensordot_(x, y, ([x.ndim - 1], [y.ndim - 2]))
+        return _pf_tensordot(x, y, ([x.ndim - 1], [0]))
+    return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
 
 
 def vdot(a: Any, b: Any) -> Tensor:
@@ -669,7 +669,7 @@ def inner(a: Any, b: Any) -> Tensor:
     x, y = _t(a), _t(b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
-    return tensordot_(x, y, ([x.ndim - 1], [y.ndim - 1]))
+    return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
 
 
 def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
@@ -932,11 +932,11 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
     for _ in range(n):
-        t = indexing_slice(t, ax, 1, None) - indexing_slice(t, ax, 0, -1)
+        t = _slice_axis(t, ax, 1, None) - _slice_axis(t, ax, 0, -1)
     return t
 
 
-def indexing_slice(t: Tensor, ax: int, start: int | None, stop: int | None) -> Tensor:
+def _slice_axis(t: Tensor, ax: int, start: int | None, stop: int | None) -> Tensor:
     key = [builtins.slice(None)] * t.ndim
     key[ax] = builtins.slice(start, stop)
     return t[tuple(key)]
@@ -1256,7 +1256,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
 def _tensordot(a: Tensor, b: Tensor, dims: Any) -> Tensor:
     if dims == 0 or dims == ([], []):
         return ops.reshape(a, (*a.shape, *(1,) * b.ndim)) * b
-    return tensordot_(a, b, dims)
+    return _pf_tensordot(a, b, dims)
 
 
 def kron(a: Any, b: Any) -> Tensor:
@@ -1633,7 +1633,7 @@ def _nanreduce(name: str, fill: float | None) -> Any:
         if name in ("nanmax", "nanmin"):
             big = math.inf if name == "nanmin" else -math.inf
             r = globals()[name[3:]](ops.where(mask, big, t), axis, keepdims=keepdims)
-            allnan = all_(mask, axis, keepdims)
+            allnan = _all_axes(mask, axis, keepdims)
             return ops.where(allnan, math.nan, r)
         return globals()[name[3:]](ops.where(mask, fill, t), axis, keepdims=keepdims, **kw)
     f.__name__ = f.__qualname__ = name
@@ -1641,7 +1641,7 @@ def _nanreduce(name: str, fill: float | None) -> Any:
     return f
 
 
-def all_(t: Tensor, axis: Any, keepdims: bool) -> Tensor:
+def _all_axes(t: Tensor, axis: Any, keepdims: bool) -> Tensor:
     axes = _axis(t, axis)
     return reductions.all(t, axes, keepdim=keepdims) if t.ndim else t
 
@@ -2126,7 +2126,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     return hist, edges
 
 
-def mgrid_like(sparse: bool) -> Any:
+def _grid(sparse: bool) -> Any:
     class _Grid:
         """``mgrid[a:b:step, ...]`` (``ogrid``: sparse); a complex step is a count."""
 
@@ -2151,7 +2151,7 @@ def mgrid_like(sparse: bool) -> Any:
     return _Grid()
 
 
-mgrid, ogrid = mgrid_like(False), mgrid_like(True)
+mgrid, ogrid = _grid(False), _grid(True)
 
 
 def ix_(*args: Any) -> tuple[Tensor, ...]:
@@ -2313,8 +2313,8 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: float = 2 * math
     ddmod = ops.remainder(dd + half, float(period)) - half
     ddmod = ops.where(ops.logical_and(ops.eq(ddmod, -half), dd > 0), half, ddmod)
     correction = ops.where(ops.abs(dd) < disc, 0.0, ddmod - dd)
-    first = indexing_slice(t, ax, 0, 1)
-    return ops.cat([first, indexing_slice(t, ax, 1, None) + cumsum(correction, ax)], ax)
+    first = _slice_axis(t, ax, 0, 1)
+    return ops.cat([first, _slice_axis(t, ax, 1, None) + cumsum(correction, ax)], ax)
 
 
 def poly(seq_of_zeros: Any) -> Tensor:
