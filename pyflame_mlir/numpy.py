@@ -825,8 +825,10 @@ def float_power(x1: Any, x2: Any) -> Tensor:
 
 
 def heaviside(x1: Any, x2: Any) -> Tensor:
+    """0 below zero, 1 above, ``x2`` at zero; NaN stays NaN (as JAX's)."""
     a, b = _inexact(_t(x1)), _inexact(_t(x2))
-    return ops.where(a < 0, 0.0, ops.where(a > 0, 1.0, b)).to(a.dtype)
+    out = ops.where(a < 0, 0.0, ops.where(a > 0, 1.0, b)).to(a.dtype)
+    return ops.where(ops.isnan(a), a, out)
 
 
 def real(val: Any) -> Tensor:

@@ -510,6 +510,8 @@ c("linalg_matrix_power_neg", lambda n: n.linalg.matrix_power(A(n, S3), -2))
 c("linalg_solve_batch", lambda n: n.linalg.solve(A(n, np.stack([S3, S3.T]) + 3 * np.eye(3)),
                                                   A(n, V3[:2, :, None])))
 c("linalg_solve_bcast_vec", lambda n: n.linalg.solve(A(n, np.stack([S3, S3.T])), A(n, V[:3])))
+c("heaviside_nan", lambda n: n.heaviside(A(n, np.array([np.nan, -0.0, 0.0, 2.0], np.float32)),
+                                         A(n, np.array([1.0, 0.5, np.nan, 0.5], np.float32))))
 
 
 def _grad(n):
