@@ -768,3 +768,25 @@ def test_jax_random_names_are_pf_random_names() -> None:
     missing = sorted(n for n in dir(jax.random) if not n.startswith("_") and
                      not hasattr(pf.random, n))
     assert missing == ["key_dtype", "key_impl", "random_gamma_p"], missing
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 1e30, -2.5], np.float32)
+SPECIAL2 = np.array([1.0, np.nan, 0.0, -0.0, 0.0, np.inf, -np.inf, 2.0, 1e-30, 3.0], np.float32)
+UNARY = ("arccos arccosh arcsin arcsinh arctan arctanh ceil cos cosh deg2rad exp exp2 expm1 "
+         "floor i0 isfinite isinf isnan isneginf isposinf log log10 log1p log2 negative "
+         "positive rad2deg reciprocal signbit sin sinc sinh sqrt square tan tanh trunc round "
+         "rint cbrt fabs sign nan_to_num").split()
+BINARY = ("add arctan2 copysign divide floor_divide fmax fmin fmod heaviside hypot logaddexp "
+          "logaddexp2 maximum minimum multiply nextafter power remainder subtract true_divide "
+          "equal not_equal less greater float_power").split()
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+def test_special_values_match_jax(name: str) -> None:
+    """NaN, +-inf, +-0 and extremes through the elementwise names."""
+    args = (SPECIAL,) if name in UNARY else (SPECIAL, SPECIAL2)
+    want = np.asarray(getattr(jnp, name)(*args))
+    got = getattr(pn, name)(*(pn.asarray(a) for a in args)).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5,
+                               equal_nan=True)
