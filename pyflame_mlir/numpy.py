@@ -735,6 +735,16 @@ def sign(x: Any, /) -> Tensor:
     return ops.where(keep, t * 0.0, ops.sign(t))
 
 
+def copysign(x1: Any, x2: Any, /) -> Tensor:
+    """``|x1|`` with ``x2``'s sign bit (JAX's: ``where(signbit(x2), -|x1|,
+    |x1|)``, whose derivative at x1 = 0 is +-1, not torch's 0)."""
+    a, b = _inexact(_t(x1)), _inexact(_t(x2))
+    dt = promote_types(a.dtype, b.dtype)
+    a, b = a.to(dt), b.to(dt)
+    mag = abs(a)
+    return ops.where(composites2.signbit(b), ops.neg(mag), mag)
+
+
 def mod(x1: Any, x2: Any) -> Tensor:
     return ops.remainder(_t(x1), x2)
 
@@ -2620,7 +2630,7 @@ SHARED_WITH_PF = frozenset("""
     acos acosh add all allclose any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
-    column_stack concat copysign cos cosh deg2rad diag diagflat divide dsplit dstack einsum
+    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack einsum
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2

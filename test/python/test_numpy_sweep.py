@@ -597,6 +597,8 @@ G["sign"] = lambda n: _grad(n)(lambda a: n.sum(n.sign(a) * a))(
     n.asarray(np.float32([-1.0, 0.0, 2.0])))
 G["lstsq"] = lambda n: _grad(n)(lambda a, b: n.sum(n.linalg.lstsq(a, b)[0] ** 2),
                                 argnums=(0, 1))(n.asarray(X.T), n.asarray(V[:4]))
+G["copysign_at_0"] = lambda n: _grad(n)(lambda a, b: n.sum(n.copysign(a, b)), argnums=(0, 1))(
+    n.asarray(np.float32([0.0, 1.0, -2.0, 0.0])), n.asarray(np.float32([0.0, -1.0, 1.0, -0.0])))
 G["einsum"] = lambda n: _grad(n)(lambda a: n.sum(n.einsum("ij,kj->ik", a, a)))(n.asarray(X))
 G["round_dec"] = lambda n: _grad(n)(lambda a: n.sum(n.round(a, 2)))(n.asarray(X))
 
