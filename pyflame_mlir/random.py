@@ -16,6 +16,9 @@ multivariate_normal, orthogonal, gamma, loggamma, beta, dirichlet, t,
 chisquare, f, generalized_normal, ball, poisson, binomial, multinomial.
 Integer results are JAX's exactly; float results to the last-bit rounding of
 float32 transcendental functions (see the note above ``truncated_normal``).
+A parameter given as a tensor gets JAX's gradient (the reparameterized
+transforms; for gamma and the samplers on it, JAX's implicit
+reparameterization, whose own derivative raises).
 
 The bits are computed on the host from the key's value: inside
 ``pf.compile`` a draw from a key argument reads it (the call runs ``f``, no
