@@ -8,9 +8,17 @@ What differs, and is JAX's here: reductions return values only
 split points, ``repeat`` is numpy's (torch's ``repeat_interleave``),
 ``transpose`` reverses the axes by default, ``dot`` is numpy's, ``where=``
 masks the sum, mean and product, new arrays are float32/int32 (JAX's
-dtypes without 64-bit mode: numpy's float64 and int64 data are converted),
-``nonzero`` gives a tuple, ``linalg.norm`` takes ``ord``/``axis``. Every
-other name is ``pf``'s (``jnp.exp``, ``jnp.einsum``, ``jnp.float32``, ...).
+dtypes without 64-bit mode: numpy's float64 and int64 data are converted;
+index results, int sums and scans are int32), ``nonzero`` gives a tuple,
+``linalg.norm`` takes ``ord``/``axis``, ``meshgrid`` is ``'xy'``,
+``histogram`` has 10 bins, ``equal`` is elementwise, ``round`` takes
+``decimals``, ``tensordot`` takes ``axes``, ``pad`` has numpy's modes.
+
+Only the names in ``SHARED_WITH_PF`` fall through to ``pf`` (``jnp.exp``,
+``jnp.einsum``, ``jnp.float32``, ...): each is checked against
+``jax.numpy`` in ``test/python/test_numpy_sweep.py``. Any other name raises
+``AttributeError``: a torch function under a numpy name is a wrong answer,
+which is worse than a missing name.
 """
 
 from __future__ import annotations
@@ -24,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from . import creation, indexing, ops, reductions
+from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
-from .composites import tensordot
+from .composites import tensordot as _pf_tensordot
 from .core import Tensor
-from .dialects.dtypes import DType, bool_, float32, int32
+from .dialects.dtypes import DType, bool_, float32, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .lax import pad as lax_pad
 
@@ -39,21 +47,45 @@ _CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
               np.dtype(np.uint64): np.uint32}
 
 
+_CANONICAL_DT = {"float64": float32, "int64": int32}
+
+
 def _dt(dtype: Any) -> DType | None:
-    return None if dtype is None else to_dtype(dtype)
+    """A user's dtype as JAX takes it without 64-bit mode: ``float``,
+    ``int``, float64 and int64 become float32 and int32."""
+    if dtype is None:
+        return None
+    d = to_dtype(dtype)
+    return _CANONICAL_DT.get(d.name, d)
+
+
+def _weak(v: Any, like: Tensor) -> Tensor:
+    """An operand beside ``like`` with JAX's weak typing: a Python number
+    takes ``like``'s dtype when its kind fits (an int beside floats, a
+    float beside floats), else JAX's default (a float beside ints is
+    float32); a tensor is kept (the op promotes)."""
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, bool):
+        return asarray(v)
+    if isinstance(v, int):
+        return asarray(v, like.dtype if like.dtype is not bool_ else int32)
+    if isinstance(v, float):
+        return asarray(v, like.dtype if like.dtype.is_floating_point else float32)
+    return asarray(v)
 
 
 def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor of ``a``; host data as JAX makes it without 64-bit mode
     (float64 to float32, int64 to int32); a tensor is kept (or cast)."""
     if isinstance(a, Tensor):
-        out = a if dtype is None else a.to(to_dtype(dtype))
+        out = a if dtype is None else a.to(_dt(dtype))
         return out.clone() if copy and out is a else out
     if isinstance(a, list | tuple) and any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
     arr = np.asarray(a)
     if dtype is not None:
-        arr = arr.astype(to_dtype(dtype).np)
+        arr = arr.astype(_dt(dtype).np)
     elif arr.dtype in _CANONICAL:
         arr = arr.astype(_CANONICAL[arr.dtype])
     if arr.dtype == np.uint32:
@@ -114,7 +146,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         dtype = int32 if all(isinstance(v, int | np.integer) for v in args) else float32
     if stop is None:
         start, stop = 0, start
-    return creation.arange(start, stop, 1 if step is None else step, dtype=to_dtype(dtype))
+    return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
@@ -153,14 +185,11 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
         keepdims: bool = False, initial: Any = None, where: Any = None) -> Tensor:
     _no_out(out)
     t = _masked(_t(a), where, 0)
-    if dtype is not None:
-        t = t.to(to_dtype(dtype))
-    elif t.dtype is bool_:
-        t = t.to(int32)
+    t = t.to(_reduce_dtype(t, dtype, "sum"))
     r = ops.sum(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
     if dtype is None and r.dtype is not t.dtype:  # (JAX keeps int32 sums int32)
         r = r.to(t.dtype)
-    return r if initial is None else r + initial
+    return r if initial is None else r + asarray(initial).to(r.dtype)
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -170,7 +199,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     if not t.dtype.is_floating_point:
         t = t.to(float32)
     if dtype is not None:
-        t = t.to(to_dtype(dtype))
+        t = t.to(_dt(dtype))
     if where is None:
         return ops.mean(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
     m = ops.broadcast_to(_t(where), t.shape)
@@ -182,12 +211,12 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, initial: Any = None, where: Any = None) -> Tensor:
     _no_out(out)
     t = _masked(_t(a), where, 1)
-    if dtype is not None:
-        t = t.to(to_dtype(dtype))
+    d = _reduce_dtype(t, dtype, "prod")
+    t = t.to(d)
     axes = _axis(t, axis)
     for ax in sorted(axes, reverse=True):
-        t = reductions.prod(t, ax, keepdim=keepdims)
-    return t if initial is None else t * initial
+        t = reductions.prod(t, ax, keepdim=keepdims).to(d)
+    return t if initial is None else t * asarray(initial).to(t.dtype)
 
 
 def _extreme(name: str) -> Any:
@@ -213,7 +242,8 @@ max, min = _extreme("max"), _extreme("min")  # noqa: A001
 amax, amin = max, min
 
 
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    _no_out(out)
     return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
 
 
@@ -227,7 +257,7 @@ def _moments(name: str) -> Any:
         if not t.dtype.is_floating_point:
             t = t.to(float32)
         if dtype is not None:
-            t = t.to(to_dtype(dtype))
+            t = t.to(_dt(dtype))
         c = ddof if correction is None else correction
         fn = reductions.var if name == "var" else reductions.std
         return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
@@ -246,6 +276,7 @@ def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
 def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
+    t = t.to(int32) if t.dtype is bool_ else t
     r = ops.argmax(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
@@ -255,20 +286,25 @@ def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
 def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
+    t = t.to(int32) if t.dtype is bool_ else t
     r = ops.argmin(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
     return r.to(int32)
 
 
-def median(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    """numpy's median: the mean of the two middle values for an even count."""
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Tensor:
+    """numpy's median: the mean of the two middle values for an even count
+    (``overwrite_input`` is numpy's hint, without effect here as in JAX)."""
+    del overwrite_input
     _no_out(out)
     return quantile(a, 0.5, axis, keepdims=keepdims)
 
 
-def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-             method: str = "linear") -> Tensor:
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     _no_out(out)
     t = _t(a)
     if not t.dtype.is_floating_point:
@@ -280,10 +316,12 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool =
                                interpolation=method)
 
 
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
-               method: str = "linear") -> Tensor:
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear",
+               keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
     qq = q / 100 if isinstance(q, float | int) else _t(q) / 100
-    return quantile(a, qq, axis, out, keepdims, method)
+    return quantile(a, qq, axis, out, method=method, keepdims=keepdims)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
@@ -307,16 +345,40 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return (avg, total) if returned else avg
 
 
+def _scan_dtype(t: Tensor, dtype: Any) -> DType:
+    """JAX's scan dtype: the input's (int32 stays int32; bool counts as
+    int32), not torch's int64."""
+    if dtype is not None:
+        return _dt(dtype)
+    return int32 if t.dtype is bool_ else t.dtype
+
+
+def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
+    """JAX's sum/prod dtype: narrow signed integers and bool widen to int32
+    (uint8 would widen to uint32, which pyflame has not)."""
+    if dtype is not None:
+        return _dt(dtype)
+    if t.dtype is bool_ or (not t.dtype.is_floating_point and t.dtype.itemsize < 4):
+        if t.dtype.name == "uint8":
+            raise NotImplementedError(f"pf.numpy.{what} of uint8 data: JAX's result is "
+                                      "uint32, which pyflame has not (pass dtype=)")
+        return int32
+    return t.dtype
+
+
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
-    return reductions.cumsum(t, ax, dtype=_dt(dtype))
+    d = _scan_dtype(t, dtype)
+    return reductions.cumsum(t.to(d), ax).to(d)
 
 
 def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
-    return reductions.cumprod(t, ax, dtype=_dt(dtype))
+    d = _scan_dtype(t, dtype)
+    return reductions.cumprod(t.to(d), ax).to(d)
+
 
 
 def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
@@ -340,9 +402,26 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
 
 # ---- indexing and shapes: numpy's ----
 
-def take(a: Any, indices: Any, axis: int | None = None, mode: Any = None) -> Tensor:
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
+         mode: Any = None) -> Tensor:
+    """numpy's take; ``mode`` 'clip' or 'wrap' as numpy; an index out of
+    range under JAX's default 'fill' (NaN there) raises here."""
+    _no_out(out)
     t, ax = _flat_or(_t(a), axis)
     idx = _t(indices)
+    n = t.shape[ax]
+    if mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        idx = ops.remainder(idx, n)
+    elif mode not in (None, "fill", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode {mode!r} for take")
+    else:
+        v = idx.numpy()
+        if np.any((v < -n) | (v >= n)):
+            raise NotImplementedError(f"pf.numpy.take: index out of range for axis of size {n} "
+                                      "(JAX's mode='fill' gives NaN there; pass mode='clip')")
+        idx = ops.where(idx < 0, idx + n, idx)
     flat = ops.reshape(idx, (-1,)) if idx.ndim != 1 else idx
     out = indexing.index_select(t, ax, flat)
     return ops.reshape(out, (*t.shape[:ax], *idx.shape, *t.shape[ax + 1:]))
@@ -354,9 +433,15 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None) 
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Tensor:
-    if order != "C":
-        raise NotImplementedError("pf.numpy.reshape: only order='C'")
-    return ops.reshape(_t(a), _shape(newshape if shape is None else shape))
+    """numpy's reshape; ``order='F'`` reads and writes the elements with the
+    first index fastest (a reshape of the reversed axes)."""
+    t, target = _t(a), _shape(newshape if shape is None else shape)
+    if order == "C":
+        return ops.reshape(t, target)
+    if order != "F":
+        raise NotImplementedError(f"pf.numpy.reshape: order={order!r} (only 'C' and 'F')")
+    flipped = ops.reshape(transpose(t), target[::-1])
+    return transpose(flipped)
 
 
 def ravel(a: Any, order: str = "C") -> Tensor:
@@ -403,12 +488,13 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if axis is None:
         ts, axis = [ops.reshape(x, (-1,)) for x in ts], 0
     out = ops.cat(ts, axis)
-    return out if dtype is None else out.to(to_dtype(dtype))
+    return out if dtype is None else out.to(_dt(dtype))
 
 
-def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Tensor:
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = None) -> Tensor:
+    _no_out(out)
     out = ops.stack([_t(x) for x in arrays], axis)
-    return out if dtype is None else out.to(to_dtype(dtype))
+    return out if dtype is None else out.to(_dt(dtype))
 
 
 def hstack(tup: Sequence[Any]) -> Tensor:
@@ -470,22 +556,92 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, *, min: Any = None,  # no
     hi = a_max if max is None else max
     t = _t(a)
     if lo is not None:
-        t = ops.maximum(t, _t(lo).to(t.dtype) if isinstance(lo, Tensor) else
-                        asarray(lo, t.dtype))
+        t = ops.maximum(t, _weak(lo, t))
     if hi is not None:
-        t = ops.minimum(t, _t(hi).to(t.dtype) if isinstance(hi, Tensor) else
-                        asarray(hi, t.dtype))
+        t = ops.minimum(t, _weak(hi, t))
     return t
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Tensor:
-    if mode != "constant":
-        raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} (only 'constant')")
+def _pad_widths(pad_width: Any, ndim: int) -> np.ndarray:
+    w = np.asarray(pad_width, dtype=np.int64)
+    w = w.reshape(-1, 2) if w.ndim else np.asarray([[int(w)] * 2])
+    w = np.broadcast_to(w, (ndim, 2))
+    if np.any(w < 0):
+        raise ValueError(f"pf.numpy.pad: negative pad widths {w.tolist()}")
+    return w
+
+
+_STATS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tensor:
+    """numpy's pad. ``constant`` (``constant_values``), the index-map modes
+    ``edge``, ``reflect``, ``symmetric``, ``wrap`` (a gather along each axis:
+    numpy's map of ``arange(n)``), and the statistics ``maximum``,
+    ``minimum``, ``mean``, ``median`` (whole axis; axes padded in order, as
+    numpy); ``empty`` pads zeros, as JAX."""
     t = _t(array)
-    w = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
-                        if np.ndim(pad_width) else np.asarray([[pad_width] * 2]),
-                        (t.ndim, 2))
-    return lax_pad(t, constant_values, [(int(lo), int(hi), 0) for lo, hi in w])
+    w = _pad_widths(pad_width, t.ndim)
+    if mode in ("constant", "empty"):
+        extra = set(kwargs) - {"constant_values"}
+        if extra or (mode == "empty" and kwargs):
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        cv = np.asarray(kwargs.get("constant_values", 0))
+        if cv.ndim == 0:
+            return lax_pad(t, cv.item(), [(int(lo), int(hi), 0) for lo, hi in w])
+        cv = np.broadcast_to(cv.reshape(-1, 2) if cv.size > 1 else cv.reshape(1, 1),
+                             (t.ndim, 2))
+        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(w, cv)):
+            parts = []
+            for n, v in ((lo, vlo), (hi, vhi)):
+                shape = list(t.shape)
+                shape[ax] = int(n)
+                parts.append(full(shape, v, t.dtype))
+            t = ops.cat([parts[0], t, parts[1]], ax)
+        return t
+    if mode in ("edge", "reflect", "symmetric", "wrap"):
+        reflect_type = kwargs.pop("reflect_type", "even")
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        if reflect_type != "even":
+            raise NotImplementedError(f"pf.numpy.pad: reflect_type={reflect_type!r} "
+                                      "(only 'even')")
+        for ax, (lo, hi) in enumerate(w):
+            if lo == hi == 0:
+                continue
+            n = t.shape[ax]
+            if n == 0:
+                raise ValueError(f"pf.numpy.pad(mode={mode!r}): can't extend empty axis {ax} "
+                                 f"of shape {list(t.shape)}")
+            src = np.pad(np.arange(n), (int(lo), int(hi)), mode=mode)
+            t = indexing.index_select(t, ax, Tensor._leaf(src.astype(np.int64)))
+        return t
+    if mode in _STATS:
+        if kwargs.get("stat_length") is not None or set(kwargs) - {"stat_length"}:
+            raise NotImplementedError(f"pf.numpy.pad(mode={mode!r}): stat_length and other "
+                                      "keywords are not supported")
+        for ax, (lo, hi) in enumerate(w):
+            if lo == hi == 0:
+                continue
+            s = _pad_stat(mode, t, ax)
+            shape = list(t.shape)
+            parts = []
+            for n in (lo, hi):
+                shape[ax] = int(n)
+                parts.append(ops.broadcast_to(s, tuple(shape)))
+            t = ops.cat([parts[0], t, parts[1]], ax)
+        return t
+    raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} is not implemented")
+
+
+def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
+    if mode == "maximum":
+        return max(t, ax, keepdims=True)
+    if mode == "minimum":
+        return min(t, ax, keepdims=True)
+    s = (mean if mode == "mean" else median)(t, ax, keepdims=True)
+    # numpy rounds an integer array's statistic back to its dtype
+    return s if t.dtype.is_floating_point else ops.round(s).to(t.dtype)
 
 
 # ---- products ----
@@ -497,8 +653,8 @@ def dot(a: Any, b: Any) -> Tensor:
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if y.ndim == 1:
-        return tensordot(x, y, ([x.ndim - 1], [0]))
-    return tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
+        return _pf_tensordot(x, y, ([x.ndim - 1], [0]))
+    return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
 
 
 def vdot(a: Any, b: Any) -> Tensor:
@@ -513,14 +669,25 @@ def inner(a: Any, b: Any) -> Tensor:
     x, y = _t(a), _t(b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
-    return tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
+    return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
 
 
 def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
+    """numpy's where; Python numbers are weakly typed as JAX's (``where(c,
+    1, 0)`` is int32, ``where(c, ints, 0.5)`` float32)."""
     if x is None and y is None:
         return nonzero(condition, size=size)
-    return ops.where(_t(condition), _t(x) if not isinstance(x, int | float) else x,
-                     _t(y) if not isinstance(y, int | float) else y)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jax.numpy.where")
+    if isinstance(x, Tensor):
+        xt, yt = x, _weak(y, x)
+    elif isinstance(y, Tensor):
+        xt, yt = _weak(x, y), y
+    else:
+        d = result_type(*(v if isinstance(v, int | float) else asarray(v) for v in (x, y)))
+        xt, yt = asarray(x, d), asarray(y, d)
+    return ops.where(_t(condition), xt, yt)
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
@@ -558,6 +725,26 @@ def abs(x: Any) -> Tensor:  # noqa: A001
 absolute = abs
 
 
+def sign(x: Any, /) -> Tensor:
+    """numpy's sign: NaN stays NaN and -0.0 stays -0.0 (torch's gives 0);
+    derivative 0."""
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        return ops.sign(t)
+    keep = ops.logical_or(ops.isnan(t), ops.eq(t, 0.0))
+    return ops.where(keep, t * 0.0, ops.sign(t))
+
+
+def copysign(x1: Any, x2: Any, /) -> Tensor:
+    """``|x1|`` with ``x2``'s sign bit (JAX's: ``where(signbit(x2), -|x1|,
+    |x1|)``, whose derivative at x1 = 0 is +-1, not torch's 0)."""
+    a, b = _inexact(_t(x1)), _inexact(_t(x2))
+    dt = promote_types(a.dtype, b.dtype)
+    a, b = a.to(dt), b.to(dt)
+    mag = abs(a)
+    return ops.where(composites2.signbit(b), ops.neg(mag), mag)
+
+
 def mod(x1: Any, x2: Any) -> Tensor:
     return ops.remainder(_t(x1), x2)
 
@@ -569,6 +756,1719 @@ def power(x1: Any, x2: Any) -> Tensor:
 def _no_out(out: Any) -> None:
     if out is not None:
         raise NotImplementedError("pf.numpy: out= is not supported (JAX arrays are immutable)")
+
+
+# ---- names whose torch meaning differs from numpy's (defaults, dtypes, arguments) ----
+
+def _i32(t: Tensor) -> Tensor:
+    """JAX's int32 index results (torch's are int64)."""
+    return t.to(int32) if t.dtype is int64 else t
+
+
+def _inexact(t: Tensor) -> Tensor:
+    return t if t.dtype.is_floating_point else t.to(float32)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Tensor]:
+    """numpy's meshgrid: ``indexing='xy'`` by default (torch's is 'ij'): the
+    first two outputs have shape ``(len(y), len(x), ...)``; ``sparse`` keeps
+    the size-1 axes."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
+    ts = [_t(x) for x in xi]
+    for i, t in enumerate(ts):
+        if t.ndim != 1:
+            raise ValueError(f"Arguments to jax.numpy.meshgrid must be 1D, got shape "
+                             f"{list(t.shape)} for argument {i}")
+    n = len(ts)
+    swap = indexing == "xy" and n >= 2
+    axes = [(1 - i if swap and i < 2 else i) for i in range(n)]
+    full_shape = [0] * n
+    for ax, t in zip(axes, ts):
+        full_shape[ax] = t.shape[0]
+    out = []
+    for ax, t in zip(axes, ts):
+        view = [1] * n
+        view[ax] = t.shape[0]
+        r = ops.reshape(t, tuple(view))
+        out.append(r if sparse else ops.broadcast_to(r, tuple(full_shape)))
+    return out
+
+
+def round(a: Any, decimals: int = 0, out: Any = None) -> Tensor:  # noqa: A001
+    """numpy's round: half to even, at ``decimals`` digits (``x * 10**d``
+    rounded, divided by ``10**d``, as JAX); integers are kept (negative
+    ``decimals`` on integers is refused, as JAX)."""
+    _no_out(out)
+    t = _t(a)
+    decimals = int(decimals)
+    if not t.dtype.is_floating_point:
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
+        return t
+    if decimals == 0:
+        return ops.round(t)
+    factor = float(np.asarray(10.0 ** decimals, t.dtype.np))
+    return ops.round(t * factor) / factor
+
+
+around = round
+
+
+def cbrt(x: Any) -> Tensor:
+    """The real cube root (negative for negative x): ``sign(x) |x|^(1/3)``."""
+    t = _inexact(_t(x))
+    mag = ops.pow(abs(t), 1.0 / 3.0)  # (JAX's |x| derivative: cbrt'(0) is inf, not nan)
+    return ops.where(t < 0, ops.neg(mag), mag)
+
+
+def equal(x1: Any, x2: Any) -> Tensor:
+    """Elementwise ``x1 == x2`` (torch's ``equal`` is one bool for the whole)."""
+    return ops.eq(_t(x1), x2 if isinstance(x2, int | float) else _t(x2))
+
+
+def float_power(x1: Any, x2: Any) -> Tensor:
+    """``x1 ** x2`` in float32 (JAX's widest float without 64-bit mode;
+    torch's is float64)."""
+    return ops.pow(_t(x1).to(float32), _t(x2).to(float32))
+
+
+def heaviside(x1: Any, x2: Any) -> Tensor:
+    """0 below zero, 1 above, ``x2`` at zero; NaN stays NaN (as JAX's)."""
+    a, b = _inexact(_t(x1)), _inexact(_t(x2))
+    out = ops.where(a < 0, 0.0, ops.where(a > 0, 1.0, b)).to(a.dtype)
+    return ops.where(ops.isnan(a), a, out)
+
+
+def real(val: Any) -> Tensor:
+    return _t(val)
+
+
+def imag(val: Any) -> Tensor:
+    t = _t(val)
+    return zeros(t.shape, t.dtype)
+
+
+def conj(x: Any) -> Tensor:
+    return _t(x)
+
+
+conjugate = conj
+
+
+def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.argwhere(size=...) is not supported")
+    t = _t(a)
+    if t.ndim == 0:  # numpy's: one empty row when the scalar is nonzero
+        return Tensor._leaf(np.zeros((int(bool(t.item())), 0), np.int32))
+    return _i32(indexing.argwhere(t))
+
+
+def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    return sum(ops.ne(t, 0), axis, keepdims=keepdims)
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
+             length: int | None = None) -> Tensor:
+    """JAX's bincount: ``length`` bins when given (values at or past it are
+    dropped, negatives count in bin 0), else ``max(x) + 1`` (at least
+    ``minlength``) read from the values; int32 counts or the weights' dtype."""
+    t = _t(x)
+    if t.dtype.is_floating_point or t.dtype is bool_:
+        raise TypeError(f"bincount: x argument must have an integer type, got {t.dtype.name}")
+    if t.ndim != 1:
+        raise ValueError(f"bincount: x must be 1-dimensional, got shape {list(t.shape)}")
+    if length is None:
+        top = int(ops.amax(t, (0,)).item()) + 1 if t.shape[0] else 0
+        length = builtins.max(top, int(minlength))
+    idx = ops.maximum(t, asarray(0, t.dtype))
+    keep = idx < length
+    w = ones(t.shape, int32) if weights is None else _t(weights)
+    w = ops.where(keep, w, asarray(0, w.dtype))
+    idx = ops.where(keep, idx, asarray(0, t.dtype)).to(int64)
+    return indexing.index_add(zeros((int(length),), w.dtype), 0, idx, w)
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
+                 method: str = "scan") -> Tensor:
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
+    s = _t(a)
+    if s.ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        s = take(s, sorter)
+    vv = _t(v)
+    return _i32(composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
+                                        side=side))
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat indices; out-of-range indices are clipped to
+    the array, as JAX (numpy raises)."""
+    idx = _t(indices)
+    dims = _shape(shape)
+    total = math.prod(dims)
+    idx = clip(idx, -total, total - 1)
+    idx = ops.where(idx < 0, idx + total, idx)
+    return tuple(_i32(c) for c in composites2.unravel_index(idx, dims))
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+    """numpy's diff; a scalar ``prepend``/``append`` is broadcast along the
+    other axes."""
+    t = _t(a)
+    ax = int(axis) % t.ndim
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = _t(extra)
+        if e.ndim == 0:
+            shape = list(t.shape)
+            shape[ax] = 1
+            e = ops.broadcast_to(e.to(t.dtype), tuple(shape))
+        parts.append(e)
+    if parts[0] is not None:
+        t = ops.cat([parts[0].to(t.dtype), t], ax)
+    if parts[1] is not None:
+        t = ops.cat([t, parts[1].to(t.dtype)], ax)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    for _ in range(n):
+        t = _slice_axis(t, ax, 1, None) - _slice_axis(t, ax, 0, -1)
+    return t
+
+
+def _slice_axis(t: Tensor, ax: int, start: int | None, stop: int | None) -> Tensor:
+    key = [builtins.slice(None)] * t.ndim
+    key[ax] = builtins.slice(start, stop)
+    return t[tuple(key)]
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
+    t = ravel(ary)
+    d = t[1:] - t[:-1]
+    parts = [ravel(_t(to_begin).to(d.dtype))] if to_begin is not None else []
+    parts.append(d)
+    if to_end is not None:
+        parts.append(ravel(_t(to_end).to(d.dtype)))
+    return ops.cat(parts, 0) if len(parts) > 1 else d
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                        weights: Any = None) -> Tensor:
+    """JAX's edges: given ones, or ``bins + 1`` evenly spaced (JAX's
+    ``start (1 - s) + stop s`` formula) over ``range`` (the data's min and
+    max by default, widened by 0.5 each side when they are equal)."""
+    t = _inexact(_t(a))
+    if isinstance(bins, str):
+        raise NotImplementedError(f"pf.numpy.histogram: string bins {bins!r}")
+    if np.ndim(bins) == 1 or isinstance(bins, Tensor):
+        return _t(bins).to(t.dtype)
+    nb = int(bins)
+    if range is None:
+        lo, hi = min(t), max(t)
+    else:
+        if len(range) != 2:
+            raise ValueError(f"histogram_bin_edges: range must have shape (2,), got {range}")
+        lo, hi = asarray(range[0], t.dtype), asarray(range[1], t.dtype)
+    same = ops.eq(hi - lo, 0)
+    lo, hi = ops.where(same, lo - 0.5, lo), ops.where(same, hi + 0.5, hi)
+    step = creation.arange(0, nb + 1, 1, dtype=t.dtype) / float(nb)
+    edges = lo * (1.0 - step) + hi * step
+    return ops.cat([edges[:-1], ops.reshape(hi, (1,))], 0)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+              weights: Any = None, density: bool | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's histogram (10 bins by default; torch's is 100): the last bin
+    is closed, values outside the edges are not counted."""
+    t = ravel(_inexact(_t(a)))
+    edges = histogram_bin_edges(t, bins, range)
+    w = ones(t.shape, t.dtype) if weights is None else ravel(_t(weights)).to(t.dtype)
+    nb = edges.shape[0]
+    idx = composites.searchsorted(edges, t, side="right")
+    idx = ops.where(ops.eq(t, edges[-1]), nb - 1, idx)
+    counts = indexing.index_add(zeros((nb + 1,), w.dtype), 0, idx.to(int64), w)[1:nb]
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = counts / widths / sum(counts)
+    return counts, edges
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
+        ddof: int | None = None, fweights: Any = None, aweights: Any = None) -> Tensor:
+    t = _inexact(_t(m))
+    t = ops.reshape(t, (1, -1)) if t.ndim < 2 else t
+    if not rowvar and t.shape[0] != 1:
+        t = transpose(t)
+    if y is not None:
+        u = _inexact(_t(y))
+        u = ops.reshape(u, (1, -1)) if u.ndim < 2 else u
+        if not rowvar and u.shape[0] != 1:
+            u = transpose(u)
+        t = ops.cat([t, u.to(t.dtype)], 0)
+    c = (0 if bias else 1) if ddof is None else int(ddof)
+    r = composites2.cov(t, correction=c, fweights=fweights, aweights=aweights)
+    return r
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Tensor:
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = ops.sqrt(indexing.diagonal(c))
+    return clip(c / ops.reshape(d, (-1, 1)) / ops.reshape(d, (1, -1)), -1, 1)
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tensor:
+    """The first true condition's choice, ``default`` where none is true."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
+                         f"{len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    choices = [_t(c) for c in choicelist]
+    out = _t(default)
+    for cond, ch in zip(reversed(condlist), reversed(choices)):
+        out = ops.where(_t(cond), ch, out)
+    return out
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Tensor:
+    _no_out(out)
+    d = indexing.diagonal(_t(a), offset, axis1, axis2)
+    return sum(d, -1, dtype=dtype)
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    return indexing.diagonal(_t(a), offset, axis1, axis2)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's ``tril_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
+    r, c = np.tril_indices(int(n), int(k), None if m is None else int(m))
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
+    """numpy's ``triu_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
+    r, c = np.triu_indices(int(n), int(k), None if m is None else int(m))
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(s[0], k, s[1])
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+    s = shape(arr)
+    if len(s) != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(s[0], k, s[1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Tensor, ...]:
+    i = arange(int(n))
+    return (i,) * int(ndim)
+
+
+def diag_indices_from(arr: Any) -> tuple[Tensor, ...]:
+    s = shape(arr)
+    if len(s) < 2 or len(set(s)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(s[0], len(s))
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
+    return Tensor._leaf(np.tri(int(N), M, int(k), dtype=(_dt(dtype) or float32).np))
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None,
+            sparse: bool = False) -> Any:
+    d = _dt(dtype) or int32
+    grids = np.indices(tuple(dimensions), dtype=d.np, sparse=sparse)
+    if sparse:
+        return tuple(Tensor._leaf(np.ascontiguousarray(g)) for g in grids)
+    return Tensor._leaf(np.ascontiguousarray(grids))
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
+           size: int | None = None, fill_value: Any = None) -> Any:
+    """numpy's unique of the flattened array (sorted; NaNs last, equal when
+    ``equal_nan``), read from the values, as JAX's (index, inverse and counts
+    int32). As JAX: without ``size`` the values are constants (no gradient);
+    with ``size`` they are a gather of the input, padded with the smallest
+    value (or ``fill_value``), and the gradient flows to the gathered elements."""
+    if axis is not None:
+        raise NotImplementedError("pf.numpy.unique(axis=...) is not supported")
+    t = _t(ar)
+    flat = ravel(t)
+    host = flat.numpy()
+    perm = np.argsort(host, kind="stable")
+    aux = host[perm]
+    neq = aux[1:] != aux[:-1]
+    if equal_nan and aux.dtype.kind == "f":
+        neq &= ~(np.isnan(aux[1:]) & np.isnan(aux[:-1]))
+    mask = np.concatenate([np.ones(builtins.min(aux.size, 1), bool), neq])
+    first = np.flatnonzero(mask)
+    ind = first if size is None else np.pad(first[:size], (0, builtins.max(size - first.size, 0)))
+    if size is None:
+        vals = Tensor._leaf(np.ascontiguousarray(aux[ind]))
+    else:
+        vals = indexing.index_select(flat, 0, Tensor._leaf(perm[ind].astype(np.int64)))
+        if fill_value is not None:
+            valid = Tensor._leaf(np.arange(size) < first.size)
+            vals = ops.where(valid, vals, _t(fill_value).to(vals.dtype))
+    out: list[Tensor] = [vals]
+    if return_index:
+        out.append(Tensor._leaf(perm[ind].astype(np.int32)))
+    if return_inverse:
+        inv = np.zeros(aux.size, np.int32)
+        inv[perm] = np.cumsum(mask) - 1
+        out.append(Tensor._leaf(inv.reshape(t.shape)))
+    if return_counts:
+        if size is None:
+            idx = np.append(first, mask.size)
+        else:
+            idx = np.pad(first[:size + 1], (0, builtins.max(size + 1 - first.size, 0)))
+            idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
+        out.append(Tensor._leaf(np.diff(idx).astype(np.int32)))
+    return vals if len(out) == 1 else tuple(out)
+
+
+def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    return unique(x, size=size, fill_value=fill_value)
+
+
+def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_counts=True, size=size, fill_value=fill_value)
+
+
+def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_inverse=True, size=size, fill_value=fill_value)
+
+
+def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return unique(x, return_index=True, return_inverse=True, return_counts=True, size=size,
+                  fill_value=fill_value)
+
+
+def fmax(x1: Any, x2: Any) -> Tensor:
+    """numpy's fmax (NaN ignored), JAX's ties: ``where(x1 > x2 | isnan(x2), x1, x2)``."""
+    a, b = _t(x1), _t(x2)
+    pick = ops.gt(a, b)
+    if b.dtype.is_floating_point:
+        pick = ops.logical_or(pick, ops.isnan(b))
+    return ops.where(pick, a, b)
+
+
+def fmin(x1: Any, x2: Any) -> Tensor:
+    """numpy's fmin (NaN ignored), JAX's ties: ``where(x1 < x2 | isnan(x2), x1, x2)``."""
+    a, b = _t(x1), _t(x2)
+    pick = ops.lt(a, b)
+    if b.dtype.is_floating_point:
+        pick = ops.logical_or(pick, ops.isnan(b))
+    return ops.where(pick, a, b)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Tensor:
+    """JAX's put (``inplace=False`` required): ``a.flat[ind] = v``, ``v``
+    repeated to ``ind``'s length; the last write to an index wins."""
+    if inplace:
+        raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated array.")
+    if mode not in (None, "clip", "wrap", "fill"):
+        raise ValueError(f"put: invalid mode {mode!r}")
+    t = _t(a)
+    flat = ravel(t)
+    n = flat.shape[0]
+    idx = ravel(_t(ind)).numpy().astype(np.int64)
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif np.any((idx < -n) | (idx >= n)):
+        raise NotImplementedError(f"pf.numpy.put: index out of range for size {n} (JAX's "
+                                  f"mode={mode!r} drops it)")
+    idx = idx % n if n else idx
+    vals = ravel(_t(v)).to(t.dtype)
+    if vals.shape[0] != idx.shape[0]:
+        reps = -(-idx.shape[0] // builtins.max(vals.shape[0], 1))
+        vals = indexing.tile(vals, (reps,))[:idx.shape[0]]
+    # the last write wins: keep each index's last occurrence
+    last = {int(i): j for j, i in enumerate(idx)}
+    pos = np.array(sorted(last), np.int64)
+    src = np.array([last[int(i)] for i in pos], np.int64)
+    picked = indexing.index_select(vals, 0, Tensor._leaf(src))
+    mask = np.zeros(n, bool)
+    mask[pos] = True
+    placed = indexing.index_add(zeros((n,), t.dtype), 0, Tensor._leaf(pos), picked)
+    return ops.reshape(ops.where(Tensor._leaf(mask), placed, flat), t.shape)
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Tensor:
+    """numpy's fill_diagonal, out of place (``inplace=False``, as JAX asks):
+    the main diagonal (all dims equal past 2-d) set to ``val`` (repeated)."""
+    if inplace:
+        raise ValueError("JAX arrays are immutable. Pass inplace=False to instead return "
+                         "an updated array.")
+    t = _t(a)
+    if t.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if t.ndim > 2 and len(set(t.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    n_total = math.prod(t.shape)
+    if t.ndim == 2:
+        step = t.shape[1] + 1
+        end = n_total if wrap else t.shape[1] * t.shape[1]
+    else:
+        step = 1 + int(np.cumprod(t.shape[:-1]).sum())
+        end = n_total
+    pos = np.arange(0, builtins.min(end, n_total), step, dtype=np.int64)
+    vals = ravel(_t(val)).to(t.dtype)
+    if vals.shape[0] != pos.shape[0]:
+        reps = -(-pos.shape[0] // builtins.max(vals.shape[0], 1))
+        vals = indexing.tile(vals, (reps,))[:pos.shape[0]]
+    mask = np.zeros(n_total, bool)
+    mask[pos] = True
+    placed = indexing.index_add(zeros((n_total,), t.dtype), 0, Tensor._leaf(pos), vals)
+    return ops.reshape(ops.where(Tensor._leaf(mask), placed, ravel(t)), t.shape)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Tensor:
+    """numpy's tensordot: ``axes`` an int (a's last and b's first axes) or a
+    pair of axis lists (or of single axes)."""
+    if isinstance(axes, int | np.integer):
+        return _tensordot(_t(a), _t(b), int(axes))
+    if len(axes) != 2:
+        raise TypeError(f"tensordot axes argument must be an int, a pair of ints, or a pair "
+                        f"of lists/tuples, got {axes}")
+    xa, xb = axes
+    la = [int(xa)] if isinstance(xa, int | np.integer) else [int(v) for v in xa]
+    lb = [int(xb)] if isinstance(xb, int | np.integer) else [int(v) for v in xb]
+    return _tensordot(_t(a), _t(b), (la, lb))
+
+
+def _tensordot(a: Tensor, b: Tensor, dims: Any) -> Tensor:
+    if dims == 0 or dims == ([], []):
+        return ops.reshape(a, (*a.shape, *(1,) * b.ndim)) * b
+    return _pf_tensordot(a, b, dims)
+
+
+def kron(a: Any, b: Any) -> Tensor:
+    return composites.kron(_t(a), _t(b))
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Tensor:
+    """numpy's cross product along the last axis (torch's default picks the
+    first axis of size 3); 2-vectors are not supported."""
+    x, y = _t(a), _t(b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = moveaxis(x, axisa, -1), moveaxis(y, axisb, -1)
+    if x.shape[-1] != 3 or y.shape[-1] != 3:
+        raise NotImplementedError(f"pf.numpy.cross: vectors of 3 components only, got "
+                                  f"{x.shape[-1]} and {y.shape[-1]}")
+    return moveaxis(composites.cross(x, y, -1), -1, axisc)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Tensor:
+    """numpy's linear interpolation (JAX's formula: ``fp[i-1] + (x -
+    xp[i-1]) / dx * df`` with ``i`` from ``searchsorted(side='right')``)."""
+    xa, xpa, fpa = _inexact(_t(x)), _inexact(_t(xp)), _inexact(_t(fp))
+    dt = promote_types(promote_types(xa.dtype, xpa.dtype), fpa.dtype)
+    xa, xpa, fpa = xa.to(dt), xpa.to(dt), fpa.to(dt)
+    if xpa.ndim != 1 or fpa.ndim != 1 or xpa.shape != fpa.shape:
+        raise ValueError(f"xp and fp must be one-dimensional arrays of equal size, got "
+                         f"{list(xpa.shape)} and {list(fpa.shape)}")
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("left and right are not used with period")
+        p = builtins.abs(float(period))
+        xa = ops.remainder(xa, p)
+        xpa = ops.remainder(xpa, p)
+        order = argsort(xpa)
+        xpa, fpa = take(xpa, order), take(fpa, order)
+        xpa = ops.cat([xpa[-1:] - p, xpa, xpa[:1] + p], 0)
+        fpa = ops.cat([fpa[-1:], fpa, fpa[:1]], 0)
+    n = xpa.shape[0]
+    i = clip(composites.searchsorted(xpa, xa, side="right"), 1, n - 1).to(int64)
+    flat_i = ravel(i)
+    fp_i = ops.reshape(indexing.index_select(fpa, 0, flat_i), i.shape)
+    fp_im = ops.reshape(indexing.index_select(fpa, 0, flat_i - 1), i.shape)
+    xp_i = ops.reshape(indexing.index_select(xpa, 0, flat_i), i.shape)
+    xp_im = ops.reshape(indexing.index_select(xpa, 0, flat_i - 1), i.shape)
+    df, dx, delta = fp_i - fp_im, xp_i - xp_im, xa - xp_im
+    eps = float(np.spacing(np.finfo(dt.np).eps))
+    dx0 = ops.abs(dx) <= eps
+    f = ops.where(dx0, fp_im, fp_im + (delta / ops.where(dx0, 1.0, dx)) * df)
+    if period is None:
+        f = ops.where(xa < xpa[0], fpa[0] if left is None else _t(left).to(dt), f)
+        f = ops.where(xa > xpa[-1], fpa[-1] if right is None else _t(right).to(dt), f)
+    return f
+
+
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Tensor:
+    """Horner's rule: ``y = y * x + p[i]`` from the leading coefficient."""
+    pt, xt = _t(p), _t(x)
+    dt = promote_types(pt.dtype, xt.dtype)
+    pt, xt = pt.to(dt), xt.to(dt)
+    y = zeros(xt.shape, dt)
+    for i in builtins.range(pt.shape[0]):
+        y = y * xt + pt[i]
+    return y
+
+
+def _conv1d(a: Tensor, v: Tensor, mode: str, what: str) -> Tensor:
+    """The full/same/valid 1-d correlation of ``a`` with ``v``: a gather of
+    the zero-padded ``a`` by ``k + j`` times ``v[j]`` (differentiable in both)."""
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"{what}() only support 1-dimensional inputs.")
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"{what}: inputs cannot be empty, got shapes {a.shape} and {v.shape}")
+    n = v.shape[0]
+    if mode == "valid":
+        lo = hi = 0
+    elif mode == "same":
+        lo, hi = n // 2, n - n // 2 - 1
+    elif mode == "full":
+        lo = hi = n - 1
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    ap = lax_pad(a, 0, [(lo, hi, 0)])
+    m = ap.shape[0] - n + 1
+    idx = np.arange(m)[:, None] + np.arange(n)[None, :]
+    windows = ops.reshape(indexing.index_select(ap, 0, Tensor._leaf(idx.reshape(-1))), (m, n))
+    return ops.matmul(windows, v)
+
+
+def _conv_args(a: Any, v: Any) -> tuple[Tensor, Tensor]:
+    x, y = _inexact(_t(a)), _inexact(_t(v))
+    dt = promote_types(x.dtype, y.dtype)
+    return x.to(dt), y.to(dt)
+
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
+             preferred_element_type: Any = None) -> Tensor:
+    """numpy's 1-d convolution (JAX's: the longer input is the signal)."""
+    x, y = _conv_args(a, v)
+    if x.shape[0] < y.shape[0]:
+        x, y = y, x
+    return _conv1d(x, flip(y), mode, "convolve")
+
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
+              preferred_element_type: Any = None) -> Tensor:
+    """numpy's 1-d cross-correlation ``c[k] = sum_n a[n+k] v[n]`` (JAX's: the
+    inputs swapped and the result reversed when ``v`` is longer)."""
+    x, y = _conv_args(a, v)
+    if x.shape[0] < y.shape[0]:
+        return flip(_conv1d(y, x, mode, "correlate"))
+    return _conv1d(x, y, mode, "correlate")
+
+
+def lexsort(keys: Any, axis: int = -1) -> Tensor:
+    """The indices that sort by the last key, then the one before, ... (stable
+    sorts from the first key to the last)."""
+    ks = [_t(k) for k in keys] if not isinstance(keys, Tensor) else list(keys)
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shapes = {tuple(k.shape) for k in ks}
+    if len(shapes) != 1:
+        raise ValueError(f"all keys need to be the same shape, got {sorted(shapes)}")
+    first = ks[0]
+    ax = int(axis) % builtins.max(first.ndim, 1)
+    idx = argsort(first, axis=ax).to(int64)
+    for k in ks[1:]:
+        order = argsort(take_along_axis(k, idx, ax), axis=ax).to(int64)
+        idx = take_along_axis(idx, order, ax)
+    return idx.to(int32)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    """numpy's array_split: ``n`` sections, the first ``len % n`` one longer."""
+    t = _t(ary)
+    if not isinstance(indices_or_sections, int | np.integer):
+        return split(t, indices_or_sections, axis)
+    ax = int(axis) % t.ndim
+    n, k = t.shape[ax], int(indices_or_sections)
+    if k <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    q, r = builtins.divmod(n, k)
+    sizes = [q + 1] * r + [q] * (k - r)
+    return list(ops.split(t, sizes, ax))
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
+    if axis is None:
+        return ops.cat([ravel(arr), ravel(values)], 0)
+    return ops.cat([_t(arr), _t(values)], int(axis))
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
+    return _t(x).to(_dt(dtype))
+
+
+def copy(a: Any, order: Any = None) -> Tensor:
+    return _t(a).clone()
+
+
+def broadcast_arrays(*args: Any) -> list[Tensor]:
+    ts = [_t(a) for a in args]
+    shp = np.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    return [ops.broadcast_to(t, shp) for t in ts]
+
+
+def matrix_transpose(x: Any, /) -> Tensor:
+    t = _t(x)
+    if t.ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={t.ndim}")
+    return ops.swapaxes(t, -1, -2)
+
+
+def permute_dims(a: Any, /, axes: Sequence[int]) -> Tensor:
+    return transpose(a, axes)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
+    t = _t(a)
+    n = t.ndim
+    axis = int(axis) % n
+    start = int(start) + n if start < 0 else int(start)
+    if axis < start:
+        start -= 1
+    return moveaxis(t, axis, start)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    t = _t(x)
+    ax = int(axis) % t.ndim
+    return tuple(indexing.select(t, ax, i) for i in builtins.range(t.shape[ax]))
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    a, b = broadcast_arrays(x1, x2)
+    return sum(a * b, axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Tensor:
+    return ops.matmul(_t(x1), ops.unsqueeze(_t(x2), -1))[..., 0]
+
+
+def vecmat(x1: Any, x2: Any, /) -> Tensor:
+    return ops.matmul(ops.unsqueeze(_t(x1), -2), _t(x2))[..., 0, :]
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Tensor:
+    t = _t(x)
+    if axis is None:
+        if t.ndim > 1:
+            raise ValueError("The input array has ndim > 1; axis must be specified")
+        axis = 0
+    out = cumsum(t, axis, dtype)
+    if include_initial:
+        ax = int(axis) % out.ndim
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = ops.cat([zeros(shape, out.dtype), out], ax)
+    return out
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Tensor:
+    t = _t(x)
+    if axis is None:
+        if t.ndim > 1:
+            raise ValueError("The input array has ndim > 1; axis must be specified")
+        axis = 0
+    out = cumprod(t, axis, dtype)
+    if include_initial:
+        ax = int(axis) % out.ndim
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = ops.cat([ones(shape, out.dtype), out], ax)
+    return out
+
+
+def degrees(x: Any, /) -> Tensor:
+    return _inexact(_t(x)) * float(np.float32(180.0 / np.pi))
+
+
+def radians(x: Any, /) -> Tensor:
+    return _inexact(_t(x)) * float(np.float32(np.pi / 180.0))
+
+
+def fabs(x: Any, /) -> Tensor:
+    return abs(_inexact(_t(x)))
+
+
+def rint(x: Any, /) -> Tensor:
+    t = _t(x)
+    return ops.round(t) if t.dtype.is_floating_point else t.to(float32)
+
+
+def modf(x: Any, /, out: Any = None) -> tuple[Tensor, Tensor]:
+    _no_out(out)
+    t = _inexact(_t(x))
+    whole = ops.trunc(t)
+    return t - whole, whole
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Tensor, Tensor]:  # noqa: A001
+    a = _t(x1)
+    return ops.floor_divide(a, x2), ops.remainder(a, x2)
+
+
+def invert(x: Any, /) -> Tensor:
+    return ops.bitwise_not(_t(x))
+
+
+bitwise_invert = invert
+
+
+def left_shift(x1: Any, x2: Any, /) -> Tensor:
+    return ops.bitwise_left_shift(_t(x1), x2)
+
+
+def right_shift(x1: Any, x2: Any, /) -> Tensor:
+    return ops.bitwise_right_shift(_t(x1), x2)
+
+
+def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+              dtype: Any = None, axis: int = 0) -> Tensor:
+    if axis != 0:
+        raise NotImplementedError("pf.numpy.geomspace(axis=...) is not supported")
+    return Tensor._leaf(np.geomspace(start, stop, num, endpoint=endpoint)
+                        .astype((_dt(dtype) or float32).np))
+
+
+def _window(name: str) -> Any:
+    def f(M: int) -> Tensor:  # noqa: N803
+        return Tensor._leaf(getattr(np, name)(int(M)).astype(np.float32))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` window (float32)."
+    return f
+
+
+bartlett, blackman, hamming, hanning = (_window(n) for n in
+                                        ("bartlett", "blackman", "hamming", "hanning"))
+
+
+def kaiser(M: int, beta: float) -> Tensor:  # noqa: N803
+    return Tensor._leaf(np.kaiser(int(M), float(beta)).astype(np.float32))
+
+
+def isscalar(element: Any) -> bool:
+    if isinstance(element, Tensor):
+        return element.ndim == 0
+    return bool(np.isscalar(element)) or isinstance(element, np.generic)
+
+
+def iscomplexobj(x: Any) -> bool:
+    return False
+
+
+def isrealobj(x: Any) -> bool:
+    return True
+
+
+def promote_types(a: Any, b: Any) -> DType:
+    """JAX's promotion of two dtypes (int with float gives the float:
+    int32 + float32 is float32, not numpy's float64)."""
+    return composites.promote_types(to_dtype(a), to_dtype(b))
+
+
+def result_type(*args: Any) -> DType:
+    """JAX's result dtype: arrays and dtypes promote; Python scalars are
+    weak (they only lift an integer result to float32)."""
+    strong: list[DType] = []
+    weak_float = weak_int = False
+    for a in args:
+        if isinstance(a, Tensor):
+            strong.append(a.dtype)
+        elif isinstance(a, bool):
+            strong.append(bool_)
+        elif isinstance(a, int):
+            weak_int = True
+        elif isinstance(a, float):
+            weak_float = True
+        else:
+            strong.append(_canonical(a))
+    if not strong:
+        return float32 if weak_float else (int32 if weak_int else bool_)
+    out = strong[0]
+    for d in strong[1:]:
+        out = promote_types(out, d)
+    if weak_float and not out.is_floating_point:
+        return float32
+    if weak_int and out is bool_:
+        return int32
+    return out
+
+
+def _canonical(a: Any) -> DType:
+    arr = np.asarray(a) if not isinstance(a, DType | type | np.dtype | str) else None
+    if arr is not None:
+        d = np.dtype(_CANONICAL.get(arr.dtype, arr.dtype))
+        return to_dtype(d)
+    return to_dtype(a)
+
+
+def _nanreduce(name: str, fill: float | None) -> Any:
+    def f(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+          **kw: Any) -> Tensor:
+        _no_out(out)
+        t = _t(a)
+        if not t.dtype.is_floating_point:
+            return globals()[name[3:]](t, axis, keepdims=keepdims, **kw)
+        mask = ops.isnan(t)
+        if name in ("nanmax", "nanmin"):
+            big = math.inf if name == "nanmin" else -math.inf
+            r = globals()[name[3:]](ops.where(mask, big, t), axis, keepdims=keepdims)
+            allnan = _all_axes(mask, axis, keepdims)
+            return ops.where(allnan, math.nan, r)
+        return globals()[name[3:]](ops.where(mask, fill, t), axis, keepdims=keepdims, **kw)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` ignoring NaNs."
+    return f
+
+
+def _all_axes(t: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    axes = _axis(t, axis)
+    return reductions.all(t, axes, keepdim=keepdims) if t.ndim else t
+
+
+nanmax, nanmin = _nanreduce("nanmax", None), _nanreduce("nanmin", None)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Tensor:
+    """numpy's nanprod: ``prod`` with NaNs as 1."""
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), 1.0, t)
+    return prod(t, axis, dtype, out, keepdims, initial, where)
+
+
+def nanargmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), -math.inf, t)
+    return argmax(t, axis, out, keepdims)
+
+
+def nanargmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), math.inf, t)
+    return argmin(t, axis, out, keepdims)
+
+
+def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
+    t = _t(a)
+    return cumsum(ops.where(ops.isnan(t), 0.0, t) if t.dtype.is_floating_point else t,
+                  axis, dtype, out)
+
+
+def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
+    t = _t(a)
+    return cumprod(ops.where(ops.isnan(t), 1.0, t) if t.dtype.is_floating_point else t,
+                   axis, dtype, out)
+
+
+def _nanmoment(name: str) -> Any:
+    def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+          keepdims: bool = False, *, where: Any = None) -> Tensor:
+        _no_out(out)
+        if where is not None:
+            raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
+        t = _inexact(_t(a))
+        if dtype is not None:
+            t = t.to(_dt(dtype))
+        keep = ops.logical_not(ops.isnan(t))
+        count = keep.to(t.dtype)
+        m = sum(ops.where(keep, t, 0.0), axis, keepdims=True) / sum(count, axis, keepdims=True)
+        dev = ops.where(keep, t - m, 0.0)
+        v = sum(dev * dev, axis, keepdims=keepdims) / (sum(count, axis, keepdims=keepdims) - ddof)
+        return ops.sqrt(v) if name == "nanstd" else v
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` of the non-NaN values (``ddof`` 0)."
+    return f
+
+
+nanvar, nanstd = _nanmoment("nanvar"), _nanmoment("nanstd")
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
+    qq = q / 100 if isinstance(q, float | int) else _t(q) / 100
+    return nanquantile(a, qq, axis, out, method=method, keepdims=keepdims)
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False) -> Tensor:
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
+    _no_out(out)
+    t = _inexact(_t(a))
+    if axis is not None and not isinstance(axis, int | np.integer):
+        raise NotImplementedError("pf.numpy.nanquantile: axis must be an int or None")
+    qt = q if isinstance(q, float | int) else _t(q).to(t.dtype)
+    return reductions.nanquantile(t, qt, None if axis is None else int(axis),
+                                  keepdim=keepdims, interpolation=method)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Tensor:
+    """The median of the non-NaN values (numpy's: the mean of the two middle
+    ones; torch's nanmedian takes the lower)."""
+    del overwrite_input  # (numpy's hint: no effect, as in JAX)
+    return nanquantile(a, 0.5, axis, out, keepdims=keepdims)
+
+
+def polyadd(a1: Any, a2: Any) -> Tensor:
+    x, y = _t(a1), _t(a2)
+    n = builtins.max(x.shape[0], y.shape[0])
+    x = lax_pad(x, 0, [(n - x.shape[0], 0, 0)])
+    y = lax_pad(y, 0, [(n - y.shape[0], 0, 0)])
+    return x + y
+
+
+def polysub(a1: Any, a2: Any) -> Tensor:
+    return polyadd(a1, -_t(a2))
+
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Tensor:
+    if trim_leading_zeros:
+        raise NotImplementedError("pf.numpy.polymul(trim_leading_zeros=True)")
+    x, y = _inexact(_t(a1)), _inexact(_t(a2))
+    return convolve(x, y)
+
+
+def polyder(p: Any, m: int = 1) -> Tensor:
+    t = _inexact(_t(p))
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    for _ in builtins.range(int(m)):
+        n = t.shape[0] - 1
+        t = t[:-1] * arange(n, 0, -1).to(t.dtype)
+    return t
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
+    t = _inexact(_t(p))
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ks = np.zeros(int(m)) if k is None else np.broadcast_to(np.asarray(k, np.float64),
+                                                            (int(m),))
+    for i in builtins.range(int(m)):
+        n = t.shape[0]
+        t = ops.cat([t / arange(n, 0, -1).to(t.dtype),
+                     asarray(np.asarray([ks[i]], t.dtype.np))], 0)
+    return t
+
+
+# ---- more of numpy's names (JAX's conventions) ----
+
+euler_gamma = 0.5772156649015329
+float_, int_ = float32, int32  # (JAX's without 64-bit mode)
+# numpy's abstract scalar types, for issubdtype(x.dtype, pf.numpy.floating)
+generic, number, inexact, floating, integer = np.generic, np.number, np.inexact, np.floating, \
+    np.integer
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """numpy's issubdtype on pf's dtypes (``jnp.issubdtype(x.dtype, jnp.floating)``)."""
+    def np_of(a: Any) -> Any:
+        if isinstance(a, type) and issubclass(a, np.generic):
+            return a
+        return np.dtype(to_dtype(a).np) if isinstance(a, DType | str) else np.dtype(a)
+    return bool(np.issubdtype(np_of(arg1), np_of(arg2)))
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """The array API's isdtype: a kind name ('bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'numeric') or dtypes."""
+    d = _dt(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            npd = np.dtype(d.np)
+            hit = {"bool": npd.kind == "b", "signed integer": npd.kind == "i",
+                   "unsigned integer": npd.kind == "u", "integral": npd.kind in "iu",
+                   "real floating": npd.kind == "f", "complex floating": False,
+                   "numeric": npd.kind in "iuf"}.get(k)
+            if hit is None:
+                raise ValueError(f"Unrecognized data type kind: {k!r}")
+        else:
+            hit = to_dtype(k) is d
+        if hit:
+            return True
+    return False
+
+
+def iterable(y: Any) -> bool:
+    return bool(np.iterable(y.numpy() if isinstance(y, Tensor) else y))
+
+
+def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Tensor:
+    """The bin of each value (int32), for increasing or decreasing ``bins``."""
+    xt, b = _t(x), _t(bins)
+    if b.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got shape "
+                         f"{list(b.shape)}")
+    if b.shape[0] == 0:
+        return zeros(xt.shape, int32)
+    side = "left" if right else "right"
+    up = searchsorted(b, xt, side=side)
+    down = b.shape[0] - searchsorted(flip(b), xt, side=side)
+    return ops.where(ops.ge(b[-1], b[0]), up, down).to(int32)
+
+
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
+                      order: str = "C") -> Tensor:
+    idx = [_t(i) for i in multi_index]
+    dims = tuple(int(d) for d in dims)
+    if len(idx) != len(dims):
+        raise ValueError(f"len(multi_index)={len(idx)} != len(dims)={len(dims)}")
+    for i in idx:
+        if i.dtype.is_floating_point or i.dtype is bool_:
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        for i, d in zip(idx, dims):
+            v = i.numpy()
+            if np.any((v < 0) | (v >= d)):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [clip(i, 0, d - 1) for i, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [ops.remainder(i, d) for i, d in zip(idx, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "F":
+        strides = np.cumprod((1,) + dims[:-1])
+    elif order == "C":
+        strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    out = zeros((), int32)
+    for i, s in zip(idx, strides):
+        out = out + i.to(int32) * int(s)
+    return out
+
+
+def resize(a: Any, new_shape: Any) -> Tensor:
+    """numpy's resize: the flattened array repeated (or cut) to the new shape."""
+    shape = _shape(new_shape)
+    if builtins.any(d < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat = ravel(a)
+    n = math.prod(shape)
+    if flat.shape[0] == 0 or n == 0:
+        return zeros(shape, flat.dtype)
+    reps = -(-n // flat.shape[0])
+    return ops.reshape(indexing.tile(flat, (reps,))[:n], shape)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
+             fill_value: Any = 0, out: Any = None) -> Tensor:
+    _no_out(out)
+    cond = ravel(condition).numpy().astype(bool)
+    t = ravel(a) if axis is None else moveaxis(a, axis, 0)
+    cond, extra = cond[:t.shape[0]], cond[t.shape[0]:]
+    if size is not None:
+        raise NotImplementedError("pf.numpy.compress(size=...) is not supported")
+    if np.any(extra):
+        raise ValueError("condition contains entries that are out of bounds")
+    picked = indexing.index_select(t, 0, Tensor._leaf(np.flatnonzero(cond)))
+    return picked if axis is None else moveaxis(picked, 0, axis)
+
+
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Tensor:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.extract(size=...) is not supported")
+    return compress(ravel(condition), ravel(arr))
+
+
+def choose(a: Any, choices: Sequence[Any], out: Any = None, mode: str = "raise") -> Tensor:
+    _no_out(out)
+    idx = _t(a)
+    cs = broadcast_arrays(idx, *choices)
+    idx, cs = cs[0], cs[1:]
+    n = len(cs)
+    if mode == "raise":
+        v = idx.numpy()
+        if np.any((v < 0) | (v >= n)):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        idx = ops.remainder(idx, n)
+    elif mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    out_t = cs[0]
+    for i in builtins.range(1, n):
+        out_t = ops.where(ops.eq(idx, i), cs[i], out_t)
+    return out_t
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Tensor:
+    """numpy's piecewise: where several conditions hold the last one wins;
+    the extra function (or 0) where none holds. Each function is applied to
+    the whole of ``x`` (elementwise functions, as JAX's switch assumes)."""
+    xt = _t(x)
+    conds = [_t(c) for c in (condlist if isinstance(condlist, list | tuple) else [condlist])]
+    nc, nf = len(conds), len(funclist)
+    if nf == nc + 1:
+        funcs = [funclist[-1], *funclist[:-1]]
+    elif nf == nc:
+        funcs = [0, *funclist]
+    else:
+        raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are "
+                         f"expected; got {nf}")
+
+    def value(fn: Any) -> Tensor:
+        r = fn(xt, *args, **kw) if callable(fn) else _t(fn)
+        return ops.broadcast_to(_t(r).to(xt.dtype), xt.shape)
+    out = value(funcs[0])
+    for cond, fn in zip(conds, funcs[1:]):
+        out = ops.where(cond, value(fn), out)
+    return out
+
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Tensor:
+    """JAX's argpartition: the ``kth + 1`` smallest in ascending order, then
+    the rest largest first (top-k order; ties by position)."""
+    t = swapaxes(_t(a), axis, -1)
+    n = t.shape[-1]
+    kth = int(kth) % n
+    bottom = argsort(t, axis=-1)[..., :kth + 1]
+    host = bottom.numpy()
+    proxy = np.ones(t.shape, np.float32)
+    np.put_along_axis(proxy, host.astype(np.int64), 0.0, axis=-1)
+    top = np.argsort(-proxy, axis=-1, kind="stable")[..., :n - kth - 1]
+    out = Tensor._leaf(np.concatenate([host, top.astype(np.int32)], -1))
+    return swapaxes(out, -1, axis)
+
+
+def partition(a: Any, kth: int, axis: int = -1) -> Tensor:
+    """JAX's partition: the ``kth + 1`` smallest ascending, then the rest
+    descending."""
+    t = swapaxes(_t(a), axis, -1)
+    n = t.shape[-1]
+    kth = int(kth) % n
+    s = sort(t, axis=-1)
+    out = ops.cat([s[..., :kth + 1], flip(s[..., kth + 1:], -1)], -1)
+    return swapaxes(out, -1, axis)
+
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
+    t = _t(filt)
+    v = t.numpy()
+    axes = set(_axis(t, axis))
+    key = []
+    for ax in builtins.range(t.ndim):
+        if ax not in axes or ("f" not in trim.lower() and "b" not in trim.lower()):
+            key.append(builtins.slice(None))
+            continue
+        mask = np.any(v != 0, axis=tuple(i for i in builtins.range(v.ndim) if i != ax))
+        if not mask.any():
+            key.append(builtins.slice(0, 0))
+            continue
+        start = int(mask.argmax()) if "f" in trim.lower() else None
+        stop = v.shape[ax] - int(mask[::-1].argmax()) if "b" in trim.lower() else None
+        key.append(builtins.slice(start, stop))
+    return t[tuple(key)]
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Tensor:
+    """numpy's insert of ``values`` before the index (or indices) ``obj``."""
+    t = ravel(arr) if axis is None else _t(arr)
+    ax = 0 if axis is None else int(axis) % t.ndim
+    n = t.shape[ax]
+    if isinstance(obj, builtins.slice):
+        pos = np.arange(n)[obj]
+    else:
+        pos = np.asarray(obj.numpy() if isinstance(obj, Tensor) else obj)
+    scalar = pos.ndim == 0
+    pos = np.where(pos.reshape(-1) < 0, pos.reshape(-1) + n, pos.reshape(-1))
+    if np.any((pos < 0) | (pos > n)):
+        raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+    vals = _t(values).to(t.dtype)
+    shape = list(t.shape)
+    if scalar:  # numpy's: values at least arr.ndim-d, their first axis moved to ``ax``
+        vals = ops.reshape(vals, (1,) * (t.ndim - vals.ndim) + tuple(vals.shape)) \
+            if vals.ndim < t.ndim else vals
+        vals = moveaxis(vals, 0, ax)
+        k = vals.shape[ax]
+        shape[ax] = k
+        vals = ops.broadcast_to(vals, tuple(shape))
+        pos = np.repeat(pos, k)
+    else:
+        shape[ax] = pos.size
+        vals = ops.broadcast_to(vals, tuple(shape))
+    order = np.argsort(pos, kind="stable")
+    new_pos = pos[order] + np.arange(pos.size)
+    total = n + pos.size
+    is_new = np.zeros(total, bool)
+    is_new[new_pos] = True
+    src = np.empty(total, np.int64)
+    src[~is_new] = np.arange(n)
+    src[new_pos] = n + order
+    joined = ops.cat([t, vals], ax)
+    return indexing.index_select(joined, ax, Tensor._leaf(src))
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Tensor:
+    """numpy's delete (repeated indices drop once; ``assume_unique_indices``
+    is JAX's hint, the result is the same)."""
+    del assume_unique_indices
+    t = ravel(arr) if axis is None else _t(arr)
+    ax = 0 if axis is None else int(axis) % t.ndim
+    n = t.shape[ax]
+    if isinstance(obj, builtins.slice):
+        drop = np.arange(n)[obj]
+    else:
+        drop = np.asarray(obj.numpy() if isinstance(obj, Tensor) else obj).reshape(-1)
+        if drop.dtype == bool:
+            raise NotImplementedError("pf.numpy.delete with a boolean mask")
+        if np.any((drop < -n) | (drop >= n)):
+            raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+        drop = np.where(drop < 0, drop + n, drop)
+    keep = np.setdiff1d(np.arange(n), drop)
+    return indexing.index_select(t, ax, Tensor._leaf(keep.astype(np.int64)))
+
+
+def _setop(name: str) -> Any:
+    def f(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+          fill_value: Any = None) -> Tensor:
+        if size is not None:
+            raise NotImplementedError(f"pf.numpy.{name}(size=...) is not supported")
+        a, b = _t(ar1), _t(ar2)
+        dt = promote_types(a.dtype, b.dtype)
+        out = getattr(np, name)(a.numpy(), b.numpy())
+        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` (sorted, read from the values; no gradient)."
+    return f
+
+
+setdiff1d, union1d, setxor1d = (_setop(n) for n in ("setdiff1d", "union1d", "setxor1d"))
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
+                return_indices: bool = False, *, size: int | None = None,
+                fill_value: Any = None) -> Any:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.intersect1d(size=...) is not supported")
+    a, b = _t(ar1), _t(ar2)
+    dt = promote_types(a.dtype, b.dtype)
+    out = np.intersect1d(a.numpy(), b.numpy(), assume_unique, return_indices)
+    if not return_indices:
+        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+    vals, i1, i2 = out
+    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(np.int32)),
+            Tensor._leaf(i2.astype(np.int32)))
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                weights: Any = None, density: bool | None = None) -> tuple[Tensor, ...]:
+    if isinstance(bins, int | np.integer) or np.ndim(bins) == 1 and \
+            not isinstance(bins, list | tuple):
+        bins = [bins, bins]
+    hist, edges = histogramdd(stack([_t(x), _t(y)], 1), bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                weights: Any = None, density: bool | None = None) -> tuple[Tensor, list[Tensor]]:
+    """numpy's histogramdd (JAX's int32 counts without weights): each
+    coordinate binned as ``histogram`` bins it, counted by flat bin index."""
+    s = _inexact(_t(sample))
+    if s.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be 2-d (N, D), got {list(s.shape)}")
+    n, d = s.shape
+    nbins = [bins] * d if isinstance(bins, int | np.integer) else list(bins)
+    ranges = [None] * d if range is None else list(range)
+    edges = [histogram_bin_edges(s[:, i], nbins[i], ranges[i]) for i in builtins.range(d)]
+    flat = zeros((n,), int64)
+    inside = ones((n,), bool_)
+    for i, e in enumerate(edges):
+        col = s[:, i]
+        k = e.shape[0]
+        idx = composites.searchsorted(e, col, side="right")
+        idx = ops.where(ops.eq(col, e[-1]), k - 1, idx)
+        inside = ops.logical_and(inside, ops.logical_and(idx >= 1, idx <= k - 1))
+        flat = flat * (k - 1) + clip(idx - 1, 0, k - 2).to(int64)
+    sizes = [e.shape[0] - 1 for e in edges]
+    w = ones((n,), int32) if weights is None else _t(weights).to(s.dtype)
+    w = ops.where(inside, w, asarray(0, w.dtype))
+    counts = indexing.index_add(zeros((math.prod(sizes),), w.dtype), 0, flat, w)
+    hist = ops.reshape(counts, tuple(sizes))
+    if density:
+        hist = hist.to(s.dtype) / sum(hist)
+        for i, e in enumerate(edges):
+            view = [1] * d
+            view[i] = sizes[i]
+            hist = hist / ops.reshape(e[1:] - e[:-1], tuple(view))
+    return hist, edges
+
+
+def _grid(sparse: bool) -> Any:
+    class _Grid:
+        """``mgrid[a:b:step, ...]`` (``ogrid``: sparse); a complex step is a count."""
+
+        def __getitem__(self, key: Any) -> Any:
+            keys = key if isinstance(key, tuple) else (key,)
+            axes = []
+            for k in keys:
+                if not isinstance(k, builtins.slice):
+                    raise TypeError(f"mgrid/ogrid take slices, got {k!r}")
+                start = 0 if k.start is None else k.start
+                step = 1 if k.step is None else k.step
+                if isinstance(step, complex):
+                    axes.append(linspace(start, k.stop, int(builtins.abs(step))))
+                else:
+                    axes.append(arange(start, k.stop, step))
+            if len(axes) == 1 and not isinstance(key, tuple):
+                return axes[0]
+            grids = meshgrid(*axes, indexing="ij", sparse=sparse)
+            dt = result_type(*grids)
+            grids = [g.to(dt) for g in grids]
+            return grids if sparse else stack(grids)
+    return _Grid()
+
+
+mgrid, ogrid = _grid(False), _grid(True)
+
+
+def ix_(*args: Any) -> tuple[Tensor, ...]:
+    ts = [_t(a) for a in args]
+    out = []
+    for i, t in enumerate(ts):
+        if t.ndim != 1:
+            raise ValueError(f"Cross index must be 1 dimensional, got {t.ndim}")
+        view = [1] * len(ts)
+        view[i] = t.shape[0]
+        out.append(ops.reshape(t.to(int32) if t.dtype is int64 else t, tuple(view)))
+    return tuple(out)
+
+
+def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Tensor:
+    """``func1d`` on every 1-d slice along ``axis`` (a loop over the slices;
+    the results stacked where the axis was)."""
+    t = moveaxis(arr, axis, -1)
+    batch = tuple(t.shape[:-1])
+    flat = ops.reshape(t, (-1, t.shape[-1]))
+    outs = [_t(func1d(flat[i], *args, **kwargs)) for i in builtins.range(flat.shape[0])]
+    res = stack(outs)
+    res = ops.reshape(res, batch + tuple(res.shape[1:]))
+    nd = res.ndim - len(batch)
+    ax = int(axis) % _t(arr).ndim
+    for j in builtins.range(nd):
+        res = moveaxis(res, len(batch) + j, ax + j)
+    return res
+
+
+def vectorize(pyfunc: Any, *, excluded: Any = frozenset(), signature: str | None = None) -> Any:
+    """numpy's vectorize of a function of scalars, by ``pf.vmap`` over every
+    broadcast element (no ``signature``)."""
+    if signature is not None:
+        raise NotImplementedError("pf.numpy.vectorize(signature=...) is not supported")
+    from .vmap import vmap
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        keep = {i for i in excluded if isinstance(i, int)}
+        live = [i for i in builtins.range(len(args)) if i not in keep]
+        arrays = broadcast_arrays(*(args[i] for i in live))
+        shape = tuple(arrays[0].shape) if arrays else ()
+        flat = [ravel(a) for a in arrays]
+
+        def scalar_fn(*xs: Any) -> Any:
+            full = list(args)
+            for i, x in zip(live, xs):
+                full[i] = x
+            return pyfunc(*full, **kwargs)
+        if not shape:
+            return pyfunc(*args, **kwargs)
+        out = vmap(scalar_fn)(*flat)
+        return ops.reshape(out, shape + tuple(out.shape[1:]))
+    return wrapped
+
+
+def block(arrays: Any) -> Tensor:
+    """numpy's block: nested lists concatenated, the innermost along the last axis."""
+    def depth(x: Any) -> int:
+        return 1 + depth(x[0]) if isinstance(x, list) else 0
+    d = depth(arrays)
+
+    def build(x: Any, level: int) -> Tensor:
+        if not isinstance(x, list):
+            return _t(x)
+        parts = [build(p, level + 1) for p in x]
+        nd = builtins.max(builtins.max(p.ndim for p in parts), d)
+        parts = [ops.reshape(p, (1,) * (nd - p.ndim) + tuple(p.shape)) for p in parts]
+        return ops.cat(parts, -(d - level))
+    return build(arrays, 0)
+
+
+def spacing(x: Any, /) -> Tensor:
+    """The distance to the next float away from zero (numpy's spacing)."""
+    t = _inexact(_t(x))
+    v = t.numpy()
+    return Tensor._leaf(np.spacing(v).astype(v.dtype))
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
+            w: Any = None, cov: bool = False) -> Tensor:
+    """Least-squares polynomial coefficients (highest power first), by the
+    column-scaled Vandermonde system as numpy/JAX; ``full``/``cov`` are not
+    supported."""
+    if full or cov:
+        raise NotImplementedError("pf.numpy.polyfit(full=True or cov=True) is not supported")
+    xt, yt = _inexact(_t(x)), _inexact(_t(y))
+    order = int(deg) + 1
+    lhs = ops.pow(ops.unsqueeze(xt, -1), arange(order - 1, -1, -1).to(xt.dtype))
+    rhs = yt
+    if w is not None:
+        wt = _t(w).to(xt.dtype)
+        lhs = lhs * ops.unsqueeze(wt, -1)
+        rhs = rhs * (wt if rhs.ndim == 1 else ops.unsqueeze(wt, -1))
+    scale = ops.sqrt(sum(lhs * lhs, 0))
+    lhs = lhs / scale
+    sol = _pf_linalg.lstsq(lhs, rhs if rhs.ndim == 2 else ops.unsqueeze(rhs, -1))[0]
+    sol = sol / ops.unsqueeze(scale, -1)
+    return sol[:, 0] if rhs.ndim == 1 else sol
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
+                   inplace: bool = True, mode: str | None = None) -> Tensor:
+    """``arr`` with ``values`` placed at ``indices`` along ``axis``
+    (``inplace=False``, as JAX asks)."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX "
+                         "arrays are immutable. Pass inplace=False to instead return an "
+                         "updated array.")
+    t = _t(arr)
+    if axis is None:
+        return reshape(put_along_axis(ravel(t), ravel(indices), ravel(values), 0,
+                                      inplace=False), t.shape)
+    ax = int(axis) % t.ndim
+    idx = _t(indices).to(int64)
+    idx = ops.where(idx < 0, idx + t.shape[ax], idx)
+    vals = ops.broadcast_to(_t(values).to(t.dtype), tuple(idx.shape))
+    return indexing.scatter(t, ax, idx, vals)
+
+
+single = float32
+index_exp, s_ = np.index_exp, np.s_  # (plain Python slicing helpers: tuples of slices)
+
+
+def array_equiv(a1: Any, a2: Any) -> bool:
+    x, y = _t(a1), _t(a2)
+    try:
+        shp = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    except ValueError:
+        return False
+    return bool(reductions.all(ops.eq(ops.broadcast_to(x, shp), ops.broadcast_to(y, shp)))
+                .item())
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    src = from_.dtype if isinstance(from_, Tensor) else to_dtype(from_)
+    return bool(np.can_cast(np.dtype(src.np), np.dtype(to_dtype(to).np), casting))
+
+
+def iscomplex(x: Any) -> Tensor:
+    t = _t(x)
+    return zeros(t.shape, bool_)
+
+
+def fromfunction(function: Any, shape: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
+    """``function`` of the index grids (float32 by default, as JAX)."""
+    grids = indices(_shape(shape), dtype=_dt(dtype) or float32)
+    return function(*(grids[i] for i in builtins.range(len(_shape(shape)))), **kwargs)
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: float = 2 * math.pi) -> Tensor:
+    """numpy's unwrap: steps larger than ``discont`` (``period/2``) are
+    corrected by multiples of ``period`` (JAX's formula)."""
+    t = _inexact(_t(p))
+    ax = int(axis) % t.ndim
+    dd = diff(t, axis=ax)
+    half = period / 2
+    disc = half if discont is None else builtins.max(float(discont), half)
+    ddmod = ops.remainder(dd + half, float(period)) - half
+    ddmod = ops.where(ops.logical_and(ops.eq(ddmod, -half), dd > 0), half, ddmod)
+    correction = ops.where(ops.abs(dd) < disc, 0.0, ddmod - dd)
+    first = _slice_axis(t, ax, 0, 1)
+    return ops.cat([first, _slice_axis(t, ax, 1, None) + cumsum(correction, ax)], ax)
+
+
+def poly(seq_of_zeros: Any) -> Tensor:
+    """The coefficients of the monic polynomial with the given (real) roots."""
+    z = _inexact(_t(seq_of_zeros))
+    if z.ndim == 2 and z.shape[0] == z.shape[1]:
+        raise NotImplementedError("pf.numpy.poly of a matrix (its eigenvalues may be complex)")
+    if z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    out = ones((1,), z.dtype)
+    for i in builtins.range(z.shape[0]):
+        out = convolve(out, ops.stack([ones((), z.dtype), -z[i]]))
+    return out
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor, Tensor]:
+    """Polynomial long division: quotient and remainder (highest power first)."""
+    if trim_leading_zeros:
+        raise NotImplementedError("pf.numpy.polydiv(trim_leading_zeros=True)")
+    num, den = _inexact(_t(u)), _inexact(_t(v))
+    dt = promote_types(num.dtype, den.dtype)
+    num, den = num.to(dt), den.to(dt)
+    m, n = num.shape[0] - 1, den.shape[0] - 1
+    scale = 1.0 / den[0]
+    q = []
+    rem = num
+    for k in builtins.range(builtins.max(0, m - n + 1)):
+        d = scale * rem[k]
+        q.append(d)
+        shift = zeros((k,), dt)
+        tail = zeros((m - n - k,), dt)
+        rem = rem - ops.cat([shift, d * den, tail], 0)
+    quot = ops.stack(q) if q else zeros((1,), dt)
+    return quot, rem
+
+
+def mask_indices(n: int, mask_func: Any, k: int = 0, *, size: int | None = None
+                 ) -> tuple[Tensor, Tensor]:
+    if size is not None:
+        raise NotImplementedError("pf.numpy.mask_indices(size=...) is not supported")
+    m = _t(mask_func(ones((int(n), int(n)), int32), k)).numpy() != 0
+    r, c = np.nonzero(m)
+    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Tensor:
+    """numpy's place, out of place (``inplace=False``, as JAX asks): the
+    masked positions, in order, take ``vals`` (repeated)."""
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays "
+                         "are immutable. Pass inplace=False to instead return an updated array.")
+    t = _t(arr)
+    flat = ravel(t)
+    pos = np.flatnonzero(ravel(mask).numpy())
+    if pos.size == 0:
+        return t
+    v = ravel(vals).to(t.dtype)
+    reps = -(-pos.size // builtins.max(v.shape[0], 1))
+    v = indexing.tile(v, (reps,))[:pos.size]
+    sel = np.zeros(flat.shape[0], bool)
+    sel[pos] = True
+    placed = indexing.index_add(zeros((flat.shape[0],), t.dtype), 0, Tensor._leaf(pos), v)
+    return ops.reshape(ops.where(Tensor._leaf(sel), placed, flat), t.shape)
+
+
+def bitwise_count(x: Any, /) -> Tensor:
+    """The number of 1 bits of each integer's absolute value (uint8, as numpy)."""
+    t = _t(x)
+    if t.dtype.is_floating_point:
+        raise TypeError(f"bitwise_count requires integer input, got {t.dtype.name}")
+    v = np.abs(t.numpy().astype(np.int64)).astype(np.uint64)
+    return Tensor._leaf(np.bitwise_count(v).astype(np.uint8))
+
+
+def apply_over_axes(func: Any, a: Any, axes: Sequence[int]) -> Tensor:
+    t = _t(a)
+    for ax in axes:
+        r = _t(func(t, ax))
+        t = r if r.ndim == t.ndim else expand_dims(r, ax)
+    return t
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """numpy's nan_to_num (its second positional argument is ``copy``;
+    torch's is ``nan``)."""
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        return t
+    return ops.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
+             base: float = 10.0, dtype: Any = None, axis: int = 0) -> Tensor:
+    """``base ** linspace(start, stop, num, endpoint)`` in float32 (numpy's
+    argument order: torch's has ``base`` where numpy has ``endpoint``)."""
+    exps = linspace(start, stop, num, endpoint, axis=axis)
+    out = ops.pow(full((), base, float32), exps)
+    return out if dtype is None else out.to(_dt(dtype))
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
+    """numpy's gradient: spacings as positional arguments (none: 1; one: for
+    every axis; else one per axis), one array for a single axis, else a list."""
+    t = _t(f)
+    axes = _axis(t, axis)
+    spacing: Any = 1.0
+    if len(varargs) == 1:
+        spacing = varargs[0] if not isinstance(varargs[0], Tensor) or varargs[0].ndim == 0 \
+            else (varargs[0],) * len(axes)
+        if isinstance(spacing, Tensor) and spacing.ndim == 0:
+            spacing = spacing.item()
+    elif varargs:
+        if len(varargs) != len(axes):
+            raise TypeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
+        spacing = tuple(v if isinstance(v, Tensor) and v.ndim else
+                        (v.item() if isinstance(v, Tensor) else v) for v in varargs)
+    grads = composites3.gradient(t, spacing=spacing, dim=axes, edge_order=edge_order or 1)
+    return grads[0] if len(axes) == 1 else list(grads)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Tensor:
+    """numpy's nansum (third positional argument ``dtype``; torch's is ``keepdim``)."""
+    t = _t(a)
+    if t.dtype.is_floating_point:
+        t = ops.where(ops.isnan(t), 0.0, t)
+    return sum(t, axis, dtype, out, keepdims, initial, where)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, where: Any = None) -> Tensor:
+    """The mean of the non-NaN values (numpy's argument order)."""
+    _no_out(out)
+    t = _inexact(_t(a))
+    if dtype is not None:
+        t = t.to(_dt(dtype))
+    keep = ops.logical_not(ops.isnan(t))
+    if where is not None:
+        keep = ops.logical_and(keep, _t(where))
+    return sum(ops.where(keep, t, 0.0), axis, keepdims=keepdims) / \
+        sum(keep.to(t.dtype), axis, keepdims=keepdims)
 
 
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
@@ -587,19 +2487,168 @@ def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> 
     return _pf_linalg.vector_norm(t, ord, axes, keepdims)
 
 
+def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+         hermitian: bool = False) -> Any:
+    t = _inexact(_t(a))
+    if hermitian:
+        raise NotImplementedError("pf.numpy.linalg.svd(hermitian=True) is not supported")
+    if not compute_uv:
+        return _pf_linalg.svdvals(t)
+    return tuple(_pf_linalg.svd(t, full_matrices=full_matrices))
+
+
+def _matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None) -> Tensor:  # noqa: N803
+    """numpy's rank: singular values above ``rtol * max(s)`` (``rtol``
+    defaults to ``max(m, n) * eps``; ``tol`` is absolute)."""
+    t = _inexact(_t(M))
+    s = _pf_linalg.svdvals(t)
+    if tol is not None:
+        cut = _t(tol).to(t.dtype)
+    else:
+        r = (builtins.max(t.shape[-2:]) * float(np.finfo(t.dtype.np).eps)) if rtol is None \
+            else rtol
+        cut = ops.amax(s, (-1,), keepdim=True) * r
+    return sum(s > cut, -1)
+
+
+def _linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    return trace(x, offset, -2, -1, dtype)
+
+
+def _linalg_tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+                      preferred_element_type: Any = None) -> Tensor:
+    return tensordot(x1, x2, axes)
+
+
+def _linalg_outer(x1: Any, x2: Any, /) -> Tensor:
+    a, b = _t(x1), _t(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={a.ndim} and x2.ndim={b.ndim}")
+    return outer(a, b)
+
+
+def _linalg_diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
+    return indexing.diagonal(_t(x), offset, -2, -1)
+
+
+def _linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    return cross(x1, x2, axis=axis)
+
+
+def _lstsq(a: Any, b: Any, rcond: Any = None, *, numpy_resid: bool = False
+           ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """JAX's lstsq by the SVD: the solution, the squared residual norms
+    (empty under ``numpy_resid`` when rank-deficient or not tall), the
+    rank (int32) and the singular values (torch's lstsq has other residuals)."""
+    at, bt = _inexact(_t(a)), _inexact(_t(b))
+    dt = promote_types(at.dtype, bt.dtype)
+    at, bt = at.to(dt), bt.to(dt)
+    if at.ndim != 2:
+        raise TypeError(f"{at.ndim}-dimensional array given. Array must be two-dimensional")
+    if at.shape[0] != bt.shape[0]:
+        raise ValueError("Leading dimensions of input arrays must match")
+    vec = bt.ndim == 1
+    b2 = ops.unsqueeze(bt, -1) if vec else bt
+    m, n = at.shape
+    r = float(np.finfo(dt.np).eps) * builtins.max(n, m) if rcond is None else \
+        (float(np.finfo(dt.np).eps) if rcond < 0 else float(rcond))
+    u, s, vt = _pf_linalg.svd(at, full_matrices=False)
+    mask = ops.logical_and(s > 0, s >= s[0] * r)
+    rank = sum(mask)
+    s_inv = ops.unsqueeze(ops.where(mask, 1.0 / ops.where(mask, s, 1.0), 0.0), -1)
+    x = ops.matmul(transpose(vt), s_inv * ops.matmul(transpose(u), b2))
+    if numpy_resid and (int(rank.item()) < n or m <= n):
+        resid = zeros((0,), dt)
+    else:
+        d = b2 - ops.matmul(at, x)
+        resid = sum(d * d, 0)
+    return (ravel(x) if vec else x), resid, rank, s
+
+
+def _pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Tensor:
+    t = _inexact(_t(a))
+    tol = rcond if rtol is None else rtol
+    return _pf_linalg.pinv(t, rtol=tol, hermitian=hermitian) if tol is not None else \
+        _pf_linalg.pinv(t, hermitian=hermitian)
+
+
+def _matrix_power(a: Any, n: int) -> Tensor:
+    """``a`` to an integer power; a negative one is the inverse's power."""
+    t = _t(a)
+    n = int(n)
+    if n < 0:
+        return _pf_linalg.matrix_power(_pf_linalg.inv(t), -n)
+    return _pf_linalg.matrix_power(t, n)
+
+
+def _solve(a: Any, b: Any) -> Tensor:
+    """numpy 2's (and JAX's) solve: ``b`` is a vector only when 1-d, else
+    a (batch of) matrices; torch's reading of a batch of vectors is refused."""
+    at, bt = _inexact(_t(a)), _inexact(_t(b))
+    if bt.ndim >= 2 and bt.shape[-2] != at.shape[-1]:
+        raise ValueError(f"Invalid shapes for solve: {tuple(at.shape)}, {tuple(bt.shape)}. "
+                         "b is a vector only when 1-dimensional (numpy 2, JAX 0.5); use "
+                         "b[..., None] for a batch of vectors.")
+    return _pf_linalg.solve(at, bt)
+
+
+# pf.linalg's names that give numpy.linalg's answers (checked against
+# jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
+_LINALG_SHARED = frozenset({
+    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "multi_dot", "qr", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
+
+_LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
+               "tensordot": _linalg_tensordot, "outer": _linalg_outer,
+               "diagonal": _linalg_diagonal, "cross": _linalg_cross,
+               "matrix_transpose": matrix_transpose, "lstsq": _lstsq, "pinv": _pinv,
+               "matrix_power": _matrix_power, "solve": _solve}
+
+
 class _Linalg(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
-        return getattr(_pf_linalg, name)
+        if name in _LINALG_SHARED:
+            return getattr(_pf_linalg, name)
+        raise AttributeError(f"pf.numpy.linalg has no attribute {name!r} (pf.numpy.linalg."
+                             f"{name} is not implemented; pf.linalg's name, if any, has "
+                             "torch's semantics: not checked against numpy's)")
 
 
-linalg = _Linalg("pyflame_mlir.numpy.linalg", "numpy's linalg names (norm), then pf.linalg's")
-linalg.norm = _norm  # type: ignore[attr-defined]
+linalg = _Linalg("pyflame_mlir.numpy.linalg", "numpy's linalg names (norm, svd, ...), then "
+                 "the pf.linalg names checked to agree with numpy.linalg")
+for _name, _fn in _LINALG_OWN.items():
+    setattr(linalg, _name, _fn)
+
+
+# pf's top-level names whose torch semantics are numpy's for the arguments
+# numpy takes (checked against jax.numpy in test/python/test_numpy_sweep.py):
+# only these fall through; any other name raises AttributeError rather than
+# giving torch's answer to a numpy question (meshgrid's indexing, histogram's
+# bins, equal's single bool were such answers)
+SHARED_WITH_PF = frozenset("""
+    acos acosh add all allclose any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
+    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack einsum
+    empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
+    greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
+    isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
+    logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
+    negative nextafter not_equal positive pow rad2deg reciprocal
+    remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
+    true_divide trunc vander vsplit angle
+    bfloat16 bool float16 float32 float64 double int8 int16 int32 int64 uint8 finfo iinfo
+""".split())
 
 
 def __getattr__(name: str) -> Any:
-    """Every other name is pf's (jnp.exp, jnp.einsum, jnp.float32, ...): looked
-    up on the package when asked (not imported: the package sits above)."""
-    try:
+    """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
+    looked up on the package when asked (not imported: the package sits
+    above); any other name is not implemented here."""
+    if name in SHARED_WITH_PF:
         return getattr(sys.modules[__package__], name)
-    except AttributeError:
-        raise AttributeError(f"pf.numpy has no attribute {name!r} (nor has pf)") from None
+    hint = " (pf's has torch's semantics, not checked against numpy's)" \
+        if hasattr(sys.modules[__package__], name) else ""
+    raise AttributeError(f"pf.numpy has no attribute {name!r} (pf.numpy.{name} is not "
+                         f"implemented{hint})")

@@ -8,6 +8,18 @@ from one. The threefry hash, the partitionable counter layout (JAX's default
 JAX's, so ``pf.random.normal(pf.random.PRNGKey(0), (3,))`` gives
 ``jax.random.normal(jax.random.PRNGKey(0), (3,))``'s values.
 
+The samplers: uniform, normal, randint, bits, bernoulli, gumbel,
+categorical, exponential, permutation, choice, truncated_normal, laplace,
+logistic, cauchy, rademacher, pareto, rayleigh, weibull_min, lognormal,
+triangular, wald, geometric, maxwell, double_sided_maxwell,
+multivariate_normal, orthogonal, gamma, loggamma, beta, dirichlet, t,
+chisquare, f, generalized_normal, ball, poisson, binomial, multinomial.
+Integer results are JAX's exactly; float results to the last-bit rounding of
+float32 transcendental functions (see the note above ``truncated_normal``).
+A parameter given as a tensor gets JAX's gradient (the reparameterized
+transforms; for gamma and the samplers on it, JAX's implicit
+reparameterization, whose own derivative raises).
+
 The bits are computed on the host from the key's value: inside
 ``pf.compile`` a draw from a key argument reads it (the call runs ``f``, no
 stale draw is replayed); under ``vmap`` over keys ``f`` runs per example.
@@ -28,9 +40,13 @@ from .dialects.dtypes import dtype as to_dtype
 from .indexing import index_select
 from .vmap import ConcretizationError, MappedLoopError
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "exponential", "fold_in", "gumbel",
-           "key", "key_data", "normal", "permutation", "randint", "split", "uniform",
-           "wrap_key_data"]
+__all__ = ["PRNGKey", "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
+           "choice", "clone", "dirichlet", "double_sided_maxwell", "exponential", "f", "fold_in",
+           "gamma", "generalized_normal", "geometric", "gumbel", "key", "key_data", "laplace",
+           "loggamma", "logistic", "lognormal", "maxwell", "multivariate_normal", "normal",
+           "orthogonal", "pareto", "permutation", "poisson", "rademacher", "randint",
+           "rayleigh", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
+           "weibull_min", "wrap_key_data"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -39,13 +55,17 @@ def _rotl(x: np.ndarray, d: int) -> np.ndarray:
     return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
 
 
-def _threefry2x32(k1: np.uint32, k2: np.uint32, x1: np.ndarray, x2: np.ndarray
+def _threefry2x32(k1: Any, k2: Any, x1: np.ndarray, x2: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The Threefry-2x32 hash (20 rounds) of the counter pairs ``(x1, x2)``."""
-    ks = [np.uint32(k1), np.uint32(k2), np.uint32(k1) ^ np.uint32(k2) ^ np.uint32(0x1BD11BDA)]
+    """The Threefry-2x32 hash (20 rounds) of the counter pairs ``(x1, x2)``
+    under the key ``(k1, k2)``; keys and counters broadcast (a column of
+    keys against a row of counters hashes many keys at once)."""
+    k1, k2 = np.asarray(k1, np.uint32), np.asarray(k2, np.uint32)
+    shape = np.broadcast_shapes(np.shape(x1), np.shape(x2), k1.shape, k2.shape)
+    ks = [k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA)]
     with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as the hash wants
-        x = [np.atleast_1d(x1).astype(np.uint32) + ks[0],
-             np.atleast_1d(x2).astype(np.uint32) + ks[1]]
+        x = [np.broadcast_to(np.asarray(x1, np.uint32), shape) + ks[0],
+             np.broadcast_to(np.asarray(x2, np.uint32), shape) + ks[1]]
         for i in range(5):
             for r in _ROTATIONS[i % 2]:
                 x[0] = x[0] + x[1]
@@ -53,7 +73,7 @@ def _threefry2x32(k1: np.uint32, k2: np.uint32, x1: np.ndarray, x2: np.ndarray
                 x[1] = x[0] ^ x[1]
             x[0] = x[0] + ks[(i + 1) % 3]
             x[1] = x[1] + ks[(i + 2) % 3] + np.uint32(i + 1)
-    return x[0].reshape(np.shape(x1)), x[1].reshape(np.shape(x2))
+    return np.asarray(x[0], np.uint32).reshape(shape), np.asarray(x[1], np.uint32).reshape(shape)
 
 
 def _key_words(key: Any, what: str) -> tuple[np.uint32, np.uint32]:
@@ -169,11 +189,14 @@ def _uniform01(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 def _uniform_np(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
                 what: str) -> np.ndarray:
+    return _scale_uniform(_uniform01(key, shape, what), minval, maxval)
+
+
+def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     lo, hi = np.float32(minval), np.float32(maxval)
     # u * (hi - lo) + lo rounded once (XLA fuses it into a multiply-add): the
     # float32 product is exact in float64
-    u = _uniform01(key, shape, what).astype(np.float64)
-    scaled = (u * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
+    scaled = (u01.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
     return np.maximum(lo, scaled)
 
 
@@ -189,13 +212,41 @@ def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
     return Tensor._leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
+_F32 = np.float32
+_SQRT2 = _F32(np.sqrt(2))
+_ERFINV_CENTRAL = np.array([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                            0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+                            1.50140941], np.float32)
+_ERFINV_TAIL = np.array([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682],
+                        np.float32)
+
+
+def _erfinv_np(x: np.ndarray) -> np.ndarray:
+    """XLA's float32 erfinv (Giles' polynomials), on the host."""
+    x = np.asarray(x, _F32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(-x * x)
+        central = w < _F32(5)
+        w = np.where(central, w - _F32(2.5), np.sqrt(w) - _F32(3)).astype(_F32)
+        p = np.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0]).astype(_F32)
+        for c, t in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
+            p = (np.where(central, c, t).astype(_F32) + p * w).astype(_F32)
+        return np.where(np.abs(x) == _F32(1), x * _F32(np.inf), p * x).astype(_F32)
+
+
+def _normal_np(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lo = np.nextafter(_F32(-1.0), _F32(0.0))
+    return (_SQRT2 * _erfinv_np(_uniform_np(words, shape, lo, 1.0, "normal"))).astype(_F32)
+
+
 def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard normal (float32): ``sqrt(2) erfinv(u)`` of JAX's uniform
-    ``u`` in (-1, 1)."""
+    ``u`` in (-1, 1), with XLA's float32 erfinv (Giles' polynomials) on the
+    host: JAX's values but for numpy's and XLA's ``log1p`` rounding (about
+    95% of draws are bit-equal, the rest within 2 ulp)."""
     _float_dtype(dtype, "normal")
-    lo = np.nextafter(np.float32(-1.0), np.float32(0.0))
-    u = _uniform_np(key, _shape(shape), lo, 1.0, "normal")
-    return ops.mul(composites2.erfinv(Tensor._leaf(u)), float(np.float32(np.sqrt(2))))
+    return Tensor._leaf(_normal_np(key, _shape(shape)))
 
 
 def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
@@ -305,3 +356,874 @@ def exponential(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) ->
     _float_dtype(dtype, "exponential")
     u = Tensor._leaf(_uniform01(key, _shape(shape), "exponential"))
     return ops.neg(ops.log1p(ops.neg(u)))
+
+
+# ---- more samplers (JAX's algorithms and key use; host noise, pf transforms) ----
+#
+# Each sampler below follows jax.random's code (jax/_src/random.py): the same
+# splits of the key, the same draws of bits, the same float32 transform. The
+# bits and every integer result are JAX's exactly; a float result is JAX's up
+# to the rounding of float32 transcendental functions (XLA's log, erf, tan,
+# ... and numpy's may differ in the last bit). Where a sampler rejects
+# (gamma, poisson, binomial) a last-bit difference in a comparison can, rarely,
+# change one element's accept decision: the loop on keys is JAX's, so every
+# other element still matches.
+
+def _words_np(key: Any, what: str) -> np.ndarray:
+    return np.array(_key_words(key, what), np.uint32)
+
+
+def _split_np(words: np.ndarray, num: int | tuple[int, ...] = 2) -> np.ndarray:
+    b1, b2 = _threefry2x32(words[0], words[1], *_counts(_shape(num)))
+    return np.stack([b1, b2], axis=-1)
+
+
+def _uniform_bounds(key: Any, shape: tuple[int, ...], lo: Any, hi: Any, what: str) -> Tensor:
+    """JAX's uniform with bounds that may be tensors (a gradient flows to
+    them through ``max(lo, u (hi - lo) + lo)``)."""
+    if not isinstance(lo, Tensor) and not isinstance(hi, Tensor) and np.ndim(lo) == 0 \
+            and np.ndim(hi) == 0:
+        return Tensor._leaf(_uniform_np(key, shape, float(lo), float(hi), what))
+    u = Tensor._leaf(_uniform01(key, shape, what))
+    lo_t, hi_t = _param(lo), _param(hi)
+    return ops.maximum(lo_t, u * (hi_t - lo_t) + lo_t)
+
+
+def _param(x: Any) -> Tensor:
+    """A distribution parameter: a tensor as given (float32), else a float32 constant."""
+    if isinstance(x, Tensor):
+        return x if x.dtype is float32 else x.to(float32)
+    return Tensor._leaf(np.asarray(x, _F32))
+
+
+def _value(x: Any) -> np.ndarray:
+    """A parameter's float32 value on the host (for the rejection loops)."""
+    if isinstance(x, Tensor):
+        try:
+            return x.numpy().astype(_F32)
+        except ConcretizationError:
+            raise MappedLoopError("random: a parameter mapped by vmap (vmap runs each "
+                                  "example's draw)") from None
+    return np.asarray(x, _F32)
+
+
+def _bshape(what: str, shape: Any, *params: Any) -> tuple[int, ...]:
+    """``shape``, or the parameters' broadcast shape; ``shape`` must hold them."""
+    pshape = np.broadcast_shapes(*(tuple(np.shape(p)) if not isinstance(p, Tensor)
+                                   else tuple(p.shape) for p in params))
+    if shape is None:
+        return tuple(pshape)
+    out = _shape(shape)
+    try:
+        joint = np.broadcast_shapes(out, pshape)
+    except ValueError:
+        joint = None
+    if joint != out:
+        raise ValueError(f"{what} parameter shapes must be broadcast-compatible with shape "
+                         f"argument, and the result of broadcasting the shapes must equal the "
+                         f"shape argument, but got parameter shape {tuple(pshape)} for shape "
+                         f"argument {out}.")
+    return out
+
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
+                     dtype: Any = None) -> Tensor:
+    """A standard normal truncated to ``(lower, upper)``: ``sqrt(2)
+    erfinv(u)`` of a uniform ``u`` between ``erf(lower/sqrt 2)`` and
+    ``erf(upper/sqrt 2)``, clipped strictly inside the bounds (JAX's). The
+    gradient flows to the bounds (as JAX's)."""
+    _float_dtype(dtype, "truncated_normal")
+    shape = _bshape("truncated_normal", shape, lower, upper)
+    lo, hi = _param(lower), _param(upper)
+    a = ops.erf(lo / float(_SQRT2))
+    b = ops.erf(hi / float(_SQRT2))
+    u = _uniform_bounds(key, shape, a, b, "truncated_normal")
+    out = composites2.erfinv(u) * float(_SQRT2)
+    lo_v, hi_v = _value(lower), _value(upper)
+    return ops.minimum(ops.maximum(out, Tensor._leaf(np.nextafter(lo_v, _F32(np.inf)))),
+                       Tensor._leaf(np.nextafter(hi_v, _F32(-np.inf))))
+
+
+def laplace(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """Standard Laplace: ``sign(u) log1p(-|u|)``, ``u`` uniform in (-1, 1)."""
+    _float_dtype(dtype, "laplace")
+    eps_neg = float(np.finfo(_F32).epsneg)
+    u = Tensor._leaf(_uniform_np(key, _shape(shape), -1.0 + eps_neg, 1.0, "laplace"))
+    return ops.sign(u) * ops.log1p(ops.neg(ops.abs(u)))
+
+
+def logistic(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """Standard logistic: ``log(u) - log1p(-u)``, ``u`` uniform in [tiny, 1)."""
+    _float_dtype(dtype, "logistic")
+    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).tiny), 1.0,
+                                 "logistic"))
+    return ops.log(u) - ops.log1p(ops.neg(u))
+
+
+def cauchy(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """Standard Cauchy: ``tan(pi (u - 1/2))``, ``u`` uniform in [eps, 1)."""
+    _float_dtype(dtype, "cauchy")
+    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).eps), 1.0, "cauchy"))
+    return ops.tan((u - 0.5) * float(_F32(np.pi)))
+
+
+def rademacher(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """-1 or +1 with equal probability: ``2 bernoulli(0.5) - 1`` (int32 by default)."""
+    d = int32 if dtype is None else to_dtype(dtype)
+    b = _uniform01(key, _shape(shape), "rademacher") < _F32(0.5)
+    return Tensor._leaf((2 * b.astype(np.int64) - 1).astype(d.np))
+
+
+def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Pareto of shape ``b``: ``exp(e / b)`` of a standard exponential ``e``."""
+    _float_dtype(dtype, "pareto")
+    shape = _bshape("pareto", shape, b)
+    return ops.exp(exponential(key, shape) / _param(b))
+
+
+def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Rayleigh: ``scale sqrt(-2 log u)``."""
+    _float_dtype(dtype, "rayleigh")
+    shape = _bshape("rayleigh", shape, scale)
+    u = Tensor._leaf(_uniform01(key, shape, "rayleigh"))
+    return ops.broadcast_to(_param(scale), shape) * ops.sqrt(ops.log(u) * -2.0)
+
+
+def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] | int = (),
+                dtype: Any = None) -> Tensor:
+    """Weibull: ``(-log1p(-u)) ** (1 / concentration) * scale``."""
+    _float_dtype(dtype, "weibull_min")
+    u = Tensor._leaf(_uniform01(key, _shape(shape), "weibull_min"))
+    return ops.pow(ops.neg(ops.log1p(ops.neg(u))), 1.0 / _param(concentration)) * _param(scale)
+
+
+def lognormal(key: Any, sigma: Any = 1.0, shape: Any = None, dtype: Any = None) -> Tensor:
+    """``exp(sigma n)`` of a standard normal ``n``."""
+    _float_dtype(dtype, "lognormal")
+    shape = _bshape("lognormal", shape, sigma)
+    return ops.exp(normal(key, shape) * _param(sigma))
+
+
+def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
+               dtype: Any = None) -> Tensor:
+    """The triangular distribution on [left, right] peaking at ``mode``
+    (inverse CDF of one uniform, as JAX)."""
+    _float_dtype(dtype, "triangular")
+    shape = _bshape("triangular", shape, left, mode, right)
+    lo, md, hi = (ops.broadcast_to(_param(v), shape) for v in (left, mode, right))
+    fc = (md - lo) / (hi - lo)
+    u = Tensor._leaf(_uniform01(key, shape, "triangular"))
+    out1 = lo + ops.sqrt(u * (hi - lo) * (md - lo))
+    out2 = hi - ops.sqrt((1.0 - u) * (hi - lo) * (hi - md))
+    return ops.where(ops.lt(u, fc), out1, out2)
+
+
+def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Wald (inverse Gaussian) of unit scale: JAX's transform of a normal
+    and a uniform from the two halves of the key."""
+    _float_dtype(dtype, "wald")
+    shape = _bshape("wald", shape, mean)
+    k1, k2 = _split_np(_words_np(key, "wald"))
+    m = ops.broadcast_to(_param(mean), shape)
+    v = normal(k1, shape)
+    z = Tensor._leaf(_uniform01(k2, shape, "wald"))
+    y = v * v
+    y_sq = y * y
+    mean_sq = m * m
+    sqrt_term = ops.sqrt(m * 4.0 * y + mean_sq * y_sq)
+    x = m + mean_sq * y / 2.0 - m / 2.0 * sqrt_term
+    return ops.where(ops.le(z, m / (m + x)), x, mean_sq / x)
+
+
+def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Trials to the first success: ``floor(log u / log1p(-p)) + 1`` (int32)."""
+    d = int32 if dtype is None else to_dtype(dtype)
+    if d.is_floating_point or d.is_bool:
+        raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {d.name}")
+    shape = _bshape("geometric", shape, p)
+    u = _uniform01(key, shape, "geometric")
+    u = np.where(u == 0, _F32(1), u)
+    pv = np.broadcast_to(_value(p), shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.floor(np.log(u) / np.log1p(-pv)).astype(_F32) + _F32(1)
+    return Tensor._leaf(g.astype(d.np))
+
+
+def maxwell(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
+    """The norm of three standard normals."""
+    _float_dtype(dtype, "maxwell")
+    n = normal(key, (*_shape(shape), 3))
+    return ops.sqrt(ops.sum(n * n, (-1,)))
+
+
+def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Sequence[int] | int = (),
+                         dtype: Any = None) -> Tensor:
+    """A Maxwell draw with a random sign, scaled and shifted (JAX's keys)."""
+    _float_dtype(dtype, "double_sided_maxwell")
+    pshape = np.broadcast_shapes(*(tuple(np.shape(v)) if not isinstance(v, Tensor)
+                                   else tuple(v.shape) for v in (loc, scale)))
+    shape = _shape(shape) or tuple(pshape)
+    shape = shape + tuple(pshape)
+    mk, rk = _split_np(_words_np(key, "double_sided_maxwell"))
+    sign = rademacher(rk, shape, float32)
+    return sign * maxwell(mk, shape) * _param(scale) + _param(loc)
+
+
+def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
+           axis: int = 0, mode: str | None = None) -> Tensor:
+    """``shape`` draws from ``a`` (an int n: ``arange(n)``; an array: along
+    ``axis``), with or without replacement, uniform or with probabilities
+    ``p`` (JAX's: randint; a permutation's prefix; inverse CDF by searchsorted
+    of the cumulated ``p``; the Gumbel top-k)."""
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
+    if mode not in (None, "low"):
+        raise NotImplementedError(f"random.choice(mode={mode!r}) is not supported")
+    arr = a if isinstance(a, Tensor) else ops.as_tensor_arg(np.asarray(a))
+    if arr.ndim == 0:
+        n_inputs = int(arr.item())
+    else:
+        axis = int(axis) % arr.ndim
+        n_inputs = arr.shape[axis]
+    shape = _shape(shape)
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return Tensor._leaf(np.zeros(shape, arr.dtype.np))
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
+                         f"(size {n_inputs}) when 'replace=False'")
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs).numpy().astype(np.int64)
+        else:
+            ind = _shuffled_positions(key, n_inputs)[:n_draws]
+    else:
+        pv = _value(p)
+        if pv.shape != (n_inputs,):
+            raise ValueError(f"p must be None or a 1D vector with the same size as "
+                             f"a.shape[axis]. p has shape {pv.shape} and a.shape[axis] is "
+                             f"{n_inputs}.")
+        if replace:
+            p_cuml = np.cumsum(pv, dtype=_F32)
+            r = (p_cuml[-1] * (_F32(1) - _uniform01(key, shape, "choice"))).astype(_F32)
+            ind = np.searchsorted(p_cuml, r, side="left").astype(np.int64)
+        else:
+            g = _gumbel_np(key, (n_inputs,)) + np.log(pv)
+            ind = np.argsort(-g, kind="stable")[:n_draws]
+    if arr.ndim == 0:
+        return Tensor._leaf(ind.reshape(shape).astype(np.int32))
+    picked = index_select(arr, axis, Tensor._leaf(ind.reshape(-1)))
+    return ops.reshape(picked, (*arr.shape[:axis], *shape, *arr.shape[axis + 1:]))
+
+
+def _gumbel_np(key: Any, shape: tuple[int, ...]) -> np.ndarray:
+    u = _uniform_np(key, shape, float(np.finfo(_F32).tiny), 1.0, "gumbel")
+    return (-np.log(-np.log(u))).astype(_F32)
+
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
+                        method: str = "cholesky") -> Tensor:
+    """``mean + factor @ n`` of standard normals ``n`` (shape ``shape + (n,)``),
+    ``factor`` the Cholesky factor of ``cov`` (or ``u sqrt(s)`` of its SVD,
+    ``v sqrt(w)`` of its eigh); the gradient flows to ``mean`` and ``cov``."""
+    from . import linalg as _linalg  # (pf.linalg sits beside: imported when drawn)
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    _float_dtype(dtype, "multivariate_normal")
+    m, c = _param(mean), _param(cov)
+    if m.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{m.ndim}")
+    if c.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{c.ndim}")
+    n = m.shape[-1]
+    if tuple(c.shape[-2:]) != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {tuple(c.shape)}.")
+    batch = np.broadcast_shapes(tuple(m.shape[:-1]), tuple(c.shape[:-2]))
+    shape = tuple(batch) if shape is None else _shape(shape)
+    if np.broadcast_shapes(shape, tuple(batch)) != shape:
+        raise ValueError(f"multivariate_normal: shape {shape} must hold the batch shape "
+                         f"{tuple(batch)}")
+    if method == "svd":
+        u, s, _ = _linalg.svd(c)
+        factor = u * ops.unsqueeze(ops.sqrt(s), -2)
+    elif method == "eigh":
+        w, v = _linalg.eigh(c)
+        factor = v * ops.unsqueeze(ops.sqrt(w), -2)
+    else:
+        factor = _linalg.cholesky(c)
+    z = normal(key, (*shape, n))
+    return m + ops.matmul(factor, ops.unsqueeze(z, -1))[..., 0]
+
+
+def orthogonal(key: Any, n: int, shape: Sequence[int] | int = (), dtype: Any = None,
+               m: int | None = None) -> Tensor:
+    """A Haar-random orthogonal (``n x m``: orthonormal columns or rows)
+    matrix: the Q of a normal matrix's QR, columns signed by R's diagonal."""
+    from . import linalg as _linalg
+    _float_dtype(dtype, "orthogonal")
+    n = int(n)
+    m_ = n if m is None else int(m)
+    z = normal(key, (*_shape(shape), builtins_max(n, m_), builtins_min(n, m_)))
+    q, r = _linalg.qr(z)
+    d = ops.sign(_linalg.diagonal(r))
+    x = q * ops.unsqueeze(d, -2)
+    return ops.swapaxes(x, -1, -2) if n < m_ else x
+
+
+builtins_max, builtins_min = max, min
+
+
+# ---- gamma and the samplers on it (JAX's Marsaglia-Tsang loop, per element) ----
+
+def _split_keys(keys: np.ndarray, num: int) -> np.ndarray:
+    """``split(k, num)`` of each key of ``keys`` (N, 2): (N, num, 2)."""
+    b1, b2 = _threefry2x32(keys[:, :1], keys[:, 1:], np.zeros(num, np.uint32),
+                           np.arange(num, dtype=np.uint32))
+    return np.stack([b1, b2], axis=-1)
+
+
+def _uniform01_keys(keys: np.ndarray) -> np.ndarray:
+    """One scalar uniform in [0, 1) from each key of ``keys`` (N, 2)."""
+    b1, b2 = _threefry2x32(keys[:, 0], keys[:, 1], np.uint32(0), np.uint32(0))
+    words = ((b1 ^ b2) >> np.uint32(9)) | np.uint32(0x3F800000)
+    return words.view(np.float32) - np.float32(1.0)
+
+
+def _normal_keys(keys: np.ndarray) -> np.ndarray:
+    lo = np.nextafter(_F32(-1.0), _F32(0.0))
+    return (_SQRT2 * _erfinv_np(_scale_uniform(_uniform01_keys(keys), lo, 1.0))).astype(_F32)
+
+
+def _gamma_keys(keys: np.ndarray, alpha: np.ndarray, log_space: bool) -> np.ndarray:
+    """JAX's ``_gamma_one`` for each (key, alpha), as its vmap runs it: the
+    Marsaglia-Tsang loop (boosted by ``u ** (1/alpha)`` below 1), every
+    element splitting its own key until it accepts."""
+    one, zero = _F32(1), _F32(0)
+    alpha = alpha.astype(_F32)
+    boost = alpha >= one
+    d = (np.where(boost, alpha, alpha + one) - _F32(1.0 / 3.0)).astype(_F32)
+    c = (_F32(1.0 / 3.0) / np.sqrt(d)).astype(_F32)
+    first = _split_keys(keys, 2)
+    key, subkey = first[:, 0].copy(), first[:, 1]
+    n = alpha.shape[0]
+    x2, v3, u = np.zeros(n, _F32), np.ones(n, _F32), np.full(n, _F32(2))
+
+    def going(i: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (u[i] >= one - _F32(0.0331) * (x2[i] * x2[i])) & \
+                (np.log(u[i]) >= x2[i] * _F32(0.5) + d[i] * ((one - v3[i]) + np.log(v3[i])))
+
+    active = going(np.arange(n))
+    while np.any(active):
+        idx = np.flatnonzero(active)
+        s3 = _split_keys(key[idx], 3)
+        key[idx] = s3[:, 0]
+        xk, uk = s3[:, 1].copy(), s3[:, 2]
+        x = np.zeros(idx.size, _F32)
+        v = np.full(idx.size, _F32(-1))
+        inner = np.ones(idx.size, bool)
+        while np.any(inner):
+            j = np.flatnonzero(inner)
+            s2 = _split_keys(xk[j], 2)
+            xk[j] = s2[:, 0]
+            x[j] = _normal_keys(s2[:, 1])
+            v[j] = (one + x[j] * c[idx[j]]).astype(_F32)
+            inner[j] = v[j] <= zero
+        x2[idx] = x * x
+        v3[idx] = (v * v) * v
+        u[idx] = _uniform01_keys(uk)
+        active[idx] = going(idx)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if log_space:
+            log_samples = np.log1p(-_uniform01_keys(subkey)).astype(_F32)  # -exponential
+            log_boost = np.where(boost | (log_samples == zero), zero,
+                                 log_samples * (one / alpha)).astype(_F32)
+            return ((np.log(d) + np.log(v3)) + log_boost).astype(_F32)
+        samples = (one - _uniform01_keys(subkey)).astype(_F32)
+        b = np.where(boost, one, np.power(samples, one / alpha)).astype(_F32)
+        return ((d * v3) * b).astype(_F32)
+
+
+def _gamma_np(key: Any, a: Any, shape: Any, log_space: bool, what: str) -> np.ndarray:
+    av = _value(a)
+    shape = tuple(av.shape) if shape is None else _shape(shape)
+    if np.broadcast_shapes(shape, av.shape) != shape:
+        raise ValueError(f"{what}: shape {shape} must hold a's shape {av.shape}")
+    alphas = np.broadcast_to(av, shape).reshape(-1)
+    if alphas.size == 0:
+        return np.zeros(shape, _F32)
+    keys = _split_np(_words_np(key, what), alphas.size)
+    return _gamma_keys(keys, alphas, log_space).reshape(shape)
+
+
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lgamma64(x: np.ndarray) -> np.ndarray:
+    """log Gamma(x) for x > 0 in float64 (Lanczos, g = 7; below 1/2 by
+    Gamma(x) = Gamma(x + 1) / x): about 1e-15 relative, so its float32
+    rounding is math.lgamma's."""
+    x = np.asarray(x, np.float64)
+    small = x < 0.5
+    xs = np.where(small, x + 1.0, x)
+    z = xs - 1.0
+    acc = np.full_like(z, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        acc = acc + c / (z + i)
+    t = z + 7.5
+    out = 0.5 * math.log(2 * math.pi) + (z + 0.5) * np.log(t) - t + np.log(acc)
+    return np.where(small, out - np.log(np.where(small, x, 1.0)), out)
+
+
+def _digamma64(x: np.ndarray) -> np.ndarray:
+    """digamma for x > 0 (recurrence up to 6, then the asymptotic series)."""
+    x = np.array(x, np.float64)
+    out = np.zeros_like(x)
+    for _ in range(6):
+        small = x < 6
+        out = np.where(small, out - 1.0 / np.where(small, x, 1.0), out)
+        x = np.where(small, x + 1.0, x)
+    f = 1.0 / (x * x)
+    return out + np.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (
+        1 / 240 - f / 132))))
+
+
+_EPS32 = float(np.finfo(np.float32).eps)
+
+
+def _gamma_sample_grad(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d sample / d a of a Gamma(a, 1) sample ``x`` (JAX's
+    ``random_gamma_grad``: the derivative of the regularized incomplete gamma
+    by its series or continued fraction, over the density), in float64
+    with float32's stopping tolerance."""
+    a64, x64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a64, x64 = a64.copy(), x64.copy()
+    is_nan = np.isnan(a64) | np.isnan(x64)
+    x_zero = x64 == 0
+    domain = (x64 < 0) | (a64 <= 0)
+    use_cf = (x64 > 1) & (x64 > a64)
+    safe_a = np.where(domain | is_nan, 1.0, a64)
+    safe_x = np.where(domain | is_nan | x_zero, 1.0, x64)
+    lg = _lgamma64(safe_a)
+    ax = safe_a * np.log(safe_x) - safe_x - lg
+    underflow = ax < -np.log(np.finfo(np.float32).max)
+    enabled = ~(x_zero | domain | underflow | is_nan)
+    with np.errstate(all="ignore"):
+        series = _igamma_series_grad(safe_a, safe_x, enabled & ~use_cf)
+        frac = _igammac_cf_grad(safe_a, safe_x, enabled & use_cf)
+    out = np.where(use_cf, -frac, series)
+    out = np.where(x_zero, 0.0, out)
+    return np.where(domain | is_nan, np.nan, out)
+
+
+def _igamma_series_grad(a: np.ndarray, x: np.ndarray, enabled: np.ndarray) -> np.ndarray:
+    r, c, ans = a.copy(), np.ones_like(a), np.ones_like(a)
+    dc_da, dans_da = np.zeros_like(a), np.zeros_like(a)
+    while np.any(enabled):
+        r2 = r + 1
+        dc2 = dc_da * (x / r2) - (c * x) / (r2 * r2)
+        dans2 = dans_da + dc2
+        c2 = c * (x / r2)
+        ans2 = ans + c2
+        nxt = enabled & (np.abs(dc2 / dans2) > _EPS32)
+        r, dc_da, dans_da = (np.where(enabled, new, old) for new, old in
+                             ((r2, r), (dc2, dc_da), (dans2, dans_da)))
+        c, ans = np.where(enabled, c2, c), np.where(enabled, ans2, ans)
+        enabled = nxt
+    dlogax_da = np.log(x) - _digamma64(a + 1)
+    return -(dans_da + ans * dlogax_da) * x / a
+
+
+def _igammac_cf_grad(a: np.ndarray, x: np.ndarray, enabled: np.ndarray) -> np.ndarray:
+    y = 1 - a
+    z = x + y + 1
+    pkm2, qkm2 = np.ones_like(x), x.copy()
+    pkm1, qkm1 = x + 1, z * x
+    ans = pkm1 / qkm1
+    dpkm2, dqkm2, dpkm1, dqkm1 = (np.zeros_like(x), np.zeros_like(x), np.zeros_like(x), -x)
+    dans = (dpkm1 - ans * dqkm1) / qkm1
+    c = 0
+    while c < 2000 and np.any(enabled):
+        c += 1
+        y2, z2 = y + 1, z + 2
+        yc = y2 * c
+        pk = pkm1 * z2 - pkm2 * yc
+        qk = qkm1 * z2 - qkm2 * yc
+        nz = qk != 0
+        r = pk / np.where(nz, qk, 1.0)
+        ans2 = np.where(nz, r, ans)
+        dpk = dpkm1 * z2 - pkm1 - dpkm2 * yc + pkm2 * c
+        dqk = dqkm1 * z2 - qkm1 - dqkm2 * yc + qkm2 * c
+        dans2 = np.where(nz, (dpk - ans2 * dqk) / np.where(nz, qk, 1.0), dans)
+        grad_cond = np.where(nz, np.abs(dans2 - dans), 1.0)
+        npkm2, nqkm2, npkm1, nqkm1 = pkm1, qkm1, pk, qk
+        ndpkm2, ndqkm2, ndpkm1, ndqkm1 = dpkm1, dqkm1, dpk, dqk
+        rescale = np.abs(pk) > 1.0 / _EPS32
+        scale = np.where(rescale, _EPS32, 1.0)
+        npkm2, npkm1, nqkm2, nqkm1 = npkm2 * scale, npkm1 * scale, nqkm2 * scale, nqkm1 * scale
+        ndpkm2, ndqkm2 = ndpkm2 * scale, ndqkm2 * scale
+        ndpkm1, ndqkm1 = ndpkm1 * scale, ndqkm1 * scale
+        nxt = enabled & (grad_cond > _EPS32)
+        sel = enabled
+        ans, y, z = np.where(sel, ans2, ans), np.where(sel, y2, y), np.where(sel, z2, z)
+        pkm1, qkm1 = np.where(sel, npkm1, pkm1), np.where(sel, nqkm1, qkm1)
+        pkm2, qkm2 = np.where(sel, npkm2, pkm2), np.where(sel, nqkm2, qkm2)
+        dpkm2, dqkm2 = np.where(sel, ndpkm2, dpkm2), np.where(sel, ndqkm2, dqkm2)
+        dpkm1, dqkm1 = np.where(sel, ndpkm1, dpkm1), np.where(sel, ndqkm1, dqkm1)
+        dans = np.where(sel, dans2, dans)
+        enabled = nxt
+    dlogax_da = np.log(x) - _digamma64(a)
+    return -(dans + ans * dlogax_da) * x
+
+
+class _GammaFns:
+    """The draws as custom functions of the concentration: the backward is
+    JAX's implicit reparameterization gradient (``random_gamma_grad``) times
+    the cotangent; a second derivative raises (the gradient's own
+    derivative is not implemented), never a silent zero."""
+
+    draw: Any = None
+    const: Any = None
+
+    @classmethod
+    def get(cls) -> tuple[Any, Any]:
+        if cls.draw is None:
+            from .autograd import Function
+
+            class GammaGradConstant(Function):
+                @staticmethod
+                def forward(ctx: Any, a: Tensor, value: Tensor) -> Tensor:
+                    return value.clone()
+
+                @staticmethod
+                def backward(ctx: Any, g: Tensor) -> Any:
+                    raise NotImplementedError(
+                        "random.gamma: the second derivative in the concentration (the "
+                        "derivative of JAX's random_gamma_grad) is not implemented")
+
+            class GammaDraw(Function):
+                @staticmethod
+                def forward(ctx: Any, a: Tensor, sample: Tensor, log_space: bool) -> Tensor:
+                    ctx.save_for_backward(a, sample)
+                    ctx.log_space = log_space
+                    return sample.clone()
+
+                @staticmethod
+                def backward(ctx: Any, g: Tensor) -> Any:
+                    a, sample = ctx.saved_tensors
+                    av, sv = a.numpy().astype(np.float64), sample.numpy().astype(np.float64)
+                    if ctx.log_space:
+                        sv = np.exp(sv)
+                        sv = np.where(sv == 0, np.finfo(np.float32).tiny, sv)
+                        d = _gamma_sample_grad(av, sv) / sv
+                    else:
+                        d = _gamma_sample_grad(av, sv)
+                    dt = GammaGradConstant.apply(a, Tensor._leaf(d.astype(np.float32)))
+                    return g * dt, None, None
+
+            cls.draw, cls.const = GammaDraw, GammaGradConstant
+        return cls.draw, cls.const
+
+
+def _attach(a: Any, sample: np.ndarray, log_space: bool) -> Tensor:
+    """The host draw as a tensor; when ``a`` is a float tensor, a function
+    of it whose derivative is JAX's implicit reparameterization gradient."""
+    out = Tensor._leaf(sample)
+    if isinstance(a, Tensor) and a.dtype.is_floating_point:
+        a_full = a if tuple(a.shape) == sample.shape else ops.broadcast_to(a, sample.shape)
+        return _GammaFns.get()[0].apply(a_full.to(float32), out, log_space)
+    return out
+
+
+def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Gamma(a, 1) draws, JAX's values: ``split(key, a.size)`` and one
+    Marsaglia-Tsang loop per element (float32; see the module's note on
+    last-bit rounding). The gradient in ``a`` is JAX's implicit
+    reparameterization (a second derivative raises)."""
+    _float_dtype(dtype, "gamma")
+    return _attach(a, _gamma_np(key, a, shape, False, "gamma"), False)
+
+
+def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """log of Gamma(a, 1) draws computed in log space (accurate for small a)."""
+    _float_dtype(dtype, "loggamma")
+    return _attach(a, _gamma_np(key, a, shape, True, "loggamma"), True)
+
+
+def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Beta(a, b): two log-gamma draws (the key's two halves), normalized."""
+    _float_dtype(dtype, "beta")
+    shape = _bshape("beta", shape, a, b)
+    ka, kb = _split_np(_words_np(key, "beta"))
+    la = loggamma(ka, ops.broadcast_to(_param(a), shape) if isinstance(a, Tensor)
+                  else np.broadcast_to(_value(a), shape), shape)
+    lb = loggamma(kb, ops.broadcast_to(_param(b), shape) if isinstance(b, Tensor)
+                  else np.broadcast_to(_value(b), shape), shape)
+    log_max = ops.maximum(la, lb)
+    ga, gb = ops.exp(la - log_max), ops.exp(lb - log_max)
+    return ga / (ga + gb)
+
+
+def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Dirichlet(alpha): the softmax of log-gamma draws over the last axis."""
+    _float_dtype(dtype, "dirichlet")
+    av = _value(alpha)
+    if av.ndim < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {av.ndim}")
+    shape = av.shape[:-1] if shape is None else _shape(shape)
+    full = (*shape, av.shape[-1])
+    lg = loggamma(key, alpha if isinstance(alpha, Tensor) else av, full)
+    return ops.softmax(lg, -1)
+
+
+def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Student's t: ``n sqrt((df/2) / g)``, ``n`` normal and ``g`` Gamma(df/2)."""
+    _float_dtype(dtype, "t")
+    shape = _bshape("t", shape, df)
+    kn, kg = _split_np(_words_np(key, "t"))
+    n = normal(kn, shape)
+    half_df = _param(df) / 2.0
+    g = gamma(kg, half_df if isinstance(df, Tensor) else _value(df) / _F32(2), shape)
+    return n * ops.sqrt(half_df / g)
+
+
+def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Chi-square: ``2 exp(loggamma(df/2))``."""
+    _float_dtype(dtype, "chisquare")
+    shape = _bshape("chisquare", shape, df)
+    half = _param(df) / 2.0 if isinstance(df, Tensor) else _value(df) / _F32(2)
+    return ops.exp(loggamma(key, half, shape)) * 2.0
+
+
+def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """F: the ratio of two chi-squares over their degrees of freedom."""
+    _float_dtype(dtype, "f")
+    shape = _bshape("f", shape, dfnum, dfden)
+    k_den, k_num = _split_np(_words_np(key, "f"))
+    num = chisquare(k_num, dfnum, shape) / _param(dfnum)
+    den = chisquare(k_den, dfden, shape) / _param(dfden)
+    return num / den
+
+
+def generalized_normal(key: Any, p: float, shape: Sequence[int] | int = (),
+                       dtype: Any = None) -> Tensor:
+    """Generalized normal of power ``p``: ``r g ** (1/p)``, ``g`` Gamma(1/p)
+    and ``r`` a random sign."""
+    _float_dtype(dtype, "generalized_normal")
+    shape = _shape(shape)
+    k0, k1 = _split_np(_words_np(key, "generalized_normal"))
+    g = gamma(k0, np.float32(1) / np.float32(p), shape)
+    r = rademacher(k1, shape, float32)
+    return r * ops.pow(g, float(np.float32(1) / np.float32(p)))
+
+
+def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] | int = (),
+         dtype: Any = None) -> Tensor:
+    """A uniform point in the unit ``p``-ball of dimension ``d``."""
+    _float_dtype(dtype, "ball")
+    shape = _shape(shape)
+    k1, k2 = _split_np(_words_np(key, "ball"))
+    g = generalized_normal(k1, p, (*shape, int(d)))
+    e = exponential(k2, shape)
+    inv_p = float(np.float32(1) / np.float32(p))
+    norm = ops.pow(ops.sum(ops.pow(ops.abs(g), float(p)), (-1,)) + e, inv_p)
+    return g / ops.unsqueeze(norm, -1)
+
+
+def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Poisson(lam) counts (int32), JAX's values: Knuth's product of uniforms
+    below lam 10, the transformed rejection (PTRS) above, both run on the
+    same key over the whole array as JAX runs them."""
+    d = int32 if dtype is None else to_dtype(dtype)
+    if d is not int32:
+        raise NotImplementedError(f"random.poisson: dtype {d.name} (int32 only)")
+    shape = _bshape("poisson", shape, lam)
+    lam_v = np.broadcast_to(_value(lam), shape).astype(_F32)
+    words = _words_np(key, "poisson")
+    use_knuth = np.isnan(lam_v) | (lam_v < 10)
+    lam_knuth = np.where(use_knuth, lam_v, _F32(0)).astype(_F32)
+    lam_rej = np.where(use_knuth, _F32(1e5), lam_v).astype(_F32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result = np.where(use_knuth, _poisson_knuth(words, lam_knuth, shape),
+                          _poisson_rejection(words, lam_rej, shape))
+    return Tensor._leaf(np.where(lam_v == 0, 0, result).astype(np.int32))
+
+
+def _poisson_knuth(words: np.ndarray, lam: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    k = np.zeros(shape, np.int64)
+    log_prod = np.zeros(shape, _F32)
+    rng = words
+    while np.any(log_prod > -lam):
+        rng, sub = _split_np(rng)
+        k = np.where(log_prod > -lam, k + 1, k)
+        u = _uniform01(sub, shape, "poisson")
+        log_prod = (log_prod + np.log(u)).astype(_F32)
+    return k - 1
+
+
+def _poisson_rejection(words: np.ndarray, lam: np.ndarray, shape: tuple[int, ...]
+                       ) -> np.ndarray:
+    log_lam = np.log(lam)
+    b = (_F32(0.931) + _F32(2.53) * np.sqrt(lam)).astype(_F32)
+    a = (_F32(-0.059) + _F32(0.02483) * b).astype(_F32)
+    inv_alpha = (_F32(1.1239) + _F32(1.1328) / (b - _F32(3.4))).astype(_F32)
+    v_r = (_F32(0.9277) - _F32(3.6224) / (b - _F32(2))).astype(_F32)
+    k_out = np.full(shape, _F32(-1))
+    accepted = np.zeros(shape, bool)
+    key = words
+    while not np.all(accepted):
+        key, s0, s1 = _split_np(key, 3)
+        u = (_uniform01(s0, shape, "poisson") - _F32(0.5)).astype(_F32)
+        v = _uniform01(s1, shape, "poisson")
+        u_shifted = (_F32(0.5) - np.abs(u)).astype(_F32)
+        k = np.floor((_F32(2) * a / u_shifted + b) * u + lam + _F32(0.43)).astype(_F32)
+        s = np.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b)).astype(_F32)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lg = np.where(k >= 0, _lgamma64(np.maximum(k, 0).astype(np.float64) + 1.0), np.inf)
+        tt = (-lam + k * log_lam - lg.astype(_F32)).astype(_F32)
+        accept1 = (u_shifted >= _F32(0.07)) & (v <= v_r)
+        reject = (k < 0) | ((u_shifted < _F32(0.013)) & (v > u_shifted))
+        accept = accept1 | (~reject & (s <= tt))
+        k_out = np.where(accept, k, k_out)
+        accepted |= accept
+    return k_out.astype(np.int64)
+
+
+def clone(key: Any) -> Tensor:
+    """A copy of the key (JAX's clone: keys here are plain values)."""
+    return key.clone() if isinstance(key, Tensor) else key_data(key)
+
+
+# ---- binomial and multinomial (JAX's inversion and BTRS loops) ----
+
+_STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                           0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                           0.0118967099458917, 0.010411265261972, 0.00925546218271273,
+                           0.00833056343336287], np.float32)
+
+
+def _stirling_tail(k: np.ndarray) -> np.ndarray:
+    use_table = k <= 9
+    kc = np.clip(k, _F32(0), _F32(9)).astype(_F32)
+    kp1sq = ((kc + _F32(1)) * (kc + _F32(1))).astype(_F32)
+    approx = ((_F32(1.0 / 12) - (_F32(1.0 / 360) - _F32(1.0 / 1260) / kp1sq) / kp1sq)
+              / (kc + _F32(1))).astype(_F32)
+    return np.where(use_table, _STIRLING_TAIL[np.floor(kc).astype(np.int64)], approx)
+
+
+def _binomial_inversion(words: np.ndarray, count: np.ndarray, prob: np.ndarray,
+                        shape: tuple[int, ...]) -> np.ndarray:
+    log1mp = np.log1p(-prob).astype(_F32)
+    num_geom = np.zeros(shape, _F32)
+    geom_sum = np.zeros(shape, _F32)
+    key = words
+    while np.any(geom_sum <= count):
+        sub, key = _split_np(key)  # (JAX's order here: the subkey first)
+        num_geom = np.where(geom_sum <= count, num_geom + _F32(1), num_geom).astype(_F32)
+        u = _uniform01(sub, shape, "binomial")
+        geom = np.ceil(np.log(u) / log1mp).astype(_F32)
+        geom_sum = (geom_sum + geom).astype(_F32)
+    return (num_geom - _F32(1)).astype(_F32)
+
+
+def _btrs(words: np.ndarray, count: np.ndarray, prob: np.ndarray, shape: tuple[int, ...]
+          ) -> np.ndarray:
+    one, half = _F32(1), _F32(0.5)
+    stddev = np.sqrt(count * prob * (one - prob)).astype(_F32)
+    b = (_F32(1.15) + _F32(2.53) * stddev).astype(_F32)
+    a = (_F32(-0.0873) + _F32(0.0248) * b + _F32(0.01) * prob).astype(_F32)
+    c = (count * prob + half).astype(_F32)
+    v_r = (_F32(0.92) - _F32(4.2) / b).astype(_F32)
+    r = (prob / (one - prob)).astype(_F32)
+    alpha = ((_F32(2.83) + _F32(5.1) / b) * stddev).astype(_F32)
+    m = np.floor((count + one) * prob).astype(_F32)
+    k_out = np.full(shape, _F32(-1))
+    accepted = np.zeros(shape, bool)
+    key = words
+    while not np.all(accepted):
+        key, s0, s1 = _split_np(key, 3)
+        u = (_uniform01(s0, shape, "binomial") - half).astype(_F32)
+        v = _uniform01(s1, shape, "binomial")
+        us = (half - np.abs(u)).astype(_F32)
+        accept1 = (us >= _F32(0.07)) & (v <= v_r)
+        k = np.floor((_F32(2) * a / us + b) * u + c).astype(_F32)
+        reject = (k < 0) | (k > count)
+        v = np.log(v * alpha / (a / (us * us) + b)).astype(_F32)
+        ub = ((m + half) * np.log((m + one) / (r * (count - m + one)))
+              + (count + one) * np.log((count - m + one) / (count - k + one))
+              + (k + half) * np.log(r * (count - k + one) / (k + one))
+              + _stirling_tail(m) + _stirling_tail(count - m)
+              - _stirling_tail(k) - _stirling_tail(count - k)).astype(_F32)
+        accept = accept1 | (~reject & (v <= ub))
+        k_out = np.where(accept, k, k_out)
+        accepted |= accept
+    return k_out
+
+
+def _binomial_np(words: np.ndarray, count: np.ndarray, prob: np.ndarray,
+                 shape: tuple[int, ...]) -> np.ndarray:
+    count = np.broadcast_to(count, shape).astype(_F32)
+    prob = np.broadcast_to(prob, shape).astype(_F32)
+    p_lt_half = prob < _F32(0.5)
+    q = np.where(p_lt_half, prob, _F32(1) - prob).astype(_F32)
+    count_nan_or_neg = np.isnan(count) | (count < 0)
+    count_inf = np.isinf(count)
+    q_nan, q_neg = np.isnan(q), q < 0
+    q = np.where(q_nan | q_neg, _F32(0.01), q).astype(_F32)
+    use_inv = count_nan_or_neg | (count * q <= _F32(10))
+    count = np.floor(count)
+    count_inv = np.where(use_inv, count, _F32(0)).astype(_F32)
+    count_btrs = np.where(use_inv, _F32(10000), count).astype(_F32)
+    q_btrs = np.where(use_inv, _F32(0.5), q).astype(_F32)
+    samples = np.where(use_inv, _binomial_inversion(words, count_inv, q, shape),
+                       _btrs(words, count_btrs, q_btrs, shape)).astype(_F32)
+    invalid = q_neg | q_nan | count_nan_or_neg
+    samples = np.where(invalid, _F32(np.nan), samples)
+    samples = np.where(count_inf & ~invalid, _F32(np.inf), samples)
+    keep = p_lt_half | count_nan_or_neg | q_nan | count_inf
+    return np.where(keep, samples, count - samples).astype(_F32)
+
+
+def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> Tensor:
+    """Binomial(n, p) counts (float32), JAX's algorithm: inversion by
+    geometric sums where ``n min(p, 1-p) <= 10``, BTRS rejection elsewhere,
+    both run on the same key over the whole array (see the module's note on
+    last-bit rounding: JAX's BTRS placeholders for the inversion elements
+    make mixed arrays the most sensitive)."""
+    _float_dtype(dtype, "binomial")
+    shape = _bshape("binomial", shape, n, p)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = _binomial_np(_words_np(key, "binomial"), _value(n), _value(p), shape)
+    return Tensor._leaf(out)
+
+
+def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = None,
+                unroll: int | bool = 1) -> Tensor:
+    """Multinomial counts over ``p``'s last axis: a binomial per category on
+    the remainder (one key per category, JAX's stick-breaking scan)."""
+    _float_dtype(dtype, "multinomial")
+    pv = _value(p)
+    shape = pv.shape if shape is None else _shape(shape)
+    remainder = np.broadcast_to(_value(n), shape[:-1]).astype(_F32)
+    pv = np.moveaxis(np.broadcast_to(pv, shape), -1, 0).astype(_F32)
+    remaining = np.zeros_like(pv)
+    acc = np.zeros(pv.shape[1:], _F32)
+    for i in range(pv.shape[0] - 1, -1, -1):
+        acc = (acc + pv[i]).astype(_F32)
+        remaining[i] = acc
+    ratios = (pv / np.where(remaining == 0, _F32(1), remaining)).astype(_F32)
+    keys = _split_np(_words_np(key, "multinomial"), pv.shape[0])
+    counts = []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for ratio, k in zip(ratios, keys):
+            cnt = _binomial_np(k, remainder, np.clip(ratio, 0, 1), tuple(remainder.shape))
+            remainder = (remainder - cnt).astype(_F32)
+            counts.append(cnt)
+    return Tensor._leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
