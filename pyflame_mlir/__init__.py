@@ -26,7 +26,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
     nn,
     numpy,  # jax.numpy's semantics where torch's differ (pf.numpy as jnp)
     optim,
-    random,  # jax.random's counter-based PRNG, bit for bit (threefry2x32)
+    random,  # jax.random's counter-based PRNG (threefry2x32)
     scipy,  # jax.scipy: special functions, distributions, linear algebra
     sharding,
     special,

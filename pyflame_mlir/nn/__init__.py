@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (torch.nn.parameter)
     functional,
     grad,
     init,
+    initializers,  # jax.nn.initializers (pf.random's draws, bit for bit)
     layers,
     parameter,
     utils,
@@ -36,7 +37,7 @@ from .transformer import (
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "attention",
-           "functional", "grad", "init",
+           "functional", "grad", "init", "initializers",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,

@@ -82,6 +82,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.containers": 2,
     "pyflame_mlir.nn.linear": 2,
     "pyflame_mlir.nn.init": 2,
+    "pyflame_mlir.nn.initializers": 2,  # jax.nn.initializers (on random)
     "pyflame_mlir.nn.utils": 2,
     "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
     "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
