@@ -903,7 +903,7 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     try:  # record_vjp: the seed only the vjp reads (``_shared_seed``)
         grads = record(VJP_OP, (*leaves, _shared_seed(t, gradient)),
                        {"fn": fn, "wrt": arg_pos})[len(fn.sub.outputs):]
-        _accumulate(targets, grads)
+        _accumulate(targets, grads, True)
     finally:
         mode.enabled = enabled
     if not retain_graph:  # (None: create_graph's default, False here)

@@ -366,9 +366,6 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 def _vector_norm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     """``linalg.vector_norm`` (its gradient at a zero vector is torch's 0, not
     the NaN of differentiating ``sqrt(sum(x * x))`` there)."""
-    # linalg.vector_norm: its gradient at a zero vector is 0, as PyTorch's (a
-    # sqrt of the sum of squares gave NaN there: normalize / cosine_similarity /
-    # pdist of a zero row)
     if p <= 0:
         raise NotImplementedError(f"norm of order p={p} is not supported (p > 0 only)")
     return _ops.vector_norm(x, p, dim, keepdim)

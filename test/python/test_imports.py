@@ -62,15 +62,15 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.math_rules": 1,  # session 12: torch's derivatives of composites (autograd)
     "pyflame_mlir.special_cephes": 0,  # session 11: torch's Bessel/Airy kernels, ported
     "pyflame_mlir.compiler": 2,  # the compile driver: cache, evaluate, backend table
-    "pyflame_mlir.jit": 2,
-    "pyflame_mlir.jax_compat": 2,  # jax.devices, default_backend, debug.print (on jit)  # pf.compile / pf.trace: replay traced programs (on the driver)
+    "pyflame_mlir.jit": 2,  # pf.compile / pf.trace: replay traced programs (on the driver)
+    "pyflame_mlir.jax_compat": 2,  # jax.devices, default_backend, debug.print (on jit)
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,
     "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
-    "pyflame_mlir.lax": 2,  # JAX's control flow, stop_gradient, checkpoint; convolutions (on nn.functional)
+    "pyflame_mlir.lax": 2,  # JAX's control flow, checkpoint; convolutions (on nn.functional)
     "pyflame_mlir.random": 1,  # jax.random's threefry PRNG (on vmap, ops)
     "pyflame_mlir.scipy": 2,  # jax.scipy's names on special, linalg, numpy
     "pyflame_mlir.scipy.special": 2,
