@@ -86,3 +86,6 @@ __getattr__
 __getattr__  # pyflame_mlir.nn.utils: loads pf.nn.utils.stateless on first use
 # ---- s12 (sdkhunt): BoundedParser overrides of xDSL parser hooks, called by xDSL ----
 _._parse_dialect_resource_handle  # a dense_resource<key> handle
+# pf.lax.Precision's values: JAX users pass lax.Precision.DEFAULT/HIGH/HIGHEST (accepted, ignored)
+_.DEFAULT
+_.HIGH
