@@ -701,20 +701,11 @@ class LogitRelaxedBernoulli(_BinaryParams):
         return _log(self.temperature) + diff - 2 * log1p(_exp(diff))
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """``sigmoid`` of a LogitRelaxedBernoulli draw: the binary Concrete."""
+class _RelaxedTransformed(TransformedDistribution):
+    """A relaxed distribution as a transform of its base: ``expand`` keeps the
+    transforms; temperature, logits and probs are the base's."""
 
-    arg_constraints = {"probs": constraints.unit_interval,  # noqa: RUF012
-                       "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> RelaxedBernoulli:
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
         new = type(self).__new__(type(self))
         TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
                                          self.transforms, validate_args=False)
@@ -731,6 +722,21 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedTransformed):
+    """``sigmoid`` of a LogitRelaxedBernoulli draw: the binary Concrete."""
+
+    arg_constraints = {"probs": constraints.unit_interval,  # noqa: RUF012
+                       "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -782,7 +788,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedTransformed):
     """``exp`` of an ExpRelaxedCategorical draw: the Concrete / Gumbel-softmax
     distribution on the simplex."""
 
@@ -796,24 +802,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None
-               ) -> RelaxedOneHotCategorical:
-        new = type(self).__new__(type(self))
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         self.transforms, validate_args=False)
-        return new
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 # ---- mixtures ----
