@@ -532,7 +532,13 @@ def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
     """The ``pyflame`` module computing ``tensors`` (after the pipeline if ``optimize``)."""
     from xdsl.printer import Printer
 
-    sub = collect(_as_list(tensors))
+    given = _as_list(tensors)
+    for t in given:
+        if not isinstance(t, Tensor):
+            hint = (" (a function: pf.compile(f).lower(*args) or pf.trace(f, *args) gives "
+                    "its IR)" if callable(t) else "")
+            raise TypeError(f"to_mlir: expects tensors, got {type(t).__name__}{hint}")
+    sub = collect(given)
     if not sub.nodes:
         raise ValueError("to_mlir: nothing to compile, every tensor is already realized")
     module = build_module(sub)

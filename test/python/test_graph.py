@@ -272,3 +272,10 @@ def test_export_csl_writes_the_sdk_project_with_the_graphs_inputs(tmp_path):
     assert "1x1 grid" in exe.describe()
     with pytest.raises(ValueError, match="nothing to compile"):
         pf.export_csl(x, tmp_path / "q")
+
+
+def test_to_mlir_of_a_function_says_how_to_get_its_ir():
+    with pytest.raises(TypeError, match=r"expects tensors, got function .*pf.trace"):
+        pf.to_mlir(lambda x: x)
+    with pytest.raises(TypeError, match="expects tensors, got int"):
+        pf.to_mlir([pf.ones(2), 3])
