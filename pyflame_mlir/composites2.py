@@ -1429,8 +1429,10 @@ def angle(input: TensorLike) -> Tensor:  # noqa: A002
     """The argument of a real number: pi below zero, else 0 (NaN stays)."""
     x = _float_of(input)
     zero = _cast(0, x.dtype)
-    # a NaN stays, without a gradient (torch's angle has none for real input)
-    return where(isnan(x), detach(x), where(lt(x, 0.0), _cast(math.pi, x.dtype), zero))
+    # a NaN stays; the gradient is 0 everywhere (torch's angle of a real input),
+    # but the result is still connected to x, so it requires grad as torch's
+    connected = where(isfinite(x), x * 0.0, zero)
+    return where(isnan(x), detach(x), where(lt(x, 0.0), connected + math.pi, connected))
 
 
 def _unfold_method(self: Tensor, dimension: int, size: int, step: int) -> Tensor:

@@ -200,6 +200,21 @@ def order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
     return result
 
 
+def element_addrs(arr: np.ndarray, index: object) -> np.ndarray:
+    """The byte address of each element of ``arr[index]``, in its order."""
+    ptr = arr.__array_interface__["data"][0]
+    if isinstance(index, tuple) and len(index) == arr.ndim and \
+            all(isinstance(i, int | np.integer) for i in index):  # one element (a store)
+        return np.array([ptr + sum(int(i) % n * s for i, n, s in
+                                   zip(index, arr.shape, arr.strides))], np.int64)
+    offs = np.zeros(arr.shape, np.int64)
+    for axis, stride in enumerate(arr.strides):
+        shape = [1] * arr.ndim
+        shape[axis] = arr.shape[axis]
+        offs = offs + np.arange(arr.shape[axis], dtype=np.int64).reshape(shape) * stride
+    return (ptr + offs[index]).reshape(-1)
+
+
 def _order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
     """Does element j of `src` read memory that an earlier element i < j of `dest`
     writes? Then the op's result depends on how far the DSD pipeline reads ahead of its
@@ -217,8 +232,6 @@ def _order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
             # read behind the writes (k < 0 with an exact multiple) depends on order
             k, r = divmod(src.offset - dest.offset, dest.stride)
             return r == 0 and -n < k < 0
-    from .dsd_unit import element_addrs  # noqa: PLC0415  (the unit imports this module)
-
     daddr = element_addrs(dest.buf, dest.index())[:n]
     saddr = element_addrs(src.buf, src.index())[:n]
     size = max(dest.buf.itemsize, src.buf.itemsize)

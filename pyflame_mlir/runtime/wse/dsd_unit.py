@@ -39,6 +39,7 @@ from pyflame_mlir.dialects import csl_ext
 
 from . import dsd as D
 from .builtins import Builtin
+from .dsd import element_addrs
 from .errors import AsyncRaceError, AsyncRaceWarning, ProgramError
 from .fabric import Chunk
 from .interpreter import Drain, Wait
@@ -96,21 +97,6 @@ class CoreWrite:
     addrs: np.ndarray
     old: np.ndarray  # in the written array's dtype
     times: np.ndarray
-
-
-def element_addrs(arr: np.ndarray, index: Any) -> np.ndarray:
-    """The byte address of each element of ``arr[index]``, in its order."""
-    ptr = arr.__array_interface__["data"][0]
-    if isinstance(index, tuple) and len(index) == arr.ndim and \
-            all(isinstance(i, int | np.integer) for i in index):  # one element (a store)
-        return np.array([ptr + sum(int(i) % n * s for i, n, s in
-                                   zip(index, arr.shape, arr.strides))], np.int64)
-    offs = np.zeros(arr.shape, np.int64)
-    for axis, stride in enumerate(arr.strides):
-        shape = [1] * arr.ndim
-        shape[axis] = arr.shape[axis]
-        offs = offs + np.arange(arr.shape[axis], dtype=np.int64).reshape(shape) * stride
-    return (ptr + offs[index]).reshape(-1)
 
 
 def _dsd_addrs(v: Any) -> np.ndarray:
