@@ -118,8 +118,8 @@ def dtype(x: object) -> DType:
         except KeyError:
             raise TypeError(f"unknown dtype {x!r}; expected one of "
                             f"{', '.join(d.name for d in ALL_DTYPES)}") from None
-    if x is float:
-        return _DEFAULT_FLOAT[0]
+    if x is float:  # PyTorch: Python's float is double (``x.to(float)``, ``dtype=float``)
+        return float64
     if x is int:
         return DEFAULT_INT
     if x is bool:

@@ -1739,6 +1739,13 @@ def _converter(dt: DType) -> Callable[[Tensor], Tensor]:
     return method
 
 
+def _astype(self: Tensor, dtype: Any) -> Tensor:
+    """``Tensor.astype`` (JAX's array method): Python's ``float`` is the
+    default float dtype, as JAX without 64-bit mode takes it (``.to(float)``
+    is torch's: float64)."""
+    return convert(self, default_float() if dtype is float else dtype)
+
+
 def _transposed(self: Tensor) -> Tensor:
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
@@ -1757,7 +1764,7 @@ def _set_tensor_methods() -> None:
         setattr(Tensor, dunder, api[name])
     for name, dt in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(dt))
-    Tensor.astype = convert
+    Tensor.astype = _astype
     for name, member in _DATA_METHODS.items():
         setattr(Tensor, name, member)
     Tensor.T = property(_transposed)

@@ -567,3 +567,15 @@ def test_autograd_variable_legacy_constructor():
         np.testing.assert_array_equal(np.asarray(v.grad.numpy()), [3.0, 3.0])
         with pytest.raises(TypeError, match="Variable data has to be a tensor"):
             var([1.0])
+
+
+def test_python_float_as_a_dtype_is_double_as_torch():
+    """``x.to(float)`` and ``dtype=float`` are float64 in torch (Python's float
+    is a double); JAX's ``astype(float)`` and ``pf.numpy`` keep 32 bits."""
+    torch = pytest.importorskip("torch")
+    assert pf.ones(2).to(float).dtype == pf.float64 and torch.ones(2).to(float).dtype == \
+        torch.float64
+    assert pf.zeros(2, dtype=float).dtype == pf.float64
+    assert pf.tensor([1, 2], dtype=float).dtype == pf.float64
+    assert pf.ones(2).astype(float).dtype == pf.float32
+    assert pf.numpy.zeros(2, dtype=float).dtype == pf.float32
