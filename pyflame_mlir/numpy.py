@@ -1478,36 +1478,32 @@ def vecmat(x1: Any, x2: Any, /) -> Tensor:
     return ops.matmul(ops.unsqueeze(_t(x1), -2), _t(x2))[..., 0, :]
 
 
-def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: bool = False) -> Tensor:
+def _cumulative(scan: Any, initial: Any, x: Any, axis: int | None, dtype: Any,
+                include_initial: bool) -> Tensor:
+    """The array API's cumulative_sum/prod: ``scan`` along ``axis`` (needed
+    above 1-D), with the identity ``initial(shape, dtype)`` prepended."""
     t = _t(x)
     if axis is None:
         if t.ndim > 1:
             raise ValueError("The input array has ndim > 1; axis must be specified")
         axis = 0
-    out = cumsum(t, axis, dtype)
+    out = scan(t, axis, dtype)
     if include_initial:
         ax = int(axis) % out.ndim
         shape = list(out.shape)
         shape[ax] = 1
-        out = ops.cat([zeros(shape, out.dtype), out], ax)
+        out = ops.cat([initial(shape, out.dtype), out], ax)
     return out
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Tensor:
+    return _cumulative(cumsum, zeros, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: bool = False) -> Tensor:
-    t = _t(x)
-    if axis is None:
-        if t.ndim > 1:
-            raise ValueError("The input array has ndim > 1; axis must be specified")
-        axis = 0
-    out = cumprod(t, axis, dtype)
-    if include_initial:
-        ax = int(axis) % out.ndim
-        shape = list(out.shape)
-        shape[ax] = 1
-        out = ops.cat([ones(shape, out.dtype), out], ax)
-    return out
+    return _cumulative(cumprod, ones, x, axis, dtype, include_initial)
 
 
 def degrees(x: Any, /) -> Tensor:
