@@ -379,7 +379,7 @@ def test_batch_norm_training_with_one_value_per_channel_raises() -> None:
 
 # ---- dropout ----
 
-def test_dropout_is_seeded_scaled_and_lazy() -> None:
+def test_dropout_is_seeded_scaled_and_lazy(lazy) -> None:
     x = pf.ones(200, 50)
     pf.manual_seed(3)
     a = F.dropout(x, 0.3)
