@@ -167,6 +167,17 @@ class FuncGraph:
         used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
         return {k for k, i in enumerate(self.arg_pos) if i in used}
 
+    def reaches_args(self) -> list[bool]:
+        """Per output, whether it is computed from an arg (those that are not
+        have a zero tangent and cotangent: forward mode skips them)."""
+        sub = self.sub
+        args = {-1 - i for i in self.arg_pos}
+        node_reaches: list[bool] = []  # per node, in topological order
+        for refs in sub.refs:
+            node_reaches.append(any(r in args or (r >= 0 and node_reaches[r >> 16])
+                                    for r in refs))
+        return [r in args or (r >= 0 and node_reaches[r >> 16]) for r in sub.outputs]
+
     def local_key(self) -> tuple:
         """Exact within this process and cheap (interned node signatures)."""
         if self._local_key is None:
@@ -207,7 +218,12 @@ def _stopped_lazy(t: Tensor) -> bool:
 
 
 def _custom_output(t: Tensor) -> bool:
-    return type(source(t)) is CustomNode
+    """The output of a ``pf.autograd.Function`` gradients flow through: not a
+    detached alias of one (it shares the Function's node), nor one made a leaf."""
+    if type(source(t)) is not CustomNode:
+        return False
+    ag = t._ag
+    return ag is None or not (ag.requires_grad or ag.detached)
 
 
 def _split_imperative(t: Tensor) -> bool:
@@ -733,7 +749,7 @@ def _split_functional_anomaly(t: Tensor) -> bool:
     """Anomaly detection in a functional transform: every tensor computed in
     the trace is a split point (one op per stretch, as ``_split_imperative``)."""
     n = source(t)  # (a constant has no backward to check)
-    return n is not None and bool(n.inputs) and (type(n) is CustomNode or not _stopped_lazy(t))
+    return n is not None and bool(n.inputs) and (_custom_output(t) or not _stopped_lazy(t))
 
 
 def _is_float(t: Tensor) -> bool:
@@ -765,9 +781,9 @@ class _Forward:
         found = []
         arg_ids = {id(a): i for i, a in enumerate(args)}
         for i, t in enumerate(leaves):
-            n = source(t)
-            if type(n) is not CustomNode:
+            if not _custom_output(t):
                 continue
+            n = source(t)
             ctx = n.ctx
             if not ctx.has_jvp:
                 raise NotImplementedError(
@@ -785,10 +801,16 @@ class _Forward:
                     continue
                 if id(x) in arg_ids:
                     sources.append((k, True, arg_ids[id(x)]))
+                elif _stopped_lazy(x) and not _custom_output(x):
+                    continue  # captured (detached, a leaf, no_grad): no tangent, as torch's
                 else:
                     sources.append((k, False, len(computed)))
                     computed.append(x)
-            self.inner[id(ctx)] = (sources, _Forward(args, computed) if computed else None)
+            inner = _Forward(args, computed) if computed else None
+            if inner is not None:  # computed without the args: no tangent either
+                reached = inner.fn.reaches_args()
+                sources = [s for s in sources if s[1] or reached[s[2]]]
+            self.inner[id(ctx)] = (sources, inner)
         fn.arg_pos += tuple(found)
 
     def run(self, tangents: Sequence[Tensor]) -> list[Tensor]:

@@ -69,11 +69,16 @@ def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor
         def forward(ctx: Any, *xs: Tensor) -> Tensor:
             ctx.save_for_backward(*xs, out) if with_result else ctx.save_for_backward(*xs)
             ctx.save_for_forward(*xs)
+            # a built-in op's semantics: an input without a tangent adds no term
+            # (a materialized zero times an infinite derivative would be NaN)
+            ctx.set_materialize_grads(False)
             return out
 
         @staticmethod
         def backward(ctx: Any, grad: Tensor) -> tuple:
             xs = ctx.saved_tensors
+            if grad is None:
+                return (None,) * len(ctx.needs_input_grad)
             parts = vjp(*xs)
             xs = xs[:-1] if with_result else xs
             return tuple(None if d is None or not need else _sum_to(grad * d, x.shape)

@@ -144,8 +144,10 @@ class FunctionCtx:
         """The user's jvp on one tangent per forward input (None for a
         non-tensor; zeros for a tensor without one); one tangent per output."""
         inputs = self.inputs
-        tangents = [zeros(list(x.shape), dtype=x.dtype) if t is None and isinstance(x, Tensor)
-                    and x.dtype.is_floating_point else t for x, t in zip(inputs, tangents)]
+        if self.materialize_grads:  # torch: set_materialize_grads covers jvp too
+            tangents = [zeros(list(x.shape), dtype=x.dtype)
+                        if t is None and isinstance(x, Tensor) and x.dtype.is_floating_point
+                        else t for x, t in zip(inputs, tangents)]
         saved = self._saved, self._versions, self._freed
         self._saved, self._versions, self._freed = \
             self._saved_forward, self._forward_versions, False

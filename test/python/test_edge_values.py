@@ -72,11 +72,6 @@ KNOWN: dict[str, list[tuple[set | None, tuple[str, ...], str]]] = {
                "torch is inconsistent: pow(-inf, 0.5) is NaN with a Python exponent (sqrt) "
                "and inf with a tensor one (std::pow); numpy and pf give NaN for both")]
        for name in ("pow", "float_power")},
-    **{f"special.modified_bessel_{k}": [(None, ("jvp",),
-                                         "pf's forward mode gives a NaN tangent (0 * NaN) "
-                                         "to an output that does not depend on the input, "
-                                         "where its value is NaN or inf (autodiff.py)")]
-       for k in ("i0", "i1")},
 }
 
 
