@@ -27,6 +27,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     CONFIG,
     GRAD_MODE,
     MUTATIONS,
+    TRACE_ARGS,
     AutogradMeta,
     Frozen,
     OpNode,
@@ -285,6 +286,7 @@ def tracing() -> Iterator[None]:
                 if t is not None and t._hist is not None and not t._hist.rg:
                     t._hist = None
             mode.traced = None
+            TRACE_ARGS.clear()
 
 
 def _transform_rule(mode: str):
@@ -606,7 +608,10 @@ def _distinct(ts: list[Tensor]) -> list[Tensor]:
     cotangent, and a value the function closes over is a constant even when
     it is (or was computed from) the tensor passed, as in JAX. The alias is an
     op, so an enclosing transform still traces through it."""
-    return [record(_ALIAS, (t,), {"shape": t.shape}) for t in ts]
+    out = [record(_ALIAS, (t,), {"shape": t.shape}) for t in ts]
+    for a in out:
+        TRACE_ARGS[id(a)] = a
+    return out
 
 
 # ---- the functional API (JAX) ----

@@ -617,6 +617,15 @@ def deleted_message(t: Tensor) -> str:
 
 _AUTOGRAD_USED = False  # an AutogradMeta was made (see OpNode.__init__)
 
+# the arguments of the functional transforms tracing now (by id; autodiff's
+# ``_distinct`` adds them, the outermost trace's end clears them): updating one
+# in place is PyTorch's error (torch.func's inputs are leaves that require grad)
+TRACE_ARGS: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+
+
+def is_trace_arg(t: Tensor) -> bool:
+    return bool(TRACE_ARGS) and TRACE_ARGS.get(id(t)) is t
+
 
 class AutogradMeta:
     __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
@@ -696,11 +705,13 @@ def detach(t: Tensor) -> Tensor:
     """A tensor with ``t``'s value that gradients do not flow through; a view
     of ``t`` (PyTorch: it shares the storage, so in-place updates of either
     are seen by the other)."""
-    out = _detached_alias(t)
-    return as_view(t, out, _detached_alias, *geometry(t))
+    out = as_view(t, detached_alias(t), detached_alias, *geometry(t))
+    if type(out._view) is ViewOf:  # writes into t keep t's history (inplace.py), also
+        out._view.detached = True  # once an update gives the alias a history of its own
+    return out
 
 
-def _detached_alias(t: Tensor) -> Tensor:
+def detached_alias(t: Tensor) -> Tensor:
     if t._node is None:
         out = Tensor._leaf(t._value)
     else:

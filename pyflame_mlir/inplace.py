@@ -23,8 +23,10 @@ from .core import (
     Tensor,
     ViewOf,
     detach,
+    detached_alias,
     frozen,
     geometry,
+    is_trace_arg,
     raw_version,
     rebind,
     record,
@@ -79,17 +81,55 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     view writes the new value back into its root; the root's other live views
     are then recomputed from it."""
     ag = t._ag
-    if GRAD_MODE.enabled and ag is not None and ag.requires_grad:
-        raise RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
-                           "an in-place operation (wrap the update in pf.no_grad())")
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
+        raise _leaf_error(t, what)
     info = t._view
     if type(info) is ViewOf:
         return _update_view(t, info, make, what)
     old, start = snapshot(t)
-    rebind(t, old, start, _new_value(t, old, make, what))
+    if ag is not None and ag.detached:  # its state carries no gradient
+        old._ag = AutogradMeta()
+        old._ag.detached = True
+    new = _new_value(t, old, make, what)
+    rebind(t, old, start, new)
+    _attach(t, old, new)
     if info is not None:
         _refresh(t, info, None)
     return t
+
+
+def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
+    """A detached tensor updated in place with a value that may carry a
+    gradient has that value's history from now on (PyTorch: ``y =
+    x.detach(); y.mul_(w)`` makes y a non-leaf that gradients flow through to
+    w, not into x's past: ``old``, its state before, stays detached)."""
+    ag = t._ag
+    if ag is not None and ag.detached and _may_carry_gradient(new, old):
+        ag.detached = False
+
+
+def _may_carry_gradient(new: Tensor, old: Tensor) -> bool:
+    """``new`` requires grad, or a transform traces and ``new`` reads more than
+    ``old`` and constants (a traced argument may be among what it reads)."""
+    if requires_grad(new):
+        return True
+    if not GRAD_MODE.trace_depth:
+        return False
+    n = new._node or new._hist  # (eager mode: realized, its history kept in the trace)
+    if n is None:
+        return False
+    return not all(x is old or not (x._node or x._hist or requires_grad(x))
+                   or not (x._node or x._hist).inputs for x in n.inputs)
+
+
+def _leaf_error(t: Tensor, what: str) -> RuntimeError:
+    if is_trace_arg(t):
+        return RuntimeError(f"{what}: an argument of a function being differentiated "
+                            "(pf.grad, vjp, jvp, jacrev...) is being used in an in-place "
+                            "operation: it is a leaf that requires grad (PyTorch's torch.func "
+                            "refuses it too); update a copy (x = x.clone()) instead")
+    return RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
+                        "an in-place operation (wrap the update in pf.no_grad())")
 
 
 def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
@@ -111,10 +151,6 @@ def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str)
             raise RuntimeError(f"{what}: result type {_torch_name(new.dtype)} can't be cast "
                                f"to the desired output type {_torch_name(t.dtype)}")
         new = convert(new, t.dtype)  # PyTorch casts the result to the tensor's dtype
-    ag = t._ag
-    if ag is not None and ag.detached and new.requires_grad:
-        raise RuntimeError(f"{what}: a detached tensor cannot take a value that requires "
-                           "grad in place")
     return new
 
 
@@ -135,6 +171,8 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     root = info.root
     detached = info.detached or (v._ag is not None and v._ag.detached)
     rag = root._ag
+    if GRAD_MODE.enabled and is_trace_arg(root):
+        raise _leaf_error(root, f"{what} (on a view of it)")
     if GRAD_MODE.enabled and not detached and rag is not None and rag.requires_grad:
         raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
                            "used in an in-place operation (wrap the update in pf.no_grad())")
@@ -150,10 +188,21 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         requires_grad(root) or GRAD_MODE.trace_depth > 0)
     old_root, root_start = snapshot(root)
     old, start = snapshot(v)
-    if detached:  # its state carries no gradient (it shares its node with the root)
+    if detached and (v._ag is None or v._ag.detached or info.replay is not detached_alias):
+        # its state carries no gradient (it shares its node with the root), unless
+        # an update gave the alias a history of its own (``_attach``)
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(v, old, make, what)
+    if detached and (info.replay is not detached_alias or (rag is not None and rag.requires_grad)
+                     ) and _may_carry_gradient(new, old):
+        # PyTorch gives the alias a history of its own while it shares storage with
+        # the root; here a view of a detached alias, or one of a leaf, writes back
+        # into the root without one: refuse rather than drop the gradient
+        raise RuntimeError(f"{what}: unsupported: writing a value that requires grad into "
+                           "a view of a detached tensor, or into a detached alias of a leaf "
+                           "that requires grad (the gradient through it would be lost); "
+                           "clone() the detached tensor first")
     if info.multi is not None and GRAD_MODE.enabled and (requires_grad(root)
                                                          or new.requires_grad):
         name, i = info.multi
@@ -178,6 +227,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     counted, root_count = raw_version(counter), raw_version(root)
     rebind(root, old_root, root_start, new_root)
     rebind(v, old, start, new)
+    _attach(v, old, new)
     _refresh(root, root._view, v)
     root._mut.version = root_count
     root._mut.untracked = counter is not root  # (``x.data``: x's counter is not shared)
@@ -200,7 +250,16 @@ def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
                 r = reshape(r, info.root_shape)
             old, start = snapshot(w)
             count = raw_version(w)
-            rebind(w, old, start, info.replay(r))
+            new = info.replay(r)
+            rebind(w, old, start, new)
+            if info.replay is detached_alias and w._ag is not None \
+                    and not (w._ag.detached or w._ag.requires_grad):
+                # an ``_attach``ed alias: PyTorch keeps its history under the new value
+                raise RuntimeError(
+                    "unsupported: a tensor was modified in place while a detached alias "
+                    "of it (x.detach()) holds a value that requires grad from an in-place "
+                    "update of its own (the alias would keep a gradient for a value it no "
+                    "longer has); clone() the detached tensor before updating it")
             w._mut.version = count  # (recomputed, not updated: its counter did not change)
 
 
@@ -232,16 +291,15 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
     recorded directly (what ``ops``' wrapper records for two tensors of one
     non-bool dtype)."""
     ag = t._ag
-    if ag is not None:
-        if GRAD_MODE.enabled and ag.requires_grad:
-            raise RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
-                               "an in-place operation (wrap the update in pf.no_grad())")
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
+        raise _leaf_error(t, what)
     old, start = snapshot(t)
+    if ag is not None and ag.detached:  # its state carries no gradient
+        old._ag = AutogradMeta()
+        old._ag.detached = True
     new = record(op, (old, other), {})
-    if ag is not None and ag.detached and new.requires_grad:
-        raise RuntimeError(f"{what}: a detached tensor cannot take a value that requires "
-                           "grad in place")
     rebind(t, old, start, new)
+    _attach(t, old, new)
     return t
 
 

@@ -212,8 +212,10 @@ def test_same_shape_add_and_sub_fast_path_keeps_torch_semantics(mode):
         w -= pf.tensor([1.0, 1.0])
     assert w._version == 0
     d = pf.tensor([1.0, 2.0]).detach()
-    with pytest.raises(RuntimeError, match="detached tensor cannot take a value"):
-        d.add_(w)
+    d.add_(w)  # PyTorch: the detached tensor takes the value and its history
+    assert d.requires_grad and not d.is_leaf
+    (d * d).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [4.0, 8.0])
     b = pf.tensor([True, False])
     with pytest.raises(Exception, match="bool"):
         b -= pf.tensor([True, True])
