@@ -124,10 +124,11 @@ def _may_carry_gradient(new: Tensor, old: Tensor) -> bool:
 
 def _leaf_error(t: Tensor, what: str) -> RuntimeError:
     if is_trace_arg(t):
-        return RuntimeError(f"{what}: an argument of a function being differentiated "
-                            "(pf.grad, vjp, jvp, jacrev...) is being used in an in-place "
-                            "operation: it is a leaf that requires grad (PyTorch's torch.func "
-                            "refuses it too); update a copy (x = x.clone()) instead")
+        return RuntimeError(f"{what}: an argument of a function being transformed (pf.grad, "
+                            "vjp, jvp, jacrev, vmap...) is being used in an in-place "
+                            "operation: under differentiation it is a leaf that requires grad "
+                            "(torch.func refuses it too), and vmap traces f once for the "
+                            "whole batch; update a copy (x = x.clone()) instead")
     return RuntimeError(f"{what}: a leaf Variable that requires grad is being used in "
                         "an in-place operation (wrap the update in pf.no_grad())")
 

@@ -41,7 +41,7 @@ from .autodiff import (
     tracing,
 )
 from .autodiff import jvp as autodiff_jvp
-from .core import CONFIG, REALIZE_GUARDS, Tensor, _next_seq, detach, record, source
+from .core import CONFIG, REALIZE_GUARDS, TRACE_ARGS, Tensor, _next_seq, detach, record, source
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
@@ -364,6 +364,8 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                 call[i] = _example(x, ax)
                 placeholders.append(call[i])
             ids.update(id(p) for p in placeholders)
+            for p in placeholders:  # an in-place update of one raises (inplace.py)
+                TRACE_ARGS[id(p)] = p
             # and their nodes: a detached alias of a placeholder (stop_gradient
             # of a mapped argument) shares its node, not its identity
             ids.update(id(source(p)) for p in placeholders)

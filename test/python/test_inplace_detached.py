@@ -342,13 +342,29 @@ def _arg_updated(L, x):
 @pytest.mark.parametrize("prog,match", [
     (_view_of_detached, "view of a detached tensor"),
     (_root_updated_after_attach, "detached alias"),
-    (_copy_into_alias_of_arg, "argument of a function being differentiated"),
-    (_arg_updated, "argument of a function being differentiated"),
+    (_copy_into_alias_of_arg, "argument of a function being transformed"),
+    (_arg_updated, "argument of a function being transformed"),
 ], ids=["view_of_detached", "root_after_attach", "copy_into_alias_of_arg", "arg_updated"])
 def test_updates_whose_gradient_we_cannot_model_raise(prog, match) -> None:
     """(torch gives a number for the first three; ours would drop a gradient)"""
     with pytest.raises(RuntimeError, match=match):
         pf.grad(lambda x: prog(pf, x))(pf.tensor([0.3, 1.7, 2.5]))
+
+
+def test_an_argument_of_vmap_updated_in_place_raises() -> None:
+    def f(x):
+        x.mul_(2)  # (gave the sums of the un-doubled rows)
+        return x.sum()
+    with pytest.raises(RuntimeError, match="argument of a function being transformed"):
+        pf.vmap(f)(pf.tensor(np.arange(6.0).reshape(2, 3)))
+
+    def g(x):
+        y = x.clone()
+        y[0] = 7.0
+        return y * x
+    xs = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(pf.vmap(g)(pf.tensor(xs)).numpy(),
+                               torch.func.vmap(g)(torch.tensor(xs)).numpy())
 
 
 def test_an_argument_is_updatable_after_the_trace_and_as_a_copy_inside() -> None:
