@@ -52,11 +52,48 @@ def _where(op: Operation, name: str) -> str:
     return name
 
 
+# elementwise ``arith``/``math`` ops on tensors (what upstream tools print for
+# pointwise programs) and the ``pyflame`` op each one is: one type in and out,
+# so no broadcast or promotion is implied. Ops whose semantics differ from every
+# pyflame op (maxnumf's NaN rule, math.round's ties away from zero, fast-math
+# flags) are refused; xDSL 0.74 has no tensor form of compares, selects and
+# casts (its cmpf gives an i1, its casts verify scalars only).
+_UPSTREAM_ELEMENTWISE = {
+    **{f"arith.{k}": v for k, v in {
+        "addf": "add", "addi": "add", "subf": "sub", "subi": "sub", "mulf": "mul",
+        "muli": "mul", "divf": "div", "maximumf": "maximum", "minimumf": "minimum",
+        "maxsi": "maximum", "minsi": "minimum", "negf": "neg", "andi": "bitwise_and",
+        "ori": "bitwise_or", "xori": "bitwise_xor"}.items()},
+    **{f"math.{k}": v for k, v in {
+        "exp": "exp", "log": "log", "log1p": "log1p", "expm1": "expm1", "tanh": "tanh",
+        "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "atan": "atan",
+        "asin": "asin", "acos": "acos", "atan2": "atan2", "absf": "abs", "absi": "abs",
+        "erf": "erf", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+        "roundeven": "round", "powf": "pow"}.items()},
+}
+
+
+def _upstream_as_pyflame(op: Operation) -> str | None:
+    """The ``pyflame`` op an ``arith``/``math`` op on tensors is, or None."""
+    from xdsl.dialects.builtin import TensorType
+
+    types = [v.type for v in (*op.operands, *op.results)]
+    if not op.results or not isinstance(types[0], TensorType) or any(t != types[0]
+                                                                      for t in types):
+        return None
+    flags = op.properties.get("fastmath")
+    if flags is not None and str(flags) not in ("#arith.fastmath<none>",
+                                                "#arith.fastmath<contract>"):
+        return None  # (fast-math flags license results the pyflame ops do not give)
+    return _UPSTREAM_ELEMENTWISE.get(op.name)
+
+
 def _legalize(module: ModuleOp, name: str) -> None:
     """Upstream spellings other tools print, as ``pyflame`` ops: a tensor
-    ``arith.constant`` is a ``pyflame.constant``; a ``func.call`` of a
-    function of the module is inlined. Anything else of ``arith`` is refused
-    with its place (the program must be ``pyflame`` ops)."""
+    ``arith.constant`` is a ``pyflame.constant``, elementwise ``arith``/``math``
+    ops on tensors are their ``pyflame`` ops (``_UPSTREAM_ELEMENTWISE``); a
+    ``func.call`` of a function of the module is inlined. Anything else of
+    ``arith``/``math`` is refused with its place."""
     from xdsl.dialects import arith, func
     from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
     from xdsl.rewriter import InsertPoint, Rewriter
@@ -64,16 +101,26 @@ def _legalize(module: ModuleOp, name: str) -> None:
     from .dialects.pyflame import OP_CLASSES
 
     for op in list(module.walk()):
-        if op.dialect_name() != "arith":
+        if op.dialect_name() not in ("arith", "math"):
             continue
-        value = op.properties.get("value") if isinstance(op, arith.ConstantOp) else None
-        if not (isinstance(value, DenseIntOrFPElementsAttr)
-                and isinstance(op.results[0].type, TensorType)):
-            raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}' is not supported "
-                                "here: load_mlir runs pyflame ops (a tensor-typed "
-                                "arith.constant dense<...> is the one arith op it takes)")
-        new = OP_CLASSES["constant"].create(attributes={"value": value},
-                                            result_types=[op.results[0].type])
+        if isinstance(op, arith.ConstantOp):
+            value = op.properties.get("value")
+            if not (isinstance(value, DenseIntOrFPElementsAttr)
+                    and isinstance(op.results[0].type, TensorType)):
+                raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}' is not supported "
+                                    f"here (a {op.results[0].type}): load_mlir runs tensor "
+                                    "programs (arith.constant dense<...> : tensor<...>)")
+            new = OP_CLASSES["constant"].create(attributes={"value": value},
+                                                result_types=[op.results[0].type])
+        else:
+            target = _upstream_as_pyflame(op)
+            if target is None:
+                raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}' is not supported "
+                                    "here: load_mlir runs pyflame ops and these elementwise "
+                                    "ops on tensors of one type, without fast-math flags "
+                                    f"but contract: {', '.join(sorted(_UPSTREAM_ELEMENTWISE))}")
+            new = OP_CLASSES[target].create(operands=list(op.operands),
+                                            result_types=[r.type for r in op.results])
         new.location = op.location
         Rewriter.replace_op(op, new)
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
@@ -153,6 +200,7 @@ def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
 def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+    from xdsl.dialects.math import Math
     from xdsl.utils.exceptions import ParseError
 
     from .dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
@@ -175,7 +223,8 @@ def _parse(text: str, name: str) -> ModuleOp:
         line, col, msg = where
         raise MlirLoadError(f"{name}:{line}:{col}: error: {msg}")
     ctx = make_context()
-    ctx.load_dialect(Arith)  # constants as other tools print them (see _legalize)
+    ctx.load_dialect(Arith)  # constants and elementwise ops as other tools print
+    ctx.load_dialect(Math)  # them (see _legalize)
     try:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:

@@ -229,3 +229,51 @@ def test_generic_functions_attributes_aliases_and_line_endings(newline: str, tmp
         path.write_bytes(text.encode())
         with contextlib.redirect_stdout(io.StringIO()):
             assert main([str(path), "-p", "cse"]) in (0, None)
+
+
+# ---- elementwise arith/math ops on tensors, as upstream tools print pointwise programs ----
+
+POINTWISE = """
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<3xi32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xi32>) {
+  %0 = arith.addf %a, %b : tensor<2x3xf32>
+  %1 = arith.mulf %0, %a fastmath<contract> : tensor<2x3xf32>
+  %2 = math.tanh %1 : tensor<2x3xf32>
+  %3 = arith.divf %2, %b : tensor<2x3xf32>
+  %4 = arith.maximumf %3, %a : tensor<2x3xf32>
+  %5 = math.roundeven %4 : tensor<2x3xf32>
+  %6 = math.powf %a, %b : tensor<2x3xf32>
+  %7 = math.absf %6 : tensor<2x3xf32>
+  %8 = arith.negf %7 : tensor<2x3xf32>
+  %j = arith.muli %i, %i : tensor<3xi32>
+  %k = arith.maxsi %j, %i : tensor<3xi32>
+  return %5, %8, %k : tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xi32>
+}
+"""
+
+
+def test_elementwise_arith_and_math_ops_on_tensors_run_as_their_pyflame_ops() -> None:
+    a = np.array([[0.5, -1.0, 2.0], [3.0, np.nan, -0.25]], np.float32)
+    b = np.array([[1.0, -2.0, 2.5], [0.25, 1.0, 3.0]], np.float32)
+    i = np.array([-3, 2, 70000], np.int32)
+    r, p, k = pf.load_mlir(POINTWISE)(a, b, i)
+    with np.errstate(all="ignore"):
+        want_r = np.round(np.maximum(np.tanh((a + b) * a) / b, a))
+        want_p = -np.abs(np.power(a, b))
+        want_k = np.maximum(i * i, i)  # (70000 squared wraps, as arith.muli)
+    np.testing.assert_array_equal(r.numpy(), want_r)  # NaN propagates, as arith.maximumf
+    np.testing.assert_array_equal(p.numpy(), want_p)
+    np.testing.assert_array_equal(k.numpy(), want_k)
+
+
+@pytest.mark.parametrize("line", [
+    "%0 = arith.maxnumf %a, %a : tensor<4xf32>",  # NaN rule of no pyflame op
+    "%0 = arith.addf %a, %a fastmath<fast> : tensor<4xf32>",
+    "%0 = math.round %a : tensor<4xf32>",  # ties away from zero
+    "%0 = arith.addf %c, %c : f32",  # a scalar program
+])
+def test_upstream_ops_without_a_pyflame_meaning_are_located_errors(line: str) -> None:
+    text = ("func.func @f(%a: tensor<4xf32>, %c: f32) -> tensor<4xf32> {\n  " + line +
+            "\n  return %a : tensor<4xf32>\n}\n")
+    with pytest.raises(pf.MlirLoadError,
+                       match=r"<string>:2:3: error: '(arith|math)\.\w+' is not supported"):
+        pf.load_mlir(text)
