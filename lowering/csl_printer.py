@@ -152,6 +152,8 @@ class ExtCslPrintContext(CslPrintContext):
                 if attr.action.data:
                     kind = csl.TaskKind(attr.kind.data)
                     opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
+                if attr.ut_id is not None:
+                    opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
                 self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
