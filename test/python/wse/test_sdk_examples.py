@@ -1,6 +1,8 @@
 """Issue 15: programs transcribed from Cerebras's public SDK examples (the GEMV
 tutorials 6, 7 and 8: routes and fabric DSDs, data tasks, async DSD ops with
-completion tasks, a checkerboard chain) in their WSE-2 and WSE-3 forms, run
+completion tasks, a checkerboard chain; the benchmark "residual": async @mov32
+receives and sends, DSDs rebased from a dummy i16 DSD, a scalar sent through a
+fabout DSD, a 2-D reduction of partial sums and norms) in their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
 
@@ -27,6 +29,11 @@ CASES = [
     ("gemv_checkerboard_wse3", "wse3", "gemv_checkerboard", {}, 2 * 32 * 32 + 32 * 3),
     ("gemv_checkerboard_wse3", "wse3", "gemv_checkerboard",
      dict(kernel_x_dim=3, kernel_y_dim=2, M=8, N=9), 2 * 8 * 9 + 8 * 2),
+    # benchmark "residual" on 2x2 PEs: per PE 2 m n (gemv) + 2 m (its alpha @fmacs)
+    # + 2 m (axpy), m x n = LOCAL_OUT_SZ x LOCAL_IN_SZ
+    ("residual", "wse2", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
+    ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
+    ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=8, LOCAL_IN_SZ=6), 4 * (96 + 32)),
 ]
 
 
