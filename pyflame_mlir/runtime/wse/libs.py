@@ -128,6 +128,50 @@ class MathLib(Library):
         return np.float32(fn(np.float32(x)))
 
 
+class TimeLib(Library):
+    """`<time>` on a PE: the timestamp counter. `tsc_size_words` (3) u16 words hold a
+    48-bit cycle count, least significant word first (the SDK examples' host scripts
+    decode them so); `enable_tsc()` starts the counter, `get_timestamp(&buf)` writes it.
+
+    The simulator's counter is its global cycle clock, so every PE's timestamps are
+    mutually consistent (on hardware each PE's counter starts on its own, which is why
+    the SDK's bandwidth test first samples a reference clock). Reading it before
+    `enable_tsc()` is refused: what a stopped counter holds is not documented. Host
+    memcpy is not timed by the simulator, so timestamps around a memcpy measure the
+    launches only."""
+
+    name = "<time>"
+    WORDS = 3
+
+    def __init__(self, pe: PE):
+        self.pe, self.fields = pe, {"tsc_size_words": self.WORDS}
+
+    def fn_enable_tsc(self) -> None:
+        self.pe.tsc_enabled = True
+
+    def fn_disable_tsc(self) -> None:
+        self.pe.tsc_enabled = False
+
+    def fn_get_timestamp(self, buf: np.ndarray) -> None:
+        pe = self.pe
+        if not pe.tsc_enabled:
+            raise ProgramError(f"{pe.where}: <time>.get_timestamp() before enable_tsc(): the "
+                               "timestamp counter is not running")
+        flat = buf.reshape(-1) if isinstance(buf, np.ndarray) else None
+        if flat is None or flat.dtype.itemsize != 2 or flat.size < self.WORDS:
+            raise ProgramError(f"{pe.where}: <time>.get_timestamp() needs a pointer to "
+                               f"{self.WORDS} u16 words (tsc_size_words), got "
+                               + (f"{flat.size} of {flat.dtype}" if flat is not None
+                                  else type(buf).__name__))
+        t = int(pe.t) & ((1 << 48) - 1)
+        words = np.array([(t >> (16 * i)) & 0xFFFF for i in range(self.WORDS)], np.uint16)
+        target = flat.view(np.uint16)
+        if pe.watching:  # running async ops may read the buffer
+            pe.core_write(target, slice(0, self.WORDS), words, pe.t)
+        else:
+            target[:self.WORDS] = words
+
+
 class Collectives2dParams(Library):
     """`<collectives_2d/params>` in the layout: `get_params(x, y, .{ .x_colors,
     .x_entrypoints, .y_colors, .y_entrypoints })` gives each PE its row's (`.x`) and
@@ -312,6 +356,8 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return LayoutInfo(pe)
     elif name == "<math>":
         return MathLib(pe)
+    elif name == "<time>":
+        return TimeLib(pe)
     elif name == "<collectives_2d/pe>":
         return Collectives2d(pe, params)
     where = "a layout" if pe is None else "a PE program"

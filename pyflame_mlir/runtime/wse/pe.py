@@ -89,6 +89,7 @@ class PE(DsdUnit, Context):
         self.running_what = ""
         self.wait: Wait | None = None
         self.cmd_blocked = False
+        self.tsc_enabled = False  # <time>'s timestamp counter runs
         self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)

@@ -2,7 +2,9 @@
 tutorials 6, 7 and 8: routes and fabric DSDs, data tasks, async DSD ops with
 completion tasks, a checkerboard chain; the benchmark "residual": async @mov32
 receives and sends, DSDs rebased from a dummy i16 DSD, a scalar sent through a
-fabout DSD, a 2-D reduction of partial sums and norms) in their WSE-2 and WSE-3 forms, run
+fabout DSD, a 2-D reduction of partial sums and norms; the benchmark "bandwidth-test":
+relayed async fabric-to-fabric @mov32 chains, a multicast broadcast, <time> timestamps
+packed with @bitcast) in their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
 
@@ -14,7 +16,7 @@ import pytest
 from _wse_harness import FIXTURES
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, RouteError
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
 
@@ -34,6 +36,9 @@ CASES = [
     ("residual", "wse2", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
     ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
     ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=8, LOCAL_IN_SZ=6), 4 * (96 + 32)),
+    # benchmark "bandwidth-test" (its sync module, timestamps): no arithmetic
+    ("bandwidth_sync", "wse2", "bandwidth_sync", {}, 0),
+    ("bandwidth_sync", "wse3", "bandwidth_sync", dict(width=5, height=4, pe_length=100), 0),
 ]
 
 
@@ -72,3 +77,23 @@ def test_a_form_on_the_other_arch_is_refused(program: str, arch: str, message: s
     with pytest.raises(ArchRuleError, match=message):
         run_script(FIXTURES / f"{program.removesuffix('_wse2').removesuffix('_wse3')}_run.py",
                    ["--name", str(out)], quiet=True)
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+def test_bandwidth_sync_d2h_and_its_fabric_traffic(arch: str, tmp_path: Path):
+    w, h = 4, 3
+    out = compile_program(FIXTURES / "bandwidth_sync.mlir", tmp_path / "bw",
+                          dict(width=w, height=h, pe_length=33), arch)
+    (r,) = run_script(FIXTURES / "bandwidth_sync_run.py",
+                      ["--name", str(out), "--d2h", "--loop_count", "3"], quiet=True)
+    # one wavelet per link: the row chains, column 0's chain and the broadcast's tree
+    assert r.wavelet_hops == h * (w - 1) + (h - 1) + (w * h - 1)
+
+
+def test_bandwidth_sync_on_one_column_sends_off_its_routes(tmp_path: Path):
+    # width 1: PE (0, y) is the first and the last of its row and sends west on a color
+    # no route of its own carries (on hardware the wavelet has nowhere to go)
+    out = compile_program(FIXTURES / "bandwidth_sync.mlir", tmp_path / "bw",
+                          dict(width=1, height=2), "wse3")
+    with pytest.raises(RouteError, match="leaves the kernel rectangle|no route for color"):
+        run_script(FIXTURES / "bandwidth_sync_run.py", ["--name", str(out)], quiet=True)
