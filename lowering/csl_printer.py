@@ -14,8 +14,8 @@ from typing import IO, ClassVar
 
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
-from xdsl.dialects import csl, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects import arith, csl, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, Signedness, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -157,6 +157,19 @@ class ExtCslPrintContext(CslPrintContext):
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
                 self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+            case arith.ExtUIOp(input=inp, result=res) | arith.ExtSIOp(input=inp, result=res) if (
+                isinstance(inp.type, IntegerType) and inp.type.width.data > 1
+                and (inp.type.signedness.data == Signedness.UNSIGNED)
+                != isinstance(op, arith.ExtUIOp)
+            ):
+                # xDSL prints both as `@as(T, x)`, which extends by x's CSL type: an i16
+                # (signless prints as signed) would be sign-extended by extui, a u16
+                # zero-extended by extsi. Reinterpret the bits first.
+                bits = inp.type.width.data
+                same = f"{'u' if isinstance(op, arith.ExtUIOp) else 'i'}{bits}"
+                value = (f"@as({self.mlir_type_to_csl_type(res.type)}, "
+                         f"@bitcast({same}, {self._get_variable_name_for(inp)}))")
+                self._print_or_promote_to_inline_expr(res, value)
             case scf.IfOp(cond=cond, output=outputs, true_region=then, false_region=orelse) if (
                 not orelse.blocks
             ):

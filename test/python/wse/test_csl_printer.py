@@ -43,3 +43,24 @@ def test_unknown_op_is_an_error_not_a_comment():
 def test_non_csl_module_at_top_level_is_an_error():
     with pytest.raises(CslPrintError, match="builtin.module is not a csl.module"):
         print_csl(ModuleOp([ModuleOp([])]), io.StringIO())
+
+
+def test_integer_extensions_print_by_the_bits_not_by_the_csl_type():
+    # xDSL prints extui/extsi as @as(T, x), which extends by x's CSL type: a signless
+    # i16 (CSL i16) would be sign-extended by extui, a u16 zero-extended by extsi
+    body = """%m = arith.constant -1 : i16
+      %u = "csl.mlir.signedness_cast"(%m) : (i16) -> ui16
+      %a = arith.extui %m : i16 to i32
+      %b = arith.extsi %u : ui16 to i32
+      %c = arith.extui %u : ui16 to ui32
+      %d = arith.extsi %m : i16 to i32
+      %v = "csl.variable"() : () -> !csl.var<i32>
+      %w = "csl.variable"() : () -> !csl.var<ui32>
+      %s = arith.addi %a, %b : i32
+      %t = arith.addi %s, %d : i32
+      "csl.store_var"(%v, %t) : (!csl.var<i32>, i32) -> ()
+      "csl.store_var"(%w, %c) : (!csl.var<ui32>, ui32) -> ()"""
+    text = _print(make_program(body))
+    assert "@as(i32, @bitcast(u16, " in text
+    assert "@as(i32, @bitcast(i16, " in text
+    assert text.count("@bitcast(") == 2  # u16 -> u32 and i16 -> i32 stay plain @as
