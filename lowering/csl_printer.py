@@ -90,9 +90,17 @@ class ExtCslPrintContext(CslPrintContext):
                     f"@set_color_config({xs}, {ys}, {cs}, "
                     f".{{ .routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }} }});"
                 )
-            case csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind):
-                verb = "block" if isinstance(op, csl_ext.BlockOp) else "unblock"
-                self.print(f"@{verb}({_task_id_expr(kind.data, id.value.data)});")
+            case (csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind)
+                  | csl.ActivateOp(id=id, kind=kind)):
+                verb = ("block" if isinstance(op, csl_ext.BlockOp) else
+                        "unblock" if isinstance(op, csl_ext.UnblockOp) else "activate")
+                line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
+                if isinstance(op.parent_op(), csl.CslModuleOp):
+                    # at module level: a comptime action (CSL allows no bare statement there)
+                    with self.descend("comptime") as inner:
+                        inner.print(line)
+                else:
+                    self.print(line)
             case csl_ext.InitializeQueueOp(color=c, queue_id=q) if self.sdk >= 2:
                 d = "output" if op.is_output else "input"
                 with self.descend("comptime") as inner:

@@ -64,3 +64,14 @@ def test_integer_extensions_print_by_the_bits_not_by_the_csl_type():
     assert "@as(i32, @bitcast(u16, " in text
     assert "@as(i32, @bitcast(i16, " in text
     assert text.count("@bitcast(") == 2  # u16 -> u32 and i16 -> i32 stay plain @as
+
+
+def test_module_level_task_actions_print_inside_comptime():
+    # CSL allows no bare statement at the top level: a load-time @activate/@block is a
+    # comptime action (the SDK's pipeline-01 and gemm-collectives_2d)
+    for name, line in (("pipeline_01", "@activate(@get_local_task_id(8));"),
+                       ("gemm_collectives_2d", "@block(@get_local_task_id(13));")):
+        files = split_csl_files(_print((FIXTURES / f"{name}.mlir").read_text()))
+        program = next(f for n, f in files.items() if n != "layout")
+        assert f"comptime {{\n  {line}\n}}" in program
+        assert f"\n{line}" not in program  # never at column 0

@@ -4,7 +4,9 @@ completion tasks, a checkerboard chain; the benchmark "residual": async @mov32
 receives and sends, DSDs rebased from a dummy i16 DSD, a scalar sent through a
 fabout DSD, a 2-D reduction of partial sums and norms; the benchmark "bandwidth-test":
 relayed async fabric-to-fabric @mov32 chains, a multicast broadcast, <time> timestamps
-packed with @bitcast) in their WSE-2 and WSE-3 forms, run
+packed with @bitcast; the benchmark "gemm-collectives_2d": SUMMA over <collectives_2d>
+broadcasts, a task blocked at load, unblocked and activated by the two callbacks) in
+their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
 
@@ -36,6 +38,10 @@ CASES = [
     ("residual", "wse2", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
     ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=3, LOCAL_IN_SZ=2), 4 * (12 + 12)),
     ("residual", "wse3", "residual", dict(LOCAL_OUT_SZ=8, LOCAL_IN_SZ=6), 4 * (96 + 32)),
+    # benchmark "gemm-collectives_2d": SUMMA with <collectives_2d> broadcasts, 2 M K N
+    ("gemm_collectives_2d", "wse2", "gemm_collectives_2d", {}, 2 * 6 * 8 * 6),
+    ("gemm_collectives_2d", "wse3", "gemm_collectives_2d", dict(P=3, Mt=4, Kt=5, Nt=6),
+     2 * 12 * 15 * 18),
     # benchmark "bandwidth-test" (its sync module, timestamps): no arithmetic
     ("bandwidth_sync", "wse2", "bandwidth_sync", {}, 0),
     ("bandwidth_sync", "wse3", "bandwidth_sync", dict(width=5, height=4, pe_length=100), 0),
