@@ -119,6 +119,47 @@ def _two_sends(q1: int, q2: int, ut: str = "") -> str:
                         width=2)
 
 
+WEST = """
+      %c2i = arith.constant 2 : i16
+      %c2 = "csl.get_color"(%c2i) : (i16) -> !csl.color
+      csl_ext.set_color_config %i1, %i0, %c2 routes <rx = [ramp], tx = [west]> : i16, i16
+      csl_ext.set_color_config %i0, %i0, %c2 routes <rx = [east], tx = [ramp]> : i16, i16"""
+
+
+@pytest.mark.parametrize(("q1", "q2", "ok"), [(3, 3, False), (3, 5, True)])
+def test_receives_waiting_for_wavelets_are_checked_when_they_complete(q1: int, q2: int, ok: bool):
+    # PE (0, 0) runs first and issues two async receives before any wavelet is there;
+    # PE (1, 0) then sends N: the first receive completes only after the second was
+    # issued, so on one queue (one microthread on WSE-2) they overlapped
+    h = N // 2
+    body = f"""%zero = arith.constant 0 : i16
+      %first = arith.cmpi eq, %px, %zero : i16
+      scf.if %first {{
+        %h = arith.constant {h} : i16
+        %lo = "csl.get_mem_dsd"(%b, %h) : (memref<?xf32>, i16) -> {D1}
+        %hi = "csl.increment_dsd_offset"(%lo, %h) <{{elem_type = f32}}> : ({D1}, i16) -> {D1}
+        %in1 = "csl.get_fab_dsd"(%h) <{{fabric_color = 2 : ui5, queue_id = {q1} : i3}}> : (i16) -> !csl<dsd fabin_dsd>
+        %in2 = "csl.get_fab_dsd"(%h) <{{fabric_color = 2 : ui5, queue_id = {q2} : i3}}> : (i16) -> !csl<dsd fabin_dsd>
+        "csl.fmovs"(%lo, %in1) {{async = #csl_ext.async<>}} : ({D1}, !csl<dsd fabin_dsd>) -> ()
+        "csl.fmovs"(%hi, %in2) {{async = #csl_ext.async<>}} : ({D1}, !csl<dsd fabin_dsd>) -> ()
+      }} else {{
+        {dsd("a", N)}
+        %n = arith.constant {N} : i16
+        %out = "csl.get_fab_dsd"(%n) <{{fabric_color = 2 : ui5, queue_id = 2 : i3}}> : (i16) -> !csl<dsd fabout_dsd>
+        "csl.fmovs"(%out, %a_dsd) : (!csl<dsd fabout_dsd>, {D1}) -> ()
+      }}"""
+    sim = simulate(make_program(body, arrays={"a": ("f32", N), "b": ("f32", N)},
+                                layout=WEST, width=2), arch="wse2")
+    a = np.arange(N, dtype=np.float32) + 1
+    sim.symbol("a", 1, 0)[:] = a
+    if ok:
+        sim.launch("main")
+        np.testing.assert_array_equal(array(sim, "b"), a)
+    else:
+        with pytest.raises(ProgramError, match="still uses microthread 3"):
+            sim.launch("main")
+
+
 def test_wse2_sends_on_two_queues_are_two_microthreads():
     sim = simulate(_two_sends(2, 4), arch="wse2")
     a = np.arange(N, dtype=np.float32)
