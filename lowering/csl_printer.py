@@ -34,6 +34,17 @@ def _task_id_expr(kind: csl.TaskKind, id: int) -> str:
     return f"@get_{kind.value}_task_id({inner})"
 
 
+# arith.cmpi's unsigned predicates (by their enum value) and their CSL operators
+_UNSIGNED_CMPI = {6: "<", 7: "<=", 8: ">", 9: ">="}  # ult, ule, ugt, uge
+
+
+def _csl_signed(t: object) -> bool:
+    """A signless integer wider than a bool: CSL prints it as a signed type (i16, i32),
+    so an unsigned arith op on it must reinterpret its bits."""
+    return (isinstance(t, IntegerType) and t.width.data > 1
+            and t.signedness.data == Signedness.SIGNLESS)
+
+
 def _color_literal(attr: csl.ColorIdAttr) -> str:
     return f"@get_color({attr.value.data})"
 
@@ -56,6 +67,13 @@ class ExtCslPrintContext(CslPrintContext):
     arch: ClassVar[str] = ""
     # (is output, queue) -> the color value @initialize_queue binds it to
     bindings: ClassVar[dict[tuple[bool, int], SSAValue]] = {}
+
+    def _bits(self, v: SSAValue, kind: str) -> str:
+        """`v`'s bits read as an integer of its width and the given signedness ("u" or
+        "i"); `@as` first gives a literal operand its sized type."""
+        width = v.type.width.data
+        return (f"@bitcast({kind}{width}, "
+                f"@as({self.mlir_type_to_csl_type(v.type)}, {self._get_variable_name_for(v)}))")
 
     def _names_color(self, output: bool) -> bool:
         return self.sdk < 2 or (output and self.arch != "wse3")
@@ -165,6 +183,21 @@ class ExtCslPrintContext(CslPrintContext):
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
                 self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+            case arith.DivUIOp(lhs=a, rhs=b, result=res) | arith.RemUIOp(
+                lhs=a, rhs=b, result=res
+            ) if _csl_signed(a.type):
+                # signless integers print as CSL's signed types: divide the bits unsigned
+                t = self.mlir_type_to_csl_type(res.type)
+                sym = "/" if isinstance(op, arith.DivUIOp) else "%"
+                x, y = (self._bits(v, "u") for v in (a, b))
+                self._print_or_promote_to_inline_expr(
+                    res, f"@bitcast({t}, {x} {sym} {y})", brackets=True)
+            case arith.CmpiOp(lhs=a, rhs=b, result=res) if _csl_signed(a.type) and (
+                op.predicate.value.data in _UNSIGNED_CMPI
+            ):
+                x, y = (self._bits(v, "u") for v in (a, b))
+                sym = _UNSIGNED_CMPI[op.predicate.value.data]
+                self._print_or_promote_to_inline_expr(res, f"{x} {sym} {y}", brackets=True)
             case arith.ExtUIOp(input=inp, result=res) | arith.ExtSIOp(input=inp, result=res) if (
                 isinstance(inp.type, IntegerType) and inp.type.width.data > 1
                 and (inp.type.signedness.data == Signedness.UNSIGNED)
@@ -173,10 +206,8 @@ class ExtCslPrintContext(CslPrintContext):
                 # xDSL prints both as `@as(T, x)`, which extends by x's CSL type: an i16
                 # (signless prints as signed) would be sign-extended by extui, a u16
                 # zero-extended by extsi. Reinterpret the bits first.
-                bits = inp.type.width.data
-                same = f"{'u' if isinstance(op, arith.ExtUIOp) else 'i'}{bits}"
-                value = (f"@as({self.mlir_type_to_csl_type(res.type)}, "
-                         f"@bitcast({same}, {self._get_variable_name_for(inp)}))")
+                bits = self._bits(inp, "u" if isinstance(op, arith.ExtUIOp) else "i")
+                value = f"@as({self.mlir_type_to_csl_type(res.type)}, {bits})"
                 self._print_or_promote_to_inline_expr(res, value)
             case scf.IfOp(cond=cond, output=outputs, true_region=then, false_region=orelse) if (
                 not orelse.blocks

@@ -61,8 +61,8 @@ def test_integer_extensions_print_by_the_bits_not_by_the_csl_type():
       "csl.store_var"(%v, %t) : (!csl.var<i32>, i32) -> ()
       "csl.store_var"(%w, %c) : (!csl.var<ui32>, ui32) -> ()"""
     text = _print(make_program(body))
-    assert "@as(i32, @bitcast(u16, " in text
-    assert "@as(i32, @bitcast(i16, " in text
+    assert "@as(i32, @bitcast(u16, @as(i16, " in text
+    assert "@as(i32, @bitcast(i16, @as(u16, " in text
     assert text.count("@bitcast(") == 2  # u16 -> u32 and i16 -> i32 stay plain @as
 
 
@@ -75,3 +75,26 @@ def test_module_level_task_actions_print_inside_comptime():
         program = next(f for n, f in files.items() if n != "layout")
         assert f"comptime {{\n  {line}\n}}" in program
         assert f"\n{line}" not in program  # never at column 0
+
+
+def test_unsigned_integer_ops_on_signless_values_print_on_the_bits():
+    # signless i16 prints as CSL's i16: a bare `/`, `%` or `<` would be signed there,
+    # while arith.divui/remui/cmpi ult (and the simulator) are unsigned
+    body = """%m = arith.constant -7 : i16
+      %two = arith.constant 2 : i16
+      %v = "csl.variable"() : () -> !csl.var<i16>
+      %w = "csl.variable"() : () -> !csl.var<i1>
+      %q = arith.divui %m, %two : i16
+      %r = arith.remui %m, %two : i16
+      %s = arith.addi %q, %r : i16
+      %lt = arith.cmpi ult, %m, %two : i16
+      %slt = arith.cmpi slt, %m, %two : i16
+      %both = arith.andi %lt, %slt : i1
+      "csl.store_var"(%v, %s) : (!csl.var<i16>, i16) -> ()
+      "csl.store_var"(%w, %both) : (!csl.var<i1>, i1) -> ()"""
+    text = _print(make_program(body))
+    u = "@bitcast(u16, @as(i16, {}))"
+    assert f"@bitcast(i16, {u.format(-7)} / {u.format(2)})" in text
+    assert f"@bitcast(i16, {u.format(-7)} % {u.format(2)})" in text
+    assert f"{u.format(-7)} < {u.format(2)}" in text
+    assert "(-7  <  2)" in text  # slt stays a plain signed comparison
