@@ -215,9 +215,10 @@ class Collectives2d(Library):
     line calls the same collective (in the same order), the data moves when the last
     of them has called, and each PE's callback task is activated when its part is
     done. The library's resources are checked against the arch and the program: its
-    two colors (routable, not memcpy's, routed by no one else), its two queues
-    (existing, not memcpy's; each used for output and input), its two entrypoint
-    task ids (legal local ids that the program binds to no task of its own).
+    two colors (routable, not memcpy's, routed by no one else), its two queues when
+    the program gives them (existing, not memcpy's; each used for output and input),
+    its two entrypoint task ids (legal local ids that the program binds to no task of
+    its own).
 
     Timing (estimates, from the fabric figures: wavelet streams pipelined over a
     chain of hops): a broadcast or a reduction of n words over a line of L PEs ends
@@ -235,10 +236,14 @@ class Collectives2d(Library):
             raise ProgramError(f"{pe.where}: {self.name} needs .dim_params from "
                                "<collectives_2d/params>.get_params(...).x or .y")
         self.pe, self.dim = pe, dim
-        self.queues = tuple(int(q) for q in dict(params.get("queues", {})).values()) \
-            if isinstance(params.get("queues"), dict) else tuple(params.get("queues", ()))
-        if len(self.queues) != 2:
-            raise ProgramError(f"{pe.where}: {self.name} needs .queues, two queue ids")
+        # .queues is optional (the SDK's gemv-collectives_2d benchmark passes none): the
+        # library then picks its own, which are not documented, so there is nothing to check
+        queues = params.get("queues", ())
+        self.queues = tuple(int(q) for q in queues.values()) if isinstance(queues, dict) \
+            else tuple(queues)
+        if "queues" in params and len(self.queues) != 2:
+            raise ProgramError(f"{pe.where}: {self.name}'s .queues must be two queue ids, "
+                               f"got {len(self.queues)}")
         self.ready = False
         self.fields = {"pe_id": dim["pe_id"]}
 

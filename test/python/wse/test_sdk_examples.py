@@ -5,7 +5,9 @@ receives and sends, DSDs rebased from a dummy i16 DSD, a scalar sent through a
 fabout DSD, a 2-D reduction of partial sums and norms; the benchmark "bandwidth-test":
 relayed async fabric-to-fabric @mov32 chains, a multicast broadcast, <time> timestamps
 packed with @bitcast; the benchmark "gemm-collectives_2d": SUMMA over <collectives_2d>
-broadcasts, a task blocked at load, unblocked and activated by the two callbacks) in
+broadcasts, a task blocked at load, unblocked and activated by the two callbacks; the
+benchmark "gemv-collectives_2d": scatter, broadcast, reduce_fadds and gather chained
+by callback tasks, the library imported without .queues) in
 their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
@@ -42,6 +44,11 @@ CASES = [
     ("gemm_collectives_2d", "wse2", "gemm_collectives_2d", {}, 2 * 6 * 8 * 6),
     ("gemm_collectives_2d", "wse3", "gemm_collectives_2d", dict(P=3, Mt=4, Kt=5, Nt=6),
      2 * 12 * 15 * 18),
+    # benchmark "gemv-collectives_2d" (the library without .queues): 2 M N, + M for b on
+    # column 0, + Mt per row PE that adds in the row reduction (all but the far end)
+    ("gemv_collectives_2d", "wse2", "gemv_collectives_2d", {}, 2 * 32 * 16 + 32 + 4 * 3 * 8),
+    ("gemv_collectives_2d", "wse3", "gemv_collectives_2d",
+     dict(kernel_rows=3, kernel_cols=2, matrix_rows=9, matrix_cols=10), 180 + 9 + 3 * 1 * 3),
     # benchmark "bandwidth-test" (its sync module, timestamps): no arithmetic
     ("bandwidth_sync", "wse2", "bandwidth_sync", {}, 0),
     ("bandwidth_sync", "wse3", "bandwidth_sync", dict(width=5, height=4, pe_length=100), 0),
