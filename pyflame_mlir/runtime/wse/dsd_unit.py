@@ -40,7 +40,13 @@ from pyflame_mlir.dialects import csl_ext
 from . import dsd as D
 from .builtins import Builtin
 from .dsd import element_addrs
-from .errors import ArchRuleError, AsyncRaceError, AsyncRaceWarning, ProgramError
+from .errors import (
+    ArchRuleError,
+    AsyncRaceError,
+    AsyncRaceWarning,
+    DsdBoundsError,
+    ProgramError,
+)
 from .fabric import Chunk
 from .interpreter import Drain, Wait
 from .machine import ARCH
@@ -212,7 +218,17 @@ class DsdUnit:
             "the first one's completion task, or give the second another queue"
             + (" or .ut_id" if ARCH[self.sim.arch].microthread_ids else ""))
 
+    def _out_of_bounds(self, b: Builtin, e: DsdBoundsError) -> ProgramError:
+        return ProgramError(f"{self.where}: @{b.name}: {e} (on hardware it would touch "
+                            "whatever lies beside the array)")
+
     def dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
+        try:
+            return self._dsd_local(b, whole, vals)
+        except DsdBoundsError as e:
+            raise self._out_of_bounds(b, e) from None
+
+    def _dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
         """The common case in fewer steps: a synchronous op over memory DSDs and
         scalars only (no fabric, no pointer), with no async op of this PE running.
         Does what `dsd_op` does for it (same result, cycles, FLOPs) and returns True;
@@ -394,6 +410,13 @@ class DsdUnit:
 
     def _execute(self, b: Builtin, operands: list, n: int, t_start: float,
                  op: AsyncOp | None = None) -> tuple[float, float, tuple | None]:
+        try:
+            return self._execute_op(b, operands, n, t_start, op)
+        except DsdBoundsError as e:
+            raise self._out_of_bounds(b, e) from None
+
+    def _execute_op(self, b: Builtin, operands: list, n: int, t_start: float,
+                    op: AsyncOp | None = None) -> tuple[float, float, tuple | None]:
         """Do the op now (one numpy call); return (completion time, compute cycles, its
         send: (color, words, targets, receivers) or None). An async op (`op`) reads
         its memory operands as it runs: see the module docstring."""

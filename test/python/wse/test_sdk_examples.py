@@ -7,7 +7,9 @@ relayed async fabric-to-fabric @mov32 chains, a multicast broadcast, <time> time
 packed with @bitcast; the benchmark "gemm-collectives_2d": SUMMA over <collectives_2d>
 broadcasts, a task blocked at load, unblocked and activated by the two callbacks; the
 benchmark "gemv-collectives_2d": scatter, broadcast, reduce_fadds and gather chained
-by callback tasks, the library imported without .queues) in
+by callback tasks, the library imported without .queues; the benchmark "fft-1d-2d" in
+its 1-D form, f32 and f16: strided, rebased and re-lengthened DSDs, @fmach/@fmulh/
+@faddh/@fsubh/@fmovh, 16-bit memcpy through sdk_utils.memcpy_view) in
 their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
@@ -20,7 +22,7 @@ import pytest
 from _wse_harness import FIXTURES
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError, RouteError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, RouteError
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
 
@@ -49,6 +51,11 @@ CASES = [
     ("gemv_collectives_2d", "wse2", "gemv_collectives_2d", {}, 2 * 32 * 16 + 32 + 4 * 3 * 8),
     ("gemv_collectives_2d", "wse3", "gemv_collectives_2d",
      dict(kernel_rows=3, kernel_cols=2, matrix_rows=9, matrix_cols=10), 180 + 9 + 3 * 1 * 3),
+    # benchmark "fft-1d-2d", 1-D on one PE, f32 and f16 (FP 2 / 1): 5 N log2 N FLOPs
+    ("fft_1d_f32", "wse2", "fft_1d", dict(Nz=8), 5 * 8 * 3),
+    ("fft_1d_f32", "wse3", "fft_1d", dict(Nz=32), 5 * 32 * 5),
+    ("fft_1d_f16", "wse2", "fft_1d", dict(Nz=4), 5 * 4 * 2),
+    ("fft_1d_f16", "wse3", "fft_1d", dict(Nz=32), 5 * 32 * 5),
     # benchmark "bandwidth-test" (its sync module, timestamps): no arithmetic
     ("bandwidth_sync", "wse2", "bandwidth_sync", {}, 0),
     ("bandwidth_sync", "wse3", "bandwidth_sync", dict(width=5, height=4, pe_length=100), 0),
@@ -110,3 +117,16 @@ def test_bandwidth_sync_on_one_column_sends_off_its_routes(tmp_path: Path):
                           dict(width=1, height=2), "wse3")
     with pytest.raises(RouteError, match="leaves the kernel rectangle|no route for color"):
         run_script(FIXTURES / "bandwidth_sync_run.py", ["--name", str(out)], quiet=True)
+
+
+@pytest.mark.parametrize("fixture", ["fft_1d_f32", "fft_1d_f16"])
+def test_fft_inverse_of_the_sdk_reaches_past_its_twiddles_and_is_refused(fixture: str,
+                                                                         tmp_path: Path):
+    # the SDK's ifft() conjugates the twiddles with a DSD of length N and stride 2 from
+    # element 1 of the N-element f_twiddle: it negates N/2 elements past the array (and
+    # negates them back after the FFT). What lies there depends on the memory layout:
+    # refused, naming the PE, the builtin and the DSD
+    out = compile_program(FIXTURES / f"{fixture}.mlir", tmp_path / "fft", dict(Nz=8), "wse3")
+    with pytest.raises(ProgramError, match=r"PE \(0, 0\): @fneg[sh]: mem1d_dsd reaches "
+                       r"outside its 8-element array \(offset 1, stride 2, length 8\)"):
+        run_script(FIXTURES / "fft_1d_run.py", ["--name", str(out), "--inverse"], quiet=True)
