@@ -292,8 +292,10 @@ class SdkRuntime:
         blocks = np.empty((h, w, elem_per_pe), np.uint32)
         if streaming:  # src is the color of a .MEMCPYD2H_n stream; kernels may be running
             color = self._color(src)
+            coords = [(px + i, py + j) for j, i in itertools.product(range(h), range(w))]
+            words = self.sim.stream_out_region(color, coords, elem_per_pe)
             for j, i in itertools.product(range(h), range(w)):
-                blocks[j, i] = self.sim.stream_out(color, px + i, py + j, elem_per_pe)
+                blocks[j, i] = words[(px + i, py + j)]
             self._words(dest)[:] = blocks.reshape(-1, order=fortran)  # the words as sent
             moved = self.traffic[-1].d2h
             moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \

@@ -9,7 +9,9 @@ broadcasts, a task blocked at load, unblocked and activated by the two callbacks
 benchmark "gemv-collectives_2d": scatter, broadcast, reduce_fadds and gather chained
 by callback tasks, the library imported without .queues; the benchmark "fft-1d-2d" in
 its 1-D form, f32 and f16: strided, rebased and re-lengthened DSDs, @fmach/@fmulh/
-@faddh/@fsubh/@fmovh, 16-bit memcpy through sdk_utils.memcpy_view) in
+@faddh/@fsubh/@fmovh, 16-bit memcpy through sdk_utils.memcpy_view; the benchmark
+"mandelbrot": a pipeline of PEs passing packets with async @mov32 ops that re-arm their
+tasks, streamed to the host while the kernel runs, receives left pending at stop()) in
 their WSE-2 and WSE-3 forms, run
 unchanged through SDK-style host scripts, which compare with numpy and raise on
 a mismatch. Loading each program checks it against its arch's rules."""
@@ -56,6 +58,9 @@ CASES = [
     ("fft_1d_f32", "wse3", "fft_1d", dict(Nz=32), 5 * 32 * 5),
     ("fft_1d_f16", "wse2", "fft_1d", dict(Nz=4), 5 * 4 * 2),
     ("fft_1d_f16", "wse3", "fft_1d", dict(Nz=32), 5 * 32 * 5),
+    # benchmark "mandelbrot": scalar arithmetic and <math> calls only (no DSD FLOPs)
+    ("mandelbrot", "wse2", "mandelbrot", dict(MEMCPYD2H_DATA_1_ID=1), 0),
+    ("mandelbrot", "wse3", "mandelbrot", dict(MEMCPYD2H_DATA_1_ID=1), 0),
     # benchmark "bandwidth-test" (its sync module, timestamps): no arithmetic
     ("bandwidth_sync", "wse2", "bandwidth_sync", {}, 0),
     ("bandwidth_sync", "wse3", "bandwidth_sync", dict(width=5, height=4, pe_length=100), 0),
@@ -130,3 +135,12 @@ def test_fft_inverse_of_the_sdk_reaches_past_its_twiddles_and_is_refused(fixture
     with pytest.raises(ProgramError, match=r"PE \(0, 0\): @fneg[sh]: mem1d_dsd reaches "
                        r"outside its 8-element array \(offset 1, stride 2, length 8\)"):
         run_script(FIXTURES / "fft_1d_run.py", ["--name", str(out), "--inverse"], quiet=True)
+
+
+def test_mandelbrot_streams_its_rows_side_by_side(tmp_path: Path):
+    # memcpy drains the column's four PEs together: the stream's window is about the
+    # busiest PE's work, not the four PE rows one after the other
+    _, r = run_example("mandelbrot", "wse3", "mandelbrot", dict(MEMCPYD2H_DATA_1_ID=1),
+                       tmp_path)
+    busiest = max(p.busy for p in r.pes)
+    assert busiest < r.total_cycles < 1.5 * busiest
