@@ -311,10 +311,6 @@ class Simulator:
         self.run()
         self._stream_window(f"memcpy_h2d stream on color {color}", start)
 
-    def stream_out(self, color: int, x: int, y: int, n: int) -> np.ndarray:
-        """A streaming `memcpy_d2h` from one PE: see `stream_out_region`."""
-        return self.stream_out_region(color, [(x, y)], n)[(x, y)]
-
     def stream_out_region(self, color: int, coords: list[tuple[int, int]],
                           n: int) -> dict[tuple[int, int], np.ndarray]:
         """A streaming `memcpy_d2h`: the next `n` words each PE of `coords` sends on
