@@ -272,6 +272,48 @@ class SdkRuntime:
             bits[:elem_per_pe] = blocks[j, i] if bits.dtype == np.uint32 else blocks[j, i] & 0xFFFF
         return next(self._handles)
 
+    def memcpy_h2d_rowbcast(self, dest: int | str, src: np.ndarray, px: int, py: int, w: int,
+                            h: int, elem_per_pe: int, streaming: bool = False,
+                            data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+                            order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+                            nonblock: bool = False) -> int:
+        """`memcpy_h2d` of one column of data (h x 1 x elem_per_pe) to every column of
+        the w x h region: each row's PEs get that row's block (the SDK's row-col-broadcast
+        benchmark). Only the column travels from the host."""
+        return self._bcast_h2d("rowbcast", dest, src, px, py, w, h, elem_per_pe, streaming,
+                               data_type, order)
+
+    def memcpy_h2d_colbcast(self, dest: int | str, src: np.ndarray, px: int, py: int, w: int,
+                            h: int, elem_per_pe: int, streaming: bool = False,
+                            data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+                            order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+                            nonblock: bool = False) -> int:
+        """`memcpy_h2d` of one row of data (1 x w x elem_per_pe) to every row of the
+        w x h region: each column's PEs get that column's block."""
+        return self._bcast_h2d("colbcast", dest, src, px, py, w, h, elem_per_pe, streaming,
+                               data_type, order)
+
+    def _bcast_h2d(self, kind: str, dest: int | str, src: np.ndarray, px: int, py: int,
+                   w: int, h: int, elems: int, streaming: bool, data_type: MemcpyDataType,
+                   order: MemcpyOrder) -> int:
+        if streaming:
+            raise HostError(f"memcpy_h2d_{kind} with streaming=True is not modeled (the SDK "
+                            "documents the broadcasts for copies to symbols)")
+        src = np.ascontiguousarray(src)
+        bw, bh = (1, h) if kind == "rowbcast" else (w, 1)
+        fortran = self._blocks(src.size, bw, bh, elems, order)
+        self.sim.settle(f"memcpy_h2d_{kind}")
+        blocks = self._words(src).reshape((bh, bw, elems), order=fortran)
+        name = self._name(dest)
+        moved = self.traffic[-1].h2d
+        moved[name] = moved.get(name, 0) + _payload(data_type) * src.size
+        for j, i in itertools.product(range(h), range(w)):
+            arr = self._device(name, px + i, py + j, elems, data_type)
+            block = blocks[j if kind == "rowbcast" else 0, 0 if kind == "rowbcast" else i]
+            bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
+            bits[:elems] = block if bits.dtype == np.uint32 else block & 0xFFFF
+        return next(self._handles)
+
     def memcpy_d2h(
         self,
         dest: np.ndarray,

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _wse_harness import FIXTURES
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, RouteError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, HostError, ProgramError, RouteError
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
+from pyflame_mlir.runtime.wse.sdkruntime import MemcpyDataType, MemcpyOrder, SdkRuntime
 
 # (program, arch, host script, params, FLOPs: 2 M N for A x, + M per chain add)
 CASES = [
@@ -144,3 +146,40 @@ def test_mandelbrot_streams_its_rows_side_by_side(tmp_path: Path):
                        tmp_path)
     busiest = max(p.busy for p in r.pes)
     assert busiest < r.total_cycles < 1.5 * busiest
+
+
+@pytest.mark.parametrize("extra", [
+    [], ["--is_row_bcast"], ["--use_col_major", "--roi", "1,1,3,2"],
+    ["--is_row_bcast", "--use_col_major", "--roi", "2,0,2,3", "--loop_count", "2"],
+])
+def test_row_col_broadcast_host_script_runs_unchanged(extra: list[str], tmp_path: Path):
+    # the SDK's row-col-broadcast benchmark: the bandwidth test's kernel, the host's
+    # memcpy_h2d_rowbcast / memcpy_h2d_colbcast
+    out = compile_program(FIXTURES / "bandwidth_sync.mlir", tmp_path / "rcb",
+                          dict(width=5, height=4, pe_length=7), "wse3")
+    run_script(FIXTURES / "row_col_broadcast_run.py", ["--name", str(out), *extra], quiet=True)
+
+
+@pytest.mark.parametrize("kind", ["rowbcast", "colbcast"])
+def test_broadcast_memcpy_sends_one_column_or_row(kind: str, tmp_path: Path):
+    w, h, n = 5, 4, 3
+    out = compile_program(FIXTURES / "bandwidth_sync.mlir", tmp_path / "rcb",
+                          dict(width=w, height=h, pe_length=n), "wse2")
+    runner = SdkRuntime(out)
+    runner.load()
+    runner.run()
+    traffic = runner.count_traffic()
+    rows, cols = (h, 1) if kind == "rowbcast" else (1, w)
+    data = np.arange(rows * cols * n, dtype=np.float32) + 1
+    getattr(runner, f"memcpy_h2d_{kind}")("A", data, 0, 0, w, h, n, streaming=False,
+                                           data_type=MemcpyDataType.MEMCPY_32BIT,
+                                           order=MemcpyOrder.ROW_MAJOR, nonblock=False)
+    assert traffic.h2d_bytes == 4 * data.size  # one column / row, not the region
+    blocks = data.reshape(rows, cols, n)
+    for x in range(w):
+        for y in range(h):
+            want = blocks[y, 0] if kind == "rowbcast" else blocks[0, x]
+            np.testing.assert_array_equal(runner.sim.symbol("A", x, y)[:n], want)
+    with pytest.raises(HostError, match="host array has 7 elements"):
+        getattr(runner, f"memcpy_h2d_{kind}")("A", data[:7], 0, 0, w, h, n)
+    runner.stop()
