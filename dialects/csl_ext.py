@@ -135,9 +135,11 @@ class RoutesAttr(ParametrizedAttribute):
 
 @irdl_attr_definition
 class AsyncAttr(ParametrizedAttribute):
-    """Marks a DSD builtin asynchronous; on completion it may activate or unblock a task.
+    """Marks a DSD builtin asynchronous; on completion it may activate or unblock a task;
+    on WSE-3 it may name its microthread (``.ut_id = @get_ut_id(n)``).
 
-    `#csl_ext.async<>`, `#csl_ext.async<activate local 9>`, `#csl_ext.async<unblock local 9>`.
+    `#csl_ext.async<>`, `#csl_ext.async<activate local 9>`, `#csl_ext.async<unblock local 9>`,
+    `#csl_ext.async<ut 4>`, `#csl_ext.async<activate local 9 ut 4>`.
     """
 
     name = "csl_ext.async"
@@ -145,32 +147,49 @@ class AsyncAttr(ParametrizedAttribute):
     action: StringAttr  # "", "activate" or "unblock"
     kind: StringAttr  # task kind, "" when there is no action
     id: IntAttr
+    ut: IntAttr  # the explicit microthread id (``.ut_id``), -1 for none
 
     @staticmethod
-    def get(action: str = "", kind: TaskKind = TaskKind.LOCAL, id: int = 0) -> AsyncAttr:
+    def get(action: str = "", kind: TaskKind = TaskKind.LOCAL, id: int = 0,
+            ut: int | None = None) -> AsyncAttr:
         return AsyncAttr(
-            StringAttr(action), StringAttr(kind.value if action else ""), IntAttr(id)
+            StringAttr(action), StringAttr(kind.value if action else ""), IntAttr(id),
+            IntAttr(-1 if ut is None else ut)
         )
 
+    @property
+    def ut_id(self) -> int | None:
+        """The explicit microthread id, or None (the default: a fabric operand's queue)."""
+        return None if self.ut.data < 0 else self.ut.data
+
     def print_parameters(self, printer: Printer) -> None:
-        body = f"{self.action.data} {self.kind.data} {self.id.data}" if self.action.data else ""
-        printer.print_string(f"<{body}>")
+        parts = [f"{self.action.data} {self.kind.data} {self.id.data}"] if self.action.data else []
+        if self.ut_id is not None:
+            parts.append(f"ut {self.ut_id}")
+        printer.print_string(f"<{' '.join(parts)}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        action, kind, id, ut = "", "", 0, -1
         with parser.in_angle_brackets():
-            action = parser.parse_optional_identifier()
-            if action is None:
-                return StringAttr(""), StringAttr(""), IntAttr(0)
-            kind = parser.parse_identifier()
-            id = parser.parse_integer(allow_negative=False)
-        return StringAttr(action), StringAttr(kind), IntAttr(id)
+            word = parser.parse_optional_identifier()
+            if word is not None and word != "ut":
+                action, kind = word, parser.parse_identifier()
+                id = parser.parse_integer(allow_negative=False)
+                word = parser.parse_optional_identifier()
+            if word is not None:
+                if word != "ut":
+                    parser.raise_error(f"expected 'ut' (a microthread id), got '{word}'")
+                ut = parser.parse_integer(allow_negative=False)
+        return StringAttr(action), StringAttr(kind), IntAttr(id), IntAttr(ut)
 
     def verify(self) -> None:
         if self.action.data not in ("", "activate", "unblock"):
             raise VerifyException(f"async action must be activate or unblock, not {self.action}")
         if self.action.data and self.kind.data not in {k.value for k in TaskKind}:
             raise VerifyException(f"unknown task kind {self.kind.data!r}")
+        if self.ut.data < -1:
+            raise VerifyException(f"microthread id {self.ut.data} is negative")
 
 
 class _TaskStateOp(IRDLOperation):

@@ -173,6 +173,10 @@ class ArchRules:
     has at most ``len(user_queues)`` channels."""
     max_rx_per_color: int | None = None
     """Input directions a router accepts for one color (None: any)."""
+    microthread_ids: tuple[int, ...] = ()
+    """Microthread ids a program may name (``.ut_id = @get_ut_id(n)``); empty: the arch
+    exposes none, an async op's microthread is its fabric operand's queue (WSE-2).
+    Either way two operations must not use one microthread at the same time."""
 
     @property
     def user_queues(self) -> tuple[int, ...]:
@@ -203,7 +207,8 @@ ARCH: dict[str, ArchRules] = {
                       reserved_queues=RESERVED_QUEUES_WSE2),
     "wse3": ArchRules("wse3", "WSE-3", local_task_id_range=(8, 30),
                       data_task_from="input_queue", reserved_queues=RESERVED_QUEUES_WSE3,
-                      queue_per_color=True, max_rx_per_color=1),
+                      queue_per_color=True, max_rx_per_color=1,
+                      microthread_ids=tuple(range(8))),
 }
 ARCHS: tuple[str, ...] = tuple(ARCH)
 

@@ -14,8 +14,8 @@ from typing import IO, ClassVar
 
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
-from xdsl.dialects import csl, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects import arith, csl, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, Signedness, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -32,6 +32,17 @@ def _task_id_expr(kind: csl.TaskKind, id: int) -> str:
     # data task ids come from a color on WSE-2 (`@get_data_task_id(@get_color(c))`)
     inner = f"@get_color({id})" if kind == csl.TaskKind.DATA else str(id)
     return f"@get_{kind.value}_task_id({inner})"
+
+
+# arith.cmpi's unsigned predicates (by their enum value) and their CSL operators
+_UNSIGNED_CMPI = {6: "<", 7: "<=", 8: ">", 9: ">="}  # ult, ule, ugt, uge
+
+
+def _csl_signed(t: object) -> bool:
+    """A signless integer wider than a bool: CSL prints it as a signed type (i16, i32),
+    so an unsigned arith op on it must reinterpret its bits."""
+    return (isinstance(t, IntegerType) and t.width.data > 1
+            and t.signedness.data == Signedness.SIGNLESS)
 
 
 def _color_literal(attr: csl.ColorIdAttr) -> str:
@@ -56,6 +67,13 @@ class ExtCslPrintContext(CslPrintContext):
     arch: ClassVar[str] = ""
     # (is output, queue) -> the color value @initialize_queue binds it to
     bindings: ClassVar[dict[tuple[bool, int], SSAValue]] = {}
+
+    def _bits(self, v: SSAValue, kind: str) -> str:
+        """`v`'s bits read as an integer of its width and the given signedness ("u" or
+        "i"); `@as` first gives a literal operand its sized type."""
+        width = v.type.width.data
+        return (f"@bitcast({kind}{width}, "
+                f"@as({self.mlir_type_to_csl_type(v.type)}, {self._get_variable_name_for(v)}))")
 
     def _names_color(self, output: bool) -> bool:
         return self.sdk < 2 or (output and self.arch != "wse3")
@@ -90,9 +108,17 @@ class ExtCslPrintContext(CslPrintContext):
                     f"@set_color_config({xs}, {ys}, {cs}, "
                     f".{{ .routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }} }});"
                 )
-            case csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind):
-                verb = "block" if isinstance(op, csl_ext.BlockOp) else "unblock"
-                self.print(f"@{verb}({_task_id_expr(kind.data, id.value.data)});")
+            case (csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind)
+                  | csl.ActivateOp(id=id, kind=kind)):
+                verb = ("block" if isinstance(op, csl_ext.BlockOp) else
+                        "unblock" if isinstance(op, csl_ext.UnblockOp) else "activate")
+                line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
+                if isinstance(op.parent_op(), csl.CslModuleOp):
+                    # at module level: a comptime action (CSL allows no bare statement there)
+                    with self.descend("comptime") as inner:
+                        inner.print(line)
+                else:
+                    self.print(line)
             case csl_ext.InitializeQueueOp(color=c, queue_id=q) if self.sdk >= 2:
                 d = "output" if op.is_output else "input"
                 with self.descend("comptime") as inner:
@@ -152,9 +178,37 @@ class ExtCslPrintContext(CslPrintContext):
                 if attr.action.data:
                     kind = csl.TaskKind(attr.kind.data)
                     opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
+                if attr.ut_id is not None:
+                    opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
                 self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+            case arith.DivUIOp(lhs=a, rhs=b, result=res) | arith.RemUIOp(
+                lhs=a, rhs=b, result=res
+            ) if _csl_signed(a.type):
+                # signless integers print as CSL's signed types: divide the bits unsigned
+                t = self.mlir_type_to_csl_type(res.type)
+                sym = "/" if isinstance(op, arith.DivUIOp) else "%"
+                x, y = (self._bits(v, "u") for v in (a, b))
+                self._print_or_promote_to_inline_expr(
+                    res, f"@bitcast({t}, {x} {sym} {y})", brackets=True)
+            case arith.CmpiOp(lhs=a, rhs=b, result=res) if _csl_signed(a.type) and (
+                op.predicate.value.data in _UNSIGNED_CMPI
+            ):
+                x, y = (self._bits(v, "u") for v in (a, b))
+                sym = _UNSIGNED_CMPI[op.predicate.value.data]
+                self._print_or_promote_to_inline_expr(res, f"{x} {sym} {y}", brackets=True)
+            case arith.ExtUIOp(input=inp, result=res) | arith.ExtSIOp(input=inp, result=res) if (
+                isinstance(inp.type, IntegerType) and inp.type.width.data > 1
+                and (inp.type.signedness.data == Signedness.UNSIGNED)
+                != isinstance(op, arith.ExtUIOp)
+            ):
+                # xDSL prints both as `@as(T, x)`, which extends by x's CSL type: an i16
+                # (signless prints as signed) would be sign-extended by extui, a u16
+                # zero-extended by extsi. Reinterpret the bits first.
+                bits = self._bits(inp, "u" if isinstance(op, arith.ExtUIOp) else "i")
+                value = f"@as({self.mlir_type_to_csl_type(res.type)}, {bits})"
+                self._print_or_promote_to_inline_expr(res, value)
             case scf.IfOp(cond=cond, output=outputs, true_region=then, false_region=orelse) if (
                 not orelse.blocks
             ):

@@ -22,7 +22,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
-from .errors import ArchRuleError, ProgramError
+from .errors import ArchRuleError, DsdBoundsError, ProgramError
 
 # a DSD's length fields are u16 on both archs (CSL_NOTES, "DSD fields")
 DSD_LENGTH_MAX = 0xFFFF
@@ -50,7 +50,7 @@ class MemDsd:
     def index(self) -> slice | np.ndarray:
         last = self.offset + self.stride * (self.length - 1)
         if self.length and not (0 <= self.offset < self.buf.size and 0 <= last < self.buf.size):
-            raise ProgramError(
+            raise DsdBoundsError(
                 f"mem1d_dsd reaches outside its {self.buf.size}-element array "
                 f"(offset {self.offset}, stride {self.stride}, length {self.length})"
             )
@@ -80,7 +80,7 @@ class Mem4dDsd:
     def index(self) -> np.ndarray:
         idx = self.idx + self.offset
         if idx.size and (idx.min() < 0 or idx.max() >= self.buf.size):
-            raise ProgramError(f"mem4d_dsd reaches outside its {self.buf.size}-element array")
+            raise DsdBoundsError(f"mem4d_dsd reaches outside its {self.buf.size}-element array")
         return idx
 
     @property

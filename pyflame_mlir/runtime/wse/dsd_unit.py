@@ -40,9 +40,16 @@ from pyflame_mlir.dialects import csl_ext
 from . import dsd as D
 from .builtins import Builtin
 from .dsd import element_addrs
-from .errors import AsyncRaceError, AsyncRaceWarning, ProgramError
+from .errors import (
+    ArchRuleError,
+    AsyncRaceError,
+    AsyncRaceWarning,
+    DsdBoundsError,
+    ProgramError,
+)
 from .fabric import Chunk
 from .interpreter import Drain, Wait
+from .machine import ARCH
 
 _F32 = np.dtype(np.float32)
 
@@ -57,8 +64,10 @@ class AsyncOp:
     issue_t: float
     then: csl_ext.AsyncAttr
     needs: dict[int, int]  # color -> wavelets
+    ut: int | None = None  # its microthread (None: no fabric operand, no .ut_id)
     t_end: float = 0.0  # when its last element was computed (set when it runs)
     drain: Drain | None = None  # its send, while the queues on the way are full
+    t_done: float | None = None  # when it completed (its action fired)
 
     def __str__(self) -> str:
         return f"async @{self.builtin.name} issued at cycle {self.issue_t:,.0f}"
@@ -149,7 +158,9 @@ class DsdUnit:
         self.dsd_ops += 1
         if isinstance(then, csl_ext.AsyncAttr):
             self.t += self.sim.model.dsd_issue_cycles
-            self.pending.append(AsyncOp(b, operands, self.t, then, needs))
+            a = AsyncOp(b, operands, self.t, then, needs, self._microthread(b, then, operands))
+            self._claim_microthread(a)
+            self.pending.append(a)
             self.watching = True
             self.try_async()
             return None
@@ -159,7 +170,65 @@ class DsdUnit:
         drain = self._run_sync(b, operands, n)
         return None if drain is None else iter((drain,))
 
+    # --- microthreads ----------------------------------------------------------------
+
+    def _microthread(self, b: Builtin, then: csl_ext.AsyncAttr, operands: list) -> int | None:
+        """The microthread an async op runs on: its ``.ut_id`` (WSE-3 only), else the
+        queue of its highest-priority fabric operand (destination, then src0, then src1;
+        SDK documentation, "Microthread IDs"); None for an op with neither."""
+        rules = ARCH[self.sim.arch]
+        ut = then.ut_id
+        if ut is not None:
+            if not rules.microthread_ids:
+                raise ArchRuleError(
+                    f"{self.where}: async @{b.name} names microthread {ut} "
+                    f"(.ut_id = @get_ut_id({ut})): {rules.title} exposes no microthread ids "
+                    "(@get_ut_id is a WSE-3 builtin; an async op's microthread is the queue "
+                    "of its fabric operand)")
+            if ut not in rules.microthread_ids:
+                lo, hi = rules.microthread_ids[0], rules.microthread_ids[-1]
+                raise ArchRuleError(
+                    f"{self.where}: async @{b.name}: @get_ut_id({ut}) is outside "
+                    f"{rules.title}'s microthread ids {lo}-{hi}")
+            return ut
+        for kind, v in operands[:3]:
+            if kind == "fab":
+                return v.queue
+        return None
+
+    def _claim_microthread(self, a: AsyncOp) -> None:
+        """Two operations must not use one microthread at the same time (SDK
+        documentation, "Microthread IDs"): an op issued on a microthread whose previous
+        op has not completed by then is an error. An earlier op still pending is checked
+        when it completes (`_complete`)."""
+        if a.ut is None:
+            return
+        ops = self.microthreads.setdefault(a.ut, [])
+        ops[:] = [o for o in ops if o.t_done is None or o.t_done > a.issue_t]
+        for o in ops:
+            if o.t_done is not None:
+                raise self._busy(a, o, o.t_done)
+        ops.append(a)
+
+    def _busy(self, later: AsyncOp, earlier: AsyncOp, t_done: float) -> ProgramError:
+        return ProgramError(
+            f"{self.where}: {later} while {earlier} still uses microthread {later.ut} "
+            f"(it completes at cycle {t_done:,.0f}): two operations cannot use one "
+            "microthread at the same time (SDK documentation, \"Microthread IDs\"); wait for "
+            "the first one's completion task, or give the second another queue"
+            + (" or .ut_id" if ARCH[self.sim.arch].microthread_ids else ""))
+
+    def _out_of_bounds(self, b: Builtin, e: DsdBoundsError) -> ProgramError:
+        return ProgramError(f"{self.where}: @{b.name}: {e} (on hardware it would touch "
+                            "whatever lies beside the array)")
+
     def dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
+        try:
+            return self._dsd_local(b, whole, vals)
+        except DsdBoundsError as e:
+            raise self._out_of_bounds(b, e) from None
+
+    def _dsd_local(self, b: Builtin, whole: tuple[bool, ...], vals: list) -> bool:
         """The common case in fewer steps: a synchronous op over memory DSDs and
         scalars only (no fabric, no pointer), with no async op of this PE running.
         Does what `dsd_op` does for it (same result, cycles, FLOPs) and returns True;
@@ -301,6 +370,11 @@ class DsdUnit:
 
     def _complete(self, a: AsyncOp, t_done: float) -> None:
         self.end_t = max(self.end_t, t_done)
+        a.t_done = t_done
+        if a.ut is not None:
+            for o in self.microthreads.get(a.ut, ()):
+                if o is not a and o.t_done is None and a.issue_t < o.issue_t < t_done:
+                    raise self._busy(o, a, t_done)
         action = a.then.action.data
         if action == "activate":
             self.activate(a.then.kind.data, a.then.id.data, at=t_done)
@@ -336,6 +410,13 @@ class DsdUnit:
 
     def _execute(self, b: Builtin, operands: list, n: int, t_start: float,
                  op: AsyncOp | None = None) -> tuple[float, float, tuple | None]:
+        try:
+            return self._execute_op(b, operands, n, t_start, op)
+        except DsdBoundsError as e:
+            raise self._out_of_bounds(b, e) from None
+
+    def _execute_op(self, b: Builtin, operands: list, n: int, t_start: float,
+                    op: AsyncOp | None = None) -> tuple[float, float, tuple | None]:
         """Do the op now (one numpy call); return (completion time, compute cycles, its
         send: (color, words, targets, receivers) or None). An async op (`op`) reads
         its memory operands as it runs: see the module docstring."""

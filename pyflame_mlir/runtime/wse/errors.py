@@ -13,6 +13,10 @@ class ProgramError(WseError):
     """The program is ill-formed or misbehaves at run time (bad DSD, missing param, ...)."""
 
 
+class DsdBoundsError(ProgramError):
+    """A memory DSD reaches outside its array (the DSD unit adds the PE and the builtin)."""
+
+
 class SramOverflowError(ProgramError):
     """A PE's globals do not fit in its SRAM budget."""
 

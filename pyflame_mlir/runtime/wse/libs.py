@@ -128,6 +128,50 @@ class MathLib(Library):
         return np.float32(fn(np.float32(x)))
 
 
+class TimeLib(Library):
+    """`<time>` on a PE: the timestamp counter. `tsc_size_words` (3) u16 words hold a
+    48-bit cycle count, least significant word first (the SDK examples' host scripts
+    decode them so); `enable_tsc()` starts the counter, `get_timestamp(&buf)` writes it.
+
+    The simulator's counter is its global cycle clock, so every PE's timestamps are
+    mutually consistent (on hardware each PE's counter starts on its own, which is why
+    the SDK's bandwidth test first samples a reference clock). Reading it before
+    `enable_tsc()` is refused: what a stopped counter holds is not documented. Host
+    memcpy is not timed by the simulator, so timestamps around a memcpy measure the
+    launches only."""
+
+    name = "<time>"
+    WORDS = 3
+
+    def __init__(self, pe: PE):
+        self.pe, self.fields = pe, {"tsc_size_words": self.WORDS}
+
+    def fn_enable_tsc(self) -> None:
+        self.pe.tsc_enabled = True
+
+    def fn_disable_tsc(self) -> None:
+        self.pe.tsc_enabled = False
+
+    def fn_get_timestamp(self, buf: np.ndarray) -> None:
+        pe = self.pe
+        if not pe.tsc_enabled:
+            raise ProgramError(f"{pe.where}: <time>.get_timestamp() before enable_tsc(): the "
+                               "timestamp counter is not running")
+        flat = buf.reshape(-1) if isinstance(buf, np.ndarray) else None
+        if flat is None or flat.dtype.itemsize != 2 or flat.size < self.WORDS:
+            raise ProgramError(f"{pe.where}: <time>.get_timestamp() needs a pointer to "
+                               f"{self.WORDS} u16 words (tsc_size_words), got "
+                               + (f"{flat.size} of {flat.dtype}" if flat is not None
+                                  else type(buf).__name__))
+        t = int(pe.t) & ((1 << 48) - 1)
+        words = np.array([(t >> (16 * i)) & 0xFFFF for i in range(self.WORDS)], np.uint16)
+        target = flat.view(np.uint16)
+        if pe.watching:  # running async ops may read the buffer
+            pe.core_write(target, slice(0, self.WORDS), words, pe.t)
+        else:
+            target[:self.WORDS] = words
+
+
 class Collectives2dParams(Library):
     """`<collectives_2d/params>` in the layout: `get_params(x, y, .{ .x_colors,
     .x_entrypoints, .y_colors, .y_entrypoints })` gives each PE its row's (`.x`) and
@@ -171,9 +215,10 @@ class Collectives2d(Library):
     line calls the same collective (in the same order), the data moves when the last
     of them has called, and each PE's callback task is activated when its part is
     done. The library's resources are checked against the arch and the program: its
-    two colors (routable, not memcpy's, routed by no one else), its two queues
-    (existing, not memcpy's; each used for output and input), its two entrypoint
-    task ids (legal local ids that the program binds to no task of its own).
+    two colors (routable, not memcpy's, routed by no one else), its two queues when
+    the program gives them (existing, not memcpy's; each used for output and input),
+    its two entrypoint task ids (legal local ids that the program binds to no task of
+    its own).
 
     Timing (estimates, from the fabric figures: wavelet streams pipelined over a
     chain of hops): a broadcast or a reduction of n words over a line of L PEs ends
@@ -191,10 +236,14 @@ class Collectives2d(Library):
             raise ProgramError(f"{pe.where}: {self.name} needs .dim_params from "
                                "<collectives_2d/params>.get_params(...).x or .y")
         self.pe, self.dim = pe, dim
-        self.queues = tuple(int(q) for q in dict(params.get("queues", {})).values()) \
-            if isinstance(params.get("queues"), dict) else tuple(params.get("queues", ()))
-        if len(self.queues) != 2:
-            raise ProgramError(f"{pe.where}: {self.name} needs .queues, two queue ids")
+        # .queues is optional (the SDK's gemv-collectives_2d benchmark passes none): the
+        # library then picks its own, which are not documented, so there is nothing to check
+        queues = params.get("queues", ())
+        self.queues = tuple(int(q) for q in queues.values()) if isinstance(queues, dict) \
+            else tuple(queues)
+        if "queues" in params and len(self.queues) != 2:
+            raise ProgramError(f"{pe.where}: {self.name}'s .queues must be two queue ids, "
+                               f"got {len(self.queues)}")
         self.ready = False
         self.fields = {"pe_id": dim["pe_id"]}
 
@@ -312,6 +361,8 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return LayoutInfo(pe)
     elif name == "<math>":
         return MathLib(pe)
+    elif name == "<time>":
+        return TimeLib(pe)
     elif name == "<collectives_2d/pe>":
         return Collectives2d(pe, params)
     where = "a layout" if pe is None else "a PE program"

@@ -80,6 +80,7 @@ class PE(DsdUnit, Context):
         self.declared_params: set[str] = set()
         self.launches: list[tuple[str, list, float]] = []
         self.pending: list[AsyncOp] = []  # async ops waiting for their input wavelets
+        self.microthreads: dict[int, list[AsyncOp]] = {}  # async ops per microthread
         self.held: list[AsyncOp] = []  # async sends waiting for room on their path
         self.streaming: list[Running] = []  # async ops still reading their sources
         self.write_log: list[CoreWrite] = []  # the core's writes while ops are pending
@@ -88,6 +89,7 @@ class PE(DsdUnit, Context):
         self.running_what = ""
         self.wait: Wait | None = None
         self.cmd_blocked = False
+        self.tsc_enabled = False  # <time>'s timestamp counter runs
         self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)

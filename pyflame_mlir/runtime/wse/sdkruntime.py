@@ -272,6 +272,48 @@ class SdkRuntime:
             bits[:elem_per_pe] = blocks[j, i] if bits.dtype == np.uint32 else blocks[j, i] & 0xFFFF
         return next(self._handles)
 
+    def memcpy_h2d_rowbcast(self, dest: int | str, src: np.ndarray, px: int, py: int, w: int,
+                            h: int, elem_per_pe: int, streaming: bool = False,
+                            data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+                            order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+                            nonblock: bool = False) -> int:
+        """`memcpy_h2d` of one column of data (h x 1 x elem_per_pe) to every column of
+        the w x h region: each row's PEs get that row's block (the SDK's row-col-broadcast
+        benchmark). Only the column travels from the host."""
+        return self._bcast_h2d("rowbcast", dest, src, px, py, w, h, elem_per_pe, streaming,
+                               data_type, order)
+
+    def memcpy_h2d_colbcast(self, dest: int | str, src: np.ndarray, px: int, py: int, w: int,
+                            h: int, elem_per_pe: int, streaming: bool = False,
+                            data_type: MemcpyDataType = MemcpyDataType.MEMCPY_32BIT,
+                            order: MemcpyOrder = MemcpyOrder.ROW_MAJOR,
+                            nonblock: bool = False) -> int:
+        """`memcpy_h2d` of one row of data (1 x w x elem_per_pe) to every row of the
+        w x h region: each column's PEs get that column's block."""
+        return self._bcast_h2d("colbcast", dest, src, px, py, w, h, elem_per_pe, streaming,
+                               data_type, order)
+
+    def _bcast_h2d(self, kind: str, dest: int | str, src: np.ndarray, px: int, py: int,
+                   w: int, h: int, elems: int, streaming: bool, data_type: MemcpyDataType,
+                   order: MemcpyOrder) -> int:
+        if streaming:
+            raise HostError(f"memcpy_h2d_{kind} with streaming=True is not modeled (the SDK "
+                            "documents the broadcasts for copies to symbols)")
+        src = np.ascontiguousarray(src)
+        bw, bh = (1, h) if kind == "rowbcast" else (w, 1)
+        fortran = self._blocks(src.size, bw, bh, elems, order)
+        self.sim.settle(f"memcpy_h2d_{kind}")
+        blocks = self._words(src).reshape((bh, bw, elems), order=fortran)
+        name = self._name(dest)
+        moved = self.traffic[-1].h2d
+        moved[name] = moved.get(name, 0) + _payload(data_type) * src.size
+        for j, i in itertools.product(range(h), range(w)):
+            arr = self._device(name, px + i, py + j, elems, data_type)
+            block = blocks[j if kind == "rowbcast" else 0, 0 if kind == "rowbcast" else i]
+            bits = arr.view(np.uint32 if arr.dtype.itemsize == 4 else np.uint16)
+            bits[:elems] = block if bits.dtype == np.uint32 else block & 0xFFFF
+        return next(self._handles)
+
     def memcpy_d2h(
         self,
         dest: np.ndarray,
@@ -292,8 +334,10 @@ class SdkRuntime:
         blocks = np.empty((h, w, elem_per_pe), np.uint32)
         if streaming:  # src is the color of a .MEMCPYD2H_n stream; kernels may be running
             color = self._color(src)
+            coords = [(px + i, py + j) for j, i in itertools.product(range(h), range(w))]
+            words = self.sim.stream_out_region(color, coords, elem_per_pe)
             for j, i in itertools.product(range(h), range(w)):
-                blocks[j, i] = self.sim.stream_out(color, px + i, py + j, elem_per_pe)
+                blocks[j, i] = words[(px + i, py + j)]
             self._words(dest)[:] = blocks.reshape(-1, order=fortran)  # the words as sent
             moved = self.traffic[-1].d2h
             moved[f"<stream {color}>"] = moved.get(f"<stream {color}>", 0) \
@@ -352,9 +396,10 @@ def input_array_to_u32(np_arr: np.ndarray, sentinel: int | None, fast_dim_sz: in
 
 
 def memcpy_view(arr: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
-    """The u32 words memcpy returned, seen as `dtype`: a 16-bit type takes the low half
-    of each word ("remove upper 16-bit of each u32"; here a copy); a 32-bit type
-    reinterprets the words."""
+    """The u32 words memcpy moves, seen as `dtype`: a 32-bit type reinterprets the
+    words; a 16-bit type is the low half of each word ("remove upper 16-bit of each
+    u32"). Either way a view, as the SDK's: SDK host scripts fill a 16-bit view and send
+    the words under it (the fft-1d-2d benchmark's twiddles and input)."""
     dtype = np.dtype(dtype)
     words = np.asarray(arr)
     if words.dtype.itemsize != 4:
@@ -362,7 +407,11 @@ def memcpy_view(arr: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
     if dtype.itemsize == 4:
         return words.view(dtype)
     if dtype.itemsize == 2:
-        return (words.astype(np.uint32) & 0xFFFF).astype(np.uint16).view(dtype)
+        if words.ndim == 0 or words.strides[-1] != 4:
+            raise TypeError("memcpy_view needs words contiguous in their last axis (a view "
+                            "of their low halves)")
+        # little-endian words: the low half of word i is 16-bit element 2 i
+        return words.view(dtype)[..., 0::2]
     raise TypeError(f"memcpy_view: {dtype} is neither a 16-bit nor a 32-bit type")
 
 

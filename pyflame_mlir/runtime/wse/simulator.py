@@ -200,12 +200,19 @@ class Simulator:
         self.host_t = max(self.host_t, end)
 
     def stop(self) -> None:
-        """The host's `stop()`: the device goes quiet, with no wavelet left unread."""
+        """The host's `stop()`: the device goes quiet, with no wavelet left unread.
+
+        An asynchronous receive still waiting for wavelets then is allowed: a pipeline
+        stage re-arms its receive after each packet (the SDK's mandelbrot benchmark) and
+        the device simply stops with it pending (its queue is empty: unread wavelets
+        are reported). Any other unfinished work (a task stalled mid-way, a send held
+        back, a collective some PEs never joined) is a deadlock."""
         self.settle("stop()")
         waiting = {c.pe for line in self.collective_calls.values()
                    for calls in line.values() for c in calls}
         stuck = [pe for pe in self.pes.values()
-                 if pe.running is not None or pe.pending or pe.held or pe in waiting]
+                 if pe.running is not None or pe.held or pe in waiting
+                 or any(not a.needs for a in pe.pending)]
         if stuck:  # the command stream is free, but work never finished: no progress
             lines = [f"deadlock at stop(): {len(stuck)} of {len(self.pes)} PEs have work "
                      "that can never finish"]
@@ -304,34 +311,45 @@ class Simulator:
         self.run()
         self._stream_window(f"memcpy_h2d stream on color {color}", start)
 
-    def stream_out(self, color: int, x: int, y: int, n: int) -> np.ndarray:
-        """A streaming `memcpy_d2h`: the next `n` words PE (x, y) sends on `color`. Reading
-        makes room for a sender held back on the full path; the device runs until the
-        words are there, or raises DeadlockError when no PE can send more."""
-        pe = self._stream(color, "D2H", x, y)
+    def stream_out_region(self, color: int, coords: list[tuple[int, int]],
+                          n: int) -> dict[tuple[int, int], np.ndarray]:
+        """A streaming `memcpy_d2h`: the next `n` words each PE of `coords` sends on
+        `color`, read from all of them as they come (memcpy drains the region's PEs side
+        by side, not one after the other). Reading makes room for senders held back on
+        full paths; the device runs until the words are there, or raises DeadlockError
+        when no PE can send more."""
+        pes = [self._stream(color, "D2H", x, y) for x, y in coords]
         self.run()
         if self.h2d_pending:  # host commands run in order: a streaming H2D finishes first
             self._check_streams_in()
-        sink = self.d2h_sinks.setdefault((color, (x, y)),
-                                         HostSink(clock=lambda: self.host_t, color=color))
-        parts: list[np.ndarray] = []
-        need, start = n, max(self.host_t, self.now)
+        sinks = [self.d2h_sinks.setdefault((color, xy),
+                                           HostSink(clock=lambda: self.host_t, color=color))
+                 for xy in coords]
+        parts: list[list[np.ndarray]] = [[] for _ in coords]
+        need = [n] * len(coords)
+        start = max(self.host_t, self.now)
         while True:
             self.run()
-            if k := min(need, sink.count):
-                parts.append(sink.take(k)[0])
-                need -= k
+            took = 0
+            for i, sink in enumerate(sinks):
+                if k := min(need[i], sink.count):
+                    parts[i].append(sink.take(k)[0])
+                    need[i] -= k
+                    took += k
+            if took:
                 self.host_t = max(self.host_t, self.now)
                 self._wake_senders()
-            if not need:
+            if not any(need):
                 break
-            if not k:  # the device is quiet (run() returned) and sent none
+            if not took:  # the device is quiet (run() returned) and sent none
+                i = next(i for i, k in enumerate(need) if k)
                 raise DeadlockError(
                     f"deadlock: streaming memcpy_d2h on color {color} waits for {n} wavelets "
-                    f"from {pe.where}, which sent {n - need} and can send no more:\n  "
-                    + "\n  ".join(pe.describe()))
+                    f"from {pes[i].where}, which sent {n - need[i]} and can send no more:\n  "
+                    + "\n  ".join(pes[i].describe()))
         self._stream_window(f"memcpy_d2h stream on color {color}", start)
-        return np.concatenate(parts) if parts else np.zeros(0, np.uint32)
+        return {xy: np.concatenate(p) if p else np.zeros(0, np.uint32)
+                for xy, p in zip(coords, parts)}
 
     def _stream_window(self, what: str, start: float) -> None:
         """A streaming memcpy ran the device from `start` until it went quiet: a window

@@ -19,6 +19,8 @@ builtin.module {
       csl_ext.unblock data, 3 : ui5
       "csl.fmovs"(%a_dsd, %in) {async = #csl_ext.async<unblock local 12>} : (!csl<dsd mem1d_dsd>, !csl<dsd fabin_dsd>) -> ()
       "csl.fmovs"(%lit, %a_dsd) {async = #csl_ext.async<>} : (!csl<dsd fabout_dsd>, !csl<dsd mem1d_dsd>) -> ()
+      "csl.fmovs"(%lit, %a_dsd) {async = #csl_ext.async<activate local 12 ut 4>} : (!csl<dsd fabout_dsd>, !csl<dsd mem1d_dsd>) -> ()
+      "csl.fmovs"(%lit, %a_dsd) {async = #csl_ext.async<ut 7>} : (!csl<dsd fabout_dsd>, !csl<dsd mem1d_dsd>) -> ()
       %t = arith.constant 1 : i1
       scf.if %t {
         csl_ext.block local, 13 : ui5
@@ -60,6 +62,8 @@ builtin.module {
 // CHECK-NEXT:   @unblock(@get_data_task_id(@get_color(3)));
 // CHECK-NEXT:   @fmovs(a_dsd, in, .{ .async = true, .unblock = @get_local_task_id(12) });
 // CHECK-NEXT:   @fmovs(lit, a_dsd, .{ .async = true });
+// CHECK-NEXT:   @fmovs(lit, a_dsd, .{ .async = true, .activate = @get_local_task_id(12), .ut_id = @get_ut_id(4) });
+// CHECK-NEXT:   @fmovs(lit, a_dsd, .{ .async = true, .ut_id = @get_ut_id(7) });
 // CHECK-NEXT:   if (true) {
 // CHECK-NEXT:     @block(@get_local_task_id(13));
 // CHECK-NEXT:   }

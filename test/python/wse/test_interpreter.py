@@ -121,6 +121,16 @@ def test_integer_ops_and_casts_follow_c():
     assert (v["ult"], v["slt"]) == (0, 1)
 
 
+def test_extensions_act_on_the_bits_whatever_the_source_signedness():
+    v = run_ops("""
+    %m = arith.constant -1 : i16
+    %u = csl.mlir.signedness_cast %m : i16 to ui16
+    %s = arith.extsi %u : ui16 to i32
+    %z = arith.extui %u : ui16 to ui32
+    %zs = arith.extui %m : i16 to i32""")
+    assert (v["s"], v["z"], v["zs"]) == (-1, 65535, 65535)
+
+
 def test_float_ops_casts_and_comparisons():
     v = run_ops("""
     %f = arith.constant -2.75 : f32

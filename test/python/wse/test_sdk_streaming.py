@@ -272,3 +272,16 @@ def test_wide_multiplication_runs_unchanged(num_bits: int, seed: int, tmp_path: 
     (r,) = run_script(FIXTURES / "wide_multiplication_run.py",
                       ["--name", str(out), "--seed", str(seed)], quiet=True)
     assert r.pes[0].tasks == 1 + 2 * num_bits // 16 + 1  # f_run, one per word, multiply
+
+
+def test_memcpy_view_is_a_view_host_scripts_fill():
+    # the SDK's fft-1d-2d host script fills a 16-bit memcpy_view and sends the words
+    words = np.zeros(6, np.uint32)
+    halves = memcpy_view(words, np.float16)
+    halves[::2] = np.float16(1.5)
+    assert words[0] == np.float16(1.5).view(np.uint16) and words[1] == 0
+    floats = memcpy_view(words.reshape(2, 3), np.float32)
+    floats[1, 2] = np.float32(2.0)
+    assert words[5] == np.float32(2.0).view(np.uint32)
+    with pytest.raises(TypeError, match="contiguous in their last axis"):
+        memcpy_view(words[::2], np.int16)

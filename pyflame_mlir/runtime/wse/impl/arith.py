@@ -188,6 +188,13 @@ def _cast(op):
         return run_float
     bits, signed = int_info(to)
     mask = (1 << int_info(src.type)[0]) - 1 if isinstance(op, arith.ExtUIOp) else -1
+    if isinstance(op, arith.ExtSIOp):  # the source's top bit extends, whatever its type
+        src_bits = int_info(src.type)[0]
+
+        def run_sign_extend(ctx, env):
+            env[res] = wrap(wrap(int(env[src]), src_bits, True), bits, signed)
+
+        return run_sign_extend
 
     def run(ctx, env):
         v = env[src]

@@ -59,6 +59,15 @@ def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int]):
 
 @CSL_DSD.impl(csl.GetFabDsdOp)
 def _fab_dsd(op: csl.GetFabDsdOp):
+    for flag, what in ((op.control, "control wavelets (.control = true): the control "
+                        "payloads of <control> and the control tasks and switch commands "
+                        "they trigger"),
+                       (op.wavelet_index_offset, "wavelet-indexed stores "
+                        "(.wavelet_index_offset = true)")):
+        if flag is not None and flag.value.data:
+            # sending these as data would hand the receiver a wrong value silently
+            raise UnsupportedError(f"the WSE simulator does not model {what} "
+                                   f"(at {location(op)})")
     color, size = op.fabric_color.value.data, op.sizes[0]
     return fab_dsd(op, lambda env: color, lambda env: env[size])
 
