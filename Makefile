@@ -45,12 +45,13 @@ lit: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest -q -n 2 test/python
 
-# The autodiff and training tests again in eager mode (issue 13: the same
-# results as lazy mode); fewer hypothesis examples keep it short.
-# (test_provenance.py runs both modes itself.)
+# The autodiff, in-place and training tests again in eager mode (issue 13: the
+# same results as lazy mode); fewer hypothesis examples keep it short.
 pytest-eager: $(STAMP)
 	PYFLAME_EAGER=1 PYFLAME_TEST_SCALE=0.25 $(PY) -m pytest -q -n 2 \
-		test/python/test_autograd.py test/python/test_grad_ops.py
+		test/python/test_autograd*.py test/python/test_grad_ops.py \
+		test/python/test_provenance.py test/python/test_inplace*.py \
+		test/python/test_views.py test/python/test_optim.py test/python/test_edge_values.py
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py
