@@ -60,6 +60,7 @@ from ..ops import (
 )
 from ..ops import relu as _relu
 from ..ops import softmax as _softmax
+from . import sparse_grad as _sparse_grad
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
@@ -167,12 +168,26 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``torch.nn.functional.embedding``: rows of ``weight``. With
     ``max_norm``, the rows looked up are first renormalized in place to norm
-    at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd)."""
+    at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd).
+    ``scale_grad_by_freq`` divides each row's gradient by the count of its
+    index; ``sparse``: the gradient is stored dense, its rows recorded for
+    ``SparseAdam`` (``nn/sparse_grad.py``)."""
     if max_norm is not None:
         _embedding_renorm_(weight, _indexing._int_index("embedding", input), max_norm,
                            norm_type)
-    return _indexing.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq,
-                               sparse)
+    if scale_grad_by_freq and sparse:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    if scale_grad_by_freq or sparse:
+        w = _ops.as_tensor_arg(weight)
+        if padding_idx is not None and w.ndim == 2:
+            if not -w.shape[0] <= padding_idx < w.shape[0]:
+                raise ShapeError("gather", f"embedding(): padding_idx {padding_idx} must be "
+                                           f"within the {w.shape[0]} embeddings")
+            padding_idx %= w.shape[0]
+        return _sparse_grad.lookup(_indexing._int_index("embedding", input), w, padding_idx,
+                                   scale_grad_by_freq, sparse)
+    return _indexing.embedding(input, weight, padding_idx, None, norm_type)
 def _embedding_renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float
                        ) -> None:
     """torch's ``embedding_renorm_``: the rows ``idx`` names rescaled in place

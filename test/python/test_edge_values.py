@@ -46,7 +46,6 @@ UNARY_POINTS = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, -2.0, -3.0,
 BINARY_POINTS = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, -2.0, 0.5, -0.5, TINY,
                  HUGE]
 
-ALL = ("value", "grad", "jvp")
 NEG_INTS = {(-1.0,), (-2.0,), (-3.0,), (-HUGE,)}
 _OPS_PY = "ops.py's composite (not this branch's files): reported, not fixed"
 # op -> [(points (None: any), kinds, reason)]

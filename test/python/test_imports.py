@@ -67,6 +67,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,
+    "pyflame_mlir.nn.sparse_grad": 2,  # s13: sparse embedding gradients (rows for SparseAdam)
     "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
