@@ -2155,9 +2155,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     idx, w = as_tensor_arg(input), as_tensor_arg(weight)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
-                                  "supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported")
+    if sparse and mode == "max":
+        raise RuntimeError("embedding_bag: max mode does not support sparse weights")
     if idx.dtype.name not in ("int32", "int64"):
         raise TypeError(f"embedding_bag: input must be an int32 or int64 tensor, got "
                         f"{idx.dtype.name}")
@@ -2221,7 +2222,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     else:
         raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
                          f"dimension {idx.ndim}")
-    vectors = _indexing.embedding(bag_idx, w)  # (bags, length, dim)
+    # (bags, length, dim); sparse: the rows read recorded (filler positions of 1-D
+    # input read idx[0], a row of the input anyway)
+    vectors = (_sparse_grad.lookup(bag_idx, w, padding_idx, False, True) if sparse
+               else _indexing.embedding(bag_idx, w))
     if padding_idx is not None:
         keep = _ops.ne(bag_idx, padding_idx)
         valid = keep if valid is None else _ops.logical_and(valid, keep)

@@ -100,3 +100,27 @@ def test_scale_grad_by_freq_with_sparse_raises_as_torch() -> None:
         with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse"):
             L.nn.functional.embedding(L.tensor([1, 1]), w, scale_grad_by_freq=True,
                                       sparse=True).sum().backward()
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_sparse_embedding_bag_with_sparse_adam_matches_torch(mode) -> None:
+    def program(L) -> list[np.ndarray]:
+        bag = L.nn.EmbeddingBag(8, 3, mode=mode, sparse=True, padding_idx=1).double()
+        with L.no_grad():
+            bag.weight.copy_(L.tensor(np.linspace(-1, 1, 24).reshape(8, 3)))
+        opt = L.optim.SparseAdam(bag.parameters(), lr=0.1)
+        out = []
+        for inp, off in (([2, 1, 3, 3, 0], [0, 2, 2]), ([5, 1], [0, 1]), ([7, 7, 2], [0])):
+            opt.zero_grad()
+            y = bag(L.tensor(inp), L.tensor(off))
+            (y * L.tensor([0.5, -1.0, 2.0], dtype=L.float64)).sum().backward()
+            opt.step()
+            out.append(bag.weight.detach().numpy().copy())
+        return out
+    for step, (g, w) in enumerate(zip(program(pf), program(torch))):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
+def test_sparse_embedding_bag_max_mode_raises_as_torch() -> None:
+    with pytest.raises(RuntimeError, match="max mode does not support sparse weights"):
+        pf.nn.EmbeddingBag(6, 2, mode="max", sparse=True)(pf.tensor([[1, 2]])).sum().backward()
