@@ -493,10 +493,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             scores = where(mask, scores, -math.inf)
         else:
             scores = scores + mask
-    attn = softmax(scores, -1)
+        attn = _safe_softmax(scores)
+    else:  # (a causal row always keeps its first key)
+        attn = softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p, True)
     return matmul(attn, value)
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """torch's ``_safe_softmax`` (its attention's math path): a row whose
+    scores are all -inf (every key masked) gives zero weights, not NaN, and
+    no NaN gradient (its softmax reads 0s)."""
+    dead = _ops.eq(_ops.amax(scores.detach(), -1, keepdim=True), -math.inf)
+    weights = softmax(where(dead, _ops._cast(0.0, scores.dtype), scores), -1)
+    return where(dead, _ops._cast(0.0, scores.dtype), weights)
 
 
 # ---- padding ----
@@ -2591,12 +2602,16 @@ def multi_head_attention_forward(
         q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
         v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
         static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        is_causal: bool = False, _native: bool = False) -> tuple[Tensor, Tensor | None]:
     """torch's ``F.multi_head_attention_forward`` on (L, N, E) inputs (or
     unbatched (L, E)): the packed or separate input projections, ``bias_k``/
     ``bias_v`` and ``add_zero_attn`` (one more key), static keys/values, bool
     or additive masks (True: not attended), dropout on the weights, and the
-    output projection; the weights averaged over heads unless asked not to."""
+    output projection; the weights averaged over heads unless asked not to.
+    A query whose keys are all masked gets zero weights without
+    ``need_weights`` (torch computes that with scaled_dot_product_attention)
+    and NaN with it or with ``_native`` (``MultiheadAttention`` passes it where
+    torch's module takes ``_native_multi_head_attention``)."""
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -2674,7 +2689,10 @@ def multi_head_attention_forward(
     scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
-    weights = softmax(scores, -1)
+    # torch: need_weights=False is scaled_dot_product_attention (a fully masked row
+    # gives 0s), need_weights=True an explicit softmax (NaN there)
+    weights = softmax(scores, -1) if need_weights or attn_mask is None or _native else \
+        _safe_softmax(scores)
     if training and dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)

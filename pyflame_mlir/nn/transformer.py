@@ -61,9 +61,9 @@ class _FeedForward(Module):
         return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
-                  is_causal: bool) -> Tensor:
+                  is_causal: bool, native: bool | None = None) -> Tensor:
         y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
-                           is_causal=is_causal)[0]
+                           is_causal=is_causal, _native=native)[0]
         return self.dropout1(y)
 
 
@@ -83,11 +83,28 @@ class TransformerEncoderLayer(_FeedForward):
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
         x = src
+        native = True if self._torch_fast_path(src) else None
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal,
+                                   native)
             return x + self._ff_block(self.norm2(x), self.dropout2)
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal,
+                                          native))
         return self.norm2(x + self._ff_block(x, self.dropout2))
+
+    def _torch_fast_path(self, src: Tensor) -> bool:
+        """Whether torch's forward runs ``_transformer_encoder_layer_fwd`` (its
+        checks): a query whose keys are all masked gets NaN there, float masks
+        included (else the self-attention module decides)."""
+        attn = self.self_attn
+        if (src.ndim != 3 or self.training or not attn.batch_first or attn.in_proj_bias is None
+                or not attn._qkv_same_embed_dim or not _relu_or_gelu(self.activation)
+                or self.norm1.eps != self.norm2.eps or attn.num_heads % 2
+                or is_autocast_enabled()
+                or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())):
+            return False
+        args = [src, *self.parameters()]
+        return not (is_grad_enabled() and any(t.requires_grad for t in args))
 
 
 class TransformerDecoderLayer(_FeedForward):
@@ -195,10 +212,14 @@ def _nested_capable(layer: Module) -> bool:
     if not isinstance(layer, TransformerEncoderLayer) or layer.norm_first:
         return False
     attn = layer.self_attn
-    relu_or_gelu = (layer.activation is F.relu or layer.activation is F.gelu
-                    or isinstance(layer.activation, ReLU | GELU))
-    return bool(attn.batch_first and attn.in_proj_bias is not None and relu_or_gelu
-                and layer.norm1.eps == layer.norm2.eps and attn.num_heads % 2 == 0)
+    return bool(attn.batch_first and attn.in_proj_bias is not None
+                and _relu_or_gelu(layer.activation) and layer.norm1.eps == layer.norm2.eps
+                and attn.num_heads % 2 == 0)
+
+
+def _relu_or_gelu(activation: Callable[[Tensor], Tensor]) -> bool:
+    """torch's ``activation_relu_or_gelu``."""
+    return activation is F.relu or activation is F.gelu or isinstance(activation, ReLU | GELU)
 
 
 class TransformerDecoder(Module):
