@@ -487,27 +487,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be "
                              "set when is_causal=True")
         scores = where(_causal_mask(n_q, n_k), scores, -math.inf)
-    elif attn_mask is not None:
-        mask = as_tensor_arg(attn_mask)
-        if mask.dtype is bool_:
-            scores = where(mask, scores, -math.inf)
-        else:
-            scores = scores + mask
-        attn = _safe_softmax(scores)
-    else:  # (a causal row always keeps its first key)
-        attn = softmax(scores, -1)
+    dead = None
+    if not is_causal and attn_mask is not None:  # (a causal row keeps its first key)
+        mask, dead = _live_mask(as_tensor_arg(attn_mask))
+        scores = where(mask, scores, -math.inf) if mask.dtype is bool_ else scores + mask
+    attn = softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p, True)
-    return matmul(attn, value)
+    out = matmul(attn, value)
+    return out if dead is None else where(dead, _ops._cast(0.0, out.dtype), out)
 
 
-def _safe_softmax(scores: Tensor) -> Tensor:
-    """torch's ``_safe_softmax`` (its attention's math path): a row whose
-    scores are all -inf (every key masked) gives zero weights, not NaN, and
-    no NaN gradient (its softmax reads 0s)."""
-    dead = _ops.eq(_ops.amax(scores.detach(), -1, keepdim=True), -math.inf)
-    weights = softmax(where(dead, _ops._cast(0.0, scores.dtype), scores), -1)
-    return where(dead, _ops._cast(0.0, scores.dtype), weights)
+def _live_mask(mask: Tensor) -> tuple[Tensor, Tensor]:
+    """torch's ``_safe_softmax`` (its attention's math path) on the mask: a
+    query whose keys are all masked gets zero weights, not NaN (nor NaN
+    gradients). Returns the mask with such rows unmasked (their softmax then
+    reads finite scores) and those rows (``mask.shape[:-1] + (1,)``), whose
+    output the caller zeroes. (torch tests the scores for -inf: scores made
+    -inf by infinite inputs are not seen here.)"""
+    if mask.dtype is bool_:
+        dead = _ops.logical_not(mask.any(-1, keepdim=True))
+        return _ops.logical_or(mask, dead), dead
+    dead = _ops.eq(_ops.amax(mask, -1, keepdim=True), -math.inf)
+    return where(dead, _ops._cast(0.0, mask.dtype), mask), dead
 
 
 # ---- padding ----
@@ -2687,15 +2689,20 @@ def multi_head_attention_forward(
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    dead = None
     if attn_mask is not None:
+        # torch: need_weights=False is scaled_dot_product_attention (a fully masked
+        # row gives 0s), need_weights=True an explicit softmax (NaN there)
+        if not (need_weights or _native):
+            attn_mask, dead = _live_mask(attn_mask)
         scores = scores + attn_mask
-    # torch: need_weights=False is scaled_dot_product_attention (a fully masked row
-    # gives 0s), need_weights=True an explicit softmax (NaN there)
-    weights = softmax(scores, -1) if need_weights or attn_mask is None or _native else \
-        _safe_softmax(scores)
+    weights = softmax(scores, -1)
     if training and dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
-    out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    heads = matmul(weights, v)
+    if dead is not None:
+        heads = where(dead, _ops._cast(0.0, heads.dtype), heads)
+    out = heads.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     avg = None
     if need_weights:
