@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import indexing as _indexing
+from .. import math_rules as _math_rules
 from .. import ops as _ops
 from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
@@ -1429,13 +1430,22 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     return -picked * w, w, keep
 
 
+def _weighted_mean(total: Tensor, weight_sum: Tensor) -> Tensor:
+    """``total / weight_sum``, NaN when every target is ignored (0/0, torch's
+    value) but with a zero gradient there, as torch's nll_loss_backward skips
+    the ignored targets (the quotient's chain would give 0 * inf = NaN)."""
+    none = weight_sum == 0
+    return where(none, _ops._cast(math.nan, total.dtype),
+                 total / where(none, _ops._cast(1.0, weight_sum.dtype), weight_sum))
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     red = _reduction(size_average, reduce, reduction)
     loss, w, _ = _nll("nll_loss", input, target, weight, ignore_index)
     if red == "mean":
-        return sum(loss) / sum(w)
+        return _weighted_mean(sum(loss), sum(w))
     return _reduce(loss, red)
 
 
@@ -1467,17 +1477,33 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                 if input.numel() else mean(loss)
         return _reduce(loss, red)
     nll, w, keep = _nll("cross_entropy", logp, target, weight, ignore_index)
-    nll_red = sum(nll) / sum(w) if red == "mean" else _reduce(nll, red)
+    nll_red = _weighted_mean(sum(nll), sum(w)) if red == "mean" else _reduce(nll, red)
     if label_smoothing == 0:
         return nll_red
     smooth = -sum(logp if w_c is None else logp * w_c, cd)
     smooth = where(keep, smooth, 0.0)
     if red == "mean":
-        smooth_red = sum(smooth) / (sum(w) if weight is not None else
+        smooth_red = _weighted_mean(sum(smooth), sum(w) if weight is not None else
                                     sum(keep.to(input.dtype)))
     else:
         smooth_red = _reduce(smooth, red)
     return nll_red * (1 - label_smoothing) + smooth_red * (label_smoothing / c)
+
+
+def _bce_value(x: Tensor, t: Tensor) -> Tensor:
+    # torch clamps the logs at -100 so that 0 * log(0) stays finite
+    return -(t * maximum(log(x), -100.0) + (1 - t) * maximum(log(1 - x), -100.0))
+
+
+def _bce_partials(x: Tensor, t: Tensor) -> list[Tensor]:
+    """torch's binary_cross_entropy_backward, ``(x - t) / max((1 - x) x, 1e-12)``
+    (finite at x = 0 and 1, where the clamped logs' chain gives NaN or 0), and
+    its target derivative ``-logit(x)``. (torch's EPSILON is the float 1e-12,
+    float64 tensors included.)"""
+    return [(x - t) / maximum((1 - x) * x, _BCE_EPSILON), -_ops.logit(x)]
+
+
+_BCE_EPSILON = float(np.float32(1e-12))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -1488,9 +1514,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != input.shape:
         raise ShapeError("binary_cross_entropy", f"target size {list(target.shape)} must be "
                          f"the same as input size {list(input.shape)}")
-    # torch clamps the logs at -100 so that 0 * log(0) stays finite
-    loss = -(target * maximum(log(input), -100.0) +
-             (1 - target) * maximum(log(1 - input), -100.0))
+    loss = _math_rules.elementwise("BinaryCrossEntropyBackward0", _bce_value, [input, target],
+                                   vjp=_bce_partials)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, red)
