@@ -1683,9 +1683,11 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: str = "mean", **legacy: Any) -> Tensor:
-    # clamp_min, not relu: at the margin the gradient passes (torch's clamp)
-    loss = where(target == 1, input, 0.0) + where(target == -1, _ops.clamp(margin - input, 0.0),
-                                                    0.0)
+    # torch's: the input where target != -1, the clamped margin where target != 1
+    # (both for a target neither 1 nor -1); clamp_min, not relu: at the margin the
+    # gradient passes (torch's clamp)
+    loss = where(target != -1, input, 0.0) + where(target != 1, _ops.clamp(margin - input, 0.0),
+                                                     0.0)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 

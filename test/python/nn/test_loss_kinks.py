@@ -247,3 +247,19 @@ def test_mean_losses_with_every_target_ignored_have_zero_gradients(smoothing) ->
         got.append([a.detach().numpy(), b.detach().numpy(), xx.grad.numpy()])
     for p, q in zip(got[1], got[0]):
         np.testing.assert_array_equal(p, q)
+
+
+def test_hinge_embedding_loss_with_targets_other_than_plus_minus_one_is_torchs() -> None:
+    """torch sums the input term (target != -1) and the margin term
+    (target != 1): a target 0 (or 2) gets both."""
+    x = np.array([0.5, -1.0, 2.0, 0.3, 1.5])
+    y = np.array([1.0, -1.0, 0.0, 2.0, 0.0])
+    got = []
+    for L in (torch, pf):
+        xx = L.tensor(x, requires_grad=True)
+        loss = L.nn.functional.hinge_embedding_loss(xx, L.tensor(y), margin=0.8,
+                                                    reduction="none")
+        loss.sum().backward()
+        got.append([loss.detach().numpy(), xx.grad.numpy()])
+    for p, q in zip(got[1], got[0]):
+        np.testing.assert_allclose(p, q, rtol=1e-12)
