@@ -20,7 +20,7 @@ def test_random_draw_in_error_mode_raises_as_torch() -> None:
         with pytest.raises(RuntimeError, match="randomness error mode"):
             L.func.vmap(_dropout(L))(L.ones(3, 4))
         with pytest.raises(RuntimeError, match="randomness error mode"):
-            L.func.vmap(lambda v: v + L.randn(4))(L.ones(3, 4))
+            L.func.vmap(lambda v, L=L: v + L.randn(4))(L.ones(3, 4))
 
 
 def test_different_randomness_refuses_rather_than_sharing_the_draw() -> None:
