@@ -194,7 +194,6 @@ def test_post_accumulate_grad_hook_must_return_none():
 def test_autograd_grad_is_grads_batched_matches_torch() -> None:
     """One gradient per leading entry of grad_outputs (the rows of a
     Jacobian with the identity), stacked; the graph kept as asked."""
-
     x0 = np.array([1.0, 2.0, -0.5])
     got = []
     for L in (torch, pf):

@@ -88,6 +88,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
     "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
     "pyflame_mlir.nn.utils.parametrizations": 2,  # weight_norm, spectral_norm
+    "pyflame_mlir.nn.utils.prune": 2,  # s13: torch.nn.utils.prune
     "pyflame_mlir.nn.utils.fusion": 2,  # session 11: conv/linear + batch norm folding
     "pyflame_mlir.nn.utils.clip_grad": 2,  # torch's module paths
     "pyflame_mlir.nn.utils.convert_parameters": 2,
