@@ -15,9 +15,9 @@ import numpy as np
 from ..amp import is_autocast_enabled
 from ..autodiff import is_grad_enabled
 from ..core import Tensor
-from ..creation import tensor
-from ..dialects.dtypes import bool_
-from ..ops import _cast, as_tensor_arg, logical_not, ne, unsqueeze, where
+from ..creation import arange, tensor
+from ..dialects.dtypes import bool_, int64
+from ..ops import _cast, as_tensor_arg, eq, logical_and, logical_not, lt, ne, unsqueeze, where
 from . import functional as F
 from . import init
 from .containers import ModuleList
@@ -199,11 +199,12 @@ class TransformerEncoder(Module):
             return None
         pad = as_tensor_arg(kpm)
         padded = pad if pad.dtype is bool_ else ne(pad, 0.0)
-        if getattr(self, "mask_check", True):  # torch: left-aligned sequences only
-            keep = np.asarray(logical_not(padded).numpy(), dtype=bool)
-            lengths = keep.sum(-1)
-            if not (keep == (np.arange(keep.shape[-1]) < lengths[..., None])).all():
-                return None
+        if getattr(self, "mask_check", True):  # torch: only if every sequence is left-aligned
+            # (as tensor ops: no host read of the mask, which may be a traced input)
+            keep = logical_not(padded)
+            lengths = keep.to(int64).sum(-1, keepdim=True)
+            aligned = eq(keep, lt(arange(keep.shape[-1]), lengths)).all()
+            padded = logical_and(padded, aligned)
         return padded
 
 
