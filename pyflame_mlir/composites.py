@@ -503,7 +503,9 @@ def unique(input: TensorLike, sorted: bool = True, return_inverse: bool = False,
     del sorted  # torch sorts on CPU either way
     v = _host("unique", input)
     if dim is None:
-        vals, inv, counts = np.unique(v, return_inverse=True, return_counts=True)
+        # (every NaN distinct, as torch's: NaN != NaN)
+        vals, inv, counts = np.unique(v, return_inverse=True, return_counts=True,
+                                      equal_nan=False)
         inv = inv.reshape(v.shape)
     else:
         d = _dim("unique", dim, v.ndim)

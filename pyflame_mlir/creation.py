@@ -75,7 +75,21 @@ class Generator:
 default_generator = Generator()
 
 
+# torch.func.vmap's ``randomness`` while its function runs (None outside): random
+# draws are one per call, shared by every example, which is torch's "same" only
+VMAP_RANDOMNESS: list[str | None] = [None]
+
+
 def _draws(generator: Generator | None) -> np.random.Generator:
+    mode = VMAP_RANDOMNESS[0]
+    if mode == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                           "Please either use the 'same' or 'different' randomness flags on "
+                           "vmap or perform the randomness operation out of vmap")
+    if mode == "different":
+        raise NotImplementedError("vmap(randomness='different'): pyflame draws a random "
+                                  "tensor once per call, shared by every example "
+                                  "(randomness='same'); per-example draws are not supported")
     if generator is None:
         return default_generator.np
     if not isinstance(generator, Generator):

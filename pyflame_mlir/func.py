@@ -16,6 +16,7 @@ from .autodiff import jvp as _jvp
 from .autodiff import value_and_grad
 from .autodiff import vjp as vjp
 from .core import Tensor
+from .creation import VMAP_RANDOMNESS
 from .nn.module import Module
 from .ops import stack
 from .vmap import hessian as hessian
@@ -30,16 +31,24 @@ __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "ja
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: int | None = None) -> Callable:
     """``torch.func.vmap``. Random ops inside are drawn on the host once per
-    call, which is torch's ``randomness='same'``; 'error' and 'different' raise
-    only if a random draw is actually traced, which pyflame cannot tell, so
-    they are accepted as documented here."""
+    call, which is torch's ``randomness='same'``; with 'error' (the default) a
+    random draw raises torch's error, with 'different' a NotImplementedError
+    (per-example draws are not supported)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
     if chunk_size is not None and chunk_size <= 0:
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
                          f"{chunk_size})")
-    return _vmap(func, in_axes=in_dims, out_axes=out_dims)
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        prev = VMAP_RANDOMNESS[0]
+        VMAP_RANDOMNESS[0] = randomness
+        try:
+            return func(*args, **kwargs)
+        finally:
+            VMAP_RANDOMNESS[0] = prev
+    return _vmap(run, in_axes=in_dims, out_axes=out_dims)
 
 
 def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:

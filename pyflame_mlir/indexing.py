@@ -135,16 +135,18 @@ def scatter_add(input: TensorLike, dim: int, index: TensorLike, src: TensorLike 
 def scatter(input: TensorLike, dim: int, index: TensorLike, src: TensorLike = None,  # noqa: A002
             value: TensorLike = None, *, reduce: str | None = None) -> Tensor:
     """torch.scatter: ``src`` (a tensor) or ``value`` (a scalar) written at
-    ``index`` along ``dim``; ``reduce="add"`` sums. Duplicate positions
-    without ``reduce``: the last in row-major order of ``index`` wins."""
+    ``index`` along ``dim``; ``reduce="add"`` sums, ``"multiply"`` multiplies.
+    Duplicate positions without ``reduce``: the last in row-major order of
+    ``index`` wins."""
     if (src is None) == (value is None):
         raise TypeError("scatter(): give exactly one of src and value")
     x, d, idx, s = _scatter_args("scatter", input, dim, index, src if value is None else value)
     if reduce == "add":
         return record(_SCATTER_ADD, (x, idx, s), {"dim": d})
+    if reduce == "multiply":  # torch's: the products with the input's values kept
+        return _scatter_extreme_or_prod(x, d, idx, s, "prod", True)
     if reduce is not None:
-        raise NotImplementedError(f"scatter(): reduce={reduce!r} is not supported (only "
-                                  "None and 'add'); use scatter_reduce")
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
     return _put(x, _flat_positions(x.shape, _host(idx), d), s)
 
 

@@ -504,31 +504,66 @@ def _odd(t: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
 
 def asinh(x: TensorLike) -> Tensor:
     """Odd: ``log1p(x + x²/(1 + sqrt(1 + x²)))`` for x >= 0; ``log(2|x|)``
-    signed for huge |x|."""
+    signed for huge |x| (its derivative 1/|x|: torch's ``rsqrt(x² + 1)``, 0 at
+    +-inf, as no ``sign(x) * log`` chain gives)."""
     t = _floating(x)
 
     def f(v: Tensor) -> Tensor:
         return log1p(add(v, div(mul(v, v), add(sqrt(add(mul(v, v), 1.0)), 1.0))))
 
     def large(v: Tensor) -> Tensor:
-        return mul(sign(v), add(log(abs(v)), _LN2))
+        negative = lt(v, 0.0)
+        r = add(log(where(negative, neg(v), v)), _LN2)
+        return where(negative, neg(r), r)
     return _guarded(gt(abs(t), _HUGE), t, 1.0, lambda v: _odd(v, f), large)
 
 
 def acosh(x: TensorLike) -> Tensor:
-    """``log1p(u + sqrt(2u + u²))`` with ``u = x - 1``; ``log(2x)`` for huge x."""
+    """``log1p(u + sqrt(2u + u²))`` with ``u = x - 1``; ``log(2x)`` for huge x.
+    The derivative is torch's ``rsqrt(x² - 1)`` at the edges too: infinite at
+    +-1 (there ``log(x + sqrt(x² - 1))``, whose chain gives it), positive
+    below -1 where the value is NaN (``NaN - acosh(-x)``), 0 at +-inf."""
     t = _floating(x)
 
     def small(v: Tensor) -> Tensor:
         u = sub(v, 1.0)
         return log1p(add(u, sqrt(add(mul(u, 2.0), mul(u, u)))))
-    return _guarded(gt(t, _HUGE), t, 2.0, small, lambda v: add(log(v), _LN2))
+
+    def inner(v: Tensor) -> Tensor:
+        return _guarded(gt(v, _HUGE), v, 2.0, small, lambda w: add(log(w), _LN2))
+
+    def unit(v: Tensor) -> Tensor:  # at x = +-1 only
+        return log(add(v, sqrt(sub(mul(v, v), 1.0))))
+
+    def reflected(v: Tensor) -> Tensor:  # below -1: NaN, derivative rsqrt(x² - 1)
+        return add(neg(inner(neg(v))), float("nan"))
+
+    def rest(v: Tensor) -> Tensor:
+        return _guarded(lt(v, -1.0), v, 2.0, inner, reflected)
+    return _guarded(eq(abs(t), 1.0), t, 2.0, rest, unit)
 
 
 def atanh(x: TensorLike) -> Tensor:
-    """Odd: ``log1p(2x / (1 - x)) / 2`` for x >= 0 (log1p of a positive value:
-    well conditioned up to x = 1)."""
-    return _odd(_floating(x), lambda v: mul(log1p(div(mul(v, 2.0), sub(1.0, v))), 0.5))
+    """Odd: ``log1p(2x / (1 - x)) / 2`` for 0 <= x < 1 (log1p of a positive
+    value: well conditioned up to x = 1). The derivative is torch's
+    ``1 / (1 - x²)`` at the edges too: at +-1 ``(log1p(x) - log1p(-x)) / 2``
+    (infinite derivative, where the first form's chain gives NaN), beyond
+    them (a NaN value) ``log1p(2 / (1 - x) - 2) / 2`` made odd (no
+    cancellation in its derivative: -0 at +-inf)."""
+    t = _floating(x)
+
+    def inside(v: Tensor) -> Tensor:
+        return _odd(v, lambda w: mul(log1p(div(mul(w, 2.0), sub(1.0, w))), 0.5))
+
+    def unit(v: Tensor) -> Tensor:
+        return mul(sub(log1p(v), log1p(neg(v))), 0.5)
+
+    def beyond(v: Tensor) -> Tensor:  # x > 1 and NaN
+        return mul(log1p(sub(div(2.0, sub(1.0, v)), 2.0)), 0.5)
+
+    def edge(v: Tensor) -> Tensor:
+        return _guarded(eq(abs(v), 1.0), v, 2.0, lambda w: _odd(w, beyond), unit)
+    return _guarded(logical_not(lt(abs(t), 1.0)), t, 0.0, inside, edge)
 
 
 arccos, arcsin, arctan, arctan2 = ELEMENTWISE["acos"], ELEMENTWISE["asin"], \
@@ -568,25 +603,16 @@ def mish(x: TensorLike) -> Tensor:
 
 def hardtanh(x: TensorLike, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``clamp(x, min_val, max_val)``; integer tensors stay integers (the bounds
-    are cast, as PyTorch)."""
+    are cast, as PyTorch). The derivative is torch's: 0 at and beyond the
+    limits, 1 between them and at NaN (``x <= min || x >= max ? 0 : 1``)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
                          f"({max_val})")
     t = as_tensor_arg(x)
     if not t.dtype.is_floating_point:
         return clamp(t, int(min_val), int(max_val))
-    return _hard_limits(t, t, min_val, max_val, min_val, max_val)
-
-
-def _hard_limits(t: Tensor, inside: Tensor, lo: float, hi: float, below: float | Tensor,
-                 above: float | Tensor) -> Tensor:
-    """``inside`` where lo < t < hi, the constant ``below`` where t <= lo and
-    ``above`` where t >= hi, NaN where t is: torch's hard activations, whose
-    derivative is zero at the limits themselves (unlike ``clamp``'s)."""
-    nan = _scalar_operand(float("nan"), t.dtype)
-    outside = where(ELEMENTWISE["le"](t, lo), below,
-                    where(ELEMENTWISE["ge"](t, hi), above, nan))
-    return where(logical_and(gt(t, lo), lt(t, hi)), inside, outside)
+    lo, hi = _scalar_operand(min_val, t.dtype), _scalar_operand(max_val, t.dtype)
+    return where(ELEMENTWISE["le"](t, min_val), lo, where(ELEMENTWISE["ge"](t, max_val), hi, t))
 
 
 def relu6(x: TensorLike) -> Tensor:
@@ -599,9 +625,19 @@ def leaky_relu(x: TensorLike, negative_slope: float = 0.01) -> Tensor:
 
 
 def elu(x: TensorLike, alpha: float = 1.0) -> Tensor:
+    """``alpha * expm1(x)`` for x <= 0, ``x`` above and at NaN (derivative 1
+    there, as torch's ``x <= 0 ? ... : 1``)."""
     t = _floating_only("elu", x)
-    positive = gt(t, 0.0)
-    return where(positive, t, mul(expm1(where(positive, 0.0, t)), alpha))
+    negative = ELEMENTWISE["le"](t, 0.0)
+    return where(negative, mul(_expm1_exp_derivative(where(negative, t, 0.0)), alpha), t)
+
+
+def _expm1_exp_derivative(v: Tensor) -> Tensor:
+    """``expm1(v)`` for v <= 0 whose derivative is ``exp(v)`` (torch's
+    ``elu_backward``), not expm1's ``result + 1``, which cancels for v << 0:
+    ``exp(v) - 1`` below -1 (within an ulp of expm1 there)."""
+    far = lt(v, -1.0)
+    return where(far, sub(exp(v), 1.0), expm1(v))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -616,20 +652,31 @@ def celu(x: TensorLike, alpha: float = 1.0) -> Tensor:
     if alpha == 0:
         raise ValueError("celu: ZeroDivisionError, alpha cannot be 0")
     t = _floating_only("celu", x)
-    positive = gt(t, 0.0)
-    return where(positive, t, mul(expm1(div(where(positive, 0.0, t), alpha)), alpha))
+    negative = ELEMENTWISE["le"](t, 0.0)
+    return where(negative, mul(_expm1_exp_derivative(div(where(negative, t, 0.0), alpha)),
+                               alpha), t)
 
 
 def hardsigmoid(x: TensorLike) -> Tensor:
+    """``clamp(x + 3, 0, 6) / 6``; derivative 1/6 strictly inside (-3, 3), 0
+    at and beyond the limits and at NaN (torch's)."""
     t = _floating_only("hardsigmoid", x)
-    return _hard_limits(t, add(div(t, 6.0), 0.5), -3.0, 3.0, 0.0, 1.0)
+    inside = logical_and(gt(t, -3.0), lt(t, 3.0))
+    outside = where(ELEMENTWISE["le"](t, -3.0), _scalar_operand(0.0, t.dtype),
+                    where(ELEMENTWISE["ge"](t, 3.0), _scalar_operand(1.0, t.dtype),
+                          _scalar_operand(float("nan"), t.dtype)))
+    return where(inside, div(add(where(inside, t, 0.0), 3.0), 6.0), outside)
 
 
 def hardswish(x: TensorLike) -> Tensor:
-    """``x * relu6(x + 3) / 6``; its derivative is 0 at -3 and 1 at 3, as torch's."""
+    """``x * relu6(x + 3) / 6``; its derivative is torch's: 0 at and below -3,
+    ``x/3 + 1/2`` inside, 1 from 3 on and at NaN (the value ``x`` there)."""
     t = _floating_only("hardswish", x)
+    below = ELEMENTWISE["le"](t, -3.0)
+    inside = logical_and(logical_not(below), lt(t, 3.0))
+    v = where(inside, t, 0.0)  # the inside branch fed 0 elsewhere (no inf * 0 in its gradient)
     # below -3: t * 0, as torch's t * relu6(t + 3) / 6 (-0.0, and NaN at -inf)
-    return _hard_limits(t, mul(t, add(div(t, 6.0), 0.5)), -3.0, 3.0, mul(t, 0.0), t)
+    return where(below, mul(t, 0.0), where(inside, div(mul(v, add(v, 3.0)), 6.0), t))
 
 
 def logsigmoid(x: TensorLike) -> Tensor:

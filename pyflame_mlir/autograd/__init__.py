@@ -9,12 +9,41 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff import CustomNode, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from ..autodiff import autograd_grad as grad
+from ..autodiff import autograd_grad as _grad
 from ..autodiff import backward as _backward
 from ..core import CONFIG, GRAD_MODE, Tensor, realize, requires_grad
 from ..creation import zeros
 from ..dialects import OPS
-from ..ops import convert
+from ..ops import convert, stack
+from ..tree_util import tree_flatten
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+         retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``
+    only (``.grad`` untouched). ``is_grads_batched``: the first dimension of
+    every ``grad_outputs`` tensor is a batch of cotangents, one gradient per
+    entry stacked along a new first dimension (torch vmaps over it; here one
+    backward pass each on the kept graph)."""
+    kw = {"create_graph": create_graph, "allow_unused": allow_unused,
+          "materialize_grads": materialize_grads}
+    if not is_grads_batched:
+        return _grad(outputs, inputs, grad_outputs, retain_graph, **kw)
+    seeds, tree = tree_flatten(grad_outputs)
+    if not seeds or not all(isinstance(s, Tensor) and s.ndim >= 1 for s in seeds):
+        raise RuntimeError("autograd.grad(is_grads_batched=True): grad_outputs must be tensors "
+                           "with a leading batch dimension")
+    n = seeds[0].shape[0]
+    if any(s.shape[0] != n for s in seeds):
+        raise RuntimeError(f"autograd.grad(is_grads_batched=True): the grad_outputs' batch "
+                           f"sizes differ: {[s.shape[0] for s in seeds]}")
+    keep = create_graph if retain_graph is None else retain_graph
+    per = [_grad(outputs, inputs, [s[b] for s in seeds], keep or b < n - 1, **kw)
+           for b in range(n)]
+    return tuple(None if per[0][i] is None else stack([p[i] for p in per])
+                 for i in range(len(per[0])))
 
 _ALIAS = OPS["reshape"]
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import indexing as _indexing
+from .. import math_rules as _math_rules
 from .. import ops as _ops
 from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
@@ -60,6 +61,7 @@ from ..ops import (
 )
 from ..ops import relu as _relu
 from ..ops import softmax as _softmax
+from . import sparse_grad as _sparse_grad
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d",
@@ -167,12 +169,26 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``torch.nn.functional.embedding``: rows of ``weight``. With
     ``max_norm``, the rows looked up are first renormalized in place to norm
-    at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd)."""
+    at most ``max_norm`` (torch's ``embedding_renorm_``, outside autograd).
+    ``scale_grad_by_freq`` divides each row's gradient by the count of its
+    index; ``sparse``: the gradient is stored dense, its rows recorded for
+    ``SparseAdam`` (``nn/sparse_grad.py``)."""
     if max_norm is not None:
         _embedding_renorm_(weight, _indexing._int_index("embedding", input), max_norm,
                            norm_type)
-    return _indexing.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq,
-                               sparse)
+    if scale_grad_by_freq and sparse:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    if scale_grad_by_freq or sparse:
+        w = _ops.as_tensor_arg(weight)
+        if padding_idx is not None and w.ndim == 2:
+            if not -w.shape[0] <= padding_idx < w.shape[0]:
+                raise ShapeError("gather", f"embedding(): padding_idx {padding_idx} must be "
+                                           f"within the {w.shape[0]} embeddings")
+            padding_idx %= w.shape[0]
+        return _sparse_grad.lookup(_indexing._int_index("embedding", input), w, padding_idx,
+                                   scale_grad_by_freq, sparse)
+    return _indexing.embedding(input, weight, padding_idx, None, norm_type)
 def _embedding_renorm_(weight: Tensor, idx: Tensor, max_norm: float, norm_type: float
                        ) -> None:
     """torch's ``embedding_renorm_``: the rows ``idx`` names rescaled in place
@@ -472,16 +488,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be "
                              "set when is_causal=True")
         scores = where(_causal_mask(n_q, n_k), scores, -math.inf)
-    elif attn_mask is not None:
-        mask = as_tensor_arg(attn_mask)
-        if mask.dtype is bool_:
-            scores = where(mask, scores, -math.inf)
-        else:
-            scores = scores + mask
+    dead = None
+    if not is_causal and attn_mask is not None:  # (a causal row keeps its first key)
+        mask, dead = _live_mask(as_tensor_arg(attn_mask))
+        scores = where(mask, scores, -math.inf) if mask.dtype is bool_ else scores + mask
     attn = softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p, True)
-    return matmul(attn, value)
+    out = matmul(attn, value)
+    return out if dead is None else where(dead, _ops._cast(0.0, out.dtype), out)
+
+
+def _live_mask(mask: Tensor) -> tuple[Tensor, Tensor]:
+    """torch's ``_safe_softmax`` (its attention's math path) on the mask: a
+    query whose keys are all masked gets zero weights, not NaN (nor NaN
+    gradients). Returns the mask with such rows unmasked (their softmax then
+    reads finite scores) and those rows (``mask.shape[:-1] + (1,)``), whose
+    output the caller zeroes. (torch tests the scores for -inf: scores made
+    -inf by infinite inputs are not seen here.)"""
+    if mask.dtype is bool_:
+        dead = _ops.logical_not(mask.any(-1, keepdim=True))
+        return _ops.logical_or(mask, dead), dead
+    dead = _ops.eq(_ops.amax(mask, -1, keepdim=True), -math.inf)
+    return where(dead, _ops._cast(0.0, mask.dtype), mask), dead
 
 
 # ---- padding ----
@@ -1401,13 +1430,22 @@ def _nll(op: str, logp: Tensor, target: Tensor, weight: Tensor | None, ignore_in
     return -picked * w, w, keep
 
 
+def _weighted_mean(total: Tensor, weight_sum: Tensor) -> Tensor:
+    """``total / weight_sum``, NaN when every target is ignored (0/0, torch's
+    value) but with a zero gradient there, as torch's nll_loss_backward skips
+    the ignored targets (the quotient's chain would give 0 * inf = NaN)."""
+    none = weight_sum == 0
+    return where(none, _ops._cast(math.nan, total.dtype),
+                 total / where(none, _ops._cast(1.0, weight_sum.dtype), weight_sum))
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     red = _reduction(size_average, reduce, reduction)
     loss, w, _ = _nll("nll_loss", input, target, weight, ignore_index)
     if red == "mean":
-        return sum(loss) / sum(w)
+        return _weighted_mean(sum(loss), sum(w))
     return _reduce(loss, red)
 
 
@@ -1439,17 +1477,33 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                 if input.numel() else mean(loss)
         return _reduce(loss, red)
     nll, w, keep = _nll("cross_entropy", logp, target, weight, ignore_index)
-    nll_red = sum(nll) / sum(w) if red == "mean" else _reduce(nll, red)
+    nll_red = _weighted_mean(sum(nll), sum(w)) if red == "mean" else _reduce(nll, red)
     if label_smoothing == 0:
         return nll_red
     smooth = -sum(logp if w_c is None else logp * w_c, cd)
     smooth = where(keep, smooth, 0.0)
     if red == "mean":
-        smooth_red = sum(smooth) / (sum(w) if weight is not None else
+        smooth_red = _weighted_mean(sum(smooth), sum(w) if weight is not None else
                                     sum(keep.to(input.dtype)))
     else:
         smooth_red = _reduce(smooth, red)
     return nll_red * (1 - label_smoothing) + smooth_red * (label_smoothing / c)
+
+
+def _bce_value(x: Tensor, t: Tensor) -> Tensor:
+    # torch clamps the logs at -100 so that 0 * log(0) stays finite
+    return -(t * maximum(log(x), -100.0) + (1 - t) * maximum(log(1 - x), -100.0))
+
+
+def _bce_partials(x: Tensor, t: Tensor) -> list[Tensor]:
+    """torch's binary_cross_entropy_backward, ``(x - t) / max((1 - x) x, 1e-12)``
+    (finite at x = 0 and 1, where the clamped logs' chain gives NaN or 0), and
+    its target derivative ``-logit(x)``. (torch's EPSILON is the float 1e-12,
+    float64 tensors included.)"""
+    return [(x - t) / maximum((1 - x) * x, _BCE_EPSILON), -_ops.logit(x)]
+
+
+_BCE_EPSILON = float(np.float32(1e-12))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -1460,9 +1514,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != input.shape:
         raise ShapeError("binary_cross_entropy", f"target size {list(target.shape)} must be "
                          f"the same as input size {list(input.shape)}")
-    # torch clamps the logs at -100 so that 0 * log(0) stays finite
-    loss = -(target * maximum(log(input), -100.0) +
-             (1 - target) * maximum(log(1 - input), -100.0))
+    loss = _math_rules.elementwise("BinaryCrossEntropyBackward0", _bce_value, [input, target],
+                                   vjp=_bce_partials)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, red)
@@ -1630,9 +1683,11 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: str = "mean", **legacy: Any) -> Tensor:
-    # clamp_min, not relu: at the margin the gradient passes (torch's clamp)
-    loss = where(target == 1, input, 0.0) + where(target == -1, _ops.clamp(margin - input, 0.0),
-                                                    0.0)
+    # torch's: the input where target != -1, the clamped margin where target != 1
+    # (both for a target neither 1 nor -1); clamp_min, not relu: at the margin the
+    # gradient passes (torch's clamp)
+    loss = where(target != -1, input, 0.0) + where(target != 1, _ops.clamp(margin - input, 0.0),
+                                                     0.0)
     return _reduce(loss, _reduction(legacy.get("size_average"), legacy.get("reduce"),
                                     reduction))
 
@@ -2140,9 +2195,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     idx, w = as_tensor_arg(input), as_tensor_arg(weight)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
-                                  "supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported")
+    if sparse and mode == "max":
+        raise RuntimeError("embedding_bag: max mode does not support sparse weights")
     if idx.dtype.name not in ("int32", "int64"):
         raise TypeError(f"embedding_bag: input must be an int32 or int64 tensor, got "
                         f"{idx.dtype.name}")
@@ -2206,7 +2262,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     else:
         raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
                          f"dimension {idx.ndim}")
-    vectors = _indexing.embedding(bag_idx, w)  # (bags, length, dim)
+    # (bags, length, dim); sparse: the rows read recorded (filler positions of 1-D
+    # input read idx[0], a row of the input anyway)
+    vectors = (_sparse_grad.lookup(bag_idx, w, padding_idx, False, True) if sparse
+               else _indexing.embedding(bag_idx, w))
     if padding_idx is not None:
         keep = _ops.ne(bag_idx, padding_idx)
         valid = keep if valid is None else _ops.logical_and(valid, keep)
@@ -2572,12 +2631,16 @@ def multi_head_attention_forward(
         q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
         v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
         static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        is_causal: bool = False, _native: bool = False) -> tuple[Tensor, Tensor | None]:
     """torch's ``F.multi_head_attention_forward`` on (L, N, E) inputs (or
     unbatched (L, E)): the packed or separate input projections, ``bias_k``/
     ``bias_v`` and ``add_zero_attn`` (one more key), static keys/values, bool
     or additive masks (True: not attended), dropout on the weights, and the
-    output projection; the weights averaged over heads unless asked not to."""
+    output projection; the weights averaged over heads unless asked not to.
+    A query whose keys are all masked gets zero weights without
+    ``need_weights`` (torch computes that with scaled_dot_product_attention)
+    and NaN with it or with ``_native`` (``MultiheadAttention`` passes it where
+    torch's module takes ``_native_multi_head_attention``)."""
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -2653,12 +2716,20 @@ def multi_head_attention_forward(
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    dead = None
     if attn_mask is not None:
+        # torch: need_weights=False is scaled_dot_product_attention (a fully masked
+        # row gives 0s), need_weights=True an explicit softmax (NaN there)
+        if not (need_weights or _native):
+            attn_mask, dead = _live_mask(attn_mask)
         scores = scores + attn_mask
     weights = softmax(scores, -1)
     if training and dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
-    out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    heads = matmul(weights, v)
+    if dead is not None:
+        heads = where(dead, _ops._cast(0.0, heads.dtype), heads)
+    out = heads.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     avg = None
     if need_weights:

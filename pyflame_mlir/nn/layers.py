@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import no_grad
+from ..amp import is_autocast_enabled
+from ..autodiff import is_grad_enabled, no_grad
 from ..core import Tensor
 from ..dialects.dtypes import default_float, int64
 from ..dialects.dtypes import dtype as to_dtype
@@ -598,10 +599,15 @@ class MultiheadAttention(Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+                is_causal: bool = False, _native: bool | None = None
+                ) -> tuple[Tensor, Tensor | None]:
         """torch's: the attention itself is ``F.multi_head_attention_forward``
-        (sequence first), the module only moves a ``batch_first`` batch."""
+        (sequence first), the module only moves a ``batch_first`` batch.
+        ``_native``: whether torch's native kernel computes it (None: torch's
+        module checks, see ``_torch_fast_path``)."""
         batched = query.ndim == 3
+        fast = (self._torch_fast_path(query, key, value, key_padding_mask, attn_mask)
+                if _native is None else _native)
         if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         out, weights = F.multi_head_attention_forward(
@@ -612,10 +618,29 @@ class MultiheadAttention(Module):
             use_separate_proj_weight=not self._qkv_same_embed_dim,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
             v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal)
+            is_causal=is_causal, _native=fast)
         if self.batch_first and batched:
             out = out.transpose(0, 1)
         return out, weights
+
+    def _torch_fast_path(self, query: Tensor, key: Tensor, value: Tensor,
+                         key_padding_mask: Tensor | None, attn_mask: Tensor | None) -> bool:
+        """Whether torch's forward takes ``_native_multi_head_attention`` (its
+        checks, in order): numbers differ there only where every key of a
+        query is masked (NaN, not the 0s of scaled_dot_product_attention)."""
+        if any(m is not None and m.dtype.is_floating_point
+               for m in (attn_mask, key_padding_mask)):
+            return False
+        if (query.ndim != 3 or query is not key or key is not value or self.training
+                or self.in_proj_weight is None or self.in_proj_bias is None
+                or query.dtype is not self.in_proj_weight.dtype or self.num_heads % 2
+                or not self.batch_first or self.bias_k is not None or self.bias_v is not None
+                or self.add_zero_attn or not self._qkv_same_embed_dim
+                or is_autocast_enabled()):
+            return False
+        args = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                self.out_proj.bias)
+        return not (is_grad_enabled() and any(t is not None and t.requires_grad for t in args))
 
 
 class _Loss(Module):

@@ -124,7 +124,8 @@ class Bilinear(Module):
 
 class Embedding(Module):
     """A lookup table: ``Embedding(num, dim)(idx)`` is ``weight[idx]``; the row
-    at ``padding_idx`` gets no gradient."""
+    at ``padding_idx`` gets no gradient. ``sparse=True``: torch's sparse
+    gradient, stored dense with its rows recorded (``SparseAdam`` reads them)."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
@@ -133,9 +134,6 @@ class Embedding(Module):
                  dtype: Any = None) -> None:
         super().__init__()
         _check_device(device)
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse are not "
-                                      "supported")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:

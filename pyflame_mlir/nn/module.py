@@ -29,6 +29,7 @@ from ..creation import zeros
 from ..dialects.dtypes import DType, bfloat16, default_float, float16, float32, float64
 from ..dialects.dtypes import dtype as to_dtype
 from ..ops import convert
+from .sparse_grad import clear_rows
 
 __all__ = ["Buffer", "Module", "Parameter", "RemovableHandle", "UninitializedBuffer",
            "UninitializedParameter"]
@@ -906,6 +907,7 @@ def zero_grad_of(p: Tensor, set_to_none: bool = True) -> None:
     g = p.grad
     if g is None:
         return
+    clear_rows(p)
     if set_to_none:
         p.grad = None
     elif g.requires_grad:

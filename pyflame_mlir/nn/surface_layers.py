@@ -118,9 +118,8 @@ class EmbeddingBag(Module):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         _check_device(device)
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("EmbeddingBag: scale_grad_by_freq and sparse are not "
-                                      "supported")
+        if scale_grad_by_freq:
+            raise NotImplementedError("EmbeddingBag: scale_grad_by_freq is not supported")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("padding_idx must be within num_embeddings")

@@ -12,12 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from ..amp import is_autocast_enabled
+from ..autodiff import is_grad_enabled
 from ..core import Tensor
-from ..creation import tensor
+from ..creation import arange, tensor
+from ..dialects.dtypes import bool_, int64
+from ..ops import _cast, as_tensor_arg, eq, logical_and, logical_not, lt, ne, unsqueeze, where
 from . import functional as F
 from . import init
 from .containers import ModuleList
-from .layers import Dropout, LayerNorm, MultiheadAttention
+from .layers import GELU, Dropout, LayerNorm, MultiheadAttention, ReLU
 from .linear import Linear
 from .module import Module
 
@@ -57,9 +61,9 @@ class _FeedForward(Module):
         return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, kpm: Tensor | None,
-                  is_causal: bool) -> Tensor:
+                  is_causal: bool, native: bool | None = None) -> Tensor:
         y = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False,
-                           is_causal=is_causal)[0]
+                           is_causal=is_causal, _native=native)[0]
         return self.dropout1(y)
 
 
@@ -79,11 +83,28 @@ class TransformerEncoderLayer(_FeedForward):
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
         x = src
+        native = True if self._torch_fast_path(src) else None
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal,
+                                   native)
             return x + self._ff_block(self.norm2(x), self.dropout2)
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal,
+                                          native))
         return self.norm2(x + self._ff_block(x, self.dropout2))
+
+    def _torch_fast_path(self, src: Tensor) -> bool:
+        """Whether torch's forward runs ``_transformer_encoder_layer_fwd`` (its
+        checks): a query whose keys are all masked gets NaN there, float masks
+        included (else the self-attention module decides)."""
+        attn = self.self_attn
+        if (src.ndim != 3 or self.training or not attn.batch_first or attn.in_proj_bias is None
+                or not attn._qkv_same_embed_dim or not _relu_or_gelu(self.activation)
+                or self.norm1.eps != self.norm2.eps or attn.num_heads % 2
+                or is_autocast_enabled()
+                or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())):
+            return False
+        args = [src, *self.parameters()]
+        return not (is_grad_enabled() and any(t.requires_grad for t in args))
 
 
 class TransformerDecoderLayer(_FeedForward):
@@ -132,24 +153,74 @@ def _clones(layer: Module, n: int) -> ModuleList:
 
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` (independent parameters, as
-    torch's deep copies), then ``norm`` if given."""
+    torch's deep copies), then ``norm`` if given.
+
+    torch's inference fast path is part of its numbers: in eval mode, with no
+    gradient needed and a right-padded ``src_key_padding_mask`` (no ``mask``),
+    torch runs the layers on a nested tensor and pads the result with zeros,
+    so the padded positions come out 0 (``norm(0)`` with a final norm), not
+    the layers' values there. The same conditions are checked here (those of
+    torch's ``__init__``: post-norm, ``batch_first``, biases, relu/gelu, equal
+    norm eps, an even head count; and of its ``forward``) and the padded
+    positions zeroed where torch's would be."""
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
                  norm: Module | None = None, enable_nested_tensor: bool = True,
                  mask_check: bool = True) -> None:
         super().__init__()
-        del enable_nested_tensor, mask_check  # torch's fast-path switches
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor and _nested_capable(encoder_layer)
+        self.mask_check = mask_check
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
         x = src
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
+        if padded is not None:  # torch's to_padded_tensor(0.0)
+            x = where(unsqueeze(padded, -1), _cast(0.0, x.dtype), x)
         return self.norm(x) if self.norm is not None else x
+
+    def _nested_padding(self, src: Tensor, mask: Tensor | None,
+                        kpm: Tensor | None) -> Tensor | None:
+        """The padded positions (B, S) where torch's forward takes its nested
+        tensor path (torch's ``why_not_sparsity_fast_path`` is empty), else None."""
+        first = self.layers[0]
+        if (not self.use_nested_tensor or first.training or src.ndim != 3 or kpm is None
+                or mask is not None or is_autocast_enabled()):
+            return None
+        if is_grad_enabled() and (src.requires_grad or any(
+                p.requires_grad for p in first.parameters())):
+            return None
+        pad = as_tensor_arg(kpm)
+        padded = pad if pad.dtype is bool_ else ne(pad, 0.0)
+        if getattr(self, "mask_check", True):  # torch: only if every sequence is left-aligned
+            # (as tensor ops: no host read of the mask, which may be a traced input)
+            keep = logical_not(padded)
+            lengths = keep.to(int64).sum(-1, keepdim=True)
+            aligned = eq(keep, lt(arange(keep.shape[-1]), lengths)).all()
+            padded = logical_and(padded, aligned)
+        return padded
+
+
+def _nested_capable(layer: Module) -> bool:
+    """torch's ``TransformerEncoder.__init__`` checks for its nested fast path."""
+    if not isinstance(layer, TransformerEncoderLayer) or layer.norm_first:
+        return False
+    attn = layer.self_attn
+    return bool(attn.batch_first and attn.in_proj_bias is not None
+                and _relu_or_gelu(layer.activation) and layer.norm1.eps == layer.norm2.eps
+                and attn.num_heads % 2 == 0)
+
+
+def _relu_or_gelu(activation: Callable[[Tensor], Tensor]) -> bool:
+    """torch's ``activation_relu_or_gelu``."""
+    return activation is F.relu or activation is F.gelu or isinstance(activation, ReLU | GELU)
 
 
 class TransformerDecoder(Module):

@@ -68,3 +68,45 @@ def test_relu_gradient_is_torchs_threshold_backward(mode, dtype) -> None:
     np.testing.assert_array_equal(px.grad.numpy(), tx.grad.numpy())
     _, tangent = pf.func.jvp(pf.relu, (pf.tensor(x),), (pf.tensor(g),))
     np.testing.assert_array_equal(tangent.numpy(), tx.grad.numpy())
+
+
+FIXED = [("relu6", {}), ("hardtanh", {}), ("hardtanh", {"min_val": -2.0, "max_val": 3.0}),
+         ("hardsigmoid", {}), ("hardswish", {}), ("leaky_relu", {"negative_slope": 0.2}),
+         ("elu", {"alpha": 1.3}), ("selu", {}), ("celu", {"alpha": 0.5}), ("softplus", {}),
+         ("softplus", {"beta": 2.0, "threshold": 10.0})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", FIXED, ids=[f"{n}{k or ''}" for n, k in FIXED])
+def test_activation_gradients_at_infinities_and_nan_are_torchs(name, kwargs, dtype) -> None:
+    """torch's backward formulas are selections (``x <= 0 ? ... : grad``):
+    at +-inf and NaN they give a number (elu's 1 at NaN, hardswish's 1 at
+    +inf and 0 at -inf, hardtanh's 1 at NaN), reverse and forward mode alike,
+    where a composite's chain gives NaN (0 * inf in a branch not taken)."""
+    x = POINTS.astype(dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    tf = getattr(torch.nn.functional, name)
+    tf(tx, **kwargs).backward(torch.ones_like(tx))
+    px = pf.tensor(x, requires_grad=True)
+    fn = getattr(pf.nn.functional, name)
+    fn(px, **kwargs).backward(pf.ones_like(px))
+    # (float64 1e-7: torch's hardsigmoid backward multiplies by a float32 1/6, celu's
+    # by a float32-rounded 1/alpha: alpha 0.5 here is exact)
+    rtol = 1e-7 if dtype == "float64" else 2e-6
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=0)
+    _, tangent = pf.func.jvp(lambda v: fn(v, **kwargs), (pf.tensor(x),), (pf.ones_like(px),))
+    _, want = torch.func.jvp(lambda v: tf(v, **kwargs), (torch.tensor(x),),
+                             (torch.ones_like(tx),))
+    np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("name", ["elu", "selu", "celu"])
+def test_elu_float32_gradient_far_below_zero_is_exp_not_expm1_plus_one(name) -> None:
+    """torch's elu_backward multiplies by exp(x); expm1's own derivative
+    (result + 1) cancels in float32 for x << 0 (4e-5 relative off at -7)."""
+    x = -np.linspace(0.0, 16.0, 65, dtype=np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    getattr(torch.nn.functional, name)(tx).sum().backward()
+    px = pf.tensor(x, requires_grad=True)
+    getattr(pf.nn.functional, name)(px).sum().backward()
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=2e-6, atol=0)

@@ -219,3 +219,13 @@ def test_inference_mode():
     def f(x):
         return x * 2
     assert not f(w).requires_grad
+
+
+def test_unique_keeps_every_nan_distinct_as_torch() -> None:
+    """torch.unique: NaN != NaN, so each NaN is its own value (numpy's
+    np.unique merges them by default)."""
+    x = [1.0, float("nan"), 2.0, float("nan"), 1.0]
+    want = torch.unique(torch.tensor(x), return_inverse=True, return_counts=True)
+    got = pf.unique(pf.tensor(x), return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -67,6 +67,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     # nn-core: modules, optimizers, checkpoints (on top of ops, creation, autodiff)
     "pyflame_mlir.nn": 2,
     "pyflame_mlir.nn.module": 2,
+    "pyflame_mlir.nn.sparse_grad": 2,  # s13: sparse embedding gradients (rows for SparseAdam)
     "pyflame_mlir.nn.parameter": 2,  # torch.nn.parameter's path for Parameter
     "pyflame_mlir.func": 2,  # torch.func: transforms, functional_call (on nn.module)
     "pyflame_mlir.custom_derivatives": 2,  # custom_vjp / custom_jvp on autograd.Function
@@ -87,6 +88,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.utils.rnn": 2,  # issue 14 (userapi): packed sequences
     "pyflame_mlir.nn.utils.parametrize": 2,  # issue 14 (userapi): torch's parametrizations
     "pyflame_mlir.nn.utils.parametrizations": 2,  # weight_norm, spectral_norm
+    "pyflame_mlir.nn.utils.prune": 2,  # s13: torch.nn.utils.prune
     "pyflame_mlir.nn.utils.fusion": 2,  # session 11: conv/linear + batch norm folding
     "pyflame_mlir.nn.utils.clip_grad": 2,  # torch's module paths
     "pyflame_mlir.nn.utils.convert_parameters": 2,

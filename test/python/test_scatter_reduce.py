@@ -122,3 +122,22 @@ def test_in_place_method_lazy_index_and_errors():
         pf.scatter_reduce(t, 0, index, t[:1], "max")
     with pytest.raises(IndexError, match="out of bounds"):
         pf.scatter_reduce(t, 0, pf.from_numpy(np.array([[2, 0, 0]])), t[:1], "prod")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_scatter_reduce_multiply_and_add_match_torch(dtype) -> None:
+    """``scatter(..., reduce="multiply")`` (torch's older form): the input's
+    values times every source value written there, duplicates included; a
+    scalar source too; an unknown reduce raises torch's message."""
+    idx = [[0, 1], [2, 2], [3, 0]]
+    src = np.array([[2, 3], [4, 5], [6, 7]], dtype=dtype)
+    base = np.arange(1, 13, dtype=dtype).reshape(3, 4)
+    for reduce in ("multiply", "add"):
+        want = torch.tensor(base).scatter(1, torch.tensor(idx), torch.tensor(src), reduce=reduce)
+        got = pf.tensor(base).scatter(1, pf.tensor(idx), pf.tensor(src), reduce=reduce)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        want = torch.tensor(base).scatter_(1, torch.tensor(idx), 3, reduce=reduce)
+        got = pf.tensor(base).scatter_(1, pf.tensor(idx), 3, reduce=reduce)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply"):
+        pf.zeros(3).scatter(0, pf.tensor([0]), 1.0, reduce="max")

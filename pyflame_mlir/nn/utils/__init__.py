@@ -22,12 +22,12 @@ from ...ops import amax, cat, clamp, matmul, permute, reshape, stack
 from ...ops import sum as _sum
 from .. import functional as F
 from ..module import Module, Parameter
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, prune, rnn
 from .parametrizations import norm_except_dim, weight_norm_value
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "parametrizations",
-           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
-           "vector_to_parameters", "weight_norm"]
+           "parametrize", "prune", "remove_spectral_norm", "remove_weight_norm", "rnn",
+           "spectral_norm", "vector_to_parameters", "weight_norm"]
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:

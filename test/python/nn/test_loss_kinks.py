@@ -208,3 +208,58 @@ ELEMENTWISE_AT_SPECIAL_POINTS = {
 def test_elementwise_gradients_at_special_points_match_torch(name: str) -> None:
     f, data = ELEMENTWISE_AT_SPECIAL_POINTS[name]
     _compare(f, [np.array(data)])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_binary_cross_entropy_gradient_is_torchs_at_0_and_1(dtype) -> None:
+    """torch's binary_cross_entropy_backward: (x - t) / max((1 - x) x, 1e-12)
+    (a float 1e-12): 0 where x = t = 0 or 1, +-1e12-ish near them; the clamped
+    logs' chain gave NaN there and 1e20 at x = 1e-20. The target's derivative
+    is -logit(x)."""
+    x = np.array([0.0, 1.0, 0.5, 1e-20, 1 - 1e-7, 1e-30, 0.3, 0.9], dtype=dtype)
+    t = np.array([0.0, 1.0, 0.3, 1.0, 0.0, 0.5, 0.3, 0.2], dtype=dtype)
+    w = np.array([1.0, 2.0, 3.0, 1.0, 1.0, 2.0, 0.5, 1.0], dtype=dtype)
+    got = []
+    for L in (torch, pf):
+        xx, tt = L.tensor(x, requires_grad=True), L.tensor(t, requires_grad=True)
+        loss = L.nn.functional.binary_cross_entropy(xx, tt, reduction="none")
+        mean = L.nn.functional.binary_cross_entropy(xx, tt.detach(), weight=L.tensor(w))
+        (loss[2:].sum() + mean).backward()
+        got.append([loss.detach().numpy(), mean.detach().numpy(), xx.grad.numpy(),
+                    tt.grad.numpy()])
+    rtol = 1e-10 if dtype == "float64" else 1e-6
+    for p, q in zip(got[1], got[0]):
+        np.testing.assert_allclose(p, q, rtol=rtol, atol=1e-30)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_mean_losses_with_every_target_ignored_have_zero_gradients(smoothing) -> None:
+    """The mean over no targets is NaN (0/0) in torch, but its backward skips
+    the ignored targets: zero gradients, not the quotient's 0 * inf = NaN."""
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    got = []
+    for L in (torch, pf):
+        xx = L.tensor(x, requires_grad=True)
+        a = L.nn.functional.cross_entropy(xx, L.tensor([1, 1, 1]), ignore_index=1,
+                                          label_smoothing=smoothing)
+        b = L.nn.functional.nll_loss(xx.log_softmax(1), L.tensor([-100, -100, -100]))
+        (a + b).backward()
+        got.append([a.detach().numpy(), b.detach().numpy(), xx.grad.numpy()])
+    for p, q in zip(got[1], got[0]):
+        np.testing.assert_array_equal(p, q)
+
+
+def test_hinge_embedding_loss_with_targets_other_than_plus_minus_one_is_torchs() -> None:
+    """torch sums the input term (target != -1) and the margin term
+    (target != 1): a target 0 (or 2) gets both."""
+    x = np.array([0.5, -1.0, 2.0, 0.3, 1.5])
+    y = np.array([1.0, -1.0, 0.0, 2.0, 0.0])
+    got = []
+    for L in (torch, pf):
+        xx = L.tensor(x, requires_grad=True)
+        loss = L.nn.functional.hinge_embedding_loss(xx, L.tensor(y), margin=0.8,
+                                                    reduction="none")
+        loss.sum().backward()
+        got.append([loss.detach().numpy(), xx.grad.numpy()])
+    for p, q in zip(got[1], got[0]):
+        np.testing.assert_allclose(p, q, rtol=1e-12)
