@@ -527,6 +527,9 @@ def snapshot(t: Tensor) -> tuple[Tensor, int]:
     old.shape, old.dtype, old._node, old._index, old._value = \
         t.shape, t.dtype, t._node, t._index, t._value
     old._ag, old._hist, old._mut, old._view, old._cell = None, t._hist, t._mut, None, None
+    ag = t._ag
+    if ag is not None and ag.requires_grad:  # a leaf's older state is the same autograd
+        old._ag = ag  # leaf (PyTorch: one tensor): a graph that read it still reaches .grad
     return old, _next_seq()
 
 

@@ -34,6 +34,7 @@ from .core import (
     mark_multi_output,
     number_key,
     record,
+    requires_grad,
     reshape_strides,
 )
 from .dialects import OPS
@@ -1083,8 +1084,8 @@ def _reshape(x: TensorLike, shape: tuple, strict: bool) -> Tensor:
                                         f"to {new}")
         new[new.index(-1)] = n // known
     target = tuple(new)
-    if target == t.shape:
-        return t
+    if target == t.shape and not requires_grad(t):
+        return t  # (one that requires grad gets its own node: a hook on it is its own)
     out = record(OPS["reshape"], (t,), {"shape": target})
     sizes, strides, offset = geometry(t)
     new_strides = reshape_strides(sizes, strides, target)
