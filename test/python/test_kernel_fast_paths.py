@@ -95,6 +95,35 @@ def test_float32_gelu_kernel_matches_the_exact_gelu() -> None:
     assert rel[~body].max() < 2e-5, rel[~body].max()
 
 
+@pytest.mark.parametrize("lo,count", [(-3.25, 1 << 17), (-1.0, 1 << 17), (0.5, 1 << 17),
+                                      (1.5, 1 << 17), (-9.0, 1 << 15)])
+def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(lo, count) -> None:
+    """Every float32 from ``lo`` up (``count`` consecutive values) against
+    x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc): the errors the rational
+    tail form measured when it was written (s13), as bounds. Above -1 the error
+    is a few ulp (x/2 (1 + erf) rounds to about 1 ulp at best); the negative
+    tail loses what x^2/2's float32 rounding costs exp (about x^2 ulp)."""
+    start = np.array(lo, np.float32).view(np.int32)
+    step = -1 if lo < 0 else 1  # toward zero from a negative lo: the values rise
+    x = (start + step * np.arange(count, dtype=np.int32)).view(np.float32)
+    got = OPS["gelu"].kernel(x, approximate="none").astype(np.float64)
+    wide = x.astype(np.float64)
+    want = 0.5 * wide * np.frompyfunc(math.erfc, 1, 1)(-wide * math.sqrt(0.5)).astype(np.float64)
+    ulp = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    bound = {-3.25: 14, -1.0: 8, 0.5: 4, 1.5: 2, -9.0: 55}[lo]  # measured: 13.8 7.0 3.0 0.9 49
+    assert ulp.max() <= bound, (lo, ulp.max())
+
+
+def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros() -> None:
+    """gelu(+inf) = +inf (x h is inf * 0 there: patched after the loop), -inf
+    gives NaN as torch's, -0.0 stays -0.0 (the max of +0.0 and -0.0)."""
+    x = np.array([np.inf, -np.inf, -0.0, 0.0, np.nan, 3e38, -3e38], np.float32)
+    got = OPS["gelu"].kernel(x, approximate="none")
+    assert got[0] == np.inf and np.isnan(got[1]) and np.isnan(got[4])
+    assert got[2] == 0 and np.signbit(got[2]) and not np.signbit(got[3])
+    assert got[5] == np.float32(3e38) and got[6] == 0 and np.signbit(got[6])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
     """gelu's derivative reads cdf = z / x off the forward's output, and a
