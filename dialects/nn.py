@@ -66,6 +66,13 @@ def _fold_max(x: np.ndarray) -> np.ndarray:
     values: max is exact, NaN propagates as numpy's reduction)."""
     n = x.shape[-1]
     while n > 1:
+        if n <= 64 and n % 2 == 0 and x.flags.c_contiguous:
+            # adjacent pairs of the flat array: one long stride-2 loop instead of
+            # one short loop per row (rows of 64: 124 us against 170 on
+            # attention's (16, 4, 64, 64); longer rows: halves are as fast)
+            flat = x.reshape(-1)
+            x, n = np.maximum(flat[0::2], flat[1::2]).reshape(x.shape[:-1] + (n // 2,)), n // 2
+            continue
         h = n // 2
         r = np.maximum(x[..., :h], x[..., h:2 * h])
         if n % 2:

@@ -158,11 +158,14 @@ def test_pooling_recorded_for_the_wafer_keeps_the_window_slices() -> None:
         np.testing.assert_allclose(g, want.numpy(), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("length", [8, 9, 37, 64, 255])
+@pytest.mark.parametrize("length", [8, 9, 12, 37, 64, 128, 255])
 def test_softmax_family_with_folded_row_max_matches_torch(length) -> None:
     """softmax / log_softmax / logsumexp along rows of 8 to 256 (the row max
-    folds in halves, ``dialects/nn.py: _fold_max``; odd lengths carry their
-    last element): values as torch, with NaN, all -inf and +inf rows."""
+    folds in halves, ``dialects/nn.py: _fold_max``, and by adjacent pairs of
+    the flat array once rows are even and at most 64 long (12: pairs, then an
+    odd 3; 128: halves, then pairs); odd lengths carry their last element):
+    values as torch, with NaN, all -inf and +inf rows; the row sums are one
+    matrix-vector product."""
     rng = np.random.default_rng(length)
     x = (rng.standard_normal((64, 5, length)) * 4).astype(np.float32)
     x[0, 0, length // 2] = np.nan
