@@ -221,3 +221,20 @@ def test_where_kernel_is_numpys_where_bit_for_bit(dtype) -> None:
     b = rng.standard_normal((10, 8)).astype(np.float32)
     c = rng.random((10, 8)) > 0.3
     assert kernel(c, a, b).tobytes() == np.where(c, a, b).tobytes()
+
+
+@pytest.mark.parametrize("layout", [(1, 0, 2, 3), (3, 0, 1, 2), (0, 1, 3, 2)])
+def test_relu_kernel_on_permuted_views_matches_numpy(layout) -> None:
+    """relu of a permuted view (a conv's (O, N, H, W) result seen as (N, O, H,
+    W): trailing runs of H*W compare against one broadcast block of zeros; no
+    contiguous run: numpy's scalar loop): numpy's maximum against 0 bit for
+    bit, NaN and signed zeros included, with and without an ``out`` buffer."""
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((16, 8, 20, 24)).astype(np.float32)
+    base[0, 0, 0, :4] = [np.nan, -0.0, 0.0, -np.inf]
+    x = base.transpose(layout)
+    want = np.maximum(x, np.float32(0))
+    relu = OPS["relu"].kernel
+    for got in (relu(x), relu(x, out=np.empty(x.shape, np.float32))):
+        assert got.shape == x.shape
+        np.testing.assert_array_equal(got.view(np.int32), np.ascontiguousarray(want).view(np.int32))
