@@ -231,6 +231,8 @@ def _max_pool_grad(ct: np.ndarray, offsets: np.ndarray, kernel, stride, padding,
         bits = np.dtype(f"i{ct.itemsize}")
         mask = np.empty(ct.shape, bits)
         ctb = ct.view(bits) if ct.flags.c_contiguous else np.ascontiguousarray(ct).view(bits)
+        if count <= 127:  # one narrowing pass, then each compare reads 1 byte, not 8
+            offsets = offsets.astype(np.int8)
         # descending offsets: where windows overlap, an input element receives its
         # cotangents in output order (a later window reaches it at a smaller offset)
         for j in range(count - 1, -1, -1):
