@@ -1,5 +1,6 @@
-"""Max pooling and GELU, forward and backward, as the issue-14 benchmarks use
-them: thread CPU time of a ``pf.compile``d step (the reference backend) beside
+"""Max pooling, GELU and the softmax family, forward and backward, as the
+issue-14 benchmarks use them (attention's rows, the loss's log_softmax):
+thread CPU time of a ``pf.compile``d step (the reference backend) beside
 torch eager, in one process, as a ratio. Run it on two trees to compare them
 by their ratios to torch (run with ``OPENBLAS_NUM_THREADS=1``).
 
@@ -26,6 +27,10 @@ CASES = {  # name: (input shape, pyflame function, torch function)
         (64, 16, 28, 28), lambda x: pf.nn.functional.max_pool2d(x, 3, 2, 1),
         lambda x: torch.nn.functional.max_pool2d(x, 3, 2, 1)),
     "gelu (16, 64, 512)": ((16, 64, 512), pf.nn.functional.gelu, torch.nn.functional.gelu),
+    "softmax (16, 4, 64, 64)": ((16, 4, 64, 64), lambda x: pf.nn.functional.softmax(x, -1),
+                                lambda x: torch.nn.functional.softmax(x, -1)),
+    "log_softmax (1024, 256)": ((1024, 256), lambda x: pf.nn.functional.log_softmax(x, -1),
+                                lambda x: torch.nn.functional.log_softmax(x, -1)),
 }
 
 

@@ -66,6 +66,13 @@ def _fold_max(x: np.ndarray) -> np.ndarray:
     values: max is exact, NaN propagates as numpy's reduction)."""
     n = x.shape[-1]
     while n > 1:
+        if n <= 64 and n % 2 == 0 and x.flags.c_contiguous:
+            # adjacent pairs of the flat array: one long stride-2 loop instead of
+            # one short loop per row (rows of 64: 124 us against 170 on
+            # attention's (16, 4, 64, 64); longer rows: halves are as fast)
+            flat = x.reshape(-1)
+            x, n = np.maximum(flat[0::2], flat[1::2]).reshape(x.shape[:-1] + (n // 2,)), n // 2
+            continue
         h = n // 2
         r = np.maximum(x[..., :h], x[..., h:2 * h])
         if n % 2:
@@ -84,13 +91,25 @@ def _max_of(x: np.ndarray, axis: tuple[int, ...] | int) -> np.ndarray:
     return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
+def _row_sum(e: np.ndarray, axis: int) -> np.ndarray:
+    """The sum along ``axis`` (dims kept). Along the last axis of a contiguous
+    float32/float64 array with rows of 8 or more, a matrix-vector product with
+    ones (one BLAS call, rows summed in its own order: 12 us against numpy's
+    84 us of one reduction loop per row on attention's (16, 4, 64, 64))."""
+    n = e.shape[-1] if e.ndim else 0
+    if axis in (-1, e.ndim - 1) and n >= 8 and e.dtype in (np.float32, np.float64) \
+            and e.flags.c_contiguous:
+        return np.matmul(e.reshape(-1, n), np.ones(n, e.dtype)).reshape(e.shape[:-1] + (1,))
+    return np.add.reduce(e, axis=axis, keepdims=True)
+
+
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     if not w.size:
         return w.astype(x.dtype)
     e = np.subtract(w, _shift(_max_of(w, dim), True))
     np.exp(e, out=e)  # in place: one temporary, not two
-    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    e /= _row_sum(e, dim)
     return e.astype(x.dtype, copy=False)
 
 
@@ -105,7 +124,7 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         t -= np.log(lse, out=lse)
         return np.ascontiguousarray(t.T).astype(x.dtype, copy=False)
     shifted = w - _shift(_max_of(w, dim), True)
-    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
+    shifted -= np.log(_row_sum(np.exp(shifted), dim))
     return shifted.astype(x.dtype, copy=False)
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import ad
 from .dtypes import BOOL, FLOAT, DType, int64
+from .elementwise import MAXIMUM_KEEPS_SECOND
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
 from .scan import _isnan
 
@@ -144,21 +145,7 @@ def _first_inside(kernel, stride, padding, dilation, out) -> np.ndarray:
     return first
 
 
-def _maximum_keeps_second() -> bool:
-    """Whether ``np.maximum(a, b)`` returns ``b`` when ``a == b`` (+0.0 and
-    -0.0), contiguous and strided, short and long: numpy's SIMD and scalar
-    loops do; the kernel relies on it to keep torch's first maximum bit for bit
-    (else it selects by the compare, three more passes per offset)."""
-    for n in (3, 1000):
-        neg = np.full(2 * n, -0.0, np.float32)
-        pos = np.zeros(2 * n, np.float32)
-        for a, b in ((neg[:n], pos[:n]), (neg[::2], pos[::2]), (pos[:n], neg[:n])):
-            if not (np.signbit(np.maximum(a, b)) == np.signbit(b)).all():
-                return False
-    return True
-
-
-_MAXIMUM_KEEPS_SECOND = _maximum_keeps_second()
+_MAXIMUM_KEEPS_SECOND = MAXIMUM_KEEPS_SECOND  # np.maximum keeps b on a signed-zero tie
 
 
 def _select_into(vals: np.ndarray, v: np.ndarray, hit: np.ndarray) -> None:
@@ -244,6 +231,8 @@ def _max_pool_grad(ct: np.ndarray, offsets: np.ndarray, kernel, stride, padding,
         bits = np.dtype(f"i{ct.itemsize}")
         mask = np.empty(ct.shape, bits)
         ctb = ct.view(bits) if ct.flags.c_contiguous else np.ascontiguousarray(ct).view(bits)
+        if count <= 127:  # one narrowing pass, then each compare reads 1 byte, not 8
+            offsets = offsets.astype(np.int8)
         # descending offsets: where windows overlap, an input element receives its
         # cotangents in output order (a later window reaches it at a smaller offset)
         for j in range(count - 1, -1, -1):

@@ -735,11 +735,23 @@ def _convnd(op: str, nsp: int, input: Tensor, weight: Tensor, bias: Tensor | Non
     # One GEMM per group over the whole batch: columns (C*K, N*L) with rows in
     # the weight's (c, kernel offset) order. (A batched (N, C*K, L) matmul is
     # ~10x slower in numpy: many small products instead of one BLAS call.)
-    cols = stack(windows, 1)  # (C, K, N, *out), or (C, K, *out, N)
     length = n * int(np.prod(out))
-    if groups == 1:
+    if bias is not None and groups == 1 and bias.dtype == weight.dtype == x.dtype \
+            and tuple(bias.shape) == (o,):
+        # the bias as one more column of the weight against a row of ones: the
+        # GEMM adds it (no pass over the output) and the weight's gradient GEMM
+        # sums its gradient (no reduction). Rows in (kernel offset, c) order, so
+        # the windows and the ones row stack along dim 0 in one copy.
+        ones = full((1, *windows[0].shape[1:]), 1, dtype=weight.dtype)
+        cols = cat([*windows, ones], 0)  # (K*C + 1, N, *out), or (K*C + 1, *out, N)
+        w = reshape(weight.permute(0, *range(2, 2 + nsp), 1), (o, kk * c))
+        y = matmul(cat([w, reshape(bias, (o, 1))], 1), reshape(cols, (kk * c + 1, length)))
+        bias = None
+    elif groups == 1:
+        cols = stack(windows, 1)  # (C, K, N, *out), or (C, K, *out, N)
         y = matmul(reshape(weight, (o, c * kk)), reshape(cols, (c * kk, length)))
     else:
+        cols = stack(windows, 1)
         y = matmul(reshape(weight, (groups, o // groups, cg * kk)),
                    reshape(cols, (groups, cg * kk, length)))
     if batch_last:  # (O, *out, N) -> (N, O, *out)

@@ -95,6 +95,35 @@ def test_float32_gelu_kernel_matches_the_exact_gelu() -> None:
     assert rel[~body].max() < 2e-5, rel[~body].max()
 
 
+@pytest.mark.parametrize("lo,count", [(-3.25, 1 << 17), (-1.0, 1 << 17), (0.5, 1 << 17),
+                                      (1.5, 1 << 17), (-9.0, 1 << 15)])
+def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(lo, count) -> None:
+    """Every float32 from ``lo`` up (``count`` consecutive values) against
+    x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc): the errors the rational
+    tail form measured when it was written (s13), as bounds. Above -1 the error
+    is a few ulp (x/2 (1 + erf) rounds to about 1 ulp at best); the negative
+    tail loses what x^2/2's float32 rounding costs exp (about x^2 ulp)."""
+    start = np.array(lo, np.float32).view(np.int32)
+    step = -1 if lo < 0 else 1  # toward zero from a negative lo: the values rise
+    x = (start + step * np.arange(count, dtype=np.int32)).view(np.float32)
+    got = OPS["gelu"].kernel(x, approximate="none").astype(np.float64)
+    wide = x.astype(np.float64)
+    want = 0.5 * wide * np.frompyfunc(math.erfc, 1, 1)(-wide * math.sqrt(0.5)).astype(np.float64)
+    ulp = np.abs(got - want) / np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    bound = {-3.25: 16, -1.0: 8, 0.5: 4, 1.5: 2, -9.0: 56}[lo]  # measured: 13.8 7.0 3.0 0.9 49
+    assert ulp.max() <= bound, (lo, ulp.max())
+
+
+def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros() -> None:
+    """gelu(+inf) = +inf (x h is inf * 0 there: patched after the loop), -inf
+    gives NaN as torch's, -0.0 stays -0.0 (the max of +0.0 and -0.0)."""
+    x = np.array([np.inf, -np.inf, -0.0, 0.0, np.nan, 3e38, -3e38], np.float32)
+    got = OPS["gelu"].kernel(x, approximate="none")
+    assert got[0] == np.inf and np.isnan(got[1]) and np.isnan(got[4])
+    assert got[2] == 0 and np.signbit(got[2]) and not np.signbit(got[3])
+    assert got[5] == np.float32(3e38) and got[6] == 0 and np.signbit(got[6])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
     """gelu's derivative reads cdf = z / x off the forward's output, and a
@@ -129,11 +158,14 @@ def test_pooling_recorded_for_the_wafer_keeps_the_window_slices() -> None:
         np.testing.assert_allclose(g, want.numpy(), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("length", [8, 9, 37, 64, 255])
+@pytest.mark.parametrize("length", [8, 9, 12, 37, 64, 128, 255])
 def test_softmax_family_with_folded_row_max_matches_torch(length) -> None:
     """softmax / log_softmax / logsumexp along rows of 8 to 256 (the row max
-    folds in halves, ``dialects/nn.py: _fold_max``; odd lengths carry their
-    last element): values as torch, with NaN, all -inf and +inf rows."""
+    folds in halves, ``dialects/nn.py: _fold_max``, and by adjacent pairs of
+    the flat array once rows are even and at most 64 long (12: pairs, then an
+    odd 3; 128: halves, then pairs); odd lengths carry their last element):
+    values as torch, with NaN, all -inf and +inf rows; the row sums are one
+    matrix-vector product."""
     rng = np.random.default_rng(length)
     x = (rng.standard_normal((64, 5, length)) * 4).astype(np.float32)
     x[0, 0, length // 2] = np.nan
@@ -189,3 +221,20 @@ def test_where_kernel_is_numpys_where_bit_for_bit(dtype) -> None:
     b = rng.standard_normal((10, 8)).astype(np.float32)
     c = rng.random((10, 8)) > 0.3
     assert kernel(c, a, b).tobytes() == np.where(c, a, b).tobytes()
+
+
+@pytest.mark.parametrize("layout", [(1, 0, 2, 3), (3, 0, 1, 2), (0, 1, 3, 2)])
+def test_relu_kernel_on_permuted_views_matches_numpy(layout) -> None:
+    """relu of a permuted view (a conv's (O, N, H, W) result seen as (N, O, H,
+    W): trailing runs of H*W compare against one broadcast block of zeros; no
+    contiguous run: numpy's scalar loop): numpy's maximum against 0 bit for
+    bit, NaN and signed zeros included, with and without an ``out`` buffer."""
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((16, 8, 20, 24)).astype(np.float32)
+    base[0, 0, 0, :4] = [np.nan, -0.0, 0.0, -np.inf]
+    x = base.transpose(layout)
+    want = np.maximum(x, np.float32(0))
+    relu = OPS["relu"].kernel
+    for got in (relu(x), relu(x, out=np.empty(x.shape, np.float32))):
+        assert got.shape == x.shape
+        np.testing.assert_array_equal(got.view(np.int32), np.ascontiguousarray(want).view(np.int32))
