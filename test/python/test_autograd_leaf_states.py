@@ -1,0 +1,80 @@
+"""A leaf updated in place (under no_grad, or through ``.data``) after a graph
+read it: that graph's backward still reaches ``.grad`` when the old value is
+not needed, and raises PyTorch's version error when it was saved; a
+same-shape ``reshape``/``view`` of a tensor that requires grad is a tensor of
+its own (a hook on it is not a hook on its base). Against torch, lazy and
+eager mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+
+def _update(L, w, how: str) -> None:
+    if how == "data":
+        w.data.add_(1)
+    else:
+        with L.no_grad():
+            w.add_(1) if how == "add_" else w.mul_(2)
+
+
+@pytest.mark.parametrize("how", ["add_", "mul_", "data"])
+@pytest.mark.parametrize("prog", ["scaled", "plus_later", "twice"])
+def test_a_graph_reading_a_leaf_before_its_update_reaches_grad(mode, how, prog) -> None:
+    def run(L):
+        w = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+        y = (w * 2).sum()
+        _update(L, w, how)
+        if prog == "plus_later":
+            y = y + (w * w).sum()
+        if prog == "twice":
+            y = y + (w * 3).sum()
+            _update(L, w, how)
+            y = y + (w * 5).sum()
+        y.backward()
+        return w.grad.numpy(), w.detach().numpy(), y.item()
+    for got, want in zip(run(pf), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_saved_leaf_updated_before_backward_raises_torchs_error(mode) -> None:
+    w = pf.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    with pf.no_grad():
+        w.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_the_optimizer_idiom_still_steps(mode) -> None:
+    w, tw = pf.tensor([1.0, -2.0], requires_grad=True), torch.tensor([1.0, -2.0],
+                                                                      requires_grad=True)
+    for p, L in ((w, pf), (tw, torch)):
+        for _ in range(3):
+            loss = (p * p * 3).sum()
+            loss.backward()
+            with L.no_grad():
+                p -= 0.1 * p.grad
+            p.grad = None
+    np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-6)
+    assert w.is_leaf and w.requires_grad
+
+
+@pytest.mark.parametrize("make", ["reshape", "view"])
+def test_a_same_shape_view_of_a_tensor_that_requires_grad_is_its_own_tensor(mode, make) -> None:
+    def run(L):
+        w = L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        e = getattr(w, make)(2, 3)
+        e.register_hook(lambda g: g * 10)
+        (w * 1).sum().backward()
+        a = w.grad.clone()
+        w.grad = None
+        (e * w).sum().backward()
+        return a.numpy(), w.grad.numpy(), e is w, e.is_leaf
+    got, want = run(pf), run(torch)
+    for g, t in zip(got, want):
+        np.testing.assert_array_equal(g, t)
