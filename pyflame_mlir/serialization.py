@@ -150,11 +150,10 @@ def load(f: str | os.PathLike | IO[bytes], map_location: Any = None, *,
     what ``torch.save`` wrote (tensors, containers and plain values only, as
     ``torch.load(weights_only=True)``: the only way this library reads it).
     ``map_location`` and ``weights_only`` are torch's arguments: everything
-    loads to the host, and nothing but weights is ever unpickled."""
-    if weights_only is False:
-        raise ValueError("pf.load(weights_only=False): this library unpickles weights and "
-                         "containers only (arbitrary objects would need torch's classes and "
-                         "can run any code); leave weights_only at its default")
+    loads to the host, and nothing but weights is ever unpickled, whatever
+    ``weights_only`` says (checkpoint loaders pass False for files that hold
+    weights only; a file with other objects raises, naming the class)."""
+    del weights_only
     if pickle_load_args:
         raise TypeError(f"pf.load got unexpected arguments {sorted(pickle_load_args)}")
     del map_location  # one device: the host
