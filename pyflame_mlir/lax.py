@@ -34,7 +34,7 @@ from .dialects.dtypes import dtype as to_dtype
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
-from .vmap import ConcretizationError, MappedLoopError
+from .vmap import CollectiveInTrace, ConcretizationError, MappedLoopError, in_vmap_trace
 
 __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
@@ -57,7 +57,9 @@ __all__ = [  # control flow, then lax's array ops
     "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
     "reshape", "rev", "round", "rsqrt", "select_n", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sort_key_val", "sqrt", "square", "squeeze", "sub", "tan", "tanh",
-    "top_k", "transpose"]
+    "top_k", "transpose",
+    "all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+    "psum", "psum_scatter"]
 
 
 def stop_gradient(x: Any) -> Any:
@@ -1300,3 +1302,136 @@ def optimization_barrier(operand: Any) -> Any:
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes]))
+
+
+# ---- collectives over a named axis: vmap(axis_name=...) and shard_map ----
+
+
+def _lockstep(example: Callable[..., Any], calls: list[list[Any]], n: int, axis_name: str
+              ) -> list[Any]:
+    """``example`` on each of ``calls`` at once, in lockstep (one thread each,
+    as ``shard_map``'s devices): how ``vmap(axis_name=...)`` runs a function
+    whose collectives combine its examples."""
+    from .sharding import DeviceMesh, _MeshRun  # (above lax: imported when used)
+    return _MeshRun(DeviceMesh(n, axis_name), example, calls).run()
+
+
+def _run(what: str, axis_name: Any) -> Any:
+    """The lockstep run (``vmap``'s examples or ``shard_map``'s devices) that
+    owns ``axis_name``; under a ``vmap``'s one-for-all trace, the signal that
+    makes the ``vmap`` run per example."""
+    if in_vmap_trace():
+        raise CollectiveInTrace(what, axis_name, _lockstep)
+    from . import sharding  # (above lax: imported when used)
+    run = getattr(sharding._DEVICE, "run", None)
+    names = axis_name if isinstance(axis_name, tuple | list) else (axis_name,)
+    if run is None or any(n not in run.mesh.axis_names for n in names):
+        have = () if run is None else run.mesh.axis_names
+        raise NameError(f"{what}: unbound axis name {axis_name!r} (the names bound here: "
+                        f"{list(have)}; name a vmap's axis with vmap(f, axis_name=...) or "
+                        "a pf.shard_map's mesh axes; a collective over an outer vmap's name "
+                        "inside an inner vmap that uses its own collectives is not supported)")
+    return run
+
+
+def axis_size(axis_name: Any) -> int:
+    """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
+    return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
+
+
+def _reduce_tree(what: str, x: Any, axis_name: Any, op: str) -> Any:
+    from .sharding import all_reduce  # (above lax: imported when used)
+    leaves, tree = tree_flatten(x)
+    out = []
+    for v in leaves:
+        if isinstance(v, Tensor):
+            _run(what, axis_name)
+            out.append(all_reduce(v, axis_name, op))
+        elif isinstance(v, int | float | np.number | np.ndarray):  # the same on every example
+            n = axis_size(axis_name)
+            out.append(v * n if op == "sum" else v)
+        else:
+            raise TypeError(f"{what}: leaves are arrays or numbers, got {type(v).__name__}")
+    return tree_unflatten(tree, out)
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.psum``: the sum of ``x`` (a pytree) over the examples of the
+    named axis, every example getting it; a Python number is multiplied by
+    the axis size (``psum(1, 'i')`` is the size)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum(axis_index_groups=...) is not supported")
+    return _reduce_tree("psum", x, axis_name, "sum")
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmean``: the mean over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmean(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmean", x, axis_name, "mean")
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmax``: the maximum over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmax(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmax", x, axis_name, "max")
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmin``: the minimum over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmin(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmin", x, axis_name, "min")
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
+               tiled: bool = False) -> Any:
+    """``jax.lax.all_gather``: every example gets all examples' ``x`` stacked
+    along a new ``axis`` (concatenated along ``axis`` if ``tiled``)."""
+    from .sharding import all_gather as gather  # (above lax: imported when used)
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_gather(axis_index_groups=...) is not supported")
+    _run("all_gather", axis_name)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [gather(v, axis_name, dim=axis, tiled=tiled) for v in leaves])
+
+
+def psum_scatter(x: Tensor, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Any = None, tiled: bool = False) -> Tensor:
+    """``jax.lax.psum_scatter``: the sum over the named axis, example i
+    keeping block i of ``scatter_dimension``."""
+    from .sharding import reduce_scatter  # (above lax: imported when used)
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum_scatter(axis_index_groups=...) is not supported")
+    _run("psum_scatter", axis_name)
+    return reduce_scatter(x, axis_name, dim=scatter_dimension, tiled=tiled)
+
+
+def ppermute(x: Tensor, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Tensor:
+    """``jax.lax.ppermute``: example ``dst`` gets ``x`` of example ``src`` for
+    each pair of ``perm``; an example nobody sends to gets zeros."""
+    from .sharding import ppermute as permute_  # (above lax: imported when used)
+    _run("ppermute", axis_name)
+    return permute_(x, axis_name, perm)
+
+
+def all_to_all(x: Tensor, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Tensor:
+    """``jax.lax.all_to_all`` (``tiled=True`` only): blocks of ``split_axis``
+    exchanged, concatenated along ``concat_axis`` in example order."""
+    from .sharding import all_to_all as exchange  # (above lax: imported when used)
+    if axis_index_groups is not None or not tiled:
+        raise NotImplementedError("all_to_all: only tiled=True without axis_index_groups is "
+                                  "supported")
+    _run("all_to_all", axis_name)
+    return exchange(x, axis_name, split_axis, concat_axis)
+
+
+def axis_index(axis_name: Any) -> Tensor:
+    """``jax.lax.axis_index``: this example's (device's) index along the named
+    axis, an int32 scalar."""
+    from .sharding import axis_index as index  # (above lax: imported when used)
+    _run("axis_index", axis_name)
+    return creation.tensor(index(axis_name), dtype=int32)
+
