@@ -181,20 +181,40 @@ def _shifted(x: Tensor, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     return x - m, m
 
 
+def _mask(x: Tensor, where: Any) -> Tensor:
+    """JAX's ``where=`` of softmax/log_softmax: a bool mask broadcast to ``x``."""
+    w = _t(where)
+    return ops.broadcast_to(w if w.dtype.is_bool else ops.ne(w, 0), x.shape)
+
+
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
-    _no_where(where, "softmax")
+    """JAX's softmax; with ``where``, over the selected elements only (the
+    others are 0 and get no gradient)."""
     x = _t(x)
-    z, _ = _shifted(x, _axes(x, axis))
-    e = ops.exp(z)
-    return e / ops.sum(e, _axes(x, axis), keepdim=True)
+    axes = _axes(x, axis)
+    if where is None:
+        z, _ = _shifted(x, axes)
+        e = ops.exp(z)
+        return e / ops.sum(e, axes, keepdim=True)
+    w = _mask(x, where)
+    z, _ = _shifted(ops.where(w, x, -math.inf), axes)
+    e = ops.where(w, ops.exp(ops.where(w, z, 0.0)), 0.0)
+    return ops.where(w, e / ops.sum(e, axes, keepdim=True), 0.0)
 
 
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
-    _no_where(where, "log_softmax")
+    """JAX's log_softmax; with ``where``, over the selected elements only (the
+    others are -inf and get no gradient)."""
     x = _t(x)
     axes = _axes(x, axis)
-    z, _ = _shifted(x, axes)
-    return z - ops.log(ops.sum(ops.exp(z), axes, keepdim=True))
+    if where is None:
+        z, _ = _shifted(x, axes)
+        return z - ops.log(ops.sum(ops.exp(z), axes, keepdim=True))
+    w = _mask(x, where)
+    z, _ = _shifted(ops.where(w, x, -math.inf), axes)
+    z = ops.where(w, z, 0.0)
+    total = ops.sum(ops.where(w, ops.exp(z), 0.0), axes, keepdim=True)
+    return ops.where(w, z - ops.log(total), -math.inf)
 
 
 def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
