@@ -13,7 +13,11 @@ per example (each loop until its own end, as JAX's batched loop). Under
 ``pf.compile`` a predicate read from a traced value makes the program one
 that is never replayed (each call runs ``f``: ``stats()["python_reasons"]``
 says so), never a stale branch.
-Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
+As JAX, ``while_loop`` is differentiable in forward mode only (``jvp``,
+``jacfwd``; reverse mode raises JAX's error), except inside a ``vmap``'s
+one-for-all trace, where its reverse derivative is computed; ``fori_loop``
+reads its bounds, so it is always JAX's static-bounds loop (a scan, both
+modes).
 The array ops follow: elementwise, shapes, slicing, ``dot_general``,
 reductions and sorts, then the convolutions (on ``nn.functional``'s) and
 ``reduce_window`` (what flax's Conv, ConvTranspose and pools call).
@@ -28,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import composites2, creation, indexing, ops, reductions, special
+from .autograd import Function
 from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
@@ -212,7 +217,25 @@ def _loop_value(x: Any, what: str) -> Any:
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
-    mapped predicate each example loops until its own predicate is false."""
+    mapped predicate each example loops until its own predicate is false.
+    Differentiable in forward mode only, as JAX's."""
+    val = python_while_loop(cond_fun, body_fun, init_val)
+    if in_vmap_trace():  # (a custom rule would make vmap run f per example)
+        return val
+    leaves, tree = tree_flatten(val)
+    pos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.dtype.is_floating_point]
+    if not pos:
+        return val
+    outs = _ForwardOnly.apply(*[leaves[i] for i in pos])
+    for i, o in zip(pos, outs if isinstance(outs, tuple | list) else (outs,)):
+        leaves[i] = o
+    return tree_unflatten(tree, leaves)
+
+
+def python_while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+                      init_val: Any) -> Any:
+    """``while_loop``'s loop, differentiable in both modes (``torch.while_loop``'s:
+    torch differentiates the loop it ran)."""
     val, steps = init_val, 0
     while bool(_loop_value(_predicate(cond_fun(val)), "while_loop")):
         new = body_fun(val)
@@ -221,6 +244,25 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     if not steps:  # JAX traces the body even when it never runs: its types are checked
         _carry_types("while_loop", val, body_fun(val))
     return val
+
+
+class _ForwardOnly(Function):
+    """``while_loop``'s results: the tangents pass (forward mode), reverse mode
+    raises as JAX's (a loop of unknown trip count has no transpose there)."""
+
+    @staticmethod
+    def forward(ctx: Any, *xs: Tensor) -> tuple:
+        return tuple(x.clone() for x in xs)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> tuple:
+        return tuple(tangents)
+
+    @staticmethod
+    def backward(ctx: Any, *cotangents: Any) -> tuple:
+        raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                         "lax.fori_loop with dynamic start/stop values. Try using lax.scan, "
+                         "or using fori_loop with static start/stop.")
 
 
 def _predicate(p: Any) -> Any:
