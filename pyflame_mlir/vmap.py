@@ -508,6 +508,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
     basis of each output, forward mode one JVP over the basis of each input."""
     def wrapped(*args: Any):
         with tracing():
+            first = _next_seq()
             xs = _Args(args, argnums)
             result = f(*xs.call)
             out, aux = _split_aux(result) if has_aux else (result, None)
@@ -517,9 +518,9 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
                     raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
                                     f"{type(o).__name__} leaf; its outputs must be tensors")
             if reverse:
-                plan = _functional_plan(xs.flat, outs)
+                plan = _functional_plan(xs.flat, outs, first)
             else:
-                forward = _Forward(xs.flat, outs)  # through Functions' own jvp
+                forward = _Forward(xs.flat, outs, first)  # through Functions' own jvp
         flat = xs.flat
         # blocks[k][m]: d outs[k] / d flat[m], of shape outs[k].shape + flat[m].shape
         blocks: list[list[Tensor | None]] = [[None for _ in flat] for _ in outs]
