@@ -87,3 +87,10 @@ def test_integer_fill_and_mul_alias():
     a = np.arange(5, dtype=np.int32)
     _close(pnp.asarray(a).at[I].get(mode="fill"), jnp.asarray(a).at[I].get(mode="fill"))
     _close(pnp.asarray(X).at[I].mul(2.0), jnp.asarray(X).at[I].mul(2.0))
+
+
+def test_power_drops_out_of_bounds_and_refuses_repeats():
+    k = np.array([0, 2, 9])
+    _close(pnp.asarray(X).at[k].power(2.0), jnp.asarray(X).at[k].power(2.0))
+    with pytest.raises(NotImplementedError, match="repeated"):
+        pnp.asarray(X).at[np.array([1, 1])].power(2.0)
