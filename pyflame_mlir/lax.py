@@ -36,6 +36,7 @@ from .autograd import Function
 from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
+from .jax_config import default_float, default_int
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
@@ -522,7 +523,20 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
+    """``lax.full``: without ``dtype``, the fill value's (a Python int is
+    JAX's default integer, int32 or int64 with x64; a float its default float)."""
     shape = [shape] if isinstance(shape, int) else list(shape)
+    if dtype is None:
+        if isinstance(fill_value, Tensor):
+            dtype = fill_value.dtype
+        elif isinstance(fill_value, bool | np.bool_):
+            dtype = bool_
+        elif isinstance(fill_value, int):
+            dtype = default_int()
+        elif isinstance(fill_value, float):
+            dtype = default_float()
+        elif isinstance(fill_value, np.generic | np.ndarray):
+            dtype = to_dtype(np.asarray(fill_value).dtype)
     return creation.full(shape, fill_value, dtype=None if dtype is None else to_dtype(dtype))
 
 

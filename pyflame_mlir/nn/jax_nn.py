@@ -18,7 +18,7 @@ from ..composites import logaddexp
 from ..core import Tensor
 from ..creation import arange
 from ..dialects.dtypes import dtype as to_dtype
-from ..dialects.dtypes import float32
+from ..jax_config import default_float
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax",
@@ -28,7 +28,7 @@ __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swis
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, np.float32)
+    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, default_float().np)
                                                              if isinstance(x, float | list)
                                                              else x)
 
@@ -256,8 +256,9 @@ def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Tensor:
-    """``x``'s integers as one-hot vectors along a new ``axis`` (float32 by
-    default; an index outside ``[0, num_classes)`` gives a zero vector)."""
+    """``x``'s integers as one-hot vectors along a new ``axis`` (JAX's default
+    float by default: float32, float64 with x64; an index outside
+    ``[0, num_classes)`` gives a zero vector)."""
     t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
     out_ndim = t.ndim + 1
     axis %= out_ndim
@@ -265,4 +266,4 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> T
     shape[axis] = num_classes
     classes = ops.reshape(arange(num_classes, dtype=t.dtype), tuple(shape))
     hot = ops.eq(ops.unsqueeze(t, axis), classes)
-    return hot.to(float32 if dtype is None else to_dtype(dtype))
+    return hot.to(default_float() if dtype is None else to_dtype(dtype))

@@ -93,3 +93,11 @@ def test_config_rejects_unknown_and_bad_values():
     pf.config.update("jax_default_matmul_precision", "highest")
     assert pf.config.jax_default_matmul_precision == "highest"
     pf.config.update("jax_default_matmul_precision", None)
+
+
+@pytest.mark.parametrize("fill", [3, 1.5, True])
+def test_lax_full_and_one_hot_dtypes_follow_jax(x64, fill):
+    assert pf.lax.full((2,), fill).dtype.np == np.dtype(jax.lax.full((2,), fill).dtype)
+    labels = np.array([0, 2])
+    assert pf.nn.one_hot(pnp.asarray(labels), 3).dtype.np == \
+        np.dtype(jax.nn.one_hot(jnp.asarray(labels), 3).dtype)
