@@ -220,7 +220,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
     mapped predicate each example loops until its own predicate is false.
     Differentiable in forward mode only, as JAX's."""
-    val = python_while_loop(cond_fun, body_fun, init_val)
+    val = _as_arrays(python_while_loop(cond_fun, body_fun, init_val))  # (the predicate
+    # reads a Python number of the carry for free; the result is arrays, as JAX's)
     if in_vmap_trace():  # (a custom rule would make vmap run f per example)
         return val
     leaves, tree = tree_flatten(val)
@@ -266,6 +267,23 @@ class _ForwardOnly(Function):
                          "or using fori_loop with static start/stop.")
 
 
+def _as_arrays(carry: Any) -> Any:
+    """A loop's initial carry as JAX takes it: Python numbers become arrays of
+    JAX's default dtypes (int32/float32, 64-bit with x64), so the loop returns
+    arrays as JAX's does."""
+    leaves, tree = tree_flatten(carry)
+    out = []
+    for v in leaves:
+        if isinstance(v, bool):
+            v = creation.tensor(v, dtype=bool_)
+        elif isinstance(v, int):
+            v = creation.tensor(v, dtype=default_int())
+        elif isinstance(v, float):
+            v = creation.tensor(v, dtype=default_float())
+        out.append(v)
+    return tree_unflatten(tree, out)
+
+
 def _predicate(p: Any) -> Any:
     """``while_loop``'s ``cond_fun`` result: a boolean scalar, as JAX requires."""
     if isinstance(p, Tensor) and (p.dtype is not bool_ or p.ndim != 0):
@@ -301,7 +319,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_
         val = new
     if hi <= lo:  # JAX traces the body even when it never runs: its types are checked
         _carry_types("fori_loop", val, body_fun(lo, val))
-    return val
+    return _as_arrays(val)  # (a weak Python carry comes back as an array, as JAX's)
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
@@ -836,16 +854,18 @@ def _reduce(name: str) -> Callable[[Any, Sequence[int]], Tensor]:
         axes = tuple(int(a) % x.ndim for a in axes) if x.ndim else ()
         if not axes:
             return x
-        if name == "reduce_sum":
-            return ops.sum(x, axes)
+        if name == "reduce_sum":  # (lax keeps the dtype: an int32 sum wraps in int32)
+            out = ops.sum(x, axes)
+            return out if out.dtype is x.dtype or x.dtype is bool_ else out.to(x.dtype)
         if name == "reduce_max":
             return ops.amax(x, axes)
         if name == "reduce_min":
             return ops.amin(x, axes)
         if name == "reduce_prod":
+            dtype = x.dtype
             for a in sorted(axes, reverse=True):
                 x = reductions.prod(x, a)
-            return x
+            return x if x.dtype is dtype or dtype is bool_ else x.to(dtype)
         if name == "reduce_and":
             return reductions.all(x, axes)
         return reductions.any(x, axes)

@@ -409,9 +409,13 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
 # ---- indexing and shapes: numpy's ----
 
 def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
-         mode: Any = None) -> Tensor:
-    """numpy's take; ``mode`` 'clip' or 'wrap' as numpy; an index out of
-    range under JAX's default 'fill' (NaN there) raises here."""
+         mode: Any = None, unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Tensor:
+    """numpy's take with JAX's modes: ``'fill'`` (the default) gives
+    ``fill_value`` (NaN, the integer minimum, True) for an index out of
+    range (negative ones count from the end); ``'clip'`` and ``'wrap'`` as
+    numpy's."""
+    del unique_indices, indices_are_sorted  # (hints: the result is the same)
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
     idx = _t(indices)
@@ -420,22 +424,37 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
         idx = clip(idx, 0, n - 1)
     elif mode == "wrap":
         idx = ops.remainder(idx, n)
-    elif mode not in (None, "fill", "promise_in_bounds"):
-        raise ValueError(f"Invalid mode {mode!r} for take")
+    elif mode in (None, "fill", "promise_in_bounds"):
+        return t.at[(slice(None),) * ax + (idx,)].get(
+            mode="clip" if mode == "promise_in_bounds" else "fill", fill_value=fill_value)
     else:
-        v = idx.numpy()
-        if np.any((v < -n) | (v >= n)):
-            raise NotImplementedError(f"pf.numpy.take: index out of range for axis of size {n} "
-                                      "(JAX's mode='fill' gives NaN there; pass mode='clip')")
-        idx = ops.where(idx < 0, idx + n, idx)
+        raise ValueError(f"Invalid mode {mode!r} for take")
     flat = ops.reshape(idx, (-1,)) if idx.ndim != 1 else idx
     out = indexing.index_select(t, ax, flat)
     return ops.reshape(out, (*t.shape[:ax], *idx.shape, *t.shape[ax + 1:]))
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None) -> Tensor:
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Tensor:
+    """numpy's take_along_axis with JAX's modes: ``'fill'`` (the default)
+    gives ``fill_value`` (NaN, the integer minimum, True) for an index out of
+    range, ``'clip'`` clamps (negative indices count from the end in both)."""
     t, ax = _flat_or(_t(arr), axis)
-    return indexing.take_along_dim(t, _t(indices), ax)
+    idx = _t(indices)
+    if mode not in (None, "fill", "clip", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode {mode!r} for take_along_axis")
+    n = t.shape[ax]
+    idx = ops.where(idx < 0, idx + n, idx)
+    if mode in ("clip", "promise_in_bounds"):
+        return indexing.take_along_dim(t, clip(idx, 0, builtins.max(n - 1, 0)), ax)
+    inside = ops.logical_and(idx >= 0, idx < n)
+    if fill_value is None:
+        fill_value = nan if t.dtype.is_floating_point else (
+            True if t.dtype is bool_ else int(np.iinfo(t.dtype.np).min))
+    slot_shape = list(t.shape)
+    slot_shape[ax] = 1
+    padded = ops.cat([t, creation.full(slot_shape, fill_value, dtype=t.dtype)], ax)
+    return indexing.take_along_dim(padded, ops.where(inside, idx, asarray(n, idx.dtype)), ax)
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Tensor:
@@ -919,8 +938,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if sorter is not None:
         s = take(s, sorter)
     vv = _t(v)
-    return _i32(composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
-                                        side=side))
+    return composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
+                                   side=side).to(int32)  # (JAX's, in both modes)
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:

@@ -61,3 +61,28 @@ def test_torch_style_while_loop_is_differentiable():
     xp = pf.tensor(X, requires_grad=True)
     run(pf.while_loop, xp, pf.tensor(0)).sum().backward()
     np.testing.assert_allclose(xp.grad.numpy(), xt.grad.numpy(), rtol=1e-5)
+
+
+def test_loops_return_arrays_of_jax_dtypes_and_lax_reductions_keep_the_dtype():
+    for lib, lax in ((pnp, pf.lax), (jnp, jax.lax)):
+        out = (lax.fori_loop(0, 3, lambda i, c: c + i, 0),
+               lax.while_loop(lambda c: c < 5, lambda c: c + 2, 0),
+               lax.reduce_sum(lib.arange(4), (0,)),
+               lax.reduce_prod(lib.ones(3, lib.int8), (0,)))
+        if lib is pnp:
+            got = out
+        else:
+            want = out
+    for g, w in zip(got, want):
+        assert isinstance(g, pf.Tensor) and g.dtype.np == np.dtype(w.dtype)
+        assert g.item() == int(w)
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip"])
+def test_numpy_take_and_take_along_axis_out_of_bounds(mode):
+    x, i = np.arange(5.0, dtype=np.float32), np.array([0, 7, -1, -9])
+    for name in ("take", "take_along_axis"):
+        kw = {} if name == "take" else {"axis": 0}
+        got = getattr(pnp, name)(pnp.asarray(x), pnp.asarray(i), mode=mode, **kw)
+        want = getattr(jnp, name)(jnp.asarray(x), jnp.asarray(i), mode=mode, **kw)
+        np.testing.assert_array_equal(got.numpy(), np.asarray(want))
