@@ -139,13 +139,19 @@ from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jax_compat import (
+    ClosedProgram,
     debug,
     default_backend,
     device_count,
     devices,
+    disable_jit,
+    experimental,
     local_device_count,
     local_devices,
+    make_jaxpr,
+    pure_callback,
 )
+from .jax_config import config  # jax.config: jax_enable_x64 (pf.numpy's dtypes), ...
 from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     ShapeDtypeStruct,
     TracedProgram,

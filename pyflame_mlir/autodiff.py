@@ -34,6 +34,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     Subgraph,
     Tensor,
     _meta,
+    _next_seq,
     collect,
     detach,
     inputs_as_read,
@@ -622,11 +623,12 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     the structure and shapes of ``out`` (JAX raises otherwise, and so do we)."""
     flat, tree = tree_flatten(primals)
     with tracing():
+        first = _next_seq()
         flat = _distinct(_as_primals(flat))
         result = f(*tree_unflatten(tree, flat))
         out, aux = _split_aux(result) if has_aux else (result, None)
         out_flat, out_tree = tree_flatten(out)
-        plan = _functional_plan(flat, out_flat)
+        plan = _functional_plan(flat, out_flat, first)
 
     def vjp_fn(cotangents: Any) -> tuple:
         ct_flat, ct_tree = tree_flatten(cotangents)
@@ -648,11 +650,12 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
     if t_tree != tree:  # JAX: same count nested differently pairs the wrong leaves
         raise ValueError("jvp: primals and tangents must have the same tree structure")
     with tracing():
+        first = _next_seq()
         flat = _distinct(_as_primals(flat))
         seeds = [_seed_like(p, t) for p, t in zip(flat, t_flat)]
         out = f(*tree_unflatten(tree, flat))
         out_flat, out_tree = tree_flatten(out)
-        forward = _Forward(flat, out_flat)  # in the trace: while histories are kept
+        forward = _Forward(flat, out_flat, first)  # in the trace: while histories are kept
     return out, tree_unflatten(out_tree, forward.run(seeds))
 
 
@@ -714,6 +717,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
 
 def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                     args: tuple) -> Any:
+    first = _next_seq()
     xs = _Args(args, argnums)
     result = f(*xs.call)
     out, aux = _split_aux(result) if has_aux else (result, None)
@@ -722,7 +726,8 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         raise TypeError("grad requires f to return a real scalar tensor, got "
                         + (f"shape {list(out.shape)} {out.dtype.name}"
                            if isinstance(out, Tensor) else type(out).__name__))
-    res = _cotangents(_functional_plan(xs.flat, [out]), xs.flat, [_seed_like(out, 1.0)])
+    res = _cotangents(_functional_plan(xs.flat, [out], first), xs.flat,
+                      [_seed_like(out, 1.0)])
     g = xs.like_argnums(res)
     return ((out, aux), g) if has_aux else (out, g)
 
@@ -736,14 +741,36 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
     return wrapped
 
 
-def _functional_plan(args: list[Tensor], outs: list[Tensor]) -> _Reverse:
+def _functional_plan(args: list[Tensor], outs: list[Tensor], first: int = -1) -> _Reverse:
     """Reverse mode of a traced function (JAX's transforms: every float
     argument is differentiated; a ``pf.autograd.Function`` calls its backward;
-    under anomaly detection each op's backward is checked for NaN)."""
+    under anomaly detection each op's backward is checked for NaN). ``first``:
+    see ``captured_before``."""
     if CONFIG.anomaly:
-        return _Reverse(outs, args, _stopped_functional_anomaly, _split_functional_anomaly,
-                        _is_float)
-    return _Reverse(outs, args, _stopped_lazy, _custom_output, _is_float)
+        return _Reverse(outs, args, captured_before(first, _stopped_functional_anomaly),
+                        _split_functional_anomaly, _is_float)
+    return _Reverse(outs, args, captured_before(first, _stopped_lazy), _custom_output,
+                    _is_float)
+
+
+def captured_before(first: int, stopped: Callable[[Tensor], bool] = _stopped_lazy
+                    ) -> Callable[[Tensor], bool]:
+    """The boundary of a function a transform traces from the call that began
+    at sequence number ``first``: besides ``stopped`` tensors, every value
+    computed before the call (an enclosing transform's argument, an
+    activation) is captured, not traced into its history, so the transform's
+    node reads it and an enclosing transform differentiates through it
+    (``grad`` of a function whose inner ``grad`` closes over the outer
+    argument). ``first`` -1: ``stopped`` alone."""
+    if first < 0:
+        return stopped
+
+    def boundary(t: Tensor) -> bool:
+        if stopped(t):
+            return True
+        n = source(t)
+        return n is not None and 0 <= n.seq < first
+    return boundary
 
 
 def _stopped_functional_anomaly(t: Tensor) -> bool:
@@ -776,8 +803,8 @@ class _Forward:
     further arguments. Traced while the histories are there; ``run`` records
     the jvps for given tangents of ``args``."""
 
-    def __init__(self, args: list[Tensor], outs: list[Tensor]):
-        self.fn = fn = FuncGraph(args, outs)
+    def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1):
+        self.fn = fn = FuncGraph(args, outs, captured_before(first))
         self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
         # per Function: its tensor inputs' sources (an arg's position, or an
         # index into the outputs of ``inputs``, the traced function to them)
@@ -811,7 +838,7 @@ class _Forward:
                 else:
                     sources.append((k, False, len(computed)))
                     computed.append(x)
-            inner = _Forward(args, computed) if computed else None
+            inner = _Forward(args, computed, first) if computed else None
             if inner is not None:  # computed without the args: no tangent either
                 reached = inner.fn.reaches_args()
                 sources = [s for s in sources if s[1] or reached[s[2]]]

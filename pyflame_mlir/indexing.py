@@ -55,10 +55,12 @@ from .ops import (
     as_tensor_arg,
     broadcast_to,
     cat,
+    clamp,
     clone,
     convert,
     eq,
     ge,
+    logical_and,
     logical_or,
     lt,
     ne,
@@ -1003,18 +1005,141 @@ class _AtIndex:
         return _AtUpdate(self._x, index)
 
 
+_AT_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _fill_value(dtype: Any, fill: Any) -> Any:
+    """JAX's default fill of ``get(mode="fill")``: NaN for floats, the
+    smallest value of a signed integer type, the largest of an unsigned one,
+    True for bool."""
+    if fill is not None:
+        return fill
+    if dtype.is_floating_point:
+        return float("nan")
+    if dtype is bool_:
+        return True
+    info = np.iinfo(dtype.np)
+    return int(info.min if info.min < 0 else info.max)
+
+
 class _AtUpdate:
     """JAX's ``x.at[idx]`` methods, out of place: a new tensor, ``x`` is kept.
     Repeated positions combine as JAX's scatters do: ``add``/``multiply``/
-    ``min``/``max`` apply every update, ``set`` keeps the last one."""
+    ``min``/``max`` apply every update, ``set`` keeps the last one.
+
+    Out-of-bounds integer indices follow JAX (after negative indices count
+    from the end): ``get`` clamps them by default (``mode="clip"``, also
+    ``"promise_in_bounds"``) or gives ``fill_value`` (``mode="fill"``/
+    ``"drop"``: NaN, the integer minimum or True by default); the updates
+    drop them by default (``mode="drop"``/``"fill"``) or clamp them
+    (``mode="clip"``/``"promise_in_bounds"``)."""
 
     __slots__ = ("_x", "_index")
 
     def __init__(self, x: Tensor, index: Any):
         self._x, self._index = x, index
 
-    def get(self) -> Tensor:
-        return getitem(self._x, self._index)
+    def _bounded(self, mode: str, fill: Any = None) -> tuple[Tensor, Any, list[int]]:
+        """``(x', index', padded dims)``: every integer index in bounds, an
+        out-of-bounds one clamped (``mode="clip"``) or sent to one more
+        element appended along its dimension (filled with ``fill``), which
+        an update's result drops."""
+        x = self._x
+        index = self._index if isinstance(self._index, tuple) else (self._index,)
+        consumed = builtins.sum(1 for i in index if i is not None and i is not Ellipsis
+                                and not (isinstance(i, np.ndarray | Tensor)
+                                         and i.dtype in (np.bool_, bool_)))
+        if builtins.any(isinstance(i, np.ndarray | Tensor) and i.dtype in (np.bool_, bool_)
+                        for i in index):
+            return x, self._index, []  # (a mask is in bounds or raises for its shape)
+        out: list[Any] = []
+        padded: list[int] = []
+        d = 0
+        for i in index:
+            if i is None:
+                out.append(i)
+                continue
+            if i is Ellipsis:
+                out.append(i)
+                d += x.ndim - consumed
+                continue
+            if isinstance(i, slice):
+                out.append(i)
+                d += 1
+                continue
+            if d >= x.ndim:
+                raise IndexError(f"x.at[...]: too many indices for a tensor of rank {x.ndim}")
+            n = x.shape[d]
+            if isinstance(i, Tensor):
+                k = convert(i, int64)
+                k = _where(lt(k, 0), k + n, k)
+                inside = logical_and(ge(k, 0), lt(k, n))
+                if mode == "clip":
+                    k = clamp(k, 0, builtins.max(n - 1, 0))
+                else:
+                    k = _where(inside, k, _cast(n, int64))
+            else:
+                k = np.asarray(i)
+                if k.dtype.kind not in "iu":
+                    out.append(i)
+                    d += 1
+                    continue
+                k = np.where(k < 0, k + n, k).astype(np.int64)
+                if mode == "clip":
+                    k = np.clip(k, 0, builtins.max(n - 1, 0))
+                else:
+                    k = np.where((k >= 0) & (k < n), k, n)
+            if mode != "clip" and d not in padded:
+                pad_shape = list(x.shape)
+                pad_shape[d] = 1
+                slot = reshape(_cast(_fill_value(x.dtype, fill), x.dtype), (1,) * x.ndim)
+                x = cat([x, broadcast_to(slot, tuple(pad_shape))], d)
+                padded.append(d)
+            out.append(k)
+            d += 1
+        return x, tuple(out), padded
+
+    def _unpadded(self, out: Tensor, padded: list[int]) -> Tensor:
+        for d in padded:
+            out = out.narrow(d, 0, self._x.shape[d])
+        return out
+
+    def get(self, *, mode: str | None = None, fill_value: Any = None,
+            indices_are_sorted: bool = False, unique_indices: bool = False) -> Tensor:
+        del indices_are_sorted, unique_indices  # (hints: the result is the same)
+        _check_mode(mode)
+        if mode in ("fill", "drop"):
+            x, index, _ = self._bounded("fill", fill_value)
+            return getitem(x, index)
+        x, index, _ = self._bounded("clip")
+        value = getitem(x, index)
+        if not self._may_be_out():
+            return value
+        # JAX's derivative of a clamped gather drops the out-of-bounds
+        # elements (its transpose is a scatter that drops them): the
+        # gradient flows through the in-bounds ones only
+        x0, index0, _ = self._bounded("fill", 0)
+        ones = broadcast_to(reshape(_cast(True, bool_), (1,) * self._x.ndim), self._x.shape)
+        m, index_m, _ = _AtUpdate(ones, self._index)._bounded("fill", False)
+        return _where(getitem(m, index_m), getitem(x0, index0), detach(value))
+
+    def _may_be_out(self) -> bool:
+        """Whether an integer index may be out of bounds (a lazy one may)."""
+        index = self._index if isinstance(self._index, tuple) else (self._index,)
+        if builtins.any(i is Ellipsis or i is None for i in index):
+            return builtins.any(isinstance(i, Tensor) for i in index) or \
+                builtins.any(not isinstance(i, slice) and i is not Ellipsis and i is not None
+                             for i in index)
+        for d, i in enumerate(index):
+            if isinstance(i, Tensor):
+                return True
+            if isinstance(i, slice) or d >= self._x.ndim:
+                continue
+            k = np.asarray(i)
+            n = self._x.shape[d]
+            if k.dtype.kind in "iu" and ((k < -n) | (k >= n)).any():
+                return True
+        return False
 
     def _flat(self) -> Any:
         pos, rest = _positions(self._x, self._index)
@@ -1022,8 +1147,17 @@ class _AtUpdate:
             pos = np.arange(self._x.numel(), dtype=np.int64).reshape(self._x.shape)[rest]
         return pos
 
-    def set(self, values: TensorLike, **hints: Any) -> Tensor:
+    def _update(self, hints: dict[str, Any], apply: Any) -> Tensor:
         _check_hints(hints)
+        mode = hints.get("mode")
+        x, index, padded = self._bounded("clip" if mode in ("clip", "promise_in_bounds")
+                                         else "drop", 0)
+        return self._unpadded(apply(_AtUpdate(x, index)), padded)
+
+    def set(self, values: TensorLike, **hints: Any) -> Tensor:
+        return self._update(hints, lambda u: u._set(values))
+
+    def _set(self, values: TensorLike) -> Tensor:
         if not is_advanced(self._index):
             return _put(self._x, self._flat(), values)
         pos, _ = _positions(self._x, self._index)
@@ -1031,8 +1165,7 @@ class _AtUpdate:
             return _put_lazy(self._x, pos, values)
         return setitem_value(self._x, self._index, values)
 
-    def _scatter(self, values: TensorLike, reduce: str, hints: dict[str, Any]) -> Tensor:
-        _check_hints(hints)
+    def _scatter(self, values: TensorLike, reduce: str) -> Tensor:
         x = self._x
         pos = self._flat()
         shape = tuple(pos.shape)
@@ -1047,25 +1180,40 @@ class _AtUpdate:
         return reshape(out, x.shape)
 
     def add(self, values: TensorLike, **hints: Any) -> Tensor:
-        return self._scatter(values, "sum", hints)
+        return self._update(hints, lambda u: u._scatter(values, "sum"))
 
     def subtract(self, values: TensorLike, **hints: Any) -> Tensor:
-        return self._scatter(-as_tensor_arg(values), "sum", hints)
+        return self._update(hints, lambda u: u._scatter(-as_tensor_arg(values), "sum"))
 
     def multiply(self, values: TensorLike, **hints: Any) -> Tensor:
-        return self._scatter(values, "prod", hints)
+        return self._update(hints, lambda u: u._scatter(values, "prod"))
+
+    mul = multiply  # (JAX's alias)
 
     def divide(self, values: TensorLike, **hints: Any) -> Tensor:
         if not self._x.dtype.is_floating_point:  # (1 / v cast to an integer type is 0)
             raise TypeError(f"x.at[...].divide: {self._x.dtype.name} is not a floating-point "
                             "dtype; divide a float tensor")
-        return self._scatter(1.0 / as_tensor_arg(values), "prod", hints)
+        return self._update(hints, lambda u: u._scatter(1.0 / as_tensor_arg(values), "prod"))
+
+    def power(self, values: TensorLike, **hints: Any) -> Tensor:
+        """``x.at[idx].power(v)``: ``x[idx] ** v`` (JAX's; a repeated index
+        raises, as the result would depend on the order)."""
+        def apply(u: _AtUpdate) -> Tensor:
+            pos = u._flat()
+            if isinstance(pos, Tensor):
+                raise NotImplementedError("x.at[...].power with a lazy index is not supported")
+            if np.unique(pos).size != pos.size:
+                raise NotImplementedError("x.at[...].power with repeated indices is not "
+                                          "supported")
+            return u._set(getitem(u._x, u._index) ** as_tensor_arg(values))
+        return self._update(hints, apply)
 
     def min(self, values: TensorLike, **hints: Any) -> Tensor:
-        return self._scatter(values, "amin", hints)
+        return self._update(hints, lambda u: u._scatter(values, "amin"))
 
     def max(self, values: TensorLike, **hints: Any) -> Tensor:
-        return self._scatter(values, "amax", hints)
+        return self._update(hints, lambda u: u._scatter(values, "amax"))
 
 
 def _put_lazy(x: Tensor, pos: Tensor, values: TensorLike) -> Tensor:
@@ -1099,16 +1247,19 @@ def _put_lazy(x: Tensor, pos: Tensor, values: TensorLike) -> Tensor:
     return reshape(_where(ge(count, 1), placed, reshape(x, (-1,))), x.shape)
 
 
+def _check_mode(mode: Any) -> None:
+    if mode not in _AT_MODES:
+        raise ValueError(f"x.at[...]: mode must be one of {_AT_MODES[1:]} or None, got "
+                         f"{mode!r}")
+
+
 def _check_hints(hints: dict[str, Any]) -> None:
     """JAX's scatter keywords: ``indices_are_sorted``/``unique_indices`` are
-    hints (the result is the same); out-of-bounds indices raise here, so only
-    ``mode="promise_in_bounds"`` (or none) is taken."""
+    hints (the result is the same); ``mode`` how out-of-bounds indices go."""
     unknown = set(hints) - {"indices_are_sorted", "unique_indices", "mode"}
     if unknown:
         raise TypeError(f"x.at[...]: unexpected keyword arguments {sorted(unknown)}")
-    if hints.get("mode") not in (None, "promise_in_bounds"):
-        raise NotImplementedError(f"x.at[...]: mode={hints['mode']!r} is not supported (an "
-                                  "index out of bounds raises an IndexError here)")
+    _check_mode(hints.get("mode"))
 
 
 def _at(self: Tensor) -> _AtIndex:

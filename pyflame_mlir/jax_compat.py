@@ -1,21 +1,34 @@
-"""JAX's runtime queries and debugging helpers: ``pf.devices()``,
-``pf.default_backend()``, ``pf.debug.print``/``callback`` and the arrays'
-``block_until_ready()``. pyflame runs on the host: one CPU device (the
-compiled backends are chosen per program, not per device)."""
+"""JAX's runtime queries, debugging helpers and host callbacks:
+``pf.devices()``, ``pf.default_backend()``, ``pf.debug.print``/``callback``,
+the arrays' ``block_until_ready()``, ``pf.disable_jit()``,
+``pf.make_jaxpr``, ``pf.pure_callback`` and ``pf.experimental.io_callback``.
+pyflame runs on the host: one CPU device (the compiled backends are chosen
+per program, not per device)."""
 
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from . import numpy as pnp
+from .autograd import Function
 from .core import Tensor, realize
-from .jit import block_until_ready
+from .dialects.dtypes import dtype as to_dtype
+from .jax_config import config, enable_x64
+from .jit import ShapeDtypeStruct, block_until_ready
+from .jit import trace as trace_program
 from .ops import device
 from .tree_util import tree_flatten, tree_unflatten
+from .vmap import ConcretizationError, MappedLoopError
 
-__all__ = ["debug", "default_backend", "device_count", "devices", "local_device_count",
-           "local_devices"]
+__all__ = ["ClosedProgram", "debug", "default_backend", "device_count", "devices",
+           "disable_jit", "experimental", "local_device_count", "local_devices",
+           "make_jaxpr", "pure_callback"]
 
 
 def devices(backend: str | None = None) -> list[device]:
@@ -80,3 +93,191 @@ def _block_until_ready(self: Tensor) -> Tensor:
 
 
 Tensor.block_until_ready = _block_until_ready  # type: ignore[attr-defined]
+
+
+@contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """``jax.disable_jit()``: inside the block, ``pf.compile``'d functions run
+    their Python op by op on every call (no trace is replayed), so ``print``,
+    Python control flow on values and a debugger see each call."""
+    prev = config.jax_disable_jit
+    config.jax_disable_jit = bool(disable)
+    try:
+        yield
+    finally:
+        config.jax_disable_jit = prev
+
+
+# ---- make_jaxpr: the traced program, printed as pyflame IR ----
+
+
+@dataclass
+class ClosedProgram:
+    """What ``pf.make_jaxpr(f)(*args)`` returns (JAX's ``ClosedJaxpr``): its
+    ``str`` is the traced ``pyflame`` MLIR (not a jaxpr: a documented
+    difference); ``in_avals``/``out_avals`` the shapes and dtypes of the
+    flattened arguments and results; ``consts`` the tensors ``f`` captured
+    (program inputs that are not arguments); ``out_tree``: the results' tree."""
+
+    text: str
+    in_avals: list[ShapeDtypeStruct]
+    out_avals: list[ShapeDtypeStruct]
+    consts: list[Tensor]
+    out_tree: Any
+
+    def __str__(self) -> str:
+        return self.text
+
+    pretty_print = __str__
+
+    @property
+    def jaxpr(self) -> ClosedProgram:
+        return self
+
+
+def _aval(t: Tensor) -> ShapeDtypeStruct:
+    return ShapeDtypeStruct(tuple(t.shape), t.dtype)
+
+
+def _as_array(x: Any) -> Any:
+    """An argument leaf as JAX takes it: numpy data and Python numbers become
+    arrays (JAX's dtypes); tensors and other Python values are kept."""
+    if isinstance(x, np.ndarray | np.generic | bool | int | float):
+        return pnp.asarray(x)
+    return x
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               return_shape: bool = False) -> Callable[..., Any]:
+    """``jax.make_jaxpr``: ``make_jaxpr(f)(*args)`` traces one call of ``f``
+    and returns a ``ClosedProgram`` (its ``str`` is pyflame IR, not a jaxpr);
+    ``return_shape=True`` also returns the results' ``ShapeDtypeStruct`` tree.
+    The call's effects happen, as in an uncompiled call."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        n = len(args)
+        fixed = {i % n: args[i] for i in static if -n <= i < n}
+        dyn = [_as_array(a) if i not in fixed else a for i, a in enumerate(args)]
+        dyn_kwargs = {k: _as_array(v) for k, v in kwargs.items()}
+        prog = trace_program(fun, *dyn, **dyn_kwargs)
+        arg_leaves = [x for i, a in enumerate(dyn) if i not in fixed
+                      for x in tree_flatten(a)[0]] + tree_flatten(dyn_kwargs)[0]
+        ids = {id(t) for t in arg_leaves if isinstance(t, Tensor)}
+        outs, out_tree = tree_flatten(prog.result)
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise TypeError(f"make_jaxpr: f returned a {type(o).__name__} leaf; its "
+                                "results must be arrays")
+        closed = ClosedProgram(prog.ir, [_aval(t) for t in arg_leaves if isinstance(t, Tensor)],
+                               [_aval(o) for o in outs],
+                               [t for t in prog.inputs if id(t) not in ids], out_tree)
+        if return_shape:
+            return closed, tree_unflatten(out_tree, [_aval(o) for o in outs])
+        return closed
+    return traced
+
+
+# ---- host callbacks ----
+
+_VMAP_METHODS = (None, "sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                 "legacy_vectorized")
+
+
+def _check_results(results: Any, specs: Any, what: str) -> list[Tensor]:
+    """The callback's results as tensors of the declared shapes and dtypes
+    (JAX's check: a mismatch raises)."""
+    spec_leaves, spec_tree = tree_flatten(specs)
+    try:
+        got = spec_tree.flatten_up_to(results)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"{what}: the callback returned a value of structure "
+                        f"{tree_flatten(results)[1]}, declared {spec_tree}: {e}") from None
+    out = []
+    for i, (r, s) in enumerate(zip(got, spec_leaves)):
+        arr = np.asarray(r.numpy() if isinstance(r, Tensor) else r)
+        shape, dt = tuple(s.shape), to_dtype(s.dtype)
+        if arr.shape != shape:
+            raise ValueError(f"{what}: result {i} of the callback has shape {arr.shape}, "
+                             f"declared {shape} (result_shape_dtypes)")
+        if arr.dtype != dt.np:
+            raise ValueError(f"{what}: result {i} of the callback has dtype {arr.dtype}, "
+                             f"declared {dt.name} (result_shape_dtypes)")
+        out.append(Tensor._leaf(np.array(arr)))
+    return out
+
+
+def _callback(what: str, callback: Callable[..., Any], result_shape_dtypes: Any,
+              args: tuple, kwargs: dict, vmap_method: str | None) -> Any:
+    if vmap_method not in _VMAP_METHODS:
+        raise ValueError(f"{what}: vmap_method must be one of {_VMAP_METHODS[1:]} or None, "
+                         f"got {vmap_method!r}")
+    leaves, tree = tree_flatten((args, kwargs))
+    pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    spec_tree = tree_flatten(result_shape_dtypes)[1]
+
+    class Callback(Function):
+        """The host call as one differentiable-looking step whose rules raise
+        (JAX: a callback has no derivative unless a custom rule wraps it)."""
+
+        @staticmethod
+        def forward(ctx: Any, *tensors: Any) -> tuple:
+            host = list(leaves)
+            try:
+                if tensors:
+                    realize(list(tensors))
+            except MappedLoopError:
+                raise
+            except ConcretizationError:  # under vmap: run f per example (JAX's
+                if vmap_method is None:   # "sequential"; any method's values are equal)
+                    raise NotImplementedError(
+                        f"vmap of {what} requires vmap_method to be set (one of "
+                        f"{_VMAP_METHODS[1:]})") from None
+                raise MappedLoopError(f"{what} under vmap: called per example") from None
+            for i, t in zip(pos, tensors):
+                host[i] = t.numpy()
+            a, k = tree_unflatten(tree, host)
+            return tuple(_check_results(callback(*a, **k), result_shape_dtypes, what))
+
+        @staticmethod
+        def backward(ctx: Any, *cotangents: Any) -> tuple:
+            raise ValueError(f"{what}: Pure callbacks do not support transpose. Please use "
+                             "pf.custom_vjp to use callbacks while taking gradients.")
+
+        @staticmethod
+        def jvp(ctx: Any, *tangents: Any) -> tuple:
+            raise ValueError(f"{what}: Pure callbacks do not support JVP. Please use "
+                             "pf.custom_jvp to use callbacks while taking gradients.")
+
+    out = Callback.apply(*[leaves[i] for i in pos])
+    out = list(out) if isinstance(out, tuple | list) else [out]
+    return tree_unflatten(spec_tree, out)
+
+
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                  sharding: Any = None, vmap_method: str | None = None,
+                  **kwargs: Any) -> Any:
+    """``jax.pure_callback``: ``callback`` runs on the host on the arguments'
+    numpy values and its results (checked against ``result_shape_dtypes``, a
+    tree of ``ShapeDtypeStruct``) come back as arrays. Under ``pf.compile`` the
+    function runs its Python on every call (the callback with it); under
+    ``vmap`` (``vmap_method`` given) it is called once per example, which
+    gives every method's values; differentiating through it raises, as in
+    JAX, unless a ``custom_jvp``/``custom_vjp`` wraps it."""
+    del sharding
+    return _callback("pure_callback", callback, result_shape_dtypes, args, kwargs,
+                     vmap_method)
+
+
+def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+                sharding: Any = None, ordered: bool = False, **kwargs: Any) -> Any:
+    """``jax.experimental.io_callback``: ``pure_callback`` for a callback with
+    effects; called when the call runs (pyflame records eagerly, in program
+    order, so calls are ordered whether ``ordered`` or not); under ``vmap`` once
+    per example, in order."""
+    del sharding, ordered
+    return _callback("io_callback", callback, result_shape_dtypes, args, kwargs,
+                     "sequential")
+
+
+experimental = types.SimpleNamespace(io_callback=io_callback, enable_x64=enable_x64)

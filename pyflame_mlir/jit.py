@@ -95,6 +95,7 @@ from .core import (
 )
 from .creation import empty
 from .dialects.dtypes import DType
+from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
@@ -302,10 +303,11 @@ class Compiled:
         return key, leaves, treedef
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if GRAD_MODE.trace_depth:
+        if GRAD_MODE.trace_depth or JAX_CONFIG.jax_disable_jit:
             # inside grad, vmap, a Jacobian or another compiled function's trace:
             # f is traced into (as jax.jit is under a transform); a replay would
-            # give values without the derivatives or batching the trace needs
+            # give values without the derivatives or batching the trace needs.
+            # Under pf.disable_jit(): f runs op by op, as plain Python
             return self.f(*args, **kwargs)
         fast = None
         if not kwargs and not self.static:

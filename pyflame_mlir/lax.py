@@ -13,7 +13,11 @@ per example (each loop until its own end, as JAX's batched loop). Under
 ``pf.compile`` a predicate read from a traced value makes the program one
 that is never replayed (each call runs ``f``: ``stats()["python_reasons"]``
 says so), never a stale branch.
-Unlike JAX, ``while_loop`` is differentiable in reverse mode here.
+As JAX, ``while_loop`` is differentiable in forward mode only (``jvp``,
+``jacfwd``; reverse mode raises JAX's error), except inside a ``vmap``'s
+one-for-all trace, where its reverse derivative is computed; ``fori_loop``
+reads its bounds, so it is always JAX's static-bounds loop (a scan, both
+modes).
 The array ops follow: elementwise, shapes, slicing, ``dot_general``,
 reductions and sorts, then the convolutions (on ``nn.functional``'s) and
 ``reduce_window`` (what flax's Conv, ConvTranspose and pools call).
@@ -28,13 +32,15 @@ from typing import Any
 import numpy as np
 
 from . import composites2, creation, indexing, ops, reductions, special
+from .autograd import Function
 from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
+from .jax_config import default_float, default_int
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
-from .vmap import ConcretizationError, MappedLoopError
+from .vmap import CollectiveInTrace, ConcretizationError, MappedLoopError, in_vmap_trace
 
 __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
@@ -57,7 +63,9 @@ __all__ = [  # control flow, then lax's array ops
     "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
     "reshape", "rev", "round", "rsqrt", "select_n", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sort_key_val", "sqrt", "square", "squeeze", "sub", "tan", "tanh",
-    "top_k", "transpose"]
+    "top_k", "transpose",
+    "all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute",
+    "psum", "psum_scatter"]
 
 
 def stop_gradient(x: Any) -> Any:
@@ -210,7 +218,26 @@ def _loop_value(x: Any, what: str) -> Any:
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = body_fun(val)`` while ``cond_fun(val)``; under ``vmap`` with a
-    mapped predicate each example loops until its own predicate is false."""
+    mapped predicate each example loops until its own predicate is false.
+    Differentiable in forward mode only, as JAX's."""
+    val = _as_arrays(python_while_loop(cond_fun, body_fun, init_val))  # (the predicate
+    # reads a Python number of the carry for free; the result is arrays, as JAX's)
+    if in_vmap_trace():  # (a custom rule would make vmap run f per example)
+        return val
+    leaves, tree = tree_flatten(val)
+    pos = [i for i, v in enumerate(leaves) if isinstance(v, Tensor) and v.dtype.is_floating_point]
+    if not pos:
+        return val
+    outs = _ForwardOnly.apply(*[leaves[i] for i in pos])
+    for i, o in zip(pos, outs if isinstance(outs, tuple | list) else (outs,)):
+        leaves[i] = o
+    return tree_unflatten(tree, leaves)
+
+
+def python_while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+                      init_val: Any) -> Any:
+    """``while_loop``'s loop, differentiable in both modes (``torch.while_loop``'s:
+    torch differentiates the loop it ran)."""
     val, steps = init_val, 0
     while bool(_loop_value(_predicate(cond_fun(val)), "while_loop")):
         new = body_fun(val)
@@ -219,6 +246,42 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     if not steps:  # JAX traces the body even when it never runs: its types are checked
         _carry_types("while_loop", val, body_fun(val))
     return val
+
+
+class _ForwardOnly(Function):
+    """``while_loop``'s results: the tangents pass (forward mode), reverse mode
+    raises as JAX's (a loop of unknown trip count has no transpose there)."""
+
+    @staticmethod
+    def forward(ctx: Any, *xs: Tensor) -> tuple:
+        return tuple(x.clone() for x in xs)
+
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> tuple:
+        return tuple(tangents)
+
+    @staticmethod
+    def backward(ctx: Any, *cotangents: Any) -> tuple:
+        raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or "
+                         "lax.fori_loop with dynamic start/stop values. Try using lax.scan, "
+                         "or using fori_loop with static start/stop.")
+
+
+def _as_arrays(carry: Any) -> Any:
+    """A loop's initial carry as JAX takes it: Python numbers become arrays of
+    JAX's default dtypes (int32/float32, 64-bit with x64), so the loop returns
+    arrays as JAX's does."""
+    leaves, tree = tree_flatten(carry)
+    out = []
+    for v in leaves:
+        if isinstance(v, bool):
+            v = creation.tensor(v, dtype=bool_)
+        elif isinstance(v, int):
+            v = creation.tensor(v, dtype=default_int())
+        elif isinstance(v, float):
+            v = creation.tensor(v, dtype=default_float())
+        out.append(v)
+    return tree_unflatten(tree, out)
 
 
 def _predicate(p: Any) -> Any:
@@ -256,7 +319,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_
         val = new
     if hi <= lo:  # JAX traces the body even when it never runs: its types are checked
         _carry_types("fori_loop", val, body_fun(lo, val))
-    return val
+    return _as_arrays(val)  # (a weak Python carry comes back as an array, as JAX's)
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
@@ -478,7 +541,20 @@ def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
+    """``lax.full``: without ``dtype``, the fill value's (a Python int is
+    JAX's default integer, int32 or int64 with x64; a float its default float)."""
     shape = [shape] if isinstance(shape, int) else list(shape)
+    if dtype is None:
+        if isinstance(fill_value, Tensor):
+            dtype = fill_value.dtype
+        elif isinstance(fill_value, bool | np.bool_):
+            dtype = bool_
+        elif isinstance(fill_value, int):
+            dtype = default_int()
+        elif isinstance(fill_value, float):
+            dtype = default_float()
+        elif isinstance(fill_value, np.generic | np.ndarray):
+            dtype = to_dtype(np.asarray(fill_value).dtype)
     return creation.full(shape, fill_value, dtype=None if dtype is None else to_dtype(dtype))
 
 
@@ -778,16 +854,18 @@ def _reduce(name: str) -> Callable[[Any, Sequence[int]], Tensor]:
         axes = tuple(int(a) % x.ndim for a in axes) if x.ndim else ()
         if not axes:
             return x
-        if name == "reduce_sum":
-            return ops.sum(x, axes)
+        if name == "reduce_sum":  # (lax keeps the dtype: an int32 sum wraps in int32)
+            out = ops.sum(x, axes)
+            return out if out.dtype is x.dtype or x.dtype is bool_ else out.to(x.dtype)
         if name == "reduce_max":
             return ops.amax(x, axes)
         if name == "reduce_min":
             return ops.amin(x, axes)
         if name == "reduce_prod":
+            dtype = x.dtype
             for a in sorted(axes, reverse=True):
                 x = reductions.prod(x, a)
-            return x
+            return x if x.dtype is dtype or dtype is bool_ else x.to(dtype)
         if name == "reduce_and":
             return reductions.all(x, axes)
         return reductions.any(x, axes)
@@ -1300,3 +1378,136 @@ def optimization_barrier(operand: Any) -> Any:
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes]))
+
+
+# ---- collectives over a named axis: vmap(axis_name=...) and shard_map ----
+
+
+def _lockstep(example: Callable[..., Any], calls: list[list[Any]], n: int, axis_name: str
+              ) -> list[Any]:
+    """``example`` on each of ``calls`` at once, in lockstep (one thread each,
+    as ``shard_map``'s devices): how ``vmap(axis_name=...)`` runs a function
+    whose collectives combine its examples."""
+    from .sharding import DeviceMesh, _MeshRun  # (above lax: imported when used)
+    return _MeshRun(DeviceMesh(n, axis_name), example, calls).run()
+
+
+def _run(what: str, axis_name: Any) -> Any:
+    """The lockstep run (``vmap``'s examples or ``shard_map``'s devices) that
+    owns ``axis_name``; under a ``vmap``'s one-for-all trace, the signal that
+    makes the ``vmap`` run per example."""
+    if in_vmap_trace():
+        raise CollectiveInTrace(what, axis_name, _lockstep)
+    from . import sharding  # (above lax: imported when used)
+    run = getattr(sharding._DEVICE, "run", None)
+    names = axis_name if isinstance(axis_name, tuple | list) else (axis_name,)
+    if run is None or any(n not in run.mesh.axis_names for n in names):
+        have = () if run is None else run.mesh.axis_names
+        raise NameError(f"{what}: unbound axis name {axis_name!r} (the names bound here: "
+                        f"{list(have)}; name a vmap's axis with vmap(f, axis_name=...) or "
+                        "a pf.shard_map's mesh axes; a collective over an outer vmap's name "
+                        "inside an inner vmap that uses its own collectives is not supported)")
+    return run
+
+
+def axis_size(axis_name: Any) -> int:
+    """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
+    return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
+
+
+def _reduce_tree(what: str, x: Any, axis_name: Any, op: str) -> Any:
+    from .sharding import all_reduce  # (above lax: imported when used)
+    leaves, tree = tree_flatten(x)
+    out = []
+    for v in leaves:
+        if isinstance(v, Tensor):
+            _run(what, axis_name)
+            out.append(all_reduce(v, axis_name, op))
+        elif isinstance(v, int | float | np.number | np.ndarray):  # the same on every example
+            n = axis_size(axis_name)
+            out.append(v * n if op == "sum" else v)
+        else:
+            raise TypeError(f"{what}: leaves are arrays or numbers, got {type(v).__name__}")
+    return tree_unflatten(tree, out)
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.psum``: the sum of ``x`` (a pytree) over the examples of the
+    named axis, every example getting it; a Python number is multiplied by
+    the axis size (``psum(1, 'i')`` is the size)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum(axis_index_groups=...) is not supported")
+    return _reduce_tree("psum", x, axis_name, "sum")
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmean``: the mean over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmean(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmean", x, axis_name, "mean")
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmax``: the maximum over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmax(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmax", x, axis_name, "max")
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``jax.lax.pmin``: the minimum over the named axis."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("pmin(axis_index_groups=...) is not supported")
+    return _reduce_tree("pmin", x, axis_name, "min")
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
+               tiled: bool = False) -> Any:
+    """``jax.lax.all_gather``: every example gets all examples' ``x`` stacked
+    along a new ``axis`` (concatenated along ``axis`` if ``tiled``)."""
+    from .sharding import all_gather as gather  # (above lax: imported when used)
+    if axis_index_groups is not None:
+        raise NotImplementedError("all_gather(axis_index_groups=...) is not supported")
+    _run("all_gather", axis_name)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [gather(v, axis_name, dim=axis, tiled=tiled) for v in leaves])
+
+
+def psum_scatter(x: Tensor, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Any = None, tiled: bool = False) -> Tensor:
+    """``jax.lax.psum_scatter``: the sum over the named axis, example i
+    keeping block i of ``scatter_dimension``."""
+    from .sharding import reduce_scatter  # (above lax: imported when used)
+    if axis_index_groups is not None:
+        raise NotImplementedError("psum_scatter(axis_index_groups=...) is not supported")
+    _run("psum_scatter", axis_name)
+    return reduce_scatter(x, axis_name, dim=scatter_dimension, tiled=tiled)
+
+
+def ppermute(x: Tensor, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Tensor:
+    """``jax.lax.ppermute``: example ``dst`` gets ``x`` of example ``src`` for
+    each pair of ``perm``; an example nobody sends to gets zeros."""
+    from .sharding import ppermute as permute_  # (above lax: imported when used)
+    _run("ppermute", axis_name)
+    return permute_(x, axis_name, perm)
+
+
+def all_to_all(x: Tensor, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Tensor:
+    """``jax.lax.all_to_all`` (``tiled=True`` only): blocks of ``split_axis``
+    exchanged, concatenated along ``concat_axis`` in example order."""
+    from .sharding import all_to_all as exchange  # (above lax: imported when used)
+    if axis_index_groups is not None or not tiled:
+        raise NotImplementedError("all_to_all: only tiled=True without axis_index_groups is "
+                                  "supported")
+    _run("all_to_all", axis_name)
+    return exchange(x, axis_name, split_axis, concat_axis)
+
+
+def axis_index(axis_name: Any) -> Tensor:
+    """``jax.lax.axis_index``: this example's (device's) index along the named
+    axis, an int32 scalar."""
+    from .sharding import axis_index as index  # (above lax: imported when used)
+    _run("axis_index", axis_name)
+    return creation.tensor(index(axis_name), dtype=int32)
+

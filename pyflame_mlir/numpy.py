@@ -36,8 +36,11 @@ from . import composites, composites2, composites3, creation, indexing, ops, red
 from . import linalg as _pf_linalg
 from .composites import tensordot as _pf_tensordot
 from .core import Tensor
-from .dialects.dtypes import DType, bool_, float32, int32, int64
+from .dialects.dtypes import DType, bool_, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
+from .jax_config import config as _config
+from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
+from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
 from .lax import pad as lax_pad
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
@@ -51,12 +54,15 @@ _CANONICAL_DT = {"float64": float32, "int64": int32}
 
 
 def _dt(dtype: Any) -> DType | None:
-    """A user's dtype as JAX takes it without 64-bit mode: ``float``,
-    ``int``, float64 and int64 become float32 and int32."""
+    """A user's dtype as JAX takes it: without 64-bit mode ``float``,
+    ``int``, float64 and int64 become float32 and int32; with it (``pf.config.
+    update("jax_enable_x64", True)``) they are float64 and int64."""
     if dtype is None:
         return None
+    if dtype is float or dtype is int:
+        return _F() if dtype is float else _I()
     d = to_dtype(dtype)
-    return _CANONICAL_DT.get(d.name, d)
+    return d if _config.jax_enable_x64 else _CANONICAL_DT.get(d.name, d)
 
 
 def _weak(v: Any, like: Tensor) -> Tensor:
@@ -69,9 +75,9 @@ def _weak(v: Any, like: Tensor) -> Tensor:
     if isinstance(v, bool):
         return asarray(v)
     if isinstance(v, int):
-        return asarray(v, like.dtype if like.dtype is not bool_ else int32)
+        return asarray(v, like.dtype if like.dtype is not bool_ else _I())
     if isinstance(v, float):
-        return asarray(v, like.dtype if like.dtype.is_floating_point else float32)
+        return asarray(v, like.dtype if like.dtype.is_floating_point else _F())
     return asarray(v)
 
 
@@ -86,7 +92,7 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     arr = np.asarray(a)
     if dtype is not None:
         arr = arr.astype(_dt(dtype).np)
-    elif arr.dtype in _CANONICAL:
+    elif arr.dtype in _CANONICAL and not _config.jax_enable_x64:
         arr = arr.astype(_CANONICAL[arr.dtype])
     if arr.dtype == np.uint32:
         raise TypeError("pf.numpy: uint32 data has no pyflame dtype")
@@ -106,11 +112,11 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def zeros(shape: Any, dtype: Any = None) -> Tensor:
-    return creation.zeros(list(_shape(shape)), dtype=_dt(dtype) or float32)
+    return creation.zeros(list(_shape(shape)), dtype=_dt(dtype) or _F())
 
 
 def ones(shape: Any, dtype: Any = None) -> Tensor:
-    return creation.ones(list(_shape(shape)), dtype=_dt(dtype) or float32)
+    return creation.ones(list(_shape(shape)), dtype=_dt(dtype) or _F())
 
 
 def empty(shape: Any, dtype: Any = None) -> Tensor:
@@ -143,7 +149,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     """numpy's arange: int32 for integer arguments, float32 otherwise."""
     args = [v for v in (start, stop, step) if v is not None]
     if dtype is None:
-        dtype = int32 if all(isinstance(v, int | np.integer) for v in args) else float32
+        dtype = _I() if all(isinstance(v, int | np.integer) for v in args) else _F()
     if stop is None:
         start, stop = 0, start
     return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
@@ -156,12 +162,12 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    out = Tensor._leaf(values.astype((_dt(dtype) or float32).np))
+    out = Tensor._leaf(values.astype((_dt(dtype) or _F()).np))
     return (out, step) if retstep else out
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
-    return Tensor._leaf(np.eye(N, M, k, dtype=(_dt(dtype) or float32).np))
+    return Tensor._leaf(np.eye(N, M, k, dtype=(_dt(dtype) or _F()).np))
 
 
 def identity(n: int, dtype: Any = None) -> Tensor:
@@ -197,7 +203,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     _no_out(out)
     t = _t(a)
     if not t.dtype.is_floating_point:
-        t = t.to(float32)
+        t = _inexact(t)
     if dtype is not None:
         t = t.to(_dt(dtype))
     if where is None:
@@ -255,7 +261,7 @@ def _moments(name: str) -> Any:
             raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
         t = _t(a)
         if not t.dtype.is_floating_point:
-            t = t.to(float32)
+            t = _inexact(t)
         if dtype is not None:
             t = t.to(_dt(dtype))
         c = ddof if correction is None else correction
@@ -280,7 +286,7 @@ def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
     r = ops.argmax(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
-    return r.to(int32)
+    return r.to(_I())
 
 
 def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
@@ -290,7 +296,7 @@ def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
     r = ops.argmin(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
-    return r.to(int32)
+    return r.to(_I())
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -308,7 +314,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     _no_out(out)
     t = _t(a)
     if not t.dtype.is_floating_point:
-        t = t.to(float32)
+        t = _inexact(t)
     if axis is not None and not isinstance(axis, int | np.integer):
         raise NotImplementedError("pf.numpy.quantile: axis must be an int or None")
     qt = q if isinstance(q, float | int) else _t(q).to(t.dtype)
@@ -328,7 +334,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             keepdims: bool = False) -> Any:
     t = _t(a)
     if not t.dtype.is_floating_point:
-        t = t.to(float32)
+        t = _inexact(t)
     if weights is None:
         avg = mean(t, axis, keepdims=keepdims)
         total = ops.broadcast_to(_t(math.prod(t.shape[i] for i in _axis(t, axis))).to(t.dtype),
@@ -362,7 +368,7 @@ def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
         if t.dtype.name == "uint8":
             raise NotImplementedError(f"pf.numpy.{what} of uint8 data: JAX's result is "
                                       "uint32, which pyflame has not (pass dtype=)")
-        return int32
+        return _I()
     return t.dtype
 
 
@@ -391,21 +397,25 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
 def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
             stable: bool = True, descending: bool = False) -> Tensor:
     t, ax = _flat_or(_t(a), axis)
-    return reductions.sort(t, ax, descending, stable=True).indices.to(int32)
+    return reductions.sort(t, ax, descending, stable=True).indices.to(_I())
 
 
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Tensor, ...]:
     if size is not None:
         raise NotImplementedError("pf.numpy.nonzero(size=...) is not supported")
-    return tuple(i.to(int32) for i in indexing.nonzero(_t(a), as_tuple=True))
+    return tuple(i.to(_I()) for i in indexing.nonzero(_t(a), as_tuple=True))
 
 
 # ---- indexing and shapes: numpy's ----
 
 def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
-         mode: Any = None) -> Tensor:
-    """numpy's take; ``mode`` 'clip' or 'wrap' as numpy; an index out of
-    range under JAX's default 'fill' (NaN there) raises here."""
+         mode: Any = None, unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Tensor:
+    """numpy's take with JAX's modes: ``'fill'`` (the default) gives
+    ``fill_value`` (NaN, the integer minimum, True) for an index out of
+    range (negative ones count from the end); ``'clip'`` and ``'wrap'`` as
+    numpy's."""
+    del unique_indices, indices_are_sorted  # (hints: the result is the same)
     _no_out(out)
     t, ax = _flat_or(_t(a), axis)
     idx = _t(indices)
@@ -414,22 +424,37 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
         idx = clip(idx, 0, n - 1)
     elif mode == "wrap":
         idx = ops.remainder(idx, n)
-    elif mode not in (None, "fill", "promise_in_bounds"):
-        raise ValueError(f"Invalid mode {mode!r} for take")
+    elif mode in (None, "fill", "promise_in_bounds"):
+        return t.at[(slice(None),) * ax + (idx,)].get(
+            mode="clip" if mode == "promise_in_bounds" else "fill", fill_value=fill_value)
     else:
-        v = idx.numpy()
-        if np.any((v < -n) | (v >= n)):
-            raise NotImplementedError(f"pf.numpy.take: index out of range for axis of size {n} "
-                                      "(JAX's mode='fill' gives NaN there; pass mode='clip')")
-        idx = ops.where(idx < 0, idx + n, idx)
+        raise ValueError(f"Invalid mode {mode!r} for take")
     flat = ops.reshape(idx, (-1,)) if idx.ndim != 1 else idx
     out = indexing.index_select(t, ax, flat)
     return ops.reshape(out, (*t.shape[:ax], *idx.shape, *t.shape[ax + 1:]))
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None) -> Tensor:
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Tensor:
+    """numpy's take_along_axis with JAX's modes: ``'fill'`` (the default)
+    gives ``fill_value`` (NaN, the integer minimum, True) for an index out of
+    range, ``'clip'`` clamps (negative indices count from the end in both)."""
     t, ax = _flat_or(_t(arr), axis)
-    return indexing.take_along_dim(t, _t(indices), ax)
+    idx = _t(indices)
+    if mode not in (None, "fill", "clip", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode {mode!r} for take_along_axis")
+    n = t.shape[ax]
+    idx = ops.where(idx < 0, idx + n, idx)
+    if mode in ("clip", "promise_in_bounds"):
+        return indexing.take_along_dim(t, clip(idx, 0, builtins.max(n - 1, 0)), ax)
+    inside = ops.logical_and(idx >= 0, idx < n)
+    if fill_value is None:
+        fill_value = nan if t.dtype.is_floating_point else (
+            True if t.dtype is bool_ else int(np.iinfo(t.dtype.np).min))
+    slot_shape = list(t.shape)
+    slot_shape[ax] = 1
+    padded = ops.cat([t, creation.full(slot_shape, fill_value, dtype=t.dtype)], ax)
+    return indexing.take_along_dim(padded, ops.where(inside, idx, asarray(n, idx.dtype)), ax)
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Tensor:
@@ -762,11 +787,18 @@ def _no_out(out: Any) -> None:
 
 def _i32(t: Tensor) -> Tensor:
     """JAX's int32 index results (torch's are int64)."""
-    return t.to(int32) if t.dtype is int64 else t
+    return t.to(_I()) if t.dtype is int64 else t
+
+
+def _inexact_dtype(d: DType) -> DType:
+    """JAX's float for integer or bool data: float32, and float64 for int64
+    data with ``jax_enable_x64`` (``jnp.sin(int32)`` is float32 in both modes)."""
+    return d if d.is_floating_point else \
+        (float64 if d is int64 and _config.jax_enable_x64 else float32)
 
 
 def _inexact(t: Tensor) -> Tensor:
-    return t if t.dtype.is_floating_point else t.to(float32)
+    return t if t.dtype.is_floating_point else t.to(_inexact_dtype(t.dtype))
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
@@ -829,9 +861,9 @@ def equal(x1: Any, x2: Any) -> Tensor:
 
 
 def float_power(x1: Any, x2: Any) -> Tensor:
-    """``x1 ** x2`` in float32 (JAX's widest float without 64-bit mode;
-    torch's is float64)."""
-    return ops.pow(_t(x1).to(float32), _t(x2).to(float32))
+    """``x1 ** x2`` in JAX's inexact dtype of the operands (float32 for
+    integers; torch's is float64)."""
+    return ops.pow(_inexact(_t(x1)), _inexact(_t(x2)))
 
 
 def heaviside(x1: Any, x2: Any) -> Tensor:
@@ -862,7 +894,7 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tens
         raise NotImplementedError("pf.numpy.argwhere(size=...) is not supported")
     t = _t(a)
     if t.ndim == 0:  # numpy's: one empty row when the scalar is nonzero
-        return Tensor._leaf(np.zeros((int(bool(t.item())), 0), np.int32))
+        return Tensor._leaf(np.zeros((int(bool(t.item())), 0), _I().np))
     return _i32(indexing.argwhere(t))
 
 
@@ -890,7 +922,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
         length = builtins.max(top, int(minlength))
     idx = ops.maximum(t, asarray(0, t.dtype))
     keep = idx < length
-    w = ones(t.shape, int32) if weights is None else _t(weights)
+    w = ones(t.shape, _I()) if weights is None else _t(weights)
     w = ops.where(keep, w, asarray(0, w.dtype))
     idx = ops.where(keep, idx, asarray(0, t.dtype)).to(int64)
     return indexing.index_add(zeros((int(length),), w.dtype), 0, idx, w)
@@ -906,8 +938,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if sorter is not None:
         s = take(s, sorter)
     vv = _t(v)
-    return _i32(composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
-                                        side=side))
+    return composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
+                                   side=side).to(int32)  # (JAX's, in both modes)
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
@@ -1058,13 +1090,13 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
     """numpy's ``tril_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
     r, c = np.tril_indices(int(n), int(k), None if m is None else int(m))
-    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+    return Tensor._leaf(r.astype(_I().np)), Tensor._leaf(c.astype(_I().np))
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tensor]:
     """numpy's ``triu_indices(n, k=0, m=n)``: a pair of int32 index arrays."""
     r, c = np.triu_indices(int(n), int(k), None if m is None else int(m))
-    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+    return Tensor._leaf(r.astype(_I().np)), Tensor._leaf(c.astype(_I().np))
 
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
@@ -1136,9 +1168,9 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
             vals = ops.where(valid, vals, _t(fill_value).to(vals.dtype))
     out: list[Tensor] = [vals]
     if return_index:
-        out.append(Tensor._leaf(perm[ind].astype(np.int32)))
+        out.append(Tensor._leaf(perm[ind].astype(_I().np)))
     if return_inverse:
-        inv = np.zeros(aux.size, np.int32)
+        inv = np.zeros(aux.size, _I().np)
         inv[perm] = np.cumsum(mask) - 1
         out.append(Tensor._leaf(inv.reshape(t.shape)))
     if return_counts:
@@ -1147,7 +1179,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         else:
             idx = np.pad(first[:size + 1], (0, builtins.max(size + 1 - first.size, 0)))
             idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
-        out.append(Tensor._leaf(np.diff(idx).astype(np.int32)))
+        out.append(Tensor._leaf(np.diff(idx).astype(_I().np)))
     return vals if len(out) == 1 else tuple(out)
 
 
@@ -1400,7 +1432,7 @@ def lexsort(keys: Any, axis: int = -1) -> Tensor:
     for k in ks[1:]:
         order = argsort(take_along_axis(k, idx, ax), axis=ax).to(int64)
         idx = take_along_axis(idx, order, ax)
-    return idx.to(int32)
+    return idx.to(_I())
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
@@ -1520,7 +1552,7 @@ def fabs(x: Any, /) -> Tensor:
 
 def rint(x: Any, /) -> Tensor:
     t = _t(x)
-    return ops.round(t) if t.dtype.is_floating_point else t.to(float32)
+    return ops.round(t) if t.dtype.is_floating_point else _inexact(t)
 
 
 def modf(x: Any, /, out: Any = None) -> tuple[Tensor, Tensor]:
@@ -1555,12 +1587,12 @@ def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     if axis != 0:
         raise NotImplementedError("pf.numpy.geomspace(axis=...) is not supported")
     return Tensor._leaf(np.geomspace(start, stop, num, endpoint=endpoint)
-                        .astype((_dt(dtype) or float32).np))
+                        .astype((_dt(dtype) or _F()).np))
 
 
 def _window(name: str) -> Any:
     def f(M: int) -> Tensor:  # noqa: N803
-        return Tensor._leaf(getattr(np, name)(int(M)).astype(np.float32))
+        return Tensor._leaf(getattr(np, name)(int(M)).astype(_F().np))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy's ``{name}`` window (float32)."
     return f
@@ -1571,7 +1603,7 @@ bartlett, blackman, hamming, hanning = (_window(n) for n in
 
 
 def kaiser(M: int, beta: float) -> Tensor:  # noqa: N803
-    return Tensor._leaf(np.kaiser(int(M), float(beta)).astype(np.float32))
+    return Tensor._leaf(np.kaiser(int(M), float(beta)).astype(_F().np))
 
 
 def isscalar(element: Any) -> bool:
@@ -1611,14 +1643,14 @@ def result_type(*args: Any) -> DType:
         else:
             strong.append(_canonical(a))
     if not strong:
-        return float32 if weak_float else (int32 if weak_int else bool_)
+        return _F() if weak_float else (_I() if weak_int else bool_)
     out = strong[0]
     for d in strong[1:]:
         out = promote_types(out, d)
     if weak_float and not out.is_floating_point:
-        return float32
+        return _F()
     if weak_int and out is bool_:
-        return int32
+        return _I()
     return out
 
 
@@ -1789,7 +1821,6 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
 # ---- more of numpy's names (JAX's conventions) ----
 
 euler_gamma = 0.5772156649015329
-float_, int_ = float32, int32  # (JAX's without 64-bit mode)
 # numpy's abstract scalar types, for issubdtype(x.dtype, pf.numpy.floating)
 generic, number, inexact, floating, integer = np.generic, np.number, np.inexact, np.floating, \
     np.integer
@@ -1837,11 +1868,11 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got shape "
                          f"{list(b.shape)}")
     if b.shape[0] == 0:
-        return zeros(xt.shape, int32)
+        return zeros(xt.shape, _I())
     side = "left" if right else "right"
     up = searchsorted(b, xt, side=side)
     down = b.shape[0] - searchsorted(flip(b), xt, side=side)
-    return ops.where(ops.ge(b[-1], b[0]), up, down).to(int32)
+    return ops.where(ops.ge(b[-1], b[0]), up, down).to(_I())
 
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
@@ -1870,9 +1901,9 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         strides = np.cumprod((1,) + dims[1:][::-1])[::-1]
     else:
         raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
-    out = zeros((), int32)
+    out = zeros((), _I())
     for i, s in zip(idx, strides):
-        out = out + i.to(int32) * int(s)
+        out = out + i.to(_I()) * int(s)
     return out
 
 
@@ -1966,7 +1997,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Tensor:
     proxy = np.ones(t.shape, np.float32)
     np.put_along_axis(proxy, host.astype(np.int64), 0.0, axis=-1)
     top = np.argsort(-proxy, axis=-1, kind="stable")[..., :n - kth - 1]
-    out = Tensor._leaf(np.concatenate([host, top.astype(np.int32)], -1))
+    out = Tensor._leaf(np.concatenate([host, top.astype(_I().np)], -1))
     return swapaxes(out, -1, axis)
 
 
@@ -2087,8 +2118,8 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
     if not return_indices:
         return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
     vals, i1, i2 = out
-    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(np.int32)),
-            Tensor._leaf(i2.astype(np.int32)))
+    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(_I().np)),
+            Tensor._leaf(i2.astype(_I().np)))
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
@@ -2121,7 +2152,7 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
         inside = ops.logical_and(inside, ops.logical_and(idx >= 1, idx <= k - 1))
         flat = flat * (k - 1) + clip(idx - 1, 0, k - 2).to(int64)
     sizes = [e.shape[0] - 1 for e in edges]
-    w = ones((n,), int32) if weights is None else _t(weights).to(s.dtype)
+    w = ones((n,), _I()) if weights is None else _t(weights).to(s.dtype)
     w = ops.where(inside, w, asarray(0, w.dtype))
     counts = indexing.index_add(zeros((math.prod(sizes),), w.dtype), 0, flat, w)
     hist = ops.reshape(counts, tuple(sizes))
@@ -2170,7 +2201,7 @@ def ix_(*args: Any) -> tuple[Tensor, ...]:
             raise ValueError(f"Cross index must be 1 dimensional, got {t.ndim}")
         view = [1] * len(ts)
         view[i] = t.shape[0]
-        out.append(ops.reshape(t.to(int32) if t.dtype is int64 else t, tuple(view)))
+        out.append(ops.reshape(t.to(_I()) if t.dtype is int64 else t, tuple(view)))
     return tuple(out)
 
 
@@ -2306,7 +2337,7 @@ def iscomplex(x: Any) -> Tensor:
 
 def fromfunction(function: Any, shape: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
     """``function`` of the index grids (float32 by default, as JAX)."""
-    grids = indices(_shape(shape), dtype=_dt(dtype) or float32)
+    grids = indices(_shape(shape), dtype=_dt(dtype) or _F())
     return function(*(grids[i] for i in builtins.range(len(_shape(shape)))), **kwargs)
 
 
@@ -2365,7 +2396,7 @@ def mask_indices(n: int, mask_func: Any, k: int = 0, *, size: int | None = None
         raise NotImplementedError("pf.numpy.mask_indices(size=...) is not supported")
     m = _t(mask_func(ones((int(n), int(n)), int32), k)).numpy() != 0
     r, c = np.nonzero(m)
-    return Tensor._leaf(r.astype(np.int32)), Tensor._leaf(c.astype(np.int32))
+    return Tensor._leaf(r.astype(_I().np)), Tensor._leaf(c.astype(_I().np))
 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Tensor:
@@ -2420,7 +2451,7 @@ def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     """``base ** linspace(start, stop, num, endpoint)`` in float32 (numpy's
     argument order: torch's has ``base`` where numpy has ``endpoint``)."""
     exps = linspace(start, stop, num, endpoint, axis=axis)
-    out = ops.pow(full((), base, float32), exps)
+    out = ops.pow(full((), base, _F()), exps)
     return out if dtype is None else out.to(_dt(dtype))
 
 
@@ -2472,7 +2503,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
     t = _t(x)
     if not t.dtype.is_floating_point:
-        t = t.to(float32)
+        t = _inexact(t)
     if ord is None:
         return ops.sqrt(sum(t * t, axis, keepdims=keepdims))
     axes = _axis(t, axis)
@@ -2638,12 +2669,40 @@ SHARED_WITH_PF = frozenset("""
 """.split())
 
 
+# the shared functions whose integer operands become floats: int64 ones become
+# float64 with jax_enable_x64 (pf's, torch's, make float32 of any integer)
+_INEXACT_SHARED = frozenset("""
+    acos acosh arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin asinh atan atan2
+    atanh cos cosh deg2rad divide exp exp2 expm1 hypot i0 log log10 log1p log2 logaddexp
+    logaddexp2 rad2deg sin sinc sinh sqrt tan tanh trapezoid true_divide
+""".split())
+
+
+def _x64_inexact(f: Any) -> Any:
+    """``f`` on JAX's x64 inexact operands: int64 tensors as float64, and
+    Python numbers as float64 when no tensor is given."""
+    def g(*args: Any, **kwargs: Any) -> Any:
+        if not _config.jax_enable_x64:
+            return f(*args, **kwargs)
+        tensors = any(isinstance(a, Tensor) for a in args)
+        args = tuple(a.to(float64) if isinstance(a, Tensor) and a.dtype is int64
+                     else asarray(a, float64) if not tensors and isinstance(a, int | float)
+                     and not isinstance(a, bool) else a for a in args)
+        return f(*args, **kwargs)
+    g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
+    g.__doc__ = f.__doc__
+    return g
+
+
 def __getattr__(name: str) -> Any:
     """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
     looked up on the package when asked (not imported: the package sits
     above); any other name is not implemented here."""
     if name in SHARED_WITH_PF:
-        return getattr(sys.modules[__package__], name)
+        f = getattr(sys.modules[__package__], name)
+        return _x64_inexact(f) if name in _INEXACT_SHARED else f
+    if name in ("float_", "int_"):  # the defaults: float32/int32, float64/int64 with x64
+        return _F() if name == "float_" else _I()
     hint = " (pf's has torch's semantics, not checked against numpy's)" \
         if hasattr(sys.modules[__package__], name) else ""
     raise AttributeError(f"pf.numpy has no attribute {name!r} (pf.numpy.{name} is not "

@@ -27,6 +27,8 @@ stale draw is replayed); under ``vmap`` over keys ``f`` runs per example.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -38,6 +40,7 @@ from .core import Tensor
 from .dialects.dtypes import DType, float32, int32
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import index_select
+from .jax_config import config as _config
 from .vmap import ConcretizationError, MappedLoopError
 
 __all__ = ["PRNGKey", "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
@@ -1227,3 +1230,50 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
             remainder = (remainder - cnt).astype(_F32)
             counts.append(cnt)
     return Tensor._leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
+
+
+# ---- jax_enable_x64: JAX's draws then depend on 64-bit defaults ----
+
+_KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone")
+_NARROW = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32),
+           np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _x64_guarded(name: str, f: Any) -> Any:
+    """``f`` raising under ``jax_enable_x64`` unless given a 32-bit (or narrower)
+    ``dtype``: JAX then draws 64-bit words for its float64/int64 defaults (and
+    for weakly typed float parameters), values pyflame does not produce."""
+    params = inspect.signature(f).parameters
+
+    @functools.wraps(f)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _config.jax_enable_x64 and not _INSIDE[0]:  # (a sampler's own draws pass)
+            dtype = kwargs.get("dtype")
+            if dtype is None and "dtype" in params:
+                pos = list(params).index("dtype")
+                dtype = args[pos] if pos < len(args) else None
+            narrow = dtype is not None and \
+                np.dtype(getattr(to_dtype(dtype), "np", np.float64)) in _NARROW
+            if not narrow:
+                raise NotImplementedError(
+                    f"pf.random.{name} under jax_enable_x64: JAX draws 64-bit values "
+                    "there (its default dtypes are float64/int64); pyflame draws JAX's "
+                    "32-bit values only"
+                    + (": pass dtype=pf.numpy.float32 (or int32), which JAX draws alike in "
+                       "both modes" if "dtype" in params else
+                       ": draw it with jax_enable_x64 off"))
+        _INSIDE[0] += 1
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _INSIDE[0] -= 1
+    return guarded
+
+
+_INSIDE = [0]
+
+
+for _name in __all__:
+    if _name not in _KEYS_ONLY:
+        globals()[_name] = _x64_guarded(_name, globals()[_name])
+

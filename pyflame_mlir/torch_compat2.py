@@ -282,7 +282,7 @@ def while_loop(cond_fn: Callable[..., Any], body_fn: Callable[..., Any],
                carried_inputs: Sequence[Any]) -> Any:
     """``torch.while_loop``: the carry is a tuple unpacked into both functions."""
     carried = tuple(carried_inputs)
-    out = lax.while_loop(lambda c: cond_fn(*c), lambda c: tuple(body_fn(*c)), carried)
+    out = lax.python_while_loop(lambda c: cond_fn(*c), lambda c: tuple(body_fn(*c)), carried)
     return tuple(out)
 
 

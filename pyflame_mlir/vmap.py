@@ -14,6 +14,14 @@ or follows a custom rule (``lax.stop_gradient``, ``no_grad``, a
 one traced body: then ``f`` runs once per example and the results are
 stacked (exact values and derivatives; slower than the batched body).
 
+With ``axis_name``, collectives inside ``f`` (``lax.psum``, ``pmean``,
+``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``, ``ppermute``,
+``axis_index``) see every example: then ``f`` runs once per example, all
+examples in lockstep (as ``shard_map``'s devices), each collective combining
+the examples' values (JAX's batched semantics, exact values and derivatives;
+slower than one traced body). A collective over an outer ``vmap``'s name
+inside an inner ``vmap`` runs the inner one per example too.
+
 Looking at a value that depends on a mapped argument inside ``f``
 (``.item()``, ``.numpy()``, Python control flow on it) raises: the trace
 runs once, for all examples. Random tensors created inside ``f`` are drawn
@@ -22,6 +30,7 @@ once per call and shared by every example (PyTorch's ``randomness="same"``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,6 +69,30 @@ class MappedLoopError(ConcretizationError):
     """A ``lax.while_loop`` predicate or ``fori_loop`` bound depends on a
     mapped argument: ``vmap`` then runs the function per example (JAX runs
     each example's loop until it ends)."""
+
+
+class CollectiveInTrace(MappedLoopError):
+    """A collective (``lax.psum``, ...) over ``axis_name`` was called while a
+    ``vmap`` traced its function once for all examples: the ``vmap`` of that
+    name runs ``f`` per example in lockstep (by ``lockstep(example, calls, n,
+    axis_name)``, the collectives' runner: one result per call of
+    ``example``), any other one per example."""
+
+    def __init__(self, what: str, axis_name: Any, lockstep: Callable[..., list[Any]]):
+        super().__init__(f"{what} over axis {axis_name!r} inside a vmap's trace")
+        self.axis_name, self.lockstep = axis_name, lockstep
+
+
+_TRACES = threading.local()  # .depth: vmap traces under way in this thread
+
+
+def in_vmap_trace() -> bool:
+    """Whether this thread is tracing a ``vmap``'s function once for all examples."""
+    return getattr(_TRACES, "depth", 0) > 0
+
+
+def _names_of(axis_name: Any) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
 
 
 def _vmap_rule(shapes, dtypes, attrs) -> tuple[Spec, ...]:
@@ -207,7 +240,8 @@ def _moved_to_front(x: Tensor, ax: int) -> Tensor:
 
 def _per_example(f: Callable, leaves: list[Any], treedef: Any,
                  mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any,
-                 out_ax: list[int] | None = None) -> Any:
+                 out_ax: list[int] | None = None, axis_name: Any = None,
+                 lockstep: Callable[..., list[Any]] | None = None) -> Any:
     """``f`` called on each example and the results stacked: how ``vmap`` maps
     a function whose traced body cannot carry its meaning (it computes from a
     mapped argument a value that differentiation must stop at or differentiate
@@ -217,11 +251,20 @@ def _per_example(f: Callable, leaves: list[Any], treedef: Any,
     found (-1 where ``out_axes`` is None and the output is not mapped)."""
     per_leaf: list[list[Tensor]] = []
     out_tree = None
+    calls = []
     for i in range(n):
         call = list(leaves)
         for k, x, ax in mapped:
             call[k] = x.select(ax, i)
-        result = f(*tree_unflatten(treedef, call))
+        calls.append(call)
+    if lockstep is None:
+        results = [f(*tree_unflatten(treedef, call)) for call in calls]
+    else:  # every example at once, in lockstep: collectives combine them
+
+        def example(*call: Any) -> Any:
+            return f(*tree_unflatten(treedef, list(call)))
+        results = lockstep(example, calls, n, axis_name)
+    for i, result in enumerate(results):
         outs, tree = tree_flatten(result)
         if out_tree is None:
             out_tree, per_leaf = tree, [[] for _ in outs]
@@ -233,9 +276,8 @@ def _per_example(f: Callable, leaves: list[Any], treedef: Any,
                         raise TypeError(f"vmap: f returned a {type(o).__name__} leaf; its "
                                         "outputs must be tensors")
                     if ax is None:
-                        raise NotImplementedError(
-                            f"vmap: out_axes None (output leaf {k}) for a function that "
-                            "loops on a mapped value (run per example) is not supported")
+                        out_ax.append(-1)
+                        continue
                     if not -(o.ndim + 1) <= ax <= o.ndim:
                         raise ValueError(f"vmap out_axes {ax} is out of bounds for output "
                                          f"leaf {k} of rank {o.ndim}")
@@ -246,6 +288,12 @@ def _per_example(f: Callable, leaves: list[Any], treedef: Any,
         for k, o in enumerate(outs):
             per_leaf[k].append(o)
     assert out_ax is not None
+    for k, (ys, ax) in enumerate(zip(per_leaf, out_ax)):
+        if ax < 0 and any(y is not ys[0] for y in ys):  # (a collective's result is one
+            raise NotImplementedError(                   # tensor shared by all examples)
+                f"vmap: out_axes None for output leaf {k}, which this function (run per "
+                "example) computes per example: it must be one value for all examples "
+                "(a collective's result, or a value not computed from a mapped argument)")
     return tree_unflatten(out_tree, [ys[0] if ax < 0 else stack(ys, ax)
                                      for ys, ax in zip(per_leaf, out_ax)])
 
@@ -270,13 +318,15 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
     (an int, None, or a tree prefix of the arguments tuple) names the mapped
     axis of each argument (None: the same for every example; negative axes
     count from the end); ``out_axes`` where each output carries the batch
-    axis; ``axis_size`` the batch size when no argument is mapped. Not
-    supported: ``axis_name`` (collectives such as ``lax.psum`` over the mapped
-    axis) and ``spmd_axis_name``: they raise."""
-    if axis_name is not None or spmd_axis_name is not None:
-        raise NotImplementedError("vmap(axis_name=..., spmd_axis_name=...): collectives over "
-                                  "a vmapped axis (lax.psum, pmean, ...) are not supported; "
-                                  "reduce the vmap's output instead")
+    axis; ``axis_size`` the batch size when no argument is mapped;
+    ``axis_name`` names the mapped axis for the collectives inside ``f``
+    (``lax.psum(x, axis_name)``: the sum over the examples, every example
+    getting it). Not supported: ``spmd_axis_name`` (it raises)."""
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap(spmd_axis_name=...): pyflame's vmap does not shard "
+                                  "its batch over a mesh; use pf.shard_map")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise TypeError(f"vmap axis_name must be a string, got {axis_name!r}")
     if not isinstance(in_axes, int | tuple | list | dict) and in_axes is not None:
         raise TypeError(f"vmap in_axes must be an int, None, or a tuple of entries "
                         f"corresponding to the positional arguments, got {in_axes!r}")
@@ -290,7 +340,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
             def positional(*a: Any) -> Any:
                 return f(*a[:n_args], **dict(zip(names, a[n_args:])))
             return vmap(positional, (*per_arg, *([0] * len(names))), out_axes,
-                        axis_size=axis_size)(*args, *kwargs.values())
+                        axis_name=axis_name, axis_size=axis_size)(*args, *kwargs.values())
         leaves, treedef = tree_flatten(args)
         prefix = in_axes
         if isinstance(in_axes, list | tuple):
@@ -335,6 +385,11 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
             n = axis_size
         try:
             return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+        except CollectiveInTrace as e:
+            if axis_name is not None and axis_name in _names_of(e.axis_name):
+                return _per_example(f, leaves, treedef, mapped, n, out_axes,
+                                    axis_name=axis_name, lockstep=e.lockstep)
+            return _per_example(f, leaves, treedef, mapped, n, out_axes)
         except MappedLoopError:
             return _per_example(f, leaves, treedef, mapped, n, out_axes)
     return wrapped
@@ -355,6 +410,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                     "Python control flow on it); under vmap the function is traced "
                     "once for all examples, so its values are not available")
     REALIZE_GUARDS.append(guard)
+    _TRACES.depth = getattr(_TRACES, "depth", 0) + 1
     try:
         with tracing():
             first = _next_seq()  # ops recorded from here on are f's body
@@ -393,6 +449,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
     finally:
         CONFIG.eager = eager
         REALIZE_GUARDS.remove(guard)
+        _TRACES.depth -= 1
     axis_of = {id(p): ax for p, (_, _, ax) in zip(placeholders, mapped)}
     batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
     inputs, in_ax = [], []
@@ -453,6 +510,7 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
     basis of each output, forward mode one JVP over the basis of each input."""
     def wrapped(*args: Any):
         with tracing():
+            first = _next_seq()
             xs = _Args(args, argnums)
             result = f(*xs.call)
             out, aux = _split_aux(result) if has_aux else (result, None)
@@ -462,9 +520,9 @@ def _jacobian(f: Callable, argnums: int | Sequence[int], has_aux: bool, reverse:
                     raise TypeError(f"{'jacrev' if reverse else 'jacfwd'}: f returned a "
                                     f"{type(o).__name__} leaf; its outputs must be tensors")
             if reverse:
-                plan = _functional_plan(xs.flat, outs)
+                plan = _functional_plan(xs.flat, outs, first)
             else:
-                forward = _Forward(xs.flat, outs)  # through Functions' own jvp
+                forward = _Forward(xs.flat, outs, first)  # through Functions' own jvp
         flat = xs.flat
         # blocks[k][m]: d outs[k] / d flat[m], of shape outs[k].shape + flat[m].shape
         blocks: list[list[Tensor | None]] = [[None for _ in flat] for _ in outs]

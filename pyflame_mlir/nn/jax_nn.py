@@ -18,7 +18,7 @@ from ..composites import logaddexp
 from ..core import Tensor
 from ..creation import arange
 from ..dialects.dtypes import dtype as to_dtype
-from ..dialects.dtypes import float32
+from ..jax_config import default_float
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax",
@@ -28,7 +28,7 @@ __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swis
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, np.float32)
+    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, default_float().np)
                                                              if isinstance(x, float | list)
                                                              else x)
 
@@ -181,20 +181,40 @@ def _shifted(x: Tensor, axes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     return x - m, m
 
 
+def _mask(x: Tensor, where: Any) -> Tensor:
+    """JAX's ``where=`` of softmax/log_softmax: a bool mask broadcast to ``x``."""
+    w = _t(where)
+    return ops.broadcast_to(w if w.dtype.is_bool else ops.ne(w, 0), x.shape)
+
+
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
-    _no_where(where, "softmax")
+    """JAX's softmax; with ``where``, over the selected elements only (the
+    others are 0 and get no gradient)."""
     x = _t(x)
-    z, _ = _shifted(x, _axes(x, axis))
-    e = ops.exp(z)
-    return e / ops.sum(e, _axes(x, axis), keepdim=True)
+    axes = _axes(x, axis)
+    if where is None:
+        z, _ = _shifted(x, axes)
+        e = ops.exp(z)
+        return e / ops.sum(e, axes, keepdim=True)
+    w = _mask(x, where)
+    z, _ = _shifted(ops.where(w, x, -math.inf), axes)
+    e = ops.where(w, ops.exp(ops.where(w, z, 0.0)), 0.0)
+    return ops.where(w, e / ops.sum(e, axes, keepdim=True), 0.0)
 
 
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Tensor:
-    _no_where(where, "log_softmax")
+    """JAX's log_softmax; with ``where``, over the selected elements only (the
+    others are -inf and get no gradient)."""
     x = _t(x)
     axes = _axes(x, axis)
-    z, _ = _shifted(x, axes)
-    return z - ops.log(ops.sum(ops.exp(z), axes, keepdim=True))
+    if where is None:
+        z, _ = _shifted(x, axes)
+        return z - ops.log(ops.sum(ops.exp(z), axes, keepdim=True))
+    w = _mask(x, where)
+    z, _ = _shifted(ops.where(w, x, -math.inf), axes)
+    z = ops.where(w, z, 0.0)
+    total = ops.sum(ops.where(w, ops.exp(z), 0.0), axes, keepdim=True)
+    return ops.where(w, z - ops.log(total), -math.inf)
 
 
 def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
@@ -236,8 +256,9 @@ def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Tensor:
-    """``x``'s integers as one-hot vectors along a new ``axis`` (float32 by
-    default; an index outside ``[0, num_classes)`` gives a zero vector)."""
+    """``x``'s integers as one-hot vectors along a new ``axis`` (JAX's default
+    float by default: float32, float64 with x64; an index outside
+    ``[0, num_classes)`` gives a zero vector)."""
     t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
     out_ndim = t.ndim + 1
     axis %= out_ndim
@@ -245,4 +266,4 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> T
     shape[axis] = num_classes
     classes = ops.reshape(arange(num_classes, dtype=t.dtype), tuple(shape))
     hot = ops.eq(ops.unsqueeze(t, axis), classes)
-    return hot.to(float32 if dtype is None else to_dtype(dtype))
+    return hot.to(default_float() if dtype is None else to_dtype(dtype))

@@ -62,13 +62,15 @@ def test_the_original_is_kept() -> None:
     assert x.numpy()[0, 0] == X[0, 0] and y.numpy()[0, 0] == 0.0
 
 
-def test_scatter_keywords_are_hints_and_other_modes_are_refused() -> None:
+def test_scatter_keywords_are_hints_and_bad_modes_are_refused() -> None:
     x = pf.tensor(X)
     np.testing.assert_array_equal(
         x.at[np.array([0, 1])].add(1.0, indices_are_sorted=True, unique_indices=True).numpy(),
         x.at[np.array([0, 1])].add(1.0).numpy())
-    with pytest.raises(NotImplementedError, match="mode='drop'"):
-        x.at[np.array([5])].set(0.0, mode="drop")
+    np.testing.assert_array_equal(x.at[np.array([X.shape[0]])].set(0.0, mode="drop").numpy(),
+                                  X)  # (out-of-bounds modes: test_jax_at_bounds.py)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        x.at[0].set(0.0, mode="wrap")
     with pytest.raises(TypeError, match="unexpected keyword"):
         x.at[0].set(0.0, bogus=1)
 
