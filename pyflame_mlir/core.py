@@ -712,8 +712,24 @@ def _detached_alias(t: Tensor) -> Tensor:
 # ---- nodes ----
 
 _next_seq = itertools.count().__next__
+_new = object.__new__
 _SIG_IDS: dict[tuple, int] = {}  # interned node signatures (see OpNode.sig_id)
 _next_sig_id = itertools.count().__next__
+
+
+def _inputs_require_grad(inputs: Sequence[Tensor]) -> bool:
+    """An input requires grad (``requires_grad``, inlined: the recording hot path)."""
+    for t in inputs:
+        ag = t._ag
+        if ag is None or not ag.detached:
+            if ag is not None and ag.requires_grad:
+                return True
+            n = t._node or t._hist  # an OpNode is always true
+            if n is not None and n.rg and t.dtype.is_floating_point:
+                return True  # (an integer result, w > 0, never requires grad)
+        elif ag.requires_grad:  # a detached alias made a leaf
+            return True
+    return False
 
 
 class OpNode:
@@ -766,30 +782,11 @@ class OpNode:
         # grad is enabled and an input requires grad. Only a tensor with
         # autograd meta starts a graph that requires grad: until one was made,
         # no input can (a process that never uses autograd skips the loop).
-        if _AUTOGRAD_USED:
-            for t in inputs:
-                ag = t._ag
-                if ag is None or not ag.detached:
-                    if ag is not None and ag.requires_grad:
-                        break
-                    n = t._node or t._hist  # an OpNode is always true
-                    if n is not None and n.rg and t.dtype.is_floating_point:
-                        break  # (an integer result, w > 0, never requires grad)
-                elif ag.requires_grad:  # a detached alias made a leaf
-                    break
-            else:
-                self.rg = False
-                if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate
-                    self.trace = traceback.extract_stack()[:-3]
-                return
-        else:
-            self.rg = False
-            if CONFIG.anomaly and GRAD_MODE.trace_depth:
-                self.trace = traceback.extract_stack()[:-3]
-            return
-        self.rg = True
-        if CONFIG.anomaly:  # only what a backward goes through needs its stack
-            self.trace = traceback.extract_stack()[:-3]  # without the op's recording
+        self.rg = rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
+        if CONFIG.anomaly and (rg or GRAD_MODE.trace_depth):
+            # only what a backward goes through needs its stack (or what a
+            # transform may differentiate); without the op's recording frames
+            self.trace = traceback.extract_stack()[:-3]
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -880,9 +877,55 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
                 if len(op.memo) > _MEMO_LIMIT:
                     op.memo.clear()
                 op.memo[key] = (specs, node.sig_id)
-        else:
+        elif CONFIG.anomaly:  # (its stack is taken in OpNode.__init__)
             node = OpNode(op, inputs, attrs, hit[0])
             node._sig_id = hit[1]
+        else:  # the hot path: OpNode.__init__ and Tensor._promise, inlined
+            node = _new(OpNode)
+            node.op, node.inputs, node.attrs, node.specs, node._sig_id = \
+                op, inputs, attrs, hit[0], hit[1]
+            if len(inputs) == 2:
+                a, b = inputs
+                ca = a._cell
+                if ca is None:
+                    ca = a._cell = [None]
+                cb = b._cell  # read after a's: ``x * x`` has one cell
+                if cb is None:
+                    cb = b._cell = [None]
+                node.cells = (ca, cb)
+                node.seq = _next_seq()
+            elif len(inputs) == 1:
+                a = inputs[0]
+                ca = a._cell
+                if ca is None:
+                    ca = a._cell = [None]
+                node.cells = (ca,)
+                node.seq = _next_seq()
+            else:
+                node.cells = state_cells(inputs)
+                node.seq = _next_seq() if inputs else -1
+            node._sig = node.keep = None
+            node.freed = False
+            if GRAD_MODE.enabled:
+                node.nograd = False
+                node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
+            else:
+                node.nograd, node.rg = True, False
+            COUNTERS.ops_recorded += 1
+            _local.graph.ops_recorded += 1
+            if op.num_results == 1:
+                (shape, dt), = hit[0]
+                out = _new(Tensor)
+                out.shape, out.dtype, out._node, out._index, out._value, out._ag = \
+                    shape, dt, node, 0, None, None
+                out._hist = out._mut = out._view = out._cell = None
+                if CONFIG.eager:
+                    realize([out])
+                return out
+            outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(hit[0])]
+            if CONFIG.eager:
+                realize(outs)
+            return outs
     else:
         specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
         node = OpNode(op, inputs, attrs, specs)
