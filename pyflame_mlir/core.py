@@ -73,8 +73,27 @@ class Config:
 CONFIG = Config()
 
 
+# How many threads have grad mode disabled now: while none has, ``record``
+# knows grad is enabled without reading the thread-local flag.
+_GRAD_OFF = [0]
+_STATE_LOCK = threading.Lock()
+
+
 class _GradMode(threading.local):
     enabled: bool = True  # per thread, like PyTorch's grad mode
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "enabled":
+            super().__setattr__(name, value)
+            return
+        with _STATE_LOCK:  # (a thread that ends with grad disabled leaves the count up:
+            was = self.enabled  # record then reads the flag, as it would anyway)
+            value = bool(value)
+            super().__setattr__(name, value)
+            if was and not value:
+                _GRAD_OFF[0] += 1
+            elif value and not was:
+                _GRAD_OFF[0] -= 1
     # how many functional transforms (grad, vjp, jvp, jacrev...) are tracing a
     # function on this thread: while one is, a realized tensor keeps its history
     trace_depth: int = 0
@@ -192,15 +211,24 @@ def create_graph(name: str | None = None) -> Graph:
     return Graph(name)
 
 
+# How many ``reuse_graph`` blocks are open, over all threads: while none is,
+# every thread records into the default graph (``record`` counts there directly).
+_SCOPES = [0]
+
+
 @contextmanager
 def reuse_graph(g: Graph) -> Iterator[Graph]:
     """Record into ``g`` for the duration of the block (this thread only)."""
     prev = _local.graph
+    with _STATE_LOCK:
+        _SCOPES[0] += 1
     _local.graph = g
     try:
         yield g
     finally:
         _local.graph = prev
+        with _STATE_LOCK:
+            _SCOPES[0] -= 1
 
 
 @contextmanager
@@ -786,7 +814,8 @@ class OpNode:
         if CONFIG.anomaly and (rg or GRAD_MODE.trace_depth):
             # only what a backward goes through needs its stack (or what a
             # transform may differentiate); without the op's recording frames
-            self.trace = traceback.extract_stack()[:-3]
+            # (the op's function, record, _record_slow and this one)
+            self.trace = traceback.extract_stack()[:-4]
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -846,7 +875,10 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     (``OpDef.memo_attrs``) memoize their shape rule and interned signature per
     (shapes, dtypes, attributes): the rule is still the only source of truth.
     Constants hit by the identity of their ``DenseValue``, which
-    ``splat_value`` interns; a vjp by its traced function's key."""
+    ``splat_value`` interns; a vjp by its traced function's key.
+
+    A memo hit builds the node and its promise here (``OpNode.__init__`` and
+    ``Tensor._promise`` inlined: a frame each is a good part of an op's cost)."""
     for t in inputs:
         if t._view is not None:  # a view, or a tensor with views: see ``frozen``
             for x in inputs:
@@ -855,89 +887,95 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
             inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
             break
     memo_attrs = op.memo_attrs
-    if memo_attrs is not None:
-        if len(inputs) == 2:
-            a, b = inputs
-            key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
-        elif len(inputs) == 1:
-            a = inputs[0]
-            key = (a.shape, a.dtype)
-        else:
-            key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
-        if attrs:
-            key = (key, memo_attrs(attrs))
-        try:
-            hit = op.memo.get(key)
-        except TypeError:  # an unhashable attribute value (a list): no memo
-            hit, key = None, None
-        if hit is None:
-            specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-            node = OpNode(op, inputs, attrs, specs)
-            if key is not None:
-                if len(op.memo) > _MEMO_LIMIT:
-                    op.memo.clear()
-                op.memo[key] = (specs, node.sig_id)
-        elif CONFIG.anomaly:  # (its stack is taken in OpNode.__init__)
-            node = OpNode(op, inputs, attrs, hit[0])
-            node._sig_id = hit[1]
-        else:  # the hot path: OpNode.__init__ and Tensor._promise, inlined
-            node = _new(OpNode)
-            node.op, node.inputs, node.attrs, node.specs, node._sig_id = \
-                op, inputs, attrs, hit[0], hit[1]
-            if len(inputs) == 2:
-                a, b = inputs
-                ca = a._cell
-                if ca is None:
-                    ca = a._cell = [None]
-                cb = b._cell  # read after a's: ``x * x`` has one cell
-                if cb is None:
-                    cb = b._cell = [None]
-                node.cells = (ca, cb)
-                node.seq = _next_seq()
-            elif len(inputs) == 1:
-                a = inputs[0]
-                ca = a._cell
-                if ca is None:
-                    ca = a._cell = [None]
-                node.cells = (ca,)
-                node.seq = _next_seq()
-            else:
-                node.cells = state_cells(inputs)
-                node.seq = _next_seq() if inputs else -1
-            node._sig = node.keep = None
-            node.freed = False
-            if GRAD_MODE.enabled:
-                node.nograd = False
-                node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
-            else:
-                node.nograd, node.rg = True, False
-            COUNTERS.ops_recorded += 1
-            _local.graph.ops_recorded += 1
-            if op.num_results == 1:
-                (shape, dt), = hit[0]
-                out = _new(Tensor)
-                out.shape, out.dtype, out._node, out._index, out._value, out._ag = \
-                    shape, dt, node, 0, None, None
-                out._hist = out._mut = out._view = out._cell = None
-                if CONFIG.eager:
-                    realize([out])
-                return out
-            outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(hit[0])]
-            if CONFIG.eager:
-                realize(outs)
-            return outs
+    if memo_attrs is None:
+        return _record_slow(op, inputs, attrs, None)
+    n = len(inputs)
+    if n == 2:
+        a, b = inputs
+        key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
+    elif n == 1:
+        a = inputs[0]
+        key = (a.shape, a.dtype)
     else:
-        specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-        node = OpNode(op, inputs, attrs, specs)
+        key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
+    if attrs:
+        key = (key, memo_attrs(attrs))
+    try:
+        hit = op.memo.get(key)
+    except TypeError:  # an unhashable attribute value (a list): no memo
+        return _record_slow(op, inputs, attrs, None)
+    if hit is None or CONFIG.anomaly:  # (anomaly: OpNode.__init__ takes the stack)
+        return _record_slow(op, inputs, attrs, key)
+    specs, sid, shape, dt = hit
+    node = _new(OpNode)
+    node.op, node.inputs, node.attrs, node.specs, node._sig_id = op, inputs, attrs, specs, sid
+    # the state cells (``state_cells``) and the creation order (see OpNode.__init__)
+    if n == 2:
+        ca = a._cell
+        if ca is None:
+            ca = a._cell = [None]
+        cb = b._cell  # read after a's: ``x * x`` has one cell
+        if cb is None:
+            cb = b._cell = [None]
+        node.cells = (ca, cb)
+        node.seq = _next_seq()
+    elif n == 1:
+        ca = a._cell
+        if ca is None:
+            ca = a._cell = [None]
+        node.cells = (ca,)
+        node.seq = _next_seq()
+    else:
+        node.cells = state_cells(inputs)
+        node.seq = _next_seq() if inputs else -1
+    node._sig = node.keep = None
+    node.freed = False
+    if not _GRAD_OFF[0] or GRAD_MODE.enabled:
+        node.nograd = False
+        node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
+    else:
+        node.nograd, node.rg = True, False
+    COUNTERS.ops_recorded += 1
+    if _SCOPES[0]:
+        _local.graph.ops_recorded += 1
+    else:  # no thread records into a graph of its own: all go to the default one
+        GRAPH.ops_recorded += 1
+    if shape is None:  # several results
+        outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+        if CONFIG.eager:
+            realize(outs)
+        return outs
+    out = _new(Tensor)
+    out.shape, out.dtype, out._node, out._index, out._value, out._ag = \
+        shape, dt, node, 0, None, None
+    out._hist = out._mut = out._view = out._cell = None
+    if CONFIG.eager:
+        realize([out])
+    return out
+
+
+def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
+                 key: tuple | None) -> Tensor | list[Tensor]:
+    """``record`` past its memo: the shape rule runs (and fills the memo under
+    ``key``, unless None), ``OpNode.__init__`` builds the node."""
+    specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    node = OpNode(op, inputs, attrs, specs)
+    single = op.num_results == 1
+    if key is not None:
+        memo = op.memo
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        # (specs, signature id, and the result's shape and dtype: None for a list)
+        memo[key] = (specs, node.sig_id, *(specs[0] if single else (None, None)))
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
-    if op.num_results == 1:
-        (shape, dt), = node.specs
+    if single:
+        (shape, dt), = specs
         out = Tensor._promise(node, 0, shape, dt)
         if CONFIG.eager:
             realize([out])
         return out
-    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(node.specs)]
+    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
     if CONFIG.eager:
         realize(outs)
     return outs
