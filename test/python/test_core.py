@@ -13,6 +13,14 @@ import torch
 import pyflame_mlir as pf
 from pyflame_mlir import core
 
+
+@pytest.fixture(autouse=True)
+def _lazy(monkeypatch):
+    """These tests look at recorded nodes: lazy mode also under PYFLAME_EAGER=1
+    (eager mode runs the same record, then realizes)."""
+    monkeypatch.setattr(core.CONFIG, "eager", False)
+
+
 _FIELDS = ("op", "attrs", "specs", "nograd", "rg", "freed", "keep", "_sig_id")
 
 
