@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .dialects.data import DenseValue
-from .dialects.dtypes import INT, DType
+from .dialects.dtypes import FLOAT, INT, DType
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import OpDef, Spec
 
@@ -753,7 +753,7 @@ def _inputs_require_grad(inputs: Sequence[Tensor]) -> bool:
             if ag is not None and ag.requires_grad:
                 return True
             n = t._node or t._hist  # an OpNode is always true
-            if n is not None and n.rg and t.dtype.is_floating_point:
+            if n is not None and n.rg and t.dtype.category == FLOAT:
                 return True  # (an integer result, w > 0, never requires grad)
         elif ag.requires_grad:  # a detached alias made a leaf
             return True

@@ -38,6 +38,7 @@ from .core import (
 )
 from .dialects import OPS
 from .dialects.dtypes import (
+    FLOAT,
     INT,
     TORCH_TYPE_NAMES,
     DType,
@@ -200,8 +201,8 @@ def _floating(x: TensorLike) -> Tensor:
 
 def _unary(op: OpDef, float_only: bool) -> Callable[[TensorLike], Tensor]:
     def fn(x: TensorLike) -> Tensor:
-        if type(x) is Tensor and (not float_only or x.dtype.is_floating_point):
-            return record(op, (x,), {})
+        if type(x) is Tensor and (not float_only or x.dtype.category == FLOAT):
+            return record(op, (x,), {})  # (the category, not the property: the hot path)
         return record(op, (_floating(x) if float_only else as_tensor_arg(x),), {})
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} (records pyflame.{op.name})."
@@ -213,7 +214,7 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
         ta, tb = type(a), type(b)
         if ta is Tensor:
             if tb is Tensor and a.dtype is b.dtype and \
-                    (not to_float or a.dtype.is_floating_point):
+                    (not to_float or a.dtype.category == FLOAT):
                 return record(op, (a, b), {})  # no promotion needed: the common case
             if (tb is float or tb is int) and a.dtype.is_floating_point:
                 return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
