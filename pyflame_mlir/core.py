@@ -770,7 +770,9 @@ class OpNode:
                  "_sig", "_sig_id", "keep", "trace")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
-                 specs: tuple[Spec, ...]):
+                 specs: tuple[Spec, ...], frames: int = 3):
+        # ``frames``: the recording frames on top of the stack, this one included
+        # (anomaly detection's ``trace`` leaves them out)
         self.op = op
         self.inputs = inputs
         # ``state_cells``, inlined for one and two inputs: the hot path
@@ -814,8 +816,7 @@ class OpNode:
         if CONFIG.anomaly and (rg or GRAD_MODE.trace_depth):
             # only what a backward goes through needs its stack (or what a
             # transform may differentiate); without the op's recording frames
-            # (the op's function, record, _record_slow and this one)
-            self.trace = traceback.extract_stack()[:-4]
+            self.trace = traceback.extract_stack()[:-frames]
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -959,7 +960,7 @@ def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
     """``record`` past its memo: the shape rule runs (and fills the memo under
     ``key``, unless None), ``OpNode.__init__`` builds the node."""
     specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-    node = OpNode(op, inputs, attrs, specs)
+    node = OpNode(op, inputs, attrs, specs, 4)  # (the op's function, record, this, __init__)
     single = op.num_results == 1
     if key is not None:
         memo = op.memo
