@@ -766,8 +766,11 @@ class OpNode:
     topological order."""
 
     # ``trace``: the Python stack that recorded it, set only under anomaly detection
-    __slots__ = ("op", "inputs", "cells", "attrs", "specs", "seq", "nograd", "rg", "freed",
-                 "_sig", "_sig_id", "keep", "trace")
+    # ``_c0``/``_c1``: the state cells of the inputs (see ``cells``), without a
+    # tuple per node for one or two inputs (one object less per op to make,
+    # free and scan in the cyclic GC)
+    __slots__ = ("op", "inputs", "_c0", "_c1", "attrs", "specs", "seq", "nograd", "rg",
+                 "freed", "_sig", "_sig_id", "keep", "trace")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...], frames: int = 3):
@@ -775,24 +778,7 @@ class OpNode:
         # (anomaly detection's ``trace`` leaves them out)
         self.op = op
         self.inputs = inputs
-        # ``state_cells``, inlined for one and two inputs: the hot path
-        if len(inputs) == 2:
-            a, b = inputs
-            ca = a._cell
-            if ca is None:
-                ca = a._cell = [None]
-            cb = b._cell  # read after a's: ``x * x`` has one cell
-            if cb is None:
-                cb = b._cell = [None]
-            self.cells = (ca, cb)
-        elif len(inputs) == 1:
-            a = inputs[0]
-            ca = a._cell
-            if ca is None:
-                ca = a._cell = [None]
-            self.cells = (ca,)
-        else:
-            self.cells = state_cells(inputs)
+        self.cells = state_cells(inputs)
         self.attrs = attrs
         self.specs = specs
         # creation order is a topological order; ops without operands
@@ -817,6 +803,35 @@ class OpNode:
             # only what a backward goes through needs its stack (or what a
             # transform may differentiate); without the op's recording frames
             self.trace = traceback.extract_stack()[:-frames]
+
+    @property
+    def cells(self) -> tuple[StateCell, ...]:
+        """The state cells of the inputs (one per input), as ``state_cells``
+        made them when the node was recorded."""
+        c0 = self._c0
+        if type(c0) is list:
+            c1 = self._c1
+            return (c0,) if c1 is None else (c0, c1)
+        return () if c0 is None else c0
+
+    @cells.setter
+    def cells(self, cells: tuple[StateCell, ...]) -> None:
+        n = len(cells)
+        if n == 2:
+            self._c0, self._c1 = cells
+        elif n == 1:
+            self._c0, self._c1 = cells[0], None
+        else:  # (a tuple only for none or more than two)
+            self._c0, self._c1 = (tuple(cells) if n else None), None
+
+    def reads_older_state(self) -> bool:
+        """An input was modified in place after the node was recorded (the node
+        reads the state it replaced: ``inputs_as_read``)."""
+        c0 = self._c0
+        if type(c0) is list:
+            c1 = self._c1
+            return c0[0] is not None or (c1 is not None and c1[0] is not None)
+        return c0 is not None and any(c[0] is not None for c in c0)
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -918,13 +933,13 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         cb = b._cell  # read after a's: ``x * x`` has one cell
         if cb is None:
             cb = b._cell = [None]
-        node.cells = (ca, cb)
+        node._c0, node._c1 = ca, cb
         node.seq = _next_seq()
     elif n == 1:
         ca = a._cell
         if ca is None:
             ca = a._cell = [None]
-        node.cells = (ca,)
+        node._c0, node._c1 = ca, None
         node.seq = _next_seq()
     else:
         node.cells = state_cells(inputs)
@@ -1074,13 +1089,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         if m not in seen:
             seen[m] = None
             ins = m.inputs
-            if mutated:
-                cells = m.cells
-                for c in cells:
-                    if c[0] is not None:  # inputs_as_read, inlined
-                        ins = older[m] = [x if c[0] is None else c[0]
-                                          for x, c in zip(ins, cells)]
-                        break
+            if mutated and m.reads_older_state():
+                ins = older[m] = inputs_as_read(m)
             extend(ins)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
@@ -1140,17 +1150,20 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
                 pending.append(t)  # a lazy tensor modified in place: see Subgraph.pending
             seen[m] = None
             ins = m.inputs
-            cells = m.cells
-            for c in cells:
-                if c[0] is not None:  # inputs_as_read, inlined
-                    older[m] = read = [x if c[0] is None else c[0] for x, c in zip(ins, cells)]
-                    extend(read)
-                    # an op reads an older state of a parameter (an autograd leaf)
-                    # updated in place: the lazy update is computed with this
-                    # graph (``pending``), as PyTorch's step has run by now
-                    extend([x for x in ins if x._node is not None and x._mut is not None
-                            and x._ag is not None and x._ag.requires_grad])
-                    break
+            c0 = m._c0  # (OpNode.reads_older_state, inlined)
+            if type(c0) is list:
+                c1 = m._c1
+                old = c0[0] is not None or (c1 is not None and c1[0] is not None)
+            else:
+                old = c0 is not None and any(c[0] is not None for c in c0)
+            if old:
+                older[m] = read = inputs_as_read(m)
+                extend(read)
+                # an op reads an older state of a parameter (an autograd leaf)
+                # updated in place: the lazy update is computed with this
+                # graph (``pending``), as PyTorch's step has run by now
+                extend([x for x in ins if x._node is not None and x._mut is not None
+                        and x._ag is not None and x._ag.requires_grad])
             else:
                 extend(ins)
     else:
@@ -1205,9 +1218,8 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
 
 def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
     """``n``'s inputs in the state they had when ``n`` was recorded."""
-    for c in n.cells:
-        if c[0] is not None:
-            return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
+    if n.reads_older_state():
+        return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
     return n.inputs
 
 
