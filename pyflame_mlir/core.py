@@ -769,8 +769,9 @@ class OpNode:
     # ``_c0``/``_c1``: the state cells of the inputs (see ``cells``), without a
     # tuple per node for one or two inputs (one object less per op to make,
     # free and scan in the cyclic GC)
+    # ``_at``: its position while ``_collect_plain`` numbers a subgraph (see there)
     __slots__ = ("op", "inputs", "_c0", "_c1", "attrs", "specs", "seq", "nograd", "rg",
-                 "freed", "_sig", "_sig_id", "keep", "trace")
+                 "freed", "_sig", "_sig_id", "keep", "trace", "_at")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  specs: tuple[Spec, ...], frames: int = 3):
@@ -787,7 +788,7 @@ class OpNode:
         self.seq = _next_seq() if inputs else -1
         # ``_sig``/``_sig_id``: see sig_id; ``keep``: weak references to outputs
         # realized whenever this node is computed (``.grad``: autodiff.backward)
-        self._sig = self._sig_id = self.keep = None
+        self._sig = self._sig_id = self.keep = self._at = None
         self.freed = False  # a backward() went through it without retain_graph
         if not GRAD_MODE.enabled:
             self.nograd = True  # recorded under no_grad: a constant for autodiff
@@ -944,7 +945,7 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     else:
         node.cells = state_cells(inputs)
         node.seq = _next_seq() if inputs else -1
-    node._sig = node.keep = None
+    node._sig = node.keep = node._at = None
     node.freed = False
     if not _GRAD_OFF[0] or GRAD_MODE.enabled:
         node.nograd = False
@@ -1128,13 +1129,37 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
 _by_seq = operator.attrgetter("seq")
 
 
+# ``_collect_plain`` numbers the nodes of a subgraph in their ``_at`` slot (a
+# dict keyed by node cost a good part of the walk): one numbering at a time,
+# over all threads (under the GIL they would take turns anyway).
+_COLLECT_LOCK = threading.Lock()
+_COLLECTING = [0]  # the thread numbering nodes now (0: none)
+
+
 def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     """``collect`` for an evaluation (no ``trace``, ``args`` or ``boundary``):
     the same walk and the same result, without the branches only a traced
     function needs (every evaluation runs it, so it is worth its own loop)."""
+    me = threading.get_ident()
+    if _COLLECTING[0] == me:  # (nothing it calls collects: a signature is computed
+        # from the node's own attributes) a second numbering would clobber the first
+        raise RuntimeError("internal error: collect re-entered while numbering a subgraph")
+    with _COLLECT_LOCK:
+        _COLLECTING[0] = me
+        try:
+            return _collect_numbered(tensors)
+        finally:
+            _COLLECTING[0] = 0
+
+
+def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
+    """``_collect_plain``'s walk (under its lock). A node reached is marked with
+    this walk's ``stamp`` in its ``_at``, then holds its position there."""
     leaves: list[Tensor] = []
     pos: dict[int, int] = {}  # leaves, by id
-    seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
+    stamp = object()  # (on the nodes reached so far, in their ``_at``)
+    seen: list[OpNode] = []
+    mark = seen.append
     todo = list(tensors)
     pop, extend = todo.pop, todo.extend
     older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
@@ -1143,12 +1168,13 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
         while todo:
             t = pop()
             m = t._node
-            if m is None or m in seen:
+            if m is None or m._at is stamp:
                 continue
             mu = t._mut
             if mu is not None and mu is not _FROZEN:
                 pending.append(t)  # a lazy tensor modified in place: see Subgraph.pending
-            seen[m] = None
+            m._at = stamp
+            mark(m)
             ins = m.inputs
             c0 = m._c0  # (OpNode.reads_older_state, inlined)
             if type(c0) is list:
@@ -1170,11 +1196,14 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
         while todo:
             t = pop()
             m = t._node
-            if m is not None and m not in seen:
-                seen[m] = None
+            if m is not None and m._at is not stamp:
+                m._at = stamp
+                mark(m)
                 extend(m.inputs)
-    nodes = sorted(seen, key=_by_seq)
-    at = {n: i << 16 for i, n in enumerate(nodes)}
+    seen.sort(key=_by_seq)
+    nodes = seen
+    for i, n in enumerate(nodes):
+        n._at = i << 16
     wiring: list[int] = []
     add = wiring.append
     get_older = older.get
@@ -1188,7 +1217,7 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
         for t in ins:
             m = t._node
             if m is not None:
-                add(at[m] | t._index)
+                add(m._at | t._index)
                 continue
             fz = t._view
             if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:
@@ -1203,7 +1232,7 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     for t in [*tensors, *pending] if pending else tensors:  # the requested tensors, last
         m = t._node
         if m is not None:
-            outputs.append(at[m] | t._index)
+            outputs.append(m._at | t._index)
             continue
         fz = t._view
         if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:

@@ -4,6 +4,7 @@ path, and the process-wide counts that let it skip the thread-local reads
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -163,3 +164,59 @@ def test_hot_path_values_against_torch():
             h, th = (h * pb + pa).relu() - pb, (th * tb + ta).relu() - tb
             h, th = h.tanh(), th.tanh()
         np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_threads_evaluating_shared_subgraphs_get_their_own_numbering():
+    """collect numbers nodes in a slot of the node: threads evaluating graphs
+    that share nodes (at different positions in each) must each get their own
+    exact wiring (against numpy)."""
+    xv = np.arange(16, dtype=np.float32).reshape(4, 4) / 16
+    x = pf.tensor(xv)
+    pres = []  # per thread, nodes recorded before the shared ones: the shared
+    for k in range(4):  # ones sit at another position in each thread's graph
+        p = x
+        for _ in range(5 * k + 1):
+            p = p * x
+        pres.append(p)
+    shared = (x * x + x).tanh()  # lazy, read by every thread's graph
+    s = np.tanh(xv * xv + xv)
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            pre = xv ** (5 * k + 2)
+            for _ in range(40):
+                h = pres[k] * shared
+                for _ in range(k + 1):
+                    h = h - shared
+                got = h.numpy()  # (pres and shared stay lazy: each graph computes them)
+                np.testing.assert_allclose(got, pre * s - (k + 1) * s, rtol=1e-4, atol=1e-5)
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch inside collect's walks
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]
+    assert core._COLLECTING[0] == 0
+
+
+def test_collect_is_the_same_after_an_in_place_update():
+    """The numbered walk with in-place updates (older states, pending): values
+    against torch's."""
+    r = np.random.default_rng(1)
+    a = r.standard_normal((3, 3)).astype(np.float32)
+    p, t = pf.tensor(a), torch.tensor(a)
+    for _ in range(3):
+        y, ty = p * 2.0, t * 2.0
+        p.add_(y), t.add_(ty)  # p is read by y before the update
+        z, tz = (y * p).relu(), (ty * t).relu()
+        np.testing.assert_allclose(z.numpy(), tz.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=1e-6)
