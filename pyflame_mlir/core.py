@@ -1008,10 +1008,11 @@ def split_ref(r: int) -> tuple[int, int]:
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
-    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending")
+    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending", "kept")
 
     def __init__(self, nodes: list[OpNode], leaves: list[Tensor], outputs: list[int],
-                 wiring: tuple[int, ...], pending: list[Tensor] | None = None):
+                 wiring: tuple[int, ...], pending: list[Tensor] | None = None,
+                 kept: list[tuple[int, OpNode]] | None = None):
         self.nodes = nodes
         self.leaves = leaves  # realized tensors feeding it: the function's arguments
         self.outputs = outputs  # a reference (see split_ref) per requested tensor
@@ -1021,6 +1022,9 @@ class Subgraph:
         # are outputs too (after the requested ones), so a parameter updated
         # with ``p -= lr * p.grad`` becomes a value with the next step's graph
         self.pending = pending or []
+        # (reference of result 0, node) of the nodes with outputs to ``keep``
+        # (found by an evaluation's walk: see compiler.evaluate)
+        self.kept = kept or []
 
     @property
     def refs(self) -> list[list[int]]:
@@ -1207,11 +1211,14 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
     wiring: list[int] = []
     add = wiring.append
     get_older = older.get
+    kept: list[tuple[int, OpNode]] = []
     for n in nodes:
         sid = n._sig_id
         add(sid if sid is not None else n.sig_id)
         ins = n.inputs
         add(len(ins))
+        if n.keep is not None:
+            kept.append((n._at, n))
         if older:
             ins = get_older(n, ins)
         for t in ins:
@@ -1242,7 +1249,7 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
             lr = pos[id(t)] = -1 - len(leaves)
             leaves.append(t)
         outputs.append(lr)
-    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
+    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending, kept)
 
 
 def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
