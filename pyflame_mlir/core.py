@@ -896,25 +896,27 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
 
     A memo hit builds the node and its promise here (``OpNode.__init__`` and
     ``Tensor._promise`` inlined: a frame each is a good part of an op's cost)."""
-    for t in inputs:
-        if t._view is not None:  # a view, or a tensor with views: see ``frozen``
-            for x in inputs:
-                if x._view is DELETED:
-                    raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
-            inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
-            break
-    memo_attrs = op.memo_attrs
-    if memo_attrs is None:
-        return _record_slow(op, inputs, attrs, None)
     n = len(inputs)
     if n == 2:
         a, b = inputs
+        if a._view is not None or b._view is not None:
+            a, b = inputs = _read_views(op, inputs)
         key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
     elif n == 1:
         a = inputs[0]
+        if a._view is not None:
+            inputs = _read_views(op, inputs)
+            a = inputs[0]
         key = (a.shape, a.dtype)
     else:
+        for t in inputs:
+            if t._view is not None:
+                inputs = _read_views(op, inputs)
+                break
         key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
+    memo_attrs = op.memo_attrs
+    if memo_attrs is None:
+        return _record_slow(op, inputs, attrs, None)
     if attrs:
         key = (key, memo_attrs(attrs))
     try:
@@ -969,6 +971,15 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     if CONFIG.eager:
         realize([out])
     return out
+
+
+def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """An op reading views or tensors with views reads their states of now
+    (``frozen``); reading a donated tensor raises."""
+    for x in inputs:
+        if x._view is DELETED:
+            raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
+    return tuple([x if x._view is None else frozen(x) for x in inputs])
 
 
 def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
