@@ -16,7 +16,7 @@ from pyflame_mlir import core
 
 
 @pytest.fixture(autouse=True)
-def _lazy(monkeypatch):
+def lazy_mode(monkeypatch):
     """These tests look at recorded nodes: lazy mode also under PYFLAME_EAGER=1
     (eager mode runs the same record, then realizes)."""
     monkeypatch.setattr(core.CONFIG, "eager", False)
