@@ -7,8 +7,8 @@
   same 50 ops;
 - issue 19: one call of the 50-op function under ``pf.compile`` (replayed:
   nothing recorded) vs torch eager; a 1000-op elementwise chain recorded and
-  run vs torch eager; the README's forward example with new data each call
-  vs the same forward in numpy.
+  run vs torch eager (and its recording alone); the README's forward example
+  with new data each call vs the same forward in numpy.
 
 Prints a markdown table; docs/PERFORMANCE.md records the results.
 """
@@ -73,6 +73,9 @@ def issue19_rows(a, b, ta, tb) -> list[tuple[str, float, float | None]]:
     chain1000(a, b).numpy()
     long = best_us(lambda: chain1000(a, b).numpy(), 20)
     torch_long = best_us(lambda: chain1000(ta, tb), 20) if ta is not None else None
+    long_record = best_us(lambda: chain1000(a, b), 20)
+    rows.append(("record 1000 ops (4x4)", long_record, None))
+    rows.append(("cache-hit evaluation of 1000 ops (whole - record)", long - long_record, None))
     rows.append(("record + evaluate 1000 ops (4x4)", long, torch_long))
 
     r = np.random.default_rng(0)
