@@ -216,9 +216,9 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
             if tb is Tensor and a.dtype is b.dtype and \
                     (not to_float or a.dtype.category == FLOAT):
                 return record(op, (a, b), {})  # no promotion needed: the common case
-            if (tb is float or tb is int) and a.dtype.is_floating_point:
+            if (tb is float or tb is int) and a.dtype.category == FLOAT:
                 return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
-        elif tb is Tensor and (ta is float or ta is int) and b.dtype.is_floating_point:
+        elif tb is Tensor and (ta is float or ta is int) and b.dtype.category == FLOAT:
             return record(op, (_scalar_operand(a, b.dtype), b), {})
         if not _is_tensor(a) and not _is_tensor(b):
             a = as_tensor_arg(a)
