@@ -884,6 +884,23 @@ def _canon(kind: str, v: Any, local: bool = False) -> Any:
 _MEMO_LIMIT = 4096
 
 
+class _NoAttrs(dict):
+    """The attributes of an op that has none: ``NO_ATTRS``, one shared empty
+    dict (no dict made and kept per recorded op), read-only."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("NO_ATTRS (the attributes of an op without any) is shared and "
+                        "read-only: copy it (dict(attrs)) to change it")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = \
+        __ior__ = _read_only
+
+
+NO_ATTRS: dict[str, Any] = _NoAttrs()
+
+
 def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
            ) -> Tensor | list[Tensor]:
     """Record one op; returns its output promise(s). Shape errors raise here.

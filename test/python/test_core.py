@@ -220,3 +220,19 @@ def test_collect_is_the_same_after_an_in_place_update():
         z, tz = (y * p).relu(), (ty * t).relu()
         np.testing.assert_allclose(z.numpy(), tz.numpy(), rtol=1e-6)
         np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_ops_without_attributes_share_one_read_only_empty_dict():
+    a, b = pf.randn(2), pf.randn(2)
+    n1, n2 = (a + b)._node, a.tanh()._node
+    assert n1.attrs is n2.attrs is core.NO_ATTRS and n1.attrs == {} and not n1.attrs
+    for change in (lambda d: d.__setitem__("k", 1), lambda d: d.update(k=1),
+                   lambda d: d.setdefault("k", 1), lambda d: d.pop("k", None), lambda d: d.clear(),
+                   lambda d: d.popitem()):
+        with pytest.raises(TypeError, match="read-only"):
+            change(core.NO_ATTRS)
+    with pytest.raises(TypeError, match="read-only"):
+        d = core.NO_ATTRS
+        d |= {"k": 1}
+    assert core.NO_ATTRS == {} and dict(core.NO_ATTRS) == {}
+    assert (dict(core.NO_ATTRS) | {"k": 1}) == {"k": 1}  # a copy changes freely
