@@ -48,6 +48,7 @@ _.excludes
 fresh_cache
 on_mlir
 one_compile_at_a_time
+lazy_mode  # test_core.py (autouse)
 
 # ---- issue 14 math: PyTorch's names, used by users (tests reach them through getattr) ----
 # and PyTorch-compatible keyword arguments that have nothing to do here

@@ -79,12 +79,14 @@ class OpDef:
     doc: str = ""
     # the op as other ops, for backends without it (None: a primitive everywhere)
     decomposition: Decomposition | None = field(default=None, repr=False)
-    # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id).
+    # record()'s memo: input shapes/dtypes and attributes -> (specs, signature id,
+    # and the shape and dtype of a single result: None, None for a list of them).
     # ``memo_attrs`` turns the attributes into an exact hashable key; by default
     # the attributes themselves, unless a kind compares inexactly (floats:
     # 0.0 == -0.0) or by identity (traced functions): then no memo
     memo_attrs: Callable[[Attrs], Hashable] | None = None
-    memo: dict[tuple, tuple[tuple[Spec, ...], int]] = field(default_factory=dict, repr=False)
+    memo: dict[tuple, tuple[tuple[Spec, ...], int, Shape | None, DType | None]] = field(
+        default_factory=dict, repr=False)
     # ops that read at positions an operand holds: index_bounds(shapes, attrs) ->
     # (operand number, dim, size): every value of that operand must lie in
     # [0, size). The reference kernel raises on its own; the ``check-indices``

@@ -447,13 +447,12 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     sub = collect(lazy)
     requested = len(lazy)
     lazy += sub.pending
-    for i, n in enumerate(sub.nodes):
-        if n.keep is not None:
-            for ref in n.keep:
-                t = ref()
-                if t is not None and t._node is n:
-                    sub.outputs.append(i << 16 | t._index)
-                    lazy.append(t)
+    for at, n in sub.kept:  # (the walk found them)
+        for ref in n.keep:
+            t = ref()
+            if t is not None and t._node is n:
+                sub.outputs.append(at | t._index)
+                lazy.append(t)
     config = config_key()
     key = sub.key(config)
     backend = BACKENDS.get(config[0])

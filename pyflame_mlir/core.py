@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .dialects.data import DenseValue
-from .dialects.dtypes import INT, DType
+from .dialects.dtypes import FLOAT, INT, DType
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import OpDef, Spec
 
@@ -73,8 +73,27 @@ class Config:
 CONFIG = Config()
 
 
+# How many threads have grad mode disabled now: while none has, ``record``
+# knows grad is enabled without reading the thread-local flag.
+_GRAD_OFF = [0]
+_STATE_LOCK = threading.Lock()
+
+
 class _GradMode(threading.local):
     enabled: bool = True  # per thread, like PyTorch's grad mode
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "enabled":
+            super().__setattr__(name, value)
+            return
+        with _STATE_LOCK:  # (a thread that ends with grad disabled leaves the count up:
+            was = self.enabled  # record then reads the flag, as it would anyway)
+            value = bool(value)
+            super().__setattr__(name, value)
+            if was and not value:
+                _GRAD_OFF[0] += 1
+            elif value and not was:
+                _GRAD_OFF[0] -= 1
     # how many functional transforms (grad, vjp, jvp, jacrev...) are tracing a
     # function on this thread: while one is, a realized tensor keeps its history
     trace_depth: int = 0
@@ -192,15 +211,24 @@ def create_graph(name: str | None = None) -> Graph:
     return Graph(name)
 
 
+# How many ``reuse_graph`` blocks are open, over all threads: while none is,
+# every thread records into the default graph (``record`` counts there directly).
+_SCOPES = [0]
+
+
 @contextmanager
 def reuse_graph(g: Graph) -> Iterator[Graph]:
     """Record into ``g`` for the duration of the block (this thread only)."""
     prev = _local.graph
+    with _STATE_LOCK:
+        _SCOPES[0] += 1
     _local.graph = g
     try:
         yield g
     finally:
         _local.graph = prev
+        with _STATE_LOCK:
+            _SCOPES[0] -= 1
 
 
 @contextmanager
@@ -726,8 +754,24 @@ def detached_alias(t: Tensor) -> Tensor:
 # ---- nodes ----
 
 _next_seq = itertools.count().__next__
+_new = object.__new__
 _SIG_IDS: dict[tuple, int] = {}  # interned node signatures (see OpNode.sig_id)
 _next_sig_id = itertools.count().__next__
+
+
+def _inputs_require_grad(inputs: Sequence[Tensor]) -> bool:
+    """An input requires grad (``requires_grad``, inlined: the recording hot path)."""
+    for t in inputs:
+        ag = t._ag
+        if ag is None or not ag.detached:
+            if ag is not None and ag.requires_grad:
+                return True
+            n = t._node or t._hist  # an OpNode is always true
+            if n is not None and n.rg and t.dtype.category == FLOAT:
+                return True  # (an integer result, w > 0, never requires grad)
+        elif ag.requires_grad:  # a detached alias made a leaf
+            return True
+    return False
 
 
 class OpNode:
@@ -736,31 +780,20 @@ class OpNode:
     topological order."""
 
     # ``trace``: the Python stack that recorded it, set only under anomaly detection
-    __slots__ = ("op", "inputs", "cells", "attrs", "specs", "seq", "nograd", "rg", "freed",
-                 "_sig", "_sig_id", "keep", "trace")
+    # ``_c0``/``_c1``: the state cells of the inputs (see ``cells``), without a
+    # tuple per node for one or two inputs (one object less per op to make,
+    # free and scan in the cyclic GC)
+    # ``_at``: its position while ``_collect_plain`` numbers a subgraph (see there)
+    __slots__ = ("op", "inputs", "_c0", "_c1", "attrs", "specs", "seq", "nograd", "rg",
+                 "freed", "_sig", "_sig_id", "keep", "trace", "_at")
 
     def __init__(self, op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
-                 specs: tuple[Spec, ...]):
+                 specs: tuple[Spec, ...], frames: int = 3):
+        # ``frames``: the recording frames on top of the stack, this one included
+        # (anomaly detection's ``trace`` leaves them out)
         self.op = op
         self.inputs = inputs
-        # ``state_cells``, inlined for one and two inputs: the hot path
-        if len(inputs) == 2:
-            a, b = inputs
-            ca = a._cell
-            if ca is None:
-                ca = a._cell = [None]
-            cb = b._cell  # read after a's: ``x * x`` has one cell
-            if cb is None:
-                cb = b._cell = [None]
-            self.cells = (ca, cb)
-        elif len(inputs) == 1:
-            a = inputs[0]
-            ca = a._cell
-            if ca is None:
-                ca = a._cell = [None]
-            self.cells = (ca,)
-        else:
-            self.cells = state_cells(inputs)
+        self.cells = state_cells(inputs)
         self.attrs = attrs
         self.specs = specs
         # creation order is a topological order; ops without operands
@@ -769,7 +802,7 @@ class OpNode:
         self.seq = _next_seq() if inputs else -1
         # ``_sig``/``_sig_id``: see sig_id; ``keep``: weak references to outputs
         # realized whenever this node is computed (``.grad``: autodiff.backward)
-        self._sig = self._sig_id = self.keep = None
+        self._sig = self._sig_id = self.keep = self._at = None
         self.freed = False  # a backward() went through it without retain_graph
         if not GRAD_MODE.enabled:
             self.nograd = True  # recorded under no_grad: a constant for autodiff
@@ -780,30 +813,40 @@ class OpNode:
         # grad is enabled and an input requires grad. Only a tensor with
         # autograd meta starts a graph that requires grad: until one was made,
         # no input can (a process that never uses autograd skips the loop).
-        if _AUTOGRAD_USED:
-            for t in inputs:
-                ag = t._ag
-                if ag is None or not ag.detached:
-                    if ag is not None and ag.requires_grad:
-                        break
-                    n = t._node or t._hist  # an OpNode is always true
-                    if n is not None and n.rg and t.dtype.is_floating_point:
-                        break  # (an integer result, w > 0, never requires grad)
-                elif ag.requires_grad:  # a detached alias made a leaf
-                    break
-            else:
-                self.rg = False
-                if CONFIG.anomaly and GRAD_MODE.trace_depth:  # a transform may differentiate
-                    self.trace = traceback.extract_stack()[:-3]
-                return
-        else:
-            self.rg = False
-            if CONFIG.anomaly and GRAD_MODE.trace_depth:
-                self.trace = traceback.extract_stack()[:-3]
-            return
-        self.rg = True
-        if CONFIG.anomaly:  # only what a backward goes through needs its stack
-            self.trace = traceback.extract_stack()[:-3]  # without the op's recording
+        self.rg = rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
+        if CONFIG.anomaly and (rg or GRAD_MODE.trace_depth):
+            # only what a backward goes through needs its stack (or what a
+            # transform may differentiate); without the op's recording frames
+            self.trace = traceback.extract_stack()[:-frames]
+
+    @property
+    def cells(self) -> tuple[StateCell, ...]:
+        """The state cells of the inputs (one per input), as ``state_cells``
+        made them when the node was recorded."""
+        c0 = self._c0
+        if type(c0) is list:
+            c1 = self._c1
+            return (c0,) if c1 is None else (c0, c1)
+        return () if c0 is None else c0
+
+    @cells.setter
+    def cells(self, cells: tuple[StateCell, ...]) -> None:
+        n = len(cells)
+        if n == 2:
+            self._c0, self._c1 = cells
+        elif n == 1:
+            self._c0, self._c1 = cells[0], None
+        else:  # (a tuple only for none or more than two)
+            self._c0, self._c1 = (tuple(cells) if n else None), None
+
+    def reads_older_state(self) -> bool:
+        """An input was modified in place after the node was recorded (the node
+        reads the state it replaced: ``inputs_as_read``)."""
+        c0 = self._c0
+        if type(c0) is list:
+            c1 = self._c1
+            return c0[0] is not None or (c1 is not None and c1[0] is not None)
+        return c0 is not None and any(c[0] is not None for c in c0)
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -855,6 +898,23 @@ def _canon(kind: str, v: Any, local: bool = False) -> Any:
 _MEMO_LIMIT = 4096
 
 
+class _NoAttrs(dict):
+    """The attributes of an op that has none: ``NO_ATTRS``, one shared empty
+    dict (no dict made and kept per recorded op), read-only."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("NO_ATTRS (the attributes of an op without any) is shared and "
+                        "read-only: copy it (dict(attrs)) to change it")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = \
+        __ior__ = _read_only
+
+
+NO_ATTRS: dict[str, Any] = _NoAttrs()
+
+
 def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
            ) -> Tensor | list[Tensor]:
     """Record one op; returns its output promise(s). Shape errors raise here.
@@ -863,52 +923,118 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     (``OpDef.memo_attrs``) memoize their shape rule and interned signature per
     (shapes, dtypes, attributes): the rule is still the only source of truth.
     Constants hit by the identity of their ``DenseValue``, which
-    ``splat_value`` interns; a vjp by its traced function's key."""
-    for t in inputs:
-        if t._view is not None:  # a view, or a tensor with views: see ``frozen``
-            for x in inputs:
-                if x._view is DELETED:
-                    raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
-            inputs = tuple([x if x._view is None else frozen(x) for x in inputs])
-            break
-    memo_attrs = op.memo_attrs
-    if memo_attrs is not None:
-        if len(inputs) == 2:
-            a, b = inputs
-            key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
-        elif len(inputs) == 1:
+    ``splat_value`` interns; a vjp by its traced function's key.
+
+    A memo hit builds the node and its promise here (``OpNode.__init__`` and
+    ``Tensor._promise`` inlined: a frame each is a good part of an op's cost)."""
+    n = len(inputs)
+    if n == 2:
+        a, b = inputs
+        if a._view is not None or b._view is not None:
+            a, b = inputs = _read_views(op, inputs)
+        key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
+    elif n == 1:
+        a = inputs[0]
+        if a._view is not None:
+            inputs = _read_views(op, inputs)
             a = inputs[0]
-            key = (a.shape, a.dtype)
-        else:
-            key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
-        if attrs:
-            key = (key, memo_attrs(attrs))
-        try:
-            hit = op.memo.get(key)
-        except TypeError:  # an unhashable attribute value (a list): no memo
-            hit, key = None, None
-        if hit is None:
-            specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-            node = OpNode(op, inputs, attrs, specs)
-            if key is not None:
-                if len(op.memo) > _MEMO_LIMIT:
-                    op.memo.clear()
-                op.memo[key] = (specs, node.sig_id)
-        else:
-            node = OpNode(op, inputs, attrs, hit[0])
-            node._sig_id = hit[1]
+        key = (a.shape, a.dtype)
     else:
-        specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
-        node = OpNode(op, inputs, attrs, specs)
+        for t in inputs:
+            if t._view is not None:
+                inputs = _read_views(op, inputs)
+                break
+        key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
+    memo_attrs = op.memo_attrs
+    if memo_attrs is None:
+        return _record_slow(op, inputs, attrs, None)
+    if attrs:
+        key = (key, memo_attrs(attrs))
+    try:
+        hit = op.memo.get(key)
+    except TypeError:  # an unhashable attribute value (a list): no memo
+        return _record_slow(op, inputs, attrs, None)
+    if hit is None or CONFIG.anomaly:  # (anomaly: OpNode.__init__ takes the stack)
+        return _record_slow(op, inputs, attrs, key)
+    specs, sid, shape, dt = hit
+    node = _new(OpNode)
+    node.op, node.inputs, node.attrs, node.specs, node._sig_id = op, inputs, attrs, specs, sid
+    # the state cells (``state_cells``) and the creation order (see OpNode.__init__)
+    if n == 2:
+        ca = a._cell
+        if ca is None:
+            ca = a._cell = [None]
+        cb = b._cell  # read after a's: ``x * x`` has one cell
+        if cb is None:
+            cb = b._cell = [None]
+        node._c0, node._c1 = ca, cb
+        node.seq = _next_seq()
+    elif n == 1:
+        ca = a._cell
+        if ca is None:
+            ca = a._cell = [None]
+        node._c0, node._c1 = ca, None
+        node.seq = _next_seq()
+    else:
+        node.cells = state_cells(inputs)
+        node.seq = _next_seq() if inputs else -1
+    node._sig = node.keep = node._at = None
+    node.freed = False
+    if not _GRAD_OFF[0] or GRAD_MODE.enabled:
+        node.nograd = False
+        node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
+    else:
+        node.nograd, node.rg = True, False
+    COUNTERS.ops_recorded += 1
+    if _SCOPES[0]:
+        _local.graph.ops_recorded += 1
+    else:  # no thread records into a graph of its own: all go to the default one
+        GRAPH.ops_recorded += 1
+    if shape is None:  # several results
+        outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+        if CONFIG.eager:
+            realize(outs)
+        return outs
+    out = _new(Tensor)
+    out.shape, out.dtype, out._node, out._index, out._value, out._ag = \
+        shape, dt, node, 0, None, None
+    out._hist = out._mut = out._view = out._cell = None
+    if CONFIG.eager:
+        realize([out])
+    return out
+
+
+def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """An op reading views or tensors with views reads their states of now
+    (``frozen``); reading a donated tensor raises."""
+    for x in inputs:
+        if x._view is DELETED:
+            raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
+    return tuple([x if x._view is None else frozen(x) for x in inputs])
+
+
+def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
+                 key: tuple | None) -> Tensor | list[Tensor]:
+    """``record`` past its memo: the shape rule runs (and fills the memo under
+    ``key``, unless None), ``OpNode.__init__`` builds the node."""
+    specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    node = OpNode(op, inputs, attrs, specs, 4)  # (the op's function, record, this, __init__)
+    single = op.num_results == 1
+    if key is not None:
+        memo = op.memo
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        # (specs, signature id, and the result's shape and dtype: None for a list)
+        memo[key] = (specs, node.sig_id, *(specs[0] if single else (None, None)))
     COUNTERS.ops_recorded += 1
     _local.graph.ops_recorded += 1
-    if op.num_results == 1:
-        (shape, dt), = node.specs
+    if single:
+        (shape, dt), = specs
         out = Tensor._promise(node, 0, shape, dt)
         if CONFIG.eager:
             realize([out])
         return out
-    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(node.specs)]
+    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
     if CONFIG.eager:
         realize(outs)
     return outs
@@ -924,10 +1050,11 @@ def split_ref(r: int) -> tuple[int, int]:
 class Subgraph:
     """The lazy part of the DAG that some outputs need, in topological order."""
 
-    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending")
+    __slots__ = ("nodes", "leaves", "outputs", "wiring", "_refs", "pending", "kept")
 
     def __init__(self, nodes: list[OpNode], leaves: list[Tensor], outputs: list[int],
-                 wiring: tuple[int, ...], pending: list[Tensor] | None = None):
+                 wiring: tuple[int, ...], pending: list[Tensor] | None = None,
+                 kept: list[tuple[int, OpNode]] | None = None):
         self.nodes = nodes
         self.leaves = leaves  # realized tensors feeding it: the function's arguments
         self.outputs = outputs  # a reference (see split_ref) per requested tensor
@@ -937,6 +1064,9 @@ class Subgraph:
         # are outputs too (after the requested ones), so a parameter updated
         # with ``p -= lr * p.grad`` becomes a value with the next step's graph
         self.pending = pending or []
+        # (reference of result 0, node) of the nodes with outputs to ``keep``
+        # (found by an evaluation's walk: see compiler.evaluate)
+        self.kept = kept or []
 
     @property
     def refs(self) -> list[list[int]]:
@@ -1006,13 +1136,8 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
         if m not in seen:
             seen[m] = None
             ins = m.inputs
-            if mutated:
-                cells = m.cells
-                for c in cells:
-                    if c[0] is not None:  # inputs_as_read, inlined
-                        ins = older[m] = [x if c[0] is None else c[0]
-                                          for x, c in zip(ins, cells)]
-                        break
+            if mutated and m.reads_older_state():
+                ins = older[m] = inputs_as_read(m)
             extend(ins)
     nodes = sorted(seen, key=_by_seq)
     at = {n: i << 16 for i, n in enumerate(nodes)}
@@ -1050,13 +1175,37 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
 _by_seq = operator.attrgetter("seq")
 
 
+# ``_collect_plain`` numbers the nodes of a subgraph in their ``_at`` slot (a
+# dict keyed by node cost a good part of the walk): one numbering at a time,
+# over all threads (under the GIL they would take turns anyway).
+_COLLECT_LOCK = threading.Lock()
+_COLLECTING = [0]  # the thread numbering nodes now (0: none)
+
+
 def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     """``collect`` for an evaluation (no ``trace``, ``args`` or ``boundary``):
     the same walk and the same result, without the branches only a traced
     function needs (every evaluation runs it, so it is worth its own loop)."""
+    me = threading.get_ident()
+    if _COLLECTING[0] == me:  # (nothing it calls collects: a signature is computed
+        # from the node's own attributes) a second numbering would clobber the first
+        raise RuntimeError("internal error: collect re-entered while numbering a subgraph")
+    with _COLLECT_LOCK:
+        _COLLECTING[0] = me
+        try:
+            return _collect_numbered(tensors)
+        finally:
+            _COLLECTING[0] = 0
+
+
+def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
+    """``_collect_plain``'s walk (under its lock). A node reached is marked with
+    this walk's ``stamp`` in its ``_at``, then holds its position there."""
     leaves: list[Tensor] = []
     pos: dict[int, int] = {}  # leaves, by id
-    seen: dict[OpNode, None] = {}  # nodes hash by identity (tensors overload ==)
+    stamp = object()  # (on the nodes reached so far, in their ``_at``)
+    seen: list[OpNode] = []
+    mark = seen.append
     todo = list(tensors)
     pop, extend = todo.pop, todo.extend
     older: dict[OpNode, list[Tensor]] = {}  # a node's inputs that are older states
@@ -1065,49 +1214,59 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
         while todo:
             t = pop()
             m = t._node
-            if m is None or m in seen:
+            if m is None or m._at is stamp:
                 continue
             mu = t._mut
             if mu is not None and mu is not _FROZEN:
                 pending.append(t)  # a lazy tensor modified in place: see Subgraph.pending
-            seen[m] = None
+            m._at = stamp
+            mark(m)
             ins = m.inputs
-            cells = m.cells
-            for c in cells:
-                if c[0] is not None:  # inputs_as_read, inlined
-                    older[m] = read = [x if c[0] is None else c[0] for x, c in zip(ins, cells)]
-                    extend(read)
-                    # an op reads an older state of a parameter (an autograd leaf)
-                    # updated in place: the lazy update is computed with this
-                    # graph (``pending``), as PyTorch's step has run by now
-                    extend([x for x in ins if x._node is not None and x._mut is not None
-                            and x._ag is not None and x._ag.requires_grad])
-                    break
+            c0 = m._c0  # (OpNode.reads_older_state, inlined)
+            if type(c0) is list:
+                c1 = m._c1
+                old = c0[0] is not None or (c1 is not None and c1[0] is not None)
+            else:
+                old = c0 is not None and any(c[0] is not None for c in c0)
+            if old:
+                older[m] = read = inputs_as_read(m)
+                extend(read)
+                # an op reads an older state of a parameter (an autograd leaf)
+                # updated in place: the lazy update is computed with this
+                # graph (``pending``), as PyTorch's step has run by now
+                extend([x for x in ins if x._node is not None and x._mut is not None
+                        and x._ag is not None and x._ag.requires_grad])
             else:
                 extend(ins)
     else:
         while todo:
             t = pop()
             m = t._node
-            if m is not None and m not in seen:
-                seen[m] = None
+            if m is not None and m._at is not stamp:
+                m._at = stamp
+                mark(m)
                 extend(m.inputs)
-    nodes = sorted(seen, key=_by_seq)
-    at = {n: i << 16 for i, n in enumerate(nodes)}
+    seen.sort(key=_by_seq)
+    nodes = seen
+    for i, n in enumerate(nodes):
+        n._at = i << 16
     wiring: list[int] = []
     add = wiring.append
     get_older = older.get
+    kept: list[tuple[int, OpNode]] = []
     for n in nodes:
         sid = n._sig_id
         add(sid if sid is not None else n.sig_id)
         ins = n.inputs
         add(len(ins))
+        if n.keep is not None:
+            kept.append((n._at, n))
         if older:
             ins = get_older(n, ins)
         for t in ins:
             m = t._node
             if m is not None:
-                add(at[m] | t._index)
+                add(m._at | t._index)
                 continue
             fz = t._view
             if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:
@@ -1122,7 +1281,7 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     for t in [*tensors, *pending] if pending else tensors:  # the requested tensors, last
         m = t._node
         if m is not None:
-            outputs.append(at[m] | t._index)
+            outputs.append(m._at | t._index)
             continue
         fz = t._view
         if type(fz) is Frozen and t._value is not None and fz.source._value is t._value:
@@ -1132,14 +1291,13 @@ def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
             lr = pos[id(t)] = -1 - len(leaves)
             leaves.append(t)
         outputs.append(lr)
-    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending)
+    return Subgraph(nodes, leaves, outputs, tuple(wiring), pending, kept)
 
 
 def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
     """``n``'s inputs in the state they had when ``n`` was recorded."""
-    for c in n.cells:
-        if c[0] is not None:
-            return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
+    if n.reads_older_state():
+        return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
     return n.inputs
 
 

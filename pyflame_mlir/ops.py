@@ -26,6 +26,7 @@ import numpy as np
 
 from .core import (
     CONFIG,
+    NO_ATTRS,
     Tensor,
     as_view,
     constant_value,
@@ -39,6 +40,7 @@ from .core import (
 )
 from .dialects import OPS
 from .dialects.dtypes import (
+    FLOAT,
     INT,
     TORCH_TYPE_NAMES,
     DType,
@@ -201,9 +203,9 @@ def _floating(x: TensorLike) -> Tensor:
 
 def _unary(op: OpDef, float_only: bool) -> Callable[[TensorLike], Tensor]:
     def fn(x: TensorLike) -> Tensor:
-        if type(x) is Tensor and (not float_only or x.dtype.is_floating_point):
-            return record(op, (x,), {})
-        return record(op, (_floating(x) if float_only else as_tensor_arg(x),), {})
+        if type(x) is Tensor and (not float_only or x.dtype.category == FLOAT):
+            return record(op, (x,), NO_ATTRS)  # (the category, not the property: the hot path)
+        return record(op, (_floating(x) if float_only else as_tensor_arg(x),), NO_ATTRS)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} (records pyflame.{op.name})."
     return fn
@@ -214,18 +216,18 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
         ta, tb = type(a), type(b)
         if ta is Tensor:
             if tb is Tensor and a.dtype is b.dtype and \
-                    (not to_float or a.dtype.is_floating_point):
-                return record(op, (a, b), {})  # no promotion needed: the common case
-            if (tb is float or tb is int) and a.dtype.is_floating_point:
-                return record(op, (a, _scalar_operand(b, a.dtype)), {})  # b takes a's dtype
-        elif tb is Tensor and (ta is float or ta is int) and b.dtype.is_floating_point:
-            return record(op, (_scalar_operand(a, b.dtype), b), {})
+                    (not to_float or a.dtype.category == FLOAT):
+                return record(op, (a, b), NO_ATTRS)  # no promotion needed: the common case
+            if (tb is float or tb is int) and a.dtype.category == FLOAT:
+                return record(op, (a, _scalar_operand(b, a.dtype)), NO_ATTRS)  # b takes a's dtype
+        elif tb is Tensor and (ta is float or ta is int) and b.dtype.category == FLOAT:
+            return record(op, (_scalar_operand(a, b.dtype), b), NO_ATTRS)
         if not _is_tensor(a) and not _is_tensor(b):
             a = as_tensor_arg(a)
         dt = _promote((a, b))
         if to_float and not dt.is_floating_point:
             dt = default_float()
-        return record(op, (_cast(a, dt), _cast(b, dt)), {})
+        return record(op, (_cast(a, dt), _cast(b, dt)), NO_ATTRS)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."
     return fn
@@ -233,7 +235,8 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
 
 def _logical(op: OpDef) -> Callable[[TensorLike, TensorLike], Tensor]:
     def fn(a: TensorLike, b: TensorLike) -> Tensor:
-        return record(op, (as_tensor_arg(a), as_tensor_arg(b)), {})  # any dtypes: no promotion
+        # any dtypes: no promotion
+        return record(op, (as_tensor_arg(a), as_tensor_arg(b)), NO_ATTRS)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} of the truth values (bool result)."
     return fn
@@ -267,7 +270,7 @@ globals().update(ELEMENTWISE)
 def square(x: TensorLike) -> Tensor:
     """Elementwise square; bool squares as int64 (PyTorch: ``pow(x, 2)``)."""
     t = as_tensor_arg(x)
-    return record(OPS["square"], (_cast(t, int64) if t.dtype is bool_ else t,), {})
+    return record(OPS["square"], (_cast(t, int64) if t.dtype is bool_ else t,), NO_ATTRS)
 
 
 def gelu(x: TensorLike, approximate: str = "none") -> Tensor:
@@ -286,7 +289,7 @@ def sub(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
     """``a - alpha * b``; like PyTorch, refuses bool operands (use ``~`` / logical ops)."""
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype \
             and a.dtype is not bool_ and alpha == 1:
-        return record(_SUB, (a, b), {})
+        return record(_SUB, (a, b), NO_ATTRS)
     if _is_bool(a) or _is_bool(b):
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
@@ -311,7 +314,7 @@ def where(condition: TensorLike, x: TensorLike, y: TensorLike) -> Tensor:
     if not _is_tensor(x) and not _is_tensor(y):
         x = as_tensor_arg(x)
     dt = _promote((x, y))
-    return record(OPS["where"], (cond, _cast(x, dt), _cast(y, dt)), {})
+    return record(OPS["where"], (cond, _cast(x, dt), _cast(y, dt)), NO_ATTRS)
 
 
 def clamp(x: TensorLike, min: TensorLike | None = None, max: TensorLike | None = None
@@ -365,7 +368,7 @@ def _rounding(name: str) -> Callable[[TensorLike], Tensor]:
     def fn(x: TensorLike) -> Tensor:
         t = as_tensor_arg(x)
         if t.dtype.is_floating_point:
-            return record(op, (t,), {})
+            return record(op, (t,), NO_ATTRS)
         if t.dtype is bool_:
             raise ShapeError(name, "is not defined on bool tensors")
         return _same(t)  # integers are already whole
@@ -890,7 +893,7 @@ def _bitwise(name: str, on_bool: Callable[[Tensor, Tensor], Tensor]
         a, b = _cast(input, dt), _cast(other, dt)
         if dt is bool_:
             return on_bool(a, b)
-        return record(op, (a, b), {})  # floats raise in the shape rule, naming the op
+        return record(op, (a, b), NO_ATTRS)  # floats raise in the shape rule, naming the op
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} of integer or bool tensors (bool: the logical op)."
     return fn
@@ -905,7 +908,7 @@ def bitwise_not(input: TensorLike) -> Tensor:  # noqa: A002
     t = as_tensor_arg(input)
     if t.dtype is bool_:
         return logical_not(t)
-    return record(OPS["bitwise_not"], (t,), {})
+    return record(OPS["bitwise_not"], (t,), NO_ATTRS)
 
 
 # ---- bit shifts (``<< >>``, issue 14): composites of pow, mul and floor_divide ----
@@ -1030,12 +1033,12 @@ def matmul(a: TensorLike, b: TensorLike) -> Tensor:
     if AUTOCAST[0] is not None:
         return _autocast_matmul(a, b)
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype:
-        return record(_MATMUL, (a, b), {})
+        return record(_MATMUL, (a, b), NO_ATTRS)
     if not (_is_tensor(a) or isinstance(a, np.ndarray)) or \
             not (_is_tensor(b) or isinstance(b, np.ndarray)):
         raise TypeError("matmul: both operands must be tensors")
     dt = _promote((a, b))
-    return record(OPS["matmul"], (_cast(a, dt), _cast(b, dt)), {})
+    return record(OPS["matmul"], (_cast(a, dt), _cast(b, dt)), NO_ATTRS)
 
 
 _autocast_matmul = autocast_policy("lower")(matmul)
