@@ -110,11 +110,13 @@ def _plans():
 
 
 @pytest.mark.parametrize("with_blas", [True, False])
-def test_in_place_idiom_folds_the_weight_gradient_into_its_update(monkeypatch, with_blas):
+def test_in_place_idiom_folds_the_weight_gradient_into_its_update(monkeypatch, with_blas,
+                                                                  lazy):
     """``p -= lr * p.grad; p.grad = None``: W1's gradient is used only by its
     update, so the plan computes ``W1 - lr * (x^T @ g)`` as one GemmUpdate step
     (with BLAS or, without it, numpy's chain); the losses and parameters
-    follow torch's (float64) over several steps."""
+    follow torch's (float64) over several steps. (Lazy mode: eager mode runs
+    each op on its own, nothing to fold.)"""
     if not with_blas:
         monkeypatch.setattr(blas, "_FUNCS", {np.dtype(np.float32): (None, None),
                                              np.dtype(np.float64): (None, None)})
