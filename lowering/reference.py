@@ -15,6 +15,12 @@ A ``pyflame.fused`` op that only sums its operands, some of them zero
 paddings used nowhere else (the VJP of a convolution's or pooling's window
 slices), becomes one ``PadSum`` step: each padded operand is added into its
 region of the result, never materialized at full size.
+
+A ``pyflame.fused`` op that is exactly ``w - s * g`` (or ``+``; ``s`` a scalar
+constant: an SGD update) becomes a ``ScaledUpdate`` step, which may write into
+``w``'s donated buffer; when ``g`` is a 2-D product used only there (the
+in-place idiom after ``p.grad = None``) the product is folded in: one
+``GemmUpdate`` step, a BLAS GEMM with beta = 1 (``dialects/blas.py``).
 """
 
 from __future__ import annotations

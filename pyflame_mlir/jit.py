@@ -22,7 +22,10 @@ deleted after the call (using one raises; a donated argument ``f`` returns as
 is stays: it is the output). On the reference backend a replay writes a
 result of the same shape and dtype into a donated buffer when only the
 donated tensor holds it (no numpy handle, view or other tensor sees it) and
-the plan reads the argument before that result is made.
+the plan reads the argument before that result is made. Without donation, a
+replay writes a parameter's new state (``p.sub_(lr * p.grad)``) into the array
+of the state it replaces when nothing else can read that array (no view, no
+recorded op, no other tensor or numpy handle): numpy's ``p -= lr * g``.
 
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
