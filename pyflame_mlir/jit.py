@@ -22,10 +22,7 @@ deleted after the call (using one raises; a donated argument ``f`` returns as
 is stays: it is the output). On the reference backend a replay writes a
 result of the same shape and dtype into a donated buffer when only the
 donated tensor holds it (no numpy handle, view or other tensor sees it) and
-the plan reads the argument before that result is made. Without donation, a
-replay writes a parameter's new state (``p.sub_(lr * p.grad)``) into the array
-of the state it replaces when nothing else can read that array (no view, no
-recorded op, no other tensor or numpy handle): numpy's ``p -= lr * g``.
+the plan reads the argument before that result is made.
 
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
@@ -140,12 +137,6 @@ class _Program:
                                   if isinstance(h, dict))
         self._cell_guards = tuple((h, o) for h, _, o in self.globals_guard
                                   if not isinstance(h, dict))
-        # the inputs holding the state of a captured tensor the program updates
-        # in place: a replay may write the new state into that array (_spent_states)
-        mutated = {id(t) for kind, ref, _ in self.outs if kind == "mut"
-                   and (t := ref()) is not None}
-        self._states = tuple(k for k, (kind, ref) in enumerate(self.slots) if kind == "ext"
-                             and (t := ref()) is not None and id(t) in mutated)
 
     def guards_hold(self) -> bool:
         for ref in self._ext_refs:
@@ -418,16 +409,12 @@ class Compiled:
                 fn, dt = item
                 feeds.append(np.asarray(fn(), dtype=dt))
         arrays = _inputs(prog, leaves, feeds)
-        give = _spent_states(prog, arrays) if prog._states else []
         if prog.donated:
-            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays) + give)
+            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays))
             for i, _ in prog.donated:
                 delete(leaves[i])
-        elif give:
-            results = prog.executable.run(arrays, give)
         else:
             results = prog.executable.run(arrays)
-        spent = {id(prog.slots[k][1]()) for k in give} if give else ()
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
@@ -439,8 +426,6 @@ class Compiled:
                 if t is None:
                     continue
                 old, start = snapshot(t)
-                if give and id(t) in spent:  # its memory now holds a result: not
-                    delete(old)              # kept (nothing could read it: _spent_states)
                 version = t._version
                 rebind(t, old, start, Tensor._leaf(value))
                 t._mut.version = version + count
@@ -504,29 +489,6 @@ def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> li
         t = leaves[i]
         _check_donatable(t, i)
         if k < 0 or t._view is not None:  # (a tensor views were taken of: never reused)
-            continue
-        a = arrays[k]
-        # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
-        if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
-            out.append(k)
-    return out
-
-
-def _spent_states(prog: _Program, arrays: list[np.ndarray]) -> list[int]:
-    """The inputs holding a captured tensor's state that this call replaces
-    (``p.sub_(lr * p.grad)`` on a parameter) and that nothing else can read:
-    the tensor has no views, no recorded op holds that state (its state cell),
-    no other tensor or numpy handle holds the array. The executable may write
-    a result into that memory (numpy's ``p -= lr * g``), as into a donated
-    argument; the tensor is rebound to its new state after the call anyway."""
-    out = []
-    for k in prog._states:
-        t = prog.slots[k][1]()
-        if t is None or t._view is not None:
-            continue
-        cell = t._cell
-        # held by: t._cell, ``cell`` and getrefcount's argument
-        if cell is not None and sys.getrefcount(cell) > 3:
             continue
         a = arrays[k]
         # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
