@@ -184,13 +184,14 @@ def test_a_forward_value_held_across_the_update_keeps_the_old_weights():
     np.testing.assert_allclose(logits.numpy(), want, rtol=1e-4, atol=1e-5)
 
 
-def test_a_donated_parameter_takes_its_update_in_place():
+@pytest.mark.parametrize("shape", [(300, 128), (10, 10)])  # axpy; numpy (below BLAS_MIN)
+def test_a_donated_parameter_takes_its_update_in_place(shape):
     """``pf.compile(..., donate_argnums=0)`` on the parameters: the update
     ``w - s * g`` (g a live gradient) is written into w's donated buffer
     (ScaledUpdate), and the values follow numpy's float64 step."""
     rng = np.random.default_rng(4)
-    w0 = rng.standard_normal((300, 128)).astype(np.float32)
-    g0 = rng.standard_normal((300, 128)).astype(np.float32)
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    g0 = rng.standard_normal(shape).astype(np.float32)
 
     def update(w, g):
         return w - g * 0.1
