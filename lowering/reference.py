@@ -15,10 +15,17 @@ A ``pyflame.fused`` op that only sums its operands, some of them zero
 paddings used nowhere else (the VJP of a convolution's or pooling's window
 slices), becomes one ``PadSum`` step: each padded operand is added into its
 region of the result, never materialized at full size.
+
+A ``pyflame.fused`` op that is exactly ``w - s * g`` (or ``+``; ``s`` a scalar
+constant: an SGD update) becomes a ``ScaledUpdate`` step, which may write into
+``w``'s donated buffer; when ``g`` is a 2-D product used only there (the
+in-place idiom after ``p.grad = None``) the product is folded in: one
+``GemmUpdate`` step, a BLAS GEMM with beta = 1 (``dialects/blas.py``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
+from ..dialects.blas import axpy, gemm_acc
 from ..dialects.dtypes import DType
 from ..dialects.fused import CHAINS, DEFAULT_CHUNK_ELEMS, FusedProgram, ProgramOp, chain_program
 from ..dialects.opdef import get_op
@@ -45,7 +53,12 @@ VIEW_OPS = frozenset(op_class(n) for n in ("reshape", "permute", "broadcast_to",
 # Named fused ops whose chain runs as one program built ahead of time.
 NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
 _ADD, _PAD = op_class("add"), op_class("pad")
+_MUL, _SUB = op_class("mul"), op_class("sub")
 _MATMUL = get_op("matmul")
+# Elements from which an update runs through BLAS (GemmUpdate, ScaledUpdate's
+# axpy): the ctypes call costs ~5 us, more than the pass it saves on smaller
+# arrays (measured: a (256, 10) GEMM update 10 us, numpy's product and update 6 us)
+BLAS_MIN = 32768
 
 
 class LoweringError(Exception):
@@ -190,6 +203,115 @@ def _pad_sum_operands(op: FusedOp) -> list[PyflameOp | None] | None:
     return pads if any(p is not None for p in pads) else None
 
 
+@dataclass(frozen=True)
+class ScaledUpdate:
+    """``w - s * g`` (or ``w + s * g``): a fused op whose body is exactly that
+    chain with ``s`` a scalar constant (the SGD update ``p -= lr * p.grad``),
+    operands and result of one shape and float dtype. Into a separate buffer it
+    is the fused op's own program; into ``w``'s own donated buffer (``out is
+    w``; ``in_place`` names that operand) one BLAS ``axpy`` pass, or ``s * g``
+    into a temporary and the sum in place when BLAS does not take them."""
+    program: FusedProgram  # the fused op's own program
+    order: tuple[int, int]  # the program's operand positions of ``g`` and ``w``
+    scale: np.generic  # ``s``, of the operands' dtype
+    sign: int  # -1: ``w - s * g``, 1: ``w + s * g``
+    in_place = 1  # the operand (``w``) whose donated buffer may hold the result
+
+    def __call__(self, g: np.ndarray, w: np.ndarray, out: np.ndarray | None = None
+                 ) -> np.ndarray:
+        if out is not w:
+            return self.program(*((g, w) if self.order[0] == 0 else (w, g)), out=out)
+        if w.size < BLAS_MIN or not axpy(self.sign * float(self.scale), g, w):
+            t = np.multiply(g, self.scale)
+            (np.subtract if self.sign < 0 else np.add)(w, t, out=w)
+        return w
+
+
+@dataclass(frozen=True)
+class GemmUpdate:
+    """``w - s * (a @ b)`` (or ``+``): a ``ScaledUpdate`` whose ``g`` is a 2-D
+    product used nowhere else, computed by one GEMM with ``beta = 1`` into the
+    result (``w``'s donated buffer, else a copy of ``w``): no full-size ``g``,
+    no separate update pass. Without BLAS: the product, the scaling and the
+    sum with numpy, rounded as the op chain (``dialects/blas.py``: BLAS rounds
+    ``w + alpha * acc`` once)."""
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    scale: np.generic
+    sign: int
+    in_place = 2  # the operand (``w``) whose donated buffer may hold the result
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, w: np.ndarray,
+                 out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty(self.shape, self.dtype)
+        if out is not w:
+            np.copyto(out, w)
+        if not gemm_acc(a, b, out, self.sign * float(self.scale)):
+            g = np.matmul(a, b)
+            np.multiply(g, self.scale, out=g)
+            (np.subtract if self.sign < 0 else np.add)(out, g, out=out)
+        return out
+
+
+def _scaled_update(op: FusedOp) -> tuple[int, int, np.generic, int] | None:
+    """For a fused op computing ``w - s * g`` or ``w + s * g`` (``s * g`` or
+    ``g * s``; ``s`` a scalar constant in its body; ``g``, ``w`` and the result
+    of one shape and float32/float64 dtype, each argument used once): the
+    operand positions of ``g`` and ``w``, ``s`` and the sign. Else None."""
+    if len(op.results) != 1 or len(op.operands) != 2:
+        return None
+    block = op.body.block
+    body = [o for o in block.ops if not isinstance(o, YieldOp)]
+    if len(body) != 3 or not isinstance(body[0], ConstantOp) or not isinstance(body[1], _MUL) \
+            or not isinstance(body[2], _SUB | _ADD) \
+            or op.yield_op.operands[0] is not body[2].results[0]:
+        return None
+    t = op.results[0].type
+    shape, d = spec_of_type(t, "value")
+    if d.np not in (np.dtype(np.float32), np.dtype(np.float64)) \
+            or any(a.type != t or not a.has_one_use() for a in block.args) \
+            or body[1].results[0].type != t or body[2].results[0].type != t:
+        return None
+    const, mul, upd = body
+    value = const.py_attrs()["value"].array
+    if value.ndim != 0 or value.dtype != d.np:
+        return None
+    c = const.results[0]
+    m_ops = list(mul.operands)
+    if m_ops.count(c) != 1:
+        return None
+    g = m_ops[1 - m_ops.index(c)]
+    u_ops = list(upd.operands)
+    m = mul.results[0]
+    if isinstance(upd, _SUB):
+        if u_ops[1] is not m:
+            return None
+        w, sign = u_ops[0], -1
+    else:
+        if u_ops.count(m) != 1:
+            return None
+        w, sign = u_ops[1 - u_ops.index(m)], 1
+    args = list(block.args)
+    if g not in args or w not in args or g is w:
+        return None
+    return args.index(g), args.index(w), value[()], sign
+
+
+def _update_gemm(op: FusedOp, g_pos: int) -> PyflameOp | None:
+    """The matmul producing operand ``g_pos`` of ``op`` when it can be folded
+    into the update: a plain 2-D product of ``op``'s dtype used only there."""
+    v = op.operands[g_pos]
+    mm = v.owner
+    if not isinstance(mm, PyflameOp) or mm.OPDEF is not _MATMUL or not _plain_gemm(mm) \
+            or not v.has_one_use() or math.prod(spec_of_type(v.type, "value")[0]) < BLAS_MIN:
+        return None
+    d = spec_of_type(v.type, "value")[1]
+    if any(spec_of_type(x.type, "operand")[1] != d for x in mm.operands):
+        return None
+    return mm
+
+
 def _plain_gemm(op: PyflameOp) -> bool:
     """A matrix times a matrix of one dtype of at least 32 bits: the matmul
     kernel is then ``np.matmul`` itself, which takes ``out=`` (half precision
@@ -210,6 +332,9 @@ def lower(module: ModuleOp, preallocate: bool = True,
     pad_sums = {op: pads for op in block.ops if isinstance(op, FusedOp) and len(op.results) == 1
                 and (pads := _pad_sum_operands(op)) is not None}
     absorbed = {p for pads in pad_sums.values() for p in pads if p is not None}
+    updates = {op: (u, _update_gemm(op, u[0])) for op in block.ops if isinstance(op, FusedOp)
+               and (u := _scaled_update(op)) is not None}
+    absorbed |= {mm for _, mm in updates.values() if mm is not None}  # folded into the update
     for op in block.ops:
         if isinstance(op, func.ReturnOp):
             results = list(op.operands)
@@ -225,6 +350,22 @@ def lower(module: ModuleOp, preallocate: bool = True,
                         for v, p in zip(op.operands, pads))
             slot[op.results[0]] = len(slot)
             steps.append(Step(kernel, ins, (slot[op.results[0]],), {}, "pad_sum",
+                              accepts_out=True))
+            continue
+        if op in updates:
+            (g_pos, w_pos, scale, sign), mm = updates[op]
+            slot[op.results[0]] = len(slot)
+            w = slot[op.operands[w_pos]]
+            if mm is not None:
+                shape, d = spec_of_type(op.results[0].type, "value")
+                kernel: Any = GemmUpdate(shape, d.np, scale, sign)
+                ins = (slot[mm.operands[0]], slot[mm.operands[1]], w)
+            else:
+                kernel = ScaledUpdate(fused_program(op, chunk_elems), (g_pos, w_pos), scale,
+                                      sign)
+                ins = (slot[op.operands[g_pos]], w)
+            steps.append(Step(kernel, ins, (slot[op.results[0]],), {},
+                              "gemm_update" if mm is not None else "scaled_update",
                               accepts_out=True))
             continue
         if isinstance(op, FusedOp):
@@ -300,11 +441,24 @@ def _plan_donations(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]])
                     or counts.get(o) != 1 or root[o] != o or st.out_buffer is not None \
                     or specs[o][0] != specs[a][0] or specs[o][1] != specs[a][1]:
                 continue
-            if last_use[a] < i or (last_use[a] == i and isinstance(st.kernel, np.ufunc)
-                                   and st.kernel.signature is None):  # elementwise
+            if last_use[a] < i or (last_use[a] == i and _may_overwrite(st, a, root)):
                 plan.donations[k] = i
                 taken.add(i)
                 break
+
+
+def _may_overwrite(st: Step, a: int, root: dict[int, int]) -> bool:
+    """Whether step ``st``, reading argument slot ``a`` last, may write its
+    result into ``a``'s memory: an elementwise numpy ufunc (numpy handles the
+    overlap), or a kernel that names the operand it updates in place
+    (``in_place``: ``ScaledUpdate``, ``GemmUpdate``) when ``a`` is that operand
+    and no other operand looks into ``a``'s memory."""
+    k = st.kernel
+    if isinstance(k, np.ufunc):
+        return k.signature is None
+    pos = getattr(k, "in_place", None)
+    return pos is not None and st.inputs[pos] == a and \
+        sum(root[s] == a for s in st.inputs) == 1
 
 
 def _plan_buffers(plan: Plan, specs: dict[int, tuple[tuple[int, ...], DType]]) -> None:

@@ -14,6 +14,7 @@ executable whose ``run(leaf_arrays)`` returns the output arrays.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -450,7 +451,7 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     for at, n in sub.kept:  # (the walk found them)
         for ref in n.keep:
             t = ref()
-            if t is not None and t._node is n:
+            if t is not None and t._node is n and _held_outside(t, at | t._index, sub):
                 sub.outputs.append(at | t._index)
                 lazy.append(t)
     config = config_key()
@@ -480,6 +481,17 @@ def evaluate(tensors: Sequence[Tensor]) -> None:
     for t, value in zip(lazy, results):
         if t._node is not None:  # the same tensor may be requested twice
             t._realize(value)
+
+
+def _held_outside(t: Tensor, ref: int, sub: Subgraph) -> bool:
+    """Whether something besides the ops of ``sub`` holds the kept tensor ``t``
+    (a ``.grad`` after ``backward()``). One nothing else holds (``p.grad = None``
+    after ``p -= lr * p.grad``) is not made an output: its graph can then keep
+    its memory in planned buffers (or fold it into its one use); it stays a
+    valid promise, so a holder the count misses only recomputes it when read.
+    References to ``t``: this frame's, the caller's ``t``, getrefcount's
+    argument, and at most one per use of its value by ``sub``'s ops."""
+    return sys.getrefcount(t) - 3 > sub.wiring.count(ref)
 
 
 def writeback_pairs(sub: Subgraph, outputs: Sequence[Tensor]) -> tuple[tuple[int, int], ...]:

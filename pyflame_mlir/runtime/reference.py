@@ -99,7 +99,7 @@ class ReferenceExecutable:
             kernel, label = self._env[f"k{i}"], step_label(st)
 
             def timed(*args: Any, _kernel: Any = kernel, _label: str = label, **kw: Any) -> Any:
-                if _label in ("matmul", "reshape", "concat", "scatter_add", "gather",
+                if _label in ("matmul", "gemm_update", "reshape", "concat", "scatter_add", "gather",
                               "argmax"):
                     _label += " " + ", ".join(
                         f"{a.shape}{'' if a.flags.c_contiguous else 'T'}" for a in args)
