@@ -172,13 +172,19 @@ class FuncGraph:
     def reaches_args(self) -> list[bool]:
         """Per output, whether it is computed from an arg (those that are not
         have a zero tangent and cotangent: forward mode skips them)."""
-        sub = self.sub
         args = {-1 - i for i in self.arg_pos}
-        node_reaches: list[bool] = []  # per node, in topological order
-        for refs in sub.refs:
+        node_reaches = self.nodes_reaching_args()
+        return [r in args or (r >= 0 and node_reaches[r >> 16]) for r in self.sub.outputs]
+
+    def nodes_reaching_args(self) -> list[bool]:
+        """Per node (in topological order), whether it reads an arg or a node
+        that does (PyTorch records no other op in its graph)."""
+        args = {-1 - i for i in self.arg_pos}
+        node_reaches: list[bool] = []
+        for refs in self.sub.refs:
             node_reaches.append(any(r in args or (r >= 0 and node_reaches[r >> 16])
                                     for r in refs))
-        return [r in args or (r >= 0 and node_reaches[r >> 16]) for r in sub.outputs]
+        return node_reaches
 
     def local_key(self) -> tuple:
         """Exact within this process and cheap (interned node signatures)."""
@@ -472,7 +478,11 @@ class _Reverse:
             fn = FuncGraph(self.targets, outs, b)
             n = len(self.targets)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
-        _check_versions(fn.sub.nodes, self.target_ids)
+        if self.targets is None:
+            _check_versions(fn.sub.nodes, None)
+        else:  # an op reading no argument (a detached value's) is in no graph: no check
+            _check_versions([n for n, r in zip(fn.sub.nodes, fn.nodes_reaching_args()) if r],
+                            self.target_ids)
         self.nodes += fn.sub.nodes
         return fn
 
@@ -857,7 +867,11 @@ class _Forward:
                 per_input: list[Tensor | None] = [None] * len(ctx.inputs)
                 for pos, is_arg, j in sources:
                     per_input[pos] = tangents[j] if is_arg else computed[j]
-                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input)
+                # no input with a tangent: torch calls no jvp (its outputs have none)
+                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input) if sources else [
+                    None if spec is None else record(OPS["constant"], (), {
+                        "value": splat_value(0, spec[0], spec[1])})
+                    for spec in ctx._out_specs]
             extra.append(out[k])
         fn = self.fn
         res = record_jvp(fn, range(len(fn.arg_pos)), [*tangents, *extra])

@@ -10,6 +10,7 @@ sets the others)."""
 from __future__ import annotations
 
 import builtins
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -91,11 +92,38 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(t, old, make, what)
+    if _keeps_history_under_no_grad(t, old):
+        new = keep_history(old, detach(new))
     rebind(t, old, start, new)
     _attach(t, old, new)
     if info is not None:
+        if ag is not None and ag.detached is False and type(info) is Aliases \
+                and old._ag is not None and old._ag.detached:
+            # t (detach_()ed) took a history: its views taken before are recomputed
+            # from it (below), but their ``detached`` mark, from then, no longer holds
+            for w in info.live():
+                if w._view.detached:
+                    _STALE_DETACHED[id(w)] = w
         _refresh(t, info, None)
     return t
+
+
+def _keeps_history_under_no_grad(t: Tensor, old: Tensor) -> bool:
+    """An update under no_grad of a non-leaf with a history: PyTorch changes
+    its value and keeps its ``grad_fn`` (``y = x * 2; with no_grad: y.add_(1)``
+    differentiates through ``x * 2`` with y's new value); the new value alone,
+    recorded under no_grad, would cut that history."""
+    if GRAD_MODE.enabled:
+        return False
+    ag = t._ag
+    if ag is not None and (ag.requires_grad or ag.detached):
+        return False  # a leaf, or a detached tensor: no history to keep
+    if requires_grad(old):
+        return True
+    if not GRAD_MODE.trace_depth:
+        return False
+    n = old._node or old._hist
+    return n is not None and bool(n.inputs) and not n.nograd
 
 
 def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
@@ -113,7 +141,7 @@ def _may_carry_gradient(new: Tensor, old: Tensor) -> bool:
     ``old`` and constants (a traced argument may be among what it reads)."""
     if requires_grad(new):
         return True
-    if not GRAD_MODE.trace_depth:
+    if not GRAD_MODE.trace_depth or not GRAD_MODE.enabled:  # (no_grad: no history)
         return False
     n = new._node or new._hist  # (eager mode: realized, its history kept in the trace)
     if n is None:
@@ -177,6 +205,11 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     if GRAD_MODE.enabled and not detached and rag is not None and rag.requires_grad:
         raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
                            "used in an in-place operation (wrap the update in pf.no_grad())")
+    if _STALE_DETACHED.get(id(v)) is v:
+        raise RuntimeError(f"{what}: unsupported: an in-place update of a view taken from a "
+                           "detached tensor that has since taken a value that requires grad "
+                           "in place (whether the view still stops gradients is not kept); "
+                           "take the view again after the update")
     if info.overlaps():
         raise RuntimeError(f"{what}: unsupported operation: more than one element of the "
                            f"written-to tensor (a view of shape {list(v.shape)} of a tensor "
@@ -185,8 +218,9 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
                            "operation.")
     # written through a detached alias: the root's value changes, its history
     # stays (PyTorch); a leaf has none to keep, a traced tensor has one to keep
-    keeps_history = detached and not (rag is not None and rag.requires_grad) and (
-        requires_grad(root) or GRAD_MODE.trace_depth > 0)
+    keeps_history = (detached or not GRAD_MODE.enabled) and \
+        not (rag is not None and (rag.requires_grad or rag.detached)) and (
+            requires_grad(root) or GRAD_MODE.trace_depth > 0)
     old_root, root_start = snapshot(root)
     old, start = snapshot(v)
     if detached and (v._ag is None or v._ag.detached or info.replay is not detached_alias):
@@ -195,6 +229,8 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(v, old, make, what)
+    if _keeps_history_under_no_grad(v, old):
+        new = keep_history(old, detach(new))
     if detached and (info.replay is not detached_alias or (rag is not None and rag.requires_grad)
                      ) and _may_carry_gradient(new, old):
         # PyTorch gives the alias a history of its own while it shares storage with
@@ -229,11 +265,21 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     rebind(root, old_root, root_start, new_root)
     rebind(v, old, start, new)
     _attach(v, old, new)
+    if info.replay is detached_alias and v._ag is not None and not v._ag.detached:
+        _ATTACHED_ROOTS[id(root)] = root  # an alias of it has a history of its own
     _refresh(root, root._view, v)
     root._mut.version = root_count
     root._mut.untracked = counter is not root  # (``x.data``: x's counter is not shared)
     counter._mut.version = counted + 1
     return v
+
+
+# roots a detached alias of which took a value that requires grad in place (by id):
+# their views through detached aliases can no longer be recomputed from the root
+_ATTACHED_ROOTS: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+# views taken from a detached tensor (``y.detach_(); v = y[0]``) before an update gave
+# it a history (by id): their ``ViewOf.detached`` is stale, so updating them raises
+_STALE_DETACHED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
 
 
 def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
@@ -249,7 +295,22 @@ def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
             r = frozen(root)
             if r.shape != info.root_shape:
                 r = reshape(r, info.root_shape)
+            if info.detached and info.replay is not detached_alias \
+                    and _ATTACHED_ROOTS.get(id(root)) is root:
+                # a view of a detached alias that an update gave a history of its own:
+                # PyTorch recomputes the view from the alias (with its history); here
+                # it would be recomputed from the root, without it
+                raise RuntimeError(
+                    "unsupported: a view of a detached alias (x.detach()[i]) would be "
+                    "recomputed after an in-place update gave the alias a value that "
+                    "requires grad (the view would lose that gradient); clone() the "
+                    "detached tensor before updating it")
             old, start = snapshot(w)
+            wag = w._ag
+            if wag is not None and wag.detached:  # its state before carries no gradient
+                # either (readers of it hold ``old``, which shares the root's node)
+                old._ag = AutogradMeta()
+                old._ag.detached = True
             count = raw_version(w)
             new = info.replay(r)
             rebind(w, old, start, new)
@@ -299,6 +360,8 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = record(op, (old, other), {})
+    if _keeps_history_under_no_grad(t, old):
+        new = keep_history(old, detach(new))
     rebind(t, old, start, new)
     _attach(t, old, new)
     return t
