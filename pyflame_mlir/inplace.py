@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .autodiff import enable_grad
 from .autograd import keep_history
 from .core import (
     GRAD_MODE,
@@ -118,6 +119,20 @@ def _keeps_history_under_no_grad(t: Tensor, old: Tensor) -> bool:
     ag = t._ag
     if ag is not None and (ag.requires_grad or ag.detached):
         return False  # a leaf, or a detached tensor: no history to keep
+    if requires_grad(old):
+        return True
+    if not GRAD_MODE.trace_depth:
+        return False
+    n = old._node or old._hist
+    return n is not None and bool(n.inputs) and not n.nograd
+
+
+def _had_history(w: Tensor, old: Tensor) -> bool:
+    """``w``'s state ``old`` was computed with gradients on from something with a
+    history (a view of a tensor that requires grad, or one traced)."""
+    ag = w._ag
+    if ag is not None and (ag.requires_grad or ag.detached):
+        return False
     if requires_grad(old):
         return True
     if not GRAD_MODE.trace_depth:
@@ -312,7 +327,13 @@ def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
                 old._ag = AutogradMeta()
                 old._ag.detached = True
             count = raw_version(w)
-            new = info.replay(r)
+            if not GRAD_MODE.enabled and _had_history(w, old):
+                # an update under no_grad: the view keeps its history, as the root
+                # does (``_keeps_history_under_no_grad``), over the new value
+                with enable_grad():
+                    new = info.replay(r)
+            else:
+                new = info.replay(r)
             rebind(w, old, start, new)
             if info.replay is detached_alias and w._ag is not None \
                     and not (w._ag.detached or w._ag.requires_grad):

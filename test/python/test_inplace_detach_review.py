@@ -347,6 +347,17 @@ def nograd_update_of_an_attached_detach_(L, x):
     return (y * y).sum()
 
 
+def nograd_update_of_a_tensor_with_a_view(L, x):
+    h = x * 2
+    with L.no_grad():
+        y = h * 1.0
+    v = y.view(-1)[1:]  # a view taken before y has a history
+    y += x[1] * 1.5
+    with L.no_grad():  # v is recomputed from y: it keeps y's history too
+        y.mul_(1.5)
+    return (v * 3.0).sum()
+
+
 AGREE = [attach_mul, attach_data, attach_detach_, attach_copy, attach_fill, attach_clamp,
          attach_masked_fill, attach_setitem, attach_iadd, attach_then_const_updates,
          attach_look_in_the_middle, attach_then_detach, attach_then_view, attach_two_aliases,
@@ -357,7 +368,8 @@ AGREE = [attach_mul, attach_data, attach_detach_, attach_copy, attach_fill, atta
          lgamma_attach_view, lgamma_detach_hessian, lgamma_detach_view, lgamma_detach_clone,
          lgamma_mixed, erfinv_detached_and_not, i0_detach_item]
 NOGRAD = [nograd_update_of_a_non_leaf, nograd_update_of_a_view_of_a_non_leaf,
-          nograd_update_of_an_attached_alias, nograd_update_of_an_attached_detach_]
+          nograd_update_of_an_attached_alias, nograd_update_of_an_attached_detach_,
+          nograd_update_of_a_tensor_with_a_view]
 AGREE += NOGRAD
 
 
