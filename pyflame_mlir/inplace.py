@@ -22,6 +22,7 @@ from .core import (
     GRAD_MODE,
     Aliases,
     AutogradMeta,
+    Frozen,
     Tensor,
     ViewOf,
     detach,
@@ -93,7 +94,8 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(t, old, make, what)
-    if _keeps_history_under_no_grad(t, old):
+    keep = _keeps_history_under_no_grad(t, old)
+    if keep:
         new = keep_history(old, detach(new))
     rebind(t, old, start, new)
     _attach(t, old, new)
@@ -105,7 +107,7 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
             for w in info.live():
                 if w._view.detached:
                     _STALE_DETACHED[id(w)] = w
-        _refresh(t, info, None)
+        _refresh(t, info, None, keep)
     return t
 
 
@@ -121,24 +123,30 @@ def _keeps_history_under_no_grad(t: Tensor, old: Tensor) -> bool:
         return False  # a leaf, or a detached tensor: no history to keep
     if requires_grad(old):
         return True
-    if not GRAD_MODE.trace_depth:
-        return False
-    n = old._node or old._hist
-    return n is not None and bool(n.inputs) and not n.nograd
+    return bool(GRAD_MODE.trace_depth) and _reads_trace_arg(old)
 
 
-def _had_history(w: Tensor, old: Tensor) -> bool:
-    """``w``'s state ``old`` was computed with gradients on from something with a
-    history (a view of a tensor that requires grad, or one traced)."""
-    ag = w._ag
-    if ag is not None and (ag.requires_grad or ag.detached):
-        return False
-    if requires_grad(old):
-        return True
-    if not GRAD_MODE.trace_depth:
-        return False
-    n = old._node or old._hist
-    return n is not None and bool(n.inputs) and not n.nograd
+def _reads_trace_arg(t: Tensor) -> bool:
+    """``t`` is computed (with gradients on) from an argument of a transform
+    tracing now: a gradient may flow through it."""
+    seen: set[int] = set()
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if is_trace_arg(x) or (type(x._view) is Frozen and is_trace_arg(x._view.source)):
+            return True  # (a view op reads its parent's state: ``frozen``)
+        ag = x._ag
+        if ag is not None and (ag.detached or ag.requires_grad):
+            continue
+        n = x._node or x._hist
+        if n is None or n.nograd or id(n) in seen:
+            continue
+        seen.add(id(n))
+        todo += [i for i in n.inputs if isinstance(i, Tensor)]
+        ctx = getattr(n, "ctx", None)  # a Function's output: what its forward read
+        if ctx is not None:
+            todo += [i for i in ctx.inputs if isinstance(i, Tensor)]
+    return False
 
 
 def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
@@ -282,7 +290,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     _attach(v, old, new)
     if info.replay is detached_alias and v._ag is not None and not v._ag.detached:
         _ATTACHED_ROOTS[id(root)] = root  # an alias of it has a history of its own
-    _refresh(root, root._view, v)
+    _refresh(root, root._view, v, keeps_history and not GRAD_MODE.enabled)
     root._mut.version = root_count
     root._mut.untracked = counter is not root  # (``x.data``: x's counter is not shared)
     counter._mut.version = counted + 1
@@ -297,9 +305,10 @@ _ATTACHED_ROOTS: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDic
 _STALE_DETACHED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
 
 
-def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
+def _refresh(root: Tensor, aliases: Any, written: Tensor | None, kept: bool = False) -> None:
     """Recompute every live view of ``root`` (but ``written``, which holds its
-    new value already) from the root's new state."""
+    new value already) from the root's new state (``kept``: an update under
+    no_grad kept the root's history; views taken with grad on keep theirs)."""
     if type(aliases) is not Aliases:
         return
     with untracked_views():
@@ -327,7 +336,9 @@ def _refresh(root: Tensor, aliases: Any, written: Tensor | None) -> None:
                 old._ag = AutogradMeta()
                 old._ag.detached = True
             count = raw_version(w)
-            if not GRAD_MODE.enabled and _had_history(w, old):
+            n = old._node or old._hist
+            if kept and n is not None and not n.nograd and (
+                    wag is None or not (wag.detached or wag.requires_grad)):
                 # an update under no_grad: the view keeps its history, as the root
                 # does (``_keeps_history_under_no_grad``), over the new value
                 with enable_grad():
