@@ -20,6 +20,7 @@ from .autodiff import enable_grad
 from .autograd import keep_history
 from .core import (
     GRAD_MODE,
+    TRACE_ARGS,
     Aliases,
     AutogradMeta,
     Frozen,
@@ -129,6 +130,8 @@ def _keeps_history_under_no_grad(t: Tensor, old: Tensor) -> bool:
 def _reads_trace_arg(t: Tensor) -> bool:
     """``t`` is computed (with gradients on) from an argument of a transform
     tracing now: a gradient may flow through it."""
+    if not TRACE_ARGS:  # (pf.compile alone traces no argument: no walk)
+        return False
     seen: set[int] = set()
     todo = [t]
     while todo:
