@@ -760,7 +760,8 @@ class ConstantOp(_WseOp):
 
     def verify_(self) -> None:
         vals = list(self.value.iter_values())
-        if not vals or any(v != vals[0] for v in vals):
+        first = vals[0] if vals else None  # (a NaN splat is a splat: NaN != NaN)
+        if not vals or any(v != first and not (v != v and first != first) for v in vals):
             raise VerifyException("wse.constant holds one splat value")
         if _ttype(self.result, "result").layout.is_partial:
             raise VerifyException("a constant cannot be partial")

@@ -1288,6 +1288,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     for i in range(nsp):
         dim = 2 + i
         n, o = spatial[i], out[i]
+        if n == o and mode != "bicubic" and mode in linear:
+            continue  # torch's linear kernels copy a dim whose size is kept, whatever the scale
         if mode in linear:
             matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
             a = matrix(n, o, bool(align_corners), scales[i])

@@ -102,3 +102,23 @@ def test_float32_lazy_and_eager_and_errors(mode):
         F.interpolate(pf.from_numpy(x[0]), size=3, mode="bicubic")
     with pytest.raises(NotImplementedError, match="antialias"):
         F.interpolate(pf.from_numpy(x), size=(2, 2), mode="bicubic", antialias=True)
+
+
+@pytest.mark.parametrize("mode,shape,sf", [
+    ("linear", (2, 2, 2), (1.3,)),
+    ("linear", (1, 1, 6), (1.1,)),
+    ("bilinear", (1, 1, 4, 4), (1.1, 1.6)),
+    ("trilinear", (2, 2, 2, 1, 1), (1.3, 1.0, 1.0)),
+])
+def test_linear_modes_copy_a_dim_whose_size_is_kept_as_torch(mode, shape, sf) -> None:
+    """torch's linear kernels copy a spatial dim whose output size equals its
+    input size, whatever the scale factor (bicubic and nearest do not)."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = TF.interpolate(tx, scale_factor=sf, mode=mode)
+    px = pf.tensor(x, requires_grad=True)
+    y = F.interpolate(px, scale_factor=sf, mode=mode)
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-14)
+    (ty * ty).sum().backward()
+    (y * y).sum().backward()
+    np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-14)
