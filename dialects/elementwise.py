@@ -917,6 +917,10 @@ _DERIV = {
 }
 for _name, _d in _DERIV.items():
     ad.defderiv(_name, _d)
+# (their derivatives read the result or nothing: as PyTorch, which saves the
+# result or nothing, updating the input in place afterwards is no error)
+ad.reads_no_input_values("add", "sub", "neg", "exp", "expm1", "sqrt", "rsqrt", "tanh",
+                         "sigmoid", "reciprocal", "relu", "convert")
 
 
 # gelu: the exact form's VJP and JVP are one gelu_grad op (its kernel reads the

@@ -316,6 +316,7 @@ ad.defjvp("sum", _linear_jvp("sum"))
 ad.defvjp("prod", _prod_vjp)
 ad.defjvp("prod", _prod_jvp)
 ad.defvjp("mean", _mean_vjp)
+ad.reads_no_input_values("sum", "mean")
 ad.defjvp("mean", _linear_jvp("mean"))
 for _name, _arg_name in (("max", "argmax"), ("min", "argmin")):
     _vjp, _jvp = _extreme_rules(_arg_name)

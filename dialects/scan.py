@@ -336,6 +336,7 @@ def _cumextreme_jvp(b, tangents, inputs, outputs, dim):
 
 
 ad.defvjp("cumsum", _cumsum_vjp)
+ad.reads_no_input_values("cumsum")
 ad.defjvp("cumsum", lambda b, ts, ins, outs, **a: [b.cumsum(ts[0], **a)])
 ad.defvjp("cumprod", _cumprod_vjp)
 ad.defjvp("cumprod", _cumprod_jvp)

@@ -996,6 +996,8 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             if n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
                 # other factor as mul read it (x * x then x.fill_(c): x is constant now)
+            if n.op is _DIV and i == 0 and _is_constant(inputs_as_read(n)[1], target_ids):
+                continue  # x / 2: the same (PyTorch saves the divisor only)
             _, later = read_by(x, n)
             if later is not None and later.untracked:
                 raise RuntimeError(
@@ -1012,7 +1014,7 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                     f"expected version {later.version - 1} instead")
 
 
-_MUL = OPS["mul"]
+_MUL, _DIV = OPS["mul"], OPS["div"]
 
 
 def _is_constant(t: Tensor, target_ids: set[int] | None) -> bool:

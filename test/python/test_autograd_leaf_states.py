@@ -78,3 +78,35 @@ def test_a_same_shape_view_of_a_tensor_that_requires_grad_is_its_own_tensor(mode
     got, want = run(pf), run(torch)
     for g, t in zip(got, want):
         np.testing.assert_array_equal(g, t)
+
+
+_READERS = {
+    "clone": lambda h: h.clone(), "add": lambda h: h + 1, "sub": lambda h: h - 1,
+    "neg": lambda h: -h, "sum": lambda h: h.sum(), "mean": lambda h: h.mean(),
+    "div_by_constant": lambda h: h / 2, "relu": lambda h: h.relu(), "exp": lambda h: h.exp(),
+    "sigmoid": lambda h: h.sigmoid(), "tanh": lambda h: h.tanh(), "sqrt": lambda h: h.sqrt(),
+    "softmax": lambda h: h.softmax(0), "cumsum": lambda h: h.cumsum(0),
+    "square": lambda h: h * h, "pow": lambda h: h ** 2, "log": lambda h: h.log(),
+}
+
+
+@pytest.mark.parametrize("reader", list(_READERS))
+def test_updating_an_input_after_an_op_errs_only_where_torch_saved_it(mode, reader) -> None:
+    """PyTorch saves an op's input only where its backward needs it (exp, relu,
+    sigmoid save the result; add, clone, sum nothing): updating the input in
+    place afterwards is an error exactly where it saved it."""
+    def run(L):
+        x = L.tensor([0.3, 1.7, 2.5], dtype=L.float64, requires_grad=True)
+        h = x * 2
+        y = _READERS[reader](h)
+        h.add_(1)
+        try:
+            (y * y).sum().backward()
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            return None
+        return x.grad.numpy()
+    got, want = run(pf), run(torch)
+    assert (got is None) == (want is None), (got, want)
+    if want is not None:
+        np.testing.assert_allclose(got, want, rtol=1e-12)

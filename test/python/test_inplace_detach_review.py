@@ -655,9 +655,6 @@ def clone_of_a_value_updated_later(L, x):
     return (y * y).sum()
 
 
-@pytest.mark.xfail(strict=True, reason="pf's saved-tensor check fires for clone (convert) "
-                   "reading a value updated afterwards; torch saves nothing for clone and "
-                   "gives [2.4, 13.6, 20.0] (a spurious error, not a wrong number)")
 def test_clone_of_a_value_updated_later_is_no_error() -> None:
     agree(clone_of_a_value_updated_later, "backward")
 
