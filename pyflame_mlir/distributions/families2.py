@@ -337,12 +337,6 @@ class LogNormal(TransformedDistribution):
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
                          validate_args=validate_args)
 
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> LogNormal:
-        new = type(self).__new__(type(self))
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         self.transforms, validate_args=False)
-        return new
-
     @property
     def loc(self) -> Tensor:
         return self.base_dist.loc
@@ -375,12 +369,6 @@ class _Folded(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive}  # noqa: RUF012
     support = constraints.nonnegative
     has_rsample = True
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        new = type(self).__new__(type(self))
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         self.transforms, validate_args=False)
-        return new
 
     @property
     def scale(self) -> Tensor:
@@ -704,12 +692,6 @@ class LogitRelaxedBernoulli(_BinaryParams):
 class _RelaxedTransformed(TransformedDistribution):
     """A relaxed distribution as a transform of its base: ``expand`` keeps the
     transforms; temperature, logits and probs are the base's."""
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        new = type(self).__new__(type(self))
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         self.transforms, validate_args=False)
-        return new
 
     @property
     def temperature(self) -> Tensor:

@@ -115,10 +115,13 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None
                ) -> TransformedDistribution:
+        """The same family (a LogNormal stays one), over an expanded base."""
         base_batch = tuple(batch_shape) + self._event_shape[
             :len(self._event_shape) - len(self.base_dist.event_shape)]
-        return TransformedDistribution(self.base_dist.expand(base_batch), self.transforms,
-                                       validate_args=False)
+        new = type(self).__new__(type(self))
+        TransformedDistribution.__init__(new, self.base_dist.expand(base_batch),
+                                         self.transforms, validate_args=False)
+        return new
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
