@@ -893,8 +893,7 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         if gradient is None:
             if math.prod(t.shape) != 1:
-                raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
-                                   f"(the tensor has shape {list(t.shape)}); pass gradient=")
+                raise _implicit_seed_error(t)
             gradient = 1.0
         grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
                               create_graph=create_graph, allow_unused=True)
@@ -915,19 +914,16 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
             (ag is not None and bool(ag.hooks or ag.retain))
 
     if not requires_grad(t):
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise _no_grad_fn_error()
     if not create_graph and (gradient is None or type(gradient) in (float, int)) \
             and not CONFIG.anomaly and _plain_backward(t, gradient, retain_graph, stop):
         return
     plan = _Reverse([t], None, stop, _split_imperative, requires_grad)
     if not plan.has_targets():
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise _no_grad_fn_error()
     if gradient is None:
         if math.prod(t.shape) != 1:
-            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
-                               f"(the tensor has shape {list(t.shape)}); pass gradient=")
+            raise _implicit_seed_error(t)
         gradient = 1.0
     with _grad_mode(create_graph):
         plain = not create_graph and type(gradient) in (float, int) and plan.is_plain()
@@ -957,12 +953,10 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     _check_versions(fn.sub.nodes, None)
     arg_pos = fn.arg_pos
     if not arg_pos:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise _no_grad_fn_error()
     if gradient is None:
         if math.prod(t.shape) != 1:
-            raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
-                               f"(the tensor has shape {list(t.shape)}); pass gradient=")
+            raise _implicit_seed_error(t)
         gradient = 1.0
     targets = [leaves[i] for i in arg_pos]
     _check_differentiable(targets, "vjp")
@@ -1015,6 +1009,16 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
 
 
 _MUL, _DIV = OPS["mul"], OPS["div"]
+
+
+def _no_grad_fn_error() -> RuntimeError:
+    return RuntimeError("element 0 of tensors does not require grad and does not have a "
+                        "grad_fn")
+
+
+def _implicit_seed_error(t: Tensor) -> RuntimeError:
+    return RuntimeError(f"grad can be implicitly created only for scalar outputs (the "
+                        f"tensor has shape {list(t.shape)}); pass gradient=")
 
 
 def _is_constant(t: Tensor, target_ids: set[int] | None) -> bool:
@@ -1201,8 +1205,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(f"one of the differentiated tensors (input {i}) does not "
                                "require grad")
     if not any(requires_grad(o) for o in outs):
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise _no_grad_fn_error()
     with _grad_mode(create_graph):
         plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad)
         got = plan.run([_seed_like(o, s) for o, s in zip(outs, seeds_in)])
