@@ -111,6 +111,8 @@ class MathLib(Library):
     FUNCTIONS = {
         "exp_f32": np.exp, "log_f32": np.log, "sqrt_f32": np.sqrt, "tanh_f32": np.tanh,
         "sin_f32": np.sin, "cos_f32": np.cos,
+        # the SDK's cholesky benchmark scales each pivot column by math.invsqrt_f32(pivot)
+        "invsqrt_f32": lambda x: np.float32(1) / np.sqrt(x),
     }
 
     def __init__(self, pe: PE):

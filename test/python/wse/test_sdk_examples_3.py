@@ -1,0 +1,80 @@
+# ruff: noqa: E501  (embedded MLIR lines)
+"""Round 3 of the SDK's public examples on the simulator: the benchmark "cholesky" (cut
+down to P <= 2, where no router needs switches: tasks blocked and unblocked by async
+@mov32 receives, re-lengthened and re-offset DSDs, math.invsqrt_f32, two tile programs,
+per-PE COL_MAJOR memcpy) in its WSE-2 and WSE-3 forms, run unchanged through its SDK
+host script, which compares with numpy and raises on a mismatch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _wse_harness import D1, array, dsd, make_program, run_main, simulate
+
+from pyflame_mlir.runtime.wse.compile import compile_program
+from pyflame_mlir.runtime.wse.errors import ProgramError, RouteError
+from pyflame_mlir.runtime.wse.report import CycleReport
+from pyflame_mlir.runtime.wse.run_host import run_script
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
+
+
+def run_example(program: str, arch: str, params: dict, tmp_path: Path,
+                script: str | None = None, argv: tuple[str, ...] = ()) -> CycleReport:
+    out = compile_program(FIXTURES / f"{program}.mlir", tmp_path / program, params, arch)
+    (report,) = run_script(FIXTURES / f"{script or program}_run.py",
+                           ["--name", str(out), *argv], quiet=True)
+    return report
+
+
+def _one_pe_cholesky_flops(nt: int) -> int:
+    # per pivot ti: Nt multiplies scaling the column, then 2 (i - ti) per row i > ti
+    return sum(nt + sum(2 * (i - ti) for i in range(ti + 1, nt)) for ti in range(nt))
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+@pytest.mark.parametrize(("P", "Nt"), [(1, 4), (2, 3), (2, 4), (2, 1)])
+def test_cholesky_runs_unchanged(arch: str, P: int, Nt: int, tmp_path: Path):
+    r = run_example("cholesky", arch, dict(P=P, Nt=Nt), tmp_path)
+    assert r.arch == arch
+    if P == 1:
+        assert r.flops == _one_pe_cholesky_flops(Nt)
+    else:  # each of the Nt columns of the first fringe: Nt words south and Nt east
+        assert r.wavelet_hops == 2 * Nt * Nt
+
+
+def test_cholesky_beyond_two_pes_needs_switches_and_is_refused(tmp_path: Path):
+    # the SDK relays its row color through switches for P >= 3 (not spellable): the
+    # relay routes are absent, and the first wavelet that needs one says so
+    with pytest.raises(RouteError, match="has no route for color 0"):
+        run_example("cholesky", "wse3", dict(P=3, Nt=2), tmp_path)
+
+
+def test_a_longer_source_is_read_for_the_destination_length():
+    # @fmacs(d[0:3], d[0:3], a (length 5, its tail past the array), s): the cholesky idiom
+    body = f"""{dsd("d", 3)}
+      %a_len = arith.constant 5 : i16
+      %a_all = "csl.get_mem_dsd"(%a, %a_len) : (memref<?xf32>, i16) -> {D1}
+      %a_off = arith.constant 2 : i16
+      %a_dsd = "csl.increment_dsd_offset"(%a_all, %a_off) <{{elem_type = f32}}> : ({D1}, i16) -> {D1}
+      %s = arith.constant 2.0 : f32
+      "csl.fmacs"(%d_dsd, %d_dsd, %a_dsd, %s) : ({D1}, {D1}, {D1}, f32) -> ()"""
+    a = np.arange(5, dtype=np.float32) + 1
+    d = np.array([10, 20, 30, 40], np.float32)
+    sim = run_main(simulate(make_program(body, arrays={"d": ("f32", 4), "a": ("f32", 5)})),
+                   {"a": a, "d": d})
+    np.testing.assert_array_equal(array(sim, "d"), [10 + 2 * 3, 20 + 2 * 4, 30 + 2 * 5, 40])
+
+
+def test_a_longer_fabric_source_than_a_memory_destination_is_still_refused():
+    # only memory sources are cut to the destination: how many wavelets a shorter
+    # destination takes from a fabric DSD is not documented
+    body = f"""{dsd("d", 2)}
+      %n = arith.constant 3 : i16
+      %c = "csl.get_color"(%n) : (i16) -> !csl.color
+      %in = csl_ext.get_fab_dsd %n, %c {{queue_id = 2 : i3}} : i16 -> !csl<dsd fabin_dsd>
+      "csl.fmovs"(%d_dsd, %in) : ({D1}, !csl<dsd fabin_dsd>) -> ()"""
+    with pytest.raises(ProgramError, match="different lengths"):
+        run_main(simulate(make_program(body, arrays={"d": ("f32", 2)})), {})
