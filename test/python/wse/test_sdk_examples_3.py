@@ -2,8 +2,10 @@
 """Round 3 of the SDK's public examples on the simulator: the benchmark "cholesky" (cut
 down to P <= 2, where no router needs switches: tasks blocked and unblocked by async
 @mov32 receives, re-lengthened and re-offset DSDs, math.invsqrt_f32, two tile programs,
-per-PE COL_MAJOR memcpy) in its WSE-2 and WSE-3 forms, run unchanged through its SDK
-host script, which compares with numpy and raises on a mismatch."""
+per-PE COL_MAJOR memcpy) and the tutorial topic-04-sparse-tensors (a data task taking
+both 16-bit halves of a streamed word: value and index; an int32 host array; a
+nonblocking streaming memcpy_h2d), in their WSE-2 and WSE-3 forms, run unchanged through
+SDK-style host scripts, which compare with numpy and raise on a mismatch."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 from _wse_harness import D1, array, dsd, make_program, run_main, simulate
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ProgramError, RouteError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, RouteError
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
 
@@ -78,3 +80,31 @@ def test_a_longer_fabric_source_than_a_memory_destination_is_still_refused():
       "csl.fmovs"(%d_dsd, %in) : ({D1}, !csl<dsd fabin_dsd>) -> ()"""
     with pytest.raises(ProgramError, match="different lengths"):
         run_main(simulate(make_program(body, arrays={"d": ("f32", 2)})), {})
+
+
+STREAMS = dict(MEMCPYH2D_DATA_1_ID=0, MEMCPYD2H_DATA_1_ID=1)
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+@pytest.mark.parametrize("pairs", ["0:42,3:26", "3:-7,1:32767,2:-32768,0:0"])
+def test_topic_04_sparse_tensors_runs_unchanged(arch: str, pairs: str, tmp_path: Path):
+    r = run_example(f"sparse_tensors_{arch}", arch, STREAMS, tmp_path, "sparse_tensors",
+                    ("--pairs", pairs))
+    assert r.pes[0].tasks == pairs.count(":")  # one data task per wavelet
+
+
+def test_topic_04_index_past_the_result_array_is_refused(tmp_path: Path):
+    # result is [4]i16: the data task's store of index 4 would hit another variable
+    with pytest.raises(ProgramError, match=r"memref.store of element \[4\] of a \[4\] array"):
+        run_example("sparse_tensors_wse3", "wse3", STREAMS, tmp_path, "sparse_tensors",
+                    ("--pairs", "1:5,4:6"))
+
+
+@pytest.mark.parametrize(("form", "arch", "message"), [
+    ("wse2", "wse3", "WSE-3 data task ids come from an input queue"),
+    ("wse3", "wse2", "WSE-2 data task ids come from a color"),
+])
+def test_topic_04_form_on_the_other_arch_is_refused(form: str, arch: str, message: str,
+                                                    tmp_path: Path):
+    with pytest.raises(ArchRuleError, match=message):
+        run_example(f"sparse_tensors_{form}", arch, STREAMS, tmp_path, "sparse_tensors")
