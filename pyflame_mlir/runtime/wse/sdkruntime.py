@@ -160,8 +160,35 @@ def _from_word(word: np.uint32, t: Attribute):
     return convert(int(word) & ((1 << int_info(t)[0]) - 1), t)
 
 
+_MSG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _check_kwargs(kwargs: dict) -> None:
+    """The keyword arguments the SDK's SdkRuntime documents (besides cmaddr):
+    suppress_simfab_trace (bool), simfab_numthreads (int, at most 64), msg_level (DEBUG,
+    INFO, WARNING or ERROR); and this stand-in's `model` (a CycleModel). The simulator
+    writes no simfab trace and runs in one thread, so the first two change nothing."""
+    for key, value in kwargs.items():
+        if key == "suppress_simfab_trace":
+            ok = isinstance(value, bool)
+        elif key == "simfab_numthreads":
+            ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 64
+        elif key == "msg_level":
+            ok = value in _MSG_LEVELS
+        elif key == "model":
+            ok = isinstance(value, CycleModel)
+        else:
+            raise HostError(f"SdkRuntime() got an unknown keyword argument {key!r} (it takes "
+                            "cmaddr, suppress_simfab_trace, simfab_numthreads, msg_level)")
+        if not ok:
+            raise HostError(f"SdkRuntime({key}={value!r}): suppress_simfab_trace is a bool, "
+                            "simfab_numthreads an int of 1-64, msg_level one of "
+                            f"{', '.join(_MSG_LEVELS)}, model a CycleModel")
+
+
 class SdkRuntime:
-    """`SdkRuntime(compile_dir, cmaddr=None)`: cmaddr None means "the simulator"."""
+    """`SdkRuntime(compile_dir, cmaddr=None, **kwargs)`: cmaddr None means "the simulator"
+    (see `_check_kwargs` for the keyword arguments)."""
 
     Task = Task
 
@@ -170,6 +197,7 @@ class SdkRuntime:
     def __init__(self, bindir: str | Path, cmaddr: str | None = None, **kwargs: object):
         if cmaddr:
             raise HostError(f"cmaddr={cmaddr!r}: this stand-in only runs the WSE simulator")
+        _check_kwargs(kwargs)
         self.bindir = Path(bindir)
         meta_path, ir_path = self.bindir / META_FILE, self.bindir / IR_FILE
         if not ir_path.exists():

@@ -99,6 +99,17 @@ def test_commands_need_load_and_run(bindir: Path):
         SdkRuntime(bindir, cmaddr="10.0.0.1:9000")
 
 
+def test_constructor_takes_the_sdk_keyword_arguments(bindir: Path):
+    SdkRuntime(bindir, cmaddr=None, suppress_simfab_trace=True, simfab_numthreads=64,
+               msg_level="INFO")
+    for kwargs, message in [(dict(suppress_simfab_traces=True), "unknown keyword argument "
+                                                                "'suppress_simfab_traces'"),
+                            (dict(simfab_numthreads=65), "an int of 1-64"),
+                            (dict(msg_level="VERBOSE"), "msg_level one of DEBUG")]:
+        with pytest.raises(HostError, match=message):
+            SdkRuntime(bindir, **kwargs)
+
+
 def test_launch_nonblocking_then_wait(rt: SdkRuntime):
     handle = rt.launch("main", nonblock=True)
     rt.task_wait(handle)
