@@ -48,8 +48,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from ..progress import progress
-from .compile import IR_FILE, META_FILE
+from .compile import FABRIC_OFFSETS, IR_FILE, META_FILE
 from .errors import HostError
+from .libs import read_trace
 from .machine import CycleModel
 from .program import load_module
 from .report import CycleReport, PeStats
@@ -603,7 +604,74 @@ def calculate_cycles(timestamp_buf: np.ndarray) -> np.int64:
     return sub_ts(halves)
 
 
+class DebugUtil:
+    """`cerebras.sdk.debug.debug_util.debug_util(dir, cmaddr=None)`: reads a finished
+    simulation's PE memory, as the SDK's (simulator only), at *fabric* coordinates (the
+    kernel's PE (x, y) is (x + 4, y + 1) with cslc's --fabric-offsets=4,1, as the SDK's
+    scripts add). The run is the latest `SdkRuntime` of `dir` in this process.
+    `read_trace(x, y, key)` decodes a `<debug>` trace buffer; `get_symbol(x, y, name,
+    dtype)` reads an exported symbol's bytes, or a trace buffer's
+    (`$$csl_debug.<key>.buffer` / `.buffer_index`)."""
+
+    def __init__(self, bindir: str | Path, cmaddr: str | None = None, **kwargs: object):
+        if cmaddr:
+            raise HostError(f"debug_util(cmaddr={cmaddr!r}): the simulator's state only")
+        path = Path(bindir).resolve()
+        runs = [rt for rt in SdkRuntime.instances if rt.bindir.resolve() == path]
+        if not runs:
+            raise HostError(f"debug_util({str(bindir)!r}): no SdkRuntime of that directory "
+                            "ran in this process")
+        self.runtime = runs[-1]
+        meta = self.runtime.bindir / META_FILE
+        offsets = json.loads(meta.read_text()).get("fabric_offsets") if meta.exists() \
+            else None
+        self.offsets = tuple(offsets or FABRIC_OFFSETS)
+
+    def _pe(self, col: int, row: int):
+        x, y = col - self.offsets[0], row - self.offsets[1]
+        pe = self.runtime.sim.pes.get((x, y))
+        if pe is None:
+            raise HostError(f"debug_util: fabric PE ({col}, {row}) is kernel PE ({x}, {y}), "
+                            f"outside the {self.runtime.sim.width}x{self.runtime.sim.height} "
+                            f"rectangle (fabric offsets {self.offsets})")
+        return pe
+
+    def _trace(self, col: int, row: int, key: str):
+        pe = self._pe(col, row)
+        trace = pe.debug_traces.get(key)
+        if trace is None:
+            raise HostError(f"debug_util: {pe.where} has no <debug> trace with key {key!r} "
+                            f"(its keys: {sorted(pe.debug_traces) or 'none'})")
+        return trace
+
+    def read_trace(self, col: int, row: int, key: str) -> list:
+        trace = self._trace(col, row, key)
+        return read_trace(trace.buffer[:trace.index])
+
+    def get_symbol(self, col: int, row: int, symbol: str, dtype: np.dtype | type
+                   ) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        if symbol.startswith("$$csl_debug."):
+            key, _, field_name = symbol[len("$$csl_debug."):].rpartition(".")
+            trace = self._trace(col, row, key)
+            if field_name == "buffer":
+                data = trace.buffer
+            elif field_name == "buffer_index":
+                data = np.array([trace.index], np.uint16)
+            else:
+                raise HostError(f"debug_util: a <debug> module has no symbol {symbol!r}")
+        else:
+            pe = self._pe(col, row)
+            data = self.runtime.sim.symbol(symbol, pe.x, pe.y)
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size % dtype.itemsize:
+            raise HostError(f"debug_util.get_symbol: {symbol!r} has {raw.size} bytes, not a "
+                            f"whole number of {dtype}")
+        return raw.view(dtype).copy()
+
+
 SDK_UTILS_MODULE = "cerebras.sdk.sdk_utils"
+DEBUG_UTIL_MODULE = "cerebras.sdk.debug.debug_util"
 SDK_UTILS = ("cast_uint32", "input_array_to_u32", "memcpy_view", "make_u48", "sub_ts",
              "calculate_cycles")
 
@@ -649,4 +717,14 @@ def install_sdk_shim(force: bool = False) -> bool:
     sys.modules[SDK_UTILS_MODULE] = utils
     parent, _, leaf_name = SDK_UTILS_MODULE.rpartition(".")
     setattr(sys.modules[parent], leaf_name, utils)  # `from cerebras.sdk import sdk_utils`
+    debug_pkg = types.ModuleType("cerebras.sdk.debug", "pyflame-mlir shim package")
+    debug_pkg.__path__ = []
+    debug_pkg.__pyflame_shim__ = True  # type: ignore[attr-defined]
+    debug = types.ModuleType(DEBUG_UTIL_MODULE, "pyflame-mlir stand-in for the SDK's debug_util")
+    debug.__pyflame_shim__ = True  # type: ignore[attr-defined]
+    debug.debug_util = DebugUtil  # type: ignore[attr-defined]
+    sys.modules["cerebras.sdk.debug"] = debug_pkg
+    sys.modules[DEBUG_UTIL_MODULE] = debug
+    debug_pkg.debug_util = debug  # type: ignore[attr-defined]
+    sys.modules["cerebras.sdk"].debug = debug_pkg  # type: ignore[attr-defined]
     return True

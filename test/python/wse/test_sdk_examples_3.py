@@ -4,8 +4,10 @@ down to P <= 2, where no router needs switches: tasks blocked and unblocked by a
 @mov32 receives, re-lengthened and re-offset DSDs, math.invsqrt_f32, two tile programs,
 per-PE COL_MAJOR memcpy) and the tutorial topic-04-sparse-tensors (a data task taking
 both 16-bit halves of a streamed word: value and index; an int32 host array; a
-nonblocking streaming memcpy_h2d), in their WSE-2 and WSE-3 forms, run unchanged through
-SDK-style host scripts, which compare with numpy and raise on a mismatch."""
+nonblocking streaming memcpy_h2d) and topic-12-debug-library (<debug> trace buffers of
+strings, u32 values and timestamps, read after the run with the SDK's debug_util at
+fabric coordinates), in their WSE-2 and WSE-3 forms, run unchanged through SDK-style host
+scripts, which compare with numpy and raise on a mismatch."""
 
 from __future__ import annotations
 
@@ -16,9 +18,16 @@ import pytest
 from _wse_harness import D1, array, dsd, make_program, run_main, simulate
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, RouteError
+from pyflame_mlir.runtime.wse.errors import (
+    ArchRuleError,
+    HostError,
+    ProgramError,
+    RouteError,
+    UnsupportedError,
+)
 from pyflame_mlir.runtime.wse.report import CycleReport
 from pyflame_mlir.runtime.wse.run_host import run_script
+from pyflame_mlir.runtime.wse.sdkruntime import DebugUtil, SdkRuntime
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
 
@@ -108,3 +117,67 @@ def test_topic_04_form_on_the_other_arch_is_refused(form: str, arch: str, messag
                                                     tmp_path: Path):
     with pytest.raises(ArchRuleError, match=message):
         run_example(f"sparse_tensors_{form}", arch, STREAMS, tmp_path, "sparse_tensors")
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+@pytest.mark.parametrize(("width", "num_elems"), [(4, 5), (2, 8)])
+def test_topic_12_debug_library_runs_unchanged(arch: str, width: int, num_elems: int,
+                                               tmp_path: Path):
+    r = run_example(f"debug_trace_{arch}", arch, dict(width=width, num_elems=num_elems),
+                    tmp_path, "debug_trace")
+    assert r.wavelet_hops == num_elems * (width - 1)
+
+
+def test_topic_12_trace_buffer_overflow_is_refused(tmp_path: Path):
+    # a receiver traces 12 u16 words per wavelet ("Start recv_task" 9, a u32 3) into a
+    # 100-word buffer: the ninth wavelet does not fit
+    with pytest.raises(ProgramError, match=r"trace_string needs 9 more u16 words in trace "
+                       r"buffer 'trace', which has 4 of 100 left \(.buffer_size\)"):
+        run_example("debug_trace_wse3", "wse3", dict(width=2, num_elems=9), tmp_path,
+                    "debug_trace")
+
+
+DEBUG_BODY = """%key = "csl.const_str"() <{value = "k"}> : () -> !csl.comptime_string
+      %s = "csl.const_str"() <{value = "odd"}> : () -> !csl.comptime_string
+      %v = arith.constant -5 : i16
+      %w = arith.constant 70000 : i32
+      "csl.member_call"(%dbg, %s) <{field = "trace_string"}> : (!csl.imported_module, !csl.comptime_string) -> ()
+      "csl.member_call"(%dbg, %v) <{field = "trace_i16"}> : (!csl.imported_module, i16) -> ()
+      "csl.member_call"(%dbg, %w) <{field = "trace_u32"}> : (!csl.imported_module, i32) -> ()
+      "csl.member_call"(%dbg) <{field = "trace_timestamp"}> : (!csl.imported_module) -> ()"""
+DEBUG_IMPORT = """%dkey = "csl.const_str"() <{value = "k"}> : () -> !csl.comptime_string
+    %dsize = arith.constant 16 : i16
+    %dparams = "csl.const_struct"(%dkey, %dsize) <{ssa_fields = ["key", "buffer_size"]}> : (!csl.comptime_string, i16) -> !csl.comptime_struct
+    %dbg = "csl.import_module"(%dparams) <{module = "<debug>"}> : (!csl.comptime_struct) -> !csl.imported_module"""
+
+
+def test_debug_util_reads_traces_and_symbols_at_fabric_coordinates(tmp_path: Path):
+    text = make_program(DEBUG_BODY, arrays={"a": ("f32", 2)}, extra=DEBUG_IMPORT, width=2)
+    rt = SdkRuntime(compile_program(text, tmp_path / "dbg"))
+    rt.load()
+    rt.run()
+    rt.memcpy_h2d(rt.get_id("a"), np.array([1.5, 2.5, 3.5, 4.5], np.float32), 0, 0, 2, 1, 2)
+    rt.launch("main", nonblock=False)
+    rt.stop()
+    dbg = DebugUtil(tmp_path / "dbg")
+    trace = dbg.read_trace(5, 1, "k")  # kernel PE (1, 0)
+    assert trace[:3] == ["odd", -5, 70000] and isinstance(trace[3], int)
+    # "odd" is padded to 4 bytes: tag + 2 words, i16: 2, u32: 3, timestamp: 4
+    assert dbg.get_symbol(5, 1, "$$csl_debug.k.buffer_index", np.uint16).tolist() == [12]
+    np.testing.assert_array_equal(dbg.get_symbol(4, 1, "a", np.float32), [1.5, 2.5])
+    with pytest.raises(HostError, match="no <debug> trace with key 'x'"):
+        dbg.read_trace(4, 1, "x")
+    with pytest.raises(HostError, match=r"fabric PE \(3, 1\) is kernel PE \(-1, 0\), outside"):
+        dbg.read_trace(3, 1, "k")
+    with pytest.raises(HostError, match="no SdkRuntime of that directory"):
+        DebugUtil(tmp_path)
+
+
+def test_debug_library_needs_a_key_and_a_buffer_size():
+    bad = DEBUG_IMPORT.replace('ssa_fields = ["key", "buffer_size"]', 'ssa_fields = ["name", "buffer_size"]')
+    with pytest.raises(ProgramError, match="<debug> needs .key"):
+        simulate(make_program("", extra=bad))
+    body = """%x = arith.constant 1.0 : f32
+      "csl.member_call"(%dbg, %x) <{field = "trace_f32"}> : (!csl.imported_module, f32) -> ()"""
+    with pytest.raises(UnsupportedError, match=r"<debug>.trace_f32\(\) is not modeled"):
+        run_main(simulate(make_program(body, extra=DEBUG_IMPORT)), {})
