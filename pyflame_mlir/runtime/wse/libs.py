@@ -250,6 +250,36 @@ class DebugLib(Library):
         self._put("trace_string", [ord("s") | (len(data) << 8), *words])
 
 
+class SimPrint(Library):
+    """`<simprint>` on a PE: `print_string("...")`, `print_u16_decimal(v)`,
+    `print_u32_decimal(v)` (the functions the SDK's examples call; others are refused by
+    name) append to the PE's line, which goes to the simulator log when a newline is
+    printed, as the SDK documents (topic 13): one line "@<cycle> <text>" per newline, the
+    cycle the PE's clock at that print. `SdkRuntime.stop()` writes the log, in cycle
+    order, to `sim.log` in the compile directory (the SDK's simulator writes it where it
+    runs). Printing costs no simulated time (a simulator facility)."""
+
+    name = "<simprint>"
+
+    def __init__(self, pe: PE):
+        self.pe, self.fields, self.line = pe, {}, ""
+
+    def _print(self, text: str) -> None:
+        *done, self.line = (self.line + text).split("\n")
+        self.pe.sim.sim_log.extend((self.pe.t, f"@{int(self.pe.t)} {line}") for line in done)
+
+    def fn_print_string(self, s) -> None:
+        if not isinstance(s, str):
+            raise ProgramError(f"<simprint>.print_string takes a comptime string, got {s!r}")
+        self._print(s)
+
+    def fn_print_u16_decimal(self, v) -> None:
+        self._print(str(DebugLib._int(v, "print_u16_decimal") & 0xFFFF))
+
+    def fn_print_u32_decimal(self, v) -> None:
+        self._print(str(DebugLib._int(v, "print_u32_decimal") & 0xFFFFFFFF))
+
+
 def read_trace(words: np.ndarray) -> list:
     """Decode a `<debug>` trace buffer's used words (the format `DebugLib` writes)."""
     raw = np.ascontiguousarray(words, np.uint16).tobytes()
@@ -470,5 +500,7 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return Collectives2d(pe, params)
     elif name == "<debug>":
         return DebugLib(pe, params)
+    elif name == "<simprint>":
+        return SimPrint(pe)
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

@@ -58,6 +58,7 @@ from .simulator import Simulator
 from .values import convert, int_info
 
 SDK_MODULE = "cerebras.sdk.runtime.sdkruntimepybind"
+SIM_LOG = "sim.log"  # <simprint>'s output, in the compile directory
 
 
 class MemcpyDataType(enum.Enum):
@@ -200,6 +201,7 @@ class SdkRuntime:
             raise HostError(f"cmaddr={cmaddr!r}: this stand-in only runs the WSE simulator")
         _check_kwargs(kwargs)
         self.bindir = Path(bindir)
+        self.log_dir: Path | None = self.bindir  # where stop() writes sim.log
         meta_path, ir_path = self.bindir / META_FILE, self.bindir / IR_FILE
         if not ir_path.exists():
             raise HostError(f"{ir_path} not found: compile with pyflame_mlir.runtime.wse.compile")
@@ -229,6 +231,7 @@ class SdkRuntime:
         """A runtime on a fresh simulator of an in-memory `csl` module (no compile dir)."""
         rt = cls.__new__(cls)
         rt.bindir = Path(".")
+        rt.log_dir = None  # no compile directory: <simprint>'s lines stay in sim.sim_log
         rt.sim = Simulator(load_module(module), params or {}, arch, model)  # type: ignore[arg-type]
         rt._ids = {}
         rt._handles = itertools.count(1)
@@ -258,6 +261,9 @@ class SdkRuntime:
         self._require_running()
         self.sim.stop()  # csl15: also reports wavelets nobody read
         self.running = False
+        if self.sim.sim_log and self.log_dir is not None:  # <simprint>'s, in cycle order
+            lines = [text for _, text in sorted(self.sim.sim_log, key=lambda e: e[0])]
+            (self.log_dir / SIM_LOG).write_text("".join(f"{line}\n" for line in lines))
 
     def _done(self, nonblock: bool, what: str) -> Task | None:
         """The command's return: a `Task` when nonblocking, else None (the simulator has

@@ -6,7 +6,8 @@ per-PE COL_MAJOR memcpy) and the tutorial topic-04-sparse-tensors (a data task t
 both 16-bit halves of a streamed word: value and index; an int32 host array; a
 nonblocking streaming memcpy_h2d) and topic-12-debug-library (<debug> trace buffers of
 strings, u32 values and timestamps, read after the run with the SDK's debug_util at
-fabric coordinates), in their WSE-2 and WSE-3 forms, run unchanged through SDK-style host
+fabric coordinates) and topic-13-simprint (<simprint> lines in sim.log, each prefixed
+with its cycle), in their WSE-2 and WSE-3 forms, run unchanged through SDK-style host
 scripts, which compare with numpy and raise on a mismatch."""
 
 from __future__ import annotations
@@ -181,3 +182,22 @@ def test_debug_library_needs_a_key_and_a_buffer_size():
       "csl.member_call"(%dbg, %x) <{field = "trace_f32"}> : (!csl.imported_module, f32) -> ()"""
     with pytest.raises(UnsupportedError, match=r"<debug>.trace_f32\(\) is not modeled"):
         run_main(simulate(make_program(body, extra=DEBUG_IMPORT)), {})
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+def test_topic_13_simprint_runs_unchanged(arch: str, tmp_path: Path):
+    run_example(f"simprint_{arch}", arch, dict(width=3, num_elems=4), tmp_path, "simprint")
+    assert (tmp_path / f"simprint_{arch}" / "sim.log").read_text().count("\n") == 2 + 2 * 4
+
+
+def test_simprint_flushes_a_line_per_newline_only():
+    extra = '%prt = "csl.import_module"() <{module = "<simprint>"}> : () -> !csl.imported_module'
+    body = """%a = "csl.const_str"() <{value = "a\\nb"}> : () -> !csl.comptime_string
+      %v = arith.constant 70000 : i32
+      "csl.member_call"(%prt, %a) <{field = "print_string"}> : (!csl.imported_module, !csl.comptime_string) -> ()
+      "csl.member_call"(%prt, %v) <{field = "print_u32_decimal"}> : (!csl.imported_module, i32) -> ()"""
+    sim = run_main(simulate(make_program(body, extra=extra)), {})
+    assert [text.split(" ", 1)[1] for _, text in sim.sim_log] == ["a"]  # "b70000" unflushed
+    with pytest.raises(UnsupportedError, match=r"<simprint>.print_f32\(\) is not modeled"):
+        bad = body.replace('field = "print_u32_decimal"', 'field = "print_f32"')
+        run_main(simulate(make_program(bad, extra=extra)), {})
