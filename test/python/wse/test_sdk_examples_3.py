@@ -1,5 +1,7 @@
 # ruff: noqa: E501  (embedded MLIR lines)
-"""Round 3 of the SDK's public examples on the simulator: the benchmark "cholesky" (cut
+"""Round 3 of the SDK's public examples on the simulator: the tutorial gemv-05-multiple-
+pes (a global column DSD moved by each @fmacs, np.tile'd host data); the benchmark
+"cholesky" (cut
 down to P <= 2, where no router needs switches: tasks blocked and unblocked by async
 @mov32 receives, re-lengthened and re-offset DSDs, math.invsqrt_f32, two tile programs,
 per-PE COL_MAJOR memcpy) and the tutorial topic-04-sparse-tensors (a data task taking
@@ -201,3 +203,20 @@ def test_simprint_flushes_a_line_per_newline_only():
     with pytest.raises(UnsupportedError, match=r"<simprint>.print_f32\(\) is not modeled"):
         bad = body.replace('field = "print_u32_decimal"', 'field = "print_f32"')
         run_main(simulate(make_program(bad, extra=extra)), {})
+
+
+@pytest.mark.parametrize(("arch", "params"), [
+    ("wse2", dict(width=4, M=4, N=6)), ("wse3", dict(width=3, M=5, N=7)),
+])
+def test_gemv_05_multiple_pes_runs_unchanged(arch: str, params: dict, tmp_path: Path):
+    r = run_example("gemv_multiple_pes", arch, params, tmp_path)
+    assert r.flops == params["width"] * (2 * params["M"] * params["N"] + params["M"])
+
+
+def test_gemv_05_second_launch_reads_past_a_with_its_moved_column_dsd(tmp_path: Path):
+    # the tutorial's column DSD is a global that gemv() leaves N columns on: a second
+    # compute() starts past A's last column and is refused, not run on neighbouring memory
+    with pytest.raises(ProgramError, match=r"@fmacs: mem1d_dsd reaches outside its "
+                       r"24-element array \(offset 6, stride 6, length 4\)"):
+        run_example("gemv_multiple_pes", "wse3", dict(width=2, M=4, N=6), tmp_path,
+                    argv=("--launches", "2"))
