@@ -36,7 +36,9 @@ class Library:
     def call(self, field: str, args: list):
         fn = getattr(self, f"fn_{field}", None)
         if fn is None:
-            raise UnsupportedError(f"{self.name}.{field}() is not modeled by the WSE simulator")
+            modeled = sorted(k[3:] for k in dir(self) if k.startswith("fn_"))
+            raise UnsupportedError(f"{self.name}.{field}() is not modeled by the WSE simulator"
+                                   f" (modeled: {', '.join(modeled) or 'none'})")
         return fn(*args)
 
 

@@ -182,7 +182,9 @@ def test_debug_library_needs_a_key_and_a_buffer_size():
         simulate(make_program("", extra=bad))
     body = """%x = arith.constant 1.0 : f32
       "csl.member_call"(%dbg, %x) <{field = "trace_f32"}> : (!csl.imported_module, f32) -> ()"""
-    with pytest.raises(UnsupportedError, match=r"<debug>.trace_f32\(\) is not modeled"):
+    with pytest.raises(UnsupportedError, match=r"<debug>.trace_f32\(\) is not modeled by the "
+                       r"WSE simulator \(modeled: trace_i16, trace_string, trace_timestamp, "
+                       r"trace_u32\)"):
         run_main(simulate(make_program(body, extra=DEBUG_IMPORT)), {})
 
 
