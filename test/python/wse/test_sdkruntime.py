@@ -254,3 +254,30 @@ def test_sdk_utils_cycle_and_word_helpers():
     install_sdk_shim()
     utils = sys.modules[SDK_UTILS_MODULE]
     assert all(callable(getattr(utils, name)) for name in SDK_UTILS)
+
+
+def test_16_bit_memcpy_of_u16_col_major_from_input_array_to_u32(tmp_path: Path):
+    # u16 data packed by sdk_utils.input_array_to_u32 (its index in the high half, as a
+    # sentinel puts it) copied COL_MAJOR into a u16 symbol: each PE gets its (h, w, e)
+    # block of the Fortran-order flattening, the high halves dropped; back zero-extended
+    from pyflame_mlir.runtime.wse.sdkruntime import input_array_to_u32  # noqa: PLC0415
+
+    w, h, e = 3, 2, 4
+    r = SdkRuntime(compile_program(make_program(arrays={"u": ("u16", e)}, width=w, height=h),
+                                   tmp_path))
+    r.load()
+    r.run()
+    vals = np.arange(w * h * e, dtype=np.uint16) * 1001
+    words = input_array_to_u32(vals, 1, e)
+    assert (words >> 16).any()
+    r.memcpy_h2d(r.get_id("u"), words, 0, 0, w, h, e, streaming=False, nonblock=False,
+                 data_type=MemcpyDataType.MEMCPY_16BIT, order=MemcpyOrder.COL_MAJOR)
+    blocks = vals.reshape((h, w, e), order="F")
+    for x in range(w):
+        for y in range(h):
+            np.testing.assert_array_equal(r.sim.symbol("u", x, y), blocks[y, x])
+    out = np.zeros(w * h * e, np.uint32)
+    r.memcpy_d2h(out, r.get_id("u"), 0, 0, w, h, e, streaming=False, nonblock=False,
+                 data_type=MemcpyDataType.MEMCPY_16BIT, order=MemcpyOrder.COL_MAJOR)
+    np.testing.assert_array_equal(out, vals.astype(np.uint32))
+    r.stop()
