@@ -101,12 +101,14 @@ class LayoutInfo(Library):
 
 
 class MathLib(Library):
-    """`<math>` on a PE: scalar f32 elementary functions (`math_lib.exp_f32(x)`, ...).
+    """`<math>` on a PE: scalar elementary functions. The `_f32` names take and return
+    f32 (`math_lib.exp_f32(x)`, ...); the generic `sqrt`, `abs` and `inv` (1 / x) that
+    the SDK's conjugate-gradient, BiCGStab and power-method benchmarks call work in their
+    argument's float type (f16 or f32).
 
-    The `_f32` names follow the SDK's math library; which functions it has and
-    their exact names are unverified (CSL_NOTES), so only these are modeled.
-    Each call costs `CycleModel.math_call_cycles` (an estimate) and is computed
-    in float32 by numpy.
+    Which functions the SDK's library has and their exact names are unverified beyond
+    these (CSL_NOTES), so only they are modeled. Each call costs
+    `CycleModel.math_call_cycles` (an estimate) and is computed by numpy in the type.
     """
 
     name = "<math>"
@@ -116,20 +118,28 @@ class MathLib(Library):
         # the SDK's cholesky benchmark scales each pivot column by math.invsqrt_f32(pivot)
         "invsqrt_f32": lambda x: np.float32(1) / np.sqrt(x),
     }
+    GENERIC = {"sqrt": np.sqrt, "abs": np.abs, "inv": lambda x: x.dtype.type(1) / x}
 
     def __init__(self, pe: PE):
         self.pe, self.fields = pe, {}
 
     def call(self, field: str, args: list):
         fn = self.FUNCTIONS.get(field)
-        if fn is None:
+        generic = self.GENERIC.get(field)
+        if fn is None and generic is None:
             raise UnsupportedError(
                 f"math_lib.{field}() is not modeled by the WSE simulator "
-                f"(modeled: {', '.join(sorted(self.FUNCTIONS))})"
+                f"(modeled: {', '.join(sorted({*self.FUNCTIONS, *self.GENERIC}))})"
             )
         (x,) = args
         self.pe.t += max(0.0, self.pe.sim.model.math_call_cycles - self.pe.op_cycles)
-        return np.float32(fn(np.float32(x)))
+        if fn is not None:
+            return np.float32(fn(np.float32(x)))
+        if not isinstance(x, np.float16 | np.float32):
+            raise ProgramError(f"{self.pe.where}: math_lib.{field}() takes an f16 or f32, "
+                               f"got {x!r} ({type(x).__name__})")
+        with np.errstate(divide="ignore", invalid="ignore"):  # IEEE results, as hardware
+            return x.dtype.type(generic(x))
 
 
 class TimeLib(Library):

@@ -222,3 +222,28 @@ def test_gemv_05_second_launch_reads_past_a_with_its_moved_column_dsd(tmp_path: 
                        r"24-element array \(offset 6, stride 6, length 4\)"):
         run_example("gemv_multiple_pes", "wse3", dict(width=2, M=4, N=6), tmp_path,
                     argv=("--launches", "2"))
+
+
+MATH = '%math = "csl.import_module"() <{module = "<math>"}> : () -> !csl.imported_module'
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_generic_math_functions_work_in_their_argument_type(t: str):
+    # sqrt, abs and inv as the SDK's CG / BiCGStab / power-method kernels call them
+    # (math_lib.inv(nrm2[0]), math_lib.sqrt(sum), math_lib.abs(yval)): numpy in that type
+    dt = np.dtype(np.float32 if t == "f32" else np.float16)
+    x = np.array([-6.5, 0.3, 2.0], dtype=dt)
+    body = "\n".join(f"""%c{i}_x = arith.constant 0 : index
+      %c{i}_i = arith.constant {i} : index
+      %x{i} = memref.load %v[%c{i}_i] : memref<?x{t}>
+      %r{i} = "csl.member_call"(%math, %x{i}) <{{field = "{f}"}}> : (!csl.imported_module, {t}) -> {t}
+      memref.store %r{i}, %v[%c{i}_i] : memref<?x{t}>""" for i, f in enumerate(["abs", "inv", "sqrt"]))
+    sim = run_main(simulate(make_program(body, arrays={"v": (t, 3)}, extra=MATH)), {"v": x})
+    got = array(sim, "v")
+    assert got.dtype == dt
+    np.testing.assert_array_equal(got, [np.abs(x[0]), np.divide(x.dtype.type(1), x[1]),
+                                        np.sqrt(x[2])])
+    with pytest.raises(UnsupportedError, match=r"math_lib.cbrt\(\) is not modeled .*abs, "
+                       r"cos_f32, exp_f32, inv, invsqrt_f32"):
+        run_main(simulate(make_program(body.replace('"abs"', '"cbrt"'), arrays={"v": (t, 3)},
+                                       extra=MATH)), {"v": x})
