@@ -1,16 +1,16 @@
 # ruff: noqa: E501  (embedded MLIR lines)
-"""Round 3 of the SDK's public examples on the simulator: the tutorial gemv-05-multiple-
-pes (a global column DSD moved by each @fmacs, np.tile'd host data); the benchmark
-"cholesky" (cut
-down to P <= 2, where no router needs switches: tasks blocked and unblocked by async
-@mov32 receives, re-lengthened and re-offset DSDs, math.invsqrt_f32, two tile programs,
-per-PE COL_MAJOR memcpy) and the tutorial topic-04-sparse-tensors (a data task taking
-both 16-bit halves of a streamed word: value and index; an int32 host array; a
-nonblocking streaming memcpy_h2d) and topic-12-debug-library (<debug> trace buffers of
-strings, u32 values and timestamps, read after the run with the SDK's debug_util at
-fabric coordinates) and topic-13-simprint (<simprint> lines in sim.log, each prefixed
-with its cycle), in their WSE-2 and WSE-3 forms, run unchanged through SDK-style host
-scripts, which compare with numpy and raise on a mismatch."""
+"""Round 3 of the SDK's public examples on the simulator, in their WSE-2 and WSE-3 forms,
+run unchanged through SDK-style host scripts that compare with numpy and raise on a
+mismatch: the tutorial gemv-05-multiple-pes (a global column DSD moved by each @fmacs,
+np.tile'd host data); the benchmark "cholesky", cut down to P <= 2 where no router needs
+switches (tasks blocked and unblocked by async @mov32 receives, re-lengthened and
+re-offset DSDs, math.invsqrt_f32, two tile programs, per-PE COL_MAJOR memcpy); the
+tutorials topic-04-sparse-tensors (a data task taking both 16-bit halves of a streamed
+word, value and index; an int32 host array; a nonblocking streaming memcpy_h2d),
+topic-12-debug-library (<debug> trace buffers of strings, u32 values and timestamps,
+read after the run with the SDK's debug_util at fabric coordinates) and topic-13-simprint
+(<simprint> lines in sim.log, each prefixed with its cycle); and <math>'s generic sqrt,
+abs and inv."""
 
 from __future__ import annotations
 
