@@ -25,6 +25,7 @@ from .program import load_module
 
 IR_FILE = "program.mlir"
 META_FILE = "out.json"
+FABRIC_OFFSETS = (4, 1)
 
 
 def parse_params(spec: str) -> dict[str, str]:
@@ -60,6 +61,9 @@ def compile_program(
         "rectangle": [layout.width, layout.height],
         # memcpy needs 3 columns west, 2 east and a row above and below the kernel
         "fabric_dims": [layout.width + 7, layout.height + 2],
+        # the kernel's north-west PE in fabric coordinates (cslc --fabric-offsets=4,1),
+        # which the SDK's debug_util takes
+        "fabric_offsets": list(FABRIC_OFFSETS),
         "simulator": "pyflame_mlir.runtime.wse",
     }
     (out / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")

@@ -28,7 +28,7 @@ given the "read at issue" answer.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -140,6 +140,25 @@ def to_words(values: np.ndarray) -> np.ndarray:
     return values.astype(values.dtype).view(np.uint16).astype(np.uint32)
 
 
+def _fit_to_destination(operands: list) -> list:
+    """A memory source longer than a memory destination is read for the destination's
+    length only: the SDK's cholesky benchmark relies on it (`@fmacs(dest_row_dsd,
+    dest_row_dsd, left_col_dsd, s)` with dest_row_dsd re-lengthened to i - ti and
+    left_col_dsd of length Nt, whose tail lies past the tile: its published factor is
+    right only so). A shorter source, or a fabric operand of another length, is still
+    refused (`_length`): what the hardware does then is not documented."""
+    dest_kind, dest = operands[0]
+    if dest_kind != "mem":
+        return operands
+    n = dest.length
+    out = [operands[0]]
+    for kind, v in operands[1:]:
+        if kind == "mem" and v.length > n:
+            v = replace(v, length=n) if isinstance(v, D.MemDsd) else replace(v, idx=v.idx[:n])
+        out.append((kind, v))
+    return out
+
+
 class DsdUnit:
     """The DSD builtins of one PE (see the module docstring for what it uses)."""
 
@@ -147,7 +166,8 @@ class DsdUnit:
 
     def dsd_op(self, b: Builtin, types: tuple, then, vals: list):
         name = b.name
-        operands = [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))]
+        operands = _fit_to_destination(
+            [self._operand(v, t, i) for i, (v, t) in enumerate(zip(vals, types))])
         needs: dict[int, int] = {}
         n = self._length(name, operands)
         for kind, v in operands[1:]:

@@ -36,7 +36,9 @@ class Library:
     def call(self, field: str, args: list):
         fn = getattr(self, f"fn_{field}", None)
         if fn is None:
-            raise UnsupportedError(f"{self.name}.{field}() is not modeled by the WSE simulator")
+            modeled = sorted(k[3:] for k in dir(self) if k.startswith("fn_"))
+            raise UnsupportedError(f"{self.name}.{field}() is not modeled by the WSE simulator"
+                                   f" (modeled: {', '.join(modeled) or 'none'})")
         return fn(*args)
 
 
@@ -99,33 +101,45 @@ class LayoutInfo(Library):
 
 
 class MathLib(Library):
-    """`<math>` on a PE: scalar f32 elementary functions (`math_lib.exp_f32(x)`, ...).
+    """`<math>` on a PE: scalar elementary functions. The `_f32` names take and return
+    f32 (`math_lib.exp_f32(x)`, ...); the generic `sqrt`, `abs` and `inv` (1 / x) that
+    the SDK's conjugate-gradient, BiCGStab and power-method benchmarks call work in their
+    argument's float type (f16 or f32).
 
-    The `_f32` names follow the SDK's math library; which functions it has and
-    their exact names are unverified (CSL_NOTES), so only these are modeled.
-    Each call costs `CycleModel.math_call_cycles` (an estimate) and is computed
-    in float32 by numpy.
+    Which functions the SDK's library has and their exact names are unverified beyond
+    these (CSL_NOTES), so only they are modeled. Each call costs
+    `CycleModel.math_call_cycles` (an estimate) and is computed by numpy in the type.
     """
 
     name = "<math>"
     FUNCTIONS = {
         "exp_f32": np.exp, "log_f32": np.log, "sqrt_f32": np.sqrt, "tanh_f32": np.tanh,
         "sin_f32": np.sin, "cos_f32": np.cos,
+        # the SDK's cholesky benchmark scales each pivot column by math.invsqrt_f32(pivot)
+        "invsqrt_f32": lambda x: np.float32(1) / np.sqrt(x),
     }
+    GENERIC = {"sqrt": np.sqrt, "abs": np.abs, "inv": lambda x: x.dtype.type(1) / x}
 
     def __init__(self, pe: PE):
         self.pe, self.fields = pe, {}
 
     def call(self, field: str, args: list):
         fn = self.FUNCTIONS.get(field)
-        if fn is None:
+        generic = self.GENERIC.get(field)
+        if fn is None and generic is None:
             raise UnsupportedError(
                 f"math_lib.{field}() is not modeled by the WSE simulator "
-                f"(modeled: {', '.join(sorted(self.FUNCTIONS))})"
+                f"(modeled: {', '.join(sorted({*self.FUNCTIONS, *self.GENERIC}))})"
             )
         (x,) = args
         self.pe.t += max(0.0, self.pe.sim.model.math_call_cycles - self.pe.op_cycles)
-        return np.float32(fn(np.float32(x)))
+        if fn is not None:
+            return np.float32(fn(np.float32(x)))
+        if not isinstance(x, np.float16 | np.float32):
+            raise ProgramError(f"{self.pe.where}: math_lib.{field}() takes an f16 or f32, "
+                               f"got {x!r} ({type(x).__name__})")
+        with np.errstate(divide="ignore", invalid="ignore"):  # IEEE results, as hardware
+            return x.dtype.type(generic(x))
 
 
 class TimeLib(Library):
@@ -170,6 +184,137 @@ class TimeLib(Library):
             pe.core_write(target, slice(0, self.WORDS), words, pe.t)
         else:
             target[:self.WORDS] = words
+
+
+class DebugLib(Library):
+    """`<debug>` on a PE (imported with `.key` and `.buffer_size`): a trace buffer of
+    `buffer_size` u16 words in the PE's SRAM, filled by `trace_string("...")`,
+    `trace_i16(v)`, `trace_u32(v)` and `trace_timestamp()` (the functions the SDK's
+    examples call: others are refused by name) and read after the run by the host with
+    `cerebras.sdk.debug.debug_util.debug_util(dir).read_trace(x, y, key)`.
+
+    Each entry is what that reader decodes (the `cerebras-sdk` wheel's debug_util): a u16
+    tag word, its low byte the type ('h' i16, 'I' u32, 's' a string whose byte count,
+    even, padded with NUL, is the high byte, 't' a 48-bit timestamp), then the value's
+    little-endian words. A timestamp is the simulator's cycle clock (the library reads
+    the counter itself: the SDK's tutorial enables no <time>). What the library does when
+    the buffer is full is not documented: refused. Each traced word costs one cycle (an
+    estimate: a store)."""
+
+    name = "<debug>"
+    MAX_STRING = 254  # bytes: the reader keeps a string's length in one byte, even
+
+    def __init__(self, pe: PE, params: dict | None):
+        params = dict(params or {})
+        key, size = params.get("key"), params.get("buffer_size")
+        if not isinstance(key, str) or not key:
+            raise ProgramError(f"{pe.where}: {self.name} needs .key, a string naming its "
+                               "trace buffer for the host's read_trace")
+        if isinstance(size, bool) or not isinstance(size, int | np.integer) or size <= 0:
+            raise ProgramError(f"{pe.where}: {self.name} (key {key!r}) needs .buffer_size, "
+                               f"a positive number of u16 words, got {size!r}")
+        if key in pe.debug_traces:
+            raise ProgramError(f"{pe.where}: two {self.name} imports with key {key!r}: their "
+                               "buffers would be one symbol")
+        self.pe, self.key, self.fields = pe, key, {}
+        self.buffer = pe.alloc(f"$$csl_debug.{key}.buffer", np.uint16, (int(size),), True)
+        self.index = 0
+        pe.debug_traces[key] = self
+
+    def _put(self, what: str, words: list[int]) -> None:
+        end = self.index + len(words)
+        if end > self.buffer.size:
+            raise ProgramError(
+                f"{self.pe.where}: {self.name} {what} needs {len(words)} more u16 words in "
+                f"trace buffer {self.key!r}, which has {self.buffer.size - self.index} of "
+                f"{self.buffer.size} left (.buffer_size): what the library does when it is "
+                "full is not documented")
+        self.buffer[self.index:end] = words
+        self.index = end
+        self.pe.t += len(words)
+
+    @staticmethod
+    def _int(v: object, what: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise ProgramError(f"<debug>.{what} takes an integer, got {v!r}")
+        return int(v)
+
+    def fn_trace_i16(self, v) -> None:
+        self._put("trace_i16", [ord("h"), self._int(v, "trace_i16") & 0xFFFF])
+
+    def fn_trace_u32(self, v) -> None:
+        w = self._int(v, "trace_u32") & 0xFFFFFFFF
+        self._put("trace_u32", [ord("I"), w & 0xFFFF, w >> 16])
+
+    def fn_trace_timestamp(self) -> None:
+        t = int(self.pe.t) & ((1 << 48) - 1)
+        self._put("trace_timestamp", [ord("t"), *((t >> (16 * i)) & 0xFFFF for i in range(3))])
+
+    def fn_trace_string(self, s) -> None:
+        if not isinstance(s, str):
+            raise ProgramError(f"<debug>.trace_string takes a comptime string, got {s!r}")
+        data = s.encode("utf-8")
+        data += b"\0" * (len(data) % 2)
+        if len(data) > self.MAX_STRING:
+            raise ProgramError(f"{self.pe.where}: <debug>.trace_string of {len(data)} bytes: "
+                               f"the trace keeps at most {self.MAX_STRING}")
+        words = np.frombuffer(data, np.uint16).tolist() if data else []
+        self._put("trace_string", [ord("s") | (len(data) << 8), *words])
+
+
+class SimPrint(Library):
+    """`<simprint>` on a PE: `print_string("...")`, `print_u16_decimal(v)`,
+    `print_u32_decimal(v)` (the functions the SDK's examples call; others are refused by
+    name) append to the PE's line, which goes to the simulator log when a newline is
+    printed, as the SDK documents (topic 13): one line "@<cycle> <text>" per newline, the
+    cycle the PE's clock at that print. `SdkRuntime.stop()` writes the log, in cycle
+    order, to `sim.log` in the compile directory (the SDK's simulator writes it where it
+    runs). Printing costs no simulated time (a simulator facility)."""
+
+    name = "<simprint>"
+
+    def __init__(self, pe: PE):
+        self.pe, self.fields, self.line = pe, {}, ""
+
+    def _print(self, text: str) -> None:
+        *done, self.line = (self.line + text).split("\n")
+        self.pe.sim.sim_log.extend((self.pe.t, f"@{int(self.pe.t)} {line}") for line in done)
+
+    def fn_print_string(self, s) -> None:
+        if not isinstance(s, str):
+            raise ProgramError(f"<simprint>.print_string takes a comptime string, got {s!r}")
+        self._print(s)
+
+    def fn_print_u16_decimal(self, v) -> None:
+        self._print(str(DebugLib._int(v, "print_u16_decimal") & 0xFFFF))
+
+    def fn_print_u32_decimal(self, v) -> None:
+        self._print(str(DebugLib._int(v, "print_u32_decimal") & 0xFFFFFFFF))
+
+
+def read_trace(words: np.ndarray) -> list:
+    """Decode a `<debug>` trace buffer's used words (the format `DebugLib` writes)."""
+    raw = np.ascontiguousarray(words, np.uint16).tobytes()
+    out: list = []
+    i = 0
+    while i < len(raw):
+        tag, high = chr(raw[i]), raw[i + 1]
+        i += 2
+        if tag == "s":
+            out.append(raw[i:i + high].split(b"\0")[0].decode("utf-8"))
+            i += high
+        elif tag == "t":
+            out.append(int.from_bytes(raw[i:i + 6], "little"))
+            i += 6
+        elif tag == "h":
+            out.append(int(np.frombuffer(raw[i:i + 2], "<i2")[0]))
+            i += 2
+        elif tag == "I":
+            out.append(int(np.frombuffer(raw[i:i + 4], "<u4")[0]))
+            i += 4
+        else:
+            raise ProgramError(f"trace buffer: unknown entry tag {tag!r} at byte {i - 2}")
+    return out
 
 
 class Collectives2dParams(Library):
@@ -365,5 +510,9 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return TimeLib(pe)
     elif name == "<collectives_2d/pe>":
         return Collectives2d(pe, params)
+    elif name == "<debug>":
+        return DebugLib(pe, params)
+    elif name == "<simprint>":
+        return SimPrint(pe)
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

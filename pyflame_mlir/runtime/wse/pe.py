@@ -90,6 +90,7 @@ class PE(DsdUnit, Context):
         self.wait: Wait | None = None
         self.cmd_blocked = False
         self.tsc_enabled = False  # <time>'s timestamp counter runs
+        self.debug_traces: dict[str, Any] = {}  # <debug> trace buffers by key
         self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)

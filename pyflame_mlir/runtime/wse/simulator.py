@@ -63,6 +63,7 @@ class Simulator:
         # what the host streams in sits in the PEs' input queues (`h2d_pending`: the
         # streams a host command has not yet seen read)
         self.stream_colors: dict[int, str] = {}
+        self.sim_log: list[tuple[float, str]] = []  # <simprint> lines: (cycle, text)
         self.d2h_sinks: dict[tuple[int, tuple[int, int]], HostSink] = {}
         self.h2d_pending: list[tuple[int, tuple[int, int], Any, int]] = []
         self.heap: list[tuple[float, int, PE]] = []

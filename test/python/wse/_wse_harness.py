@@ -40,11 +40,16 @@ def make_program(
     decls = []
     for name, (t, n) in (arrays or {}).items():
         mt = MLIR_TYPE[t]
+        # arith has no unsigned constants: an unsigned array is @zeros of an unsigned size
+        make = (f"""%{name}_n = arith.constant {n} : i{mt[-2:]}
+    %{name}_nu = "csl.mlir.signedness_cast"(%{name}_n) : (i{mt[-2:]}) -> {mt}
+    %{name} = "csl.zeros"(%{name}_nu) : ({mt}) -> memref<?x{mt}>""" if mt.startswith("ui") else
+                f"""%{name}_n = arith.constant {n} : i16
+    %{name}_zero = arith.constant {ZERO[t]}
+    %{name} = "csl.constants"(%{name}_n, %{name}_zero) : (i16, {mt}) -> memref<?x{mt}>""")
         decls.append(
             f"""
-    %{name}_n = arith.constant {n} : i16
-    %{name}_zero = arith.constant {ZERO[t]}
-    %{name} = "csl.constants"(%{name}_n, %{name}_zero) : (i16, {mt}) -> memref<?x{mt}>
+    {make}
     %{name}_ptr = "csl.addressof"(%{name}) : (memref<?x{mt}>) -> {ptr(t)}
     "csl.export"(%{name}_ptr) <{{var_name = "{name}", type = {ptr(t)}}}> : ({ptr(t)}) -> ()"""
         )

@@ -203,9 +203,11 @@ def test_sdk_utils_helpers():
     x = np.array([1, -2, 3, -4, 5], np.int16)
     zero = input_array_to_u32(x, None, 2)
     assert zero.dtype == np.uint32 and (zero >> 16).tolist() == [0] * 5
-    assert (input_array_to_u32(x, 0, 2) == zero).all()  # 0 extends with zero, as None
     indexed = input_array_to_u32(x, 1, 2)
     assert (indexed >> 16).tolist() == [0, 1, 0, 1, 0]
+    # only None extends with zero: the SDK's sdk_utils tests `sentinel is not None`, so a
+    # sentinel of 0 (the gemv-checkerboard benchmark's "extend with zero") indexes too
+    assert (input_array_to_u32(x, 0, 2) == indexed).all()
     np.testing.assert_array_equal(memcpy_view(indexed, np.dtype(np.int16)), x)
     f = np.array([1.5, -2.0], np.float32)
     np.testing.assert_array_equal(memcpy_view(input_array_to_u32(f, 1, 2), np.float32), f)
@@ -213,8 +215,16 @@ def test_sdk_utils_helpers():
     np.testing.assert_array_equal(memcpy_view(input_array_to_u32(h, None, 1), np.float16), h)
     with pytest.raises(TypeError, match="16-bit"):
         input_array_to_u32(np.zeros(2, np.int8), None, 1)
-    with pytest.raises(TypeError, match="u32 words"):
+    with pytest.raises(ValueError, match="must be flat"):
+        input_array_to_u32(x.reshape(5, 1), None, 1)
+    f32 = np.array([1.5], np.float32)
+    assert np.shares_memory(input_array_to_u32(f32, None, 1), f32)  # a view, as the SDK's
+    with pytest.raises(RuntimeError, match="u32 words"):
         memcpy_view(x, np.int16)
+    with pytest.raises(RuntimeError, match="not a 1-, 2- or 4-byte type"):
+        memcpy_view(zero, np.float64)
+    np.testing.assert_array_equal(memcpy_view(np.array([0x1234ABCD], np.uint32), np.uint8),
+                                  [0xCD])
 
 
 def _with(text: str, old: str, new: str, tmp_path: Path) -> Path:
@@ -283,5 +293,5 @@ def test_memcpy_view_is_a_view_host_scripts_fill():
     floats = memcpy_view(words.reshape(2, 3), np.float32)
     floats[1, 2] = np.float32(2.0)
     assert words[5] == np.float32(2.0).view(np.uint32)
-    with pytest.raises(TypeError, match="contiguous in their last axis"):
+    with pytest.raises(RuntimeError, match="contiguous in their last axis"):
         memcpy_view(words[::2], np.int16)

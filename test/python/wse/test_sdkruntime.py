@@ -99,31 +99,96 @@ def test_commands_need_load_and_run(bindir: Path):
         SdkRuntime(bindir, cmaddr="10.0.0.1:9000")
 
 
+def test_constructor_takes_the_sdk_keyword_arguments(bindir: Path):
+    SdkRuntime(bindir, cmaddr=None, suppress_simfab_trace=True, simfab_numthreads=64,
+               msg_level="INFO")
+    for kwargs, message in [(dict(suppress_simfab_traces=True), "unknown keyword argument "
+                                                                "'suppress_simfab_traces'"),
+                            (dict(simfab_numthreads=65), "an int of 1-64"),
+                            (dict(msg_level="VERBOSE"), "msg_level one of DEBUG")]:
+        with pytest.raises(HostError, match=message):
+            SdkRuntime(bindir, **kwargs)
+
+
 def test_launch_nonblocking_then_wait(rt: SdkRuntime):
     handle = rt.launch("main", nonblock=True)
     rt.task_wait(handle)
     assert rt.report.launches[0][0] == "main"
 
 
-def test_call_passes_converted_arguments(tmp_path: Path):
-    text = make_program(arrays={"a": ("f32", 2)}).replace(
-        "csl.func @main() {",
-        """csl.func @put(%v: f32, %i: i16) {
+def test_nonblocking_commands_return_tasks_blocking_ones_none(rt: SdkRuntime):
+    # as the SDK's SdkRuntime: a Task (wait(), done()) for nonblock=True, else None
+    a = rt.get_id("a")
+    data = np.arange(W * H * E, dtype=np.float32)
+    common = dict(streaming=False, order=MemcpyOrder.ROW_MAJOR,
+                  data_type=MemcpyDataType.MEMCPY_32BIT)
+    assert rt.memcpy_h2d(a, data, 0, 0, W, H, E, nonblock=False, **common) is None
+    t = rt.memcpy_h2d(a, data + 1, 0, 0, W, H, E, nonblock=True, **common)
+    assert isinstance(t, SdkRuntime.Task)
+    t.wait()
+    assert t.done() and rt.is_task_done(t)
+    launched = rt.launch("main", nonblock=True)
+    launched.wait()
+    out = np.zeros_like(data)
+    rt.memcpy_d2h(out, a, 0, 0, W, H, E, nonblock=True, **common).wait()
+    np.testing.assert_array_equal(out, data + 1)
+    assert rt.launch("main", nonblock=False) is None
+    with pytest.raises(HostError, match="takes a Task this runtime returned"):
+        rt.task_wait(3)
+    rt.stop()
+
+
+PUT = """csl.func @put(%v: f32, %i: i16) {
       %idx = arith.index_cast %i : i16 to index
       memref.store %v, %a[%idx] : memref<?xf32>
       "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
       csl.return
     }
     "csl.export"() <{var_name = @put, type = (f32, i16) -> ()}> : () -> ()
-    csl.func @main() {""",
-    )
+    csl.func @main() {"""
+
+
+@pytest.fixture
+def put_rt(tmp_path: Path) -> SdkRuntime:
+    text = make_program(arrays={"a": ("f32", 4)}).replace("csl.func @main() {", PUT)
     r = SdkRuntime(compile_program(text, tmp_path))
     r.load()
     r.run()
-    r.call("put", [2.5, 1], nonblock=False)
-    out = np.zeros(2, np.float32)
-    r.memcpy_d2h(out, r.get_id("a"), 0, 0, 1, 1, 2)
-    np.testing.assert_array_equal(out, [0, 2.5])
+    return r
+
+
+def _a(r: SdkRuntime) -> np.ndarray:
+    out = np.zeros(4, np.float32)
+    r.memcpy_d2h(out, r.get_id("a"), 0, 0, 1, 1, 4)
+    return out
+
+
+def test_launch_takes_the_numpy_scalar_of_each_parameter_type(put_rt: SdkRuntime):
+    put_rt.launch("put", np.float32(2.5), np.int16(1), nonblock=False)
+    put_rt.launch("put", -1.25, np.int16(3), nonblock=False)  # a float is an f32
+    np.testing.assert_array_equal(_a(put_rt), [0, 2.5, 0, -1.25])
+    # the SDK's launch checks each argument's type (check_rpc_api): no plain int, no
+    # other width or signedness; the count too
+    for args, bad in [((np.float32(1), 1), "argument 1 \\(1, int\\) for a parameter of type "
+                       "i16.*np.int16"),
+                      ((np.float32(1), np.uint16(1)), "argument 1 .*uint16.* type i16"),
+                      ((np.int16(1), np.int16(1)), "argument 0 .*int16.* type f32"),
+                      ((np.float32(1),), "takes 2 arguments, got 1")]:
+        with pytest.raises(HostError, match=bad):
+            put_rt.launch("put", *args, nonblock=False)
+
+
+def test_call_sends_words_each_parameter_reads_as_its_type(put_rt: SdkRuntime):
+    # the SDK's call sends cast_uint32 of each argument, unchecked: an i16 parameter
+    # reads the low half of its word (np.int16(-2) -> 0xFFFE -> -2; a float's f32 bits)
+    put_rt.call("put", [np.float32(0.5), np.int16(2)], nonblock=False)
+    put_rt.call("put", [0.75, 65536 + 1], nonblock=False)  # the word 0x10001: index 1
+    np.testing.assert_array_equal(_a(put_rt), [0, 0.75, 0.5, 0])
+
+
+def test_call_passes_converted_arguments(put_rt: SdkRuntime):
+    put_rt.call("put", [2.5, 1], nonblock=False)
+    np.testing.assert_array_equal(_a(put_rt), [0, 2.5, 0, 0])
 
 
 def test_shim_installs_the_sdk_module_path_without_a_cerebras_package(monkeypatch):
@@ -160,3 +225,59 @@ def test_sram_budget_error_names_the_pe_and_the_budget():
     with pytest.raises(SramOverflowError, match=want):
         simulate(text)
     simulate(text, model=CycleModel(sram_reserve_bytes=1024))  # a smaller reserve fits
+
+
+def test_sdk_utils_cycle_and_word_helpers():
+    from pyflame_mlir.runtime.wse.sdkruntime import (  # noqa: PLC0415
+        SDK_UTILS,
+        SDK_UTILS_MODULE,
+        calculate_cycles,
+        cast_uint32,
+        make_u48,
+        sub_ts,
+    )
+
+    assert cast_uint32(np.float16(1.0)) == 0x3C00 and cast_uint32(np.int16(-1)) == 0xFFFF
+    assert cast_uint32(2.5) == cast_uint32(np.float32(2.5)) == 0x40200000
+    assert cast_uint32(np.int32(-2)) == 0xFFFFFFFE and cast_uint32(7) == 7
+    assert all(type(cast_uint32(v)) is np.uint32 for v in (np.uint16(3), 1.0, 5))
+    with pytest.raises(RuntimeError, match="not supported"):
+        cast_uint32(np.int64(1))  # (an np.float64 is a float: its f32 bits, as the SDK)
+    # a 48-bit timestamp, three u16 words least significant first (no 16-bit overflow)
+    start, end = [0xFFFF, 0x0001, 0x0002], [0x0003, 0x0000, 0x0003]
+    assert make_u48(np.array(start, np.uint16)) == 0xFFFF + (1 << 16) + (2 << 32)
+    assert sub_ts(np.array(start + end, np.uint16)) == make_u48(end) - make_u48(start)
+    # calculate_cycles: three f32 words whose bits hold the six u16 words, low half first
+    words = np.array([start[0] | start[1] << 16, start[2] | end[0] << 16,
+                      end[1] | end[2] << 16], np.uint32)
+    assert calculate_cycles(words.view(np.float32)) == make_u48(end) - make_u48(start)
+    install_sdk_shim()
+    utils = sys.modules[SDK_UTILS_MODULE]
+    assert all(callable(getattr(utils, name)) for name in SDK_UTILS)
+
+
+def test_16_bit_memcpy_of_u16_col_major_from_input_array_to_u32(tmp_path: Path):
+    # u16 data packed by sdk_utils.input_array_to_u32 (its index in the high half, as a
+    # sentinel puts it) copied COL_MAJOR into a u16 symbol: each PE gets its (h, w, e)
+    # block of the Fortran-order flattening, the high halves dropped; back zero-extended
+    from pyflame_mlir.runtime.wse.sdkruntime import input_array_to_u32  # noqa: PLC0415
+
+    w, h, e = 3, 2, 4
+    r = SdkRuntime(compile_program(make_program(arrays={"u": ("u16", e)}, width=w, height=h),
+                                   tmp_path))
+    r.load()
+    r.run()
+    vals = np.arange(w * h * e, dtype=np.uint16) * 1001
+    words = input_array_to_u32(vals, 1, e)
+    assert (words >> 16).any()
+    r.memcpy_h2d(r.get_id("u"), words, 0, 0, w, h, e, streaming=False, nonblock=False,
+                 data_type=MemcpyDataType.MEMCPY_16BIT, order=MemcpyOrder.COL_MAJOR)
+    blocks = vals.reshape((h, w, e), order="F")
+    for x in range(w):
+        for y in range(h):
+            np.testing.assert_array_equal(r.sim.symbol("u", x, y), blocks[y, x])
+    out = np.zeros(w * h * e, np.uint32)
+    r.memcpy_d2h(out, r.get_id("u"), 0, 0, w, h, e, streaming=False, nonblock=False,
+                 data_type=MemcpyDataType.MEMCPY_16BIT, order=MemcpyOrder.COL_MAJOR)
+    np.testing.assert_array_equal(out, vals.astype(np.uint32))
+    r.stop()

@@ -122,6 +122,16 @@ def _concat(op: csl.ConcatStructOp):
     return run
 
 
+@CSL.impl(csl.ConstStrOp)
+def _const_str(op: csl.ConstStrOp):
+    res, value = op.res, op.value.data
+
+    def run(ctx, env):  # a comptime string: a library's key, a trace message
+        env[res] = value
+
+    return run
+
+
 @CSL.impl(csl.GetColorOp)
 def _get_color(op: csl.GetColorOp):
     id, res = op.id, op.res
