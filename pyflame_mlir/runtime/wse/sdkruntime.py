@@ -134,8 +134,13 @@ class Task:
 
 
 # the CSL type each host scalar stands for in a launch (the SDK's check_rpc_api)
+# (np.int_ and np.uint, 64-bit here, stand for i32 and u32 as in check_rpc_api; a
+# Python int for an i32 or u32 parameter is what check_rpc_api means to accept: its
+# FIXME; each of the three must fit the parameter's range)
 _LAUNCH_TYPES = {float: "f32", np.float32: "f32", np.float16: "f16", np.int32: "i32",
-                 np.uint32: "u32", np.int16: "i16", np.uint16: "u16"}
+                 np.uint32: "u32", np.int16: "i16", np.uint16: "u16", np.int64: "i32",
+                 np.uint64: "u32"}
+_WIDE_INTS = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1)}
 
 
 _NP_NAME = {"f32": "float32", "f16": "float16", "i32": "int32", "u32": "uint32",
@@ -302,6 +307,12 @@ class SdkRuntime:
                             f"{len(args)}")
         for k, (a, p) in enumerate(zip(args, params)):
             want, got = _csl_type(p), _LAUNCH_TYPES.get(type(a))
+            if type(a) is int and want in _WIDE_INTS:
+                got = want
+            if got == want and want in _WIDE_INTS and \
+                    not _WIDE_INTS[want][0] <= int(a) <= _WIDE_INTS[want][1]:
+                raise HostError(f"launch('{fname}'): argument {k} ({a!r}) does not fit the "
+                                f"parameter's type {want}")
             if got != want:
                 raise HostError(
                     f"launch('{fname}'): argument {k} ({a!r}, {type(a).__name__}) for a "

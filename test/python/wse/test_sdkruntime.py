@@ -178,6 +178,24 @@ def test_launch_takes_the_numpy_scalar_of_each_parameter_type(put_rt: SdkRuntime
             put_rt.launch("put", *args, nonblock=False)
 
 
+def test_launch_takes_an_int_for_an_i32_parameter_within_its_range(tmp_path: Path):
+    # check_rpc_api means a Python int (and np.int_, 64-bit here) for an i32 or u32
+    # parameter (its FIXME); a value outside the type's range is refused, not wrapped
+    text = make_program(arrays={"a": ("f32", 4)}).replace(
+        "csl.func @main() {", PUT.replace("i16", "i32"))
+    r = SdkRuntime(compile_program(text, tmp_path))
+    r.load()
+    r.run()
+    r.launch("put", np.float32(1.5), 2, nonblock=False)
+    r.launch("put", np.float32(-3), np.int64(3), nonblock=False)
+    np.testing.assert_array_equal(_a(r), [0, 0, 1.5, -3])
+    for bad in (2**31, np.int64(-2**31 - 1)):
+        with pytest.raises(HostError, match="does not fit the parameter's type i32"):
+            r.launch("put", np.float32(1), bad, nonblock=False)
+    with pytest.raises(HostError, match="argument 1 .*float.* type i32"):
+        r.launch("put", np.float32(1), 1.0, nonblock=False)
+
+
 def test_call_sends_words_each_parameter_reads_as_its_type(put_rt: SdkRuntime):
     # the SDK's call sends cast_uint32 of each argument, unchecked: an i16 parameter
     # reads the low half of its word (np.int16(-2) -> 0xFFFE -> -2; a float's f32 bits)
