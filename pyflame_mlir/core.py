@@ -1248,19 +1248,22 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
                 extend(m.inputs)
     seen.sort(key=_by_seq)
     nodes = seen
-    for i, n in enumerate(nodes):
-        n._at = i << 16
     wiring: list[int] = []
     add = wiring.append
     get_older = older.get
     kept: list[tuple[int, OpNode]] = []
+    # one loop numbers the nodes and writes their wiring: in creation order a
+    # node's producers come first, so they are numbered when it is written (a
+    # producer not numbered yet would still hold ``stamp``: ``|`` would raise)
+    at = -0x10000
     for n in nodes:
+        n._at = at = at + 0x10000
         sid = n._sig_id
         add(sid if sid is not None else n.sig_id)
         ins = n.inputs
         add(len(ins))
         if n.keep is not None:
-            kept.append((n._at, n))
+            kept.append((at, n))
         if older:
             ins = get_older(n, ins)
         for t in ins:
