@@ -19,10 +19,8 @@ Plain Python and numpy: importing this module must not import xDSL.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -344,8 +342,8 @@ class FusedProgram:
             call = f"k{i}({', '.join(args)}"
             # numpy reads a positional ``out`` faster than the keyword (~45 ns a call:
             # a chain on small tensors is made of these calls); see _positional_out
-            out_kw = ", " if _positional_out(env[f"k{i}"], len(args), tuple(
-                self.dtypes[u] for u in op.inputs), op.dtype) else ", out="
+            k = env[f"k{i}"]
+            out_kw = ", " if type(k) is np.ufunc and _positional_out(k, len(args)) else ", out="
             if v in into:
                 lines.append(f"t{v} = {call}{out_kw}oc)")
             elif op.accepts_out and varies[v]:
@@ -424,25 +422,15 @@ class FusedProgram:
         return source
 
 
-@functools.lru_cache(maxsize=1024)
-def _positional_out(kernel: Any, nargs: int, in_dtypes: tuple[np.dtype, ...],
-                    out_dtype: np.dtype) -> bool:
-    """Whether ``kernel(*args, out)`` may pass its output positionally: a numpy
-    ufunc with one output called with exactly its ``nin`` operands, for which
-    numpy neither warns nor fails on these dtypes (numpy 2.4 deprecated a third
-    positional argument of ``maximum``/``minimum``). Otherwise ``out=``."""
-    if type(kernel) is not np.ufunc or kernel.nout != 1 or nargs != kernel.nin \
-            or len(in_dtypes) != nargs:
-        return False
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            with np.errstate(all="ignore"):
-                out = np.zeros(1, out_dtype)
-                r = kernel(*[np.ones(1, d) for d in in_dtypes], out)
-        return r is out
-    except Exception:  # noqa: BLE001  (any complaint: the keyword, as before)
-        return False
+# numpy 2.4 deprecates a third positional argument of these two (gh-27639)
+_KEYWORD_OUT = (np.maximum, np.minimum)
+
+
+def _positional_out(kernel: np.ufunc, nargs: int) -> bool:
+    """Whether ``kernel(*args, out)`` may pass its output positionally (the
+    same call as ``out=out`` for a numpy ufunc): one output, called with
+    exactly its ``nin`` operands, and not ``maximum``/``minimum``."""
+    return kernel.nout == 1 and nargs == kernel.nin and kernel not in _KEYWORD_OUT
 
 
 def _scratch_view(buf: np.ndarray, shape: Shape) -> np.ndarray:
