@@ -343,7 +343,8 @@ class FusedProgram:
             # numpy reads a positional ``out`` faster than the keyword (~45 ns a call:
             # a chain on small tensors is made of these calls); see _positional_out
             k = env[f"k{i}"]
-            out_kw = ", " if type(k) is np.ufunc and _positional_out(k, len(args)) else ", out="
+            out_kw = ", " if type(k) is np.ufunc and not op.attrs and \
+                _positional_out(k, len(args)) else ", out="  # (attrs: keyword arguments)
             if v in into:
                 lines.append(f"t{v} = {call}{out_kw}oc)")
             elif op.accepts_out and varies[v]:
