@@ -13,12 +13,12 @@ executable whose ``run(leaf_arrays)`` returns the output arrays.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
@@ -375,35 +375,43 @@ class CompileCache:
 
     The key itself (not its hash) is the dict key, so two graphs share an
     entry only if their encodings are equal; ``stable_hash`` is the blake2b of
-    that encoding, identical across processes (used by on-disk caches)."""
+    that encoding, identical across processes (used by on-disk caches).
+
+    Least recently used entries go first. A hit only stamps its entry with a
+    tick (an ``OrderedDict.move_to_end`` would hash the key and compare it
+    again: a 1000-op graph's key costs ~9 us to hash and ~12 us to compare);
+    a ``put`` past ``max_entries`` evicts the entry with the oldest tick."""
 
     def __init__(self, max_entries: int = 512):
         self.max_entries = max_entries
-        self._entries: OrderedDict[tuple, CompiledGraph] = OrderedDict()
+        # key -> [entry, tick of its last use]
+        self._entries: dict[tuple, list] = {}
+        self._tick = itertools.count().__next__
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> CompiledGraph | None:
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
+            slot = self._entries.get(key)
+            if slot is None:
                 self.misses += 1
                 return None
-            self._entries.move_to_end(key)
+            slot[1] = self._tick()
             self.hits += 1
-            return entry
+            return slot[0]
 
     def put(self, key: tuple, entry: CompiledGraph) -> None:
         with self._lock:
-            self._entries[key] = entry
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            entries = self._entries
+            entries[key] = [entry, self._tick()]
+            while len(entries) > self.max_entries:
+                del entries[min(entries, key=lambda k: entries[k][1])]
 
     def stats(self) -> dict[str, int]:
         with self._lock:
             return {"hits": self.hits, "misses": self.misses, "entries": len(self._entries),
-                    "bytes": sum(e.nbytes for e in self._entries.values())}
+                    "bytes": sum(e.nbytes for e, _ in self._entries.values())}
 
     def clear(self) -> None:
         with self._lock:

@@ -507,12 +507,14 @@ class Tensor:
 # ---- in-place updates: a tensor rebound to a new promise ----
 
 # A *state cell* is what the ops that read one state of a tensor hold: a
-# one-item list, ``[None]`` while the tensor still has that state; the first
-# in-place update after them puts the replaced state (the ``snapshot``) in it.
+# dict, empty while the tensor still has that state; the first in-place update
+# after them puts the replaced state (the ``snapshot``) in it under key 0.
 # So a lazy op keeps the state it read alive however often the tensor is
 # updated and evaluated later, and a state nobody reads is freed with its
-# readers. (A list, not a class: it is made on the recording hot path.)
-StateCell = list
+# readers. (A dict, not a class or a list: it is made on the recording hot
+# path, and an empty dict is not tracked by the cyclic GC, which every
+# recorded op's objects otherwise cost a share of.)
+StateCell = dict
 
 
 def state_cells(inputs: Sequence[Tensor]) -> tuple[StateCell, ...]:
@@ -521,7 +523,7 @@ def state_cells(inputs: Sequence[Tensor]) -> tuple[StateCell, ...]:
     for t in inputs:
         c = t._cell
         if c is None:
-            c = t._cell = [None]
+            c = t._cell = {}
         cells.append(c)
     return tuple(cells)
 
@@ -824,7 +826,7 @@ class OpNode:
         """The state cells of the inputs (one per input), as ``state_cells``
         made them when the node was recorded."""
         c0 = self._c0
-        if type(c0) is list:
+        if type(c0) is dict:
             c1 = self._c1
             return (c0,) if c1 is None else (c0, c1)
         return () if c0 is None else c0
@@ -842,11 +844,10 @@ class OpNode:
     def reads_older_state(self) -> bool:
         """An input was modified in place after the node was recorded (the node
         reads the state it replaced: ``inputs_as_read``)."""
-        c0 = self._c0
-        if type(c0) is list:
-            c1 = self._c1
-            return c0[0] is not None or (c1 is not None and c1[0] is not None)
-        return c0 is not None and any(c[0] is not None for c in c0)
+        c0 = self._c0  # (a cell holds the state it replaced: not empty)
+        if type(c0) is dict:
+            return bool(c0) or bool(self._c1)
+        return c0 is not None and any(c0)
 
     def _signature(self, local: bool) -> tuple:
         op = self.op
@@ -963,16 +964,16 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     if n == 2:
         ca = a._cell
         if ca is None:
-            ca = a._cell = [None]
+            ca = a._cell = {}
         cb = b._cell  # read after a's: ``x * x`` has one cell
         if cb is None:
-            cb = b._cell = [None]
+            cb = b._cell = {}
         node._c0, node._c1 = ca, cb
         node.seq = _next_seq()
     elif n == 1:
         ca = a._cell
         if ca is None:
-            ca = a._cell = [None]
+            ca = a._cell = {}
         node._c0, node._c1 = ca, None
         node.seq = _next_seq()
     else:
@@ -1223,11 +1224,10 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
             mark(m)
             ins = m.inputs
             c0 = m._c0  # (OpNode.reads_older_state, inlined)
-            if type(c0) is list:
-                c1 = m._c1
-                old = c0[0] is not None or (c1 is not None and c1[0] is not None)
+            if type(c0) is dict:
+                old = bool(c0) or bool(m._c1)
             else:
-                old = c0 is not None and any(c[0] is not None for c in c0)
+                old = c0 is not None and any(c0)
             if old:
                 older[m] = read = inputs_as_read(m)
                 extend(read)
@@ -1248,19 +1248,22 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
                 extend(m.inputs)
     seen.sort(key=_by_seq)
     nodes = seen
-    for i, n in enumerate(nodes):
-        n._at = i << 16
     wiring: list[int] = []
     add = wiring.append
     get_older = older.get
     kept: list[tuple[int, OpNode]] = []
+    # one loop numbers the nodes and writes their wiring: in creation order a
+    # node's producers come first, so they are numbered when it is written (a
+    # producer not numbered yet would still hold ``stamp``: ``|`` would raise)
+    at = -0x10000
     for n in nodes:
+        n._at = at = at + 0x10000
         sid = n._sig_id
         add(sid if sid is not None else n.sig_id)
         ins = n.inputs
         add(len(ins))
         if n.keep is not None:
-            kept.append((n._at, n))
+            kept.append((at, n))
         if older:
             ins = get_older(n, ins)
         for t in ins:
@@ -1297,7 +1300,7 @@ def _collect_numbered(tensors: Sequence[Tensor]) -> Subgraph:
 def inputs_as_read(n: OpNode) -> tuple[Tensor, ...] | list[Tensor]:
     """``n``'s inputs in the state they had when ``n`` was recorded."""
     if n.reads_older_state():
-        return [x if c[0] is None else c[0] for x, c in zip(n.inputs, n.cells)]
+        return [c[0] if c else x for x, c in zip(n.inputs, n.cells)]
     return n.inputs
 
 

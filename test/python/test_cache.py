@@ -207,3 +207,24 @@ def test_clear_cache_and_stats():
     assert pf.cache_stats()["entries"] == 1
     pf.clear_cache()
     assert pf.cache_stats() == {"hits": 0, "misses": 0, "entries": 0, "bytes": 0}
+
+
+def test_a_full_cache_evicts_the_least_recently_used_graph(monkeypatch):
+    """Past ``max_entries`` the entry unused for longest goes, not the oldest
+    made: a graph hit after others were made stays compiled."""
+    from pyflame_mlir.compiler import CACHE
+
+    monkeypatch.setattr(CACHE, "max_entries", 3)
+    x = pf.randn(3)
+    graphs = [lambda: pf.exp(x), lambda: pf.sin(x), lambda: pf.cos(x), lambda: pf.tanh(x)]
+    for g in graphs[:3]:
+        g().numpy()
+    graphs[0]().numpy()  # a hit: exp is now the most recently used
+    graphs[3]().numpy()  # a miss past the limit: sin (least recently used) goes
+    s = pf.cache_stats()
+    assert (s["misses"], s["hits"], s["entries"]) == (4, 1, 3)
+    graphs[0]().numpy()
+    graphs[2]().numpy()
+    assert pf.cache_stats()["hits"] == 3  # exp and cos stayed
+    np.testing.assert_allclose(graphs[1]().numpy(), np.sin(x.numpy()), rtol=1e-6)
+    assert pf.cache_stats()["misses"] == 5  # sin was compiled again

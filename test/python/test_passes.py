@@ -335,6 +335,43 @@ def test_chunked_program_with_broadcasts_constants_and_invariants():
         assert (prog.layout is None) == (chunk == 1 << 20)
 
 
+def test_small_program_passes_out_positionally_only_where_numpy_takes_it():
+    """Unchunked (small) programs give numpy ufuncs their output positionally,
+    except ``maximum``/``minimum`` (numpy 2.4 deprecates it: relu stays ``out=``);
+    the values equal the ops' own kernels step by step, with no warning."""
+    import warnings
+
+    shape = (4, 4)
+    rng = np.random.default_rng(7)
+    x, y = (rng.standard_normal(shape).astype(F32) for _ in range(2))
+    x[0, 0] = np.nan  # relu keeps NaN (maximum, not fmax)
+    ops = [program_op("mul", (0, 1), shape),     # 2
+           program_op("add", (2, 0), shape),     # 3
+           program_op("relu", (3,), shape),      # 4
+           program_op("sub", (4, 1), shape),     # 5
+           program_op("tanh", (5,), shape),      # 6
+           program_op("maximum", (6, 1), shape),  # 7
+           program_op("minimum", (7, 0), shape)]  # 8
+    prog = FusedProgram([(shape, F32), (shape, F32)], [], ops)
+    assert prog.layout is None
+    assert "k0(x0, x1, oc)" in prog.source and "k4(t5, oc)" in prog.source
+    for i in (2, 5, 6):  # relu (numpy's maximum against zeros), maximum, minimum
+        assert f"k{i}(" in prog.source and all("out=oc" in line for line in
+                                               prog.source.splitlines() if f"k{i}(" in line)
+    k = {name: OPS[name].kernel for name in ("mul", "add", "relu", "sub", "tanh", "maximum",
+                                             "minimum")}
+    want = k["minimum"](k["maximum"](k["tanh"](k["sub"](k["relu"](k["add"](
+        k["mul"](x, y), x)), y)), y), x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = prog(x, y)
+        out = np.empty(shape, F32)
+        assert prog(x, y, out=out) is out
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(out, want)
+    assert np.isnan(got[0, 0])
+
+
 @pytest.mark.parametrize("dims, keepdim", [((2,), False), ((1, 2), True), ((0,), False),
                                            ((0, 1, 2), False)])
 @pytest.mark.parametrize("reduction", ["sum", "mean", "max", "min", "logsumexp"])
