@@ -960,14 +960,34 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
         gradient = 1.0
     targets = [leaves[i] for i in arg_pos]
     _check_differentiable(targets, "vjp")
-    mode = GRAD_MODE
-    enabled, mode.enabled = mode.enabled, False
-    try:  # record_vjp: the seed only the vjp reads (``_shared_seed``)
-        grads = record(VJP_OP, (*leaves, _shared_seed(t, gradient)),
-                       {"fn": fn, "wrt": arg_pos})[len(fn.sub.outputs):]
-        _accumulate(targets, grads, True)
-    finally:
-        mode.enabled = enabled
+    # record_vjp: the seed only the vjp reads (``_shared_seed``)
+    inputs, attrs = (*leaves, _shared_seed(t, gradient)), {"fn": fn, "wrt": arg_pos}
+    metas = [x._ag for x in targets]
+    if not CONFIG.eager and GRAD_MODE.enabled and len({id(ag) for ag in metas}) == len(metas) \
+            and all(ag.grad is None and not ag.hooks and not ag.post_hooks for ag in metas):
+        # A training step (no .grad yet, no hook, each leaf once: a leaf updated
+        # in place and read in both states has two states sharing one meta,
+        # whose gradients _store_grad sums): nothing here runs user code or
+        # records another op, so the vjp is recorded with grad mode as it is and
+        # then marked as recorded under no_grad (what OpNode.__init__ does with
+        # grad off), without switching the thread's grad mode (1.7 us).
+        outs = record(VJP_OP, inputs, attrs)
+        node = outs[0]._node
+        node.nograd, node.rg = True, False
+        keep = node.keep
+        if keep is None:
+            keep = node.keep = []
+        for ag, g in zip(metas, outs[len(fn.sub.outputs):]):
+            ag.grad = g  # (_store_grad of a first gradient)
+            keep.append(weakref.ref(g))
+    else:
+        mode = GRAD_MODE
+        enabled, mode.enabled = mode.enabled, False
+        try:
+            grads = record(VJP_OP, inputs, attrs)[len(fn.sub.outputs):]
+            _accumulate(targets, grads, True)
+        finally:
+            mode.enabled = enabled
     if not retain_graph:  # (None: create_graph's default, False here)
         for n in fn.sub.nodes:
             n.freed = True

@@ -109,8 +109,9 @@ class _Program:
     # per program input: ("arg", i), ("ext", weakref) or ("feed", k): the k-th
     # value the prologue computes
     slots: list[tuple[str, Any]]
-    # per output: ("out", k, dtype) ("mut", ref, n) ("grad", ref, 0)
-    outs: list[tuple[str, Any, Any]]
+    # per output: (kind, ref, n, dtype): ("out", k, 0, dtype), ("mut", ref, n, dtype)
+    # (n: the updates), ("grad", ref, 0, dtype); the dtype spares a replay its lookup
+    outs: list[tuple[str, Any, int, Any]]
     out_tree: Any
     out_static: list[Any]  # f's output leaves; None where the program computes one
     arg_outs: list[tuple[int, int]]  # (output leaf, argument leaf) returned as is
@@ -420,21 +421,25 @@ class Compiled:
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
-        for (kind, ref, count), value in zip(prog.outs, results):
+        for (kind, ref, count, dt), value in zip(prog.outs, results):
+            d = value.dtype
+            if d is not dt.np and d != dt.np:
+                raise RuntimeError(f"pf.compile: the program returned {d} where the trace "
+                                   f"computed {dt.name} (a backend broke its result types)")
             if kind == "out":
-                outs[ref] = Tensor._leaf(value, count)
+                outs[ref] = Tensor._leaf(value, dt)
             elif kind == "mut":
                 t = ref()
                 if t is None:
                     continue
                 old, start = snapshot(t)
                 version = t._version
-                rebind(t, old, start, Tensor._leaf(value))
+                rebind(t, old, start, Tensor._leaf(value, dt))
                 t._mut.version = version + count
             else:
                 t = ref()
                 if t is not None:
-                    _meta(t).grad = Tensor._leaf(value)
+                    _meta(t).grad = Tensor._leaf(value, dt)
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -472,6 +477,16 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
             ts.append(ref())
         else:
             ts.append(feeds[ref])
+    arrays: list[np.ndarray] = []
+    for t in ts:  # (one pass when every input is a value: the common case)
+        if type(t) is np.ndarray:
+            arrays.append(t)
+        elif t._node is None and t._value is not None:
+            arrays.append(t._value)
+        else:
+            break
+    else:
+        return arrays
     lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
@@ -584,7 +599,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
                        "dependent shape): a replay could not see that value change")
     out_static: list[Any] = []
     requested: list[Tensor] = []
-    kinds: list[tuple[str, Any, int]] = []
+    kinds: list[tuple[str, Any, int, Any]] = []
     arg_outs: list[tuple[int, int]] = []
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) in arg_pos:
@@ -599,7 +614,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
                                "it): a replay would return it without that graph")
             out_static.append(None)
             requested.append(o)
-            kinds.append(("out", k, o.dtype))  # (the dtype: results skip its lookup)
+            kinds.append(("out", k, 0, o.dtype))
         elif isinstance(o, Tensor) and id(o) in fresh:
             reasons.append("f returns a tensor it made from host data")
             out_static.append(o)
@@ -618,7 +633,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
             reasons.append("f updates an argument in place")
         else:
             requested.append(t)
-            kinds.append(("mut", weakref.ref(t), count))
+            kinds.append(("mut", weakref.ref(t), count, t.dtype))
 
     def before(t: Tensor) -> bool:  # computed before the call: an input, not traced into
         if id(t) in arg_pos:  # an argument is an input whatever made it (pf.ones(2): a
@@ -638,7 +653,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
                                                         source(g).seq >= first):
                 seen.add(id(g))
                 requested.append(g)
-                kinds.append(("grad", weakref.ref(owner), 0))
+                kinds.append(("grad", weakref.ref(owner), 0, g.dtype))
         sub = collect(requested, boundary=before, trace=True)
     slots: list[tuple[str, Any]] = []
     for leaf in (sub.leaves if sub is not None else []):

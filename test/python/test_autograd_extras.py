@@ -206,3 +206,39 @@ def test_autograd_grad_is_grads_batched_matches_torch() -> None:
         got.append([jx.numpy(), jw.numpy(), g2.numpy()])
     for p, q in zip(got[1], got[0]):
         np.testing.assert_allclose(p, q, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["plain", "hook", "post_hook", "accumulate", "shared_state"])
+def test_a_training_steps_backward_leaves_grad_mode_and_gradients_as_torch(mode, case):
+    """backward() of a training step records its vjp without switching grad
+    mode when no hook, no earlier .grad and no leaf read in two states needs
+    it: the gradients carry no history, the grad mode seen by hooks, after
+    backward and in another thread's op is torch's, and the values are."""
+    wn, xn = np.array([[1., -2.], [3., .5]]), np.array([[.5, 2.], [-1., 4.]])
+    got = []
+    for lib in (pf, torch):
+        w = lib.tensor(wn, requires_grad=True)
+        b = lib.tensor(np.array([.1, -.2]), requires_grad=True)
+        seen: list = []
+        enabled_now = torch.is_grad_enabled if lib is torch else pf.is_grad_enabled
+        if case == "hook":
+            w.register_hook(lambda g, seen=seen, now=enabled_now: seen.append(now()))
+        if case == "post_hook":
+            b.register_post_accumulate_grad_hook(
+                lambda t, seen=seen, now=enabled_now: seen.append(now()))
+        if case == "accumulate":
+            ((w * 3).sum() + b.sum()).backward()
+        pre = (w * 2).sum()  # reads w's state of now (and saves no w)
+        if case == "shared_state":
+            with lib.no_grad():
+                w.add_(1.0)  # pre read w before, y reads it after: one leaf, two states
+        y = lib.relu(lib.tensor(xn) @ w + b)
+        loss = (y * y).sum() + pre
+        loss.backward()
+        got.append((w.grad.numpy().copy(), b.grad.numpy().copy(), w.grad.requires_grad,
+                    b.grad.grad_fn is None, enabled_now(), seen, loss.requires_grad))
+    for a, t in zip(*got):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_allclose(a, t, rtol=1e-12)
+        else:
+            assert a == t

@@ -151,6 +151,36 @@ def test_optimizer_steps_match_the_uncompiled_run(opt):
     assert "host data" in cf.stats()["python_reasons"][0]
 
 
+def test_replayed_states_and_grads_keep_their_dtypes_and_a_wrong_result_dtype_raises():
+    """A replay labels each result with the dtype the trace computed (no
+    lookup per result): float64 parameters and gradients stay float64, as
+    the uncompiled step's; a program returning another dtype is an error,
+    never a mislabelled tensor."""
+    w = pf.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x = pf.tensor(np.ones((4, 2)))
+
+    def step(x):
+        w.grad = None
+        loss = (x @ w).sum()
+        loss.backward()
+        with pf.no_grad():
+            w.sub_(w.grad * 0.5)
+        return loss
+
+    cf = pf.compile(step)
+    for _ in range(3):
+        loss = cf(x)
+    assert cf.stats()["hits"] == 2
+    assert loss.dtype == w.dtype == w.grad.dtype == pf.float64
+    np.testing.assert_array_equal(w.numpy(), np.arange(6.0).reshape(2, 3) - 3 * 0.5 * 4)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 4.0))
+    prog = next(iter(cf._programs.values()))
+    run = prog.executable.run
+    prog.executable.run = lambda arrays: [a.astype(np.float32) for a in run(arrays)]
+    with pytest.raises(RuntimeError, match="float32 where the trace computed float64"):
+        cf(x)
+
+
 def test_host_data_made_inside_f_is_never_replayed_stale():
     cf = pf.compile(lambda x: x + pf.randn([3]))
     x = pf.tensor(np.zeros(3, np.float32))
