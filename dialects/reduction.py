@@ -131,19 +131,49 @@ def row_sums(x: np.ndarray, keepdim: bool = True) -> np.ndarray | None:
         rows = x  # rows with a leading dimension: BLAS reads them in place
     else:
         return None
-    ones = _ONES.get((n, x.dtype))
-    if ones is None:
-        ones = _ONES[(n, x.dtype)] = np.ones(n, x.dtype)
-    r = np.matmul(rows, ones)
+    r = np.matmul(rows, _ones(n, x.dtype))
     return r.reshape(x.shape[:-1] + (1,) if keepdim else x.shape[:-1])
+
+
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    ones = _ONES.get((n, dtype))
+    if ones is None:
+        ones = np.ones(n, dtype)
+        if n <= 1 << 16:  # a vector per length seen, kept only while short
+            _ONES[(n, dtype)] = ones
+    return ones
+
+
+def _leading_sums(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray | None:
+    """The sum over the leading ``dims`` of a contiguous float32/float64 array
+    (a bias's gradient over batch and positions) as one BLAS product
+    ``ones @ x.reshape(rows, rest)``, or None. numpy adds the rows one after
+    the other there (so does BLAS, in blocks: no bits lost against it):
+    (1024, 128) float32 19 -> 5 us, (12544, 32) 326 -> 18 us."""
+    k = len(dims)
+    if x.dtype.char not in "fd" or not 0 < k < x.ndim or dims != tuple(range(k)) \
+            or not x.flags.c_contiguous:
+        return None
+    rows = 1
+    for d in x.shape[:k]:
+        rows *= d
+    if rows < 8 or x.size < 8 * rows:
+        return None
+    r = np.matmul(_ones(rows, x.dtype), x.reshape(rows, -1))
+    return r.reshape(reduced_shape(x.shape, dims, keepdim))
+
+
+def _gemv_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray | None:
+    if dims == (x.ndim - 1,):
+        return row_sums(x, keepdim)
+    return _leading_sums(x, dims, keepdim)
 
 
 def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd":  # the ufunc itself: np.sum's wrapper costs more than 64x10
-        if dims == (x.ndim - 1,):
-            rows = row_sums(x, keepdim)
-            if rows is not None:
-                return rows
+        by_blas = _gemv_sum(x, dims, keepdim)
+        if by_blas is not None:
+            return by_blas
         folded = _over_views(np.add, x, dims, keepdim)
         if folded is not None:
             return folded
@@ -155,7 +185,7 @@ def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
 
 def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd" and x.size:  # np.mean's own steps, without its wrapper
-        r = row_sums(x, keepdim) if dims == (x.ndim - 1,) else None
+        r = _gemv_sum(x, dims, keepdim)
         if r is None:
             r = np.add.reduce(x, axis=dims, keepdims=keepdim)
         n = x.size // max(r.size, 1)
