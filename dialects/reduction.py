@@ -139,6 +139,7 @@ def _ones(n: int, dtype: np.dtype) -> np.ndarray:
     ones = _ONES.get((n, dtype))
     if ones is None:
         ones = np.ones(n, dtype)
+        ones.flags.writeable = False
         if n <= 1 << 16:  # a vector per length seen, kept only while short
             _ONES[(n, dtype)] = ones
     return ones
