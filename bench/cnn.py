@@ -1,7 +1,8 @@
 """CNN training throughput (issue 14): two conv layers on MNIST-sized input
 (batch 64, 1x28x28, 10 classes), trained with SGD + momentum, steps/s side by
 side in one run: pyflame (reference backend; stepped eagerly and under
-``pf.compile``), torch eager, and jax.jit + optax (the ``bench`` extra). The
+``pf.compile``), torch eager (its default threads and one thread), and
+jax.jit + optax (the ``bench`` extra). The
 model is written once against the torch API (``lib`` is ``pyflame_mlir`` or
 ``torch``); the jax version is a functional transcription. All start from
 the same weights; their losses after two steps must agree or the run fails.
@@ -64,6 +65,19 @@ def lib_runner(lib, state: dict[str, np.ndarray], data: list,
     return run
 
 
+def one_thread(torch, run: Callable[[int], float]) -> Callable[[int], float]:
+    """``run`` with torch's intra-op pool at one thread (its default restored
+    after): torch's own figure without its second thread."""
+    def go(n: int) -> float:
+        default = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return run(n)
+        finally:
+            torch.set_num_threads(default)
+    return go
+
+
 def jax_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float] | None:
     try:
         import jax
@@ -116,7 +130,8 @@ def main() -> None:
     data = make_data(args.steps)
     runners = {"pyflame (reference)": lib_runner(pf, state, data),
                "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
-               "torch eager": lib_runner(torch, state, data)}
+               "torch eager": lib_runner(torch, state, data),
+               "torch eager, 1 thread": one_thread(torch, lib_runner(torch, state, data))}
     jax_run = jax_runner(state, data)
     if jax_run is not None:
         runners["jax.jit + optax"] = jax_run

@@ -5,7 +5,8 @@ and gradient clipping, steps/s side by side in one run:
 - pyflame on the reference backend (the example's own code), stepped
   eagerly as the example does and under ``pf.compile`` (the step replayed:
   nothing recorded after the first calls; torch.compile's counterpart),
-- torch eager (the same source with torch imported in pyflame's place),
+- torch eager (the same source with torch imported in pyflame's place), at
+  its default thread count and with ``torch.set_num_threads(1)``,
 - jax.jit + optax (a functional transcription; the ``bench`` extra).
 
 All three start from the same weights and see the same batches; their losses
@@ -72,6 +73,19 @@ def lib_runner(lib, state: dict[str, np.ndarray], data: list,
             value = fn(lib.tensor(x), lib.tensor(y)).item()
         return value
     return run
+
+
+def one_thread(torch, run: Callable[[int], float]) -> Callable[[int], float]:
+    """``run`` with torch's intra-op pool at one thread (its default restored
+    after): torch's own figure without its second thread."""
+    def go(n: int) -> float:
+        default = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return run(n)
+        finally:
+            torch.set_num_threads(default)
+    return go
 
 
 def jax_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float] | None:
@@ -156,7 +170,8 @@ def main() -> None:
 
     runners = {"pyflame (reference)": lib_runner(pf, state, data),
                "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
-               "torch eager": lib_runner(torch, state, data)}
+               "torch eager": lib_runner(torch, state, data),
+               "torch eager, 1 thread": one_thread(torch, lib_runner(torch, state, data))}
     jax_run = jax_runner(state, data)
     if jax_run is not None:
         runners["jax.jit + optax"] = jax_run

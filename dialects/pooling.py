@@ -181,9 +181,14 @@ def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
         idx[...] = _first_inside(kernel, stride, padding, dilation, out)  # zero strides inner)
         start = 0
     else:
-        vals, idx, start = views[0].copy(), np.zeros(shape, small), 1
-    hit = np.empty(shape, bool)
-    step = np.empty(shape, small)
+        # the buffers in the input's own memory order: on a batch-innermost input
+        # (a conv's (C, H, W, N) result seen as (N, C, H, W)) every pass then runs
+        # along N instead of short rows of Wo with a transposed write
+        # ((64, 32, 14, 14), 2x2: 1367 -> 180 us; C order unchanged)
+        vals, start = views[0].copy(order="K"), 1
+        idx = np.zeros_like(vals, dtype=small)
+    hit = np.empty_like(vals, dtype=bool)
+    step = np.empty_like(idx)
     exact = x.dtype.kind != "f" or _MAXIMUM_KEEPS_SECOND
     for j in range(start, count):
         v = views[j]
@@ -207,6 +212,23 @@ def _max_pool(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode):
     return vals, idx.astype(np.int64, copy=False)
 
 
+def _axis_order(a: np.ndarray) -> tuple[int, ...]:
+    """``a``'s axes from the largest stride to the smallest (C order for a
+    C-contiguous array; size-1 axes, whose stride says nothing, last)."""
+    return tuple(sorted(range(a.ndim),
+                        key=lambda i: -abs(a.strides[i]) if a.shape[i] > 1 else 1))
+
+
+def _in_order(make, shape: Sequence[int], dtype, order: tuple[int, ...] | None
+              ) -> np.ndarray:
+    """``make(shape, dtype)`` laid out with its axes in memory ``order`` (None:
+    C order)."""
+    if order is None:
+        return make(shape, dtype)
+    buf = make(tuple(shape[i] for i in order), dtype)
+    return buf.transpose(np.argsort(order))
+
+
 def _max_pool_grad(ct: np.ndarray, offsets: np.ndarray, kernel, stride, padding, dilation,
                    ceil_mode, size):
     nsp = len(kernel)
@@ -222,15 +244,23 @@ def _max_pool_grad(ct: np.ndarray, offsets: np.ndarray, kernel, stride, padding,
     tiled = not any(padding) and all(
         s == k and d == 1 and o * k == n
         for s, k, d, o, n in zip(stride, kernel, dilation, out, size))
-    g = (np.empty if tiled else np.zeros)(lead + full, ct.dtype)
+    # the gradient and the scratch in the offsets' memory order (the forward
+    # input's, see _max_pool), the cotangent copied into it where it differs
+    order = None if offsets.flags.c_contiguous else _axis_order(offsets)
+    g = _in_order(np.empty if tiled else np.zeros, lead + full, ct.dtype, order)
     if ct.size:
         views = _views(g, kernel, stride, dilation, out)
-        hit = np.empty(ct.shape, bool)
+        hit = _in_order(np.empty, ct.shape, bool, order)
         # a select by bits: ct where chosen, +0.0 elsewhere (ct * mask would turn
         # an inf cotangent into NaN)
         bits = np.dtype(f"i{ct.itemsize}")
-        mask = np.empty(ct.shape, bits)
-        ctb = ct.view(bits) if ct.flags.c_contiguous else np.ascontiguousarray(ct).view(bits)
+        mask = _in_order(np.empty, ct.shape, bits, order)
+        if not (ct.flags.c_contiguous if order is None
+                else ct.transpose(order).flags.c_contiguous):
+            dense = _in_order(np.empty, ct.shape, ct.dtype, order)
+            dense[...] = ct
+            ct = dense
+        ctb = ct.view(bits)
         if count <= 127:  # one narrowing pass, then each compare reads 1 byte, not 8
             offsets = offsets.astype(np.int8)
         # descending offsets: where windows overlap, an input element receives its

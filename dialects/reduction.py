@@ -107,8 +107,74 @@ def _over_views(ufunc: np.ufunc, x: np.ndarray, dims: tuple[int, ...], keepdim: 
     return acc.reshape(reduced_shape(x.shape, dims, True)) if keepdim else acc
 
 
+# Sums along rows of 8..256 elements (the last axis: layer norm's moments and
+# their gradients, softmax's denominators): numpy's reduce runs one short loop
+# per row (~25 ns each); a matrix-vector product with ones is one BLAS call
+# (float32 (1024, 128): 29 -> 6 us, (65536, 10): 900 -> 100 us; float64 about
+# half that gain). Past 256 numpy's pairwise sum keeps more bits than BLAS's
+# blocked one (measured on rows of 512: 1.4e-5 against 1.0e-5 absolute).
+_GEMV_ROW = (8, 256)
+_ONES: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+
+def row_sums(x: np.ndarray, keepdim: bool = True) -> np.ndarray | None:
+    """The sum of ``x`` along its last axis as one BLAS matrix-vector product
+    with ones, or None where numpy's reduce is to be used (other dtypes, rows
+    shorter than 8 or longer than 256, fewer than 8 rows, a layout that is not
+    rows of unit stride)."""
+    n = x.shape[-1] if x.ndim >= 2 else 0
+    if x.dtype.char not in "fd" or not _GEMV_ROW[0] <= n <= _GEMV_ROW[1] or x.size < 8 * n:
+        return None
+    if x.flags.c_contiguous:
+        rows = x.reshape(-1, n)
+    elif x.ndim == 2 and x.strides[1] == x.itemsize and x.strides[0] >= n * x.itemsize:
+        rows = x  # rows with a leading dimension: BLAS reads them in place
+    else:
+        return None
+    r = np.matmul(rows, _ones(n, x.dtype))
+    return r.reshape(x.shape[:-1] + (1,) if keepdim else x.shape[:-1])
+
+
+def _ones(n: int, dtype: np.dtype) -> np.ndarray:
+    ones = _ONES.get((n, dtype))
+    if ones is None:
+        ones = np.ones(n, dtype)
+        ones.flags.writeable = False
+        if n <= 1 << 16:  # a vector per length seen, kept only while short
+            _ONES[(n, dtype)] = ones
+    return ones
+
+
+def _leading_sums(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray | None:
+    """The sum over the leading ``dims`` of a contiguous float32/float64 array
+    (a bias's gradient over batch and positions) as one BLAS product
+    ``ones @ x.reshape(rows, rest)``, or None. numpy adds the rows one after
+    the other there (so does BLAS, in blocks: no bits lost against it):
+    (1024, 128) float32 19 -> 5 us, (12544, 32) 326 -> 18 us."""
+    k = len(dims)
+    if x.dtype.char not in "fd" or not 0 < k < x.ndim or dims != tuple(range(k)) \
+            or not x.flags.c_contiguous:
+        return None
+    rows = 1
+    for d in x.shape[:k]:
+        rows *= d
+    if rows < 8 or x.size < 8 * rows:
+        return None
+    r = np.matmul(_ones(rows, x.dtype), x.reshape(rows, -1))
+    return r.reshape(reduced_shape(x.shape, dims, keepdim))
+
+
+def _gemv_sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray | None:
+    if dims == (x.ndim - 1,):
+        return row_sums(x, keepdim)
+    return _leading_sums(x, dims, keepdim)
+
+
 def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd":  # the ufunc itself: np.sum's wrapper costs more than 64x10
+        by_blas = _gemv_sum(x, dims, keepdim)
+        if by_blas is not None:
+            return by_blas
         folded = _over_views(np.add, x, dims, keepdim)
         if folded is not None:
             return folded
@@ -120,7 +186,9 @@ def _sum(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
 
 def _mean(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
     if x.dtype.char in "fd" and x.size:  # np.mean's own steps, without its wrapper
-        r = np.add.reduce(x, axis=dims, keepdims=keepdim)
+        r = _gemv_sum(x, dims, keepdim)
+        if r is None:
+            r = np.add.reduce(x, axis=dims, keepdims=keepdim)
         n = x.size // max(r.size, 1)
         if isinstance(r, np.ndarray):
             return np.true_divide(r, np.intp(n), out=r, casting="unsafe")

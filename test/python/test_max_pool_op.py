@@ -180,3 +180,41 @@ def test_select_path_keeps_the_first_maximum(monkeypatch):
     got = pooling._max_pool(x, *attrs)
     np.testing.assert_array_equal(_bits(got[0]), _bits(want[0]))
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("kw", [{"kernel": (2, 2), "stride": (2, 2), "padding": (0, 0)},
+                                {"kernel": (3, 3), "stride": (2, 2), "padding": (1, 1)},
+                                {"kernel": (3, 2), "stride": (1, 2), "padding": (0, 0)}])
+def test_kernels_give_the_same_bits_in_any_memory_layout(kw):
+    """A batch-innermost input (a conv's (C, H, W, N) result seen as (N, C, H,
+    W)) and a transposed cotangent: values, offsets and the gradient equal the
+    C-order run's bit for bit (the buffers follow the input's layout), with
+    ties, NaN, -inf and signed zeros in the windows."""
+    from pyflame_mlir.dialects import pooling
+
+    rng = np.random.default_rng(7)
+    x = rng.integers(-3, 3, (6, 5, 9, 8)).astype(np.float32)  # many ties
+    x[0, 0, 0, :4] = np.nan
+    x[1, 1, :3, :3] = -np.inf
+    x[2, 2] = np.where(rng.random((9, 8)) < 0.5, -0.0, 0.0)
+    attrs = (kw["kernel"], kw["stride"], kw["padding"], (1, 1), False)
+    values, offsets = pooling._max_pool(x, *attrs)
+    ct = rng.standard_normal(values.shape).astype(np.float32)
+    ct[0, 0, 0, 0] = np.inf
+    want = pooling._max_pool_grad(ct, offsets, *attrs, x.shape[-2:])
+    batch_last = np.ascontiguousarray(x.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    v2, o2 = pooling._max_pool(batch_last, *attrs)
+    for got, ref in ((v2, values), (o2, offsets)):
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        np.testing.assert_array_equal(got.view(np.int32) if got.dtype == np.float32 else got,
+                                      ref.view(np.int32) if ref.dtype == np.float32 else ref)
+    for c in (ct, np.ascontiguousarray(ct.transpose(2, 3, 1, 0)).transpose(3, 2, 0, 1)):
+        for offs in (offsets, o2):
+            g = pooling._max_pool_grad(c, offs, *attrs, x.shape[-2:])
+            assert g.shape == want.shape
+            np.testing.assert_array_equal(g.view(np.int32), want.view(np.int32))
+    tx = torch.from_numpy(x).requires_grad_()
+    tv = torch.nn.functional.max_pool2d(tx, kw["kernel"], kw["stride"], kw["padding"])
+    tv.backward(torch.from_numpy(ct))
+    np.testing.assert_array_equal(v2, tv.detach().numpy())
+    np.testing.assert_array_equal(want, tx.grad.numpy())

@@ -654,3 +654,81 @@ def test_inplace_scans(mode: str) -> None:
     np.testing.assert_allclose(p.numpy(), t.numpy())
     with pytest.raises(RuntimeError, match="cumsum_: dtype"):
         p.cumsum_(0, dtype=pf.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1024, 128), (16, 64, 8), (40, 256), (16, 7), (4, 512)])
+def test_row_sums_kernel_against_torch(dtype: type, shape: tuple[int, ...]) -> None:
+    """sum/mean along the last axis (the BLAS row-sum path for rows of 8..256,
+    numpy's reduce elsewhere) against torch, contiguous and as a 2-D view with
+    a leading dimension, with NaN/inf rows and all -0.0 rows (+0.0 as torch)."""
+    from pyflame_mlir.dialects.reduction import _mean, _sum, row_sums
+
+    rng = np.random.default_rng(len(shape) * shape[-1])
+    x = rng.standard_normal(shape).astype(dtype) * 10
+    x.reshape(-1, shape[-1])[1] = -0.0
+    if x.reshape(-1, shape[-1]).shape[0] > 4:
+        x.reshape(-1, shape[-1])[2, 3] = np.nan
+        x.reshape(-1, shape[-1])[3, 1] = np.inf
+        x.reshape(-1, shape[-1])[4, :2] = (np.inf, -np.inf)
+    wide = np.concatenate([x.reshape(-1, shape[-1])] * 2, axis=1)
+    views = [x, wide[:, :shape[-1]]]
+    tol = 2e-6 if dtype == np.float32 else 1e-14
+    for v in views:
+        last = v.ndim - 1
+        t = torch.from_numpy(np.ascontiguousarray(v))
+        for keepdim in (True, False):
+            for ours, theirs in ((_sum(v, (last,), keepdim), t.sum(-1, keepdim=keepdim)),
+                                 (_mean(v, (last,), keepdim), t.mean(-1, keepdim=keepdim))):
+                assert ours.dtype == dtype and ours.shape == tuple(theirs.shape)
+                ref = theirs.numpy()
+                scale = np.abs(v).sum(-1, keepdims=keepdim)
+                np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+                fin = np.isfinite(ref)
+                np.testing.assert_array_equal(ours[~fin & ~np.isnan(ref)],
+                                              ref[~fin & ~np.isnan(ref)])
+                np.testing.assert_array_less(np.abs(ours - ref)[fin],
+                                             tol * scale[fin] + np.finfo(dtype).tiny)
+                assert not np.signbit(ours.reshape(-1)[1]) and not np.signbit(ref.reshape(-1)[1])
+    taken = row_sums(x) is not None
+    assert taken == (8 <= shape[-1] <= 256 and x.size >= 8 * shape[-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "dims"), [((16, 64, 128), (0, 1)), ((1024, 384), (0,)),
+                                             ((12544, 32), (0,)), ((4, 8, 3, 5), (0, 1, 2)),
+                                             ((3, 100), (0,)), ((64, 2), (0,))])
+def test_leading_sums_kernel_against_torch(dtype: type, shape: tuple[int, ...],
+                                           dims: tuple[int, ...]) -> None:
+    """sum/mean over leading dims (one BLAS ones @ rows product where there are
+    8 rows or more and 8 or more elements per row) against torch, with NaN,
+    +-inf and all -0.0 columns (+0.0 as torch), contiguous and not."""
+    from pyflame_mlir.dialects.reduction import _leading_sums, _mean, _sum
+
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape).astype(dtype) * 10
+    flat = x.reshape(-1, x[(0,) * len(dims)].size)
+    flat[:, 0] = -0.0
+    if flat.shape[1] > 3:
+        flat[5 % flat.shape[0], 1] = np.nan
+        flat[1, 2] = np.inf
+        flat[2, 3], flat[0, 3] = np.inf, -np.inf
+    tol = 4e-6 if dtype == np.float32 else 1e-14
+    for v in (x, np.flip(x, -1)):
+        t = torch.from_numpy(np.ascontiguousarray(v))
+        for keepdim in (True, False):
+            for ours, theirs in ((_sum(v, dims, keepdim), t.sum(dims, keepdim=keepdim)),
+                                 (_mean(v, dims, keepdim), t.mean(dims, keepdim=keepdim))):
+                ref = theirs.numpy()
+                assert ours.dtype == dtype and ours.shape == ref.shape
+                np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+                inf = np.isinf(ref)
+                np.testing.assert_array_equal(ours[inf], ref[inf])
+                fin = np.isfinite(ref)
+                scale = np.abs(v).sum(dims, keepdims=keepdim)
+                np.testing.assert_array_less(np.abs(ours - ref)[fin], tol * scale[fin] + 1e-30)
+                if v is x:  # the all -0.0 column
+                    assert not np.signbit(ours.reshape(-1)[0])
+                    assert not np.signbit(ref.reshape(-1)[0])
+    rows = int(np.prod([shape[d] for d in dims]))
+    assert (_leading_sums(x, dims, True) is not None) == (rows >= 8 and x.size >= 8 * rows)
