@@ -40,6 +40,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     inputs_as_read,
     is_leaf,
     number_key,
+    raw_version,
     read_by,
     record,
     requires_grad,
@@ -992,6 +993,9 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                 # other factor as mul read it (x * x then x.fill_(c): x is constant now)
             if n.op is _DIV and i == 0 and _is_constant(inputs_as_read(n)[1], target_ids):
                 continue  # x / 2: the same (PyTorch saves the divisor only)
+            if n.op is _DIV and i == 1 and _is_number(inputs_as_read(n)[0]):
+                continue  # 2 / x: PyTorch's rtruediv is reciprocal(x) * 2, which saves
+                # its result, not x (pf's VJP reads x as div read it: the same number)
             _, later = read_by(x, n)
             if later is not None and later.untracked:
                 raise RuntimeError(
@@ -1009,6 +1013,12 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
 
 
 _MUL, _DIV = OPS["mul"], OPS["div"]
+
+
+def _is_number(t: Tensor) -> bool:
+    """``t`` is a Python number made an operand (a 0-d ``constant`` op)."""
+    n = source(t)
+    return n is not None and n.op.name == "constant" and not t.shape
 
 
 def _no_grad_fn_error() -> RuntimeError:
@@ -1047,8 +1057,21 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
-    """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
+    """``.grad += g``; the new ``.grad`` is realized whenever its node is computed.
+    A leaf the graph read in two states (read, updated in place under no_grad,
+    read again) is one leaf to PyTorch: its gradients are summed first, so its
+    hooks run once, on the sum (the post hooks get its current state)."""
+    by_leaf: dict[int, list] = {}
     for x, g in zip(targets, grads):
+        ag = x._ag
+        e = by_leaf.get(id(x) if ag is None else id(ag))
+        if e is None:
+            by_leaf[id(x) if ag is None else id(ag)] = [x, g]
+            continue
+        if raw_version(x) > raw_version(e[0]):
+            e[0] = x
+        e[1] = e[1] + g
+    for x, g in by_leaf.values():
         ag = _store_grad(x, _hooked(x, g), in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
