@@ -88,7 +88,8 @@ _READERS = {
     "softmax": lambda h: h.softmax(0), "cumsum": lambda h: h.cumsum(0),
     "square": lambda h: h * h, "pow": lambda h: h ** 2, "log": lambda h: h.log(),
     # the reverse-scalar ops: torch's rtruediv is reciprocal(h) * 2 (saves its result)
-    "rtruediv": lambda h: 2 / h, "rsub": lambda h: 2 - h, "rdiv_tensor": lambda h: h.new_ones(3) / h,
+    "rtruediv": lambda h: 2 / h, "rsub": lambda h: 2 - h,
+    "rdiv_tensor": lambda h: h.new_ones(3) / h,
     "rpow": lambda h: 2 ** h,
     "rmul": lambda h: 2 * h, "radd": lambda h: 2 + h,
 }
