@@ -228,11 +228,38 @@ def _stopped_lazy(t: Tensor) -> bool:
 
 def _custom_output(t: Tensor) -> bool:
     """The output of a ``pf.autograd.Function`` gradients flow through: not a
-    detached alias of one (it shares the Function's node), nor one made a leaf."""
+    detached alias of one (it shares the Function's node), nor one made a leaf,
+    nor one applied under no_grad (only forward mode goes through that)."""
+    n = source(t)
+    if type(n) is not CustomNode or n.nograd:
+        return False
+    ag = t._ag
+    return ag is None or not (ag.requires_grad or ag.detached)
+
+
+def _stopped_forward(t: Tensor) -> bool:
+    """``_stopped_lazy`` for forward mode: PyTorch's no_grad does not stop
+    forward-mode tangents, so a value recorded under no_grad is traced into."""
+    n = source(t)
+    if n is None:
+        return False
+    ag = t._ag
+    return (ag is not None and (ag.requires_grad or ag.detached)) or type(n) is CustomNode
+
+
+def _forward_custom_output(t: Tensor) -> bool:
+    """The output of a ``pf.autograd.Function`` tangents flow through (its
+    ``jvp``): as ``_custom_output``, under no_grad too."""
     if type(source(t)) is not CustomNode:
         return False
     ag = t._ag
     return ag is None or not (ag.requires_grad or ag.detached)
+
+
+# the dual tensors of the open forward-AD level (autograd.forward_ad), by the
+# id of their alias node: (the node, its tangent). Split points of reverse mode,
+# so a gradient's graph reads them (forward over backward finds their tangents)
+FORWARD_DUALS: dict[int, tuple[OpNode, Tensor]] = {}
 
 
 def _split_imperative(t: Tensor) -> bool:
@@ -248,7 +275,8 @@ def _split_imperative(t: Tensor) -> bool:
             return False
         if ag.hooks or ag.retain:
             return True
-    return type(n) is CustomNode or CONFIG.anomaly
+    return type(n) is CustomNode or CONFIG.anomaly or \
+        (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS)
 
 
 def _stopped_imperative(t: Tensor) -> bool:
@@ -814,8 +842,9 @@ class _Forward:
     further arguments. Traced while the histories are there; ``run`` records
     the jvps for given tangents of ``args``."""
 
-    def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1):
-        self.fn = fn = FuncGraph(args, outs, captured_before(first))
+    def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1,
+                 stopped: Callable[[Tensor], bool] = _stopped_forward):
+        self.fn = fn = FuncGraph(args, outs, captured_before(first, stopped))
         self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
         # per Function: its tensor inputs' sources (an arg's position, or an
         # index into the outputs of ``inputs``, the traced function to them)
@@ -824,7 +853,7 @@ class _Forward:
         found = []
         arg_ids = {id(a): i for i, a in enumerate(args)}
         for i, t in enumerate(leaves):
-            if not _custom_output(t):
+            if not _forward_custom_output(t):
                 continue
             n = source(t)
             ctx = n.ctx
@@ -844,12 +873,12 @@ class _Forward:
                     continue
                 if id(x) in arg_ids:
                     sources.append((k, True, arg_ids[id(x)]))
-                elif _stopped_lazy(x) and not _custom_output(x):
-                    continue  # captured (detached, a leaf, no_grad): no tangent, as torch's
+                elif stopped(x) and not _forward_custom_output(x):
+                    continue  # captured (detached, a leaf): no tangent, as torch's
                 else:
                     sources.append((k, False, len(computed)))
                     computed.append(x)
-            inner = _Forward(args, computed, first) if computed else None
+            inner = _Forward(args, computed, first, stopped) if computed else None
             if inner is not None:  # computed without the args: no tangent either
                 reached = inner.fn.reaches_args()
                 sources = [s for s in sources if s[1] or reached[s[2]]]
@@ -912,7 +941,8 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         if n.freed:
             raise _freed_error(n)
         return type(n) is CustomNode or CONFIG.anomaly or \
-            (ag is not None and bool(ag.hooks or ag.retain))
+            (ag is not None and bool(ag.hooks or ag.retain)) or \
+            (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS)
 
     if not requires_grad(t):
         raise _no_grad_fn_error()

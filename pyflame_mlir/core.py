@@ -324,7 +324,7 @@ class Tensor:
         if node.rg:
             if not node.freed:
                 self._hist = node
-        elif not node.nograd:
+        else:  # (no_grad included: it does not stop forward mode)
             mode = GRAD_MODE
             if mode.trace_depth:
                 self._hist = node
