@@ -207,3 +207,20 @@ def test_forward_ad_refuses_what_torch_refuses() -> None:
 def test_forward_ad_is_torchs_module_path() -> None:
     assert pf.autograd.forward_ad is pfw
     assert pfw.unpack_dual(_t(pf, X))._fields == ("primal", "tangent")
+
+
+def test_save_on_cpu_changes_no_number_and_saved_tensors_hooks_are_refused() -> None:
+    def run(L):  # noqa: N803
+        x = _t(L, X, True)
+        with L.autograd.graph.save_on_cpu(pin_memory=False):
+            y = (x.sin() * x).exp().sum()
+        y.backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(pf), run(torch), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="saved_tensors_hooks is not supported"):
+        with pf.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
+    with pf.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        with pytest.raises(RuntimeError, match="no hooks here"):
+            with pf.autograd.graph.save_on_cpu():
+                pass
