@@ -80,13 +80,14 @@ class _grad_mode(ContextDecorator):  # noqa: N801  (used like a function)
         GRAD_MODE.enabled = self.prev
 
 
-def no_grad():
-    """Ops recorded inside do not require grad (as ``torch.no_grad``)."""
-    return _grad_mode(False)
+def no_grad(orig_func: Callable | None = None):
+    """Ops recorded inside do not require grad (as ``torch.no_grad``); also a
+    decorator, with or without the call (``@no_grad()``, ``@no_grad``)."""
+    return _grad_mode(False) if orig_func is None else _grad_mode(False)(orig_func)
 
 
-def enable_grad():
-    return _grad_mode(True)
+def enable_grad(orig_func: Callable | None = None):
+    return _grad_mode(True) if orig_func is None else _grad_mode(True)(orig_func)
 
 
 class set_grad_enabled(_grad_mode):  # noqa: N801  (torch's name)

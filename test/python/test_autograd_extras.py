@@ -206,3 +206,52 @@ def test_autograd_grad_is_grads_batched_matches_torch() -> None:
         got.append([jx.numpy(), jw.numpy(), g2.numpy()])
     for p, q in zip(got[1], got[0]):
         np.testing.assert_allclose(p, q, rtol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["requires_grad_", "attribute"])
+def test_requires_grad_turned_on_after_a_use_is_no_edge_of_that_use(mode, how) -> None:
+    """``y = x * w`` with w not requiring grad, then ``w.requires_grad_()``:
+    torch's graph of y has no edge to w, so w's gradient comes from its later
+    uses only (pf counted the earlier one too: twice the gradient)."""
+    a = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    b = np.array([[1.0, 2.0, -0.5], [0.3, -0.2, 0.7]])
+
+    def run(L):  # noqa: N803
+        x = L.tensor(a, requires_grad=True)
+        w = L.tensor(b)
+        y = x * w
+        if how == "attribute":
+            w.requires_grad = True
+        else:
+            w.requires_grad_(True)
+        (y * w + x).sum().backward()
+        return x.grad.numpy(), w.grad.numpy()
+    for got, want in zip(run(pf), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_grad_mode_decorators_without_the_call_as_torch() -> None:
+    for L in (pf, torch):  # noqa: N806
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+
+        @L.no_grad
+        def f(v):
+            return v * 2
+
+        @L.enable_grad
+        def g(v):
+            return v * 3
+
+        @L.inference_mode
+        def h(v, lib=L):
+            assert lib.is_inference_mode_enabled()
+            return v + 1
+
+        with L.no_grad():
+            inner = g(x).requires_grad
+        assert (f(x).requires_grad, inner, h(x).requires_grad) == (False, True, False)
+        assert f.__name__ == "f" and not L.is_inference_mode_enabled()
+        with L.inference_mode():
+            assert L.is_inference_mode_enabled()
+            with L.inference_mode(False):
+                assert not L.is_inference_mode_enabled()
