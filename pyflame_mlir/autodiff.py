@@ -840,13 +840,24 @@ class _Forward:
     AD): a Function's outputs are where the traced function stops; their
     tangents come from the Function's ``jvp`` on the tangents of its inputs
     (themselves traced from ``args``), and enter the jvp of the rest as
-    further arguments. Traced while the histories are there; ``run`` records
-    the jvps for given tangents of ``args``."""
+    further arguments. A value recorded under no_grad is such a stop too:
+    PyTorch's no_grad does not stop forward mode, so its tangent is traced
+    (``split_no_grad``), but it is recorded under no_grad, a constant to an
+    enclosing reverse mode (the value and its tangent both, as torch's). Traced
+    while the histories are there; ``run`` records the jvps for given tangents
+    of ``args``."""
 
     def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1,
-                 stopped: Callable[[Tensor], bool] = _stopped_forward):
-        self.fn = fn = FuncGraph(args, outs, captured_before(first, stopped))
-        self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
+                 stopped: Callable[[Tensor], bool] = _stopped_forward,
+                 split_no_grad: bool = True):
+        base = captured_before(first, stopped)
+
+        def boundary(t: Tensor) -> bool:
+            return base(t) or (split_no_grad and _no_grad_value(t))
+        self.fn = fn = FuncGraph(args, outs, boundary)
+        # per stop reached: (a Function's ctx, its output index, under no_grad) or
+        # (None, the forward mode of the no_grad value, 0)
+        self.customs: list[tuple[Any, Any, int]] = []
         # per Function: its tensor inputs' sources (an arg's position, or an
         # index into the outputs of ``inputs``, the traced function to them)
         self.inner: dict[int, tuple[list[tuple[int, bool, int]], _Forward | None]] = {}
@@ -854,7 +865,12 @@ class _Forward:
         found = []
         arg_ids = {id(a): i for i, a in enumerate(args)}
         for i, t in enumerate(leaves):
-            if not _forward_custom_output(t):
+            if i < len(args) or not _forward_custom_output(t):
+                if i >= len(args) and split_no_grad and _no_grad_value(t) and not base(t):
+                    value = _Forward(args, [t], first, stopped, False)
+                    if value.fn.reaches_args()[0]:
+                        found.append(i)
+                        self.customs.append((None, value, 0))
                 continue
             n = source(t)
             ctx = n.ctx
@@ -864,7 +880,7 @@ class _Forward:
                     f"pf.autograd.Function {ctx.name}: You must implement the jvp function "
                     "for custom autograd.Function to use it with forward mode AD.")
             found.append(i)
-            self.customs.append((ctx, n.out_index))
+            self.customs.append((ctx, n.out_index, n.nograd))
             if id(ctx) in self.inner:
                 continue
             sources: list[tuple[int, bool, int]] = []  # (input position, is an arg, index)
@@ -879,7 +895,8 @@ class _Forward:
                 else:
                     sources.append((k, False, len(computed)))
                     computed.append(x)
-            inner = _Forward(args, computed, first, stopped) if computed else None
+            inner = _Forward(args, computed, first, stopped, split_no_grad) if computed \
+                else None
             if inner is not None:  # computed without the args: no tangent either
                 reached = inner.fn.reaches_args()
                 sources = [s for s in sources if s[1] or reached[s[2]]]
@@ -890,7 +907,11 @@ class _Forward:
         """The tangents of ``outs``."""
         by_ctx: dict[int, list[Tensor]] = {}
         extra = []
-        for ctx, k in self.customs:
+        for ctx, k, nograd in self.customs:
+            if ctx is None:  # a value recorded under no_grad: its tangent too
+                with _grad_mode(False):
+                    extra.append(k.run(tangents)[0])
+                continue
             out = by_ctx.get(id(ctx))
             if out is None:
                 sources, inner = self.inner[id(ctx)]
@@ -899,14 +920,25 @@ class _Forward:
                 for pos, is_arg, j in sources:
                     per_input[pos] = tangents[j] if is_arg else computed[j]
                 # no input with a tangent: torch calls no jvp (its outputs have none)
-                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input) if sources else [
-                    None if spec is None else record(OPS["constant"], (), {
-                        "value": splat_value(0, spec[0], spec[1])})
-                    for spec in ctx._out_specs]
+                with _grad_mode(GRAD_MODE.enabled and not nograd):
+                    out = by_ctx[id(ctx)] = ctx.run_jvp(per_input) if sources else [
+                        None if spec is None else record(OPS["constant"], (), {
+                            "value": splat_value(0, spec[0], spec[1])})
+                        for spec in ctx._out_specs]
             extra.append(out[k])
         fn = self.fn
         res = record_jvp(fn, range(len(fn.arg_pos)), [*tangents, *extra])
         return res[len(fn.sub.outputs):]
+
+
+def _no_grad_value(t: Tensor) -> bool:
+    """A value computed under no_grad from other values (not a constant, not
+    a Function's output, not detached or a leaf)."""
+    n = source(t)
+    if n is None or not n.nograd or type(n) is CustomNode or not n.inputs:
+        return False
+    ag = t._ag
+    return ag is None or not (ag.requires_grad or ag.detached)
 
 
 # ---- the imperative API (PyTorch) ----
