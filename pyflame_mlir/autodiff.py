@@ -426,7 +426,7 @@ class _Reverse:
 
     def __init__(self, outputs: Sequence[Tensor], targets: Sequence[Tensor] | None,
                  boundary: Callable[[Tensor], bool], split: Callable[[Tensor], bool],
-                 wants: Callable[[Tensor], bool]):
+                 wants: Callable[[Tensor], bool], nested_targets: bool = False):
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
         self.boundary, self.split, self.wants = boundary, split, wants
@@ -447,6 +447,15 @@ class _Reverse:
         # (key, output index): their gradients go through them before its backward
         self.hooked_outputs: dict[tuple[int, int], Tensor] = {}
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
+        # a target that is not a leaf: its gradient is taken, and flows on to the
+        # targets before it (PyTorch: autograd.grad(z, [y, x]) with y = f(x))
+        for t in self.targets if nested_targets else ():
+            if source(t) is not None and not _stopped_imperative(t) and id(t) not in self.keys:
+                n = source(t)
+                self.keys[id(t)] = (id(t), n.seq, 0)
+                cont = self._trace([t], t)
+                self.conts[id(t)] = (t, cont, [t], set(), n.seq)
+                todo += self._split_leaves(cont)
         while todo:
             t = todo.pop()
             key, seq, obj = self._key(t)
@@ -504,9 +513,10 @@ class _Reverse:
             fn = FuncGraph.of_leaves(outs, b)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves)
                                 if (x._ag is None or not x._ag.requires_grad) and split(x))
-        else:
-            fn = FuncGraph(self.targets, outs, b)
-            n = len(self.targets)
+        else:  # (a target traced from: the function to it, from the other targets)
+            args = self.targets if start is None else [x for x in self.targets if x is not start]
+            fn = FuncGraph(args, outs, b)
+            n = len(args)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
         if self.targets is None:
             _check_versions(fn.sub.nodes, None)
@@ -544,7 +554,8 @@ class _Reverse:
                     got[id(t)] = [t, g]
                 else:
                     e[1] = e[1] + g
-                return
+                if id(t) not in self.keys:
+                    return  # (else a non-leaf target: its gradient flows on)
             key, seq, i = self.keys[id(t)]
             cts = pend.get(key)
             if cts is None:
@@ -578,8 +589,8 @@ class _Reverse:
             _, _, key = heapq.heappop(heap)
             cts = pend.pop(key)
             obj, cont, outs, routed, _ = self.conts[key]
-            if isinstance(obj, Tensor):
-                g = _hooked(obj, cts[0])
+            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned)
+                g = cts[0] if self._is_target(obj) else _hooked(obj, cts[0])
                 if obj._ag is not None and obj._ag.retain:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
@@ -1293,7 +1304,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     if not any(requires_grad(o) for o in outs):
         raise _no_grad_fn_error()
     with _grad_mode(create_graph):
-        plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad)
+        plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad, True)
         got = plan.run([_seed_like(o, s) for o, s in zip(outs, seeds_in)])
         if not allow_unused and len(got) != len(ins):
             missing = [i for i, x in enumerate(ins) if id(x) not in got]

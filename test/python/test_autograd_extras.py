@@ -255,3 +255,27 @@ def test_grad_mode_decorators_without_the_call_as_torch() -> None:
             assert L.is_inference_mode_enabled()
             with L.inference_mode(False):
                 assert not L.is_inference_mode_enabled()
+
+
+def _nested_grad(L, inputs):  # noqa: N802
+    x = L.tensor(np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), requires_grad=True)
+    w = L.tensor(np.array([0.3, -0.2, 0.7]), requires_grad=True)
+    y = (x * w).exp()
+    z = (y * x).sum() + (y.sum(0) * w).sum()
+    names = {"x": x, "w": w, "y": y}
+    if inputs.startswith("backward:"):
+        ts = [names[k] for k in inputs[9:].split(",")]
+        z.backward(inputs=ts)
+        return [t.grad.numpy() for t in ts]
+    ts = [names[k] for k in inputs.split(",")]
+    return [g.numpy() for g in L.autograd.grad(z, ts)]
+
+
+@pytest.mark.parametrize("inputs", ["y,x", "x,y", "y,w", "y,x,w", "y", "backward:y,x",
+                                    "backward:y,w"])
+def test_grad_of_an_input_computed_from_another_flows_on_to_it(mode, inputs) -> None:
+    """autograd.grad(z, [y, x]) / z.backward(inputs=[y, x]) with y = f(x):
+    x's gradient is the whole of it, through y too (pf stopped at y: x got
+    only its direct part, or none)."""
+    for got, want in zip(_nested_grad(pf, inputs), _nested_grad(torch, inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
