@@ -376,10 +376,11 @@ class Variable(metaclass=_VariableMeta):
         return data.detach().requires_grad_(requires_grad)
 
 
-from . import forward_ad, functional, graph  # noqa: E402  (pf.autograd.functional...)
+from . import forward_ad, function, functional, graph  # noqa: E402  (as torch.autograd's)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly",
-           "enable_grad", "forward_ad", "functional", "grad", "graph", "gradcheck", "gradgradcheck",
+           "enable_grad", "forward_ad", "function", "functional", "grad", "graph", "gradcheck",
+           "gradgradcheck",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly",
            "set_grad_enabled", "Variable"]
