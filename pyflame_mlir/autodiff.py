@@ -489,7 +489,19 @@ class _Reverse:
     def _is_target(self, x: Tensor) -> bool:
         if self.target_ids is None:
             return x._ag is not None and x._ag.requires_grad
-        return id(x) in self.target_ids
+        return id(x) in self.target_ids or self._frozen_target(x) is not None
+
+    def _frozen_target(self, x: Tensor) -> Tensor | None:
+        """The target ``x`` is a frozen state of (what a view op read of a
+        non-leaf, ``core.frozen``), while that target has not changed since."""
+        fz = x._view
+        if type(fz) is not Frozen or self.target_ids is None:
+            return None
+        src = fz.source
+        if id(src) not in self.target_ids or src._version != fz.version or \
+                src._mut is not fz.mut:
+            return None
+        return src
 
     @staticmethod
     def _key(t: Tensor) -> tuple[int, int, Any]:
@@ -503,11 +515,11 @@ class _Reverse:
         """The function from the targets and the split points it reaches to
         ``outs`` (``start``, a split point itself, is traced into)."""
         b = self.boundary
-        if start is not None:
+        if start is not None or self.target_ids is not None:
             boundary = self.boundary
 
-            def b(x: Tensor) -> bool:
-                return x is not start and boundary(x)
+            def b(x: Tensor) -> bool:  # (a frozen state of a target is that target)
+                return x is not start and (boundary(x) or self._frozen_target(x) is not None)
         split = self.split
         if self.targets is None:  # the autograd leaves reached, then the split points
             fn = FuncGraph.of_leaves(outs, b)
@@ -517,7 +529,8 @@ class _Reverse:
             args = self.targets if start is None else [x for x in self.targets if x is not start]
             fn = FuncGraph(args, outs, b)
             n = len(args)
-            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and (
+                split(x) or self._frozen_target(x) is not None))
         if self.targets is None:
             _check_versions(fn.sub.nodes, None)
         else:  # an op reading no argument (a detached value's) is in no graph: no check
@@ -548,6 +561,9 @@ class _Reverse:
         tie = itertools.count()
 
         def give(t: Tensor, g: Tensor) -> None:
+            if self.target_ids is not None and id(t) not in self.target_ids:
+                src = self._frozen_target(t)
+                t = t if src is None else src
             if self._is_target(t):
                 e = got.get(id(t))
                 if e is None:

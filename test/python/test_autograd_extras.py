@@ -279,3 +279,42 @@ def test_grad_of_an_input_computed_from_another_flows_on_to_it(mode, inputs) -> 
     only its direct part, or none)."""
     for got, want in zip(_nested_grad(pf, inputs), _nested_grad(torch, inputs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _through_views(L, how):  # noqa: N802
+    x = L.tensor(np.array([[1.0, 2.0], [3.0, -4.0]]), requires_grad=True)
+    h = x * 2
+    y = (h.T @ h).sum() + h[0].sum() + h.view(4).sum()
+    if how == "grad":
+        return [g.numpy() for g in L.autograd.grad(y, [h, x])]
+    y.backward(inputs=[h])
+    return [h.grad.numpy()]
+
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_a_non_leaf_input_read_through_views_gets_its_gradient(mode, how) -> None:
+    """autograd.grad(y, h) / y.backward(inputs=[h]) where y reads h through
+    h.T, h[0], h.view(...): pf raised 'not used' / left h.grad None."""
+    for got, want in zip(_through_views(pf, how), _through_views(torch, how), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_unrolled_sgd_hypergradient_as_torch(mode) -> None:
+    """Three SGD steps with create_graph on x @ w.T + b, then the gradient of
+    a validation loss to the learning rate and the initial weights."""
+    data = np.random.default_rng(9).standard_normal((8, 2)) + 2
+
+    def run(L):  # noqa: N803
+        w0 = L.tensor(np.array([[0.3, -0.2]]), requires_grad=True)
+        b0 = L.tensor(np.array([0.1]), requires_grad=True)
+        lr = L.tensor(np.array([0.1]), requires_grad=True)
+        x, y = L.tensor(data), L.tensor(data[:, :1] * 0.5)
+        w, b = w0, b0
+        for _ in range(3):
+            loss = ((x @ w.T + b - y) ** 2).mean()
+            gw, gb = L.autograd.grad(loss, (w, b), create_graph=True)
+            w, b = w - lr * gw, b - lr * gb
+        ((x @ w.T + b - y * 1.1) ** 2).mean().backward()
+        return lr.grad.numpy(), w0.grad.numpy(), b0.grad.numpy()
+    for got, want in zip(run(pf), run(torch), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
