@@ -146,8 +146,10 @@ class FuncGraph:
         tensors that require grad), found by the same walk that traces it."""
         fn = object.__new__(cls)
         fn.sub = collect(outputs, boundary=boundary, trace=True)
+        reached = _reached_leaves(fn.sub)
         fn.arg_pos = tuple(i for i, t in enumerate(fn.sub.leaves)
-                           if t._ag is not None and t._ag.requires_grad)
+                           if t._ag is not None and t._ag.requires_grad
+                           and (reached is None or i in reached))
         fn._key = fn._local_key = None
         return fn
 
@@ -168,7 +170,9 @@ class FuncGraph:
 
     def used_args(self) -> set[int]:
         """Indices (into ``args``) of the args the outputs depend on."""
-        used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
+        used = _reached_leaves(self.sub)
+        if used is None:
+            used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
         return {k for k, i in enumerate(self.arg_pos) if i in used}
 
     def reaches_args(self) -> list[bool]:
@@ -203,6 +207,69 @@ class FuncGraph:
                          tuple((n.sig, tuple(r)) for n, r in zip(sub.nodes, sub.refs)),
                          tuple(sub.outputs))
         return self._key
+
+
+def _reached_leaves(sub: Subgraph) -> set[int] | None:
+    """The leaves of ``sub`` its outputs depend on as PyTorch's graph does
+    (None when every leaf used is: no gradient in it). A gradient made with
+    create_graph (a vjp node) depends on the cotangents and on the leaves of
+    its function whose values a derivative reads (``_read_leaves``), not on
+    the others: in torch's graph of ``(x @ w.T + b).sum()``'s gradient to x
+    there is no b, and a second backward leaves ``b.grad`` None, not zeros."""
+    nodes = sub.nodes
+    if not any(n.op is VJP_OP for n in nodes):
+        return None
+    refs = sub.refs
+    used: list[set[int] | None] = [None] * len(nodes)
+    leaves: set[int] = set()
+
+    def use(r: int) -> None:
+        if r < 0:
+            leaves.add(-1 - r)
+            return
+        u = used[r >> 16]
+        if u is None:
+            u = used[r >> 16] = set()
+        u.add(r & 0xFFFF)
+    for r in sub.outputs:
+        use(r)
+    for i in range(len(nodes) - 1, -1, -1):
+        u = used[i]
+        if u is None:
+            continue
+        rs = refs[i]
+        n = nodes[i]
+        if n.op is VJP_OP:
+            inner = n.attrs["fn"].sub
+            if min(u) >= len(inner.outputs):  # its cotangents only, not f's values
+                read, k_leaves = _read_leaves(inner), len(inner.leaves)
+                rs = [r for k, r in enumerate(rs) if k >= k_leaves or k in read]
+        for r in rs:
+            use(r)
+    return leaves
+
+
+def _read_leaves(sub: Subgraph) -> set[int]:
+    """The leaves whose values a derivative of ``sub`` reads: those feeding
+    (through any ops) an op whose VJP reads a value (not one of the linear
+    ops of ``_VALUE_FREE``, whose VJPs read only the cotangent)."""
+    nodes, refs = sub.nodes, sub.refs
+    marked = [n.op not in _VALUE_FREE for n in nodes]
+    todo = [i for i, m in enumerate(marked) if m]
+    leaves: set[int] = set()
+    while todo:
+        for r in refs[todo.pop()]:
+            if r < 0:
+                leaves.add(-1 - r)
+            elif not marked[r >> 16]:
+                marked[r >> 16] = True
+                todo.append(r >> 16)
+    return leaves
+
+
+_VALUE_FREE = frozenset(OPS[n] for n in (
+    "add", "sub", "neg", "convert", "sum", "mean", "cumsum", "reshape", "permute", "slice",
+    "broadcast_to", "pad", "concat", "split", "gather", "scatter_add"))
 
 
 class CustomNode(OpNode):

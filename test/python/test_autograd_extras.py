@@ -318,3 +318,46 @@ def test_unrolled_sgd_hypergradient_as_torch(mode) -> None:
         return lr.grad.numpy(), w0.grad.numpy(), b0.grad.numpy()
     for got, want in zip(run(pf), run(torch), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def _lazy_r1(L):  # noqa: N802
+    """StyleGAN's lazy R1: every other step only the gradient penalty is
+    backwarded; the last bias is not in torch's graph of the input gradient,
+    so its .grad is None then and Adam skips it (pf gave zeros: Adam moved
+    it, with weight decay and momentum)."""
+    rng = np.random.default_rng(0)
+    w1, b1 = rng.standard_normal((5, 3)) * 0.5, rng.standard_normal(5) * 0.1
+    w2, b2 = rng.standard_normal((1, 5)) * 0.5, np.array([0.2])
+    ps = [L.tensor(v, requires_grad=True) for v in (w1, b1, w2, b2)]
+    opt = L.optim.Adam(ps, lr=0.01, weight_decay=0.1)
+    x = L.tensor(rng.standard_normal((4, 3)))
+
+    def d(v):
+        return L.tanh(v @ ps[0].T + ps[1]) @ ps[2].T + ps[3]
+    grads_none = []
+    for step in range(4):
+        opt.zero_grad()
+        if step % 2 == 0:
+            loss = L.nn.functional.softplus(d(x)).mean()
+        else:
+            xr = x.detach().requires_grad_(True)
+            (g,) = L.autograd.grad(d(xr).sum(), xr, create_graph=True)
+            loss = g.pow(2).sum() * 5
+        loss.backward()
+        grads_none.append([p.grad is None for p in ps])
+        opt.step()
+    return [p.detach().numpy() for p in ps], grads_none
+
+
+def test_a_second_backward_leaves_unreached_parameters_grad_none(mode) -> None:
+    (got, got_none), (want, want_none) = _lazy_r1(pf), _lazy_r1(torch)
+    assert got_none == want_none
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    x = pf.tensor(np.ones((2, 3)), requires_grad=True)
+    w = pf.tensor(np.full((1, 3), 0.5), requires_grad=True)
+    b = pf.tensor(np.zeros(1), requires_grad=True)
+    (g,) = pf.autograd.grad((pf.tanh(x @ w.T) + b).sum(), x, create_graph=True)
+    assert pf.autograd.grad(g.sum(), [w, b], allow_unused=True, retain_graph=True)[1] is None
+    with pytest.raises(RuntimeError, match="not used"):
+        pf.autograd.grad(g.sum(), [w, b])
