@@ -41,6 +41,9 @@ CASES = {
     "einsum_iij->j": (lambda L, a: L.einsum("iij->j", a), [E3]),
     "einsum_iii->i": (lambda L, a: L.einsum("iii->i", a), [E3]),
     "einsum_i,i,i->i": (lambda L, a: L.einsum("i,i,i->i", a, a, a), [A[0]]),
+    "einsum_sublists": (lambda L, a, b: [L.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+                                         L.einsum(a, [0, 0], []), L.einsum(a, [0, 1], b, [0, 2])],
+                        [A, B]),
 }
 
 
