@@ -307,12 +307,13 @@ def _custom_output(t: Tensor) -> bool:
 
 def _stopped_forward(t: Tensor) -> bool:
     """``_stopped_lazy`` for forward mode: PyTorch's no_grad does not stop
-    forward-mode tangents, so a value recorded under no_grad is traced into."""
+    forward-mode tangents, so a value recorded under no_grad is traced into,
+    and so is a leaf's state an in-place update (under no_grad) computed."""
     n = source(t)
     if n is None:
         return False
     ag = t._ag
-    return (ag is not None and (ag.requires_grad or ag.detached)) or type(n) is CustomNode
+    return (ag is not None and ag.detached) or type(n) is CustomNode
 
 
 def _forward_custom_output(t: Tensor) -> bool:
@@ -1032,7 +1033,7 @@ def _no_grad_value(t: Tensor) -> bool:
     if n is None or not n.nograd or type(n) is CustomNode or not n.inputs:
         return False
     ag = t._ag
-    return ag is None or not (ag.requires_grad or ag.detached)
+    return ag is None or not ag.detached
 
 
 # ---- the imperative API (PyTorch) ----

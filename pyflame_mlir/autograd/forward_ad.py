@@ -160,7 +160,7 @@ def _dual_states(cur: _Level, outs: list[Tensor]) -> list[Tensor]:
     while todo:
         t = todo.pop()
         ag = t._ag
-        if ag is not None and (ag.requires_grad or ag.detached):
+        if ag is not None and ag.detached:
             continue  # (a detached alias of a dual shares its node)
         if _is_dual(cur, t):
             found[id(t)] = t

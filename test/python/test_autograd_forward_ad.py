@@ -177,7 +177,20 @@ def backward_of_a_tangent(L, fw):
     return v.grad
 
 
-PROGS = [elementwise, primal_view, in_place, no_grad_detach_data, after_the_level, two_duals,
+def leaf_updated_with_a_dual(L, fw):
+    """A parameter (a leaf that requires grad) updated in place under no_grad
+    with a dual learning rate has a tangent (pf's walk stopped at the leaf)."""
+    w = _t(L, X, True)
+    with fw.dual_level():
+        lr = fw.make_dual(_t(L, 0.1), _t(L, 1.0))
+        for _ in range(2):
+            (g,) = L.autograd.grad(((w - _t(L, T)) ** 2).sum(), w)
+            with L.no_grad():
+                w.sub_(lr * g)
+        return [w, fw.unpack_dual(w).tangent]
+
+
+PROGS = [leaf_updated_with_a_dual, elementwise, primal_view, in_place, no_grad_detach_data, after_the_level, two_duals,
          losses, special, module, function_jvp, forward_over_backward,
          backward_through_a_dual, backward_of_a_tangent]
 
