@@ -190,7 +190,8 @@ def leaf_updated_with_a_dual(L, fw):
         return [w, fw.unpack_dual(w).tangent]
 
 
-PROGS = [leaf_updated_with_a_dual, elementwise, primal_view, in_place, no_grad_detach_data, after_the_level, two_duals,
+PROGS = [leaf_updated_with_a_dual, elementwise, primal_view, in_place, no_grad_detach_data,
+         after_the_level, two_duals,
          losses, special, module, function_jvp, forward_over_backward,
          backward_through_a_dual, backward_of_a_tangent]
 
