@@ -294,7 +294,8 @@ class KeepHistory(Function):
     to ``hist`` unchanged (the identity) and none to ``value``. Its tangent
     (forward mode) is ``hist``'s, or with ``forward`` given (an update under
     no_grad, which torch's forward mode differentiates) ``forward``'s: the
-    updated value before it was detached."""
+    updated value before it was detached (that tangent keeping, for a reverse
+    mode over it, the history of ``hist``'s tangent, as torch's)."""
 
     @staticmethod
     def forward(ctx: FunctionCtx, hist: Tensor, value: Tensor,
@@ -310,7 +311,11 @@ class KeepHistory(Function):
     @staticmethod
     def jvp(ctx: FunctionCtx, t_hist: Tensor, t_value: Tensor,
             t_forward: Tensor | None = None) -> Tensor:
-        return t_forward if ctx.tangent_of_forward else t_hist
+        if not ctx.tangent_of_forward:
+            return t_hist
+        # torch updates the tangent in place under no_grad too: its value is the
+        # updated one, its own history (an enclosing reverse mode's) stays t_hist's
+        return keep_history(t_hist, t_forward)
 
 
 def keep_history(hist: Tensor, value: Tensor, forward: Tensor | None = None) -> Tensor:

@@ -238,3 +238,72 @@ def test_save_on_cpu_changes_no_number_and_saved_tensors_hooks_are_refused() -> 
         with pytest.raises(RuntimeError, match="no hooks here"):
             with pf.autograd.graph.save_on_cpu():
                 pass
+
+
+# ---- random programs of steps (no_grad, detach, in-place, views) in every mode ----
+
+_STEPS = ("sin", "mul_x", "exp", "nograd_mul", "detach_add", "inplace_mul_x",
+          "inplace_nograd_add_x", "view_t_inplace", "setitem_x", "nograd_inplace_mul_c",
+          "softmax", "where")
+
+
+def _body(L, x, steps):  # noqa: N802
+    h = x * 1.0
+    for s in steps:
+        if s == "sin":
+            h = h.sin()
+        elif s == "mul_x":
+            h = h * x
+        elif s == "exp":
+            h = (h * 0.3).exp()
+        elif s == "nograd_mul":
+            with L.no_grad():
+                h = h * 2.0
+        elif s == "detach_add":
+            h = h.detach() + x
+        elif s == "where":
+            h = L.where(h > 0.2, h * h, -h)
+        elif s == "softmax":
+            h = h.softmax(0)
+        else:
+            h = h.clone()
+            if s == "inplace_mul_x":
+                h.mul_(x)
+            elif s == "inplace_nograd_add_x":
+                with L.no_grad():
+                    h.add_(x)
+            elif s == "view_t_inplace":
+                h.view(2, 3).t()[0].mul_(1.5)
+            elif s == "setitem_x":
+                h[1] = x[2] * 2
+            else:
+                with L.no_grad():
+                    h.mul_(1.25)
+    return (h * h).sum()
+
+
+def _modes(L, steps):  # noqa: N802
+    fw = tfw if L is torch else pfw
+    func = torch.func if L is torch else pf
+    x0 = np.array([0.3, 1.1, -0.7, 0.9, 0.2, -1.3])
+    t0 = np.array([1.0, -0.5, 0.25, 2.0, 0.0, 1.5])
+    with fw.dual_level():
+        tg = fw.unpack_dual(_body(L, fw.make_dual(_t(L, x0), _t(L, t0)), steps)).tangent
+    f = lambda x: _body(L, x, steps)  # noqa: E731
+    return [tg, func.jvp(f, (_t(L, x0),), (_t(L, t0),))[1],
+            func.jacrev(func.jacfwd(f))(_t(L, x0)), func.hessian(f)(_t(L, x0))]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_step_programs_give_torchs_tangents_and_mixed_derivatives(seed) -> None:
+    """forward_ad, jvp, jacrev(jacfwd) (a reverse mode over a forward one:
+    a no_grad update's tangent keeps its own history, as torch's in-place
+    tangent update) and hessian, against torch.autograd.forward_ad and
+    torch.func."""
+    rng = np.random.default_rng(seed)
+    steps = [_STEPS[i] for i in rng.integers(0, len(_STEPS), size=int(rng.integers(2, 6)))]
+    for got, want in zip(_modes(pf, steps), _modes(torch, steps), strict=True):
+        assert (got is None) == (want is None), steps
+        if want is not None:
+            np.testing.assert_allclose(_np(got), _np(want), rtol=1e-9, atol=1e-11,
+                                       err_msg=str(steps))
