@@ -244,7 +244,7 @@ def test_save_on_cpu_changes_no_number_and_saved_tensors_hooks_are_refused() -> 
 
 _STEPS = ("sin", "mul_x", "exp", "nograd_mul", "detach_add", "inplace_mul_x",
           "inplace_nograd_add_x", "view_t_inplace", "setitem_x", "nograd_inplace_mul_c",
-          "softmax", "where")
+          "softmax", "where", "attach_detached", "nograd_view_add")
 
 
 def _body(L, x, steps):  # noqa: N802
@@ -265,6 +265,9 @@ def _body(L, x, steps):  # noqa: N802
             h = L.where(h > 0.2, h * h, -h)
         elif s == "softmax":
             h = h.softmax(0)
+        elif s == "attach_detached":  # a detached alias updated with x: x's history
+            h = h.detach()
+            h.mul_(x)
         else:
             h = h.clone()
             if s == "inplace_mul_x":
@@ -276,6 +279,9 @@ def _body(L, x, steps):  # noqa: N802
                 h.view(2, 3).t()[0].mul_(1.5)
             elif s == "setitem_x":
                 h[1] = x[2] * 2
+            elif s == "nograd_view_add":
+                with L.no_grad():
+                    h[2:4].add_(x[0:2])
             else:
                 with L.no_grad():
                     h.mul_(1.25)
@@ -294,7 +300,7 @@ def _modes(L, steps):  # noqa: N802
             func.jacrev(func.jacfwd(f))(_t(L, x0)), func.hessian(f)(_t(L, x0))]
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_random_step_programs_give_torchs_tangents_and_mixed_derivatives(seed) -> None:
     """forward_ad, jvp, jacrev(jacfwd) (a reverse mode over a forward one:
     a no_grad update's tangent keeps its own history, as torch's in-place
