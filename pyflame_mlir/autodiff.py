@@ -1389,6 +1389,7 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         raise _no_grad_fn_error()
     with _grad_mode(create_graph):
         plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad, True)
+        _refuse_inputs_inside_gradients(plan.nodes, ins)
         got = plan.run([_seed_like(o, s) for o, s in zip(outs, seeds_in)])
         if not allow_unused and len(got) != len(ins):
             missing = [i for i, x in enumerate(ins) if id(x) not in got]
@@ -1400,6 +1401,35 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     if materialize_grads:
         grads = [g if g is not None else _zeros_of(x) for x, g in zip(ins, grads)]
     return tuple(grads)
+
+
+def _refuse_inputs_inside_gradients(nodes: Sequence[OpNode], ins: Sequence[Tensor]) -> None:
+    """A non-leaf input that a gradient made with create_graph computed from
+    inside (``h`` in ``g = grad(f(h), x, create_graph=True)``, then
+    ``grad(g.sum(), h)``): torch differentiates its backward graph's use of h;
+    here h is inside that gradient's function, not one of its inputs, so its
+    gradient through it would be missing: refuse rather than give None or a
+    part of it."""
+    inner = {id(source(x)): i for i, x in enumerate(ins) if source(x) is not None}
+    if not inner:
+        return
+    todo = [n for n in nodes if n.op is VJP_OP or n.op is JVP_OP]
+    seen: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for m in n.attrs["fn"].sub.nodes:
+            if id(m) in inner:
+                raise NotImplementedError(
+                    f"autograd.grad: input {inner[id(m)]} (a non-leaf tensor of shape "
+                    f"{list(ins[inner[id(m)]].shape)}) was used inside a gradient computed "
+                    "with create_graph=True; the gradient through that gradient's use of it "
+                    "is not supported (differentiate with respect to a leaf, or detach it "
+                    "and make it a leaf with requires_grad_())")
+            if m.op is VJP_OP or m.op is JVP_OP:
+                todo.append(m)
 
 
 def _zeros_of(x: Tensor) -> Tensor:

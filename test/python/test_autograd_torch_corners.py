@@ -166,3 +166,22 @@ def test_a_second_backward_leaves_unreached_parameters_grad_none(mode) -> None:
     assert pf.autograd.grad(g.sum(), [w, b], allow_unused=True, retain_graph=True)[1] is None
     with pytest.raises(RuntimeError, match="not used"):
         pf.autograd.grad(g.sum(), [w, b])
+
+
+def test_an_intermediate_used_inside_a_create_graph_gradient_is_refused(mode) -> None:
+    """grad(g.sum(), h) where g = grad(f(h), x, create_graph=True) used h
+    inside: torch differentiates its backward graph's use of h; pf would miss
+    it (None, or a part), so it raises, naming the input."""
+    x = pf.tensor(np.array([0.3, 1.1, -0.7]), requires_grad=True)
+    h = x.sin()
+    (g,) = pf.autograd.grad((h * h * x).sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="input 0 .* used inside a gradient"):
+        pf.autograd.grad((g * g).sum(), [h], allow_unused=True)
+    # a leaf, and an intermediate the gradient did not compute from inside, are fine
+    y = x * 2
+    (g2,) = pf.autograd.grad((y.exp()).sum(), y, create_graph=True)
+    (gx,) = pf.autograd.grad(g2.sum(), x)
+    xt = torch.tensor([0.3, 1.1, -0.7], dtype=torch.float64, requires_grad=True)
+    yt = xt * 2
+    (g2t,) = torch.autograd.grad(yt.exp().sum(), yt, create_graph=True)
+    np.testing.assert_allclose(gx.numpy(), torch.autograd.grad(g2t.sum(), xt)[0].numpy())
