@@ -334,7 +334,8 @@ FORWARD_DUALS: dict[int, tuple[OpNode, Tensor]] = {}
 def _split_imperative(t: Tensor) -> bool:
     """Where PyTorch's engine has to stop between two ops: the output of a
     ``pf.autograd.Function``, a non-leaf with gradient hooks or
-    ``retain_grad()``, and under anomaly detection every computed tensor."""
+    ``retain_grad()`` (or a frozen state of one a view op read, ``_hooked_source``),
+    and under anomaly detection every computed tensor."""
     n = source(t)
     if n is None or not n.rg:
         return False
@@ -345,7 +346,24 @@ def _split_imperative(t: Tensor) -> bool:
         if ag.hooks or ag.retain:
             return True
     return type(n) is CustomNode or CONFIG.anomaly or \
-        (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS)
+        (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS) or \
+        (type(t._view) is Frozen and _hooked_source(t) is not None)
+
+
+def _hooked_source(t: Tensor) -> Tensor | None:
+    """The non-leaf with gradient hooks or ``retain_grad()`` that ``t`` is a
+    frozen state of (what a view op reads, ``core.frozen``, when the tensor
+    had no hook yet: torch runs a hook registered after the use too), while
+    that tensor has not changed since."""
+    fz = t._view
+    if type(fz) is not Frozen:
+        return None
+    src = fz.source
+    ag = src._ag
+    if ag is None or ag.requires_grad or ag.detached or not (ag.hooks or ag.retain) or \
+            src._version != fz.version or src._mut is not fz.mut:
+        return None
+    return src
 
 
 def _stopped_imperative(t: Tensor) -> bool:
@@ -534,9 +552,9 @@ class _Reverse:
                 self.hooked_outputs[key, n.out_index] = t
             if key in self.conts:
                 continue
-            if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
-                cont = self._trace([t], t)
-                self.conts[key] = (t, cont, [t], set(), seq)
+            if isinstance(obj, Tensor):  # a hooked (or retained, or anomaly-checked) tensor
+                cont = self._trace([obj], obj)
+                self.conts[key] = (obj, cont, [obj], set(), seq)
             else:
                 plain: dict[int, Tensor] = {}
                 routed: set[int] = set()
@@ -577,6 +595,9 @@ class _Reverse:
         if type(n) is CustomNode:
             ctx = n.ctx
             return id(ctx), max(m.seq for m in ctx.out_nodes if m is not None), ctx
+        src = _hooked_source(t)  # (its frozen states' gradients are its own)
+        if src is not None:
+            return id(src), n.seq, src
         return id(t), n.seq, t
 
     def _trace(self, outs: list[Tensor], start: Tensor | None) -> FuncGraph:
@@ -1070,7 +1091,8 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
             raise _freed_error(n)
         return type(n) is CustomNode or CONFIG.anomaly or \
             (ag is not None and bool(ag.hooks or ag.retain)) or \
-            (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS)
+            (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS) or \
+            (type(x._view) is Frozen and _hooked_source(x) is not None)
 
     if not requires_grad(t):
         raise _no_grad_fn_error()

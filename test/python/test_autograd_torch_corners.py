@@ -185,3 +185,20 @@ def test_an_intermediate_used_inside_a_create_graph_gradient_is_refused(mode) ->
     yt = xt * 2
     (g2t,) = torch.autograd.grad(yt.exp().sum(), yt, create_graph=True)
     np.testing.assert_allclose(gx.numpy(), torch.autograd.grad(g2t.sum(), xt)[0].numpy())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hooks_and_retain_grad_registered_after_a_view_read_the_tensor(mode, create_graph):
+    """h = (x.view(2, 3).T * 1.5).reshape(6) read by ops, then h.retain_grad()
+    and h.register_hook(...): torch runs them (pf's view ops had read a frozen
+    state of h: h.grad stayed None and the hook did not scale x.grad)."""
+    def run(L):  # noqa: N803
+        x = L.tensor(np.array([0.3, 1.1, -0.7, 0.9, 0.2, -1.3]), requires_grad=True)
+        h = (x.view(2, 3).T * 1.5).reshape(6)
+        out = (h * h).sum() + (h[1:4] * x[:3]).sum()
+        h.retain_grad()
+        h.register_hook(lambda g: g * 1.5)
+        out.backward(create_graph=create_graph)
+        return h.grad.detach().numpy(), x.grad.detach().numpy()
+    for got, want in zip(run(pf), run(torch), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
