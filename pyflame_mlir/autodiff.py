@@ -40,6 +40,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     inputs_as_read,
     is_leaf,
     number_key,
+    raw_version,
     read_by,
     record,
     requires_grad,
@@ -79,13 +80,14 @@ class _grad_mode(ContextDecorator):  # noqa: N801  (used like a function)
         GRAD_MODE.enabled = self.prev
 
 
-def no_grad():
-    """Ops recorded inside do not require grad (as ``torch.no_grad``)."""
-    return _grad_mode(False)
+def no_grad(orig_func: Callable | None = None):
+    """Ops recorded inside do not require grad (as ``torch.no_grad``); also a
+    decorator, with or without the call (``@no_grad()``, ``@no_grad``)."""
+    return _grad_mode(False) if orig_func is None else _grad_mode(False)(orig_func)
 
 
-def enable_grad():
-    return _grad_mode(True)
+def enable_grad(orig_func: Callable | None = None):
+    return _grad_mode(True) if orig_func is None else _grad_mode(True)(orig_func)
 
 
 class set_grad_enabled(_grad_mode):  # noqa: N801  (torch's name)
@@ -144,8 +146,10 @@ class FuncGraph:
         tensors that require grad), found by the same walk that traces it."""
         fn = object.__new__(cls)
         fn.sub = collect(outputs, boundary=boundary, trace=True)
+        reached = _reached_leaves(fn.sub)
         fn.arg_pos = tuple(i for i, t in enumerate(fn.sub.leaves)
-                           if t._ag is not None and t._ag.requires_grad)
+                           if t._ag is not None and t._ag.requires_grad
+                           and (reached is None or i in reached))
         fn._key = fn._local_key = None
         return fn
 
@@ -166,7 +170,9 @@ class FuncGraph:
 
     def used_args(self) -> set[int]:
         """Indices (into ``args``) of the args the outputs depend on."""
-        used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
+        used = _reached_leaves(self.sub)
+        if used is None:
+            used = {-1 - r for refs in [*self.sub.refs, self.sub.outputs] for r in refs if r < 0}
         return {k for k, i in enumerate(self.arg_pos) if i in used}
 
     def reaches_args(self) -> list[bool]:
@@ -203,6 +209,69 @@ class FuncGraph:
         return self._key
 
 
+def _reached_leaves(sub: Subgraph) -> set[int] | None:
+    """The leaves of ``sub`` its outputs depend on as PyTorch's graph does
+    (None when every leaf used is: no gradient in it). A gradient made with
+    create_graph (a vjp node) depends on the cotangents and on the leaves of
+    its function whose values a derivative reads (``_read_leaves``), not on
+    the others: in torch's graph of ``(x @ w.T + b).sum()``'s gradient to x
+    there is no b, and a second backward leaves ``b.grad`` None, not zeros."""
+    nodes = sub.nodes
+    if not any(n.op is VJP_OP for n in nodes):
+        return None
+    refs = sub.refs
+    used: list[set[int] | None] = [None] * len(nodes)
+    leaves: set[int] = set()
+
+    def use(r: int) -> None:
+        if r < 0:
+            leaves.add(-1 - r)
+            return
+        u = used[r >> 16]
+        if u is None:
+            u = used[r >> 16] = set()
+        u.add(r & 0xFFFF)
+    for r in sub.outputs:
+        use(r)
+    for i in range(len(nodes) - 1, -1, -1):
+        u = used[i]
+        if u is None:
+            continue
+        rs = refs[i]
+        n = nodes[i]
+        if n.op is VJP_OP:
+            inner = n.attrs["fn"].sub
+            if min(u) >= len(inner.outputs):  # its cotangents only, not f's values
+                read, k_leaves = _read_leaves(inner), len(inner.leaves)
+                rs = [r for k, r in enumerate(rs) if k >= k_leaves or k in read]
+        for r in rs:
+            use(r)
+    return leaves
+
+
+def _read_leaves(sub: Subgraph) -> set[int]:
+    """The leaves whose values a derivative of ``sub`` reads: those feeding
+    (through any ops) an op whose VJP reads a value (not one of the linear
+    ops of ``_VALUE_FREE``, whose VJPs read only the cotangent)."""
+    nodes, refs = sub.nodes, sub.refs
+    marked = [n.op not in _VALUE_FREE for n in nodes]
+    todo = [i for i, m in enumerate(marked) if m]
+    leaves: set[int] = set()
+    while todo:
+        for r in refs[todo.pop()]:
+            if r < 0:
+                leaves.add(-1 - r)
+            elif not marked[r >> 16]:
+                marked[r >> 16] = True
+                todo.append(r >> 16)
+    return leaves
+
+
+_VALUE_FREE = frozenset(OPS[n] for n in (
+    "add", "sub", "neg", "convert", "sum", "mean", "cumsum", "reshape", "permute", "slice",
+    "broadcast_to", "pad", "concat", "split", "gather", "scatter_add"))
+
+
 class CustomNode(OpNode):
     """An output of a ``pf.autograd.Function`` (autograd.py): an alias (a no-op
     reshape, so it evaluates and hashes as one) of what ``forward`` returned.
@@ -227,17 +296,46 @@ def _stopped_lazy(t: Tensor) -> bool:
 
 def _custom_output(t: Tensor) -> bool:
     """The output of a ``pf.autograd.Function`` gradients flow through: not a
-    detached alias of one (it shares the Function's node), nor one made a leaf."""
+    detached alias of one (it shares the Function's node), nor one made a leaf,
+    nor one applied under no_grad (only forward mode goes through that)."""
+    n = source(t)
+    if type(n) is not CustomNode or n.nograd:
+        return False
+    ag = t._ag
+    return ag is None or not (ag.requires_grad or ag.detached)
+
+
+def _stopped_forward(t: Tensor) -> bool:
+    """``_stopped_lazy`` for forward mode: PyTorch's no_grad does not stop
+    forward-mode tangents, so a value recorded under no_grad is traced into,
+    and so is a leaf's state an in-place update (under no_grad) computed."""
+    n = source(t)
+    if n is None:
+        return False
+    ag = t._ag
+    return (ag is not None and ag.detached) or type(n) is CustomNode
+
+
+def _forward_custom_output(t: Tensor) -> bool:
+    """The output of a ``pf.autograd.Function`` tangents flow through (its
+    ``jvp``): as ``_custom_output``, under no_grad too."""
     if type(source(t)) is not CustomNode:
         return False
     ag = t._ag
     return ag is None or not (ag.requires_grad or ag.detached)
 
 
+# the dual tensors of the open forward-AD level (autograd.forward_ad), by the
+# id of their alias node: (the node, its tangent). Split points of reverse mode,
+# so a gradient's graph reads them (forward over backward finds their tangents)
+FORWARD_DUALS: dict[int, tuple[OpNode, Tensor]] = {}
+
+
 def _split_imperative(t: Tensor) -> bool:
     """Where PyTorch's engine has to stop between two ops: the output of a
     ``pf.autograd.Function``, a non-leaf with gradient hooks or
-    ``retain_grad()``, and under anomaly detection every computed tensor."""
+    ``retain_grad()`` (or a frozen state of one a view op read, ``_hooked_source``),
+    and under anomaly detection every computed tensor."""
     n = source(t)
     if n is None or not n.rg:
         return False
@@ -247,7 +345,25 @@ def _split_imperative(t: Tensor) -> bool:
             return False
         if ag.hooks or ag.retain:
             return True
-    return type(n) is CustomNode or CONFIG.anomaly
+    return type(n) is CustomNode or CONFIG.anomaly or \
+        (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS) or \
+        (type(t._view) is Frozen and _hooked_source(t) is not None)
+
+
+def _hooked_source(t: Tensor) -> Tensor | None:
+    """The non-leaf with gradient hooks or ``retain_grad()`` that ``t`` is a
+    frozen state of (what a view op reads, ``core.frozen``, when the tensor
+    had no hook yet: torch runs a hook registered after the use too), while
+    that tensor has not changed since."""
+    fz = t._view
+    if type(fz) is not Frozen:
+        return None
+    src = fz.source
+    ag = src._ag
+    if ag is None or ag.requires_grad or ag.detached or not (ag.hooks or ag.retain) or \
+            src._version != fz.version or src._mut is not fz.mut:
+        return None
+    return src
 
 
 def _stopped_imperative(t: Tensor) -> bool:
@@ -396,7 +512,7 @@ class _Reverse:
 
     def __init__(self, outputs: Sequence[Tensor], targets: Sequence[Tensor] | None,
                  boundary: Callable[[Tensor], bool], split: Callable[[Tensor], bool],
-                 wants: Callable[[Tensor], bool]):
+                 wants: Callable[[Tensor], bool], nested_targets: bool = False):
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
         self.boundary, self.split, self.wants = boundary, split, wants
@@ -417,6 +533,15 @@ class _Reverse:
         # (key, output index): their gradients go through them before its backward
         self.hooked_outputs: dict[tuple[int, int], Tensor] = {}
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
+        # a target that is not a leaf: its gradient is taken, and flows on to the
+        # targets before it (PyTorch: autograd.grad(z, [y, x]) with y = f(x))
+        for t in self.targets if nested_targets else ():
+            if source(t) is not None and not _stopped_imperative(t) and id(t) not in self.keys:
+                n = source(t)
+                self.keys[id(t)] = (id(t), n.seq, 0)
+                cont = self._trace([t], t)
+                self.conts[id(t)] = (t, cont, [t], set(), n.seq)
+                todo += self._split_leaves(cont)
         while todo:
             t = todo.pop()
             key, seq, obj = self._key(t)
@@ -427,9 +552,9 @@ class _Reverse:
                 self.hooked_outputs[key, n.out_index] = t
             if key in self.conts:
                 continue
-            if obj is t:  # a hooked (or retained, or anomaly-checked) tensor
-                cont = self._trace([t], t)
-                self.conts[key] = (t, cont, [t], set(), seq)
+            if isinstance(obj, Tensor):  # a hooked (or retained, or anomaly-checked) tensor
+                cont = self._trace([obj], obj)
+                self.conts[key] = (obj, cont, [obj], set(), seq)
             else:
                 plain: dict[int, Tensor] = {}
                 routed: set[int] = set()
@@ -450,7 +575,19 @@ class _Reverse:
     def _is_target(self, x: Tensor) -> bool:
         if self.target_ids is None:
             return x._ag is not None and x._ag.requires_grad
-        return id(x) in self.target_ids
+        return id(x) in self.target_ids or self._frozen_target(x) is not None
+
+    def _frozen_target(self, x: Tensor) -> Tensor | None:
+        """The target ``x`` is a frozen state of (what a view op read of a
+        non-leaf, ``core.frozen``), while that target has not changed since."""
+        fz = x._view
+        if type(fz) is not Frozen or self.target_ids is None:
+            return None
+        src = fz.source
+        if id(src) not in self.target_ids or src._version != fz.version or \
+                src._mut is not fz.mut:
+            return None
+        return src
 
     @staticmethod
     def _key(t: Tensor) -> tuple[int, int, Any]:
@@ -458,26 +595,31 @@ class _Reverse:
         if type(n) is CustomNode:
             ctx = n.ctx
             return id(ctx), max(m.seq for m in ctx.out_nodes if m is not None), ctx
+        src = _hooked_source(t)  # (its frozen states' gradients are its own)
+        if src is not None:
+            return id(src), n.seq, src
         return id(t), n.seq, t
 
     def _trace(self, outs: list[Tensor], start: Tensor | None) -> FuncGraph:
         """The function from the targets and the split points it reaches to
         ``outs`` (``start``, a split point itself, is traced into)."""
         b = self.boundary
-        if start is not None:
+        if start is not None or self.target_ids is not None:
             boundary = self.boundary
 
-            def b(x: Tensor) -> bool:
-                return x is not start and boundary(x)
+            def b(x: Tensor) -> bool:  # (a frozen state of a target is that target)
+                return x is not start and (boundary(x) or self._frozen_target(x) is not None)
         split = self.split
         if self.targets is None:  # the autograd leaves reached, then the split points
             fn = FuncGraph.of_leaves(outs, b)
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves)
                                 if (x._ag is None or not x._ag.requires_grad) and split(x))
-        else:
-            fn = FuncGraph(self.targets, outs, b)
-            n = len(self.targets)
-            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and split(x))
+        else:  # (a target traced from: the function to it, from the other targets)
+            args = self.targets if start is None else [x for x in self.targets if x is not start]
+            fn = FuncGraph(args, outs, b)
+            n = len(args)
+            fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and (
+                split(x) or self._frozen_target(x) is not None))
         if self.targets is None:
             _check_versions(fn.sub.nodes, None)
         else:  # an op reading no argument (a detached value's) is in no graph: no check
@@ -508,13 +650,17 @@ class _Reverse:
         tie = itertools.count()
 
         def give(t: Tensor, g: Tensor) -> None:
+            if self.target_ids is not None and id(t) not in self.target_ids:
+                src = self._frozen_target(t)
+                t = t if src is None else src
             if self._is_target(t):
                 e = got.get(id(t))
                 if e is None:
                     got[id(t)] = [t, g]
                 else:
                     e[1] = e[1] + g
-                return
+                if id(t) not in self.keys:
+                    return  # (else a non-leaf target: its gradient flows on)
             key, seq, i = self.keys[id(t)]
             cts = pend.get(key)
             if cts is None:
@@ -548,8 +694,8 @@ class _Reverse:
             _, _, key = heapq.heappop(heap)
             cts = pend.pop(key)
             obj, cont, outs, routed, _ = self.conts[key]
-            if isinstance(obj, Tensor):
-                g = _hooked(obj, cts[0])
+            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned)
+                g = cts[0] if self._is_target(obj) else _hooked(obj, cts[0])
                 if obj._ag is not None and obj._ag.retain:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
@@ -810,12 +956,24 @@ class _Forward:
     AD): a Function's outputs are where the traced function stops; their
     tangents come from the Function's ``jvp`` on the tangents of its inputs
     (themselves traced from ``args``), and enter the jvp of the rest as
-    further arguments. Traced while the histories are there; ``run`` records
-    the jvps for given tangents of ``args``."""
+    further arguments. A value recorded under no_grad is such a stop too:
+    PyTorch's no_grad does not stop forward mode, so its tangent is traced
+    (``split_no_grad``), but it is recorded under no_grad, a constant to an
+    enclosing reverse mode (the value and its tangent both, as torch's). Traced
+    while the histories are there; ``run`` records the jvps for given tangents
+    of ``args``."""
 
-    def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1):
-        self.fn = fn = FuncGraph(args, outs, captured_before(first))
-        self.customs: list[tuple[Any, int]] = []  # per Function output reached: ctx, index
+    def __init__(self, args: list[Tensor], outs: list[Tensor], first: int = -1,
+                 stopped: Callable[[Tensor], bool] = _stopped_forward,
+                 split_no_grad: bool = True):
+        base = captured_before(first, stopped)
+
+        def boundary(t: Tensor) -> bool:
+            return base(t) or (split_no_grad and _no_grad_value(t))
+        self.fn = fn = FuncGraph(args, outs, boundary)
+        # per stop reached: (a Function's ctx, its output index, under no_grad) or
+        # (None, the forward mode of the no_grad value, 0)
+        self.customs: list[tuple[Any, Any, int]] = []
         # per Function: its tensor inputs' sources (an arg's position, or an
         # index into the outputs of ``inputs``, the traced function to them)
         self.inner: dict[int, tuple[list[tuple[int, bool, int]], _Forward | None]] = {}
@@ -823,7 +981,12 @@ class _Forward:
         found = []
         arg_ids = {id(a): i for i, a in enumerate(args)}
         for i, t in enumerate(leaves):
-            if not _custom_output(t):
+            if i < len(args) or not _forward_custom_output(t):
+                if i >= len(args) and split_no_grad and _no_grad_value(t) and not base(t):
+                    value = _Forward(args, [t], first, stopped, False)
+                    if value.fn.reaches_args()[0]:
+                        found.append(i)
+                        self.customs.append((None, value, 0))
                 continue
             n = source(t)
             ctx = n.ctx
@@ -833,7 +996,7 @@ class _Forward:
                     f"pf.autograd.Function {ctx.name}: You must implement the jvp function "
                     "for custom autograd.Function to use it with forward mode AD.")
             found.append(i)
-            self.customs.append((ctx, n.out_index))
+            self.customs.append((ctx, n.out_index, n.nograd))
             if id(ctx) in self.inner:
                 continue
             sources: list[tuple[int, bool, int]] = []  # (input position, is an arg, index)
@@ -843,12 +1006,13 @@ class _Forward:
                     continue
                 if id(x) in arg_ids:
                     sources.append((k, True, arg_ids[id(x)]))
-                elif _stopped_lazy(x) and not _custom_output(x):
-                    continue  # captured (detached, a leaf, no_grad): no tangent, as torch's
+                elif stopped(x) and not _forward_custom_output(x):
+                    continue  # captured (detached, a leaf): no tangent, as torch's
                 else:
                     sources.append((k, False, len(computed)))
                     computed.append(x)
-            inner = _Forward(args, computed, first) if computed else None
+            inner = _Forward(args, computed, first, stopped, split_no_grad) if computed \
+                else None
             if inner is not None:  # computed without the args: no tangent either
                 reached = inner.fn.reaches_args()
                 sources = [s for s in sources if s[1] or reached[s[2]]]
@@ -859,7 +1023,11 @@ class _Forward:
         """The tangents of ``outs``."""
         by_ctx: dict[int, list[Tensor]] = {}
         extra = []
-        for ctx, k in self.customs:
+        for ctx, k, nograd in self.customs:
+            if ctx is None:  # a value recorded under no_grad: its tangent too
+                with _grad_mode(False):
+                    extra.append(k.run(tangents)[0])
+                continue
             out = by_ctx.get(id(ctx))
             if out is None:
                 sources, inner = self.inner[id(ctx)]
@@ -868,14 +1036,25 @@ class _Forward:
                 for pos, is_arg, j in sources:
                     per_input[pos] = tangents[j] if is_arg else computed[j]
                 # no input with a tangent: torch calls no jvp (its outputs have none)
-                out = by_ctx[id(ctx)] = ctx.run_jvp(per_input) if sources else [
-                    None if spec is None else record(OPS["constant"], (), {
-                        "value": splat_value(0, spec[0], spec[1])})
-                    for spec in ctx._out_specs]
+                with _grad_mode(GRAD_MODE.enabled and not nograd):
+                    out = by_ctx[id(ctx)] = ctx.run_jvp(per_input) if sources else [
+                        None if spec is None else record(OPS["constant"], (), {
+                            "value": splat_value(0, spec[0], spec[1])})
+                        for spec in ctx._out_specs]
             extra.append(out[k])
         fn = self.fn
         res = record_jvp(fn, range(len(fn.arg_pos)), [*tangents, *extra])
         return res[len(fn.sub.outputs):]
+
+
+def _no_grad_value(t: Tensor) -> bool:
+    """A value computed under no_grad from other values (not a constant, not
+    a Function's output, not detached or a leaf)."""
+    n = source(t)
+    if n is None or not n.nograd or type(n) is CustomNode or not n.inputs:
+        return False
+    ag = t._ag
+    return ag is None or not ag.detached
 
 
 # ---- the imperative API (PyTorch) ----
@@ -911,7 +1090,9 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
         if n.freed:
             raise _freed_error(n)
         return type(n) is CustomNode or CONFIG.anomaly or \
-            (ag is not None and bool(ag.hooks or ag.retain))
+            (ag is not None and bool(ag.hooks or ag.retain)) or \
+            (bool(FORWARD_DUALS) and id(n) in FORWARD_DUALS) or \
+            (type(x._view) is Frozen and _hooked_source(x) is not None)
 
     if not requires_grad(t):
         raise _no_grad_fn_error()
@@ -1012,6 +1193,9 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                 # other factor as mul read it (x * x then x.fill_(c): x is constant now)
             if n.op is _DIV and i == 0 and _is_constant(inputs_as_read(n)[1], target_ids):
                 continue  # x / 2: the same (PyTorch saves the divisor only)
+            if n.op is _DIV and i == 1 and _is_number(inputs_as_read(n)[0]):
+                continue  # 2 / x: PyTorch's rtruediv is reciprocal(x) * 2, which saves
+                # its result, not x (pf's VJP reads x as div read it: the same number)
             _, later = read_by(x, n)
             if later is not None and later.untracked:
                 raise RuntimeError(
@@ -1029,6 +1213,12 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
 
 
 _MUL, _DIV = OPS["mul"], OPS["div"]
+
+
+def _is_number(t: Tensor) -> bool:
+    """``t`` is a Python number made an operand (a 0-d ``constant`` op)."""
+    n = source(t)
+    return n is not None and n.op.name == "constant" and not t.shape
 
 
 def _no_grad_fn_error() -> RuntimeError:
@@ -1067,8 +1257,21 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
-    """``.grad += g``; the new ``.grad`` is realized whenever its node is computed."""
+    """``.grad += g``; the new ``.grad`` is realized whenever its node is computed.
+    A leaf the graph read in two states (read, updated in place under no_grad,
+    read again) is one leaf to PyTorch: its gradients are summed first, so its
+    hooks run once, on the sum (the post hooks get its current state)."""
+    by_leaf: dict[int, list] = {}
     for x, g in zip(targets, grads):
+        ag = x._ag
+        e = by_leaf.get(id(x) if ag is None else id(ag))
+        if e is None:
+            by_leaf[id(x) if ag is None else id(ag)] = [x, g]
+            continue
+        if raw_version(x) > raw_version(e[0]):
+            e[0] = x
+        e[1] = e[1] + g
+    for x, g in by_leaf.values():
         ag = _store_grad(x, _hooked(x, g), in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
@@ -1227,7 +1430,8 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     if not any(requires_grad(o) for o in outs):
         raise _no_grad_fn_error()
     with _grad_mode(create_graph):
-        plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad)
+        plan = _Reverse(outs, ins, _stopped_imperative, _split_imperative, requires_grad, True)
+        _refuse_inputs_inside_gradients(plan.nodes, ins)
         got = plan.run([_seed_like(o, s) for o, s in zip(outs, seeds_in)])
         if not allow_unused and len(got) != len(ins):
             missing = [i for i, x in enumerate(ins) if id(x) not in got]
@@ -1239,6 +1443,35 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     if materialize_grads:
         grads = [g if g is not None else _zeros_of(x) for x, g in zip(ins, grads)]
     return tuple(grads)
+
+
+def _refuse_inputs_inside_gradients(nodes: Sequence[OpNode], ins: Sequence[Tensor]) -> None:
+    """A non-leaf input that a gradient made with create_graph computed from
+    inside (``h`` in ``g = grad(f(h), x, create_graph=True)``, then
+    ``grad(g.sum(), h)``): torch differentiates its backward graph's use of h;
+    here h is inside that gradient's function, not one of its inputs, so its
+    gradient through it would be missing: refuse rather than give None or a
+    part of it."""
+    inner = {id(source(x)): i for i, x in enumerate(ins) if source(x) is not None}
+    if not inner:
+        return
+    todo = [n for n in nodes if n.op is VJP_OP or n.op is JVP_OP]
+    seen: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for m in n.attrs["fn"].sub.nodes:
+            if id(m) in inner:
+                raise NotImplementedError(
+                    f"autograd.grad: input {inner[id(m)]} (a non-leaf tensor of shape "
+                    f"{list(ins[inner[id(m)]].shape)}) was used inside a gradient computed "
+                    "with create_graph=True; the gradient through that gradient's use of it "
+                    "is not supported (differentiate with respect to a leaf, or detach it "
+                    "and make it a leaf with requires_grad_())")
+            if m.op is VJP_OP or m.op is JVP_OP:
+                todo.append(m)
 
 
 def _zeros_of(x: Tensor) -> Tensor:

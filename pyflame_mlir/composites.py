@@ -521,20 +521,34 @@ def unique(input: TensorLike, sorted: bool = True, return_inverse: bool = False,
 
 # ---- grad modes ----
 
+_INFERENCE: list[bool] = [False]  # is_inference_mode_enabled()
+
+
 class inference_mode:  # noqa: N801  (torch's name: a context manager and decorator)
     """torch.inference_mode: gradients off (as ``no_grad``); ``mode=False``
-    leaves them as they are."""
+    leaves them as they are. A decorator with or without the call. (Tensors
+    made inside are not marked: ``is_inference()`` is False, and using them
+    where autograd records is no error, as after ``no_grad``.)"""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # @inference_mode without the call
+            return cls(True)(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = mode
         self._ctx: Any = None
+        self._prev = False
 
     def __enter__(self) -> None:
+        self._prev = _INFERENCE[0]
+        _INFERENCE[0] = bool(self.mode)
         if self.mode:
             self._ctx = no_grad()
             self._ctx.__enter__()
 
     def __exit__(self, *exc: Any) -> None:
+        _INFERENCE[0] = self._prev
         if self._ctx is not None:
             self._ctx.__exit__(*exc)
             self._ctx = None
@@ -550,6 +564,10 @@ class inference_mode:  # noqa: N801  (torch's name: a context manager and decora
         return wrapped
 
 
+def is_inference_mode_enabled() -> bool:
+    return _INFERENCE[0]
+
+
 # ---- Tensor methods (torch has these as methods; the in-place forms too) ----
 
 COMPOSITE_METHODS = ("addcmul addcdiv logaddexp logaddexp2 xlogy hypot sinc deg2rad rad2deg "
@@ -563,4 +581,5 @@ __all__ = ["addcmul", "addcdiv", "logaddexp", "logaddexp2", "xlogy", "xlog1py", 
            "sinc", "deg2rad", "rad2deg", "promote_types", "result_type", "broadcast_shapes",
            "broadcast_tensors", "diff", "cross", "tensordot", "kron", "cdist",
            "cartesian_prod", "block_diag", "tril_indices", "triu_indices", "searchsorted",
-           "bucketize", "bincount", "histc", "unique", "inference_mode"]
+           "bucketize", "bincount", "histc", "unique", "inference_mode",
+           "is_inference_mode_enabled"]

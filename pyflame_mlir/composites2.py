@@ -26,9 +26,10 @@ import numpy as np
 
 from . import math_rules as _rules
 from .composites import diff as _diff
-from .core import Tensor, detach, geometry
+from .core import Tensor, detach, geometry, record
 from .creation import full, ones, tensor, zeros
 from .creation import multinomial as _multinomial
+from .dialects import OPS
 from .dialects.dtypes import DType, bool_, default_float, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
@@ -678,15 +679,18 @@ def trace(input: TensorLike) -> Tensor:  # noqa: A002
 
 
 def matrix_power(input: TensorLike, n: int) -> Tensor:  # noqa: A002
-    """``A @ A @ ... @ A`` (n >= 0, by squaring); negative n needs an inverse."""
+    """``A @ A @ ... @ A`` (|n| factors, by squaring) of A, or for n < 0 of
+    its inverse (``solve(A, I)``, linalg.inv's)."""
     a = as_tensor_arg(input)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
                            f"they are {fmt_shape(a.shape)}")
-    if n < 0:
-        raise NotImplementedError("matrix_power with a negative exponent needs linalg.inv, "
-                                  "which pyflame does not have yet")
     eye = _eye_like(a)
+    if n < 0:
+        if not a.dtype.is_floating_point:
+            raise RuntimeError(f"linalg.matrix_power: a negative exponent inverts A, which "
+                               f"needs a floating point dtype, got {a.dtype.name}")
+        a, n = record(OPS["solve"], (a, eye), {}), -n
     result: Tensor | None = None
     base = a
     while n:

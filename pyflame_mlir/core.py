@@ -324,7 +324,7 @@ class Tensor:
         if node.rg:
             if not node.freed:
                 self._hist = node
-        elif not node.nograd:
+        else:  # (no_grad included: it does not stop forward mode)
             mode = GRAD_MODE
             if mode.trace_depth:
                 self._hist = node
@@ -435,8 +435,8 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         ag = self._ag
         if self._node is None and self._hist is None and (ag is None or not ag.detached) \
-                and requires_grad \
-                and self.dtype.is_floating_point:  # a value: always a leaf
+                and requires_grad and self._cell is None \
+                and self.dtype.is_floating_point:  # a value: always a leaf (read by no op)
             if ag is None:
                 ag = self._ag = AutogradMeta()
             ag.requires_grad = True
@@ -717,6 +717,13 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
     if not is_leaf(t):
         raise RuntimeError("you can only change requires_grad flags of leaf tensors; use "
                            "t.detach().requires_grad_() for a new leaf")
+    cell = t._cell
+    if flag and cell is not None and not (t._ag is not None and t._ag.requires_grad):
+        # ops recorded before read a constant (PyTorch recorded no edge to it): they
+        # read a snapshot without autograd meta from now on, as after an update
+        cell[0] = snapshot(t)[0]
+        t._cell = None
+        MUTATIONS[0] += 1
     _meta(t).requires_grad = flag
 
 

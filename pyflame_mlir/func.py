@@ -12,20 +12,29 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from .autodiff import (
+    _as_primals,
+    _distinct,
+    _Forward,
+    _next_seq,
+    _seed_like,
+    tracing,
+    value_and_grad,
+)
 from .autodiff import jvp as _jvp
-from .autodiff import value_and_grad
 from .autodiff import vjp as vjp
 from .core import Tensor
 from .creation import VMAP_RANDOMNESS
 from .nn.module import Module
 from .ops import stack
+from .tree_util import tree_flatten, tree_unflatten
 from .vmap import hessian as hessian
 from .vmap import jacfwd as _jacfwd
 from .vmap import jacrev as _jacrev
 from .vmap import vmap as _vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "stack_module_state", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
@@ -87,6 +96,35 @@ def jvp(func: Callable, primals: Sequence[Any], tangents: Sequence[Any], *,
         return out
     out, tangent = _jvp(without_aux, primals, tangents)
     return out, tangent, aux_box[-1]
+
+
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """``torch.func.linearize``: ``(func(*primals), jvp_fn)``, ``jvp_fn(*tangents)``
+    the JVP at ``primals`` (one tangent per primal, of its tree and shapes).
+    ``func`` is traced once (a random op inside draws once: every ``jvp_fn``
+    call differentiates that draw, as torch's)."""
+    flat, tree = tree_flatten(primals)
+    with tracing():
+        first = _next_seq()
+        args = _distinct(_as_primals(flat))
+        out = func(*tree_unflatten(tree, args))
+        out_flat, out_tree = tree_flatten(out)
+        forward = _Forward(args, out_flat, first)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_flat, t_tree = tree_flatten(tangents)
+        if t_tree != tree:
+            raise RuntimeError(f"Expected the tangents {t_tree} to have the same argspec as "
+                               f"the primals {tree}")
+        for i, (p, t) in enumerate(zip(args, t_flat)):
+            if not isinstance(t, Tensor) or t.shape != p.shape:
+                raise RuntimeError(f"tangent:{i} with shape "
+                                   f"{list(getattr(t, 'shape', ()))} in flattened pytree "
+                                   f"doesn't match the shape {list(p.shape)} of the "
+                                   f"corresponding primal.")
+        return tree_unflatten(out_tree, forward.run([_seed_like(p, t)
+                                                     for p, t in zip(args, t_flat)]))
+    return out, jvp_fn
 
 
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,

@@ -97,7 +97,7 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     new = _new_value(t, old, make, what)
     keep = _keeps_history_under_no_grad(t, old)
     if keep:
-        new = keep_history(old, detach(new))
+        new = keep_history(old, detach(new), new)
     rebind(t, old, start, new)
     _attach(t, old, new)
     if info is not None:
@@ -158,16 +158,18 @@ def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
     x.detach(); y.mul_(w)`` makes y a non-leaf that gradients flow through to
     w, not into x's past: ``old``, its state before, stays detached)."""
     ag = t._ag
-    if ag is not None and ag.detached and _may_carry_gradient(new, old):
-        ag.detached = False
+    if ag is not None and ag.detached and _may_carry_gradient(new, old, forward=True):
+        ag.detached = False  # (under no_grad its value is recorded under no_grad: reverse
+        # mode stops there; forward mode, which no_grad does not stop, goes on, as torch's)
 
 
-def _may_carry_gradient(new: Tensor, old: Tensor) -> bool:
+def _may_carry_gradient(new: Tensor, old: Tensor, forward: bool = False) -> bool:
     """``new`` requires grad, or a transform traces and ``new`` reads more than
-    ``old`` and constants (a traced argument may be among what it reads)."""
+    ``old`` and constants (a traced argument may be among what it reads).
+    Under no_grad only a tangent may flow (``forward``: that counts)."""
     if requires_grad(new):
         return True
-    if not GRAD_MODE.trace_depth or not GRAD_MODE.enabled:  # (no_grad: no history)
+    if not GRAD_MODE.trace_depth or not (GRAD_MODE.enabled or forward):
         return False
     n = new._node or new._hist  # (eager mode: realized, its history kept in the trace)
     if n is None:
@@ -256,7 +258,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         old._ag.detached = True
     new = _new_value(v, old, make, what)
     if _keeps_history_under_no_grad(v, old):
-        new = keep_history(old, detach(new))
+        new = keep_history(old, detach(new), new)
     if detached and (info.replay is not detached_alias or (rag is not None and rag.requires_grad)
                      ) and _may_carry_gradient(new, old):
         # PyTorch gives the alias a history of its own while it shares storage with
@@ -282,7 +284,8 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         else:
             new_root = _put(old_root, info.positions(), new)
         if keeps_history:
-            new_root = keep_history(old_root, detach(new_root))
+            new_root = keep_history(old_root, detach(new_root),
+                                    None if detached else new_root)
         elif detached and new_root.requires_grad:  # (the root is a leaf: a value for it)
             new_root = detach(new_root)
     # one update of the version counter ``v`` shares (its root's, mostly)
@@ -396,7 +399,7 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
         old._ag.detached = True
     new = record(op, (old, other), {})
     if _keeps_history_under_no_grad(t, old):
-        new = keep_history(old, detach(new))
+        new = keep_history(old, detach(new), new)
     rebind(t, old, start, new)
     _attach(t, old, new)
     return t

@@ -58,8 +58,8 @@ def elementwise(name: str, value: Callable[..., Tensor], inputs: Sequence[Tensor
     with no_grad():  # the value's steps are not differentiated (nor their rules recorded)
         out = value(*[t.detach() for t in inputs])
     mode = GRAD_MODE  # (Function.apply's test: a functional transform may differentiate)
-    if not mode.enabled or not any(t.requires_grad or mode.trace_depth > 0 for t in inputs):
-        return out
+    if not (mode.trace_depth > 0 or (mode.enabled and any(t.requires_grad for t in inputs))):
+        return out  # (under no_grad a transform's forward mode still needs the rule)
     if with_result and jvp is None and tangent is None:
         raise ValueError(f"{name}: with_result needs a forward rule of the inputs (jvp)")
     forward_rule = jvp or vjp

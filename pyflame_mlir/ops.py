@@ -1441,11 +1441,42 @@ def _prod(xs: Any) -> int:
     return n
 
 
+def _einsum_sublists(first: Any, rest: tuple) -> tuple[str, tuple]:
+    """torch's sublist format as an equation and its operands: operand,
+    sublist, operand, sublist, ..., and an optional output sublist last."""
+    args = (first, *rest)
+    out = args[-1] if len(args) % 2 else None
+    pairs = args[:-1] if len(args) % 2 else args
+    ops_, subs = pairs[0::2], pairs[1::2]
+    if not ops_ or any(not isinstance(sub, list | tuple) for sub in subs) or (
+            out is not None and not isinstance(out, list | tuple)):
+        raise ShapeError("einsum", "the sublist format alternates operands and sublists "
+                                   "(and may end with an output sublist)")
+
+    def letters(sub: Any) -> str:
+        s = ""
+        for v in sub:
+            if v is Ellipsis:
+                s += "..."
+            elif isinstance(v, int) and 0 <= v < 52:
+                s += chr(ord("a") + v) if v < 26 else chr(ord("A") + v - 26)
+            else:
+                raise ShapeError("einsum", f"sublist labels are integers in [0, 52), got {v!r}")
+        return s
+    eq = ",".join(letters(s) for s in subs)
+    if out is not None:
+        eq += "->" + letters(out)
+    return eq, tuple(ops_)
+
+
 def einsum(equation: str, *operands: Any) -> Tensor:
     """``torch.einsum``: any number of operands (or one list of them), ``...``,
     implicit output (labels seen once, sorted, after the ellipsis dims).
     Operands are contracted left to right, labels no later operand or the
-    output needs being summed as early as possible."""
+    output needs being summed as early as possible. Also torch's sublist
+    format: ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (``...`` as Ellipsis)."""
+    if not isinstance(equation, str):
+        equation, operands = _einsum_sublists(equation, operands)
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     ts = [as_tensor_arg(o) for o in operands]

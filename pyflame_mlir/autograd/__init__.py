@@ -253,11 +253,16 @@ class Function:
                 cls.forward(ctx, *args, **kwargs)
             if new_style:
                 cls.setup_context(ctx, args, out)
-        if not any(ctx.needs_input_grad):
+        # under no_grad, forward mode (a transform tracing, a dual level) still
+        # calls the Function's jvp, as torch's: its outputs are wrapped, but
+        # reverse mode takes them as constants (``nograd``)
+        if not any(ctx.needs_input_grad) and not (
+                tracing and any(isinstance(a, Tensor) and a.dtype.is_floating_point
+                                for a in args)):
             return out
         if CONFIG.anomaly:
             ctx.trace = traceback.extract_stack()[:-1]
-        rg = any(isinstance(a, Tensor) and requires_grad(a) for a in args)
+        rg = enabled and any(isinstance(a, Tensor) and requires_grad(a) for a in args)
         outs = out if isinstance(out, tuple) else (out,)
         wrapped = []
         for i, o in enumerate(outs):
@@ -272,7 +277,7 @@ class Function:
                 wrapped.append(o)
                 continue
             node = CustomNode(_ALIAS, (o,), {"shape": o.shape}, ((o.shape, o.dtype),))
-            node.rg, node.nograd, node.ctx, node.out_index = rg, False, ctx, i
+            node.rg, node.nograd, node.ctx, node.out_index = rg, not enabled, ctx, i
             t = Tensor._promise(node, 0, o.shape, o.dtype)
             if CONFIG.eager:
                 realize([t])
@@ -286,26 +291,37 @@ class KeepHistory(Function):
     """``value``'s value with ``hist``'s gradient history: a tensor written
     through a detached alias (``x.detach().add_(1)``, ``x.data.mul_(2)``)
     changes its value and keeps its ``grad_fn`` (PyTorch), so gradients pass
-    to ``hist`` unchanged (the identity) and none to ``value``."""
+    to ``hist`` unchanged (the identity) and none to ``value``. Its tangent
+    (forward mode) is ``hist``'s, or with ``forward`` given (an update under
+    no_grad, which torch's forward mode differentiates) ``forward``'s: the
+    updated value before it was detached (that tangent keeping, for a reverse
+    mode over it, the history of ``hist``'s tangent, as torch's)."""
 
     @staticmethod
-    def forward(ctx: FunctionCtx, hist: Tensor, value: Tensor) -> Tensor:
+    def forward(ctx: FunctionCtx, hist: Tensor, value: Tensor,
+                forward: Tensor | None = None) -> Tensor:
         ctx.history_of = hist  # grad_fn shows hist's, as PyTorch's unchanged one
+        ctx.tangent_of_forward = forward is not None
         return value
 
     @staticmethod
-    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Tensor, None]:
-        return g, None
+    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Tensor, None, None]:
+        return g, None, None
 
     @staticmethod
-    def jvp(ctx: FunctionCtx, t_hist: Tensor, t_value: Tensor) -> Tensor:
-        return t_hist
+    def jvp(ctx: FunctionCtx, t_hist: Tensor, t_value: Tensor,
+            t_forward: Tensor | None = None) -> Tensor:
+        if not ctx.tangent_of_forward:
+            return t_hist
+        # torch updates the tangent in place under no_grad too: its value is the
+        # updated one, its own history (an enclosing reverse mode's) stays t_hist's
+        return keep_history(t_hist, t_forward)
 
 
-def keep_history(hist: Tensor, value: Tensor) -> Tensor:
+def keep_history(hist: Tensor, value: Tensor, forward: Tensor | None = None) -> Tensor:
     """``KeepHistory`` whatever the grad mode (an update under no_grad keeps it too)."""
     with enable_grad():
-        return KeepHistory.apply(hist, value)
+        return KeepHistory.apply(hist, value, forward)
 
 
 # ---- anomaly detection ----
@@ -365,10 +381,11 @@ class Variable(metaclass=_VariableMeta):
         return data.detach().requires_grad_(requires_grad)
 
 
-from . import functional  # noqa: E402  (pf.autograd.functional, as torch's)
+from . import forward_ad, function, functional, graph  # noqa: E402  (as torch.autograd's)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "backward", "detect_anomaly",
-           "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
+           "enable_grad", "forward_ad", "function", "functional", "grad", "graph", "gradcheck",
+           "gradgradcheck",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_detect_anomaly",
            "set_grad_enabled", "Variable"]

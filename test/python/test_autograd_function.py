@@ -310,3 +310,34 @@ def test_hooks_and_retain_grad_on_function_outputs_like_torch():
                                         lin.weight.grad)])
     for t, p in zip(*got):
         np.testing.assert_allclose(p, t, rtol=1e-12)
+
+
+def test_once_differentiable_as_torch() -> None:
+    """Backward runs under no_grad; differentiating its result again (after
+    create_graph) raises torch's error; a plain backward gives the gradient."""
+    from torch.autograd.function import once_differentiable as torch_once
+
+    def run(L, double):  # noqa: N803
+        once = torch_once if L is torch else pf.autograd.function.once_differentiable
+
+        class Sq(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            @once
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+        x = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
+        if not double:
+            Sq.apply(x.sin()).sum().backward()
+            return x.grad.numpy()
+        (g,) = L.autograd.grad((Sq.apply(x.sin()) * x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError, match="differentiate twice"):
+            g.sum().backward()
+        return g.detach().numpy()
+    for double in (False, True):
+        np.testing.assert_allclose(run(pf, double), run(torch, double), rtol=1e-12)

@@ -87,6 +87,11 @@ _READERS = {
     "sigmoid": lambda h: h.sigmoid(), "tanh": lambda h: h.tanh(), "sqrt": lambda h: h.sqrt(),
     "softmax": lambda h: h.softmax(0), "cumsum": lambda h: h.cumsum(0),
     "square": lambda h: h * h, "pow": lambda h: h ** 2, "log": lambda h: h.log(),
+    # the reverse-scalar ops: torch's rtruediv is reciprocal(h) * 2 (saves its result)
+    "rtruediv": lambda h: 2 / h, "rsub": lambda h: 2 - h,
+    "rdiv_tensor": lambda h: h.new_ones(3) / h,
+    "rpow": lambda h: 2 ** h,
+    "rmul": lambda h: 2 * h, "radd": lambda h: 2 + h,
 }
 
 
@@ -110,3 +115,27 @@ def test_updating_an_input_after_an_op_errs_only_where_torch_saved_it(mode, read
     assert (got is None) == (want is None), (got, want)
     if want is not None:
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("hook", ["pre", "post"])
+def test_a_leaf_read_in_two_states_runs_its_hooks_once_on_the_sum(mode, hook) -> None:
+    """One backward reaching a leaf before and after an in-place update under
+    no_grad accumulates once into ``.grad`` (PyTorch: one AccumulateGrad): a
+    gradient hook sees the summed gradient once (a clamping hook clamps the
+    sum, not each part), a post-accumulate hook fires once."""
+    def run(L):
+        w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        seen = []
+        if hook == "pre":
+            w.register_hook(lambda g: (seen.append(g.numpy().copy()), g.clamp(max=5.0))[1])
+        else:
+            w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.numpy().copy()))
+        y = w * 2
+        with L.no_grad():
+            w.add_(1)
+        (y + w * w).sum().backward()
+        return seen, w.grad.numpy()
+    (got_seen, got), (want_seen, want) = run(pf), run(torch)
+    assert len(got_seen) == len(want_seen) == 1
+    np.testing.assert_allclose(got_seen[0], want_seen[0], rtol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -44,6 +44,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.vmap": 1,  # vmap and the Jacobians on it (on top of autodiff)
     "pyflame_mlir.autograd": 1,
     "pyflame_mlir.autograd.functional": 1,  # torch.autograd.functional on the transforms
+    "pyflame_mlir.autograd.forward_ad": 1,  # torch.autograd.forward_ad on the forward mode
+    "pyflame_mlir.autograd.graph": 1,  # torch.autograd.graph: save_on_cpu
+    "pyflame_mlir.autograd.function": 1,  # torch.autograd.function: once_differentiable
     "pyflame_mlir.autograd.gradcheck": 1,  # finite-difference checks of backward/forward
     "pyflame_mlir.torch_api": 1,  # finfo/iinfo, the default dtype, is_tensor
     "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
