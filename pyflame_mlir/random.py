@@ -37,7 +37,7 @@ import numpy as np
 
 from . import composites2, ops
 from .core import Tensor
-from .dialects.dtypes import DType, float32, int32
+from .dialects.dtypes import DType, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import index_select
 from .jax_config import config as _config
@@ -122,12 +122,16 @@ def _bits32(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 def PRNGKey(seed: int | Any) -> Tensor:  # noqa: N802  (JAX's name)
     """The key of an integer seed: ``[0, seed mod 2**32]``, as JAX makes it
-    with 64-bit integers off (the seed taken as a 32-bit integer)."""
+    with 64-bit integers off (the seed taken as a 32-bit integer); under
+    jax_enable_x64 the seed's high and low 32-bit words."""
     if isinstance(seed, Tensor):
         seed = seed.item()
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
-    return _as_key(np.array([0, int(seed) & 0xFFFFFFFF], np.uint64))
+    seed = int(seed)
+    if _config.jax_enable_x64:  # a 64-bit seed: its high and low words
+        return _as_key(np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], np.uint64))
+    return _as_key(np.array([0, seed & 0xFFFFFFFF], np.uint64))
 
 
 def key(seed: int | Any, *, impl: Any = None) -> Tensor:
@@ -175,8 +179,15 @@ def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor
     return Tensor._leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
 
 
-def _float_dtype(dtype: Any, what: str) -> DType:
-    d = float32 if dtype is None else to_dtype(dtype)
+def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:
+    """The draw's dtype: JAX's default float (float64 with jax_enable_x64),
+    float64 asked without 64-bit mode is float32 (as JAX's). ``wide``: the
+    sampler draws float64 too."""
+    d = (float64 if _config.jax_enable_x64 else float32) if dtype is None else to_dtype(dtype)
+    if d is float64 and not _config.jax_enable_x64:
+        d = float32
+    if d is float64 and wide:
+        return d
     if d is not float32:
         raise NotImplementedError(f"random.{what}: dtype {d.name} (JAX's float32 draw "
                                   "only; cast the result)")
@@ -203,15 +214,62 @@ def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     return np.maximum(lo, scaled)
 
 
+def _bits64(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """JAX's 64-bit words (partitionable threefry): the hash's two words of
+    each count, the first the high half."""
+    k1, k2 = _key_words(key, what)
+    b1, b2 = _threefry2x32(k1, k2, *_counts(shape))
+    return (b1.astype(np.uint64) << np.uint64(32)) | b2.astype(np.uint64)
+
+
+_VELTKAMP = 134217729.0  # 2**27 + 1: splits a double into two 26-bit halves
+
+
+def _fma64(a: np.ndarray, b: Any, c: Any) -> np.ndarray:
+    """``a * b + c`` rounded once, as XLA's fused multiply-add (numpy has
+    none): the product's rounding error (Dekker's two-product) and the sum's
+    (Knuth's two-sum) are added back before the last rounding."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    p = a * b
+    t = _VELTKAMP * a
+    ah = t - (t - a)
+    t = _VELTKAMP * b
+    bh = t - (t - b)
+    al, bl = a - ah, b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bp = s - p
+    return s + (((p - (s - bp)) + (c - bp)) + e)
+
+
+def _uniform64(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
+               what: str) -> np.ndarray:
+    """JAX's float64 uniform: 52 random mantissa bits under the exponent of
+    1.0, minus 1, scaled by one fused multiply-add (XLA fuses it)."""
+    words = (_bits64(key, shape, what) >> np.uint64(12)) | np.uint64(0x3FF0000000000000)
+    u01 = words.view(np.float64) - 1.0
+    lo, hi = np.float64(minval), np.float64(maxval)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.maximum(lo, _fma64(u01, hi - lo, lo))
+
+
+def _bound(b: Any, what: str) -> Any:
+    if isinstance(b, Tensor):
+        if b.ndim:
+            raise NotImplementedError(f"random.{what}: tensor bounds (give Python numbers)")
+        return b.item()
+    return b
+
+
 def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
             minval: float = 0.0, maxval: float = 1.0) -> Tensor:
-    """Uniform in ``[minval, maxval)`` (float32, JAX's values)."""
-    _float_dtype(dtype, "uniform")
-    for b in (minval, maxval):
-        if isinstance(b, Tensor) and b.ndim:
-            raise NotImplementedError("random.uniform: tensor bounds (give Python numbers)")
-    lo = minval.item() if isinstance(minval, Tensor) else minval
-    hi = maxval.item() if isinstance(maxval, Tensor) else maxval
+    """Uniform in ``[minval, maxval)`` (JAX's values: float32, or float64
+    under jax_enable_x64)."""
+    d = _float_dtype(dtype, "uniform", wide=True)
+    lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
+    if d is float64:
+        return Tensor._leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
     return Tensor._leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
@@ -243,12 +301,63 @@ def _normal_np(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return (_SQRT2 * _erfinv_np(_uniform_np(words, shape, lo, 1.0, "normal"))).astype(_F32)
 
 
+# XLA's float64 erfinv: Giles' double-precision polynomials (w < 6.25, w < 16, else)
+_ERFINV64 = (
+    np.array([-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+              1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+              6.6376381343583238325e-15, -4.0545662729752068639e-14,
+              -8.1519341976054721522e-14, 2.6335093153082322977e-12,
+              -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+              1.051212273321532285e-09, -4.1126339803469836976e-09,
+              -2.9070369957882005086e-08, 4.2347877827932403518e-07,
+              -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+              0.0001867342080340571352, -0.00074070253416626697512,
+              -0.0060336708714301490533, 0.24015818242558961693, 1.6536545626831027356]),
+    np.array([2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+              1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+              2.9234449089955446044e-06, 1.2475304481671778723e-05,
+              -4.7318229009055733981e-05, 6.8284851459573175448e-05,
+              2.4031110387097893999e-05, -0.0003550375203628474796,
+              0.00095328937973738049703, -0.0016882755560235047313,
+              0.0024914420961078508066, -0.0037512085075692412107, 0.005370914553590063617,
+              1.0052589676941592334, 3.0838856104922207635]),
+    np.array([-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+              -3.7894654401267369937e-09, 7.6157012080783393804e-09,
+              -1.4960026627149240478e-08, 2.9147953450901080826e-08,
+              -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+              -9.9298272942317002539e-07, 4.5260625972231537039e-06,
+              -1.9681778105531670567e-05, 7.5995277030017761139e-05,
+              -0.00021503011930044477347, -0.00013871931833623122026,
+              1.0103004648645343977, 4.8499064014085844221]))
+
+
+def _erfinv64_np(x: np.ndarray) -> np.ndarray:
+    """XLA's float64 erfinv, on the host."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(-x * x)
+        out = np.empty_like(x)
+        bands = (w < 6.25, (w >= 6.25) & (w < 16), ~(w < 16))
+        shifts = (None, 3.25, 5.0)
+        for coeffs, band, shift in zip(_ERFINV64, bands, shifts):
+            wb = w[band] - 3.125 if shift is None else np.sqrt(w[band]) - shift
+            p = np.full(wb.shape, coeffs[0])
+            for c in coeffs[1:]:
+                p = _fma64(p, wb, c)  # (XLA fuses each step)
+            out[band] = p * x[band]
+        return np.where(np.abs(x) == 1.0, x * np.inf, out)
+
+
 def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Standard normal (float32): ``sqrt(2) erfinv(u)`` of JAX's uniform
-    ``u`` in (-1, 1), with XLA's float32 erfinv (Giles' polynomials) on the
-    host: JAX's values but for numpy's and XLA's ``log1p`` rounding (about
-    95% of draws are bit-equal, the rest within 2 ulp)."""
-    _float_dtype(dtype, "normal")
+    """Standard normal: ``sqrt(2) erfinv(u)`` of JAX's uniform ``u`` in
+    (-1, 1), with XLA's erfinv (Giles' polynomials) on the host: JAX's
+    values but for numpy's and XLA's ``log1p`` rounding (float32: about 95%
+    of draws are bit-equal, the rest within 2 ulp). float64 under
+    jax_enable_x64, from JAX's 64-bit words."""
+    d = _float_dtype(dtype, "normal", wide=True)
+    if d is float64:
+        shape = _shape(shape)
+        u = _uniform64(key, shape, np.nextafter(-1.0, 0.0), 1.0, "normal")
+        return Tensor._leaf(np.float64(np.sqrt(2)) * _erfinv64_np(u))
     return Tensor._leaf(_normal_np(key, _shape(shape)))
 
 
@@ -256,9 +365,14 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
             dtype: Any = None) -> Tensor:
     """Integers in ``[minval, maxval)`` (int32 by default), JAX's values: two
     32-bit draws combined modulo the span."""
-    d = int32 if dtype is None else to_dtype(dtype)
+    d = (int64 if _config.jax_enable_x64 else int32) if dtype is None else to_dtype(dtype)
+    if d is int64 and not _config.jax_enable_x64:
+        d = int32  # (JAX's: int64 asked without 64-bit mode is int32)
+    if d is int64:
+        return _randint64(key, _shape(shape), int(_bound(minval, "randint")),
+                          int(_bound(maxval, "randint")))
     if d is not int32:
-        raise NotImplementedError(f"random.randint: dtype {d.name} (int32 only)")
+        raise NotImplementedError(f"random.randint: dtype {d.name} (int32 or int64 only)")
     shape = _shape(shape)
     for b in (minval, maxval):
         if isinstance(b, Tensor) and b.ndim:
@@ -287,6 +401,29 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
     values = (np.int64(lo) + offset.astype(np.int64)).astype(np.int64)
     # JAX adds in int32 (wrapping): the offset's low 32 bits, as a signed add
     return Tensor._leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+
+
+def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Tensor:
+    """JAX's int64 randint (jax_enable_x64): two 64-bit draws combined
+    modulo the span, in uint64 arithmetic that wraps as XLA's."""
+    info = np.iinfo(np.int64)
+    out_of_range = maxval > info.max
+    lo = min(max(minval, info.min), info.max)
+    hi = min(max(maxval, info.min), info.max)
+    k_np = split(key).numpy()
+    higher, lower = _bits64(k_np[0], shape, "randint"), _bits64(k_np[1], shape, "randint")
+    span = (hi - lo) % 2 ** 64 if hi > lo else 1
+    if out_of_range and hi > lo:
+        span = (span + 1) % 2 ** 64
+    with np.errstate(over="ignore"):
+        if span == 0:  # 2**64 wrapped to 0: x % 0 leaves x (XLA's unsigned remainder)
+            offset = higher * np.uint64(0) + lower  # ((2**32 % 0)**2: 0)
+        else:
+            s = np.uint64(span)
+            multiplier = np.uint64(((2 ** 32 % span) ** 2 % 2 ** 64) % span)
+            offset = ((higher % s) * multiplier + lower % s) % s
+        values = np.int64(lo) + offset.view(np.int64)  # (wraps, as JAX's int64 add)
+    return Tensor._leaf(values.astype(np.int64))
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) -> Tensor:
@@ -1234,7 +1371,8 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
 
 # ---- jax_enable_x64: JAX's draws then depend on 64-bit defaults ----
 
-_KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone")
+_KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone",
+              "uniform", "normal", "randint")  # (the last three draw 64-bit values too)
 _NARROW = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32),
            np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.int8), np.dtype(np.uint8))
 
