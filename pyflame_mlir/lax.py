@@ -40,7 +40,13 @@ from .jax_config import default_float, default_int
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
-from .vmap import CollectiveInTrace, ConcretizationError, MappedLoopError, in_vmap_trace
+from .vmap import (
+    CollectiveInTrace,
+    ConcretizationError,
+    MappedLoopError,
+    collective_trace,
+    in_vmap_trace,
+)
 
 __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
@@ -1412,15 +1418,34 @@ def _run(what: str, axis_name: Any) -> Any:
 
 def axis_size(axis_name: Any) -> int:
     """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
+    trace = collective_trace(axis_name)
+    if trace is not None:
+        return trace.stop.n
     return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
+
+
+def _batched_reduce(trace: Any, v: Tensor, op: str) -> Tensor:
+    """A collective under the ``vmap`` trace of its axis: the reduction over
+    the batch of ``v``'s batched form (a value every example shares)."""
+    xb = trace.batched(v)
+    if op == "sum":
+        r = ops.sum(xb, 0) if v.dtype is not bool_ else reductions.any(xb, 0)
+    elif op == "mean":
+        r = ops.mean(xb if v.dtype.is_floating_point else xb.to(default_float()), 0)
+    else:
+        r = (ops.amax if op == "max" else ops.amin)(xb, 0)
+    return r.to(v.dtype) if op != "mean" and r.dtype is not v.dtype else r
 
 
 def _reduce_tree(what: str, x: Any, axis_name: Any, op: str) -> Any:
     from .sharding import all_reduce  # (above lax: imported when used)
     leaves, tree = tree_flatten(x)
     out = []
+    trace = collective_trace(axis_name)
     for v in leaves:
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) and trace is not None:
+            out.append(_batched_reduce(trace, v, op))
+        elif isinstance(v, Tensor):
             _run(what, axis_name)
             out.append(all_reduce(v, axis_name, op))
         elif isinstance(v, int | float | np.number | np.ndarray):  # the same on every example
@@ -1468,8 +1493,24 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     from .sharding import all_gather as gather  # (above lax: imported when used)
     if axis_index_groups is not None:
         raise NotImplementedError("all_gather(axis_index_groups=...) is not supported")
-    _run("all_gather", axis_name)
     leaves, tree = tree_flatten(x)
+    trace = collective_trace(axis_name)
+    if trace is not None:  # under its vmap's trace: the batched value itself
+        outs = []
+        for v in leaves:
+            xb = trace.batched(v)
+            if tiled:
+                if v.ndim == 0:
+                    raise ValueError("all_gather(tiled=True) of a scalar")
+                d = axis % v.ndim
+                xb = indexing.movedim(xb, 0, d)
+                shape = list(v.shape)
+                shape[d] *= trace.stop.n
+                outs.append(ops.reshape(xb, tuple(shape)))
+            else:
+                outs.append(indexing.movedim(xb, 0, axis % (v.ndim + 1)))
+        return tree_unflatten(tree, outs)
+    _run("all_gather", axis_name)
     return tree_unflatten(tree, [gather(v, axis_name, dim=axis, tiled=tiled) for v in leaves])
 
 
@@ -1508,6 +1549,9 @@ def axis_index(axis_name: Any) -> Tensor:
     """``jax.lax.axis_index``: this example's (device's) index along the named
     axis, an int32 scalar."""
     from .sharding import axis_index as index  # (above lax: imported when used)
+    trace = collective_trace(axis_name)
+    if trace is not None:  # under its vmap's trace: the mapped indices 0..n-1
+        return trace.index
     _run("axis_index", axis_name)
     return creation.tensor(index(axis_name), dtype=int32)
 
