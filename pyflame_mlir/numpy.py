@@ -94,7 +94,7 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     if isinstance(a, Tensor):
         out = a if dtype is None else a.to(_dt(dtype))
         return out.clone() if copy and out is a else out
-    if isinstance(a, list | tuple) and any(isinstance(v, Tensor) for v in a):
+    if isinstance(a, list | tuple) and builtins.any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
     arr = np.asarray(a)
     if dtype is not None:
@@ -156,7 +156,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     """numpy's arange: int32 for integer arguments, float32 otherwise."""
     args = [v for v in (start, stop, step) if v is not None]
     if dtype is None:
-        dtype = _I() if all(isinstance(v, int | np.integer) for v in args) else _F()
+        dtype = _I() if builtins.all(isinstance(v, int | np.integer) for v in args) else _F()
     if stop is None:
         start, stop = 0, start
     return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
@@ -264,14 +264,18 @@ def _moments(name: str) -> Any:
     def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
           keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Tensor:
         _no_out(out)
-        if where is not None:
-            raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
         t = _t(a)
         if not t.dtype.is_floating_point:
             t = _inexact(t)
         if dtype is not None:
             t = t.to(_dt(dtype))
         c = ddof if correction is None else correction
+        if where is not None:  # JAX's: the masked mean, squares summed over the mask
+            m = ops.broadcast_to(_t(where), t.shape)
+            centered = t - mean(t, axis, keepdims=True, where=m)
+            v = sum(centered * centered, axis, keepdims=keepdims, where=m) / \
+                (sum(m.to(t.dtype), axis, keepdims=keepdims) - c)
+            return ops.sqrt(v) if name == "std" else v
         fn = reductions.var if name == "var" else reductions.std
         return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
     f.__name__ = f.__qualname__ = name
@@ -280,6 +284,46 @@ def _moments(name: str) -> Any:
 
 
 var, std = _moments("var"), _moments("std")
+
+
+def _bool_reduce(name: str) -> Any:
+    def f(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+          where: Any = None) -> Tensor:
+        _no_out(out)
+        t = _t(a)
+        t = t if t.dtype is _bool else ops.ne(t, 0)
+        if where is not None:  # JAX's: masked-out elements count as False (any), True (all)
+            t = ops.where(_t(where), t, name == "all")
+        fn = reductions.any if name == "any" else reductions.all
+        axes = _axis(t, axis)
+        if not axes:
+            return t
+        for ax in sorted(axes, reverse=True):
+            t = fn(t, ax, keepdim=keepdims)
+        return t
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` (``where=`` as JAX's)."
+    return f
+
+
+any, all = _bool_reduce("any"), _bool_reduce("all")  # noqa: A001
+
+
+def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Any = None) -> Tensor:
+    """``jnp.einsum``: pf's contraction (``optimize`` and ``precision`` change
+    nothing here: float32 products are exact on the host); with
+    ``preferred_element_type`` the operands are computed in that dtype."""
+    del optimize, precision
+    _no_out(out)
+    if _dot_general is not None:
+        raise NotImplementedError("jnp.einsum(_dot_general=...) is not supported")
+    ts = [_t(o) for o in operands]
+    if preferred_element_type is not None:
+        d = _dt(preferred_element_type)
+        ts = [t.to(d) for t in ts]
+    return ops.einsum(subscripts, *ts)
 
 
 def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
@@ -531,7 +575,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = No
 
 def hstack(tup: Sequence[Any]) -> Tensor:
     ts = [_t(x) for x in tup]
-    return concatenate(ts, 0 if all(x.ndim == 1 for x in ts) else 1)
+    return concatenate(ts, 0 if builtins.all(x.ndim == 1 for x in ts) else 1)
 
 
 def vstack(tup: Sequence[Any]) -> Tensor:
@@ -2716,10 +2760,10 @@ for _name, _fn in _LINALG_OWN.items():
 # giving torch's answer to a numpy question (meshgrid's indexing, histogram's
 # bins, equal's single bool were such answers)
 SHARED_WITH_PF = frozenset("""
-    acos acosh add all allclose any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    acos acosh add allclose arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
-    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack einsum
+    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
@@ -2745,7 +2789,7 @@ def _x64_inexact(f: Any) -> Any:
     def g(*args: Any, **kwargs: Any) -> Any:
         if not _config.jax_enable_x64:
             return f(*args, **kwargs)
-        tensors = any(isinstance(a, Tensor) for a in args)
+        tensors = builtins.any(isinstance(a, Tensor) for a in args)
         args = tuple(a.to(_f64) if isinstance(a, Tensor) and a.dtype is _i64
                      else asarray(a, _f64) if not tensors and isinstance(a, int | float)
                      and not isinstance(a, bool) else a for a in args)

@@ -219,11 +219,16 @@ def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None
 
 def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
               keepdims: bool = False, return_sign: bool = False, where: Any = None) -> Tensor:
-    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default)."""
-    _no_where(where, "logsumexp")
+    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default); with
+    ``where``, over the elements it marks (-inf where it marks none)."""
     if return_sign:
         raise NotImplementedError("nn.logsumexp(return_sign=True) is not supported")
     x = _t(a)
+    if where is not None:
+        w = _mask(x, where)
+        x = ops.where(w, x, -math.inf)
+        if b is not None:
+            b = ops.where(w, _t(b), 0.0)
     axes = _axes(x, axis)
     z, m = _shifted(x, axes)
     e = ops.exp(z) if b is None else ops.exp(z) * _t(b)

@@ -1,0 +1,74 @@
+"""Session 14's JAX user hunt: what JAX programs did that pf got wrong or
+refused, against jax (each fails before its fix)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+
+jax = pytest.importorskip("jax", reason="jax (the bench extra) is not installed")
+jnp = pytest.importorskip("jax.numpy")
+pnp = pf.numpy
+
+RS = np.random.RandomState(0)
+X = RS.randn(4, 5).astype(np.float32)
+
+
+def _same(got: object, want: object, tol: float = 1e-5) -> None:
+    g, w = np.asarray(got), np.asarray(want)
+    assert (g.shape, g.dtype) == (w.shape, w.dtype)
+    np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def test_gammainc_gradient_in_x_under_transforms() -> None:
+    # pf.grad gave zeros (the host-evaluated value was a constant leaf)
+    a = np.array([1.5, 2.0], np.float32)
+    x = np.array([1.0, 3.0], np.float32)
+    for name in ("gammainc", "gammaincc"):
+        want = jax.grad(lambda t, n=name: getattr(jax.scipy.special, n)(a, t * 2).sum())(x)
+        got = pf.grad(lambda t, n=name: getattr(pf.scipy.special, n)(
+            pnp.asarray(a), t * 2).sum())(pnp.asarray(x))
+        _same(got, want)
+    with pytest.raises(RuntimeError, match="derivative"):  # (in a: not implemented, not 0)
+        pf.grad(lambda t: pf.scipy.special.gammainc(t, pnp.asarray(x)).sum())(pnp.asarray(a))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_where_match_jax(name: str, ddof: int) -> None:
+    m = X > -0.5
+    _same(getattr(pnp, name)(X, axis=1, where=m, ddof=ddof),
+          getattr(jnp, name)(X, axis=1, where=m, ddof=ddof))
+    _same(getattr(pnp, name)(X, where=m, keepdims=True),
+          getattr(jnp, name)(X, where=m, keepdims=True))
+    _same(pf.grad(lambda t: getattr(pnp, name)(t, axis=0, where=m).sum())(pnp.asarray(X)),
+          jax.grad(lambda t: getattr(jnp, name)(t, axis=0, where=m).sum())(X))
+
+
+@pytest.mark.parametrize("name", ["any", "all"])
+def test_any_all_where_and_axes_match_jax(name: str) -> None:
+    for kw in ({"axis": 0, "where": X < 1}, {"axis": (0, 1), "keepdims": True}, {}):
+        _same(getattr(pnp, name)(X > 0, **kw), getattr(jnp, name)(X > 0, **kw))
+    _same(getattr(pnp, name)(X, axis=1), getattr(jnp, name)(X, axis=1))
+
+
+def test_einsum_keywords_match_jax() -> None:
+    a, b, c = RS.randn(3, 4), RS.randn(4, 5), RS.randn(5, 2)
+    a, b, c = (v.astype(np.float32) for v in (a, b, c))
+    _same(pnp.einsum("ij,jk,kl->il", a, b, c, optimize="optimal"),
+          jnp.einsum("ij,jk,kl->il", a, b, c, optimize="optimal"))
+    i8 = np.arange(3, dtype=np.int8) * 50
+    _same(pnp.einsum("i,i->", pnp.asarray(i8), pnp.asarray(i8),
+                     preferred_element_type=pnp.int32),
+          jnp.einsum("i,i->", i8, i8, preferred_element_type=jnp.int32))
+
+
+def test_nn_logsumexp_where_matches_jax() -> None:
+    m = X > 0
+    m[0] = False  # a row with nothing marked: -inf
+    _same(pf.nn.logsumexp(pnp.asarray(X), axis=1, where=m),
+          jax.nn.logsumexp(X, axis=1, where=m))
+    _same(pf.nn.logsumexp(pnp.asarray(X), axis=1, b=np.abs(X), where=m),
+          jax.nn.logsumexp(X, axis=1, b=np.abs(X), where=m))
