@@ -26,6 +26,7 @@ reductions and sorts, then the convolutions (on ``nn.functional``'s) and
 from __future__ import annotations
 
 import builtins
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -194,7 +195,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                          [false_fun(*operands), true_fun(*operands)])
     taken = bool(_concrete(pred, "cond"))
     results = _run_branches("cond", [false_fun, true_fun], operands)
-    return results[int(taken)]
+    return _as_arrays(results[int(taken)])  # (a Python-number result: an array, as JAX's)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -209,7 +210,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"lax.switch: the index must be a scalar integer, got "
                         f"{type(i).__name__} {i!r}")
     i = builtins.min(builtins.max(int(i), 0), len(branches) - 1)
-    return _run_branches("switch", list(branches), operands)[i]
+    return _as_arrays(_run_branches("switch", list(branches), operands)[i])
 
 
 def _loop_value(x: Any, what: str) -> Any:
@@ -353,10 +354,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         new, y = f(carry, x)
         _carry_types("scan", carry, new)
         carry = new
-        ys.append(y)
+        ys.append(_as_arrays(y))
     if reverse:
         ys.reverse()
-    return carry, _stack_trees(ys, "scan")
+    # (Python-number carries and outputs come back as arrays, as JAX's)
+    return _as_arrays(carry), _stack_trees(ys, "scan")
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
@@ -387,6 +389,54 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
 
 
 remat = checkpoint
+
+
+def _saves(answer: bool) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        del prim, args, params
+        return answer
+    return policy
+
+
+def _saves_dots(no_batch_dims: bool) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        del args
+        if getattr(prim, "name", prim) != "dot_general":
+            return False
+        if not no_batch_dims:
+            return True
+        (_, _), (lhs_batch, rhs_batch) = params.get("dimension_numbers", ((), ((), ())))
+        return not lhs_batch and not rhs_batch
+    return policy
+
+
+def _names(keep: bool) -> Callable[..., Callable[..., bool]]:
+    def make(*names: str) -> Callable[..., bool]:
+        def policy(prim: Any, *args: Any, **params: Any) -> bool:
+            del args
+            named = getattr(prim, "name", prim) == "name" and params.get("name") in names
+            return named if keep else not named
+        return policy
+    return make
+
+
+def _both(a: Callable[..., bool], b: Callable[..., bool]) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        return a(prim, *args, **params) or b(prim, *args, **params)
+    return policy
+
+
+# jax.checkpoint_policies: what a checkpointed function's backward may keep
+# instead of recomputing. JAX's predicates (prim, *avals, **params) -> bool;
+# pf.checkpoint accepts them and saves no memory yet (its values and
+# gradients are the function's whatever the policy)
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=_saves(True), nothing_saveable=_saves(False),
+    dots_saveable=_saves_dots(False), checkpoint_dots=_saves_dots(False),
+    dots_with_no_batch_dims_saveable=_saves_dots(True),
+    checkpoint_dots_with_no_batch_dims=_saves_dots(True),
+    save_only_these_names=_names(True), save_any_names_but_these=_names(False),
+    save_anything_except_these_names=_names(False), save_from_both_policies=_both)
 
 
 # ---- lax's array ops: JAX's signatures and conventions on pyflame's ops ----

@@ -49,6 +49,7 @@ from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
 from .lax import pad as lax_pad
+from .segment import segment_sum
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 ndarray = Tensor
@@ -452,9 +453,31 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
 
 
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Tensor, ...]:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.nonzero(size=...) is not supported")
-    return tuple(i.to(_I()) for i in indexing.nonzero(_t(a), as_tuple=True))
+    """numpy's nonzero; with ``size`` (JAX's static shape) the first ``size``
+    positions, padded with ``fill_value`` (0, or one value per dimension),
+    computed without reading the values (under ``vmap``/``pf.compile`` too)."""
+    if size is None:
+        return tuple(i.to(_I()) for i in indexing.nonzero(_t(a), as_tuple=True))
+    t = _t(a)
+    size = int(size)
+    shape = tuple(t.shape) if t.ndim else (1,)
+    fills = tuple(fill_value) if isinstance(fill_value, tuple | list) else \
+        (0 if fill_value is None else fill_value,) * len(shape)
+    if len(fills) != len(shape):
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                         f"{len(shape)}; got {fill_value!r}")
+    m = ops.reshape(t if t.dtype is _bool else ops.ne(t, 0), (-1,))
+    rank = reductions.cumsum(m.to(_i64), 0) - 1  # each nonzero's place among them
+    target = ops.where(m & (rank < size), rank, -1)  # (others: dropped)
+    flat = Tensor._leaf(np.arange(math.prod(shape), dtype=np.int64))
+    first = segment_sum(ops.where(m, flat, 0), target, size)
+    filled = Tensor._leaf(np.arange(size)) < ops.sum(m.to(_i64))
+    out, stride = [], math.prod(shape)
+    for n, fill in zip(shape, fills):
+        stride //= n
+        coord = ops.remainder(ops.floor_divide(first, stride), n) if n else first
+        out.append(ops.where(filled, coord, _t(fill).to(_i64)).to(_I()))
+    return tuple(out)
 
 
 # ---- indexing and shapes: numpy's ----
@@ -748,11 +771,12 @@ def inner(a: Any, b: Any) -> Tensor:
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
 
 
-def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
+def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None,
+          fill_value: Any = None) -> Any:
     """numpy's where; Python numbers are weakly typed as JAX's (``where(c,
     1, 0)`` is int32, ``where(c, ints, 0.5)`` float32)."""
     if x is None and y is None:
-        return nonzero(condition, size=size)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where")
@@ -941,9 +965,11 @@ conjugate = conj
 
 
 def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.argwhere(size=...) is not supported")
     t = _t(a)
+    if size is not None:
+        if t.ndim == 0:
+            raise NotImplementedError("pf.numpy.argwhere(size=...) of a 0-d array")
+        return ops.stack(nonzero(t, size=size, fill_value=fill_value), 1)
     if t.ndim == 0:  # numpy's: one empty row when the scalar is nonzero
         return Tensor._leaf(np.zeros((int(bool(t.item())), 0), _I().np))
     return _i32(indexing.argwhere(t))

@@ -72,3 +72,55 @@ def test_nn_logsumexp_where_matches_jax() -> None:
           jax.nn.logsumexp(X, axis=1, where=m))
     _same(pf.nn.logsumexp(pnp.asarray(X), axis=1, b=np.abs(X), where=m),
           jax.nn.logsumexp(X, axis=1, b=np.abs(X), where=m))
+
+
+def test_scan_cond_switch_return_arrays_for_python_numbers() -> None:
+    # the carry/result came back as float64 (or a Python float), JAX's is float32
+    _same(pf.lax.scan(lambda c, _: (c * 2, c), 1.0, None, length=4)[0],
+          jax.lax.scan(lambda c, _: (c * 2, c), 1.0, None, length=4)[0])
+    _same(pf.lax.scan(lambda c, _: (c * 2, c), 1.0, None, length=4)[1],
+          jax.lax.scan(lambda c, _: (c * 2, c), 1.0, None, length=4)[1])
+    _same(pf.lax.cond(True, lambda a, b: a + b, lambda a, b: a - b, 1.0, 2.0),
+          jax.lax.cond(True, lambda a, b: a + b, lambda a, b: a - b, 1.0, 2.0))
+    _same(pf.lax.switch(1, [lambda a: a, lambda a: a * 3], 2),
+          jax.lax.switch(1, [lambda a: a, lambda a: a * 3], 2))
+
+
+@pytest.mark.parametrize("fill", [None, 9, (7, 8)])
+def test_nonzero_with_size_matches_jax(fill: object) -> None:
+    for size in (3, 6, 25):
+        for got, want in zip(pnp.nonzero(X > 0.5, size=size, fill_value=fill),
+                             jnp.nonzero(X > 0.5, size=size, fill_value=fill)):
+            _same(got, want)
+    if fill is None or isinstance(fill, int):
+        _same(pnp.where(X > 0, size=4, fill_value=fill)[1],
+              jnp.where(X > 0, size=4, fill_value=fill)[1])
+        _same(pnp.flatnonzero(X > 1, size=4, fill_value=fill),
+              jnp.flatnonzero(X > 1, size=4, fill_value=fill))
+    _same(pnp.argwhere(X > 1, size=4, fill_value=fill), jnp.argwhere(X > 1, size=4,
+                                                                      fill_value=fill))
+
+
+def test_nonzero_with_size_under_vmap_and_compile() -> None:
+    want = jax.vmap(lambda r: jnp.nonzero(r > 0, size=3, fill_value=-1)[0])(X)
+    _same(pf.vmap(lambda r: pnp.nonzero(r > 0, size=3, fill_value=-1)[0])(pnp.asarray(X)), want)
+    f = pf.compile(lambda r: pnp.nonzero(r > 0, size=3)[0])
+    for k in range(3):
+        _same(f(pnp.asarray(X[k])), jnp.nonzero(X[k] > 0, size=3)[0])
+
+
+def test_checkpoint_policies() -> None:
+    def loss(x: object, m: object) -> object:
+        return (m.sin(x @ x.T)).sum()
+    want = jax.grad(jax.checkpoint(lambda x: loss(x, jnp),
+                                   policy=jax.checkpoint_policies.nothing_saveable))(X)
+    for name in ("nothing_saveable", "everything_saveable", "dots_saveable",
+                 "dots_with_no_batch_dims_saveable"):
+        got = pf.grad(pf.checkpoint(lambda x: loss(x, pnp), policy=getattr(
+            pf.checkpoint_policies, name)))(pnp.asarray(X))
+        _same(got, want)
+    keep = pf.checkpoint_policies.save_only_these_names("h")
+    assert keep("name", name="h") and not keep("name", name="g")
+    assert pf.checkpoint_policies.save_from_both_policies(
+        pf.checkpoint_policies.nothing_saveable, pf.checkpoint_policies.dots_saveable)(
+        "dot_general", dimension_numbers=(((1,), (0,)), ((), ())))
