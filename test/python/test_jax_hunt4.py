@@ -124,3 +124,73 @@ def test_checkpoint_policies() -> None:
     assert pf.checkpoint_policies.save_from_both_policies(
         pf.checkpoint_policies.nothing_saveable, pf.checkpoint_policies.dots_saveable)(
         "dot_general", dimension_numbers=(((1,), (0,)), ((), ())))
+
+
+def _mlp_program(jax_: object, jnp_: object, nn_: object, lax_: object) -> tuple:
+    """A hand-written Flax-style MLP (init/apply on nested dicts: LayerNorm,
+    gelu, dropout by bernoulli of a folded key), as a JAX user writes it."""
+    def init(key: object, sizes: list[int]) -> dict:
+        layers = []
+        for k, (a, b) in zip(jax_.random.split(key, len(sizes) - 1), zip(sizes, sizes[1:])):
+            wk, _ = jax_.random.split(k)
+            layers.append({"w": nn_.initializers.lecun_normal()(wk, (a, b)),
+                           "b": jnp_.zeros((b,)),
+                           "ln": {"scale": jnp_.ones((b,)), "bias": jnp_.zeros((b,))}})
+        return {"layers": layers, "temp": jnp_.asarray(1.0)}
+
+    def apply(params: dict, x: object, key: object) -> object:
+        for i, p in enumerate(params["layers"]):
+            x = x @ p["w"] + p["b"]
+            if i < len(params["layers"]) - 1:
+                mu, var = x.mean(-1, keepdims=True), jnp_.var(x, -1, keepdims=True)
+                x = (x - mu) * lax_.rsqrt(var + 1e-6) * p["ln"]["scale"] + p["ln"]["bias"]
+                keep = jax_.random.bernoulli(jax_.random.fold_in(key, i), 0.9, x.shape)
+                x = jnp_.where(keep, nn_.gelu(x) / 0.9, 0.0)
+        return x / params["temp"]
+
+    def loss(params: dict, x: object, y: object, key: object) -> object:
+        logp = nn_.log_softmax(apply(params, x, key))
+        return -jnp_.mean(jnp_.take_along_axis(logp, y[:, None], axis=1))
+    return init, loss
+
+
+def test_flax_style_training_with_an_optax_chain_matches_jax() -> None:
+    optax = pytest.importorskip("optax")
+    x = RS.randn(16, 8).astype(np.float32)
+    y = RS.randint(0, 3, 16).astype(np.int32)
+    init, loss = _mlp_program(jax, jnp, jax.nn, jax.lax)
+    params = init(jax.random.PRNGKey(0), [8, 16, 16, 3])
+    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-2, weight_decay=1e-3))
+    state = opt.init(params)
+    want = []
+    for i in range(3):
+        value, g = jax.value_and_grad(loss)(params, x, y, jax.random.fold_in(
+            jax.random.PRNGKey(1), i))
+        upd, state = opt.update(g, state, params)
+        params = optax.apply_updates(params, upd)
+        want.append(float(value))
+    # the same chain written by hand on pf's pytrees, in one compiled step
+    init, loss = _mlp_program(pf, pnp, pf.nn, pf.lax)
+    tm = pf.tree_util.tree_map
+    pp = init(pf.random.PRNGKey(0), [8, 16, 16, 3])
+    mu, nu = tm(pnp.zeros_like, pp), tm(pnp.zeros_like, pp)
+
+    @pf.compile
+    def step(pp: dict, mu: dict, nu: dict, i: int) -> tuple:
+        value, g = pf.value_and_grad(loss)(pp, pnp.asarray(x), pnp.asarray(y),
+                                           pf.random.fold_in(pf.random.PRNGKey(1), i))
+        norm = pnp.sqrt(sum(pnp.sum(v ** 2) for v in pf.tree_util.tree_leaves(g)))
+        g = tm(lambda v: pnp.where(norm < 1.0, v, v / norm), g)
+        mu = tm(lambda m, v: 0.9 * m + 0.1 * v, mu, g)
+        nu = tm(lambda s, v: 0.999 * s + 0.001 * v * v, nu, g)
+        c = i + 1
+        pp = tm(lambda p, m, s: p - 1e-2 * ((m / (1 - 0.9 ** c)) / (
+            pnp.sqrt(s / (1 - 0.999 ** c)) + 1e-8) + 1e-3 * p), pp, mu, nu)
+        return pp, mu, nu, value
+    got = []
+    for i in range(3):
+        pp, mu, nu, value = step(pp, mu, nu, i)
+        got.append(float(value))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for a, b in zip(pf.tree_util.tree_leaves(pp), jax.tree_util.tree_leaves(params)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
