@@ -98,6 +98,13 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     if isinstance(a, list | tuple) and builtins.any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
     arr = np.asarray(a)
+    if arr.dtype == object:
+        raise TypeError(f"pf.numpy.asarray: cannot make an array of {type(a).__name__} "
+                        f"values")
+    if dtype is None and arr.dtype.kind == "i" and isinstance(a, int | list | tuple) and \
+            arr.size and not _config.jax_enable_x64:  # (Python ints: JAX's OverflowError)
+        for v in (arr.min(), arr.max()):
+            _check_python_int(int(v))
     if dtype is not None:
         arr = arr.astype(_dt(dtype).np)
     elif arr.dtype in _CANONICAL and not _config.jax_enable_x64:
@@ -850,7 +857,11 @@ def mod(x1: Any, x2: Any) -> Tensor:
 
 
 def power(x1: Any, x2: Any) -> Tensor:
-    return ops.pow(_t(x1), x2)
+    _check_python_int(x2)
+    t = _t(x1)
+    if t.dtype is _bool and isinstance(x2, int) and not isinstance(x2, bool):
+        t = t.to(_I())  # (JAX's weak int: bool ** 2 is int32)
+    return ops.pow(t, x2)
 
 
 def _no_out(out: Any) -> None:
@@ -2825,12 +2836,43 @@ def _x64_inexact(f: Any) -> Any:
     return g
 
 
+# the shared arithmetic functions with JAX's weak Python ints: a bool array
+# beside a Python int computes in JAX's default int (torch's is int64, or an
+# error for subtract); a Python int outside that type's range raises JAX's
+# OverflowError (it wrapped)
+_WEAK_INT_SHARED = frozenset("""
+    add subtract multiply maximum minimum pow floor_divide remainder fmod
+""".split())
+
+
+def _check_python_int(v: Any) -> None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        info = np.iinfo(_I().np)
+        if not info.min <= v <= info.max:
+            raise OverflowError(f"Python int {v} too large to convert to {_I().name}")
+
+
+def _weak_ints(f: Any) -> Any:
+    def g(*args: Any, **kwargs: Any) -> Any:
+        for v in args:
+            _check_python_int(v)
+        if builtins.any(isinstance(v, int) and not isinstance(v, bool) for v in args):
+            args = tuple(v.to(_I()) if isinstance(v, Tensor) and v.dtype is _bool else v
+                         for v in args)
+        return f(*args, **kwargs)
+    g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
+    g.__doc__ = f.__doc__
+    return g
+
+
 def __getattr__(name: str) -> Any:
     """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
     looked up on the package when asked (not imported: the package sits
     above); any other name is not implemented here."""
     if name in SHARED_WITH_PF:
         f = getattr(sys.modules[__package__], name)
+        if name in _WEAK_INT_SHARED:
+            return _weak_ints(f)
         return _x64_inexact(f) if name in _INEXACT_SHARED else f
     if name in _SCALAR_TYPES:
         return _SCALAR_TYPES[name]

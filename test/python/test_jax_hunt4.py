@@ -194,3 +194,22 @@ def test_flax_style_training_with_an_optax_chain_matches_jax() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5)
     for a, b in zip(pf.tree_util.tree_leaves(pp), jax.tree_util.tree_leaves(params)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "maximum", "minimum",
+                                  "power", "floor_divide", "remainder"])
+def test_bool_array_with_python_int_is_jax_int(name: str) -> None:
+    # int64 before (torch's promotion); subtract raised
+    _same(getattr(pnp, name)(pnp.ones(3, pnp.bool_), 1), getattr(jnp, name)(
+        jnp.ones(3, bool), 1))
+
+
+def test_python_ints_out_of_int32_range_raise_as_jax() -> None:
+    # they wrapped to -2**31 silently
+    for f in (lambda m: m.asarray(2**31), lambda m: m.asarray([1, 2**31]),
+              lambda m: m.add(m.ones(2, m.int8), 2**31)):
+        with pytest.raises(OverflowError):
+            f(jnp)
+        with pytest.raises(OverflowError, match="too large"):
+            f(pnp)
+    _same(pnp.asarray(-2**31), jnp.asarray(-2**31))
