@@ -26,6 +26,7 @@ reductions and sorts, then the convolutions (on ``nn.functional``'s) and
 from __future__ import annotations
 
 import builtins
+import enum
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -55,7 +56,8 @@ __all__ = [  # control flow, then lax's array ops
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
     "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_shapes",
-    "conv_dimension_numbers", "dot", "igamma", "igammac", "nextafter", "optimization_barrier",
+    "conv_dimension_numbers", "dot", "RoundingMethod", "igamma", "igammac", "nextafter",
+    "optimization_barrier",
     "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "split", "tile", "zeta",
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "associative_scan",
@@ -592,8 +594,30 @@ def select_n(which: Any, *cases: Any) -> Tensor:
     return out
 
 
+def saturating_cast(t: Tensor, d: Any) -> Tensor:
+    """``t`` as dtype ``d`` with XLA's float-to-integer conversion: values
+    beyond the integer type's range saturate at its bounds, NaN becomes 0
+    (torch's and numpy's casts wrap them)."""
+    if not t.dtype.is_floating_point or d.is_floating_point or d is bool_:
+        return t.to(d)
+    info = np.iinfo(d.np)
+    cast = t.to(d)
+    lo, hi = creation.tensor(int(info.min), dtype=d), creation.tensor(int(info.max), dtype=d)
+    out = where(t >= float(info.max), hi, where(t <= float(info.min), lo, cast))
+    return where(ops.isnan(t), creation.tensor(0, dtype=d), out)
+
+
 def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:
-    return _t(operand).to(to_dtype(new_dtype))
+    """The operand in ``new_dtype`` (XLA's conversion: a float beyond an
+    integer type's range saturates, NaN is 0)."""
+    return saturating_cast(_t(operand), to_dtype(new_dtype))
+
+
+class RoundingMethod(enum.IntEnum):
+    """``lax.round``'s rounding of halves."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:

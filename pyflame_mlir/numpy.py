@@ -49,6 +49,7 @@ from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
 from .lax import pad as lax_pad
+from .lax import saturating_cast
 from .segment import segment_sum
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
@@ -93,7 +94,7 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor of ``a``; host data as JAX makes it without 64-bit mode
     (float64 to float32, int64 to int32); a tensor is kept (or cast)."""
     if isinstance(a, Tensor):
-        out = a if dtype is None else a.to(_dt(dtype))
+        out = a if dtype is None else saturating_cast(a, _dt(dtype))
         return out.clone() if copy and out is a else out
     if isinstance(a, list | tuple) and builtins.any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
@@ -1544,7 +1545,9 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
-    return _t(x).to(_dt(dtype))
+    """``x`` in ``dtype``; a float beyond an integer type's range saturates,
+    NaN is 0 (XLA's conversion, as JAX's)."""
+    return saturating_cast(_t(x), _dt(dtype))
 
 
 def copy(a: Any, order: Any = None) -> Tensor:

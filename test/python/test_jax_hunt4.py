@@ -213,3 +213,20 @@ def test_python_ints_out_of_int32_range_raise_as_jax() -> None:
         with pytest.raises(OverflowError, match="too large"):
             f(pnp)
     _same(pnp.asarray(-2**31), jnp.asarray(-2**31))
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "int32", "uint8"])
+def test_float_to_int_conversion_saturates_as_xla(name: str) -> None:
+    # torch's/numpy's cast wrapped: 176.4 as int8 was -80 (JAX's 127)
+    v = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 300.7, -129.5, 12.9, -12.9], np.float32)
+    want = jnp.asarray(v).astype(getattr(jnp, name))
+    _same(pnp.astype(pnp.asarray(v), getattr(pnp, name)), want)
+    _same(pnp.asarray(pnp.asarray(v), dtype=getattr(pnp, name)), want)
+    _same(pf.lax.convert_element_type(pnp.asarray(v), getattr(pnp, name)),
+          jax.lax.convert_element_type(v, getattr(jnp, name)))
+
+
+def test_lax_rounding_method() -> None:
+    v = np.array([0.5, 1.5, -2.5, 2.4], np.float32)
+    for method in (pf.lax.RoundingMethod.AWAY_FROM_ZERO, pf.lax.RoundingMethod.TO_NEAREST_EVEN):
+        _same(pf.lax.round(pnp.asarray(v), method), jax.lax.round(v, int(method)))
