@@ -427,9 +427,16 @@ def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Te
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) -> Tensor:
-    """``uniform < p`` (JAX's values); ``shape`` defaults to ``p``'s."""
-    p_t = p if isinstance(p, Tensor) else ops.as_tensor_arg(np.asarray(p, np.float32))
+    """``uniform < p`` (JAX's values); ``shape`` defaults to ``p``'s. The
+    uniform has ``p``'s dtype: float64 (64-bit words) under jax_enable_x64 for
+    a Python number or a float64 ``p``."""
+    wide = _config.jax_enable_x64 and (
+        p.dtype is float64 if isinstance(p, Tensor) else np.asarray(p).dtype != np.float32)
+    p_t = p if isinstance(p, Tensor) else ops.as_tensor_arg(
+        np.asarray(p, np.float64 if wide else np.float32))
     shape = tuple(p_t.shape) if shape is None else _shape(shape)
+    if wide:
+        return ops.lt(Tensor._leaf(_uniform64(key, shape, 0.0, 1.0, "bernoulli")), p_t)
     u = Tensor._leaf(_uniform01(key, shape, "bernoulli"))
     return ops.lt(u, p_t)
 
@@ -1372,7 +1379,7 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
 # ---- jax_enable_x64: JAX's draws then depend on 64-bit defaults ----
 
 _KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone",
-              "uniform", "normal", "randint")  # (the last three draw 64-bit values too)
+              "uniform", "normal", "randint", "bernoulli")  # (these draw 64-bit values too)
 _NARROW = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32),
            np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.int8), np.dtype(np.uint8))
 

@@ -44,6 +44,13 @@ def test_uniform_and_randint_64_are_jax_bits(x64, seed: int) -> None:
         np.asarray(jax.random.randint(k, (50,), 0, 7, jnp.int32)))
 
 
+def test_bernoulli_64_matches_jax(x64) -> None:
+    k, kp = jax.random.PRNGKey(2), pf.random.PRNGKey(2)
+    for p in (0.5, 0.9, np.float32(0.3)):  # (a float32 p draws 32-bit words)
+        np.testing.assert_array_equal(np.asarray(pf.random.bernoulli(kp, p, (2000,))),
+                                      np.asarray(jax.random.bernoulli(k, p, (2000,))))
+
+
 def test_normal_64_matches_jax(x64) -> None:
     k, kp = jax.random.PRNGKey(0), pf.random.PRNGKey(0)
     want = np.asarray(jax.random.normal(k, (20000,)))
