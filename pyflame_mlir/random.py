@@ -58,6 +58,12 @@ def _rotl(x: np.ndarray, d: int) -> np.ndarray:
     return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
 
 
+def _leaf(value: Any) -> Tensor:
+    """A draw's tensor: an ndarray even for shape () (numpy's arithmetic on
+    0-d arrays gives scalars, which ``np.asarray(tensor)`` refused)."""
+    return Tensor._leaf(np.asarray(value))
+
+
 def _threefry2x32(k1: Any, k2: Any, x1: np.ndarray, x2: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The Threefry-2x32 hash (20 rounds) of the counter pairs ``(x1, x2)``
@@ -100,7 +106,7 @@ def _key_words(key: Any, what: str) -> tuple[np.uint32, np.uint32]:
 
 
 def _as_key(words: np.ndarray) -> Tensor:
-    return Tensor._leaf(np.ascontiguousarray(words.astype(np.int64)))
+    return _leaf(np.ascontiguousarray(words.astype(np.int64)))
 
 
 def _shape(shape: Sequence[int] | int) -> tuple[int, ...]:
@@ -176,7 +182,7 @@ def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor
     """Uniform random 32-bit words (as int64 values: no uint32 dtype here)."""
     if dtype is not None and np.dtype(getattr(dtype, "np", dtype)) != np.uint32:
         raise NotImplementedError(f"random.bits: dtype {dtype} (only uint32 words)")
-    return Tensor._leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
+    return _leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
 
 
 def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:
@@ -269,8 +275,8 @@ def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
     d = _float_dtype(dtype, "uniform", wide=True)
     lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
     if d is float64:
-        return Tensor._leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
-    return Tensor._leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
+        return _leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
+    return _leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
 _F32 = np.float32
@@ -357,8 +363,8 @@ def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tens
     if d is float64:
         shape = _shape(shape)
         u = _uniform64(key, shape, np.nextafter(-1.0, 0.0), 1.0, "normal")
-        return Tensor._leaf(np.float64(np.sqrt(2)) * _erfinv64_np(u))
-    return Tensor._leaf(_normal_np(key, _shape(shape)))
+        return _leaf(np.float64(np.sqrt(2)) * _erfinv64_np(u))
+    return _leaf(_normal_np(key, _shape(shape)))
 
 
 def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
@@ -400,7 +406,7 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
         offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
     values = (np.int64(lo) + offset.astype(np.int64)).astype(np.int64)
     # JAX adds in int32 (wrapping): the offset's low 32 bits, as a signed add
-    return Tensor._leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+    return _leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
 
 
 def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Tensor:
@@ -423,7 +429,7 @@ def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Te
             multiplier = np.uint64(((2 ** 32 % span) ** 2 % 2 ** 64) % span)
             offset = ((higher % s) * multiplier + lower % s) % s
         values = np.int64(lo) + offset.view(np.int64)  # (wraps, as JAX's int64 add)
-    return Tensor._leaf(values.astype(np.int64))
+    return _leaf(values.astype(np.int64))
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) -> Tensor:
@@ -436,8 +442,8 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) 
         np.asarray(p, np.float64 if wide else np.float32))
     shape = tuple(p_t.shape) if shape is None else _shape(shape)
     if wide:
-        return ops.lt(Tensor._leaf(_uniform64(key, shape, 0.0, 1.0, "bernoulli")), p_t)
-    u = Tensor._leaf(_uniform01(key, shape, "bernoulli"))
+        return ops.lt(_leaf(_uniform64(key, shape, 0.0, 1.0, "bernoulli")), p_t)
+    u = _leaf(_uniform01(key, shape, "bernoulli"))
     return ops.lt(u, p_t)
 
 
@@ -445,7 +451,7 @@ def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tens
     """Standard Gumbel (float32): ``-log(-log(u))``, ``u`` uniform in [tiny, 1)."""
     _float_dtype(dtype, "gumbel")
     u = _uniform_np(key, _shape(shape), np.finfo(np.float32).tiny, 1.0, "gumbel")
-    return ops.neg(ops.log(ops.neg(ops.log(Tensor._leaf(u)))))
+    return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
 
 
 def categorical(key: Any, logits: Any, axis: int = -1,
@@ -487,7 +493,7 @@ def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False
     """A random permutation of ``arange(x)`` (int32) or of ``x`` along
     ``axis`` (JAX's values)."""
     if isinstance(x, int | np.integer):
-        return Tensor._leaf(_shuffled_positions(key, int(x)).astype(np.int32))
+        return _leaf(_shuffled_positions(key, int(x)).astype(np.int32))
     t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
     if t.ndim == 0:
         raise TypeError("x must be an integer or at least 1-dimensional")
@@ -495,13 +501,13 @@ def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False
         raise NotImplementedError("random.permutation(independent=True) of a >1-d array "
                                   "is not supported")
     axis %= t.ndim
-    return index_select(t, axis, Tensor._leaf(_shuffled_positions(key, t.shape[axis])))
+    return index_select(t, axis, _leaf(_shuffled_positions(key, t.shape[axis])))
 
 
 def exponential(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard exponential (float32): ``-log1p(-u)`` of JAX's uniform ``u``."""
     _float_dtype(dtype, "exponential")
-    u = Tensor._leaf(_uniform01(key, _shape(shape), "exponential"))
+    u = _leaf(_uniform01(key, _shape(shape), "exponential"))
     return ops.neg(ops.log1p(ops.neg(u)))
 
 
@@ -530,8 +536,8 @@ def _uniform_bounds(key: Any, shape: tuple[int, ...], lo: Any, hi: Any, what: st
     them through ``max(lo, u (hi - lo) + lo)``)."""
     if not isinstance(lo, Tensor) and not isinstance(hi, Tensor) and np.ndim(lo) == 0 \
             and np.ndim(hi) == 0:
-        return Tensor._leaf(_uniform_np(key, shape, float(lo), float(hi), what))
-    u = Tensor._leaf(_uniform01(key, shape, what))
+        return _leaf(_uniform_np(key, shape, float(lo), float(hi), what))
+    u = _leaf(_uniform01(key, shape, what))
     lo_t, hi_t = _param(lo), _param(hi)
     return ops.maximum(lo_t, u * (hi_t - lo_t) + lo_t)
 
@@ -540,7 +546,7 @@ def _param(x: Any) -> Tensor:
     """A distribution parameter: a tensor as given (float32), else a float32 constant."""
     if isinstance(x, Tensor):
         return x if x.dtype is float32 else x.to(float32)
-    return Tensor._leaf(np.asarray(x, _F32))
+    return _leaf(np.asarray(x, _F32))
 
 
 def _value(x: Any) -> np.ndarray:
@@ -587,22 +593,22 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     u = _uniform_bounds(key, shape, a, b, "truncated_normal")
     out = composites2.erfinv(u) * float(_SQRT2)
     lo_v, hi_v = _value(lower), _value(upper)
-    return ops.minimum(ops.maximum(out, Tensor._leaf(np.nextafter(lo_v, _F32(np.inf)))),
-                       Tensor._leaf(np.nextafter(hi_v, _F32(-np.inf))))
+    return ops.minimum(ops.maximum(out, _leaf(np.nextafter(lo_v, _F32(np.inf)))),
+                       _leaf(np.nextafter(hi_v, _F32(-np.inf))))
 
 
 def laplace(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard Laplace: ``sign(u) log1p(-|u|)``, ``u`` uniform in (-1, 1)."""
     _float_dtype(dtype, "laplace")
     eps_neg = float(np.finfo(_F32).epsneg)
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), -1.0 + eps_neg, 1.0, "laplace"))
+    u = _leaf(_uniform_np(key, _shape(shape), -1.0 + eps_neg, 1.0, "laplace"))
     return ops.sign(u) * ops.log1p(ops.neg(ops.abs(u)))
 
 
 def logistic(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard logistic: ``log(u) - log1p(-u)``, ``u`` uniform in [tiny, 1)."""
     _float_dtype(dtype, "logistic")
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).tiny), 1.0,
+    u = _leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).tiny), 1.0,
                                  "logistic"))
     return ops.log(u) - ops.log1p(ops.neg(u))
 
@@ -610,7 +616,7 @@ def logistic(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Te
 def cauchy(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard Cauchy: ``tan(pi (u - 1/2))``, ``u`` uniform in [eps, 1)."""
     _float_dtype(dtype, "cauchy")
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).eps), 1.0, "cauchy"))
+    u = _leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).eps), 1.0, "cauchy"))
     return ops.tan((u - 0.5) * float(_F32(np.pi)))
 
 
@@ -618,7 +624,7 @@ def rademacher(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> 
     """-1 or +1 with equal probability: ``2 bernoulli(0.5) - 1`` (int32 by default)."""
     d = int32 if dtype is None else to_dtype(dtype)
     b = _uniform01(key, _shape(shape), "rademacher") < _F32(0.5)
-    return Tensor._leaf((2 * b.astype(np.int64) - 1).astype(d.np))
+    return _leaf((2 * b.astype(np.int64) - 1).astype(d.np))
 
 
 def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Tensor:
@@ -632,7 +638,7 @@ def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Tens
     """Rayleigh: ``scale sqrt(-2 log u)``."""
     _float_dtype(dtype, "rayleigh")
     shape = _bshape("rayleigh", shape, scale)
-    u = Tensor._leaf(_uniform01(key, shape, "rayleigh"))
+    u = _leaf(_uniform01(key, shape, "rayleigh"))
     return ops.broadcast_to(_param(scale), shape) * ops.sqrt(ops.log(u) * -2.0)
 
 
@@ -640,7 +646,7 @@ def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] |
                 dtype: Any = None) -> Tensor:
     """Weibull: ``(-log1p(-u)) ** (1 / concentration) * scale``."""
     _float_dtype(dtype, "weibull_min")
-    u = Tensor._leaf(_uniform01(key, _shape(shape), "weibull_min"))
+    u = _leaf(_uniform01(key, _shape(shape), "weibull_min"))
     return ops.pow(ops.neg(ops.log1p(ops.neg(u))), 1.0 / _param(concentration)) * _param(scale)
 
 
@@ -659,7 +665,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
     shape = _bshape("triangular", shape, left, mode, right)
     lo, md, hi = (ops.broadcast_to(_param(v), shape) for v in (left, mode, right))
     fc = (md - lo) / (hi - lo)
-    u = Tensor._leaf(_uniform01(key, shape, "triangular"))
+    u = _leaf(_uniform01(key, shape, "triangular"))
     out1 = lo + ops.sqrt(u * (hi - lo) * (md - lo))
     out2 = hi - ops.sqrt((1.0 - u) * (hi - lo) * (hi - md))
     return ops.where(ops.lt(u, fc), out1, out2)
@@ -673,7 +679,7 @@ def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     k1, k2 = _split_np(_words_np(key, "wald"))
     m = ops.broadcast_to(_param(mean), shape)
     v = normal(k1, shape)
-    z = Tensor._leaf(_uniform01(k2, shape, "wald"))
+    z = _leaf(_uniform01(k2, shape, "wald"))
     y = v * v
     y_sq = y * y
     mean_sq = m * m
@@ -693,7 +699,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     pv = np.broadcast_to(_value(p), shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.floor(np.log(u) / np.log1p(-pv)).astype(_F32) + _F32(1)
-    return Tensor._leaf(g.astype(d.np))
+    return _leaf(g.astype(d.np))
 
 
 def maxwell(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
@@ -735,7 +741,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     shape = _shape(shape)
     n_draws = math.prod(shape)
     if n_draws == 0:
-        return Tensor._leaf(np.zeros(shape, arr.dtype.np))
+        return _leaf(np.zeros(shape, arr.dtype.np))
     if n_inputs <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
@@ -760,8 +766,8 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
             g = _gumbel_np(key, (n_inputs,)) + np.log(pv)
             ind = np.argsort(-g, kind="stable")[:n_draws]
     if arr.ndim == 0:
-        return Tensor._leaf(ind.reshape(shape).astype(np.int32))
-    picked = index_select(arr, axis, Tensor._leaf(ind.reshape(-1)))
+        return _leaf(ind.reshape(shape).astype(np.int32))
+    picked = index_select(arr, axis, _leaf(ind.reshape(-1)))
     return ops.reshape(picked, (*arr.shape[:axis], *shape, *arr.shape[axis + 1:]))
 
 
@@ -1072,7 +1078,7 @@ class _GammaFns:
                         d = _gamma_sample_grad(av, sv) / sv
                     else:
                         d = _gamma_sample_grad(av, sv)
-                    dt = GammaGradConstant.apply(a, Tensor._leaf(d.astype(np.float32)))
+                    dt = GammaGradConstant.apply(a, _leaf(d.astype(np.float32)))
                     return g * dt, None, None
 
             cls.draw, cls.const = GammaDraw, GammaGradConstant
@@ -1082,7 +1088,7 @@ class _GammaFns:
 def _attach(a: Any, sample: np.ndarray, log_space: bool) -> Tensor:
     """The host draw as a tensor; when ``a`` is a float tensor, a function
     of it whose derivative is JAX's implicit reparameterization gradient."""
-    out = Tensor._leaf(sample)
+    out = _leaf(sample)
     if isinstance(a, Tensor) and a.dtype.is_floating_point:
         a_full = a if tuple(a.shape) == sample.shape else ops.broadcast_to(a, sample.shape)
         return _GammaFns.get()[0].apply(a_full.to(float32), out, log_space)
@@ -1200,7 +1206,7 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         result = np.where(use_knuth, _poisson_knuth(words, lam_knuth, shape),
                           _poisson_rejection(words, lam_rej, shape))
-    return Tensor._leaf(np.where(lam_v == 0, 0, result).astype(np.int32))
+    return _leaf(np.where(lam_v == 0, 0, result).astype(np.int32))
 
 
 def _poisson_knuth(words: np.ndarray, lam: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -1348,7 +1354,7 @@ def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> 
     shape = _bshape("binomial", shape, n, p)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = _binomial_np(_words_np(key, "binomial"), _value(n), _value(p), shape)
-    return Tensor._leaf(out)
+    return _leaf(out)
 
 
 def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = None,
@@ -1373,7 +1379,7 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
             cnt = _binomial_np(k, remainder, np.clip(ratio, 0, 1), tuple(remainder.shape))
             remainder = (remainder - cnt).astype(_F32)
             counts.append(cnt)
-    return Tensor._leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
+    return _leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
 
 
 # ---- jax_enable_x64: JAX's draws then depend on 64-bit defaults ----

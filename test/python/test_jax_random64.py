@@ -72,3 +72,15 @@ def test_64_bit_dtypes_without_x64_draw_32_bit_values() -> None:
     got = np.asarray(pf.random.randint(kp, (5,), 0, 9, pf.numpy.int64))
     assert got.dtype == want.dtype == np.int32
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "randint", "bits", "choice",
+                                  "rademacher", "geometric"])
+def test_scalar_draws_are_arrays(name: str) -> None:
+    # np.asarray of a shape-() draw raised (its value was a numpy scalar)
+    args = {"randint": ((), 0, 9), "choice": (5,), "rademacher": ((),), "geometric": (0.3,)}
+    k, kp = jax.random.PRNGKey(0), pf.random.PRNGKey(0)
+    got = np.asarray(getattr(pf.random, name)(kp, *args.get(name, ())))
+    want = np.asarray(getattr(jax.random, name)(k, *args.get(name, ())))
+    assert got.shape == want.shape == ()
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6)
