@@ -230,3 +230,39 @@ def test_lax_rounding_method() -> None:
     v = np.array([0.5, 1.5, -2.5, 2.4], np.float32)
     for method in (pf.lax.RoundingMethod.AWAY_FROM_ZERO, pf.lax.RoundingMethod.TO_NEAREST_EVEN):
         _same(pf.lax.round(pnp.asarray(v), method), jax.lax.round(v, int(method)))
+
+
+@pytest.mark.parametrize("case", ["plain", "causal", "mask_causal_bias", "gqa", "unbatched",
+                                  "bf16", "masked_row"])
+def test_dot_product_attention_matches_jax(case: str) -> None:
+    rs = np.random.RandomState(1)
+    b, t, s, n, k, h = 2, 5, 6, 4, (2 if case == "gqa" else 4), 8
+    q = rs.randn(b, t, n, h).astype(np.float32)
+    kv = [rs.randn(b, s, k, h).astype(np.float32) for _ in range(2)]
+    kw: dict = {}
+    if case in ("causal", "mask_causal_bias"):
+        kw["is_causal"] = True
+    if case == "mask_causal_bias":
+        kw["mask"] = rs.rand(b, 1, t, s) > 0.3
+        kw["bias"] = rs.randn(1, n, t, s).astype(np.float32)
+        kw["scale"] = 0.3
+    if case == "masked_row":
+        m = np.ones((b, n, t, s), bool)
+        m[:, :, 2] = False  # a query that sees nothing: JAX's average of the values
+        kw["mask"] = m
+    args = [q, *kv]
+    if case == "unbatched":
+        args = [a[0] for a in args]
+    if case == "bf16":
+        args = [jnp.asarray(a, jnp.bfloat16) for a in args]
+    want = jax.nn.dot_product_attention(*args, **kw)
+    got = pf.nn.dot_product_attention(*[pnp.asarray(np.asarray(a)) for a in args], **kw)
+    tol = 2e-2 if case == "bf16" else 1e-5
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_allclose(np.asarray(got).astype(np.float32),
+                               np.asarray(want).astype(np.float32), rtol=tol, atol=tol)
+    if case in ("causal", "gqa"):
+        gw = jax.grad(lambda a: jax.nn.dot_product_attention(a, *args[1:], **kw).sum())(args[0])
+        gp = pf.grad(lambda a: pf.nn.dot_product_attention(
+            a, *[pnp.asarray(x) for x in args[1:]], **kw).sum())(pnp.asarray(args[0]))
+        np.testing.assert_allclose(np.asarray(gp), np.asarray(gw), rtol=1e-4, atol=1e-5)
