@@ -139,6 +139,7 @@ from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jax_compat import (
+    Array,
     ClosedProgram,
     debug,
     default_backend,

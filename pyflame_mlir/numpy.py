@@ -2433,6 +2433,13 @@ class _ScalarType:
         return f"pf.numpy.{self.__name__}"
 
 
+def dtype(obj: Any, align: bool = False, copy: bool = False) -> DType:
+    """``jnp.dtype``: the dtype ``obj`` names (a name, a scalar type, numpy's
+    dtype, an array's dtype), as pf's dtype (which numpy takes as its own)."""
+    del align, copy
+    return obj.dtype if isinstance(obj, Tensor) else to_dtype(obj)
+
+
 def finfo(dtype: Any) -> Any:
     """JAX's ``finfo``: numpy's (ml_dtypes' for bfloat16), its values numpy
     scalars of the type (torch's ``pf.finfo`` gives Python floats)."""

@@ -266,3 +266,11 @@ def test_dot_product_attention_matches_jax(case: str) -> None:
         gp = pf.grad(lambda a: pf.nn.dot_product_attention(
             a, *[pnp.asarray(x) for x in args[1:]], **kw).sum())(pnp.asarray(args[0]))
         np.testing.assert_allclose(np.asarray(gp), np.asarray(gw), rtol=1e-4, atol=1e-5)
+
+
+def test_array_type_and_jnp_dtype() -> None:
+    assert isinstance(pnp.ones(2), pf.Array) and isinstance(jnp.ones(2), jax.Array)
+    assert np.dtype(pnp.dtype("bfloat16")) == jnp.dtype("bfloat16")
+    assert pnp.dtype(pnp.int8) == pnp.int8 and np.dtype(pnp.dtype(pnp.int8)) == np.int8
+    assert pnp.ones(2).dtype == jnp.dtype("float32") and jnp.dtype("float32") == pnp.ones(2).dtype
+    assert pnp.zeros(2, pnp.dtype("int16")).dtype == pnp.int16
