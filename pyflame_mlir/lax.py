@@ -1498,10 +1498,19 @@ def axis_size(axis_name: Any) -> int:
     return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
 
 
-def _batched_reduce(trace: Any, v: Tensor, op: str) -> Tensor:
+def _batched_value(trace: Any, v: Tensor, what: str) -> Tensor:
+    """``v`` for every example of the ``vmap`` being traced; a value a custom
+    rule computed makes that ``vmap`` run its examples in lockstep."""
+    xb = trace.batched(v)
+    if xb is None:
+        _run(what, trace.axis_name)  # (raises CollectiveInTrace: in a vmap's trace)
+    return xb
+
+
+def _batched_reduce(trace: Any, v: Tensor, op: str, what: str) -> Tensor:
     """A collective under the ``vmap`` trace of its axis: the reduction over
     the batch of ``v``'s batched form (a value every example shares)."""
-    xb = trace.batched(v)
+    xb = _batched_value(trace, v, what)
     if op == "sum":
         r = ops.sum(xb, 0) if v.dtype is not bool_ else reductions.any(xb, 0)
     elif op == "mean":
@@ -1518,7 +1527,7 @@ def _reduce_tree(what: str, x: Any, axis_name: Any, op: str) -> Any:
     trace = collective_trace(axis_name)
     for v in leaves:
         if isinstance(v, Tensor) and trace is not None:
-            out.append(_batched_reduce(trace, v, op))
+            out.append(_batched_reduce(trace, v, op, what))
         elif isinstance(v, Tensor):
             _run(what, axis_name)
             out.append(all_reduce(v, axis_name, op))
@@ -1572,7 +1581,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     if trace is not None:  # under its vmap's trace: the batched value itself
         outs = []
         for v in leaves:
-            xb = trace.batched(v)
+            xb = _batched_value(trace, v, "all_gather")
             if tiled:
                 if v.ndim == 0:
                     raise ValueError("all_gather(tiled=True) of a scalar")

@@ -250,11 +250,15 @@ class _Trace:
     def __init__(self, axis_name: str, stop: _Stopped, index: Tensor):
         self.axis_name, self.stop, self.index = axis_name, stop, index
 
-    def batched(self, t: Tensor) -> Tensor:
-        """``t`` for every example, stacked on a new leading axis."""
+    def batched(self, t: Tensor) -> Tensor | None:
+        """``t`` for every example, stacked on a new leading axis; None when
+        a custom rule computed it (then the examples run in lockstep)."""
         if not _reads(t, self.stop.ids):  # the same for every example
             return stack([t] * self.stop.n)
-        return self.stop.batched(t, stop=False)
+        try:
+            return self.stop.batched(t, stop=False)
+        except _NeedsLoop:
+            return None
 
 
 def collective_trace(axis_name: Any) -> _Trace | None:
