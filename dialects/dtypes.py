@@ -34,6 +34,12 @@ class DType:
     def is_bool(self) -> bool:
         return self.category == 0
 
+    @property
+    def dtype(self) -> np.dtype:
+        """numpy's dtype, so numpy takes a DType where it takes a dtype
+        (``np.zeros(3, x.dtype)``, ``np.dtype(x.dtype)``: a JAX array's dtype is numpy's)."""
+        return self.np
+
     def __repr__(self) -> str:
         return f"pyflame.{self.name}"
 

@@ -139,6 +139,7 @@ from .indexing import embedding as _indexing_embedding
 from .indexing import getitem as _advanced_getitem
 from .indexing import where as _where_or_nonzero
 from .jax_compat import (
+    Array,
     ClosedProgram,
     debug,
     default_backend,
@@ -162,7 +163,7 @@ from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     eval_shape,
 )
 from .jit import trace as _trace_program
-from .lax import checkpoint, remat, stop_gradient
+from .lax import checkpoint, checkpoint_policies, remat, stop_gradient
 from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
 from .linalg import (
     LinAlgError,

@@ -465,8 +465,63 @@ def _positions(x: Tensor, index: Any) -> tuple[Any, Any]:
     return pos, tuple(pos.shape)
 
 
+def _is_mask(it: Any) -> bool:
+    if isinstance(it, Tensor):
+        return it.dtype is bool_
+    if isinstance(it, np.ndarray | list | tuple):
+        return np.asarray(it).dtype == np.bool_
+    return isinstance(it, bool | np.bool_)
+
+
+def _without_negative_steps(x: Tensor, index: Any) -> tuple[Tensor, Any] | None:
+    """``(x', index')`` with ``x'[index'] == x[index]`` and no slice of a
+    negative step in ``index'`` (numpy's and JAX's ``x[::-1]``, ``x[5:1:-1]``;
+    torch refuses them): each such dim of ``x`` is first cut to the elements
+    the slice takes (a positive-step slice) and flipped, and its slice becomes
+    ``:``. None when ``index`` has no negative step."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not builtins.any(isinstance(it, slice) and it.step is not None and it.step < 0
+                        for it in items):
+        return None
+    def used(it: Any) -> int:
+        if it is None or it is Ellipsis:
+            return 0
+        if _is_mask(it):
+            return int(np.ndim(it) if not isinstance(it, Tensor) else it.ndim)
+        return 1
+    n_used = builtins.sum(used(it) for it in items)
+    cut: list[Any] = [slice(None)] * x.ndim
+    flips: list[int] = []
+    out: list[Any] = []
+    d = 0
+    for it in items:
+        if it is Ellipsis:
+            d += x.ndim - n_used
+        elif isinstance(it, slice) and it.step is not None and it.step < 0:
+            if d >= x.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+            a, b, k = it.indices(x.shape[d])
+            m = len(range(a, b, k))
+            if m:
+                cut[d] = slice(a + (m - 1) * k, a + 1, -k)
+                flips.append(d)
+            else:
+                cut[d] = slice(0, 0)
+            it = slice(None)
+        out.append(it)
+        d += used(it)
+    y = _basic_getitem(x, tuple(cut))
+    if flips:
+        y = flip(y, flips)
+    return y, tuple(out)
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
-    """``x[index]`` with torch's basic and advanced indexing."""
+    """``x[index]`` with torch's basic and advanced indexing (and numpy's
+    negative slice steps, which torch refuses)."""
+    rewritten = _without_negative_steps(x, index)
+    if rewritten is not None:
+        x, index = rewritten
     pos, shape = _positions(x, index)
     if pos is None:
         return _basic_getitem(x, shape)

@@ -26,9 +26,12 @@ from .ops import device
 from .tree_util import tree_flatten, tree_unflatten
 from .vmap import ConcretizationError, MappedLoopError
 
-__all__ = ["ClosedProgram", "debug", "default_backend", "device_count", "devices",
+__all__ = ["Array", "ClosedProgram", "debug", "default_backend", "device_count", "devices",
            "disable_jit", "experimental", "local_device_count", "local_devices",
            "make_jaxpr", "pure_callback"]
+
+
+Array = Tensor  # jax.Array: pf's arrays are its tensors (isinstance checks, annotations)
 
 
 def devices(backend: str | None = None) -> list[device]:

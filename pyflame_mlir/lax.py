@@ -26,6 +26,8 @@ reductions and sorts, then the convolutions (on ``nn.functional``'s) and
 from __future__ import annotations
 
 import builtins
+import enum
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,7 +42,13 @@ from .jax_config import default_float, default_int
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
-from .vmap import CollectiveInTrace, ConcretizationError, MappedLoopError, in_vmap_trace
+from .vmap import (
+    CollectiveInTrace,
+    ConcretizationError,
+    MappedLoopError,
+    collective_trace,
+    in_vmap_trace,
+)
 
 __all__ = [  # control flow, then lax's array ops
     "checkpoint", "cond", "fori_loop", "map", "remat", "scan", "select", "stop_gradient",
@@ -48,7 +56,8 @@ __all__ = [  # control flow, then lax's array ops
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
     "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_shapes",
-    "conv_dimension_numbers", "dot", "igamma", "igammac", "nextafter", "optimization_barrier",
+    "conv_dimension_numbers", "dot", "RoundingMethod", "igamma", "igammac", "nextafter",
+    "optimization_barrier",
     "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "split", "tile", "zeta",
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "associative_scan",
@@ -188,7 +197,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                          [false_fun(*operands), true_fun(*operands)])
     taken = bool(_concrete(pred, "cond"))
     results = _run_branches("cond", [false_fun, true_fun], operands)
-    return results[int(taken)]
+    return _as_arrays(results[int(taken)])  # (a Python-number result: an array, as JAX's)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -203,7 +212,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"lax.switch: the index must be a scalar integer, got "
                         f"{type(i).__name__} {i!r}")
     i = builtins.min(builtins.max(int(i), 0), len(branches) - 1)
-    return _run_branches("switch", list(branches), operands)[i]
+    return _as_arrays(_run_branches("switch", list(branches), operands)[i])
 
 
 def _loop_value(x: Any, what: str) -> Any:
@@ -347,10 +356,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         new, y = f(carry, x)
         _carry_types("scan", carry, new)
         carry = new
-        ys.append(y)
+        ys.append(_as_arrays(y))
     if reverse:
         ys.reverse()
-    return carry, _stack_trees(ys, "scan")
+    # (Python-number carries and outputs come back as arrays, as JAX's)
+    return _as_arrays(carry), _stack_trees(ys, "scan")
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001
@@ -381,6 +391,54 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Any
 
 
 remat = checkpoint
+
+
+def _saves(answer: bool) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        del prim, args, params
+        return answer
+    return policy
+
+
+def _saves_dots(no_batch_dims: bool) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        del args
+        if getattr(prim, "name", prim) != "dot_general":
+            return False
+        if not no_batch_dims:
+            return True
+        (_, _), (lhs_batch, rhs_batch) = params.get("dimension_numbers", ((), ((), ())))
+        return not lhs_batch and not rhs_batch
+    return policy
+
+
+def _names(keep: bool) -> Callable[..., Callable[..., bool]]:
+    def make(*names: str) -> Callable[..., bool]:
+        def policy(prim: Any, *args: Any, **params: Any) -> bool:
+            del args
+            named = getattr(prim, "name", prim) == "name" and params.get("name") in names
+            return named if keep else not named
+        return policy
+    return make
+
+
+def _both(a: Callable[..., bool], b: Callable[..., bool]) -> Callable[..., bool]:
+    def policy(prim: Any, *args: Any, **params: Any) -> bool:
+        return a(prim, *args, **params) or b(prim, *args, **params)
+    return policy
+
+
+# jax.checkpoint_policies: what a checkpointed function's backward may keep
+# instead of recomputing. JAX's predicates (prim, *avals, **params) -> bool;
+# pf.checkpoint accepts them and saves no memory yet (its values and
+# gradients are the function's whatever the policy)
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=_saves(True), nothing_saveable=_saves(False),
+    dots_saveable=_saves_dots(False), checkpoint_dots=_saves_dots(False),
+    dots_with_no_batch_dims_saveable=_saves_dots(True),
+    checkpoint_dots_with_no_batch_dims=_saves_dots(True),
+    save_only_these_names=_names(True), save_any_names_but_these=_names(False),
+    save_anything_except_these_names=_names(False), save_from_both_policies=_both)
 
 
 # ---- lax's array ops: JAX's signatures and conventions on pyflame's ops ----
@@ -536,8 +594,30 @@ def select_n(which: Any, *cases: Any) -> Tensor:
     return out
 
 
+def saturating_cast(t: Tensor, d: Any) -> Tensor:
+    """``t`` as dtype ``d`` with XLA's float-to-integer conversion: values
+    beyond the integer type's range saturate at its bounds, NaN becomes 0
+    (torch's and numpy's casts wrap them)."""
+    if not t.dtype.is_floating_point or d.is_floating_point or d is bool_:
+        return t.to(d)
+    info = np.iinfo(d.np)
+    cast = t.to(d)
+    lo, hi = creation.tensor(int(info.min), dtype=d), creation.tensor(int(info.max), dtype=d)
+    out = where(t >= float(info.max), hi, where(t <= float(info.min), lo, cast))
+    return where(ops.isnan(t), creation.tensor(0, dtype=d), out)
+
+
 def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:
-    return _t(operand).to(to_dtype(new_dtype))
+    """The operand in ``new_dtype`` (XLA's conversion: a float beyond an
+    integer type's range saturates, NaN is 0)."""
+    return saturating_cast(_t(operand), to_dtype(new_dtype))
+
+
+class RoundingMethod(enum.IntEnum):
+    """``lax.round``'s rounding of halves."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None) -> Tensor:
@@ -1412,15 +1492,43 @@ def _run(what: str, axis_name: Any) -> Any:
 
 def axis_size(axis_name: Any) -> int:
     """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
+    trace = collective_trace(axis_name)
+    if trace is not None:
+        return trace.stop.n
     return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
+
+
+def _batched_value(trace: Any, v: Tensor, what: str) -> Tensor:
+    """``v`` for every example of the ``vmap`` being traced; a value a custom
+    rule computed makes that ``vmap`` run its examples in lockstep."""
+    xb = trace.batched(v)
+    if xb is None:
+        _run(what, trace.axis_name)  # (raises CollectiveInTrace: in a vmap's trace)
+    return xb
+
+
+def _batched_reduce(trace: Any, v: Tensor, op: str, what: str) -> Tensor:
+    """A collective under the ``vmap`` trace of its axis: the reduction over
+    the batch of ``v``'s batched form (a value every example shares)."""
+    xb = _batched_value(trace, v, what)
+    if op == "sum":
+        r = ops.sum(xb, 0) if v.dtype is not bool_ else reductions.any(xb, 0)
+    elif op == "mean":
+        r = ops.mean(xb if v.dtype.is_floating_point else xb.to(default_float()), 0)
+    else:
+        r = (ops.amax if op == "max" else ops.amin)(xb, 0)
+    return r.to(v.dtype) if op != "mean" and r.dtype is not v.dtype else r
 
 
 def _reduce_tree(what: str, x: Any, axis_name: Any, op: str) -> Any:
     from .sharding import all_reduce  # (above lax: imported when used)
     leaves, tree = tree_flatten(x)
     out = []
+    trace = collective_trace(axis_name)
     for v in leaves:
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) and trace is not None:
+            out.append(_batched_reduce(trace, v, op, what))
+        elif isinstance(v, Tensor):
             _run(what, axis_name)
             out.append(all_reduce(v, axis_name, op))
         elif isinstance(v, int | float | np.number | np.ndarray):  # the same on every example
@@ -1468,8 +1576,24 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     from .sharding import all_gather as gather  # (above lax: imported when used)
     if axis_index_groups is not None:
         raise NotImplementedError("all_gather(axis_index_groups=...) is not supported")
-    _run("all_gather", axis_name)
     leaves, tree = tree_flatten(x)
+    trace = collective_trace(axis_name)
+    if trace is not None:  # under its vmap's trace: the batched value itself
+        outs = []
+        for v in leaves:
+            xb = _batched_value(trace, v, "all_gather")
+            if tiled:
+                if v.ndim == 0:
+                    raise ValueError("all_gather(tiled=True) of a scalar")
+                d = axis % v.ndim
+                xb = indexing.movedim(xb, 0, d)
+                shape = list(v.shape)
+                shape[d] *= trace.stop.n
+                outs.append(ops.reshape(xb, tuple(shape)))
+            else:
+                outs.append(indexing.movedim(xb, 0, axis % (v.ndim + 1)))
+        return tree_unflatten(tree, outs)
+    _run("all_gather", axis_name)
     return tree_unflatten(tree, [gather(v, axis_name, dim=axis, tiled=tiled) for v in leaves])
 
 
@@ -1508,6 +1632,9 @@ def axis_index(axis_name: Any) -> Tensor:
     """``jax.lax.axis_index``: this example's (device's) index along the named
     axis, an int32 scalar."""
     from .sharding import axis_index as index  # (above lax: imported when used)
+    trace = collective_trace(axis_name)
+    if trace is not None:  # under its vmap's trace: the mapped indices 0..n-1
+        return trace.index
     _run("axis_index", axis_name)
     return creation.tensor(index(axis_name), dtype=int32)
 

@@ -30,18 +30,27 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
 from .composites import tensordot as _pf_tensordot
 from .core import Tensor
-from .dialects.dtypes import DType, bool_, float32, float64, int32, int64
+from .dialects import dtypes as _dtypes
+from .dialects.dtypes import DType
+from .dialects.dtypes import bool_ as _bool
 from .dialects.dtypes import dtype as to_dtype
+from .dialects.dtypes import float32 as _f32
+from .dialects.dtypes import float64 as _f64
+from .dialects.dtypes import int32 as _int32
+from .dialects.dtypes import int64 as _i64
 from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
 from .lax import pad as lax_pad
+from .lax import saturating_cast
+from .segment import segment_sum
 
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 ndarray = Tensor
@@ -50,7 +59,7 @@ _CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
               np.dtype(np.uint64): np.uint32}
 
 
-_CANONICAL_DT = {"float64": float32, "int64": int32}
+_CANONICAL_DT = {"float64": _f32, "int64": _int32}
 
 
 def _dt(dtype: Any) -> DType | None:
@@ -75,7 +84,7 @@ def _weak(v: Any, like: Tensor) -> Tensor:
     if isinstance(v, bool):
         return asarray(v)
     if isinstance(v, int):
-        return asarray(v, like.dtype if like.dtype is not bool_ else _I())
+        return asarray(v, like.dtype if like.dtype is not _bool else _I())
     if isinstance(v, float):
         return asarray(v, like.dtype if like.dtype.is_floating_point else _F())
     return asarray(v)
@@ -85,11 +94,18 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor of ``a``; host data as JAX makes it without 64-bit mode
     (float64 to float32, int64 to int32); a tensor is kept (or cast)."""
     if isinstance(a, Tensor):
-        out = a if dtype is None else a.to(_dt(dtype))
+        out = a if dtype is None else saturating_cast(a, _dt(dtype))
         return out.clone() if copy and out is a else out
-    if isinstance(a, list | tuple) and any(isinstance(v, Tensor) for v in a):
+    if isinstance(a, list | tuple) and builtins.any(isinstance(v, Tensor) for v in a):
         return ops.stack([asarray(v, dtype) for v in a])
     arr = np.asarray(a)
+    if arr.dtype == object:
+        raise TypeError(f"pf.numpy.asarray: cannot make an array of {type(a).__name__} "
+                        f"values")
+    if dtype is None and arr.dtype.kind == "i" and isinstance(a, int | list | tuple) and \
+            arr.size and not _config.jax_enable_x64:  # (Python ints: JAX's OverflowError)
+        for v in (arr.min(), arr.max()):
+            _check_python_int(int(v))
     if dtype is not None:
         arr = arr.astype(_dt(dtype).np)
     elif arr.dtype in _CANONICAL and not _config.jax_enable_x64:
@@ -149,7 +165,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     """numpy's arange: int32 for integer arguments, float32 otherwise."""
     args = [v for v in (start, stop, step) if v is not None]
     if dtype is None:
-        dtype = _I() if all(isinstance(v, int | np.integer) for v in args) else _F()
+        dtype = _I() if builtins.all(isinstance(v, int | np.integer) for v in args) else _F()
     if stop is None:
         start, stop = 0, start
     return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
@@ -193,7 +209,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A
     t = _masked(_t(a), where, 0)
     t = t.to(_reduce_dtype(t, dtype, "sum"))
     r = ops.sum(t, _axis(t, axis), keepdim=keepdims) if t.ndim else t
-    if dtype is None and r.dtype is not t.dtype:  # (JAX keeps int32 sums int32)
+    if r.dtype is not t.dtype:  # (JAX keeps int32 sums int32, dtype=int32 too)
         r = r.to(t.dtype)
     return r if initial is None else r + asarray(initial).to(r.dtype)
 
@@ -257,14 +273,18 @@ def _moments(name: str) -> Any:
     def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
           keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Tensor:
         _no_out(out)
-        if where is not None:
-            raise NotImplementedError(f"pf.numpy.{name}(where=...) is not supported")
         t = _t(a)
         if not t.dtype.is_floating_point:
             t = _inexact(t)
         if dtype is not None:
             t = t.to(_dt(dtype))
         c = ddof if correction is None else correction
+        if where is not None:  # JAX's: the masked mean, squares summed over the mask
+            m = ops.broadcast_to(_t(where), t.shape)
+            centered = t - mean(t, axis, keepdims=True, where=m)
+            v = sum(centered * centered, axis, keepdims=keepdims, where=m) / \
+                (sum(m.to(t.dtype), axis, keepdims=keepdims) - c)
+            return ops.sqrt(v) if name == "std" else v
         fn = reductions.var if name == "var" else reductions.std
         return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
     f.__name__ = f.__qualname__ = name
@@ -275,6 +295,46 @@ def _moments(name: str) -> Any:
 var, std = _moments("var"), _moments("std")
 
 
+def _bool_reduce(name: str) -> Any:
+    def f(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+          where: Any = None) -> Tensor:
+        _no_out(out)
+        t = _t(a)
+        t = t if t.dtype is _bool else ops.ne(t, 0)
+        if where is not None:  # JAX's: masked-out elements count as False (any), True (all)
+            t = ops.where(_t(where), t, name == "all")
+        fn = reductions.any if name == "any" else reductions.all
+        axes = _axis(t, axis)
+        if not axes:
+            return t
+        for ax in sorted(axes, reverse=True):
+            t = fn(t, ax, keepdim=keepdims)
+        return t
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy's ``{name}`` (``where=`` as JAX's)."
+    return f
+
+
+any, all = _bool_reduce("any"), _bool_reduce("all")  # noqa: A001
+
+
+def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Any = None) -> Tensor:
+    """``jnp.einsum``: pf's contraction (``optimize`` and ``precision`` change
+    nothing here: float32 products are exact on the host); with
+    ``preferred_element_type`` the operands are computed in that dtype."""
+    del optimize, precision
+    _no_out(out)
+    if _dot_general is not None:
+        raise NotImplementedError("jnp.einsum(_dot_general=...) is not supported")
+    ts = [_t(o) for o in operands]
+    if preferred_element_type is not None:
+        d = _dt(preferred_element_type)
+        ts = [t.to(d) for t in ts]
+    return ops.einsum(subscripts, *ts)
+
+
 def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
     return (ops.reshape(t, (-1,)), 0) if axis is None else (t, int(axis) % builtins.max(t.ndim, 1))
 
@@ -282,7 +342,7 @@ def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
 def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
-    t = t.to(int32) if t.dtype is bool_ else t
+    t = t.to(_int32) if t.dtype is _bool else t
     r = ops.argmax(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
@@ -292,7 +352,7 @@ def argmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = Fa
 def argmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
     _no_out(out)
     t = _t(a)
-    t = t.to(int32) if t.dtype is bool_ else t
+    t = t.to(_int32) if t.dtype is _bool else t
     r = ops.argmin(t, axis, keepdim=keepdims if axis is not None else False)
     if axis is None and keepdims:
         r = ops.reshape(r, (1,) * t.ndim)
@@ -356,7 +416,7 @@ def _scan_dtype(t: Tensor, dtype: Any) -> DType:
     int32), not torch's int64."""
     if dtype is not None:
         return _dt(dtype)
-    return int32 if t.dtype is bool_ else t.dtype
+    return _int32 if t.dtype is _bool else t.dtype
 
 
 def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
@@ -364,7 +424,7 @@ def _reduce_dtype(t: Tensor, dtype: Any, what: str) -> DType:
     (uint8 would widen to uint32, which pyflame has not)."""
     if dtype is not None:
         return _dt(dtype)
-    if t.dtype is bool_ or (not t.dtype.is_floating_point and t.dtype.itemsize < 4):
+    if t.dtype is _bool or (not t.dtype.is_floating_point and t.dtype.itemsize < 4):
         if t.dtype.name == "uint8":
             raise NotImplementedError(f"pf.numpy.{what} of uint8 data: JAX's result is "
                                       "uint32, which pyflame has not (pass dtype=)")
@@ -401,9 +461,31 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
 
 
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Tensor, ...]:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.nonzero(size=...) is not supported")
-    return tuple(i.to(_I()) for i in indexing.nonzero(_t(a), as_tuple=True))
+    """numpy's nonzero; with ``size`` (JAX's static shape) the first ``size``
+    positions, padded with ``fill_value`` (0, or one value per dimension),
+    computed without reading the values (under ``vmap``/``pf.compile`` too)."""
+    if size is None:
+        return tuple(i.to(_I()) for i in indexing.nonzero(_t(a), as_tuple=True))
+    t = _t(a)
+    size = int(size)
+    shape = tuple(t.shape) if t.ndim else (1,)
+    fills = tuple(fill_value) if isinstance(fill_value, tuple | list) else \
+        (0 if fill_value is None else fill_value,) * len(shape)
+    if len(fills) != len(shape):
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length "
+                         f"{len(shape)}; got {fill_value!r}")
+    m = ops.reshape(t if t.dtype is _bool else ops.ne(t, 0), (-1,))
+    rank = reductions.cumsum(m.to(_i64), 0) - 1  # each nonzero's place among them
+    target = ops.where(m & (rank < size), rank, -1)  # (others: dropped)
+    flat = Tensor._leaf(np.arange(math.prod(shape), dtype=np.int64))
+    first = segment_sum(ops.where(m, flat, 0), target, size)
+    filled = Tensor._leaf(np.arange(size)) < ops.sum(m.to(_i64))
+    out, stride = [], math.prod(shape)
+    for n, fill in zip(shape, fills):
+        stride //= n
+        coord = ops.remainder(ops.floor_divide(first, stride), n) if n else first
+        out.append(ops.where(filled, coord, _t(fill).to(_i64)).to(_I()))
+    return tuple(out)
 
 
 # ---- indexing and shapes: numpy's ----
@@ -450,7 +532,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     inside = ops.logical_and(idx >= 0, idx < n)
     if fill_value is None:
         fill_value = nan if t.dtype.is_floating_point else (
-            True if t.dtype is bool_ else int(np.iinfo(t.dtype.np).min))
+            True if t.dtype is _bool else int(np.iinfo(t.dtype.np).min))
     slot_shape = list(t.shape)
     slot_shape[ax] = 1
     padded = ops.cat([t, creation.full(slot_shape, fill_value, dtype=t.dtype)], ax)
@@ -524,7 +606,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, dtype: Any = No
 
 def hstack(tup: Sequence[Any]) -> Tensor:
     ts = [_t(x) for x in tup]
-    return concatenate(ts, 0 if all(x.ndim == 1 for x in ts) else 1)
+    return concatenate(ts, 0 if builtins.all(x.ndim == 1 for x in ts) else 1)
 
 
 def vstack(tup: Sequence[Any]) -> Tensor:
@@ -697,11 +779,12 @@ def inner(a: Any, b: Any) -> Tensor:
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
 
 
-def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None) -> Any:
+def where(condition: Any, x: Any = None, y: Any = None, *, size: Any = None,
+          fill_value: Any = None) -> Any:
     """numpy's where; Python numbers are weakly typed as JAX's (``where(c,
     1, 0)`` is int32, ``where(c, ints, 0.5)`` float32)."""
     if x is None and y is None:
-        return nonzero(condition, size=size)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided "
                          "to jax.numpy.where")
@@ -775,7 +858,11 @@ def mod(x1: Any, x2: Any) -> Tensor:
 
 
 def power(x1: Any, x2: Any) -> Tensor:
-    return ops.pow(_t(x1), x2)
+    _check_python_int(x2)
+    t = _t(x1)
+    if t.dtype is _bool and isinstance(x2, int) and not isinstance(x2, bool):
+        t = t.to(_I())  # (JAX's weak int: bool ** 2 is int32)
+    return ops.pow(t, x2)
 
 
 def _no_out(out: Any) -> None:
@@ -787,14 +874,14 @@ def _no_out(out: Any) -> None:
 
 def _i32(t: Tensor) -> Tensor:
     """JAX's int32 index results (torch's are int64)."""
-    return t.to(_I()) if t.dtype is int64 else t
+    return t.to(_I()) if t.dtype is _i64 else t
 
 
 def _inexact_dtype(d: DType) -> DType:
     """JAX's float for integer or bool data: float32, and float64 for int64
     data with ``jax_enable_x64`` (``jnp.sin(int32)`` is float32 in both modes)."""
     return d if d.is_floating_point else \
-        (float64 if d is int64 and _config.jax_enable_x64 else float32)
+        (_f64 if d is _i64 and _config.jax_enable_x64 else _f32)
 
 
 def _inexact(t: Tensor) -> Tensor:
@@ -890,9 +977,11 @@ conjugate = conj
 
 
 def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.argwhere(size=...) is not supported")
     t = _t(a)
+    if size is not None:
+        if t.ndim == 0:
+            raise NotImplementedError("pf.numpy.argwhere(size=...) of a 0-d array")
+        return ops.stack(nonzero(t, size=size, fill_value=fill_value), 1)
     if t.ndim == 0:  # numpy's: one empty row when the scalar is nonzero
         return Tensor._leaf(np.zeros((int(bool(t.item())), 0), _I().np))
     return _i32(indexing.argwhere(t))
@@ -913,7 +1002,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     dropped, negatives count in bin 0), else ``max(x) + 1`` (at least
     ``minlength``) read from the values; int32 counts or the weights' dtype."""
     t = _t(x)
-    if t.dtype.is_floating_point or t.dtype is bool_:
+    if t.dtype.is_floating_point or t.dtype is _bool:
         raise TypeError(f"bincount: x argument must have an integer type, got {t.dtype.name}")
     if t.ndim != 1:
         raise ValueError(f"bincount: x must be 1-dimensional, got shape {list(t.shape)}")
@@ -924,7 +1013,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     keep = idx < length
     w = ones(t.shape, _I()) if weights is None else _t(weights)
     w = ops.where(keep, w, asarray(0, w.dtype))
-    idx = ops.where(keep, idx, asarray(0, t.dtype)).to(int64)
+    idx = ops.where(keep, idx, asarray(0, t.dtype)).to(_i64)
     return indexing.index_add(zeros((int(length),), w.dtype), 0, idx, w)
 
 
@@ -939,7 +1028,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         s = take(s, sorter)
     vv = _t(v)
     return composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
-                                   side=side).to(int32)  # (JAX's, in both modes)
+                                   side=side).to(_int32)  # (JAX's, in both modes)
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
@@ -1030,7 +1119,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     nb = edges.shape[0]
     idx = composites.searchsorted(edges, t, side="right")
     idx = ops.where(ops.eq(t, edges[-1]), nb - 1, idx)
-    counts = indexing.index_add(zeros((nb + 1,), w.dtype), 0, idx.to(int64), w)[1:nb]
+    counts = indexing.index_add(zeros((nb + 1,), w.dtype), 0, idx.to(_i64), w)[1:nb]
     if density:
         widths = edges[1:] - edges[:-1]
         counts = counts / widths / sum(counts)
@@ -1126,12 +1215,12 @@ def diag_indices_from(arr: Any) -> tuple[Tensor, ...]:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
-    return Tensor._leaf(np.tri(int(N), M, int(k), dtype=(_dt(dtype) or float32).np))
+    return Tensor._leaf(np.tri(int(N), M, int(k), dtype=(_dt(dtype) or _f32).np))
 
 
 def indices(dimensions: Sequence[int], dtype: Any = None,
             sparse: bool = False) -> Any:
-    d = _dt(dtype) or int32
+    d = _dt(dtype) or _int32
     grids = np.indices(tuple(dimensions), dtype=d.np, sparse=sparse)
     if sparse:
         return tuple(Tensor._leaf(np.ascontiguousarray(g)) for g in grids)
@@ -1342,7 +1431,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         xpa = ops.cat([xpa[-1:] - p, xpa, xpa[:1] + p], 0)
         fpa = ops.cat([fpa[-1:], fpa, fpa[:1]], 0)
     n = xpa.shape[0]
-    i = clip(composites.searchsorted(xpa, xa, side="right"), 1, n - 1).to(int64)
+    i = clip(composites.searchsorted(xpa, xa, side="right"), 1, n - 1).to(_i64)
     flat_i = ravel(i)
     fp_i = ops.reshape(indexing.index_select(fpa, 0, flat_i), i.shape)
     fp_im = ops.reshape(indexing.index_select(fpa, 0, flat_i - 1), i.shape)
@@ -1428,9 +1517,9 @@ def lexsort(keys: Any, axis: int = -1) -> Tensor:
         raise ValueError(f"all keys need to be the same shape, got {sorted(shapes)}")
     first = ks[0]
     ax = int(axis) % builtins.max(first.ndim, 1)
-    idx = argsort(first, axis=ax).to(int64)
+    idx = argsort(first, axis=ax).to(_i64)
     for k in ks[1:]:
-        order = argsort(take_along_axis(k, idx, ax), axis=ax).to(int64)
+        order = argsort(take_along_axis(k, idx, ax), axis=ax).to(_i64)
         idx = take_along_axis(idx, order, ax)
     return idx.to(_I())
 
@@ -1456,7 +1545,9 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Tensor:
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
-    return _t(x).to(_dt(dtype))
+    """``x`` in ``dtype``; a float beyond an integer type's range saturates,
+    NaN is 0 (XLA's conversion, as JAX's)."""
+    return saturating_cast(_t(x), _dt(dtype))
 
 
 def copy(a: Any, order: Any = None) -> Tensor:
@@ -1635,7 +1726,7 @@ def result_type(*args: Any) -> DType:
         if isinstance(a, Tensor):
             strong.append(a.dtype)
         elif isinstance(a, bool):
-            strong.append(bool_)
+            strong.append(_bool)
         elif isinstance(a, int):
             weak_int = True
         elif isinstance(a, float):
@@ -1643,19 +1734,19 @@ def result_type(*args: Any) -> DType:
         else:
             strong.append(_canonical(a))
     if not strong:
-        return _F() if weak_float else (_I() if weak_int else bool_)
+        return _F() if weak_float else (_I() if weak_int else _bool)
     out = strong[0]
     for d in strong[1:]:
         out = promote_types(out, d)
     if weak_float and not out.is_floating_point:
         return _F()
-    if weak_int and out is bool_:
+    if weak_int and out is _bool:
         return _I()
     return out
 
 
 def _canonical(a: Any) -> DType:
-    arr = np.asarray(a) if not isinstance(a, DType | type | np.dtype | str) else None
+    arr = np.asarray(a) if not isinstance(a, DType | _ScalarType | type | np.dtype | str) else None
     if arr is not None:
         d = np.dtype(_CANONICAL.get(arr.dtype, arr.dtype))
         return to_dtype(d)
@@ -1882,7 +1973,7 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     if len(idx) != len(dims):
         raise ValueError(f"len(multi_index)={len(idx)} != len(dims)={len(dims)}")
     for i in idx:
-        if i.dtype.is_floating_point or i.dtype is bool_:
+        if i.dtype.is_floating_point or i.dtype is _bool:
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for i, d in zip(idx, dims):
@@ -2142,15 +2233,15 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None,  # noqa: A002
     nbins = [bins] * d if isinstance(bins, int | np.integer) else list(bins)
     ranges = [None] * d if range is None else list(range)
     edges = [histogram_bin_edges(s[:, i], nbins[i], ranges[i]) for i in builtins.range(d)]
-    flat = zeros((n,), int64)
-    inside = ones((n,), bool_)
+    flat = zeros((n,), _i64)
+    inside = ones((n,), _bool)
     for i, e in enumerate(edges):
         col = s[:, i]
         k = e.shape[0]
         idx = composites.searchsorted(e, col, side="right")
         idx = ops.where(ops.eq(col, e[-1]), k - 1, idx)
         inside = ops.logical_and(inside, ops.logical_and(idx >= 1, idx <= k - 1))
-        flat = flat * (k - 1) + clip(idx - 1, 0, k - 2).to(int64)
+        flat = flat * (k - 1) + clip(idx - 1, 0, k - 2).to(_i64)
     sizes = [e.shape[0] - 1 for e in edges]
     w = ones((n,), _I()) if weights is None else _t(weights).to(s.dtype)
     w = ops.where(inside, w, asarray(0, w.dtype))
@@ -2201,7 +2292,7 @@ def ix_(*args: Any) -> tuple[Tensor, ...]:
             raise ValueError(f"Cross index must be 1 dimensional, got {t.ndim}")
         view = [1] * len(ts)
         view[i] = t.shape[0]
-        out.append(ops.reshape(t.to(_I()) if t.dtype is int64 else t, tuple(view)))
+        out.append(ops.reshape(t.to(_I()) if t.dtype is _i64 else t, tuple(view)))
     return tuple(out)
 
 
@@ -2305,13 +2396,75 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
         return reshape(put_along_axis(ravel(t), ravel(indices), ravel(values), 0,
                                       inplace=False), t.shape)
     ax = int(axis) % t.ndim
-    idx = _t(indices).to(int64)
+    idx = _t(indices).to(_i64)
     idx = ops.where(idx < 0, idx + t.shape[ax], idx)
     vals = ops.broadcast_to(_t(values).to(t.dtype), tuple(idx.shape))
     return indexing.scatter(t, ax, idx, vals)
 
 
-single = float32
+class _ScalarType:
+    """JAX's scalar types (``jnp.float32``, ``jnp.int32``, ``jnp.bfloat16``...):
+    called, an array of that dtype (``jnp.float32(2.0)`` is a 0-d float32
+    array, ``jnp.int32(x)`` casts, float64/int64 are float32/int32 without
+    64-bit mode, as JAX's); as a dtype argument, the dtype (its ``dtype`` is
+    numpy's, so every dtype argument and ``np.dtype`` take it), and it
+    compares equal to that dtype (``x.dtype == jnp.float32``)."""
+
+    __slots__ = ("__name__", "_pf", "dtype")
+
+    def __init__(self, pf_dtype: DType, name: str):
+        self._pf, self.dtype, self.__name__ = pf_dtype, pf_dtype.np, name
+
+    def __call__(self, x: Any = 0) -> Tensor:
+        return asarray(x, self._pf)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _ScalarType):
+            return other._pf is self._pf
+        try:
+            return to_dtype(other) is self._pf
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._pf)
+
+    def __repr__(self) -> str:
+        return f"pf.numpy.{self.__name__}"
+
+
+def dtype(obj: Any, align: bool = False, copy: bool = False) -> DType:
+    """``jnp.dtype``: the dtype ``obj`` names (a name, a scalar type, numpy's
+    dtype, an array's dtype), as pf's dtype (which numpy takes as its own)."""
+    del align, copy
+    return obj.dtype if isinstance(obj, Tensor) else to_dtype(obj)
+
+
+def finfo(dtype: Any) -> Any:
+    """JAX's ``finfo``: numpy's (ml_dtypes' for bfloat16), its values numpy
+    scalars of the type (torch's ``pf.finfo`` gives Python floats)."""
+    d = dtype.dtype if isinstance(dtype, Tensor) else to_dtype(dtype)
+    if not d.is_floating_point:
+        raise ValueError(f"finfo: {d.name} is not an inexact dtype (use iinfo)")
+    return ml_dtypes.finfo(d.np)
+
+
+def iinfo(int_type: Any) -> Any:
+    """JAX's ``iinfo``: numpy's."""
+    d = int_type.dtype if isinstance(int_type, Tensor) else to_dtype(int_type)
+    if d.is_floating_point or d is _bool:
+        raise ValueError(f"iinfo: {d.name} is not an integer dtype (use finfo)")
+    return ml_dtypes.iinfo(d.np)
+
+
+# (looked up by the module's ``__getattr__``: the names here stay pf's dtypes
+# and the builtin ``bool``)
+_SCALAR_TYPES: dict[str, _ScalarType] = {
+    d.name: _ScalarType(d, d.name) for d in (
+        _dtypes.bfloat16, _dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int8,
+        _dtypes.int16, _dtypes.int32, _dtypes.int64, _dtypes.uint8, _dtypes.bool_)}
+_SCALAR_TYPES.update({"bool_": _SCALAR_TYPES["bool"], "single": _SCALAR_TYPES["float32"],
+                      "double": _SCALAR_TYPES["float64"]})
 index_exp, s_ = np.index_exp, np.s_  # (plain Python slicing helpers: tuples of slices)
 
 
@@ -2332,7 +2485,7 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
 
 def iscomplex(x: Any) -> Tensor:
     t = _t(x)
-    return zeros(t.shape, bool_)
+    return zeros(t.shape, _bool)
 
 
 def fromfunction(function: Any, shape: Any, *, dtype: Any = None, **kwargs: Any) -> Any:
@@ -2394,7 +2547,7 @@ def mask_indices(n: int, mask_func: Any, k: int = 0, *, size: int | None = None
                  ) -> tuple[Tensor, Tensor]:
     if size is not None:
         raise NotImplementedError("pf.numpy.mask_indices(size=...) is not supported")
-    m = _t(mask_func(ones((int(n), int(n)), int32), k)).numpy() != 0
+    m = _t(mask_func(ones((int(n), int(n)), _int32), k)).numpy() != 0
     r, c = np.nonzero(m)
     return Tensor._leaf(r.astype(_I().np)), Tensor._leaf(c.astype(_I().np))
 
@@ -2654,10 +2807,10 @@ for _name, _fn in _LINALG_OWN.items():
 # giving torch's answer to a numpy question (meshgrid's indexing, histogram's
 # bins, equal's single bool were such answers)
 SHARED_WITH_PF = frozenset("""
-    acos acosh add all allclose any arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
+    acos acosh add allclose arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
-    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack einsum
+    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
@@ -2665,7 +2818,6 @@ SHARED_WITH_PF = frozenset("""
     negative nextafter not_equal positive pow rad2deg reciprocal
     remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit angle
-    bfloat16 bool float16 float32 float64 double int8 int16 int32 int64 uint8 finfo iinfo
 """.split())
 
 
@@ -2684,10 +2836,39 @@ def _x64_inexact(f: Any) -> Any:
     def g(*args: Any, **kwargs: Any) -> Any:
         if not _config.jax_enable_x64:
             return f(*args, **kwargs)
-        tensors = any(isinstance(a, Tensor) for a in args)
-        args = tuple(a.to(float64) if isinstance(a, Tensor) and a.dtype is int64
-                     else asarray(a, float64) if not tensors and isinstance(a, int | float)
+        tensors = builtins.any(isinstance(a, Tensor) for a in args)
+        args = tuple(a.to(_f64) if isinstance(a, Tensor) and a.dtype is _i64
+                     else asarray(a, _f64) if not tensors and isinstance(a, int | float)
                      and not isinstance(a, bool) else a for a in args)
+        return f(*args, **kwargs)
+    g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
+    g.__doc__ = f.__doc__
+    return g
+
+
+# the shared arithmetic functions with JAX's weak Python ints: a bool array
+# beside a Python int computes in JAX's default int (torch's is int64, or an
+# error for subtract); a Python int outside that type's range raises JAX's
+# OverflowError (it wrapped)
+_WEAK_INT_SHARED = frozenset("""
+    add subtract multiply maximum minimum pow floor_divide remainder fmod
+""".split())
+
+
+def _check_python_int(v: Any) -> None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        info = np.iinfo(_I().np)
+        if not info.min <= v <= info.max:
+            raise OverflowError(f"Python int {v} too large to convert to {_I().name}")
+
+
+def _weak_ints(f: Any) -> Any:
+    def g(*args: Any, **kwargs: Any) -> Any:
+        for v in args:
+            _check_python_int(v)
+        if builtins.any(isinstance(v, int) and not isinstance(v, bool) for v in args):
+            args = tuple(v.to(_I()) if isinstance(v, Tensor) and v.dtype is _bool else v
+                         for v in args)
         return f(*args, **kwargs)
     g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
     g.__doc__ = f.__doc__
@@ -2700,9 +2881,13 @@ def __getattr__(name: str) -> Any:
     above); any other name is not implemented here."""
     if name in SHARED_WITH_PF:
         f = getattr(sys.modules[__package__], name)
+        if name in _WEAK_INT_SHARED:
+            return _weak_ints(f)
         return _x64_inexact(f) if name in _INEXACT_SHARED else f
+    if name in _SCALAR_TYPES:
+        return _SCALAR_TYPES[name]
     if name in ("float_", "int_"):  # the defaults: float32/int32, float64/int64 with x64
-        return _F() if name == "float_" else _I()
+        return _SCALAR_TYPES[(_F() if name == "float_" else _I()).name]
     hint = " (pf's has torch's semantics, not checked against numpy's)" \
         if hasattr(sys.modules[__package__], name) else ""
     raise AttributeError(f"pf.numpy has no attribute {name!r} (pf.numpy.{name} is not "

@@ -60,6 +60,12 @@ from .dialects.dtypes import (
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.elementwise import BINARY, UNARY
 from .dialects.opdef import OpDef, ShapeError, fmt_shape, normalize_dim
+from .segment import (  # noqa: F401  (jax.ops' names: pf.ops.segment_sum, ...)
+    segment_max,
+    segment_min,
+    segment_prod,
+    segment_sum,
+)
 
 Scalar = int | float | bool
 TensorLike = Any  # Tensor | Scalar | np.ndarray

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import composites2, ops
 from .core import Tensor
-from .dialects.dtypes import DType, float32, int32
+from .dialects.dtypes import DType, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import index_select
 from .jax_config import config as _config
@@ -56,6 +56,12 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 def _rotl(x: np.ndarray, d: int) -> np.ndarray:
     return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
+
+
+def _leaf(value: Any) -> Tensor:
+    """A draw's tensor: an ndarray even for shape () (numpy's arithmetic on
+    0-d arrays gives scalars, which ``np.asarray(tensor)`` refused)."""
+    return Tensor._leaf(np.asarray(value))
 
 
 def _threefry2x32(k1: Any, k2: Any, x1: np.ndarray, x2: np.ndarray
@@ -100,7 +106,7 @@ def _key_words(key: Any, what: str) -> tuple[np.uint32, np.uint32]:
 
 
 def _as_key(words: np.ndarray) -> Tensor:
-    return Tensor._leaf(np.ascontiguousarray(words.astype(np.int64)))
+    return _leaf(np.ascontiguousarray(words.astype(np.int64)))
 
 
 def _shape(shape: Sequence[int] | int) -> tuple[int, ...]:
@@ -122,12 +128,16 @@ def _bits32(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 def PRNGKey(seed: int | Any) -> Tensor:  # noqa: N802  (JAX's name)
     """The key of an integer seed: ``[0, seed mod 2**32]``, as JAX makes it
-    with 64-bit integers off (the seed taken as a 32-bit integer)."""
+    with 64-bit integers off (the seed taken as a 32-bit integer); under
+    jax_enable_x64 the seed's high and low 32-bit words."""
     if isinstance(seed, Tensor):
         seed = seed.item()
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
-    return _as_key(np.array([0, int(seed) & 0xFFFFFFFF], np.uint64))
+    seed = int(seed)
+    if _config.jax_enable_x64:  # a 64-bit seed: its high and low words
+        return _as_key(np.array([(seed >> 32) & 0xFFFFFFFF, seed & 0xFFFFFFFF], np.uint64))
+    return _as_key(np.array([0, seed & 0xFFFFFFFF], np.uint64))
 
 
 def key(seed: int | Any, *, impl: Any = None) -> Tensor:
@@ -172,11 +182,18 @@ def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor
     """Uniform random 32-bit words (as int64 values: no uint32 dtype here)."""
     if dtype is not None and np.dtype(getattr(dtype, "np", dtype)) != np.uint32:
         raise NotImplementedError(f"random.bits: dtype {dtype} (only uint32 words)")
-    return Tensor._leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
+    return _leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
 
 
-def _float_dtype(dtype: Any, what: str) -> DType:
-    d = float32 if dtype is None else to_dtype(dtype)
+def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:
+    """The draw's dtype: JAX's default float (float64 with jax_enable_x64),
+    float64 asked without 64-bit mode is float32 (as JAX's). ``wide``: the
+    sampler draws float64 too."""
+    d = (float64 if _config.jax_enable_x64 else float32) if dtype is None else to_dtype(dtype)
+    if d is float64 and not _config.jax_enable_x64:
+        d = float32
+    if d is float64 and wide:
+        return d
     if d is not float32:
         raise NotImplementedError(f"random.{what}: dtype {d.name} (JAX's float32 draw "
                                   "only; cast the result)")
@@ -203,16 +220,63 @@ def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     return np.maximum(lo, scaled)
 
 
+def _bits64(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """JAX's 64-bit words (partitionable threefry): the hash's two words of
+    each count, the first the high half."""
+    k1, k2 = _key_words(key, what)
+    b1, b2 = _threefry2x32(k1, k2, *_counts(shape))
+    return (b1.astype(np.uint64) << np.uint64(32)) | b2.astype(np.uint64)
+
+
+_VELTKAMP = 134217729.0  # 2**27 + 1: splits a double into two 26-bit halves
+
+
+def _fma64(a: np.ndarray, b: Any, c: Any) -> np.ndarray:
+    """``a * b + c`` rounded once, as XLA's fused multiply-add (numpy has
+    none): the product's rounding error (Dekker's two-product) and the sum's
+    (Knuth's two-sum) are added back before the last rounding."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    p = a * b
+    t = _VELTKAMP * a
+    ah = t - (t - a)
+    t = _VELTKAMP * b
+    bh = t - (t - b)
+    al, bl = a - ah, b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bp = s - p
+    return s + (((p - (s - bp)) + (c - bp)) + e)
+
+
+def _uniform64(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
+               what: str) -> np.ndarray:
+    """JAX's float64 uniform: 52 random mantissa bits under the exponent of
+    1.0, minus 1, scaled by one fused multiply-add (XLA fuses it)."""
+    words = (_bits64(key, shape, what) >> np.uint64(12)) | np.uint64(0x3FF0000000000000)
+    u01 = words.view(np.float64) - 1.0
+    lo, hi = np.float64(minval), np.float64(maxval)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.maximum(lo, _fma64(u01, hi - lo, lo))
+
+
+def _bound(b: Any, what: str) -> Any:
+    if isinstance(b, Tensor):
+        if b.ndim:
+            raise NotImplementedError(f"random.{what}: tensor bounds (give Python numbers)")
+        return b.item()
+    return b
+
+
 def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
             minval: float = 0.0, maxval: float = 1.0) -> Tensor:
-    """Uniform in ``[minval, maxval)`` (float32, JAX's values)."""
-    _float_dtype(dtype, "uniform")
-    for b in (minval, maxval):
-        if isinstance(b, Tensor) and b.ndim:
-            raise NotImplementedError("random.uniform: tensor bounds (give Python numbers)")
-    lo = minval.item() if isinstance(minval, Tensor) else minval
-    hi = maxval.item() if isinstance(maxval, Tensor) else maxval
-    return Tensor._leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
+    """Uniform in ``[minval, maxval)`` (JAX's values: float32, or float64
+    under jax_enable_x64)."""
+    d = _float_dtype(dtype, "uniform", wide=True)
+    lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
+    if d is float64:
+        return _leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
+    return _leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
 _F32 = np.float32
@@ -243,22 +307,78 @@ def _normal_np(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return (_SQRT2 * _erfinv_np(_uniform_np(words, shape, lo, 1.0, "normal"))).astype(_F32)
 
 
+# XLA's float64 erfinv: Giles' double-precision polynomials (w < 6.25, w < 16, else)
+_ERFINV64 = (
+    np.array([-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+              1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+              6.6376381343583238325e-15, -4.0545662729752068639e-14,
+              -8.1519341976054721522e-14, 2.6335093153082322977e-12,
+              -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+              1.051212273321532285e-09, -4.1126339803469836976e-09,
+              -2.9070369957882005086e-08, 4.2347877827932403518e-07,
+              -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+              0.0001867342080340571352, -0.00074070253416626697512,
+              -0.0060336708714301490533, 0.24015818242558961693, 1.6536545626831027356]),
+    np.array([2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+              1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+              2.9234449089955446044e-06, 1.2475304481671778723e-05,
+              -4.7318229009055733981e-05, 6.8284851459573175448e-05,
+              2.4031110387097893999e-05, -0.0003550375203628474796,
+              0.00095328937973738049703, -0.0016882755560235047313,
+              0.0024914420961078508066, -0.0037512085075692412107, 0.005370914553590063617,
+              1.0052589676941592334, 3.0838856104922207635]),
+    np.array([-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+              -3.7894654401267369937e-09, 7.6157012080783393804e-09,
+              -1.4960026627149240478e-08, 2.9147953450901080826e-08,
+              -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+              -9.9298272942317002539e-07, 4.5260625972231537039e-06,
+              -1.9681778105531670567e-05, 7.5995277030017761139e-05,
+              -0.00021503011930044477347, -0.00013871931833623122026,
+              1.0103004648645343977, 4.8499064014085844221]))
+
+
+def _erfinv64_np(x: np.ndarray) -> np.ndarray:
+    """XLA's float64 erfinv, on the host."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(-x * x)
+        out = np.empty_like(x)
+        bands = (w < 6.25, (w >= 6.25) & (w < 16), ~(w < 16))
+        shifts = (None, 3.25, 5.0)
+        for coeffs, band, shift in zip(_ERFINV64, bands, shifts):
+            wb = w[band] - 3.125 if shift is None else np.sqrt(w[band]) - shift
+            p = np.full(wb.shape, coeffs[0])
+            for c in coeffs[1:]:
+                p = _fma64(p, wb, c)  # (XLA fuses each step)
+            out[band] = p * x[band]
+        return np.where(np.abs(x) == 1.0, x * np.inf, out)
+
+
 def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Standard normal (float32): ``sqrt(2) erfinv(u)`` of JAX's uniform
-    ``u`` in (-1, 1), with XLA's float32 erfinv (Giles' polynomials) on the
-    host: JAX's values but for numpy's and XLA's ``log1p`` rounding (about
-    95% of draws are bit-equal, the rest within 2 ulp)."""
-    _float_dtype(dtype, "normal")
-    return Tensor._leaf(_normal_np(key, _shape(shape)))
+    """Standard normal: ``sqrt(2) erfinv(u)`` of JAX's uniform ``u`` in
+    (-1, 1), with XLA's erfinv (Giles' polynomials) on the host: JAX's
+    values but for numpy's and XLA's ``log1p`` rounding (float32: about 95%
+    of draws are bit-equal, the rest within 2 ulp). float64 under
+    jax_enable_x64, from JAX's 64-bit words."""
+    d = _float_dtype(dtype, "normal", wide=True)
+    if d is float64:
+        shape = _shape(shape)
+        u = _uniform64(key, shape, np.nextafter(-1.0, 0.0), 1.0, "normal")
+        return _leaf(np.float64(np.sqrt(2)) * _erfinv64_np(u))
+    return _leaf(_normal_np(key, _shape(shape)))
 
 
 def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
             dtype: Any = None) -> Tensor:
     """Integers in ``[minval, maxval)`` (int32 by default), JAX's values: two
     32-bit draws combined modulo the span."""
-    d = int32 if dtype is None else to_dtype(dtype)
+    d = (int64 if _config.jax_enable_x64 else int32) if dtype is None else to_dtype(dtype)
+    if d is int64 and not _config.jax_enable_x64:
+        d = int32  # (JAX's: int64 asked without 64-bit mode is int32)
+    if d is int64:
+        return _randint64(key, _shape(shape), int(_bound(minval, "randint")),
+                          int(_bound(maxval, "randint")))
     if d is not int32:
-        raise NotImplementedError(f"random.randint: dtype {d.name} (int32 only)")
+        raise NotImplementedError(f"random.randint: dtype {d.name} (int32 or int64 only)")
     shape = _shape(shape)
     for b in (minval, maxval):
         if isinstance(b, Tensor) and b.ndim:
@@ -286,14 +406,44 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
         offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
     values = (np.int64(lo) + offset.astype(np.int64)).astype(np.int64)
     # JAX adds in int32 (wrapping): the offset's low 32 bits, as a signed add
-    return Tensor._leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+    return _leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+
+
+def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Tensor:
+    """JAX's int64 randint (jax_enable_x64): two 64-bit draws combined
+    modulo the span, in uint64 arithmetic that wraps as XLA's."""
+    info = np.iinfo(np.int64)
+    out_of_range = maxval > info.max
+    lo = min(max(minval, info.min), info.max)
+    hi = min(max(maxval, info.min), info.max)
+    k_np = split(key).numpy()
+    higher, lower = _bits64(k_np[0], shape, "randint"), _bits64(k_np[1], shape, "randint")
+    span = (hi - lo) % 2 ** 64 if hi > lo else 1
+    if out_of_range and hi > lo:
+        span = (span + 1) % 2 ** 64
+    with np.errstate(over="ignore"):
+        if span == 0:  # 2**64 wrapped to 0: x % 0 leaves x (XLA's unsigned remainder)
+            offset = higher * np.uint64(0) + lower  # ((2**32 % 0)**2: 0)
+        else:
+            s = np.uint64(span)
+            multiplier = np.uint64(((2 ** 32 % span) ** 2 % 2 ** 64) % span)
+            offset = ((higher % s) * multiplier + lower % s) % s
+        values = np.int64(lo) + offset.view(np.int64)  # (wraps, as JAX's int64 add)
+    return _leaf(values.astype(np.int64))
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) -> Tensor:
-    """``uniform < p`` (JAX's values); ``shape`` defaults to ``p``'s."""
-    p_t = p if isinstance(p, Tensor) else ops.as_tensor_arg(np.asarray(p, np.float32))
+    """``uniform < p`` (JAX's values); ``shape`` defaults to ``p``'s. The
+    uniform has ``p``'s dtype: float64 (64-bit words) under jax_enable_x64 for
+    a Python number or a float64 ``p``."""
+    wide = _config.jax_enable_x64 and (
+        p.dtype is float64 if isinstance(p, Tensor) else np.asarray(p).dtype != np.float32)
+    p_t = p if isinstance(p, Tensor) else ops.as_tensor_arg(
+        np.asarray(p, np.float64 if wide else np.float32))
     shape = tuple(p_t.shape) if shape is None else _shape(shape)
-    u = Tensor._leaf(_uniform01(key, shape, "bernoulli"))
+    if wide:
+        return ops.lt(_leaf(_uniform64(key, shape, 0.0, 1.0, "bernoulli")), p_t)
+    u = _leaf(_uniform01(key, shape, "bernoulli"))
     return ops.lt(u, p_t)
 
 
@@ -301,7 +451,7 @@ def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tens
     """Standard Gumbel (float32): ``-log(-log(u))``, ``u`` uniform in [tiny, 1)."""
     _float_dtype(dtype, "gumbel")
     u = _uniform_np(key, _shape(shape), np.finfo(np.float32).tiny, 1.0, "gumbel")
-    return ops.neg(ops.log(ops.neg(ops.log(Tensor._leaf(u)))))
+    return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
 
 
 def categorical(key: Any, logits: Any, axis: int = -1,
@@ -343,7 +493,7 @@ def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False
     """A random permutation of ``arange(x)`` (int32) or of ``x`` along
     ``axis`` (JAX's values)."""
     if isinstance(x, int | np.integer):
-        return Tensor._leaf(_shuffled_positions(key, int(x)).astype(np.int32))
+        return _leaf(_shuffled_positions(key, int(x)).astype(np.int32))
     t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
     if t.ndim == 0:
         raise TypeError("x must be an integer or at least 1-dimensional")
@@ -351,13 +501,13 @@ def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False
         raise NotImplementedError("random.permutation(independent=True) of a >1-d array "
                                   "is not supported")
     axis %= t.ndim
-    return index_select(t, axis, Tensor._leaf(_shuffled_positions(key, t.shape[axis])))
+    return index_select(t, axis, _leaf(_shuffled_positions(key, t.shape[axis])))
 
 
 def exponential(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard exponential (float32): ``-log1p(-u)`` of JAX's uniform ``u``."""
     _float_dtype(dtype, "exponential")
-    u = Tensor._leaf(_uniform01(key, _shape(shape), "exponential"))
+    u = _leaf(_uniform01(key, _shape(shape), "exponential"))
     return ops.neg(ops.log1p(ops.neg(u)))
 
 
@@ -386,8 +536,8 @@ def _uniform_bounds(key: Any, shape: tuple[int, ...], lo: Any, hi: Any, what: st
     them through ``max(lo, u (hi - lo) + lo)``)."""
     if not isinstance(lo, Tensor) and not isinstance(hi, Tensor) and np.ndim(lo) == 0 \
             and np.ndim(hi) == 0:
-        return Tensor._leaf(_uniform_np(key, shape, float(lo), float(hi), what))
-    u = Tensor._leaf(_uniform01(key, shape, what))
+        return _leaf(_uniform_np(key, shape, float(lo), float(hi), what))
+    u = _leaf(_uniform01(key, shape, what))
     lo_t, hi_t = _param(lo), _param(hi)
     return ops.maximum(lo_t, u * (hi_t - lo_t) + lo_t)
 
@@ -396,7 +546,7 @@ def _param(x: Any) -> Tensor:
     """A distribution parameter: a tensor as given (float32), else a float32 constant."""
     if isinstance(x, Tensor):
         return x if x.dtype is float32 else x.to(float32)
-    return Tensor._leaf(np.asarray(x, _F32))
+    return _leaf(np.asarray(x, _F32))
 
 
 def _value(x: Any) -> np.ndarray:
@@ -443,22 +593,22 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     u = _uniform_bounds(key, shape, a, b, "truncated_normal")
     out = composites2.erfinv(u) * float(_SQRT2)
     lo_v, hi_v = _value(lower), _value(upper)
-    return ops.minimum(ops.maximum(out, Tensor._leaf(np.nextafter(lo_v, _F32(np.inf)))),
-                       Tensor._leaf(np.nextafter(hi_v, _F32(-np.inf))))
+    return ops.minimum(ops.maximum(out, _leaf(np.nextafter(lo_v, _F32(np.inf)))),
+                       _leaf(np.nextafter(hi_v, _F32(-np.inf))))
 
 
 def laplace(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard Laplace: ``sign(u) log1p(-|u|)``, ``u`` uniform in (-1, 1)."""
     _float_dtype(dtype, "laplace")
     eps_neg = float(np.finfo(_F32).epsneg)
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), -1.0 + eps_neg, 1.0, "laplace"))
+    u = _leaf(_uniform_np(key, _shape(shape), -1.0 + eps_neg, 1.0, "laplace"))
     return ops.sign(u) * ops.log1p(ops.neg(ops.abs(u)))
 
 
 def logistic(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard logistic: ``log(u) - log1p(-u)``, ``u`` uniform in [tiny, 1)."""
     _float_dtype(dtype, "logistic")
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).tiny), 1.0,
+    u = _leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).tiny), 1.0,
                                  "logistic"))
     return ops.log(u) - ops.log1p(ops.neg(u))
 
@@ -466,7 +616,7 @@ def logistic(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Te
 def cauchy(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
     """Standard Cauchy: ``tan(pi (u - 1/2))``, ``u`` uniform in [eps, 1)."""
     _float_dtype(dtype, "cauchy")
-    u = Tensor._leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).eps), 1.0, "cauchy"))
+    u = _leaf(_uniform_np(key, _shape(shape), float(np.finfo(_F32).eps), 1.0, "cauchy"))
     return ops.tan((u - 0.5) * float(_F32(np.pi)))
 
 
@@ -474,7 +624,7 @@ def rademacher(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> 
     """-1 or +1 with equal probability: ``2 bernoulli(0.5) - 1`` (int32 by default)."""
     d = int32 if dtype is None else to_dtype(dtype)
     b = _uniform01(key, _shape(shape), "rademacher") < _F32(0.5)
-    return Tensor._leaf((2 * b.astype(np.int64) - 1).astype(d.np))
+    return _leaf((2 * b.astype(np.int64) - 1).astype(d.np))
 
 
 def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Tensor:
@@ -488,7 +638,7 @@ def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Tens
     """Rayleigh: ``scale sqrt(-2 log u)``."""
     _float_dtype(dtype, "rayleigh")
     shape = _bshape("rayleigh", shape, scale)
-    u = Tensor._leaf(_uniform01(key, shape, "rayleigh"))
+    u = _leaf(_uniform01(key, shape, "rayleigh"))
     return ops.broadcast_to(_param(scale), shape) * ops.sqrt(ops.log(u) * -2.0)
 
 
@@ -496,7 +646,7 @@ def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] |
                 dtype: Any = None) -> Tensor:
     """Weibull: ``(-log1p(-u)) ** (1 / concentration) * scale``."""
     _float_dtype(dtype, "weibull_min")
-    u = Tensor._leaf(_uniform01(key, _shape(shape), "weibull_min"))
+    u = _leaf(_uniform01(key, _shape(shape), "weibull_min"))
     return ops.pow(ops.neg(ops.log1p(ops.neg(u))), 1.0 / _param(concentration)) * _param(scale)
 
 
@@ -515,7 +665,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
     shape = _bshape("triangular", shape, left, mode, right)
     lo, md, hi = (ops.broadcast_to(_param(v), shape) for v in (left, mode, right))
     fc = (md - lo) / (hi - lo)
-    u = Tensor._leaf(_uniform01(key, shape, "triangular"))
+    u = _leaf(_uniform01(key, shape, "triangular"))
     out1 = lo + ops.sqrt(u * (hi - lo) * (md - lo))
     out2 = hi - ops.sqrt((1.0 - u) * (hi - lo) * (hi - md))
     return ops.where(ops.lt(u, fc), out1, out2)
@@ -529,7 +679,7 @@ def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     k1, k2 = _split_np(_words_np(key, "wald"))
     m = ops.broadcast_to(_param(mean), shape)
     v = normal(k1, shape)
-    z = Tensor._leaf(_uniform01(k2, shape, "wald"))
+    z = _leaf(_uniform01(k2, shape, "wald"))
     y = v * v
     y_sq = y * y
     mean_sq = m * m
@@ -549,7 +699,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     pv = np.broadcast_to(_value(p), shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.floor(np.log(u) / np.log1p(-pv)).astype(_F32) + _F32(1)
-    return Tensor._leaf(g.astype(d.np))
+    return _leaf(g.astype(d.np))
 
 
 def maxwell(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
@@ -591,7 +741,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     shape = _shape(shape)
     n_draws = math.prod(shape)
     if n_draws == 0:
-        return Tensor._leaf(np.zeros(shape, arr.dtype.np))
+        return _leaf(np.zeros(shape, arr.dtype.np))
     if n_inputs <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
@@ -616,8 +766,8 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
             g = _gumbel_np(key, (n_inputs,)) + np.log(pv)
             ind = np.argsort(-g, kind="stable")[:n_draws]
     if arr.ndim == 0:
-        return Tensor._leaf(ind.reshape(shape).astype(np.int32))
-    picked = index_select(arr, axis, Tensor._leaf(ind.reshape(-1)))
+        return _leaf(ind.reshape(shape).astype(np.int32))
+    picked = index_select(arr, axis, _leaf(ind.reshape(-1)))
     return ops.reshape(picked, (*arr.shape[:axis], *shape, *arr.shape[axis + 1:]))
 
 
@@ -928,7 +1078,7 @@ class _GammaFns:
                         d = _gamma_sample_grad(av, sv) / sv
                     else:
                         d = _gamma_sample_grad(av, sv)
-                    dt = GammaGradConstant.apply(a, Tensor._leaf(d.astype(np.float32)))
+                    dt = GammaGradConstant.apply(a, _leaf(d.astype(np.float32)))
                     return g * dt, None, None
 
             cls.draw, cls.const = GammaDraw, GammaGradConstant
@@ -938,7 +1088,7 @@ class _GammaFns:
 def _attach(a: Any, sample: np.ndarray, log_space: bool) -> Tensor:
     """The host draw as a tensor; when ``a`` is a float tensor, a function
     of it whose derivative is JAX's implicit reparameterization gradient."""
-    out = Tensor._leaf(sample)
+    out = _leaf(sample)
     if isinstance(a, Tensor) and a.dtype.is_floating_point:
         a_full = a if tuple(a.shape) == sample.shape else ops.broadcast_to(a, sample.shape)
         return _GammaFns.get()[0].apply(a_full.to(float32), out, log_space)
@@ -1056,7 +1206,7 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         result = np.where(use_knuth, _poisson_knuth(words, lam_knuth, shape),
                           _poisson_rejection(words, lam_rej, shape))
-    return Tensor._leaf(np.where(lam_v == 0, 0, result).astype(np.int32))
+    return _leaf(np.where(lam_v == 0, 0, result).astype(np.int32))
 
 
 def _poisson_knuth(words: np.ndarray, lam: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -1204,7 +1354,7 @@ def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> 
     shape = _bshape("binomial", shape, n, p)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = _binomial_np(_words_np(key, "binomial"), _value(n), _value(p), shape)
-    return Tensor._leaf(out)
+    return _leaf(out)
 
 
 def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = None,
@@ -1229,12 +1379,13 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
             cnt = _binomial_np(k, remainder, np.clip(ratio, 0, 1), tuple(remainder.shape))
             remainder = (remainder - cnt).astype(_F32)
             counts.append(cnt)
-    return Tensor._leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
+    return _leaf(np.ascontiguousarray(np.moveaxis(np.stack(counts), 0, -1)))
 
 
 # ---- jax_enable_x64: JAX's draws then depend on 64-bit defaults ----
 
-_KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone")
+_KEYS_ONLY = ("PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "clone",
+              "uniform", "normal", "randint", "bernoulli")  # (these draw 64-bit values too)
 _NARROW = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32),
            np.dtype(np.float16), np.dtype(np.int16), np.dtype(np.int8), np.dtype(np.uint8))
 

@@ -393,9 +393,32 @@ def _igamma(name: str, upper: bool, input: TensorLike, other: TensorLike) -> Ten
             g = grad * (-density if upper else density)
             return None, _sum_to(g, x_.shape)
 
-    if not (a.requires_grad or x.requires_grad):
+    def constant(t: Tensor) -> bool:  # (a lazy operand may be a transform's traced
+        return not t.requires_grad and t._node is None  # argument: pf.grad gave 0)
+
+    if constant(a) and constant(x):
         return out
-    return IncompleteGamma.apply(a, x)
+
+    class OfX(Function):  # a constant ``a``: the gradient in x only
+        @staticmethod
+        def forward(ctx: Any, x_: Tensor) -> Tensor:
+            ctx.save_for_backward(x_)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor) -> Any:
+            return IncompleteGamma.backward(_Saved(a, ctx.saved_tensors[0]), grad)[1]
+
+    return OfX.apply(x) if constant(a) else IncompleteGamma.apply(a, x)
+
+
+class _Saved:
+    """The context ``IncompleteGamma.backward`` reads: saved (a, x), a constant."""
+
+    needs_input_grad = (False, True)
+
+    def __init__(self, a: Tensor, x: Tensor):
+        self.saved_tensors = (a, x)
 
 
 def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:

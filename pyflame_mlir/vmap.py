@@ -14,9 +14,14 @@ or follows a custom rule (``lax.stop_gradient``, ``no_grad``, a
 one traced body: then ``f`` runs once per example and the results are
 stacked (exact values and derivatives; slower than the batched body).
 
-With ``axis_name``, collectives inside ``f`` (``lax.psum``, ``pmean``,
-``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``, ``ppermute``,
-``axis_index``) see every example: then ``f`` runs once per example, all
+With ``axis_name``, collectives inside ``f`` see every example. ``lax.psum``,
+``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index`` and
+``axis_size`` over the ``vmap``'s own name are batched inside the one
+trace: the collective reduces (or gathers) the batched value of its operand
+(a ``vmap`` of the function computing it from the mapped arguments, so
+gradients flow), a value every example shares (``collective_trace``). The
+others (``psum_scatter``, ``ppermute``, ``all_to_all``), and a collective of
+a value a custom rule computed, make ``f`` run once per example, all
 examples in lockstep (as ``shard_map``'s devices), each collective combining
 the examples' values (JAX's batched semantics, exact values and derivatives;
 slower than one traced body). A collective over an outer ``vmap``'s name
@@ -198,17 +203,21 @@ class _Stopped:
         self.by_id = {id(p): (x, ax) for p, (_, x, ax) in zip(placeholders, mapped)}
         self.memo: dict[int, Tensor] = {}
 
-    def batched(self, s: Tensor) -> Tensor:
-        out = self.memo.get(id(s))
+    def batched(self, s: Tensor, stop: bool = True) -> Tensor:
+        """The batched value of ``s`` (batch axis first), detached unless
+        ``stop`` is False (a collective's operand: its gradient flows)."""
+        key = id(s) if stop else (id(s), False)
+        out = self.memo.get(key)
         if out is not None:
             return out
         node = source(s)
         if type(node) is CustomNode:
             raise _NeedsLoop
-        arg = self.by_node.get(id(node))
-        if arg is not None:  # a detached alias of a mapped argument: the argument
+        arg = self.by_id.get(id(s)) if not stop else self.by_node.get(id(node))
+        if arg is not None:  # a mapped argument (or, stopped, a detached alias of one)
             x, ax = arg
-            out = detach(_moved_to_front(x, ax))
+            out = _moved_to_front(x, ax)
+            out = detach(out) if stop else out
         else:
             first, ids = self.first, self.ids
             fn = FuncGraph(self.placeholders, [s],
@@ -227,9 +236,39 @@ class _Stopped:
                     in_ax.append(-1)
             res = record(VMAP_OP, tuple(inputs), {"fn": fn, "in_axes": tuple(in_ax),
                                                   "out_axes": (0,), "axis_size": self.n})
-            out = detach(res[0])
-        self.memo[id(s)] = out
+            out = detach(res[0]) if stop else res[0]
+        self.memo[key] = out
         return out
+
+
+class _Trace:
+    """One ``vmap(axis_name=...)`` trace under way: its collectives batch
+    (``lax.psum`` of a traced value is the sum over the batch of that value's
+    batched form, a value every example shares) instead of running the
+    examples in lockstep."""
+
+    def __init__(self, axis_name: str, stop: _Stopped, index: Tensor):
+        self.axis_name, self.stop, self.index = axis_name, stop, index
+
+    def batched(self, t: Tensor) -> Tensor | None:
+        """``t`` for every example, stacked on a new leading axis; None when
+        a custom rule computed it (then the examples run in lockstep)."""
+        if not _reads(t, self.stop.ids):  # the same for every example
+            return stack([t] * self.stop.n)
+        try:
+            return self.stop.batched(t, stop=False)
+        except _NeedsLoop:
+            return None
+
+
+def collective_trace(axis_name: Any) -> _Trace | None:
+    """The innermost ``vmap`` trace when it is the one named ``axis_name``
+    (its collectives are batched), else None."""
+    stack_ = getattr(_TRACES, "named", None)
+    if not stack_ or not isinstance(axis_name, str):
+        return None
+    top = stack_[-1]
+    return top if top is not None and top.axis_name == axis_name else None
 
 
 def _moved_to_front(x: Tensor, ax: int) -> Tensor:
@@ -384,7 +423,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
         else:
             n = axis_size
         try:
-            return _trace_and_record(f, leaves, treedef, mapped, n, out_axes)
+            return _trace_and_record(f, leaves, treedef, mapped, n, out_axes, axis_name)
         except CollectiveInTrace as e:
             if axis_name is not None and axis_name in _names_of(e.axis_name):
                 return _per_example(f, leaves, treedef, mapped, n, out_axes,
@@ -396,7 +435,8 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
 
 
 def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
-                      mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any) -> Any:
+                      mapped: list[tuple[int, Tensor, int]], n: int, out_axes: Any,
+                      axis_name: str | None = None) -> Any:
     eager = CONFIG.eager
     CONFIG.eager = False  # the body is traced, not run (the vmap node runs it)
     ids: set[int] = set()
@@ -411,11 +451,14 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                     "once for all examples, so its values are not available")
     REALIZE_GUARDS.append(guard)
     _TRACES.depth = getattr(_TRACES, "depth", 0) + 1
+    named = _TRACES.__dict__.setdefault("named", [])
+    named.append(None)  # (this trace's collectives: set once its placeholders exist)
     try:
         with tracing():
             first = _next_seq()  # ops recorded from here on are f's body
             call = list(leaves)
             placeholders = []
+            traced = mapped  # (and, with an axis name, the examples' indices)
             for i, x, ax in mapped:
                 call[i] = _example(x, ax)
                 placeholders.append(call[i])
@@ -425,6 +468,14 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
             # and their nodes: a detached alias of a placeholder (stop_gradient
             # of a mapped argument) shares its node, not its identity
             ids.update(id(source(p)) for p in placeholders)
+            if axis_name is not None:  # lax.axis_index: one more mapped input, 0..n-1
+                index = tensor(np.arange(n, dtype=np.int32))
+                index_p = _example(index, 0)
+                placeholders.append(index_p)
+                traced = [*mapped, (-1, index, 0)]
+                ids.update((id(index_p), id(source(index_p))))
+                named[-1] = _Trace(axis_name, _Stopped(placeholders, traced, first, ids, n),
+                                   index_p)
             result = f(*tree_unflatten(treedef, call))
             outs, out_tree = tree_flatten(result)
             for o in outs:
@@ -440,7 +491,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
             # each mapped by a vmap of its own (detached: the stop holds); an
             # output of a custom rule cannot be (its rule would be lost): then
             # f runs per example
-            stop = _Stopped(placeholders, mapped, first, ids, n)
+            stop = _Stopped(placeholders, traced, first, ids, n)
             try:
                 batched_stop = {i: stop.batched(t) for t in fn.sub.leaves
                                 if (i := id(t)) in stopped}
@@ -450,8 +501,9 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
         CONFIG.eager = eager
         REALIZE_GUARDS.remove(guard)
         _TRACES.depth -= 1
-    axis_of = {id(p): ax for p, (_, _, ax) in zip(placeholders, mapped)}
-    batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, mapped)}
+        named.pop()
+    axis_of = {id(p): ax for p, (_, _, ax) in zip(placeholders, traced)}
+    batch_of = {id(p): x for p, (_, x, _) in zip(placeholders, traced)}
     inputs, in_ax = [], []
     for t in fn.sub.leaves:
         if batched_stop is not None and id(t) in batched_stop:

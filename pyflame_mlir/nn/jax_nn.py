@@ -18,12 +18,13 @@ from ..composites import logaddexp
 from ..core import Tensor
 from ..creation import arange
 from ..dialects.dtypes import dtype as to_dtype
+from ..indexing import repeat_interleave
 from ..jax_config import default_float
 
-__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
-           "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax",
-           "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid",
-           "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
+__all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+           "hard_swish", "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid",
+           "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
+           "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
            "squareplus", "standardize", "swish", "tanh"]
 
 
@@ -219,11 +220,16 @@ def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None
 
 def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
               keepdims: bool = False, return_sign: bool = False, where: Any = None) -> Tensor:
-    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default)."""
-    _no_where(where, "logsumexp")
+    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default); with
+    ``where``, over the elements it marks (-inf where it marks none)."""
     if return_sign:
         raise NotImplementedError("nn.logsumexp(return_sign=True) is not supported")
     x = _t(a)
+    if where is not None:
+        w = _mask(x, where)
+        x = ops.where(w, x, -math.inf)
+        if b is not None:
+            b = ops.where(w, _t(b), 0.0)
     axes = _axes(x, axis)
     z, m = _shifted(x, axes)
     e = ops.exp(z) if b is None else ops.exp(z) * _t(b)
@@ -267,3 +273,53 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> T
     classes = ops.reshape(arange(num_classes, dtype=t.dtype), tuple(shape))
     hot = ops.eq(ops.unsqueeze(t, axis), classes)
     return hot.to(default_float() if dtype is None else to_dtype(dtype))
+
+
+def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None,
+                          *, scale: float | None = None, is_causal: bool = False,
+                          query_seq_lengths: Any = None, key_value_seq_lengths: Any = None,
+                          local_window_size: Any = None, implementation: Any = None) -> Tensor:
+    """JAX's ``jax.nn.dot_product_attention`` (its XLA form): ``query``
+    ``[B, T, N, H]`` (or ``[T, N, H]``), ``key``/``value`` ``[B, S, K, H]``
+    with ``N`` a multiple of ``K`` (grouped heads: head n reads kv head
+    ``n // (N // K)``); logits ``q.k * scale`` (``1/sqrt(H)``) plus ``bias``,
+    in float32 at least; positions ``mask`` (bool, broadcast to ``[B, N, T,
+    S]``) or ``is_causal`` rules out get ``-0.7 * finfo.max`` (a row with none
+    left averages every value, as JAX's); the softmax in float32."""
+    if query_seq_lengths is not None or key_value_seq_lengths is not None or \
+            local_window_size is not None:
+        raise NotImplementedError("dot_product_attention: query_seq_lengths, "
+                                  "key_value_seq_lengths and local_window_size are not "
+                                  "supported (give a mask)")
+    if implementation not in (None, "xla"):
+        raise NotImplementedError(f"dot_product_attention: implementation={implementation!r} "
+                                  "(pyflame runs the 'xla' form)")
+    q, k, v = _t(query), _t(key), _t(value)
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = (ops.unsqueeze(t, 0) for t in (q, k, v))
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or k.shape != v.shape or \
+            q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3] or q.shape[2] % k.shape[2]:
+        raise ValueError(f"dot_product_attention: query {list(q.shape)}, key {list(k.shape)}, "
+                         f"value {list(v.shape)}: expected [B, T, N, H] and [B, S, K, H] "
+                         "with N a multiple of K")
+    groups = q.shape[2] // k.shape[2]
+    if groups > 1:
+        k, v = repeat_interleave(k, groups, 2), repeat_interleave(v, groups, 2)
+    logits_dtype = q.dtype if q.dtype.itemsize >= 4 else to_dtype("float32")
+    scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+    logits = ops.einsum("btnh,bsnh->bnts", q.to(logits_dtype), k.to(logits_dtype)) * scale
+    if bias is not None:
+        logits = logits + _t(bias).to(logits_dtype)
+    keep = None
+    if mask is not None:
+        keep = ops.broadcast_to(_t(mask), tuple(logits.shape))
+    if is_causal:
+        t_len, s_len = logits.shape[2], logits.shape[3]
+        causal = ops.as_tensor_arg(np.tril(np.ones((t_len, s_len), bool)))
+        keep = causal if keep is None else ops.logical_and(keep, causal)
+    if keep is not None:
+        logits = ops.where(keep, logits, -0.7 * float(np.finfo(logits_dtype.np).max))
+    probs = softmax(logits.to(to_dtype("float32")), -1).to(k.dtype)
+    out = ops.einsum("bnts,bsnh->btnh", probs, v)
+    return out[0] if unbatched else out
