@@ -43,7 +43,7 @@ from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser",
+__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser", "decode_mlir",
            "inline_location_aliases", "prescan_error"]
 
 # Deeper bracket nesting than this is refused: real programs stay far below,
@@ -126,6 +126,48 @@ def _string_end(text: str, i: int) -> tuple[int, str | None]:
                        "two hex digits)")
         j += 1
     return j, "unterminated string literal (it must close on its line)"
+
+
+def decode_mlir(data: bytes) -> tuple[str, tuple[int, int, str] | None]:
+    """MLIR text from bytes: UTF-8, as mlir-opt reads it, except that a comment
+    may hold any bytes (mlir-opt's lexer skips them; they become U+FFFD here).
+    A byte that is not UTF-8 elsewhere gives (line, col, message) as the error."""
+    try:
+        return data.decode(), None
+    except UnicodeDecodeError:
+        pass
+    text = data.decode(errors="surrogateescape")  # bad bytes as U+DC80..U+DCFF
+    out, line, col, i, n = [], 1, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append("".join("\ufffd" if "\udc80" <= c <= "\udcff" else c
+                               for c in text[i:j]))
+            i = j
+            continue
+        elif "\udc80" <= ch <= "\udcff":
+            return "", (line, col, f"invalid UTF-8 byte 0x{ord(ch) - 0xDC00:02X}: MLIR text "
+                        "must be UTF-8 outside comments")
+        elif ch == '"':  # a string literal: UTF-8 too (xDSL's strings are text)
+            end, why = _string_end(text, i)
+            end = end if why else end + 1
+            bad = next((k for k in range(i, end) if "\udc80" <= text[k] <= "\udcff"), None)
+            if bad is not None:
+                byte = ord(text[bad]) - 0xDC00
+                return "", (line, col + bad - i, f"invalid UTF-8 byte 0x{byte:02X} in a string "
+                            "literal (only UTF-8 strings are supported)")
+            out.append(text[i:end])
+            col += end - i - 1
+            i = end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out), None
 
 
 # float types a hexadecimal literal can spell: struct format, and the shift into it

@@ -359,9 +359,13 @@ def load_mlir(text_or_path: str | os.PathLike, entry: str | None = None) -> Mlir
     if isinstance(text_or_path, os.PathLike) or (
             isinstance(text_or_path, str) and "\n" not in text_or_path
             and "{" not in text_or_path and text_or_path.endswith(".mlir")):
+        from .dialects.bounded_parser import decode_mlir
+
         name = os.fspath(text_or_path)
-        with open(name) as f:
-            text = f.read()
+        with open(name, "rb") as f:  # UTF-8 whatever the locale; any bytes in comments
+            text, bad = decode_mlir(f.read())
+        if bad is not None:
+            raise MlirLoadError(f"{name}:{bad[0]}:{bad[1]}: error: {bad[2]}")
     elif isinstance(text_or_path, str):
         name, text = "<string>", text_or_path
     else:

@@ -277,3 +277,37 @@ def test_upstream_ops_without_a_pyflame_meaning_are_located_errors(line: str) ->
     with pytest.raises(pf.MlirLoadError,
                        match=r"<string>:2:3: error: '(arith|math)\.\w+' is not supported"):
         pf.load_mlir(text)
+
+
+_ADD = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = pyflame.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+        "  func.return %0 : tensor<2xf32>\n}\n")
+
+
+def test_bytes_that_are_not_utf8_in_a_comment_are_skipped_as_mlir_opt_does(tmp_path: Path
+                                                                           ) -> None:
+    # mlir-opt's lexer skips a comment's bytes; pyflame-opt and load_mlir refused the file
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(b"// caf\xe9 \xff\xfe\n" + _ADD.encode())
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main([str(path), "--split-input-file"]) in (0, None)
+    assert "pyflame.add" in out.getvalue() and err.getvalue() == ""
+    a = np.array([1.5, -2.0], np.float32)
+    np.testing.assert_array_equal(pf.load_mlir(path)(a).numpy(), a + a)
+
+
+@pytest.mark.parametrize(("data", "where", "byte"), [
+    (b"func.func @ma\xffin() {\n  func.return\n}\n", "1:14", "0xFF"),
+    (b'func.func @main() attributes {s = "a\xe9"} {\n  func.return\n}\n', "1:37", "0xE9"),
+])
+def test_bytes_that_are_not_utf8_outside_comments_are_located_errors(
+        data: bytes, where: str, byte: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(data)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert main([str(path)]) == 1
+    assert err.getvalue().startswith(f"{path}:{where}: error: invalid UTF-8 byte {byte}")
+    with pytest.raises(pf.MlirLoadError, match=f"bad.mlir:{where}: error: invalid UTF-8 byte"):
+        pf.load_mlir(path)
