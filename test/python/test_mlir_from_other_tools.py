@@ -311,3 +311,26 @@ def test_bytes_that_are_not_utf8_outside_comments_are_located_errors(
     assert err.getvalue().startswith(f"{path}:{where}: error: invalid UTF-8 byte {byte}")
     with pytest.raises(pf.MlirLoadError, match=f"bad.mlir:{where}: error: invalid UTF-8 byte"):
         pf.load_mlir(path)
+
+
+@pytest.mark.parametrize(("spelling", "keep"), [
+    ('pyflame.sum %x {dims = array<i64: 1>, keepdim}', True),  # a unit: true
+    ('pyflame.sum %x {dims = array<i64: 1>, keepdim = true}', True),
+    ('pyflame.sum %x {dims = array<i64: 1>}', False),  # absent: false
+    ('"pyflame.sum"(%x) {dims = array<i64: 1>, keepdim}', True),  # the same in generic form
+    ('"pyflame.sum"(%x) {dims = array<i64: 1>}', False),
+])
+def test_bool_attributes_read_as_mlir_unit_attributes(spelling: str, keep: bool,
+                                                      tmp_path: Path) -> None:
+    t = "tensor<4x1xf32>" if keep else "tensor<4xf32>"
+    text = (f"func.func @main(%x: tensor<4x3xf32>) -> {t} {{\n"
+            f"  %0 = {spelling} : (tensor<4x3xf32>) -> {t}\n  func.return %0 : {t}\n}}\n")
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(pf.load_mlir(text)(x).numpy(), x.sum(1, keepdims=keep))
+    path = tmp_path / "unit.mlir"  # pyflame-opt takes every spelling, prints true/false
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([str(path)]) in (0, None)
+    assert f"keepdim = {str(keep).lower()}" in out.getvalue() or (
+        spelling.startswith('"') and ("keepdim" in out.getvalue()) == keep)
