@@ -253,7 +253,7 @@ def _parse(text: str, name: str) -> ModuleOp:
 
 class MlirProgram:
     """A parsed ``func.func`` of ``pyflame`` ops, callable with one numpy
-    array or Tensor per argument; returns realized Tensors (one, or a tuple)."""
+    array or Tensor per argument; returns lazy Tensors (one, or a tuple)."""
 
     def __init__(self, module: ModuleOp, entry: str | None, name: str):
         from xdsl.dialects import func
@@ -290,17 +290,39 @@ class MlirProgram:
                 if op is fn or (op not in public and op.sym_name.data in named)]
         self._module = ModuleOp(keep)
         self._executables: dict[tuple[str, str], Any] = {}
+        self._steps: tuple | str = _recording_plan(self._module, self.entry)
 
     def __call__(self, *args: Any) -> Tensor | tuple[Tensor, ...]:
+        """Records the function's ops on the arguments, as every library op does
+        (lazy results, run on the current backend when read), so ``pf.grad``,
+        ``backward``, ``pf.vmap`` and ``pf.jit`` see through it."""
         if len(args) != len(self.input_specs):
             raise TypeError(f"@{self.entry} ({self.name}) takes {len(self.input_specs)} "
                             f"arguments, got {len(args)}")
-        arrays = [_argument(a, i, s, d, self.entry) for i, (a, (s, d))
-                  in enumerate(zip(args, self.input_specs))]
-        exe = self.executable()
-        results = exe.run(arrays)
-        outs = [Tensor._leaf(np.asarray(r)) for r in results]
+        if isinstance(self._steps, str):  # run compiled, outside the graph
+            from .core import requires_grad
+
+            if any(isinstance(a, Tensor) and requires_grad(a) for a in args):
+                raise TypeError(f"@{self.entry} ({self.name}) cannot be differentiated: "
+                                f"{self._steps}")
+            arrays = [_argument(a, i, s, d, self.entry) for i, (a, (s, d))
+                      in enumerate(zip(args, self.input_specs))]
+            results = self.executable().run(arrays)
+            outs = [Tensor._leaf(np.asarray(r)) for r in results]
+        else:
+            outs = self._record([_argument_tensor(a, i, s, d, self.entry) for i, (a, (s, d))
+                                 in enumerate(zip(args, self.input_specs))])
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _record(self, ins: list[Tensor]) -> list[Tensor]:
+        from .core import record
+
+        args, steps, results = self._steps
+        env: dict[Any, Tensor] = dict(zip(args, ins))
+        for opdef, operands, attrs, outs in steps:
+            got = record(opdef, tuple(env[v] for v in operands), attrs)
+            env.update(zip(outs, got if isinstance(got, list) else [got]))
+        return [env[v] for v in results]
 
     def executable(self, backend: str | None = None) -> Any:
         """The function compiled for ``backend`` (default: the current one)."""
@@ -315,6 +337,48 @@ class MlirProgram:
                 run_pipeline(module, spec)
             exe = self._executables[(name, spec)] = b.lower(module)
         return exe
+
+
+def _recording_plan(module: ModuleOp, entry: str) -> tuple | str:
+    """The entry function as steps the library records on Tensors: (block
+    arguments, [(OpDef, operands, attributes, results)], returned values),
+    after the transforms it names are expanded (``pyflame.vjp``/``jvp``/
+    ``vmap`` become plain ops) and fused regions unfused; or why it cannot
+    be (an op that is not one of the op table's, several blocks)."""
+    from xdsl.dialects import func
+
+    from .dialects.pyflame import PyflameOp
+    from .passes.pipeline import run_pipeline as run_passes
+
+    module = module.clone()
+    expand_transforms(module)
+    if any(op.name == "pyflame.fused" for op in module.walk()):
+        run_passes(module, "unfuse", make_context())
+    fn = next(op for op in module.ops
+              if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    if len(fn.body.blocks) != 1:
+        return f"it has {len(fn.body.blocks)} blocks (only one-block functions record)"
+    steps, results = [], []
+    for op in fn.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            results = list(op.arguments)
+        elif isinstance(op, PyflameOp):
+            steps.append((op.OPDEF, list(op.operands), op.py_attrs(), list(op.results)))
+        else:
+            return f"'{op.name}' is not a pyflame op of the op table"
+    return list(fn.body.block.args), steps, results
+
+
+def _argument_tensor(a: Any, i: int, shape: tuple[int, ...], d: DType, entry: str) -> Tensor:
+    """An argument as a Tensor, checked against its type without reading its
+    value (it may be a tracer of ``pf.grad``, ``pf.vmap`` or ``pf.jit``)."""
+    if not isinstance(a, Tensor):
+        return Tensor._leaf(_argument(a, i, shape, d, entry))
+    if a.shape != shape or a.dtype is not d:
+        raise TypeError(f"@{entry}: argument {i} must be {d.name}{list(shape)} (tensor<"
+                        f"{'x'.join(map(str, shape))}{'x' if shape else ''}{d.short}>), got "
+                        f"{a.dtype.name}{list(a.shape)}")
+    return a
 
 
 def _symbols_named(fn: Operation) -> set[str]:

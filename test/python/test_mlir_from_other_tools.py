@@ -334,3 +334,33 @@ def test_bool_attributes_read_as_mlir_unit_attributes(spelling: str, keep: bool,
         assert main([str(path)]) in (0, None)
     assert f"keepdim = {str(keep).lower()}" in out.getvalue() or (
         spelling.startswith('"') and ("keepdim" in out.getvalue()) == keep)
+
+
+_SIN_OF_PRODUCT = """func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  %0 = arith.mulf %a, %b : tensor<3xf32>
+  %1 = math.sin %0 : tensor<3xf32>
+  %2 = pyflame.sum %1 {dims = array<i64: 0>} : (tensor<3xf32>) -> tensor<f32>
+  func.return %2, %0 : tensor<f32>, tensor<3xf32>
+}"""
+
+
+def test_gradients_flow_through_a_loaded_function() -> None:
+    # the loaded callable ran outside the graph: pf.grad of it was silently zero
+    torch = pytest.importorskip("torch")
+    f = pf.load_mlir(_SIN_OF_PRODUCT)
+    a = np.array([0.1, -0.7, 0.3], np.float32)
+    b = np.array([1.0, 2.0, -3.0], np.float32)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.sin(ta * tb).sum().backward()
+    ga, gb = pf.grad(lambda x, y: f(x, y)[0], argnums=(0, 1))(pf.tensor(a), pf.tensor(b))
+    np.testing.assert_allclose(ga.numpy(), ta.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), tb.grad.numpy(), rtol=1e-6)
+    x = pf.tensor(a)
+    x.requires_grad_(True)
+    f(x, pf.tensor(b))[0].backward()
+    np.testing.assert_allclose(x.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
+    # and vmap and jit see through it (vmap read the traced values and refused)
+    s = pf.vmap(lambda x, y: f(x, y)[0])(pf.tensor(np.stack([a, b])), pf.tensor(np.stack([b, a])))
+    np.testing.assert_allclose(s.numpy(), np.sin(a * b).sum().repeat(2), rtol=1e-6)
+    np.testing.assert_allclose(pf.jit(lambda x, y: f(x, y)[1])(pf.tensor(a), pf.tensor(b)).numpy(),
+                               a * b)
