@@ -100,6 +100,7 @@ def _legalize(module: ModuleOp, name: str) -> None:
 
     from .dialects.pyflame import OP_CLASSES
 
+    _legalize_tensor_ops(module, name)
     for op in list(module.walk()):
         if op.dialect_name() not in ("arith", "math"):
             continue
@@ -157,6 +158,126 @@ def _legalize(module: ModuleOp, name: str) -> None:
                             "deep (a recursive function?)")
 
 
+def _static_type(op: Operation, t: Any, name: str) -> tuple[tuple[int, ...], DType]:
+    from .dialects.pyflame import spec_of_type
+
+    try:
+        return spec_of_type(t, f"'{op.name}'")
+    except Exception as e:  # noqa: BLE001  (VerifyException: dynamic, unranked, element)
+        raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}': {e}") from None
+
+
+def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
+    """The ``tensor``/``linalg`` ops upstream tools print for shape plumbing and
+    products on static tensors, as ``pyflame`` ops: ``tensor.expand_shape``/
+    ``collapse_shape`` are ``reshape``; a static ``tensor.extract_slice`` is
+    ``slice`` (then ``reshape`` when it drops unit dims); ``linalg.matmul`` is
+    ``matmul`` plus its ``outs`` init (``add``); ``linalg.fill`` of an
+    ``arith.constant`` is a splat ``constant``; ``tensor.empty`` (contents
+    undefined in MLIR) is a zero ``constant``. Other ops of these dialects (and
+    ``scf``) are refused with their place: their ops on scalars, loops and
+    ``linalg.generic`` regions have no pyflame op."""
+    from xdsl.dialects import arith, tensor
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+    from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+    from xdsl.rewriter import Rewriter
+
+    from .dialects.pyflame import OP_CLASSES, attr_to_ir, ir_element_type
+
+    def create(kind: str, operands: list, result_type: Any, attrs: dict | None = None,
+               like: Operation | None = None) -> Operation:
+        new = OP_CLASSES[kind].create(operands=operands, result_types=[result_type],
+                                      attributes=attrs or {})
+        if like is not None:
+            new.location = like.location
+        return new
+
+    for op in list(module.walk()):
+        if op.dialect_name() not in ("tensor", "linalg", "scf") or \
+                op.get_toplevel_object() is not module:  # (in a region replaced already)
+            continue
+        if isinstance(op, tensor.ExpandShapeOp | tensor.CollapseShapeOp):
+            _static_type(op, op.operands[0].type, name)
+            shape, _ = _static_type(op, op.results[0].type, name)
+            new = [create("reshape", [op.operands[0]], op.results[0].type,
+                          {"shape": attr_to_ir("ints", shape)}, op)]
+        elif isinstance(op, tensor.ExtractSliceOp) and not (
+                op.offsets or op.sizes or op.strides):
+            _static_type(op, op.source.type, name)
+            out, d = _static_type(op, op.result.type, name)
+            start = op.static_offsets.get_values()
+            size = op.static_sizes.get_values()
+            stride = op.static_strides.get_values()
+            limit = [o + (n - 1) * st + 1 if n else o for o, n, st in zip(start, size, stride)]
+            sliced = TensorType(ir_element_type(d), list(size))
+            new = [create("slice", [op.source], sliced,
+                          {"start": attr_to_ir("ints", start),
+                           "limit": attr_to_ir("ints", limit),
+                           "stride": attr_to_ir("ints", stride)}, op)]
+            if tuple(size) != out:  # a rank-reducing slice
+                new.append(create("reshape", [new[0].results[0]], op.result.type,
+                                  {"shape": attr_to_ir("ints", out)}, op))
+        elif isinstance(op, tensor.EmptyOp) and not op.operands:
+            shape, d = _static_type(op, op.results[0].type, name)
+            new = [create("constant", [], op.results[0].type,
+                          {"value": attr_to_ir("dense", _zeros(shape, d))}, op)]
+        elif isinstance(op, FillOp) and len(op.results) == 1:
+            scalar = op.inputs[0].owner if op.inputs else None
+            value = (scalar.properties.get("value") if isinstance(scalar, arith.ConstantOp)
+                     else None)
+            if not isinstance(value, IntegerAttr | FloatAttr):
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.fill' of a value "
+                                    "that is not an arith.constant scalar is not supported")
+            shape, d = _static_type(op, op.results[0].type, name)
+            new = [create("constant", [], op.results[0].type,
+                          {"value": attr_to_ir("dense", _splat(value.value.data, shape, d))},
+                          op)]
+        elif isinstance(op, MatmulOp) and len(op.results) == 1:
+            maps = op.properties.get("indexing_maps")
+            if maps is not None and [str(m) for m in maps] != _MATMUL_MAPS:
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.matmul' with "
+                                    "indexing_maps (a transposed or broadcast operand) is not "
+                                    "supported")
+            a, b = op.inputs
+            c = op.outputs[0]
+            types = {_static_type(op, v.type, name)[1] for v in (a, b, c)}
+            if len(types) != 1:
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.matmul' of mixed "
+                                    f"element types ({a.type}, {b.type} into {c.type}) is not "
+                                    "supported")
+            prod = create("matmul", [a, b], c.type, like=op)
+            new = [prod, create("add", [prod.results[0], c], c.type, like=op)]
+        else:
+            raise MlirLoadError(
+                f"{_where(op, name)}: error: '{op.name}' is not supported here: load_mlir runs "
+                "tensor programs; of the tensor/linalg dialects it takes static "
+                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul "
+                "and linalg.fill of an arith.constant (scf loops, linalg.generic regions and "
+                "ops on scalars have no pyflame op)")
+        Rewriter.replace_op(op, new, [new[-1].results[0]])
+    for op in list(module.walk()):  # the scalar constants only fills read
+        if isinstance(op, arith.ConstantOp) and not op.results[0].uses and isinstance(
+                op.properties.get("value"), IntegerAttr | FloatAttr):
+            Rewriter.erase_op(op)
+
+
+# linalg.matmul's own maps: C[i, j] += A[i, k] * B[k, j]
+_MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                "affine_map<(d0, d1, d2) -> (d0, d1)>"]
+
+
+def _zeros(shape: tuple[int, ...], d: DType) -> Any:
+    from .dialects.data import DenseValue
+
+    return DenseValue(np.zeros((), d.np), shape, d)
+
+
+def _splat(v: float | int, shape: tuple[int, ...], d: DType) -> Any:
+    from .dialects.data import DenseValue
+
+    return DenseValue(np.asarray(v, d.np).reshape(()), shape, d)
+
+
 def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
     """Every ``dense_resource<key>`` a ``value`` attribute holds (how mlir-opt, torch-mlir
     and StableHLO exports write large constants, the bytes in the file's trailing
@@ -200,7 +321,10 @@ def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
 def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+    from xdsl.dialects.linalg import Linalg
     from xdsl.dialects.math import Math
+    from xdsl.dialects.scf import Scf
+    from xdsl.dialects.tensor import Tensor
     from xdsl.utils.exceptions import ParseError
 
     from .dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
@@ -225,6 +349,9 @@ def _parse(text: str, name: str) -> ModuleOp:
     ctx = make_context()
     ctx.load_dialect(Arith)  # constants and elementwise ops as other tools print
     ctx.load_dialect(Math)  # them (see _legalize)
+    for dialect in (Tensor, Linalg, Scf):  # upstream shape plumbing (_legalize_tensor_ops)
+        if ctx.get_optional_dialect(dialect.name) is None:
+            ctx.load_dialect(dialect)
     try:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:

@@ -364,3 +364,46 @@ def test_gradients_flow_through_a_loaded_function() -> None:
     np.testing.assert_allclose(s.numpy(), np.sin(a * b).sum().repeat(2), rtol=1e-6)
     np.testing.assert_allclose(pf.jit(lambda x, y: f(x, y)[1])(pf.tensor(a), pf.tensor(b)).numpy(),
                                a * b)
+
+
+def test_tensor_and_linalg_shape_plumbing_and_products_run_against_numpy() -> None:
+    # what mlir-opt prints for a matmul on tensors (empty + fill + matmul) and
+    # static reshapes/slices: load_mlir refused every tensor and linalg op
+    text = """func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<6x4xf32>, tensor<3x2xf32>, tensor<2x1x3xf32>) {
+  %e = tensor.empty() : tensor<3x5xf32>
+  %z = arith.constant 0.5 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %s = tensor.extract_slice %a[1, 0, 0] [1, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> to tensor<3x4xf32>
+  %m = linalg.matmul ins(%s, %b : tensor<3x4xf32>, tensor<4x5xf32>) outs(%f : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %n = linalg.matmul ins(%s, %b : tensor<3x4xf32>, tensor<4x5xf32>) outs(%c : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %r = arith.addf %m, %n : tensor<3x5xf32>
+  %flat = tensor.collapse_shape %a [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %t = tensor.extract_slice %a[1, 0, 1] [1, 3, 2] [1, 1, 2] : tensor<2x3x4xf32> to tensor<3x2xf32>
+  %v = tensor.collapse_shape %t [[0, 1]] : tensor<3x2xf32> into tensor<6xf32>
+  %u = tensor.expand_shape %v [[0, 1, 2]] output_shape [2, 1, 3] : tensor<6xf32> into tensor<2x1x3xf32>
+  func.return %r, %flat, %t, %u : tensor<3x5xf32>, tensor<6x4xf32>, tensor<3x2xf32>, tensor<2x1x3xf32>
+}"""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    c = rng.standard_normal((3, 5)).astype(np.float32)
+    r, flat, t, u = pf.load_mlir(text)(a, b, c)
+    np.testing.assert_allclose(r.numpy(), 2 * a[1] @ b + 0.5 + c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(flat.numpy(), a.reshape(6, 4))
+    np.testing.assert_array_equal(t.numpy(), a[1, 0:3, 1:4:2])
+    np.testing.assert_array_equal(u.numpy(), a[1, 0:3, 1:4:2].reshape(2, 1, 3))
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("%i = arith.constant 0 : index\n  %0 = tensor.extract_slice %a[%i, 0] [1, 3] [1, 1] : "
+     "tensor<2x3xf32> to tensor<1x3xf32>", "'tensor.extract_slice' is not supported here"),
+    ("%e = tensor.empty() : tensor<1x3xf32>\n  %0 = tensor.insert_slice %e into %a[0, 0] [1, 3] "
+     "[1, 1] : tensor<1x3xf32> into tensor<2x3xf32>", "'tensor.insert_slice' is not supported"),
+])
+def test_tensor_ops_without_a_pyflame_meaning_are_located_errors(body: str, message: str
+                                                                 ) -> None:
+    t = "tensor<1x3xf32>" if "extract" in body else "tensor<2x3xf32>"
+    text = (f"func.func @main(%a: tensor<2x3xf32>) -> {t} {{\n  {body}\n"
+            f"  func.return %0 : {t}\n}}\n")
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:[23]:3: error: {message}"):
+        pf.load_mlir(text)
