@@ -125,6 +125,7 @@ def _legalize(module: ModuleOp, name: str) -> None:
         new.location = op.location
         Rewriter.replace_op(op, new)
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    _refuse_recursion(funcs, name)
     inlined = 0
     for _ in range(64):  # a call inside an inlined body is inlined in the next round
         calls = [op for op in module.walk() if isinstance(op, func.CallOp)]
@@ -156,6 +157,36 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+
+
+def _refuse_recursion(funcs: dict[str, Any], name: str) -> None:
+    """A function that calls itself, directly or through others, is refused at
+    the call that closes the cycle (calls are inlined, so recursion cannot be)."""
+    from xdsl.dialects import func
+
+    calls = {k: [op for op in f.walk() if isinstance(op, func.CallOp)] for k, f in funcs.items()}
+    state: dict[str, int] = {}  # 1: on the path, 2: done (iterative: chains may be long)
+    for root in funcs:
+        if root in state:
+            continue
+        path, todo = [root], [iter(calls[root])]
+        state[root] = 1
+        while todo:
+            call = next(todo[-1], None)
+            if call is None:
+                state[path.pop()] = 2
+                todo.pop()
+                continue
+            callee = call.callee.root_reference.data
+            if state.get(callee) == 1:
+                cycle = path[path.index(callee):] + [callee]
+                raise MlirLoadError(f"{_where(call, name)}: error: 'func.call' of @{callee} "
+                                    "is recursive (" + " -> ".join(f"@{c}" for c in cycle)
+                                    + "): calls are inlined, so recursion is not supported")
+            if callee in calls and callee not in state:
+                state[callee] = 1
+                path.append(callee)
+                todo.append(iter(calls[callee]))
 
 
 def _static_type(op: Operation, t: Any, name: str) -> tuple[tuple[int, ...], DType]:

@@ -407,3 +407,37 @@ def test_tensor_ops_without_a_pyflame_meaning_are_located_errors(body: str, mess
             f"  func.return %0 : {t}\n}}\n")
     with pytest.raises(pf.MlirLoadError, match=f"<string>:[23]:3: error: {message}"):
         pf.load_mlir(text)
+
+
+@pytest.mark.parametrize(("text", "where", "cycle"), [
+    ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @main(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}", "2:3", "@main -> @main"),
+    ("func.func private @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @h(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}\n"
+     "func.func private @h(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @g(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}\n"
+     "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @g(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}", "6:3", "@g -> @h -> @g"),
+])
+def test_recursive_calls_are_refused_naming_the_cycle(text: str, where: str, cycle: str) -> None:
+    # (it was "nested more than 64 deep (a recursive function?)" after 64 rounds of inlining)
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:{where}: error: 'func.call' of @"
+                       f"[a-z]+ is recursive \\({cycle}\\)"):
+        pf.load_mlir(text)
+
+
+def test_a_long_chain_of_calls_is_checked_without_recursion() -> None:
+    n = 1200  # deeper than Python's stack would take with a recursive cycle check
+    funcs = [f"func.func private @f{i}(%a: tensor<2xf32>) -> tensor<2xf32> {{\n"
+             f"  %0 = func.call @f{i + 1}(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+             f"  func.return %0 : tensor<2xf32>\n}}" for i in range(n)]
+    funcs.append(f"func.func private @f{n}(%a: tensor<2xf32>) -> tensor<2xf32> {{\n"
+                 f"  %0 = func.call @f0(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+                 "  func.return %0 : tensor<2xf32>\n}")
+    with pytest.raises(pf.MlirLoadError, match=f":{3 * n + 2 + n}:3: error: 'func.call' of "
+                       "@f0 is recursive"):
+        pf.load_mlir("\n".join(funcs))
