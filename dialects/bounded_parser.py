@@ -217,6 +217,27 @@ class BoundedParser(Parser):
             self.attribute_aliases.clear()  # parsed again from the start
         return super().parse_module(allow_implicit_module)
 
+    def parse_comma_separated_list(self, delimiter, parse, context_msg=""):  # noqa: ANN001, ANN202
+        """xDSL's, except that an undelimited list of attributes written in
+        parentheses and not followed by ``->`` is that list: the result types of
+        a multi-result ``linalg.generic`` (``-> (tensor<4xf32>, tensor<4xi64>)``),
+        as MLIR and xDSL print them and xDSL's own parser refused ("Expected
+        '->'": it read a function type)."""
+        from xdsl.utils.exceptions import ParseError
+
+        if (delimiter is self.Delimiter.NONE and parse == self.parse_attribute
+                and self._current_token.kind == MLIRTokenKind.L_PAREN):
+            start = self._current_token.span.start
+            try:
+                items = super().parse_comma_separated_list(self.Delimiter.PAREN, parse,
+                                                           context_msg)
+            except ParseError:
+                items = None
+            if items and self._current_token.kind != MLIRTokenKind.ARROW:
+                return items
+            self._resume_from(start)
+        return super().parse_comma_separated_list(delimiter, parse, context_msg)
+
     def _parse_dialect_resource_handle(self, dialect_name, interface):  # noqa: ANN001, ANN202
         """xDSL's, except that a key an earlier parse (of another text) declared is this
         text's own: xDSL keeps resource blobs in a process-wide store and renamed the
