@@ -217,6 +217,19 @@ class BoundedParser(Parser):
             self.attribute_aliases.clear()  # parsed again from the start
         return super().parse_module(allow_implicit_module)
 
+    def parse_optional_location(self):  # noqa: ANN202  (xDSL's own return type)
+        """xDSL's, remembering the token after a location the text writes, so an
+        op's explicit ``loc(unknown)`` can be told from no location at all
+        (``wrote_location``): parsers that locate ops keep the former unknown."""
+        loc = super().parse_optional_location()
+        if loc is not None:
+            self._after_location = self._current_token
+        return loc
+
+    def wrote_location(self) -> bool:
+        """Whether the text gave the op just parsed its own ``loc(...)``."""
+        return self._current_token is getattr(self, "_after_location", None)
+
     def parse_comma_separated_list(self, delimiter, parse, context_msg=""):  # noqa: ANN001, ANN202
         """xDSL's, except that an undelimited list of attributes written in
         parentheses and not followed by ``->`` is that list: the result types of

@@ -74,7 +74,7 @@ class LocatingParser(BoundedParser):
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
+        if isinstance(op.location, UnknownLoc) and not self.wrote_location():
             loc = start.get_location()
             op.location = FileLineColLoc(StringAttr(loc.file),
                                          IntAttr(loc.line + self.line_offset), IntAttr(loc.col))
