@@ -402,6 +402,8 @@ class PyflameOptMain(xDSLOptMain):
                                   "target handles functions of one block only"), text, offset)
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
+        if d.line == 0:  # an op at loc(unknown): mlir-opt's way to say so
+            raise UserError(f"<unknown>:0: error: {d.message}")
         if d.file is not None and d.file != self.get_input_name():
             raise UserError(f"{d.file}:{d.line}:{d.col}: error: {d.message}")
         lines = text.splitlines()
@@ -435,8 +437,8 @@ class PyflameOptMain(xDSLOptMain):
                 unmatched.remove(hit)
         for d in unmatched:
             self.diagnostics_ok = False
-            print(f"{name}:{d.line}:{d.col}: error: unexpected {d.kind}: {d.message}",
-                  file=sys.stderr)
+            where = "<unknown>:0" if d.line == 0 else f"{name}:{d.line}:{d.col}"
+            print(f"{where}: error: unexpected {d.kind}: {d.message}", file=sys.stderr)
 
     def _print_statistics(self) -> None:
         stats = getattr(self, "pass_stats", None)
