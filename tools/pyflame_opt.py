@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version as _version
 from io import StringIO
 from typing import IO
 
@@ -161,6 +162,9 @@ def expected_diagnostics(text: str, line_offset: int) -> list[Diag]:
 
 
 class PyflameOptMain(xDSLOptMain):
+    version_format = (f"pyflame-opt (pyflame-mlir {_version('pyflame-mlir')}), built on xDSL "
+                      "{xdsl_version}")
+
     def __init__(self, args: Sequence[str] | None = None):
         self.diagnostics_ok = True
         super().__init__(description="pyflame-opt: the pyflame MLIR optimizer driver",
@@ -267,7 +271,11 @@ class PyflameOptMain(xDSLOptMain):
         return self.args.input_file or "<stdin>"  # as mlir-opt names it
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
-        f, _ = super().get_input_stream()
+        try:
+            f, _ = super().get_input_stream()
+        except OSError as e:  # as mlir-opt says it
+            raise UserError(f"pyflame-opt: error: cannot open input file "
+                            f"'{self.args.input_file}': {e.strerror}") from None
         return f, "mlir"  # any file name: the text is MLIR (mlir-opt ignores the suffix)
 
     def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
@@ -317,8 +325,12 @@ class PyflameOptMain(xDSLOptMain):
         if self.args.verify_diagnostics and not self.diagnostics_ok:
             raise SystemExit(1)
         if self.args.output_file:
-            with open(self.args.output_file, "w") as f:
-                f.write(out.getvalue())
+            try:
+                with open(self.args.output_file, "w") as f:
+                    f.write(out.getvalue())
+            except OSError as e:  # as mlir-opt says it
+                raise UserError(f"pyflame-opt: error: cannot open output file "
+                                f"'{self.args.output_file}': {e.strerror}") from None
         else:
             sys.stdout.write(out.getvalue())
         self._print_statistics()
