@@ -197,6 +197,10 @@ class _HexElement(AttrParser._TensorLiteralElement):
         return struct.unpack(fmt, struct.pack(ifmt, bits << shift))[0]
 
 
+# the op name in an op's text: ``%0 = arith.addf ...`` or ``"arith.addf"(...)``
+_OP_NAME = re.compile(r'(?:^|=)\s*"?([A-Za-z_][\w$]*\.[\w$.]+)')
+
+
 class BoundedParser(Parser):
     """xDSL's parser, refusing dense literals of more than ``MAX_DENSE_ELEMENTS`` and
     reading hexadecimal float tensor elements as bit patterns."""
@@ -216,6 +220,22 @@ class BoundedParser(Parser):
             self._resume_from(start)
             self.attribute_aliases.clear()  # parsed again from the start
         return super().parse_module(allow_implicit_module)
+
+    def parse_operation(self):  # noqa: ANN202  (xDSL's own return type)
+        """xDSL's, with a constraint its op classes check while the op is built
+        (``arith.divf`` on integers: "Unexpected attribute i32", no place) a
+        parse error at the op, naming it."""
+        from xdsl.utils.exceptions import VerifyException
+
+        start = self._current_token.span.start
+        try:
+            return super().parse_operation()
+        except VerifyException as e:
+            text = self.lexer.input.content[start:self._current_token.span.start]
+            m = _OP_NAME.search(text)
+            what = f"'{m.group(1)}' op " if m else ""
+            self.raise_error(f"{what}{e} (an operand, result or attribute of a type the op "
+                             "does not take)", start, start)
 
     def parse_optional_location(self):  # noqa: ANN202  (xDSL's own return type)
         """xDSL's, remembering the token after a location the text writes, so an

@@ -394,6 +394,8 @@ def _parse(text: str, name: str) -> ModuleOp:
         raise MlirLoadError(f"{name}: error: {type(e).__name__}: {e}") from None
     assert isinstance(module, ModuleOp)
     _resolve_resources(module, ctx, name)
+    from .dialects.upstream_checks import upstream_error
+
     for op in module.walk(reverse=False, region_first=True):  # innermost first, as mlir-opt
         try:
             op.verify(verify_nested_ops=False)
@@ -401,6 +403,9 @@ def _parse(text: str, name: str) -> ModuleOp:
             msg = str(e.__cause__ or e).removeprefix("Operation does not verify: ")
             raise MlirLoadError(f"{_where(op, name)}: error: the module does not verify: "
                                 f"'{op.name}' op {msg}") from None
+        if (upstream := upstream_error(op)) is not None:
+            raise MlirLoadError(f"{_where(op, name)}: error: the module does not verify: "
+                                f"{upstream}")
     _legalize(module, name)
     try:
         module.verify()

@@ -41,6 +41,7 @@ from ..dialects.bounded_parser import (
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
+from ..dialects.upstream_checks import upstream_error
 from ..dialects.wse import WSE
 from ..lowering.to_linalg import LinalgLoweringError
 from ..lowering.to_max import MaxLoweringError, print_max
@@ -97,15 +98,32 @@ def verify_module(module: ModuleOp) -> list[Diag]:
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
+            if (upstream := upstream_error(op)) is not None:
+                diags.append(_op_diag(op, upstream))
+                break
         except DiagnosticException as e:
             cause = e.__cause__ or e
             msg = str(cause).removeprefix("Operation does not verify: ")
-            diags.append(_op_diag(op, f"'{op.name}' op {msg}"))
+            again = redefined_symbol(op, msg)
+            diags.append(_op_diag(again, f"redefinition of symbol named "
+                                  f"'{again.sym_name.data}'") if again is not None  # type: ignore[attr-defined]
+                         else _op_diag(op, f"'{op.name}' op {msg}"))
             break  # like mlir-opt: the first failure
         except Exception as e:  # noqa: BLE001 - structural errors from xDSL
             diags.append(_op_diag(op, f"'{op.name}' op {e}"))
             break
     return diags
+
+
+def redefined_symbol(op: Operation, message: str) -> Operation | None:
+    """The second op of ``op``'s body defining the symbol its verifier says is
+    redefined (``Redefinition of symbol "f"``), where mlir-opt reports it."""
+    m = re.match(r'Redefinition of symbol "(.*)"', message)
+    if m is None or not op.regions:
+        return None
+    seen = [o for o in op.regions[0].ops if getattr(getattr(o, "sym_name", None), "data",
+                                                     None) == m.group(1)]
+    return seen[1] if len(seen) > 1 else None
 
 
 def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:

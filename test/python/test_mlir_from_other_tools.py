@@ -441,3 +441,18 @@ def test_a_long_chain_of_calls_is_checked_without_recursion() -> None:
     with pytest.raises(pf.MlirLoadError, match=f":{3 * n + 2 + n}:3: error: 'func.call' of "
                        "@f0 is recursive"):
         pf.load_mlir("\n".join(funcs))
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("%0 = tensor.extract_slice %a[1, 1] [4, 2] [1, 1] : tensor<2x3xf32> to tensor<4x2xf32>",
+     "slice along dimension 0 runs out-of-bounds: 4 >= 2"),
+    ("%0 = tensor.collapse_shape %a [[0, 1]] : tensor<2x3xf32> into tensor<3xf32>",
+     "expected dimension 0 of collapsed type"),
+])
+def test_upstream_ops_mlir_opt_rejects_are_not_run(line: str, message: str) -> None:
+    # xDSL's verifiers accept these; load_mlir would have made a wrong slice/reshape
+    t = line.rsplit(" ", 1)[-1]
+    text = (f"func.func @main(%a: tensor<2x3xf32>) -> {t} {{\n  {line}\n"
+            f"  func.return %0 : {t}\n}}\n")
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:2:3: error: .*{message}"):
+        pf.load_mlir(text)
