@@ -227,9 +227,20 @@ class BoundedParser(Parser):
         parse error at the op, naming it."""
         from xdsl.utils.exceptions import VerifyException
 
+        from xdsl.utils.exceptions import ParseError
+
         start = self._current_token.span.start
         try:
             return super().parse_operation()
+        except ParseError as e:
+            if "builtin.unregistered does not have a custom format" not in e.msg:
+                raise
+            m = _OP_NAME.search(self.lexer.input.content[start:e.span.start])
+            name = m.group(1) if m else "?"
+            at = start + m.start(1) if m else start
+            self.raise_error(f"custom op '{name}' is unknown: dialect '{name.split('.')[0]}' "
+                             "is not registered (an unregistered op must be written in the "
+                             f"generic form, \"{name}\"(...) : ...)", at, at + len(name))
         except VerifyException as e:
             text = self.lexer.input.content[start:self._current_token.span.start]
             m = _OP_NAME.search(text)
