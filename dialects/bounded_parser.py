@@ -225,9 +225,7 @@ class BoundedParser(Parser):
         """xDSL's, with a constraint its op classes check while the op is built
         (``arith.divf`` on integers: "Unexpected attribute i32", no place) a
         parse error at the op, naming it."""
-        from xdsl.utils.exceptions import VerifyException
-
-        from xdsl.utils.exceptions import ParseError
+        from xdsl.utils.exceptions import ParseError, VerifyException
 
         start = self._current_token.span.start
         try:
