@@ -50,6 +50,12 @@ def upstream_error(op: Operation) -> str | None:
             return None
         collapsed, expanded = (res, src) if op.name == "tensor.collapse_shape" else (src, res)
         return _reshape_error(op, collapsed, expanded, _reassociation(op))
+    if op.name == "linalg.fill" and len(op.operands) == 2:
+        value, out = op.operands[0].type, op.operands[1].type
+        el = out.get_element_type() if isinstance(out, TensorType) else out
+        if value != el:
+            return (f"'{op.name}' op expected fill value type ('{value}') to match output "
+                    f"element type ('{el}')")
     if op.name == "tensor.extract_slice" and not op.operands[1:]:
         src = _static(op.operands[0].type)
         if src is None:

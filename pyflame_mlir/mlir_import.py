@@ -306,7 +306,8 @@ def _zeros(shape: tuple[int, ...], d: DType) -> Any:
 def _splat(v: float | int, shape: tuple[int, ...], d: DType) -> Any:
     from .dialects.data import DenseValue
 
-    return DenseValue(np.asarray(v, d.np).reshape(()), shape, d)
+    with np.errstate(all="ignore"):  # a signless int's bits (200 : i8 is -56)
+        return DenseValue(np.asarray(v).astype(d.np).reshape(()), shape, d)
 
 
 def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -456,3 +457,26 @@ def test_upstream_ops_mlir_opt_rejects_are_not_run(line: str, message: str) -> N
             f"  func.return %0 : {t}\n}}\n")
     with pytest.raises(pf.MlirLoadError, match=f"<string>:2:3: error: .*{message}"):
         pf.load_mlir(text)
+
+
+@pytest.mark.parametrize(("scalar", "t", "want"), [
+    ("200 : i8", "i8", -56),  # a signless int's bits
+    ("true", "i1", True),
+    ("-7.5 : f16", "f16", -7.5),
+    ("-7.5 : f32", "i32", "expected fill value type ('f32') to match output element type"),
+    ("-1 : i8", "i32", "expected fill value type ('i8') to match output element type"),
+])
+def test_linalg_fill_takes_a_scalar_of_the_element_type(scalar: str, t: str, want: object
+                                                        ) -> None:
+    # mlir-opt refuses a fill of another type; xDSL accepted it and load_mlir cast the
+    # value (an OverflowError for -1 into ui8)
+    st = scalar.split(": ")[1] if ": " in scalar else "i1"
+    text = (f"func.func @main() -> tensor<2x{t}> {{\n  %e = tensor.empty() : tensor<2x{t}>\n"
+            f"  %s = arith.constant {scalar}\n"
+            f"  %f = linalg.fill ins(%s : {st}) outs(%e : tensor<2x{t}>) -> tensor<2x{t}>\n"
+            f"  func.return %f : tensor<2x{t}>\n}}\n")
+    if isinstance(want, str):
+        with pytest.raises(pf.MlirLoadError, match=f"<string>:4:3: error: .*{re.escape(want)}"):
+            pf.load_mlir(text)
+    else:
+        np.testing.assert_array_equal(pf.load_mlir(text)().numpy(), [want] * 2)

@@ -44,3 +44,13 @@ func.func @divf_on_ints(%a: tensor<2xi32>) -> tensor<2xi32> {
   %0 = arith.divf %a, %a : tensor<2xi32>
   func.return %0 : tensor<2xi32>
 }
+
+// -----
+
+func.func @fill_of_another_type() -> tensor<2xi32> {
+  %e = tensor.empty() : tensor<2xi32>
+  %s = arith.constant 200 : i8
+  // expected-error@+1 {{'linalg.fill' op expected fill value type ('i8') to match output element type ('i32')}}
+  %f = linalg.fill ins(%s : i8) outs(%e : tensor<2xi32>) -> tensor<2xi32>
+  func.return %f : tensor<2xi32>
+}
