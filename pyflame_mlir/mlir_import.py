@@ -199,14 +199,15 @@ def _static_type(op: Operation, t: Any, name: str) -> tuple[tuple[int, ...], DTy
 
 
 def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
-    """The ``tensor``/``linalg`` ops upstream tools print for shape plumbing and
-    products on static tensors, as ``pyflame`` ops: ``tensor.expand_shape``/
+    """The ``tensor``/``linalg``/``scf`` ops upstream tools print for shape plumbing,
+    products and loops on static tensors, as ``pyflame`` ops (an ``scf.for`` of
+    constant bounds is unrolled, see ``_unroll``): ``tensor.expand_shape``/
     ``collapse_shape`` are ``reshape``; a static ``tensor.extract_slice`` is
     ``slice`` (then ``reshape`` when it drops unit dims); ``linalg.matmul`` is
     ``matmul`` plus its ``outs`` init (``add``); ``linalg.fill`` of an
     ``arith.constant`` is a splat ``constant``; ``tensor.empty`` (contents
     undefined in MLIR) is a zero ``constant``. Other ops of these dialects (and
-    ``scf``) are refused with their place: their ops on scalars, loops and
+    ``scf``) are refused with their place: their ops on scalars, other loops and
     ``linalg.generic`` regions have no pyflame op."""
     from xdsl.dialects import arith, tensor
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
@@ -223,6 +224,9 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             new.location = like.location
         return new
 
+    for op in list(module.walk(region_first=True)):  # inner loops first
+        if op.name == "scf.for" and op.get_toplevel_object() is module:
+            _unroll(op, name)
     for op in list(module.walk()):
         if op.dialect_name() not in ("tensor", "linalg", "scf") or \
                 op.get_toplevel_object() is not module:  # (in a region replaced already)
@@ -283,13 +287,61 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
                 f"{_where(op, name)}: error: '{op.name}' is not supported here: load_mlir runs "
                 "tensor programs; of the tensor/linalg dialects it takes static "
                 "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul "
-                "and linalg.fill of an arith.constant (scf loops, linalg.generic regions and "
-                "ops on scalars have no pyflame op)")
+                "and linalg.fill of an arith.constant, and unrolls scf.for of constant bounds "
+                "(other loops, linalg.generic regions and ops on scalars have no pyflame op)")
         Rewriter.replace_op(op, new, [new[-1].results[0]])
     for op in list(module.walk()):  # the scalar constants only fills read
         if isinstance(op, arith.ConstantOp) and not op.results[0].uses and isinstance(
                 op.properties.get("value"), IntegerAttr | FloatAttr):
             Rewriter.erase_op(op)
+
+
+MAX_UNROLLED = 4096  # iterations of one scf.for load_mlir unrolls
+
+
+def _constant_int(v: Any) -> int | None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr
+
+    owner = v.owner
+    value = owner.properties.get("value") if isinstance(owner, arith.ConstantOp) else None
+    return value.value.data if isinstance(value, IntegerAttr) else None
+
+
+def _unroll(loop: Operation, name: str) -> None:
+    """An ``scf.for`` with constant bounds whose body does not read its
+    induction variable, unrolled: its body once per iteration, each taking the
+    values the previous one yielded (``iter_args``), the loop's results the
+    last ones. Anything else is refused with its place."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    lb, ub, step = (_constant_int(v) for v in loop.operands[:3])
+    if lb is None or ub is None or step is None:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' with bounds or step "
+                            "that are not arith.constant integers is not supported (it is "
+                            "unrolled)")
+    if step <= 0:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' step must be positive, "
+                            f"got {step}")
+    n = max(0, -(-(ub - lb) // step))
+    block = loop.regions[0].block
+    iv, carried = block.args[0], list(block.args[1:])
+    if iv.uses:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' whose body reads its "
+                            "induction variable is not supported (it is unrolled, and the "
+                            "index would be a scalar)")
+    if n > MAX_UNROLLED:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' of {n} iterations: more "
+                            f"than {MAX_UNROLLED} are not unrolled")
+    values = list(loop.operands[3:])
+    body = list(block.ops)
+    for _ in range(n):
+        mapping: dict[Any, Any] = dict(zip(carried, values))
+        for op in body[:-1]:
+            new = op.clone(value_mapper=mapping)
+            Rewriter.insert_op(new, InsertPoint.before(loop))
+        values = [mapping.get(v, v) for v in body[-1].operands]  # the scf.yield
+    Rewriter.replace_op(loop, [], values)
 
 
 # linalg.matmul's own maps: C[i, j] += A[i, k] * B[k, j]

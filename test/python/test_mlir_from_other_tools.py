@@ -480,3 +480,63 @@ def test_linalg_fill_takes_a_scalar_of_the_element_type(scalar: str, t: str, wan
             pf.load_mlir(text)
     else:
         np.testing.assert_array_equal(pf.load_mlir(text)().numpy(), [want] * 2)
+
+
+_LOOPS = """func.func @main(%x: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c5 = arith.constant 5 : index
+  %r:2 = scf.for %i = %c0 to %c5 step %c2 iter_args(%h = %x, %s = %x) -> (tensor<3xf32>, tensor<3xf32>) {
+    %inner = scf.for %j = %c0 to %c2 step %c1 iter_args(%t = %h) -> (tensor<3xf32>) {
+      %m = arith.mulf %t, %w : tensor<3xf32>
+      %n = math.tanh %m : tensor<3xf32>
+      scf.yield %n : tensor<3xf32>
+    }
+    %acc = arith.addf %s, %inner : tensor<3xf32>
+    scf.yield %inner, %acc : tensor<3xf32>, tensor<3xf32>
+  }
+  %none = scf.for %k = %c5 to %c0 step %c1 iter_args(%u = %x) -> (tensor<3xf32>) {
+    %v = arith.negf %u : tensor<3xf32>
+    scf.yield %v : tensor<3xf32>
+  }
+  %out = arith.addf %r#1, %none : tensor<3xf32>
+  func.return %r#0, %out : tensor<3xf32>, tensor<3xf32>
+}"""
+
+
+def test_scf_for_of_constant_bounds_is_unrolled() -> None:
+    # scf.for with tensor iter_args (what lowering a recurrence to scf prints) was refused
+    torch = pytest.importorskip("torch")
+    f = pf.load_mlir(_LOOPS)
+    x = np.array([0.3, -0.2, 0.9], np.float32)
+    w = np.array([1.5, 0.5, -1.0], np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w)
+    h, s = tx, tx
+    for _ in range(3):  # 0, 2, 4: three trips of two inner ones
+        for _ in range(2):
+            h = torch.tanh(h * tw)
+        s = s + h
+    out = s + tx  # the zero-trip loop yields its init
+    h_pf, out_pf = f(x, w)
+    np.testing.assert_allclose(h_pf.numpy(), h.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out_pf.numpy(), out.detach().numpy(), rtol=1e-6)
+    out.sum().backward()
+    g = pf.grad(lambda a: f(a, pf.tensor(w))[1].sum())(pf.tensor(x))
+    np.testing.assert_allclose(g.numpy(), tx.grad.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("loop", "message"), [
+    ("scf.for %i = %c0 to %n step %c1", "with bounds or step that are not arith.constant"),
+    ("scf.for %i = %c0 to %c1 step %c1", None),  # reads %i: below
+])
+def test_scf_for_that_cannot_be_unrolled_is_a_located_error(loop: str, message: str | None
+                                                            ) -> None:
+    body = ("    %k = arith.index_cast %i : index to i64\n" if message is None else "")
+    text = ("func.func @main(%x: tensor<3xf32>, %n: index) -> tensor<3xf32> {\n"
+            "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+            f"  %r = {loop} iter_args(%t = %x) -> (tensor<3xf32>) {{\n{body}"
+            "    scf.yield %t : tensor<3xf32>\n  }\n  func.return %r : tensor<3xf32>\n}")
+    with pytest.raises(pf.MlirLoadError, match="<string>:4:3: error: 'scf.for' " + (
+            message or "whose body reads its induction variable")):
+        pf.load_mlir(text)
