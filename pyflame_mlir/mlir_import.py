@@ -509,13 +509,17 @@ class MlirProgram:
         self._steps: tuple | str = _recording_plan(self._module, self.entry)
 
     def __call__(self, *args: Any) -> Tensor | tuple[Tensor, ...]:
-        """Records the function's ops on the arguments, as every library op does
-        (lazy results, run on the current backend when read), so ``pf.grad``,
-        ``backward``, ``pf.vmap`` and ``pf.jit`` see through it."""
+        """With a Tensor argument, records the function's ops on the arguments as
+        every library op does (lazy results, run on the current backend when
+        read), so ``pf.grad``, ``backward``, ``pf.vmap`` and ``pf.jit`` see
+        through it; with arrays only, runs the compiled function (realized)."""
         if len(args) != len(self.input_specs):
             raise TypeError(f"@{self.entry} ({self.name}) takes {len(self.input_specs)} "
                             f"arguments, got {len(args)}")
-        if isinstance(self._steps, str):  # run compiled, outside the graph
+        tensors = any(isinstance(a, Tensor) for a in args)
+        if isinstance(self._steps, str) or not tensors:  # compiled, outside the graph
+            # (arrays alone cannot carry a gradient or a trace: the compiled function
+            # runs them without recording, about half the time on small programs)
             from .core import requires_grad
 
             if any(isinstance(a, Tensor) and requires_grad(a) for a in args):
