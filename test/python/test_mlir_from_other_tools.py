@@ -540,3 +540,21 @@ def test_scf_for_that_cannot_be_unrolled_is_a_located_error(loop: str, message: 
     with pytest.raises(pf.MlirLoadError, match="<string>:4:3: error: 'scf.for' " + (
             message or "whose body reads its induction variable")):
         pf.load_mlir(text)
+
+
+def test_division_by_a_zero_splat_on_the_csl_backend_is_ieee() -> None:
+    # the WSE planner turned x / c into x * (1/c) and divided by zero in Python
+    text = """func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = pyflame.constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %nzero = pyflame.constant {value = dense<-0.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = pyflame.div %x, %zero : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %1 = pyflame.div %x, %nzero : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  func.return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}"""
+    x = np.array([[1.0, -1.0, 0.0, np.nan]] * 4, np.float32)
+    with np.errstate(all="ignore"):
+        want = (x / np.float32(0.0), x / np.float32(-0.0))
+    with pf.backend("csl"):
+        got = pf.load_mlir(text)(pf.tensor(x))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w)
