@@ -90,3 +90,5 @@ _._parse_dialect_resource_handle  # a dense_resource<key> handle
 # pf.lax.Precision's values: JAX users pass lax.Precision.DEFAULT/HIGH/HIGHEST (accepted, ignored)
 _.DEFAULT
 _.HIGH
+# ---- s14 (irhunt): xDSLOptMain reads it for --version ----
+_.version_format

@@ -43,7 +43,7 @@ from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser",
+__all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser", "decode_mlir",
            "inline_location_aliases", "prescan_error"]
 
 # Deeper bracket nesting than this is refused: real programs stay far below,
@@ -128,6 +128,48 @@ def _string_end(text: str, i: int) -> tuple[int, str | None]:
     return j, "unterminated string literal (it must close on its line)"
 
 
+def decode_mlir(data: bytes) -> tuple[str, tuple[int, int, str] | None]:
+    """MLIR text from bytes: UTF-8, as mlir-opt reads it, except that a comment
+    may hold any bytes (mlir-opt's lexer skips them; they become U+FFFD here).
+    A byte that is not UTF-8 elsewhere gives (line, col, message) as the error."""
+    try:
+        return data.decode(), None
+    except UnicodeDecodeError:
+        pass
+    text = data.decode(errors="surrogateescape")  # bad bytes as U+DC80..U+DCFF
+    out, line, col, i, n = [], 1, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        col += 1
+        if ch == "\n":
+            line, col = line + 1, 0
+        elif ch == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append("".join("\ufffd" if "\udc80" <= c <= "\udcff" else c
+                               for c in text[i:j]))
+            i = j
+            continue
+        elif "\udc80" <= ch <= "\udcff":
+            return "", (line, col, f"invalid UTF-8 byte 0x{ord(ch) - 0xDC00:02X}: MLIR text "
+                        "must be UTF-8 outside comments")
+        elif ch == '"':  # a string literal: UTF-8 too (xDSL's strings are text)
+            end, why = _string_end(text, i)
+            end = end if why else end + 1
+            bad = next((k for k in range(i, end) if "\udc80" <= text[k] <= "\udcff"), None)
+            if bad is not None:
+                byte = ord(text[bad]) - 0xDC00
+                return "", (line, col + bad - i, f"invalid UTF-8 byte 0x{byte:02X} in a string "
+                            "literal (only UTF-8 strings are supported)")
+            out.append(text[i:end])
+            col += end - i - 1
+            i = end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out), None
+
+
 # float types a hexadecimal literal can spell: struct format, and the shift into it
 _FLOAT_BITS = {Float16Type: ("<e", "<H", 0), Float32Type: ("<f", "<I", 0),
                Float64Type: ("<d", "<Q", 0), BFloat16Type: ("<f", "<I", 16)}
@@ -155,6 +197,10 @@ class _HexElement(AttrParser._TensorLiteralElement):
         return struct.unpack(fmt, struct.pack(ifmt, bits << shift))[0]
 
 
+# the op name in an op's text: ``%0 = arith.addf ...`` or ``"arith.addf"(...)``
+_OP_NAME = re.compile(r'(?:^|=)\s*"?([A-Za-z_][\w$]*\.[\w$.]+)')
+
+
 class BoundedParser(Parser):
     """xDSL's parser, refusing dense literals of more than ``MAX_DENSE_ELEMENTS`` and
     reading hexadecimal float tensor elements as bit patterns."""
@@ -174,6 +220,65 @@ class BoundedParser(Parser):
             self._resume_from(start)
             self.attribute_aliases.clear()  # parsed again from the start
         return super().parse_module(allow_implicit_module)
+
+    def parse_operation(self):  # noqa: ANN202  (xDSL's own return type)
+        """xDSL's, with a constraint its op classes check while the op is built
+        (``arith.divf`` on integers: "Unexpected attribute i32", no place) a
+        parse error at the op, naming it."""
+        from xdsl.utils.exceptions import ParseError, VerifyException
+
+        start = self._current_token.span.start
+        try:
+            return super().parse_operation()
+        except ParseError as e:
+            if "builtin.unregistered does not have a custom format" not in e.msg:
+                raise
+            m = _OP_NAME.search(self.lexer.input.content[start:e.span.start])
+            name = m.group(1) if m else "?"
+            at = start + m.start(1) if m else start
+            self.raise_error(f"custom op '{name}' is unknown: dialect '{name.split('.')[0]}' "
+                             "is not registered (an unregistered op must be written in the "
+                             f"generic form, \"{name}\"(...) : ...)", at, at + len(name))
+        except VerifyException as e:
+            text = self.lexer.input.content[start:self._current_token.span.start]
+            m = _OP_NAME.search(text)
+            what = f"'{m.group(1)}' op " if m else ""
+            self.raise_error(f"{what}{e} (an operand, result or attribute of a type the op "
+                             "does not take)", start, start)
+
+    def parse_optional_location(self):  # noqa: ANN202  (xDSL's own return type)
+        """xDSL's, remembering the token after a location the text writes, so an
+        op's explicit ``loc(unknown)`` can be told from no location at all
+        (``wrote_location``): parsers that locate ops keep the former unknown."""
+        loc = super().parse_optional_location()
+        if loc is not None:
+            self._after_location = self._current_token
+        return loc
+
+    def wrote_location(self) -> bool:
+        """Whether the text gave the op just parsed its own ``loc(...)``."""
+        return self._current_token is getattr(self, "_after_location", None)
+
+    def parse_comma_separated_list(self, delimiter, parse, context_msg=""):  # noqa: ANN001, ANN202
+        """xDSL's, except that an undelimited list of attributes written in
+        parentheses and not followed by ``->`` is that list: the result types of
+        a multi-result ``linalg.generic`` (``-> (tensor<4xf32>, tensor<4xi64>)``),
+        as MLIR and xDSL print them and xDSL's own parser refused ("Expected
+        '->'": it read a function type)."""
+        from xdsl.utils.exceptions import ParseError
+
+        if (delimiter is self.Delimiter.NONE and parse == self.parse_attribute
+                and self._current_token.kind == MLIRTokenKind.L_PAREN):
+            start = self._current_token.span.start
+            try:
+                items = super().parse_comma_separated_list(self.Delimiter.PAREN, parse,
+                                                           context_msg)
+            except ParseError:
+                items = None
+            if items and self._current_token.kind != MLIRTokenKind.ARROW:
+                return items
+            self._resume_from(start)
+        return super().parse_comma_separated_list(delimiter, parse, context_msg)
 
     def _parse_dialect_resource_handle(self, dialect_name, interface):  # noqa: ANN001, ANN202
         """xDSL's, except that a key an earlier parse (of another text) declared is this

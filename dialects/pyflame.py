@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
@@ -135,9 +136,14 @@ def attr_to_ir(kind: str, v: Any) -> Attribute:
     raise AssertionError(kind)
 
 
-def attr_from_ir(kind: str, name: str, a: Attribute) -> Any:
+def attr_from_ir(kind: str, name: str, a: Attribute | None) -> Any:
     def bad(expected: str) -> VerifyException:
         return VerifyException(f"attribute '{name}' must be {expected}, got {a}")
+
+    if kind == "bool" and (a is None or isinstance(a, UnitAttr)):
+        return a is not None  # MLIR's UnitAttr: absent is false, present (``{keepdim}``) true
+    if a is None:
+        raise VerifyException(f"missing attribute '{name}'")
 
     if kind in ("int", "opt_int"):
         if not isinstance(a, IntegerAttr) or a.type != i64:
@@ -186,12 +192,10 @@ class PyflameOp(IRDLOperation):
         out: dict[str, Any] = {}
         for name, kind in self.OPDEF.attrs.items():
             a = self.attributes.get(name)
-            if a is None:
-                if kind.startswith("opt_"):
-                    out[name] = None
-                    continue
-                raise VerifyException(f"missing attribute '{name}'")
-            out[name] = attr_from_ir(kind, name, a)
+            if a is None and kind.startswith("opt_"):
+                out[name] = None
+                continue
+            out[name] = attr_from_ir(kind, name, a)  # (an absent bool is false)
         # Names with a dialect prefix (``wse.layout``) are MLIR's discardable
         # attributes: annotations other passes add (``wse-layout``), not operands
         # of the op's semantics.
@@ -221,8 +225,9 @@ class PyflameOp(IRDLOperation):
     def parse(cls, parser: Parser) -> PyflameOp:
         values, attrs, results = parse_operands_attrs_type(parser, cls.name)
         for name, kind in cls.OPDEF.attrs.items():
-            if kind == "bool" and name not in attrs:  # absent = false, as MLIR's UnitAttr
-                attrs[name] = attr_to_ir("bool", False)
+            if kind == "bool" and (name not in attrs or isinstance(attrs[name], UnitAttr)):
+                # absent = false, present as a unit (``{keepdim}``) = true, as MLIR's UnitAttr
+                attrs[name] = attr_to_ir("bool", name in attrs)
         return cls.create(operands=values, result_types=results, attributes=attrs)
 
     def print(self, printer: Printer) -> None:

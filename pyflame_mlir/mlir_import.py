@@ -100,6 +100,7 @@ def _legalize(module: ModuleOp, name: str) -> None:
 
     from .dialects.pyflame import OP_CLASSES
 
+    _legalize_tensor_ops(module, name)
     for op in list(module.walk()):
         if op.dialect_name() not in ("arith", "math"):
             continue
@@ -124,6 +125,7 @@ def _legalize(module: ModuleOp, name: str) -> None:
         new.location = op.location
         Rewriter.replace_op(op, new)
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    _refuse_recursion(funcs, name)
     inlined = 0
     for _ in range(64):  # a call inside an inlined body is inlined in the next round
         calls = [op for op in module.walk() if isinstance(op, func.CallOp)]
@@ -155,6 +157,209 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+
+
+def _refuse_recursion(funcs: dict[str, Any], name: str) -> None:
+    """A function that calls itself, directly or through others, is refused at
+    the call that closes the cycle (calls are inlined, so recursion cannot be)."""
+    from xdsl.dialects import func
+
+    calls = {k: [op for op in f.walk() if isinstance(op, func.CallOp)] for k, f in funcs.items()}
+    state: dict[str, int] = {}  # 1: on the path, 2: done (iterative: chains may be long)
+    for root in funcs:
+        if root in state:
+            continue
+        path, todo = [root], [iter(calls[root])]
+        state[root] = 1
+        while todo:
+            call = next(todo[-1], None)
+            if call is None:
+                state[path.pop()] = 2
+                todo.pop()
+                continue
+            callee = call.callee.root_reference.data
+            if state.get(callee) == 1:
+                cycle = path[path.index(callee):] + [callee]
+                raise MlirLoadError(f"{_where(call, name)}: error: 'func.call' of @{callee} "
+                                    "is recursive (" + " -> ".join(f"@{c}" for c in cycle)
+                                    + "): calls are inlined, so recursion is not supported")
+            if callee in calls and callee not in state:
+                state[callee] = 1
+                path.append(callee)
+                todo.append(iter(calls[callee]))
+
+
+def _static_type(op: Operation, t: Any, name: str) -> tuple[tuple[int, ...], DType]:
+    from .dialects.pyflame import spec_of_type
+
+    try:
+        return spec_of_type(t, f"'{op.name}'")
+    except Exception as e:  # noqa: BLE001  (VerifyException: dynamic, unranked, element)
+        raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}': {e}") from None
+
+
+def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
+    """The ``tensor``/``linalg``/``scf`` ops upstream tools print for shape plumbing,
+    products and loops on static tensors, as ``pyflame`` ops (an ``scf.for`` of
+    constant bounds is unrolled, see ``_unroll``): ``tensor.expand_shape``/
+    ``collapse_shape`` are ``reshape``; a static ``tensor.extract_slice`` is
+    ``slice`` (then ``reshape`` when it drops unit dims); ``linalg.matmul`` is
+    ``matmul`` plus its ``outs`` init (``add``); ``linalg.fill`` of an
+    ``arith.constant`` is a splat ``constant``; ``tensor.empty`` (contents
+    undefined in MLIR) is a zero ``constant``. Other ops of these dialects (and
+    ``scf``) are refused with their place: their ops on scalars, other loops and
+    ``linalg.generic`` regions have no pyflame op."""
+    from xdsl.dialects import arith, tensor
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+    from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+    from xdsl.rewriter import Rewriter
+
+    from .dialects.pyflame import OP_CLASSES, attr_to_ir, ir_element_type
+
+    def create(kind: str, operands: list, result_type: Any, attrs: dict | None = None,
+               like: Operation | None = None) -> Operation:
+        new = OP_CLASSES[kind].create(operands=operands, result_types=[result_type],
+                                      attributes=attrs or {})
+        if like is not None:
+            new.location = like.location
+        return new
+
+    for op in list(module.walk(region_first=True)):  # inner loops first
+        if op.name == "scf.for" and op.get_toplevel_object() is module:
+            _unroll(op, name)
+    for op in list(module.walk()):
+        if op.dialect_name() not in ("tensor", "linalg", "scf") or \
+                op.get_toplevel_object() is not module:  # (in a region replaced already)
+            continue
+        if isinstance(op, tensor.ExpandShapeOp | tensor.CollapseShapeOp):
+            _static_type(op, op.operands[0].type, name)
+            shape, _ = _static_type(op, op.results[0].type, name)
+            new = [create("reshape", [op.operands[0]], op.results[0].type,
+                          {"shape": attr_to_ir("ints", shape)}, op)]
+        elif isinstance(op, tensor.ExtractSliceOp) and not (
+                op.offsets or op.sizes or op.strides):
+            _static_type(op, op.source.type, name)
+            out, d = _static_type(op, op.result.type, name)
+            start = op.static_offsets.get_values()
+            size = op.static_sizes.get_values()
+            stride = op.static_strides.get_values()
+            limit = [o + (n - 1) * st + 1 if n else o for o, n, st in zip(start, size, stride)]
+            sliced = TensorType(ir_element_type(d), list(size))
+            new = [create("slice", [op.source], sliced,
+                          {"start": attr_to_ir("ints", start),
+                           "limit": attr_to_ir("ints", limit),
+                           "stride": attr_to_ir("ints", stride)}, op)]
+            if tuple(size) != out:  # a rank-reducing slice
+                new.append(create("reshape", [new[0].results[0]], op.result.type,
+                                  {"shape": attr_to_ir("ints", out)}, op))
+        elif isinstance(op, tensor.EmptyOp) and not op.operands:
+            shape, d = _static_type(op, op.results[0].type, name)
+            new = [create("constant", [], op.results[0].type,
+                          {"value": attr_to_ir("dense", _zeros(shape, d))}, op)]
+        elif isinstance(op, FillOp) and len(op.results) == 1:
+            scalar = op.inputs[0].owner if op.inputs else None
+            value = (scalar.properties.get("value") if isinstance(scalar, arith.ConstantOp)
+                     else None)
+            if not isinstance(value, IntegerAttr | FloatAttr):
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.fill' of a value "
+                                    "that is not an arith.constant scalar is not supported")
+            shape, d = _static_type(op, op.results[0].type, name)
+            new = [create("constant", [], op.results[0].type,
+                          {"value": attr_to_ir("dense", _splat(value.value.data, shape, d))},
+                          op)]
+        elif isinstance(op, MatmulOp) and len(op.results) == 1:
+            maps = op.properties.get("indexing_maps")
+            if maps is not None and [str(m) for m in maps] != _MATMUL_MAPS:
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.matmul' with "
+                                    "indexing_maps (a transposed or broadcast operand) is not "
+                                    "supported")
+            a, b = op.inputs
+            c = op.outputs[0]
+            types = {_static_type(op, v.type, name)[1] for v in (a, b, c)}
+            if len(types) != 1:
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.matmul' of mixed "
+                                    f"element types ({a.type}, {b.type} into {c.type}) is not "
+                                    "supported")
+            prod = create("matmul", [a, b], c.type, like=op)
+            new = [prod, create("add", [prod.results[0], c], c.type, like=op)]
+        else:
+            raise MlirLoadError(
+                f"{_where(op, name)}: error: '{op.name}' is not supported here: load_mlir runs "
+                "tensor programs; of the tensor/linalg dialects it takes static "
+                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul "
+                "and linalg.fill of an arith.constant, and unrolls scf.for of constant bounds "
+                "(other loops, linalg.generic regions and ops on scalars have no pyflame op)")
+        Rewriter.replace_op(op, new, [new[-1].results[0]])
+    for op in list(module.walk()):  # the scalar constants only fills read
+        if isinstance(op, arith.ConstantOp) and not op.results[0].uses and isinstance(
+                op.properties.get("value"), IntegerAttr | FloatAttr):
+            Rewriter.erase_op(op)
+
+
+MAX_UNROLLED = 4096  # iterations of one scf.for load_mlir unrolls
+
+
+def _constant_int(v: Any) -> int | None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr
+
+    owner = v.owner
+    value = owner.properties.get("value") if isinstance(owner, arith.ConstantOp) else None
+    return value.value.data if isinstance(value, IntegerAttr) else None
+
+
+def _unroll(loop: Operation, name: str) -> None:
+    """An ``scf.for`` with constant bounds whose body does not read its
+    induction variable, unrolled: its body once per iteration, each taking the
+    values the previous one yielded (``iter_args``), the loop's results the
+    last ones. Anything else is refused with its place."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    lb, ub, step = (_constant_int(v) for v in loop.operands[:3])
+    if lb is None or ub is None or step is None:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' with bounds or step "
+                            "that are not arith.constant integers is not supported (it is "
+                            "unrolled)")
+    if step <= 0:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' step must be positive, "
+                            f"got {step}")
+    n = max(0, -(-(ub - lb) // step))
+    block = loop.regions[0].block
+    iv, carried = block.args[0], list(block.args[1:])
+    if iv.uses:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' whose body reads its "
+                            "induction variable is not supported (it is unrolled, and the "
+                            "index would be a scalar)")
+    if n > MAX_UNROLLED:
+        raise MlirLoadError(f"{_where(loop, name)}: error: 'scf.for' of {n} iterations: more "
+                            f"than {MAX_UNROLLED} are not unrolled")
+    values = list(loop.operands[3:])
+    body = list(block.ops)
+    for _ in range(n):
+        mapping: dict[Any, Any] = dict(zip(carried, values))
+        for op in body[:-1]:
+            new = op.clone(value_mapper=mapping)
+            Rewriter.insert_op(new, InsertPoint.before(loop))
+        values = [mapping.get(v, v) for v in body[-1].operands]  # the scf.yield
+    Rewriter.replace_op(loop, [], values)
+
+
+# linalg.matmul's own maps: C[i, j] += A[i, k] * B[k, j]
+_MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                "affine_map<(d0, d1, d2) -> (d0, d1)>"]
+
+
+def _zeros(shape: tuple[int, ...], d: DType) -> Any:
+    from .dialects.data import DenseValue
+
+    return DenseValue(np.zeros((), d.np), shape, d)
+
+
+def _splat(v: float | int, shape: tuple[int, ...], d: DType) -> Any:
+    from .dialects.data import DenseValue
+
+    with np.errstate(all="ignore"):  # a signless int's bits (200 : i8 is -56)
+        return DenseValue(np.asarray(v).astype(d.np).reshape(()), shape, d)
 
 
 def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
@@ -200,7 +405,10 @@ def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
 def _parse(text: str, name: str) -> ModuleOp:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+    from xdsl.dialects.linalg import Linalg
     from xdsl.dialects.math import Math
+    from xdsl.dialects.scf import Scf
+    from xdsl.dialects.tensor import Tensor
     from xdsl.utils.exceptions import ParseError
 
     from .dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
@@ -211,7 +419,7 @@ def _parse(text: str, name: str) -> ModuleOp:
         def parse_operation(self) -> Operation:
             start = self._current_token.span
             op = super().parse_operation()
-            if isinstance(op.location, UnknownLoc):
+            if isinstance(op.location, UnknownLoc) and not self.wrote_location():
                 loc = start.get_location()
                 op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line),
                                              IntAttr(loc.col))
@@ -225,6 +433,9 @@ def _parse(text: str, name: str) -> ModuleOp:
     ctx = make_context()
     ctx.load_dialect(Arith)  # constants and elementwise ops as other tools print
     ctx.load_dialect(Math)  # them (see _legalize)
+    for dialect in (Tensor, Linalg, Scf):  # upstream shape plumbing (_legalize_tensor_ops)
+        if ctx.get_optional_dialect(dialect.name) is None:
+            ctx.load_dialect(dialect)
     try:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
@@ -236,6 +447,8 @@ def _parse(text: str, name: str) -> ModuleOp:
         raise MlirLoadError(f"{name}: error: {type(e).__name__}: {e}") from None
     assert isinstance(module, ModuleOp)
     _resolve_resources(module, ctx, name)
+    from .dialects.upstream_checks import upstream_error
+
     for op in module.walk(reverse=False, region_first=True):  # innermost first, as mlir-opt
         try:
             op.verify(verify_nested_ops=False)
@@ -243,6 +456,9 @@ def _parse(text: str, name: str) -> ModuleOp:
             msg = str(e.__cause__ or e).removeprefix("Operation does not verify: ")
             raise MlirLoadError(f"{_where(op, name)}: error: the module does not verify: "
                                 f"'{op.name}' op {msg}") from None
+        if (upstream := upstream_error(op)) is not None:
+            raise MlirLoadError(f"{_where(op, name)}: error: the module does not verify: "
+                                f"{upstream}")
     _legalize(module, name)
     try:
         module.verify()
@@ -253,7 +469,7 @@ def _parse(text: str, name: str) -> ModuleOp:
 
 class MlirProgram:
     """A parsed ``func.func`` of ``pyflame`` ops, callable with one numpy
-    array or Tensor per argument; returns realized Tensors (one, or a tuple)."""
+    array or Tensor per argument; returns lazy Tensors (one, or a tuple)."""
 
     def __init__(self, module: ModuleOp, entry: str | None, name: str):
         from xdsl.dialects import func
@@ -290,17 +506,43 @@ class MlirProgram:
                 if op is fn or (op not in public and op.sym_name.data in named)]
         self._module = ModuleOp(keep)
         self._executables: dict[tuple[str, str], Any] = {}
+        self._steps: tuple | str = _recording_plan(self._module, self.entry)
 
     def __call__(self, *args: Any) -> Tensor | tuple[Tensor, ...]:
+        """With a Tensor argument, records the function's ops on the arguments as
+        every library op does (lazy results, run on the current backend when
+        read), so ``pf.grad``, ``backward``, ``pf.vmap`` and ``pf.jit`` see
+        through it; with arrays only, runs the compiled function (realized)."""
         if len(args) != len(self.input_specs):
             raise TypeError(f"@{self.entry} ({self.name}) takes {len(self.input_specs)} "
                             f"arguments, got {len(args)}")
-        arrays = [_argument(a, i, s, d, self.entry) for i, (a, (s, d))
-                  in enumerate(zip(args, self.input_specs))]
-        exe = self.executable()
-        results = exe.run(arrays)
-        outs = [Tensor._leaf(np.asarray(r)) for r in results]
+        tensors = any(isinstance(a, Tensor) for a in args)
+        if isinstance(self._steps, str) or not tensors:  # compiled, outside the graph
+            # (arrays alone cannot carry a gradient or a trace: the compiled function
+            # runs them without recording, about half the time on small programs)
+            from .core import requires_grad
+
+            if any(isinstance(a, Tensor) and requires_grad(a) for a in args):
+                raise TypeError(f"@{self.entry} ({self.name}) cannot be differentiated: "
+                                f"{self._steps}")
+            arrays = [_argument(a, i, s, d, self.entry) for i, (a, (s, d))
+                      in enumerate(zip(args, self.input_specs))]
+            results = self.executable().run(arrays)
+            outs = [Tensor._leaf(np.asarray(r)) for r in results]
+        else:
+            outs = self._record([_argument_tensor(a, i, s, d, self.entry) for i, (a, (s, d))
+                                 in enumerate(zip(args, self.input_specs))])
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _record(self, ins: list[Tensor]) -> list[Tensor]:
+        from .core import record
+
+        args, steps, results = self._steps
+        env: dict[Any, Tensor] = dict(zip(args, ins))
+        for opdef, operands, attrs, outs in steps:
+            got = record(opdef, tuple(env[v] for v in operands), attrs)
+            env.update(zip(outs, got if isinstance(got, list) else [got]))
+        return [env[v] for v in results]
 
     def executable(self, backend: str | None = None) -> Any:
         """The function compiled for ``backend`` (default: the current one)."""
@@ -315,6 +557,48 @@ class MlirProgram:
                 run_pipeline(module, spec)
             exe = self._executables[(name, spec)] = b.lower(module)
         return exe
+
+
+def _recording_plan(module: ModuleOp, entry: str) -> tuple | str:
+    """The entry function as steps the library records on Tensors: (block
+    arguments, [(OpDef, operands, attributes, results)], returned values),
+    after the transforms it names are expanded (``pyflame.vjp``/``jvp``/
+    ``vmap`` become plain ops) and fused regions unfused; or why it cannot
+    be (an op that is not one of the op table's, several blocks)."""
+    from xdsl.dialects import func
+
+    from .dialects.pyflame import PyflameOp
+    from .passes.pipeline import run_pipeline as run_passes
+
+    module = module.clone()
+    expand_transforms(module)
+    if any(op.name == "pyflame.fused" for op in module.walk()):
+        run_passes(module, "unfuse", make_context())
+    fn = next(op for op in module.ops
+              if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
+    if len(fn.body.blocks) != 1:
+        return f"it has {len(fn.body.blocks)} blocks (only one-block functions record)"
+    steps, results = [], []
+    for op in fn.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            results = list(op.arguments)
+        elif isinstance(op, PyflameOp):
+            steps.append((op.OPDEF, list(op.operands), op.py_attrs(), list(op.results)))
+        else:
+            return f"'{op.name}' is not a pyflame op of the op table"
+    return list(fn.body.block.args), steps, results
+
+
+def _argument_tensor(a: Any, i: int, shape: tuple[int, ...], d: DType, entry: str) -> Tensor:
+    """An argument as a Tensor, checked against its type without reading its
+    value (it may be a tracer of ``pf.grad``, ``pf.vmap`` or ``pf.jit``)."""
+    if not isinstance(a, Tensor):
+        return Tensor._leaf(_argument(a, i, shape, d, entry))
+    if a.shape != shape or a.dtype is not d:
+        raise TypeError(f"@{entry}: argument {i} must be {d.name}{list(shape)} (tensor<"
+                        f"{'x'.join(map(str, shape))}{'x' if shape else ''}{d.short}>), got "
+                        f"{a.dtype.name}{list(a.shape)}")
+    return a
 
 
 def _symbols_named(fn: Operation) -> set[str]:
@@ -359,9 +643,13 @@ def load_mlir(text_or_path: str | os.PathLike, entry: str | None = None) -> Mlir
     if isinstance(text_or_path, os.PathLike) or (
             isinstance(text_or_path, str) and "\n" not in text_or_path
             and "{" not in text_or_path and text_or_path.endswith(".mlir")):
+        from .dialects.bounded_parser import decode_mlir
+
         name = os.fspath(text_or_path)
-        with open(name) as f:
-            text = f.read()
+        with open(name, "rb") as f:  # UTF-8 whatever the locale; any bytes in comments
+            text, bad = decode_mlir(f.read())
+        if bad is not None:
+            raise MlirLoadError(f"{name}:{bad[0]}:{bad[1]}: error: {bad[2]}")
     elif isinstance(text_or_path, str):
         name, text = "<string>", text_or_path
     else:

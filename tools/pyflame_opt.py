@@ -11,11 +11,13 @@ must be produced on its line, and nothing else may be.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version as _version
 from io import StringIO
 from typing import IO
 
@@ -30,12 +32,19 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from ..dialects.bounded_parser import BoundedParser, inline_location_aliases, prescan_error
+from ..dialects.bounded_parser import (
+    BoundedParser,
+    decode_mlir,
+    inline_location_aliases,
+    prescan_error,
+)
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
+from ..dialects.upstream_checks import upstream_error
 from ..dialects.wse import WSE
-from ..lowering.to_max import print_max
+from ..lowering.to_linalg import LinalgLoweringError
+from ..lowering.to_max import MaxLoweringError, print_max
 from ..lowering.to_max_sharded import print_max_sharded
 from ..passes import PASSES, PIPELINES
 from ..passes.pipeline import run_pipeline
@@ -48,6 +57,9 @@ class Diag:
     col: int
     message: str
     file: str | None = None  # another file the op's own location names (as mlir-opt reports)
+    kind: str = "error"  # error, warning, remark, note (expected ones: any of them)
+    pattern: re.Pattern[str] | None = None  # an expected-*-re message
+    written: int = 0  # an expected one: the line of its comment
 
 
 class UserError(Exception):
@@ -64,7 +76,7 @@ class LocatingParser(BoundedParser):
     def parse_operation(self) -> Operation:
         start = self._current_token.span
         op = super().parse_operation()
-        if isinstance(op.location, UnknownLoc):
+        if isinstance(op.location, UnknownLoc) and not self.wrote_location():
             loc = start.get_location()
             op.location = FileLineColLoc(StringAttr(loc.file),
                                          IntAttr(loc.line + self.line_offset), IntAttr(loc.col))
@@ -86,15 +98,32 @@ def verify_module(module: ModuleOp) -> list[Diag]:
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
+            if (upstream := upstream_error(op)) is not None:
+                diags.append(_op_diag(op, upstream))
+                break
         except DiagnosticException as e:
             cause = e.__cause__ or e
             msg = str(cause).removeprefix("Operation does not verify: ")
-            diags.append(_op_diag(op, f"'{op.name}' op {msg}"))
+            again = redefined_symbol(op, msg)
+            diags.append(_op_diag(again, f"redefinition of symbol named "
+                                  f"'{again.sym_name.data}'") if again is not None  # type: ignore[attr-defined]
+                         else _op_diag(op, f"'{op.name}' op {msg}"))
             break  # like mlir-opt: the first failure
         except Exception as e:  # noqa: BLE001 - structural errors from xDSL
             diags.append(_op_diag(op, f"'{op.name}' op {e}"))
             break
     return diags
+
+
+def redefined_symbol(op: Operation, message: str) -> Operation | None:
+    """The second op of ``op``'s body defining the symbol its verifier says is
+    redefined (``Redefinition of symbol "f"``), where mlir-opt reports it."""
+    m = re.match(r'Redefinition of symbol "(.*)"', message)
+    if m is None or not op.regions:
+        return None
+    seen = [o for o in op.regions[0].ops if getattr(getattr(o, "sym_name", None), "data",
+                                                     None) == m.group(1)]
+    return seen[1] if len(seen) > 1 else None
 
 
 def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:
@@ -104,29 +133,56 @@ def _parse_error_diag(e: ParseError, line_offset: int) -> Diag:
 
 _SHOWN = 160  # characters of the offending line shown under a diagnostic
 
-_EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(@[+-]?\d+|@above|@below)?"
-                       r"\s*\{\{(.*?)\}\}")
+# MLIR's: the message runs to the last ``}}`` of the line; ``-re`` takes ``{{regex}}`` parts
+_EXPECTED = re.compile(r"expected-(error|warning|remark|note)(-re)?\s*"
+                       r"(@[+-]?\d+|@above|@below|@unknown)?\s*\{\{(.*)\}\}\s*$")
+
+
+def _expected_pattern(message: str) -> re.Pattern[str]:
+    """An ``expected-error-re`` message: literal text with ``{{regex}}`` parts."""
+    out, rest = [], message
+    while "{{" in rest:
+        lit, _, rest = rest.partition("{{")
+        rx, found, rest = rest.partition("}}")
+        if not found:
+            raise UserError(f"error: expected-*-re: unclosed '{{{{' in {message!r}")
+        out += [re.escape(lit), f"(?:{rx})"]
+    out.append(re.escape(rest))
+    try:
+        return re.compile("".join(out))
+    except re.error as e:
+        raise UserError(f"error: expected-*-re: invalid regex in {message!r}: {e}") from None
 
 
 def expected_diagnostics(text: str, line_offset: int) -> list[Diag]:
+    """Every ``// expected-{error,warning,remark,note}[-re][@+N|@-N|@above|@below|
+    @unknown] {{message}}`` of ``text``, at the line it names (0 for @unknown)
+    and the column of its ``expected-``, as mlir-opt reports one not produced."""
     out = []
     for i, line in enumerate(text.splitlines(), start=1):
-        for m in _EXPECTED.finditer(line):
-            if m.group(1) != "error":
-                continue
-            where = m.group(2)
-            target = i
-            if where == "@above":
-                target = i - 1
-            elif where == "@below":
-                target = i + 1
-            elif where:
-                target = i + int(where[1:])
-            out.append(Diag(target + line_offset, 0, m.group(3)))
+        m = _EXPECTED.search(line)
+        if m is None:
+            continue
+        kind, regex, where, message = m.groups()
+        target = i
+        if where == "@above":
+            target = i - 1
+        elif where == "@below":
+            target = i + 1
+        elif where == "@unknown":
+            target = -line_offset
+        elif where:
+            target = i + int(where[1:])
+        out.append(Diag(target + line_offset, m.start() + 1, message, kind=kind,
+                        pattern=_expected_pattern(message) if regex else None,
+                        written=i + line_offset))
     return out
 
 
 class PyflameOptMain(xDSLOptMain):
+    version_format = (f"pyflame-opt (pyflame-mlir {_version('pyflame-mlir')}), built on xDSL "
+                      "{xdsl_version}")
+
     def __init__(self, args: Sequence[str] | None = None):
         self.diagnostics_ok = True
         super().__init__(description="pyflame-opt: the pyflame MLIR optimizer driver",
@@ -233,8 +289,30 @@ class PyflameOptMain(xDSLOptMain):
         return self.args.input_file or "<stdin>"  # as mlir-opt names it
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
-        f, _ = super().get_input_stream()
+        try:
+            f, _ = super().get_input_stream()
+        except OSError as e:  # as mlir-opt says it
+            raise UserError(f"pyflame-opt: error: cannot open input file "
+                            f"'{self.args.input_file}': {e.strerror}") from None
         return f, "mlir"  # any file name: the text is MLIR (mlir-opt ignores the suffix)
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        """The input as mlir-opt reads it: UTF-8 (any bytes in comments), split
+        at every ``// -----`` with ``--split-input-file`` (a longer rule of dashes
+        too, as mlir-opt 22 splits)."""
+        from io import BytesIO
+
+        f, ext = self.get_input_stream()
+        data = f.read()
+        if f is not sys.stdin.buffer:
+            f.close()
+        text, bad = decode_mlir(data)
+        if bad is not None:
+            line, col, msg = bad
+            raise UserError(f"{self.get_input_name()}:{line}:{col}: error: {msg}")
+        chunks = text.split("// -----") if self.args.split_input_file else [text]
+        offsets = itertools.accumulate([0, *(c.count("\n") for c in chunks[:-1])])
+        return [(BytesIO(c.encode()), off) for c, off in zip(chunks, offsets, strict=True)], ext
 
     # ---- running ----
     def run(self) -> None:
@@ -265,8 +343,12 @@ class PyflameOptMain(xDSLOptMain):
         if self.args.verify_diagnostics and not self.diagnostics_ok:
             raise SystemExit(1)
         if self.args.output_file:
-            with open(self.args.output_file, "w") as f:
-                f.write(out.getvalue())
+            try:
+                with open(self.args.output_file, "w") as f:
+                    f.write(out.getvalue())
+            except OSError as e:  # as mlir-opt says it
+                raise UserError(f"pyflame-opt: error: cannot open output file "
+                                f"'{self.args.output_file}': {e.strerror}") from None
         else:
             sys.stdout.write(out.getvalue())
         self._print_statistics()
@@ -309,6 +391,9 @@ class PyflameOptMain(xDSLOptMain):
             self.apply_passes(module)
         except (PassFailedException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
+        except (MaxLoweringError, LinalgLoweringError) as e:  # an op the pass cannot take
+            self._report_at_op(module, e, text, offset)
+            raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
         except Exception as e:  # a bug in a pass: say so, keep the traceback on request
             if os.environ.get("PYFLAME_DEBUG"):
                 raise
@@ -326,6 +411,15 @@ class PyflameOptMain(xDSLOptMain):
             self._refuse_blocks(module, e, text, offset)
             raise
 
+    def _report_at_op(self, module: ModuleOp, e: MaxLoweringError | LinalgLoweringError,
+                      text: str, offset: int) -> None:
+        """A lowering's refusal at the first op of the kind it names."""
+        named = re.search(r"cannot lower (\S+)", str(e))
+        names = {e.op, f"pyflame.{e.op}"} if e.op else {named.group(1)} if named else set()
+        for op in module.walk():
+            if op.name in names and isinstance(op.location, FileLineColLoc):
+                self._report(_op_diag(op, f"'{op.name}' op {e}"), text, offset)
+
     def _refuse_blocks(self, module: ModuleOp, e: Exception, text: str, offset: int) -> None:
         """A pass or target that handles one-block functions only met one of
         several blocks (``cf`` branches): a located error, not an internal one."""
@@ -338,6 +432,8 @@ class PyflameOptMain(xDSLOptMain):
                                   "target handles functions of one block only"), text, offset)
 
     def _report(self, d: Diag, text: str, offset: int) -> None:
+        if d.line == 0:  # an op at loc(unknown): mlir-opt's way to say so
+            raise UserError(f"<unknown>:0: error: {d.message}")
         if d.file is not None and d.file != self.get_input_name():
             raise UserError(f"{d.file}:{d.line}:{d.col}: error: {d.message}")
         lines = text.splitlines()
@@ -351,24 +447,28 @@ class PyflameOptMain(xDSLOptMain):
                         f"{src}\n{caret}")
 
     def _check_expected(self, text: str, offset: int, diags: list[Diag]) -> None:
+        """mlir-opt's ``--verify-diagnostics``: every expected diagnostic produced on
+        its line (of its kind, containing its text), and no other one."""
         expected = expected_diagnostics(text, offset)
         name = self.get_input_name()
         unmatched = list(diags)
         for e in expected:
-            hit = next((d for d in unmatched if d.line == e.line and e.message in d.message
+            hit = next((d for d in unmatched if d.line == e.line and d.kind == e.kind
+                        and (e.pattern.search(d.message) if e.pattern is not None
+                             else e.message in d.message)
                         and d.file in (None, name)),
                        None)
             if hit is None:
                 self.diagnostics_ok = False
-                got = "; ".join(f"line {d.line}: {d.message}" for d in diags) or "none"
-                print(f"{name}:{e.line}: error: expected error \"{e.message}\" was not "
-                      f"produced (got: {got})", file=sys.stderr)
+                got = "; ".join(f"line {d.line}: {d.kind}: {d.message}" for d in diags)
+                print(f"{name}:{e.written}:{e.col}: error: expected {e.kind} \"{e.message}\" was "
+                      f"not produced (got: {got or 'none'})", file=sys.stderr)
             else:
                 unmatched.remove(hit)
         for d in unmatched:
             self.diagnostics_ok = False
-            print(f"{name}:{d.line}:{d.col}: error: unexpected error: {d.message}",
-                  file=sys.stderr)
+            where = "<unknown>:0" if d.line == 0 else f"{name}:{d.line}:{d.col}"
+            print(f"{where}: error: unexpected {d.kind}: {d.message}", file=sys.stderr)
 
     def _print_statistics(self) -> None:
         stats = getattr(self, "pass_stats", None)

@@ -245,7 +245,9 @@ class _Planner(MatmulMixin):
             r = self._map_value("reciprocal", [ins[1]], _spec(ins[1])[0], False, None)
             ins, fn = [ins[0], r], "mul"
         elif fn == "div" and ins[1] in self.splats:
-            ins, fn = [ins[0], self._splat_of(1.0 / self.splats[ins[1]], ins[1])], "mul"
+            c = self.splats[ins[1]]  # x / ±0 is x * ±inf for every x (0 and NaN give NaN)
+            inv = 1.0 / c if c != 0 else math.copysign(math.inf, c)
+            ins, fn = [ins[0], self._splat_of(inv, ins[1])], "mul"
         self._map_value(fn, ins, rshape, rd.name == "bool", out)
 
     def _splat_of(self, value: float, like: SSAValue) -> SSAValue:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -277,3 +278,283 @@ def test_upstream_ops_without_a_pyflame_meaning_are_located_errors(line: str) ->
     with pytest.raises(pf.MlirLoadError,
                        match=r"<string>:2:3: error: '(arith|math)\.\w+' is not supported"):
         pf.load_mlir(text)
+
+
+_ADD = ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = pyflame.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+        "  func.return %0 : tensor<2xf32>\n}\n")
+
+
+def test_bytes_that_are_not_utf8_in_a_comment_are_skipped_as_mlir_opt_does(tmp_path: Path
+                                                                           ) -> None:
+    # mlir-opt's lexer skips a comment's bytes; pyflame-opt and load_mlir refused the file
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(b"// caf\xe9 \xff\xfe\n" + _ADD.encode())
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main([str(path), "--split-input-file"]) in (0, None)
+    assert "pyflame.add" in out.getvalue() and err.getvalue() == ""
+    a = np.array([1.5, -2.0], np.float32)
+    np.testing.assert_array_equal(pf.load_mlir(path)(a).numpy(), a + a)
+
+
+@pytest.mark.parametrize(("data", "where", "byte"), [
+    (b"func.func @ma\xffin() {\n  func.return\n}\n", "1:14", "0xFF"),
+    (b'func.func @main() attributes {s = "a\xe9"} {\n  func.return\n}\n', "1:37", "0xE9"),
+])
+def test_bytes_that_are_not_utf8_outside_comments_are_located_errors(
+        data: bytes, where: str, byte: str, tmp_path: Path) -> None:
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(data)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert main([str(path)]) == 1
+    assert err.getvalue().startswith(f"{path}:{where}: error: invalid UTF-8 byte {byte}")
+    with pytest.raises(pf.MlirLoadError, match=f"bad.mlir:{where}: error: invalid UTF-8 byte"):
+        pf.load_mlir(path)
+
+
+@pytest.mark.parametrize(("spelling", "keep"), [
+    ('pyflame.sum %x {dims = array<i64: 1>, keepdim}', True),  # a unit: true
+    ('pyflame.sum %x {dims = array<i64: 1>, keepdim = true}', True),
+    ('pyflame.sum %x {dims = array<i64: 1>}', False),  # absent: false
+    ('"pyflame.sum"(%x) {dims = array<i64: 1>, keepdim}', True),  # the same in generic form
+    ('"pyflame.sum"(%x) {dims = array<i64: 1>}', False),
+])
+def test_bool_attributes_read_as_mlir_unit_attributes(spelling: str, keep: bool,
+                                                      tmp_path: Path) -> None:
+    t = "tensor<4x1xf32>" if keep else "tensor<4xf32>"
+    text = (f"func.func @main(%x: tensor<4x3xf32>) -> {t} {{\n"
+            f"  %0 = {spelling} : (tensor<4x3xf32>) -> {t}\n  func.return %0 : {t}\n}}\n")
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(pf.load_mlir(text)(x).numpy(), x.sum(1, keepdims=keep))
+    path = tmp_path / "unit.mlir"  # pyflame-opt takes every spelling, prints true/false
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([str(path)]) in (0, None)
+    assert f"keepdim = {str(keep).lower()}" in out.getvalue() or (
+        spelling.startswith('"') and ("keepdim" in out.getvalue()) == keep)
+
+
+_SIN_OF_PRODUCT = """func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  %0 = arith.mulf %a, %b : tensor<3xf32>
+  %1 = math.sin %0 : tensor<3xf32>
+  %2 = pyflame.sum %1 {dims = array<i64: 0>} : (tensor<3xf32>) -> tensor<f32>
+  func.return %2, %0 : tensor<f32>, tensor<3xf32>
+}"""
+
+
+def test_gradients_flow_through_a_loaded_function() -> None:
+    # the loaded callable ran outside the graph: pf.grad of it was silently zero
+    torch = pytest.importorskip("torch")
+    f = pf.load_mlir(_SIN_OF_PRODUCT)
+    a = np.array([0.1, -0.7, 0.3], np.float32)
+    b = np.array([1.0, 2.0, -3.0], np.float32)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.sin(ta * tb).sum().backward()
+    ga, gb = pf.grad(lambda x, y: f(x, y)[0], argnums=(0, 1))(pf.tensor(a), pf.tensor(b))
+    np.testing.assert_allclose(ga.numpy(), ta.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gb.numpy(), tb.grad.numpy(), rtol=1e-6)
+    x = pf.tensor(a)
+    x.requires_grad_(True)
+    f(x, pf.tensor(b))[0].backward()
+    np.testing.assert_allclose(x.grad.numpy(), ta.grad.numpy(), rtol=1e-6)
+    # and vmap and jit see through it (vmap read the traced values and refused)
+    s = pf.vmap(lambda x, y: f(x, y)[0])(pf.tensor(np.stack([a, b])), pf.tensor(np.stack([b, a])))
+    np.testing.assert_allclose(s.numpy(), np.sin(a * b).sum().repeat(2), rtol=1e-6)
+    np.testing.assert_allclose(pf.jit(lambda x, y: f(x, y)[1])(pf.tensor(a), pf.tensor(b)).numpy(),
+                               a * b)
+
+
+def test_tensor_and_linalg_shape_plumbing_and_products_run_against_numpy() -> None:
+    # what mlir-opt prints for a matmul on tensors (empty + fill + matmul) and
+    # static reshapes/slices: load_mlir refused every tensor and linalg op
+    text = """func.func @main(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<6x4xf32>, tensor<3x2xf32>, tensor<2x1x3xf32>) {
+  %e = tensor.empty() : tensor<3x5xf32>
+  %z = arith.constant 0.5 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %s = tensor.extract_slice %a[1, 0, 0] [1, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> to tensor<3x4xf32>
+  %m = linalg.matmul ins(%s, %b : tensor<3x4xf32>, tensor<4x5xf32>) outs(%f : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %n = linalg.matmul ins(%s, %b : tensor<3x4xf32>, tensor<4x5xf32>) outs(%c : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %r = arith.addf %m, %n : tensor<3x5xf32>
+  %flat = tensor.collapse_shape %a [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %t = tensor.extract_slice %a[1, 0, 1] [1, 3, 2] [1, 1, 2] : tensor<2x3x4xf32> to tensor<3x2xf32>
+  %v = tensor.collapse_shape %t [[0, 1]] : tensor<3x2xf32> into tensor<6xf32>
+  %u = tensor.expand_shape %v [[0, 1, 2]] output_shape [2, 1, 3] : tensor<6xf32> into tensor<2x1x3xf32>
+  func.return %r, %flat, %t, %u : tensor<3x5xf32>, tensor<6x4xf32>, tensor<3x2xf32>, tensor<2x1x3xf32>
+}"""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    c = rng.standard_normal((3, 5)).astype(np.float32)
+    r, flat, t, u = pf.load_mlir(text)(a, b, c)
+    np.testing.assert_allclose(r.numpy(), 2 * a[1] @ b + 0.5 + c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(flat.numpy(), a.reshape(6, 4))
+    np.testing.assert_array_equal(t.numpy(), a[1, 0:3, 1:4:2])
+    np.testing.assert_array_equal(u.numpy(), a[1, 0:3, 1:4:2].reshape(2, 1, 3))
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("%i = arith.constant 0 : index\n  %0 = tensor.extract_slice %a[%i, 0] [1, 3] [1, 1] : "
+     "tensor<2x3xf32> to tensor<1x3xf32>", "'tensor.extract_slice' is not supported here"),
+    ("%e = tensor.empty() : tensor<1x3xf32>\n  %0 = tensor.insert_slice %e into %a[0, 0] [1, 3] "
+     "[1, 1] : tensor<1x3xf32> into tensor<2x3xf32>", "'tensor.insert_slice' is not supported"),
+])
+def test_tensor_ops_without_a_pyflame_meaning_are_located_errors(body: str, message: str
+                                                                 ) -> None:
+    t = "tensor<1x3xf32>" if "extract" in body else "tensor<2x3xf32>"
+    text = (f"func.func @main(%a: tensor<2x3xf32>) -> {t} {{\n  {body}\n"
+            f"  func.return %0 : {t}\n}}\n")
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:[23]:3: error: {message}"):
+        pf.load_mlir(text)
+
+
+@pytest.mark.parametrize(("text", "where", "cycle"), [
+    ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @main(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}", "2:3", "@main -> @main"),
+    ("func.func private @g(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @h(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}\n"
+     "func.func private @h(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @g(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}\n"
+     "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+     "  %0 = func.call @g(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return %0 : tensor<2xf32>\n}", "6:3", "@g -> @h -> @g"),
+])
+def test_recursive_calls_are_refused_naming_the_cycle(text: str, where: str, cycle: str) -> None:
+    # (it was "nested more than 64 deep (a recursive function?)" after 64 rounds of inlining)
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:{where}: error: 'func.call' of @"
+                       f"[a-z]+ is recursive \\({cycle}\\)"):
+        pf.load_mlir(text)
+
+
+def test_a_long_chain_of_calls_is_checked_without_recursion() -> None:
+    n = 1200  # deeper than Python's stack would take with a recursive cycle check
+    funcs = [f"func.func private @f{i}(%a: tensor<2xf32>) -> tensor<2xf32> {{\n"
+             f"  %0 = func.call @f{i + 1}(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+             f"  func.return %0 : tensor<2xf32>\n}}" for i in range(n)]
+    funcs.append(f"func.func private @f{n}(%a: tensor<2xf32>) -> tensor<2xf32> {{\n"
+                 f"  %0 = func.call @f0(%a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+                 "  func.return %0 : tensor<2xf32>\n}")
+    with pytest.raises(pf.MlirLoadError, match=f":{3 * n + 2 + n}:3: error: 'func.call' of "
+                       "@f0 is recursive"):
+        pf.load_mlir("\n".join(funcs))
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("%0 = tensor.extract_slice %a[1, 1] [4, 2] [1, 1] : tensor<2x3xf32> to tensor<4x2xf32>",
+     "slice along dimension 0 runs out-of-bounds: 4 >= 2"),
+    ("%0 = tensor.collapse_shape %a [[0, 1]] : tensor<2x3xf32> into tensor<3xf32>",
+     "expected dimension 0 of collapsed type"),
+])
+def test_upstream_ops_mlir_opt_rejects_are_not_run(line: str, message: str) -> None:
+    # xDSL's verifiers accept these; load_mlir would have made a wrong slice/reshape
+    t = line.rsplit(" ", 1)[-1]
+    text = (f"func.func @main(%a: tensor<2x3xf32>) -> {t} {{\n  {line}\n"
+            f"  func.return %0 : {t}\n}}\n")
+    with pytest.raises(pf.MlirLoadError, match=f"<string>:2:3: error: .*{message}"):
+        pf.load_mlir(text)
+
+
+@pytest.mark.parametrize(("scalar", "t", "want"), [
+    ("200 : i8", "i8", -56),  # a signless int's bits
+    ("true", "i1", True),
+    ("-7.5 : f16", "f16", -7.5),
+    ("-7.5 : f32", "i32", "expected fill value type ('f32') to match output element type"),
+    ("-1 : i8", "i32", "expected fill value type ('i8') to match output element type"),
+])
+def test_linalg_fill_takes_a_scalar_of_the_element_type(scalar: str, t: str, want: object
+                                                        ) -> None:
+    # mlir-opt refuses a fill of another type; xDSL accepted it and load_mlir cast the
+    # value (an OverflowError for -1 into ui8)
+    st = scalar.split(": ")[1] if ": " in scalar else "i1"
+    text = (f"func.func @main() -> tensor<2x{t}> {{\n  %e = tensor.empty() : tensor<2x{t}>\n"
+            f"  %s = arith.constant {scalar}\n"
+            f"  %f = linalg.fill ins(%s : {st}) outs(%e : tensor<2x{t}>) -> tensor<2x{t}>\n"
+            f"  func.return %f : tensor<2x{t}>\n}}\n")
+    if isinstance(want, str):
+        with pytest.raises(pf.MlirLoadError, match=f"<string>:4:3: error: .*{re.escape(want)}"):
+            pf.load_mlir(text)
+    else:
+        np.testing.assert_array_equal(pf.load_mlir(text)().numpy(), [want] * 2)
+
+
+_LOOPS = """func.func @main(%x: tensor<3xf32>, %w: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c5 = arith.constant 5 : index
+  %r:2 = scf.for %i = %c0 to %c5 step %c2 iter_args(%h = %x, %s = %x) -> (tensor<3xf32>, tensor<3xf32>) {
+    %inner = scf.for %j = %c0 to %c2 step %c1 iter_args(%t = %h) -> (tensor<3xf32>) {
+      %m = arith.mulf %t, %w : tensor<3xf32>
+      %n = math.tanh %m : tensor<3xf32>
+      scf.yield %n : tensor<3xf32>
+    }
+    %acc = arith.addf %s, %inner : tensor<3xf32>
+    scf.yield %inner, %acc : tensor<3xf32>, tensor<3xf32>
+  }
+  %none = scf.for %k = %c5 to %c0 step %c1 iter_args(%u = %x) -> (tensor<3xf32>) {
+    %v = arith.negf %u : tensor<3xf32>
+    scf.yield %v : tensor<3xf32>
+  }
+  %out = arith.addf %r#1, %none : tensor<3xf32>
+  func.return %r#0, %out : tensor<3xf32>, tensor<3xf32>
+}"""
+
+
+def test_scf_for_of_constant_bounds_is_unrolled() -> None:
+    # scf.for with tensor iter_args (what lowering a recurrence to scf prints) was refused
+    torch = pytest.importorskip("torch")
+    f = pf.load_mlir(_LOOPS)
+    x = np.array([0.3, -0.2, 0.9], np.float32)
+    w = np.array([1.5, 0.5, -1.0], np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w)
+    h, s = tx, tx
+    for _ in range(3):  # 0, 2, 4: three trips of two inner ones
+        for _ in range(2):
+            h = torch.tanh(h * tw)
+        s = s + h
+    out = s + tx  # the zero-trip loop yields its init
+    h_pf, out_pf = f(x, w)
+    np.testing.assert_allclose(h_pf.numpy(), h.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out_pf.numpy(), out.detach().numpy(), rtol=1e-6)
+    out.sum().backward()
+    g = pf.grad(lambda a: f(a, pf.tensor(w))[1].sum())(pf.tensor(x))
+    np.testing.assert_allclose(g.numpy(), tx.grad.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("loop", "message"), [
+    ("scf.for %i = %c0 to %n step %c1", "with bounds or step that are not arith.constant"),
+    ("scf.for %i = %c0 to %c1 step %c1", None),  # reads %i: below
+])
+def test_scf_for_that_cannot_be_unrolled_is_a_located_error(loop: str, message: str | None
+                                                            ) -> None:
+    body = ("    %k = arith.index_cast %i : index to i64\n" if message is None else "")
+    text = ("func.func @main(%x: tensor<3xf32>, %n: index) -> tensor<3xf32> {\n"
+            "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+            f"  %r = {loop} iter_args(%t = %x) -> (tensor<3xf32>) {{\n{body}"
+            "    scf.yield %t : tensor<3xf32>\n  }\n  func.return %r : tensor<3xf32>\n}")
+    with pytest.raises(pf.MlirLoadError, match="<string>:4:3: error: 'scf.for' " + (
+            message or "whose body reads its induction variable")):
+        pf.load_mlir(text)
+
+
+def test_division_by_a_zero_splat_on_the_csl_backend_is_ieee() -> None:
+    # the WSE planner turned x / c into x * (1/c) and divided by zero in Python
+    text = """func.func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = pyflame.constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %nzero = pyflame.constant {value = dense<-0.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = pyflame.div %x, %zero : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %1 = pyflame.div %x, %nzero : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  func.return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}"""
+    x = np.array([[1.0, -1.0, 0.0, np.nan]] * 4, np.float32)
+    with np.errstate(all="ignore"):
+        want = (x / np.float32(0.0), x / np.float32(-0.0))
+    with pf.backend("csl"):
+        got = pf.load_mlir(text)(pf.tensor(x))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w)

@@ -76,8 +76,9 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
      "  %0 = func.call @f(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
      "  return %0 : tensor<4xf32>\n}", "<string>:2:3", "func.call"),
     ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-     "  %e = tensor.empty() : tensor<4xf32>\n"
-     "  return %e : tensor<4xf32>\n}", "<string>:2:", "tensor.empty is not registered"),
+     "  %c = arith.constant 1.0 : f32\n"
+     "  %e = tensor.from_elements %c, %c, %c, %c : tensor<4xf32>\n"
+     "  return %e : tensor<4xf32>\n}", "<string>:3:3", "'tensor.from_elements' is not supported"),
 ])
 def test_bad_text_is_a_located_error(text: str, where: str, message: str) -> None:
     with pytest.raises(pf.MlirLoadError) as e:
