@@ -8,7 +8,10 @@ up to its largest operand, computing one element (the IR already holds that
 much). ``iota`` counts as a constant source when it is within the limit.
 
 An op is folded only if that does not add ops: a multi-result op (``split``)
-folds when its new constants are no more than the ops it removes.
+folds when its new constants are no more than the ops it removes. A
+``pyflame.fused`` whose body folded down to what it yields (constants, its
+own arguments) is replaced by those: a kernel with nothing to compute is no
+kernel.
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 
 from ..dialects.opdef import numel
-from ..dialects.pyflame import ConstantOp, IotaOp, PyflameOp  # type: ignore[attr-defined]
+from ..dialects.pyflame import (  # type: ignore[attr-defined]
+    ConstantOp,
+    FusedOp,
+    IotaOp,
+    PyflameOp,
+)
 from .common import (
     PyflamePass,
     blocks_of,
@@ -57,7 +65,26 @@ class ConstantFolding(PyflamePass):
                         folded += 1
                         removed += n - 1
                 op = nxt
+        for fused in [o for o in module.walk() if isinstance(o, FusedOp)]:
+            n = self.fold_fused(fused)
+            if n:
+                folded += 1
+                removed += n - 1
         return {"folded": folded, "removed": removed}
+
+    @staticmethod
+    def fold_fused(op: FusedOp) -> int:
+        """Replace a fused op that yields only constants of its body or its
+        own block arguments by those constants (hoisted) and operands."""
+        values: list[SSAValue] = []
+        for y in op.yield_op.operands:
+            if isinstance(y, BlockArgument) and y.owner is op.body.block:
+                values.append(op.operands[y.index])
+            elif isinstance(y.owner, ConstantOp) and y.owner.parent is op.body.block:
+                values.append(make_constant(constant_array(y), spec(y), op))
+            else:
+                return 0
+        return replace_op(op, values)
 
     def operand_value(self, value: SSAValue) -> np.ndarray | None:
         """The data of a constant (or small iota) operand, else None."""

@@ -107,3 +107,28 @@ func.func @split_dying() -> (tensor<1xf32>, tensor<2xf32>) {
   %0, %1 = pyflame.split %c {sizes = array<i64: 1, 2>, dim = 0 : i64} : (tensor<3xf32>) -> (tensor<1xf32>, tensor<2xf32>)
   func.return %0, %1 : tensor<1xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A fused kernel whose body folds to a constant, or yields its own argument,
+// is no kernel: replaced by the constant (hoisted) or the operand. (The
+// reference backend refused the zero-operand kernel 'fuse' made of @ieee.)
+// CHECK-LABEL: func.func @fused_folds
+// CHECK-NOT:     pyflame.fused
+// CHECK:         %[[C:.*]] = pyflame.constant {value = dense<"0x0000C0FF"> : tensor<f32>}
+// CHECK:         func.return %[[C]], %arg0
+// LIMIT-LABEL: func.func @fused_folds
+// LIMIT-NOT:     pyflame.fused
+func.func @fused_folds(%arg0: tensor<2xf32>) -> (tensor<f32>, tensor<2xf32>) {
+  %0 = pyflame.fused : () -> tensor<f32> {
+    %z = pyflame.constant {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+    %nan = pyflame.div %z, %z : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    %1 = pyflame.mul %nan, %z : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    pyflame.yield %1 : tensor<f32>
+  }
+  %2 = pyflame.fused %arg0 : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<2xf32>):
+    pyflame.yield %a : tensor<2xf32>
+  }
+  func.return %0, %2 : tensor<f32>, tensor<2xf32>
+}
