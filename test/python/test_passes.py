@@ -388,7 +388,12 @@ def test_chunked_reduction_prologue(dims, keepdim, reduction):
     want = OPS[reduction].kernel(np.tanh(x) * x, dims=dims, keepdim=keepdim)
     got = prog(x)
     assert got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
+    if reduction in ("max", "min"):
+        np.testing.assert_array_equal(got, want)
+    else:  # a sum of whole rows may be a BLAS product with ones (reduction.row_sums),
+        # whose order of additions depends on how many rows it is given: a chunk's
+        # sums may round differently in the last bit
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
 
 
 def test_fused_results_do_not_alias_scratch():
