@@ -281,12 +281,12 @@ def test_to_mlir_of_a_function_says_how_to_get_its_ir():
         pf.to_mlir([pf.ones(2), 3])
 
 
-def test_nothing_to_compile_in_eager_mode_says_why_and_how(mode):
+def test_nothing_to_compile_in_eager_mode_says_why_and_how(both_modes):
     """In eager mode an op's result is a value, not a graph: to_mlir and
     compile_graph say so and name the ways to get a graph; lazy mode records
     one (the result's IR has the op)."""
     y = pf.tensor(np.ones(3, np.float32)) * 2.0
-    if mode == "lazy":
+    if both_modes == "lazy":
         assert "pyflame.mul" in pf.to_mlir(y)
         return
     with pytest.raises(ValueError, match=r"nothing to compile.*PYFLAME_EAGER=1.*pf.compile"):
