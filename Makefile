@@ -46,12 +46,20 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q -n 2 test/python
 
 # The autodiff, in-place and training tests again in eager mode (issue 13: the
-# same results as lazy mode); fewer hypothesis examples keep it short.
+# same results as lazy mode), and some of modules, hooks, compile, save/load,
+# graph files, jax semantics, optimizers and schedulers; fewer hypothesis
+# examples keep it short. (Every other file passes in eager mode too; tests of
+# lazy-only internals take the ``lazy`` fixture.)
 pytest-eager: $(STAMP)
 	PYFLAME_EAGER=1 PYFLAME_TEST_SCALE=0.25 $(PY) -m pytest -q -n 2 \
 		test/python/test_autograd*.py test/python/test_grad_ops.py \
 		test/python/test_provenance.py test/python/test_inplace*.py \
-		test/python/test_views.py test/python/test_optim.py test/python/test_edge_values.py
+		test/python/test_views.py test/python/test_optim.py test/python/test_edge_values.py \
+		test/python/nn/test_module.py test/python/nn/test_backward_hooks.py \
+		test/python/test_compile.py test/python/test_serialization.py \
+		test/python/test_graph_file.py test/python/test_jax_semantics.py \
+		test/python/optim/test_lbfgs.py test/python/test_optim_variants.py \
+		test/python/test_lr_schedulers_more.py test/python/test_lr_cyclic.py
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py

@@ -5,6 +5,9 @@ import numpy as np
 
 import pyflame_mlir as pf
 
+# This demo prints the recorded graph and its IR, so it records lazily even
+# under PYFLAME_EAGER=1 (which runs every op at once: there would be no graph).
+pf.CONFIG.eager = False
 pf.manual_seed(0)
 x = pf.randn([1024, 512])
 w1 = (pf.randn([512, 256]) * 0.05).eval()   # parameters: realized leaves

@@ -25,6 +25,10 @@ import pyflame_mlir as pf
 from pyflame_mlir.runtime.wse.compile import compile_program
 from pyflame_mlir.runtime.wse.run_host import run_script
 
+# The loss's recorded graph is what is exported, so this demo records lazily
+# even under PYFLAME_EAGER=1 (which runs every op at once: there would be no graph).
+pf.CONFIG.eager = False
+
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--small", action="store_true", help="a scaled-down MLP (fast)")
 ap.add_argument("--out", help="directory for the SDK project (default: the csl cache, "

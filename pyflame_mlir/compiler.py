@@ -547,6 +547,13 @@ def _as_list(ts: Any) -> list[Tensor]:
     return list(ts) if isinstance(ts, list | tuple) else [ts]
 
 
+def _eager_hint() -> str:
+    """Why nothing is recorded in eager mode, for the "nothing to compile" errors."""
+    return (" (eager mode, PYFLAME_EAGER=1: every op ran when it was recorded; record "
+            "the graph lazily with pf.CONFIG.eager = False, or trace a function with "
+            "pf.compile(f).lower(*args))") if CONFIG.eager else ""
+
+
 def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
     """The ``pyflame`` module computing ``tensors`` (after the pipeline if ``optimize``)."""
     from xdsl.printer import Printer
@@ -559,7 +566,8 @@ def to_mlir(tensors: Any, optimize: bool = False, generic: bool = False) -> str:
             raise TypeError(f"to_mlir: expects tensors, got {type(t).__name__}{hint}")
     sub = collect(given)
     if not sub.nodes:
-        raise ValueError("to_mlir: nothing to compile, every tensor is already realized")
+        raise ValueError(f"to_mlir: nothing to compile, every tensor is already realized"
+                         f"{_eager_hint()}")
     module = build_module(sub)
     if optimize:
         expand_transforms(module)
@@ -616,7 +624,8 @@ def compile_graph(tensors: Any, optimize: bool = True) -> CompileReport:
     ts = _as_list(tensors)
     sub = collect(ts)
     if not sub.nodes:
-        raise ValueError("compile_graph: nothing to compile, every tensor is realized")
+        raise ValueError(f"compile_graph: nothing to compile, every tensor is realized"
+                         f"{_eager_hint()}")
     key = sub.key(config_key(optimize=optimize))
     entry = CACHE.get(key)
     cached = entry is not None
@@ -750,7 +759,8 @@ def export_csl(tensors: Any, out_dir: str | Path | None = None,
     ts = _as_list(tensors)
     sub = collect(ts)
     if not sub.nodes:
-        raise ValueError("export: nothing to compile, every tensor is already realized")
+        raise ValueError(f"export: nothing to compile, every tensor is already realized"
+                         f"{_eager_hint()}")
     module = build_module(sub)
     writebacks = writeback_pairs(sub, [*ts, *sub.pending])
     if writebacks:

@@ -137,15 +137,21 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
     """The constant a Python number becomes as the operand of a binary op:
     one shared promise per (dtype, exact value), so ``lr * g`` in every step
     records one op, not two. Only ever an operand, never handed to the user
-    (who could realize it or make it require grad); not a graph-scope op."""
+    (who could realize it or make it require grad); not a graph-scope op.
+    A promise in eager mode too: the op reading it then runs with it as a
+    constant of its graph, as in lazy mode (a backend may need to see it,
+    e.g. the csl backend lowers ``x ** 2`` only for a constant exponent)."""
     k = (dt, number_key(v))
     t = _OPERANDS.get(k)
     if t is None:
         if len(_OPERANDS) > 4096:
             _OPERANDS.clear()
-        t = _OPERANDS[k] = scalar(v, dt)
-        if t._node is not None:  # (eager mode realizes it at once)
-            t._node.nograd = False  # a constant: tracing into it is always right
+        eager, CONFIG.eager = CONFIG.eager, False
+        try:
+            t = _OPERANDS[k] = scalar(v, dt)
+        finally:
+            CONFIG.eager = eager
+        t._node.nograd = False  # a constant: tracing into it is always right
     return t
 
 

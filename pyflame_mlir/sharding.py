@@ -708,10 +708,14 @@ def partition(f: Callable, mapper: Callable[..., Callable] | None = None) -> Cal
 
     def run(*args: Tensor) -> Any:
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
+        # recorded in eager mode too: the program is partitioned, then run (eager
+        # mode would run f on one device, leaving no ops to partition)
+        eager, core.CONFIG.eager = core.CONFIG.eager, False
         try:
             outs = f(*args)
         finally:
             _TRACING.depth -= 1
+            core.CONFIG.eager = eager
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs)
         # a parameter (or laid-out tensor) is an input even while an optimizer's

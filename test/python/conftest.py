@@ -35,12 +35,22 @@ def lazy():
         pf.CONFIG.eager = prev
 
 
-@pytest.fixture(params=["lazy", "eager"])
-def mode(request):
-    """Run the test twice: lazily and in PYFLAME_EAGER mode (the param)."""
+def _in_mode(request):
     prev = pf.CONFIG.eager
     pf.CONFIG.eager = request.param == "eager"
     try:
         yield request.param
     finally:
         pf.CONFIG.eager = prev
+
+
+@pytest.fixture(params=["lazy", "eager"])
+def mode(request):
+    """Run the test twice: lazily and in PYFLAME_EAGER mode (the param)."""
+    yield from _in_mode(request)
+
+
+@pytest.fixture(params=["lazy", "eager"])
+def both_modes(request):
+    """The same as ``mode`` (the name issue 13's tests use)."""
+    yield from _in_mode(request)

@@ -27,7 +27,8 @@ def test_print_graph_writes_to_a_file():
     assert buf.getvalue() == pf.format_graph(outs) + "\n"
 
 
-def test_dot_labels_are_the_print_graph_lines():
+def test_dot_labels_are_the_print_graph_lines(lazy):
+    """Lazy-only: the DOT text of a recorded graph."""
     outs = list(_graph())
     dot = pf.to_dot(outs)
     assert dot.startswith('digraph "pyflame" {') and dot.rstrip().endswith("}")
@@ -40,7 +41,8 @@ def test_dot_labels_are_the_print_graph_lines():
     assert any("= convert(" in lb and "-> [4, 6] f64" in lb for lb in labels)
 
 
-def test_dot_edges_follow_the_operands():
+def test_dot_edges_follow_the_operands(lazy):
+    """Lazy-only: the edges of a recorded graph."""
     x = pf.from_numpy(np.ones(3, np.float32))
     y = pf.from_numpy(np.ones(3, np.float32))
     z = (x * y + x).exp()
@@ -52,7 +54,8 @@ def test_dot_edges_follow_the_operands():
     assert '"#0"' in dot and '"#1"' in dot
 
 
-def test_multi_result_edges_name_the_result():
+def test_multi_result_edges_name_the_result(lazy):
+    """Lazy-only: the edges of a recorded graph."""
     x = pf.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
     _, idx = pf.sort(x, 1)
     dot = pf.to_dot(idx + 1)

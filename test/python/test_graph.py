@@ -15,7 +15,8 @@ import pyflame_mlir as pf
 from pyflame_mlir.core import OpNode
 
 
-def test_recording_runs_nothing_and_knows_metadata():
+def test_recording_runs_nothing_and_knows_metadata(lazy):
+    """Lazy-only: it checks that recording runs nothing."""
     before = pf.counters()
     x = pf.randn(8, 4)
     y = pf.relu(x @ pf.randn(4, 3) + 1.8125).sum(dim=1, keepdim=True)
@@ -28,7 +29,8 @@ def test_recording_runs_nothing_and_knows_metadata():
     assert after["ops_recorded"] - before["ops_recorded"] == 5  # matmul const add relu sum
 
 
-def test_only_needed_subgraph_runs():
+def test_only_needed_subgraph_runs(lazy):
+    """Lazy-only: it counts what one evaluation of a recorded graph runs."""
     x = pf.randn(16)
     a, b = x + 1, x * 2
     np.testing.assert_allclose(a.numpy(), x.numpy() + 1, rtol=1e-6)
@@ -37,7 +39,8 @@ def test_only_needed_subgraph_runs():
     assert pf.get_graph_stats(b)["num_ops"] == 2  # constant + mul
 
 
-def test_eval_several_in_one_graph():
+def test_eval_several_in_one_graph(lazy):
+    """Lazy-only: it counts the evaluations of a recorded graph."""
     x = pf.randn(5, 5)
     a, b, c = x.exp(), x.sum(), x.T
     before = pf.counters()["executions"]
@@ -50,7 +53,9 @@ def test_eval_several_in_one_graph():
     np.testing.assert_array_equal(c.numpy(), xn.T)
 
 
-def test_realized_tensor_is_a_leaf_for_later_graphs():
+def test_realized_tensor_is_a_leaf_for_later_graphs(lazy):
+    """Lazy-only: it counts the ops of a recorded graph
+    (in eager mode ``y`` is realized: no ops)."""
     x = pf.randn(3)
     h = (x * 3).eval()
     assert h._node is None
@@ -75,7 +80,8 @@ def test_memory_stays_flat_in_long_loops():
     np.testing.assert_allclose(w.numpy(), 0.5 * (1 - 0.98 ** 305), rtol=1e-4)
 
 
-def test_split_evaluates_requested_output_only():
+def test_split_evaluates_requested_output_only(lazy):
+    """Lazy-only: it counts what one evaluation of a recorded graph runs."""
     a, b, c = pf.split(pf.arange(10), [3, 3, 4])
     np.testing.assert_array_equal(b.numpy(), [3, 4, 5])
     assert pf.is_lazy(a) and pf.is_lazy(c)
@@ -101,7 +107,8 @@ def test_graph_scopes_and_threads():
     assert g2.ops_recorded == 3 and g2.evaluations == 2
 
 
-def test_graph_stats_counts_and_bytes():
+def test_graph_stats_counts_and_bytes(lazy):
+    """Lazy-only: the statistics of a recorded graph."""
     x = pf.randn(10, 4)            # 160 bytes
     y = (x @ pf.randn(4, 2)).relu()  # leaf 32 bytes, matmul 80, relu 80
     s = pf.get_graph_stats(y)
@@ -109,7 +116,8 @@ def test_graph_stats_counts_and_bytes():
                  "estimated_memory_bytes": 160 + 32 + 80 + 80}
 
 
-def test_print_graph_format(capsys):
+def test_print_graph_format(capsys, lazy):
+    """Lazy-only: the text of a recorded graph."""
     x, w = pf.randn(1024, 512), pf.randn(512, 256)
     b = pf.zeros(256)
     y = pf.softmax(pf.relu(x @ w + b), dim=1)
@@ -127,7 +135,9 @@ def test_print_graph_format(capsys):
     ]
 
 
-def test_to_mlir_and_compile_graph():
+def test_to_mlir_and_compile_graph(lazy):
+    """Lazy-only: the IR of a recorded graph (eager mode: see
+    test_nothing_to_compile_in_eager_mode_says_why_and_how)."""
     x = pf.randn(4, 4)
     y = (x + x).exp()
     text = pf.to_mlir(y)
@@ -146,7 +156,8 @@ def test_to_mlir_and_compile_graph():
     assert pf.compile_graph(pf.exp(x + x)).cached
 
 
-def test_compile_graph_counts_removed_ops():
+def test_compile_graph_counts_removed_ops(lazy):
+    """Lazy-only: it compiles a recorded graph."""
     x = pf.randn(4)
     y = pf.exp(x) + pf.exp(x)  # two structurally equal exps: CSE merges them
     rep = pf.compile_graph(y)
@@ -163,7 +174,7 @@ def test_eager_mode_env():
             "print(pf.counters()['evaluations'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYFLAME_EAGER": "1"}, check=True)
-    assert int(out.stdout) == 3  # exp, the constant 2, mul
+    assert int(out.stdout) == 2  # exp, then mul (with the constant 2 in its graph, as lazily)
 
 
 def test_exact_dtypes_survive_the_plan():
@@ -215,9 +226,11 @@ def test_setitem_updates_the_tensor_in_place():
     np.testing.assert_allclose(t.numpy(), [5, 1, 1])
 
 
-def test_reference_executable_guards_its_arguments_and_results():
+def test_reference_executable_guards_its_arguments_and_results(lazy):
     """The compiled plan refuses arguments of another shape or dtype, and a
-    kernel that breaks its op's rule is reported, never returned."""
+    kernel that breaks its op's rule is reported, never returned.
+    Lazy-only: it compiles the recorded graph of
+    ``(x * 2.0).exp()`` (in eager mode a realized leaf)."""
     from pyflame_mlir.compiler import compile_subgraph, config_key
     from pyflame_mlir.core import collect
 
@@ -261,9 +274,10 @@ def test_core_computes_through_the_installed_driver():
     assert core._evaluator == [compiler.evaluate]
 
 
-def test_export_csl_writes_the_sdk_project_with_the_graphs_inputs(tmp_path):
+def test_export_csl_writes_the_sdk_project_with_the_graphs_inputs(tmp_path, lazy):
     """pf.export_csl: the frontend builds and optimizes the module, the csl
-    runtime (csl_backend.export_module) writes the project."""
+    runtime (csl_backend.export_module) writes the project.
+    Lazy-only: it exports a recorded graph."""
     x = pf.tensor(np.arange(8, dtype=np.float32).reshape(2, 4))
     project, exe = pf.export_csl((x * 2.0).relu().sum(), tmp_path / "p", grid=(1, 1))
     names = {p.name for p in project.iterdir()}
@@ -279,3 +293,19 @@ def test_to_mlir_of_a_function_says_how_to_get_its_ir():
         pf.to_mlir(lambda x: x)
     with pytest.raises(TypeError, match="expects tensors, got int"):
         pf.to_mlir([pf.ones(2), 3])
+
+
+def test_nothing_to_compile_in_eager_mode_says_why_and_how(both_modes):
+    """In eager mode an op's result is a value, not a graph: to_mlir and
+    compile_graph say so and name the ways to get a graph; lazy mode records
+    one (the result's IR has the op)."""
+    y = pf.tensor(np.ones(3, np.float32)) * 2.0
+    if both_modes == "lazy":
+        assert "pyflame.mul" in pf.to_mlir(y)
+        return
+    with pytest.raises(ValueError, match=r"nothing to compile.*PYFLAME_EAGER=1.*pf.compile"):
+        pf.to_mlir(y)
+    with pytest.raises(ValueError, match=r"nothing to compile.*pf.CONFIG.eager = False"):
+        pf.compile_graph(y)
+    text = pf.compile(lambda t: t * 2.0).lower(pf.tensor(np.ones(3, np.float32))).as_text()
+    assert "pyflame.mul" in text

@@ -51,7 +51,9 @@ def test_docs_list_every_op_code():
     assert {int(k): v for k, v in rows.items()} == {c: n for n, c in OP_CODES.items()}
 
 
-def test_every_op_round_trips(tmp_path):
+def test_every_op_round_trips(tmp_path, lazy):
+    """Lazy-only: it saves the recorded graph of every op; in eager mode the
+    outputs are realized values, leaves of an empty graph."""
     outs, used = all_ops()
     assert used == set(OPS)
     with pf.backend("reference"):
@@ -83,7 +85,9 @@ def _mlp_data(seed: int) -> list[np.ndarray]:
     return [rng.standard_normal(s).astype(np.float32) for s in ((5, 8), (8, 6), (6,), (6, 3))]
 
 
-def test_program_runs_on_new_inputs_and_checks_them(tmp_path):
+def test_program_runs_on_new_inputs_and_checks_them(tmp_path, lazy):
+    """Lazy-only: the saved program is the recorded MLP (4 inputs); in eager
+    mode the output is already a value and the graph saved is that value."""
     args = [pf.from_numpy(a) for a in _mlp_data(0)]
     pf.save_graph(_mlp(*args), tmp_path / "mlp.pfgb", include_inputs=False)
     prog = pf.load_graph(tmp_path / "mlp.pfgb")
@@ -97,7 +101,9 @@ def test_program_runs_on_new_inputs_and_checks_them(tmp_path):
         prog(new[0])
 
 
-def test_program_runs_on_another_backend(tmp_path):
+def test_program_runs_on_another_backend(tmp_path, lazy):
+    """Lazy-only: it calls the saved graph with the MLP's 4 inputs, which only
+    a recorded graph has (in eager mode the output is a realized leaf)."""
     data = _mlp_data(2)
     pf.save_graph(_mlp(*[pf.from_numpy(a) for a in data]), tmp_path / "mlp.pfgb")
     prog = pf.load_graph(tmp_path / "mlp.pfgb")
@@ -138,7 +144,9 @@ def test_multi_result_ops_and_attributes_round_trip(tmp_path):
     np.testing.assert_allclose(got[3], xn.sum(1, keepdims=True), rtol=1e-6)
 
 
-def test_saving_a_traced_function_raises_naming_it(tmp_path):
+def test_saving_a_traced_function_raises_naming_it(tmp_path, lazy):
+    """Lazy-only: in eager mode the vjp node has run already, so there is no
+    traced function in the graph to refuse."""
     x = pf.tensor(np.ones(3, np.float32), requires_grad=True)
     y, vjp_fn = pf.vjp(lambda t: (t * t).sum(), x)
     (gx,) = vjp_fn(pf.ones([]))

@@ -12,6 +12,7 @@ is an edge as well (unless it is a package of the importing module itself).
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 import tomllib
@@ -420,10 +421,14 @@ assert pf.is_lazy(loss) and pf.is_lazy(a.grad)
 print(sorted(m for m in sys.modules if m == "xdsl" or m.startswith("xdsl.")))
 """
 
+_LAZY_ENV = {**os.environ, "PYFLAME_EAGER": "0"}
+
 
 def test_import_and_recording_import_no_xdsl():
+    """Lazy-only (its subprocess records lazily whatever PYFLAME_EAGER says):
+    eager mode compiles every op, and so loads xDSL."""
     out = subprocess.run([sys.executable, "-c", NO_XDSL_PROGRAM], capture_output=True,
-                         text=True, check=True)
+                         text=True, check=True, env=_LAZY_ENV)
     assert out.stdout.strip() == "[]", out.stdout
 
 
@@ -431,5 +436,5 @@ def test_evaluation_does_import_xdsl():
     """The check above can fail: compiling a graph loads xDSL."""
     code = NO_XDSL_PROGRAM + "loss.item()\nprint('xdsl' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, env=_LAZY_ENV)
     assert out.stdout.split()[-1] == "True"

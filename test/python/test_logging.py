@@ -162,10 +162,12 @@ def test_no_print_in_library_code() -> None:
 
 
 def test_mlir_disk_entry_corrupted_then_rebuilt(records: _Collect, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                lazy: None) -> None:
     """The backend path end to end (with the [mlir] extra): a compile writes
     the library, a corrupted library is a WARNING and compiles again, an
-    intact one loads from disk."""
+    intact one loads from disk. Lazy-only: it corrupts the one library of one
+    recorded graph (eager mode compiles ``x * 2.5`` and its sum apart: two)."""
     from pyflame_mlir.runtime import mlir_backend
 
     if mlir_backend.unavailable_reason():

@@ -794,6 +794,20 @@ def test_eager_mode_shape_errors_still_at_record_time(eager):
     assert pf.counters()["evaluations"] == before
 
 
+def test_a_python_number_operand_is_a_constant_of_the_graph_in_both_modes(both_modes):
+    """``x ** 2`` runs with 2 as a constant of its graph in eager mode as in lazy
+    mode (eager used to realize the number first, a leaf of the graph: the csl
+    backend, which lowers pow only for a constant exponent, then refused it)."""
+    from pyflame_mlir import ops
+    ops._OPERANDS.clear()  # the shared operands: made afresh in this mode
+    x = pf.tensor(np.array([1.0, -2.0, 3.0], np.float32))
+    with pf.backend("csl"):
+        y = (x * 3.0) ** 2
+        np.testing.assert_array_equal(y.numpy(), np.array([9.0, 36.0, 81.0], np.float32))
+    g = pf.grad(lambda t: (t ** 2 * 0.5).sum())(x)
+    np.testing.assert_array_equal(g.numpy(), x.numpy())
+
+
 def test_torch_dtype_arguments():
     x = pf.tensor([1.7, -2.2])
     for td in (torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,

@@ -167,6 +167,7 @@ def _results(out: Any) -> list[np.ndarray]:
     return [np.asarray(o) for o in out] if isinstance(out, tuple | list) else [np.asarray(out)]
 
 
+@pytest.mark.usefixtures("lazy")  # it prints the recorded graph (eager mode records none)
 @pytest.mark.parametrize("name", DECOMPOSED)
 @settings(SETTINGS, max_examples=examples(6))
 @given(data=st.data(), d=FLOATS, seed=seeds)

@@ -222,7 +222,8 @@ def test_pfgb_random_and_mutated_bytes(tmp_path):
 
 # ---- pf.load_mlir: random token streams and mutated pyflame text ----
 
-def test_load_mlir_token_streams_and_mutations():
+def test_load_mlir_token_streams_and_mutations(lazy):
+    """Lazy-only: its base text is a recorded graph's IR (eager mode records none)."""
     rng = random.Random(SEED + 3)
     x = pf.from_numpy(np.ones((2, 3), np.float32))
     base = pf.to_mlir(pf.softmax(x * 2.0, dim=1).sum(0))

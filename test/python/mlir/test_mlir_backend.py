@@ -38,7 +38,9 @@ def test_every_op_has_a_linalg_rule() -> None:
     assert missing == set()
 
 
-def test_every_op_matches_the_reference_backend(on_mlir: Path) -> None:
+def test_every_op_matches_the_reference_backend(on_mlir: Path, lazy: None) -> None:
+    """Lazy-only: it counts one compile for the whole recorded graph (eager
+    mode compiles each op)."""
     ref = reference(_graphs.all_ops()[0])
     outs, used = _graphs.all_ops()
     assert used == set(OPS) - _graphs.missing_from_all_ops()
@@ -90,7 +92,10 @@ def _step(seed: int = 0) -> list[pf.Tensor]:
     return [loss, logits, *new]
 
 
-def test_training_step_matches_the_reference_and_hits_the_cache(on_mlir: Path) -> None:
+def test_training_step_matches_the_reference_and_hits_the_cache(on_mlir: Path,
+                                                                lazy: None) -> None:
+    """Lazy-only: it counts one compile for the recorded step (eager mode
+    compiles each op)."""
     ref = reference(_step())
     for _ in range(2):  # the second step is a cache hit: nothing compiled
         outs = _step()
@@ -116,7 +121,8 @@ SECOND_PROCESS = textwrap.dedent("""
 
 
 def _run_process(cache: Path) -> dict:
-    env = dict(os.environ, PYFLAME_CACHE_DIR=str(cache))
+    # lazy whatever the test run's PYFLAME_EAGER: the counts are of one recorded graph
+    env = dict(os.environ, PYFLAME_CACHE_DIR=str(cache), PYFLAME_EAGER="0")
     out = subprocess.run([sys.executable, "-c", SECOND_PROCESS, str(HERE)], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -62,12 +62,15 @@ def test_partitioned_mlp_trains_like_torch(shape, names, sx, s1, s2):
         assert "sharding.all_reduce" in ir  # the row-parallel partial sums
 
 
-def test_partitioned_program_reports_its_communication():
+def test_partitioned_program_reports_its_communication(both_modes):
+    """In eager mode too the function is recorded and partitioned (it used to
+    run on one device: no program, no collectives), and its result is a value."""
     mesh = pf.DeviceMesh((2,), ("m",))
     x, _, w1, w2 = _data()
     f = pf.sharding.partition(lambda a, b, c: pf.relu(a @ b) @ c)
     out = f(pf.tensor(x), pf.shard(pf.tensor(w1), mesh, P(None, "m")),
             pf.shard(pf.tensor(w2), mesh, P("m")))
+    assert pf.is_lazy(out) == (both_modes == "lazy")
     np.testing.assert_allclose(out.numpy(), np.maximum(x @ w1, 0) @ w2, rtol=1e-12)
     (ar,) = f.last.comm.collectives
     # one all-reduce of the (8, 3) f64 partial sums over 2 devices: each device

@@ -71,6 +71,7 @@ def test_logsumexp_over_two_split_dims_keepdim():
     assert ir.count('axes = ["a", "b"], reduction = "max"') == 1
 
 
+@pytest.mark.usefixtures("lazy")  # compile_graph of the recorded step (eager mode runs it)
 def test_split_logsumexp_bytes_by_hand():
     """A 2x2 mesh, rows over "data", vocabulary over "model", f64: each device
     holds (4, 8) of the (8, 16) logits. Forward: over "model", the (4, 1) max

@@ -2,14 +2,20 @@
 reported by ``pf.compile_graph`` (``CompileReport.collectives``), against
 counts by hand (ring algorithms: an all-reduce sends 2 (n - 1) / n of its
 operand per device, an all-gather (n - 1) times it, a reduce-scatter
-(n - 1) / n; totals are summed over every device of the mesh)."""
+(n - 1) / n; totals are summed over every device of the mesh).
+
+Lazy-only (the ``lazy`` fixture, every test): compile_graph reports on a
+recorded graph, and eager mode runs each step as it is recorded."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pyflame_mlir as pf
 from pyflame_mlir import P
+
+pytestmark = pytest.mark.usefixtures("lazy")
 
 
 def _mlp_step(shape, names, sx, s1, s2):

@@ -74,7 +74,7 @@ def test_vocab_parallel_cross_entropy_matches_torch(shape, names, batch):
     assert ir.count('reduction = "max"') == 1
 
 
-def test_vocab_parallel_bytes_by_hand():
+def test_vocab_parallel_bytes_by_hand(lazy):
     """A 2x2 mesh, rows over "data", vocabulary over "model"; f64. Each device
     holds (4, 8) of the (8, 16) logits. Forward: over "model" (ring all-reduce:
     2 (n - 1) / n of the operand per device, n = 2), the (4, 1) max, the (4, 1)
@@ -85,7 +85,9 @@ def test_vocab_parallel_bytes_by_hand():
     autodiff) and of the numerator's. Gradient: the (4, 8) weight block,
     replicated over "data", all-reduced: 256 B per device. The all-gather this
     replaces would move (n - 1) x 256 B = 256 B per device for the logits alone,
-    as much again for their cotangent."""
+    as much again for their cotangent.
+    Lazy-only: it compiles the recorded step (eager mode runs it).
+    """
     h, w, y = _data()
     mesh = pf.DeviceMesh((2, 2), ("data", "model"))
     ws = pf.shard(pf.tensor(w).requires_grad_(), mesh, P(None, "model"))
