@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Tensor, collect, record, split_ref
+from .core import CONFIG, Tensor, collect, record, split_ref
 from .dialects.data import DenseValue
 from .dialects.dtypes import ALL_DTYPES, DType
 from .dialects.opdef import OPS, OpDef, ShapeError
@@ -190,6 +190,10 @@ def save_graph(tensors: Tensor | Sequence[Tensor], path: str | os.PathLike,
     if not outs or not all(isinstance(t, Tensor) for t in outs):
         raise TypeError("save_graph: expects a Tensor or a non-empty sequence of Tensors")
     sub = collect(outs)
+    if not sub.nodes and CONFIG.eager:  # not the graph the user means: its stored value
+        raise ValueError("save_graph: nothing recorded to save (eager mode, PYFLAME_EAGER=1: "
+                         "every op ran when it was recorded); record the graph lazily with "
+                         "pf.CONFIG.eager = False")
     for n in sub.nodes:
         if n.op.name not in OP_CODES:
             why = ("a traced function (grad, vjp, jvp or vmap of a function); compute it "

@@ -112,9 +112,10 @@ def test_program_runs_on_another_backend(tmp_path, lazy):
     np.testing.assert_allclose(got, _mlp_np(*data), rtol=1e-4, atol=1e-5)
 
 
-def test_demo_graph_reloads_in_a_new_process(tmp_path):
+def test_demo_graph_reloads_in_a_new_process(lazy, tmp_path):
     """The README demo's forward graph (examples/mlp.py, small batch), saved
-    here and run by a fresh interpreter: the same loss."""
+    here and run by a fresh interpreter: the same loss. (Lazy-only: eager
+    mode records no graph to save.)"""
     from max._graphs import demo_mlp
 
     loss, _ = demo_mlp(batch=16)
@@ -129,7 +130,8 @@ def test_demo_graph_reloads_in_a_new_process(tmp_path):
     assert float(proc.stdout.strip()) == pytest.approx(expected, rel=1e-6)
 
 
-def test_multi_result_ops_and_attributes_round_trip(tmp_path):
+def test_multi_result_ops_and_attributes_round_trip(lazy, tmp_path):
+    # (lazy-only: the ops' recorded graph is what round-trips)
     x = pf.from_numpy(np.array([[3.0, -1.0, 2.0], [0.5, 4.0, -2.0]], np.float32))
     vals, idx = pf.sort(x, 1, descending=True)
     parts = pf.split(x, [1, 2], 1)
@@ -269,10 +271,19 @@ def test_huge_claims_allocate_nothing():
     assert peak < 1 << 20, f"peak {peak} bytes"
 
 
-def test_truncations_of_a_real_file_all_raise(tmp_path):
+def test_truncations_of_a_real_file_all_raise(lazy, tmp_path):
+    # (lazy-only: a file of a recorded graph)
     x = pf.from_numpy(np.ones((2, 3), np.float32))
     pf.save_graph([pf.softmax(x, 1), x.sum(0)], tmp_path / "t.pfgb")
     data = (tmp_path / "t.pfgb").read_bytes()
     for cut in range(len(data)):
         with pytest.raises(GraphFileError):
             parse_graph(data[:cut])
+
+
+def test_save_graph_in_eager_mode_says_nothing_was_recorded(eager, tmp_path: Path):
+    """Eager mode ran every op already: the 'graph' of a result would be its
+    stored value, not the computation; save_graph says so instead."""
+    y = pf.relu(pf.randn([3, 4])) * 2
+    with pytest.raises(ValueError, match="nothing recorded to save.*eager mode"):
+        pf.save_graph(y, tmp_path / "g.pfgb")

@@ -186,7 +186,8 @@ def _with_crc(body: bytes) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def test_pfgb_random_and_mutated_bytes(tmp_path):
+def test_pfgb_random_and_mutated_bytes(lazy, tmp_path):
+    # (lazy-only: mutations of a recorded graph's file; eager mode records none)
     rng = random.Random(SEED + 2)
     valid = _valid_pfgb(tmp_path)
     for case in range(_cases(300)):
