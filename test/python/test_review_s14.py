@@ -1,0 +1,41 @@
+"""Session 14's review: silent differences found in this session's autograd
+and indexing changes, each against an independent oracle (numpy, torch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+
+@pytest.mark.parametrize("key", [np.s_[::-1], np.s_[5:1:-2], np.s_[::-2, 1:],
+                                 np.s_[1:, ::-3], np.s_[::-1, ::-1]])
+def test_a_negative_step_result_is_a_view_as_numpys(key) -> None:
+    a = np.arange(30.0).reshape(6, 5)
+    want = a.copy()
+    want[key] *= 2  # numpy: x[::-1] is a view, the update reaches x
+    x = pf.tensor(a)
+    x[key].mul_(2)
+    np.testing.assert_array_equal(x.numpy(), want)
+    x = pf.tensor(a)
+    v = x[key]
+    x.add_(1)  # and the view sees an update of x
+    np.testing.assert_array_equal(v.numpy(), (a + 1)[key])
+
+
+def test_a_negative_step_view_of_a_view_updated_in_place_has_torchs_gradient() -> None:
+    # x[::-1][::2] is x[-1::-2]; torch has no negative steps: x.flip(0)[::2] is
+    # a copy there, so the oracle writes the same positions through x[1::2]
+    a = np.arange(1.0, 7.0)
+    x = pf.tensor(a, requires_grad=True)
+    h = x * 1
+    h[::-1][::2].mul_(h[::2].clone())
+    (h * h).sum().backward()
+    tx = torch.tensor(a, requires_grad=True)
+    th = tx * 1
+    th[1::2].mul_(th[::2].flip(0).clone())
+    (th * th).sum().backward()
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-15)
