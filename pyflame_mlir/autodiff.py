@@ -515,6 +515,10 @@ class _Reverse:
                  wants: Callable[[Tensor], bool], nested_targets: bool = False):
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
+        # a leaf target's earlier states (read, then updated in place under no_grad)
+        # share its meta: their gradients are its gradient (PyTorch: one leaf)
+        self.leaf_targets = {id(t._ag): t for t in targets or ()
+                             if t._ag is not None and t._ag.requires_grad}
         self.boundary, self.split, self.wants = boundary, split, wants
         self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
@@ -579,9 +583,14 @@ class _Reverse:
 
     def _frozen_target(self, x: Tensor) -> Tensor | None:
         """The target ``x`` is a frozen state of (what a view op read of a
-        non-leaf, ``core.frozen``), while that target has not changed since."""
+        non-leaf, ``core.frozen``), while that target has not changed since, or
+        the leaf target ``x`` is an earlier state of."""
         fz = x._view
         if type(fz) is not Frozen or self.target_ids is None:
+            ag = x._ag
+            if ag is not None and ag.requires_grad and self.leaf_targets and \
+                    id(x) not in self.target_ids:
+                return self.leaf_targets.get(id(ag))  # (an earlier state of a leaf target)
             return None
         src = fz.source
         if id(src) not in self.target_ids or src._version != fz.version or \

@@ -39,3 +39,25 @@ def test_a_negative_step_view_of_a_view_updated_in_place_has_torchs_gradient() -
     (th * th).sum().backward()
     np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-15)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("how", ["grad", "inputs"])
+def test_a_leaf_target_read_in_two_states_gets_both_parts(how) -> None:
+    # w read, updated in place under no_grad, read again: one leaf to torch, so
+    # autograd.grad(loss, w) / backward(inputs=[w]) sum both states' parts (pf
+    # gave only the current state's part, silently)
+    def run(L):
+        w = L.tensor([1.0, -2.0, 3.0], dtype=L.float64, requires_grad=True)
+        v = L.tensor([0.5, 1.0, 2.0], dtype=L.float64, requires_grad=True)
+        h = w * 1.5
+        with L.no_grad():
+            w.mul_(1.1)
+        loss = (h * h * v).sum() + (w * w * w).sum()
+        if how == "grad":
+            return L.autograd.grad(loss, [w, v])
+        loss.backward(inputs=[w])
+        return w.grad, v.grad
+    for got, want in zip(run(pf), run(torch)):
+        assert (got is None) == (want is None)
+        if want is not None:
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
