@@ -539,9 +539,12 @@ class _Reverse:
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
         # a target that is not a leaf: its gradient is taken, and flows on to the
         # targets before it (PyTorch: autograd.grad(z, [y, x]) with y = f(x))
+        self.hooked_targets: dict[int, Tensor] = {}  # non-leaf ones' hooked gradients
         for t in self.targets if nested_targets else ():
-            if source(t) is not None and not _stopped_imperative(t) and id(t) not in self.keys:
-                n = source(t)
+            n = source(t)
+            if n is not None and id(t) not in self.keys and (
+                    not _stopped_imperative(t) or  # (or one with hooks or retain_grad)
+                    (_split_imperative(t) and type(n) is not CustomNode)):
                 self.keys[id(t)] = (id(t), n.seq, 0)
                 cont = self._trace([t], t)
                 self.conts[id(t)] = (t, cont, [t], set(), n.seq)
@@ -703,9 +706,14 @@ class _Reverse:
             _, _, key = heapq.heappop(heap)
             cts = pend.pop(key)
             obj, cont, outs, routed, _ = self.conts[key]
-            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned)
-                g = cts[0] if self._is_target(obj) else _hooked(obj, cts[0])
-                if obj._ag is not None and obj._ag.retain:
+            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned
+                # and flows on to the targets before it, as torch's)
+                g = _hooked(obj, cts[0])
+                if self._is_target(obj):
+                    if g is not cts[0]:  # (autograd.grad returns the gradient before
+                        # them, backward(inputs=) stores the one after them)
+                        self.hooked_targets[id(obj)] = g
+                elif obj._ag is not None and obj._ag.retain:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
                 continue
@@ -1084,9 +1092,11 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
                 raise _implicit_seed_error(t)
             gradient = 1.0
         grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
-                              create_graph=create_graph, allow_unused=True)
+                              create_graph=create_graph, allow_unused=True,
+                              _hook_non_leaves=True)
         used = [(x, g) for x, g in zip(targets, grads) if g is not None]
-        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph)
+        # (autograd_grad ran their hooks: once, as torch's)
+        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph, hooks=False)
         return
 
     def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
@@ -1265,7 +1275,8 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
     return g
 
 
-def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool,
+                hooks: bool = True) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed.
     A leaf the graph read in two states (read, updated in place under no_grad,
     read again) is one leaf to PyTorch: its gradients are summed first, so its
@@ -1281,7 +1292,7 @@ def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bo
             e[0] = x
         e[1] = e[1] + g
     for x, g in by_leaf.values():
-        ag = _store_grad(x, _hooked(x, g), in_place)
+        ag = _store_grad(x, _hooked(x, g) if hooks else g, in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
                 if hook(x) is not None:  # a returned gradient would be ignored: torch raises
@@ -1412,7 +1423,8 @@ def grad_fn(t: Tensor) -> GradFn | None:
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                   retain_graph: bool | None = None, create_graph: bool = False,
                   allow_unused: bool | None = None, is_grads_batched: bool = False,
-                  materialize_grads: bool = False) -> tuple:
+                  materialize_grads: bool = False, *, _hook_non_leaves: bool = False
+                  ) -> tuple:
     """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched.
     An unused input's gradient is None with ``allow_unused``, zeros with
     ``materialize_grads`` (which implies it), else an error (PyTorch)."""
@@ -1446,7 +1458,11 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             missing = [i for i, x in enumerate(ins) if id(x) not in got]
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
-        grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
+        # a leaf's hooks run before its gradient is taken, a non-leaf's after (torch)
+        grads = [None if id(x) not in got else _hooked(x, got[id(x)][1])
+                 if x._ag is not None and x._ag.requires_grad
+                 else plan.hooked_targets.get(id(x), got[id(x)][1]) if _hook_non_leaves
+                 else got[id(x)][1] for x in ins]
     if not (create_graph if retain_graph is None else retain_graph):  # PyTorch's default
         plan.free()
     if materialize_grads:

@@ -61,3 +61,30 @@ def test_a_leaf_target_read_in_two_states_gets_both_parts(how) -> None:
         assert (got is None) == (want is None)
         if want is not None:
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
+
+
+def _hooked_targets(L):
+    out = []
+    w = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+    w.register_hook(lambda g: g * 2)
+    (w * w).sum().backward(inputs=[w])  # the leaf's hook once (pf: twice)
+    out.append(w.grad)
+    w = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+    w.register_hook(lambda g: g * 2)
+    h = w.sin()
+    h.register_hook(lambda g: g * 3)
+    (h * h).sum().backward(inputs=[h, w])  # h's hooked gradient flows on to w (pf: None)
+    out += [w.grad, h.grad]
+    w = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+    h = w * 3
+    h.register_hook(lambda g: g * 5)
+    k = h.cos()
+    k.register_hook(lambda g: g + 7)
+    # autograd.grad: a non-leaf input's gradient before its hooks, which still flow on
+    out += list(L.autograd.grad((k * h).sum(), [k, h, w]))
+    return out
+
+
+def test_gradient_targets_with_hooks_as_torchs() -> None:
+    for got, want in zip(_hooked_targets(pf), _hooked_targets(torch)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
