@@ -578,6 +578,26 @@ class _Reverse:
                 cont = self._trace(outs, None) if outs else None
                 self.conts[key] = (obj, cont, outs, routed, seq)
             todo += self._split_leaves(cont)
+        self.unneeded = self._unneeded() if self.target_ids is not None else set()
+
+    def _unneeded(self) -> set[int]:
+        """Keys of the hooked (or retained) tensors whose stretch reaches no
+        target: PyTorch's engine runs only the nodes on a path to the inputs
+        of ``autograd.grad`` / ``backward(inputs=)``, so their hooks do not run
+        and their ``.grad`` stays unset. (A Function's backward is run anyway.)"""
+        needed: set[int] = set()
+        for key, (obj, cont, *_) in sorted(self.conts.items(), key=lambda e: e[1][-1]):
+            if not isinstance(obj, Tensor) or self._is_target(obj):
+                needed.add(key)
+                continue
+            leaves = cont.sub.leaves
+            for k in cont.used_args():
+                x = leaves[cont.arg_pos[k]]
+                if self._is_target(x) or id(x) not in self.keys or \
+                        self.keys[id(x)][0] in needed:
+                    needed.add(key)
+                    break
+        return set(self.conts) - needed
 
     def _is_target(self, x: Tensor) -> bool:
         if self.target_ids is None:
@@ -706,6 +726,8 @@ class _Reverse:
             _, _, key = heapq.heappop(heap)
             cts = pend.pop(key)
             obj, cont, outs, routed, _ = self.conts[key]
+            if key in self.unneeded:
+                continue
             if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned
                 # and flows on to the targets before it, as torch's)
                 g = _hooked(obj, cts[0])

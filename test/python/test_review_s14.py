@@ -88,3 +88,26 @@ def _hooked_targets(L):
 def test_gradient_targets_with_hooks_as_torchs() -> None:
     for got, want in zip(_hooked_targets(pf), _hooked_targets(torch)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
+
+
+def _off_path(L):
+    w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+    v = L.tensor([3.0, 4.0], dtype=L.float64, requires_grad=True)
+    calls = []
+    c = v * 2
+    c.retain_grad()
+    c.register_hook(lambda g: calls.append("c"))
+    g = L.autograd.grad((c * w).sum(), w)[0]
+    d = v * 2
+    d.retain_grad()
+    d.register_hook(lambda g: calls.append("d"))
+    (d * w).sum().backward(inputs=[w])
+    return g, w.grad, c.grad, d.grad, v.grad, calls
+
+
+def test_hooks_and_retain_grad_off_the_path_to_the_inputs_do_not_run() -> None:
+    # torch runs only the graph's part leading to autograd.grad's inputs
+    got, want = _off_path(pf), _off_path(torch)
+    for a, b in zip(got[:2], want[:2]):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-15)
+    assert got[2:] == want[2:] == (None, None, None, [])
