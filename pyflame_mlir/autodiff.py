@@ -1229,9 +1229,11 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             m = x._mut
             if m is None or (m.seq < n.seq and type(x._view) is not Frozen):
                 continue  # (read_by's answer: no update of x since n read it)
-            if n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i], target_ids):
+            if (n.op is _MUL or n.op is _MATMUL) and len(ins) == 2 and \
+                    _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
-                # other factor as mul read it (x * x then x.fill_(c): x is constant now)
+                # other factor as mul read it (x * x then x.fill_(c): x is constant now);
+                # data @ w the same (torch saves a matmul operand only for the other's grad)
             if n.op is _DIV and i == 0 and _is_constant(inputs_as_read(n)[1], target_ids):
                 continue  # x / 2: the same (PyTorch saves the divisor only)
             if n.op is _DIV and i == 1 and _is_number(inputs_as_read(n)[0]):
@@ -1253,7 +1255,7 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                     f"expected version {later.version - 1} instead")
 
 
-_MUL, _DIV = OPS["mul"], OPS["div"]
+_MUL, _DIV, _MATMUL = OPS["mul"], OPS["div"], OPS["matmul"]
 
 
 def _is_number(t: Tensor) -> bool:

@@ -111,3 +111,27 @@ def test_hooks_and_retain_grad_off_the_path_to_the_inputs_do_not_run() -> None:
     for a, b in zip(got[:2], want[:2]):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-15)
     assert got[2:] == want[2:] == (None, None, None, [])
+
+
+def test_data_at_a_weight_updated_in_place_then_read_again_is_no_version_error() -> None:
+    # torch's mm saves an operand only for the other's gradient: data @ w needs
+    # no w, so updating w under no_grad and reading it again is fine (pf raised)
+    def run(L):
+        w = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
+        x = L.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], dtype=L.float64)
+        y = (x @ w).tanh().sum()
+        with L.no_grad():
+            w.mul_(0.9)
+        (y + (w * w).sum()).backward()
+        return w.grad
+    np.testing.assert_allclose(run(pf).numpy(), run(torch).numpy(), rtol=1e-14)
+
+
+def test_a_weight_a_matmul_needs_still_raises_torchs_version_error() -> None:
+    x = pf.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = pf.tensor([[1.0, -1.0], [2.0, 0.5]], requires_grad=True)
+    y = (x @ w).sum()
+    with pf.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
