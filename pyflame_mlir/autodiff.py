@@ -522,6 +522,7 @@ class _Reverse:
         self.boundary, self.split, self.wants = boundary, split, wants
         self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
+        self.to_check: list[FuncGraph] = []  # (with targets: their version checks)
         self.outputs = list(outputs)
         self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
         traced = [o for i, o in enumerate(outputs) if i not in self.direct]
@@ -579,6 +580,20 @@ class _Reverse:
                 self.conts[key] = (obj, cont, outs, routed, seq)
             todo += self._split_leaves(cont)
         self.unneeded = self._unneeded() if self.target_ids is not None else set()
+        for fn in self.to_check:
+            self._check_targeted(fn)
+
+    def _check_targeted(self, fn: FuncGraph) -> None:
+        """The version check of the ops on a path to a target: an op reading no
+        argument (a detached value's) is in no graph, and torch's engine does not
+        run (nor check) the ops whose gradients reach no input."""
+        leaves, keys, unneeded = fn.sub.leaves, self.keys, self.unneeded
+        args = {-1 - i for i in fn.arg_pos if self._is_target(leaves[i]) or
+                id(leaves[i]) not in keys or keys[id(leaves[i])][0] not in unneeded}
+        reach: list[bool] = []
+        for refs in fn.sub.refs:
+            reach.append(any(r in args or (r >= 0 and reach[r >> 16]) for r in refs))
+        _check_versions([n for n, r in zip(fn.sub.nodes, reach) if r], self.target_ids)
 
     def _unneeded(self) -> set[int]:
         """Keys of the hooked (or retained) tensors whose stretch reaches no
@@ -654,9 +669,8 @@ class _Reverse:
                 split(x) or self._frozen_target(x) is not None))
         if self.targets is None:
             _check_versions(fn.sub.nodes, None)
-        else:  # an op reading no argument (a detached value's) is in no graph: no check
-            _check_versions([n for n, r in zip(fn.sub.nodes, fn.nodes_reaching_args()) if r],
-                            self.target_ids)
+        else:  # checked once the stretches reaching no target are known (``_unneeded``)
+            self.to_check.append(fn)
         self.nodes += fn.sub.nodes
         return fn
 

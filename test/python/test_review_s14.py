@@ -135,3 +135,19 @@ def test_a_weight_a_matmul_needs_still_raises_torchs_version_error() -> None:
         w.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+def test_a_retained_tensor_off_the_path_is_not_version_checked() -> None:
+    # torch neither runs nor checks c * v's backward in grad(..., w): pf raised
+    def run(L):
+        w = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+        v = L.tensor([3.0, 4.0], dtype=L.float64, requires_grad=True)
+        c = v * 2
+        c.retain_grad()
+        d = c * v
+        with L.no_grad():
+            v.mul_(2)
+        return L.autograd.grad((d * w).sum() + (w * w).sum(), w)[0], c.grad
+    (got, cg), (want, tcg) = run(pf), run(torch)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
+    assert cg is None and tcg is None
