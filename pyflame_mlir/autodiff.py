@@ -1214,7 +1214,7 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
         if keep is None:
             keep = node.keep = []
         for ag, g in zip(metas, outs[len(fn.sub.outputs):]):
-            ag.grad = g  # (_store_grad of a first gradient)
+            ag.grad = detach(g) if FORWARD_DUALS else g  # (_store_grad of a first gradient)
             keep.append(weakref.ref(g))
     else:
         mode = GRAD_MODE
@@ -1344,6 +1344,8 @@ def _store_grad(x: Tensor, g: Tensor, in_place: bool = False) -> AutogradMeta:
     ag = _meta(x)
     old = ag.grad
     if old is None:
+        if in_place and FORWARD_DUALS:  # torch's AccumulateGrad stores a first gradient
+            g = detach(g)  # without its forward-AD tangent (a sum into .grad keeps it)
         ag.grad = g
     elif in_place and old.shape == g.shape:
         with _grad_mode(False):

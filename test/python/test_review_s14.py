@@ -151,3 +151,31 @@ def test_a_retained_tensor_off_the_path_is_not_version_checked() -> None:
     (got, cg), (want, tcg) = run(pf), run(torch)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
     assert cg is None and tcg is None
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_backward_under_an_open_dual_level_stores_grad_without_a_tangent(first) -> None:
+    # torch's AccumulateGrad keeps no forward-AD tangent: a training step run
+    # with a dual input open must not give the parameters a tangent through
+    # w -= lr * w.grad (pf's .grad carried one: the next loss's tangent differed)
+    def run(L):
+        fa = L.autograd.forward_ad
+        w = L.tensor([1.0, -2.0, 3.0], dtype=L.float64, requires_grad=True)
+        if not first:
+            w.grad = L.zeros(3, dtype=L.float64)
+        out = []
+        with fa.dual_level():
+            x = fa.make_dual(L.tensor([0.1, 0.2, 0.3], dtype=L.float64),
+                             L.tensor([1.0, 1.0, 1.0], dtype=L.float64))
+            for _ in range(3):
+                loss = ((w * x).tanh() ** 2).sum()
+                loss.backward()
+                t = fa.unpack_dual(w.grad).tangent  # (torch: only a sum into .grad has one)
+                out += [w.grad.clone(), fa.unpack_dual(loss).tangent,
+                        L.zeros(3, dtype=L.float64) if t is None else t.clone()]
+                with L.no_grad():
+                    w -= 0.5 * w.grad
+                w.grad.zero_()
+        return out
+    for got, want in zip(run(pf), run(torch)):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-13)
