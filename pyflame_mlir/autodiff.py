@@ -515,9 +515,14 @@ class _Reverse:
                  wants: Callable[[Tensor], bool], nested_targets: bool = False):
         self.targets = None if targets is None else list(targets)
         self.target_ids = None if targets is None else {id(t) for t in targets}
+        # a leaf target's earlier states (read, then updated in place under no_grad)
+        # share its meta: their gradients are its gradient (PyTorch: one leaf)
+        self.leaf_targets = {id(t._ag): t for t in targets or ()
+                             if t._ag is not None and t._ag.requires_grad}
         self.boundary, self.split, self.wants = boundary, split, wants
         self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
+        self.to_check: list[FuncGraph] = []  # (with targets: their version checks)
         self.outputs = list(outputs)
         self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
         traced = [o for i, o in enumerate(outputs) if i not in self.direct]
@@ -535,9 +540,12 @@ class _Reverse:
         todo = [self.outputs[i] for i in self.direct] + self._split_leaves(self.root)
         # a target that is not a leaf: its gradient is taken, and flows on to the
         # targets before it (PyTorch: autograd.grad(z, [y, x]) with y = f(x))
+        self.hooked_targets: dict[int, Tensor] = {}  # non-leaf ones' hooked gradients
         for t in self.targets if nested_targets else ():
-            if source(t) is not None and not _stopped_imperative(t) and id(t) not in self.keys:
-                n = source(t)
+            n = source(t)
+            if n is not None and id(t) not in self.keys and (
+                    not _stopped_imperative(t) or  # (or one with hooks or retain_grad)
+                    (_split_imperative(t) and type(n) is not CustomNode)):
                 self.keys[id(t)] = (id(t), n.seq, 0)
                 cont = self._trace([t], t)
                 self.conts[id(t)] = (t, cont, [t], set(), n.seq)
@@ -571,6 +579,40 @@ class _Reverse:
                 cont = self._trace(outs, None) if outs else None
                 self.conts[key] = (obj, cont, outs, routed, seq)
             todo += self._split_leaves(cont)
+        self.unneeded = self._unneeded() if self.target_ids is not None else set()
+        for fn in self.to_check:
+            self._check_targeted(fn)
+
+    def _check_targeted(self, fn: FuncGraph) -> None:
+        """The version check of the ops on a path to a target: an op reading no
+        argument (a detached value's) is in no graph, and torch's engine does not
+        run (nor check) the ops whose gradients reach no input."""
+        leaves, keys, unneeded = fn.sub.leaves, self.keys, self.unneeded
+        args = {-1 - i for i in fn.arg_pos if self._is_target(leaves[i]) or
+                id(leaves[i]) not in keys or keys[id(leaves[i])][0] not in unneeded}
+        reach: list[bool] = []
+        for refs in fn.sub.refs:
+            reach.append(any(r in args or (r >= 0 and reach[r >> 16]) for r in refs))
+        _check_versions([n for n, r in zip(fn.sub.nodes, reach) if r], self.target_ids)
+
+    def _unneeded(self) -> set[int]:
+        """Keys of the hooked (or retained) tensors whose stretch reaches no
+        target: PyTorch's engine runs only the nodes on a path to the inputs
+        of ``autograd.grad`` / ``backward(inputs=)``, so their hooks do not run
+        and their ``.grad`` stays unset. (A Function's backward is run anyway.)"""
+        needed: set[int] = set()
+        for key, (obj, cont, *_) in sorted(self.conts.items(), key=lambda e: e[1][-1]):
+            if not isinstance(obj, Tensor) or self._is_target(obj):
+                needed.add(key)
+                continue
+            leaves = cont.sub.leaves
+            for k in cont.used_args():
+                x = leaves[cont.arg_pos[k]]
+                if self._is_target(x) or id(x) not in self.keys or \
+                        self.keys[id(x)][0] in needed:
+                    needed.add(key)
+                    break
+        return set(self.conts) - needed
 
     def _is_target(self, x: Tensor) -> bool:
         if self.target_ids is None:
@@ -579,9 +621,14 @@ class _Reverse:
 
     def _frozen_target(self, x: Tensor) -> Tensor | None:
         """The target ``x`` is a frozen state of (what a view op read of a
-        non-leaf, ``core.frozen``), while that target has not changed since."""
+        non-leaf, ``core.frozen``), while that target has not changed since, or
+        the leaf target ``x`` is an earlier state of."""
         fz = x._view
         if type(fz) is not Frozen or self.target_ids is None:
+            ag = x._ag
+            if ag is not None and ag.requires_grad and self.leaf_targets and \
+                    id(x) not in self.target_ids:
+                return self.leaf_targets.get(id(ag))  # (an earlier state of a leaf target)
             return None
         src = fz.source
         if id(src) not in self.target_ids or src._version != fz.version or \
@@ -622,9 +669,8 @@ class _Reverse:
                 split(x) or self._frozen_target(x) is not None))
         if self.targets is None:
             _check_versions(fn.sub.nodes, None)
-        else:  # an op reading no argument (a detached value's) is in no graph: no check
-            _check_versions([n for n, r in zip(fn.sub.nodes, fn.nodes_reaching_args()) if r],
-                            self.target_ids)
+        else:  # checked once the stretches reaching no target are known (``_unneeded``)
+            self.to_check.append(fn)
         self.nodes += fn.sub.nodes
         return fn
 
@@ -694,9 +740,16 @@ class _Reverse:
             _, _, key = heapq.heappop(heap)
             cts = pend.pop(key)
             obj, cont, outs, routed, _ = self.conts[key]
-            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned)
-                g = cts[0] if self._is_target(obj) else _hooked(obj, cts[0])
-                if obj._ag is not None and obj._ag.retain:
+            if key in self.unneeded:
+                continue
+            if isinstance(obj, Tensor):  # (a target's hooks run once, on what is returned
+                # and flows on to the targets before it, as torch's)
+                g = _hooked(obj, cts[0])
+                if self._is_target(obj):
+                    if g is not cts[0]:  # (autograd.grad returns the gradient before
+                        # them, backward(inputs=) stores the one after them)
+                        self.hooked_targets[id(obj)] = g
+                elif obj._ag is not None and obj._ag.retain:
                     _store_grad(obj, g)
                 differentiate(cont, [g])
                 continue
@@ -1075,9 +1128,11 @@ def backward(t: Tensor, gradient: Any = None, retain_graph: bool | None = None,
                 raise _implicit_seed_error(t)
             gradient = 1.0
         grads = autograd_grad([t], targets, [gradient], retain_graph=retain_graph,
-                              create_graph=create_graph, allow_unused=True)
+                              create_graph=create_graph, allow_unused=True,
+                              _hook_non_leaves=True)
         used = [(x, g) for x, g in zip(targets, grads) if g is not None]
-        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph)
+        # (autograd_grad ran their hooks: once, as torch's)
+        _accumulate([x for x, _ in used], [g for _, g in used], not create_graph, hooks=False)
         return
 
     def stop(x: Tensor) -> bool:  # _stopped_imperative, inlined: once per traced tensor
@@ -1159,7 +1214,7 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
         if keep is None:
             keep = node.keep = []
         for ag, g in zip(metas, outs[len(fn.sub.outputs):]):
-            ag.grad = g  # (_store_grad of a first gradient)
+            ag.grad = detach(g) if FORWARD_DUALS else g  # (_store_grad of a first gradient)
             keep.append(weakref.ref(g))
     else:
         mode = GRAD_MODE
@@ -1188,9 +1243,11 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             m = x._mut
             if m is None or (m.seq < n.seq and type(x._view) is not Frozen):
                 continue  # (read_by's answer: no update of x since n read it)
-            if n.op is _MUL and _is_constant(inputs_as_read(n)[1 - i], target_ids):
+            if (n.op is _MUL or n.op is _MATMUL) and len(ins) == 2 and \
+                    _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
-                # other factor as mul read it (x * x then x.fill_(c): x is constant now)
+                # other factor as mul read it (x * x then x.fill_(c): x is constant now);
+                # data @ w the same (torch saves a matmul operand only for the other's grad)
             if n.op is _DIV and i == 0 and _is_constant(inputs_as_read(n)[1], target_ids):
                 continue  # x / 2: the same (PyTorch saves the divisor only)
             if n.op is _DIV and i == 1 and _is_number(inputs_as_read(n)[0]):
@@ -1212,7 +1269,7 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                     f"expected version {later.version - 1} instead")
 
 
-_MUL, _DIV = OPS["mul"], OPS["div"]
+_MUL, _DIV, _MATMUL = OPS["mul"], OPS["div"], OPS["matmul"]
 
 
 def _is_number(t: Tensor) -> bool:
@@ -1256,7 +1313,8 @@ def _hooked(x: Tensor, g: Tensor) -> Tensor:
     return g
 
 
-def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool) -> None:
+def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bool,
+                hooks: bool = True) -> None:
     """``.grad += g``; the new ``.grad`` is realized whenever its node is computed.
     A leaf the graph read in two states (read, updated in place under no_grad,
     read again) is one leaf to PyTorch: its gradients are summed first, so its
@@ -1272,7 +1330,7 @@ def _accumulate(targets: Sequence[Tensor], grads: Sequence[Tensor], in_place: bo
             e[0] = x
         e[1] = e[1] + g
     for x, g in by_leaf.values():
-        ag = _store_grad(x, _hooked(x, g), in_place)
+        ag = _store_grad(x, _hooked(x, g) if hooks else g, in_place)
         if ag.post_hooks:
             for hook in list(ag.post_hooks.values()):
                 if hook(x) is not None:  # a returned gradient would be ignored: torch raises
@@ -1286,6 +1344,8 @@ def _store_grad(x: Tensor, g: Tensor, in_place: bool = False) -> AutogradMeta:
     ag = _meta(x)
     old = ag.grad
     if old is None:
+        if in_place and FORWARD_DUALS:  # torch's AccumulateGrad stores a first gradient
+            g = detach(g)  # without its forward-AD tangent (a sum into .grad keeps it)
         ag.grad = g
     elif in_place and old.shape == g.shape:
         with _grad_mode(False):
@@ -1403,7 +1463,8 @@ def grad_fn(t: Tensor) -> GradFn | None:
 def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
                   retain_graph: bool | None = None, create_graph: bool = False,
                   allow_unused: bool | None = None, is_grads_batched: bool = False,
-                  materialize_grads: bool = False) -> tuple:
+                  materialize_grads: bool = False, *, _hook_non_leaves: bool = False
+                  ) -> tuple:
     """Gradients of ``outputs`` w.r.t. ``inputs`` only; ``.grad`` is untouched.
     An unused input's gradient is None with ``allow_unused``, zeros with
     ``materialize_grads`` (which implies it), else an error (PyTorch)."""
@@ -1437,7 +1498,11 @@ def autograd_grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             missing = [i for i, x in enumerate(ins) if id(x) not in got]
             raise RuntimeError(f"input(s) {missing} were not used to compute the outputs "
                                "(pass allow_unused=True)")
-        grads = [_hooked(x, got[id(x)][1]) if id(x) in got else None for x in ins]
+        # a leaf's hooks run before its gradient is taken, a non-leaf's after (torch)
+        grads = [None if id(x) not in got else _hooked(x, got[id(x)][1])
+                 if x._ag is not None and x._ag.requires_grad
+                 else plan.hooked_targets.get(id(x), got[id(x)][1]) if _hook_non_leaves
+                 else got[id(x)][1] for x in ins]
     if not (create_graph if retain_graph is None else retain_graph):  # PyTorch's default
         plan.free()
     if materialize_grads:

@@ -504,15 +504,20 @@ def _without_negative_steps(x: Tensor, index: Any) -> tuple[Tensor, Any] | None:
             m = len(range(a, b, k))
             if m:
                 cut[d] = slice(a + (m - 1) * k, a + 1, -k)
-                flips.append(d)
+                if m > 1:
+                    flips.append(d)
             else:
                 cut[d] = slice(0, 0)
             it = slice(None)
         out.append(it)
         d += used(it)
     y = _basic_getitem(x, tuple(cut))
-    if flips:
-        y = flip(y, flips)
+    for d in flips:  # a view of x, as numpy's (negative strides): in-place updates of
+        # it reach x, and it sees x's (a copy dropped the update of x[::-1].mul_(2))
+        sizes, strides, offset = geometry(y)
+        strides = tuple(-s if i == d else s for i, s in enumerate(strides))
+        y = as_view(y, flip(y, d), lambda p, d=d: flip(p, d), sizes,
+                    strides, offset + (sizes[d] - 1) * -strides[d])
     return y, tuple(out)
 
 
