@@ -107,6 +107,17 @@ def _over_views(ufunc: np.ufunc, x: np.ndarray, dims: tuple[int, ...], keepdim: 
     return acc.reshape(reduced_shape(x.shape, dims, True)) if keepdim else acc
 
 
+def reduce_identity(reduce: str, dtype: DType) -> float | int:
+    """The element that never changes a max/min (``amax``/``amin``) or prod
+    reduction of ``dtype``: what an empty segment or a padded slot holds."""
+    if reduce == "prod":
+        return 1
+    if dtype.is_floating_point:
+        return -np.inf if reduce in ("max", "amax") else np.inf
+    info = np.iinfo(dtype.np)
+    return int(info.min if reduce in ("max", "amax") else info.max)
+
+
 # Sums along rows of 8..256 elements (the last axis: layer norm's moments and
 # their gradients, softmax's denominators): numpy's reduce runs one short loop
 # per row (~25 ns each); a matrix-vector product with ones is one BLAS call

@@ -48,6 +48,7 @@ from .core import (
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
 from .dialects.opdef import ShapeError, fmt_shape, normalize_dim
+from .dialects.reduction import reduce_identity
 from .ops import (
     _cast,
     amax,
@@ -182,16 +183,6 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
     return _where(touched, total / _where(n > 0, n, _cast(1, x.dtype)), x)
 
 
-def _reduce_identity(reduce: str, dtype: Any) -> Any:
-    """The element a padded slot holds: it never changes the reduction."""
-    if reduce == "prod":
-        return 1
-    if dtype.is_floating_point:
-        return -np.inf if reduce == "amax" else np.inf
-    info = np.iinfo(dtype.np)
-    return int(info.min if reduce == "amax" else info.max)
-
-
 def _scatter_extreme_or_prod(x: Tensor, dim: int, idx: Tensor, s: Tensor, reduce: str,
                              include_self: bool) -> Tensor:
     """prod/amax/amin: the index is evaluated (its values fix which elements
@@ -209,7 +200,7 @@ def _scatter_extreme_or_prod(x: Tensor, dim: int, idx: Tensor, s: Tensor, reduce
         return x
     order = np.argsort(pos, kind="stable")
     targets, starts, counts = np.unique(pos[order], return_index=True, return_counts=True)
-    fill = _cast(_reduce_identity(reduce, x.dtype), x.dtype)
+    fill = _cast(reduce_identity(reduce, x.dtype), x.dtype)
     src_ext = cat([reshape(s, (-1,)), reshape(fill, (1,))], 0)  # the last slot: the identity
     x_flat = reshape(x, (-1,))
     width = np.maximum(1, 2 ** np.ceil(np.log2(counts)).astype(np.int64))

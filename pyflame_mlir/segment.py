@@ -32,6 +32,7 @@ import numpy as np
 from .core import Tensor, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
+from .dialects.reduction import reduce_identity
 from .jax_config import config
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
@@ -111,15 +112,6 @@ def segment_sum(data: Any, segment_ids: Any, num_segments: int | None = None,
     return _op("slice", out, start=(0,) * x.ndim, limit=(s,) + rest, stride=(1,) * x.ndim)
 
 
-def _identity(reduce: str, dt: Any) -> Any:
-    if reduce == "prod":
-        return 1
-    if dt.is_floating_point:
-        return -np.inf if reduce == "max" else np.inf
-    info = np.iinfo(dt.np)
-    return info.min if reduce == "max" else info.max
-
-
 def _segment_reduce(what: str, reduce: str, data: Any, segment_ids: Any, num_segments: Any,
                     mode: Any) -> Tensor:
     x, ids, s = _args(what, data, segment_ids, num_segments, mode)
@@ -137,7 +129,7 @@ def _segment_reduce(what: str, reduce: str, data: Any, segment_ids: Any, num_seg
     order = np.argsort(k, kind="stable")
     counts = np.bincount(k, minlength=s)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    ident = _const(np.full((1, f), _identity(reduce, x.dtype)), x.dtype)
+    ident = _const(np.full((1, f), reduce_identity(reduce, x.dtype)), x.dtype)
     table_src = _op("concat", _op("reshape", x, shape=(n, f)), ident, dim=0)  # row n: identity
     width = np.maximum(1, 2 ** np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64))
     parts, placed = [], []
