@@ -20,6 +20,7 @@ from collections.abc import Callable
 from statistics import median
 
 import numpy as np
+from gpt import one_thread  # (bench/ is the script's directory)
 
 import pyflame_mlir as pf
 
@@ -63,19 +64,6 @@ def lib_runner(lib, state: dict[str, np.ndarray], data: list,
             value = fn(lib.tensor(x), lib.tensor(y)).item()
         return value
     return run
-
-
-def one_thread(torch, run: Callable[[int], float]) -> Callable[[int], float]:
-    """``run`` with torch's intra-op pool at one thread (its default restored
-    after): torch's own figure without its second thread."""
-    def go(n: int) -> float:
-        default = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return run(n)
-        finally:
-            torch.set_num_threads(default)
-    return go
 
 
 def jax_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float] | None:
