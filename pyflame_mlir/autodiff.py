@@ -1210,12 +1210,8 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
         outs = record(VJP_OP, inputs, attrs)
         node = outs[0]._node
         node.nograd, node.rg = True, False
-        keep = node.keep
-        if keep is None:
-            keep = node.keep = []
-        for ag, g in zip(metas, outs[len(fn.sub.outputs):]):
-            ag.grad = detach(g) if FORWARD_DUALS else g  # (_store_grad of a first gradient)
-            keep.append(weakref.ref(g))
+        for x, g in zip(targets, outs[len(fn.sub.outputs):]):
+            _store_grad(x, g, True)  # a first gradient: no hook, nothing to sum
     else:
         mode = GRAD_MODE
         enabled, mode.enabled = mode.enabled, False
