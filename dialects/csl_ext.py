@@ -4,7 +4,9 @@ xDSL's dialect covers modules, tasks, DSDs and the DSD builtins, but general
 programs also need routes (`@set_color_config`), task blocking (`@block`,
 `@unblock`), WSE-3 queue set-up (`@initialize_queue`), fabric DSDs whose color
 is a comptime value rather than a literal, and completion actions on
-asynchronous DSD operations. They live here, in our own dialect, so xDSL stays
+asynchronous DSD operations; and `@map` (a DSD operation with a user callback,
+`MapOp`) with the pointer dereference `p.*` its callbacks need (`DerefOp`,
+`StorePtrOp`). They live here, in our own dialect, so xDSL stays
 pinned and unmodified; `lowering/csl_printer.py` prints them and the WSE
 simulator (`pyflame_mlir.runtime.wse`) executes them.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BoolAttr,
     IntAttr,
@@ -34,22 +37,29 @@ from xdsl.dialects.csl import (
     CslModuleOp,
     DsdKind,
     DsdType,
+    FuncOp,
+    ImportedModuleType,
     LayoutOp,
+    PtrKind,
+    PtrType,
     QueueIdAttr,
     TaskKind,
     TaskKindAttr,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -333,8 +343,154 @@ class GetFabDsdOp(IRDLOperation):
             raise VerifyException(f"{self.name} makes fabin_dsd or fabout_dsd only")
 
 
+def _single_ptr(t: Attribute) -> bool:
+    return isinstance(t, PtrType) and t.kind.data == PtrKind.SINGLE
+
+
+@irdl_op_definition
+class DerefOp(IRDLOperation):
+    """`p.*`: the value a single pointer (`*T`) points to."""
+
+    name = "csl_ext.deref"
+
+    ptr = operand_def(PtrType)
+    result = result_def()
+
+    assembly_format = "$ptr attr-dict `:` type($ptr) `->` type($result)"
+
+    def verify_(self) -> None:
+        t = self.ptr.type
+        assert isinstance(t, PtrType)
+        if not _single_ptr(t):
+            raise VerifyException("p.* dereferences a single pointer (*T), not a many-pointer "
+                                  "([*]T: index it instead)")
+        if self.result.type != t.type:
+            raise VerifyException(f"p.* of a {t.type} pointer yields {t.type}, "
+                                  f"not {self.result.type}")
+
+
+@irdl_op_definition
+class StorePtrOp(IRDLOperation):
+    """`p.* = v;`: store through a single, non-const pointer (`*T`)."""
+
+    name = "csl_ext.store_ptr"
+
+    ptr = operand_def(PtrType)
+    value = operand_def()
+
+    assembly_format = "$value `,` $ptr attr-dict `:` type($value) `,` type($ptr)"
+
+    def verify_(self) -> None:
+        t = self.ptr.type
+        assert isinstance(t, PtrType)
+        if not _single_ptr(t):
+            raise VerifyException("p.* = v stores through a single pointer (*T)")
+        if t.constness.data.value == "const":
+            raise VerifyException("p.* = v through a *const pointer")
+        if self.value.type != t.type:
+            raise VerifyException(f"storing a {self.value.type} through a {t.type} pointer")
+
+
+MAP_INPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabin_dsd)
+MAP_OUTPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabout_dsd)
+
+
+def _map_scalar(t: Attribute) -> bool:
+    return isinstance(t, IntegerType | AnyFloat)
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """`@map(callback, in_0, ..., in_k, out)`: for each element i of its DSD operands,
+    `out[i] = callback(in_0[i], ..., in_k[i])` in element order; an input that is a
+    scalar is passed as is to every call, a single pointer (`*T`) as the pointer; an
+    output that is a single pointer receives every result in turn (so
+    `@map(f, dsd, &acc, &acc)` folds the DSD into `acc`, as the SDK's BLAS examples
+    do). `callee` names a `csl.func` of the module, or with `module` a function of an
+    imported module (`math_lib.sqrt_f32`).
+
+    Rules checked here (from the SDK examples and the @map tutorial; CSL_NOTES): the
+    inputs are DSDs that can be read (mem1d, mem4d, fabin), numeric scalars or single
+    pointers; the output is a DSD that can be written (mem1d, mem4d, fabout) or a single
+    pointer; at least one operand is a DSD (the DSDs give the loop); a local callback
+    takes one parameter per input, of its type for a scalar or a pointer, and returns
+    a value (of the output pointer's type)."""
+
+    name = "csl_ext.map"
+
+    callee = prop_def(SymbolRefAttr)
+    module = opt_operand_def(ImportedModuleType)
+    args = var_operand_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$callee (`in` $module^)? `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue | Operation],
+                 module: SSAValue | Operation | None = None):
+        super().__init__(operands=[module, args], properties={"callee": SymbolRefAttr(callee)})
+
+    def callback(self) -> FuncOp | None:
+        """The local callback's definition (None for a library function)."""
+        if self.module is not None:
+            return None
+        mod = self.parent_op()
+        while mod is not None and not isinstance(mod, CslModuleOp):
+            mod = mod.parent_op()
+        name = self.callee.string_value()
+        return next((f for f in (mod.body.block.ops if mod is not None else ())
+                     if isinstance(f, FuncOp) and f.sym_name.data == name), None)
+
+    def verify_(self) -> None:
+        types = [a.type for a in self.args]
+        if len(types) < 2:
+            raise VerifyException("@map takes a callback, at least one input and an output")
+        *ins, out = types
+        for i, t in enumerate(ins):
+            if isinstance(t, DsdType):
+                if t.data not in MAP_INPUT_DSDS:
+                    raise VerifyException(f"@map input {i} is a {t.data.value}, which cannot "
+                                          "be read (inputs: mem1d, mem4d or fabin DSDs)")
+            elif not (_map_scalar(t) or _single_ptr(t)):
+                raise VerifyException(f"@map input {i} has type {t}: inputs are DSDs, "
+                                      "numeric scalars or single pointers (*T)")
+        if isinstance(out, DsdType):
+            if out.data not in MAP_OUTPUT_DSDS:
+                raise VerifyException(f"@map output is a {out.data.value}, which cannot be "
+                                      "written (outputs: mem1d, mem4d or fabout DSDs)")
+        elif not _single_ptr(out):
+            raise VerifyException(f"@map output has type {out}: the output is a DSD or a "
+                                  "single pointer (*T) to a scalar")
+        if not any(isinstance(t, DsdType) for t in types):
+            raise VerifyException("@map needs at least one DSD operand (the DSDs give the "
+                                  "loop)")
+        if self.module is not None:
+            return
+        fn = self.callback()
+        if fn is None:
+            raise VerifyException(f"@map callback {self.callee} is not a csl.func of this "
+                                  "module")
+        params, results = fn.function_type.inputs.data, fn.function_type.outputs.data
+        if len(params) != len(ins):
+            raise VerifyException(f"@map callback {self.callee} takes {len(params)} "
+                                  f"parameter(s) for {len(ins)} input(s)")
+        if len(results) != 1:
+            raise VerifyException(f"@map callback {self.callee} must return a value (its "
+                                  "result is the output element)")
+        for i, (t, p) in enumerate(zip(ins, params)):
+            if not isinstance(t, DsdType) and t != p:
+                raise VerifyException(f"@map input {i} is {t} but {self.callee}'s "
+                                      f"parameter {i} is {p}")
+            if isinstance(t, DsdType) and not _map_scalar(p):
+                raise VerifyException(f"@map input {i} is a DSD: {self.callee}'s parameter "
+                                      f"{i} must be its element type, not {p}")
+        if isinstance(out, PtrType) and out.type != results[0]:
+            raise VerifyException(f"@map output points to {out.type} but {self.callee} "
+                                  f"returns {results[0]}")
+
+
 CSL_EXT = Dialect(
     "csl_ext",
-    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp],
+    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
+     DerefOp, StorePtrOp, MapOp],
     [RoutesAttr, AsyncAttr],
 )

@@ -15,8 +15,15 @@ from typing import IO, ClassVar
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
 from xdsl.dialects import arith, csl, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, Signedness, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 
@@ -98,6 +105,21 @@ class ExtCslPrintContext(CslPrintContext):
             self.print(f"  {e},")
         self.print("});")
 
+    def _memref_global_init(self, init: Attribute, type: str) -> str:
+        """xDSL 0.74 asserts unless the initializer is one value: a splat prints as
+        `@constants(T, v)`, a one-dimensional array of values as the literal `T{a, b}`
+        (the SDK's `const B = [5]i32{10, 20, 30, 40, 50};`)."""
+        if isinstance(init, DenseIntOrFPElementsAttr):
+            data = init.get_attrs()
+            if data and all(d == data[0] for d in data):
+                return f" = @constants({type}, {self.attribute_value_to_str(data[0])})"
+            if len(init.get_shape() or ()) != 1:
+                raise CslPrintError(f"memref.global of {type}: a multi-dimensional array "
+                                    "literal has no CSL spelling here (use a splat)")
+            values = ", ".join(self.attribute_value_to_str(d) for d in data)
+            return f" = {type}{{{values}}}"
+        return super()._memref_global_init(init, type)
+
     def print_op(self, op: Operation):
         match op:
             case csl_ext.SetColorConfigOp(x_coord=x, y_coord=y, color=c, routes=routes):
@@ -165,6 +187,17 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.DerefOp(ptr=ptr, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"{self._get_variable_name_for(ptr)}.*")
+            case csl_ext.StorePtrOp(ptr=ptr, value=value):
+                p, v = map(self._get_variable_name_for, (ptr, value))
+                self.print(f"{p}.* = {v};")
+            case csl_ext.MapOp(callee=callee, module=module, args=args):
+                fn = callee.string_value()
+                if module is not None:
+                    fn = f"{self._get_variable_name_for(module)}.{fn}"
+                self.print(f"@map({', '.join([fn, *map(self._get_variable_name_for, args)])});")
             case csl_ext.BindDataTaskOp(task_name=task, queue_id=q):
                 # WSE-3: a data task is bound to an input queue, not a color
                 with self.descend("comptime") as inner:

@@ -1,11 +1,18 @@
 """`csl_ext`, our extension of `csl`: task blocking, queues, fabric DSDs with an SSA
-color, and routes in the layout."""
+color, and routes in the layout; pointer dereference and @map."""
 
 from __future__ import annotations
 
+import numpy as np
+from xdsl.dialects import csl
+
 from pyflame_mlir.dialects import csl_ext
 
-from ..interpreter import Functions
+from .. import dsd as D
+from ..builtins import BUILTINS
+from ..errors import DsdBoundsError, ProgramError, UnsupportedError
+from ..interpreter import Functions, location
+from ..values import is_numeric, np_dtype, scalar
 from .csl_dsd import fab_dsd
 
 CSL_EXT = Functions("csl_ext")
@@ -53,5 +60,136 @@ def _bind_data_task(op: csl_ext.BindDataTaskOp):  # csl15: WSE-3 data tasks on i
 
     def run(ctx, env):
         ctx.bind_data_task(task, queue, op)
+
+    return run
+
+
+# --- pointers and @map ----------------------------------------------------------------------
+
+
+def _pointee(ptr, what: str):
+    flat = ptr.reshape(-1) if isinstance(ptr, np.ndarray) else None
+    if flat is None or flat.size < 1:
+        raise ProgramError(f"{what} of {ptr!r}, which is no pointer to memory")
+    return flat
+
+
+@CSL_EXT.impl(csl_ext.DerefOp)
+def _deref(op: csl_ext.DerefOp):
+    ptr, res = op.ptr, op.result
+
+    def run(ctx, env):
+        env[res] = scalar(_pointee(env[ptr], "p.*")[0])
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.StorePtrOp)
+def _store_ptr(op: csl_ext.StorePtrOp):
+    ptr, value = op.ptr, op.value
+
+    def run(ctx, env):
+        flat = _pointee(env[ptr], "p.* = v")
+        if ctx.watching:  # async ops of this PE read memory as they run
+            ctx.core_write(flat, (0,), env[value], ctx.t)
+        else:
+            flat[0] = env[value]
+
+    return run
+
+
+def _mov(dtype: np.dtype):
+    """The plain copy builtin for elements of `dtype` (how @map's fabric operands move)."""
+    if dtype.itemsize not in (2, 4):
+        raise ProgramError(f"@map: no {dtype} elements on the fabric (16- or 32-bit only)")
+    return BUILTINS["mov16" if dtype.itemsize == 2 else "mov32"]
+
+
+@CSL_EXT.impl_waiting(csl_ext.MapOp)
+def _map(op: csl_ext.MapOp):
+    """@map runs its callback once per element, in element order, reading each input
+    element just before its call and writing each result just after it (so a fold
+    through a pointer sees every earlier result, and an input DSD that overlaps the
+    output sees the elements already written). Fabric operands move whole: a fabin
+    input is received before the first call, a fabout output sent after the last (the
+    same values and wavelet count; the cycle model does not overlap them with the
+    calls). Its cost is the callbacks' (each op `op_cycles`, library calls theirs)."""
+    where = location(op)
+    if csl_ext.ASYNC_ATTR in op.attributes:
+        raise UnsupportedError(f"an asynchronous @map is not simulated (at {where})")
+    args, module, callee = tuple(op.args), op.module, op.callee.string_value()
+    types = [a.type for a in args]
+    fn = op.callback()
+    if fn is not None:
+        params: list = [np_dtype(t) if is_numeric(t) else None
+                        for t in fn.function_type.inputs.data]
+        ret: np.dtype | None = np_dtype(fn.function_type.outputs.data[0])
+    else:  # a library function: elements in their own type (a fabric one as f32)
+        params, ret = [None] * (len(args) - 1), None
+    out_t = types[-1]
+    if isinstance(out_t, csl.PtrType):
+        ret = ret or np_dtype(out_t.type)
+        if np_dtype(out_t.type) != ret:
+            raise ProgramError(f"@map output points to {out_t.type}, the callback returns "
+                               f"{ret} (at {where})")
+
+    def elements(v, want: np.dtype | None, what: str, ctx_where: str):
+        """(typed flat buffer, element indices) of a memory DSD."""
+        if want is not None and v.buf.dtype != want:
+            raise ProgramError(f"{ctx_where}: @map {what} is a DSD of {v.buf.dtype} elements "
+                               f"but {callee} takes {want} (at {where})")
+        try:
+            return v.buf, np.arange(v.buf.size)[v.index()]
+        except DsdBoundsError as e:
+            raise ProgramError(f"{ctx_where}: @map {what}: {e} (at {where})") from None
+
+    def run(ctx, env):
+        ctx_where = getattr(ctx, "where", ctx.kind)
+        vals = [env[a] for a in args]
+        dsds = [v for v in vals if isinstance(v, D.MemDsd | D.Mem4dDsd | D.FabDsd)]
+        if len({v.length for v in dsds}) > 1:
+            raise ProgramError(f"{ctx_where}: @map DSD operands have different lengths "
+                               f"{[v.length for v in dsds]} (at {where})")
+        n = dsds[0].length
+        inputs: list[tuple[str, object, object]] = []
+        for i, (v, want) in enumerate(zip(vals[:-1], params)):
+            what = f"input {i}"
+            if isinstance(v, D.FabDsd):
+                if v.kind != "fabin_dsd":
+                    raise ProgramError(f"{ctx_where}: @map {what} is a {v.kind} (at {where})")
+                buf = np.zeros(n, want or np.float32)
+                recv = ctx.dsd_op(_mov(buf.dtype), (None, None), None, [D.MemDsd(buf, 0, 1, n), v])
+                if recv is not None:
+                    yield from recv
+                inputs.append(("seq", buf, np.arange(n)))
+            elif isinstance(v, D.MemDsd | D.Mem4dDsd):
+                inputs.append(("seq", *elements(v, want, what, ctx_where)))
+            elif isinstance(types[i], csl.PtrType):
+                inputs.append(("ptr", _pointee(v, f"@map {what}"), None))
+            else:
+                inputs.append(("const", want.type(v) if want is not None else v, None))
+        out = vals[-1]
+        if isinstance(out, D.FabDsd):
+            if out.kind != "fabout_dsd":
+                raise ProgramError(f"{ctx_where}: @map output is a {out.kind} (at {where})")
+            obuf, oidx = np.zeros(n, ret or np.float32), np.arange(n)
+        elif isinstance(out, D.MemDsd | D.Mem4dDsd):
+            obuf, oidx = elements(out, ret, "output", ctx_where)
+        else:
+            obuf, oidx = _pointee(out, "@map output"), np.zeros(n, np.int64)
+        lib = env[module] if module is not None else None
+        core = not isinstance(out, D.FabDsd)
+        for k in range(n):
+            a = [scalar(x[y[k]]) if kind == "seq" else x for kind, x, y in inputs]
+            r = lib.call(callee, a) if lib is not None else (yield from ctx.call(callee, a))
+            j = int(oidx[k])
+            if core and ctx.watching:  # async ops of this PE read memory as they run
+                ctx.core_write(obuf, (j,), r, ctx.t)
+            else:
+                obuf[j] = r
+        if isinstance(out, D.FabDsd):
+            send = ctx.dsd_op(_mov(obuf.dtype), (None, None), None, [out, D.MemDsd(obuf, 0, 1, n)])
+            if send is not None:
+                yield from send
 
     return run
