@@ -5,9 +5,9 @@ programs also need routes (`@set_color_config`), task blocking (`@block`,
 `@unblock`), WSE-3 queue set-up (`@initialize_queue`), fabric DSDs whose color
 is a comptime value rather than a literal, and completion actions on
 asynchronous DSD operations; and `@map` (a DSD operation with a user callback,
-`MapOp`) with the pointer dereference `p.*` its callbacks need (`DerefOp`,
-`StorePtrOp`). They live here, in our own dialect, so xDSL stays
-pinned and unmodified; `lowering/csl_printer.py` prints them and the WSE
+`MapOp`) with the pointers its callbacks need: `&v` of a variable
+(`AddressOfVarOp`) and `p.*` (`DerefOp`, `StorePtrOp`). They live here, in our
+own dialect, so xDSL stays pinned and unmodified; `lowering/csl_printer.py` prints them and the WSE
 simulator (`pyflame_mlir.runtime.wse`) executes them.
 
 An asynchronous DSD builtin is an ordinary `csl.<builtin>` op carrying the
@@ -45,6 +45,7 @@ from xdsl.dialects.csl import (
     QueueIdAttr,
     TaskKind,
     TaskKindAttr,
+    VarType,
 )
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -348,6 +349,27 @@ def _single_ptr(t: Attribute) -> bool:
 
 
 @irdl_op_definition
+class AddressOfVarOp(IRDLOperation):
+    """`&v` of a scalar variable (`var v: f32;`): a single pointer `*f32`. (xDSL 0.74's
+    `csl.addressof` compares the pointee with the `!csl.var<T>` type itself, so it
+    cannot spell the address of a variable.)"""
+
+    name = "csl_ext.addressof_var"
+
+    var = operand_def(VarType)
+    result = result_def(PtrType)
+
+    assembly_format = "$var attr-dict `:` type($var) `->` type($result)"
+
+    def verify_(self) -> None:
+        t, v = self.result.type, self.var.type
+        assert isinstance(t, PtrType) and isinstance(v, VarType)
+        if not _single_ptr(t) or t.type != v.get_element_type():
+            raise VerifyException(f"&v of a {v.get_element_type()} variable is a single "
+                                  f"pointer *{v.get_element_type()}, not {t}")
+
+
+@irdl_op_definition
 class DerefOp(IRDLOperation):
     """`p.*`: the value a single pointer (`*T`) points to."""
 
@@ -491,6 +513,6 @@ class MapOp(IRDLOperation):
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
-     DerefOp, StorePtrOp, MapOp],
+     AddressOfVarOp, DerefOp, StorePtrOp, MapOp],
     [RoutesAttr, AsyncAttr],
 )

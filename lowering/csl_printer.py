@@ -187,6 +187,9 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.AddressOfVarOp(var=var, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"&{self._get_variable_name_for(var)}")
             case csl_ext.DerefOp(ptr=ptr, result=res):
                 self._print_or_promote_to_inline_expr(
                     res, f"{self._get_variable_name_for(ptr)}.*")
@@ -225,6 +228,22 @@ class ExtCslPrintContext(CslPrintContext):
                 x, y = (self._bits(v, "u") for v in (a, b))
                 self._print_or_promote_to_inline_expr(
                     res, f"@bitcast({t}, {x} {sym} {y})", brackets=True)
+            case arith.XOrIOp(lhs=a, rhs=b, result=res):  # xDSL 0.74 has no ^
+                x, y = map(self._get_variable_name_for, (a, b))
+                self._print_or_promote_to_inline_expr(res, f"{x} ^ {y}", brackets=True)
+            case arith.ShRUIOp(lhs=a, rhs=b, result=res) | arith.ShRSIOp(
+                lhs=a, rhs=b, result=res
+            ):  # xDSL 0.74 has no >>: CSL's >> is logical on unsigned, arithmetic on signed
+                logical = isinstance(op, arith.ShRUIOp)
+                y = self._get_variable_name_for(b)
+                assert isinstance(a.type, IntegerType)
+                if logical != (a.type.signedness.data == Signedness.UNSIGNED):
+                    t = self.mlir_type_to_csl_type(res.type)
+                    x = self._bits(a, "u" if logical else "i")
+                    value = f"@bitcast({t}, {x} >> {y})"
+                else:
+                    value = f"{self._get_variable_name_for(a)} >> {y}"
+                self._print_or_promote_to_inline_expr(res, value, brackets=True)
             case arith.CmpiOp(lhs=a, rhs=b, result=res) if _csl_signed(a.type) and (
                 op.predicate.value.data in _UNSIGNED_CMPI
             ):

@@ -12,7 +12,7 @@ from .. import dsd as D
 from ..builtins import BUILTINS
 from ..errors import DsdBoundsError, ProgramError, UnsupportedError
 from ..interpreter import Functions, location
-from ..values import is_numeric, np_dtype, scalar
+from ..values import Var, is_numeric, np_dtype, scalar
 from .csl_dsd import fab_dsd
 
 CSL_EXT = Functions("csl_ext")
@@ -74,6 +74,19 @@ def _pointee(ptr, what: str):
     return flat
 
 
+@CSL_EXT.impl(csl_ext.AddressOfVarOp)
+def _addressof_var(op: csl_ext.AddressOfVarOp):
+    var, res = op.var, op.result
+
+    def run(ctx, env):
+        v = env[var]
+        if not isinstance(v, Var) or v.cell is None:
+            raise ProgramError(f"&v of {var}, which is no numeric variable (at {location(op)})")
+        env[res] = v.cell
+
+    return run
+
+
 @CSL_EXT.impl(csl_ext.DerefOp)
 def _deref(op: csl_ext.DerefOp):
     ptr, res = op.ptr, op.result
@@ -109,8 +122,10 @@ def _mov(dtype: np.dtype):
 def _map(op: csl_ext.MapOp):
     """@map runs its callback once per element, in element order, reading each input
     element just before its call and writing each result just after it (so a fold
-    through a pointer sees every earlier result, and an input DSD that overlaps the
-    output sees the elements already written). Fabric operands move whole: a fabin
+    through a pointer sees every earlier result, as the SDK's BLAS examples rely on).
+    An input DSD that reads, at a later element, memory the output DSD writes is
+    refused, as for the DSD builtins (`DsdUnit._aliasing`); the same positions (in
+    place) are fine. Fabric operands move whole: a fabin
     input is received before the first call, a fabout output sent after the last (the
     same values and wavelet count; the cycle model does not overlap them with the
     calls). Its cost is the callbacks' (each op `op_cycles`, library calls theirs)."""
@@ -177,6 +192,16 @@ def _map(op: csl_ext.MapOp):
             obuf, oidx = elements(out, ret, "output", ctx_where)
         else:
             obuf, oidx = _pointee(out, "@map output"), np.zeros(n, np.int64)
+        if isinstance(out, D.MemDsd | D.Mem4dDsd):
+            for i, v in enumerate(vals[:-1]):
+                if isinstance(v, D.MemDsd | D.Mem4dDsd) and v is not out and \
+                        D.order_dependent(out, v):
+                    raise ProgramError(
+                        f"{ctx_where}: @map writes memory its input {i} reads at a later "
+                        "element (e.g. out[i] = f(out[i-1])): whether an element reads the "
+                        "value written for an earlier one depends on how far the DSD "
+                        "pipeline reads ahead, which is not documented; not simulated "
+                        f"(at {where})")
         lib = env[module] if module is not None else None
         core = not isinstance(out, D.FabDsd)
         for k in range(n):
