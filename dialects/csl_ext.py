@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    NoneType,
     Signedness,
     StringAttr,
     SymbolRefAttr,
@@ -144,6 +145,110 @@ class RoutesAttr(ParametrizedAttribute):
                 raise VerifyException(f"duplicate {what} port in {ports}")
 
 
+SWITCH_POP_MODES = ("no_pop", "always_pop", "pop_on_advance")
+"""`.pop_mode = .{ .<mode> = true }` of a switch configuration (no_pop: the default)."""
+
+
+@irdl_attr_definition
+class SwitchesAttr(ParametrizedAttribute):
+    """The fabric switch of one color at one router (`.switches` of
+    `@set_color_config`): positions 1-3, each replacing the input or the output port
+    of position 0 (the `.routes`), the position the router starts in, whether
+    advancing past the last position wraps to 0 (`.ring_mode`) and the pop mode.
+    A control wavelet routed through the router may advance it (SDK tutorials
+    topic-06/07-switches, the 25-pt-stencil and allreduce benchmarks).
+
+    `#csl_ext.switches<pos1 = tx west, pos2 = tx east, pos3 = tx south, current = 1,
+    ring_mode, pop = always_pop>`; positions, `ring_mode` and `pop` are optional.
+    """
+
+    name = "csl_ext.switches"
+
+    positions: ArrayAttr[StringAttr]  # per position 1-3: "" (none), "rx <port>" or "tx <port>"
+    current: IntAttr
+    ring_mode: BoolAttr
+    pop_mode: StringAttr
+
+    @staticmethod
+    def get(positions: Sequence[tuple[str, str] | None], current: int = 0,
+            ring_mode: bool = False, pop_mode: str = "no_pop") -> SwitchesAttr:
+        pos = [f"{p[0]} {p[1]}" if p else "" for p in positions]
+        pos += [""] * (3 - len(pos))
+        return SwitchesAttr(ArrayAttr(StringAttr(p) for p in pos), IntAttr(current),
+                            BoolAttr.from_bool(ring_mode), StringAttr(pop_mode))
+
+    def position(self, k: int) -> tuple[str, str] | None:
+        """Position k (1-3) as (rx or tx, port), None when it is not set."""
+        text = self.positions.data[k - 1].data
+        if not text:
+            return None
+        which, port = text.split()
+        return which, port
+
+    @property
+    def ring(self) -> bool:
+        return bool(self.ring_mode.value.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [f"pos{k} = {self.position(k)[0]} {self.position(k)[1]}"  # type: ignore[index]
+                 for k in (1, 2, 3) if self.position(k)]
+        parts.append(f"current = {self.current.data}")
+        if self.ring:
+            parts.append("ring_mode")
+        if self.pop_mode.data != "no_pop":
+            parts.append(f"pop = {self.pop_mode.data}")
+        printer.print_string(f"<{', '.join(parts)}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        pos, current, ring, pop = ["", "", ""], 0, False, "no_pop"
+
+        def item() -> None:
+            nonlocal current, ring, pop
+            key = parser.parse_identifier()
+            if key in ("pos1", "pos2", "pos3"):
+                parser.parse_punctuation("=")
+                which = parser.parse_identifier()
+                pos[int(key[-1]) - 1] = f"{which} {parser.parse_identifier()}"
+            elif key == "current":
+                parser.parse_punctuation("=")
+                current = parser.parse_integer(allow_negative=False)
+            elif key == "ring_mode":
+                ring = True
+            elif key == "pop":
+                parser.parse_punctuation("=")
+                pop = parser.parse_identifier()
+            else:
+                parser.raise_error(f"unknown switch field '{key}' (pos1-3, current, "
+                                   "ring_mode, pop)")
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, item)
+        return (ArrayAttr(StringAttr(p) for p in pos), IntAttr(current),
+                BoolAttr.from_bool(ring), StringAttr(pop))
+
+    def verify(self) -> None:
+        if len(self.positions.data) != 3:
+            raise VerifyException("a switch has positions 1, 2 and 3 besides the route (0)")
+        for k in (1, 2, 3):
+            p = self.position(k)
+            if p is None:
+                continue
+            which, port = p
+            if which not in ("rx", "tx"):
+                raise VerifyException(f"switch position {k} sets rx or tx, not {which!r}")
+            if port not in PORTS:
+                raise VerifyException(f"switch position {k}: unknown port {port!r}; ports are "
+                                      f"{PORTS}")
+        if not 0 <= self.current.data <= 3:
+            raise VerifyException(f"current_switch_pos {self.current.data} is not 0-3")
+        if self.current.data and self.position(self.current.data) is None:
+            raise VerifyException(f"current_switch_pos {self.current.data} names a position "
+                                  "that is not set")
+        if self.pop_mode.data not in SWITCH_POP_MODES:
+            raise VerifyException(f"pop mode {self.pop_mode.data!r} is not one of "
+                                  f"{SWITCH_POP_MODES}")
+
+
 @irdl_attr_definition
 class AsyncAttr(ParametrizedAttribute):
     """Marks a DSD builtin asynchronous; on completion it may activate or unblock a task;
@@ -241,6 +346,7 @@ class SetColorConfigOp(IRDLOperation):
     y_coord = operand_def(IntegerType)
     color = operand_def(ColorType)
     routes = prop_def(RoutesAttr)
+    switches = opt_prop_def(SwitchesAttr)
 
     traits = traits_def(HasAncestor(LayoutOp))
 
@@ -248,6 +354,7 @@ class SetColorConfigOp(IRDLOperation):
         "$x_coord `,` $y_coord `,` $color `routes` $routes attr-dict "
         "`:` type($x_coord) `,` type($y_coord)"
     )
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(
         self,
@@ -256,8 +363,12 @@ class SetColorConfigOp(IRDLOperation):
         color: SSAValue | Operation,
         rx: Sequence[str],
         tx: Sequence[str],
+        switches: SwitchesAttr | None = None,
     ):
-        super().__init__(operands=[x, y, color], properties={"routes": RoutesAttr.get(rx, tx)})
+        props: dict[str, Attribute] = {"routes": RoutesAttr.get(rx, tx)}
+        if switches is not None:
+            props["switches"] = switches
+        super().__init__(operands=[x, y, color], properties=props)
 
 
 @irdl_op_definition
@@ -321,6 +432,7 @@ class GetFabDsdOp(IRDLOperation):
     extent = operand_def(IntegerType)
     color = operand_def(ColorType)
     queue_id = prop_def(QueueIdAttr)
+    control = opt_prop_def(BoolAttr)  # `.control = true`: a fabout DSD of control wavelets
     result = result_def(DsdType)
 
     assembly_format = "$extent `,` $color attr-dict `:` type($extent) `->` type($result)"
@@ -339,13 +451,34 @@ class GetFabDsdOp(IRDLOperation):
             result_types=[DsdType(kind)],
         )
 
+    @property
+    def is_control(self) -> bool:
+        return self.control is not None and bool(self.control.value.data)
+
     def verify_(self) -> None:
         if self.result.type.data not in (DsdKind.fabin_dsd, DsdKind.fabout_dsd):
             raise VerifyException(f"{self.name} makes fabin_dsd or fabout_dsd only")
+        if self.is_control and self.result.type.data != DsdKind.fabout_dsd:
+            raise VerifyException(".control = true makes a fabout_dsd (control wavelets are "
+                                  "sent; a core receives them as control tasks)")
 
 
 def _single_ptr(t: Attribute) -> bool:
     return isinstance(t, PtrType) and t.kind.data == PtrKind.SINGLE
+
+
+@irdl_op_definition
+class VoidOp(IRDLOperation):
+    """`{}`, CSL's value of type void (`<control>`'s "no entrypoint" argument)."""
+
+    name = "csl_ext.void"
+
+    result = result_def(NoneType)
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[NoneType()])
 
 
 @irdl_op_definition
@@ -513,6 +646,6 @@ class MapOp(IRDLOperation):
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
-     AddressOfVarOp, DerefOp, StorePtrOp, MapOp],
-    [RoutesAttr, AsyncAttr],
+     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp],
+    [RoutesAttr, AsyncAttr, SwitchesAttr],
 )

@@ -56,6 +56,19 @@ def _color_literal(attr: csl.ColorIdAttr) -> str:
     return f"@get_color({attr.value.data})"
 
 
+def _switches(sw: csl_ext.SwitchesAttr) -> str:
+    fields = []
+    for k in (1, 2, 3):
+        if (p := sw.position(k)) is not None:
+            fields.append(f".pos{k} = .{{ .{p[0]} = {p[1].upper()} }}")
+    fields.append(f".current_switch_pos = {sw.current.data}")
+    if sw.ring:
+        fields.append(".ring_mode = true")
+    if sw.pop_mode.data != "no_pop":
+        fields.append(f".pop_mode = .{{ .{sw.pop_mode.data} = true }}")
+    return f".{{ {', '.join(fields)} }}"
+
+
 @dataclass
 class ExtCslPrintContext(CslPrintContext):
     def print(self, text: str, prefix: str = "", end: str = "\n"):
@@ -126,10 +139,10 @@ class ExtCslPrintContext(CslPrintContext):
                 rx = ", ".join(p.upper() for p in routes.rx_ports)
                 tx = ", ".join(p.upper() for p in routes.tx_ports)
                 xs, ys, cs = map(self._get_variable_name_for, (x, y, c))
-                self.print(
-                    f"@set_color_config({xs}, {ys}, {cs}, "
-                    f".{{ .routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }} }});"
-                )
+                config = f".routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }}"
+                if op.switches is not None:
+                    config += f", .switches = {_switches(op.switches)}"
+                self.print(f"@set_color_config({xs}, {ys}, {cs}, .{{ {config} }});")
             case (csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind)
                   | csl.ActivateOp(id=id, kind=kind)):
                 verb = ("block" if isinstance(op, csl_ext.BlockOp) else
@@ -164,7 +177,7 @@ class ExtCslPrintContext(CslPrintContext):
                     self._get_variable_name_for(ext),
                     self._get_variable_name_for(c),
                     csl_ext.queue_number(q),
-                    [],
+                    [".control = true"] if op.is_control else [],
                     color_value=c,
                 )
             case csl.GetFabDsdOp(
@@ -187,6 +200,8 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.VoidOp(result=res):
+                self.variables[res] = "{}"
             case csl_ext.AddressOfVarOp(var=var, result=res):
                 self._print_or_promote_to_inline_expr(
                     res, f"&{self._get_variable_name_for(var)}")

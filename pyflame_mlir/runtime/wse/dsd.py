@@ -96,6 +96,7 @@ class FabDsd:
     color: int
     length: int
     queue: int
+    control: bool = False  # a fabout DSD sending control wavelets (`.control = true`)
 
 
 Dsd = MemDsd | Mem4dDsd | FabDsd

@@ -488,7 +488,8 @@ class DsdUnit:
             gap = max(1.0, step)
             # a copy: the wavelets are in flight, the sender may overwrite its memory
             words = to_words(np.array(result, copy=True, order="C"))
-            targets, receivers = self.sim.send(self, dest.color, Chunk(words, t_first, gap))
+            targets, receivers = self.sim.send(self, dest.color, Chunk(words, t_first, gap),
+                                               dest.control)
             if targets:
                 sent = (dest.color, words.size, targets, receivers)
         if reads and reads[0].times[-1] > self.t:

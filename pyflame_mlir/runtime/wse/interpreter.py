@@ -101,7 +101,8 @@ class Context:
     def set_rectangle(self, w: int, h: int): self._reject("@set_rectangle")
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")
-    def set_route(self, x: int, y: int, color: int, rx, tx): self._reject("@set_color_config")
+    def set_route(self, x: int, y: int, color: int, rx, tx, switches=None):
+        self._reject("@set_color_config")
     def core_write(self, arr: np.ndarray, index, values, times): self._reject("watched writes")
 
 

@@ -25,6 +25,7 @@ from .errors import (
     ReservedIdError,
     RouteError,
     StaleWaveletError,
+    UnsupportedError,
     WseError,
 )
 from .fabric import Chunk, HostSink, path_room
@@ -112,10 +113,14 @@ class Simulator:
         end does not read (the kernel's west edge, then memcpy's halo: an estimate)."""
         return path_room(self.model, x + 1)
 
-    def send(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+    def send(self, pe: PE, color: int, chunk: Chunk, control: bool = False
+             ) -> tuple[list, list]:
         """Deliver a stream; return its targets ((x, y), input queue, the queue's `taken`
         count at which the sender's last wavelet has left) and its receivers (input
-        queue, words pushed to it before this stream)."""
+        queue, words pushed to it before this stream). Control wavelets go one by one
+        (each may move switches on the way of the next)."""
+        if control:
+            return self._send_control(pe, color, chunk)
         field = self.stream_colors.get(color)
         if field is not None:
             if not field.startswith("MEMCPYD2H"):
@@ -137,6 +142,18 @@ class Simulator:
             dst.try_async()
             self.poke(dst, delivered.t0)
         return targets, receivers
+
+    def _send_control(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+        if color in self.stream_colors:
+            raise ProgramError(f"{pe.where} sends control wavelets on memcpy's color {color}")
+        for i, word in enumerate(chunk.words):
+            one = Chunk(chunk.words[i:i + 1], chunk.t0 + i * chunk.gap, chunk.gap)
+            for xy, _, _ in self.fabric.deliver((pe.x, pe.y), color, one, control=True):
+                raise UnsupportedError(
+                    f"control wavelet 0x{int(word):08x} from {pe.where} on color {color} "
+                    f"reaches the core of PE {xy} (its filter bit is off): control tasks "
+                    "are not modeled")
+        return [], []
 
     def collective(self, call: CollectiveCall) -> None:
         """A PE calls a `<collectives_2d>` collective: once every PE of its line has

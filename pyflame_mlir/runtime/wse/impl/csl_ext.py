@@ -11,6 +11,7 @@ from pyflame_mlir.dialects import csl_ext
 from .. import dsd as D
 from ..builtins import BUILTINS
 from ..errors import DsdBoundsError, ProgramError, UnsupportedError
+from ..fabric import SwitchSpec
 from ..interpreter import Functions, location
 from ..values import Var, is_numeric, np_dtype, scalar
 from .csl_dsd import fab_dsd
@@ -41,15 +42,28 @@ def _init_queue(op: csl_ext.InitializeQueueOp):
 @CSL_EXT.impl(csl_ext.GetFabDsdOp)
 def _fab_dsd(op: csl_ext.GetFabDsdOp):
     color, extent = op.color, op.extent
-    return fab_dsd(op, lambda env: env[color], lambda env: env[extent])
+    return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control)
 
 
 @CSL_EXT.impl(csl_ext.SetColorConfigOp)
 def _set_color_config(op: csl_ext.SetColorConfigOp):
     x, y, color, rx, tx = op.x_coord, op.y_coord, op.color, op.routes.rx_ports, op.routes.tx_ports
+    sw = op.switches
+    switches = None if sw is None else SwitchSpec(
+        tuple(sw.position(k) for k in (1, 2, 3)), sw.current.data, sw.ring, sw.pop_mode.data)
 
     def run(ctx, env):
-        ctx.set_route(env[x], env[y], env[color], rx, tx)
+        ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.VoidOp)
+def _void(op: csl_ext.VoidOp):
+    res = op.result
+
+    def run(ctx, env):
+        env[res] = None
 
     return run
 
