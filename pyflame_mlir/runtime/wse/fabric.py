@@ -110,6 +110,8 @@ class InputQueue:
 
     def take(self, n: int) -> tuple[np.ndarray, float, float]:
         """Pop n words; also return the arrival times of the first and the last."""
+        if n == 0:  # a zero-length fabin DSD: nothing to wait for
+            return np.zeros(0, np.uint32), -np.inf, -np.inf
         parts: list[np.ndarray] = []
         first = last = 0.0
         need = n
