@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.dialects.csl import (
     ColorIdAttr,
@@ -309,17 +310,43 @@ class AsyncAttr(ParametrizedAttribute):
 
 
 class _TaskStateOp(IRDLOperation):
-    """Shared shape of `@block` / `@unblock`: a task kind and a literal id."""
+    """Shared shape of `@block` / `@unblock`: a task kind and a literal id. A data id is
+    a color on WSE-2 and an input queue on WSE-3, which `on_queue` marks (printed
+    `@unblock(@get_input_queue(q))`, as the SDK's WSE-3 programs write it)."""
 
     id = prop_def(ColorIdAttr)
     kind = prop_def(TaskKindAttr)
+    on_queue = opt_prop_def(UnitAttr)
 
     assembly_format = "attr-dict $kind `,` $id"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, id: int | ColorIdAttr, kind: TaskKind | TaskKindAttr):
+    def __init__(self, id: int | ColorIdAttr, kind: TaskKind | TaskKindAttr,
+                 on_queue: bool = False):
         kind = TaskKindAttr(kind) if isinstance(kind, TaskKind) else kind
         id = _task_id(kind.data, id) if isinstance(id, int) else id
-        super().__init__(properties={"id": id, "kind": kind})
+        props: dict[str, Attribute] = {"id": id, "kind": kind}
+        if on_queue:
+            props["on_queue"] = UnitAttr()
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.on_queue is not None and (self.kind.data != TaskKind.DATA
+                                          or not 0 <= self.id.value.data <= 7):
+            raise VerifyException("on_queue names an input queue 0-7 by its data task id")
+
+
+@irdl_op_definition
+class GetTaskIdOp(IRDLOperation):
+    """`@get_<kind>_task_id(n)` as a value (`<control>`'s entrypoint argument)."""
+
+    name = "csl_ext.get_task_id"
+
+    id = prop_def(ColorIdAttr)
+    kind = prop_def(TaskKindAttr)
+    result = result_def(IntegerType(16, Signedness.UNSIGNED))
+
+    assembly_format = "$kind `,` $id attr-dict"
 
 
 @irdl_op_definition
@@ -646,6 +673,6 @@ class MapOp(IRDLOperation):
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
-     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp],
+     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp],
     [RoutesAttr, AsyncAttr, SwitchesAttr],
 )

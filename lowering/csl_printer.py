@@ -147,7 +147,10 @@ class ExtCslPrintContext(CslPrintContext):
                   | csl.ActivateOp(id=id, kind=kind)):
                 verb = ("block" if isinstance(op, csl_ext.BlockOp) else
                         "unblock" if isinstance(op, csl_ext.UnblockOp) else "activate")
-                line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
+                if getattr(op, "on_queue", None) is not None:
+                    line = f"@{verb}(@get_input_queue({id.value.data}));"
+                else:
+                    line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
                 if isinstance(op.parent_op(), csl.CslModuleOp):
                     # at module level: a comptime action (CSL allows no bare statement there)
                     with self.descend("comptime") as inner:
@@ -200,6 +203,8 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.GetTaskIdOp(id=id, kind=kind, result=res):
+                self.variables[res] = _task_id_expr(kind.data, id.value.data)
             case csl_ext.VoidOp(result=res):
                 self.variables[res] = "{}"
             case csl_ext.AddressOfVarOp(var=var, result=res):

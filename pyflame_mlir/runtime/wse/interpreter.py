@@ -90,6 +90,8 @@ class Context:
     def initialize_queue(self, queue: int, color: int, output: bool):
         self._reject("@initialize_queue")
     def check_fabric_dsd(self, d: D.FabDsd): self._reject("fabric DSDs")
+    def check_data_id_form(self, on_queue: bool, op: Operation) -> None:
+        pass  # only a PE knows its arch
     def bind_data_task(self, task: str, queue: int, op: Operation):
         self._reject("@bind_data_task")
     def call(self, name: str, args: list) -> Generator[Wait, None, Any]: self._reject("csl.call")

@@ -25,7 +25,6 @@ from .errors import (
     ReservedIdError,
     RouteError,
     StaleWaveletError,
-    UnsupportedError,
     WseError,
 )
 from .fabric import Chunk, HostSink, path_room
@@ -148,11 +147,8 @@ class Simulator:
             raise ProgramError(f"{pe.where} sends control wavelets on memcpy's color {color}")
         for i, word in enumerate(chunk.words):
             one = Chunk(chunk.words[i:i + 1], chunk.t0 + i * chunk.gap, chunk.gap)
-            for xy, _, _ in self.fabric.deliver((pe.x, pe.y), color, one, control=True):
-                raise UnsupportedError(
-                    f"control wavelet 0x{int(word):08x} from {pe.where} on color {color} "
-                    f"reaches the core of PE {xy} (its filter bit is off): control tasks "
-                    "are not modeled")
+            for xy, delivered, _ in self.fabric.deliver((pe.x, pe.y), color, one, control=True):
+                self.pes[xy].control_wavelet(color, int(word), delivered.t0)
         return [], []
 
     def collective(self, call: CollectiveCall) -> None:

@@ -1,8 +1,9 @@
 # ruff: noqa: E501  (embedded MLIR lines)
-"""Fabric switches and control wavelets: the SDK tutorial topic-06-switches run unchanged
-through its host script on WSE-2 and WSE-3, the printed `.switches`, the verifier's
-rules, and the simulator's refusals of what it does not model (popping switch
-commands, other commands, several senders through one switch, control tasks)."""
+"""Fabric switches and control wavelets: the SDK tutorials topic-06-switches and
+topic-07-switches-entrypt (control tasks) run unchanged through their host scripts on
+WSE-2 and WSE-3, the printed `.switches`, the verifier's rules, the rules of control
+wavelets reaching a core, and the simulator's refusals of what it does not model
+(popping switch commands, other commands, several senders through one switch)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from pyflame_mlir.runtime.wse import parse_program
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import UnsupportedError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, UnsupportedError
 from pyflame_mlir.runtime.wse.fabric import CTRL_CMD_SHIFT, CTRL_FILTER_BIT
 from pyflame_mlir.runtime.wse.run_host import run_script
 
@@ -118,10 +119,51 @@ def test_other_switch_commands_are_refused():
         sim.launch("main")
 
 
-def test_a_control_wavelet_for_the_core_is_refused():
+def test_a_control_wavelet_for_a_core_whose_color_is_blocked_is_an_error():
+    # PE (2, 0) reads its color with a fabin DSD, binds no data task and never unblocks it
     sim = _row("#csl_ext.switches<pos1 = tx west, ring_mode>", [("ctrl", 1 << CTRL_CMD_SHIFT)])
-    with pytest.raises(UnsupportedError, match="reaches the core of PE \\(2, 0\\).*control tasks are not modeled"):
+    with pytest.raises(ProgramError, match=r"PE \(2, 0\).*control wavelet on color 1 is never taken.*@unblock"):
         sim.launch("main")
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+def test_switches_entrypoint_tutorial_runs_unchanged(arch: str, tmp_path: Path):
+    # topic-07: control wavelets for the cores run control task 40 with their data
+    out = compile_program(FIXTURES / f"switches_entrypt_{arch}.mlir", tmp_path / "swe", {}, arch)
+    (report,) = run_script(FIXTURES / "switches_entrypt_run.py", ["--name", str(out)], quiet=True)
+    assert report.wavelet_hops == 4
+    send = (out / "send.csl").read_text()
+    assert ("ctrl.encode_single_payload(ctrl.opcode.SWITCH_ADV, false, "
+            "@get_control_task_id(40), 2);") in send
+    recv = (out / "recv.csl").read_text()
+    assert "@bind_control_task(recv_ctrl_task, @get_control_task_id(40));" in recv
+    assert ("@unblock(@get_input_queue(2));" if arch == "wse3"
+            else "@unblock(@get_data_task_id(@get_color(0)));") in recv
+
+
+def _entrypt(tmp_path: Path, arch: str, edit) -> None:
+    text = edit((FIXTURES / f"switches_entrypt_{arch}.mlir").read_text())
+    src = tmp_path / "p.mlir"
+    src.write_text(text)
+    out = compile_program(src, tmp_path / "o", {}, arch)
+    run_script(FIXTURES / "switches_entrypt_run.py", ["--name", str(out)], quiet=True)
+
+
+def test_a_color_not_unblocked_keeps_control_wavelets_from_the_core(tmp_path: Path):
+    with pytest.raises(ProgramError, match=r"control wavelet on color 0 is never taken"):
+        _entrypt(tmp_path, "wse2", lambda t: t.replace("    csl_ext.unblock data, 0 : ui5\n", ""))
+
+
+def test_unblocking_a_color_on_wse3_is_an_arch_rule(tmp_path: Path):
+    # WSE-3 data ids are input queues: @unblock(rx_iq), not the color
+    with pytest.raises(ArchRuleError, match=r"WSE-3 data task ids come from an input queue"):
+        _entrypt(tmp_path, "wse3", lambda t: t.replace("csl_ext.unblock {on_queue} data, 2",
+                                                         "csl_ext.unblock data, 2"))
+
+
+def test_a_control_wavelet_for_an_unbound_control_task_is_an_error(tmp_path: Path):
+    with pytest.raises(ProgramError, match=r"activates control task id 41, bound to no task"):
+        _entrypt(tmp_path, "wse2", lambda t: t.replace("get_task_id control, 40", "get_task_id control, 41"))
 
 
 @pytest.mark.parametrize(("switches", "match"), [

@@ -18,18 +18,26 @@ def test_wavelet_indexed_stores_are_refused():
         simulate(make_program(body))
 
 
-def test_a_control_wavelet_for_a_core_is_refused():
-    # the SDK's tutorial topic-05-sentinels sends its sentinel as a control wavelet to the
-    # receiver's core (a control task): sending it as data would hand over a wrong value
+def test_control_and_data_wavelets_on_one_color_are_refused():
+    # the SDK's tutorial topic-05-sentinels sends its sentinel as a control wavelet on the
+    # color its data task takes: sending it as data would hand over a wrong value, and
+    # the order of control and data wavelets in the queue is not modeled
     body = """%one = arith.constant 1 : i16
       %out = "csl.get_fab_dsd"(%one) <{fabric_color = 0 : ui5, queue_id = 4 : i3, control = true}> : (i16) -> !csl<dsd fabout_dsd>
-      %ws = arith.constant 7 : i32
+      %ws = arith.constant 2752512 : i32
       %w = "csl.mlir.signedness_cast"(%ws) : (i32) -> ui32
       "csl.mov32"(%out, %w) : (!csl<dsd fabout_dsd>, ui32) -> ()"""
+    extra = """
+    csl.task @on_data(%x: i32) attributes {kind = #csl<task_kind data>, id = 0 : ui5} {
+      csl.return
+    }
+    csl.task @sentinel(%x: ui16) attributes {kind = #csl<task_kind control>, id = 42 : ui6} {
+      csl.return
+    }"""
     layout = """
       %c0 = arith.constant 0 : i16
       %col = "csl.get_color"(%c0) : (i16) -> !csl.color
       csl_ext.set_color_config %c0, %c0, %col routes <rx = [ramp], tx = [ramp]> : i16, i16"""
-    sim = simulate(make_program(body, layout=layout))
-    with pytest.raises(UnsupportedError, match=r"reaches the core of PE \(0, 0\).*control tasks are not modeled"):
+    sim = simulate(make_program(body, layout=layout, extra=extra))
+    with pytest.raises(UnsupportedError, match=r"mixing control and data wavelets on one color is not modeled"):
         sim.launch("main")

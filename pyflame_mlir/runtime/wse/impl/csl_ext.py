@@ -22,8 +22,10 @@ CSL_EXT = Functions("csl_ext")
 @CSL_EXT.impl(csl_ext.BlockOp, csl_ext.UnblockOp)
 def _block(op: csl_ext.BlockOp | csl_ext.UnblockOp):
     kind, id, blocked = op.kind.data.value, op.id.value.data, isinstance(op, csl_ext.BlockOp)
+    on_queue = op.on_queue is not None
 
     def run(ctx, env):
+        ctx.check_data_id_form(on_queue, op) if kind == "data" else None
         ctx.set_blocked(kind, id, blocked)
 
     return run
@@ -54,6 +56,16 @@ def _set_color_config(op: csl_ext.SetColorConfigOp):
 
     def run(ctx, env):
         ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.GetTaskIdOp)
+def _get_task_id(op: csl_ext.GetTaskIdOp):
+    res, id = op.result, op.id.value.data
+
+    def run(ctx, env):
+        env[res] = id
 
     return run
 
