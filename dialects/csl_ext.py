@@ -49,7 +49,14 @@ from xdsl.dialects.csl import (
     TaskKindAttr,
     VarType,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -670,9 +677,112 @@ class MapOp(IRDLOperation):
                                   f"returns {results[0]}")
 
 
+DSR_KINDS = ("dest", "src0", "src1")
+
+
+@irdl_attr_definition
+class DsrType(ParametrizedAttribute, TypeAttribute):
+    """A data structure register: `dsr_dest`, `dsr_src0` or `dsr_src1` (the three DSR
+    files; SDK documentation, "Data Structure Registers"). `!csl_ext.dsr<dest>`."""
+
+    name = "csl_ext.dsr"
+
+    kind: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.kind.data not in DSR_KINDS:
+            raise VerifyException(f"DSR kind {self.kind.data!r} is not one of {DSR_KINDS} "
+                                  "(FIFO DSRs are not supported)")
+
+
+@irdl_op_definition
+class GetDsrOp(IRDLOperation):
+    """`@get_dsr(dsr_<kind>, id)`: one register of a DSR file."""
+
+    name = "csl_ext.get_dsr"
+
+    id = prop_def(IntegerAttr)
+    result = result_def(DsrType)
+
+    assembly_format = "$id attr-dict `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        if self.id.value.data < 0:
+            raise VerifyException(f"DSR id {self.id.value.data} is negative")
+
+
+@irdl_op_definition
+class LoadToDsrOp(IRDLOperation):
+    """`@load_to_dsr(dsr, dsd)`, optionally with `.{ .async = true, .activate|.unblock = t }`
+    (the `async` attribute, `#csl_ext.async<...>`): the completion action of the next
+    DSD operation that uses the register (the SDK's allreduce library writes its
+    operations so)."""
+
+    name = "csl_ext.load_to_dsr"
+
+    dsr = operand_def(DsrType)
+    dsd = operand_def(DsdType)
+
+    assembly_format = "$dsr `,` $dsd attr-dict `:` type($dsr) `,` type($dsd)"
+
+    def verify_(self) -> None:
+        t, d = self.dsr.type, self.dsd.type
+        assert isinstance(t, DsrType) and isinstance(d, DsdType)
+        if d.data == DsdKind.fabin_dsd and t.kind.data == "dest":
+            raise VerifyException("a fabin_dsd (a source) cannot go to a dsr_dest")
+        if d.data == DsdKind.fabout_dsd and t.kind.data == "src1":
+            raise VerifyException("a fabout_dsd (a destination) cannot go to a dsr_src1")
+        attr = self.attributes.get(ASYNC_ATTR)
+        if attr is not None and not isinstance(attr, AsyncAttr):
+            raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
+
+
+@irdl_op_definition
+class DsrOp(IRDLOperation):
+    """A DSD builtin on registers: `@<builtin>(dest_dsr, src0_dsr, src1_dsr, ...)`, as
+    `csl_ext.dsr_op "fadds"(%d, %s0, %s1) {async = #csl_ext.async<>}`. Operands are DSRs
+    (loaded by `load_to_dsr`) or scalars; a dsr_dest is only a destination, a
+    dsr_src1 only a source (SDK documentation, "DSR Types")."""
+
+    name = "csl_ext.dsr_op"
+
+    builtin = prop_def(StringAttr)
+    ops = var_operand_def()
+
+    assembly_format = "$builtin `(` $ops `)` attr-dict `:` type($ops)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        types = [o.type for o in self.ops]
+        if not types or not isinstance(types[0], DsrType):
+            raise VerifyException(f"@{self.builtin.data} on DSRs: its destination must be a "
+                                  "DSR")
+        for i, t in enumerate(types):
+            if not isinstance(t, DsrType):
+                continue
+            if i == 0 and t.kind.data == "src1":
+                raise VerifyException("a dsr_src1 holds a source operand, not the destination")
+            if i > 0 and t.kind.data == "dest":
+                raise VerifyException(f"operand {i} is a dsr_dest: it holds the destination "
+                                      "only")
+        attr = self.attributes.get(ASYNC_ATTR)
+        if attr is not None and not isinstance(attr, AsyncAttr):
+            raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
+
+
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
-     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp],
-    [RoutesAttr, AsyncAttr, SwitchesAttr],
+     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
+     DsrOp],
+    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType],
 )

@@ -56,6 +56,22 @@ def _color_literal(attr: csl.ColorIdAttr) -> str:
     return f"@get_color({attr.value.data})"
 
 
+def _async_opts(op: Operation) -> str:
+    """`, .{ .async = true, ... }` of an op's `async` attribute; "" without one."""
+    attr = op.attributes.get(csl_ext.ASYNC_ATTR)
+    if attr is None:
+        return ""
+    if not isinstance(attr, csl_ext.AsyncAttr):
+        raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
+    opts = [".async = true"]
+    if attr.action.data:
+        kind = csl.TaskKind(attr.kind.data)
+        opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
+    if attr.ut_id is not None:
+        opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
+    return f", .{{ {', '.join(opts)} }}"
+
+
 def _switches(sw: csl_ext.SwitchesAttr) -> str:
     fields = []
     for k in (1, 2, 3):
@@ -117,6 +133,11 @@ class ExtCslPrintContext(CslPrintContext):
         for e in extra:
             self.print(f"  {e},")
         self.print("});")
+
+    def mlir_type_to_csl_type(self, type_attr: Attribute) -> str:
+        if isinstance(type_attr, csl_ext.DsrType):
+            return f"dsr_{type_attr.kind.data}"
+        return super().mlir_type_to_csl_type(type_attr)
 
     def _memref_global_init(self, init: Attribute, type: str) -> str:
         """xDSL 0.74 asserts unless the initializer is one value: a splat prints as
@@ -227,18 +248,18 @@ class ExtCslPrintContext(CslPrintContext):
                     inner.print(f"@bind_data_task({task.string_value()}, "
                                 f"@get_data_task_id(@get_input_queue({csl_ext.queue_number(q)})));")
             case csl.BuiltinDsdOp(ops=ops) if csl_ext.ASYNC_ATTR in op.attributes:
-                attr = op.attributes[csl_ext.ASYNC_ATTR]
-                if not isinstance(attr, csl_ext.AsyncAttr):
-                    raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
-                opts = [".async = true"]
-                if attr.action.data:
-                    kind = csl.TaskKind(attr.kind.data)
-                    opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
-                if attr.ut_id is not None:
-                    opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
-                self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+                self.print(f"@{name}({args}{_async_opts(op)});")
+            case csl_ext.GetDsrOp(id=id, result=res):
+                kind = res.type.kind.data
+                self._print_or_promote_to_inline_expr(res, f"@get_dsr(dsr_{kind}, {id.value.data})")
+            case csl_ext.LoadToDsrOp(dsr=dsr, dsd=dsd):
+                args = ", ".join(map(self._get_variable_name_for, (dsr, dsd)))
+                self.print(f"@load_to_dsr({args}{_async_opts(op)});")
+            case csl_ext.DsrOp(builtin=name, ops=ops):
+                args = ", ".join(map(self._get_variable_name_for, ops))
+                self.print(f"@{name.data}({args}{_async_opts(op)});")
             case arith.DivUIOp(lhs=a, rhs=b, result=res) | arith.RemUIOp(
                 lhs=a, rhs=b, result=res
             ) if _csl_signed(a.type):

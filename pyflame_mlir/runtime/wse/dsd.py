@@ -102,6 +102,21 @@ class FabDsd:
 Dsd = MemDsd | Mem4dDsd | FabDsd
 
 
+@dataclass(eq=False, slots=True)
+class Dsr:
+    """A data structure register of one PE: the DSD `@load_to_dsr` put in it, the
+    completion action that load named, and whether an operation has used it since."""
+
+    kind: str  # dest, src0 or src1
+    id: int
+    dsd: Dsd | None = None
+    then: object = None  # the load's #csl_ext.async, or None
+    used: bool = False
+
+    def __str__(self) -> str:
+        return f"dsr_{self.kind} {self.id}"
+
+
 def _flat_index(shape: tuple[int, ...], amap: AffineMap, sizes: list[int]) -> np.ndarray:
     if len(amap.results) != len(shape):
         raise ProgramError(

@@ -101,6 +101,7 @@ class PE(DsdUnit, Context):
         # data ids (a color on WSE-2, an input queue on WSE-3) bound to no data task that
         # @unblock opened: their control wavelets reach the core (SDK topic-07-switches)
         self.open_data_ids: set[int] = set()
+        self.dsrs: dict[tuple[str, int], D.Dsr] = {}  # the DSR files, (kind, id) -> register
         self.control_inbox: dict[int, deque[tuple[float, int]]] = {}  # control id -> (t, data)
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
@@ -214,6 +215,9 @@ class PE(DsdUnit, Context):
             raise ProgramError(f"{self.where}: two data tasks bound to input queue {queue}")
         self._check_shared_id("data", queue, name)
         self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
+
+    def dsr(self, kind: str, id: int) -> D.Dsr:
+        return self.dsrs.setdefault((kind, id), D.Dsr(kind, id))
 
     def check_data_id_form(self, on_queue: bool, op) -> None:
         """@block/@unblock of a data id names a color on WSE-2, an input queue on WSE-3."""

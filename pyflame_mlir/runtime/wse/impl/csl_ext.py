@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import csl
+from xdsl.dialects.csl import TaskKind
 
 from pyflame_mlir.dialects import csl_ext
 
 from .. import dsd as D
-from ..builtins import BUILTINS
+from ..builtins import BUILTINS, UNMODELED
 from ..errors import DsdBoundsError, ProgramError, UnsupportedError
 from ..fabric import SwitchSpec
 from ..interpreter import Functions, location
@@ -133,6 +134,90 @@ def _store_ptr(op: csl_ext.StorePtrOp):
             ctx.core_write(flat, (0,), env[value], ctx.t)
         else:
             flat[0] = env[value]
+
+    return run
+
+
+# --- data structure registers -------------------------------------------------------------
+
+
+@CSL_EXT.impl(csl_ext.GetDsrOp)
+def _get_dsr(op: csl_ext.GetDsrOp):
+    res, kind, id = op.result, op.result.type.kind.data, op.id.value.data
+
+    def run(ctx, env):
+        env[res] = ctx.dsr(kind, id)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.LoadToDsrOp)
+def _load_to_dsr(op: csl_ext.LoadToDsrOp):
+    dsr, dsd, then = op.dsr, op.dsd, op.attributes.get(csl_ext.ASYNC_ATTR)
+
+    def run(ctx, env):
+        reg = env[dsr]
+        reg.dsd, reg.then, reg.used = env[dsd], then, False
+
+    return run
+
+
+def _merge_then(op_then, regs: list, where: str):
+    """The completion of a DSD operation on registers: the op's own `.async` and the
+    action one of its registers' loads named (the SDK's allreduce: `@load_to_dsr(dest,
+    fab, .{.async = true, .activate = t})` then `@mov32(dest, src1, .{.async = true})`)."""
+    actions = [r for r in regs if r.then is not None]
+    if not actions:
+        return op_then
+    if op_then is None:
+        raise UnsupportedError(f"{actions[0]} was loaded with .async options but the operation "
+                               f"using it is synchronous: not modeled (at {where})")
+    if len(actions) > 1 or op_then.action.data:
+        names = ", ".join(str(r) for r in actions)
+        raise UnsupportedError(f"several completion actions ({names}"
+                               f"{' and the operation' if op_then.action.data else ''}): "
+                               f"which one runs is not modeled (at {where})")
+    a = actions[0].then
+    return csl_ext.AsyncAttr.get(a.action.data, TaskKind(a.kind.data) if a.action.data else
+                                 TaskKind.LOCAL, a.id.data,
+                                 op_then.ut_id if op_then.ut_id is not None else a.ut_id)
+
+
+@CSL_EXT.impl_waiting(csl_ext.DsrOp)
+def _dsr_op(op: csl_ext.DsrOp):
+    """A DSD builtin whose operands are registers: it runs on the DSDs they hold. An
+    operation changes the registers it uses (a DSD's position advances as it runs), and
+    what it leaves there is not documented, so using a register again without
+    reloading it is refused."""
+    where = location(op)
+    name = op.builtin.data
+    b = BUILTINS.get(name)
+    if b is None:
+        why = UNMODELED.get(name, "not modeled")
+        raise UnsupportedError(f"@{name} is not simulated: {why} (at {where})")
+    ops, then = tuple(op.ops), op.attributes.get(csl_ext.ASYNC_ATTR)
+    is_reg = tuple(isinstance(o.type, csl_ext.DsrType) for o in ops)
+    types = tuple(csl.DsdType(csl.DsdKind.mem1d_dsd) if r else o.type
+                  for o, r in zip(ops, is_reg))
+
+    def run(ctx, env):
+        vals, regs = [], []
+        for o, r in zip(ops, is_reg):
+            v = env[o]
+            if r:
+                if v.dsd is None:
+                    raise ProgramError(f"{ctx.where}: @{name} uses {v}, which no @load_to_dsr "
+                                       f"loaded (at {where})")
+                if v.used:
+                    raise UnsupportedError(
+                        f"{ctx.where}: @{name} uses {v} again without reloading it: the state "
+                        f"an operation leaves in a DSR is not modeled (at {where})")
+                regs.append(v)
+                v = v.dsd
+            vals.append(v)
+        for reg in regs:
+            reg.used = True
+        return ctx.dsd_op(b, types, _merge_then(then, regs, where), vals)
 
     return run
 
