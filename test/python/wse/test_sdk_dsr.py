@@ -12,11 +12,11 @@ import io
 import numpy as np
 import pytest
 from _wse_harness import make_program, simulate
-
 from pyflame_mlir.lowering.csl_printer import print_csl
+from xdsl.utils.exceptions import VerifyException
+
 from pyflame_mlir.runtime.wse import parse_program
 from pyflame_mlir.runtime.wse.errors import ProgramError, UnsupportedError
-from xdsl.utils.exceptions import VerifyException
 
 N = 5
 D1 = "!csl<dsd mem1d_dsd>"
@@ -119,8 +119,7 @@ def test_a_register_used_again_without_reloading_is_refused():
 
 
 def test_an_async_load_used_by_a_synchronous_operation_is_refused():
-    send = SEND.replace('{{async = #csl_ext.async<>}} : {DEST}, {SRC1}'.format(DEST=DEST, SRC1=SRC1).replace("{{", "{").replace("}}", "}"),
-                        f": {DEST}, {SRC1}")
+    send = SEND.replace(f"{{async = #csl_ext.async<>}} : {DEST}, {SRC1}", f": {DEST}, {SRC1}")
     with pytest.raises(UnsupportedError, match="loaded with .async options but the operation using it is synchronous"):
         simulate(_program(send=send)).launch("main")
 
