@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     NoneType,
     Signedness,
     StringAttr,
@@ -746,14 +747,44 @@ class LoadToDsrOp(IRDLOperation):
             raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
 
 
-@irdl_op_definition
-class DsrOp(IRDLOperation):
-    """A DSD builtin on registers: `@<builtin>(dest_dsr, src0_dsr, src1_dsr, ...)`, as
-    `csl_ext.dsr_op "fadds"(%d, %s0, %s1) {async = #csl_ext.async<>}`. Operands are DSRs
-    (loaded by `load_to_dsr`) or scalars; a dsr_dest is only a destination, a
-    dsr_src1 only a source (SDK documentation, "DSR Types")."""
+@irdl_attr_definition
+class FifoType(ParametrizedAttribute, TypeAttribute):
+    """A FIFO DSD value (`@allocate_fifo(buffer)`). `!csl_ext.fifo`."""
 
-    name = "csl_ext.dsr_op"
+    name = "csl_ext.fifo"
+
+
+@irdl_op_definition
+class AllocateFifoOp(IRDLOperation):
+    """`@allocate_fifo(buffer)`: a FIFO over a one-dimensional array; asynchronous DSD
+    operations push to it (as their destination) and pop from it (as a source)."""
+
+    name = "csl_ext.allocate_fifo"
+
+    buffer = operand_def(MemRefType)
+    result = result_def(FifoType)
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue | Operation):
+        super().__init__(operands=[buffer], result_types=[FifoType()])
+
+    def verify_(self) -> None:
+        t = self.buffer.type
+        assert isinstance(t, MemRefType)
+        if len(t.get_shape()) != 1:
+            raise VerifyException(f"@allocate_fifo takes a one-dimensional array, not {t}")
+
+
+@irdl_op_definition
+class DsdBuiltinOp(IRDLOperation):
+    """A DSD builtin on operands xDSL's `csl` ops cannot take: registers (DSRs) and
+    FIFOs: `@<builtin>(dest, src0, src1, ...)`, as
+    `csl_ext.dsd_builtin "fadds"(%d, %s0, %s1) {async = #csl_ext.async<>}`. The other
+    operands are DSDs or scalars. A dsr_dest is only a destination, a dsr_src1 only a
+    source (SDK documentation, "DSR Types")."""
+
+    name = "csl_ext.dsd_builtin"
 
     builtin = prop_def(StringAttr)
     ops = var_operand_def()
@@ -763,9 +794,12 @@ class DsrOp(IRDLOperation):
 
     def verify_(self) -> None:
         types = [o.type for o in self.ops]
-        if not types or not isinstance(types[0], DsrType):
-            raise VerifyException(f"@{self.builtin.data} on DSRs: its destination must be a "
-                                  "DSR")
+        if not types or not isinstance(types[0], DsrType | FifoType | DsdType):
+            raise VerifyException(f"@{self.builtin.data}: its destination must be a DSR, a "
+                                  "FIFO or a DSD")
+        if not any(isinstance(t, DsrType | FifoType) for t in types):
+            raise VerifyException(f"@{self.builtin.data} has no DSR or FIFO operand: write "
+                                  f"it as csl.{self.builtin.data}")
         for i, t in enumerate(types):
             if not isinstance(t, DsrType):
                 continue
@@ -783,6 +817,6 @@ CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
-     DsrOp],
-    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType],
+     DsdBuiltinOp, AllocateFifoOp],
+    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
 )

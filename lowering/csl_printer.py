@@ -56,6 +56,14 @@ def _color_literal(attr: csl.ColorIdAttr) -> str:
     return f"@get_color({attr.value.data})"
 
 
+def _binds_data_tasks_to_queues(op: Operation) -> bool:
+    mod = op.parent_op()
+    while mod is not None and not isinstance(mod, csl.CslModuleOp):
+        mod = mod.parent_op()
+    return mod is not None and any(isinstance(o, csl_ext.BindDataTaskOp)
+                                   for o in mod.body.block.ops)
+
+
 def _async_opts(op: Operation) -> str:
     """`, .{ .async = true, ... }` of an op's `async` attribute; "" without one."""
     attr = op.attributes.get(csl_ext.ASYNC_ATTR)
@@ -66,7 +74,11 @@ def _async_opts(op: Operation) -> str:
     opts = [".async = true"]
     if attr.action.data:
         kind = csl.TaskKind(attr.kind.data)
-        opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
+        target = _task_id_expr(kind, attr.id.data)
+        if kind == csl.TaskKind.DATA and _binds_data_tasks_to_queues(op):
+            # WSE-3 (its data tasks are bound to input queues): a data id is a queue
+            target = f"@get_data_task_id(@get_input_queue({attr.id.data}))"
+        opts.append(f".{attr.action.data} = {target}")
     if attr.ut_id is not None:
         opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
     return f", .{{ {', '.join(opts)} }}"
@@ -257,7 +269,10 @@ class ExtCslPrintContext(CslPrintContext):
             case csl_ext.LoadToDsrOp(dsr=dsr, dsd=dsd):
                 args = ", ".join(map(self._get_variable_name_for, (dsr, dsd)))
                 self.print(f"@load_to_dsr({args}{_async_opts(op)});")
-            case csl_ext.DsrOp(builtin=name, ops=ops):
+            case csl_ext.AllocateFifoOp(buffer=buf, result=res):
+                name = self._get_variable_name_for(res)
+                self.print(f"const {name} = @allocate_fifo({self._get_variable_name_for(buf)});")
+            case csl_ext.DsdBuiltinOp(builtin=name, ops=ops):
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 self.print(f"@{name.data}({args}{_async_opts(op)});")
             case arith.DivUIOp(lhs=a, rhs=b, result=res) | arith.RemUIOp(

@@ -91,6 +91,7 @@ class Context:
         self._reject("@initialize_queue")
     def check_fabric_dsd(self, d: D.FabDsd): self._reject("fabric DSDs")
     def dsr(self, kind: str, id: int) -> D.Dsr: self._reject("@get_dsr")
+    def allocate_fifo(self, buf: np.ndarray) -> D.FabDsd: self._reject("@allocate_fifo")
     def check_data_id_form(self, on_queue: bool, op: Operation) -> None:
         pass  # only a PE knows its arch
     def bind_data_task(self, task: str, queue: int, op: Operation):

@@ -102,6 +102,7 @@ class PE(DsdUnit, Context):
         # @unblock opened: their control wavelets reach the core (SDK topic-07-switches)
         self.open_data_ids: set[int] = set()
         self.dsrs: dict[tuple[str, int], D.Dsr] = {}  # the DSR files, (kind, id) -> register
+        self.fifo_capacity: dict[int, int] = {}  # a FIFO's queue key -> its buffer's size
         self.control_inbox: dict[int, deque[tuple[float, int]]] = {}  # control id -> (t, data)
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
@@ -215,6 +216,13 @@ class PE(DsdUnit, Context):
             raise ProgramError(f"{self.where}: two data tasks bound to input queue {queue}")
         self._check_shared_id("data", queue, name)
         self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
+
+    def allocate_fifo(self, buf: np.ndarray) -> D.FabDsd:
+        """A FIFO: its elements wait in a queue of this PE under a key of its own (a
+        negative number, no color), at most as many as its buffer holds."""
+        key = -(len(self.fifo_capacity) + 1)
+        self.fifo_capacity[key] = buf.size
+        return D.FabDsd("fifo", key, 0, -1)
 
     def dsr(self, kind: str, id: int) -> D.Dsr:
         return self.dsrs.setdefault((kind, id), D.Dsr(kind, id))

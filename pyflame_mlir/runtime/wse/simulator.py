@@ -251,7 +251,9 @@ class Simulator:
                 if q.count:
                     left.setdefault(color, []).append(f"{pe.where}: {q.count}")
         if left:
-            lines = [f"{len(v)} PE(s) hold unread wavelets on color {c} ({', '.join(v[:8])}"
+            lines = [f"{len(v)} PE(s) hold unread "
+                     + (f"wavelets on color {c}" if c >= 0 else f"elements in FIFO {-c}")
+                     + f" ({', '.join(v[:8])}"
                      + (", ..." if len(v) > 8 else "") + ")" for c, v in sorted(left.items())]
             raise StaleWaveletError(
                 f"at {when}: wavelets were sent that no PE read: " + "; ".join(lines))

@@ -43,7 +43,7 @@ SEND = f"""%n = arith.constant {N} : i16
           %fab = csl_ext.get_fab_dsd %n, %col {{queue_id = 2 : i3}} : i16 -> {FOUT}
           csl_ext.load_to_dsr %dest_dsr, %fab {{async = #csl_ext.async<activate local 10>}} : {DEST}, {FOUT}
           csl_ext.load_to_dsr %src1_dsr, %x_dsd : {SRC1}, {D1}
-          csl_ext.dsr_op "mov32"(%dest_dsr, %src1_dsr) {{async = #csl_ext.async<>}} : {DEST}, {SRC1}"""
+          csl_ext.dsd_builtin "mov32"(%dest_dsr, %src1_dsr) {{async = #csl_ext.async<>}} : {DEST}, {SRC1}"""
 
 RECV = f"""%n = arith.constant {N} : i16
           %c1 = arith.constant 1 : i16
@@ -53,7 +53,7 @@ RECV = f"""%n = arith.constant {N} : i16
           csl_ext.load_to_dsr %src1_dsr, %fab {{async = #csl_ext.async<activate local 10>}} : {SRC1}, {FIN}
           csl_ext.load_to_dsr %src0_dsr, %x_dsd : {SRC0}, {D1}
           csl_ext.load_to_dsr %dest_dsr, %x_dsd : {DEST}, {D1}
-          csl_ext.dsr_op "fadds"(%dest_dsr, %src0_dsr, %src1_dsr) {{async = #csl_ext.async<>}} : {DEST}, {SRC0}, {SRC1}"""
+          csl_ext.dsd_builtin "fadds"(%dest_dsr, %src0_dsr, %src1_dsr) {{async = #csl_ext.async<>}} : {DEST}, {SRC0}, {SRC1}"""
 
 ROUTES = """
       %x0 = arith.constant 0 : i16
@@ -113,7 +113,7 @@ def test_a_register_used_before_it_is_loaded_is_an_error():
 def test_a_register_used_again_without_reloading_is_refused():
     send = SEND + f"""
           csl_ext.load_to_dsr %dest_dsr, %x_dsd : {DEST}, {D1}
-          csl_ext.dsr_op "mov32"(%dest_dsr, %src1_dsr) : {DEST}, {SRC1}"""
+          csl_ext.dsd_builtin "mov32"(%dest_dsr, %src1_dsr) : {DEST}, {SRC1}"""
     with pytest.raises(UnsupportedError, match="uses dsr_src1 1 again without reloading it"):
         simulate(_program(send=send)).launch("main")
 
@@ -132,8 +132,8 @@ def test_two_completion_actions_are_refused():
 
 
 @pytest.mark.parametrize(("line", "match"), [
-    (f'csl_ext.dsr_op "mov32"(%src1_dsr, %dest_dsr) : {SRC1}, {DEST}', "a dsr_src1 holds a source operand"),
-    (f'csl_ext.dsr_op "mov32"(%src0_dsr, %dest_dsr) : {SRC0}, {DEST}', "operand 1 is a dsr_dest"),
+    (f'csl_ext.dsd_builtin "mov32"(%src1_dsr, %dest_dsr) : {SRC1}, {DEST}', "a dsr_src1 holds a source operand"),
+    (f'csl_ext.dsd_builtin "mov32"(%src0_dsr, %dest_dsr) : {SRC0}, {DEST}', "operand 1 is a dsr_dest"),
     (f'csl_ext.load_to_dsr %dest_dsr, %fin : {DEST}, {FIN}', "a fabin_dsd \\(a source\\) cannot go to a dsr_dest"),
     (f'csl_ext.load_to_dsr %src1_dsr, %fout : {SRC1}, {FOUT}', "a fabout_dsd \\(a destination\\) cannot go to a dsr_src1"),
     ('%bad = csl_ext.get_dsr 1 -> !csl_ext.dsr<fifo_dest>', "DSR kind 'fifo_dest'"),

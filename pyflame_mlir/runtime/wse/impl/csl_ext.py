@@ -183,12 +183,23 @@ def _merge_then(op_then, regs: list, where: str):
                                  op_then.ut_id if op_then.ut_id is not None else a.ut_id)
 
 
-@CSL_EXT.impl_waiting(csl_ext.DsrOp)
-def _dsr_op(op: csl_ext.DsrOp):
-    """A DSD builtin whose operands are registers: it runs on the DSDs they hold. An
-    operation changes the registers it uses (a DSD's position advances as it runs), and
-    what it leaves there is not documented, so using a register again without
-    reloading it is refused."""
+@CSL_EXT.impl(csl_ext.AllocateFifoOp)
+def _allocate_fifo(op: csl_ext.AllocateFifoOp):
+    buf, res = op.buffer, op.result
+
+    def run(ctx, env):
+        env[res] = ctx.allocate_fifo(env[buf])
+
+    return run
+
+
+@CSL_EXT.impl_waiting(csl_ext.DsdBuiltinOp)
+def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
+    """A DSD builtin on registers or FIFOs. A register operand stands for the DSD it
+    holds; an operation changes the registers it uses (a DSD's position advances as it
+    runs), and what it leaves there is not documented, so using a register again
+    without reloading it is refused. A FIFO is pushed (destination) or popped (source)
+    by asynchronous operations (`DsdUnit`)."""
     where = location(op)
     name = op.builtin.data
     b = BUILTINS.get(name)
@@ -217,6 +228,10 @@ def _dsr_op(op: csl_ext.DsrOp):
             vals.append(v)
         for reg in regs:
             reg.used = True
+        if then is None and any(isinstance(v, D.FabDsd) and v.kind == "fifo" for v in vals):
+            raise UnsupportedError(
+                f"{ctx.where}: a synchronous @{name} on a FIFO (it stops at an empty or full "
+                f"FIFO and returns whether it finished) is not modeled (at {where})")
         return ctx.dsd_op(b, types, _merge_then(then, regs, where), vals)
 
     return run
