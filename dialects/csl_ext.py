@@ -592,7 +592,9 @@ def _map_scalar(t: Attribute) -> bool:
 @irdl_op_definition
 class MapOp(IRDLOperation):
     """`@map(callback, in_0, ..., in_k, out)`: for each element i of its DSD operands,
-    `out[i] = callback(in_0[i], ..., in_k[i])` in element order; an input that is a
+    `out[i] = callback(in_0[i], ..., in_k[i])` in element order (a local callback that
+    returns nothing has no output: `@map(step, x_dsd)` calls `step(x[i])`, as the SDK's
+    single-tile-matvec benchmark does); an input that is a
     scalar is passed as is to every call, a single pointer (`*T`) as the pointer; an
     output that is a single pointer receives every result in turn (so
     `@map(f, dsd, &acc, &acc)` folds the DSD into `acc`, as the SDK's BLAS examples
@@ -630,11 +632,22 @@ class MapOp(IRDLOperation):
         return next((f for f in (mod.body.block.ops if mod is not None else ())
                      if isinstance(f, FuncOp) and f.sym_name.data == name), None)
 
+    def has_output(self) -> bool:
+        """False for a local callback that returns nothing: every operand is an input."""
+        fn = self.callback()
+        return fn is None or len(fn.function_type.outputs.data) > 0
+
     def verify_(self) -> None:
         types = [a.type for a in self.args]
-        if len(types) < 2:
-            raise VerifyException("@map takes a callback, at least one input and an output")
-        *ins, out = types
+        fn = self.callback()
+        if self.module is None and fn is None:
+            raise VerifyException(f"@map callback {self.callee} is not a csl.func of this "
+                                  "module")
+        output = self.has_output()
+        if len(types) < (2 if output else 1):
+            raise VerifyException("@map takes a callback, at least one input and an output "
+                                  "(none for a callback returning nothing)")
+        ins, out = (types[:-1], types[-1]) if output else (types, None)
         for i, t in enumerate(ins):
             if isinstance(t, DsdType):
                 if t.data not in MAP_INPUT_DSDS:
@@ -643,7 +656,9 @@ class MapOp(IRDLOperation):
             elif not (_map_scalar(t) or _single_ptr(t)):
                 raise VerifyException(f"@map input {i} has type {t}: inputs are DSDs, "
                                       "numeric scalars or single pointers (*T)")
-        if isinstance(out, DsdType):
+        if out is None:
+            pass
+        elif isinstance(out, DsdType):
             if out.data not in MAP_OUTPUT_DSDS:
                 raise VerifyException(f"@map output is a {out.data.value}, which cannot be "
                                       "written (outputs: mem1d, mem4d or fabout DSDs)")
@@ -653,19 +668,12 @@ class MapOp(IRDLOperation):
         if not any(isinstance(t, DsdType) for t in types):
             raise VerifyException("@map needs at least one DSD operand (the DSDs give the "
                                   "loop)")
-        if self.module is not None:
-            return
-        fn = self.callback()
         if fn is None:
-            raise VerifyException(f"@map callback {self.callee} is not a csl.func of this "
-                                  "module")
+            return
         params, results = fn.function_type.inputs.data, fn.function_type.outputs.data
         if len(params) != len(ins):
             raise VerifyException(f"@map callback {self.callee} takes {len(params)} "
                                   f"parameter(s) for {len(ins)} input(s)")
-        if len(results) != 1:
-            raise VerifyException(f"@map callback {self.callee} must return a value (its "
-                                  "result is the output element)")
         for i, (t, p) in enumerate(zip(ins, params)):
             if not isinstance(t, DsdType) and t != p:
                 raise VerifyException(f"@map input {i} is {t} but {self.callee}'s "
@@ -673,7 +681,7 @@ class MapOp(IRDLOperation):
             if isinstance(t, DsdType) and not _map_scalar(p):
                 raise VerifyException(f"@map input {i} is a DSD: {self.callee}'s parameter "
                                       f"{i} must be its element type, not {p}")
-        if isinstance(out, PtrType) and out.type != results[0]:
+        if output and isinstance(out, PtrType) and out.type != results[0]:
             raise VerifyException(f"@map output points to {out.type} but {self.callee} "
                                   f"returns {results[0]}")
 
@@ -732,8 +740,17 @@ class LoadToDsrOp(IRDLOperation):
 
     dsr = operand_def(DsrType)
     dsd = operand_def(DsdType)
+    save_address = opt_prop_def(BoolAttr)  # `.save_address`: see `saves_address`
 
     assembly_format = "$dsr `,` $dsd attr-dict `:` type($dsr) `,` type($dsd)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def saves_address(self) -> bool | None:
+        """`.save_address = true`: an operation leaves the register at the address where
+        it stopped (the next one goes on from there); false: at the address loaded (the
+        next one starts over); None: not said (SDK single-tile-matvec benchmark)."""
+        return None if self.save_address is None else bool(self.save_address.value.data)
 
     def verify_(self) -> None:
         t, d = self.dsr.type, self.dsd.type

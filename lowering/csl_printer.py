@@ -268,7 +268,11 @@ class ExtCslPrintContext(CslPrintContext):
                 self._print_or_promote_to_inline_expr(res, f"@get_dsr(dsr_{kind}, {id.value.data})")
             case csl_ext.LoadToDsrOp(dsr=dsr, dsd=dsd):
                 args = ", ".join(map(self._get_variable_name_for, (dsr, dsd)))
-                self.print(f"@load_to_dsr({args}{_async_opts(op)});")
+                opts = _async_opts(op)
+                if op.saves_address is not None:
+                    save = f".save_address = {str(op.saves_address).lower()}"
+                    opts = (opts[:-2] + f", {save} }}") if opts else f", .{{ {save} }}"
+                self.print(f"@load_to_dsr({args}{opts});")
             case csl_ext.AllocateFifoOp(buffer=buf, result=res):
                 name = self._get_variable_name_for(res)
                 self.print(f"const {name} = @allocate_fifo({self._get_variable_name_for(buf)});")

@@ -112,6 +112,7 @@ class Dsr:
     dsd: Dsd | None = None
     then: object = None  # the load's #csl_ext.async, or None
     used: bool = False
+    save: bool | None = None  # the load's .save_address (None: not said)
 
     def __str__(self) -> str:
         return f"dsr_{self.kind} {self.id}"

@@ -243,7 +243,8 @@ FIN, FOUT = "!csl<dsd fabin_dsd>", "!csl<dsd fabout_dsd>"
     ("%a_dsd", D1, "inc", "takes a callback, at least one input and an output"),
     ("%a_dsd, %f", f"{D1}, f32", "inc", "output has type f32"),
     ("%a_dsd, %f, %a_dsd", f"{D1}, f32, {D1}", "inc", "takes 1 parameter\\(s\\) for 2 input"),
-    ("%a_dsd, %a_dsd", f"{D1}, {D1}", "nothing", "returns nothing|must return a value"),
+    # a callback returning nothing has no output: both operands are its inputs
+    ("%a_dsd, %a_dsd", f"{D1}, {D1}", "nothing", "@nothing takes 1 parameter\\(s\\) for 2 input"),
     ("%a_dsd, %a_dsd", f"{D1}, {D1}", "missing", "is not a csl.func of this module"),
     ("%a_dsd, %ip", f"{D1}, !csl.ptr<i32, #csl<ptr_kind single>, #csl<ptr_const var>>", "inc",
      "output points to i32 but @inc returns f32"),

@@ -154,10 +154,11 @@ def _get_dsr(op: csl_ext.GetDsrOp):
 @CSL_EXT.impl(csl_ext.LoadToDsrOp)
 def _load_to_dsr(op: csl_ext.LoadToDsrOp):
     dsr, dsd, then = op.dsr, op.dsd, op.attributes.get(csl_ext.ASYNC_ATTR)
+    save = op.saves_address
 
     def run(ctx, env):
         reg = env[dsr]
-        reg.dsd, reg.then, reg.used = env[dsd], then, False
+        reg.dsd, reg.then, reg.used, reg.save = env[dsd], then, False, save
 
     return run
 
@@ -196,10 +197,12 @@ def _allocate_fifo(op: csl_ext.AllocateFifoOp):
 @CSL_EXT.impl_waiting(csl_ext.DsdBuiltinOp)
 def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
     """A DSD builtin on registers or FIFOs. A register operand stands for the DSD it
-    holds; an operation changes the registers it uses (a DSD's position advances as it
-    runs), and what it leaves there is not documented, so using a register again
-    without reloading it is refused. A FIFO is pushed (destination) or popped (source)
-    by asynchronous operations (`DsdUnit`)."""
+    holds. An operation moves a register along its DSD; a load's `.save_address` says
+    what the next operation sees: true, the DSD from where the last one stopped (a
+    mem1d_dsd's offset advanced by its length times its stride); false, the DSD as
+    loaded (the SDK's single-tile-matvec benchmark relies on both). Without it, using
+    a register again without reloading is refused. A FIFO is pushed (destination) or
+    popped (source) by asynchronous operations (`DsdUnit`)."""
     where = location(op)
     name = op.builtin.data
     b = BUILTINS.get(name)
@@ -219,15 +222,23 @@ def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
                 if v.dsd is None:
                     raise ProgramError(f"{ctx.where}: @{name} uses {v}, which no @load_to_dsr "
                                        f"loaded (at {where})")
-                if v.used:
+                if v.used and v.save is None:
                     raise UnsupportedError(
-                        f"{ctx.where}: @{name} uses {v} again without reloading it: the state "
-                        f"an operation leaves in a DSR is not modeled (at {where})")
+                        f"{ctx.where}: @{name} uses {v} again without reloading it, and its "
+                        "load did not say .save_address: where the register then points is "
+                        f"not modeled (at {where})")
                 regs.append(v)
                 v = v.dsd
             vals.append(v)
         for reg in regs:
             reg.used = True
+            if reg.save:
+                if not isinstance(reg.dsd, D.MemDsd):
+                    raise UnsupportedError(
+                        f"{ctx.where}: {reg} holds a {reg.dsd.kind} loaded with .save_address "
+                        f"= true: only a mem1d_dsd's saved address is modeled (at {where})")
+                d = reg.dsd
+                reg.dsd = D.MemDsd(d.buf, d.offset + d.stride * d.length, d.stride, d.length)
         if then is None and any(isinstance(v, D.FabDsd) and v.kind == "fifo" for v in vals):
             raise UnsupportedError(
                 f"{ctx.where}: a synchronous @{name} on a FIFO (it stops at an empty or full "
@@ -264,10 +275,12 @@ def _map(op: csl_ext.MapOp):
     if fn is not None:
         params: list = [np_dtype(t) if is_numeric(t) else None
                         for t in fn.function_type.inputs.data]
-        ret: np.dtype | None = np_dtype(fn.function_type.outputs.data[0])
+        results = fn.function_type.outputs.data
+        ret: np.dtype | None = np_dtype(results[0]) if results else None
     else:  # a library function: elements in their own type (a fabric one as f32)
         params, ret = [None] * (len(args) - 1), None
-    out_t = types[-1]
+    output = op.has_output()  # (without one, every operand is an input)
+    out_t = types[-1] if output else None
     if isinstance(out_t, csl.PtrType):
         ret = ret or np_dtype(out_t.type)
         if np_dtype(out_t.type) != ret:
@@ -293,7 +306,7 @@ def _map(op: csl_ext.MapOp):
                                f"{[v.length for v in dsds]} (at {where})")
         n = dsds[0].length
         inputs: list[tuple[str, object, object]] = []
-        for i, (v, want) in enumerate(zip(vals[:-1], params)):
+        for i, (v, want) in enumerate(zip(vals[:-1] if output else vals, params)):
             what = f"input {i}"
             if isinstance(v, D.FabDsd):
                 if v.kind != "fabin_dsd":
@@ -309,8 +322,10 @@ def _map(op: csl_ext.MapOp):
                 inputs.append(("ptr", _pointee(v, f"@map {what}"), None))
             else:
                 inputs.append(("const", want.type(v) if want is not None else v, None))
-        out = vals[-1]
-        if isinstance(out, D.FabDsd):
+        out = vals[-1] if output else None
+        if out is None:
+            obuf, oidx = None, None
+        elif isinstance(out, D.FabDsd):
             if out.kind != "fabout_dsd":
                 raise ProgramError(f"{ctx_where}: @map output is a {out.kind} (at {where})")
             obuf, oidx = np.zeros(n, ret or np.float32), np.arange(n)
@@ -333,6 +348,8 @@ def _map(op: csl_ext.MapOp):
         for k in range(n):
             a = [scalar(x[y[k]]) if kind == "seq" else x for kind, x, y in inputs]
             r = lib.call(callee, a) if lib is not None else (yield from ctx.call(callee, a))
+            if obuf is None:
+                continue
             j = int(oidx[k])
             if core and ctx.watching:  # async ops of this PE read memory as they run
                 ctx.core_write(obuf, (j,), r, ctx.t)
