@@ -1,13 +1,15 @@
 # ruff: noqa: E501  (embedded MLIR lines)
-"""Data structure registers (csl_ext.get_dsr / load_to_dsr / dsr_op), in the form of the
+"""Data structure registers (csl_ext.get_dsr / load_to_dsr / dsd_builtin): the form of the
 SDK's allreduce library (benchmark-libs/allreduce/pe.csl): a sender moves x east through
 a dsr_dest loaded with a fabout DSD whose load names the completion task; the receiver
 adds the wavelets to its x through dsr_src1 (a fabin DSD) and dsr_src0/dsr_dest (memory),
-checked against numpy; the printed CSL; the register rules."""
+checked against numpy; the SDK benchmark single-tile-matvec (registers with
+.save_address under @map) run unchanged on WSE-2 and WSE-3; the printed CSL; the rules."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,9 @@ from pyflame_mlir.lowering.csl_printer import print_csl
 from xdsl.utils.exceptions import VerifyException
 
 from pyflame_mlir.runtime.wse import parse_program
+from pyflame_mlir.runtime.wse.compile import compile_program
 from pyflame_mlir.runtime.wse.errors import ProgramError, UnsupportedError
+from pyflame_mlir.runtime.wse.run_host import run_script
 
 N = 5
 D1 = "!csl<dsd mem1d_dsd>"
@@ -147,3 +151,37 @@ def test_register_rules(line: str, match: str):
       {line}"""
     with pytest.raises(VerifyException, match=match):
         parse_program(make_program(body, arrays={"x": ("f32", N), "flag": ("i32", 1)}, extra=REGS))
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
+
+
+@pytest.mark.parametrize(("arch", "params"), [
+    ("wse2", {}), ("wse3", {}), ("wse2", {"tile_size": 25, "iters": 2, "width": 1, "height": 1}),
+])
+def test_single_tile_matvec_runs_unchanged(arch: str, params: dict, tmp_path: Path):
+    # @map over x of a callback whose @fmacs works on three registers: y's two start over
+    # every step (.save_address = false), A's goes on to the next column (true)
+    out = compile_program(FIXTURES / "single_tile_matvec.mlir", tmp_path / "stm", params, arch)
+    (report,) = run_script(FIXTURES / "single_tile_matvec_run.py", ["--name", str(out)],
+                           quiet=True)
+    nb, iters = params.get("tile_size", 6), params.get("iters", 1)
+    padded = -(-nb // 4) * 4
+    pes = params.get("width", 2) * params.get("height", 2)
+    assert report.flops == pes * iters * nb * padded * 2
+    text = (out / "pe_matvec.csl").read_text()
+    assert "@load_to_dsr(A_src1_dsr, A_dsd, .{ .save_address = true });" in text
+    assert "@load_to_dsr(y_dest_dsr, y_dsd, .{ .save_address = false });" in text
+    assert "@map(gemv_static_step_A, x_dsd);" in text
+    assert "@fmacs(y_dest_dsr, y_src0_dsr, A_src1_dsr, curX);" in text
+
+
+def test_reusing_a_register_whose_load_said_nothing_is_refused(tmp_path: Path):
+    text = (FIXTURES / "single_tile_matvec.mlir").read_text().replace(
+        "%A_dsd {save_address = true}", "%A_dsd")
+    src = tmp_path / "p.mlir"
+    src.write_text(text)
+    out = compile_program(src, tmp_path / "o", {}, "wse2")
+    with pytest.raises(UnsupportedError, match="uses dsr_src1 0 again without reloading it, "
+                                               "and its load did not say .save_address"):
+        run_script(FIXTURES / "single_tile_matvec_run.py", ["--name", str(out)], quiet=True)
