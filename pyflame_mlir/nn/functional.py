@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,7 +46,6 @@ from ..ops import (
     exp,
     gelu,
     log,
-    log_softmax,
     logsumexp,
     matmul,
     maximum,
@@ -59,6 +59,7 @@ from ..ops import (
     tanh,
     where,
 )
+from ..ops import log_softmax as _log_softmax
 from ..ops import relu as _relu
 from ..ops import softmax as _softmax
 from . import sparse_grad as _sparse_grad
@@ -107,11 +108,27 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _maybe_inplace(input, _relu, inplace, "relu_")
 
 
+def _implicit_softmax_dim(name: str, input: Any, dim: int | None, stacklevel: int) -> int:
+    """torch's ``_get_softmax_dim``: without ``dim``, a 0-, 1- or 3-d input
+    is normalized over dim 0, any other over dim 1 (deprecated in torch, with
+    the same warning, but old programs such as the classic MNIST example
+    still call ``F.log_softmax(x)``)."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if as_tensor_arg(input).ndim in (0, 1, 3) else 1
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
             ) -> Tensor:
-    if dim is None:
-        raise ValueError("softmax: pass dim (torch's implicit dim choice is deprecated)")
-    return _softmax(input, dim, dtype)
+    return _softmax(input, _implicit_softmax_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+                ) -> Tensor:
+    return _log_softmax(input, _implicit_softmax_dim("log_softmax", input, dim, _stacklevel),
+                        dtype)
 
 
 # The activations' math lives in pyflame_mlir/ops.py (pf.elu, pf.silu, ...); these
@@ -228,8 +245,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * sigmoid(b)
 
 
-def softmin(input: Tensor, dim: int, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return softmax(-as_tensor_arg(input), dim, dtype=dtype)
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+            ) -> Tensor:
+    return _softmax(-as_tensor_arg(input), _implicit_softmax_dim("softmin", input, dim,
+                                                                _stacklevel), dtype)
 
 
 # ---- linear ----

@@ -1,0 +1,167 @@
+"""Whole short programs from PyTorch's tutorials and pytorch/examples, written
+once against a module ``T`` and run with ``T = torch`` and ``T = pyflame_mlir``
+from the same state dict and data: the losses step by step and the final
+parameters must agree (float32, rtol ~1e-5)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+
+def _run_both(prog):
+    """Runs ``prog(T, weights)`` with torch (recording its initial state
+    dicts in ``weights``), then with pf (loading them)."""
+    weights: list = []
+    ref = prog(torch, weights)
+    got = prog(pf, weights)
+    return ref, got
+
+
+def _sync(T, model, weights, i):
+    if len(weights) <= i:
+        weights.append({k: v.detach().numpy().copy() for k, v in model.state_dict().items()})
+    else:
+        model.load_state_dict({k: T.tensor(v) for k, v in weights[i].items()})
+    return model
+
+
+def _assert_same(ref, got, rtol=2e-5, atol=1e-6):
+    assert len(ref) == len(got)
+    for i, (a, b) in enumerate(zip(ref, got)):
+        a = a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
+        b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=atol, err_msg=f"item {i}")
+
+
+def test_classic_mnist_implicit_log_softmax_dim():
+    """The classic MNIST example (before 2019) calls ``F.log_softmax(x)`` and
+    the old seq2seq tutorial ``F.softmax(x)`` without ``dim``: torch picks dim 0
+    for 0-, 1- and 3-d inputs and dim 1 otherwise, with a deprecation warning."""
+    rng = np.random.default_rng(0)
+    data = rng.random((32, 1, 16, 16), dtype=np.float32)
+    target = rng.integers(0, 10, 32)
+
+    def prog(T, weights):
+        nn, F = T.nn, T.nn.functional
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 4, kernel_size=5)
+                self.conv2 = nn.Conv2d(4, 8, kernel_size=3)
+                self.fc1 = nn.Linear(32, 20)
+                self.fc2 = nn.Linear(20, 10)
+
+            def forward(self, x):
+                x = F.relu(F.max_pool2d(self.conv1(x), 2))
+                x = F.relu(F.max_pool2d(self.conv2(x), 2))
+                x = x.view(-1, 32)
+                x = F.relu(self.fc1(x))
+                return F.log_softmax(self.fc2(x))
+
+        model = _sync(T, Net(), weights, 0)
+        optimizer = T.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+        out = []
+        for i in range(0, 32, 8):
+            x, y = T.tensor(data[i:i + 8]), T.tensor(target[i:i + 8])
+            optimizer.zero_grad()
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                output = model(x)
+            assert any("Implicit dimension choice for log_softmax" in str(m.message) for m in w)
+            loss = F.nll_loss(output, y)
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
+        v = T.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out += [F.softmax(v), F.softmax(v[0]), F.log_softmax(v[None]), F.softmin(v),
+                    nn.Softmax()(v), nn.LogSoftmax()(v[None])]
+        return out + list(model.parameters())
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got)
+
+
+@pytest.mark.parametrize("rnn_type", ["LSTM", "GRU"])
+def test_word_language_model_resume(rnn_type, tmp_path):
+    """pytorch/examples word_language_model: Embedding + 2-layer RNN, tied
+    decoder, ``repackage_hidden`` by ``.detach()``, ``clip_grad_norm_`` and the
+    manual ``p.data.add_(p.grad, alpha=-lr)`` update; after an epoch the best
+    model is saved, reloaded and ``model.rnn.flatten_parameters()`` called."""
+    ntok = 30
+    corpus = np.random.default_rng(1).integers(0, ntok, 161)
+
+    def prog(T, weights):
+        nn, F = T.nn, T.nn.functional
+
+        class RNNModel(nn.Module):
+            def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.0):
+                super().__init__()
+                self.ntoken = ntoken
+                self.drop = nn.Dropout(dropout)
+                self.encoder = nn.Embedding(ntoken, ninp)
+                self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+                self.decoder = nn.Linear(nhid, ntoken)
+                self.decoder.weight = self.encoder.weight
+                initrange = 0.1
+                nn.init.uniform_(self.encoder.weight, -initrange, initrange)
+                nn.init.zeros_(self.decoder.bias)
+                self.rnn_type, self.nhid, self.nlayers = rnn_type, nhid, nlayers
+
+            def forward(self, input, hidden):
+                emb = self.drop(self.encoder(input))
+                output, hidden = self.rnn(emb, hidden)
+                decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
+                return F.log_softmax(decoded, dim=1), hidden
+
+            def init_hidden(self, bsz):
+                weight = next(self.parameters())
+                if self.rnn_type == 'LSTM':
+                    return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                            weight.new_zeros(self.nlayers, bsz, self.nhid))
+                return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+        def repackage_hidden(h):
+            if isinstance(h, T.Tensor):
+                return h.detach()
+            return tuple(repackage_hidden(v) for v in h)
+
+        data = T.tensor(corpus)
+        nbatch = data.size(0) // 4
+        train_data = data.narrow(0, 0, nbatch * 4).view(4, -1).t().contiguous()
+        model = _sync(T, RNNModel(rnn_type, ntok, 8, 8, 2), weights, 0)
+        criterion = nn.NLLLoss()
+        lr, bptt, out = 5.0, 6, []
+        for epoch in range(2):
+            model.train()
+            hidden = model.init_hidden(4)
+            for i in range(0, train_data.size(0) - 1, bptt):
+                seq_len = min(bptt, len(train_data) - 1 - i)
+                x, y = train_data[i:i + seq_len], train_data[i + 1:i + 1 + seq_len].view(-1)
+                model.zero_grad()
+                hidden = repackage_hidden(hidden)
+                output, hidden = model(x, hidden)
+                loss = criterion(output, y)
+                loss.backward()
+                T.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+                for p in model.parameters():
+                    p.data.add_(p.grad, alpha=-lr)
+                out.append(loss.item())
+            path = tmp_path / f"{T.__name__}_{epoch}.pt"
+            with open(path, 'wb') as f:
+                T.save(model.state_dict(), f)
+            model = RNNModel(rnn_type, ntok, 8, 8, 2)
+            with open(path, 'rb') as f:
+                model.load_state_dict(T.load(f))
+                model.rnn.flatten_parameters()
+            out.append(math.exp(out[-1]))
+        return out + list(model.parameters())
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got, rtol=2e-5, atol=1e-5)
