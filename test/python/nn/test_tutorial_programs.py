@@ -165,3 +165,94 @@ def test_word_language_model_resume(rnn_type, tmp_path):
 
     ref, got = _run_both(prog)
     _assert_same(ref, got, rtol=2e-5, atol=1e-5)
+
+
+def test_tensors_tutorial_out_arguments():
+    """The Tensors tutorial: ``torch.matmul(tensor, tensor.T, out=y3)`` and
+    ``torch.mul(tensor, tensor, out=z3)`` write into ``out`` and return it;
+    torch's rules: the result cast without a change of kind, ``out`` resized
+    (with a warning unless empty), a view written through, no autograd."""
+    def prog(T, weights):
+        tensor = T.ones(4, 4)
+        tensor[:, 1] = 0
+        y1 = tensor @ tensor.T
+        y3 = T.rand_like(y1)
+        r = T.matmul(tensor, tensor.T, out=y3)
+        z3 = T.rand_like(tensor)
+        T.mul(tensor, tensor, out=z3)
+        base = T.zeros(3, 4)
+        T.add(T.ones(4), 1, out=base[1])
+        wide = T.zeros(2, dtype=T.float64)
+        T.mul(T.tensor([1, 2]), 3, out=wide)
+        empty = T.zeros(0)
+        T.cat([T.ones(2), T.zeros(1)], out=empty)
+        vals, idx = T.zeros(2), T.zeros(2, dtype=T.long)
+        got = T.max(T.tensor([[1., 3.], [4., 2.]]), 1, out=(vals, idx))
+        s = T.zeros(4)
+        T.sum(T.ones(4, 3), 1, out=s)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            bigger = T.zeros(5)
+            T.add(T.ones(2), 1, out=bigger)
+        assert any("was resized" in str(m.message) for m in w)
+        return [r is y3, y3, z3, base, wide, wide.dtype == T.float64, empty, got[0] is vals,
+                vals, idx, s, bigger]
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got)
+
+
+@pytest.mark.parametrize("call", [
+    lambda T: T.mul(T.ones(2), 2.5, out=T.zeros(2, dtype=T.long)),
+    lambda T: T.add(T.ones(2), 1, out=T.zeros(2, dtype=T.bool)),
+    lambda T: T.mul(T.ones(2, requires_grad=True), 2, out=T.zeros(2)),
+    lambda T: T.mul(T.ones(2), 2, out=T.zeros(2, requires_grad=True)),
+])
+def test_out_argument_refusals(call):
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    with pytest.raises(RuntimeError) as ours:
+        call(pf)
+    assert str(theirs.value).split(":")[-1].strip()[:30] in str(ours.value)
+
+
+def test_datasets_tutorial_one_hot_target_transform():
+    """The Datasets & DataLoaders tutorial: a custom ``Dataset`` whose
+    ``target_transform`` one-hot encodes with ``torch.zeros(10).scatter_(0,
+    torch.tensor(y), value=1)`` (a 0-d index: torch takes it as a 1-element
+    1-d one), batched by ``DataLoader``."""
+    imgs = np.arange(10 * 4 * 4, dtype=np.float32).reshape(10, 4, 4)
+    labels = np.arange(10) % 3
+
+    def prog(T, weights):
+        class CustomImageDataset(T.utils.data.Dataset):
+            def __init__(self, transform=None, target_transform=None):
+                self.transform = transform
+                self.target_transform = target_transform
+
+            def __len__(self):
+                return len(labels)
+
+            def __getitem__(self, idx):
+                image = T.from_numpy(imgs[idx][None])
+                label = int(labels[idx])
+                if self.transform:
+                    image = self.transform(image)
+                if self.target_transform:
+                    label = self.target_transform(label)
+                return image, label
+
+        ds = CustomImageDataset(transform=lambda im: im / 255.0, target_transform=lambda y: T.zeros(
+            3, dtype=T.float).scatter_(0, T.tensor(y), value=1))
+        out = []
+        for X, y in T.utils.data.DataLoader(ds, batch_size=4, shuffle=False):
+            out += [X, y]
+        x = T.tensor([1.0, 2.0, 3.0])
+        out += [x.gather(0, T.tensor(2)), T.zeros(3).scatter_add(0, T.tensor(1), T.tensor(5.0)),
+                T.zeros(3).scatter(0, T.tensor(1), T.tensor(5.0), reduce="add")]
+        return out
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        pf.zeros(2, 3).scatter(0, pf.tensor(1), 1.0)
