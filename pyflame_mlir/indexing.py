@@ -300,7 +300,7 @@ def put(input: TensorLike, index: TensorLike, source: TensorLike,  # noqa: A002
 def is_advanced(index: Any) -> bool:
     """Whether ``index`` holds an advanced index (a list, array or tensor)."""
     items = index if isinstance(index, tuple) else (index,)
-    return builtins.any(isinstance(it, Tensor | np.ndarray | list | tuple) for it in items)
+    return builtins.any(isinstance(it, Tensor | np.ndarray | list | tuple | range) for it in items)
 
 
 def _host(t: Tensor) -> np.ndarray:
@@ -325,6 +325,8 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
     items = list(index) if isinstance(index, tuple) else [index]
     expanded: list[Any] = []
     for it in items:
+        if isinstance(it, range):  # torch: a sequence of ints (``x[range(n), target]``)
+            it = np.arange(it.start, it.stop, it.step, dtype=np.int64)
         if isinstance(it, list | tuple):
             it = np.asarray(it)
             if it.dtype == object or (it.size == 0 and it.dtype != np.bool_):

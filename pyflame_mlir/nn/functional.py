@@ -31,7 +31,7 @@ from .. import math_rules as _math_rules
 from .. import ops as _ops
 from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
-from ..creation import arange, from_numpy, full, rand
+from ..creation import arange, from_numpy, full, linspace, rand
 from ..dialects import OPS
 from ..dialects.dtypes import bool_, float64, int64
 from ..dialects.opdef import ShapeError
@@ -2063,10 +2063,16 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
                                         f"(5-D is not supported), got {list(th.shape)} and "
                                         f"{list(size)}")
     n, _, h, w = size
+    dt = np.dtype(th.dtype.np if th.dtype.is_floating_point else np.float32).type
 
     def axis(k: int) -> np.ndarray:
-        v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
-        return v if align_corners else v * (k - 1) / k
+        """torch's ``linspace_from_neg_one``: its linspace (bit for bit), then
+        ``* (k - 1) / k`` in the dtype (a grid point on a pixel center must
+        round as torch's does: grid_sample's gradient jumps there)."""
+        if k <= 1:
+            return np.zeros(1, dtype=dt)
+        v = linspace(-1.0, 1.0, k, dtype=th.dtype).numpy().astype(dt)
+        return v if align_corners else (v * dt(k - 1)) / dt(k)
     xs, ys = np.meshgrid(axis(w), axis(h))
     base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
     grid = matmul(_const_like(np.broadcast_to(base, (n, h * w, 3)).copy(), th),
@@ -2148,16 +2154,24 @@ def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bo
     """A normalized grid coordinate in [-1, 1] as a pixel coordinate of an
     axis of ``size`` pixels, with torch's padding (border: clipped; reflection:
     mirrored at the edges, then clipped)."""
-    if align_corners:
-        coord = (coord + 1.0) / 2.0 * (size - 1)
+    # torch's CPU kernel: ``(coord + 1) * scale - 0.5`` as a fused multiply-add
+    # (scale = size/2; align_corners: ``(coord + 1) * (size - 1)/2``). Its one
+    # rounding decides on which side of a pixel center a point falls, and so the
+    # grid's gradient there (STN's identity start): float32 runs it in float64
+    scale = (size - 1) / 2.0 if align_corners else size / 2.0
+    shift = 0.0 if align_corners else 0.5
+    if coord.dtype.name in ("float32", "float16", "bfloat16"):
+        wide = _ops.convert(coord + 1.0, float64)
+        coord = _ops.convert(wide * scale - shift, coord.dtype)
     else:
-        coord = ((coord + 1.0) * size - 1.0) / 2.0
-    if padding_mode == "border":
-        coord = _ops.clamp(coord, 0.0, size - 1.0)
-    elif padding_mode == "reflection":
+        coord = (coord + 1.0) * scale - shift
+    if padding_mode == "reflection":
         coord = (_reflect(coord, 0, 2 * (size - 1)) if align_corners
                  else _reflect(coord, -1, 2 * size - 1))
-        coord = _ops.clamp(coord, 0.0, size - 1.0)
+    if padding_mode in ("border", "reflection"):
+        # torch's clip_coordinates: a point on the border counts as outside, for
+        # the gradient too (none reaches the grid there; clamp's would pass)
+        coord = where(coord <= 0.0, 0.0, where(coord >= size - 1.0, size - 1.0, coord))
     return coord
 
 
@@ -2203,13 +2217,20 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
 
     zero = _ops._cast(0, x.dtype)
     if mode == "nearest":
-        value, inside = pick(ix.round(), iy.round())
-        return where(inside, value, zero)
+        rx, ry = ix.round(), iy.round()
+        value, inside = pick(rx, ry)
+        # torch gives the grid a zero gradient (not none): a factor 1 made from the
+        # rounded coordinates (round's derivative is 0) keeps the grid in the graph
+        one = _ops.unsqueeze(rx * 0.0 + ry * 0.0 + 1.0, 1)
+        return where(inside, value * one, zero)
     x0, y0 = ix.floor(), iy.floor()
+    # torch's weights: (x1 - ix) and (ix - x0) (not 1 - (ix - x0): the same
+    # roundings as its kernel)
+    tx0, ty0 = _ops.unsqueeze((x0 + 1.0) - ix, 1), _ops.unsqueeze((y0 + 1.0) - iy, 1)
     tx, ty = _ops.unsqueeze(ix - x0, 1), _ops.unsqueeze(iy - y0, 1)
     out = None
-    for dx, dy, weight in ((0, 0, (1.0 - tx) * (1.0 - ty)), (1, 0, tx * (1.0 - ty)),
-                           (0, 1, (1.0 - tx) * ty), (1, 1, tx * ty)):
+    for dx, dy, weight in ((0, 0, tx0 * ty0), (1, 0, tx * ty0),
+                           (0, 1, tx0 * ty), (1, 1, tx * ty)):
         value, inside = pick(x0 + float(dx), y0 + float(dy))
         term = where(inside, value * weight, zero)
         out = term if out is None else out + term

@@ -262,3 +262,117 @@ def test_datasets_tutorial_one_hot_target_transform():
     _assert_same(ref, got)
     with pytest.raises(RuntimeError, match="same number of dimensions"):
         pf.zeros(2, 3).scatter(0, pf.tensor(1), 1.0)
+
+
+def test_spatial_transformer_tutorial():
+    """The Spatial Transformer tutorial: ``fc_loc`` starts at the identity
+    transform, so ``affine_grid``'s points fall on pixel centers, where
+    ``grid_sample``'s gradient jumps: the grid must round as torch's does (its
+    linspace, then its fused ``(x + 1) * size/2 - 0.5``) or theta's first
+    gradient, and every loss after it, differ."""
+    rng = np.random.default_rng(0)
+    data, target = rng.random((8, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, 8)
+
+    def prog(T, weights):
+        nn, F = T.nn, T.nn.functional
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.localization = nn.Sequential(
+                    nn.Conv2d(1, 4, kernel_size=7), nn.MaxPool2d(2, stride=2), nn.ReLU(True),
+                    nn.Conv2d(4, 5, kernel_size=5), nn.MaxPool2d(2, stride=2), nn.ReLU(True))
+                self.fc_loc = nn.Sequential(nn.Linear(5 * 3 * 3, 16), nn.ReLU(True),
+                                            nn.Linear(16, 3 * 2))
+                self.fc_loc[2].weight.data.zero_()
+                self.fc_loc[2].bias.data.copy_(T.tensor([1, 0, 0, 0, 1, 0], dtype=T.float))
+                self.fc = nn.Linear(28 * 28, 10)
+
+            def stn(self, x):
+                xs = self.localization(x).view(-1, 5 * 3 * 3)
+                theta = self.fc_loc(xs).view(-1, 2, 3)
+                grid = F.affine_grid(theta, x.size(), align_corners=False)
+                return F.grid_sample(x, grid, align_corners=False)
+
+            def forward(self, x):
+                x = self.stn(x)
+                return F.log_softmax(self.fc(x.view(-1, 784)), dim=1)
+
+        model = _sync(T, Net(), weights, 0)
+        optimizer = T.optim.SGD(model.parameters(), lr=0.05)
+        x, y = T.tensor(data), T.tensor(target)
+        out = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
+        return out + list(model.parameters())
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_grid_gradient_on_pixel_centers(padding_mode, mode, align_corners):
+    """float64 affine grids (an identity and a shear) through grid_sample:
+    values and the gradients of the input and of theta as torch's, points on
+    pixel centers and on the border included (a border point counts as
+    outside: no gradient); ``nearest`` gives theta zeros, not None."""
+    rng = np.random.default_rng(1)
+    x = rng.random((2, 2, 6, 5))
+    th = np.array([[[1, 0, 0], [0, 1, 0]], [[1, 0.1, 0.05], [-0.1, 0.9, 0.02]]])
+    g = rng.standard_normal((2, 2, 6, 5))
+    res = []
+    for T in (torch, pf):
+        X, TH = T.tensor(x, requires_grad=True), T.tensor(th, requires_grad=True)
+        grid = T.nn.functional.affine_grid(TH, (2, 2, 6, 5), align_corners=align_corners)
+        y = T.nn.functional.grid_sample(X, grid, mode=mode, padding_mode=padding_mode,
+                                        align_corners=align_corners)
+        (y * T.tensor(g)).sum().backward()
+        res.append([grid, y, X.grad, TH.grad])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_nn_really_nll_with_range_index():
+    """"What is torch.nn really?": ``-input[range(target.shape[0]), target].mean()``
+    (a ``range`` is a sequence index) trained by hand under ``no_grad``."""
+    rng = np.random.default_rng(2)
+    xs, ys = rng.random((32, 20), dtype=np.float32), rng.integers(0, 5, 32)
+    w0 = rng.standard_normal((20, 5)).astype(np.float32) / math.sqrt(20)
+
+    def prog(T, weights):
+        x_train, y_train = map(T.tensor, (xs, ys))
+        w = T.tensor(w0)
+        w.requires_grad_()
+        bias = T.zeros(5, requires_grad=True)
+
+        def model(xb):
+            z = xb @ w + bias
+            return z - z.exp().sum(-1).log().unsqueeze(-1)
+
+        def nll(input, target):
+            return -input[range(target.shape[0]), target].mean()
+
+        out = []
+        for i in range(4):
+            xb, yb = x_train[i * 8:(i + 1) * 8], y_train[i * 8:(i + 1) * 8]
+            loss = nll(model(xb), yb)
+            loss.backward()
+            with T.no_grad():
+                w -= w.grad * 0.5
+                bias -= bias.grad * 0.5
+                w.grad.zero_()
+                bias.grad.zero_()
+            out.append(loss)
+        probe = T.arange(12.0).reshape(3, 4)
+        probe[range(2), 0] = -1.0
+        return out + [w, bias, probe, probe[:, range(0, 4, 2)]]
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got)
