@@ -14,6 +14,7 @@ from contextlib import contextmanager as _contextmanager
 from typing import Any as _Any
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
+    accelerator,
     amp,
     autograd,
     backends,

@@ -376,3 +376,41 @@ def test_nn_really_nll_with_range_index():
 
     ref, got = _run_both(prog)
     _assert_same(ref, got)
+
+
+@pytest.mark.parametrize("spelling", ["amp", "cuda.amp"])
+def test_amp_recipe_on_a_machine_without_cuda(spelling):
+    """The AMP recipe as scripts write it for CUDA, run where there is none
+    (pytorch/examples picks the device with ``torch.accelerator``): torch
+    disables the "cuda" GradScaler and autocast with a warning and trains in
+    float32, so the scale stays 1.0 and the losses are plain float32 ones."""
+    rng = np.random.default_rng(3)
+    xs, ys = rng.standard_normal((24, 6)).astype(np.float32), rng.integers(0, 3, 24)
+
+    def prog(T, weights):
+        use_accel = T.accelerator.is_available()
+        device = T.accelerator.current_accelerator() if use_accel else T.device("cpu")
+        model = _sync(T, T.nn.Sequential(T.nn.Linear(6, 8), T.nn.ReLU(), T.nn.Linear(8, 3)),
+                      weights, 0).to(device)
+        opt = T.optim.SGD(model.parameters(), lr=0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scaler = T.amp.GradScaler("cuda") if spelling == "amp" else T.cuda.amp.GradScaler()
+        out = [scaler.is_enabled(), T.accelerator.device_count()]
+        for i in range(0, 24, 8):
+            x, y = T.tensor(xs[i:i + 8]).to(device), T.tensor(ys[i:i + 8]).to(device)
+            opt.zero_grad()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ctx = T.autocast(device_type="cuda", dtype=T.float16) if spelling == "amp" \
+                    else T.cuda.amp.autocast()
+            with ctx:
+                loss = T.nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            out += [loss, loss.dtype == T.float32, scaler.get_scale()]
+        return out + list(model.parameters())
+
+    ref, got = _run_both(prog)
+    _assert_same(ref, got)
