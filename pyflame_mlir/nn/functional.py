@@ -456,14 +456,50 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout("dropout1d", input, p, training, inplace, 1)
 
 
+def _feature_mask(op: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """torch's ``feature_dropout`` mask: one draw per (sample, channel), the
+    first two dims."""
+    if len(shape) < 2:
+        raise RuntimeError(f"{op}: Feature dropout requires at least 2 dimensions in the input, "
+                           f"got {list(shape)}")
+    return shape[:2] + (1,) * (len(shape) - 2)
+
+
+def _feature_dims_warning(op: str, ndim: int, want: str) -> None:
+    warnings.warn(f"{op}: Received a {ndim}-D input to {op}, which is deprecated and will "
+                  "result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {op} exists to provide "
+                  f"channel-wise dropout on {want} inputs.", UserWarning, stacklevel=3)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+    """torch's: channel-wise over the first two dims whatever the rank, so a 3-D
+    input is (N, C, L) (torch's historical reading, with its warning), not an
+    unbatched (C, H, W); ranks other than 3 and 4 warn."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (3, 4):
+        _feature_dims_warning("dropout2d", x.ndim, "3D or 4D")
+    if x.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", UserWarning, stacklevel=2)
+    return _dropout(x, p, training, inplace, _feature_mask("dropout2d", x.shape))
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # issue 14 (surface14)
               inplace: bool = False) -> Tensor:
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    """torch's: a 5-D input is batched, any other rank unbatched (channels
+    first); ranks other than 4 and 5 warn."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (4, 5):
+        _feature_dims_warning("dropout3d", x.ndim, "4D or 5D")
+    if x.ndim == 5:
+        return _dropout(x, p, training, inplace, _feature_mask("dropout3d", x.shape))
+    return _dropout(x, p, training, inplace, _feature_mask("dropout3d", (1, *x.shape))[1:])
 
 
 # ---- attention ----

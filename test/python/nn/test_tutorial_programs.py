@@ -414,3 +414,27 @@ def test_amp_recipe_on_a_machine_without_cuda(spelling):
 
     ref, got = _run_both(prog)
     _assert_same(ref, got)
+
+
+def _constant_axes(y):
+    return tuple(bool(np.all(np.ptp(y, axis=a) == 0)) for a in range(y.ndim))
+
+
+@pytest.mark.parametrize("op, shape", [
+    ("dropout2d", (16, 12, 3, 3)), ("dropout2d", (16, 12, 5)), ("dropout2d", (16, 12)),
+    ("dropout3d", (8, 12, 2, 2, 2)), ("dropout3d", (40, 2, 2, 2)), ("dropout3d", (40, 3, 3)),
+    ("dropout1d", (16, 12, 5)), ("dropout1d", (40, 5))])
+def test_feature_dropout_masks_as_torch(op, shape):
+    """The classic MNIST example's ``Dropout2d``: which elements share a draw
+    is torch's, for every rank torch takes (a 3-D input to dropout2d is
+    (N, C, L), torch's historical reading, with its warning)."""
+    torch.manual_seed(0)
+    pf.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = getattr(torch.nn.functional, op)(torch.ones(shape), 0.5, True).numpy()
+        got = getattr(pf.nn.functional, op)(pf.ones(shape), 0.5, True).numpy()
+    assert _constant_axes(got) == _constant_axes(ref)
+    assert set(np.unique(got)) <= {0.0, 2.0} and 0.2 < (got > 0).mean() < 0.8
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        pf.nn.functional.dropout2d(pf.ones(4), 0.5, True)
