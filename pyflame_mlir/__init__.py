@@ -363,6 +363,19 @@ _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim
 _install_numpy_names(vars(linalg))  # (torch.linalg's and torch.special's native functions too)
 _install_numpy_names(vars(special))
 
+def __getattr__(name: str) -> _Any:
+    """``pf.__version__`` (scripts print ``torch.__version__``): the installed
+    distribution's version, read when asked (importlib.metadata costs ~1 ms)."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("pyflame-mlir")
+        except PackageNotFoundError:
+            return "0+unknown"  # (run from a source tree that was never installed)
+    raise AttributeError(f"module 'pyflame_mlir' has no attribute {name!r}")
+
+
 __all__ = ([n for n in dir() if not n.startswith("_")
             and n not in ("annotations", "numpy", "random")]  # (star imports keep numpy/random)
            + list(_METHODS) + list(_INDEXING_METHODS))
