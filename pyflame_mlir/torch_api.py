@@ -124,6 +124,14 @@ def _write_out(name: str, result: Any, out: Any) -> Any:
     return out
 
 
+# the modules whose functions are torch's ops (they take ``out=``); graph, tracing,
+# tree and driver utilities in the same namespace do not
+_OP_MODULES = frozenset(f"pyflame_mlir.{m}" for m in (
+    "ops", "creation", "reductions", "indexing", "linalg", "special", "special_cephes", "fft",
+    "math_rules", "composites", "composites2", "composites3", "torch_compat", "torch_compat2",
+    "nn.functional"))
+
+
 def accept_torch_names(fn: Any) -> Any:
     """``fn`` also taking torch's ``out=`` (when it has no ``out`` parameter
     of its own), and ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``
@@ -138,7 +146,7 @@ def accept_torch_names(fn: Any) -> Any:
         return fn
     numpy_names = ("dim" in params or "keepdim" in params) and "axis" not in params \
         and "keepdims" not in params
-    out_arg = "out" not in params
+    out_arg = "out" not in params and getattr(inspect.unwrap(fn), "__module__", None) in _OP_MODULES
     if not (numpy_names or out_arg):
         return fn
 
