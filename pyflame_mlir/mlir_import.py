@@ -157,6 +157,28 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+    _convert_stablehlo(module, funcs, name)
+
+
+def _convert_stablehlo(module: ModuleOp, funcs: dict[str, Any], name: str) -> None:
+    """The ``stablehlo``/``chlo`` ops of the functions that run (the public ones and
+    those a transform names; called ones are inlined by now, so a helper's
+    ``dynamic_slice`` sees the caller's constant indices) as ``pyflame`` ops
+    (``passes/convert_stablehlo.py``); an op it cannot convert is a located error."""
+    from .passes.convert_stablehlo import StablehloError, convert_stablehlo
+
+    if not any(op.dialect_name() in ("stablehlo", "chlo") for op in module.walk()):
+        return
+    public = [f for f in funcs.values() if f.sym_visibility is None
+              or f.sym_visibility.data != "private"]
+    named = set().union(*(_symbols_named(f) for f in public)) if public else set()
+    for f in funcs.values():
+        if f in public or f.sym_name.data in named:
+            try:
+                convert_stablehlo(f)
+            except StablehloError as e:
+                raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
+                                    f"{e.reason}") from None
 
 
 def _refuse_recursion(funcs: dict[str, Any], name: str) -> None:
@@ -436,6 +458,10 @@ def _parse(text: str, name: str) -> ModuleOp:
     for dialect in (Tensor, Linalg, Scf):  # upstream shape plumbing (_legalize_tensor_ops)
         if ctx.get_optional_dialect(dialect.name) is None:
             ctx.load_dialect(dialect)
+    from .dialects.stablehlo import CHLO, STABLEHLO
+
+    for dialect in (STABLEHLO, CHLO):  # what JAX prints (_convert_stablehlo)
+        ctx.load_dialect(dialect)
     try:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:

@@ -1,0 +1,506 @@
+"""``convert-stablehlo-to-pyflame``: the StableHLO ops JAX prints, as ``pyflame`` ops.
+
+Each ``stablehlo`` op (``dialects/stablehlo.py`` parses them) becomes the
+``pyflame`` ops that compute what the StableHLO specification says it
+computes, built through ``IRBuilder`` (so every op's own shape rule checks
+it, and its semantics stay in its op-table entry): ``dot_general`` is a
+transpose/reshape/``matmul``, ``broadcast_in_dim`` a ``permute``/``reshape``/
+``broadcast_to``, ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``
+a ``sum``/``prod``/``max``/``min`` combined with its init value. Where the
+nearest pyflame op differs on some inputs, the rule composes ops that agree
+everywhere (``sign`` keeps NaN and the zero's sign, ``round_nearest_afz``
+rounds ties away from zero, integer ``divide`` truncates). Each result's type
+is checked against the type the text declares.
+
+An op this pass cannot convert (an unsupported op, operands StableHLO itself
+rejects, a multi-operand ``reduce``, ``dynamic_slice`` at indices that are not
+constants) raises ``StablehloError`` naming the op and the rule; nothing is
+guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from ..dialects.data import DenseValue
+from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
+from ..dialects.opdef import ShapeError
+from ..dialects.pyflame import OP_CLASSES
+from ..dialects.stablehlo import (
+    ComparisonDirectionAttr,
+    ComparisonTypeAttr,
+    DotDimensionNumbersAttr,
+    StablehloOp,
+    _reduce_applies,
+)
+from .common import IRBuilder, PyflamePass, constant_array
+
+
+class StablehloError(DiagnosticException, ValueError):
+    """A StableHLO op with no pyflame meaning (or operands the spec rejects)."""
+
+    def __init__(self, op: Operation, message: str):
+        loc = op.location
+        where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+                 if isinstance(loc, FileLineColLoc) else "")
+        super().__init__(f"{where}'{op.name}' {message}")
+        self.op = op
+        self.reason = message
+
+
+Rule = Callable[[IRBuilder, StablehloOp], list[SSAValue]]
+
+# elementwise ops that are one pyflame op on every element type they take
+_SAME = {"abs": "abs", "negate": "neg", "exponential": "exp",
+         "exponential_minus_one": "expm1", "log": "log", "log_plus_one": "log1p",
+         "tanh": "tanh", "logistic": "sigmoid", "sqrt": "sqrt", "rsqrt": "rsqrt",
+         "sine": "sin", "cosine": "cos", "floor": "floor", "ceil": "ceil",
+         "round_nearest_even": "round", "power": "pow", "atan2": "atan2",
+         "maximum": "maximum", "minimum": "minimum", "remainder": "fmod"}
+# by operand kind: (float, integer, bool); None: not defined there
+_BY_KIND: dict[str, tuple[str | None, str | None, str | None]] = {
+    "add": ("add", "add", "logical_or"),  # on i1 the spec's add is or, multiply is and
+    "subtract": ("sub", "sub", None),
+    "multiply": ("mul", "mul", "logical_and"),
+    "and": (None, "bitwise_and", "logical_and"),
+    "or": (None, "bitwise_or", "logical_or"),
+    "xor": (None, "bitwise_xor", "bitwise_xor"),
+    "not": (None, "bitwise_not", "logical_not"),
+}
+
+
+def _kind(d: DType) -> int:
+    return 2 if d.category == BOOL else 1 if d.category != FLOAT else 0
+
+
+def _same_shapes(b: IRBuilder, op: StablehloOp, scalar_ok: Sequence[int] = ()) -> None:
+    """StableHLO's elementwise ops take operands of the result's shape (select's
+    predicate and clamp's bounds may be scalars); the pyflame ops broadcast, so
+    a mismatch is refused here rather than broadcast."""
+    out = b.shape(op.results[0])
+    for i, v in enumerate(op.operands):
+        s = b.shape(v)
+        if s != out and not (i in scalar_ok and s == ()):
+            raise StablehloError(op, f"operand {i} has shape {list(s)}, the result "
+                                     f"{list(out)}: the operands of an elementwise op have "
+                                     "the result's shape")
+
+
+def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op)
+    short = op.name.split(".", 1)[1]
+    xs = list(op.operands)
+    d = b.dtype(xs[0])
+    if op.name == "chlo.erf":
+        return [b.erf(*xs)]
+    if short in _SAME:
+        return [b.op(_SAME[short], *xs)]
+    if short in _BY_KIND:
+        name = _BY_KIND[short][_kind(d)]
+        if name is None:
+            raise StablehloError(op, f"is not defined on {d.name} tensors")
+        return [b.op(name, *xs)]
+    x = xs[0]
+    if short == "divide":
+        if d.category == FLOAT:
+            return [b.div(*xs)]
+        if d.category == BOOL:
+            raise StablehloError(op, "is not defined on bool tensors")
+        # integer division truncates toward zero: a - fmod(a, b) is an exact multiple
+        # of b, so its floor division is exact (division by zero raises)
+        return [b.floor_divide(b.sub(x, b.fmod(*xs)), xs[1])]
+    if short == "sign":
+        if d.category != FLOAT:
+            return [b.sign(x)]
+        # the spec keeps NaN and the sign of zero, pyflame.sign gives 0 for both
+        keep = b.logical_or(b.ne(x, x), b.eq(x, b.scalar(0, like=x)))
+        return [b.where(keep, x, b.sign(x))]
+    if short == "is_finite":  # x - x is 0 for finite x, NaN for infinities and NaN
+        return [b.eq(b.sub(x, x), b.scalar(0, like=x))]
+    if short == "tan":
+        return [b.div(b.sin(x), b.cos(x))]
+    if short == "round_nearest_afz":  # x - trunc(x) is exact: ties are found exactly
+        t = b.trunc(x)
+        tie = b.ge(b.abs(b.sub(x, t)), b.scalar(0.5, like=x))
+        return [b.where(tie, b.add(t, b.sign(x)), t)]
+    raise StablehloError(op, "is not supported by load_mlir (no pyflame op computes it)")
+
+
+def _select(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op, scalar_ok=(0,))
+    return [b.where(*op.operands)]
+
+
+def _clamp(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op, scalar_ok=(0, 2))
+    lo, x, hi = op.operands
+    return [b.minimum(b.maximum(x, lo), hi)]
+
+
+def _constant(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    new = OP_CLASSES["constant"].create(attributes={"value": op.properties["value"]},
+                                        result_types=[op.results[0].type])
+    b.emit(new)
+    return [new.results[0]]
+
+
+def _int_prop(op: StablehloOp, key: str) -> int:
+    value = op.properties[key]
+    assert isinstance(value, IntegerAttr)
+    return value.value.data
+
+
+def _iota(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    shape, d = b.shape(op.results[0]), b.dtype(op.results[0])
+    return [b.iota(shape=shape, dim=_int_prop(op, "iota_dimension"), dtype=d)]
+
+
+def _broadcast_in_dim(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x = op.operands[0]
+    dims = op.prop_ints("broadcast_dimensions")
+    s, out = b.shape(x), b.shape(op.results[0])
+    if len(dims) != len(s) or len(set(dims)) != len(dims) or \
+            any(not 0 <= d < len(out) for d in dims) or \
+            any(n not in (1, out[d]) for n, d in zip(s, dims)):
+        raise StablehloError(op, f"dims = {list(dims)} do not map operand {list(s)} into "
+                                 f"the result {list(out)} (each operand dimension is 1 or "
+                                 "the size of the result dimension it names)")
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    if order != list(range(len(dims))):
+        x = b.permute(x, perm=tuple(order))
+        s, dims = tuple(s[i] for i in order), tuple(dims[i] for i in order)
+    placed = [1] * len(out)
+    for n, d in zip(s, dims):
+        placed[d] = n
+    if tuple(placed) != s:
+        x = b.reshape(x, shape=tuple(placed))
+    return [x if tuple(placed) == out else b.broadcast_to(x, shape=out)]
+
+
+def _reshape(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, out = op.operands[0], b.shape(op.results[0])
+    return [x if b.shape(x) == out else b.reshape(x, shape=out)]
+
+
+def _transpose(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.permute(op.operands[0], perm=op.prop_ints("permutation"))]
+
+
+def _reverse(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x = op.operands[0]
+    s = b.shape(x)
+    for d in sorted(set(op.prop_ints("dimensions"))):
+        if not 0 <= d < len(s):
+            raise StablehloError(op, f"dimension {d} is out of range for rank {len(s)}")
+        if s[d] < 2:
+            continue
+        last = b.op("constant", value=DenseValue(np.asarray(s[d] - 1, np.int64), (), int64))
+        x = b.gather(x, b.sub(last, b.iota(shape=s, dim=d, dtype=int64)), dim=d)
+    return [x]
+
+
+def _convert(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, d = op.operands[0], b.dtype(op.results[0])
+    return [x if b.dtype(x) is d else b.convert(x, dtype=d)]
+
+
+_COMPARE = {"EQ": "eq", "NE": "ne", "GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
+def _compare(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op)
+    direction = op.properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    kind = op.properties.get("compare_type")
+    d = b.dtype(op.operands[0])
+    if isinstance(kind, ComparisonTypeAttr) and kind.data.value != "NOTYPE":
+        want = {FLOAT: "FLOAT", BOOL: "UNSIGNED"}.get(
+            d.category, "UNSIGNED" if d.name.startswith("u") else "SIGNED")
+        if kind.data.value != want:
+            raise StablehloError(op, f"compares {d.name} tensors as {kind.data.value}: "
+                                     f"only {want} comparisons of {d.name} are supported "
+                                     "(TOTALORDER orders NaN and -0.0, which no pyflame "
+                                     "comparison does)")
+    return [b.op(_COMPARE[direction.data.value], *op.operands)]
+
+
+def _slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.slice(op.operands[0], start=op.prop_ints("start_indices"),
+                    limit=op.prop_ints("limit_indices"), stride=op.prop_ints("strides"))]
+
+
+def _constant_starts(b: IRBuilder, op: StablehloOp, x: SSAValue, starts: Sequence[SSAValue],
+                     sizes: Sequence[int]) -> list[int]:
+    """The start indices of a dynamic slice or update, clamped as the spec
+    says (to [0, dim - size]); they must be constants."""
+    s = b.shape(x)
+    if len(starts) != len(s) or len(sizes) != len(s):
+        raise StablehloError(op, f"takes one start index per dimension of {list(s)}, got "
+                                 f"{len(starts)}")
+    out = []
+    for i, (v, n, k) in enumerate(zip(starts, s, sizes)):
+        arr = constant_array(v)
+        if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iu":
+            raise StablehloError(op, f"start index {i} is not a constant integer scalar: "
+                                     "only slices at constant indices are supported")
+        if not 0 <= k <= n:
+            raise StablehloError(op, f"size {k} of dimension {i} is not within [0, {n}]")
+        out.append(min(max(int(arr), 0), n - k))
+    return out
+
+
+def _dynamic_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, *starts = op.operands
+    sizes = op.prop_ints("slice_sizes")
+    first = _constant_starts(b, op, x, starts, sizes)
+    return [b.slice(x, start=tuple(first), limit=tuple(a + k for a, k in zip(first, sizes)),
+                    stride=(1,) * len(first))]
+
+
+def _dynamic_update_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, update, *starts = op.operands
+    s, u = b.shape(x), b.shape(update)
+    first = _constant_starts(b, op, x, starts, u)
+    if b.dtype(update) is not b.dtype(x):
+        raise StablehloError(op, "updates a tensor with one of another element type")
+    low = tuple(first)
+    high = tuple(n - a - k for n, a, k in zip(s, first, u))
+    zeros = (0,) * len(s)
+    placed = b.pad(update, low=low, high=high, interior=zeros)
+    inside = b.pad(_true(b, u), low=low, high=high, interior=zeros)
+    return [b.where(inside, placed, x)]
+
+
+def _true(b: IRBuilder, shape: tuple[int, ...]) -> SSAValue:
+    return b.op("constant", value=DenseValue(np.asarray(True), shape, bool_))
+
+
+def _concatenate(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.concat(*op.operands, dim=_int_prop(op, "dimension"))]
+
+
+def _pad(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, value = op.operands
+    low, high = op.prop_ints("edge_padding_low"), op.prop_ints("edge_padding_high")
+    interior = op.prop_ints("interior_padding")
+    s = b.shape(x)
+    if b.shape(value) != () or b.dtype(value) is not b.dtype(x):
+        raise StablehloError(op, "pads with a value that is not a scalar of the operand's "
+                                 "element type")
+    if not len(low) == len(high) == len(interior) == len(s) or min(interior, default=0) < 0:
+        raise StablehloError(op, f"low/high/interior need {len(s)} entries (interior "
+                                 "non-negative)")
+    grow = dict(low=tuple(max(v, 0) for v in low), high=tuple(max(v, 0) for v in high),
+                interior=interior)
+    padded = b.pad(x, **grow)
+    pv = constant_array(value)
+    if pv is None or pv.reshape(-1).view(f"u{pv.dtype.itemsize}")[0] != 0:  # not +0 / 0
+        inside = b.pad(_true(b, s), **grow)
+        padded = b.where(inside, padded, value)
+    if min((*low, *high), default=0) < 0:  # negative padding crops
+        full = b.shape(padded)
+        start = tuple(max(-v, 0) for v in low)
+        limit = tuple(n - max(-v, 0) for n, v in zip(full, high))
+        padded = b.slice(padded, start=start, limit=limit, stride=(1,) * len(s))
+    return [padded]
+
+
+def _dot_general(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    lhs, rhs = op.operands
+    numbers = op.properties.get("dot_dimension_numbers")
+    if isinstance(numbers, DotDimensionNumbersAttr):
+        lb, rb, lc, rc = numbers.dims()
+    else:  # stablehlo.dot: (m, k) x (k, n), vectors as numpy's matmul takes them
+        ls, rs = b.shape(lhs), b.shape(rhs)
+        if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2):
+            raise StablehloError(op, "takes operands of rank 1 or 2")
+        lb, rb, lc, rc = (), (), (len(ls) - 1,), (0,)
+    ls, rs = b.shape(lhs), b.shape(rhs)
+    out_d = b.dtype(op.results[0])
+    ok = (len(lb) == len(rb) and len(lc) == len(rc)
+          and len(set(lb + lc)) == len(lb + lc) and len(set(rb + rc)) == len(rb + rc)
+          and all(0 <= d < len(ls) for d in lb + lc) and all(0 <= d < len(rs) for d in rb + rc)
+          and all(ls[i] == rs[j] for i, j in zip(lb + lc, rb + rc)))
+    if not ok:
+        raise StablehloError(op, f"dimension numbers batching {list(lb)} x {list(rb)}, "
+                                 f"contracting {list(lc)} x {list(rc)} do not pair equal "
+                                 f"dimensions of {list(ls)} and {list(rs)}")
+    if {b.dtype(lhs), b.dtype(rhs)} != {out_d}:  # the product is computed in the result type
+        lhs = lhs if b.dtype(lhs) is out_d else b.convert(lhs, dtype=out_d)
+        rhs = rhs if b.dtype(rhs) is out_d else b.convert(rhs, dtype=out_d)
+    lf = [i for i in range(len(ls)) if i not in lb + lc]
+    rf = [i for i in range(len(rs)) if i not in rb + rc]
+
+    def size(shape: Sequence[int], dims: Sequence[int]) -> int:
+        return int(np.prod([shape[i] for i in dims], dtype=np.int64))
+
+    batch = tuple(ls[i] for i in lb)
+    lhs3 = _arrange(b, lhs, (*lb, *lf, *lc), (*batch, size(ls, lf), size(ls, lc)))
+    rhs3 = _arrange(b, rhs, (*rb, *rc, *rf), (*batch, size(rs, rc), size(rs, rf)))
+    prod = b.matmul(lhs3, rhs3)
+    out = (*batch, *(ls[i] for i in lf), *(rs[i] for i in rf))
+    return [prod if b.shape(prod) == out else b.reshape(prod, shape=out)]
+
+
+def _arrange(b: IRBuilder, x: SSAValue, perm: Sequence[int], shape: Sequence[int]
+             ) -> SSAValue:
+    if tuple(perm) != tuple(range(len(perm))):
+        x = b.permute(x, perm=tuple(perm))
+    return x if b.shape(x) == tuple(shape) else b.reshape(x, shape=tuple(shape))
+
+
+# reduce bodies: the op the body applies -> (pyflame reduction, the combining
+# op with the init value) per operand kind (float, integer, bool)
+_REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
+    "stablehlo.add": (("sum", "add"), ("sum", "add"), None),
+    "stablehlo.multiply": (("prod", "mul"), ("prod", "mul"), None),
+    "stablehlo.maximum": (("max", "maximum"), ("max", "maximum"), ("max", "maximum")),
+    "stablehlo.minimum": (("min", "minimum"), ("min", "minimum"), ("min", "minimum")),
+    "stablehlo.and": (None, None, ("min", "minimum")),
+    "stablehlo.or": (None, None, ("max", "maximum")),
+}
+
+
+def _is_identity(init: SSAValue, combine: str, d: DType) -> bool:
+    """Whether ``combine(r, init) == r`` bit for bit for every ``r``: the
+    combining op can be left out."""
+    arr = constant_array(init)
+    if arr is None:
+        return False
+    v = arr.reshape(())
+    if combine == "add":  # -0.0 (not +0.0: -0.0 + +0.0 is +0.0)
+        return bool(np.signbit(v) and v == 0) if d.category == FLOAT else v == 0
+    if combine == "mul":
+        return bool(v == 1)
+    if d.category == BOOL:
+        return bool(v) == (combine == "minimum")
+    info = np.finfo(v.dtype) if d.category == FLOAT else np.iinfo(v.dtype)
+    if d.category == FLOAT:
+        return bool(v == (-np.inf if combine == "maximum" else np.inf))
+    return bool(v == (info.min if combine == "maximum" else info.max))
+
+
+def _reduce(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    if len(op.operands) != 2:
+        raise StablehloError(op, f"of {len(op.operands) // 2} operands at once (argmax's "
+                                 "value-index pairs) is not supported: only one-operand "
+                                 "reductions of add, multiply, maximum, minimum, and, or")
+    x, init = op.operands
+    applies = _reduce_applies(op)
+    if applies is None:  # the commutative ops also read their arguments swapped
+        block = op.regions[0].block
+        ops = list(block.ops)
+        if len(ops) == 2 and list(ops[0].operands) == list(block.args)[::-1] and \
+                list(ops[1].operands) == list(ops[0].results):
+            applies = ops[0].name
+    d = b.dtype(x)
+    rule = _REDUCTIONS.get(applies or "", (None, None, None))[_kind(d)]
+    if rule is None:
+        raise StablehloError(op, f"whose body is not one add, multiply, maximum or minimum "
+                                 f"(or, on bool, and/or) of its two arguments on {d.name} is "
+                                 "not supported")
+    if b.shape(init) != () or b.dtype(init) is not d:
+        raise StablehloError(op, "takes an init value that is a scalar of the operand's "
+                                 "element type")
+    dims = op.prop_ints("dimensions")
+    s = b.shape(x)
+    if len(set(dims)) != len(dims) or any(not 0 <= i < len(s) for i in dims):
+        raise StablehloError(op, f"dimensions {list(dims)} are not distinct dimensions of "
+                                 f"{list(s)}")
+    reduction, combine = rule
+    if reduction in ("max", "min") and any(s[i] == 0 for i in dims):
+        raise StablehloError(op, "of max/min over an empty dimension is not supported")
+    r = x
+    if dims:
+        attrs: dict[str, Any] = {"dims": tuple(sorted(dims)), "keepdim": False}
+        if reduction in ("max", "min"):
+            attrs["ties"] = None
+        r = b.op(reduction, x, **attrs)
+        if b.dtype(r) is not d:  # integer sums count in int64: the same bits, wrapped
+            r = b.convert(r, dtype=d)
+    if not _is_identity(init, combine, d):
+        r = b.op(combine, r, init)
+    return [r]
+
+
+RULES: dict[str, Rule] = {
+    **{f"stablehlo.{n}": _elementwise for n in (
+        *_SAME, *_BY_KIND, "divide", "sign", "is_finite", "tan", "round_nearest_afz")},
+    "chlo.erf": _elementwise,
+    "stablehlo.select": _select,
+    "stablehlo.clamp": _clamp,
+    "stablehlo.constant": _constant,
+    "stablehlo.iota": _iota,
+    "stablehlo.broadcast_in_dim": _broadcast_in_dim,
+    "stablehlo.reshape": _reshape,
+    "stablehlo.transpose": _transpose,
+    "stablehlo.reverse": _reverse,
+    "stablehlo.convert": _convert,
+    "stablehlo.compare": _compare,
+    "stablehlo.slice": _slice,
+    "stablehlo.dynamic_slice": _dynamic_slice,
+    "stablehlo.dynamic_update_slice": _dynamic_update_slice,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.pad": _pad,
+    "stablehlo.dot_general": _dot_general,
+    "stablehlo.dot": _dot_general,
+    "stablehlo.reduce": _reduce,
+}
+
+
+def convert_stablehlo(root: Operation) -> int:
+    """Rewrite every StableHLO op under ``root`` (a module or one function;
+    outside reduce bodies) into pyflame ops, in program order; returns how
+    many were rewritten."""
+    from xdsl.utils.exceptions import VerifyException
+
+    converted = 0
+    todo = [op for op in root.walk() if isinstance(op, StablehloOp)
+            and not isinstance(op.parent_op(), StablehloOp)]
+    for op in todo:
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise StablehloError(op, "is not supported by load_mlir (no pyflame op computes "
+                                     "it)" if op.name != "stablehlo.return" else
+                                     "outside a reduce body")
+        new: list[Operation] = []
+        b = IRBuilder(new.append)
+        try:
+            values = rule(b, op)
+        except (ShapeError, VerifyException) as e:
+            raise StablehloError(op, f"cannot be converted: {e}") from None
+        for r, v in zip(op.results, values, strict=True):
+            if v.type != r.type:
+                raise StablehloError(op, f"declares the result type {r.type}, but its "
+                                         f"operands give {v.type}")
+        block = op.parent
+        assert block is not None
+        for n in new:
+            n.location = op.location
+            block.insert_op_before(n, op)
+        for r, v in zip(op.results, values):
+            r.replace_all_uses_with(v)
+        block.erase_op(op)
+        converted += 1
+    return converted
+
+
+@dataclass(frozen=True)
+class ConvertStablehloToPyflame(PyflamePass):
+    """The StableHLO ops JAX prints, as the pyflame ops that compute them."""
+
+    name = "convert-stablehlo-to-pyflame"
+
+    def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        return {"rewritten": convert_stablehlo(module)}
+
+
+__all__ = ["RULES", "ConvertStablehloToPyflame", "StablehloError", "convert_stablehlo"]
