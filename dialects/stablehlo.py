@@ -1,4 +1,4 @@
-"""The ``stablehlo`` (and ``chlo.erf``) ops JAX prints, as xDSL parses and prints them.
+"""The ``stablehlo`` (and some ``chlo``) ops JAX prints, as xDSL parses and prints them.
 
 xDSL 0.74 has no StableHLO dialect; these classes read the ops of
 ``jax.jit(f).lower(...).as_text()`` in both forms (the pretty one JAX prints
@@ -631,8 +631,7 @@ class ReturnOp(StablehloOp):
 # elementwise ops, as their StableHLO names (semantics: passes/convert_stablehlo.py)
 UNARY = ("abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one",
          "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "floor", "ceil",
-         "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "atan",
-         "popcnt", "count_leading_zeros", "real", "imag")
+         "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "popcnt", "count_leading_zeros", "real", "imag")
 BINARY = ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
           "atan2", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
           "shift_right_logical")
@@ -664,8 +663,10 @@ _OPS: list[type[StablehloOp]] = [
     ReturnOp,
 ]
 _BY_NAME = {c.name: c for c in _OPS}
-ErfOp = _op("chlo.erf", "arrow", 1)
+# the CHLO ops JAX prints whose value a pyflame op gives (erfc, sinh, cosh, atanh
+# are not here: their values would lose the relative accuracy of small results)
+CHLO_UNARY = ("erf", "square", "asin", "acos", "atan")
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr])
-CHLO = Dialect("chlo", [ErfOp], [])
+CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in CHLO_UNARY], [])

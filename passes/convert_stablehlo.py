@@ -35,6 +35,7 @@ from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import OP_CLASSES
 from ..dialects.stablehlo import (
+    CHLO_UNARY,
     ComparisonDirectionAttr,
     ComparisonTypeAttr,
     DotDimensionNumbersAttr,
@@ -99,8 +100,8 @@ def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     short = op.name.split(".", 1)[1]
     xs = list(op.operands)
     d = b.dtype(xs[0])
-    if op.name == "chlo.erf":
-        return [b.erf(*xs)]
+    if op.name.startswith("chlo."):  # erf, square, asin, acos, atan: the pyflame ops
+        return [b.op(short, *xs)]
     if short in _SAME:
         return [b.op(_SAME[short], *xs)]
     if short in _BY_KIND:
@@ -434,7 +435,7 @@ def _reduce(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
 RULES: dict[str, Rule] = {
     **{f"stablehlo.{n}": _elementwise for n in (
         *_SAME, *_BY_KIND, "divide", "sign", "is_finite", "tan", "round_nearest_afz")},
-    "chlo.erf": _elementwise,
+    **{f"chlo.{n}": _elementwise for n in CHLO_UNARY},
     "stablehlo.select": _select,
     "stablehlo.clamp": _clamp,
     "stablehlo.constant": _constant,

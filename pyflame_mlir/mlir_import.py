@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -466,7 +467,11 @@ def _parse(text: str, name: str) -> ModuleOp:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {e.msg}") from None
+        msg = re.sub(r"^Operation ((?:stablehlo|chlo)\.\w+) is not registered$",
+                     r"'\1' is not supported: load_mlir runs the stablehlo/chlo ops "
+                     "docs/guide/graph_files.md lists (no pyflame op computes this one)",
+                     e.msg)
+        raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {msg}") from None
     except RecursionError:
         raise MlirLoadError(f"{name}: error: input nested too deeply to parse") from None
     except Exception as e:  # noqa: BLE001  (xDSL raises plain exceptions on some bad input)

@@ -41,12 +41,14 @@ from ..dialects.bounded_parser import (
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
+from ..dialects.stablehlo import CHLO, STABLEHLO
 from ..dialects.upstream_checks import upstream_error
 from ..dialects.wse import WSE
 from ..lowering.to_linalg import LinalgLoweringError
 from ..lowering.to_max import MaxLoweringError, print_max
 from ..lowering.to_max_sharded import print_max_sharded
 from ..passes import PASSES, PIPELINES
+from ..passes.convert_stablehlo import StablehloError
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
 
@@ -191,7 +193,7 @@ class PyflameOptMain(xDSLOptMain):
     # ---- registration ----
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING):
+        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING, STABLEHLO, CHLO):
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:
@@ -389,6 +391,8 @@ class PyflameOptMain(xDSLOptMain):
             raise UserError(f"{self.get_input_name()}: error: the input could not be parsed")
         try:
             self.apply_passes(module)
+        except StablehloError as e:  # an op convert-stablehlo-to-pyflame cannot take
+            self._report(_op_diag(e.op, f"'{e.op.name}' {e.reason}"), text, offset)
         except (PassFailedException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
         except (MaxLoweringError, LinalgLoweringError) as e:  # an op the pass cannot take
