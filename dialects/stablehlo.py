@@ -27,38 +27,23 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region
+from xdsl.ir.core import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition, param_def, traits_def
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
-from xdsl.ir.core import SpacedOpaqueSyntaxAttribute
 
 __all__ = ["CHLO", "STABLEHLO", "StablehloOp"]
 
 
-class ComparisonDirection(StrEnum):
-    EQ = "EQ"
-    NE = "NE"
-    GE = "GE"
-    GT = "GT"
-    LE = "LE"
-    LT = "LT"
-
-
-class ComparisonType(StrEnum):
-    NOTYPE = "NOTYPE"
-    FLOAT = "FLOAT"
-    TOTALORDER = "TOTALORDER"
-    SIGNED = "SIGNED"
-    UNSIGNED = "UNSIGNED"
-
-
-class Precision(StrEnum):
-    DEFAULT = "DEFAULT"
-    HIGH = "HIGH"
-    HIGHEST = "HIGHEST"
+# StableHLO's enums, member name = spelling (the parser reads them by value)
+ComparisonDirection = StrEnum("ComparisonDirection", {k: k for k in (
+    "EQ", "NE", "GE", "GT", "LE", "LT")})
+ComparisonType = StrEnum("ComparisonType", {k: k for k in (
+    "NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")})
+Precision = StrEnum("Precision", {k: k for k in ("DEFAULT", "HIGH", "HIGHEST")})
 
 
 @irdl_attr_definition
@@ -105,7 +90,9 @@ class DotDimensionNumbersAttr(ParametrizedAttribute):
                                          for d in (lb, rb, lc, rc)))
 
     def dims(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(a.data for a in getattr(self, f)) for f in _DOT_FIELDS)
+        return tuple(tuple(a.data for a in d) for d in (
+            self.lhs_batching_dimensions, self.rhs_batching_dimensions,
+            self.lhs_contracting_dimensions, self.rhs_contracting_dimensions))
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
@@ -594,7 +581,11 @@ def _print_return(op: StablehloOp, printer: Printer) -> None:
         _print_types(op, printer, "return")
 
 
-_PARSE = {"same": _parse_same, "select": _parse_same, "arrow": _parse_same,
+def _parse_select(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    return _finish(cls, parser, _operands(parser), {}, "select")
+
+
+_PARSE = {"same": _parse_same, "select": _parse_select, "arrow": _parse_same,
           "constant": _parse_constant, "iota": _parse_iota, "dims": _parse_dims,
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
@@ -606,12 +597,6 @@ _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "selec
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
           "reduce": _print_reduce, "return": _print_return}
 
-
-def _select_parse_kind(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
-    return _finish(cls, parser, _operands(parser), {}, "select")
-
-
-_PARSE["select"] = _select_parse_kind
 
 
 def _op(name: str, fmt: str = "same", arity: int | None = None,
@@ -631,7 +616,8 @@ class ReturnOp(StablehloOp):
 # elementwise ops, as their StableHLO names (semantics: passes/convert_stablehlo.py)
 UNARY = ("abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one",
          "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "floor", "ceil",
-         "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "popcnt", "count_leading_zeros", "real", "imag")
+         "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "popcnt",
+         "count_leading_zeros", "real", "imag")
 BINARY = ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
           "atan2", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
           "shift_right_logical")

@@ -377,8 +377,8 @@ def _is_identity(init: SSAValue, combine: str, d: DType) -> bool:
     if arr is None:
         return False
     v = arr.reshape(())
-    if combine == "add":  # -0.0 (not +0.0: -0.0 + +0.0 is +0.0)
-        return bool(np.signbit(v) and v == 0) if d.category == FLOAT else v == 0
+    if combine == "add":  # the sums fold from +0.0 (numpy's identity), as from this init
+        return bool(v == 0 and not np.signbit(v))
     if combine == "mul":
         return bool(v == 1)
     if d.category == BOOL:
@@ -429,6 +429,15 @@ def _reduce(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
             r = b.convert(r, dtype=d)
     if not _is_identity(init, combine, d):
         r = b.op(combine, r, init)
+    arr = constant_array(init)
+    if combine == "add" and d.category == FLOAT and dims and (
+            arr is None or (arr.reshape(()) == 0 and np.signbit(arr.reshape(())))):
+        # a fold from init differs from init + the sum (a fold from +0.0) where
+        # every element is -0.0 (1 / x is -inf): there it is init, -0.0 included
+        others = b.ne(b.reciprocal(x), b.scalar(-np.inf, like=x))
+        every = b.logical_not(b.max(others, dims=tuple(sorted(dims)), keepdim=False,
+                                    ties=None))
+        r = b.where(every, init, r)
     return [r]
 
 

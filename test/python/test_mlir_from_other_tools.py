@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -558,3 +559,281 @@ def test_division_by_a_zero_splat_on_the_csl_backend_is_ieee() -> None:
         got = pf.load_mlir(text)(pf.tensor(x))
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w)
+
+
+# ---- StableHLO as JAX prints it (dialects/stablehlo.py, passes/convert_stablehlo.py) ----
+
+_X = np.array([[0.5, -2.5, 1.25], [-0.0, np.nan, 3.0], [np.inf, -1.5, 0.0], [2.5, -0.75, -4.0]],
+              np.float32)
+_I = np.array([[7, -7, 3], [-3, 0, 5], [9, -9, 1], [-1, 4, -8]], np.int32)
+
+
+def _jax_cases() -> dict[str, tuple[Any, np.ndarray]]:
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    lax = jax.lax
+    w = np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)
+    return {
+        "mlp_log_softmax": (lambda x: jax.nn.log_softmax(jnp.tanh(x @ w + 1.0), axis=-1),
+                            np.nan_to_num(_X, posinf=2.0, nan=0.5)),
+        "softmax_logsumexp": (lambda x: (jax.nn.softmax(x, 0), jax.scipy.special.logsumexp(x, 1)),
+                              np.nan_to_num(_X, posinf=2.0, nan=0.5)),
+        "where_compare_select": (lambda x: (jnp.where(x > 0, x, 2 * x), x == x, x != x, x <= 0,
+                                            jnp.logical_xor(x > 0, x < 1)), _X),
+        "unary": (lambda x: (jnp.exp(x), jnp.log(jnp.abs(x)), jnp.tanh(x), jax.nn.sigmoid(x),
+                             lax.rsqrt(jnp.abs(x)), jnp.sqrt(jnp.abs(x)), jnp.expm1(x),
+                             jnp.log1p(jnp.abs(x)), jnp.sin(x), jnp.cos(x), jnp.tan(x),
+                             jax.scipy.special.erf(x), jnp.arctan(x), jnp.square(x)), _X),
+        "rounding_and_sign": (lambda x: (jnp.floor(x), jnp.ceil(x), jnp.round(x),
+                                         lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO),
+                                         jnp.sign(x), jnp.isfinite(x), x // 2, x % 2), _X),
+        "dot_general_batch_and_transposed": (
+            lambda x: (jnp.einsum("bij,bjk->bik", x[:, :2].reshape(2, 2, 2),
+                                  x[:, 1:].reshape(2, 2, 2)),
+                       jnp.einsum("ij,kj->ik", x, x[:2]), x.T @ x[:, 0], x[0] @ x.T),
+            np.nan_to_num(_X, posinf=2.0, nan=0.5)),
+        "shape_plumbing": (lambda x: (x.reshape(3, 4).T, x[:, None, :] + x[None, :2, :],
+                                      jnp.concatenate([x, x[:2] ** 2], 0), x[1:4:2, ::2],
+                                      jnp.flip(x, (0, 1)), jnp.pad(x, 1),
+                                      lax.pad(x, -1.5, [(1, -1, 1), (-1, 2, 0)])), _X),
+        "dynamic_slices": (lambda x: (lax.dynamic_slice(x, (3, 1), (2, 2)),
+                                      lax.dynamic_update_slice(x, jnp.ones((2, 2)), (1, 2))), _X),
+        "reductions": (lambda x: (x.sum(0), x.max(1), jnp.min(x, 0), x.prod(1), x.mean(),
+                                  x.var(0), (x > 0).all(1), (x > 0).any(0)), _X),
+        "clip_iota_convert": (lambda x: (jnp.clip(x, -1, 1), jnp.arange(12.0).reshape(4, 3) * x,
+                                         x.astype(jnp.int32), x.astype(jnp.bfloat16),
+                                         (x > 0).astype(jnp.float32)),
+                              np.nan_to_num(_X, nan=0.5, posinf=7.0)),
+        "integers": (lambda a: (a // 3, a % 3, lax.div(a, 3), lax.rem(a, 3), a * a - a,
+                                jnp.maximum(a, 0), ~a, a & 3, a | 8, a ^ 5, jnp.sign(a),
+                                jnp.abs(a), a.sum(0), a.max(1), a.prod(0), a > 1), _I),
+        "one_hot_times_nan": (lambda x: jax.nn.one_hot(jnp.array([0, 2, 1, 1]), 3) * x, _X),
+    }
+
+
+_JAX_CASES = ["mlp_log_softmax", "softmax_logsumexp", "where_compare_select", "unary",
+              "rounding_and_sign", "dot_general_batch_and_transposed", "shape_plumbing",
+              "dynamic_slices", "reductions", "clip_iota_convert", "integers",
+              "one_hot_times_nan"]
+
+
+def _jax_text(fn: Any, *args: np.ndarray, generic: bool = False) -> str:
+    import jax
+
+    lowered = jax.jit(fn).lower(*args)
+    if generic:  # the form mlir-opt --mlir-print-op-generic prints
+        return lowered.compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+    return lowered.as_text()
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["pretty", "generic"])
+@pytest.mark.parametrize("case", _JAX_CASES)
+def test_jax_stablehlo_runs_as_jax_computes_it(case: str, generic: bool) -> None:
+    # StableHLO (what jax.jit(f).lower(x).as_text() prints) was a parse error
+    import jax
+
+    fn, x = _jax_cases()[case]
+    with np.errstate(all="ignore"):
+        want = fn(jax.numpy.asarray(x))  # op by op: StableHLO's semantics, no XLA rewrites
+        got = pf.load_mlir(_jax_text(fn, x, generic=generic))(x)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = g.numpy(), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (i, g.dtype, w.dtype)
+        if w.dtype.kind == "f" or w.dtype.name == "bfloat16":
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=3e-6,
+                                       atol=3e-6, equal_nan=True, err_msg=f"result {i}")
+            zeros = w == 0  # the sign of each zero, as the spec keeps it
+            np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]))
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"result {i}")
+
+
+@pytest.mark.parametrize("case", ["mlp", "softmax_weighted", "where_pow_sin", "batch_dot",
+                                  "pad_dynamic_slice_update", "concat_max_flip"])
+def test_gradients_of_loaded_jax_programs_match_jax_grad(case: str) -> None:
+    jax = pytest.importorskip("jax")
+    jnp, lax = jax.numpy, jax.lax
+    w = np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)
+    fn = {
+        "mlp": lambda x: jax.nn.log_softmax(jnp.tanh(x @ w + 0.5) @ w.T, -1).sum(),
+        "softmax_weighted": lambda x: (jax.nn.softmax(x, -1) * jnp.arange(3.0)).sum()
+        + jax.scipy.special.logsumexp(x, 0).sum(),
+        "where_pow_sin": lambda x: jnp.where(x > 0, x ** 3, jnp.sin(x)).sum(),
+        "batch_dot": lambda x: (jnp.einsum("bij,bkj->bik", x[:, :2].reshape(2, 2, 2),
+                                           x[:, 1:].reshape(2, 2, 2)) ** 2).sum(),
+        "pad_dynamic_slice_update": lambda x: (lax.pad(x, 1.5, [(1, -1, 1), (-1, 2, 0)]) ** 2
+                                               ).sum() + lax.dynamic_slice(x, (1, 1), (2, 2)
+                                                                           ).prod()
+        + (lax.dynamic_update_slice(x, x[:2, :2] * 3, (1, 1)) ** 2).sum(),
+        "concat_max_flip": lambda x: (jnp.concatenate([x, x[:2] ** 2], 0).max(0)
+                                      * jnp.flip(x, 0).min(0) * jnp.clip(x, -0.5, 0.5).mean(0)
+                                      ).sum(),
+    }[case]
+    x = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    f = pf.load_mlir(_jax_text(fn, x))
+    np.testing.assert_allclose(pf.grad(f)(pf.tensor(x)).numpy(), np.asarray(jax.grad(fn)(x)),
+                               rtol=2e-5, atol=2e-6)
+
+
+def test_a_jax_mlp_runs_on_every_backend() -> None:
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 3), (3, 5), (5,), (5, 2), (2,)]]
+
+    def mlp(x, w1, b1, w2, b2):
+        return jax.nn.log_softmax(jnp.tanh(x @ w1 + b1) @ w2 + b2)
+
+    f = pf.load_mlir(_jax_text(mlp, *args))
+    want = np.asarray(mlp(*args))
+    ran = []
+    for name, backend in pf.BACKENDS.items():
+        if backend.available() is not None:
+            continue
+        with pf.backend(name):
+            np.testing.assert_allclose(f(*args).numpy(), want, rtol=1e-5, atol=1e-6,
+                                       err_msg=name)
+            np.testing.assert_allclose(f(*map(pf.tensor, args)).numpy(), want, rtol=1e-5,
+                                       atol=1e-6, err_msg=name)
+        ran.append(name)
+    assert "reference" in ran and "csl" in ran
+
+
+def _hlo(body: str, args: str, results: str) -> str:
+    ret = ", ".join(f"%r{i}" for i in range(results.count("tensor<")))
+    return (f"func.func public @main({args}) -> ({results}) {{\n{body}\n"
+            f"  return {ret} : {results}\n}}\n")
+
+
+def test_stablehlo_edge_values_follow_the_specification() -> None:
+    # hand-written: the rules where the nearest pyflame op differs (sign, ties away
+    # from zero, truncating integer division, a sum's +0.0 init, clamped dynamic
+    # slices), against numpy
+    text = _hlo("""  %r0 = stablehlo.sign %x : tensor<6xf32>
+  %r1 = stablehlo.round_nearest_afz %x : tensor<6xf32>
+  %r2 = stablehlo.divide %i, %j : tensor<4xi32>
+  %r3 = stablehlo.remainder %i, %j : tensor<4xi32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %nz = stablehlo.constant dense<-0.0> : tensor<f32>
+  %s = stablehlo.slice %x [3:5] : (tensor<6xf32>) -> tensor<2xf32>
+  %r4 = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [0] : (tensor<2xf32>, tensor<f32>) -> tensor<f32>
+  %r5 = stablehlo.reduce(%s init: %nz) applies stablehlo.add across dimensions = [0] : (tensor<2xf32>, tensor<f32>) -> tensor<f32>
+  %c9 = stablehlo.constant dense<9> : tensor<i64>
+  %r6 = stablehlo.dynamic_slice %x, %c9, sizes = [2] : (tensor<6xf32>, tensor<i64>) -> tensor<2xf32>
+  %r7 = stablehlo.is_finite %x : (tensor<6xf32>) -> tensor<6xi1>
+  %r8 = stablehlo.reverse %i, dims = [0] : tensor<4xi32>""",
+                "%x: tensor<6xf32>, %i: tensor<4xi32>, %j: tensor<4xi32>",
+                "tensor<6xf32>, tensor<6xf32>, tensor<4xi32>, tensor<4xi32>, tensor<f32>, "
+                "tensor<f32>, tensor<2xf32>, tensor<6xi1>, tensor<4xi32>")
+    x = np.array([np.nan, -0.0, 2.5, -0.0, -0.0, -0.49999997], np.float32)
+    i = np.array([7, -7, 7, -7], np.int32)
+    j = np.array([2, 2, -2, -2], np.int32)
+    out = [r.numpy() for r in pf.load_mlir(text)(x, i, j)]
+    np.testing.assert_array_equal(out[0], [np.nan, -0.0, 1.0, -0.0, -0.0, -1.0])
+    assert np.signbit(out[0][[1, 3, 4]]).all()
+    np.testing.assert_array_equal(out[1], [np.nan, -0.0, 3.0, -0.0, -0.0, -0.0])
+    assert np.signbit(out[1][[1, 3, 4, 5]]).all()
+    np.testing.assert_array_equal(out[2], np.trunc(i / j).astype(np.int32))  # [3, -3, -3, 3]
+    np.testing.assert_array_equal(out[3], np.fmod(i, j))
+    assert out[4] == 0 and not np.signbit(out[4])  # +0.0 + -0.0 + -0.0
+    assert out[5] == 0 and np.signbit(out[5])
+    np.testing.assert_array_equal(out[6], x[4:6])  # the start 9 clamps to 6 - 2
+    np.testing.assert_array_equal(out[7], np.isfinite(x))
+    np.testing.assert_array_equal(out[8], i[::-1])
+
+
+def test_stablehlo_shape_ops_follow_the_specification() -> None:
+    text = _hlo("""  %r0 = stablehlo.broadcast_in_dim %a, dims = [2, 0] : (tensor<3x2xf32>) -> tensor<2x4x3xf32>
+  %r1 = stablehlo.dot_general %b, %c, batching_dims = [1] x [0], contracting_dims = [0] x [2], precision = [DEFAULT, HIGHEST] : (tensor<3x2x4xbf16>, tensor<2x5x3xbf16>) -> tensor<2x4x5xf32>
+  %v = stablehlo.constant dense<7.0> : tensor<f32>
+  %r2 = stablehlo.pad %a, %v, low = [-1, 2], high = [1, -1], interior = [1, 0] : (tensor<3x2xf32>, tensor<f32>) -> tensor<5x3xf32>
+  %r3 = stablehlo.transpose %b, dims = [2, 0, 1] : (tensor<3x2x4xbf16>) -> tensor<4x3x2xbf16>
+  %u = stablehlo.constant dense<[[1.0, 2.0]]> : tensor<1x2xf32>
+  %k = stablehlo.constant dense<-3> : tensor<i32>
+  %r4 = stablehlo.dynamic_update_slice %a, %u, %k, %k : (tensor<3x2xf32>, tensor<1x2xf32>, tensor<i32>, tensor<i32>) -> tensor<3x2xf32>""",
+                "%a: tensor<3x2xf32>, %b: tensor<3x2x4xbf16>, %c: tensor<2x5x3xbf16>",
+                "tensor<2x4x3xf32>, tensor<2x4x5xf32>, tensor<5x3xf32>, tensor<4x3x2xbf16>, "
+                "tensor<3x2xf32>")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 2)).astype(np.float32)
+    bf16 = pf.bfloat16.np
+    b = rng.standard_normal((3, 2, 4)).astype(bf16)
+    c = rng.standard_normal((2, 5, 3)).astype(bf16)
+    r0, r1, r2, r3, r4 = (r.numpy() for r in pf.load_mlir(text)(a, b, c))
+    np.testing.assert_array_equal(r0, np.broadcast_to(a.T[:, None, :], (2, 4, 3)))
+    want = np.einsum("kbi,bjk->bij", b.astype(np.float32), c.astype(np.float32))
+    np.testing.assert_allclose(r1, want, rtol=1e-6, atol=1e-6)
+    padded = np.full((6, 4), 7.0, np.float32)  # the positive padding, then -1 crops
+    padded[0:5:2, 2:4] = a
+    np.testing.assert_array_equal(r2, padded[1:, :3])
+    np.testing.assert_array_equal(r3, b.transpose(2, 0, 1))
+    np.testing.assert_array_equal(r4, np.concatenate([[[1.0, 2.0]], a[1:]]))
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    (_hlo("  %r0 = stablehlo.add %x, %y : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>",
+          "%x: tensor<4xf32>, %y: tensor<1xf32>", "tensor<4xf32>"),
+     "2:3", r"'stablehlo.add' operand 1 has shape \[1\], the result \[4\]"),
+    (_hlo("  %r0 = stablehlo.compare LT, %x, %x, TOTALORDER : (tensor<4xf32>, tensor<4xf32>) "
+          "-> tensor<4xi1>", "%x: tensor<4xf32>", "tensor<4xi1>"),
+     "2:3", "compares float32 tensors as TOTALORDER"),
+    (_hlo("  %r0 = stablehlo.dynamic_slice %x, %k, sizes = [2] : (tensor<4xf32>, tensor<i32>) "
+          "-> tensor<2xf32>", "%x: tensor<4xf32>, %k: tensor<i32>", "tensor<2xf32>"),
+     "2:3", "start index 0 is not a constant integer scalar"),
+    (_hlo("  %r0 = stablehlo.exponential %x : (tensor<4xf32>) -> tensor<4xf16>",
+          "%x: tensor<4xf32>", "tensor<4xf16>"),
+     "2:3", "declares the result type tensor<4xf16>, but its operands give tensor<4xf32>"),
+    (_hlo("  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+          "  %r0 = stablehlo.reduce(%x init: %z) applies stablehlo.subtract across dimensions = "
+          "[0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>", "%x: tensor<4xf32>",
+          "tensor<f32>"),
+     "3:3", "'stablehlo.reduce' whose body is not one add, multiply, maximum or minimum"),
+    (_hlo("  %r0 = stablehlo.cbrt %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
+     "2:3", "'stablehlo.cbrt' is not supported"),
+    (_hlo("  %r0 = stablehlo.gather %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
+     r"2:\d+", "'stablehlo.gather' is not supported"),
+    (_hlo("  %r0 = chlo.erfc %x : tensor<4xf32> -> tensor<4xf32>", "%x: tensor<4xf32>",
+          "tensor<4xf32>"), r"2:\d+", "'chlo.erfc' is not supported"),
+])
+def test_stablehlo_without_a_pyflame_meaning_is_a_located_error(text: str, where: str,
+                                                               message: str) -> None:
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:{where}: error: .*{message}"):
+        pf.load_mlir(text)
+
+
+def test_jax_argmax_is_a_located_error() -> None:
+    jax = pytest.importorskip("jax")
+    text = _jax_text(lambda x: jax.numpy.argmax(x, 1), _X)
+    with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:5: error: 'stablehlo.reduce' "
+                       r"of 2 operands at once \(argmax's value-index pairs\)"):
+        pf.load_mlir(text)
+
+
+def test_pyflame_opt_prints_stablehlo_back_and_converts_it(tmp_path: Path) -> None:
+    jax = pytest.importorskip("jax")
+    fn = _jax_cases()["softmax_logsumexp"][0]
+    x = np.nan_to_num(_X, posinf=2.0, nan=0.5)
+    src = tmp_path / "jax.mlir"
+    src.write_text(_jax_text(fn, x))
+
+    def opt(*args: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([*args]) in (0, None)
+        return out.getvalue()
+
+    printed = opt(str(src))
+    assert "stablehlo.reduce(%" in printed and "applies stablehlo.maximum" in printed
+    (tmp_path / "printed.mlir").write_text(printed)
+    assert opt(str(tmp_path / "printed.mlir")) == printed  # a fixed point
+    (tmp_path / "generic.mlir").write_text(opt(str(src), "--mlir-print-op-generic"))
+    assert opt(str(tmp_path / "generic.mlir")) == printed
+    converted = opt(str(src), "-p", "convert-stablehlo-to-pyflame")
+    assert "stablehlo." not in converted and "pyflame.max" in converted
+    want = fn(jax.numpy.asarray(x))
+    for text in (printed, converted):
+        for g, w in zip(pf.load_mlir(text)(x), want):
+            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=2e-6, atol=1e-6)
