@@ -74,13 +74,14 @@ _UPSTREAM_ELEMENTWISE = {
 }
 
 
-def _upstream_as_pyflame(op: Operation) -> str | None:
-    """The ``pyflame`` op an ``arith``/``math`` op on tensors is, or None."""
+def _upstream_as_pyflame(op: Operation, scalar: bool = False) -> str | None:
+    """The ``pyflame`` op an ``arith``/``math`` op on tensors (or, ``scalar``, on
+    the scalars of a ``linalg.generic`` body) is, or None."""
     from xdsl.dialects.builtin import TensorType
 
     types = [v.type for v in (*op.operands, *op.results)]
-    if not op.results or not isinstance(types[0], TensorType) or any(t != types[0]
-                                                                      for t in types):
+    if not op.results or isinstance(types[0], TensorType) == scalar or any(
+            t != types[0] for t in types):
         return None
     flags = op.properties.get("fastmath")
     if flags is not None and str(flags) not in ("#arith.fastmath<none>",
@@ -234,7 +235,7 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
     ``linalg.generic`` regions have no pyflame op."""
     from xdsl.dialects import arith, tensor
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
-    from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+    from xdsl.dialects.linalg.ops import FillOp, GenericOp, MatmulOp
     from xdsl.rewriter import Rewriter
 
     from .dialects.pyflame import OP_CLASSES, attr_to_ir, ir_element_type
@@ -275,6 +276,15 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             if tuple(size) != out:  # a rank-reducing slice
                 new.append(create("reshape", [new[0].results[0]], op.result.type,
                                   {"shape": attr_to_ir("ints", out)}, op))
+        elif isinstance(op, GenericOp):
+            from .linalg_generic_import import GenericError, legalize_generic
+
+            try:
+                legalize_generic(op, lambda inner: _upstream_as_pyflame(inner, scalar=True))
+            except GenericError as e:
+                raise MlirLoadError(f"{_where(e.op, name)}: error: 'linalg.generic' "
+                                    f"{e.reason}") from None
+            continue
         elif isinstance(op, tensor.EmptyOp) and not op.operands:
             shape, d = _static_type(op, op.results[0].type, name)
             new = [create("constant", [], op.results[0].type,

@@ -1,0 +1,299 @@
+"""``linalg.generic`` on tensors, as ``pf.load_mlir`` runs it: ``pyflame`` ops.
+
+What ``mlir-opt --convert-elementwise-to-linalg``, ``tosa-to-linalg`` and
+torch-mlir print: indexing maps that are projected permutations, ``parallel``
+and ``reduction`` iterators, a body of scalar ``arith``/``math`` ops. Each
+input is laid out over the iteration space (``permute`` to the loop order,
+``reshape`` with unit dimensions where its map omits a loop, which the
+elementwise ops broadcast); each body op becomes its ``pyflame`` op on those
+tensors (``mlir_import._UPSTREAM_ELEMENTWISE``, comparisons, selects, casts);
+an output whose map omits loops is a reduction: the body must yield
+``combine(value, out)`` (``addf``/``mulf``/``maximumf``/``minimumf`` and their
+integer forms), which is that ``sum``/``prod``/``max``/``min`` over the
+omitted loops, combined with the output's initial value. Anything else is
+refused (``GenericError``, located by the caller): no loop is run in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GenericError", "legalize_generic"]
+
+
+class GenericError(ValueError):
+    def __init__(self, op: Any, message: str):
+        super().__init__(message)
+        self.op = op
+        self.reason = message
+
+
+# arith.cmpf predicates as pyflame comparisons: ordered ones are numpy's (false on
+# NaN) but one; unordered ones are the negation of the opposite ordered one
+_CMPF = {"oeq": ("eq", False), "ogt": ("gt", False), "oge": ("ge", False),
+         "olt": ("lt", False), "ole": ("le", False), "une": ("ne", False),
+         "ugt": ("le", True), "uge": ("lt", True), "ult": ("ge", True), "ule": ("gt", True)}
+_CMPI = {"eq": "eq", "ne": "ne", "slt": "lt", "sle": "le", "sgt": "gt", "sge": "ge"}
+_CASTS = ("arith.extf", "arith.truncf", "arith.sitofp", "arith.fptosi", "arith.extsi",
+          "arith.trunci", "arith.extui", "arith.uitofp", "arith.fptoui")
+# the body's combining op -> (reduction, combining pyflame op)
+_COMBINE = {"arith.addf": ("sum", "add"), "arith.addi": ("sum", "add"),
+            "arith.mulf": ("prod", "mul"), "arith.muli": ("prod", "mul"),
+            "arith.maximumf": ("max", "maximum"), "arith.minimumf": ("min", "minimum"),
+            "arith.maxsi": ("max", "maximum"), "arith.minsi": ("min", "minimum")}
+
+
+def _loops(op: Any) -> tuple[list[tuple[int, ...]], list[str], list[int]]:
+    """Each operand's map as the loops its dimensions index, the iterator
+    kinds, and each loop's extent; refused unless every map is a projected
+    permutation and the operands agree on the extents."""
+    from xdsl.ir.affine import AffineDimExpr
+
+    from .dialects.pyflame import spec_of_type
+
+    kinds = [str(t.data) for t in op.iterator_types.data]
+    maps = [m.data for m in op.indexing_maps.data]
+    operands = [*op.inputs, *op.outputs]
+    if len(maps) != len(operands):
+        raise GenericError(op, f"has {len(maps)} indexing maps for {len(operands)} operands")
+    extent: list[int | None] = [None] * len(kinds)
+    dims: list[tuple[int, ...]] = []
+    for i, (m, v) in enumerate(zip(maps, operands)):
+        if m.num_dims != len(kinds) or m.num_symbols or not all(
+                isinstance(e, AffineDimExpr) for e in m.results):
+            raise GenericError(op, f"indexing map {i} ({m}) is not a projected permutation "
+                                   f"of the {len(kinds)} loops: only those are supported")
+        d = tuple(e.position for e in m.results)
+        try:
+            shape, _ = spec_of_type(v.type, f"operand {i}")
+        except Exception as e:  # noqa: BLE001  (VerifyException: not a static tensor)
+            raise GenericError(op, str(e)) from None
+        if len(set(d)) != len(d) or len(d) != len(shape):
+            raise GenericError(op, f"indexing map {i} ({m}) does not index the {len(shape)} "
+                                   f"dimensions of {v.type} with distinct loops")
+        for loop, n in zip(d, shape):
+            if extent[loop] not in (None, n):
+                raise GenericError(op, f"loop d{loop} runs over {extent[loop]} and {n} "
+                                       "elements (operand shapes disagree)")
+            extent[loop] = n
+        dims.append(d)
+    if any(n is None for n in extent):
+        raise GenericError(op, "a loop indexes no operand (its extent is unknown)")
+    return dims, kinds, [int(n) for n in extent]  # type: ignore[arg-type]
+
+
+def _lift(b: Any, v: Any, d: Sequence[int], n_loops: int) -> Any:
+    """``v`` indexed by loops ``d``, as a tensor over the loops in order (unit
+    dimensions for the loops it does not depend on)."""
+    order = sorted(range(len(d)), key=lambda i: d[i])
+    if order != list(range(len(d))):
+        v = b.permute(v, perm=tuple(order))
+    shape = list(b.shape(v))
+    full = [1] * n_loops
+    for i, loop in enumerate(sorted(d)):
+        full[loop] = shape[i]
+    return v if tuple(full) == tuple(shape) else b.reshape(v, shape=tuple(full))
+
+
+def legalize_generic(op: Any, upstream_as_pyflame: Any) -> None:
+    """Replace the ``linalg.generic`` ``op`` by pyflame ops (inserted before it)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+    from xdsl.dialects.linalg.ops import IndexOp, YieldOp
+    from xdsl.ir import BlockArgument
+    from xdsl.utils.exceptions import VerifyException
+
+    from .dialects.data import DenseValue
+    from .dialects.opdef import ShapeError
+    from .dialects.pyflame import dtype_of_element
+    from .passes.common import IRBuilder
+
+    dims, kinds, extent = _loops(op)
+    n_in = len(op.inputs)
+    out_dims = dims[n_in:]
+    if any(k not in ("parallel", "reduction") for k in kinds):
+        raise GenericError(op, f"iterator types {kinds}: only parallel and reduction")
+    reduced = [i for i, k in enumerate(kinds) if k == "reduction"]
+    for i, d in enumerate(out_dims):
+        if sorted(set(range(len(kinds))) - set(d)) != reduced:
+            raise GenericError(op, f"output {i} is not indexed by exactly the parallel loops")
+    new: list[Any] = []
+    b = IRBuilder(new.append)
+    block = op.body.block
+    env: dict[Any, Any] = {}
+    try:
+        for arg, v, d in zip(block.args, [*op.inputs, *op.outputs], dims):
+            env[arg] = (v, d)  # lifted lazily: an unread output is not laid out
+
+        def value(v: Any) -> Any:
+            if v in env:
+                got = env[v]
+                if isinstance(got, tuple):  # an operand not yet laid out
+                    got = env[v] = _lift(b, got[0], got[1], len(kinds))
+                return got
+            owner = v.owner
+            if isinstance(owner, arith.ConstantOp) and isinstance(
+                    owner.properties.get("value"), IntegerAttr | FloatAttr):
+                d = dtype_of_element(v.type)
+                scalar = owner.properties["value"].value.data
+                with np.errstate(all="ignore"):  # a signless int's bits (200 : i8)
+                    arr = np.asarray(scalar).astype(d.np)
+                return b.op("constant", value=DenseValue(arr.reshape(()), (), d))
+            if isinstance(v, BlockArgument) or owner is None:
+                raise GenericError(op, f"its body reads {v.type} values from outside that "
+                                       "are not arith.constant scalars")
+            raise GenericError(op, f"its body reads a value of '{owner.name}' from outside")
+
+        yields: list[Any] = []
+        for inner in block.ops:
+            if isinstance(inner, YieldOp):
+                yields = list(inner.operands)
+                break
+            if isinstance(inner, arith.ConstantOp):
+                env[inner.results[0]] = value(inner.results[0])
+                continue
+            if isinstance(inner, IndexOp):
+                raise GenericError(op, "linalg.index in its body is not supported (an index "
+                                       "is no pyflame element type)")
+            env[inner.results[0]] = _body_op(b, inner, [value(v) for v in inner.operands],
+                                             op, upstream_as_pyflame)
+        results = []
+        for k, (y, d) in enumerate(zip(yields, out_dims)):
+            out_arg = block.args[n_in + k]
+            if not reduced:  # (the output's element, if read, is one more input)
+                r = value(y)
+            else:
+                r = _reduction(b, op, y, out_arg, value, reduced)
+            full = tuple(extent[i] for i in sorted(d))
+            if b.shape(r) != full:  # loops the value does not depend on
+                lifted = tuple(extent[i] if i in d else 1 for i in range(len(kinds)))
+                if reduced and b.shape(r) != lifted:
+                    raise GenericError(op, "internal: a reduced value of unexpected shape")
+                if not reduced:
+                    r = b.broadcast_to(r, shape=tuple(extent))
+            if reduced and len(b.shape(r)) != len(d):
+                r = b.reshape(r, shape=full)
+            order = sorted(range(len(d)), key=lambda i: d[i])
+            inverse = [order.index(i) for i in range(len(d))]
+            if inverse != list(range(len(d))):
+                r = b.permute(r, perm=tuple(inverse))
+            if reduced:
+                r = _combine_init(b, op, y, r, op.outputs[k])
+            results.append(r)
+    except (ShapeError, VerifyException) as e:
+        raise GenericError(op, f"cannot be converted: {e}") from None
+    for r, want in zip(results, op.results, strict=True):
+        if r.type != want.type:
+            raise GenericError(op, f"declares the result type {want.type}, but its body "
+                                   f"gives {r.type}")
+    parent = op.parent
+    for n in new:
+        n.location = op.location
+        parent.insert_op_before(n, op)
+    for old, r in zip(op.results, results):
+        old.replace_all_uses_with(r)
+    parent.erase_op(op)
+
+
+def _reads(v: Any, target: Any) -> bool:
+    """Whether the body value ``v`` depends on ``target``."""
+    todo, seen = [v], set()
+    while todo:
+        cur = todo.pop()
+        if cur is target:
+            return True
+        owner = getattr(cur, "owner", None)
+        if owner is None or id(owner) in seen or not hasattr(owner, "operands"):
+            continue
+        seen.add(id(owner))
+        todo.extend(owner.operands)
+    return False
+
+
+def _reduction(b: Any, op: Any, y: Any, out_arg: Any, value: Any, reduced: list[int]
+               ) -> Any:
+    """``y = combine(x, out)`` with ``x`` independent of ``out``: the reduction
+    of ``x`` over the reduced loops (keeping them as unit dimensions)."""
+    owner = y.owner
+    name = getattr(owner, "name", None)
+    if name not in _COMBINE or list(owner.operands).count(out_arg) != 1:
+        raise GenericError(op, "a reduction whose body does not yield addf/addi, mulf/muli, "
+                               "maximumf/minimumf or maxsi/minsi of a value and the output's "
+                               "element is not supported")
+    if sum(1 for _ in out_arg.uses) != 1:
+        raise GenericError(op, "its body reads the output's element more than once")
+    x = owner.operands[1] if owner.operands[0] is out_arg else owner.operands[0]
+    if _reads(x, out_arg):
+        raise GenericError(op, "its reduction's value depends on the output's element")
+    reduction, _ = _COMBINE[name]
+    v = value(x)
+    if any(b.shape(v)[i] == 1 for i in reduced):  # it must span the loops it counts
+        raise GenericError(op, "a reduction of a value that does not depend on a reduced "
+                               "loop is not supported")
+    attrs: dict[str, Any] = {"dims": tuple(reduced), "keepdim": True}
+    if reduction in ("max", "min"):
+        attrs["ties"] = None
+    r = b.op(reduction, v, **attrs)
+    dt = b.dtype(v)
+    if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
+        r = b.convert(r, dtype=dt)
+    return r
+
+
+def _combine_init(b: Any, op: Any, y: Any, r: Any, init: Any) -> Any:
+    """The reduction folded into the output's initial value (a fold from +0.0
+    is what the sum computes: then nothing is added)."""
+    from .dialects.dtypes import FLOAT
+    from .passes.common import constant_array
+
+    _, combine = _COMBINE[y.owner.name]
+    arr = constant_array(init)
+    if combine == "add" and arr is not None and not np.any(arr) and not np.signbit(arr).any():
+        return r
+    out = b.op(combine, r, init)
+    if combine == "add" and b.dtype(r).category == FLOAT and (arr is None or np.signbit(
+            arr).any()):
+        raise GenericError(op, "a float sum into an initial value that may be -0.0 is not "
+                               "supported (its sign of zero would differ)")
+    return out
+
+
+def _body_op(b: Any, inner: Any, operands: list[Any], op: Any, upstream_as_pyflame: Any
+             ) -> Any:
+    """A scalar ``arith``/``math`` op of the body, on the laid-out tensors."""
+    from .dialects.pyflame import dtype_of_element
+
+    name = inner.name
+    if name == "arith.select":
+        return b.where(*operands)
+    if name in ("arith.cmpf", "arith.cmpi"):
+        from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS, CMPI_COMPARISON_OPERATIONS
+
+        table = _CMPF if name == "arith.cmpf" else _CMPI
+        names = CMPF_COMPARISON_OPERATIONS if name == "arith.cmpf" else \
+            CMPI_COMPARISON_OPERATIONS
+        key = names[inner.properties["predicate"].value.data]
+        if key not in table:
+            raise GenericError(op, f"'{name}' with predicate {key} is not supported")
+        target = table[key]
+        if name == "arith.cmpf":
+            cmp, negate = target
+            r = b.op(cmp, *operands)
+            return b.logical_not(r) if negate else r
+        return b.op(target, *operands)
+    if name in _CASTS:
+        src = b.dtype(operands[0])
+        dst = dtype_of_element(inner.results[0].type)
+        unsigned = name in ("arith.uitofp", "arith.fptoui")
+        if unsigned or (name == "arith.extui" and src.name != "bool"):
+            raise GenericError(op, f"'{name}' (an unsigned reading of signless bits) is not "
+                                   "supported")
+        return b.convert(operands[0], dtype=dst)
+    target = upstream_as_pyflame(inner)
+    if target is None:
+        raise GenericError(op, f"'{name}' in its body is not supported (no pyflame op, or "
+                               "fast-math flags)")
+    return b.op(target, *operands)
