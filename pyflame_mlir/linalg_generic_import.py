@@ -50,7 +50,8 @@ def _loops(op: Any) -> tuple[list[tuple[int, ...]], list[str], list[int]]:
     """Each operand's map as the loops its dimensions index, the iterator
     kinds, and each loop's extent; refused unless every map is a projected
     permutation and the operands agree on the extents."""
-    from xdsl.ir.affine import AffineDimExpr
+    from xdsl.dialects.builtin import TensorType
+    from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 
     from .dialects.pyflame import spec_of_type
 
@@ -62,19 +63,28 @@ def _loops(op: Any) -> tuple[list[tuple[int, ...]], list[str], list[int]]:
     extent: list[int | None] = [None] * len(kinds)
     dims: list[tuple[int, ...]] = []
     for i, (m, v) in enumerate(zip(maps, operands)):
-        if m.num_dims != len(kinds) or m.num_symbols or not all(
-                isinstance(e, AffineDimExpr) for e in m.results):
-            raise GenericError(op, f"indexing map {i} ({m}) is not a projected permutation "
-                                   f"of the {len(kinds)} loops: only those are supported")
-        d = tuple(e.position for e in m.results)
+        if not isinstance(v.type, TensorType) and not m.results:  # a scalar, as -> ()
+            dims.append(())
+            continue
         try:
             shape, _ = spec_of_type(v.type, f"operand {i}")
         except Exception as e:  # noqa: BLE001  (VerifyException: not a static tensor)
             raise GenericError(op, str(e)) from None
-        if len(set(d)) != len(d) or len(d) != len(shape):
-            raise GenericError(op, f"indexing map {i} ({m}) does not index the {len(shape)} "
-                                   f"dimensions of {v.type} with distinct loops")
+        # a loop, or the constant 0 indexing a unit dimension (tosa-to-linalg's broadcasts)
+        if m.num_dims != len(kinds) or m.num_symbols or len(m.results) != len(shape) or \
+                not all(isinstance(e, AffineDimExpr) or (isinstance(e, AffineConstantExpr)
+                                                         and e.value == 0 and n == 1)
+                        for e, n in zip(m.results, shape)):
+            raise GenericError(op, f"indexing map {i} ({m}) is not a projected permutation "
+                                   f"of the {len(kinds)} loops (constant 0 on unit "
+                                   f"dimensions) for {v.type}: only those are supported")
+        d = tuple(e.position if isinstance(e, AffineDimExpr) else -1 for e in m.results)
+        loops = [x for x in d if x >= 0]
+        if len(set(loops)) != len(loops):
+            raise GenericError(op, f"indexing map {i} ({m}) reads a loop twice (a diagonal)")
         for loop, n in zip(d, shape):
+            if loop < 0:
+                continue
             if extent[loop] not in (None, n):
                 raise GenericError(op, f"loop d{loop} runs over {extent[loop]} and {n} "
                                        "elements (operand shapes disagree)")
@@ -88,6 +98,9 @@ def _loops(op: Any) -> tuple[list[tuple[int, ...]], list[str], list[int]]:
 def _lift(b: Any, v: Any, d: Sequence[int], n_loops: int) -> Any:
     """``v`` indexed by loops ``d``, as a tensor over the loops in order (unit
     dimensions for the loops it does not depend on)."""
+    if -1 in d:  # unit dimensions indexed by the constant 0
+        kept = tuple(n for n, loop in zip(b.shape(v), d) if loop >= 0)
+        v, d = b.reshape(v, shape=kept), [loop for loop in d if loop >= 0]
     order = sorted(range(len(d)), key=lambda i: d[i])
     if order != list(range(len(d))):
         v = b.permute(v, perm=tuple(order))
@@ -101,7 +114,7 @@ def _lift(b: Any, v: Any, d: Sequence[int], n_loops: int) -> Any:
 def legalize_generic(op: Any, upstream_as_pyflame: Any) -> None:
     """Replace the ``linalg.generic`` ``op`` by pyflame ops (inserted before it)."""
     from xdsl.dialects import arith
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
     from xdsl.dialects.linalg.ops import IndexOp, YieldOp
     from xdsl.ir import BlockArgument
     from xdsl.utils.exceptions import VerifyException
@@ -125,9 +138,6 @@ def legalize_generic(op: Any, upstream_as_pyflame: Any) -> None:
     block = op.body.block
     env: dict[Any, Any] = {}
     try:
-        for arg, v, d in zip(block.args, [*op.inputs, *op.outputs], dims):
-            env[arg] = (v, d)  # lifted lazily: an unread output is not laid out
-
         def value(v: Any) -> Any:
             if v in env:
                 got = env[v]
@@ -147,6 +157,11 @@ def legalize_generic(op: Any, upstream_as_pyflame: Any) -> None:
                                        "are not arith.constant scalars")
             raise GenericError(op, f"its body reads a value of '{owner.name}' from outside")
 
+        for arg, v, d in zip(block.args, [*op.inputs, *op.outputs], dims):
+            if isinstance(v.type, TensorType):
+                env[arg] = (v, d)  # laid out when read: an unread output is not
+            else:  # a scalar operand: an arith.constant
+                env[arg] = value(v)
         yields: list[Any] = []
         for inner in block.ops:
             if isinstance(inner, YieldOp):
@@ -163,25 +178,32 @@ def legalize_generic(op: Any, upstream_as_pyflame: Any) -> None:
         results = []
         for k, (y, d) in enumerate(zip(yields, out_dims)):
             out_arg = block.args[n_in + k]
+            n = len(kinds)
+            # over the loops, in order: the reduced ones kept as unit dimensions
+            target = tuple(1 if i in reduced else extent[i] for i in range(n))
+            every = None
             if not reduced:  # (the output's element, if read, is one more input)
                 r = value(y)
             else:
-                r = _reduction(b, op, y, out_arg, value, reduced)
-            full = tuple(extent[i] for i in sorted(d))
-            if b.shape(r) != full:  # loops the value does not depend on
-                lifted = tuple(extent[i] if i in d else 1 for i in range(len(kinds)))
-                if reduced and b.shape(r) != lifted:
-                    raise GenericError(op, "internal: a reduced value of unexpected shape")
-                if not reduced:
-                    r = b.broadcast_to(r, shape=tuple(extent))
-            if reduced and len(b.shape(r)) != len(d):
-                r = b.reshape(r, shape=full)
-            order = sorted(range(len(d)), key=lambda i: d[i])
-            inverse = [order.index(i) for i in range(len(d))]
-            if inverse != list(range(len(d))):
-                r = b.permute(r, perm=tuple(inverse))
+                r, x = _reduction(b, op, y, out_arg, value, reduced)
+                every = _every_negative_zero(b, op, y, x, reduced, op.outputs[k])
+            if b.shape(r) != target:  # loops the value does not depend on
+                r = b.broadcast_to(r, shape=target)
+
+            def layout(v: Any, d: tuple[int, ...] = d) -> Any:
+                """From the loop order to the output's (its map ``d``)."""
+                if len(b.shape(v)) != len(d):
+                    v = b.reshape(v, shape=tuple(extent[i] for i in sorted(d)))
+                order = sorted(range(len(d)), key=lambda i: d[i])
+                inverse = [order.index(i) for i in range(len(d))]
+                return v if inverse == list(range(len(d))) else b.permute(
+                    v, perm=tuple(inverse))
+
+            r = layout(r)
             if reduced:
-                r = _combine_init(b, op, y, r, op.outputs[k])
+                r = _combine_init(b, y, r, op.outputs[k], None if every is None else layout(
+                    every if b.shape(every) == target else b.broadcast_to(every,
+                                                                          shape=target)))
             results.append(r)
     except (ShapeError, VerifyException) as e:
         raise GenericError(op, f"cannot be converted: {e}") from None
@@ -214,7 +236,7 @@ def _reads(v: Any, target: Any) -> bool:
 
 
 def _reduction(b: Any, op: Any, y: Any, out_arg: Any, value: Any, reduced: list[int]
-               ) -> Any:
+               ) -> tuple[Any, Any]:
     """``y = combine(x, out)`` with ``x`` independent of ``out``: the reduction
     of ``x`` over the reduced loops (keeping them as unit dimensions)."""
     owner = y.owner
@@ -240,25 +262,44 @@ def _reduction(b: Any, op: Any, y: Any, out_arg: Any, value: Any, reduced: list[
     dt = b.dtype(v)
     if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
         r = b.convert(r, dtype=dt)
-    return r
+    return r, v
 
 
-def _combine_init(b: Any, op: Any, y: Any, r: Any, init: Any) -> Any:
-    """The reduction folded into the output's initial value (a fold from +0.0
-    is what the sum computes: then nothing is added)."""
+def _every_negative_zero(b: Any, op: Any, y: Any, x: Any, reduced: list[int], init: Any
+                         ) -> Any:
+    """For a float sum into an init that may be -0.0: where every element
+    summed is -0.0 (1 / x is -inf), over the loops (reduced ones kept); else None."""
     from .dialects.dtypes import FLOAT
-    from .passes.common import constant_array
 
     _, combine = _COMBINE[y.owner.name]
-    arr = constant_array(init)
+    arr = _constant_through_broadcasts(init)
+    if combine != "add" or b.dtype(x).category != FLOAT or (
+            arr is not None and not np.signbit(arr).any()):
+        return None
+    others = b.ne(b.reciprocal(x), b.scalar(-np.inf, like=x))
+    return b.logical_not(b.max(others, dims=tuple(reduced), keepdim=True, ties=None))
+
+
+def _combine_init(b: Any, y: Any, r: Any, init: Any, every: Any) -> Any:
+    """The reduction ``r`` folded into the output's initial value. A sum folds
+    from +0.0 (numpy's identity): into an init of +0.0 it is that fold; else
+    the fold is init + sum, except where every element is -0.0 (``every``),
+    where the fold leaves init as it is (-0.0 too)."""
+    _, combine = _COMBINE[y.owner.name]
+    arr = _constant_through_broadcasts(init)
     if combine == "add" and arr is not None and not np.any(arr) and not np.signbit(arr).any():
         return r
     out = b.op(combine, r, init)
-    if combine == "add" and b.dtype(r).category == FLOAT and (arr is None or np.signbit(
-            arr).any()):
-        raise GenericError(op, "a float sum into an initial value that may be -0.0 is not "
-                               "supported (its sign of zero would differ)")
-    return out
+    return out if every is None else b.where(every, init, out)
+
+
+def _constant_through_broadcasts(v: Any) -> np.ndarray | None:
+    """The data of ``v`` if it is a pyflame constant, broadcast or reshaped."""
+    from .passes.common import constant_array
+
+    while getattr(v.owner, "name", None) in ("pyflame.broadcast_to", "pyflame.reshape"):
+        v = v.owner.operands[0]
+    return constant_array(v)
 
 
 def _body_op(b: Any, inner: Any, operands: list[Any], op: Any, upstream_as_pyflame: Any
