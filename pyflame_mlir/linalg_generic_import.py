@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GenericError", "legalize_generic"]
+__all__ = ["GenericError", "as_generic", "legalize_generic"]
 
 
 class GenericError(ValueError):
@@ -338,3 +338,32 @@ def _body_op(b: Any, inner: Any, operands: list[Any], op: Any, upstream_as_pyfla
         raise GenericError(op, f"'{name}' in its body is not supported (no pyflame op, or "
                                "fast-math flags)")
     return b.op(target, *operands)
+
+
+def as_generic(op: Any) -> Any:
+    """A ``linalg.reduce`` as the ``linalg.generic`` it is (the input over all
+    loops, the init over the ones not reduced), put in its place."""
+    from xdsl.dialects.builtin import AffineMapAttr
+    from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+    from xdsl.dialects.linalg.ops import GenericOp
+    from xdsl.ir.affine import AffineMap
+
+    rank = len(op.input.type.get_shape())
+    dims = set(op.dimensions.get_values())
+    if any(not 0 <= d < rank for d in dims):
+        raise GenericError(op, f"dimensions {sorted(dims)} are not dimensions of "
+                               f"{op.input.type}")
+    maps = [AffineMapAttr(AffineMap.identity(rank)),
+             AffineMapAttr(AffineMap.identity(rank).drop_results(
+                 [i in dims for i in range(rank)]))]
+    kinds = [IteratorTypeAttr.reduction() if i in dims else IteratorTypeAttr.parallel()
+             for i in range(rank)]
+    body = op.region.clone()
+    generic = GenericOp([op.input], [op.init], body, maps, kinds,
+                        [r.type for r in op.results])
+    generic.location = op.location
+    op.parent.insert_op_before(generic, op)
+    for old, new in zip(op.results, generic.results):
+        old.replace_all_uses_with(new)
+    op.parent.erase_op(op)
+    return generic

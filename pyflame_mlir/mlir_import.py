@@ -235,7 +235,14 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
     ``linalg.generic`` regions have no pyflame op."""
     from xdsl.dialects import arith, tensor
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
-    from xdsl.dialects.linalg.ops import FillOp, GenericOp, MatmulOp
+    from xdsl.dialects.linalg.ops import (
+        BroadcastOp,
+        FillOp,
+        GenericOp,
+        MatmulOp,
+        ReduceOp,
+        TransposeOp,
+    )
     from xdsl.rewriter import Rewriter
 
     from .dialects.pyflame import OP_CLASSES, attr_to_ir, ir_element_type
@@ -276,15 +283,35 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             if tuple(size) != out:  # a rank-reducing slice
                 new.append(create("reshape", [new[0].results[0]], op.result.type,
                                   {"shape": attr_to_ir("ints", out)}, op))
-        elif isinstance(op, GenericOp):
-            from .linalg_generic_import import GenericError, legalize_generic
+        elif isinstance(op, GenericOp | ReduceOp):
+            from .linalg_generic_import import GenericError, as_generic, legalize_generic
 
             try:
-                legalize_generic(op, lambda inner: _upstream_as_pyflame(inner, scalar=True))
+                generic = as_generic(op) if isinstance(op, ReduceOp) else op
+                legalize_generic(generic,
+                                 lambda inner: _upstream_as_pyflame(inner, scalar=True))
             except GenericError as e:
-                raise MlirLoadError(f"{_where(e.op, name)}: error: 'linalg.generic' "
+                raise MlirLoadError(f"{_where(e.op, name)}: error: '{op.name}' "
                                     f"{e.reason}") from None
             continue
+        elif isinstance(op, TransposeOp) and len(op.results) == 1:
+            new = [create("permute", [op.inputs[0]], op.results[0].type,
+                          {"perm": op.permutation}, op)]
+        elif isinstance(op, BroadcastOp) and len(op.results) == 1:
+            s, _ = _static_type(op, op.input.type, name)
+            out, _ = _static_type(op, op.results[0].type, name)
+            added = set(op.dimensions.get_values())
+            placed = [1 if i in added else out[i] for i in range(len(out))]
+            if len(s) + len(added) != len(out) or [n for i, n in enumerate(out)
+                                                   if i not in added] != list(s):
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.broadcast' of "
+                                    f"{op.input.type} into {op.results[0].type} adding "
+                                    f"dimensions {sorted(added)}: the shapes do not match")
+            shaped = create("reshape", [op.input], TensorType(
+                op.input.type.get_element_type(), placed),
+                {"shape": attr_to_ir("ints", placed)}, op)
+            new = [shaped, create("broadcast_to", [shaped.results[0]], op.results[0].type,
+                                  {"shape": attr_to_ir("ints", out)}, op)]
         elif isinstance(op, tensor.EmptyOp) and not op.operands:
             shape, d = _static_type(op, op.results[0].type, name)
             new = [create("constant", [], op.results[0].type,
@@ -319,9 +346,10 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             raise MlirLoadError(
                 f"{_where(op, name)}: error: '{op.name}' is not supported here: load_mlir runs "
                 "tensor programs; of the tensor/linalg dialects it takes static "
-                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul "
-                "and linalg.fill of an arith.constant, and unrolls scf.for of constant bounds "
-                "(other loops, linalg.generic regions and ops on scalars have no pyflame op)")
+                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul, "
+                "generic, reduce, transpose, broadcast and fill of an arith.constant, and "
+                "unrolls scf.for of constant bounds (other loops and ops on scalars have no "
+                "pyflame op)")
         Rewriter.replace_op(op, new, [new[-1].results[0]])
     for op in list(module.walk()):  # the scalar constants only fills read
         if isinstance(op, arith.ConstantOp) and not op.results[0].uses and isinstance(
