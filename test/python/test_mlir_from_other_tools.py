@@ -837,3 +837,195 @@ def test_pyflame_opt_prints_stablehlo_back_and_converts_it(tmp_path: Path) -> No
     for text in (printed, converted):
         for g, w in zip(pf.load_mlir(text)(x), want):
             np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=2e-6, atol=1e-6)
+
+
+# ---- linalg.generic on tensors (pyflame_mlir/linalg_generic_import.py) ----
+
+# what `mlir-opt --pass-pipeline="builtin.module(func.func(tosa-to-linalg-named,
+# tosa-to-linalg),linalg-generalize-named-ops,canonicalize)"` prints for
+# clamp(matmul(a, b) + c, 0, 6), its reduce_sum over axis 1, and exp(a)
+TOSA_AS_GENERIC = """
+#map = affine_map<(d0, d1, d2) -> ()>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map2 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#map3 = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#map5 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#map6 = affine_map<(d0, d1) -> ()>
+#map7 = affine_map<(d0, d1) -> (d0, d1)>
+#map8 = affine_map<(d0, d1, d2) -> (d0, d2)>
+module {
+  func.func @main(%arg0: tensor<2x4x3xf32>, %arg1: tensor<2x3x5xf32>, %arg2: tensor<1x1x5xf32>) -> (tensor<2x4x5xf32>, tensor<2x1x5xf32>, tensor<2x4x3xf32>) {
+    %cst = arith.constant 6.000000e+00 : f32
+    %cst_0 = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<2x4x5xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%cst_0 : f32) outs(%0 : tensor<2x4x5xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x4x5xf32>
+    %2 = linalg.generic {indexing_maps = [#map2, #map3, #map4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%1 : tensor<2x4x5xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %12 = arith.mulf %in, %in_1 : f32
+      %13 = arith.addf %out, %12 : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x5xf32>
+    %3 = tensor.empty() : tensor<2x4x5xf32>
+    %4 = linalg.generic {indexing_maps = [#map1, #map5, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2, %arg2 : tensor<2x4x5xf32>, tensor<1x1x5xf32>) outs(%3 : tensor<2x4x5xf32>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %12 = arith.addf %in, %in_1 : f32
+      linalg.yield %12 : f32
+    } -> tensor<2x4x5xf32>
+    %5 = tensor.empty() : tensor<2x4x5xf32>
+    %6 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%4 : tensor<2x4x5xf32>) outs(%5 : tensor<2x4x5xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %12 = arith.minimumf %in, %cst : f32
+      %13 = arith.maximumf %12, %cst_0 : f32
+      linalg.yield %13 : f32
+    } -> tensor<2x4x5xf32>
+    %7 = tensor.empty() : tensor<2x5xf32>
+    %8 = linalg.generic {indexing_maps = [#map6, #map7], iterator_types = ["parallel", "parallel"]} ins(%cst_0 : f32) outs(%7 : tensor<2x5xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<2x5xf32>
+    %9 = linalg.generic {indexing_maps = [#map1, #map8], iterator_types = ["parallel", "reduction", "parallel"]} ins(%6 : tensor<2x4x5xf32>) outs(%8 : tensor<2x5xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %12 = arith.addf %in, %out : f32
+      linalg.yield %12 : f32
+    } -> tensor<2x5xf32>
+    %expanded = tensor.expand_shape %9 [[0], [1, 2]] output_shape [2, 1, 5] : tensor<2x5xf32> into tensor<2x1x5xf32>
+    %10 = tensor.empty() : tensor<2x4x3xf32>
+    %11 = linalg.generic {indexing_maps = [#map1, #map1], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<2x4x3xf32>) outs(%10 : tensor<2x4x3xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %12 = math.exp %in : f32
+      linalg.yield %12 : f32
+    } -> tensor<2x4x3xf32>
+    return %6, %expanded, %11 : tensor<2x4x5xf32>, tensor<2x1x5xf32>, tensor<2x4x3xf32>
+  }
+}
+
+"""
+
+
+def test_tosa_lowered_to_linalg_generic_runs_against_numpy() -> None:
+    # linalg.generic (a matmul as a reduction, broadcasts by constant-0 maps, a
+    # generalized fill, a clamp reading captured constants) was refused
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    b = rng.standard_normal((2, 3, 5)).astype(np.float32)
+    c = rng.standard_normal((1, 1, 5)).astype(np.float32)
+    clamped, summed, e = pf.load_mlir(TOSA_AS_GENERIC)(a, b, c)
+    want = np.clip(a @ b + c, 0, 6)
+    np.testing.assert_allclose(clamped.numpy(), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(summed.numpy(), want.sum(1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(e.numpy(), np.exp(a), rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    ta = torch.tensor(a, requires_grad=True)
+    torch.clamp(ta @ torch.tensor(b) + torch.tensor(c), 0, 6).sum(1).square().sum().backward()
+    g = pf.grad(lambda x: (pf.load_mlir(TOSA_AS_GENERIC)(x, pf.tensor(b), pf.tensor(c))[1]
+                           ** 2).sum())(pf.tensor(a))
+    np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+_GENERIC = """#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @main(%a: tensor<4x3xf32>, %b: tensor<3xf32>, %i: tensor<4x3xi32>) -> (tensor<3x4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4x3xf32>, tensor<3x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #col, #t], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<3x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.cmpf ugt, %x, %y : f32
+    %q = arith.select %p, %x, %zero : f32
+    linalg.yield %q : f32
+  } -> tensor<3x4xf32>
+  %m = tensor.empty() : tensor<4xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %mf = linalg.fill ins(%ninf : f32) outs(%m : tensor<4xf32>) -> tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x3xf32>) outs(%mf : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = math.exp %x : f32
+    %r = arith.maximumf %o, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %n = tensor.empty() : tensor<4xi32>
+  %seven = arith.constant 7 : i32
+  %nf = linalg.fill ins(%seven : i32) outs(%n : tensor<4xi32>) -> tensor<4xi32>
+  %2 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%i : tensor<4x3xi32>) outs(%nf : tensor<4xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    %r = arith.addi %x, %o : i32
+    linalg.yield %r : i32
+  } -> tensor<4xi32>
+  %3:2 = linalg.generic {indexing_maps = [#id, #id, #t], iterator_types = ["parallel", "parallel"]} ins(%i : tensor<4x3xi32>) outs(%a, %0 : tensor<4x3xf32>, tensor<3x4xf32>) {
+  ^bb0(%x: i32, %o: f32, %o2: f32):
+    %f = arith.sitofp %x : i32 to f32
+    %g = arith.mulf %f, %o : f32
+    linalg.yield %g, %o2 : f32, f32
+  } -> (tensor<4x3xf32>, tensor<3x4xf32>)
+  return %0, %1, %2, %3#0, %3#1 : tensor<3x4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4x3xf32>, tensor<3x4xf32>
+}"""
+
+
+def test_linalg_generic_maps_compares_casts_and_reductions_against_numpy() -> None:
+    a = np.array([[0.5, -1.0, np.nan], [2.0, 0.1, -3.0], [1.0, 1.0, 1.0], [0.0, -0.0, 4.0]],
+                 np.float32)
+    b = np.array([1.0, -2.0, 0.5], np.float32)
+    i = np.array([[1, 2, 3], [-4, 5, 6], [7, -8, 9], [0, 0, 2**31 - 1]], np.int32)
+    r0, r1, r2, r3, r4 = (r.numpy() for r in pf.load_mlir(_GENERIC)(a, b, i))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(r0, np.where(~(a <= b), a, 0).T)  # ugt: NaN is true
+    np.testing.assert_array_equal(r1, np.exp(a).max(1))  # NaN propagates, as maximumf
+    np.testing.assert_array_equal(r2, (i.sum(1) + 7).astype(np.int32))  # wraps in i32
+    np.testing.assert_array_equal(r3, i.astype(np.float32) * a)
+    np.testing.assert_array_equal(r4, r0)  # an output the body passes through
+
+
+@pytest.mark.parametrize(("body", "maps", "kinds", "message"), [
+    ("%k = linalg.index 0 : index\n    linalg.yield %x : f32", "#id, #id", '"parallel", "parallel"',
+     "linalg.index in its body is not supported"),
+    ("%r = arith.subf %x, %o : f32\n    linalg.yield %r : f32", "#id, #row",
+     '"parallel", "reduction"', "a reduction whose body does not yield addf"),
+    ("%r = arith.maxnumf %x, %x : f32\n    linalg.yield %r : f32", "#id, #id",
+     '"parallel", "parallel"', "'arith.maxnumf' in its body is not supported"),
+    ("linalg.yield %x : f32", "#one, #id", '"parallel", "parallel"',
+     "is not a projected permutation"),
+    ("linalg.yield %x : f32", "#id, #row", '"parallel", "reduction"',
+     "a reduction whose body does not yield"),
+])
+def test_linalg_generic_without_a_pyflame_meaning_is_a_located_error(
+        body: str, maps: str, kinds: str, message: str) -> None:
+    out = "tensor<4xf32>" if "reduction" in kinds else "tensor<4x3xf32>"
+    text = ("#id = affine_map<(d0, d1) -> (d0, d1)>\n#row = affine_map<(d0, d1) -> (d0)>\n"
+            "#one = affine_map<(d0, d1) -> (d0, 1)>\n"
+            f"func.func @main(%a: tensor<4x3xf32>, %c: {out}) -> {out} {{\n"
+            f"  %0 = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{kinds}]}} "
+            f"ins(%a : tensor<4x3xf32>) outs(%c : {out}) {{\n  ^bb0(%x: f32, %o: f32):\n"
+            f"    {body}\n  }} -> {out}\n  func.return %0 : {out}\n}}\n")
+    with pytest.raises(pf.MlirLoadError, match=f"^<string>:5:3: error: 'linalg.generic' "
+                       f".*{re.escape(message)}"):
+        pf.load_mlir(text)
+
+
+@pytest.mark.skipif(not MLIR_OPT.exists() and shutil.which("mlir-opt") is None,
+                    reason="upstream mlir-opt (the [mlir] extra) is not installed")
+@pytest.mark.parametrize("flags", [["--convert-elementwise-to-linalg"],
+                                   ["--linalg-generalize-named-ops"]])
+def test_what_mlir_opt_lowers_to_linalg_generic_computes_the_same(flags: list[str],
+                                                                   tmp_path: Path) -> None:
+    text = """func.func @main(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+  %m = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %t = math.tanh %a : tensor<4x3xf32>
+  %s = arith.mulf %t, %a : tensor<4x3xf32>
+  %q = arith.maximumf %s, %a : tensor<4x3xf32>
+  func.return %m, %q : tensor<4x5xf32>, tensor<4x3xf32>
+}"""
+    src = tmp_path / "in.mlir"
+    src.write_text(text)
+    tool = str(MLIR_OPT) if MLIR_OPT.exists() else "mlir-opt"
+    printed = subprocess.run([tool, *flags, str(src)], capture_output=True, text=True,
+                             check=True).stdout
+    assert "linalg.generic" in printed
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 3), (3, 5), (4, 5)]]
+    for got, want in zip(pf.load_mlir(printed)(*args), pf.load_mlir(text)(*args)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
