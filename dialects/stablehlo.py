@@ -196,10 +196,18 @@ class StablehloOp(Operation):
     FORMAT: ClassVar[str] = "same"
     PROPS: ClassVar[dict[str, type[Attribute]]] = {}
     ARITY: ClassVar[int | None] = None  # operands (None: any number)
+    RESULTS: ClassVar[int] = 1
 
     def verify_(self) -> None:
+        self.verify_common(self.RESULTS, 0)
+
+    def verify_common(self, results: int, regions: int) -> None:
         if self.ARITY is not None and len(self.operands) != self.ARITY:
             raise VerifyException(f"expects {self.ARITY} operands, got {len(self.operands)}")
+        if len(self.results) != results:
+            raise VerifyException(f"expects {results} result(s), got {len(self.results)}")
+        if len(self.regions) != regions:
+            raise VerifyException(f"expects {regions} region(s), got {len(self.regions)}")
         for key, kind in self.PROPS.items():
             value = self.properties.get(key)
             if not isinstance(value, kind):
@@ -611,6 +619,28 @@ class ReturnOp(StablehloOp):
     name = "stablehlo.return"
     traits = traits_def(Pure(), IsTerminator())
     FORMAT = "return"
+    RESULTS = 0
+
+
+class ReduceOp(StablehloOp):
+    """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
+
+    name = "stablehlo.reduce"
+    FORMAT = "reduce"
+    PROPS = {"dimensions": DenseArrayBase}
+
+    def verify_(self) -> None:
+        n = len(self.operands) // 2
+        if not n or len(self.operands) % 2 or len(self.results) != n:
+            raise VerifyException(f"expects n inputs, n init values and n results, got "
+                                  f"{len(self.operands)} operands and {len(self.results)} "
+                                  "results")
+        if len(self.regions) != 1 or len(self.regions[0].blocks) != 1 or \
+                len(self.regions[0].block.args) != 2 * n or \
+                not isinstance(self.regions[0].block.last_op, ReturnOp):
+            raise VerifyException(f"expects a body of one block of {2 * n} arguments ending "
+                                  "in stablehlo.return")
+        self.verify_common(n, 1)
 
 
 # elementwise ops, as their StableHLO names (semantics: passes/convert_stablehlo.py)
@@ -645,7 +675,7 @@ _OPS: list[type[StablehloOp]] = [
                                     "interior_padding": _ARR}),
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
-    _op("stablehlo.reduce", "reduce", None, {"dimensions": _ARR}),
+    ReduceOp,
     ReturnOp,
 ]
 _BY_NAME = {c.name: c for c in _OPS}
