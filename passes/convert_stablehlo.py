@@ -389,11 +389,68 @@ def _is_identity(init: SSAValue, combine: str, d: DType) -> bool:
     return bool(v == (info.min if combine == "maximum" else info.max))
 
 
+# the body JAX writes for argmax/argmin over (value, index) pairs: the larger
+# (smaller) value or a NaN wins, ties go to the smaller index; block arguments
+# (value, index) of the accumulated pair, then of the next
+_ARG_BODY = (("c1", "compare", "DIR", ("v1", "v2")), ("c2", "compare", "NE", ("v1", "v1")),
+             ("o1", "or", None, ("c1", "c2")), ("c3", "compare", "EQ", ("v1", "v2")),
+             ("c4", "compare", "LT", ("i1", "i2")), ("a1", "and", None, ("c3", "c4")),
+             ("o2", "or", None, ("o1", "a1")), ("s1", "select", None, ("o1", "v1", "v2")),
+             ("s2", "select", None, ("o2", "i1", "i2")))
+
+
+def _arg_reduction(b: IRBuilder, op: StablehloOp) -> list[SSAValue] | None:
+    """``jnp.argmax``/``argmin``'s two-operand reduce (values and their iota),
+    as ``max``/``min`` and ``argmax``/``argmin``; None if it is not that."""
+    x, index, init_v, init_i = op.operands
+    dims = op.prop_ints("dimensions")
+    block = op.regions[0].block
+    iota = index.owner
+    if len(dims) != 1 or b.dtype(x).category != FLOAT or not (
+            getattr(iota, "name", None) == "pyflame.iota" and b.shape(index) == b.shape(x)
+            and iota.py_attrs()["dim"] == dims[0]):
+        return None
+    env = dict(zip(("v1", "i1", "v2", "i2"), block.args))
+    for key, name, direction, args in _ARG_BODY:
+        found = None
+        for cand in block.ops:
+            if cand.name == f"stablehlo.{name}" and [env.get(a) for a in args] == list(
+                    cand.operands) and cand.results and cand.results[0] not in env.values():
+                found = cand
+                break
+        if found is None:
+            return None
+        if name == "compare":
+            got = found.properties["comparison_direction"].data.value  # type: ignore[union-attr]
+            want = direction
+            if direction == "DIR":
+                want = got if got in ("GT", "LT") else "?"
+                env["DIR"] = got  # type: ignore[assignment]
+            if got != want:
+                return None
+        env[key] = found.results[0]
+    ret = block.last_op
+    if ret is None or list(ret.operands) != [env["s1"], env["s2"]] or \
+            len(list(block.ops)) != len(_ARG_BODY) + 1:
+        return None
+    is_max = env["DIR"] == "GT"  # type: ignore[comparison-overlap]
+    v0, i0 = constant_array(init_v), constant_array(init_i)
+    if v0 is None or i0 is None or float(v0) != (-np.inf if is_max else np.inf) or int(i0):
+        return None
+    values = b.op("max" if is_max else "min", x, dims=dims, keepdim=False, ties=None)
+    where = b.op("argmax" if is_max else "argmin", x, dim=dims[0], keepdim=False)
+    d = b.dtype(index)
+    return [values, where if b.dtype(where) is d else b.convert(where, dtype=d)]
+
+
 def _reduce(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    if len(op.operands) == 4 and (args := _arg_reduction(b, op)) is not None:
+        return args
     if len(op.operands) != 2:
-        raise StablehloError(op, f"of {len(op.operands) // 2} operands at once (argmax's "
-                                 "value-index pairs) is not supported: only one-operand "
-                                 "reductions of add, multiply, maximum, minimum, and, or")
+        raise StablehloError(op, f"of {len(op.operands) // 2} operands at once is not "
+                                 "supported: only one-operand reductions of add, multiply, "
+                                 "maximum, minimum, and, or, and the (value, iota) pair "
+                                 "jnp.argmax/argmin reduce")
     x, init = op.operands
     applies = _reduce_applies(op)
     if applies is None:  # the commutative ops also read their arguments swapped
