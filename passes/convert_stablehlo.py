@@ -238,45 +238,88 @@ def _slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
                     limit=op.prop_ints("limit_indices"), stride=op.prop_ints("strides"))]
 
 
-def _constant_starts(b: IRBuilder, op: StablehloOp, x: SSAValue, starts: Sequence[SSAValue],
-                     sizes: Sequence[int]) -> list[int]:
-    """The start indices of a dynamic slice or update, clamped as the spec
-    says (to [0, dim - size]); they must be constants."""
+def _starts(b: IRBuilder, op: StablehloOp, x: SSAValue, starts: Sequence[SSAValue],
+            sizes: Sequence[int]) -> list[int | SSAValue]:
+    """The start indices of a dynamic slice or update, clamped as the spec says
+    (to [0, dim - size]): an int where the index is a constant, else the
+    clamped index as a 0-d int64 tensor."""
     s = b.shape(x)
     if len(starts) != len(s) or len(sizes) != len(s):
         raise StablehloError(op, f"takes one start index per dimension of {list(s)}, got "
                                  f"{len(starts)}")
-    out = []
+    out: list[int | SSAValue] = []
     for i, (v, n, k) in enumerate(zip(starts, s, sizes)):
-        arr = constant_array(v)
-        if arr is None or arr.ndim != 0 or arr.dtype.kind not in "iu":
-            raise StablehloError(op, f"start index {i} is not a constant integer scalar: "
-                                     "only slices at constant indices are supported")
+        if b.shape(v) != () or b.dtype(v).category in (FLOAT, BOOL):
+            raise StablehloError(op, f"start index {i} is not an integer scalar")
         if not 0 <= k <= n:
             raise StablehloError(op, f"size {k} of dimension {i} is not within [0, {n}]")
-        out.append(min(max(int(arr), 0), n - k))
+        arr = constant_array(v)
+        if arr is not None:
+            out.append(min(max(int(arr), 0), n - k))
+            continue
+        v = v if b.dtype(v) is int64 else b.convert(v, dtype=int64)
+        low, high = _index(b, 0), _index(b, n - k)
+        out.append(b.minimum(b.maximum(v, low), high))
     return out
+
+
+def _index(b: IRBuilder, v: int) -> SSAValue:
+    return b.op("constant", value=DenseValue(np.asarray(v, np.int64), (), int64))
+
+
+def _positions(b: IRBuilder, start: SSAValue, count: int, shape: Sequence[int], dim: int
+               ) -> SSAValue:
+    """start + 0..count-1 along ``dim``, broadcast to ``shape`` (whose ``dim`` is
+    ``count``): gather's index tensor."""
+    at = b.add(b.iota(shape=(count,), dim=0, dtype=int64), start)
+    placed = tuple(count if i == dim else 1 for i in range(len(shape)))
+    at = b.reshape(at, shape=placed)
+    return at if placed == tuple(shape) else b.broadcast_to(at, shape=tuple(shape))
 
 
 def _dynamic_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     x, *starts = op.operands
     sizes = op.prop_ints("slice_sizes")
-    first = _constant_starts(b, op, x, starts, sizes)
-    return [b.slice(x, start=tuple(first), limit=tuple(a + k for a, k in zip(first, sizes)),
-                    stride=(1,) * len(first))]
+    first = _starts(b, op, x, starts, sizes)
+    fixed = [a if isinstance(a, int) else 0 for a in first]
+    limit = [a + k if isinstance(a, int) else n for a, k, n in zip(first, sizes, b.shape(x))]
+    if fixed != [0] * len(fixed) or limit != list(b.shape(x)):
+        x = b.slice(x, start=tuple(fixed), limit=tuple(limit), stride=(1,) * len(fixed))
+    for d, a in enumerate(first):  # a start only known when run: gather the rows
+        if not isinstance(a, int):
+            shape = tuple(sizes[d] if i == d else n for i, n in enumerate(b.shape(x)))
+            x = b.gather(x, _positions(b, a, sizes[d], shape, d), dim=d)
+    return [x]
 
 
 def _dynamic_update_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     x, update, *starts = op.operands
     s, u = b.shape(x), b.shape(update)
-    first = _constant_starts(b, op, x, starts, u)
+    first = _starts(b, op, x, starts, u)
     if b.dtype(update) is not b.dtype(x):
         raise StablehloError(op, "updates a tensor with one of another element type")
-    low = tuple(first)
-    high = tuple(n - a - k for n, a, k in zip(s, first, u))
-    zeros = (0,) * len(s)
-    placed = b.pad(update, low=low, high=high, interior=zeros)
-    inside = b.pad(_true(b, u), low=low, high=high, interior=zeros)
+    if all(isinstance(a, int) for a in first):
+        low = tuple(first)  # type: ignore[arg-type]
+        high = tuple(n - a - k for n, a, k in zip(s, first, u))  # type: ignore[operator]
+        zeros = (0,) * len(s)
+        placed = b.pad(update, low=low, high=high, interior=zeros)
+        inside = b.pad(_true(b, u), low=low, high=high, interior=zeros)
+        return [b.where(inside, placed, x)]
+    # each element of x reads update[p - start] where 0 <= p - start < size
+    placed, inside = update, None
+    for d, a in enumerate(first):
+        start = _index(b, a) if isinstance(a, int) else a
+        offset = b.sub(_positions(b, _index(b, 0), s[d], (s[d],), 0), start)
+        hit = b.logical_and(b.ge(offset, _index(b, 0)), b.lt(offset, _index(b, u[d])))
+        shape = tuple(s[i] if i <= d else u[i] for i in range(len(s)))
+        index = b.minimum(b.maximum(offset, _index(b, 0)), _index(b, u[d] - 1))
+        line = tuple(s[d] if i == d else 1 for i in range(len(s)))
+        index = b.reshape(index, shape=line)
+        placed = b.gather(placed, b.broadcast_to(index, shape=shape) if line != shape
+                          else index, dim=d)
+        hit = b.reshape(hit, shape=line)
+        inside = hit if inside is None else b.logical_and(inside, hit)
+    assert inside is not None
     return [b.where(inside, placed, x)]
 
 

@@ -782,9 +782,9 @@ def test_stablehlo_shape_ops_follow_the_specification() -> None:
     (_hlo("  %r0 = stablehlo.compare LT, %x, %x, TOTALORDER : (tensor<4xf32>, tensor<4xf32>) "
           "-> tensor<4xi1>", "%x: tensor<4xf32>", "tensor<4xi1>"),
      "2:3", "compares float32 tensors as TOTALORDER"),
-    (_hlo("  %r0 = stablehlo.dynamic_slice %x, %k, sizes = [2] : (tensor<4xf32>, tensor<i32>) "
-          "-> tensor<2xf32>", "%x: tensor<4xf32>, %k: tensor<i32>", "tensor<2xf32>"),
-     "2:3", "start index 0 is not a constant integer scalar"),
+    (_hlo("  %r0 = stablehlo.dynamic_slice %x, %k, sizes = [2] : (tensor<4xf32>, tensor<2xi32>) "
+          "-> tensor<2xf32>", "%x: tensor<4xf32>, %k: tensor<2xi32>", "tensor<2xf32>"),
+     "2:3", "start index 0 is not an integer scalar"),
     (_hlo("  %r0 = stablehlo.exponential %x : (tensor<4xf32>) -> tensor<4xf16>",
           "%x: tensor<4xf32>", "tensor<4xf16>"),
      "2:3", "declares the result type tensor<4xf16>, but its operands give tensor<4xf32>"),
@@ -804,6 +804,25 @@ def test_stablehlo_without_a_pyflame_meaning_is_a_located_error(text: str, where
                                                                message: str) -> None:
     with pytest.raises(pf.MlirLoadError, match=f"^<string>:{where}: error: .*{message}"):
         pf.load_mlir(text)
+
+
+def test_dynamic_slices_at_indices_known_when_run_match_jax() -> None:
+    # x[i] with i an argument (and dynamic_update_slice at one) was refused
+    jax = pytest.importorskip("jax")
+    jnp, lax = jax.numpy, jax.lax
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    u = -np.arange(6, dtype=np.float32).reshape(2, 3)
+    for fn in (lambda x, i: x[i], lambda x, i: lax.dynamic_slice(x, (i, i + 1), (2, 3)),
+               lambda x, i: lax.dynamic_update_slice(x, jnp.asarray(u) * x[:2, :3], (i, 2 * i)),
+               lambda x, i: lax.dynamic_update_slice(x, jnp.asarray(u), (1, i))):
+        f = pf.load_mlir(_jax_text(fn, x, np.int32(0)))
+        for i in (-7, -1, 0, 1, 2, 3, 9):  # clamped into range, as the spec says
+            np.testing.assert_array_equal(f(x, np.int32(i)).numpy(),
+                                          np.asarray(fn(jnp.asarray(x), jnp.int32(i))))
+        g = pf.grad(lambda a, f=f: (f(a, pf.tensor(np.int32(1))) ** 2).sum())(pf.tensor(x))
+        np.testing.assert_array_equal(g.numpy(),
+                                      np.asarray(jax.grad(lambda a, fn=fn: (fn(a, 1) ** 2
+                                                                            ).sum())(x)))
 
 
 def test_jax_argmax_runs_and_other_pair_reductions_are_located_errors() -> None:
