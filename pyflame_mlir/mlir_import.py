@@ -159,6 +159,14 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+    if any(op.dialect_name() == "tosa" for op in module.walk()):
+        from .tosa_import import TosaError, legalize_tosa
+
+        try:
+            legalize_tosa(module)
+        except TosaError as e:
+            raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
+                                f"{e.reason}") from None
     _convert_stablehlo(module, funcs, name)
 
 
@@ -494,7 +502,9 @@ def _parse(text: str, name: str) -> ModuleOp:
     ctx = make_context()
     ctx.load_dialect(Arith)  # constants and elementwise ops as other tools print
     ctx.load_dialect(Math)  # them (see _legalize)
-    for dialect in (Tensor, Linalg, Scf):  # upstream shape plumbing (_legalize_tensor_ops)
+    from xdsl.dialects.tosa import TOSA
+
+    for dialect in (Tensor, Linalg, Scf, TOSA):  # upstream ops (_legalize_tensor_ops, tosa)
         if ctx.get_optional_dialect(dialect.name) is None:
             ctx.load_dialect(dialect)
     from .dialects.stablehlo import CHLO, STABLEHLO

@@ -1064,3 +1064,57 @@ def test_what_mlir_opt_lowers_to_linalg_generic_computes_the_same(flags: list[st
     args = [rng.standard_normal(s).astype(np.float32) for s in [(4, 3), (3, 5), (4, 5)]]
     for got, want in zip(pf.load_mlir(printed)(*args), pf.load_mlir(text)(*args)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+TOSA = """func.func @main(%a: tensor<1x4x3xf32>, %b: tensor<1x3x5xf32>, %c: tensor<1x1x5xf32>) -> (tensor<1x4x5xf32>, tensor<1x1x5xf32>, tensor<1x4x5xf32>, tensor<2x4x5xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<1x4x3xf32>, tensor<1x3x5xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x5xf32>
+  %1 = tosa.add %0, %c : (tensor<1x4x5xf32>, tensor<1x1x5xf32>) -> tensor<1x4x5xf32>
+  %2 = tosa.clamp %1 {min_val = 0.0 : f32, max_val = 6.0 : f32} : (tensor<1x4x5xf32>) -> tensor<1x4x5xf32>
+  %3 = tosa.reduce_sum %2 {axis = 1 : i32} : (tensor<1x4x5xf32>) -> tensor<1x1x5xf32>
+  %sh = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %4 = tosa.mul %2, %1, %sh : (tensor<1x4x5xf32>, tensor<1x4x5xf32>, tensor<1xi8>) -> tensor<1x4x5xf32>
+  %5 = tosa.sin %4 : (tensor<1x4x5xf32>) -> tensor<1x4x5xf32>
+  %6 = tosa.reciprocal %c : (tensor<1x1x5xf32>) -> tensor<1x1x5xf32>
+  %7 = tosa.sub %5, %6 : (tensor<1x4x5xf32>, tensor<1x1x5xf32>) -> tensor<1x4x5xf32>
+  %8 = tosa.concat %7, %0 {axis = 0 : i32} : (tensor<1x4x5xf32>, tensor<1x4x5xf32>) -> tensor<2x4x5xf32>
+  return %2, %3, %7, %8 : tensor<1x4x5xf32>, tensor<1x1x5xf32>, tensor<1x4x5xf32>, tensor<2x4x5xf32>
+}
+"""
+
+
+def test_tosa_ops_run_against_numpy_and_torch_gradients() -> None:
+    # tosa ops (xDSL parses them; mlir-opt accepts this text) were refused
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 4, 3)).astype(np.float32)
+    b = rng.standard_normal((1, 3, 5)).astype(np.float32)
+    c = rng.standard_normal((1, 1, 5)).astype(np.float32)
+    f = pf.load_mlir(TOSA)
+    clamped, summed, waved, joined = (r.numpy() for r in f(a, b, c))
+    m = a @ b
+    want = np.clip(m + c, 0, 6)
+    wave = np.sin(want * (m + c)) - 1 / c
+    np.testing.assert_allclose(clamped, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(summed, want.sum(1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(waved, wave, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(joined, np.concatenate([wave, m]), rtol=1e-5, atol=1e-6)
+    torch = pytest.importorskip("torch")
+    ta = torch.tensor(a, requires_grad=True)
+    tm = ta @ torch.tensor(b) + torch.tensor(c)
+    (torch.sin(torch.clamp(tm, 0, 6) * tm) - 1 / torch.tensor(c)).sum().backward()
+    g = pf.grad(lambda x: f(x, pf.tensor(b), pf.tensor(c))[2].sum())(pf.tensor(a))
+    np.testing.assert_allclose(g.numpy(), ta.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('%s = "tosa.const"() <{values = dense<1> : tensor<1xi8>}> : () -> tensor<1xi8>\n'
+     "  %0 = tosa.mul %a, %a, %s : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1xi8>) -> "
+     "tensor<1x4xf32>", "'tosa.mul' with a shift that is not a constant 0"),
+    ("%0 = tosa.clamp %a {min_val = 0.0 : f32, max_val = 1.0 : f32, nan_mode = #tosa.nan_mode<"
+     "IGNORE>} : (tensor<1x4xf32>) -> tensor<1x4xf32>", "'tosa.clamp' with nan_mode"),
+])
+def test_tosa_without_a_pyflame_meaning_is_a_located_error(line: str, message: str) -> None:
+    text = (f"func.func @main(%a: tensor<1x4xf32>) -> tensor<1x4xf32> {{\n  {line}\n"
+            "  func.return %0 : tensor<1x4xf32>\n}\n")
+    with pytest.raises(pf.MlirLoadError, match=rf"^<string>:\d:3: error: {re.escape(message)}"):
+        pf.load_mlir(text)
