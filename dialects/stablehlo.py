@@ -593,11 +593,35 @@ def _parse_select(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     return _finish(cls, parser, _operands(parser), {}, "select")
 
 
+# "while": (%arg = %init, ...) : T, ... attr-dict cond { ... } do { ... }
+def _parse_while(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    def pair() -> tuple[Parser.UnresolvedArgument, UnresolvedOperand]:
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        return arg, parser.parse_unresolved_operand()
+
+    pairs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, pair)
+    parser.parse_punctuation(":")
+    types = [parser.parse_type()]
+    while parser.parse_optional_punctuation(",") is not None:
+        types.append(parser.parse_type())
+    if len(types) != len(pairs):
+        parser.raise_error(f"'stablehlo.while' has {len(pairs)} operands but {len(types)} "
+                           "types")
+    attrs = parser.parse_optional_attr_dict()
+    values = [parser.resolve_operand(o, t) for (_, o), t in zip(pairs, types)]
+    regions = []
+    for word in ("cond", "do"):
+        parser.parse_keyword(word)
+        regions.append(parser.parse_region([a.resolve(t) for (a, _), t in zip(pairs, types)]))
+    return cls.create(operands=values, result_types=types, attributes=attrs, regions=regions)
+
+
 _PARSE = {"same": _parse_same, "select": _parse_select, "arrow": _parse_same,
           "constant": _parse_constant, "iota": _parse_iota, "dims": _parse_dims,
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
-          "reduce": _parse_reduce, "return": _parse_return}
+          "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
@@ -620,6 +644,29 @@ class ReturnOp(StablehloOp):
     traits = traits_def(Pure(), IsTerminator())
     FORMAT = "return"
     RESULTS = 0
+
+
+class WhileOp(StablehloOp):
+    """``stablehlo.while``: carried values, a ``cond`` region (one ``i1``) and
+    a ``do`` region (the next values). Printed in the generic form."""
+
+    name = "stablehlo.while"
+    traits = traits_def()  # (its body may hold anything: not pure)
+    FORMAT = "while"
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        n = len(self.operands)
+        types = [v.type for v in self.operands]
+        if [r.type for r in self.results] != types or len(self.regions) != 2 or any(
+                len(r.blocks) != 1 or [a.type for a in r.block.args] != types
+                or not isinstance(r.block.last_op, ReturnOp) for r in self.regions):
+            raise VerifyException(f"expects {n} results, a cond and a do region of one "
+                                  "block each taking the carried values, ending in "
+                                  "stablehlo.return")
+        if len(self.regions[0].block.last_op.operands) != 1 or \
+                [v.type for v in self.regions[1].block.last_op.operands] != types:
+            raise VerifyException("expects cond to return one i1 and do the carried values")
 
 
 class ReduceOp(StablehloOp):
@@ -677,6 +724,7 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot", "dot", 2),
     ReduceOp,
     ReturnOp,
+    WhileOp,
 ]
 _BY_NAME = {c.name: c for c in _OPS}
 # the CHLO ops JAX prints whose value a pyflame op gives (erfc, sinh, cosh, atanh

@@ -566,6 +566,77 @@ RULES: dict[str, Rule] = {
 }
 
 
+MAX_UNROLLED = 4096  # iterations of one stablehlo.while that are unrolled
+
+
+def _constant_of(v: SSAValue) -> np.ndarray | None:
+    """The value of ``v`` if a stablehlo or pyflame constant defines it."""
+    owner = v.owner
+    if getattr(owner, "name", None) == "stablehlo.constant":
+        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+        value = owner.properties["value"]  # type: ignore[union-attr]
+        if isinstance(value, DenseIntOrFPElementsAttr) and not value.get_shape():
+            return np.asarray(value.get_values()[0])
+        return None
+    return constant_array(v)
+
+
+def _unroll(loop: StablehloOp) -> None:
+    """A ``stablehlo.while`` whose cond is ``counter < N`` (constants) and whose
+    body adds a positive constant to the counter (``fori_loop``, ``scan``),
+    unrolled: its body once per trip, the counter a constant in each."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    cond, body = (r.block for r in loop.regions)
+    ops = [op for op in cond.ops if op.name != "stablehlo.constant"]
+    compare = ops[0] if len(ops) == 2 else None
+    k = cond.args.index(compare.operands[0]) if (
+        compare is not None and compare.name == "stablehlo.compare"
+        and compare.operands[0] in cond.args
+        and compare.properties["comparison_direction"].data.value == "LT"  # type: ignore[union-attr]
+        and compare.results[0] in list(ops[1].operands)) else None
+    bound = _constant_of(compare.operands[1]) if k is not None else None  # type: ignore[union-attr]
+    first = _constant_of(loop.operands[k]) if k is not None else None
+    ret = body.last_op
+    step_op = ret.operands[k].owner if k is not None and ret is not None else None
+    step = None
+    if getattr(step_op, "name", None) == "stablehlo.add" and body.args[k] in list(
+            step_op.operands):  # type: ignore[union-attr]
+        other = [v for v in step_op.operands if v is not body.args[k]]  # type: ignore[union-attr]
+        step = _constant_of(other[0]) if other else None
+    if bound is None or first is None or step is None or int(step) <= 0 or \
+            first.dtype.kind not in "iu":
+        raise StablehloError(loop, "is not supported unless it counts: its cond must be "
+                                   "'counter < constant' and its body add a positive "
+                                   "constant to the counter, which starts at a constant "
+                                   "(fori_loop and scan of a fixed length are unrolled)")
+    trips = max(0, -(-(int(bound) - int(first)) // int(step)))
+    if trips > MAX_UNROLLED:
+        raise StablehloError(loop, f"of {trips} iterations: more than {MAX_UNROLLED} are not "
+                                   "unrolled")
+    counter_type = loop.operands[k].type
+    values = list(loop.operands)
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    def constant(v: int) -> SSAValue:
+        new = type(loop.operands[k].owner).create(  # (a stablehlo.constant)
+            result_types=[counter_type], properties={"value": DenseIntOrFPElementsAttr.from_list(
+                counter_type, [v])})  # type: ignore[arg-type]
+        new.location = loop.location
+        Rewriter.insert_op(new, InsertPoint.before(loop))
+        return new.results[0]
+
+    for t in range(trips):
+        mapping: dict[Any, Any] = dict(zip(body.args, values))
+        mapping[body.args[k]] = constant(int(first) + t * int(step))
+        for op in list(body.ops)[:-1]:
+            Rewriter.insert_op(op.clone(value_mapper=mapping), InsertPoint.before(loop))
+        values = [mapping.get(v, v) for v in ret.operands]  # type: ignore[union-attr]
+    values[k] = constant(int(first) + trips * int(step))
+    Rewriter.replace_op(loop, [], values)
+
+
 def convert_stablehlo(root: Operation) -> int:
     """Rewrite every StableHLO op under ``root`` (a module or one function;
     outside reduce bodies) into pyflame ops, in program order; returns how
@@ -573,6 +644,10 @@ def convert_stablehlo(root: Operation) -> int:
     from xdsl.utils.exceptions import VerifyException
 
     converted = 0
+    loops = [op for op in root.walk(region_first=True) if op.name == "stablehlo.while"]
+    for loop in loops:  # inner loops first
+        _unroll(loop)
+        converted += 1
     todo = [op for op in root.walk() if isinstance(op, StablehloOp)
             and not isinstance(op.parent_op(), StablehloOp)]
     for op in todo:

@@ -608,6 +608,10 @@ def _jax_cases() -> dict[str, tuple[Any, np.ndarray]]:
                                 jnp.maximum(a, 0), ~a, a & 3, a | 8, a ^ 5, jnp.sign(a),
                                 jnp.abs(a), a.sum(0), a.max(1), a.prod(0), a > 1), _I),
         "one_hot_times_nan": (lambda x: jax.nn.one_hot(jnp.array([0, 2, 1, 1]), 3) * x, _X),
+        "fori_loop_and_scan": (lambda x: (
+            lax.fori_loop(0, 3, lambda i, h: jnp.tanh(h * 0.5 + i), x),
+            *lax.scan(lambda c, r: (c + r, c * r[::-1]), jnp.zeros(3), x)),
+            np.nan_to_num(_X, nan=0.5, posinf=3.0)),
         "argmax_accuracy": (lambda x: (jnp.argmax(x, -1) == jnp.array([1, 2, 0, 2])).mean(),
                             np.nan_to_num(_X, nan=0.5)),
     }
@@ -616,7 +620,7 @@ def _jax_cases() -> dict[str, tuple[Any, np.ndarray]]:
 _JAX_CASES = ["mlp_log_softmax", "softmax_logsumexp", "where_compare_select", "unary",
               "rounding_and_sign", "dot_general_batch_and_transposed", "shape_plumbing",
               "dynamic_slices", "reductions", "clip_iota_convert", "integers",
-              "one_hot_times_nan", "argmax_accuracy"]
+              "one_hot_times_nan", "argmax_accuracy", "fori_loop_and_scan"]
 
 
 def _jax_text(fn: Any, *args: np.ndarray, generic: bool = False) -> str:
@@ -823,6 +827,36 @@ def test_dynamic_slices_at_indices_known_when_run_match_jax() -> None:
         np.testing.assert_array_equal(g.numpy(),
                                       np.asarray(jax.grad(lambda a, fn=fn: (fn(a, 1) ** 2
                                                                             ).sum())(x)))
+
+
+def test_jax_loops_of_a_fixed_length_are_unrolled_and_others_refused(tmp_path: Path) -> None:
+    # stablehlo.while (fori_loop, scan) was a parse error
+    jax = pytest.importorskip("jax")
+    jnp, lax = jax.numpy, jax.lax
+
+    def fn(x):
+        return lax.scan(lambda c, r: (jnp.tanh(c * r), c + r), x[0], x[1:])
+
+    x = np.random.default_rng(2).standard_normal((5, 3)).astype(np.float32)
+    text = _jax_text(fn, x)
+    f = pf.load_mlir(text)
+    for got, want in zip(f(x), fn(jnp.asarray(x))):
+        np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6, atol=1e-6)
+    g = pf.grad(lambda a: (f(a)[0] ** 2).sum() + f(a)[1].sum())(pf.tensor(x))
+    np.testing.assert_allclose(g.numpy(), jax.grad(
+        lambda a: (fn(a)[0] ** 2).sum() + fn(a)[1].sum())(x), rtol=1e-5, atol=1e-6)
+    src = tmp_path / "scan.mlir"  # pyflame-opt prints the loop (generic form) and reads it
+    src.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([str(src)]) in (0, None)
+    assert '"stablehlo.while"' in out.getvalue()
+    np.testing.assert_allclose(pf.load_mlir(out.getvalue())(x)[0].numpy(), f(x)[0].numpy())
+    data_dependent = _jax_text(lambda v: lax.while_loop(lambda h: h.sum() < 10.0,
+                                                        lambda h: h * 2.0, v), x[0])
+    with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:\d+: error: 'stablehlo.while' "
+                       "is not supported unless it counts"):
+        pf.load_mlir(data_dependent)
 
 
 def test_jax_argmax_runs_and_other_pair_reductions_are_located_errors() -> None:
