@@ -115,6 +115,56 @@ class DotDimensionNumbersAttr(ParametrizedAttribute):
         printer.print_string("<" + ", ".join(parts) + ">")
 
 
+_GATHER_FIELDS = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                  "start_indices_batching_dims", "start_index_map")
+
+
+@irdl_attr_definition
+class GatherDimensionNumbersAttr(ParametrizedAttribute):
+    """``#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], ...,
+    index_vector_dim = 1>`` (an absent list is empty)."""
+
+    name = "stablehlo.gather"
+
+    offset_dims: ArrayAttr[IntAttr] = param_def()
+    collapsed_slice_dims: ArrayAttr[IntAttr] = param_def()
+    operand_batching_dims: ArrayAttr[IntAttr] = param_def()
+    start_indices_batching_dims: ArrayAttr[IntAttr] = param_def()
+    start_index_map: ArrayAttr[IntAttr] = param_def()
+    index_vector_dim: IntAttr = param_def()
+
+    def lists(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(a.data for a in d) for d in (
+            self.offset_dims, self.collapsed_slice_dims, self.operand_batching_dims,
+            self.start_indices_batching_dims, self.start_index_map))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        values: dict[str, list[int]] = {f: [] for f in _GATHER_FIELDS}
+        vector = [0]
+
+        def field() -> None:
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            if key == "index_vector_dim":
+                vector[0] = parser.parse_integer()
+            elif key in values:
+                values[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                                parser.parse_integer)
+            else:
+                parser.raise_error(f"unknown #stablehlo.gather field '{key}'")
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, field)
+        return [*(ArrayAttr([IntAttr(v) for v in values[f]]) for f in _GATHER_FIELDS),
+                IntAttr(vector[0])]
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [f"{f} = [{', '.join(str(v) for v in d)}]"
+                 for f, d in zip(_GATHER_FIELDS, self.lists()) if d]
+        parts.append(f"index_vector_dim = {self.index_vector_dim.data}")
+        printer.print_string("<" + ", ".join(parts) + ">")
+
+
 # ---- ops ----
 
 def _ints(parser: Parser) -> list[int]:
@@ -617,7 +667,13 @@ def _parse_while(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     return cls.create(operands=values, result_types=types, attributes=attrs, regions=regions)
 
 
-_PARSE = {"same": _parse_same, "select": _parse_select, "arrow": _parse_same,
+def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
+                       f'"{cls.name}"(...) <{{...}}> : ...)')
+
+
+_PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_select,
+          "arrow": _parse_same,
           "constant": _parse_constant, "iota": _parse_iota, "dims": _parse_dims,
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
@@ -667,6 +723,16 @@ class WhileOp(StablehloOp):
         if len(self.regions[0].block.last_op.operands) != 1 or \
                 [v.type for v in self.regions[1].block.last_op.operands] != types:
             raise VerifyException("expects cond to return one i1 and do the carried values")
+
+
+class GatherOp(StablehloOp):
+    """``stablehlo.gather`` (JAX prints it in the generic form, and so do we)."""
+
+    name = "stablehlo.gather"
+    FORMAT = "generic"
+    ARITY = 2
+    PROPS = {"dimension_numbers": GatherDimensionNumbersAttr, "slice_sizes": DenseArrayBase}
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
 
 
 class ReduceOp(StablehloOp):
@@ -722,6 +788,7 @@ _OPS: list[type[StablehloOp]] = [
                                     "interior_padding": _ARR}),
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
+    GatherOp,
     ReduceOp,
     ReturnOp,
     WhileOp,
@@ -732,5 +799,6 @@ _BY_NAME = {c.name: c for c in _OPS}
 CHLO_UNARY = ("erf", "square", "asin", "acos", "atan")
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
-                                        PrecisionAttr, DotDimensionNumbersAttr])
+                                        PrecisionAttr, DotDimensionNumbersAttr,
+                                        GatherDimensionNumbersAttr])
 CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in CHLO_UNARY], [])

@@ -401,6 +401,81 @@ def _arrange(b: IRBuilder, x: SSAValue, perm: Sequence[int], shape: Sequence[int
     return x if b.shape(x) == tuple(shape) else b.reshape(x, shape=tuple(shape))
 
 
+def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's gather as one 1-D ``gather`` of the flattened operand: per
+    output element, its operand index (the start its batch position reads from
+    the start indices, clamped so the slice fits, plus its offset) as a linear
+    index, built from iotas over the output."""
+    from ..dialects.stablehlo import GatherDimensionNumbersAttr
+
+    x, starts = op.operands
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, GatherDimensionNumbersAttr)
+    offset_dims, collapsed, operand_batch, start_batch, index_map = numbers.lists()
+    vector_dim = numbers.index_vector_dim.data
+    sizes = op.prop_ints("slice_sizes")
+    xs, ss, out = b.shape(x), b.shape(starts), b.shape(op.results[0])
+    if b.dtype(starts).category in (FLOAT, BOOL):
+        raise StablehloError(op, "takes start indices that are not integers")
+    batch_out = [i for i in range(len(out)) if i not in offset_dims]
+    start_dims = [i for i in range(len(ss)) if i != vector_dim]  # ... <-> batch_out
+    offset_operand = [d for d in range(len(xs)) if d not in collapsed + operand_batch]
+    n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
+    ok = (len(sizes) == len(xs) and len(start_dims) == len(batch_out)
+          and len(offset_operand) == len(offset_dims) and n_vec == len(index_map)
+          and len(operand_batch) == len(start_batch)
+          and all(0 <= k <= n for k, n in zip(sizes, xs))
+          and all(sizes[d] == 1 for d in collapsed + operand_batch)
+          and all(out[o] == sizes[d] for o, d in zip(offset_dims, offset_operand))
+          and all(out[o] == ss[s] for o, s in zip(batch_out, start_dims))
+          and len(set(index_map)) == len(index_map)
+          and all(0 <= d < len(xs) for d in (*index_map, *collapsed, *operand_batch)))
+    if not ok:
+        raise StablehloError(op, f"dimension numbers {numbers} and slice_sizes {list(sizes)} "
+                                 f"do not fit operand {list(xs)}, start indices {list(ss)} "
+                                 f"and result {list(out)}")
+
+    def over_output(v: SSAValue, dims_out: Sequence[int]) -> SSAValue:
+        """A tensor over output dims ``dims_out`` (in order), broadcast to ``out``."""
+        placed = tuple(b.shape(v)[dims_out.index(i)] if i in dims_out else 1
+                       for i in range(len(out)))
+        v = v if b.shape(v) == placed else b.reshape(v, shape=placed)
+        return v if placed == out else b.broadcast_to(v, shape=out)
+
+    def axis(i: int) -> SSAValue:
+        return b.iota(shape=out, dim=i, dtype=int64)
+
+    index: dict[int, SSAValue] = {}
+    for k, d in enumerate(index_map):  # the start the batch position reads, clamped
+        if vector_dim < len(ss):
+            lo = tuple(k if i == vector_dim else 0 for i in range(len(ss)))
+            hi = tuple(k + 1 if i == vector_dim else n for i, n in enumerate(ss))
+            part = b.slice(starts, start=lo, limit=hi, stride=(1,) * len(ss))
+            part = b.reshape(part, shape=tuple(ss[i] for i in start_dims))
+        else:
+            part = starts
+        part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
+        part = b.minimum(b.maximum(part, _index(b, 0)), _index(b, xs[d] - sizes[d]))
+        index[d] = over_output(part, batch_out)
+    for d, s in zip(operand_batch, start_batch):  # the batch position itself
+        index[d] = axis(batch_out[start_dims.index(s)])
+    for d, o in zip(offset_operand, offset_dims):  # plus the offset in the slice
+        index[d] = b.add(index[d], axis(o)) if d in index else axis(o)
+    linear = None
+    stride = 1
+    for d in reversed(range(len(xs))):
+        if d in index:
+            term = index[d] if stride == 1 else b.mul(index[d], _index(b, stride))
+            linear = term if linear is None else b.add(linear, term)
+        stride *= xs[d]
+    total = int(np.prod(out, dtype=np.int64))
+    if linear is None:
+        linear = b.broadcast_to(_index(b, 0), shape=out) if out else _index(b, 0)
+    flat = b.reshape(x, shape=(int(np.prod(xs, dtype=np.int64)),))
+    got = b.gather(flat, b.reshape(linear, shape=(total,)), dim=0)
+    return [b.reshape(got, shape=out)]
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -563,6 +638,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.dot_general": _dot_general,
     "stablehlo.dot": _dot_general,
     "stablehlo.reduce": _reduce,
+    "stablehlo.gather": _gather,
 }
 
 

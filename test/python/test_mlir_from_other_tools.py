@@ -799,8 +799,8 @@ def test_stablehlo_shape_ops_follow_the_specification() -> None:
      "3:3", "'stablehlo.reduce' whose body is not one add, multiply, maximum or minimum"),
     (_hlo("  %r0 = stablehlo.cbrt %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
      "2:3", "'stablehlo.cbrt' is not supported"),
-    (_hlo("  %r0 = stablehlo.gather %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
-     r"2:\d+", "'stablehlo.gather' is not supported"),
+    (_hlo("  %r0 = stablehlo.scatter %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
+     r"2:\d+", "'stablehlo.scatter' is not supported"),
     (_hlo("  %r0 = chlo.erfc %x : tensor<4xf32> -> tensor<4xf32>", "%x: tensor<4xf32>",
           "tensor<4xf32>"), r"2:\d+", "'chlo.erfc' is not supported"),
 ])
@@ -857,6 +857,30 @@ def test_jax_loops_of_a_fixed_length_are_unrolled_and_others_refused(tmp_path: P
     with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:\d+: error: 'stablehlo.while' "
                        "is not supported unless it counts"):
         pf.load_mlir(data_dependent)
+
+
+def test_jax_gathers_match_jax_and_its_gradients() -> None:
+    # x[i], take_along_axis, vmapped indexing (stablehlo.gather, with batching
+    # dimensions) were refused
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    i = np.array([0, 4, -2, 3, 0], np.int32)
+    cases = [(lambda x, i: x[i], x), (lambda x, i: x[:, i % 3], x),
+             (lambda x, i: jnp.take_along_axis(x[:3], i[:3, None] % 3, axis=1), x),
+             (lambda y, i: y[i[:4] % 2, :, i[:4] % 4], y), (lambda y, i: y[..., i[:3] % 4], y),
+             (lambda y, i: jax.vmap(lambda a, j: a[j])(y, i[:2] % 3), y)]
+    for fn, a in cases:
+        f = pf.load_mlir(_jax_text(fn, a, i))
+        np.testing.assert_array_equal(f(a, i).numpy(), np.asarray(fn(jnp.asarray(a), i)))
+        g = pf.grad(lambda v, f=f: (f(v, pf.tensor(i)) ** 2).sum())(pf.tensor(a))
+        np.testing.assert_array_equal(g.numpy(), np.asarray(jax.grad(
+            lambda v, fn=fn: (fn(v, i) ** 2).sum())(a)))
+    # out of range, the start is clamped so the slice fits (as the spec says)
+    far = np.array([7, -9], np.int32)
+    got = pf.load_mlir(_jax_text(lambda x, j: jnp.take(x, j, axis=0, mode="clip"), x, far))
+    np.testing.assert_array_equal(got(x, far).numpy(), x[[4, 0]])
 
 
 def test_jax_argmax_runs_and_other_pair_reductions_are_located_errors() -> None:
