@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -115,32 +115,26 @@ class DotDimensionNumbersAttr(ParametrizedAttribute):
         printer.print_string("<" + ", ".join(parts) + ">")
 
 
-_GATHER_FIELDS = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
-                  "start_indices_batching_dims", "start_index_map")
+class _IndexDimensionNumbers(ParametrizedAttribute):
+    """``#stablehlo.gather<...>`` / ``#stablehlo.scatter<...>``: lists of
+    dimensions (an absent one is empty) and ``index_vector_dim``."""
 
+    FIELDS: ClassVar[tuple[str, ...]] = ()
 
-@irdl_attr_definition
-class GatherDimensionNumbersAttr(ParametrizedAttribute):
-    """``#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], ...,
-    index_vector_dim = 1>`` (an absent list is empty)."""
-
-    name = "stablehlo.gather"
-
-    offset_dims: ArrayAttr[IntAttr] = param_def()
-    collapsed_slice_dims: ArrayAttr[IntAttr] = param_def()
-    operand_batching_dims: ArrayAttr[IntAttr] = param_def()
-    start_indices_batching_dims: ArrayAttr[IntAttr] = param_def()
-    start_index_map: ArrayAttr[IntAttr] = param_def()
-    index_vector_dim: IntAttr = param_def()
+    def fields(self) -> tuple[Any, ...]:
+        """The parameters, in the order of ``FIELDS`` then ``index_vector_dim``."""
+        raise NotImplementedError
 
     def lists(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(a.data for a in d) for d in (
-            self.offset_dims, self.collapsed_slice_dims, self.operand_batching_dims,
-            self.start_indices_batching_dims, self.start_index_map))
+        return tuple(tuple(a.data for a in p) for p in self.fields()[:-1])
+
+    @property
+    def vector_dim(self) -> int:
+        return self.fields()[-1].data
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        values: dict[str, list[int]] = {f: [] for f in _GATHER_FIELDS}
+        values: dict[str, list[int]] = {f: [] for f in cls.FIELDS}
         vector = [0]
 
         def field() -> None:
@@ -152,17 +146,58 @@ class GatherDimensionNumbersAttr(ParametrizedAttribute):
                 values[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
                                                                 parser.parse_integer)
             else:
-                parser.raise_error(f"unknown #stablehlo.gather field '{key}'")
+                parser.raise_error(f"unknown #{cls.name} field '{key}'")
 
         parser.parse_comma_separated_list(parser.Delimiter.ANGLE, field)
-        return [*(ArrayAttr([IntAttr(v) for v in values[f]]) for f in _GATHER_FIELDS),
+        return [*(ArrayAttr([IntAttr(v) for v in values[f]]) for f in cls.FIELDS),
                 IntAttr(vector[0])]
 
     def print_parameters(self, printer: Printer) -> None:
         parts = [f"{f} = [{', '.join(str(v) for v in d)}]"
-                 for f, d in zip(_GATHER_FIELDS, self.lists()) if d]
-        parts.append(f"index_vector_dim = {self.index_vector_dim.data}")
+                 for f, d in zip(self.FIELDS, self.lists()) if d]
+        parts.append(f"index_vector_dim = {self.vector_dim}")
         printer.print_string("<" + ", ".join(parts) + ">")
+
+
+@irdl_attr_definition
+class GatherDimensionNumbersAttr(_IndexDimensionNumbers):
+    """``#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], ...>``"""
+
+    name = "stablehlo.gather"
+    FIELDS = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+              "start_indices_batching_dims", "start_index_map")
+
+    offset_dims: ArrayAttr[IntAttr] = param_def()
+    collapsed_slice_dims: ArrayAttr[IntAttr] = param_def()
+    operand_batching_dims: ArrayAttr[IntAttr] = param_def()
+    start_indices_batching_dims: ArrayAttr[IntAttr] = param_def()
+    start_index_map: ArrayAttr[IntAttr] = param_def()
+    index_vector_dim: IntAttr = param_def()
+
+    def fields(self) -> tuple[Any, ...]:
+        return (self.offset_dims, self.collapsed_slice_dims, self.operand_batching_dims,
+                self.start_indices_batching_dims, self.start_index_map, self.index_vector_dim)
+
+
+@irdl_attr_definition
+class ScatterDimensionNumbersAttr(_IndexDimensionNumbers):
+    """``#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], ...>``"""
+
+    name = "stablehlo.scatter"
+    FIELDS = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+              "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
+
+    update_window_dims: ArrayAttr[IntAttr] = param_def()
+    inserted_window_dims: ArrayAttr[IntAttr] = param_def()
+    input_batching_dims: ArrayAttr[IntAttr] = param_def()
+    scatter_indices_batching_dims: ArrayAttr[IntAttr] = param_def()
+    scatter_dims_to_operand_dims: ArrayAttr[IntAttr] = param_def()
+    index_vector_dim: IntAttr = param_def()
+
+    def fields(self) -> tuple[Any, ...]:
+        return (self.update_window_dims, self.inserted_window_dims, self.input_batching_dims,
+                self.scatter_indices_batching_dims, self.scatter_dims_to_operand_dims,
+                self.index_vector_dim)
 
 
 # ---- ops ----
@@ -735,6 +770,27 @@ class GatherOp(StablehloOp):
     print = Operation.print  # type: ignore[assignment]  (the generic form)
 
 
+class ScatterOp(StablehloOp):
+    """``stablehlo.scatter`` of one operand (generic form, as JAX prints it)."""
+
+    name = "stablehlo.scatter"
+    FORMAT = "generic"
+    ARITY = 3
+    traits = traits_def(Pure())
+    PROPS = {"scatter_dimension_numbers": ScatterDimensionNumbersAttr}
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        body = self.regions[0].blocks.first if len(self.regions) == 1 else None
+        if body is None or len(body.args) != 2 or not isinstance(body.last_op, ReturnOp):
+            raise VerifyException("expects an update computation of one block of 2 "
+                                  "arguments ending in stablehlo.return")
+        self.verify_common(1, 1)
+        for key, kind in self.PROPS.items():
+            if not isinstance(self.properties.get(key), kind):
+                raise VerifyException(f"expects the property '{key}' ({kind.__name__})")
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -789,6 +845,7 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
     GatherOp,
+    ScatterOp,
     ReduceOp,
     ReturnOp,
     WhileOp,
@@ -800,5 +857,6 @@ CHLO_UNARY = ("erf", "square", "asin", "acos", "atan")
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
-                                        GatherDimensionNumbersAttr])
+                                        GatherDimensionNumbersAttr,
+                                        ScatterDimensionNumbersAttr])
 CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in CHLO_UNARY], [])

@@ -412,7 +412,7 @@ def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     numbers = op.properties["dimension_numbers"]
     assert isinstance(numbers, GatherDimensionNumbersAttr)
     offset_dims, collapsed, operand_batch, start_batch, index_map = numbers.lists()
-    vector_dim = numbers.index_vector_dim.data
+    vector_dim = numbers.vector_dim
     sizes = op.prop_ints("slice_sizes")
     xs, ss, out = b.shape(x), b.shape(starts), b.shape(op.results[0])
     if b.dtype(starts).category in (FLOAT, BOOL):
@@ -474,6 +474,82 @@ def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     flat = b.reshape(x, shape=(int(np.prod(xs, dtype=np.int64)),))
     got = b.gather(flat, b.reshape(linear, shape=(total,)), dim=0)
     return [b.reshape(got, shape=out)]
+
+
+def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's scatter with an ``add`` update computation as one 1-D
+    ``scatter_add`` into the flattened operand: each update element at its
+    linear index (its start from the scatter indices, not clamped, plus its
+    window offset); an element whose index falls outside is skipped (it lands
+    in one extra slot, cut off after)."""
+    from ..dialects.stablehlo import ScatterDimensionNumbersAttr
+
+    x, starts, updates = op.operands
+    numbers = op.properties["scatter_dimension_numbers"]
+    assert isinstance(numbers, ScatterDimensionNumbersAttr)
+    window, inserted, input_batch, start_batch, index_map = numbers.lists()
+    vector_dim = numbers.vector_dim
+    body = op.regions[0].block
+    ops = list(body.ops)
+    if not (len(ops) == 2 and ops[0].name == "stablehlo.add" and set(ops[0].operands) == set(
+            body.args) and list(ops[1].operands) == list(ops[0].results)):
+        raise StablehloError(op, "whose update computation is not an add of its two "
+                                 "arguments is not supported (x.at[i].add runs; set, min, "
+                                 "max, mul do not)")
+    if input_batch or start_batch:
+        raise StablehloError(op, "with batching dimensions is not supported")
+    xs, ss, us = b.shape(x), b.shape(starts), b.shape(updates)
+    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not b.dtype(x):
+        raise StablehloError(op, "takes integer indices and updates of the operand's type")
+    scatter_u = [i for i in range(len(us)) if i not in window]
+    start_dims = [i for i in range(len(ss)) if i != vector_dim]
+    window_operand = [d for d in range(len(xs)) if d not in inserted]
+    n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
+    if not (len(start_dims) == len(scatter_u) and len(window_operand) == len(window)
+            and n_vec == len(index_map) and len(set(index_map)) == len(index_map)
+            and all(us[u] == ss[s] for u, s in zip(scatter_u, start_dims))
+            and all(0 <= d < len(xs) for d in (*index_map, *inserted))
+            and all(us[w] <= xs[d] for w, d in zip(window, window_operand))):
+        raise StablehloError(op, f"dimension numbers {numbers} do not fit operand {list(xs)}, "
+                                 f"indices {list(ss)} and updates {list(us)}")
+
+    def over_updates(v: SSAValue) -> SSAValue:
+        placed = tuple(b.shape(v)[scatter_u.index(i)] if i in scatter_u else 1
+                       for i in range(len(us)))
+        v = v if b.shape(v) == placed else b.reshape(v, shape=placed)
+        return v if placed == us else b.broadcast_to(v, shape=us)
+
+    index: dict[int, SSAValue] = {}
+    for k, d in enumerate(index_map):
+        if vector_dim < len(ss):
+            lo = tuple(k if i == vector_dim else 0 for i in range(len(ss)))
+            hi = tuple(k + 1 if i == vector_dim else n for i, n in enumerate(ss))
+            part = b.slice(starts, start=lo, limit=hi, stride=(1,) * len(ss))
+            part = b.reshape(part, shape=tuple(ss[i] for i in start_dims))
+        else:
+            part = starts
+        part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
+        index[d] = over_updates(part)
+    for d, w in zip(window_operand, window):
+        at = b.iota(shape=us, dim=w, dtype=int64)
+        index[d] = b.add(index[d], at) if d in index else at
+    size = int(np.prod(xs, dtype=np.int64))
+    linear, inside, stride = None, None, 1
+    for d in reversed(range(len(xs))):
+        if d in index:
+            term = index[d] if stride == 1 else b.mul(index[d], _index(b, stride))
+            linear = term if linear is None else b.add(linear, term)
+            fits = b.logical_and(b.ge(index[d], _index(b, 0)), b.lt(index[d], _index(b, xs[d])))
+            inside = fits if inside is None else b.logical_and(inside, fits)
+        stride *= xs[d]
+    if linear is None or inside is None:
+        raise StablehloError(op, "scatters to no dimension of the operand")
+    total = int(np.prod(us, dtype=np.int64))
+    linear = b.where(inside, linear, _index(b, size))  # outside: the extra slot
+    flat = b.pad(b.reshape(x, shape=(size,)), low=(0,), high=(1,), interior=(0,))
+    added = b.scatter_add(flat, b.reshape(linear, shape=(total,)),
+                          b.reshape(updates, shape=(total,)), dim=0)
+    return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
 
 
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
@@ -639,6 +715,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.dot": _dot_general,
     "stablehlo.reduce": _reduce,
     "stablehlo.gather": _gather,
+    "stablehlo.scatter": _scatter,
 }
 
 

@@ -799,8 +799,8 @@ def test_stablehlo_shape_ops_follow_the_specification() -> None:
      "3:3", "'stablehlo.reduce' whose body is not one add, multiply, maximum or minimum"),
     (_hlo("  %r0 = stablehlo.cbrt %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
      "2:3", "'stablehlo.cbrt' is not supported"),
-    (_hlo("  %r0 = stablehlo.scatter %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
-     r"2:\d+", "'stablehlo.scatter' is not supported"),
+    (_hlo("  %r0 = stablehlo.sort %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
+     r"2:\d+", "'stablehlo.sort' is not supported"),
     (_hlo("  %r0 = chlo.erfc %x : tensor<4xf32> -> tensor<4xf32>", "%x: tensor<4xf32>",
           "tensor<4xf32>"), r"2:\d+", "'chlo.erfc' is not supported"),
 ])
@@ -881,6 +881,38 @@ def test_jax_gathers_match_jax_and_its_gradients() -> None:
     far = np.array([7, -9], np.int32)
     got = pf.load_mlir(_jax_text(lambda x, j: jnp.take(x, j, axis=0, mode="clip"), x, far))
     np.testing.assert_array_equal(got(x, far).numpy(), x[[4, 0]])
+
+
+def test_jax_scatter_adds_and_gradients_of_gathers_match_jax() -> None:
+    # x.at[i].add(u) and jax.grad of x[i] print stablehlo.scatter: it was refused
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    u = x[::-1] * 0.5
+    i = np.array([1, 3, 1, 7, -9], np.int32)  # repeated, and out of range (skipped)
+    for fn in (lambda x, i, u: x.at[i].add(u),
+               lambda x, i, u: x.at[:, i[:3] % 3].add(u[:, :3]),
+               lambda x, i, u: x.at[i[:2], i[2:4] % 3].add(u[0, :2])):
+        f = pf.load_mlir(_jax_text(fn, x, i, u))
+        np.testing.assert_array_equal(f(x, i, u).numpy(), np.asarray(fn(jnp.asarray(x), i, u)))
+        got = pf.grad(lambda a, b, f=f: (f(a, pf.tensor(i), b) ** 2).sum(), argnums=(0, 1))(
+            pf.tensor(x), pf.tensor(u))
+        want = jax.grad(lambda a, b, fn=fn: (fn(a, i, b) ** 2).sum(), argnums=(0, 1))(x, u)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), np.asarray(w))
+
+    def loss(x, j):
+        return (jnp.tanh(x[j]) ** 2).sum()
+
+    j = np.array([1, 3, 1], np.int32)
+    small = x * 0.05
+    text = _jax_text(jax.grad(loss), small, j)
+    assert "stablehlo.scatter" in text
+    np.testing.assert_allclose(pf.load_mlir(text)(small, j).numpy(), jax.grad(loss)(small, j),
+                               rtol=1e-5, atol=1e-7)
+    with pytest.raises(pf.MlirLoadError, match="'stablehlo.scatter' whose update computation "
+                       "is not an add"):
+        pf.load_mlir(_jax_text(lambda x, i: x.at[i].set(0.0), x, i))
 
 
 def test_jax_argmax_runs_and_other_pair_reductions_are_located_errors() -> None:
