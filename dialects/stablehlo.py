@@ -791,6 +791,25 @@ class ScatterOp(StablehloOp):
                 raise VerifyException(f"expects the property '{key}' ({kind.__name__})")
 
 
+class ReduceWindowOp(StablehloOp):
+    """``stablehlo.reduce_window`` of one operand (generic form, as JAX prints it)."""
+
+    name = "stablehlo.reduce_window"
+    FORMAT = "generic"
+    ARITY = 2
+    PROPS = {"window_dimensions": DenseArrayBase}
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        body = self.regions[0].blocks.first if len(self.regions) == 1 else None
+        if body is None or len(body.args) != 2 or not isinstance(body.last_op, ReturnOp):
+            raise VerifyException("expects a body of one block of 2 arguments ending in "
+                                  "stablehlo.return")
+        self.verify_common(1, 1)
+        if not isinstance(self.properties.get("window_dimensions"), DenseArrayBase):
+            raise VerifyException("expects the property 'window_dimensions'")
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -846,6 +865,7 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot", "dot", 2),
     GatherOp,
     ScatterOp,
+    ReduceWindowOp,
     ReduceOp,
     ReturnOp,
     WhileOp,

@@ -552,6 +552,61 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
 
 
+_CUMULATIVE = {"stablehlo.add": ("cumsum", "add"), "stablehlo.multiply": ("cumprod", "mul"),
+               "stablehlo.maximum": ("cummax", "maximum"),
+               "stablehlo.minimum": ("cummin", "minimum")}
+
+
+def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The cumulative reductions JAX writes as a ``reduce_window`` (``jnp.cumsum``,
+    ``cumprod``, ``lax.cummax``/``cummin``): a window spanning one whole
+    dimension, padded before (after, reversed) with one fewer init values, as
+    ``cumsum``/``cumprod``/``cummax``/``cummin``."""
+    x, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    window = op.prop_ints("window_dimensions")
+    ones = (1,) * n
+
+    def ints(key: str, default: tuple[int, ...]) -> tuple[int, ...]:
+        return op.prop_ints(key) if key in op.properties else default
+
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(n, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    block = op.regions[0].block
+    ops = list(block.ops)
+    applies = ops[0].name if len(ops) == 2 and set(ops[0].operands) == set(block.args) and \
+        len(ops[0].operands) == 2 and list(ops[1].operands) == list(ops[0].results) else None
+    along = [d for d in range(n) if window[d] != 1]
+    d = along[0] if len(along) == 1 else -1
+    ok = (applies in _CUMULATIVE and len(window) == n and d >= 0 and window[d] == xs[d]
+          and ints("window_strides", ones) == ones and ints("base_dilations", ones) == ones
+          and ints("window_dilations", ones) == ones
+          and pads[d] in ((xs[d] - 1, 0), (0, xs[d] - 1))
+          and all(p == (0, 0) for i, p in enumerate(pads) if i != d))
+    kind, combine = _CUMULATIVE.get(applies or "", (None, None))
+    reverse = ok and pads[d] == (0, xs[d] - 1) and xs[d] > 1
+    dt = b.dtype(x)
+    if ok and not _is_identity(init, combine, dt) and not (
+            combine == "add" and constant_array(init) is not None
+            and not np.any(constant_array(init))):
+        ok = False  # the padding holds init values: only an identity leaves a scan
+    if not ok or (reverse and kind != "cumsum"):
+        raise StablehloError(op, "other than a cumulative add, multiply, maximum or minimum "
+                                 "along one dimension from its identity (jnp.cumsum, cumprod, "
+                                 "lax.cummax, cummin) is not supported")
+    if kind == "cumsum":
+        r = b.cumsum(x, dim=d, reverse=reverse)
+        if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
+            r = b.convert(r, dtype=dt)
+        if dt.category == FLOAT:  # the fold from init: +0.0 + -0.0 is +0.0 (or init -0.0)
+            r = b.add(r, init)
+        return [r]
+    r = b.op(kind, x, dim=d)
+    r = r[0] if isinstance(r, list) else r
+    return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -716,6 +771,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.reduce": _reduce,
     "stablehlo.gather": _gather,
     "stablehlo.scatter": _scatter,
+    "stablehlo.reduce_window": _reduce_window,
 }
 
 

@@ -612,6 +612,9 @@ def _jax_cases() -> dict[str, tuple[Any, np.ndarray]]:
             lax.fori_loop(0, 3, lambda i, h: jnp.tanh(h * 0.5 + i), x),
             *lax.scan(lambda c, r: (c + r, c * r[::-1]), jnp.zeros(3), x)),
             np.nan_to_num(_X, nan=0.5, posinf=3.0)),
+        "cumulative": (lambda x: (jnp.cumsum(x, 0), jnp.cumsum(x, 1), lax.cummax(x, 0),
+                                  lax.cummin(x, 1), jnp.cumprod(x, 1),
+                                  lax.cumsum(x, 0, reverse=True)), _X),
         "argmax_accuracy": (lambda x: (jnp.argmax(x, -1) == jnp.array([1, 2, 0, 2])).mean(),
                             np.nan_to_num(_X, nan=0.5)),
     }
@@ -620,7 +623,7 @@ def _jax_cases() -> dict[str, tuple[Any, np.ndarray]]:
 _JAX_CASES = ["mlp_log_softmax", "softmax_logsumexp", "where_compare_select", "unary",
               "rounding_and_sign", "dot_general_batch_and_transposed", "shape_plumbing",
               "dynamic_slices", "reductions", "clip_iota_convert", "integers",
-              "one_hot_times_nan", "argmax_accuracy", "fori_loop_and_scan"]
+              "one_hot_times_nan", "argmax_accuracy", "fori_loop_and_scan", "cumulative"]
 
 
 def _jax_text(fn: Any, *args: np.ndarray, generic: bool = False) -> str:
@@ -1208,3 +1211,15 @@ def test_tosa_without_a_pyflame_meaning_is_a_located_error(line: str, message: s
             "  func.return %0 : tensor<1x4xf32>\n}\n")
     with pytest.raises(pf.MlirLoadError, match=rf"^<string>:\d:3: error: {re.escape(message)}"):
         pf.load_mlir(text)
+
+
+def test_reduce_windows_that_are_not_scans_are_located_errors() -> None:
+    jax = pytest.importorskip("jax")
+    lax = jax.lax
+    x = np.ones((4, 4), np.float32)
+    for fn in (lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID"),
+               lambda x: lax.reduce_window(x, 1.0, lax.add, (4, 1), (1, 1),
+                                           ((3, 0), (0, 0)))):  # an init that is no identity
+        with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:\d+: error: "
+                           "'stablehlo.reduce_window' other than a cumulative add"):
+            pf.load_mlir(_jax_text(fn, x))
