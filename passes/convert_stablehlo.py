@@ -132,7 +132,7 @@ def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
         t = b.trunc(x)
         tie = b.ge(b.abs(b.sub(x, t)), b.scalar(0.5, like=x))
         return [b.where(tie, b.add(t, b.sign(x)), t)]
-    raise StablehloError(op, "is not supported by load_mlir (no pyflame op computes it)")
+    raise StablehloError(op, "is not supported (no pyflame op computes it)")
 
 
 def _select(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
@@ -862,7 +862,7 @@ def convert_stablehlo(root: Operation) -> int:
     for op in todo:
         rule = RULES.get(op.name)
         if rule is None:
-            raise StablehloError(op, "is not supported by load_mlir (no pyflame op computes "
+            raise StablehloError(op, "is not supported (no pyflame op computes "
                                      "it)" if op.name != "stablehlo.return" else
                                      "outside a reduce body")
         new: list[Operation] = []

@@ -43,14 +43,20 @@ class MlirLoadError(ValueError):
 
 
 def _where(op: Operation, name: str) -> str:
-    """``file:line:col`` of ``op``: where the parser found it, or the place its
-    own location names (``loc("model.py":10:2)``, as mlir-opt reports)."""
-    from xdsl.dialects.builtin import FileLineColLoc
+    """``file:line:col`` of ``op``: the place its own location names
+    (``loc("model.py":10:2)``, also inside a name, call site or fused location
+    as JAX writes them: as mlir-opt reports), or where the parser found it."""
+    from .dialects.bounded_parser import file_location
 
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
+    loc = file_location(op.location)
+    if loc is not None:
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return name
+    return _PARSED_AT.get(op, name)
+
+
+# while _parse runs: where the parser found each op whose own location it
+# read from the text (it may name no file position: loc("x"), loc(unknown))
+_PARSED_AT: dict[Any, str] = {}
 
 
 # elementwise ``arith``/``math`` ops on tensors (what upstream tools print for
@@ -472,6 +478,15 @@ def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
 
 
 def _parse(text: str, name: str) -> ModuleOp:
+    parsed = _PARSED_AT
+    parsed.clear()
+    try:
+        return _parse_checked(text, name, parsed)
+    finally:
+        parsed.clear()
+
+
+def _parse_checked(text: str, name: str, parsed: dict[Any, str]) -> ModuleOp:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
     from xdsl.dialects.linalg import Linalg
@@ -488,10 +503,12 @@ def _parse(text: str, name: str) -> ModuleOp:
         def parse_operation(self) -> Operation:
             start = self._current_token.span
             op = super().parse_operation()
+            loc = start.get_location()
             if isinstance(op.location, UnknownLoc) and not self.wrote_location():
-                loc = start.get_location()
                 op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line),
                                              IntAttr(loc.col))
+            else:
+                parsed[op] = f"{loc.file}:{loc.line}:{loc.col}"
             return op
 
     text = inline_location_aliases(text)

@@ -35,6 +35,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from ..dialects.bounded_parser import (
     BoundedParser,
     decode_mlir,
+    file_location,
     inline_location_aliases,
     prescan_error,
 )
@@ -88,8 +89,8 @@ class LocatingParser(BoundedParser):
 def _op_diag(op: Operation, message: str) -> Diag:
     """A diagnostic at ``op``: where the parser found it, or the place its
     own location names (``loc("model.py":10:2)``), as mlir-opt reports it."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
+    loc = file_location(op.location)  # (inside a name or call site, as JAX writes them)
+    if loc is not None:
         return Diag(loc.line.data, loc.column.data, message, loc.filename.data)
     return Diag(0, 0, message)
 

@@ -1223,3 +1223,14 @@ def test_reduce_windows_that_are_not_scans_are_located_errors() -> None:
         with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:\d+: error: "
                            "'stablehlo.reduce_window' other than a cumulative add"):
             pf.load_mlir(_jax_text(fn, x))
+
+
+def test_refusals_in_jax_text_with_debug_info_point_at_the_python_source() -> None:
+    # jax's locations are names around call sites around file positions: the
+    # error was unlocated ("<string>: error: ..."); mlir-opt shows the file position
+    jax = pytest.importorskip("jax")
+    text = jax.jit(lambda x: jax.numpy.cbrt(x)).lower(_X).as_text(debug_info=True)
+    line = sys._getframe().f_lineno - 1
+    with pytest.raises(pf.MlirLoadError, match=rf"test_mlir_from_other_tools.py:{line}:\d+: "
+                       "error: 'stablehlo.cbrt' is not supported"):
+        pf.load_mlir(text)
