@@ -660,29 +660,28 @@ def _arg_reduction(b: IRBuilder, op: StablehloOp) -> list[SSAValue] | None:
             and iota.py_attrs()["dim"] == dims[0]):
         return None
     env = dict(zip(("v1", "i1", "v2", "i2"), block.args))
+    seen = ""  # the first comparison's direction: GT for argmax, LT for argmin
     for key, name, direction, args in _ARG_BODY:
-        found = None
-        for cand in block.ops:
-            if cand.name == f"stablehlo.{name}" and [env.get(a) for a in args] == list(
-                    cand.operands) and cand.results and cand.results[0] not in env.values():
-                found = cand
-                break
+        found = next((cand for cand in block.ops if cand.name == f"stablehlo.{name}"
+                      and [env.get(a) for a in args] == list(cand.operands)
+                      and cand.results and cand.results[0] not in env.values()), None)
         if found is None:
             return None
         if name == "compare":
             got = found.properties["comparison_direction"].data.value  # type: ignore[union-attr]
-            want = direction
+            kind = found.properties.get("compare_type")
+            on_values = args[0].startswith("v")
             if direction == "DIR":
-                want = got if got in ("GT", "LT") else "?"
-                env["DIR"] = got  # type: ignore[assignment]
-            if got != want:
-                return None
+                seen = direction = got if got in ("GT", "LT") else "?"
+            if got != direction or (on_values and kind is not None
+                                    and kind.data.value != "FLOAT"):  # type: ignore[union-attr]
+                return None  # (TOTALORDER orders NaN and -0.0 otherwise)
         env[key] = found.results[0]
     ret = block.last_op
     if ret is None or list(ret.operands) != [env["s1"], env["s2"]] or \
             len(list(block.ops)) != len(_ARG_BODY) + 1:
         return None
-    is_max = env["DIR"] == "GT"  # type: ignore[comparison-overlap]
+    is_max = seen == "GT"
     v0, i0 = constant_array(init_v), constant_array(init_i)
     if v0 is None or i0 is None or float(v0) != (-np.inf if is_max else np.inf) or int(i0):
         return None
