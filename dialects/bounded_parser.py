@@ -34,17 +34,22 @@ import struct
 from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
+    CallSiteLoc,
+    FileLineColLoc,
     Float16Type,
     Float32Type,
     Float64Type,
+    FusedLoc,
     ModuleOp,
+    NameLoc,
 )
+from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 __all__ = ["MAX_DENSE_ELEMENTS", "MAX_DIGITS", "MAX_NESTING", "BoundedParser", "decode_mlir",
-           "inline_location_aliases", "prescan_error"]
+           "file_location", "inline_location_aliases", "prescan_error"]
 
 # Deeper bracket nesting than this is refused: real programs stay far below,
 # and 128 levels of any bracket kind parse within Python's default stack.
@@ -361,3 +366,21 @@ def inline_location_aliases(text: str) -> str:
         text = _LOC_ALIAS_USE.sub(lambda m: aliases.get(m.group(0), m.group(0)), text)
     text = _LOC_RANGE.sub(r"\1", text)
     return _FUSED_METADATA.sub("fused[", text)
+
+
+def file_location(loc: Attribute) -> FileLineColLoc | None:
+    """The file position a location shows, as mlir-opt finds it for a
+    diagnostic: a ``FileLineColLoc`` itself, a name's child (``loc("jit(f)/mul"
+    ("f.py":3:4))``), a call site's callee, a fused location's first."""
+    todo = [loc]
+    while todo:
+        cur = todo.pop(0)
+        if isinstance(cur, FileLineColLoc):
+            return cur
+        if isinstance(cur, NameLoc):
+            todo.insert(0, cur.location)
+        elif isinstance(cur, CallSiteLoc):
+            todo.insert(0, cur.callee)
+        elif isinstance(cur, FusedLoc):
+            todo[0:0] = list(getattr(cur.locations, "data", ()))
+    return None

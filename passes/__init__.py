@@ -22,6 +22,11 @@ def _cse() -> type[ModulePass]:
     return CommonSubexpressionElimination
 
 
+def _convert_stablehlo() -> type[ModulePass]:
+    from .convert_stablehlo import ConvertStablehloToPyflame
+    return ConvertStablehloToPyflame
+
+
 def _dce() -> type[ModulePass]:
     from .dce import DeadCodeElimination
     return DeadCodeElimination
@@ -144,6 +149,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "check-indices": _check_indices,
     "sharding-propagation": _sharding_propagation,  # issue 17
     "spmd-partition": _spmd_partition,
+    "convert-stablehlo-to-pyflame": _convert_stablehlo,
 }
 
 SIMPLIFY = 'fixed-point{pipeline="cse,constant-fold,algebraic-simplify,dce" max-iterations=8}'

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,14 +43,20 @@ class MlirLoadError(ValueError):
 
 
 def _where(op: Operation, name: str) -> str:
-    """``file:line:col`` of ``op``: where the parser found it, or the place its
-    own location names (``loc("model.py":10:2)``, as mlir-opt reports)."""
-    from xdsl.dialects.builtin import FileLineColLoc
+    """``file:line:col`` of ``op``: the place its own location names
+    (``loc("model.py":10:2)``, also inside a name, call site or fused location
+    as JAX writes them: as mlir-opt reports), or where the parser found it."""
+    from .dialects.bounded_parser import file_location
 
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
+    loc = file_location(op.location)
+    if loc is not None:
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return name
+    return _PARSED_AT.get(op, name)
+
+
+# while _parse runs: where the parser found each op whose own location it
+# read from the text (it may name no file position: loc("x"), loc(unknown))
+_PARSED_AT: dict[Any, str] = {}
 
 
 # elementwise ``arith``/``math`` ops on tensors (what upstream tools print for
@@ -73,13 +80,14 @@ _UPSTREAM_ELEMENTWISE = {
 }
 
 
-def _upstream_as_pyflame(op: Operation) -> str | None:
-    """The ``pyflame`` op an ``arith``/``math`` op on tensors is, or None."""
+def _upstream_as_pyflame(op: Operation, scalar: bool = False) -> str | None:
+    """The ``pyflame`` op an ``arith``/``math`` op on tensors (or, ``scalar``, on
+    the scalars of a ``linalg.generic`` body) is, or None."""
     from xdsl.dialects.builtin import TensorType
 
     types = [v.type for v in (*op.operands, *op.results)]
-    if not op.results or not isinstance(types[0], TensorType) or any(t != types[0]
-                                                                      for t in types):
+    if not op.results or isinstance(types[0], TensorType) == scalar or any(
+            t != types[0] for t in types):
         return None
     flags = op.properties.get("fastmath")
     if flags is not None and str(flags) not in ("#arith.fastmath<none>",
@@ -157,6 +165,36 @@ def _legalize(module: ModuleOp, name: str) -> None:
         rest = next(op for op in module.walk() if isinstance(op, func.CallOp))
         raise MlirLoadError(f"{_where(rest, name)}: error: 'func.call' nested more than 64 "
                             "deep (a recursive function?)")
+    if any(op.dialect_name() == "tosa" for op in module.walk()):
+        from .tosa_import import TosaError, legalize_tosa
+
+        try:
+            legalize_tosa(module)
+        except TosaError as e:
+            raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
+                                f"{e.reason}") from None
+    _convert_stablehlo(module, funcs, name)
+
+
+def _convert_stablehlo(module: ModuleOp, funcs: dict[str, Any], name: str) -> None:
+    """The ``stablehlo``/``chlo`` ops of the functions that run (the public ones and
+    those a transform names; called ones are inlined by now, so a helper's
+    ``dynamic_slice`` sees the caller's constant indices) as ``pyflame`` ops
+    (``passes/convert_stablehlo.py``); an op it cannot convert is a located error."""
+    from .passes.convert_stablehlo import StablehloError, convert_stablehlo
+
+    if not any(op.dialect_name() in ("stablehlo", "chlo") for op in module.walk()):
+        return
+    public = [f for f in funcs.values() if f.sym_visibility is None
+              or f.sym_visibility.data != "private"]
+    named = set().union(*(_symbols_named(f) for f in public)) if public else set()
+    for f in funcs.values():
+        if f in public or f.sym_name.data in named:
+            try:
+                convert_stablehlo(f)
+            except StablehloError as e:
+                raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
+                                    f"{e.reason}") from None
 
 
 def _refuse_recursion(funcs: dict[str, Any], name: str) -> None:
@@ -211,7 +249,14 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
     ``linalg.generic`` regions have no pyflame op."""
     from xdsl.dialects import arith, tensor
     from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
-    from xdsl.dialects.linalg.ops import FillOp, MatmulOp
+    from xdsl.dialects.linalg.ops import (
+        BroadcastOp,
+        FillOp,
+        GenericOp,
+        MatmulOp,
+        ReduceOp,
+        TransposeOp,
+    )
     from xdsl.rewriter import Rewriter
 
     from .dialects.pyflame import OP_CLASSES, attr_to_ir, ir_element_type
@@ -252,6 +297,35 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             if tuple(size) != out:  # a rank-reducing slice
                 new.append(create("reshape", [new[0].results[0]], op.result.type,
                                   {"shape": attr_to_ir("ints", out)}, op))
+        elif isinstance(op, GenericOp | ReduceOp):
+            from .linalg_generic_import import GenericError, as_generic, legalize_generic
+
+            try:
+                generic = as_generic(op) if isinstance(op, ReduceOp) else op
+                legalize_generic(generic,
+                                 lambda inner: _upstream_as_pyflame(inner, scalar=True))
+            except GenericError as e:
+                raise MlirLoadError(f"{_where(e.op, name)}: error: '{op.name}' "
+                                    f"{e.reason}") from None
+            continue
+        elif isinstance(op, TransposeOp) and len(op.results) == 1:
+            new = [create("permute", [op.inputs[0]], op.results[0].type,
+                          {"perm": op.permutation}, op)]
+        elif isinstance(op, BroadcastOp) and len(op.results) == 1:
+            s, _ = _static_type(op, op.input.type, name)
+            out, _ = _static_type(op, op.results[0].type, name)
+            added = set(op.dimensions.get_values())
+            placed = [1 if i in added else out[i] for i in range(len(out))]
+            if len(s) + len(added) != len(out) or [n for i, n in enumerate(out)
+                                                   if i not in added] != list(s):
+                raise MlirLoadError(f"{_where(op, name)}: error: 'linalg.broadcast' of "
+                                    f"{op.input.type} into {op.results[0].type} adding "
+                                    f"dimensions {sorted(added)}: the shapes do not match")
+            shaped = create("reshape", [op.input], TensorType(
+                op.input.type.get_element_type(), placed),
+                {"shape": attr_to_ir("ints", placed)}, op)
+            new = [shaped, create("broadcast_to", [shaped.results[0]], op.results[0].type,
+                                  {"shape": attr_to_ir("ints", out)}, op)]
         elif isinstance(op, tensor.EmptyOp) and not op.operands:
             shape, d = _static_type(op, op.results[0].type, name)
             new = [create("constant", [], op.results[0].type,
@@ -286,9 +360,10 @@ def _legalize_tensor_ops(module: ModuleOp, name: str) -> None:
             raise MlirLoadError(
                 f"{_where(op, name)}: error: '{op.name}' is not supported here: load_mlir runs "
                 "tensor programs; of the tensor/linalg dialects it takes static "
-                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul "
-                "and linalg.fill of an arith.constant, and unrolls scf.for of constant bounds "
-                "(other loops, linalg.generic regions and ops on scalars have no pyflame op)")
+                "tensor.expand_shape, collapse_shape, extract_slice and empty, linalg.matmul, "
+                "generic, reduce, transpose, broadcast and fill of an arith.constant, and "
+                "unrolls scf.for of constant bounds (other loops and ops on scalars have no "
+                "pyflame op)")
         Rewriter.replace_op(op, new, [new[-1].results[0]])
     for op in list(module.walk()):  # the scalar constants only fills read
         if isinstance(op, arith.ConstantOp) and not op.results[0].uses and isinstance(
@@ -403,6 +478,15 @@ def _resolve_resources(module: ModuleOp, ctx: Any, name: str) -> None:
 
 
 def _parse(text: str, name: str) -> ModuleOp:
+    parsed = _PARSED_AT
+    parsed.clear()
+    try:
+        return _parse_checked(text, name, parsed)
+    finally:
+        parsed.clear()
+
+
+def _parse_checked(text: str, name: str, parsed: dict[Any, str]) -> ModuleOp:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
     from xdsl.dialects.linalg import Linalg
@@ -419,10 +503,12 @@ def _parse(text: str, name: str) -> ModuleOp:
         def parse_operation(self) -> Operation:
             start = self._current_token.span
             op = super().parse_operation()
+            loc = start.get_location()
             if isinstance(op.location, UnknownLoc) and not self.wrote_location():
-                loc = start.get_location()
                 op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line),
                                              IntAttr(loc.col))
+            else:
+                parsed[op] = f"{loc.file}:{loc.line}:{loc.col}"
             return op
 
     text = inline_location_aliases(text)
@@ -433,14 +519,24 @@ def _parse(text: str, name: str) -> ModuleOp:
     ctx = make_context()
     ctx.load_dialect(Arith)  # constants and elementwise ops as other tools print
     ctx.load_dialect(Math)  # them (see _legalize)
-    for dialect in (Tensor, Linalg, Scf):  # upstream shape plumbing (_legalize_tensor_ops)
+    from xdsl.dialects.tosa import TOSA
+
+    for dialect in (Tensor, Linalg, Scf, TOSA):  # upstream ops (_legalize_tensor_ops, tosa)
         if ctx.get_optional_dialect(dialect.name) is None:
             ctx.load_dialect(dialect)
+    from .dialects.stablehlo import CHLO, STABLEHLO
+
+    for dialect in (STABLEHLO, CHLO):  # what JAX prints (_convert_stablehlo)
+        ctx.load_dialect(dialect)
     try:
         module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
         loc = e.span.get_location()
-        raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {e.msg}") from None
+        msg = re.sub(r"^Operation ((?:stablehlo|chlo)\.\w+) is not registered$",
+                     r"'\1' is not supported: load_mlir runs the stablehlo/chlo ops "
+                     "docs/guide/graph_files.md lists (no pyflame op computes this one)",
+                     e.msg)
+        raise MlirLoadError(f"{name}:{loc.line}:{loc.col}: error: {msg}") from None
     except RecursionError:
         raise MlirLoadError(f"{name}: error: input nested too deeply to parse") from None
     except Exception as e:  # noqa: BLE001  (xDSL raises plain exceptions on some bad input)

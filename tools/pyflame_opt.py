@@ -35,18 +35,21 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from ..dialects.bounded_parser import (
     BoundedParser,
     decode_mlir,
+    file_location,
     inline_location_aliases,
     prescan_error,
 )
 from ..dialects.csl_ext import CSL_EXT
 from ..dialects.pyflame import Pyflame
 from ..dialects.sharding_ir import SHARDING
+from ..dialects.stablehlo import CHLO, STABLEHLO
 from ..dialects.upstream_checks import upstream_error
 from ..dialects.wse import WSE
 from ..lowering.to_linalg import LinalgLoweringError
 from ..lowering.to_max import MaxLoweringError, print_max
 from ..lowering.to_max_sharded import print_max_sharded
 from ..passes import PASSES, PIPELINES
+from ..passes.convert_stablehlo import StablehloError
 from ..passes.pipeline import run_pipeline
 from .csl_targets import target_csl, target_csl_ir, target_wse
 
@@ -86,8 +89,8 @@ class LocatingParser(BoundedParser):
 def _op_diag(op: Operation, message: str) -> Diag:
     """A diagnostic at ``op``: where the parser found it, or the place its
     own location names (``loc("model.py":10:2)``), as mlir-opt reports it."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
+    loc = file_location(op.location)  # (inside a name or call site, as JAX writes them)
+    if loc is not None:
         return Diag(loc.line.data, loc.column.data, message, loc.filename.data)
     return Diag(0, 0, message)
 
@@ -191,7 +194,7 @@ class PyflameOptMain(xDSLOptMain):
     # ---- registration ----
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
-        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING):
+        for dialect in (Pyflame, CSL_EXT, WSE, SHARDING, STABLEHLO, CHLO):
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
 
     def register_all_passes(self) -> None:
@@ -389,6 +392,8 @@ class PyflameOptMain(xDSLOptMain):
             raise UserError(f"{self.get_input_name()}: error: the input could not be parsed")
         try:
             self.apply_passes(module)
+        except StablehloError as e:  # an op convert-stablehlo-to-pyflame cannot take
+            self._report(_op_diag(e.op, f"'{e.op.name}' {e.reason}"), text, offset)
         except (PassFailedException, DiagnosticException) as e:
             raise UserError(f"{self.get_input_name()}: error: pass failed: {e}") from None
         except (MaxLoweringError, LinalgLoweringError) as e:  # an op the pass cannot take

@@ -137,6 +137,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.graph_file": 2,
     "pyflame_mlir.graphviz": 2,
     "pyflame_mlir.mlir_import": 2,
+    "pyflame_mlir.linalg_generic_import": 2,  # load_mlir: linalg.generic as pyflame ops
+    "pyflame_mlir.tosa_import": 2,  # load_mlir: tosa ops as pyflame ops
     # issue 17: meshes, shard_map, collectives (virtual mesh); torch.distributed; the launcher
     "pyflame_mlir.sharding": 2,
     "pyflame_mlir.distributed": 2,

@@ -1,0 +1,899 @@
+"""``convert-stablehlo-to-pyflame``: the StableHLO ops JAX prints, as ``pyflame`` ops.
+
+Each ``stablehlo`` op (``dialects/stablehlo.py`` parses them) becomes the
+``pyflame`` ops that compute what the StableHLO specification says it
+computes, built through ``IRBuilder`` (so every op's own shape rule checks
+it, and its semantics stay in its op-table entry): ``dot_general`` is a
+transpose/reshape/``matmul``, ``broadcast_in_dim`` a ``permute``/``reshape``/
+``broadcast_to``, ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``
+a ``sum``/``prod``/``max``/``min`` combined with its init value. Where the
+nearest pyflame op differs on some inputs, the rule composes ops that agree
+everywhere (``sign`` keeps NaN and the zero's sign, ``round_nearest_afz``
+rounds ties away from zero, integer ``divide`` truncates). Each result's type
+is checked against the type the text declares.
+
+An op this pass cannot convert (an unsupported op, operands StableHLO itself
+rejects, a multi-operand ``reduce``, ``dynamic_slice`` at indices that are not
+constants) raises ``StablehloError`` naming the op and the rule; nothing is
+guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from ..dialects.data import DenseValue
+from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
+from ..dialects.opdef import ShapeError
+from ..dialects.pyflame import OP_CLASSES
+from ..dialects.stablehlo import (
+    CHLO_UNARY,
+    ComparisonDirectionAttr,
+    ComparisonTypeAttr,
+    DotDimensionNumbersAttr,
+    StablehloOp,
+    _reduce_applies,
+)
+from .common import IRBuilder, PyflamePass, constant_array
+
+
+class StablehloError(DiagnosticException, ValueError):
+    """A StableHLO op with no pyflame meaning (or operands the spec rejects)."""
+
+    def __init__(self, op: Operation, message: str):
+        loc = op.location
+        where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+                 if isinstance(loc, FileLineColLoc) else "")
+        super().__init__(f"{where}'{op.name}' {message}")
+        self.op = op
+        self.reason = message
+
+
+Rule = Callable[[IRBuilder, StablehloOp], list[SSAValue]]
+
+# elementwise ops that are one pyflame op on every element type they take
+_SAME = {"abs": "abs", "negate": "neg", "exponential": "exp",
+         "exponential_minus_one": "expm1", "log": "log", "log_plus_one": "log1p",
+         "tanh": "tanh", "logistic": "sigmoid", "sqrt": "sqrt", "rsqrt": "rsqrt",
+         "sine": "sin", "cosine": "cos", "floor": "floor", "ceil": "ceil",
+         "round_nearest_even": "round", "power": "pow", "atan2": "atan2",
+         "maximum": "maximum", "minimum": "minimum", "remainder": "fmod"}
+# by operand kind: (float, integer, bool); None: not defined there
+_BY_KIND: dict[str, tuple[str | None, str | None, str | None]] = {
+    "add": ("add", "add", "logical_or"),  # on i1 the spec's add is or, multiply is and
+    "subtract": ("sub", "sub", None),
+    "multiply": ("mul", "mul", "logical_and"),
+    "and": (None, "bitwise_and", "logical_and"),
+    "or": (None, "bitwise_or", "logical_or"),
+    "xor": (None, "bitwise_xor", "bitwise_xor"),
+    "not": (None, "bitwise_not", "logical_not"),
+}
+
+
+def _kind(d: DType) -> int:
+    return 2 if d.category == BOOL else 1 if d.category != FLOAT else 0
+
+
+def _same_shapes(b: IRBuilder, op: StablehloOp, scalar_ok: Sequence[int] = ()) -> None:
+    """StableHLO's elementwise ops take operands of the result's shape (select's
+    predicate and clamp's bounds may be scalars); the pyflame ops broadcast, so
+    a mismatch is refused here rather than broadcast."""
+    out = b.shape(op.results[0])
+    for i, v in enumerate(op.operands):
+        s = b.shape(v)
+        if s != out and not (i in scalar_ok and s == ()):
+            raise StablehloError(op, f"operand {i} has shape {list(s)}, the result "
+                                     f"{list(out)}: the operands of an elementwise op have "
+                                     "the result's shape")
+
+
+def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op)
+    short = op.name.split(".", 1)[1]
+    xs = list(op.operands)
+    d = b.dtype(xs[0])
+    if op.name.startswith("chlo."):  # erf, square, asin, acos, atan: the pyflame ops
+        return [b.op(short, *xs)]
+    if short in _SAME:
+        return [b.op(_SAME[short], *xs)]
+    if short in _BY_KIND:
+        name = _BY_KIND[short][_kind(d)]
+        if name is None:
+            raise StablehloError(op, f"is not defined on {d.name} tensors")
+        return [b.op(name, *xs)]
+    x = xs[0]
+    if short == "divide":
+        if d.category == FLOAT:
+            return [b.div(*xs)]
+        if d.category == BOOL:
+            raise StablehloError(op, "is not defined on bool tensors")
+        # integer division truncates toward zero: a - fmod(a, b) is an exact multiple
+        # of b, so its floor division is exact (division by zero raises)
+        return [b.floor_divide(b.sub(x, b.fmod(*xs)), xs[1])]
+    if short == "sign":
+        if d.category != FLOAT:
+            return [b.sign(x)]
+        # the spec keeps NaN and the sign of zero, pyflame.sign gives 0 for both
+        keep = b.logical_or(b.ne(x, x), b.eq(x, b.scalar(0, like=x)))
+        return [b.where(keep, x, b.sign(x))]
+    if short == "is_finite":  # x - x is 0 for finite x, NaN for infinities and NaN
+        return [b.eq(b.sub(x, x), b.scalar(0, like=x))]
+    if short == "tan":
+        return [b.div(b.sin(x), b.cos(x))]
+    if short == "round_nearest_afz":  # x - trunc(x) is exact: ties are found exactly
+        t = b.trunc(x)
+        tie = b.ge(b.abs(b.sub(x, t)), b.scalar(0.5, like=x))
+        return [b.where(tie, b.add(t, b.sign(x)), t)]
+    raise StablehloError(op, "is not supported (no pyflame op computes it)")
+
+
+def _select(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op, scalar_ok=(0,))
+    return [b.where(*op.operands)]
+
+
+def _clamp(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op, scalar_ok=(0, 2))
+    lo, x, hi = op.operands
+    return [b.minimum(b.maximum(x, lo), hi)]
+
+
+def _constant(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    new = OP_CLASSES["constant"].create(attributes={"value": op.properties["value"]},
+                                        result_types=[op.results[0].type])
+    b.emit(new)
+    return [new.results[0]]
+
+
+def _int_prop(op: StablehloOp, key: str) -> int:
+    value = op.properties[key]
+    assert isinstance(value, IntegerAttr)
+    return value.value.data
+
+
+def _iota(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    shape, d = b.shape(op.results[0]), b.dtype(op.results[0])
+    return [b.iota(shape=shape, dim=_int_prop(op, "iota_dimension"), dtype=d)]
+
+
+def _broadcast_in_dim(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x = op.operands[0]
+    dims = op.prop_ints("broadcast_dimensions")
+    s, out = b.shape(x), b.shape(op.results[0])
+    if len(dims) != len(s) or len(set(dims)) != len(dims) or \
+            any(not 0 <= d < len(out) for d in dims) or \
+            any(n not in (1, out[d]) for n, d in zip(s, dims)):
+        raise StablehloError(op, f"dims = {list(dims)} do not map operand {list(s)} into "
+                                 f"the result {list(out)} (each operand dimension is 1 or "
+                                 "the size of the result dimension it names)")
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    if order != list(range(len(dims))):
+        x = b.permute(x, perm=tuple(order))
+        s, dims = tuple(s[i] for i in order), tuple(dims[i] for i in order)
+    placed = [1] * len(out)
+    for n, d in zip(s, dims):
+        placed[d] = n
+    if tuple(placed) != s:
+        x = b.reshape(x, shape=tuple(placed))
+    return [x if tuple(placed) == out else b.broadcast_to(x, shape=out)]
+
+
+def _reshape(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, out = op.operands[0], b.shape(op.results[0])
+    return [x if b.shape(x) == out else b.reshape(x, shape=out)]
+
+
+def _transpose(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.permute(op.operands[0], perm=op.prop_ints("permutation"))]
+
+
+def _reverse(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x = op.operands[0]
+    s = b.shape(x)
+    for d in sorted(set(op.prop_ints("dimensions"))):
+        if not 0 <= d < len(s):
+            raise StablehloError(op, f"dimension {d} is out of range for rank {len(s)}")
+        if s[d] < 2:
+            continue
+        last = b.op("constant", value=DenseValue(np.asarray(s[d] - 1, np.int64), (), int64))
+        x = b.gather(x, b.sub(last, b.iota(shape=s, dim=d, dtype=int64)), dim=d)
+    return [x]
+
+
+def _convert(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, d = op.operands[0], b.dtype(op.results[0])
+    return [x if b.dtype(x) is d else b.convert(x, dtype=d)]
+
+
+_COMPARE = {"EQ": "eq", "NE": "ne", "GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
+def _compare(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    _same_shapes(b, op)
+    direction = op.properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    kind = op.properties.get("compare_type")
+    d = b.dtype(op.operands[0])
+    if isinstance(kind, ComparisonTypeAttr) and kind.data.value != "NOTYPE":
+        want = {FLOAT: "FLOAT", BOOL: "UNSIGNED"}.get(
+            d.category, "UNSIGNED" if d.name.startswith("u") else "SIGNED")
+        if kind.data.value != want:
+            raise StablehloError(op, f"compares {d.name} tensors as {kind.data.value}: "
+                                     f"only {want} comparisons of {d.name} are supported "
+                                     "(TOTALORDER orders NaN and -0.0, which no pyflame "
+                                     "comparison does)")
+    return [b.op(_COMPARE[direction.data.value], *op.operands)]
+
+
+def _slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.slice(op.operands[0], start=op.prop_ints("start_indices"),
+                    limit=op.prop_ints("limit_indices"), stride=op.prop_ints("strides"))]
+
+
+def _starts(b: IRBuilder, op: StablehloOp, x: SSAValue, starts: Sequence[SSAValue],
+            sizes: Sequence[int]) -> list[int | SSAValue]:
+    """The start indices of a dynamic slice or update, clamped as the spec says
+    (to [0, dim - size]): an int where the index is a constant, else the
+    clamped index as a 0-d int64 tensor."""
+    s = b.shape(x)
+    if len(starts) != len(s) or len(sizes) != len(s):
+        raise StablehloError(op, f"takes one start index per dimension of {list(s)}, got "
+                                 f"{len(starts)}")
+    out: list[int | SSAValue] = []
+    for i, (v, n, k) in enumerate(zip(starts, s, sizes)):
+        if b.shape(v) != () or b.dtype(v).category in (FLOAT, BOOL):
+            raise StablehloError(op, f"start index {i} is not an integer scalar")
+        if not 0 <= k <= n:
+            raise StablehloError(op, f"size {k} of dimension {i} is not within [0, {n}]")
+        arr = constant_array(v)
+        if arr is not None:
+            out.append(min(max(int(arr), 0), n - k))
+            continue
+        v = v if b.dtype(v) is int64 else b.convert(v, dtype=int64)
+        low, high = _index(b, 0), _index(b, n - k)
+        out.append(b.minimum(b.maximum(v, low), high))
+    return out
+
+
+def _index(b: IRBuilder, v: int) -> SSAValue:
+    return b.op("constant", value=DenseValue(np.asarray(v, np.int64), (), int64))
+
+
+def _positions(b: IRBuilder, start: SSAValue, count: int, shape: Sequence[int], dim: int
+               ) -> SSAValue:
+    """start + 0..count-1 along ``dim``, broadcast to ``shape`` (whose ``dim`` is
+    ``count``): gather's index tensor."""
+    at = b.add(b.iota(shape=(count,), dim=0, dtype=int64), start)
+    placed = tuple(count if i == dim else 1 for i in range(len(shape)))
+    at = b.reshape(at, shape=placed)
+    return at if placed == tuple(shape) else b.broadcast_to(at, shape=tuple(shape))
+
+
+def _dynamic_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, *starts = op.operands
+    sizes = op.prop_ints("slice_sizes")
+    first = _starts(b, op, x, starts, sizes)
+    fixed = [a if isinstance(a, int) else 0 for a in first]
+    limit = [a + k if isinstance(a, int) else n for a, k, n in zip(first, sizes, b.shape(x))]
+    if fixed != [0] * len(fixed) or limit != list(b.shape(x)):
+        x = b.slice(x, start=tuple(fixed), limit=tuple(limit), stride=(1,) * len(fixed))
+    for d, a in enumerate(first):  # a start only known when run: gather the rows
+        if not isinstance(a, int):
+            shape = tuple(sizes[d] if i == d else n for i, n in enumerate(b.shape(x)))
+            x = b.gather(x, _positions(b, a, sizes[d], shape, d), dim=d)
+    return [x]
+
+
+def _dynamic_update_slice(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, update, *starts = op.operands
+    s, u = b.shape(x), b.shape(update)
+    first = _starts(b, op, x, starts, u)
+    if b.dtype(update) is not b.dtype(x):
+        raise StablehloError(op, "updates a tensor with one of another element type")
+    if all(isinstance(a, int) for a in first):
+        low = tuple(first)  # type: ignore[arg-type]
+        high = tuple(n - a - k for n, a, k in zip(s, first, u))  # type: ignore[operator]
+        zeros = (0,) * len(s)
+        placed = b.pad(update, low=low, high=high, interior=zeros)
+        inside = b.pad(_true(b, u), low=low, high=high, interior=zeros)
+        return [b.where(inside, placed, x)]
+    # each element of x reads update[p - start] where 0 <= p - start < size
+    placed, inside = update, None
+    for d, a in enumerate(first):
+        start = _index(b, a) if isinstance(a, int) else a
+        offset = b.sub(_positions(b, _index(b, 0), s[d], (s[d],), 0), start)
+        hit = b.logical_and(b.ge(offset, _index(b, 0)), b.lt(offset, _index(b, u[d])))
+        shape = tuple(s[i] if i <= d else u[i] for i in range(len(s)))
+        index = b.minimum(b.maximum(offset, _index(b, 0)), _index(b, u[d] - 1))
+        line = tuple(s[d] if i == d else 1 for i in range(len(s)))
+        index = b.reshape(index, shape=line)
+        placed = b.gather(placed, b.broadcast_to(index, shape=shape) if line != shape
+                          else index, dim=d)
+        hit = b.reshape(hit, shape=line)
+        inside = hit if inside is None else b.logical_and(inside, hit)
+    assert inside is not None
+    return [b.where(inside, placed, x)]
+
+
+def _true(b: IRBuilder, shape: tuple[int, ...]) -> SSAValue:
+    return b.op("constant", value=DenseValue(np.asarray(True), shape, bool_))
+
+
+def _concatenate(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    return [b.concat(*op.operands, dim=_int_prop(op, "dimension"))]
+
+
+def _pad(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, value = op.operands
+    low, high = op.prop_ints("edge_padding_low"), op.prop_ints("edge_padding_high")
+    interior = op.prop_ints("interior_padding")
+    s = b.shape(x)
+    if b.shape(value) != () or b.dtype(value) is not b.dtype(x):
+        raise StablehloError(op, "pads with a value that is not a scalar of the operand's "
+                                 "element type")
+    if not len(low) == len(high) == len(interior) == len(s) or min(interior, default=0) < 0:
+        raise StablehloError(op, f"low/high/interior need {len(s)} entries (interior "
+                                 "non-negative)")
+    grow = dict(low=tuple(max(v, 0) for v in low), high=tuple(max(v, 0) for v in high),
+                interior=interior)
+    padded = b.pad(x, **grow)
+    pv = constant_array(value)
+    if pv is None or pv.reshape(-1).view(f"u{pv.dtype.itemsize}")[0] != 0:  # not +0 / 0
+        inside = b.pad(_true(b, s), **grow)
+        padded = b.where(inside, padded, value)
+    if min((*low, *high), default=0) < 0:  # negative padding crops
+        full = b.shape(padded)
+        start = tuple(max(-v, 0) for v in low)
+        limit = tuple(n - max(-v, 0) for n, v in zip(full, high))
+        padded = b.slice(padded, start=start, limit=limit, stride=(1,) * len(s))
+    return [padded]
+
+
+def _dot_general(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    lhs, rhs = op.operands
+    numbers = op.properties.get("dot_dimension_numbers")
+    if isinstance(numbers, DotDimensionNumbersAttr):
+        lb, rb, lc, rc = numbers.dims()
+    else:  # stablehlo.dot: (m, k) x (k, n), vectors as numpy's matmul takes them
+        ls, rs = b.shape(lhs), b.shape(rhs)
+        if not (1 <= len(ls) <= 2 and 1 <= len(rs) <= 2):
+            raise StablehloError(op, "takes operands of rank 1 or 2")
+        lb, rb, lc, rc = (), (), (len(ls) - 1,), (0,)
+    ls, rs = b.shape(lhs), b.shape(rhs)
+    out_d = b.dtype(op.results[0])
+    ok = (len(lb) == len(rb) and len(lc) == len(rc)
+          and len(set(lb + lc)) == len(lb + lc) and len(set(rb + rc)) == len(rb + rc)
+          and all(0 <= d < len(ls) for d in lb + lc) and all(0 <= d < len(rs) for d in rb + rc)
+          and all(ls[i] == rs[j] for i, j in zip(lb + lc, rb + rc)))
+    if not ok:
+        raise StablehloError(op, f"dimension numbers batching {list(lb)} x {list(rb)}, "
+                                 f"contracting {list(lc)} x {list(rc)} do not pair equal "
+                                 f"dimensions of {list(ls)} and {list(rs)}")
+    if {b.dtype(lhs), b.dtype(rhs)} != {out_d}:  # the product is computed in the result type
+        lhs = lhs if b.dtype(lhs) is out_d else b.convert(lhs, dtype=out_d)
+        rhs = rhs if b.dtype(rhs) is out_d else b.convert(rhs, dtype=out_d)
+    lf = [i for i in range(len(ls)) if i not in lb + lc]
+    rf = [i for i in range(len(rs)) if i not in rb + rc]
+
+    def size(shape: Sequence[int], dims: Sequence[int]) -> int:
+        return int(np.prod([shape[i] for i in dims], dtype=np.int64))
+
+    batch = tuple(ls[i] for i in lb)
+    lhs3 = _arrange(b, lhs, (*lb, *lf, *lc), (*batch, size(ls, lf), size(ls, lc)))
+    rhs3 = _arrange(b, rhs, (*rb, *rc, *rf), (*batch, size(rs, rc), size(rs, rf)))
+    prod = b.matmul(lhs3, rhs3)
+    out = (*batch, *(ls[i] for i in lf), *(rs[i] for i in rf))
+    return [prod if b.shape(prod) == out else b.reshape(prod, shape=out)]
+
+
+def _arrange(b: IRBuilder, x: SSAValue, perm: Sequence[int], shape: Sequence[int]
+             ) -> SSAValue:
+    if tuple(perm) != tuple(range(len(perm))):
+        x = b.permute(x, perm=tuple(perm))
+    return x if b.shape(x) == tuple(shape) else b.reshape(x, shape=tuple(shape))
+
+
+def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's gather as one 1-D ``gather`` of the flattened operand: per
+    output element, its operand index (the start its batch position reads from
+    the start indices, clamped so the slice fits, plus its offset) as a linear
+    index, built from iotas over the output."""
+    from ..dialects.stablehlo import GatherDimensionNumbersAttr
+
+    x, starts = op.operands
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, GatherDimensionNumbersAttr)
+    offset_dims, collapsed, operand_batch, start_batch, index_map = numbers.lists()
+    vector_dim = numbers.vector_dim
+    sizes = op.prop_ints("slice_sizes")
+    xs, ss, out = b.shape(x), b.shape(starts), b.shape(op.results[0])
+    if b.dtype(starts).category in (FLOAT, BOOL):
+        raise StablehloError(op, "takes start indices that are not integers")
+    batch_out = [i for i in range(len(out)) if i not in offset_dims]
+    start_dims = [i for i in range(len(ss)) if i != vector_dim]  # ... <-> batch_out
+    offset_operand = [d for d in range(len(xs)) if d not in collapsed + operand_batch]
+    n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
+    ok = (len(sizes) == len(xs) and len(start_dims) == len(batch_out)
+          and len(offset_operand) == len(offset_dims) and n_vec == len(index_map)
+          and len(operand_batch) == len(start_batch)
+          and all(0 <= k <= n for k, n in zip(sizes, xs))
+          and all(sizes[d] == 1 for d in collapsed + operand_batch)
+          and all(out[o] == sizes[d] for o, d in zip(offset_dims, offset_operand))
+          and all(out[o] == ss[s] for o, s in zip(batch_out, start_dims))
+          and len(set(index_map)) == len(index_map)
+          and all(0 <= d < len(xs) for d in (*index_map, *collapsed, *operand_batch)))
+    if not ok:
+        raise StablehloError(op, f"dimension numbers {numbers} and slice_sizes {list(sizes)} "
+                                 f"do not fit operand {list(xs)}, start indices {list(ss)} "
+                                 f"and result {list(out)}")
+
+    def over_output(v: SSAValue, dims_out: Sequence[int]) -> SSAValue:
+        """A tensor over output dims ``dims_out`` (in order), broadcast to ``out``."""
+        placed = tuple(b.shape(v)[dims_out.index(i)] if i in dims_out else 1
+                       for i in range(len(out)))
+        v = v if b.shape(v) == placed else b.reshape(v, shape=placed)
+        return v if placed == out else b.broadcast_to(v, shape=out)
+
+    def axis(i: int) -> SSAValue:
+        return b.iota(shape=out, dim=i, dtype=int64)
+
+    index: dict[int, SSAValue] = {}
+    for k, d in enumerate(index_map):  # the start the batch position reads, clamped
+        if vector_dim < len(ss):
+            lo = tuple(k if i == vector_dim else 0 for i in range(len(ss)))
+            hi = tuple(k + 1 if i == vector_dim else n for i, n in enumerate(ss))
+            part = b.slice(starts, start=lo, limit=hi, stride=(1,) * len(ss))
+            part = b.reshape(part, shape=tuple(ss[i] for i in start_dims))
+        else:
+            part = starts
+        part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
+        part = b.minimum(b.maximum(part, _index(b, 0)), _index(b, xs[d] - sizes[d]))
+        index[d] = over_output(part, batch_out)
+    for d, s in zip(operand_batch, start_batch):  # the batch position itself
+        index[d] = axis(batch_out[start_dims.index(s)])
+    for d, o in zip(offset_operand, offset_dims):  # plus the offset in the slice
+        index[d] = b.add(index[d], axis(o)) if d in index else axis(o)
+    linear = None
+    stride = 1
+    for d in reversed(range(len(xs))):
+        if d in index:
+            term = index[d] if stride == 1 else b.mul(index[d], _index(b, stride))
+            linear = term if linear is None else b.add(linear, term)
+        stride *= xs[d]
+    total = int(np.prod(out, dtype=np.int64))
+    if linear is None:
+        linear = b.broadcast_to(_index(b, 0), shape=out) if out else _index(b, 0)
+    flat = b.reshape(x, shape=(int(np.prod(xs, dtype=np.int64)),))
+    got = b.gather(flat, b.reshape(linear, shape=(total,)), dim=0)
+    return [b.reshape(got, shape=out)]
+
+
+def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's scatter with an ``add`` update computation as one 1-D
+    ``scatter_add`` into the flattened operand: each update element at its
+    linear index (its start from the scatter indices, not clamped, plus its
+    window offset); an element whose index falls outside is skipped (it lands
+    in one extra slot, cut off after)."""
+    from ..dialects.stablehlo import ScatterDimensionNumbersAttr
+
+    x, starts, updates = op.operands
+    numbers = op.properties["scatter_dimension_numbers"]
+    assert isinstance(numbers, ScatterDimensionNumbersAttr)
+    window, inserted, input_batch, start_batch, index_map = numbers.lists()
+    vector_dim = numbers.vector_dim
+    body = op.regions[0].block
+    ops = list(body.ops)
+    if not (len(ops) == 2 and ops[0].name == "stablehlo.add" and set(ops[0].operands) == set(
+            body.args) and list(ops[1].operands) == list(ops[0].results)):
+        raise StablehloError(op, "whose update computation is not an add of its two "
+                                 "arguments is not supported (x.at[i].add runs; set, min, "
+                                 "max, mul do not)")
+    if input_batch or start_batch:
+        raise StablehloError(op, "with batching dimensions is not supported")
+    xs, ss, us = b.shape(x), b.shape(starts), b.shape(updates)
+    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not b.dtype(x):
+        raise StablehloError(op, "takes integer indices and updates of the operand's type")
+    scatter_u = [i for i in range(len(us)) if i not in window]
+    start_dims = [i for i in range(len(ss)) if i != vector_dim]
+    window_operand = [d for d in range(len(xs)) if d not in inserted]
+    n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
+    if not (len(start_dims) == len(scatter_u) and len(window_operand) == len(window)
+            and n_vec == len(index_map) and len(set(index_map)) == len(index_map)
+            and all(us[u] == ss[s] for u, s in zip(scatter_u, start_dims))
+            and all(0 <= d < len(xs) for d in (*index_map, *inserted))
+            and all(us[w] <= xs[d] for w, d in zip(window, window_operand))):
+        raise StablehloError(op, f"dimension numbers {numbers} do not fit operand {list(xs)}, "
+                                 f"indices {list(ss)} and updates {list(us)}")
+
+    def over_updates(v: SSAValue) -> SSAValue:
+        placed = tuple(b.shape(v)[scatter_u.index(i)] if i in scatter_u else 1
+                       for i in range(len(us)))
+        v = v if b.shape(v) == placed else b.reshape(v, shape=placed)
+        return v if placed == us else b.broadcast_to(v, shape=us)
+
+    index: dict[int, SSAValue] = {}
+    for k, d in enumerate(index_map):
+        if vector_dim < len(ss):
+            lo = tuple(k if i == vector_dim else 0 for i in range(len(ss)))
+            hi = tuple(k + 1 if i == vector_dim else n for i, n in enumerate(ss))
+            part = b.slice(starts, start=lo, limit=hi, stride=(1,) * len(ss))
+            part = b.reshape(part, shape=tuple(ss[i] for i in start_dims))
+        else:
+            part = starts
+        part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
+        index[d] = over_updates(part)
+    for d, w in zip(window_operand, window):
+        at = b.iota(shape=us, dim=w, dtype=int64)
+        index[d] = b.add(index[d], at) if d in index else at
+    size = int(np.prod(xs, dtype=np.int64))
+    linear, inside, stride = None, None, 1
+    for d in reversed(range(len(xs))):
+        if d in index:
+            term = index[d] if stride == 1 else b.mul(index[d], _index(b, stride))
+            linear = term if linear is None else b.add(linear, term)
+            fits = b.logical_and(b.ge(index[d], _index(b, 0)), b.lt(index[d], _index(b, xs[d])))
+            inside = fits if inside is None else b.logical_and(inside, fits)
+        stride *= xs[d]
+    if linear is None or inside is None:
+        raise StablehloError(op, "scatters to no dimension of the operand")
+    total = int(np.prod(us, dtype=np.int64))
+    linear = b.where(inside, linear, _index(b, size))  # outside: the extra slot
+    flat = b.pad(b.reshape(x, shape=(size,)), low=(0,), high=(1,), interior=(0,))
+    added = b.scatter_add(flat, b.reshape(linear, shape=(total,)),
+                          b.reshape(updates, shape=(total,)), dim=0)
+    return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
+
+
+_CUMULATIVE = {"stablehlo.add": ("cumsum", "add"), "stablehlo.multiply": ("cumprod", "mul"),
+               "stablehlo.maximum": ("cummax", "maximum"),
+               "stablehlo.minimum": ("cummin", "minimum")}
+
+
+def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The cumulative reductions JAX writes as a ``reduce_window`` (``jnp.cumsum``,
+    ``cumprod``, ``lax.cummax``/``cummin``): a window spanning one whole
+    dimension, padded before (after, reversed) with one fewer init values, as
+    ``cumsum``/``cumprod``/``cummax``/``cummin``."""
+    x, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    window = op.prop_ints("window_dimensions")
+    ones = (1,) * n
+
+    def ints(key: str, default: tuple[int, ...]) -> tuple[int, ...]:
+        return op.prop_ints(key) if key in op.properties else default
+
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(n, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    block = op.regions[0].block
+    ops = list(block.ops)
+    applies = ops[0].name if len(ops) == 2 and set(ops[0].operands) == set(block.args) and \
+        len(ops[0].operands) == 2 and list(ops[1].operands) == list(ops[0].results) else None
+    along = [d for d in range(n) if window[d] != 1]
+    d = along[0] if len(along) == 1 else -1
+    ok = (applies in _CUMULATIVE and len(window) == n and d >= 0 and window[d] == xs[d]
+          and ints("window_strides", ones) == ones and ints("base_dilations", ones) == ones
+          and ints("window_dilations", ones) == ones
+          and pads[d] in ((xs[d] - 1, 0), (0, xs[d] - 1))
+          and all(p == (0, 0) for i, p in enumerate(pads) if i != d))
+    kind, combine = _CUMULATIVE.get(applies or "", (None, None))
+    reverse = ok and pads[d] == (0, xs[d] - 1) and xs[d] > 1
+    dt = b.dtype(x)
+    if ok and not _is_identity(init, combine, dt) and not (
+            combine == "add" and constant_array(init) is not None
+            and not np.any(constant_array(init))):
+        ok = False  # the padding holds init values: only an identity leaves a scan
+    if not ok or (reverse and kind != "cumsum"):
+        raise StablehloError(op, "other than a cumulative add, multiply, maximum or minimum "
+                                 "along one dimension from its identity (jnp.cumsum, cumprod, "
+                                 "lax.cummax, cummin) is not supported")
+    if kind == "cumsum":
+        r = b.cumsum(x, dim=d, reverse=reverse)
+        if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
+            r = b.convert(r, dtype=dt)
+        if dt.category == FLOAT:  # the fold from init: +0.0 + -0.0 is +0.0 (or init -0.0)
+            r = b.add(r, init)
+        return [r]
+    r = b.op(kind, x, dim=d)
+    r = r[0] if isinstance(r, list) else r
+    return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
+# reduce bodies: the op the body applies -> (pyflame reduction, the combining
+# op with the init value) per operand kind (float, integer, bool)
+_REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
+    "stablehlo.add": (("sum", "add"), ("sum", "add"), None),
+    "stablehlo.multiply": (("prod", "mul"), ("prod", "mul"), None),
+    "stablehlo.maximum": (("max", "maximum"), ("max", "maximum"), ("max", "maximum")),
+    "stablehlo.minimum": (("min", "minimum"), ("min", "minimum"), ("min", "minimum")),
+    "stablehlo.and": (None, None, ("min", "minimum")),
+    "stablehlo.or": (None, None, ("max", "maximum")),
+}
+
+
+def _is_identity(init: SSAValue, combine: str, d: DType) -> bool:
+    """Whether ``combine(r, init) == r`` bit for bit for every ``r``: the
+    combining op can be left out."""
+    arr = constant_array(init)
+    if arr is None:
+        return False
+    v = arr.reshape(())
+    if combine == "add":  # the sums fold from +0.0 (numpy's identity), as from this init
+        return bool(v == 0 and not np.signbit(v))
+    if combine == "mul":
+        return bool(v == 1)
+    if d.category == BOOL:
+        return bool(v) == (combine == "minimum")
+    info = np.finfo(v.dtype) if d.category == FLOAT else np.iinfo(v.dtype)
+    if d.category == FLOAT:
+        return bool(v == (-np.inf if combine == "maximum" else np.inf))
+    return bool(v == (info.min if combine == "maximum" else info.max))
+
+
+# the body JAX writes for argmax/argmin over (value, index) pairs: the larger
+# (smaller) value or a NaN wins, ties go to the smaller index; block arguments
+# (value, index) of the accumulated pair, then of the next
+_ARG_BODY = (("c1", "compare", "DIR", ("v1", "v2")), ("c2", "compare", "NE", ("v1", "v1")),
+             ("o1", "or", None, ("c1", "c2")), ("c3", "compare", "EQ", ("v1", "v2")),
+             ("c4", "compare", "LT", ("i1", "i2")), ("a1", "and", None, ("c3", "c4")),
+             ("o2", "or", None, ("o1", "a1")), ("s1", "select", None, ("o1", "v1", "v2")),
+             ("s2", "select", None, ("o2", "i1", "i2")))
+
+
+def _arg_reduction(b: IRBuilder, op: StablehloOp) -> list[SSAValue] | None:
+    """``jnp.argmax``/``argmin``'s two-operand reduce (values and their iota),
+    as ``max``/``min`` and ``argmax``/``argmin``; None if it is not that."""
+    x, index, init_v, init_i = op.operands
+    dims = op.prop_ints("dimensions")
+    block = op.regions[0].block
+    iota = index.owner
+    if len(dims) != 1 or b.dtype(x).category != FLOAT or not (
+            getattr(iota, "name", None) == "pyflame.iota" and b.shape(index) == b.shape(x)
+            and iota.py_attrs()["dim"] == dims[0]):
+        return None
+    env = dict(zip(("v1", "i1", "v2", "i2"), block.args))
+    seen = ""  # the first comparison's direction: GT for argmax, LT for argmin
+    for key, name, direction, args in _ARG_BODY:
+        found = next((cand for cand in block.ops if cand.name == f"stablehlo.{name}"
+                      and [env.get(a) for a in args] == list(cand.operands)
+                      and cand.results and cand.results[0] not in env.values()), None)
+        if found is None:
+            return None
+        if name == "compare":
+            got = found.properties["comparison_direction"].data.value  # type: ignore[union-attr]
+            kind = found.properties.get("compare_type")
+            on_values = args[0].startswith("v")
+            if direction == "DIR":
+                seen = direction = got if got in ("GT", "LT") else "?"
+            if got != direction or (on_values and kind is not None
+                                    and kind.data.value != "FLOAT"):  # type: ignore[union-attr]
+                return None  # (TOTALORDER orders NaN and -0.0 otherwise)
+        env[key] = found.results[0]
+    ret = block.last_op
+    if ret is None or list(ret.operands) != [env["s1"], env["s2"]] or \
+            len(list(block.ops)) != len(_ARG_BODY) + 1:
+        return None
+    is_max = seen == "GT"
+    v0, i0 = constant_array(init_v), constant_array(init_i)
+    if v0 is None or i0 is None or float(v0) != (-np.inf if is_max else np.inf) or int(i0):
+        return None
+    values = b.op("max" if is_max else "min", x, dims=dims, keepdim=False, ties=None)
+    where = b.op("argmax" if is_max else "argmin", x, dim=dims[0], keepdim=False)
+    d = b.dtype(index)
+    return [values, where if b.dtype(where) is d else b.convert(where, dtype=d)]
+
+
+def _reduce(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    if len(op.operands) == 4 and (args := _arg_reduction(b, op)) is not None:
+        return args
+    if len(op.operands) != 2:
+        raise StablehloError(op, f"of {len(op.operands) // 2} operands at once is not "
+                                 "supported: only one-operand reductions of add, multiply, "
+                                 "maximum, minimum, and, or, and the (value, iota) pair "
+                                 "jnp.argmax/argmin reduce")
+    x, init = op.operands
+    applies = _reduce_applies(op)
+    if applies is None:  # the commutative ops also read their arguments swapped
+        block = op.regions[0].block
+        ops = list(block.ops)
+        if len(ops) == 2 and list(ops[0].operands) == list(block.args)[::-1] and \
+                list(ops[1].operands) == list(ops[0].results):
+            applies = ops[0].name
+    d = b.dtype(x)
+    rule = _REDUCTIONS.get(applies or "", (None, None, None))[_kind(d)]
+    if rule is None:
+        raise StablehloError(op, f"whose body is not one add, multiply, maximum or minimum "
+                                 f"(or, on bool, and/or) of its two arguments on {d.name} is "
+                                 "not supported")
+    if b.shape(init) != () or b.dtype(init) is not d:
+        raise StablehloError(op, "takes an init value that is a scalar of the operand's "
+                                 "element type")
+    dims = op.prop_ints("dimensions")
+    s = b.shape(x)
+    if len(set(dims)) != len(dims) or any(not 0 <= i < len(s) for i in dims):
+        raise StablehloError(op, f"dimensions {list(dims)} are not distinct dimensions of "
+                                 f"{list(s)}")
+    reduction, combine = rule
+    if reduction in ("max", "min") and any(s[i] == 0 for i in dims):
+        raise StablehloError(op, "of max/min over an empty dimension is not supported")
+    r = x
+    if dims:
+        attrs: dict[str, Any] = {"dims": tuple(sorted(dims)), "keepdim": False}
+        if reduction in ("max", "min"):
+            attrs["ties"] = None
+        r = b.op(reduction, x, **attrs)
+        if b.dtype(r) is not d:  # integer sums count in int64: the same bits, wrapped
+            r = b.convert(r, dtype=d)
+    if not _is_identity(init, combine, d):
+        r = b.op(combine, r, init)
+    arr = constant_array(init)
+    if combine == "add" and d.category == FLOAT and dims and (
+            arr is None or (arr.reshape(()) == 0 and np.signbit(arr.reshape(())))):
+        # a fold from init differs from init + the sum (a fold from +0.0) where
+        # every element is -0.0 (1 / x is -inf): there it is init, -0.0 included
+        others = b.ne(b.reciprocal(x), b.scalar(-np.inf, like=x))
+        every = b.logical_not(b.max(others, dims=tuple(sorted(dims)), keepdim=False,
+                                    ties=None))
+        r = b.where(every, init, r)
+    return [r]
+
+
+RULES: dict[str, Rule] = {
+    **{f"stablehlo.{n}": _elementwise for n in (
+        *_SAME, *_BY_KIND, "divide", "sign", "is_finite", "tan", "round_nearest_afz")},
+    **{f"chlo.{n}": _elementwise for n in CHLO_UNARY},
+    "stablehlo.select": _select,
+    "stablehlo.clamp": _clamp,
+    "stablehlo.constant": _constant,
+    "stablehlo.iota": _iota,
+    "stablehlo.broadcast_in_dim": _broadcast_in_dim,
+    "stablehlo.reshape": _reshape,
+    "stablehlo.transpose": _transpose,
+    "stablehlo.reverse": _reverse,
+    "stablehlo.convert": _convert,
+    "stablehlo.compare": _compare,
+    "stablehlo.slice": _slice,
+    "stablehlo.dynamic_slice": _dynamic_slice,
+    "stablehlo.dynamic_update_slice": _dynamic_update_slice,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.pad": _pad,
+    "stablehlo.dot_general": _dot_general,
+    "stablehlo.dot": _dot_general,
+    "stablehlo.reduce": _reduce,
+    "stablehlo.gather": _gather,
+    "stablehlo.scatter": _scatter,
+    "stablehlo.reduce_window": _reduce_window,
+}
+
+
+MAX_UNROLLED = 4096  # iterations of one stablehlo.while that are unrolled
+
+
+def _constant_of(v: SSAValue) -> np.ndarray | None:
+    """The value of ``v`` if a stablehlo or pyflame constant defines it."""
+    owner = v.owner
+    if getattr(owner, "name", None) == "stablehlo.constant":
+        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+        value = owner.properties["value"]  # type: ignore[union-attr]
+        if isinstance(value, DenseIntOrFPElementsAttr) and not value.get_shape():
+            return np.asarray(value.get_values()[0])
+        return None
+    return constant_array(v)
+
+
+def _unroll(loop: StablehloOp) -> None:
+    """A ``stablehlo.while`` whose cond is ``counter < N`` (constants) and whose
+    body adds a positive constant to the counter (``fori_loop``, ``scan``),
+    unrolled: its body once per trip, the counter a constant in each."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    cond, body = (r.block for r in loop.regions)
+    ops = [op for op in cond.ops if op.name != "stablehlo.constant"]
+    compare = ops[0] if len(ops) == 2 else None
+    k = cond.args.index(compare.operands[0]) if (
+        compare is not None and compare.name == "stablehlo.compare"
+        and compare.operands[0] in cond.args
+        and compare.properties["comparison_direction"].data.value == "LT"  # type: ignore[union-attr]
+        and compare.results[0] in list(ops[1].operands)) else None
+    bound = _constant_of(compare.operands[1]) if k is not None else None  # type: ignore[union-attr]
+    first = _constant_of(loop.operands[k]) if k is not None else None
+    ret = body.last_op
+    step_op = ret.operands[k].owner if k is not None and ret is not None else None
+    step = None
+    if getattr(step_op, "name", None) == "stablehlo.add" and body.args[k] in list(
+            step_op.operands):  # type: ignore[union-attr]
+        other = [v for v in step_op.operands if v is not body.args[k]]  # type: ignore[union-attr]
+        step = _constant_of(other[0]) if other else None
+    if bound is None or first is None or step is None or int(step) <= 0 or \
+            first.dtype.kind not in "iu":
+        raise StablehloError(loop, "is not supported unless it counts: its cond must be "
+                                   "'counter < constant' and its body add a positive "
+                                   "constant to the counter, which starts at a constant "
+                                   "(fori_loop and scan of a fixed length are unrolled)")
+    trips = max(0, -(-(int(bound) - int(first)) // int(step)))
+    if trips > MAX_UNROLLED:
+        raise StablehloError(loop, f"of {trips} iterations: more than {MAX_UNROLLED} are not "
+                                   "unrolled")
+    counter_type = loop.operands[k].type
+    values = list(loop.operands)
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    def constant(v: int) -> SSAValue:
+        new = type(loop.operands[k].owner).create(  # (a stablehlo.constant)
+            result_types=[counter_type], properties={"value": DenseIntOrFPElementsAttr.from_list(
+                counter_type, [v])})  # type: ignore[arg-type]
+        new.location = loop.location
+        Rewriter.insert_op(new, InsertPoint.before(loop))
+        return new.results[0]
+
+    for t in range(trips):
+        mapping: dict[Any, Any] = dict(zip(body.args, values))
+        mapping[body.args[k]] = constant(int(first) + t * int(step))
+        for op in list(body.ops)[:-1]:
+            Rewriter.insert_op(op.clone(value_mapper=mapping), InsertPoint.before(loop))
+        values = [mapping.get(v, v) for v in ret.operands]  # type: ignore[union-attr]
+    values[k] = constant(int(first) + trips * int(step))
+    Rewriter.replace_op(loop, [], values)
+
+
+def convert_stablehlo(root: Operation) -> int:
+    """Rewrite every StableHLO op under ``root`` (a module or one function;
+    outside reduce bodies) into pyflame ops, in program order; returns how
+    many were rewritten."""
+    from xdsl.utils.exceptions import VerifyException
+
+    converted = 0
+    loops = [op for op in root.walk(region_first=True) if op.name == "stablehlo.while"]
+    for loop in loops:  # inner loops first
+        _unroll(loop)
+        converted += 1
+    todo = [op for op in root.walk() if isinstance(op, StablehloOp)
+            and not isinstance(op.parent_op(), StablehloOp)]
+    for op in todo:
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise StablehloError(op, "is not supported (no pyflame op computes "
+                                     "it)" if op.name != "stablehlo.return" else
+                                     "outside a reduce body")
+        new: list[Operation] = []
+        b = IRBuilder(new.append)
+        try:
+            values = rule(b, op)
+        except (ShapeError, VerifyException) as e:
+            raise StablehloError(op, f"cannot be converted: {e}") from None
+        for r, v in zip(op.results, values, strict=True):
+            if v.type != r.type:
+                raise StablehloError(op, f"declares the result type {r.type}, but its "
+                                         f"operands give {v.type}")
+        block = op.parent
+        assert block is not None
+        for n in new:
+            n.location = op.location
+            block.insert_op_before(n, op)
+        for r, v in zip(op.results, values):
+            r.replace_all_uses_with(v)
+        block.erase_op(op)
+        converted += 1
+    return converted
+
+
+@dataclass(frozen=True)
+class ConvertStablehloToPyflame(PyflamePass):
+    """The StableHLO ops JAX prints, as the pyflame ops that compute them."""
+
+    name = "convert-stablehlo-to-pyflame"
+
+    def run(self, ctx: Context, module: ModuleOp) -> dict[str, int]:
+        return {"rewritten": convert_stablehlo(module)}
+
+
+__all__ = ["RULES", "ConvertStablehloToPyflame", "StablehloError", "convert_stablehlo"]
