@@ -1,8 +1,15 @@
-"""``pf.fft``: torch.fft's names. pf has no complex dtype, so the transforms
-(``fft``, ``rfft``, ``ifft``, ``irfft``, ``hfft``...) raise, naming the
-function and why; the real-valued helpers work as torch's: ``fftfreq``,
-``rfftfreq`` (the sample frequencies) and ``fftshift``/``ifftshift`` (a
-roll, differentiable)."""
+"""``pf.fft``: torch.fft's names, and the discrete Fourier transforms that
+``pf.numpy.fft`` (jnp.fft's names) gives.
+
+pf has no complex dtype. The transforms here compute on a :class:`Complex`,
+a complex array held as its real and imaginary float tensors: a DFT along an
+axis is two matmuls with the cos/sin matrices (O(n^2) per axis, no FFT
+algorithm), so gradients, ``vmap`` and ``pf.compile`` go through the real
+ops, and a ``Complex`` is a pytree node (its two tensors). torch.fft's
+transforms still raise (torch's complex tensors have the whole op surface;
+a ``Complex`` has only the arithmetic below); the real-valued helpers work
+as torch's: ``fftfreq``, ``rfftfreq`` (the sample frequencies) and
+``fftshift``/``ifftshift`` (a roll, differentiable)."""
 
 from __future__ import annotations
 
@@ -11,15 +18,19 @@ from typing import Any
 
 import numpy as np
 
+from . import ops
 from .core import Tensor
 from .creation import tensor as _tensor
-from .dialects.dtypes import default_float
+from .creation import zeros
+from .dialects.dtypes import DType, default_float, float64
 from .dialects.dtypes import dtype as to_dtype
-from .indexing import roll
+from .indexing import movedim, narrow, roll
+from .jax_config import default_float as jax_float
 from .ops import as_tensor_arg
+from .tree_util import register_pytree_node
 
-__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft",
-           "ifft2", "ifftn", "ifftshift", "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2",
+__all__ = ["Complex", "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn",
+           "ifft", "ifft2", "ifftn", "ifftshift", "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2",
            "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
 
 
@@ -80,3 +91,279 @@ rfft, irfft, rfft2, irfft2, rfftn, irfftn = (_complex_only(n) for n in (
     "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn"))
 hfft, ihfft, hfft2, ihfft2, hfftn, ihfftn = (_complex_only(n) for n in (
     "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"))
+
+
+# ---- the transforms on (real, imaginary) pairs ----
+
+class Complex:
+    """A complex array as two float tensors of one shape and dtype: ``real``
+    and ``imag`` (what ``pf.numpy.fft``'s transforms give and take). It
+    has the arithmetic with complex, real and Python-number operands on its
+    left side or its right (``+ - * /``, ``-``, ``abs``), ``conj()``,
+    ``angle()``, indexing, ``reshape``, ``sum``/``mean``, ``shape``/
+    ``dtype`` (numpy's complex64/complex128) and ``numpy()``/
+    ``np.asarray``; a pf tensor on the LEFT of an operator raises (pf's
+    tensors take no complex operand): write ``X * h``, not ``h * X``."""
+
+    __slots__ = ("imag", "real")
+    __array_ufunc__ = None  # numpy arrays defer to the reflected operators
+
+    def __init__(self, real: Any, imag: Any = None) -> None:
+        re = as_tensor_arg(real)
+        if not re.dtype.is_floating_point:  # (JAX's default float: float64 with x64)
+            re = re.to(jax_float())
+        im = zeros(tuple(re.shape), dtype=re.dtype) if imag is None else as_tensor_arg(imag)
+        if tuple(im.shape) != tuple(re.shape) or im.dtype != re.dtype:
+            raise ValueError(f"Complex: the real part {tuple(re.shape)} {re.dtype.name} and "
+                             f"the imaginary part {tuple(im.shape)} {im.dtype.name} must "
+                             "have one shape and dtype")
+        self.real, self.imag = re, im
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.real.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self.real.ndim
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.complex128 if self.real.dtype == float64 else np.complex64)
+
+    def numpy(self) -> np.ndarray:
+        out = np.empty(self.shape, self.dtype)
+        out.real, out.imag = self.real.numpy(), self.imag.numpy()
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"Complex({self.numpy()!r})"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def conj(self) -> Complex:
+        return Complex(self.real, ops.neg(self.imag))
+
+    conjugate = conj
+
+    def __abs__(self) -> Tensor:
+        return ops.sqrt(self.real * self.real + self.imag * self.imag)
+
+    def angle(self) -> Tensor:
+        return ops.atan2(self.imag, self.real)
+
+    def __neg__(self) -> Complex:
+        return Complex(ops.neg(self.real), ops.neg(self.imag))
+
+    def __pos__(self) -> Complex:
+        return self
+
+    def __add__(self, other: Any) -> Complex:
+        o = _as_complex(other, self)
+        return Complex(self.real + o.real, self.imag + o.imag)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Complex:
+        o = _as_complex(other, self)
+        return Complex(self.real - o.real, self.imag - o.imag)
+
+    def __rsub__(self, other: Any) -> Complex:
+        return _as_complex(other, self) - self
+
+    def __mul__(self, other: Any) -> Complex:
+        if not _is_complex(other):  # a real factor scales both parts
+            o = _real_operand(other, self)
+            return Complex(self.real * o, self.imag * o)
+        other = _as_complex(other, self)
+        a, b, c, d = self.real, self.imag, other.real, other.imag
+        return Complex(a * c - b * d, a * d + b * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Complex:
+        if not _is_complex(other):
+            o = _real_operand(other, self)
+            return Complex(self.real / o, self.imag / o)
+        other = _as_complex(other, self)
+        den = other.real * other.real + other.imag * other.imag
+        num = self * other.conj()
+        return Complex(num.real / den, num.imag / den)
+
+    def __rtruediv__(self, other: Any) -> Complex:
+        return _as_complex(other, self) / self
+
+    def __getitem__(self, key: Any) -> Complex:
+        return Complex(self.real[key], self.imag[key])
+
+    def reshape(self, *shape: Any) -> Complex:
+        return Complex(self.real.reshape(*shape), self.imag.reshape(*shape))
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Complex:
+        return Complex(*(_reduce(ops.sum, t, axis, keepdims) for t in (self.real, self.imag)))
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Complex:
+        return Complex(*(_reduce(ops.mean, t, axis, keepdims) for t in (self.real, self.imag)))
+
+
+def _reduce(fn: Callable[..., Tensor], t: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    dims = tuple(range(t.ndim)) if axis is None else axis
+    return fn(t, dims, keepdim=keepdims)
+
+
+def _is_complex(v: Any) -> bool:
+    return isinstance(v, Complex | complex | np.complexfloating) or (
+        isinstance(v, np.ndarray) and v.dtype.kind == "c")
+
+
+def _real_operand(other: Any, like: Complex) -> Tensor:
+    if isinstance(other, np.ndarray) and other.dtype == np.float64 and jax_float() != float64:
+        other = other.astype(np.float32)  # JAX's canonical dtype without x64
+    o = as_tensor_arg(other)
+    return o.to(like.real.dtype) if not o.dtype.is_floating_point else o
+
+
+def _as_complex(other: Any, like: Complex) -> Complex:
+    if isinstance(other, Complex):
+        return other
+    if _is_complex(other):
+        v = np.asarray(other)
+        dt = like.real.dtype
+        return Complex(_tensor(v.real.astype(dt.np), dtype=dt),
+                       _tensor(v.imag.astype(dt.np), dtype=dt))
+    o = _real_operand(other, like)
+    return Complex(o, zeros(tuple(o.shape), dtype=o.dtype))
+
+
+register_pytree_node(Complex, lambda c: ((c.real, c.imag), None),
+                     lambda _, children: Complex(*children))
+
+
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _scale(norm: str | None, n: int, inverse: bool) -> float:
+    norm = "backward" if norm is None else norm
+    if norm not in _NORMS:
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or '
+                         '"forward".')
+    if norm == "ortho":
+        return 1.0 / float(np.sqrt(n))
+    return 1.0 / n if (norm == "backward") == inverse else 1.0
+
+
+def _angles(n: int, rows: int, cols: int) -> np.ndarray:
+    """``2 pi (j k mod n) / n`` for j < rows, k < cols (the product reduced
+    exactly in integers before the float division)."""
+    jk = np.outer(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64)) % n
+    return 2.0 * np.pi * jk / n
+
+
+def _const(values: np.ndarray, dt: DType) -> Tensor:
+    return _tensor(values.astype(dt.np), dtype=dt)
+
+
+def _resize(t: Tensor, n: int) -> Tensor:
+    """``t`` cut or zero-padded to length ``n`` along its last axis."""
+    m = t.shape[-1]
+    if n == m:
+        return t
+    if n < m:
+        return narrow(t, -1, 0, n)
+    return ops.cat([t, zeros((*t.shape[:-1], n - m), dtype=t.dtype)], -1)
+
+
+def _float_dtype(x: Any) -> Complex:
+    if isinstance(x, Complex):
+        return x
+    t = as_tensor_arg(x)
+    if not t.dtype.is_floating_point:
+        t = t.to(jax_float())
+    elif t.dtype.np.itemsize < 4:  # float16/bfloat16 compute (and give) complex64
+        t = t.to("float32")
+    return Complex(t, None)
+
+
+def _last(x: Complex, axis: int) -> tuple[Complex, int]:
+    ax = axis + x.ndim if axis < 0 else axis
+    if not 0 <= ax < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    if ax == x.ndim - 1:
+        return x, ax
+    return Complex(movedim(x.real, ax, -1), movedim(x.imag, ax, -1)), ax
+
+
+def _back(x: Complex, ax: int) -> Complex:
+    if ax == x.ndim - 1:
+        return x
+    return Complex(movedim(x.real, -1, ax), movedim(x.imag, -1, ax))
+
+
+def _check_n(name: str, n: int) -> None:
+    if n < 1:
+        raise ValueError(f"{name}: invalid number of data points ({n}) specified; it must "
+                         "be at least 1")
+
+
+def c2c(x: Any, n: int | None, axis: int, norm: str | None, inverse: bool,
+        name: str) -> Complex:
+    """The complex DFT (``inverse``: its inverse) of ``x`` along ``axis``,
+    cut or zero-padded to ``n`` points first (numpy's and JAX's rules)."""
+    c, ax = _last(_float_dtype(x), axis)
+    n = c.shape[-1] if n is None else int(n)
+    _check_n(name, n)
+    re, im = _resize(c.real, n), _resize(c.imag, n)
+    ang = _angles(n, n, n)
+    s = _scale(norm, n, inverse)
+    cos_m, sin_m = _const(np.cos(ang) * s, re.dtype), _const(np.sin(ang) * s, re.dtype)
+    sign = 1.0 if inverse else -1.0  # e^{sign i theta}
+    # (re + i im)(cos + sign i sin) = re cos - sign im sin + i (im cos + sign re sin)
+    out_re = ops.matmul(re, cos_m) - sign * ops.matmul(im, sin_m)
+    out_im = ops.matmul(im, cos_m) + sign * ops.matmul(re, sin_m)
+    return _back(Complex(out_re, out_im), ax)
+
+
+def r2c(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Complex:
+    """The DFT of real ``x`` along ``axis``: its first ``n // 2 + 1`` terms."""
+    if isinstance(x, Complex):
+        raise TypeError(f"{name} takes a real array, got a complex one")
+    c, ax = _last(_float_dtype(x), axis)
+    n = c.shape[-1] if n is None else int(n)
+    _check_n(name, n)
+    re = _resize(c.real, n)
+    ang = _angles(n, n, n // 2 + 1)
+    s = _scale(norm, n, False)
+    out_re = ops.matmul(re, _const(np.cos(ang) * s, re.dtype))
+    out_im = ops.matmul(re, _const(-np.sin(ang) * s, re.dtype))
+    return _back(Complex(out_re, out_im), ax)
+
+
+def c2r(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Tensor:
+    """The real inverse of :func:`r2c`: ``n`` points (``2 (m - 1)`` for ``m``
+    terms by default) from the first ``n // 2 + 1`` terms of a Hermitian
+    spectrum; the imaginary parts of the zero and Nyquist terms are not read
+    (as numpy's and JAX's)."""
+    c, ax = _last(_float_dtype(x), axis)
+    n = 2 * (c.shape[-1] - 1) if n is None else int(n)
+    _check_n(name, n)
+    m = n // 2 + 1
+    re, im = _resize(c.real, m), _resize(c.imag, m)
+    w = np.full(m, 2.0)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    ang = _angles(n, m, n)
+    s = _scale(norm, n, True)
+    a = _const(np.cos(ang) * (w[:, None] * s), re.dtype)
+    b = _const(-np.sin(ang) * (w[:, None] * s), re.dtype)
+    out = ops.matmul(re, a) + ops.matmul(im, b)
+    return out if ax == out.ndim - 1 else movedim(out, -1, ax)

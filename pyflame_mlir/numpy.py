@@ -35,6 +35,7 @@ import numpy as np
 
 from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
+from . import numpy_fft as fft  # noqa: F401  (jnp.fft)
 from .composites import tensordot as _pf_tensordot
 from .core import Tensor
 from .dialects import dtypes as _dtypes
@@ -45,6 +46,7 @@ from .dialects.dtypes import float32 as _f32
 from .dialects.dtypes import float64 as _f64
 from .dialects.dtypes import int32 as _int32
 from .dialects.dtypes import int64 as _i64
+from .fft import Complex
 from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
@@ -823,7 +825,9 @@ def ndim(a: Any) -> int:
 
 def abs(x: Any) -> Tensor:  # noqa: A001
     """``|x|`` with JAX's derivative at 0 (1, as ``where(x >= 0, x, -x)``;
-    torch's is 0)."""
+    torch's is 0); of a complex array (``jnp.fft``'s), its modulus."""
+    if isinstance(x, Complex):
+        return x.__abs__()
     t = _t(x)
     if not t.dtype.is_floating_point:
         return ops.abs(t)
@@ -961,16 +965,25 @@ def heaviside(x1: Any, x2: Any) -> Tensor:
 
 
 def real(val: Any) -> Tensor:
-    return _t(val)
+    return val.real if isinstance(val, Complex) else _t(val)
 
 
 def imag(val: Any) -> Tensor:
+    if isinstance(val, Complex):
+        return val.imag
     t = _t(val)
     return zeros(t.shape, t.dtype)
 
 
-def conj(x: Any) -> Tensor:
-    return _t(x)
+def conj(x: Any) -> Any:
+    return x.conj() if isinstance(x, Complex) else _t(x)
+
+
+def angle(z: Any, deg: bool = False) -> Tensor:
+    """The complex argument (``atan2(imag, real)``; of a real array 0 or pi)."""
+    c = z if isinstance(z, Complex) else Complex(z)
+    a = c.angle()
+    return a * (180.0 / math.pi) if deg else a
 
 
 conjugate = conj
@@ -2817,7 +2830,7 @@ SHARED_WITH_PF = frozenset("""
     logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
     remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
-    true_divide trunc vander vsplit angle
+    true_divide trunc vander vsplit
 """.split())
 
 
