@@ -323,10 +323,13 @@ any, all = _bool_reduce("any"), _bool_reduce("all")  # noqa: A001
 def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
            _dot_general: Any = None) -> Tensor:
-    """``jnp.einsum``: pf's contraction (``optimize`` and ``precision`` change
-    nothing here: float32 products are exact on the host); with
-    ``preferred_element_type`` the operands are computed in that dtype."""
-    del optimize, precision
+    """``jnp.einsum``: pf's pairwise contractions in the order ``optimize``
+    picks (``einsum_path``'s: opt_einsum's, as JAX's, when it is installed,
+    else numpy's greedy one; a path list is taken as given; ``False``: left
+    to right). ``precision`` changes nothing (float32 products are exact on
+    the host); with ``preferred_element_type`` the operands are computed in
+    that dtype."""
+    del precision
     _no_out(out)
     if _dot_general is not None:
         raise NotImplementedError("jnp.einsum(_dot_general=...) is not supported")
@@ -334,7 +337,84 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
     if preferred_element_type is not None:
         d = _dt(preferred_element_type)
         ts = [t.to(d) for t in ts]
-    return ops.einsum(subscripts, *ts)
+    if len(ts) < 3 or optimize is False:
+        return ops.einsum(subscripts, *ts)
+    specs, target = _einsum_explicit(subscripts, [tuple(t.shape) for t in ts])
+    if isinstance(optimize, list | tuple) and optimize and optimize[0] == "einsum_path":
+        optimize = list(optimize[1:])  # numpy's form of a path
+    path = optimize if isinstance(optimize, list | tuple) else _contraction_path(
+        ",".join(specs) + "->" + target, [tuple(t.shape) for t in ts], optimize)
+    items = list(zip(ts, specs))
+    for step in path:
+        picked = [items[i] for i in step]
+        for i in sorted(step, reverse=True):
+            items.pop(i)
+        rest = set(target).union(*(set(sp) for _, sp in items))
+        seen = "".join(sp for _, sp in picked)
+        keep = "".join(dict.fromkeys(c for c in seen if c in rest))
+        t = ops.einsum(",".join(sp for _, sp in picked) + "->" + keep, *(x for x, _ in picked))
+        items.append((t, keep))
+    if len(items) != 1:
+        raise ValueError(f"jnp.einsum: the path {list(path)} leaves {len(items)} operands of "
+                         f"{len(ts)}; a path contracts them all")
+    t, sp = items[0]
+    return ops.einsum(f"{sp}->{target}", t) if sp != target else t
+
+
+def _einsum_explicit(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The operands' labels and the output's with ``...`` spelled as letters
+    no operand uses (right-aligned, as broadcasting), and the implicit
+    output made explicit (the ellipsis, then the labels seen once, sorted)."""
+    eq = subscripts.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(shapes):
+        raise ValueError(f"jnp.einsum: {subscripts!r} names {len(specs)} operands, got "
+                         f"{len(shapes)}")
+    used = {c for c in eq if c.isalpha()}
+    n_ell = builtins.max([len(sh) - len(sp.replace("...", "")) for sp, sh in zip(specs, shapes)
+                          if "..." in sp], default=0)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    if n_ell > len(free):
+        raise ValueError(f"jnp.einsum: {subscripts!r} has more dimensions than letters")
+    ell = "".join(free[:n_ell])
+    out_specs = [sp.replace("...", ell[n_ell - (len(sh) - len(sp) + 3):] if n_ell else "")
+                 if "..." in sp else sp for sp, sh in zip(specs, shapes)]
+    if arrow:
+        target = rhs.replace("...", ell)
+    else:
+        letters = "".join(sp.replace("...", "") for sp in specs)
+        target = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return out_specs, target
+
+
+def _contraction_path(eq: str, shapes: list[tuple[int, ...]], optimize: Any
+                      ) -> list[tuple[int, ...]]:
+    strategy = "optimal" if optimize is True else optimize
+    try:
+        import opt_einsum  # JAX's path finder (jax depends on it)
+    except ImportError:
+        dummies = [np.broadcast_to(np.zeros((), np.float32), sh) for sh in shapes]
+        np_strategy = "optimal" if strategy == "optimal" else "greedy"
+        return [tuple(p) for p in np.einsum_path(eq, *dummies, optimize=np_strategy)[0][1:]]
+    return [tuple(p) for p in opt_einsum.contract_path(eq, *shapes, shapes=True,
+                                                       optimize=strategy)[0]]
+
+
+def einsum_path(subscripts: str, /, *operands: Any, optimize: Any = "auto") -> tuple[list, Any]:
+    """``jnp.einsum_path``: opt_einsum's ``contract_path`` on the operands'
+    shapes, as JAX's (the path, and opt_einsum's report of it). Needs
+    opt_einsum (JAX depends on it; pf does not)."""
+    try:
+        import opt_einsum
+    except ImportError as e:
+        raise ImportError("pf.numpy.einsum_path needs opt_einsum (pip install opt_einsum), "
+                          "as jax.numpy.einsum_path does") from e
+    shapes = [tuple(np.shape(o)) if not isinstance(o, Tensor) else tuple(o.shape)
+              for o in operands]
+    if isinstance(optimize, bool):  # JAX's: True is "optimal", False left to right
+        optimize = "optimal" if optimize else [(0, 1)] * builtins.max(len(shapes) - 1, 0)
+    return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
 
 def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
