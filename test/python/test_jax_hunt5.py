@@ -1,0 +1,64 @@
+"""Session 15's JAX hunt: each test failed before its fix (checked against
+jax 0.10.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+import pyflame_mlir.numpy as pnp
+
+jax = pytest.importorskip("jax", reason="jax (the bench extra) is not installed")
+jnp = pytest.importorskip("jax.numpy")
+
+INF = np.inf
+LSE_X = [np.array([[1.0, 2.0, 3.0], [-INF, -INF, -INF]], np.float32),
+         np.array([[INF, 1.0, 2.0], [INF, -INF, 0.0]], np.float32),
+         np.array([[np.nan, 1, 2], [0, 0, 0]], np.float32)]
+LSE_B = [None, np.array([1.0, -2.0, 0.5], np.float32),
+         np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]], np.float32)]
+
+
+def _same(got, want, tol=1e-5):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("x", LSE_X)
+@pytest.mark.parametrize("b", LSE_B)
+@pytest.mark.parametrize("axis", [None, 1, 0])
+@pytest.mark.parametrize("return_sign", [False, True])
+def test_logsumexp_is_jaxs(x, b, axis, return_sign):
+    """b == 0 drops the term (inf * 0 made NaN); a NaN sum's sign is NaN (was
+    0); jax.nn.logsumexp is jax.scipy.special's (it raised on return_sign);
+    the NaN for a negative sum only with b."""
+    w = np.array([True, False, True])
+    for pf_f, jax_f in ((pf.scipy.special.logsumexp, jax.scipy.special.logsumexp),
+                        (pf.nn.logsumexp, jax.nn.logsumexp)):
+        for where in (None, w):
+            kw = {"axis": axis, "b": b, "return_sign": return_sign, "where": where}
+            got, want = pf_f(x, **kw), jax_f(x, **kw)
+            for g, v in zip(got if return_sign else [got], want if return_sign else [want]):
+                _same(g, v)
+
+
+def test_array_transpose_takes_numpys_forms():
+    """x.transpose(1, 0, 2) / ((2, 0, 1)) / () as jax.Array's (raised or,
+    with no axes, swapped the first two dims of a 3-d array); two axes stay
+    torch's swap."""
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    t = pnp.asarray(x)
+    np.testing.assert_array_equal(t.transpose(1, 0, 2).numpy(), x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(t.transpose((2, 0, 1)).numpy(), x.transpose((2, 0, 1)))
+    np.testing.assert_array_equal(t.transpose().numpy(), x.transpose())
+    np.testing.assert_array_equal(t.transpose(0, 2).numpy(), x.swapaxes(0, 2))
+    np.testing.assert_array_equal(t.transpose(dim0=0, dim1=1).numpy(), x.swapaxes(0, 1))
+    m = pnp.asarray(x[0])
+    np.testing.assert_array_equal(m.transpose(0, 1).numpy(), x[0].T)  # torch's swap
+    np.testing.assert_array_equal(m.transpose().numpy(), x[0].T)
+    with pytest.raises(ValueError, match="axes don't match"):
+        t.transpose(0, 1, 2, 3)
+    g = pf.grad(lambda v: (v.transpose(2, 0, 1) * np.arange(24.0).reshape(4, 2, 3)).sum())(t)
+    np.testing.assert_array_equal(g.numpy(), np.arange(24.0).reshape(4, 2, 3).transpose(1, 2, 0))
