@@ -47,6 +47,7 @@ from .dialects.dtypes import float64 as _f64
 from .dialects.dtypes import int32 as _int32
 from .dialects.dtypes import int64 as _i64
 from .fft import Complex
+from .jax_config import CANONICAL, canonical_host
 from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
@@ -57,8 +58,7 @@ from .segment import segment_sum
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 ndarray = Tensor
 
-_CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
-              np.dtype(np.uint64): np.uint32}
+_CANONICAL = CANONICAL
 
 
 _CANONICAL_DT = {"float64": _f32, "int64": _int32}
@@ -110,8 +110,8 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             _check_python_int(int(v))
     if dtype is not None:
         arr = arr.astype(_dt(dtype).np)
-    elif arr.dtype in _CANONICAL and not _config.jax_enable_x64:
-        arr = arr.astype(_CANONICAL[arr.dtype])
+    else:
+        arr = canonical_host(arr)
     if arr.dtype == np.uint32:
         raise TypeError("pf.numpy: uint32 data has no pyflame dtype")
     return Tensor._leaf(np.array(arr) if copy is not False else arr)

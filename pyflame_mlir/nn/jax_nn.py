@@ -19,7 +19,7 @@ from ..core import Tensor
 from ..creation import arange, full_like, zeros_like
 from ..dialects.dtypes import dtype as to_dtype
 from ..indexing import repeat_interleave
-from ..jax_config import default_float
+from ..jax_config import canonical_host, default_float
 
 __all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
            "hard_swish", "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid",
@@ -29,9 +29,13 @@ __all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid"
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, default_float().np)
-                                                             if isinstance(x, float | list)
-                                                             else x)
+    """A tensor as is; host data in JAX's dtypes (float64 data is float32
+    without x64, as jax.nn's functions take it)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, int | bool | np.number | np.bool_) and not isinstance(x, np.ndarray):
+        return ops.as_tensor_arg(x)
+    return ops.as_tensor_arg(canonical_host(x))
 
 
 def _axes(x: Tensor, axis: int | Sequence[int] | None) -> tuple[int, ...]:

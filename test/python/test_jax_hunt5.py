@@ -62,3 +62,16 @@ def test_array_transpose_takes_numpys_forms():
         t.transpose(0, 1, 2, 3)
     g = pf.grad(lambda v: (v.transpose(2, 0, 1) * np.arange(24.0).reshape(4, 2, 3)).sum())(t)
     np.testing.assert_array_equal(g.numpy(), np.arange(24.0).reshape(4, 2, 3).transpose(1, 2, 0))
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "softmax", "log_softmax", "sigmoid", "silu",
+                                  "logsumexp", "standardize", "elu", "softplus"])
+def test_jax_nn_takes_host_float64_as_float32(name):
+    """numpy float64 data into pf.nn's jax.nn functions is float32 without
+    x64, as in JAX (it stayed float64)."""
+    x = np.array([1.0, -2.0, 0.5])
+    got, want = getattr(pf.nn, name)(x), getattr(jax.nn, name)(x)
+    _same(got, want, 1e-6)
+    got, want = getattr(pf.nn, name)(np.float64(1.5)) if name not in (
+        "softmax", "log_softmax", "standardize") else got, want
+    assert np.asarray(got).dtype == np.float32
