@@ -82,8 +82,9 @@ def numel(input: Tensor) -> int:  # noqa: A002
 def accept_numpy_names(fn: Any) -> Any:
     """``fn`` also taking ``axis=`` for ``dim=`` and ``keepdims=`` for
     ``keepdim=``, as torch's functions and Tensor methods do (JAX and numpy
-    code writes ``x.sum(axis=0, keepdims=True)``); ``fn`` itself when it has
-    neither parameter or already takes the numpy names."""
+    code writes ``x.sum(axis=0, keepdims=True)``), and numpy's ``ddof=`` for
+    ``correction=`` (``x.var(axis=-1, ddof=0)``: torch refuses ddof); ``fn``
+    itself when it has neither parameter or already takes the numpy names."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -92,10 +93,13 @@ def accept_numpy_names(fn: Any) -> Any:
             or "keepdims" in params:
         return fn
 
+    aliases = (("axis", "dim"), ("keepdims", "keepdim"),
+               *((("ddof", "correction"),) if "correction" in params else ()))
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs or "ddof" in kwargs):
+            for numpy_name, name in aliases:
                 if numpy_name in kwargs:
                     if name in kwargs:
                         raise TypeError(f"{fn.__name__}() got both {name}= and its alias "

@@ -75,3 +75,16 @@ def test_jax_nn_takes_host_float64_as_float32(name):
     got, want = getattr(pf.nn, name)(np.float64(1.5)) if name not in (
         "softmax", "log_softmax", "standardize") else got, want
     assert np.asarray(got).dtype == np.float32
+
+
+def test_array_var_std_take_ddof():
+    """x.var(axis=-1, ddof=0) / x.std(ddof=...) as jax.Array's (ddof raised a
+    TypeError); without ddof the methods stay torch's (unbiased)."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4) ** 1.5
+    x, j = pnp.asarray(a), jnp.asarray(a)
+    _same(x.var(axis=-1, ddof=0, keepdims=True), j.var(axis=-1, ddof=0, keepdims=True))
+    _same(x.std(ddof=1), j.std(ddof=1))
+    _same(x.var(0, ddof=2), j.var(0, ddof=2))
+    _same(x.var(), j.var(ddof=1))  # torch's default
+    with pytest.raises(TypeError):
+        x.sum(ddof=1)
