@@ -173,15 +173,46 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
 
 
-def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
-    if axis != 0:
-        raise NotImplementedError("pf.numpy.linspace(axis=...) is not supported")
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Any:
+    """JAX's linspace: ``start * (1 - s) + stop * s`` for ``s = k / div`` in
+    the computation dtype (JAX's rounding, not numpy's), differentiable in
+    ``start`` and ``stop``, which may be arrays (the samples along ``axis``);
+    an integer ``dtype`` floors."""
+    del device
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    a, b = _t(start), _t(stop)
+    dt = _dt(dtype) or _inexact_dtype(promote_types(a.dtype, b.dtype))
+    comp = _inexact_dtype(dt)
+    a, b = a.to(comp), b.to(comp)
+    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
+    ax = len(shape) + axis + 1 if axis < 0 else axis
+    bounds = list(shape)
+    bounds.insert(ax, 1)
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    out = Tensor._leaf(values.astype((_dt(dtype) or _F()).np))
-    return (out, step) if retstep else out
+    if num > 1:
+        delta = (b - a) / full((), div, comp)
+        iota_shape = [1] * len(bounds)
+        iota_shape[ax] = div
+        step = ops.reshape(arange(div, dtype=comp) / full((), div, comp), tuple(iota_shape))
+        out = ops.reshape(a, tuple(bounds)) * (1 - step) + ops.reshape(b, tuple(bounds)) * step
+        if endpoint:
+            out = ops.cat([out, ops.unsqueeze(b, ax)], ax)
+    elif num == 1:
+        delta = full((), math.nan, comp) if endpoint else b - a
+        out = ops.reshape(a, tuple(bounds))
+    else:
+        delta = full((), math.nan, comp)
+        bounds[ax] = 0
+        out = zeros(tuple(bounds), comp)
+    if not dt.is_floating_point and dt is not _bool:
+        out = ops.floor(out)
+    out = out.to(dt)
+    return (out, delta) if retstep else out
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
@@ -792,9 +823,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Te
         reflect_type = kwargs.pop("reflect_type", "even")
         if kwargs:
             raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
-        if reflect_type != "even":
-            raise NotImplementedError(f"pf.numpy.pad: reflect_type={reflect_type!r} "
-                                      "(only 'even')")
+        if reflect_type not in ("even", "odd"):
+            raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
         for ax, (lo, hi) in enumerate(w):
             if lo == hi == 0:
                 continue
@@ -802,25 +832,79 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Te
             if n == 0:
                 raise ValueError(f"pf.numpy.pad(mode={mode!r}): can't extend empty axis {ax} "
                                  f"of shape {list(t.shape)}")
+            if reflect_type == "odd" and mode in ("reflect", "symmetric"):
+                t = _pad_odd(t, ax, int(lo), int(hi), mode)
+                continue
             src = np.pad(np.arange(n), (int(lo), int(hi)), mode=mode)
             t = indexing.index_select(t, ax, Tensor._leaf(src.astype(np.int64)))
         return t
+    if mode == "linear_ramp":
+        ends = np.asarray(kwargs.pop("end_values", 0))
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode='linear_ramp'): unsupported keywords "
+                            f"{sorted(kwargs)}")
+        ends = np.broadcast_to(ends.reshape(-1, 2) if ends.size > 1 else ends.reshape(1, 1),
+                               (t.ndim, 2))
+        for ax, ((lo, hi), (e_lo, e_hi)) in enumerate(zip(w, ends)):
+            n = t.shape[ax]
+            before = linspace(e_lo.item(), ops.squeeze(indexing.narrow(t, ax, 0, 1), ax),
+                              int(lo), endpoint=False, dtype=t.dtype, axis=ax)
+            after = linspace(e_hi.item(), ops.squeeze(indexing.narrow(t, ax, n - 1, 1), ax),
+                             int(hi), endpoint=False, dtype=t.dtype, axis=ax)
+            t = ops.cat([before, t, flip(after, ax)], ax)
+        return t
     if mode in _STATS:
-        if kwargs.get("stat_length") is not None or set(kwargs) - {"stat_length"}:
-            raise NotImplementedError(f"pf.numpy.pad(mode={mode!r}): stat_length and other "
-                                      "keywords are not supported")
+        stat_length = kwargs.pop("stat_length", None)
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        lengths = None if stat_length is None else _pad_widths(stat_length, t.ndim)
         for ax, (lo, hi) in enumerate(w):
+            if lengths is None:
+                s_lo = s_hi = _pad_stat(mode, t, ax)
+            else:
+                n_lo, n_hi = (int(v) for v in lengths[ax])
+                if n_lo == 0 or n_hi == 0:
+                    raise ValueError("stat_length of 0 yields no value for padding")
+                n = t.shape[ax]
+                n_lo, n_hi = builtins.min(n_lo, n), builtins.min(n_hi, n)
+                s_lo = _pad_stat(mode, indexing.narrow(t, ax, 0, n_lo), ax)
+                s_hi = _pad_stat(mode, indexing.narrow(t, ax, n - n_hi, n_hi), ax)
             if lo == hi == 0:
                 continue
-            s = _pad_stat(mode, t, ax)
             shape = list(t.shape)
             parts = []
-            for n in (lo, hi):
-                shape[ax] = int(n)
-                parts.append(ops.broadcast_to(s, tuple(shape)))
+            for k, st in ((lo, s_lo), (hi, s_hi)):
+                shape[ax] = int(k)
+                parts.append(ops.broadcast_to(st, tuple(shape)))
             t = ops.cat([parts[0], t, parts[1]], ax)
         return t
     raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} is not implemented")
+
+
+def _pad_odd(t: Tensor, ax: int, lo: int, hi: int, mode: str) -> Tensor:
+    """reflect/symmetric with ``reflect_type='odd'`` along ``ax``: each
+    reflected block is ``2 * edge - block``, the edge moving out block by
+    block (JAX's loop, numpy's values)."""
+    n = t.shape[ax]
+    offset = 1 if (mode == "reflect" and n > 1) else 0
+    for before, padding in ((True, lo), (False, hi)):
+        size = t.shape[ax]
+        edge = indexing.narrow(t, ax, 0 if before else size - 1, 1)
+        while padding > 0:
+            cur = builtins.min(padding, n - offset)
+            padding -= cur
+            size = t.shape[ax]
+            if before:
+                start = offset
+            else:
+                stop = size if (mode == "symmetric" or n == 1) else size - 1
+                start = size - (cur + offset) if stop == size else stop - cur
+            x = flip(indexing.narrow(t, ax, start, cur), ax)
+            x = 2 * edge - x
+            if n > 1:
+                edge = indexing.narrow(x, ax, 0 if before else cur - 1, 1)
+            t = ops.cat([x, t] if before else [t, x], ax)
+    return t
 
 
 def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
@@ -1120,8 +1204,18 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if sorter is not None:
         s = take(s, sorter)
     vv = _t(v)
-    return composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
-                                   side=side).to(_int32)  # (JAX's, in both modes)
+    vv = vv.to(s.dtype) if vv.dtype != s.dtype else vv
+    if not s.dtype.is_floating_point:
+        return composites.searchsorted(s, vv, side=side).to(_int32)  # (JAX's, in both modes)
+    # NaN sorts after everything (numpy's and JAX's order): searched as +inf,
+    # then a NaN query goes after the numbers (left) or the NaNs too (right)
+    # and no number goes past the first NaN of ``a``
+    a_nan = ops.isnan(s)
+    numbers = sum(ops.logical_not(a_nan)).to(_int32)
+    pos = composites.searchsorted(ops.where(a_nan, math.inf, s),
+                                  ops.where(ops.isnan(vv), math.inf, vv), side=side).to(_int32)
+    at_nan = numbers if side == "left" else asarray(s.shape[0], _int32)
+    return ops.where(ops.isnan(vv), at_nan, ops.minimum(pos, numbers))
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:

@@ -88,3 +88,61 @@ def test_array_var_std_take_ddof():
     _same(x.var(), j.var(ddof=1))  # torch's default
     with pytest.raises(TypeError):
         x.sum(ddof=1)
+
+
+def test_searchsorted_nan_sorts_last():
+    """NaN queries and NaNs in ``a`` in numpy's and JAX's order (NaN after
+    every number, -0.0 == 0.0); a NaN query gave 0."""
+    for a in (np.array([-1, -0.0, 0.0, 2, np.nan, np.nan], np.float32),
+              np.array([np.inf, np.nan], np.float32), np.array([1, 2, np.inf], np.float32),
+              np.array([], np.float32)):
+        v = np.array([np.nan, 0.0, -0.0, -np.inf, np.inf, -np.nan, 1.5], np.float32)
+        for side in ("left", "right"):
+            _same(pnp.searchsorted(a, v, side=side), jnp.searchsorted(a, v, side=side))
+
+
+def test_linspace_is_jaxs():
+    """Differentiable in start/stop (the gradient was 0: computed on the
+    host), array bounds and ``axis`` (raised), ``retstep``'s step an array;
+    values to an ulp (XLA's CPU arithmetic rounds some samples otherwise)."""
+    s = np.array([[1.0, 2.0], [3, 4]], np.float32)
+    for args, kw in [((0, 1, 7), {}), ((-3, 7, 13, False), {}), ((0.0, s, 3), {"axis": 1}),
+                     ((s, 0.0, 4), {"axis": -1, "endpoint": False}), ((s, s * 2, 1), {}),
+                     ((s, s * 2, 0), {}), ((2, 5, 4), {"retstep": True})]:
+        got, want = pnp.linspace(*args, **kw), jnp.linspace(*args, **kw)
+        for g, w in zip(got if kw.get("retstep") else [got], want if kw.get("retstep") else [want]):
+            _same(g, w, 1e-6)
+    _same(pnp.linspace(0, 10, 4, dtype=pnp.int32), jnp.linspace(0, 10, 4, dtype=jnp.int32))
+    g = pf.grad(lambda a, b: (pnp.linspace(a, b, 5) ** 2).sum(), argnums=(0, 1))(
+        pnp.asarray(0.5), pnp.asarray(2.0))
+    w = jax.grad(lambda a, b: (jnp.linspace(a, b, 5) ** 2).sum(), argnums=(0, 1))(0.5, 2.0)
+    for a, b in zip(g, w):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("pw", [2, ((1, 2), (3, 1)), ((5, 4), (7, 2)), ((0, 9), (0, 0))])
+def test_pad_odd_ramp_and_stat_length(pw):
+    """reflect_type='odd', mode='linear_ramp' (end_values) and stat_length
+    (all raised NotImplementedError)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    xi = rng.integers(-9, 9, (3, 4)).astype(np.int32)
+    for a in (x, xi, x[:1, :1]):
+        for mode in ("reflect", "symmetric"):
+            _same(pnp.pad(a, pw, mode=mode, reflect_type="odd"),
+                  jnp.pad(a, pw, mode=mode, reflect_type="odd"))
+        for mode in ("mean", "maximum", "minimum", "median"):
+            for sl in (1, 2, ((1, 3), (2, 9))):
+                _same(pnp.pad(a, pw, mode=mode, stat_length=sl),
+                      jnp.pad(a, pw, mode=mode, stat_length=sl))
+    for ev in (0, 3.0, ((1, -1), (5, 2))):
+        _same(pnp.pad(x, pw, mode="linear_ramp", end_values=ev),
+              jnp.pad(x, pw, mode="linear_ramp", end_values=ev), 1e-6)
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        pnp.pad(x, 1, mode="mean", stat_length=0)
+    ct = np.arange(16 * 17, dtype=np.float32).reshape(16, 17)
+    for kw in ({"mode": "reflect", "reflect_type": "odd"}, {"mode": "linear_ramp"},
+               {"mode": "mean", "stat_length": 2}):
+        g = pf.grad(lambda v, kw=kw: (pnp.pad(v, 6, **kw) * ct).sum())(x)
+        w = jax.grad(lambda v, kw=kw: (jnp.pad(v, 6, **kw) * ct).sum())(x)
+        _same(g, w, 1e-4)
