@@ -39,8 +39,10 @@ from . import composites2, ops
 from .core import Tensor
 from .dialects.dtypes import DType, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
-from .indexing import index_select
+from .indexing import gather, index_select, movedim, narrow
+from .jax_config import canonical_host
 from .jax_config import config as _config
+from .reductions import argsort
 from .vmap import ConcretizationError, MappedLoopError
 
 __all__ = ["PRNGKey", "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
@@ -447,20 +449,35 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) 
     return ops.lt(u, p_t)
 
 
-def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Standard Gumbel (float32): ``-log(-log(u))``, ``u`` uniform in [tiny, 1)."""
+def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
+           mode: str | None = None) -> Tensor:
+    """Standard Gumbel (float32), JAX's modes: ``"low"`` (the default):
+    ``-log(-log(u))``, ``u`` uniform in [tiny, 1); ``"high"``: two uniforms,
+    the second filling the low bits of the first below 1/2, through
+    ``-log(-log1p(-x))`` (``"highest"``, on 64-bit fixed point, raises)."""
     _float_dtype(dtype, "gumbel")
-    u = _uniform_np(key, _shape(shape), np.finfo(np.float32).tiny, 1.0, "gumbel")
-    return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
+    shape = _shape(shape)
+    if mode in (None, "low"):
+        u = _uniform_np(key, shape, np.finfo(np.float32).tiny, 1.0, "gumbel")
+        return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
+    if mode == "high":
+        info = np.finfo(_F32)
+        hi, lo = _uniform_np(key, (2, *shape), 0.0, 1.0, "gumbel")
+        x = np.where(hi >= 0.5, hi, hi + _F32(2.0 ** -info.nmant) * lo + info.tiny)
+        return ops.neg(ops.log(ops.neg(ops.log1p(ops.neg(_leaf(x.astype(_F32)))))))
+    if mode == "highest":
+        raise NotImplementedError("random.gumbel(mode='highest') is not supported")
+    raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
 
 
 def categorical(key: Any, logits: Any, axis: int = -1,
-                shape: Sequence[int] | None = None, replace: bool = True) -> Tensor:
+                shape: Sequence[int] | None = None, replace: bool = True,
+                mode: str | None = None) -> Tensor:
     """A draw of an index along ``axis`` with probabilities ``softmax(logits)``
-    (the Gumbel-max trick, JAX's values); ``shape`` may add leading dims."""
-    if not replace:
-        raise NotImplementedError("random.categorical(replace=False) is not supported")
-    x = logits if isinstance(logits, Tensor) else ops.as_tensor_arg(np.asarray(logits))
+    (the Gumbel-max trick, JAX's values); ``shape`` may add leading dims.
+    Without replacement, the Gumbel top-k: the leading dims of ``shape``
+    number the draws, distinct per distribution."""
+    x = logits if isinstance(logits, Tensor) else ops.as_tensor_arg(canonical_host(logits))
     axis = axis - x.ndim if axis >= 0 else axis
     batch = tuple(n for i, n in enumerate(x.shape) if i != axis % x.ndim)
     shape = batch if shape is None else _shape(shape)
@@ -468,39 +485,53 @@ def categorical(key: Any, logits: Any, axis: int = -1,
         raise ValueError(f"random.categorical: shape {shape} must end with the logits' batch "
                          f"shape {batch}")
     prefix = shape[:len(shape) - len(batch)]
+    if not replace:
+        k = math.prod(prefix)
+        if k > x.shape[axis]:
+            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
+                             f"number of categories ({x.shape[axis]}).")
+        y = movedim(x + gumbel(key, tuple(x.shape), mode=mode), axis, -1)
+        top = narrow(argsort(y, -1, descending=True, stable=True), -1, 0, k)  # lax.top_k
+        top = movedim(top, -1, 0)  # (k, *batch)
+        return ops.reshape(top, shape).to(int32)
     full = list(shape[len(shape) - len(batch):])
     full.insert(axis % x.ndim, x.shape[axis])
-    g = gumbel(key, (*prefix, *full))
+    g = gumbel(key, (*prefix, *full), mode=mode)
     expanded = ops.reshape(x, (1,) * len(prefix) + tuple(x.shape))
     return ops.argmax(g + expanded, axis).to(int32)
 
 
-def _shuffled_positions(key: Any, n: int) -> np.ndarray:
-    """JAX's shuffle of ``arange(n)``: rounds of a stable sort by fresh random
-    32-bit keys (enough rounds that collisions are unlikely: tjablin's rule)."""
-    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
-    idx = np.arange(n, dtype=np.int64)
+def _shuffled_positions(key: Any, shape: int | tuple[int, ...], axis: int = 0) -> np.ndarray:
+    """JAX's shuffle of ``arange`` along ``axis`` of ``shape`` (each line on
+    its own): rounds of a stable sort by fresh random 32-bit keys of the
+    whole shape (enough rounds that collisions are unlikely: tjablin's rule)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = math.prod(shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    line = [1] * len(shape)
+    line[axis] = shape[axis]
+    idx = np.broadcast_to(np.arange(shape[axis], dtype=np.int64).reshape(line), shape)
     k = key
     for _ in range(rounds):
         pair = split(k).numpy()
         k, sub = pair[0], pair[1]
-        order = np.argsort(_bits32(sub, (n,), "permutation"), kind="stable")
-        idx = idx[order]
+        order = np.argsort(_bits32(sub, shape, "permutation"), axis=axis, kind="stable")
+        idx = np.take_along_axis(idx, order, axis)
     return idx
 
 
 def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False) -> Tensor:
     """A random permutation of ``arange(x)`` (int32) or of ``x`` along
-    ``axis`` (JAX's values)."""
+    ``axis`` (JAX's values); ``independent``: each line along ``axis`` on its
+    own."""
     if isinstance(x, int | np.integer):
         return _leaf(_shuffled_positions(key, int(x)).astype(np.int32))
-    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
+    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(canonical_host(x))
     if t.ndim == 0:
         raise TypeError("x must be an integer or at least 1-dimensional")
-    if independent and t.ndim > 1:
-        raise NotImplementedError("random.permutation(independent=True) of a >1-d array "
-                                  "is not supported")
     axis %= t.ndim
+    if independent and t.ndim > 1:
+        return gather(t, axis, _leaf(_shuffled_positions(key, tuple(t.shape), axis)))
     return index_select(t, axis, _leaf(_shuffled_positions(key, t.shape[axis])))
 
 
@@ -732,7 +763,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
     if mode not in (None, "low"):
         raise NotImplementedError(f"random.choice(mode={mode!r}) is not supported")
-    arr = a if isinstance(a, Tensor) else ops.as_tensor_arg(np.asarray(a))
+    arr = a if isinstance(a, Tensor) else ops.as_tensor_arg(canonical_host(a))
     if arr.ndim == 0:
         n_inputs = int(arr.item())
     else:

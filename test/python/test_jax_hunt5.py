@@ -146,3 +146,39 @@ def test_pad_odd_ramp_and_stat_length(pw):
         g = pf.grad(lambda v, kw=kw: (pnp.pad(v, 6, **kw) * ct).sum())(x)
         w = jax.grad(lambda v, kw=kw: (jnp.pad(v, 6, **kw) * ct).sum())(x)
         _same(g, w, 1e-4)
+
+
+with np.errstate(divide="ignore"):
+    LOGITS = np.log(np.array([[0.1, 0.2, 0.7, 0.0], [0.4, 0.25, 0.25, 0.1]], np.float32))
+
+
+@pytest.mark.parametrize("seed", [0, 7, 123])
+def test_random_draws_jax_had_and_pf_refused(seed):
+    """categorical(replace=False) (the Gumbel top-k), permutation(independent=
+    True) of an n-d array, gumbel/categorical(mode='high'): bit for bit with
+    JAX's (they raised)."""
+    kp, kj = pf.random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    for shape, axis in (((2, 2), -1), ((3, 2), 1), ((4, 2), 0), (None, -1)):
+        lg = LOGITS if axis != 0 else LOGITS.T.copy()
+        _same(pf.random.categorical(kp, lg, axis=axis, shape=shape, replace=False),
+              jax.random.categorical(kj, lg, axis=axis, shape=shape, replace=False))
+    with pytest.raises(ValueError, match="cannot exceed"):
+        pf.random.categorical(kp, LOGITS, shape=(5, 2), replace=False)
+    x = np.arange(24).reshape(4, 6)
+    for axis in (0, 1, -1):
+        _same(pf.random.permutation(kp, x, axis=axis, independent=True),
+              jax.random.permutation(kj, x, axis=axis, independent=True))
+    _same(pf.random.gumbel(kp, (3, 5), mode="high"), jax.random.gumbel(kj, (3, 5), mode="high"))
+    _same(pf.random.categorical(kp, LOGITS, mode="high"),
+          jax.random.categorical(kj, LOGITS, mode="high"))
+
+
+def test_random_takes_host_data_in_jaxs_dtypes():
+    """choice/permutation of numpy float64/int64 data are float32/int32
+    arrays, as JAX's (they stayed 64-bit)."""
+    kp, kj = pf.random.PRNGKey(3), jax.random.PRNGKey(3)
+    a = np.arange(12.0).reshape(4, 3)
+    _same(pf.random.choice(kp, a, (2,), axis=1), jax.random.choice(kj, a, (2,), axis=1))
+    _same(pf.random.permutation(kp, np.arange(10)), jax.random.permutation(kj, np.arange(10)))
+    _same(pf.random.categorical(kp, LOGITS.astype(np.float64)),
+          jax.random.categorical(kj, LOGITS.astype(np.float64)))
