@@ -182,3 +182,16 @@ def test_random_takes_host_data_in_jaxs_dtypes():
     _same(pf.random.permutation(kp, np.arange(10)), jax.random.permutation(kj, np.arange(10)))
     _same(pf.random.categorical(kp, LOGITS.astype(np.float64)),
           jax.random.categorical(kj, LOGITS.astype(np.float64)))
+
+
+def test_vmap_outputs_python_numbers():
+    """A Python number or numpy array f returns is an array of JAX's dtype,
+    broadcast along the mapped axis or kept under out_axes=None (vmap raised
+    a TypeError)."""
+    x = np.ones((3, 2), np.float32)
+    got = pf.vmap(lambda v: (v.sum(), 3.0, 2, np.arange(2.0)))(x)
+    want = jax.vmap(lambda v: (v.sum(), 3.0, 2, np.arange(2.0)))(x)
+    for g, w in zip(got, want):
+        _same(g, w)
+    got = pf.vmap(lambda v: (v.sum(), 3.0), out_axes=(0, None))(x)
+    assert got[1].shape == () and float(got[1]) == 3.0
