@@ -747,10 +747,23 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     """numpy's repeat: each element ``repeats`` times (torch's ``repeat_interleave``)."""
     t, ax = _flat_or(_t(a), axis)
     out = indexing.repeat_interleave(t, repeats, ax)
-    if total_repeat_length is not None and out.shape[ax] != total_repeat_length:
-        raise NotImplementedError(f"pf.numpy.repeat: total_repeat_length={total_repeat_length} "
-                                  f"differs from the {out.shape[ax]} repeats (JAX pads or cuts)")
-    return out
+    if total_repeat_length is None or out.shape[ax] == total_repeat_length:
+        return out
+    n = int(total_repeat_length)
+    if n < out.shape[ax]:  # JAX cuts the repeats
+        return indexing.narrow(out, ax, 0, n)
+    if out.shape[ax] == 0:
+        raise ValueError(f"pf.numpy.repeat: total_repeat_length={n} pads with the last "
+                         "repeated element, and there is none")
+    last = indexing.narrow(out, ax, out.shape[ax] - 1, 1)  # JAX pads with the last one
+    shape = list(out.shape)
+    shape[ax] = n - out.shape[ax]
+    return ops.cat([out, ops.broadcast_to(last, tuple(shape))], ax)
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
+    """numpy's rot90 (``axes``: torch's ``dims``)."""
+    return composites2.rot90(_t(m), k, tuple(axes))
 
 
 def tile(A: Any, reps: Any) -> Tensor:  # noqa: N803
@@ -1586,14 +1599,19 @@ def kron(a: Any, b: Any) -> Tensor:
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Tensor:
     """numpy's cross product along the last axis (torch's default picks the
-    first axis of size 3); 2-vectors are not supported."""
+    first axis of size 3); a 2-vector has z = 0, and two of them give the
+    z component alone (a scalar per pair), as numpy's and JAX's."""
     x, y = _t(a), _t(b)
     if axis is not None:
         axisa = axisb = axisc = axis
     x, y = moveaxis(x, axisa, -1), moveaxis(y, axisb, -1)
-    if x.shape[-1] != 3 or y.shape[-1] != 3:
-        raise NotImplementedError(f"pf.numpy.cross: vectors of 3 components only, got "
-                                  f"{x.shape[-1]} and {y.shape[-1]}")
+    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
+        raise ValueError(f"incompatible dimensions for cross product (dimension must be 2 or "
+                         f"3), got {x.shape[-1]} and {y.shape[-1]}")
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
+    x, y = (ops.cat([v, zeros((*v.shape[:-1], 1), v.dtype)], -1) if v.shape[-1] == 2 else v
+            for v in (x, y))
     return moveaxis(composites.cross(x, y, -1), -1, axisc)
 
 
@@ -3003,7 +3021,7 @@ SHARED_WITH_PF = frozenset("""
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
     logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
-    remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
+    remainder signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit
 """.split())
 

@@ -195,3 +195,22 @@ def test_vmap_outputs_python_numbers():
         _same(g, w)
     got = pf.vmap(lambda v: (v.sum(), 3.0), out_axes=(0, None))(x)
     assert got[1].shape == () and float(got[1]) == 3.0
+
+
+def test_repeat_cross_rot90_as_jaxs():
+    """repeat(total_repeat_length=) cuts or pads with the last element, cross
+    of 2-vectors, rot90(axes=) (they raised)."""
+    a = np.array([1, 2, 3])
+    for reps, n in ((np.array([1, 0, 3]), 5), (np.array([1, 0, 3]), 3), (2, 8)):
+        _same(pnp.repeat(a, reps, total_repeat_length=n),
+              jnp.repeat(a, reps, total_repeat_length=n))
+    m = np.array([[1, 2], [3, 4]])
+    _same(pnp.repeat(m, 2, axis=1, total_repeat_length=6),
+          jnp.repeat(m, 2, axis=1, total_repeat_length=6))
+    two, three = np.array([1.0, 2]), np.array([3.0, 4, 5])
+    for u, v in ((two, two[::-1]), (two, three), (three[None], two[None]),
+                 (np.array([1, 2]), np.array([3, 4]))):
+        _same(pnp.cross(u, v), jnp.cross(u, v))
+    x = np.arange(24).reshape(2, 3, 4)
+    for k, axes in ((1, (1, 0)), (3, (0, 2)), (2, (1, 2))):
+        _same(pnp.rot90(x, k, axes=axes), jnp.rot90(x, k, axes=axes))
