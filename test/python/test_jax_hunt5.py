@@ -214,3 +214,15 @@ def test_repeat_cross_rot90_as_jaxs():
     x = np.arange(24).reshape(2, 3, 4)
     for k, axes in ((1, (1, 0)), (3, (0, 2)), (2, (1, 2))):
         _same(pnp.rot90(x, k, axes=axes), jnp.rot90(x, k, axes=axes))
+
+
+def test_jvp_has_aux():
+    """jax.jvp(f, primals, tangents, has_aux=True) (a TypeError before)."""
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+
+    def f(n):
+        return lambda v: (n.sin(v) * v, {"s": v.sum()})
+    got = pf.jvp(f(pnp), (x,), (np.ones_like(x),), has_aux=True)
+    want = jax.jvp(f(jnp), (x,), (np.ones_like(x),), has_aux=True)
+    for g, w in zip(pf.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        _same(g, w, 1e-6)
