@@ -3,9 +3,11 @@
 
 pf has no complex dtype. The transforms here compute on a :class:`Complex`,
 a complex array held as its real and imaginary float tensors: a DFT along an
-axis is two matmuls with the cos/sin matrices (O(n^2) per axis, no FFT
-algorithm), so gradients, ``vmap`` and ``pf.compile`` go through the real
-ops, and a ``Complex`` is a pytree node (its two tensors). torch.fft's
+axis is matmuls with the cos/sin matrices up to 256 points; a longer
+composite length splits in two factors (the four-step FFT, recursively:
+O(n (n1 + n2)) work; a large prime length stays one O(n^2) matmul pair).
+Gradients, ``vmap`` and ``pf.compile`` go through the real ops, and a
+``Complex`` is a pytree node (its two tensors). torch.fft's
 transforms still raise (torch's complex tensors have the whole op surface;
 a ``Complex`` has only the arithmetic below); the real-valued helpers work
 as torch's: ``fftfreq``, ``rfftfreq`` (the sample frequencies) and
@@ -24,7 +26,7 @@ from .creation import tensor as _tensor
 from .creation import zeros
 from .dialects.dtypes import DType, default_float, float64
 from .dialects.dtypes import dtype as to_dtype
-from .indexing import movedim, narrow, roll
+from .indexing import flip, movedim, narrow, roll
 from .jax_config import default_float as jax_float
 from .ops import as_tensor_arg
 from .tree_util import register_pytree_node
@@ -314,6 +316,53 @@ def _check_n(name: str, n: int) -> None:
                          "be at least 1")
 
 
+# sizes up to this are one matmul pair per axis; larger composite sizes split
+# in two factors (the four-step FFT): O(n (n1 + n2)) work, small matrices
+_DIRECT_MAX = 256
+
+
+def _split_size(n: int) -> int:
+    """The largest divisor of ``n`` at most ``sqrt(n)`` (1: ``n`` is prime)."""
+    for d in range(int(np.sqrt(n)), 1, -1):
+        if n % d == 0:
+            return d
+    return 1
+
+
+def _dft(re: Tensor, im: Tensor | None, inverse: bool) -> tuple[Tensor, Tensor]:
+    """The unscaled DFT along the last axis of ``re + i im`` (``im`` None: a
+    real input): matmuls with the cos/sin matrices, or for a large composite
+    length ``n = n1 n2`` the four-step split: DFTs of length ``n1`` down the
+    columns of the ``(n1, n2)`` view, the twiddle factors, DFTs of length
+    ``n2`` along the rows, the ``(n2, n1)`` transpose flattened."""
+    n = re.shape[-1]
+    sign = 1.0 if inverse else -1.0  # e^{sign i theta}
+    n1 = _split_size(n) if n > _DIRECT_MAX else 1
+    if n1 == 1:
+        ang = _angles(n, n, n)
+        cos_m, sin_m = _const(np.cos(ang), re.dtype), _const(np.sin(ang) * sign, re.dtype)
+        # (re + i im)(cos + i sign sin)
+        out_re, out_im = ops.matmul(re, cos_m), ops.matmul(re, sin_m)
+        if im is not None:
+            out_re = out_re - ops.matmul(im, sin_m)
+            out_im = out_im + ops.matmul(im, cos_m)
+        return out_re, out_im
+    n2 = n // n1
+    lead = tuple(re.shape[:-1])
+
+    def columns(t: Tensor) -> Tensor:  # (..., n1, n2) -> (..., n2, n1): j1 last
+        return movedim(ops.reshape(t, (*lead, n1, n2)), -1, -2)
+    b_re, b_im = _dft(columns(re), None if im is None else columns(im), inverse)
+    # b[..., j2, k1]: times the twiddle e^{sign i 2 pi j2 k1 / n}
+    ang = _angles(n, n2, n1)
+    tw_c, tw_s = _const(np.cos(ang), re.dtype), _const(np.sin(ang) * sign, re.dtype)
+    c_re, c_im = b_re * tw_c - b_im * tw_s, b_re * tw_s + b_im * tw_c
+    d_re, d_im = _dft(movedim(c_re, -1, -2), movedim(c_im, -1, -2), inverse)  # (.., k1, k2)
+    # X[k1 + n1 k2] = d[k1, k2]: k2 major
+    return (ops.reshape(movedim(d_re, -1, -2), (*lead, n)),
+            ops.reshape(movedim(d_im, -1, -2), (*lead, n)))
+
+
 def c2c(x: Any, n: int | None, axis: int, norm: str | None, inverse: bool,
         name: str) -> Complex:
     """The complex DFT (``inverse``: its inverse) of ``x`` along ``axis``,
@@ -322,13 +371,10 @@ def c2c(x: Any, n: int | None, axis: int, norm: str | None, inverse: bool,
     n = c.shape[-1] if n is None else int(n)
     _check_n(name, n)
     re, im = _resize(c.real, n), _resize(c.imag, n)
-    ang = _angles(n, n, n)
+    out_re, out_im = _dft(re, im, inverse)
     s = _scale(norm, n, inverse)
-    cos_m, sin_m = _const(np.cos(ang) * s, re.dtype), _const(np.sin(ang) * s, re.dtype)
-    sign = 1.0 if inverse else -1.0  # e^{sign i theta}
-    # (re + i im)(cos + sign i sin) = re cos - sign im sin + i (im cos + sign re sin)
-    out_re = ops.matmul(re, cos_m) - sign * ops.matmul(im, sin_m)
-    out_im = ops.matmul(im, cos_m) + sign * ops.matmul(re, sin_m)
+    if s != 1.0:
+        out_re, out_im = out_re * s, out_im * s
     return _back(Complex(out_re, out_im), ax)
 
 
@@ -340,8 +386,12 @@ def r2c(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Comple
     n = c.shape[-1] if n is None else int(n)
     _check_n(name, n)
     re = _resize(c.real, n)
-    ang = _angles(n, n, n // 2 + 1)
     s = _scale(norm, n, False)
+    if n > _DIRECT_MAX and _split_size(n) > 1:  # the full DFT's first half
+        full_re, full_im = _dft(re, None, False)
+        out_re, out_im = (narrow(t, -1, 0, n // 2 + 1) * s for t in (full_re, full_im))
+        return _back(Complex(out_re, out_im), ax)
+    ang = _angles(n, n, n // 2 + 1)
     out_re = ops.matmul(re, _const(np.cos(ang) * s, re.dtype))
     out_im = ops.matmul(re, _const(-np.sin(ang) * s, re.dtype))
     return _back(Complex(out_re, out_im), ax)
@@ -357,6 +407,18 @@ def c2r(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Tensor
     _check_n(name, n)
     m = n // 2 + 1
     re, im = _resize(c.real, m), _resize(c.imag, m)
+    if n > _DIRECT_MAX and _split_size(n) > 1:  # the Hermitian spectrum's inverse DFT
+        keep = np.ones(m)
+        keep[0] = 0.0
+        if n % 2 == 0:
+            keep[-1] = 0.0  # the zero and Nyquist terms' imaginary parts are not read
+        im = im * _const(keep, im.dtype)
+        tail = n - m  # X[n - k] = conj(X[k]) for the terms past m
+        full_re = ops.cat([re, flip(narrow(re, -1, 1, tail), [-1])], -1)
+        full_im = ops.cat([im, ops.neg(flip(narrow(im, -1, 1, tail), [-1]))], -1)
+        out, _ = _dft(full_re, full_im, True)
+        out = out * _scale(norm, n, True)
+        return out if ax == out.ndim - 1 else movedim(out, -1, ax)
     w = np.full(m, 2.0)
     w[0] = 1.0
     if n % 2 == 0:

@@ -147,3 +147,26 @@ def test_float64(x64):
     _same(pnp.fft.irfft(pnp.fft.rfft(x), n=8), jnp.fft.irfft(jnp.fft.rfft(x), n=8), 1e-12)
     _same(pnp.fft.fft(pnp.arange(6)), jnp.fft.fft(jnp.arange(6)), 1e-12)
     _same(pnp.fft.fftfreq(5), jnp.fft.fftfreq(5), 1e-15)
+
+
+@pytest.mark.parametrize("n", [300, 1024, 4095, 65536])
+def test_large_sizes_split_in_factors(n):
+    """Past 256 points a composite length is split in two factors (the
+    four-step FFT) recursively: values within float32 rounding of JAX's."""
+    x = np.random.default_rng(n).standard_normal((2, n)).astype(np.float32)
+    for name in ("fft", "ifft", "rfft"):
+        got, want = np.asarray(getattr(pnp.fft, name)(x)), np.asarray(getattr(jnp.fft, name)(x))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, atol=2e-6 * np.abs(want).max())
+    spec = jnp.fft.rfft(x)
+    for m in (n, n - 1):
+        got = pnp.fft.irfft(pnp.fft.rfft(x), n=m)
+        np.testing.assert_allclose(got.numpy(), np.asarray(jnp.fft.irfft(spec, n=m)), atol=1e-5)
+
+
+def test_large_size_gradients_and_vmap():
+    x = np.random.default_rng(1).standard_normal((3, 600)).astype(np.float32)
+    got = pf.grad(_loss(pnp.fft, pnp.abs))(pnp.asarray(x))
+    want = jax.grad(_loss(jnp.fft, jnp.abs))(x)
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=2e-3, atol=2e-2)
+    _same(pf.vmap(pnp.fft.fft)(pnp.asarray(x)), jax.vmap(jnp.fft.fft)(x), 2e-4)
