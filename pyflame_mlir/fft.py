@@ -15,6 +15,7 @@ as torch's: ``fftfreq``, ``rfftfreq`` (the sample frequencies) and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -270,6 +271,25 @@ def _angles(n: int, rows: int, cols: int) -> np.ndarray:
     return 2.0 * np.pi * jk / n
 
 
+@functools.lru_cache(maxsize=64)
+def _trig(n: int, rows: int, cols: int, np_dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """``cos`` and ``sin`` of :func:`_angles` in ``np_dtype``, kept (a
+    ``pf.compile``'d function runs its Python every call: the matrices are
+    not recomputed)."""
+    ang = _angles(n, rows, cols)
+    out = np.cos(ang).astype(np_dtype), np.sin(ang).astype(np_dtype)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _trig_consts(n: int, rows: int, cols: int, dt: DType, sin_factor: float = 1.0
+                 ) -> tuple[Tensor, Tensor]:
+    c, s_ = _trig(n, rows, cols, np.dtype(dt.np).name)
+    return (_tensor(c, dtype=dt),
+            _tensor(s_ if sin_factor == 1.0 else s_ * dt.np.type(sin_factor), dtype=dt))
+
+
 def _const(values: np.ndarray, dt: DType) -> Tensor:
     return _tensor(values.astype(dt.np), dtype=dt)
 
@@ -339,8 +359,7 @@ def _dft(re: Tensor, im: Tensor | None, inverse: bool) -> tuple[Tensor, Tensor]:
     sign = 1.0 if inverse else -1.0  # e^{sign i theta}
     n1 = _split_size(n) if n > _DIRECT_MAX else 1
     if n1 == 1:
-        ang = _angles(n, n, n)
-        cos_m, sin_m = _const(np.cos(ang), re.dtype), _const(np.sin(ang) * sign, re.dtype)
+        cos_m, sin_m = _trig_consts(n, n, n, re.dtype, sign)
         # (re + i im)(cos + i sign sin)
         out_re, out_im = ops.matmul(re, cos_m), ops.matmul(re, sin_m)
         if im is not None:
@@ -354,8 +373,7 @@ def _dft(re: Tensor, im: Tensor | None, inverse: bool) -> tuple[Tensor, Tensor]:
         return movedim(ops.reshape(t, (*lead, n1, n2)), -1, -2)
     b_re, b_im = _dft(columns(re), None if im is None else columns(im), inverse)
     # b[..., j2, k1]: times the twiddle e^{sign i 2 pi j2 k1 / n}
-    ang = _angles(n, n2, n1)
-    tw_c, tw_s = _const(np.cos(ang), re.dtype), _const(np.sin(ang) * sign, re.dtype)
+    tw_c, tw_s = _trig_consts(n, n2, n1, re.dtype, sign)
     c_re, c_im = b_re * tw_c - b_im * tw_s, b_re * tw_s + b_im * tw_c
     d_re, d_im = _dft(movedim(c_re, -1, -2), movedim(c_im, -1, -2), inverse)  # (.., k1, k2)
     # X[k1 + n1 k2] = d[k1, k2]: k2 major
@@ -391,9 +409,10 @@ def r2c(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Comple
         full_re, full_im = _dft(re, None, False)
         out_re, out_im = (narrow(t, -1, 0, n // 2 + 1) * s for t in (full_re, full_im))
         return _back(Complex(out_re, out_im), ax)
-    ang = _angles(n, n, n // 2 + 1)
-    out_re = ops.matmul(re, _const(np.cos(ang) * s, re.dtype))
-    out_im = ops.matmul(re, _const(-np.sin(ang) * s, re.dtype))
+    cos_m, sin_m = _trig_consts(n, n, n // 2 + 1, re.dtype, -1.0)
+    out_re, out_im = ops.matmul(re, cos_m), ops.matmul(re, sin_m)
+    if s != 1.0:
+        out_re, out_im = out_re * s, out_im * s
     return _back(Complex(out_re, out_im), ax)
 
 
@@ -423,9 +442,9 @@ def c2r(x: Any, n: int | None, axis: int, norm: str | None, name: str) -> Tensor
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    ang = _angles(n, m, n)
     s = _scale(norm, n, True)
-    a = _const(np.cos(ang) * (w[:, None] * s), re.dtype)
-    b = _const(-np.sin(ang) * (w[:, None] * s), re.dtype)
+    cos_m, sin_m = _trig(n, m, n, np.dtype(re.dtype.np).name)
+    a = _const(cos_m * (w[:, None] * s), re.dtype)
+    b = _const(sin_m * -(w[:, None] * s), re.dtype)
     out = ops.matmul(re, a) + ops.matmul(im, b)
     return out if ax == out.ndim - 1 else movedim(out, -1, ax)
