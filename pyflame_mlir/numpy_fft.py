@@ -141,9 +141,14 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> 
     return _fft.rfftfreq(n, d, dtype=default_float() if dtype is None else dtype)
 
 
-def fftshift(x: Any, axes: Any = None) -> Tensor:
+def fftshift(x: Any, axes: Any = None) -> Any:
+    """The zero frequency moved to the middle (a real or complex array)."""
+    if isinstance(x, Complex):
+        return Complex(_fft.fftshift(x.real, axes), _fft.fftshift(x.imag, axes))
     return _fft.fftshift(x, axes)
 
 
-def ifftshift(x: Any, axes: Any = None) -> Tensor:
+def ifftshift(x: Any, axes: Any = None) -> Any:
+    if isinstance(x, Complex):
+        return Complex(_fft.ifftshift(x.real, axes), _fft.ifftshift(x.imag, axes))
     return _fft.ifftshift(x, axes)

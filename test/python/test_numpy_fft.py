@@ -170,3 +170,9 @@ def test_large_size_gradients_and_vmap():
     want = jax.grad(_loss(jnp.fft, jnp.abs))(x)
     np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=2e-3, atol=2e-2)
     _same(pf.vmap(pnp.fft.fft)(pnp.asarray(x)), jax.vmap(jnp.fft.fft)(x), 2e-4)
+
+
+def test_shifts_of_complex_spectra():
+    """fftshift(fft2(img)), as image code writes it (it raised)."""
+    _same(pnp.fft.fftshift(pnp.fft.fft2(X3)), jnp.fft.fftshift(jnp.fft.fft2(X3)))
+    _same(pnp.fft.ifftshift(pnp.fft.fft(X8), axes=1), jnp.fft.ifftshift(jnp.fft.fft(X8), axes=1))
