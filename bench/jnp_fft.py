@@ -43,13 +43,13 @@ def main() -> None:
         f = pf.compile(lambda v, n=n: pnp.fft.irfft(pnp.fft.rfft(v), n=n))
         xt = pnp.asarray(x)
         number = max(1, 2000 // n)
-        t_pf = best(lambda: f(xt).numpy(), number, repeat)
-        t_np = best(lambda: np.fft.irfft(np.fft.rfft(x), n=n), number, repeat)
+        t_pf = best(lambda f=f, xt=xt: f(xt).numpy(), number, repeat)
+        t_np = best(lambda x=x, n=n: np.fft.irfft(np.fft.rfft(x), n=n), number, repeat)
         t_jax = float("nan")
         if jax is not None:
             g = jax.jit(lambda v, n=n: jnp.fft.irfft(jnp.fft.rfft(v), n=n))
             xj = jnp.asarray(x)
-            t_jax = best(lambda: g(xj).block_until_ready(), number, repeat)
+            t_jax = best(lambda g=g, xj=xj: g(xj).block_until_ready(), number, repeat)
         print(f"{n:>6} {t_pf * 1e3:>9.3f} {t_jax * 1e3:>9.3f} {t_np * 1e3:>9.3f} "
               f"{t_pf / t_jax:>7.1f} {t_pf / t_np:>8.1f}")
 
