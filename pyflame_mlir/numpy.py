@@ -2517,29 +2517,70 @@ def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any
     return res
 
 
+def _gufunc_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """numpy's ``"(m,n),(n)->(m)"``: the core dimension names per input and output."""
+    import re
+    sig = signature.replace(" ", "")
+    lhs, arrow, rhs = sig.partition("->")
+    group = r"\(([^()]*)\)"
+    if not arrow or not re.fullmatch(rf"{group}(,{group})*", lhs) or not re.fullmatch(
+            rf"{group}(,{group})*", rhs):
+        raise ValueError(f"not a valid gufunc signature: {signature}")
+
+    def dims(side: str) -> list[tuple[str, ...]]:
+        return [tuple(d for d in g.split(",") if d) for g in re.findall(group, side)]
+    return dims(lhs), dims(rhs)
+
+
 def vectorize(pyfunc: Any, *, excluded: Any = frozenset(), signature: str | None = None) -> Any:
-    """numpy's vectorize of a function of scalars, by ``pf.vmap`` over every
-    broadcast element (no ``signature``)."""
-    if signature is not None:
-        raise NotImplementedError("pf.numpy.vectorize(signature=...) is not supported")
+    """numpy's vectorize by ``pf.vmap``: of a function of scalars over every
+    broadcast element, or with a ``signature`` (``"(n),(n)->()"``) over the
+    broadcast loop dimensions before each input's core dimensions."""
     from .vmap import vmap
+    core_in, core_out = _gufunc_signature(signature) if signature is not None else (None, None)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         keep = {i for i in excluded if isinstance(i, int)}
         live = [i for i in builtins.range(len(args)) if i not in keep]
-        arrays = broadcast_arrays(*(args[i] for i in live))
-        shape = tuple(arrays[0].shape) if arrays else ()
-        flat = [ravel(a) for a in arrays]
 
-        def scalar_fn(*xs: Any) -> Any:
+        def call(*xs: Any) -> Any:
             full = list(args)
             for i, x in zip(live, xs):
                 full[i] = x
             return pyfunc(*full, **kwargs)
-        if not shape:
-            return pyfunc(*args, **kwargs)
-        out = vmap(scalar_fn)(*flat)
-        return ops.reshape(out, shape + tuple(out.shape[1:]))
+        if core_in is None:
+            arrays = broadcast_arrays(*(args[i] for i in live))
+            shape = tuple(arrays[0].shape) if arrays else ()
+            if not shape:
+                return pyfunc(*args, **kwargs)
+            out = vmap(call)(*(ravel(a) for a in arrays))
+            return ops.reshape(out, shape + tuple(out.shape[1:]))
+        ts = [_t(args[i]) for i in live]
+        if len(ts) != len(core_in):
+            raise TypeError(f"wrong number of positional arguments: expected {len(core_in)}, "
+                            f"got {len(ts)}")
+        sizes: dict[str, int] = {}
+        loops = []
+        for t, core in zip(ts, core_in):
+            if t.ndim < len(core):
+                raise ValueError(f"input with shape {tuple(t.shape)} does not have enough "
+                                 f"dimensions for its core dimensions {core}")
+            for name, n in zip(core, t.shape[t.ndim - len(core):]):
+                if sizes.setdefault(name, n) != n:
+                    raise ValueError(f"inconsistent size for core dimension {name!r}: "
+                                     f"{n} vs {sizes[name]}")
+            loops.append(tuple(t.shape[:t.ndim - len(core)]))
+        loop = tuple(np.broadcast_shapes(*loops))
+        count = math.prod(loop)
+        flat = [ops.reshape(ops.broadcast_to(t, loop + tuple(t.shape[len(lp):])),
+                            (count, *t.shape[len(lp):])) for t, lp in zip(ts, loops)]
+        out = vmap(call)(*flat)
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) != len(core_out):
+            raise ValueError(f"wrong number of outputs from the function: expected "
+                             f"{len(core_out)}, got {len(outs)}")
+        shaped = tuple(ops.reshape(o, loop + tuple(o.shape[1:])) for o in outs)
+        return shaped if isinstance(out, tuple) else shaped[0]
     return wrapped
 
 

@@ -226,3 +226,27 @@ def test_jvp_has_aux():
     want = jax.jvp(f(jnp), (x,), (np.ones_like(x),), has_aux=True)
     for g, w in zip(pf.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         _same(g, w, 1e-6)
+
+
+def test_vectorize_signature():
+    """jnp.vectorize(f, signature=...) over the broadcast loop dimensions (it
+    raised NotImplementedError)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    m = rng.standard_normal((2, 1, 4, 4)).astype(np.float32)
+    for n, out in ((pnp, []), (jnp, [])):
+        out.append(n.vectorize(lambda a: a.sum(keepdims=True), signature="(n)->(k)")(x))
+        out.append(n.vectorize(lambda a, v: a @ v, signature="(m,n),(n)->(m)")(m, x))
+        out.extend(n.vectorize(lambda a, b: (a.dot(b), a - b), signature="(n),(n)->(),(n)")(
+            x, x[0]))
+        out.append(n.vectorize(lambda a: a.max(), signature="(n)->()")(x[0]))
+        if n is pnp:
+            got = out
+        else:
+            want = out
+    for g, w in zip(got, want):
+        _same(g, w)
+    with pytest.raises(ValueError, match="inconsistent size"):
+        pnp.vectorize(lambda a, b: a * b, signature="(n),(n)->(n)")(x, x[:, :3])
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        pnp.vectorize(lambda a: a, signature="n->n")(x)
