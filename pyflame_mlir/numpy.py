@@ -1436,7 +1436,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     with ``size`` they are a gather of the input, padded with the smallest
     value (or ``fill_value``), and the gradient flows to the gathered elements."""
     if axis is not None:
-        raise NotImplementedError("pf.numpy.unique(axis=...) is not supported")
+        return _unique_axis(_t(ar), int(axis), return_index, return_inverse, return_counts,
+                            equal_nan, size, fill_value)
     t = _t(ar)
     flat = ravel(t)
     host = flat.numpy()
@@ -1470,6 +1471,37 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
             idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
         out.append(Tensor._leaf(np.diff(idx).astype(_I().np)))
     return vals if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
+                 return_counts: bool, equal_nan: bool, size: int | None, fill_value: Any
+                 ) -> Any:
+    """``unique(axis=)``: the distinct slices along ``axis``, sorted
+    lexicographically (NaNs last, equal when ``equal_nan``), read from the
+    values (constants, as the flat form without ``size``)."""
+    if size is not None or fill_value is not None:
+        raise NotImplementedError("pf.numpy.unique(axis=..., size=...) is not supported")
+    ax = axis % builtins.max(t.ndim, 1)
+    host = np.moveaxis(t.numpy(), ax, 0)
+    rows = host.reshape(host.shape[0], -1)
+    perm = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    srt = rows[perm]
+    diff = srt[1:] != srt[:-1]
+    if equal_nan and srt.dtype.kind == "f":
+        diff &= ~(np.isnan(srt[1:]) & np.isnan(srt[:-1]))
+    mask = np.concatenate([np.ones(builtins.min(len(srt), 1), bool), diff.any(axis=1)])
+    first = np.flatnonzero(mask)
+    vals = np.moveaxis(host[perm[first]], 0, ax)
+    out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(vals))]
+    if return_index:
+        out.append(Tensor._leaf(perm[first].astype(_I().np)))
+    if return_inverse:
+        inv = np.zeros(len(srt), _I().np)
+        inv[perm] = np.cumsum(mask) - 1
+        out.append(Tensor._leaf(inv))
+    if return_counts:
+        out.append(Tensor._leaf(np.diff(np.append(first, len(srt))).astype(_I().np)))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Tensor:

@@ -250,3 +250,16 @@ def test_vectorize_signature():
         pnp.vectorize(lambda a, b: a * b, signature="(n),(n)->(n)")(x, x[:, :3])
     with pytest.raises(ValueError, match="not a valid gufunc signature"):
         pnp.vectorize(lambda a: a, signature="n->n")(x)
+
+
+@pytest.mark.parametrize("a", [np.array([[1, 2], [1, 2], [0, 1], [3, 3]]),
+                               np.array([[1.0, np.nan], [1.0, np.nan], [0, 2]]),
+                               np.array([[[1, 2], [1, 2]], [[0, 0], [1, 2]]])])
+def test_unique_axis(a):
+    """unique(axis=) with index, inverse, counts and equal_nan (it raised)."""
+    for axis in (0, 1, -1):
+        for equal_nan in (True, False):
+            kw = {"axis": axis, "return_index": True, "return_inverse": True,
+                  "return_counts": True, "equal_nan": equal_nan}
+            for g, w in zip(pnp.unique(a, **kw), jnp.unique(a, **kw)):
+                _same(g, w)
