@@ -28,6 +28,7 @@ from .creation import zeros
 from .dialects.dtypes import DType, default_float, float64
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import flip, movedim, narrow, roll
+from .jax_config import canonical_host
 from .jax_config import default_float as jax_float
 from .ops import as_tensor_arg
 from .tree_util import register_pytree_node
@@ -112,10 +113,10 @@ class Complex:
     __array_ufunc__ = None  # numpy arrays defer to the reflected operators
 
     def __init__(self, real: Any, imag: Any = None) -> None:
-        re = as_tensor_arg(real)
+        re = _host(real)
         if not re.dtype.is_floating_point:  # (JAX's default float: float64 with x64)
             re = re.to(jax_float())
-        im = zeros(tuple(re.shape), dtype=re.dtype) if imag is None else as_tensor_arg(imag)
+        im = zeros(tuple(re.shape), dtype=re.dtype) if imag is None else _host(imag)
         if tuple(im.shape) != tuple(re.shape) or im.dtype != re.dtype:
             raise ValueError(f"Complex: the real part {tuple(re.shape)} {re.dtype.name} and "
                              f"the imaginary part {tuple(im.shape)} {im.dtype.name} must "
@@ -218,6 +219,11 @@ class Complex:
         return Complex(*(_reduce(ops.mean, t, axis, keepdims) for t in (self.real, self.imag)))
 
 
+def _host(x: Any) -> Tensor:
+    """A tensor as is; host data in JAX's dtypes (float64 is float32 without x64)."""
+    return x if isinstance(x, Tensor) else as_tensor_arg(canonical_host(x))
+
+
 def _reduce(fn: Callable[..., Tensor], t: Tensor, axis: Any, keepdims: bool) -> Tensor:
     dims = tuple(range(t.ndim)) if axis is None else axis
     return fn(t, dims, keepdim=keepdims)
@@ -277,10 +283,13 @@ def _trig(n: int, rows: int, cols: int, np_dtype: str) -> tuple[np.ndarray, np.n
     ``pf.compile``'d function runs its Python every call: the matrices are
     not recomputed)."""
     ang = _angles(n, rows, cols)
-    out = np.cos(ang).astype(np_dtype), np.sin(ang).astype(np_dtype)
+    out = []
+    for v in (np.cos(ang), np.sin(ang)):
+        v[np.abs(v) < 1e-12] = 0.0  # the quarter turns exactly (cos(pi / 2) is 6e-17)
+        out.append(v.astype(np_dtype))
     for a in out:
         a.flags.writeable = False
-    return out
+    return out[0], out[1]
 
 
 def _trig_consts(n: int, rows: int, cols: int, dt: DType, sin_factor: float = 1.0
@@ -307,7 +316,7 @@ def _resize(t: Tensor, n: int) -> Tensor:
 def _float_dtype(x: Any) -> Complex:
     if isinstance(x, Complex):
         return x
-    t = as_tensor_arg(x)
+    t = _host(x)
     if not t.dtype.is_floating_point:
         t = t.to(jax_float())
     elif t.dtype.np.itemsize < 4:  # float16/bfloat16 compute (and give) complex64

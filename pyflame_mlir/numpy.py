@@ -1941,11 +1941,12 @@ def isscalar(element: Any) -> bool:
 
 
 def iscomplexobj(x: Any) -> bool:
-    return False
+    """True for a complex array (``jnp.fft``'s results; pf has no other)."""
+    return isinstance(x, Complex)
 
 
 def isrealobj(x: Any) -> bool:
-    return True
+    return not isinstance(x, Complex)
 
 
 def promote_types(a: Any, b: Any) -> DType:
@@ -2762,6 +2763,9 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
 
 
 def iscomplex(x: Any) -> Tensor:
+    """Where the imaginary part is nonzero (False everywhere for a real array)."""
+    if isinstance(x, Complex):
+        return ops.ne(x.imag, 0.0)
     t = _t(x)
     return zeros(t.shape, _bool)
 

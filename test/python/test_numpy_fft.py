@@ -176,3 +176,18 @@ def test_shifts_of_complex_spectra():
     """fftshift(fft2(img)), as image code writes it (it raised)."""
     _same(pnp.fft.fftshift(pnp.fft.fft2(X3)), jnp.fft.fftshift(jnp.fft.fft2(X3)))
     _same(pnp.fft.ifftshift(pnp.fft.fft(X8), axes=1), jnp.fft.ifftshift(jnp.fft.fft(X8), axes=1))
+
+
+def test_host_float64_quarter_turns_and_complex_predicates():
+    """numpy float64 data transforms to complex64 without x64 (complex128
+    before), the quarter-turn terms are exact (the Nyquist term of a real
+    signal has a zero imaginary part), iscomplexobj/iscomplex see a Complex."""
+    x = np.arange(8.0)
+    for name in ("fft", "rfft", "fftn"):
+        got, want = getattr(pnp.fft, name)(x), getattr(jnp.fft, name)(x)
+        _same(got, want)
+    assert pnp.fft.Complex(np.ones(2)).dtype == np.complex64
+    spec = pnp.fft.fft(x)
+    assert float(spec.imag[4]) == 0.0 and float(spec.imag[0]) == 0.0
+    assert pnp.iscomplexobj(spec) and not pnp.isrealobj(spec)
+    _same(pnp.iscomplex(spec), jnp.iscomplex(jnp.fft.fft(x)))
