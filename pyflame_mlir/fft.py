@@ -206,6 +206,33 @@ class Complex:
     def __rtruediv__(self, other: Any) -> Complex:
         return _as_complex(other, self) / self
 
+    def __pow__(self, k: Any) -> Complex:
+        """A non-negative integer power (repeated products, by squaring)."""
+        if not isinstance(k, int | np.integer) or isinstance(k, bool) or k < 0:
+            raise TypeError(f"Complex ** {k!r}: only non-negative integer powers are "
+                            "supported (pf has no complex exp/log)")
+        out, base, k = _as_complex(1.0, self) + self * 0.0, self, int(k)
+        while k:
+            if k & 1:
+                out = out * base
+            base, k = base * base, k >> 1
+        return out
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        o = _as_complex(other, self)
+        return ops.logical_and(ops.eq(self.real, o.real), ops.eq(self.imag, o.imag))
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ops.logical_not(self.__eq__(other))
+
+    __hash__ = None  # type: ignore[assignment]  (elementwise ==, as arrays)
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.real.item() != 0 or self.imag.item() != 0)
+
     def __getitem__(self, key: Any) -> Complex:
         return Complex(self.real[key], self.imag[key])
 

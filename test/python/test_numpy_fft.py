@@ -191,3 +191,20 @@ def test_host_float64_quarter_turns_and_complex_predicates():
     assert float(spec.imag[4]) == 0.0 and float(spec.imag[0]) == 0.0
     assert pnp.iscomplexobj(spec) and not pnp.isrealobj(spec)
     _same(pnp.iscomplex(spec), jnp.iscomplex(jnp.fft.fft(x)))
+
+
+def test_complex_powers_comparisons_truth():
+    """Integer powers, elementwise ==/!= (identity before: X == X.copy() was
+    False), truth values as arrays'."""
+    a, aj = pnp.fft.fft(X8[0]), jnp.fft.fft(X8[0])
+    for k in (0, 1, 2, 5):
+        _same(a ** k, aj ** k, 1e-4)
+    _same(a == a.conj(), aj == aj.conj())
+    _same(a != 2.0, aj != 2.0)
+    _same(a == pnp.fft.fft(X8[0]), aj == jnp.fft.fft(X8[0]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(a)
+    with pytest.raises(TypeError, match="integer powers"):
+        a ** 0.5  # noqa: B018
+    g = pf.grad(lambda v: pnp.abs(pnp.fft.fft(v) ** 2).sum())(pnp.asarray(X8[0]))
+    np.testing.assert_allclose(g.numpy(), 2 * 8 * X8[0], rtol=1e-5, atol=1e-5)
