@@ -82,9 +82,8 @@ def numel(input: Tensor) -> int:  # noqa: A002
 def accept_numpy_names(fn: Any) -> Any:
     """``fn`` also taking ``axis=`` for ``dim=`` and ``keepdims=`` for
     ``keepdim=``, as torch's functions and Tensor methods do (JAX and numpy
-    code writes ``x.sum(axis=0, keepdims=True)``), and numpy's ``ddof=`` for
-    ``correction=`` (``x.var(axis=-1, ddof=0)``: torch refuses ddof); ``fn``
-    itself when it has neither parameter or already takes the numpy names."""
+    code writes ``x.sum(axis=0, keepdims=True)``); ``fn`` itself when it has
+    neither parameter or already takes the numpy names."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -93,6 +92,7 @@ def accept_numpy_names(fn: Any) -> Any:
             or "keepdims" in params:
         return fn
 
+    # and numpy's ddof= for correction= (x.var(axis=-1, ddof=0): torch refuses ddof)
     aliases = (("axis", "dim"), ("keepdims", "keepdim"),
                *((("ddof", "correction"),) if "correction" in params else ()))
 
