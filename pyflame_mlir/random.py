@@ -382,33 +382,48 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
     if d is not int32:
         raise NotImplementedError(f"random.randint: dtype {d.name} (int32 or int64 only)")
     shape = _shape(shape)
-    for b in (minval, maxval):
-        if isinstance(b, Tensor) and b.ndim:
-            raise NotImplementedError("random.randint: tensor bounds (give Python ints)")
     info = np.iinfo(np.int32)
-    lo_raw = int(minval.item() if isinstance(minval, Tensor) else minval)
-    hi_raw = int(maxval.item() if isinstance(maxval, Tensor) else maxval)
+    lo_raw, hi_raw = (_int_bounds(b, shape) for b in (minval, maxval))
     out_of_range = hi_raw > info.max
-    lo = min(max(lo_raw, info.min), info.max)
-    hi = min(max(hi_raw, info.min), info.max)
+    lo = np.clip(lo_raw, info.min, info.max)
+    hi = np.clip(hi_raw, info.min, info.max)
     k = split(key)
     k_np = k.numpy()
     higher = _bits32(k_np[0], shape, "randint").astype(np.uint64)
     lower = _bits32(k_np[1], shape, "randint").astype(np.uint64)
-    span = (hi - lo) & 0xFFFFFFFF if hi > lo else 1
-    if out_of_range and hi > lo:
-        span = (span + 1) & 0xFFFFFFFF
+    span = np.where(hi > lo, (hi - lo) & 0xFFFFFFFF, 1)
+    span = np.where(out_of_range & (hi > lo), (span + 1) & 0xFFFFFFFF, span).astype(np.uint64)
     # JAX's arithmetic in uint32: products and sums wrap at 2**32
     w = np.uint64(0xFFFFFFFF)
-    if span == 0:  # 2**32 wrapped to 0: x % 0 leaves x (XLA's unsigned remainder)
-        offset = ((higher * np.uint64(((2 ** 16) ** 2) & 0xFFFFFFFF)) & w) + lower & w
-    else:
-        s = np.uint64(span)
-        multiplier = np.uint64(((2 ** 16 % span) ** 2 & 0xFFFFFFFF) % span)
-        offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
-    values = (np.int64(lo) + offset.astype(np.int64)).astype(np.int64)
+    wrapped = ((higher * np.uint64(((2 ** 16) ** 2) & 0xFFFFFFFF)) & w) + lower & w
+    s = np.where(span == 0, np.uint64(1), span)  # 2**32 wrapped to 0: x % 0 leaves x
+    multiplier = ((np.uint64(2 ** 16) % s) ** np.uint64(2) & w) % s
+    offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
+    offset = np.where(span == 0, wrapped, offset)
+    values = (lo.astype(np.int64) + offset.astype(np.int64)).astype(np.int64)
     # JAX adds in int32 (wrapping): the offset's low 32 bits, as a signed add
     return _leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+
+
+def _int_bounds(b: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A randint bound as int64 values broadcast to ``shape`` (JAX broadcasts
+    array bounds; a float bound is truncated, as its conversion)."""
+    v = _value_host(b, "randint")
+    # numpy data in JAX's dtypes (int64 wraps to int32 without x64, as jnp.asarray)
+    arr = canonical_host(v) if isinstance(v, np.ndarray | np.generic) else np.asarray(v)
+    if arr.dtype.kind == "f":
+        arr = np.trunc(arr)
+    return np.broadcast_to(arr.astype(np.int64), shape)
+
+
+def _value_host(b: Any, what: str) -> Any:
+    if isinstance(b, Tensor):
+        try:
+            return b.numpy()
+        except ConcretizationError:
+            raise MappedLoopError(f"random.{what}: a bound mapped by vmap (vmap runs each "
+                                  "example's draw)") from None
+    return b
 
 
 def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Tensor:

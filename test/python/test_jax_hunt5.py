@@ -263,3 +263,18 @@ def test_unique_axis(a):
                   "return_counts": True, "equal_nan": equal_nan}
             for g, w in zip(pnp.unique(a, **kw), jnp.unique(a, **kw)):
                 _same(g, w)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_randint_array_bounds(seed):
+    """randint with array bounds broadcast to the shape (a TypeError or
+    NotImplementedError before), numpy int64 bounds wrapped to int32 and
+    float bounds truncated as JAX converts them; bit for bit."""
+    for lo, hi, shape in ((np.int64(0), np.array([5, 7, 1000, 2**31 - 1]), (4,)),
+                          (np.array([-2**31, 0, 5, 10]), np.int64(2**31 + 5), (4,)),
+                          (np.array([[0], [100]]), np.array([1, 50, 2**20, 7]), (2, 4)),
+                          (0, np.array([2.7, 3.2, 9.9, 1.0]), (4,)),
+                          (pnp.asarray([1, 2, 3, 4]), 10, (3, 4))):
+        lj = np.asarray(lo) if isinstance(lo, pf.Tensor) else lo
+        _same(pf.random.randint(pf.random.PRNGKey(seed), shape, lo, hi),
+              jax.random.randint(jax.random.PRNGKey(seed), shape, lj, hi))
