@@ -761,6 +761,16 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     return ops.cat([out, ops.broadcast_to(last, tuple(shape))], ax)
 
 
+def diag(v: Any, k: int = 0) -> Tensor:
+    """numpy's diag: a 1-d array's diagonal matrix, a 2-d array's ``k``-th
+    diagonal (torch's ``diagonal=`` is numpy's ``k=``)."""
+    return indexing.diag(_t(v), int(k))
+
+
+def diagflat(v: Any, k: int = 0) -> Tensor:
+    return composites2.diagflat(_t(v), int(k))
+
+
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
     """numpy's rot90 (``axes``: torch's ``dims``)."""
     return composites2.rot90(_t(m), k, tuple(axes))
@@ -3092,7 +3102,7 @@ SHARED_WITH_PF = frozenset("""
     acos acosh add allclose arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
-    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack
+    column_stack concat cos cosh deg2rad divide dsplit dstack
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2

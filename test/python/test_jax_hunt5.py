@@ -278,3 +278,13 @@ def test_randint_array_bounds(seed):
         lj = np.asarray(lo) if isinstance(lo, pf.Tensor) else lo
         _same(pf.random.randint(pf.random.PRNGKey(seed), shape, lo, hi),
               jax.random.randint(jax.random.PRNGKey(seed), shape, lj, hi))
+
+
+def test_diag_takes_k():
+    """jnp.diag(v, k=1)/diagflat(v, k=) (numpy's keyword: torch's diag took
+    diagonal= under the numpy name)."""
+    for v in (np.arange(3.0), np.arange(9.0).reshape(3, 3)):
+        for k in (-1, 0, 2):
+            _same(pnp.diag(v, k=k), jnp.diag(v, k=k))
+    m = np.arange(4).reshape(2, 2)
+    _same(pnp.diagflat(m, k=-1), jnp.diagflat(m, k=-1))
