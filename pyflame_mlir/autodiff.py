@@ -850,8 +850,19 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]):
-    """``(out, tangent_out)`` of ``f`` at ``primals`` along ``tangents``."""
+def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False):
+    """``(out, tangent_out)`` of ``f`` at ``primals`` along ``tangents``; with
+    ``has_aux`` (JAX's), ``f`` returns ``(out, aux)`` and ``(out, tangent_out,
+    aux)`` comes back."""
+    if has_aux:
+        box: list[Any] = []
+
+        def without_aux(*a: Any) -> Any:
+            out, aux = f(*a)
+            box.append(aux)
+            return out
+        out, tangent = jvp(without_aux, primals, tangents)
+        return out, tangent, box[-1]
     flat, tree = tree_flatten(tuple(primals))
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if len(flat) != len(t_flat):

@@ -24,9 +24,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from .dialects.dtypes import DType, float32, float64, int32, int64
 
-__all__ = ["config", "default_float", "default_int", "enable_x64"]
+__all__ = ["canonical_host", "config", "default_float", "default_int", "enable_x64"]
+
+# host data's dtypes as JAX takes them without 64-bit mode
+CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
+             np.dtype(np.uint64): np.uint32}
 
 _PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
                "bfloat16_3x", "tensorfloat32_3x", "fastest")
@@ -91,3 +97,13 @@ def enable_x64(new_val: bool = True) -> Iterator[None]:
         yield
     finally:
         config.jax_enable_x64 = prev
+
+
+def canonical_host(a: Any) -> np.ndarray:
+    """Host data (numpy arrays, lists, Python numbers) as a numpy array of
+    JAX's dtype: without ``jax_enable_x64`` float64/int64/uint64 become
+    float32/int32/uint32 (Python floats, float64 data, are float32)."""
+    arr = np.asarray(a)
+    if not config.jax_enable_x64 and arr.dtype in CANONICAL:
+        arr = arr.astype(CANONICAL[arr.dtype])
+    return arr

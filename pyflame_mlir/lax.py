@@ -38,7 +38,7 @@ from .autograd import Function
 from .core import Tensor, detach, realize, source
 from .dialects.dtypes import bool_, int32, int64
 from .dialects.dtypes import dtype as to_dtype
-from .jax_config import default_float, default_int
+from .jax_config import config, default_float, default_int
 from .nn import functional as F
 from .ops import stack, where
 from .tree_util import tree_flatten, tree_unflatten
@@ -55,7 +55,8 @@ __all__ = [  # control flow, then lax's array ops
     "switch", "while_loop",
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
     "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_shapes",
+    "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+    "broadcast_shapes",
     "conv_dimension_numbers", "dot", "RoundingMethod", "igamma", "igammac", "nextafter",
     "optimization_barrier",
     "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
@@ -605,6 +606,131 @@ def saturating_cast(t: Tensor, d: Any) -> Tensor:
     lo, hi = creation.tensor(int(info.min), dtype=d), creation.tensor(int(info.max), dtype=d)
     out = where(t >= float(info.max), hi, where(t <= float(info.min), lo, cast))
     return where(ops.isnan(t), creation.tensor(0, dtype=d), out)
+
+
+# ---- bitcast_convert_type: the IEEE fields as integer arithmetic ----
+
+# float dtype -> (bits, exponent bits, mantissa bits)
+_FLOAT_FIELDS = {"float16": (16, 5, 10), "bfloat16": (16, 8, 7), "float32": (32, 8, 23),
+                 "float64": (64, 11, 52)}
+
+
+def _width(dt: Any) -> int:
+    return dt.np.itemsize * 8
+
+
+def _f64(x: Any) -> Tensor:
+    return ops.as_tensor_arg(np.float64(x))
+
+
+def _i64(x: int) -> Tensor:
+    return ops.as_tensor_arg(np.int64(x))
+
+
+def _float_bits(x: Tensor) -> Tensor:
+    """The bit pattern of float ``x`` as int64: the unsigned pattern below 64
+    bits, the signed one for float64. Sign, exponent and mantissa come from
+    exact float64 arithmetic (frexp, scalings by powers of two); NaN is the
+    quiet NaN with the sign bit clear (0x7fc00000 for float32)."""
+    w, ebits, mbits = _FLOAT_FIELDS[x.dtype.name]
+    bias, emax = (1 << (ebits - 1)) - 1, (1 << ebits) - 1
+    v = x.to(to_dtype("float64"))
+    sign = composites2.signbit(v)
+    a = ops.abs(v)
+    m, e = composites2.frexp(a)
+    biased = e.to(int64) - 1 + bias  # a = (2 m) 2^(e - 1), 1 <= 2 m < 2
+    normal = ops.logical_and(biased >= 1, a > 0.0)  # (frexp(0) is (0, 0))
+    mant_normal = (m * 2.0 - 1.0) * float(1 << mbits)
+    half = (bias - 1 + mbits) // 2  # a * 2^(bias - 1 + mbits), in two exact steps
+    mant_sub = a * float(2.0 ** half) * float(2.0 ** (bias - 1 + mbits - half))
+    mant = where(normal, mant_normal, mant_sub)
+    exp = where(normal, biased, _i64(0))
+    inf, nan = ops.isinf(v), ops.isnan(v)
+    exp = where(ops.logical_or(inf, nan), _i64(emax), exp)
+    mant = where(inf, _f64(0.0), where(nan, _f64(float(1 << (mbits - 1))), mant))
+    bits = exp * _i64(1 << mbits) + ops.round(mant).to(int64)
+    top = -(1 << 63) if w == 64 else 1 << (w - 1)
+    return bits + where(ops.logical_and(sign, ops.logical_not(nan)), _i64(top), _i64(0))
+
+
+def _bits_float(bits: Tensor, dt: Any) -> Tensor:
+    """The float of dtype ``dt`` whose bit pattern ``bits`` holds (as
+    :func:`_float_bits` gives it), from float64 arithmetic (exact)."""
+    w, ebits, mbits = _FLOAT_FIELDS[dt.name]
+    bias, emax = (1 << (ebits - 1)) - 1, (1 << ebits) - 1
+    if w == 64:
+        sign = bits < 0
+        rest = ops.bitwise_and(bits, _i64((1 << 63) - 1))
+    else:
+        sign = bits >= (1 << (w - 1))
+        rest = ops.bitwise_and(bits, _i64((1 << (w - 1)) - 1))
+    exp = ops.floor_divide(rest, _i64(1 << mbits))
+    mant = ops.bitwise_and(rest, _i64((1 << mbits) - 1))
+    sub = exp == 0
+    digits = where(sub, mant, mant + (1 << mbits)).to(to_dtype("float64"))
+    power = (where(sub, _i64(1), exp) - (bias + mbits)).to(to_dtype("float64"))
+    half = ops.floor(power / 2.0)  # two factors: 2^power alone may be subnormal
+    mag = digits * ops.exp2(half) * ops.exp2(power - half)
+    special_ = where(mant == 0, _f64(np.inf), _f64(np.nan))
+    mag = where(exp == emax, special_, mag)
+    return where(sign, ops.neg(mag), mag).to(dt)
+
+
+def _int_bits(x: Tensor) -> Tensor:
+    w = _width(x.dtype)
+    u = x.to(int64)
+    return u if w == 64 else ops.bitwise_and(u, _i64((1 << w) - 1))
+
+
+def _bits_int(bits: Tensor, dt: Any) -> Tensor:
+    w = _width(dt)
+    if w == 64 or dt.np.kind == "u":
+        return bits.to(dt)
+    return where(bits >= (1 << (w - 1)), bits - (1 << w), bits).to(dt)
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Tensor:
+    """``jax.lax.bitcast_convert_type``: the operand's bits read as
+    ``new_dtype``, little-endian (numpy's ``view``): a narrower type adds a
+    trailing axis of ``w_in / w_out`` parts, a wider one takes the trailing
+    axis of ``w_out / w_in`` parts. Computed on the IEEE fields with integer
+    arithmetic; a NaN's sign and payload are not carried (every NaN reads
+    as the quiet NaN with the sign clear, JAX's ``jnp.nan``: 0x7fc00000 for
+    float32). No derivative flows through it (JAX's is zero)."""
+    x = _t(operand)
+    dt = to_dtype(new_dtype)
+    if not config.jax_enable_x64 and dt.name in ("int64", "float64"):
+        dt = to_dtype("int32" if dt.name == "int64" else "float32")
+    if x.dtype is bool_ or dt is bool_:
+        if x.dtype is dt:
+            return x
+        raise TypeError(f"lax.bitcast_convert_type does not support bool values unless the "
+                        f"operand and destination types match. Got operand dtype={x.dtype.name}"
+                        f", new_dtype={dt.name}")
+    if x.dtype is dt:
+        return x
+    w_in, w_out = _width(x.dtype), _width(dt)
+    if w_in < w_out and (x.ndim == 0 or x.shape[-1] * w_in != w_out):
+        raise TypeError(f"Attempting to convert array of shape {tuple(x.shape)} from "
+                        f"{x.dtype.name} of size {w_in} bits to {dt.name} of size {w_out} "
+                        f"bits, but {x.shape[-1] if x.ndim else 1} * {w_in} != {w_out}")
+    x = detach(x)
+    bits = _float_bits(x) if x.dtype.is_floating_point else _int_bits(x)
+    if w_in > w_out:  # little-endian parts along a new last axis
+        mask = _i64((1 << w_out) - 1)
+        bits = stack([ops.bitwise_and(ops.floor_divide(bits, _i64(1 << (w_out * j)))
+                                      if j else bits, mask)
+                      for j in range(w_in // w_out)], -1)
+    elif w_in < w_out:
+        total = None
+        for j in range(w_out // w_in):
+            part = indexing.select(bits, -1, j) * _i64(1 << (w_in * j)) if j else \
+                indexing.select(bits, -1, j)  # (the top part wraps as int64: two's complement)
+            total = part if total is None else total + part
+        bits = total
+        if w_out < 64:  # the unsigned pattern
+            bits = ops.bitwise_and(bits, _i64((1 << w_out) - 1))
+    return _bits_float(bits, dt) if dt.is_floating_point else _bits_int(bits, dt)
 
 
 def convert_element_type(operand: Any, new_dtype: Any) -> Tensor:

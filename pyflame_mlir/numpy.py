@@ -35,6 +35,7 @@ import numpy as np
 
 from . import composites, composites2, composites3, creation, indexing, ops, reductions
 from . import linalg as _pf_linalg
+from . import numpy_fft as fft  # noqa: F401  (jnp.fft)
 from .composites import tensordot as _pf_tensordot
 from .core import Tensor
 from .dialects import dtypes as _dtypes
@@ -45,6 +46,8 @@ from .dialects.dtypes import float32 as _f32
 from .dialects.dtypes import float64 as _f64
 from .dialects.dtypes import int32 as _int32
 from .dialects.dtypes import int64 as _i64
+from .fft import Complex
+from .jax_config import CANONICAL, canonical_host
 from .jax_config import config as _config
 from .jax_config import default_float as _F  # noqa: N812  (float32; float64 with x64)
 from .jax_config import default_int as _I  # noqa: N812  (int32; int64 with x64)
@@ -55,8 +58,7 @@ from .segment import segment_sum
 pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 ndarray = Tensor
 
-_CANONICAL = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32,
-              np.dtype(np.uint64): np.uint32}
+_CANONICAL = CANONICAL
 
 
 _CANONICAL_DT = {"float64": _f32, "int64": _int32}
@@ -108,8 +110,8 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
             _check_python_int(int(v))
     if dtype is not None:
         arr = arr.astype(_dt(dtype).np)
-    elif arr.dtype in _CANONICAL and not _config.jax_enable_x64:
-        arr = arr.astype(_CANONICAL[arr.dtype])
+    else:
+        arr = canonical_host(arr)
     if arr.dtype == np.uint32:
         raise TypeError("pf.numpy: uint32 data has no pyflame dtype")
     return Tensor._leaf(np.array(arr) if copy is not False else arr)
@@ -171,15 +173,46 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return creation.arange(start, stop, 1 if step is None else step, dtype=_dt(dtype))
 
 
-def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
-             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
-    if axis != 0:
-        raise NotImplementedError("pf.numpy.linspace(axis=...) is not supported")
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Any:
+    """JAX's linspace: ``start * (1 - s) + stop * s`` for ``s = k / div`` in
+    the computation dtype (JAX's rounding, not numpy's), differentiable in
+    ``start`` and ``stop``, which may be arrays (the samples along ``axis``);
+    an integer ``dtype`` floors."""
+    del device
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    a, b = _t(start), _t(stop)
+    dt = _dt(dtype) or _inexact_dtype(promote_types(a.dtype, b.dtype))
+    comp = _inexact_dtype(dt)
+    a, b = a.to(comp), b.to(comp)
+    shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
+    ax = len(shape) + axis + 1 if axis < 0 else axis
+    bounds = list(shape)
+    bounds.insert(ax, 1)
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    values = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.float64)
-    out = Tensor._leaf(values.astype((_dt(dtype) or _F()).np))
-    return (out, step) if retstep else out
+    if num > 1:
+        delta = (b - a) / full((), div, comp)
+        iota_shape = [1] * len(bounds)
+        iota_shape[ax] = div
+        step = ops.reshape(arange(div, dtype=comp) / full((), div, comp), tuple(iota_shape))
+        out = ops.reshape(a, tuple(bounds)) * (1 - step) + ops.reshape(b, tuple(bounds)) * step
+        if endpoint:
+            out = ops.cat([out, ops.unsqueeze(b, ax)], ax)
+    elif num == 1:
+        delta = full((), math.nan, comp) if endpoint else b - a
+        out = ops.reshape(a, tuple(bounds))
+    else:
+        delta = full((), math.nan, comp)
+        bounds[ax] = 0
+        out = zeros(tuple(bounds), comp)
+    if not dt.is_floating_point and dt is not _bool:
+        out = ops.floor(out)
+    out = out.to(dt)
+    return (out, delta) if retstep else out
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
@@ -321,10 +354,13 @@ any, all = _bool_reduce("any"), _bool_reduce("all")  # noqa: A001
 def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
            _dot_general: Any = None) -> Tensor:
-    """``jnp.einsum``: pf's contraction (``optimize`` and ``precision`` change
-    nothing here: float32 products are exact on the host); with
-    ``preferred_element_type`` the operands are computed in that dtype."""
-    del optimize, precision
+    """``jnp.einsum``: pf's pairwise contractions in the order ``optimize``
+    picks (``einsum_path``'s: opt_einsum's, as JAX's, when it is installed,
+    else numpy's greedy one; a path list is taken as given; ``False``: left
+    to right). ``precision`` changes nothing (float32 products are exact on
+    the host); with ``preferred_element_type`` the operands are computed in
+    that dtype."""
+    del precision
     _no_out(out)
     if _dot_general is not None:
         raise NotImplementedError("jnp.einsum(_dot_general=...) is not supported")
@@ -332,7 +368,84 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
     if preferred_element_type is not None:
         d = _dt(preferred_element_type)
         ts = [t.to(d) for t in ts]
-    return ops.einsum(subscripts, *ts)
+    if len(ts) < 3 or optimize is False:
+        return ops.einsum(subscripts, *ts)
+    specs, target = _einsum_explicit(subscripts, [tuple(t.shape) for t in ts])
+    if isinstance(optimize, list | tuple) and optimize and optimize[0] == "einsum_path":
+        optimize = list(optimize[1:])  # numpy's form of a path
+    path = optimize if isinstance(optimize, list | tuple) else _contraction_path(
+        ",".join(specs) + "->" + target, [tuple(t.shape) for t in ts], optimize)
+    items = list(zip(ts, specs))
+    for step in path:
+        picked = [items[i] for i in step]
+        for i in sorted(step, reverse=True):
+            items.pop(i)
+        rest = set(target).union(*(set(sp) for _, sp in items))
+        seen = "".join(sp for _, sp in picked)
+        keep = "".join(dict.fromkeys(c for c in seen if c in rest))
+        t = ops.einsum(",".join(sp for _, sp in picked) + "->" + keep, *(x for x, _ in picked))
+        items.append((t, keep))
+    if len(items) != 1:
+        raise ValueError(f"jnp.einsum: the path {list(path)} leaves {len(items)} operands of "
+                         f"{len(ts)}; a path contracts them all")
+    t, sp = items[0]
+    return ops.einsum(f"{sp}->{target}", t) if sp != target else t
+
+
+def _einsum_explicit(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The operands' labels and the output's with ``...`` spelled as letters
+    no operand uses (right-aligned, as broadcasting), and the implicit
+    output made explicit (the ellipsis, then the labels seen once, sorted)."""
+    eq = subscripts.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(shapes):
+        raise ValueError(f"jnp.einsum: {subscripts!r} names {len(specs)} operands, got "
+                         f"{len(shapes)}")
+    used = {c for c in eq if c.isalpha()}
+    n_ell = builtins.max([len(sh) - len(sp.replace("...", "")) for sp, sh in zip(specs, shapes)
+                          if "..." in sp], default=0)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    if n_ell > len(free):
+        raise ValueError(f"jnp.einsum: {subscripts!r} has more dimensions than letters")
+    ell = "".join(free[:n_ell])
+    out_specs = [sp.replace("...", ell[n_ell - (len(sh) - len(sp) + 3):] if n_ell else "")
+                 if "..." in sp else sp for sp, sh in zip(specs, shapes)]
+    if arrow:
+        target = rhs.replace("...", ell)
+    else:
+        letters = "".join(sp.replace("...", "") for sp in specs)
+        target = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return out_specs, target
+
+
+def _contraction_path(eq: str, shapes: list[tuple[int, ...]], optimize: Any
+                      ) -> list[tuple[int, ...]]:
+    strategy = "optimal" if optimize is True else optimize
+    try:
+        import opt_einsum  # JAX's path finder (jax depends on it)
+    except ImportError:
+        dummies = [np.broadcast_to(np.zeros((), np.float32), sh) for sh in shapes]
+        np_strategy = "optimal" if strategy == "optimal" else "greedy"
+        return [tuple(p) for p in np.einsum_path(eq, *dummies, optimize=np_strategy)[0][1:]]
+    return [tuple(p) for p in opt_einsum.contract_path(eq, *shapes, shapes=True,
+                                                       optimize=strategy)[0]]
+
+
+def einsum_path(subscripts: str, /, *operands: Any, optimize: Any = "auto") -> tuple[list, Any]:
+    """``jnp.einsum_path``: opt_einsum's ``contract_path`` on the operands'
+    shapes, as JAX's (the path, and opt_einsum's report of it). Needs
+    opt_einsum (JAX depends on it; pf does not)."""
+    try:
+        import opt_einsum
+    except ImportError as e:
+        raise ImportError("pf.numpy.einsum_path needs opt_einsum (pip install opt_einsum), "
+                          "as jax.numpy.einsum_path does") from e
+    shapes = [tuple(np.shape(o)) if not isinstance(o, Tensor) else tuple(o.shape)
+              for o in operands]
+    if isinstance(optimize, bool):  # JAX's: True is "optimal", False left to right
+        optimize = "optimal" if optimize else [(0, 1)] * builtins.max(len(shapes) - 1, 0)
+    return opt_einsum.contract_path(subscripts, *shapes, shapes=True, optimize=optimize)
 
 
 def _flat_or(t: Tensor, axis: Any) -> tuple[Tensor, int]:
@@ -634,10 +747,33 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     """numpy's repeat: each element ``repeats`` times (torch's ``repeat_interleave``)."""
     t, ax = _flat_or(_t(a), axis)
     out = indexing.repeat_interleave(t, repeats, ax)
-    if total_repeat_length is not None and out.shape[ax] != total_repeat_length:
-        raise NotImplementedError(f"pf.numpy.repeat: total_repeat_length={total_repeat_length} "
-                                  f"differs from the {out.shape[ax]} repeats (JAX pads or cuts)")
-    return out
+    if total_repeat_length is None or out.shape[ax] == total_repeat_length:
+        return out
+    n = int(total_repeat_length)
+    if n < out.shape[ax]:  # JAX cuts the repeats
+        return indexing.narrow(out, ax, 0, n)
+    if out.shape[ax] == 0:
+        raise ValueError(f"pf.numpy.repeat: total_repeat_length={n} pads with the last "
+                         "repeated element, and there is none")
+    last = indexing.narrow(out, ax, out.shape[ax] - 1, 1)  # JAX pads with the last one
+    shape = list(out.shape)
+    shape[ax] = n - out.shape[ax]
+    return ops.cat([out, ops.broadcast_to(last, tuple(shape))], ax)
+
+
+def diag(v: Any, k: int = 0) -> Tensor:
+    """numpy's diag: a 1-d array's diagonal matrix, a 2-d array's ``k``-th
+    diagonal (torch's ``diagonal=`` is numpy's ``k=``)."""
+    return indexing.diag(_t(v), int(k))
+
+
+def diagflat(v: Any, k: int = 0) -> Tensor:
+    return composites2.diagflat(_t(v), int(k))
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
+    """numpy's rot90 (``axes``: torch's ``dims``)."""
+    return composites2.rot90(_t(m), k, tuple(axes))
 
 
 def tile(A: Any, reps: Any) -> Tensor:  # noqa: N803
@@ -710,9 +846,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Te
         reflect_type = kwargs.pop("reflect_type", "even")
         if kwargs:
             raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
-        if reflect_type != "even":
-            raise NotImplementedError(f"pf.numpy.pad: reflect_type={reflect_type!r} "
-                                      "(only 'even')")
+        if reflect_type not in ("even", "odd"):
+            raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
         for ax, (lo, hi) in enumerate(w):
             if lo == hi == 0:
                 continue
@@ -720,25 +855,79 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Te
             if n == 0:
                 raise ValueError(f"pf.numpy.pad(mode={mode!r}): can't extend empty axis {ax} "
                                  f"of shape {list(t.shape)}")
+            if reflect_type == "odd" and mode in ("reflect", "symmetric"):
+                t = _pad_odd(t, ax, int(lo), int(hi), mode)
+                continue
             src = np.pad(np.arange(n), (int(lo), int(hi)), mode=mode)
             t = indexing.index_select(t, ax, Tensor._leaf(src.astype(np.int64)))
         return t
+    if mode == "linear_ramp":
+        ends = np.asarray(kwargs.pop("end_values", 0))
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode='linear_ramp'): unsupported keywords "
+                            f"{sorted(kwargs)}")
+        ends = np.broadcast_to(ends.reshape(-1, 2) if ends.size > 1 else ends.reshape(1, 1),
+                               (t.ndim, 2))
+        for ax, ((lo, hi), (e_lo, e_hi)) in enumerate(zip(w, ends)):
+            n = t.shape[ax]
+            before = linspace(e_lo.item(), ops.squeeze(indexing.narrow(t, ax, 0, 1), ax),
+                              int(lo), endpoint=False, dtype=t.dtype, axis=ax)
+            after = linspace(e_hi.item(), ops.squeeze(indexing.narrow(t, ax, n - 1, 1), ax),
+                             int(hi), endpoint=False, dtype=t.dtype, axis=ax)
+            t = ops.cat([before, t, flip(after, ax)], ax)
+        return t
     if mode in _STATS:
-        if kwargs.get("stat_length") is not None or set(kwargs) - {"stat_length"}:
-            raise NotImplementedError(f"pf.numpy.pad(mode={mode!r}): stat_length and other "
-                                      "keywords are not supported")
+        stat_length = kwargs.pop("stat_length", None)
+        if kwargs:
+            raise TypeError(f"pf.numpy.pad(mode={mode!r}): unsupported keywords {sorted(kwargs)}")
+        lengths = None if stat_length is None else _pad_widths(stat_length, t.ndim)
         for ax, (lo, hi) in enumerate(w):
+            if lengths is None:
+                s_lo = s_hi = _pad_stat(mode, t, ax)
+            else:
+                n_lo, n_hi = (int(v) for v in lengths[ax])
+                if n_lo == 0 or n_hi == 0:
+                    raise ValueError("stat_length of 0 yields no value for padding")
+                n = t.shape[ax]
+                n_lo, n_hi = builtins.min(n_lo, n), builtins.min(n_hi, n)
+                s_lo = _pad_stat(mode, indexing.narrow(t, ax, 0, n_lo), ax)
+                s_hi = _pad_stat(mode, indexing.narrow(t, ax, n - n_hi, n_hi), ax)
             if lo == hi == 0:
                 continue
-            s = _pad_stat(mode, t, ax)
             shape = list(t.shape)
             parts = []
-            for n in (lo, hi):
-                shape[ax] = int(n)
-                parts.append(ops.broadcast_to(s, tuple(shape)))
+            for k, st in ((lo, s_lo), (hi, s_hi)):
+                shape[ax] = int(k)
+                parts.append(ops.broadcast_to(st, tuple(shape)))
             t = ops.cat([parts[0], t, parts[1]], ax)
         return t
     raise NotImplementedError(f"pf.numpy.pad: mode {mode!r} is not implemented")
+
+
+def _pad_odd(t: Tensor, ax: int, lo: int, hi: int, mode: str) -> Tensor:
+    """reflect/symmetric with ``reflect_type='odd'`` along ``ax``: each
+    reflected block is ``2 * edge - block``, the edge moving out block by
+    block (JAX's loop, numpy's values)."""
+    n = t.shape[ax]
+    offset = 1 if (mode == "reflect" and n > 1) else 0
+    for before, padding in ((True, lo), (False, hi)):
+        size = t.shape[ax]
+        edge = indexing.narrow(t, ax, 0 if before else size - 1, 1)
+        while padding > 0:
+            cur = builtins.min(padding, n - offset)
+            padding -= cur
+            size = t.shape[ax]
+            if before:
+                start = offset
+            else:
+                stop = size if (mode == "symmetric" or n == 1) else size - 1
+                start = size - (cur + offset) if stop == size else stop - cur
+            x = flip(indexing.narrow(t, ax, start, cur), ax)
+            x = 2 * edge - x
+            if n > 1:
+                edge = indexing.narrow(x, ax, 0 if before else cur - 1, 1)
+            t = ops.cat([x, t] if before else [t, x], ax)
+    return t
 
 
 def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
@@ -823,7 +1012,9 @@ def ndim(a: Any) -> int:
 
 def abs(x: Any) -> Tensor:  # noqa: A001
     """``|x|`` with JAX's derivative at 0 (1, as ``where(x >= 0, x, -x)``;
-    torch's is 0)."""
+    torch's is 0); of a complex array (``jnp.fft``'s), its modulus."""
+    if isinstance(x, Complex):
+        return x.__abs__()
     t = _t(x)
     if not t.dtype.is_floating_point:
         return ops.abs(t)
@@ -961,16 +1152,25 @@ def heaviside(x1: Any, x2: Any) -> Tensor:
 
 
 def real(val: Any) -> Tensor:
-    return _t(val)
+    return val.real if isinstance(val, Complex) else _t(val)
 
 
 def imag(val: Any) -> Tensor:
+    if isinstance(val, Complex):
+        return val.imag
     t = _t(val)
     return zeros(t.shape, t.dtype)
 
 
-def conj(x: Any) -> Tensor:
-    return _t(x)
+def conj(x: Any) -> Any:
+    return x.conj() if isinstance(x, Complex) else _t(x)
+
+
+def angle(z: Any, deg: bool = False) -> Tensor:
+    """The complex argument (``atan2(imag, real)``; of a real array 0 or pi)."""
+    c = z if isinstance(z, Complex) else Complex(z)
+    a = c.angle()
+    return a * (180.0 / math.pi) if deg else a
 
 
 conjugate = conj
@@ -1027,8 +1227,18 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if sorter is not None:
         s = take(s, sorter)
     vv = _t(v)
-    return composites.searchsorted(s, vv.to(s.dtype) if vv.dtype != s.dtype else vv,
-                                   side=side).to(_int32)  # (JAX's, in both modes)
+    vv = vv.to(s.dtype) if vv.dtype != s.dtype else vv
+    if not s.dtype.is_floating_point:
+        return composites.searchsorted(s, vv, side=side).to(_int32)  # (JAX's, in both modes)
+    # NaN sorts after everything (numpy's and JAX's order): searched as +inf,
+    # then a NaN query goes after the numbers (left) or the NaNs too (right)
+    # and no number goes past the first NaN of ``a``
+    a_nan = ops.isnan(s)
+    numbers = sum(ops.logical_not(a_nan)).to(_int32)
+    pos = composites.searchsorted(ops.where(a_nan, math.inf, s),
+                                  ops.where(ops.isnan(vv), math.inf, vv), side=side).to(_int32)
+    at_nan = numbers if side == "left" else asarray(s.shape[0], _int32)
+    return ops.where(ops.isnan(vv), at_nan, ops.minimum(pos, numbers))
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
@@ -1236,7 +1446,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     with ``size`` they are a gather of the input, padded with the smallest
     value (or ``fill_value``), and the gradient flows to the gathered elements."""
     if axis is not None:
-        raise NotImplementedError("pf.numpy.unique(axis=...) is not supported")
+        return _unique_axis(_t(ar), int(axis), return_index, return_inverse, return_counts,
+                            equal_nan, size, fill_value)
     t = _t(ar)
     flat = ravel(t)
     host = flat.numpy()
@@ -1270,6 +1481,37 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
             idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
         out.append(Tensor._leaf(np.diff(idx).astype(_I().np)))
     return vals if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
+                 return_counts: bool, equal_nan: bool, size: int | None, fill_value: Any
+                 ) -> Any:
+    """``unique(axis=)``: the distinct slices along ``axis``, sorted
+    lexicographically (NaNs last, equal when ``equal_nan``), read from the
+    values (constants, as the flat form without ``size``)."""
+    if size is not None or fill_value is not None:
+        raise NotImplementedError("pf.numpy.unique(axis=..., size=...) is not supported")
+    ax = axis % builtins.max(t.ndim, 1)
+    host = np.moveaxis(t.numpy(), ax, 0)
+    rows = host.reshape(host.shape[0], -1)
+    perm = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    srt = rows[perm]
+    diff = srt[1:] != srt[:-1]
+    if equal_nan and srt.dtype.kind == "f":
+        diff &= ~(np.isnan(srt[1:]) & np.isnan(srt[:-1]))
+    mask = np.concatenate([np.ones(builtins.min(len(srt), 1), bool), diff.any(axis=1)])
+    first = np.flatnonzero(mask)
+    vals = np.moveaxis(host[perm[first]], 0, ax)
+    out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(vals))]
+    if return_index:
+        out.append(Tensor._leaf(perm[first].astype(_I().np)))
+    if return_inverse:
+        inv = np.zeros(len(srt), _I().np)
+        inv[perm] = np.cumsum(mask) - 1
+        out.append(Tensor._leaf(inv))
+    if return_counts:
+        out.append(Tensor._leaf(np.diff(np.append(first, len(srt))).astype(_I().np)))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Tensor:
@@ -1399,14 +1641,19 @@ def kron(a: Any, b: Any) -> Tensor:
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Tensor:
     """numpy's cross product along the last axis (torch's default picks the
-    first axis of size 3); 2-vectors are not supported."""
+    first axis of size 3); a 2-vector has z = 0, and two of them give the
+    z component alone (a scalar per pair), as numpy's and JAX's."""
     x, y = _t(a), _t(b)
     if axis is not None:
         axisa = axisb = axisc = axis
     x, y = moveaxis(x, axisa, -1), moveaxis(y, axisb, -1)
-    if x.shape[-1] != 3 or y.shape[-1] != 3:
-        raise NotImplementedError(f"pf.numpy.cross: vectors of 3 components only, got "
-                                  f"{x.shape[-1]} and {y.shape[-1]}")
+    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
+        raise ValueError(f"incompatible dimensions for cross product (dimension must be 2 or "
+                         f"3), got {x.shape[-1]} and {y.shape[-1]}")
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
+    x, y = (ops.cat([v, zeros((*v.shape[:-1], 1), v.dtype)], -1) if v.shape[-1] == 2 else v
+            for v in (x, y))
     return moveaxis(composites.cross(x, y, -1), -1, axisc)
 
 
@@ -1704,11 +1951,12 @@ def isscalar(element: Any) -> bool:
 
 
 def iscomplexobj(x: Any) -> bool:
-    return False
+    """True for a complex array (``jnp.fft``'s results; pf has no other)."""
+    return isinstance(x, Complex)
 
 
 def isrealobj(x: Any) -> bool:
-    return True
+    return not isinstance(x, Complex)
 
 
 def promote_types(a: Any, b: Any) -> DType:
@@ -2312,29 +2560,70 @@ def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any
     return res
 
 
+def _gufunc_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """numpy's ``"(m,n),(n)->(m)"``: the core dimension names per input and output."""
+    import re
+    sig = signature.replace(" ", "")
+    lhs, arrow, rhs = sig.partition("->")
+    group = r"\(([^()]*)\)"
+    if not arrow or not re.fullmatch(rf"{group}(,{group})*", lhs) or not re.fullmatch(
+            rf"{group}(,{group})*", rhs):
+        raise ValueError(f"not a valid gufunc signature: {signature}")
+
+    def dims(side: str) -> list[tuple[str, ...]]:
+        return [tuple(d for d in g.split(",") if d) for g in re.findall(group, side)]
+    return dims(lhs), dims(rhs)
+
+
 def vectorize(pyfunc: Any, *, excluded: Any = frozenset(), signature: str | None = None) -> Any:
-    """numpy's vectorize of a function of scalars, by ``pf.vmap`` over every
-    broadcast element (no ``signature``)."""
-    if signature is not None:
-        raise NotImplementedError("pf.numpy.vectorize(signature=...) is not supported")
+    """numpy's vectorize by ``pf.vmap``: of a function of scalars over every
+    broadcast element, or with a ``signature`` (``"(n),(n)->()"``) over the
+    broadcast loop dimensions before each input's core dimensions."""
     from .vmap import vmap
+    core_in, core_out = _gufunc_signature(signature) if signature is not None else (None, None)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         keep = {i for i in excluded if isinstance(i, int)}
         live = [i for i in builtins.range(len(args)) if i not in keep]
-        arrays = broadcast_arrays(*(args[i] for i in live))
-        shape = tuple(arrays[0].shape) if arrays else ()
-        flat = [ravel(a) for a in arrays]
 
-        def scalar_fn(*xs: Any) -> Any:
+        def call(*xs: Any) -> Any:
             full = list(args)
             for i, x in zip(live, xs):
                 full[i] = x
             return pyfunc(*full, **kwargs)
-        if not shape:
-            return pyfunc(*args, **kwargs)
-        out = vmap(scalar_fn)(*flat)
-        return ops.reshape(out, shape + tuple(out.shape[1:]))
+        if core_in is None:
+            arrays = broadcast_arrays(*(args[i] for i in live))
+            shape = tuple(arrays[0].shape) if arrays else ()
+            if not shape:
+                return pyfunc(*args, **kwargs)
+            out = vmap(call)(*(ravel(a) for a in arrays))
+            return ops.reshape(out, shape + tuple(out.shape[1:]))
+        ts = [_t(args[i]) for i in live]
+        if len(ts) != len(core_in):
+            raise TypeError(f"wrong number of positional arguments: expected {len(core_in)}, "
+                            f"got {len(ts)}")
+        sizes: dict[str, int] = {}
+        loops = []
+        for t, core in zip(ts, core_in):
+            if t.ndim < len(core):
+                raise ValueError(f"input with shape {tuple(t.shape)} does not have enough "
+                                 f"dimensions for its core dimensions {core}")
+            for name, n in zip(core, t.shape[t.ndim - len(core):]):
+                if sizes.setdefault(name, n) != n:
+                    raise ValueError(f"inconsistent size for core dimension {name!r}: "
+                                     f"{n} vs {sizes[name]}")
+            loops.append(tuple(t.shape[:t.ndim - len(core)]))
+        loop = tuple(np.broadcast_shapes(*loops))
+        count = math.prod(loop)
+        flat = [ops.reshape(ops.broadcast_to(t, loop + tuple(t.shape[len(lp):])),
+                            (count, *t.shape[len(lp):])) for t, lp in zip(ts, loops)]
+        out = vmap(call)(*flat)
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) != len(core_out):
+            raise ValueError(f"wrong number of outputs from the function: expected "
+                             f"{len(core_out)}, got {len(outs)}")
+        shaped = tuple(ops.reshape(o, loop + tuple(o.shape[1:])) for o in outs)
+        return shaped if isinstance(out, tuple) else shaped[0]
     return wrapped
 
 
@@ -2484,6 +2773,9 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
 
 
 def iscomplex(x: Any) -> Tensor:
+    """Where the imaginary part is nonzero (False everywhere for a real array)."""
+    if isinstance(x, Complex):
+        return ops.ne(x.imag, 0.0)
     t = _t(x)
     return zeros(t.shape, _bool)
 
@@ -2810,14 +3102,14 @@ SHARED_WITH_PF = frozenset("""
     acos acosh add allclose arccos arccosh arcsin arcsinh arctan arctan2 arctanh asin
     asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_shapes broadcast_to ceil
-    column_stack concat cos cosh deg2rad diag diagflat divide dsplit dstack
+    column_stack concat cos cosh deg2rad divide dsplit dstack
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
     logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
-    remainder rot90 signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
-    true_divide trunc vander vsplit angle
+    remainder signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
+    true_divide trunc vander vsplit
 """.split())
 
 

@@ -1171,6 +1171,24 @@ def transpose(x: TensorLike, dim0: int = 0, dim1: int = 1) -> Tensor:
 swapaxes = transpose
 
 
+def _transpose_method(self: Tensor, *axes: Any, **dims: Any) -> Tensor:
+    """``Tensor.transpose``: torch's two dims swapped (``x.transpose(0, 2)``,
+    ``dim0=``/``dim1=``), and jax.Array's (numpy's) forms that torch refuses:
+    no axes reverses them all, a tuple, or one axis or three and more (as
+    many as dims), permutes. Two axes are always torch's swap (numpy's
+    ``x.transpose(0, 1)`` of a matrix is the identity permutation)."""
+    if dims or len(axes) == 2:
+        return transpose(self, *axes, **dims)
+    if not axes:
+        return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+    if len(axes) == 1 and isinstance(axes[0], list | tuple):
+        axes = tuple(axes[0])
+    if len(axes) != self.ndim:
+        raise ShapeError("permute", f"transpose{tuple(axes)}: axes don't match the array's "
+                                    f"{self.ndim} dims (torch's form swaps two dims)")
+    return permute(self, tuple(axes))
+
+
 def broadcast_to(x: TensorLike, *shape: Any) -> Tensor:
     t = as_tensor_arg(x)
     target = _shape_arg(shape)
@@ -1860,6 +1878,7 @@ def _set_tensor_methods() -> None:
         setattr(Tensor, dunder, api[name])
     for name, dt in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(dt))
+    Tensor.transpose = _transpose_method  # type: ignore[method-assign]
     Tensor.astype = _astype
     for name, member in _DATA_METHODS.items():
         setattr(Tensor, name, member)

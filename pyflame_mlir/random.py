@@ -39,8 +39,10 @@ from . import composites2, ops
 from .core import Tensor
 from .dialects.dtypes import DType, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
-from .indexing import index_select
+from .indexing import gather, index_select, movedim, narrow
+from .jax_config import canonical_host
 from .jax_config import config as _config
+from .reductions import argsort
 from .vmap import ConcretizationError, MappedLoopError
 
 __all__ = ["PRNGKey", "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
@@ -380,33 +382,48 @@ def randint(key: Any, shape: Sequence[int] | int, minval: int, maxval: int,
     if d is not int32:
         raise NotImplementedError(f"random.randint: dtype {d.name} (int32 or int64 only)")
     shape = _shape(shape)
-    for b in (minval, maxval):
-        if isinstance(b, Tensor) and b.ndim:
-            raise NotImplementedError("random.randint: tensor bounds (give Python ints)")
     info = np.iinfo(np.int32)
-    lo_raw = int(minval.item() if isinstance(minval, Tensor) else minval)
-    hi_raw = int(maxval.item() if isinstance(maxval, Tensor) else maxval)
+    lo_raw, hi_raw = (_int_bounds(b, shape) for b in (minval, maxval))
     out_of_range = hi_raw > info.max
-    lo = min(max(lo_raw, info.min), info.max)
-    hi = min(max(hi_raw, info.min), info.max)
+    lo = np.clip(lo_raw, info.min, info.max)
+    hi = np.clip(hi_raw, info.min, info.max)
     k = split(key)
     k_np = k.numpy()
     higher = _bits32(k_np[0], shape, "randint").astype(np.uint64)
     lower = _bits32(k_np[1], shape, "randint").astype(np.uint64)
-    span = (hi - lo) & 0xFFFFFFFF if hi > lo else 1
-    if out_of_range and hi > lo:
-        span = (span + 1) & 0xFFFFFFFF
+    span = np.where(hi > lo, (hi - lo) & 0xFFFFFFFF, 1)
+    span = np.where(out_of_range & (hi > lo), (span + 1) & 0xFFFFFFFF, span).astype(np.uint64)
     # JAX's arithmetic in uint32: products and sums wrap at 2**32
     w = np.uint64(0xFFFFFFFF)
-    if span == 0:  # 2**32 wrapped to 0: x % 0 leaves x (XLA's unsigned remainder)
-        offset = ((higher * np.uint64(((2 ** 16) ** 2) & 0xFFFFFFFF)) & w) + lower & w
-    else:
-        s = np.uint64(span)
-        multiplier = np.uint64(((2 ** 16 % span) ** 2 & 0xFFFFFFFF) % span)
-        offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
-    values = (np.int64(lo) + offset.astype(np.int64)).astype(np.int64)
+    wrapped = ((higher * np.uint64(((2 ** 16) ** 2) & 0xFFFFFFFF)) & w) + lower & w
+    s = np.where(span == 0, np.uint64(1), span)  # 2**32 wrapped to 0: x % 0 leaves x
+    multiplier = ((np.uint64(2 ** 16) % s) ** np.uint64(2) & w) % s
+    offset = ((((higher % s) * multiplier) & w) + lower % s & w) % s
+    offset = np.where(span == 0, wrapped, offset)
+    values = (lo.astype(np.int64) + offset.astype(np.int64)).astype(np.int64)
     # JAX adds in int32 (wrapping): the offset's low 32 bits, as a signed add
     return _leaf(((values - info.min) % 2 ** 32 + info.min).astype(np.int32))
+
+
+def _int_bounds(b: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A randint bound as int64 values broadcast to ``shape`` (JAX broadcasts
+    array bounds; a float bound is truncated, as its conversion)."""
+    v = _value_host(b, "randint")
+    # numpy data in JAX's dtypes (int64 wraps to int32 without x64, as jnp.asarray)
+    arr = canonical_host(v) if isinstance(v, np.ndarray | np.generic) else np.asarray(v)
+    if arr.dtype.kind == "f":
+        arr = np.trunc(arr)
+    return np.broadcast_to(arr.astype(np.int64), shape)
+
+
+def _value_host(b: Any, what: str) -> Any:
+    if isinstance(b, Tensor):
+        try:
+            return b.numpy()
+        except ConcretizationError:
+            raise MappedLoopError(f"random.{what}: a bound mapped by vmap (vmap runs each "
+                                  "example's draw)") from None
+    return b
 
 
 def _randint64(key: Any, shape: tuple[int, ...], minval: int, maxval: int) -> Tensor:
@@ -447,20 +464,35 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | int | None = None) 
     return ops.lt(u, p_t)
 
 
-def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Standard Gumbel (float32): ``-log(-log(u))``, ``u`` uniform in [tiny, 1)."""
+def gumbel(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
+           mode: str | None = None) -> Tensor:
+    """Standard Gumbel (float32), JAX's modes: ``"low"`` (the default):
+    ``-log(-log(u))``, ``u`` uniform in [tiny, 1); ``"high"``: two uniforms,
+    the second filling the low bits of the first below 1/2, through
+    ``-log(-log1p(-x))`` (``"highest"``, on 64-bit fixed point, raises)."""
     _float_dtype(dtype, "gumbel")
-    u = _uniform_np(key, _shape(shape), np.finfo(np.float32).tiny, 1.0, "gumbel")
-    return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
+    shape = _shape(shape)
+    if mode in (None, "low"):
+        u = _uniform_np(key, shape, np.finfo(np.float32).tiny, 1.0, "gumbel")
+        return ops.neg(ops.log(ops.neg(ops.log(_leaf(u)))))
+    if mode == "high":
+        info = np.finfo(_F32)
+        hi, lo = _uniform_np(key, (2, *shape), 0.0, 1.0, "gumbel")
+        x = np.where(hi >= 0.5, hi, hi + _F32(2.0 ** -info.nmant) * lo + info.tiny)
+        return ops.neg(ops.log(ops.neg(ops.log1p(ops.neg(_leaf(x.astype(_F32)))))))
+    if mode == "highest":
+        raise NotImplementedError("random.gumbel(mode='highest') is not supported")
+    raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
 
 
 def categorical(key: Any, logits: Any, axis: int = -1,
-                shape: Sequence[int] | None = None, replace: bool = True) -> Tensor:
+                shape: Sequence[int] | None = None, replace: bool = True,
+                mode: str | None = None) -> Tensor:
     """A draw of an index along ``axis`` with probabilities ``softmax(logits)``
-    (the Gumbel-max trick, JAX's values); ``shape`` may add leading dims."""
-    if not replace:
-        raise NotImplementedError("random.categorical(replace=False) is not supported")
-    x = logits if isinstance(logits, Tensor) else ops.as_tensor_arg(np.asarray(logits))
+    (the Gumbel-max trick, JAX's values); ``shape`` may add leading dims.
+    Without replacement, the Gumbel top-k: the leading dims of ``shape``
+    number the draws, distinct per distribution."""
+    x = logits if isinstance(logits, Tensor) else ops.as_tensor_arg(canonical_host(logits))
     axis = axis - x.ndim if axis >= 0 else axis
     batch = tuple(n for i, n in enumerate(x.shape) if i != axis % x.ndim)
     shape = batch if shape is None else _shape(shape)
@@ -468,39 +500,53 @@ def categorical(key: Any, logits: Any, axis: int = -1,
         raise ValueError(f"random.categorical: shape {shape} must end with the logits' batch "
                          f"shape {batch}")
     prefix = shape[:len(shape) - len(batch)]
+    if not replace:
+        k = math.prod(prefix)
+        if k > x.shape[axis]:
+            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
+                             f"number of categories ({x.shape[axis]}).")
+        y = movedim(x + gumbel(key, tuple(x.shape), mode=mode), axis, -1)
+        top = narrow(argsort(y, -1, descending=True, stable=True), -1, 0, k)  # lax.top_k
+        top = movedim(top, -1, 0)  # (k, *batch)
+        return ops.reshape(top, shape).to(int32)
     full = list(shape[len(shape) - len(batch):])
     full.insert(axis % x.ndim, x.shape[axis])
-    g = gumbel(key, (*prefix, *full))
+    g = gumbel(key, (*prefix, *full), mode=mode)
     expanded = ops.reshape(x, (1,) * len(prefix) + tuple(x.shape))
     return ops.argmax(g + expanded, axis).to(int32)
 
 
-def _shuffled_positions(key: Any, n: int) -> np.ndarray:
-    """JAX's shuffle of ``arange(n)``: rounds of a stable sort by fresh random
-    32-bit keys (enough rounds that collisions are unlikely: tjablin's rule)."""
-    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
-    idx = np.arange(n, dtype=np.int64)
+def _shuffled_positions(key: Any, shape: int | tuple[int, ...], axis: int = 0) -> np.ndarray:
+    """JAX's shuffle of ``arange`` along ``axis`` of ``shape`` (each line on
+    its own): rounds of a stable sort by fresh random 32-bit keys of the
+    whole shape (enough rounds that collisions are unlikely: tjablin's rule)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = math.prod(shape)
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    line = [1] * len(shape)
+    line[axis] = shape[axis]
+    idx = np.broadcast_to(np.arange(shape[axis], dtype=np.int64).reshape(line), shape)
     k = key
     for _ in range(rounds):
         pair = split(k).numpy()
         k, sub = pair[0], pair[1]
-        order = np.argsort(_bits32(sub, (n,), "permutation"), kind="stable")
-        idx = idx[order]
+        order = np.argsort(_bits32(sub, shape, "permutation"), axis=axis, kind="stable")
+        idx = np.take_along_axis(idx, order, axis)
     return idx
 
 
 def permutation(key: Any, x: int | Any, axis: int = 0, independent: bool = False) -> Tensor:
     """A random permutation of ``arange(x)`` (int32) or of ``x`` along
-    ``axis`` (JAX's values)."""
+    ``axis`` (JAX's values); ``independent``: each line along ``axis`` on its
+    own."""
     if isinstance(x, int | np.integer):
         return _leaf(_shuffled_positions(key, int(x)).astype(np.int32))
-    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x))
+    t = x if isinstance(x, Tensor) else ops.as_tensor_arg(canonical_host(x))
     if t.ndim == 0:
         raise TypeError("x must be an integer or at least 1-dimensional")
-    if independent and t.ndim > 1:
-        raise NotImplementedError("random.permutation(independent=True) of a >1-d array "
-                                  "is not supported")
     axis %= t.ndim
+    if independent and t.ndim > 1:
+        return gather(t, axis, _leaf(_shuffled_positions(key, tuple(t.shape), axis)))
     return index_select(t, axis, _leaf(_shuffled_positions(key, t.shape[axis])))
 
 
@@ -732,7 +778,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
     if mode not in (None, "low"):
         raise NotImplementedError(f"random.choice(mode={mode!r}) is not supported")
-    arr = a if isinstance(a, Tensor) else ops.as_tensor_arg(np.asarray(a))
+    arr = a if isinstance(a, Tensor) else ops.as_tensor_arg(canonical_host(a))
     if arr.ndim == 0:
         n_inputs = int(arr.item())
     else:

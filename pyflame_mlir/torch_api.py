@@ -186,10 +186,14 @@ def accept_numpy_names(fn: Any) -> Any:
             or "keepdims" in params:
         return fn
 
+    # and numpy's ddof= for correction= (x.var(axis=-1, ddof=0): torch refuses ddof)
+    aliases = (("axis", "dim"), ("keepdims", "keepdim"),
+               *((("ddof", "correction"),) if "correction" in params else ()))
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs or "ddof" in kwargs):
+            for numpy_name, name in aliases:
                 if numpy_name in kwargs:
                     if name in kwargs:
                         raise TypeError(f"{fn.__name__}() got both {name}= and its alias "

@@ -59,6 +59,7 @@ from .core import CONFIG, REALIZE_GUARDS, TRACE_ARGS, Tensor, _next_seq, detach,
 from .creation import tensor, zeros
 from .dialects import OPS
 from .dialects.opdef import OpDef, Spec
+from .jax_config import canonical_host
 from .ops import permute, reshape, stack
 from .tree_util import NAMESPACE, tree_flatten, tree_leaves, tree_unflatten
 
@@ -271,6 +272,17 @@ def collective_trace(axis_name: Any) -> _Trace | None:
     return top if top is not None and top.axis_name == axis_name else None
 
 
+def _host_leaves(result: Any) -> Any:
+    """``f``'s result with its Python numbers and numpy arrays as arrays of
+    JAX's dtypes (a constant output: broadcast along the mapped axis, or
+    returned as is under ``out_axes=None``, as JAX's vmap)."""
+    leaves, tree = tree_flatten(result)
+    if all(isinstance(o, Tensor) for o in leaves):
+        return result
+    return tree_unflatten(tree, [tensor(canonical_host(o)) if isinstance(
+        o, bool | int | float | np.number | np.bool_ | np.ndarray) else o for o in leaves])
+
+
 def _moved_to_front(x: Tensor, ax: int) -> Tensor:
     if ax == 0:
         return x
@@ -297,12 +309,12 @@ def _per_example(f: Callable, leaves: list[Any], treedef: Any,
             call[k] = x.select(ax, i)
         calls.append(call)
     if lockstep is None:
-        results = [f(*tree_unflatten(treedef, call)) for call in calls]
+        results = [_host_leaves(f(*tree_unflatten(treedef, call))) for call in calls]
     else:  # every example at once, in lockstep: collectives combine them
 
         def example(*call: Any) -> Any:
             return f(*tree_unflatten(treedef, list(call)))
-        results = lockstep(example, calls, n, axis_name)
+        results = [_host_leaves(r) for r in lockstep(example, calls, n, axis_name)]
     for i, result in enumerate(results):
         outs, tree = tree_flatten(result)
         if out_tree is None:
@@ -476,7 +488,7 @@ def _trace_and_record(f: Callable, leaves: list[Any], treedef: Any,
                 ids.update((id(index_p), id(source(index_p))))
                 named[-1] = _Trace(axis_name, _Stopped(placeholders, traced, first, ids, n),
                                    index_p)
-            result = f(*tree_unflatten(treedef, call))
+            result = _host_leaves(f(*tree_unflatten(treedef, call)))
             outs, out_tree = tree_flatten(result)
             for o in outs:
                 if not isinstance(o, Tensor):

@@ -16,10 +16,10 @@ import numpy as np
 from .. import ops
 from ..composites import logaddexp
 from ..core import Tensor
-from ..creation import arange
+from ..creation import arange, full_like, zeros_like
 from ..dialects.dtypes import dtype as to_dtype
 from ..indexing import repeat_interleave
-from ..jax_config import default_float
+from ..jax_config import canonical_host, default_float
 
 __all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
            "hard_swish", "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid",
@@ -29,9 +29,13 @@ __all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid"
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else ops.as_tensor_arg(np.asarray(x, default_float().np)
-                                                             if isinstance(x, float | list)
-                                                             else x)
+    """A tensor as is; host data in JAX's dtypes (float64 data is float32
+    without x64, as jax.nn's functions take it)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, int | bool | np.number | np.bool_) and not isinstance(x, np.ndarray):
+        return ops.as_tensor_arg(x)
+    return ops.as_tensor_arg(canonical_host(x))
 
 
 def _axes(x: Tensor, axis: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -218,25 +222,38 @@ def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None
     return ops.where(w, z - ops.log(total), -math.inf)
 
 
-def logsumexp(a: Any, axis: int | Sequence[int] | None = None, b: Any = None,
-              keepdims: bool = False, return_sign: bool = False, where: Any = None) -> Tensor:
-    """``log(sum(b * exp(a)))`` over ``axis`` (all axes by default); with
-    ``where``, over the elements it marks (-inf where it marks none)."""
-    if return_sign:
-        raise NotImplementedError("nn.logsumexp(return_sign=True) is not supported")
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False, where: Any = None) -> Any:
+    """``log(sum(b * exp(a)))`` over ``axis`` (all axes when None), stable;
+    with ``return_sign``, ``(log|s|, sign(s))``, else NaN where the weighted
+    sum is negative (SciPy's and JAX's convention); with ``where``, over the
+    elements it marks (-inf where it marks none). As JAX's: the terms ``b``
+    zeroes are out of the sum, NaN's sign is NaN. ``pf.scipy.special``'s is
+    this function."""
     x = _t(a)
+    if not x.dtype.is_floating_point:
+        x = x.to(default_float())
     if where is not None:
-        w = _mask(x, where)
-        x = ops.where(w, x, -math.inf)
-        if b is not None:
-            b = ops.where(w, _t(b), 0.0)
+        x = ops.where(_mask(x, where), x, -math.inf)
+    if b is not None:  # the terms b drops are out of the sum (no inf * 0)
+        bt = _t(b)
+        x = ops.where(ops.ne(bt, 0), x, -math.inf)
     axes = _axes(x, axis)
-    z, m = _shifted(x, axes)
-    e = ops.exp(z) if b is None else ops.exp(z) * _t(b)
-    out = ops.log(ops.sum(e, axes, keepdim=True)) + m
-    if keepdims:
-        return out
-    return ops.reshape(out, tuple(n for i, n in enumerate(out.shape) if i not in axes))
+    if b is None and not return_sign:
+        return ops.logsumexp(x, list(axes), keepdim=keepdims) if axes else x
+    m = ops.amax(x, list(axes), keepdim=True) if axes else x
+    m = ops.where(ops.isfinite(m), m, zeros_like(m)).detach()
+    e = ops.exp(x - m)
+    if b is not None:
+        e = e * bt
+    s = ops.sum(e, list(axes), keepdim=True) if axes else e
+    sign = ops.where(ops.isnan(s), s, ops.sign(s))  # (NaN's sign is NaN, as lax.sign's)
+    out = ops.log(ops.abs(s)) + m
+    if not return_sign and b is not None:
+        out = ops.where(sign < 0, full_like(out, math.nan), out)
+    if not keepdims and axes:
+        out, sign = ops.squeeze(out, axes), ops.squeeze(sign, axes)
+    return (out, sign) if return_sign else out
 
 
 def logmeanexp(x: Any, axis: int | Sequence[int] | None = None, where: Any = None,

@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import creation, ops, special
+from .. import ops, special
 from ..core import Tensor
-from ..numpy import _axis, _t
+from ..nn.jax_nn import logsumexp as _nn_logsumexp
+from ..numpy import _axis, _inexact, _t
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "factorial",
            "gamma", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "kl_div",
@@ -18,27 +19,14 @@ __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "facto
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-              return_sign: bool = False) -> Any:
-    """``log(sum(b * exp(a)))`` over ``axis`` (all axes when None), stable;
-    with ``return_sign``, ``(log|s|, sign(s))``, else NaN where the weighted
-    sum is negative (SciPy's and JAX's convention)."""
+              return_sign: bool = False, where: Any = None) -> Any:
+    """``jax.nn.logsumexp`` (pf.nn's: one definition) on JAX's dtypes of
+    ``a`` and ``b`` (an integer ``a`` is the default float)."""
     x = _t(a)
-    axes = _axis(x, axis)
-    if b is None and not return_sign:
-        return ops.logsumexp(x, list(axes), keepdim=keepdims) if axes else x
-    m = ops.amax(x, list(axes), keepdim=True) if axes else x
-    m = ops.where(ops.isfinite(m), m, creation.zeros_like(m)).detach()
-    e = ops.exp(x - m)
-    if b is not None:
-        e = e * _t(b)
-    s = ops.sum(e, list(axes), keepdim=True) if axes else e
-    sign = ops.sign(s)
-    out = ops.log(ops.abs(s)) + m
-    if not return_sign:
-        out = ops.where(sign < 0, creation.full_like(out, math.nan), out)
-    if not keepdims and axes:
-        out, sign = ops.squeeze(out, axes), ops.squeeze(sign, axes)
-    return (out, sign) if return_sign else out
+    if not x.dtype.is_floating_point:
+        x = _inexact(x)
+    return _nn_logsumexp(x, axis, None if b is None else _t(b), keepdims, return_sign,
+                         None if where is None else _t(where))
 
 
 def softmax(x: Any, axis: Any = None) -> Tensor:

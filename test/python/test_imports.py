@@ -65,7 +65,8 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.composites": 1,  # more torch functions from the op API (on ops, inplace)
     "pyflame_mlir.composites2": 1,  # issue 14's torch surface: special functions, Tensor methods
     "pyflame_mlir.composites3": 1,  # session 11: gradient, histogram, as_strided, *_copy
-    "pyflame_mlir.fft": 1,  # session 11: torch.fft's real helpers; the transforms raise
+    "pyflame_mlir.fft": 1,  # torch.fft's real helpers; the DFTs on (real, imag) pairs (s15)
+    "pyflame_mlir.numpy_fft": 1,  # jnp.fft's names on fft's transforms (session 15)
     "pyflame_mlir.special": 1,  # torch.special's names (on composites2)
     "pyflame_mlir.math_rules": 1,  # session 12: torch's derivatives of composites (autograd)
     "pyflame_mlir.special_cephes": 0,  # session 11: torch's Bessel/Airy kernels, ported
