@@ -1193,7 +1193,13 @@ _COLLECTING = [0]  # the thread numbering nodes now (0: none)
 def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     """``collect`` for an evaluation (no ``trace``, ``args`` or ``boundary``):
     the same walk and the same result, without the branches only a traced
-    function needs (every evaluation runs it, so it is worth its own loop)."""
+    function needs (every evaluation runs it, so it is worth its own loop).
+    The native walk (``_native.collect``: it numbers nodes in a table of its
+    own, so needs no lock) returns None where this one must run (it raises)."""
+    if _NATIVE is not None:
+        sub = _NATIVE.collect(tensors)
+        if sub is not None:
+            return sub
     me = threading.get_ident()
     if _COLLECTING[0] == me:  # (nothing it calls collects: a signature is computed
         # from the node's own attributes) a second numbering would clobber the first
@@ -1606,3 +1612,41 @@ def reshape_strides(sizes: Sequence[int], strides: Sequence[int], shape: Sequenc
     if view_d != -1:
         return None
     return tuple(new)
+
+
+# ---- the native hot paths ----
+#
+# ``_native.c`` (a C extension built at install; ``setup.py``) does the
+# semantics-free bookkeeping of ``record``'s memo hit and ``_collect_plain``'s
+# walk, with the same results, nodes and cache keys; it calls the Python
+# ``record`` above for everything else (a miss, views, eager mode, anomaly
+# detection, several results). Without it, or with PYFLAME_NO_NATIVE=1 (read
+# once, here), the Python paths run.
+
+def _load_native() -> Any:
+    if os.environ.get("PYFLAME_NO_NATIVE", "") not in ("", "0"):
+        return None
+    try:
+        from . import _native
+    except ImportError:
+        return None
+    if getattr(_native, "API", None) != 1:  # a stale build of an older _native.c
+        return None
+    return _native
+
+
+_NATIVE = _load_native()
+python_record = record  # the pure-Python recorder (the native one falls back to it)
+if _NATIVE is not None:
+    _NATIVE.configure(
+        Tensor=Tensor, OpNode=OpNode, AutogradMeta=AutogradMeta, Frozen=Frozen, DType=DType,
+        Subgraph=Subgraph, core_globals=globals(), counters=COUNTERS, graph=GRAPH,
+        config=CONFIG, grad_off=_GRAD_OFF, scopes=_SCOPES, mutations=MUTATIONS, local=_local,
+        grad_mode=GRAD_MODE, seq=_next_seq.__self__, fallback=python_record,
+        inputs_as_read=inputs_as_read, frozen_mut=_FROZEN, float_category=FLOAT)
+    record = _NATIVE.record  # noqa: F811 (the same function, its hot path in C)
+
+
+def native_enabled() -> bool:
+    """Whether the C hot paths (``_native.c``) run in this process."""
+    return _NATIVE is not None

@@ -1,0 +1,1118 @@
+/* The native hot paths of pyflame_mlir/core.py: semantics-free bookkeeping only.
+
+   record(op, inputs, attrs): core.record's memo-hit path. It builds the
+   memo key of the op's shape rule (the shapes and dtypes of the inputs, and
+   ``op.memo_attrs(attrs)``), looks it up in ``op.memo`` and, on a hit, makes
+   the OpNode and its promise Tensor exactly as core.record does (state cells,
+   creation order, grad flags, counters). On anything else -- a memo miss,
+   views, eager mode, anomaly detection, several results, a Tensor subclass
+   overriding a slot, an unset slot -- it calls the pure-Python ``record``
+   (the ``fallback`` given to ``configure``), which branches as it always did.
+   The shape rules, dtype promotion and every op's semantics stay in Python.
+
+   collect(tensors): core._collect_numbered's walk: the nodes a set of lazy
+   tensors needs, in creation order, the realized leaves numbered by first
+   use, and the wiring of the cache key; it returns the same ``Subgraph``.
+   It numbers nodes in a hash table of its own (not in the ``_at`` slot), so
+   it needs no lock. It returns None (the caller then runs the Python walk)
+   where that walk would raise.
+
+   Both read and write the objects' __slots__ directly at the offsets of
+   their member descriptors (checked at ``configure``). No object is
+   untracked from the cyclic GC and no GC setting is changed. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define API_VERSION 1
+
+/* ---- configuration (set once by core.py) ---- */
+
+static PyTypeObject *Tensor_T, *OpNode_T, *Meta_T, *Frozen_T, *DType_T;
+static PyObject *Subgraph_T;
+static PyObject *core_globals;  /* core's module dict: _AUTOGRAD_USED is read there */
+static PyObject *counters_dict, *graph_dict, *config_dict;
+static PyObject *grad_off, *scopes, *mutations;  /* one-item lists */
+static PyObject *local_state, *grad_mode;  /* threading.local objects */
+static PyObject *seq_counter;  /* itertools.count: core._next_seq's */
+static PyObject *fallback;  /* the pure-Python record */
+static PyObject *inputs_as_read;
+static PyObject *frozen_mut;  /* core._FROZEN */
+static PyObject *float_category;
+
+static PyObject *one, *zero; /* the ints 1 and 0 */
+static PyObject *s_eager, *s_anomaly, *s_ops_recorded, *s_memo, *s_memo_attrs, *s_enabled,
+    *s_graph, *s_sig_id, *s_autograd_used;
+
+/* slot offsets */
+static Py_ssize_t t_shape, t_dtype, t_node, t_index, t_value, t_ag, t_hist, t_mut, t_view,
+    t_cell;
+static Py_ssize_t n_op, n_inputs, n_c0, n_c1, n_attrs, n_specs, n_seq, n_nograd, n_rg,
+    n_freed, n_sig, n_sig_id, n_keep, n_at;
+static Py_ssize_t m_requires_grad, m_detached, f_source, d_category;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static inline void
+init_slot(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    /* (a fresh object: the slot is NULL) */
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+}
+
+static Py_ssize_t
+slot_offset(PyTypeObject *tp, const char *name)
+{
+    PyObject *d = PyObject_GetAttrString((PyObject *)tp, name);
+    if (d == NULL)
+        return -1;
+    if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "_native.configure: %s.%s is not a __slots__ member",
+                     tp->tp_name, name);
+        Py_DECREF(d);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    Py_ssize_t off = m->offset;
+    int kind = m->type;
+    Py_DECREF(d);
+    if (kind != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_native.configure: %s.%s is not an object slot",
+                     tp->tp_name, name);
+        return -1;
+    }
+    return off;
+}
+
+/* Tensor subclasses (nn.Parameter...): the fast paths read the slots directly,
+   which is what Python's attribute reads do unless the subclass overrides one
+   of those names. Checked once per type (the type kept alive here). */
+#define N_TENSOR_NAMES 10
+static const char *tensor_names[N_TENSOR_NAMES] = {
+    "shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut", "_view", "_cell"};
+static PyObject *tensor_descrs[N_TENSOR_NAMES];
+#define TYPE_CACHE 16
+static PyTypeObject *type_cache[TYPE_CACHE];
+static char type_ok_cache[TYPE_CACHE];
+static int n_type_cache;
+
+static int
+type_is_plain(PyTypeObject *tp)
+{
+    if (tp == Tensor_T)
+        return 1;
+    for (int i = 0; i < n_type_cache; i++)
+        if (type_cache[i] == tp)
+            return type_ok_cache[i];
+    if (!PyType_IsSubtype(tp, Tensor_T))
+        return 0;
+    int ok = 1;
+    for (int i = 0; i < N_TENSOR_NAMES && ok; i++) {
+        PyObject *name = PyUnicode_InternFromString(tensor_names[i]);
+        if (name == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        PyObject *d = _PyType_Lookup(tp, name); /* borrowed */
+        Py_DECREF(name);
+        ok = d == tensor_descrs[i];
+    }
+    if (n_type_cache < TYPE_CACHE) {
+        Py_INCREF(tp);
+        type_cache[n_type_cache] = tp;
+        type_ok_cache[n_type_cache++] = (char)ok;
+    }
+    return ok;
+}
+
+static PyObject *
+configure(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"Tensor", "OpNode", "AutogradMeta", "Frozen", "DType", "Subgraph",
+                             "core_globals", "counters", "graph", "config", "grad_off",
+                             "scopes", "mutations", "local", "grad_mode", "seq", "fallback",
+                             "inputs_as_read", "frozen_mut", "float_category", NULL};
+    PyObject *tensor, *opnode, *meta, *frozen, *dtype, *subgraph, *globals, *counters, *graph,
+        *config, *goff, *sc, *mut, *loc, *gm, *seq, *fb, *iar, *fm, *fc;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOOOOOOOOOOOO", kwlist, &tensor,
+                                     &opnode, &meta, &frozen, &dtype, &subgraph, &globals,
+                                     &counters, &graph, &config, &goff, &sc, &mut, &loc, &gm,
+                                     &seq, &fb, &iar, &fm, &fc))
+        return NULL;
+    if (!PyType_Check(tensor) || !PyType_Check(opnode) || !PyType_Check(meta) ||
+        !PyType_Check(frozen) || !PyType_Check(dtype)) {
+        PyErr_SetString(PyExc_TypeError, "_native.configure: the classes must be types");
+        return NULL;
+    }
+    if (!PyDict_Check(globals) || !PyList_Check(goff) || !PyList_Check(sc) ||
+        !PyList_Check(mut) || PyList_GET_SIZE(goff) != 1 || PyList_GET_SIZE(sc) != 1 ||
+        PyList_GET_SIZE(mut) != 1 || Py_TYPE(seq)->tp_iternext == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_native.configure: unexpected argument types");
+        return NULL;
+    }
+    PyTypeObject *T = (PyTypeObject *)tensor, *N = (PyTypeObject *)opnode,
+                 *M = (PyTypeObject *)meta, *F = (PyTypeObject *)frozen,
+                 *D = (PyTypeObject *)dtype;
+#define OFF(var, tp, name)                  \
+    if ((var = slot_offset(tp, name)) < 0) \
+        return NULL;
+    OFF(t_shape, T, "shape") OFF(t_dtype, T, "dtype") OFF(t_node, T, "_node")
+    OFF(t_index, T, "_index") OFF(t_value, T, "_value") OFF(t_ag, T, "_ag")
+    OFF(t_hist, T, "_hist") OFF(t_mut, T, "_mut") OFF(t_view, T, "_view")
+    OFF(t_cell, T, "_cell")
+    OFF(n_op, N, "op") OFF(n_inputs, N, "inputs") OFF(n_c0, N, "_c0") OFF(n_c1, N, "_c1")
+    OFF(n_attrs, N, "attrs") OFF(n_specs, N, "specs") OFF(n_seq, N, "seq")
+    OFF(n_nograd, N, "nograd") OFF(n_rg, N, "rg") OFF(n_freed, N, "freed")
+    OFF(n_sig, N, "_sig") OFF(n_sig_id, N, "_sig_id") OFF(n_keep, N, "keep")
+    OFF(n_at, N, "_at")
+    OFF(m_requires_grad, M, "requires_grad") OFF(m_detached, M, "detached")
+    OFF(f_source, F, "source") OFF(d_category, D, "category")
+#undef OFF
+    for (int i = 0; i < N_TENSOR_NAMES; i++) {
+        PyObject *name = PyUnicode_InternFromString(tensor_names[i]);
+        if (name == NULL)
+            return NULL;
+        PyObject *d = _PyType_Lookup(T, name);
+        Py_DECREF(name);
+        Py_XINCREF(d);
+        Py_XSETREF(tensor_descrs[i], d);
+    }
+    PyObject *cd = PyObject_GenericGetDict(counters, NULL);
+    PyObject *gd = cd ? PyObject_GenericGetDict(graph, NULL) : NULL;
+    PyObject *fd = gd ? PyObject_GenericGetDict(config, NULL) : NULL;
+    if (fd == NULL) {
+        Py_XDECREF(cd);
+        Py_XDECREF(gd);
+        return NULL;
+    }
+    Py_XSETREF(counters_dict, cd);
+    Py_XSETREF(graph_dict, gd);
+    Py_XSETREF(config_dict, fd);
+#define KEEP(var, v)        \
+    Py_INCREF(v);           \
+    Py_XSETREF(var, v);
+    KEEP(Tensor_T, T) KEEP(OpNode_T, N) KEEP(Meta_T, M) KEEP(Frozen_T, F) KEEP(DType_T, D)
+    KEEP(Subgraph_T, subgraph) KEEP(core_globals, globals) KEEP(grad_off, goff)
+    KEEP(scopes, sc) KEEP(mutations, mut) KEEP(local_state, loc) KEEP(grad_mode, gm)
+    KEEP(seq_counter, seq) KEEP(fallback, fb) KEEP(inputs_as_read, iar) KEEP(frozen_mut, fm)
+    KEEP(float_category, fc)
+#undef KEEP
+    for (int i = 0; i < n_type_cache; i++)
+        Py_DECREF(type_cache[i]);
+    n_type_cache = 0;
+    Py_RETURN_NONE;
+}
+
+static int
+configured(void)
+{
+    if (fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pyflame_mlir._native: configure() was not called");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- record ---- */
+
+static PyObject *
+call_fallback(PyObject *op, PyObject *inputs, PyObject *attrs)
+{
+    PyObject *args[3] = {op, inputs, attrs};
+    return PyObject_Vectorcall(fallback, args, 3, NULL);
+}
+
+static inline int
+is_zero_item(PyObject *list)
+{
+    /* list[0] == 0 for one of core's counts (a Python int) */
+    PyObject *v = PyList_GET_ITEM(list, 0);
+    if (!PyLong_CheckExact(v))
+        return 0;
+    int overflow;
+    return PyLong_AsLongAndOverflow(v, &overflow) == 0 && !overflow;
+}
+
+/* 1 if t's slots can be read here (an exact Tensor or a subclass not
+   overriding them), all set, and it is not a view; 0 otherwise. */
+static inline int
+plain_input(PyObject *t)
+{
+    if (!type_is_plain(Py_TYPE(t)))
+        return 0;
+    return SLOT(t, t_view) == Py_None && SLOT(t, t_shape) != NULL &&
+           SLOT(t, t_dtype) != NULL && SLOT(t, t_node) != NULL && SLOT(t, t_ag) != NULL &&
+           SLOT(t, t_hist) != NULL && SLOT(t, t_cell) != NULL;
+}
+
+/* core._inputs_require_grad: -1 on error (or an unset slot: the caller falls back) */
+static int
+inputs_require_grad(PyObject *inputs)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(inputs, i);
+        PyObject *ag = SLOT(t, t_ag);
+        int detached = 0;
+        if (ag != Py_None) {
+            if (Py_TYPE(ag) != Meta_T)
+                return -2;
+            PyObject *rq = SLOT(ag, m_requires_grad), *dt = SLOT(ag, m_detached);
+            if (rq == NULL || dt == NULL)
+                return -2;
+            detached = PyObject_IsTrue(dt);
+            if (detached < 0)
+                return -1;
+            int r = PyObject_IsTrue(rq);
+            if (r < 0)
+                return -1;
+            if (r)  /* (both branches of the Python code return True then) */
+                return 1;
+        }
+        if (!detached) {
+            PyObject *node = SLOT(t, t_node);
+            if (node == Py_None)
+                node = SLOT(t, t_hist);
+            if (node != Py_None) {
+                if (Py_TYPE(node) != OpNode_T)
+                    return -2;
+                PyObject *rg = SLOT(node, n_rg);
+                if (rg == NULL)
+                    return -2;
+                int r = PyObject_IsTrue(rg);
+                if (r < 0)
+                    return -1;
+                if (r) {
+                    PyObject *dt = SLOT(t, t_dtype);
+                    if (Py_TYPE(dt) != DType_T || SLOT(dt, d_category) == NULL)
+                        return -2;
+                    int f = PyObject_RichCompareBool(SLOT(dt, d_category), float_category,
+                                                     Py_EQ);
+                    if (f != 0)
+                        return f;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int
+add_one(PyObject *dict, PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(dict, name); /* borrowed */
+    if (v == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, name);
+        return -1;
+    }
+    PyObject *w = PyNumber_Add(v, one);
+    if (w == NULL)
+        return -1;
+    int r = PyDict_SetItem(dict, name, w);
+    Py_DECREF(w);
+    return r;
+}
+
+static int
+add_one_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    PyObject *w = PyNumber_Add(v, one);
+    Py_DECREF(v);
+    if (w == NULL)
+        return -1;
+    int r = PyObject_SetAttr(obj, name, w);
+    Py_DECREF(w);
+    return r;
+}
+
+static int
+config_flag(PyObject *name)
+{
+    PyObject *v = PyDict_GetItemWithError(config_dict, name);
+    if (v == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        return 1; /* unknown: the Python path decides */
+    }
+    return PyObject_IsTrue(v);
+}
+
+static PyObject *
+record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "record(op, inputs, attrs) takes 3 arguments");
+        return NULL;
+    }
+    if (!configured())
+        return NULL;
+    PyObject *op = args[0], *inputs = args[1], *attrs = args[2];
+    if (!PyTuple_CheckExact(inputs))
+        return call_fallback(op, inputs, attrs);
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!plain_input(PyTuple_GET_ITEM(inputs, i)))
+            return call_fallback(op, inputs, attrs);
+    int flag = config_flag(s_eager);
+    if (flag != 0) /* eager mode realizes each op: the Python path does */
+        return flag < 0 ? NULL : call_fallback(op, inputs, attrs);
+    flag = config_flag(s_anomaly);
+    if (flag != 0) /* anomaly detection takes the stack in OpNode.__init__ */
+        return flag < 0 ? NULL : call_fallback(op, inputs, attrs);
+
+    PyObject *memo_attrs = PyObject_GetAttr(op, s_memo_attrs);
+    if (memo_attrs == NULL)
+        return NULL;
+    if (memo_attrs == Py_None) {
+        Py_DECREF(memo_attrs);
+        return call_fallback(op, inputs, attrs);
+    }
+    /* the key: as core.record builds it */
+    PyObject *key;
+    if (n == 2) {
+        PyObject *a = PyTuple_GET_ITEM(inputs, 0), *b = PyTuple_GET_ITEM(inputs, 1);
+        key = PyTuple_Pack(4, SLOT(a, t_shape), SLOT(b, t_shape), SLOT(a, t_dtype),
+                           SLOT(b, t_dtype));
+    } else if (n == 1) {
+        PyObject *a = PyTuple_GET_ITEM(inputs, 0);
+        key = PyTuple_Pack(2, SLOT(a, t_shape), SLOT(a, t_dtype));
+    } else {
+        key = PyTuple_New(2 * n);
+        if (key != NULL)
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *t = PyTuple_GET_ITEM(inputs, i);
+                Py_INCREF(SLOT(t, t_shape));
+                PyTuple_SET_ITEM(key, i, SLOT(t, t_shape));
+                Py_INCREF(SLOT(t, t_dtype));
+                PyTuple_SET_ITEM(key, n + i, SLOT(t, t_dtype));
+            }
+    }
+    if (key == NULL) {
+        Py_DECREF(memo_attrs);
+        return NULL;
+    }
+    int has_attrs = PyDict_Check(attrs) ? PyDict_GET_SIZE(attrs) != 0 : PyObject_IsTrue(attrs);
+    if (has_attrs < 0) {
+        Py_DECREF(memo_attrs);
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (has_attrs) {
+        PyObject *ak = PyObject_CallOneArg(memo_attrs, attrs);
+        if (ak == NULL) {
+            Py_DECREF(memo_attrs);
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyObject *k2 = PyTuple_Pack(2, key, ak);
+        Py_DECREF(ak);
+        Py_DECREF(key);
+        key = k2;
+        if (key == NULL) {
+            Py_DECREF(memo_attrs);
+            return NULL;
+        }
+    }
+    Py_DECREF(memo_attrs);
+    PyObject *memo = PyObject_GetAttr(op, s_memo);
+    if (memo == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (!PyDict_CheckExact(memo)) {
+        Py_DECREF(memo);
+        Py_DECREF(key);
+        return call_fallback(op, inputs, attrs);
+    }
+    PyObject *hit = PyDict_GetItemWithError(memo, key); /* borrowed */
+    Py_DECREF(key);
+    if (hit == NULL) {
+        Py_DECREF(memo);
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                return NULL;
+            PyErr_Clear(); /* an unhashable attribute value: the Python path (no memo) */
+        }
+        return call_fallback(op, inputs, attrs);
+    }
+    if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 4 ||
+        PyTuple_GET_ITEM(hit, 2) == Py_None) { /* several results: the Python path */
+        Py_DECREF(memo);
+        return call_fallback(op, inputs, attrs);
+    }
+    Py_INCREF(hit);
+    Py_DECREF(memo);
+    PyObject *specs = PyTuple_GET_ITEM(hit, 0), *sid = PyTuple_GET_ITEM(hit, 1),
+             *shape = PyTuple_GET_ITEM(hit, 2), *dt = PyTuple_GET_ITEM(hit, 3);
+
+    /* grad flags first: they read the inputs' nodes, and may fall back */
+    int nograd = 0, rg = 0;
+    if (!is_zero_item(grad_off)) {
+        PyObject *en = PyObject_GetAttr(grad_mode, s_enabled);
+        if (en == NULL) {
+            Py_DECREF(hit);
+            return NULL;
+        }
+        int e = PyObject_IsTrue(en);
+        Py_DECREF(en);
+        if (e < 0) {
+            Py_DECREF(hit);
+            return NULL;
+        }
+        nograd = !e;
+    }
+    if (!nograd) {
+        PyObject *used = PyDict_GetItemWithError(core_globals, s_autograd_used);
+        if (used == NULL) {
+            Py_DECREF(hit);
+            if (PyErr_Occurred())
+                return NULL;
+            return call_fallback(op, inputs, attrs);
+        }
+        int u = PyObject_IsTrue(used);
+        if (u < 0) {
+            Py_DECREF(hit);
+            return NULL;
+        }
+        if (u) {
+            rg = inputs_require_grad(inputs);
+            if (rg == -2) {
+                Py_DECREF(hit);
+                return call_fallback(op, inputs, attrs);
+            }
+            if (rg < 0) {
+                Py_DECREF(hit);
+                return NULL;
+            }
+        }
+    }
+    /* the cells of the inputs' current states, made on first read */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GET_ITEM(inputs, i);
+        if (SLOT(t, t_cell) == Py_None) {
+            PyObject *c = PyDict_New();
+            if (c == NULL) {
+                Py_DECREF(hit);
+                return NULL;
+            }
+            SLOT(t, t_cell) = c; /* (replaces None: immortal in no version, so) */
+            Py_DECREF(Py_None);
+        }
+    }
+    PyObject *seq;
+    if (n) {
+        seq = Py_TYPE(seq_counter)->tp_iternext(seq_counter);
+        if (seq == NULL) {
+            Py_DECREF(hit);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "the creation-order counter stopped");
+            return NULL;
+        }
+    } else {
+        seq = PyLong_FromLong(-1);
+    }
+    PyObject *node = OpNode_T->tp_alloc(OpNode_T, 0);
+    if (node == NULL) {
+        Py_DECREF(seq);
+        Py_DECREF(hit);
+        return NULL;
+    }
+    init_slot(node, n_op, op);
+    init_slot(node, n_inputs, inputs);
+    init_slot(node, n_attrs, attrs);
+    init_slot(node, n_specs, specs);
+    init_slot(node, n_sig_id, sid);
+    if (n == 2 || n == 1) {
+        init_slot(node, n_c0, SLOT(PyTuple_GET_ITEM(inputs, 0), t_cell));
+        init_slot(node, n_c1, n == 2 ? SLOT(PyTuple_GET_ITEM(inputs, 1), t_cell) : Py_None);
+    } else if (n == 0) {
+        init_slot(node, n_c0, Py_None);
+        init_slot(node, n_c1, Py_None);
+    } else {
+        PyObject *cells = PyTuple_New(n);
+        if (cells == NULL) {
+            Py_DECREF(node);
+            Py_DECREF(seq);
+            Py_DECREF(hit);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *c = SLOT(PyTuple_GET_ITEM(inputs, i), t_cell);
+            Py_INCREF(c);
+            PyTuple_SET_ITEM(cells, i, c);
+        }
+        SLOT(node, n_c0) = cells;
+        init_slot(node, n_c1, Py_None);
+    }
+    SLOT(node, n_seq) = seq;
+    init_slot(node, n_sig, Py_None);
+    init_slot(node, n_keep, Py_None);
+    init_slot(node, n_at, Py_None);
+    init_slot(node, n_freed, Py_False);
+    init_slot(node, n_nograd, nograd ? Py_True : Py_False);
+    init_slot(node, n_rg, rg ? Py_True : Py_False);
+
+    PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (out == NULL) {
+        Py_DECREF(node);
+        Py_DECREF(hit);
+        return NULL;
+    }
+    init_slot(out, t_shape, shape);
+    init_slot(out, t_dtype, dt);
+    SLOT(out, t_node) = node; /* (the reference made above) */
+    init_slot(out, t_index, zero);
+    init_slot(out, t_value, Py_None);
+    init_slot(out, t_ag, Py_None);
+    init_slot(out, t_hist, Py_None);
+    init_slot(out, t_mut, Py_None);
+    init_slot(out, t_view, Py_None);
+    init_slot(out, t_cell, Py_None);
+    Py_DECREF(hit);
+
+    if (add_one(counters_dict, s_ops_recorded) < 0)
+        goto error;
+    if (is_zero_item(scopes)) {
+        if (add_one(graph_dict, s_ops_recorded) < 0)
+            goto error;
+    } else {
+        PyObject *g = PyObject_GetAttr(local_state, s_graph);
+        if (g == NULL)
+            goto error;
+        int r = add_one_attr(g, s_ops_recorded);
+        Py_DECREF(g);
+        if (r < 0)
+            goto error;
+    }
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* ---- collect ---- */
+
+/* An open-addressing map from object pointers to indices. */
+typedef struct {
+    void **keys;
+    Py_ssize_t *vals;
+    size_t mask, used;
+} PtrMap;
+
+static int
+map_init(PtrMap *m, size_t hint)
+{
+    size_t cap = 64;
+    while (cap < 2 * hint)
+        cap <<= 1;
+    m->keys = PyMem_Calloc(cap, sizeof(void *));
+    m->vals = PyMem_Malloc(cap * sizeof(Py_ssize_t));
+    m->mask = cap - 1;
+    m->used = 0;
+    if (m->keys == NULL || m->vals == NULL) {
+        PyMem_Free(m->keys);
+        PyMem_Free(m->vals);
+        m->keys = NULL;
+        m->vals = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+map_free(PtrMap *m)
+{
+    PyMem_Free(m->keys);
+    PyMem_Free(m->vals);
+}
+
+static inline size_t
+ptr_hash(void *p)
+{
+    size_t h = (size_t)p >> 4;
+    return h ^ (h >> 17) ^ (h * 0x9E3779B97F4A7C15ULL >> 32);
+}
+
+/* the slot of key k (its own or the empty one where it would go) */
+static inline size_t
+map_slot(PtrMap *m, void *k)
+{
+    size_t i = ptr_hash(k) & m->mask;
+    while (m->keys[i] != NULL && m->keys[i] != k)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static int
+map_put(PtrMap *m, void *k, Py_ssize_t v)
+{
+    if (2 * (m->used + 1) > m->mask + 1) {
+        PtrMap bigger;
+        if (map_init(&bigger, m->mask + 1) < 0)
+            return -1;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->keys[i] != NULL) {
+                size_t j = map_slot(&bigger, m->keys[i]);
+                bigger.keys[j] = m->keys[i];
+                bigger.vals[j] = m->vals[i];
+                bigger.used++;
+            }
+        map_free(m);
+        *m = bigger;
+    }
+    size_t i = map_slot(m, k);
+    if (m->keys[i] == NULL) {
+        m->keys[i] = k;
+        m->used++;
+    }
+    m->vals[i] = v;
+    return 0;
+}
+
+/* the value of k, or -1 (values stored are never negative) */
+static inline Py_ssize_t
+map_get(PtrMap *m, void *k)
+{
+    size_t i = map_slot(m, k);
+    return m->keys[i] == NULL ? -1 : m->vals[i];
+}
+
+/* a growable array of strong references */
+typedef struct {
+    PyObject **items;
+    Py_ssize_t n, cap;
+} Stack;
+
+static int
+stack_push(Stack *s, PyObject *o)
+{
+    if (s->n == s->cap) {
+        Py_ssize_t cap = s->cap ? 2 * s->cap : 256;
+        PyObject **items = PyMem_Realloc(s->items, cap * sizeof(PyObject *));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    Py_INCREF(o);
+    s->items[s->n++] = o;
+    return 0;
+}
+
+static void
+stack_clear(Stack *s)
+{
+    for (Py_ssize_t i = 0; i < s->n; i++)
+        Py_XDECREF(s->items[i]);
+    PyMem_Free(s->items);
+    s->items = NULL;
+    s->n = s->cap = 0;
+}
+
+typedef struct {
+    long long seq;
+    Py_ssize_t found; /* discovery order: equal seqs (constants) keep it (a stable sort) */
+    PyObject *node;
+    PyObject *read; /* inputs_as_read's list for a node reading older states, or NULL */
+} Seen;
+
+static int
+by_seq(const void *x, const void *y)
+{
+    const Seen *a = x, *b = y;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return a->found < b->found ? -1 : (a->found > b->found);
+}
+
+typedef struct {
+    PtrMap nodes;  /* node -> index in seen (then: its position) */
+    PtrMap leaves; /* tensor -> leaf number k (the reference is -1 - k) */
+    Seen *seen;
+    Py_ssize_t n_seen, cap_seen;
+    Stack todo, pending;
+    PyObject *leaf_list;
+} Walk;
+
+/* 1: the walk can read t's slots; 0: not (the Python walk takes over) */
+static inline int
+walkable(PyObject *t)
+{
+    return type_is_plain(Py_TYPE(t)) && SLOT(t, t_node) != NULL &&
+           SLOT(t, t_index) != NULL && SLOT(t, t_value) != NULL && SLOT(t, t_view) != NULL &&
+           SLOT(t, t_mut) != NULL && SLOT(t, t_ag) != NULL;
+}
+
+static inline int
+node_ok(PyObject *m)
+{
+    return Py_TYPE(m) == OpNode_T && SLOT(m, n_inputs) != NULL &&
+           PyTuple_CheckExact(SLOT(m, n_inputs)) && SLOT(m, n_c0) != NULL &&
+           SLOT(m, n_c1) != NULL && SLOT(m, n_seq) != NULL && SLOT(m, n_sig_id) != NULL &&
+           SLOT(m, n_keep) != NULL;
+}
+
+static int
+push_all(Walk *w, PyObject *seq)
+{
+    /* seq: a tuple or a list; pushed in order (popped last first, as list.pop) */
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (stack_push(&w->todo, items[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* OpNode.reads_older_state, inlined: -1 error, -2 unexpected */
+static int
+reads_older_state(PyObject *m)
+{
+    PyObject *c0 = SLOT(m, n_c0), *c1 = SLOT(m, n_c1);
+    if (PyDict_CheckExact(c0)) {
+        if (PyDict_GET_SIZE(c0))
+            return 1;
+        if (c1 == Py_None)
+            return 0;
+        if (!PyDict_CheckExact(c1))
+            return -2;
+        return PyDict_GET_SIZE(c1) != 0;
+    }
+    if (c0 == Py_None)
+        return 0;
+    if (!PyTuple_CheckExact(c0))
+        return -2;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(c0); i++) {
+        int r = PyObject_IsTrue(PyTuple_GET_ITEM(c0, i));
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* The leaf reference of realized t (numbered on first use). NULL on error;
+   *bad set when the Python walk must take over. */
+static PyObject *
+leaf_ref(Walk *w, PyObject *t)
+{
+    PyObject *fz = SLOT(t, t_view);
+    if (Py_TYPE(fz) == Frozen_T && SLOT(t, t_value) != Py_None) {
+        PyObject *src = SLOT(fz, f_source);
+        if (src != NULL && type_is_plain(Py_TYPE(src)) && SLOT(src, t_value) == SLOT(t, t_value))
+            t = src; /* a snapshot of a value that has not changed since: one input */
+    }
+    Py_ssize_t k = map_get(&w->leaves, t);
+    if (k < 0) {
+        k = PyList_GET_SIZE(w->leaf_list);
+        if (map_put(&w->leaves, t, k) < 0 || PyList_Append(w->leaf_list, t) < 0)
+            return NULL;
+    }
+    return PyLong_FromSsize_t(-1 - k);
+}
+
+/* the reference of t read by a node (or requested): NULL with *bad on fallback */
+static PyObject *
+value_ref(Walk *w, PyObject *t, Py_ssize_t numbered, int *bad)
+{
+    if (!walkable(t)) {
+        *bad = 1;
+        return NULL;
+    }
+    PyObject *m = SLOT(t, t_node);
+    if (m != Py_None) {
+        Py_ssize_t p = map_get(&w->nodes, m);
+        /* a producer numbered later (or never reached) is where the Python walk raises */
+        if (p < 0 || p >= numbered || !PyLong_CheckExact(SLOT(t, t_index))) {
+            *bad = 1;
+            return NULL;
+        }
+        Py_ssize_t idx = PyLong_AsSsize_t(SLOT(t, t_index));
+        if (idx == -1 && PyErr_Occurred())
+            return NULL;
+        return PyLong_FromSsize_t((p << 16) | idx);
+    }
+    return leaf_ref(w, t);
+}
+
+static int
+seen_add(Walk *w, PyObject *m)
+{
+    if (w->n_seen == w->cap_seen) {
+        Py_ssize_t cap = w->cap_seen ? 2 * w->cap_seen : 256;
+        Seen *s = PyMem_Realloc(w->seen, cap * sizeof(Seen));
+        if (s == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->seen = s;
+        w->cap_seen = cap;
+    }
+    if (map_put(&w->nodes, m, w->n_seen) < 0)
+        return -1;
+    Seen *s = &w->seen[w->n_seen++];
+    Py_INCREF(m);
+    s->node = m;
+    s->read = NULL;
+    s->found = w->n_seen - 1;
+    s->seq = 0;
+    return 0;
+}
+
+static PyObject *
+collect(PyObject *self, PyObject *tensors_arg)
+{
+    if (!configured())
+        return NULL;
+    PyObject *tensors = PySequence_Fast(tensors_arg, "collect: expects a sequence of tensors");
+    if (tensors == NULL)
+        return NULL;
+    Walk w = {0};
+    PyObject *result = NULL, *nodes = NULL, *outputs = NULL, *wiring = NULL,
+             *kept = NULL, *pending = NULL, *wlist = NULL;
+    int bad = 0;
+    w.leaf_list = PyList_New(0);
+    if (w.leaf_list == NULL || map_init(&w.nodes, 256) < 0)
+        goto done;
+    if (map_init(&w.leaves, 16) < 0)
+        goto done;
+    if (push_all(&w, tensors) < 0)
+        goto done;
+    int mutated = !is_zero_item(mutations);
+    while (w.todo.n) {
+        PyObject *t = w.todo.items[--w.todo.n]; /* (a strong reference, released below) */
+        if (!walkable(t)) {
+            Py_DECREF(t);
+            bad = 1;
+            goto done;
+        }
+        PyObject *m = SLOT(t, t_node);
+        if (m == Py_None || map_get(&w.nodes, m) >= 0) {
+            Py_DECREF(t);
+            continue;
+        }
+        if (!node_ok(m)) {
+            Py_DECREF(t);
+            bad = 1;
+            goto done;
+        }
+        if (mutated) {
+            PyObject *mu = SLOT(t, t_mut);
+            if (mu != Py_None && mu != frozen_mut && stack_push(&w.pending, t) < 0) {
+                Py_DECREF(t);
+                goto done;
+            }
+        }
+        int added = seen_add(&w, m); /* (holds m from here on) */
+        Py_DECREF(t);
+        if (added < 0)
+            goto done;
+        PyObject *ins = SLOT(m, n_inputs);
+        int old = 0;
+        if (mutated) {
+            old = reads_older_state(m);
+            if (old == -2) {
+                bad = 1;
+                goto done;
+            }
+            if (old < 0)
+                goto done;
+        }
+        if (old) {
+            PyObject *read = PyObject_CallOneArg(inputs_as_read, m);
+            if (read == NULL)
+                goto done;
+            w.seen[w.n_seen - 1].read = read;
+            if (!PyList_CheckExact(read) && !PyTuple_CheckExact(read)) {
+                bad = 1;
+                goto done;
+            }
+            if (push_all(&w, read) < 0)
+                goto done;
+            /* a parameter updated in place whose older state is read: its lazy
+               update is computed with this graph (core._collect_numbered) */
+            Py_ssize_t k = PyTuple_GET_SIZE(ins);
+            for (Py_ssize_t i = 0; i < k; i++) {
+                PyObject *x = PyTuple_GET_ITEM(ins, i);
+                if (!walkable(x)) {
+                    bad = 1;
+                    goto done;
+                }
+                PyObject *ag = SLOT(x, t_ag);
+                if (SLOT(x, t_node) == Py_None || SLOT(x, t_mut) == Py_None || ag == Py_None)
+                    continue;
+                if (Py_TYPE(ag) != Meta_T || SLOT(ag, m_requires_grad) == NULL) {
+                    bad = 1;
+                    goto done;
+                }
+                int r = PyObject_IsTrue(SLOT(ag, m_requires_grad));
+                if (r < 0)
+                    goto done;
+                if (r && stack_push(&w.todo, x) < 0)
+                    goto done;
+            }
+        } else if (push_all(&w, ins) < 0) {
+            goto done;
+        }
+    }
+    /* creation order */
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        PyObject *s = SLOT(w.seen[i].node, n_seq);
+        if (!PyLong_CheckExact(s)) {
+            bad = 1;
+            goto done;
+        }
+        int overflow;
+        w.seen[i].seq = PyLong_AsLongLongAndOverflow(s, &overflow);
+        if (overflow) {
+            bad = 1;
+            goto done;
+        }
+    }
+    qsort(w.seen, w.n_seen, sizeof(Seen), by_seq);
+    for (Py_ssize_t i = 0; i < w.n_seen; i++)
+        map_put(&w.nodes, w.seen[i].node, i); /* (an existing key: never grows) */
+    nodes = PyList_New(w.n_seen);
+    kept = PyList_New(0);
+    wlist = PyList_New(0);
+    if (nodes == NULL || kept == NULL || wlist == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        PyObject *n = w.seen[i].node;
+        Py_INCREF(n);
+        PyList_SET_ITEM(nodes, i, n);
+        PyObject *sid = SLOT(n, n_sig_id);
+        if (sid == Py_None)
+            sid = PyObject_GetAttr(n, s_sig_id);
+        else
+            Py_INCREF(sid);
+        if (sid == NULL)
+            goto done;
+        int r = PyList_Append(wlist, sid);
+        Py_DECREF(sid);
+        if (r < 0)
+            goto done;
+        PyObject *ins = w.seen[i].read ? w.seen[i].read : SLOT(n, n_inputs);
+        PyObject *count = PyLong_FromSsize_t(PyTuple_GET_SIZE(SLOT(n, n_inputs)));
+        if (count == NULL)
+            goto done;
+        r = PyList_Append(wlist, count);
+        Py_DECREF(count);
+        if (r < 0)
+            goto done;
+        if (SLOT(n, n_keep) != Py_None) {
+            PyObject *pair = Py_BuildValue("(nO)", i << 16, n);
+            if (pair == NULL)
+                goto done;
+            r = PyList_Append(kept, pair);
+            Py_DECREF(pair);
+            if (r < 0)
+                goto done;
+        }
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(ins);
+        PyObject **items = PySequence_Fast_ITEMS(ins);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *ref = value_ref(&w, items[j], i, &bad);
+            if (ref == NULL)
+                goto done;
+            r = PyList_Append(wlist, ref);
+            Py_DECREF(ref);
+            if (r < 0)
+                goto done;
+        }
+    }
+    outputs = PyList_New(0);
+    if (outputs == NULL)
+        goto done;
+    for (int part = 0; part < 2; part++) {
+        Py_ssize_t k = part ? w.pending.n : PySequence_Fast_GET_SIZE(tensors);
+        PyObject **items = part ? w.pending.items : PySequence_Fast_ITEMS(tensors);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *ref = value_ref(&w, items[j], w.n_seen, &bad);
+            if (ref == NULL)
+                goto done;
+            int r = PyList_Append(outputs, ref);
+            Py_DECREF(ref);
+            if (r < 0)
+                goto done;
+        }
+    }
+    wiring = PyList_AsTuple(wlist);
+    pending = PyList_New(w.pending.n);
+    if (wiring == NULL || pending == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < w.pending.n; j++) {
+        Py_INCREF(w.pending.items[j]);
+        PyList_SET_ITEM(pending, j, w.pending.items[j]);
+    }
+    PyObject *cargs[6] = {nodes, w.leaf_list, outputs, wiring, pending, kept};
+    result = PyObject_Vectorcall(Subgraph_T, cargs, 6, NULL);
+done:
+    if (bad && result == NULL && !PyErr_Occurred()) {
+        result = Py_None; /* the Python walk takes over (it raises where it must) */
+        Py_INCREF(result);
+    }
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        Py_DECREF(w.seen[i].node);
+        Py_XDECREF(w.seen[i].read);
+    }
+    PyMem_Free(w.seen);
+    stack_clear(&w.todo);
+    stack_clear(&w.pending);
+    map_free(&w.nodes);
+    map_free(&w.leaves);
+    Py_XDECREF(w.leaf_list);
+    Py_XDECREF(nodes);
+    Py_XDECREF(outputs);
+    Py_XDECREF(wiring);
+    Py_XDECREF(kept);
+    Py_XDECREF(pending);
+    Py_XDECREF(wlist);
+    Py_DECREF(tensors);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
+     "Give the module core.py's classes, singletons and fallbacks (once, at its import)."},
+    {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
+     "record(op, inputs, attrs): core.record (its memo-hit path here, the rest in Python)."},
+    {"collect", (PyCFunction)collect, METH_O,
+     "collect(tensors): core._collect_numbered's Subgraph, or None where the Python "
+     "walk must run."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "Native hot paths of pyflame_mlir.core (see _native.c).",
+                                    -1, methods};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+#define INTERN(var, text)                                \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) \
+        return NULL;
+    INTERN(s_eager, "eager") INTERN(s_anomaly, "anomaly")
+    INTERN(s_ops_recorded, "ops_recorded") INTERN(s_memo, "memo")
+    INTERN(s_memo_attrs, "memo_attrs") INTERN(s_enabled, "enabled") INTERN(s_graph, "graph")
+    INTERN(s_sig_id, "sig_id") INTERN(s_autograd_used, "_AUTOGRAD_USED")
+#undef INTERN
+    if ((one = PyLong_FromLong(1)) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "API", API_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
