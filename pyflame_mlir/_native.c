@@ -343,6 +343,26 @@ config_flag(PyObject *name)
     return PyObject_IsTrue(v);
 }
 
+/* Tensor._promise */
+static PyObject *
+promise(PyObject *node, PyObject *index, PyObject *shape, PyObject *dt)
+{
+    PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (out == NULL)
+        return NULL;
+    init_slot(out, t_shape, shape);
+    init_slot(out, t_dtype, dt);
+    init_slot(out, t_node, node);
+    init_slot(out, t_index, index);
+    init_slot(out, t_value, Py_None);
+    init_slot(out, t_ag, Py_None);
+    init_slot(out, t_hist, Py_None);
+    init_slot(out, t_mut, Py_None);
+    init_slot(out, t_view, Py_None);
+    init_slot(out, t_cell, Py_None);
+    return out;
+}
+
 static PyObject *
 record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -442,9 +462,19 @@ record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return call_fallback(op, inputs, attrs);
     }
     if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 4 ||
-        PyTuple_GET_ITEM(hit, 2) == Py_None) { /* several results: the Python path */
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(hit, 0))) {
         Py_DECREF(memo);
         return call_fallback(op, inputs, attrs);
+    }
+    if (PyTuple_GET_ITEM(hit, 2) == Py_None) { /* several results: (shape, dtype) specs */
+        PyObject *sp = PyTuple_GET_ITEM(hit, 0);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sp); i++) {
+            PyObject *one_spec = PyTuple_GET_ITEM(sp, i);
+            if (!PyTuple_CheckExact(one_spec) || PyTuple_GET_SIZE(one_spec) != 2) {
+                Py_DECREF(memo);
+                return call_fallback(op, inputs, attrs);
+            }
+        }
     }
     Py_INCREF(hit);
     Py_DECREF(memo);
@@ -558,23 +588,27 @@ record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     init_slot(node, n_nograd, nograd ? Py_True : Py_False);
     init_slot(node, n_rg, rg ? Py_True : Py_False);
 
-    PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
-    if (out == NULL) {
-        Py_DECREF(node);
-        Py_DECREF(hit);
-        return NULL;
+    PyObject *out;
+    if (shape != Py_None) {
+        out = promise(node, zero, shape, dt);
+    } else { /* a list: one promise per result */
+        Py_ssize_t k = PyTuple_GET_SIZE(specs);
+        out = PyList_New(k);
+        for (Py_ssize_t i = 0; out != NULL && i < k; i++) {
+            PyObject *sp = PyTuple_GET_ITEM(specs, i), *index = PyLong_FromSsize_t(i);
+            PyObject *t = index ? promise(node, index, PyTuple_GET_ITEM(sp, 0),
+                                          PyTuple_GET_ITEM(sp, 1)) : NULL;
+            Py_XDECREF(index);
+            if (t == NULL)
+                Py_CLEAR(out);
+            else
+                PyList_SET_ITEM(out, i, t);
+        }
     }
-    init_slot(out, t_shape, shape);
-    init_slot(out, t_dtype, dt);
-    SLOT(out, t_node) = node; /* (the reference made above) */
-    init_slot(out, t_index, zero);
-    init_slot(out, t_value, Py_None);
-    init_slot(out, t_ag, Py_None);
-    init_slot(out, t_hist, Py_None);
-    init_slot(out, t_mut, Py_None);
-    init_slot(out, t_view, Py_None);
-    init_slot(out, t_cell, Py_None);
+    Py_DECREF(node); /* (the promises hold it) */
     Py_DECREF(hit);
+    if (out == NULL)
+        return NULL;
 
     if (add_one(counters_dict, s_ops_recorded) < 0)
         goto error;
@@ -802,12 +836,16 @@ reads_older_state(PyObject *m)
 /* The leaf reference of realized t (numbered on first use). NULL on error;
    *bad set when the Python walk must take over. */
 static PyObject *
-leaf_ref(Walk *w, PyObject *t)
+leaf_ref(Walk *w, PyObject *t, int *bad)
 {
     PyObject *fz = SLOT(t, t_view);
     if (Py_TYPE(fz) == Frozen_T && SLOT(t, t_value) != Py_None) {
         PyObject *src = SLOT(fz, f_source);
-        if (src != NULL && type_is_plain(Py_TYPE(src)) && SLOT(src, t_value) == SLOT(t, t_value))
+        if (src == NULL || !type_is_plain(Py_TYPE(src)) || SLOT(src, t_value) == NULL) {
+            *bad = 1;
+            return NULL;
+        }
+        if (SLOT(src, t_value) == SLOT(t, t_value))
             t = src; /* a snapshot of a value that has not changed since: one input */
     }
     Py_ssize_t k = map_get(&w->leaves, t);
@@ -840,7 +878,7 @@ value_ref(Walk *w, PyObject *t, Py_ssize_t numbered, int *bad)
             return NULL;
         return PyLong_FromSsize_t((p << 16) | idx);
     }
-    return leaf_ref(w, t);
+    return leaf_ref(w, t, bad);
 }
 
 static int
@@ -1080,6 +1118,229 @@ done:
     return result;
 }
 
+/* core.collect with trace=True: the walk goes through the histories realized
+   tensors kept; ``args`` are the first leaves; a tensor for which
+   ``boundary`` holds is a leaf (the walk stops there). Returns None where the
+   Python walk must run. */
+static PyObject *
+collect_traced(PyObject *self, PyObject *const *fargs, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "collect_traced(tensors, args, boundary)");
+        return NULL;
+    }
+    if (!configured())
+        return NULL;
+    PyObject *boundary = fargs[2] == Py_None ? NULL : fargs[2];
+    PyObject *tensors = PySequence_Fast(fargs[0], "collect: expects a sequence of tensors");
+    if (tensors == NULL)
+        return NULL;
+    PyObject *args = PySequence_Fast(fargs[1], "collect: args must be a sequence of tensors");
+    if (args == NULL) {
+        Py_DECREF(tensors);
+        return NULL;
+    }
+    Walk w = {0};
+    PtrMap cut = {0};
+    PyObject *result = NULL, *nodes = NULL, *outputs = NULL, *wiring = NULL, *wlist = NULL;
+    int bad = 0;
+    w.leaf_list = PyList_New(0);
+    if (w.leaf_list == NULL || map_init(&w.nodes, 256) < 0 || map_init(&w.leaves, 16) < 0 ||
+        map_init(&cut, 16) < 0)
+        goto done;
+    Py_ssize_t na = PySequence_Fast_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < na; i++) {
+        PyObject *a = PySequence_Fast_GET_ITEM(args, i);
+        /* (a tensor passed twice: its last number, as the Python dict's) */
+        if (map_put(&w.leaves, a, i) < 0)
+            goto done;
+        if (map_put(&cut, a, 0) < 0 || PyList_Append(w.leaf_list, a) < 0)
+            goto done;
+    }
+    if (push_all(&w, tensors) < 0)
+        goto done;
+    int mutated = !is_zero_item(mutations);
+    while (w.todo.n) {
+        PyObject *t = w.todo.items[--w.todo.n];
+        if (!walkable(t) || SLOT(t, t_hist) == NULL) {
+            Py_DECREF(t);
+            bad = 1;
+            goto done;
+        }
+        PyObject *m = SLOT(t, t_node);
+        if (m == Py_None) {
+            m = SLOT(t, t_hist);
+            if (m == Py_None) {
+                Py_DECREF(t);
+                continue;
+            }
+        }
+        if (map_get(&cut, t) >= 0) {
+            Py_DECREF(t);
+            continue;
+        }
+        if (boundary != NULL) {  /* before `seen`: a detached alias shares its node */
+            PyObject *r = PyObject_CallOneArg(boundary, t);
+            int stop = r == NULL ? -1 : PyObject_IsTrue(r);
+            Py_XDECREF(r);
+            if (stop < 0) {
+                Py_DECREF(t);
+                goto done;
+            }
+            if (stop) {
+                int e = map_put(&cut, t, 0);
+                /* (cut holds ids: t stays alive as an input of a node reached, or requested) */
+                Py_DECREF(t);
+                if (e < 0)
+                    goto done;
+                continue;
+            }
+        }
+        Py_DECREF(t);
+        if (map_get(&w.nodes, m) >= 0)
+            continue;
+        if (!node_ok(m)) {
+            bad = 1;
+            goto done;
+        }
+        if (seen_add(&w, m) < 0)
+            goto done;
+        PyObject *ins = SLOT(m, n_inputs);
+        if (mutated) {
+            int old = reads_older_state(m);
+            if (old == -2) {
+                bad = 1;
+                goto done;
+            }
+            if (old < 0)
+                goto done;
+            if (old) {
+                PyObject *read = PyObject_CallOneArg(inputs_as_read, m);
+                if (read == NULL)
+                    goto done;
+                w.seen[w.n_seen - 1].read = read;
+                if (!PyList_CheckExact(read) && !PyTuple_CheckExact(read)) {
+                    bad = 1;
+                    goto done;
+                }
+                ins = read;
+            }
+        }
+        if (push_all(&w, ins) < 0)
+            goto done;
+    }
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        PyObject *s = SLOT(w.seen[i].node, n_seq);
+        int overflow;
+        if (!PyLong_CheckExact(s)) {
+            bad = 1;
+            goto done;
+        }
+        w.seen[i].seq = PyLong_AsLongLongAndOverflow(s, &overflow);
+        if (overflow) {
+            bad = 1;
+            goto done;
+        }
+    }
+    qsort(w.seen, w.n_seen, sizeof(Seen), by_seq);
+    for (Py_ssize_t i = 0; i < w.n_seen; i++)
+        map_put(&w.nodes, w.seen[i].node, i);
+    nodes = PyList_New(w.n_seen);
+    wlist = PyList_New(0);
+    outputs = PyList_New(0);
+    if (nodes == NULL || wlist == NULL || outputs == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i <= w.n_seen; i++) {
+        PyObject *ins, *into;
+        if (i < w.n_seen) {
+            PyObject *n = w.seen[i].node;
+            Py_INCREF(n);
+            PyList_SET_ITEM(nodes, i, n);
+            PyObject *sid = SLOT(n, n_sig_id);
+            if (sid == Py_None)
+                sid = PyObject_GetAttr(n, s_sig_id);
+            else
+                Py_INCREF(sid);
+            if (sid == NULL)
+                goto done;
+            int r = PyList_Append(wlist, sid);
+            Py_DECREF(sid);
+            if (r < 0)
+                goto done;
+            PyObject *count = PyLong_FromSsize_t(PyTuple_GET_SIZE(SLOT(n, n_inputs)));
+            if (count == NULL)
+                goto done;
+            r = PyList_Append(wlist, count);
+            Py_DECREF(count);
+            if (r < 0)
+                goto done;
+            ins = w.seen[i].read ? w.seen[i].read : SLOT(n, n_inputs);
+            into = wlist;
+        } else {
+            ins = tensors;
+            into = outputs;
+        }
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(ins);
+        PyObject **items = PySequence_Fast_ITEMS(ins);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *t = items[j], *ref;
+            if (!walkable(t) || SLOT(t, t_hist) == NULL) {
+                bad = 1;
+                goto done;
+            }
+            PyObject *m = SLOT(t, t_node);
+            if (m == Py_None)
+                m = SLOT(t, t_hist);
+            if (m != Py_None && map_get(&cut, t) < 0) {
+                Py_ssize_t p = map_get(&w.nodes, m);
+                if (p < 0 || !PyLong_CheckExact(SLOT(t, t_index))) {
+                    bad = 1; /* (the Python walk raises) */
+                    goto done;
+                }
+                Py_ssize_t idx = PyLong_AsSsize_t(SLOT(t, t_index));
+                if (idx == -1 && PyErr_Occurred())
+                    goto done;
+                ref = PyLong_FromSsize_t((p << 16) | idx);
+            } else {
+                ref = leaf_ref(&w, t, &bad);
+            }
+            if (ref == NULL)
+                goto done;
+            int r = PyList_Append(into, ref);
+            Py_DECREF(ref);
+            if (r < 0)
+                goto done;
+        }
+    }
+    wiring = PyList_AsTuple(wlist);
+    if (wiring == NULL)
+        goto done;
+    PyObject *cargs[4] = {nodes, w.leaf_list, outputs, wiring};
+    result = PyObject_Vectorcall(Subgraph_T, cargs, 4, NULL);
+done:
+    if (bad && result == NULL && !PyErr_Occurred()) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        Py_DECREF(w.seen[i].node);
+        Py_XDECREF(w.seen[i].read);
+    }
+    PyMem_Free(w.seen);
+    stack_clear(&w.todo);
+    map_free(&w.nodes);
+    map_free(&w.leaves);
+    map_free(&cut);
+    Py_XDECREF(w.leaf_list);
+    Py_XDECREF(nodes);
+    Py_XDECREF(outputs);
+    Py_XDECREF(wiring);
+    Py_XDECREF(wlist);
+    Py_DECREF(tensors);
+    Py_DECREF(args);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Give the module core.py's classes, singletons and fallbacks (once, at its import)."},
@@ -1088,6 +1349,9 @@ static PyMethodDef methods[] = {
     {"collect", (PyCFunction)collect, METH_O,
      "collect(tensors): core._collect_numbered's Subgraph, or None where the Python "
      "walk must run."},
+    {"collect_traced", (PyCFunction)(void (*)(void))collect_traced, METH_FASTCALL,
+     "collect_traced(tensors, args, boundary): core.collect's traced walk, or None where "
+     "the Python walk must run."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",

@@ -1121,6 +1121,10 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             raise ValueError("collect: args and boundary are for a traced function "
                              "(trace=True)")
         return _collect_plain(tensors)
+    if _NATIVE is not None:  # (None: this walk runs, and raises where it must)
+        sub = _NATIVE.collect_traced(tensors, args, boundary)
+        if sub is not None:
+            return sub
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)

@@ -84,6 +84,20 @@ def test_native_record_makes_the_nodes_python_record_makes(inputs):
 
 
 @needs_native
+def test_native_record_of_several_results_is_python_record():
+    x = pf.randn(6, 2)
+    n = pf.split(x, 2)[0]._node  # (fills the memo)
+    p, q = _both(lambda rec: rec(n.op, n.inputs, n.attrs))
+    assert type(p) is type(q) is list and len(p) == len(q) == 3
+    assert [_tensor_fields(t) for t in p] == [_tensor_fields(t) for t in q]
+    assert [t._index for t in p] == [0, 1, 2]
+    assert all(t._node is p[0]._node for t in p) and all(t._node is q[0]._node for t in q)
+    assert _node_fields(p[0]._node) == _node_fields(q[0]._node)
+    for s, t in zip(p, q):
+        np.testing.assert_array_equal(s.numpy(), t.numpy())
+
+
+@needs_native
 def test_native_record_counts_and_grad_flags_as_python():
     w = pf.tensor([1.0, -2.0], requires_grad=True)
     x = pf.tensor([0.5, 3.0])
@@ -195,8 +209,43 @@ def test_native_collect_is_the_python_walk():
 
 
 @needs_native
+def test_native_traced_walk_is_the_python_walk(monkeypatch):
+    """collect(trace=True) (autodiff's, pf.compile's): through histories, with
+    arguments and a boundary (called on the same tensors, in the same order)."""
+    for name, ts in _graphs():
+        r = np.random.default_rng(2)
+        w = pf.tensor(r.standard_normal((3, 3)).astype(np.float32), requires_grad=True)
+        loss = (ts[0].sum() * w).tanh().sum() if ts[0].shape else ts[0] * w.sum()
+        realized = loss * 2.0
+        realized.numpy()  # a value that kept its history (it requires grad)
+        outs = [realized + 1.0, loss, ts[0]]
+        stop = {id(ts[0])}
+        for args, use_boundary in [((), False), ((w,), False), ((w,), True)]:
+            calls: list[list[int]] = [[], []]
+
+            def boundary(t, calls=calls, i=0):
+                calls[i].append(id(t))
+                return id(t) in stop
+
+            native = core.collect(outs, args=args, trace=True,
+                                  boundary=boundary if use_boundary else None)
+            assert native is not None
+            with monkeypatch.context() as m:
+                m.setattr(core, "_NATIVE", None)
+                python = core.collect(
+                    outs, args=args, trace=True,
+                    boundary=(lambda t: calls[1].append(id(t)) or id(t) in stop)
+                    if use_boundary else None)
+            _same_subgraph(native, python)
+            assert calls[0] == calls[1], name
+        for t in ts:
+            t.numpy()
+
+
+@needs_native
 def test_native_collect_hands_back_what_python_must_raise_on():
     assert core._NATIVE.collect([pf.randn(2), "not a tensor"]) is None
+    assert core._NATIVE.collect_traced([pf.randn(2), "not a tensor"], (), None) is None
     with pytest.raises(AttributeError):
         core.collect(["not a tensor"])
 
