@@ -208,6 +208,13 @@ def test_native_collect_is_the_python_walk():
             np.testing.assert_array_equal(t.numpy(), v)
 
 
+def _boundary(calls: list[int], stop: set[int]):
+    def boundary(t: pf.Tensor) -> bool:
+        calls.append(id(t))
+        return id(t) in stop
+    return boundary
+
+
 @needs_native
 def test_native_traced_walk_is_the_python_walk(monkeypatch):
     """collect(trace=True) (autodiff's, pf.compile's): through histories, with
@@ -222,20 +229,14 @@ def test_native_traced_walk_is_the_python_walk(monkeypatch):
         stop = {id(ts[0])}
         for args, use_boundary in [((), False), ((w,), False), ((w,), True)]:
             calls: list[list[int]] = [[], []]
-
-            def boundary(t, calls=calls, i=0):
-                calls[i].append(id(t))
-                return id(t) in stop
-
             native = core.collect(outs, args=args, trace=True,
-                                  boundary=boundary if use_boundary else None)
+                                  boundary=_boundary(calls[0], stop) if use_boundary else None)
             assert native is not None
             with monkeypatch.context() as m:
                 m.setattr(core, "_NATIVE", None)
                 python = core.collect(
                     outs, args=args, trace=True,
-                    boundary=(lambda t: calls[1].append(id(t)) or id(t) in stop)
-                    if use_boundary else None)
+                    boundary=_boundary(calls[1], stop) if use_boundary else None)
             _same_subgraph(native, python)
             assert calls[0] == calls[1], name
         for t in ts:
