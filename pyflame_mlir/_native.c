@@ -364,15 +364,8 @@ promise(PyObject *node, PyObject *index, PyObject *shape, PyObject *dt)
 }
 
 static PyObject *
-record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+record_impl(PyObject *op, PyObject *inputs, PyObject *attrs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "record(op, inputs, attrs) takes 3 arguments");
-        return NULL;
-    }
-    if (!configured())
-        return NULL;
-    PyObject *op = args[0], *inputs = args[1], *attrs = args[2];
     if (!PyTuple_CheckExact(inputs))
         return call_fallback(op, inputs, attrs);
     Py_ssize_t n = PyTuple_GET_SIZE(inputs);
@@ -628,6 +621,184 @@ record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 error:
     Py_DECREF(out);
     return NULL;
+}
+
+static PyObject *
+record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "record(op, inputs, attrs) takes 3 arguments");
+        return NULL;
+    }
+    if (!configured())
+        return NULL;
+    return record_impl(args[0], args[1], args[2]);
+}
+
+/* ---- Tensor methods of elementwise ops ----
+
+   A method (``Tensor.__mul__``, ``Tensor.tanh``) standing for an op's Python
+   wrapper ``fn``: when its operands are Tensors (the exact class) of one dtype
+   whose category is in ``categories`` -- the case where ``fn`` records
+   ``op`` on them as they are, with ``attrs`` -- it records the op here;
+   otherwise (scalars, arrays, promotion, keyword arguments) it calls ``fn``.
+   Which case that is stays written in ops.py, next to ``fn``. */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn, *op, *attrs, *dict;
+    Py_ssize_t arity;
+    unsigned categories; /* bit c: dtype category c takes the shortcut */
+} Method;
+
+static PyTypeObject Method_T;
+
+static PyObject *
+method_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Method *m = (Method *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (n == m->arity && kwnames == NULL && fallback != NULL) {
+        PyObject *dt = NULL;
+        int fast = 1;
+        for (Py_ssize_t i = 0; i < n && fast; i++) {
+            PyObject *t = args[i];
+            if (Py_TYPE(t) != Tensor_T || SLOT(t, t_dtype) == NULL)
+                fast = 0;
+            else if (i == 0)
+                dt = SLOT(t, t_dtype);
+            else
+                fast = SLOT(t, t_dtype) == dt;
+        }
+        if (fast && Py_TYPE(dt) == DType_T && SLOT(dt, d_category) != NULL &&
+            PyLong_CheckExact(SLOT(dt, d_category))) {
+            long c = PyLong_AsLong(SLOT(dt, d_category));
+            if (c >= 0 && c < 32 && (m->categories >> c) & 1) {
+                PyObject *inputs = PyTuple_New(n);
+                if (inputs == NULL)
+                    return NULL;
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    Py_INCREF(args[i]);
+                    PyTuple_SET_ITEM(inputs, i, args[i]);
+                }
+                PyObject *out = record_impl(m->op, inputs, m->attrs);
+                Py_DECREF(inputs);
+                return out;
+            }
+        }
+    }
+    return PyObject_Vectorcall(m->fn, args, nargsf, kwnames);
+}
+
+static PyObject *
+method_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static int
+method_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Method *m = (Method *)self;
+    Py_VISIT(m->fn);
+    Py_VISIT(m->op);
+    Py_VISIT(m->attrs);
+    Py_VISIT(m->dict);
+    return 0;
+}
+
+static int
+method_clear(PyObject *self)
+{
+    Method *m = (Method *)self;
+    Py_CLEAR(m->fn);
+    Py_CLEAR(m->op);
+    Py_CLEAR(m->attrs);
+    Py_CLEAR(m->dict);
+    return 0;
+}
+
+static void
+method_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    method_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+method_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<native method of %R>", ((Method *)self)->fn);
+}
+
+static PyTypeObject Method_T = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pyflame_mlir._native.Method",
+    .tp_basicsize = sizeof(Method),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(Method, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = method_descr_get,
+    .tp_traverse = method_traverse,
+    .tp_clear = method_clear,
+    .tp_dealloc = method_dealloc,
+    .tp_repr = method_repr,
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_dictoffset = offsetof(Method, dict),
+    .tp_doc = "A Tensor method recording an elementwise op directly in its common case.",
+};
+
+static PyObject *
+make_method(PyObject *self, PyObject *args)
+{
+    PyObject *fn, *op, *attrs, *cats;
+    Py_ssize_t arity;
+    if (!PyArg_ParseTuple(args, "OOOnO", &fn, &op, &attrs, &arity, &cats))
+        return NULL;
+    if (!PyCallable_Check(fn) || (arity != 1 && arity != 2)) {
+        PyErr_SetString(PyExc_TypeError, "method(fn, op, attrs, arity 1 or 2, categories)");
+        return NULL;
+    }
+    unsigned mask = 0;
+    PyObject *seq = PySequence_Fast(cats, "categories: a sequence of ints");
+    if (seq == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        long c = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (c == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        if (c < 0 || c >= 32) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a dtype category is in 0..31");
+            return NULL;
+        }
+        mask |= 1u << c;
+    }
+    Py_DECREF(seq);
+    Method *m = PyObject_GC_New(Method, &Method_T);
+    if (m == NULL)
+        return NULL;
+    m->vectorcall = method_call;
+    Py_INCREF(fn);
+    m->fn = fn;
+    Py_INCREF(op);
+    m->op = op;
+    Py_INCREF(attrs);
+    m->attrs = attrs;
+    m->dict = NULL;
+    m->arity = arity;
+    m->categories = mask;
+    PyObject_GC_Track((PyObject *)m);
+    return (PyObject *)m;
 }
 
 /* ---- collect ---- */
@@ -1346,6 +1517,9 @@ static PyMethodDef methods[] = {
      "Give the module core.py's classes, singletons and fallbacks (once, at its import)."},
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(op, inputs, attrs): core.record (its memo-hit path here, the rest in Python)."},
+    {"method", (PyCFunction)make_method, METH_VARARGS,
+     "method(fn, op, attrs, arity, categories): a Tensor method for the elementwise "
+     "wrapper fn (see _native.c)."},
     {"collect", (PyCFunction)collect, METH_O,
      "collect(tensors): core._collect_numbered's Subgraph, or None where the Python "
      "walk must run."},
@@ -1370,6 +1544,8 @@ PyInit__native(void)
     INTERN(s_sig_id, "sig_id") INTERN(s_autograd_used, "_AUTOGRAD_USED")
 #undef INTERN
     if ((one = PyLong_FromLong(1)) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+        return NULL;
+    if (PyType_Ready(&Method_T) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

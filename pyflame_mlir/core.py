@@ -1651,6 +1651,21 @@ if _NATIVE is not None:
     record = _NATIVE.record  # noqa: F811 (the same function, its hot path in C)
 
 
+def tensor_method(fn: Callable[..., Any], op: OpDef, categories: Sequence[int]
+                  ) -> Callable[..., Any]:
+    """The Tensor method (an operator, ``x.tanh()``) for ``fn``, the Python
+    wrapper of the elementwise ``op``: ``fn`` itself, or with the C extension
+    a native method that records ``op`` on Tensor operands of one dtype whose
+    category is in ``categories`` -- the case where ``fn`` records ``op`` on its
+    operands as they are -- and calls ``fn`` for everything else."""
+    if _NATIVE is None:
+        return fn
+    m = _NATIVE.method(fn, op, NO_ATTRS, op.num_inputs, tuple(categories))
+    m.__name__, m.__qualname__, m.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    m.__module__, m.__wrapped__ = fn.__module__, fn
+    return m
+
+
 def native_enabled() -> bool:
     """Whether the C hot paths (``_native.c``) run in this process."""
     return _NATIVE is not None
