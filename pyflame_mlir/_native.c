@@ -25,7 +25,7 @@
 #include <Python.h>
 #include <structmember.h>
 
-#define API_VERSION 1
+#define API_VERSION 2 /* core.py checks it: a stale build is not used */
 
 /* ---- configuration (set once by core.py) ---- */
 
@@ -37,7 +37,6 @@ static PyObject *grad_off, *scopes, *mutations;  /* one-item lists */
 static PyObject *local_state, *grad_mode;  /* threading.local objects */
 static PyObject *seq_counter;  /* itertools.count: core._next_seq's */
 static PyObject *fallback;  /* the pure-Python record */
-static PyObject *inputs_as_read;
 static PyObject *frozen_mut;  /* core._FROZEN */
 static PyObject *float_category;
 
@@ -133,13 +132,13 @@ configure(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"Tensor", "OpNode", "AutogradMeta", "Frozen", "DType", "Subgraph",
                              "core_globals", "counters", "graph", "config", "grad_off",
                              "scopes", "mutations", "local", "grad_mode", "seq", "fallback",
-                             "inputs_as_read", "frozen_mut", "float_category", NULL};
+                             "frozen_mut", "float_category", NULL};
     PyObject *tensor, *opnode, *meta, *frozen, *dtype, *subgraph, *globals, *counters, *graph,
-        *config, *goff, *sc, *mut, *loc, *gm, *seq, *fb, *iar, *fm, *fc;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOOOOOOOOOOOO", kwlist, &tensor,
+        *config, *goff, *sc, *mut, *loc, *gm, *seq, *fb, *fm, *fc;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOOOOOOOOOOO", kwlist, &tensor,
                                      &opnode, &meta, &frozen, &dtype, &subgraph, &globals,
                                      &counters, &graph, &config, &goff, &sc, &mut, &loc, &gm,
-                                     &seq, &fb, &iar, &fm, &fc))
+                                     &seq, &fb, &fm, &fc))
         return NULL;
     if (!PyType_Check(tensor) || !PyType_Check(opnode) || !PyType_Check(meta) ||
         !PyType_Check(frozen) || !PyType_Check(dtype)) {
@@ -196,7 +195,7 @@ configure(PyObject *self, PyObject *args, PyObject *kw)
     KEEP(Tensor_T, T) KEEP(OpNode_T, N) KEEP(Meta_T, M) KEEP(Frozen_T, F) KEEP(DType_T, D)
     KEEP(Subgraph_T, subgraph) KEEP(core_globals, globals) KEEP(grad_off, goff)
     KEEP(scopes, sc) KEEP(mutations, mut) KEEP(local_state, loc) KEEP(grad_mode, gm)
-    KEEP(seq_counter, seq) KEEP(fallback, fb) KEEP(inputs_as_read, iar) KEEP(frozen_mut, fm)
+    KEEP(seq_counter, seq) KEEP(fallback, fb) KEEP(frozen_mut, fm)
     KEEP(float_category, fc)
 #undef KEEP
     for (int i = 0; i < n_type_cache; i++)
@@ -661,7 +660,11 @@ method_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwna
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (n == m->arity && kwnames == NULL && fallback != NULL) {
         PyObject *dt = NULL;
-        int fast = 1;
+        /* anomaly detection's stacks leave out a fixed number of recording
+           frames, the wrapper's included; eager mode realizes in Python anyway */
+        int fast = config_flag(s_anomaly) == 0 && config_flag(s_eager) == 0;
+        if (PyErr_Occurred())
+            return NULL;
         for (Py_ssize_t i = 0; i < n && fast; i++) {
             PyObject *t = args[i];
             if (Py_TYPE(t) != Tensor_T || SLOT(t, t_dtype) == NULL)
@@ -927,7 +930,7 @@ typedef struct {
     long long seq;
     Py_ssize_t found; /* discovery order: equal seqs (constants) keep it (a stable sort) */
     PyObject *node;
-    PyObject *read; /* inputs_as_read's list for a node reading older states, or NULL */
+    PyObject *read; /* as_read's list for a node reading older states, or NULL */
 } Seen;
 
 static int
@@ -1002,6 +1005,55 @@ reads_older_state(PyObject *m)
             return r;
     }
     return 0;
+}
+
+/* core.inputs_as_read for a node that reads an older state (reads_older_state
+   held): its inputs, each replaced by the state its cell holds (key 0) when
+   the cell is not empty. NULL: an error, or *bad (the Python walk runs). */
+static PyObject *
+as_read(PyObject *m, int *bad)
+{
+    PyObject *ins = SLOT(m, n_inputs), *c0 = SLOT(m, n_c0), *c1 = SLOT(m, n_c1);
+    PyObject *pair[2] = {c0, c1}, **cells;
+    Py_ssize_t nc;
+    if (PyDict_CheckExact(c0)) {
+        cells = pair;
+        nc = c1 == Py_None ? 1 : 2;
+    } else if (PyTuple_CheckExact(c0)) {
+        cells = &PyTuple_GET_ITEM(c0, 0);
+        nc = PyTuple_GET_SIZE(c0);
+    } else {
+        nc = 0;
+        cells = NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(ins);
+    if (nc < n) /* (zip: the shorter) */
+        n = nc;
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *c = cells[i], *x;
+        if (!PyDict_CheckExact(c)) {
+            Py_DECREF(out);
+            *bad = 1;
+            return NULL;
+        }
+        if (PyDict_GET_SIZE(c)) {
+            x = PyDict_GetItemWithError(c, zero);
+            if (x == NULL) {
+                Py_DECREF(out);
+                if (!PyErr_Occurred())
+                    *bad = 1; /* (the Python walk raises KeyError) */
+                return NULL;
+            }
+        } else {
+            x = PyTuple_GET_ITEM(ins, i);
+        }
+        Py_INCREF(x);
+        PyList_SET_ITEM(out, i, x);
+    }
+    return out;
 }
 
 /* The leaf reference of realized t (numbered on first use). NULL on error;
@@ -1136,7 +1188,7 @@ collect(PyObject *self, PyObject *tensors_arg)
                 goto done;
         }
         if (old) {
-            PyObject *read = PyObject_CallOneArg(inputs_as_read, m);
+            PyObject *read = as_read(m, &bad);
             if (read == NULL)
                 goto done;
             w.seen[w.n_seen - 1].read = read;
@@ -1386,7 +1438,7 @@ collect_traced(PyObject *self, PyObject *const *fargs, Py_ssize_t nargs)
             if (old < 0)
                 goto done;
             if (old) {
-                PyObject *read = PyObject_CallOneArg(inputs_as_read, m);
+                PyObject *read = as_read(m, &bad);
                 if (read == NULL)
                     goto done;
                 w.seen[w.n_seen - 1].read = read;
@@ -1512,6 +1564,42 @@ done:
     return result;
 }
 
+/* count_ref(wiring, ref): wiring.count(ref) for a tuple of ints, comparing C values */
+static PyObject *
+count_ref(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[0]) || !PyLong_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "count_ref(wiring: tuple, ref: int)");
+        return NULL;
+    }
+    int overflow;
+    long long ref = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (ref == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *w = args[0];
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(w); i++) {
+        PyObject *v = PyTuple_GET_ITEM(w, i);
+        if (v == args[1]) {
+            count++;
+            continue;
+        }
+        if (!PyLong_CheckExact(v) || overflow) { /* (never in a wiring): Python's count */
+            int eq = PyObject_RichCompareBool(v, args[1], Py_EQ);
+            if (eq < 0)
+                return NULL;
+            count += eq;
+            continue;
+        }
+        int o2;
+        long long x = PyLong_AsLongLongAndOverflow(v, &o2);
+        if (x == -1 && PyErr_Occurred())
+            return NULL;
+        count += !o2 && x == ref;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Give the module core.py's classes, singletons and fallbacks (once, at its import)."},
@@ -1520,6 +1608,8 @@ static PyMethodDef methods[] = {
     {"method", (PyCFunction)make_method, METH_VARARGS,
      "method(fn, op, attrs, arity, categories): a Tensor method for the elementwise "
      "wrapper fn (see _native.c)."},
+    {"count_ref", (PyCFunction)(void (*)(void))count_ref, METH_FASTCALL,
+     "count_ref(wiring, ref): wiring.count(ref) (a tuple of ints)."},
     {"collect", (PyCFunction)collect, METH_O,
      "collect(tensors): core._collect_numbered's Subgraph, or None where the Python "
      "walk must run."},

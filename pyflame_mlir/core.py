@@ -1634,9 +1634,17 @@ def _load_native() -> Any:
         from . import _native
     except ImportError:
         return None
-    if getattr(_native, "API", None) != 1:  # a stale build of an older _native.c
+    if getattr(_native, "API", None) != _NATIVE_API:
+        import warnings
+
+        warnings.warn(f"pyflame_mlir._native is a stale build (API {getattr(_native, 'API', '?')}"
+                      f", this core.py needs {_NATIVE_API}): the pure-Python paths run; "
+                      "rebuild it with pip install -e . (make)", RuntimeWarning, stacklevel=2)
         return None
     return _native
+
+
+_NATIVE_API = 2  # _native.c's API_VERSION: raised when the C side's contract changes
 
 
 _NATIVE = _load_native()
@@ -1647,7 +1655,7 @@ if _NATIVE is not None:
         Subgraph=Subgraph, core_globals=globals(), counters=COUNTERS, graph=GRAPH,
         config=CONFIG, grad_off=_GRAD_OFF, scopes=_SCOPES, mutations=MUTATIONS, local=_local,
         grad_mode=GRAD_MODE, seq=_next_seq.__self__, fallback=python_record,
-        inputs_as_read=inputs_as_read, frozen_mut=_FROZEN, float_category=FLOAT)
+        frozen_mut=_FROZEN, float_category=FLOAT)
     record = _NATIVE.record  # noqa: F811 (the same function, its hot path in C)
 
 
@@ -1664,6 +1672,11 @@ def tensor_method(fn: Callable[..., Any], op: OpDef, categories: Sequence[int]
     m.__name__, m.__qualname__, m.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     m.__module__, m.__wrapped__ = fn.__module__, fn
     return m
+
+
+def count_ref(wiring: tuple[int, ...], ref: int) -> int:
+    """``wiring.count(ref)`` (natively: comparing machine ints)."""
+    return wiring.count(ref) if _NATIVE is None else _NATIVE.count_ref(wiring, ref)
 
 
 def native_enabled() -> bool:
