@@ -95,6 +95,9 @@ static PyObject *tensor_descrs[N_TENSOR_NAMES];
 #define TYPE_CACHE 16
 static PyTypeObject *type_cache[TYPE_CACHE];
 static char type_ok_cache[TYPE_CACHE];
+static unsigned int type_tag_cache[TYPE_CACHE]; /* the answer holds while the type's
+                                                    version tag does (a class attribute
+                                                    set later invalidates the tag) */
 static int n_type_cache;
 
 static int
@@ -102,9 +105,15 @@ type_is_plain(PyTypeObject *tp)
 {
     if (tp == Tensor_T)
         return 1;
+    int slot = -1;
     for (int i = 0; i < n_type_cache; i++)
-        if (type_cache[i] == tp)
-            return type_ok_cache[i];
+        if (type_cache[i] == tp) {
+            if (PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) &&
+                tp->tp_version_tag == type_tag_cache[i])
+                return type_ok_cache[i];
+            slot = i; /* (changed since: asked again) */
+            break;
+        }
     if (!PyType_IsSubtype(tp, Tensor_T))
         return 0;
     int ok = 1;
@@ -118,10 +127,16 @@ type_is_plain(PyTypeObject *tp)
         Py_DECREF(name);
         ok = d == tensor_descrs[i];
     }
-    if (n_type_cache < TYPE_CACHE) {
+    if (slot < 0 && n_type_cache < TYPE_CACHE) {
         Py_INCREF(tp);
-        type_cache[n_type_cache] = tp;
-        type_ok_cache[n_type_cache++] = (char)ok;
+        slot = n_type_cache++;
+        type_cache[slot] = tp;
+    }
+    if (slot >= 0) {
+        type_ok_cache[slot] = (char)ok;
+        /* (_PyType_Lookup above gave the type a valid tag, unless it could not) */
+        type_tag_cache[slot] = PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)
+                                   ? tp->tp_version_tag : 0;
     }
     return ok;
 }
@@ -523,7 +538,7 @@ record_impl(PyObject *op, PyObject *inputs, PyObject *attrs)
                 Py_DECREF(hit);
                 return NULL;
             }
-            SLOT(t, t_cell) = c; /* (replaces None: immortal in no version, so) */
+            SLOT(t, t_cell) = c; /* (the slot held None: released) */
             Py_DECREF(Py_None);
         }
     }

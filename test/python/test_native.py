@@ -159,6 +159,34 @@ def test_what_the_native_record_hands_back_to_python(monkeypatch):
     assert core.python_record is not core.record
 
 
+class _Late(pf.Tensor):
+    """A subclass that overrides a slot only after it was first recorded."""
+
+    __slots__ = ()
+
+
+@needs_native
+def test_a_subclass_changed_after_its_first_recording_is_checked_again():
+    base = pf.randn(3)
+    s = object.__new__(_Late)
+    for slot in ("shape", "dtype", "_node", "_index", "_value", "_ag", "_hist", "_mut",
+                 "_view", "_cell"):
+        pf.Tensor.__dict__[slot].__set__(s, getattr(base, slot))
+    (s * base).numpy()  # read natively (the slots are Tensor's)
+    reads = []
+
+    def shape(self):
+        reads.append(1)
+        return pf.Tensor.shape.__get__(self)
+
+    _Late.shape = property(shape)
+    try:
+        np.testing.assert_allclose((s * base).numpy(), base.numpy() ** 2)
+        assert reads  # the Python path read the property
+    finally:
+        del _Late.shape
+
+
 _OPERANDS = {
     "f32": lambda: pf.tensor([[1.5, -2.0], [0.25, 3.0]]),
     "f64": lambda: pf.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=pf.float64),
