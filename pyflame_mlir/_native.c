@@ -948,6 +948,53 @@ typedef struct {
     PyObject *read; /* as_read's list for a node reading older states, or NULL */
 } Seen;
 
+static int by_seq(const void *x, const void *y);
+
+/* Sort the nodes found by creation order, stably (the order found between equal
+   seqs: the constants' -1). The walk mostly finds nodes newest first: when the
+   nodes other than constants come in strictly decreasing (or increasing) seq,
+   the order is the constants as found, then those reversed (or as found). */
+static int
+sort_seen(Seen *seen, Py_ssize_t n)
+{
+    Py_ssize_t nc = 0, nr = 0;
+    int down = 1, up = 1;
+    long long last = 0;
+    for (Py_ssize_t i = 0; i < n && (down || up); i++) {
+        long long q = seen[i].seq;
+        if (q == -1) {
+            nc++;
+            continue;
+        }
+        if (q < 0) /* (no other negative seq is made: the general sort) */
+            down = up = 0;
+        if (nr++) {
+            down = down && q < last;
+            up = up && q > last;
+        }
+        last = q;
+    }
+    if (!down && !up) {
+        qsort(seen, n, sizeof(Seen), by_seq);
+        return 0;
+    }
+    Seen *tmp = PyMem_Malloc((n ? n : 1) * sizeof(Seen));
+    if (tmp == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t c = 0, r = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (seen[i].seq == -1)
+            tmp[c++] = seen[i];
+        else
+            tmp[nc + (down ? nr - 1 - r++ : r++)] = seen[i];
+    }
+    memcpy(seen, tmp, n * sizeof(Seen));
+    PyMem_Free(tmp);
+    return 0;
+}
+
 static int
 by_seq(const void *x, const void *y)
 {
@@ -1253,7 +1300,8 @@ collect(PyObject *self, PyObject *tensors_arg)
             goto done;
         }
     }
-    qsort(w.seen, w.n_seen, sizeof(Seen), by_seq);
+    if (sort_seen(w.seen, w.n_seen) < 0)
+        goto done;
     for (Py_ssize_t i = 0; i < w.n_seen; i++)
         map_put(&w.nodes, w.seen[i].node, i); /* (an existing key: never grows) */
     nodes = PyList_New(w.n_seen);
@@ -1480,7 +1528,8 @@ collect_traced(PyObject *self, PyObject *const *fargs, Py_ssize_t nargs)
             goto done;
         }
     }
-    qsort(w.seen, w.n_seen, sizeof(Seen), by_seq);
+    if (sort_seen(w.seen, w.n_seen) < 0)
+        goto done;
     for (Py_ssize_t i = 0; i < w.n_seen; i++)
         map_put(&w.nodes, w.seen[i].node, i);
     nodes = PyList_New(w.n_seen);

@@ -328,6 +328,30 @@ def test_native_traced_walk_is_the_python_walk(monkeypatch):
 
 
 @needs_native
+def test_native_walks_on_random_graphs(monkeypatch):
+    """Random DAGs (shared nodes, constants, leaves read twice, in-place updates):
+    both walks give the Python walks' subgraphs."""
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        xs = [pf.tensor(rng.standard_normal(3).astype(np.float32)) for _ in range(3)]
+        pool = list(xs)
+        for _ in range(int(rng.integers(1, 40))):
+            a, b = pool[rng.integers(len(pool))], pool[rng.integers(len(pool))]
+            r = rng.random()
+            pool.append(a * b if r < 0.3 else a + 1.5 if r < 0.5 else a.tanh() if r < 0.7
+                        else a - b)
+            if rng.random() < 0.05:
+                xs[0].add_(pool[-1])  # an in-place update: older states, pending
+        outs = [pool[i] for i in rng.choice(len(pool), min(3, len(pool)), replace=False)]
+        lazy = [t for t in outs if t._node is not None]
+        _same_subgraph(core._NATIVE.collect(lazy), core._collect_numbered(lazy))
+        native = core.collect(outs, args=xs[1:2], trace=True)
+        with monkeypatch.context() as m:
+            m.setattr(core, "_NATIVE", None)
+            _same_subgraph(native, core.collect(outs, args=xs[1:2], trace=True))
+
+
+@needs_native
 def test_native_collect_hands_back_what_python_must_raise_on():
     assert core._NATIVE.collect([pf.randn(2), "not a tensor"]) is None
     assert core._NATIVE.collect_traced([pf.randn(2), "not a tensor"], (), None) is None
