@@ -1200,7 +1200,7 @@ collect(PyObject *self, PyObject *tensors_arg)
         return NULL;
     Walk w = {0};
     PyObject *result = NULL, *nodes = NULL, *outputs = NULL, *wiring = NULL,
-             *kept = NULL, *pending = NULL, *wlist = NULL;
+             *kept = NULL, *pending = NULL;
     int bad = 0;
     w.leaf_list = PyList_New(0);
     if (w.leaf_list == NULL || map_init(&w.nodes, 256) < 0)
@@ -1304,11 +1304,19 @@ collect(PyObject *self, PyObject *tensors_arg)
         goto done;
     for (Py_ssize_t i = 0; i < w.n_seen; i++)
         map_put(&w.nodes, w.seen[i].node, i); /* (an existing key: never grows) */
+    /* the wiring, per node: its signature id, its input count, a reference per input
+       read (a tuple of known size: the inputs as read never change length below) */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < w.n_seen; i++) {
+        PyObject *ins = w.seen[i].read ? w.seen[i].read : SLOT(w.seen[i].node, n_inputs);
+        total += 2 + PySequence_Fast_GET_SIZE(ins);
+    }
     nodes = PyList_New(w.n_seen);
     kept = PyList_New(0);
-    wlist = PyList_New(0);
-    if (nodes == NULL || kept == NULL || wlist == NULL)
+    wiring = PyTuple_New(total);
+    if (nodes == NULL || kept == NULL || wiring == NULL)
         goto done;
+    Py_ssize_t at = 0;
     for (Py_ssize_t i = 0; i < w.n_seen; i++) {
         PyObject *n = w.seen[i].node;
         Py_INCREF(n);
@@ -1320,38 +1328,37 @@ collect(PyObject *self, PyObject *tensors_arg)
             Py_INCREF(sid);
         if (sid == NULL)
             goto done;
-        int r = PyList_Append(wlist, sid);
-        Py_DECREF(sid);
-        if (r < 0)
-            goto done;
-        PyObject *ins = w.seen[i].read ? w.seen[i].read : SLOT(n, n_inputs);
+        PyTuple_SET_ITEM(wiring, at++, sid);
         PyObject *count = PyLong_FromSsize_t(PyTuple_GET_SIZE(SLOT(n, n_inputs)));
         if (count == NULL)
             goto done;
-        r = PyList_Append(wlist, count);
-        Py_DECREF(count);
-        if (r < 0)
-            goto done;
+        PyTuple_SET_ITEM(wiring, at++, count);
         if (SLOT(n, n_keep) != Py_None) {
             PyObject *pair = Py_BuildValue("(nO)", i << 16, n);
             if (pair == NULL)
                 goto done;
-            r = PyList_Append(kept, pair);
+            int r = PyList_Append(kept, pair);
             Py_DECREF(pair);
             if (r < 0)
                 goto done;
         }
+        PyObject *ins = w.seen[i].read ? w.seen[i].read : SLOT(n, n_inputs);
         Py_ssize_t k = PySequence_Fast_GET_SIZE(ins);
         PyObject **items = PySequence_Fast_ITEMS(ins);
+        if (at + k > total) { /* (changed under us: the Python walk) */
+            bad = 1;
+            goto done;
+        }
         for (Py_ssize_t j = 0; j < k; j++) {
             PyObject *ref = value_ref(&w, items[j], i, &bad);
             if (ref == NULL)
                 goto done;
-            r = PyList_Append(wlist, ref);
-            Py_DECREF(ref);
-            if (r < 0)
-                goto done;
+            PyTuple_SET_ITEM(wiring, at++, ref);
         }
+    }
+    if (at != total) {
+        bad = 1;
+        goto done;
     }
     outputs = PyList_New(0);
     if (outputs == NULL)
@@ -1369,9 +1376,8 @@ collect(PyObject *self, PyObject *tensors_arg)
                 goto done;
         }
     }
-    wiring = PyList_AsTuple(wlist);
     pending = PyList_New(w.pending.n);
-    if (wiring == NULL || pending == NULL)
+    if (pending == NULL)
         goto done;
     for (Py_ssize_t j = 0; j < w.pending.n; j++) {
         Py_INCREF(w.pending.items[j]);
@@ -1399,7 +1405,6 @@ done:
     Py_XDECREF(wiring);
     Py_XDECREF(kept);
     Py_XDECREF(pending);
-    Py_XDECREF(wlist);
     Py_DECREF(tensors);
     return result;
 }
