@@ -4,8 +4,10 @@ xDSL's dialect covers modules, tasks, DSDs and the DSD builtins, but general
 programs also need routes (`@set_color_config`), task blocking (`@block`,
 `@unblock`), WSE-3 queue set-up (`@initialize_queue`), fabric DSDs whose color
 is a comptime value rather than a literal, and completion actions on
-asynchronous DSD operations. They live here, in our own dialect, so xDSL stays
-pinned and unmodified; `lowering/csl_printer.py` prints them and the WSE
+asynchronous DSD operations; and `@map` (a DSD operation with a user callback,
+`MapOp`) with the pointers its callbacks need: `&v` of a variable
+(`AddressOfVarOp`) and `p.*` (`DerefOp`, `StorePtrOp`). They live here, in our
+own dialect, so xDSL stays pinned and unmodified; `lowering/csl_printer.py` prints them and the WSE
 simulator (`pyflame_mlir.runtime.wse`) executes them.
 
 An asynchronous DSD builtin is an ordinary `csl.<builtin>` op carrying the
@@ -19,14 +21,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BoolAttr,
     IntAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
+    NoneType,
     Signedness,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.dialects.csl import (
     ColorIdAttr,
@@ -34,22 +40,37 @@ from xdsl.dialects.csl import (
     CslModuleOp,
     DsdKind,
     DsdType,
+    FuncOp,
+    ImportedModuleType,
     LayoutOp,
+    PtrKind,
+    PtrType,
     QueueIdAttr,
     TaskKind,
     TaskKindAttr,
+    VarType,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -133,6 +154,110 @@ class RoutesAttr(ParametrizedAttribute):
                 raise VerifyException(f"duplicate {what} port in {ports}")
 
 
+SWITCH_POP_MODES = ("no_pop", "always_pop", "pop_on_advance")
+"""`.pop_mode = .{ .<mode> = true }` of a switch configuration (no_pop: the default)."""
+
+
+@irdl_attr_definition
+class SwitchesAttr(ParametrizedAttribute):
+    """The fabric switch of one color at one router (`.switches` of
+    `@set_color_config`): positions 1-3, each replacing the input or the output port
+    of position 0 (the `.routes`), the position the router starts in, whether
+    advancing past the last position wraps to 0 (`.ring_mode`) and the pop mode.
+    A control wavelet routed through the router may advance it (SDK tutorials
+    topic-06/07-switches, the 25-pt-stencil and allreduce benchmarks).
+
+    `#csl_ext.switches<pos1 = tx west, pos2 = tx east, pos3 = tx south, current = 1,
+    ring_mode, pop = always_pop>`; positions, `ring_mode` and `pop` are optional.
+    """
+
+    name = "csl_ext.switches"
+
+    positions: ArrayAttr[StringAttr]  # per position 1-3: "" (none), "rx <port>" or "tx <port>"
+    current: IntAttr
+    ring_mode: BoolAttr
+    pop_mode: StringAttr
+
+    @staticmethod
+    def get(positions: Sequence[tuple[str, str] | None], current: int = 0,
+            ring_mode: bool = False, pop_mode: str = "no_pop") -> SwitchesAttr:
+        pos = [f"{p[0]} {p[1]}" if p else "" for p in positions]
+        pos += [""] * (3 - len(pos))
+        return SwitchesAttr(ArrayAttr(StringAttr(p) for p in pos), IntAttr(current),
+                            BoolAttr.from_bool(ring_mode), StringAttr(pop_mode))
+
+    def position(self, k: int) -> tuple[str, str] | None:
+        """Position k (1-3) as (rx or tx, port), None when it is not set."""
+        text = self.positions.data[k - 1].data
+        if not text:
+            return None
+        which, port = text.split()
+        return which, port
+
+    @property
+    def ring(self) -> bool:
+        return bool(self.ring_mode.value.data)
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [f"pos{k} = {self.position(k)[0]} {self.position(k)[1]}"  # type: ignore[index]
+                 for k in (1, 2, 3) if self.position(k)]
+        parts.append(f"current = {self.current.data}")
+        if self.ring:
+            parts.append("ring_mode")
+        if self.pop_mode.data != "no_pop":
+            parts.append(f"pop = {self.pop_mode.data}")
+        printer.print_string(f"<{', '.join(parts)}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        pos, current, ring, pop = ["", "", ""], 0, False, "no_pop"
+
+        def item() -> None:
+            nonlocal current, ring, pop
+            key = parser.parse_identifier()
+            if key in ("pos1", "pos2", "pos3"):
+                parser.parse_punctuation("=")
+                which = parser.parse_identifier()
+                pos[int(key[-1]) - 1] = f"{which} {parser.parse_identifier()}"
+            elif key == "current":
+                parser.parse_punctuation("=")
+                current = parser.parse_integer(allow_negative=False)
+            elif key == "ring_mode":
+                ring = True
+            elif key == "pop":
+                parser.parse_punctuation("=")
+                pop = parser.parse_identifier()
+            else:
+                parser.raise_error(f"unknown switch field '{key}' (pos1-3, current, "
+                                   "ring_mode, pop)")
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, item)
+        return (ArrayAttr(StringAttr(p) for p in pos), IntAttr(current),
+                BoolAttr.from_bool(ring), StringAttr(pop))
+
+    def verify(self) -> None:
+        if len(self.positions.data) != 3:
+            raise VerifyException("a switch has positions 1, 2 and 3 besides the route (0)")
+        for k in (1, 2, 3):
+            p = self.position(k)
+            if p is None:
+                continue
+            which, port = p
+            if which not in ("rx", "tx"):
+                raise VerifyException(f"switch position {k} sets rx or tx, not {which!r}")
+            if port not in PORTS:
+                raise VerifyException(f"switch position {k}: unknown port {port!r}; ports are "
+                                      f"{PORTS}")
+        if not 0 <= self.current.data <= 3:
+            raise VerifyException(f"current_switch_pos {self.current.data} is not 0-3")
+        if self.current.data and self.position(self.current.data) is None:
+            raise VerifyException(f"current_switch_pos {self.current.data} names a position "
+                                  "that is not set")
+        if self.pop_mode.data not in SWITCH_POP_MODES:
+            raise VerifyException(f"pop mode {self.pop_mode.data!r} is not one of "
+                                  f"{SWITCH_POP_MODES}")
+
+
 @irdl_attr_definition
 class AsyncAttr(ParametrizedAttribute):
     """Marks a DSD builtin asynchronous; on completion it may activate or unblock a task;
@@ -193,17 +318,43 @@ class AsyncAttr(ParametrizedAttribute):
 
 
 class _TaskStateOp(IRDLOperation):
-    """Shared shape of `@block` / `@unblock`: a task kind and a literal id."""
+    """Shared shape of `@block` / `@unblock`: a task kind and a literal id. A data id is
+    a color on WSE-2 and an input queue on WSE-3, which `on_queue` marks (printed
+    `@unblock(@get_input_queue(q))`, as the SDK's WSE-3 programs write it)."""
 
     id = prop_def(ColorIdAttr)
     kind = prop_def(TaskKindAttr)
+    on_queue = opt_prop_def(UnitAttr)
 
     assembly_format = "attr-dict $kind `,` $id"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, id: int | ColorIdAttr, kind: TaskKind | TaskKindAttr):
+    def __init__(self, id: int | ColorIdAttr, kind: TaskKind | TaskKindAttr,
+                 on_queue: bool = False):
         kind = TaskKindAttr(kind) if isinstance(kind, TaskKind) else kind
         id = _task_id(kind.data, id) if isinstance(id, int) else id
-        super().__init__(properties={"id": id, "kind": kind})
+        props: dict[str, Attribute] = {"id": id, "kind": kind}
+        if on_queue:
+            props["on_queue"] = UnitAttr()
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.on_queue is not None and (self.kind.data != TaskKind.DATA
+                                          or not 0 <= self.id.value.data <= 7):
+            raise VerifyException("on_queue names an input queue 0-7 by its data task id")
+
+
+@irdl_op_definition
+class GetTaskIdOp(IRDLOperation):
+    """`@get_<kind>_task_id(n)` as a value (`<control>`'s entrypoint argument)."""
+
+    name = "csl_ext.get_task_id"
+
+    id = prop_def(ColorIdAttr)
+    kind = prop_def(TaskKindAttr)
+    result = result_def(IntegerType(16, Signedness.UNSIGNED))
+
+    assembly_format = "$kind `,` $id attr-dict"
 
 
 @irdl_op_definition
@@ -230,6 +381,7 @@ class SetColorConfigOp(IRDLOperation):
     y_coord = operand_def(IntegerType)
     color = operand_def(ColorType)
     routes = prop_def(RoutesAttr)
+    switches = opt_prop_def(SwitchesAttr)
 
     traits = traits_def(HasAncestor(LayoutOp))
 
@@ -237,6 +389,7 @@ class SetColorConfigOp(IRDLOperation):
         "$x_coord `,` $y_coord `,` $color `routes` $routes attr-dict "
         "`:` type($x_coord) `,` type($y_coord)"
     )
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(
         self,
@@ -245,8 +398,12 @@ class SetColorConfigOp(IRDLOperation):
         color: SSAValue | Operation,
         rx: Sequence[str],
         tx: Sequence[str],
+        switches: SwitchesAttr | None = None,
     ):
-        super().__init__(operands=[x, y, color], properties={"routes": RoutesAttr.get(rx, tx)})
+        props: dict[str, Attribute] = {"routes": RoutesAttr.get(rx, tx)}
+        if switches is not None:
+            props["switches"] = switches
+        super().__init__(operands=[x, y, color], properties=props)
 
 
 @irdl_op_definition
@@ -310,6 +467,7 @@ class GetFabDsdOp(IRDLOperation):
     extent = operand_def(IntegerType)
     color = operand_def(ColorType)
     queue_id = prop_def(QueueIdAttr)
+    control = opt_prop_def(BoolAttr)  # `.control = true`: a fabout DSD of control wavelets
     result = result_def(DsdType)
 
     assembly_format = "$extent `,` $color attr-dict `:` type($extent) `->` type($result)"
@@ -328,13 +486,354 @@ class GetFabDsdOp(IRDLOperation):
             result_types=[DsdType(kind)],
         )
 
+    @property
+    def is_control(self) -> bool:
+        return self.control is not None and bool(self.control.value.data)
+
     def verify_(self) -> None:
         if self.result.type.data not in (DsdKind.fabin_dsd, DsdKind.fabout_dsd):
             raise VerifyException(f"{self.name} makes fabin_dsd or fabout_dsd only")
+        if self.is_control and self.result.type.data != DsdKind.fabout_dsd:
+            raise VerifyException(".control = true makes a fabout_dsd (control wavelets are "
+                                  "sent; a core receives them as control tasks)")
+
+
+def _single_ptr(t: Attribute) -> bool:
+    return isinstance(t, PtrType) and t.kind.data == PtrKind.SINGLE
+
+
+@irdl_op_definition
+class VoidOp(IRDLOperation):
+    """`{}`, CSL's value of type void (`<control>`'s "no entrypoint" argument)."""
+
+    name = "csl_ext.void"
+
+    result = result_def(NoneType)
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[NoneType()])
+
+
+@irdl_op_definition
+class AddressOfVarOp(IRDLOperation):
+    """`&v` of a scalar variable (`var v: f32;`): a single pointer `*f32`. (xDSL 0.74's
+    `csl.addressof` compares the pointee with the `!csl.var<T>` type itself, so it
+    cannot spell the address of a variable.)"""
+
+    name = "csl_ext.addressof_var"
+
+    var = operand_def(VarType)
+    result = result_def(PtrType)
+
+    assembly_format = "$var attr-dict `:` type($var) `->` type($result)"
+
+    def verify_(self) -> None:
+        t, v = self.result.type, self.var.type
+        assert isinstance(t, PtrType) and isinstance(v, VarType)
+        if not _single_ptr(t) or t.type != v.get_element_type():
+            raise VerifyException(f"&v of a {v.get_element_type()} variable is a single "
+                                  f"pointer *{v.get_element_type()}, not {t}")
+
+
+@irdl_op_definition
+class DerefOp(IRDLOperation):
+    """`p.*`: the value a single pointer (`*T`) points to."""
+
+    name = "csl_ext.deref"
+
+    ptr = operand_def(PtrType)
+    result = result_def()
+
+    assembly_format = "$ptr attr-dict `:` type($ptr) `->` type($result)"
+
+    def verify_(self) -> None:
+        t = self.ptr.type
+        assert isinstance(t, PtrType)
+        if not _single_ptr(t):
+            raise VerifyException("p.* dereferences a single pointer (*T), not a many-pointer "
+                                  "([*]T: index it instead)")
+        if self.result.type != t.type:
+            raise VerifyException(f"p.* of a {t.type} pointer yields {t.type}, "
+                                  f"not {self.result.type}")
+
+
+@irdl_op_definition
+class StorePtrOp(IRDLOperation):
+    """`p.* = v;`: store through a single, non-const pointer (`*T`)."""
+
+    name = "csl_ext.store_ptr"
+
+    ptr = operand_def(PtrType)
+    value = operand_def()
+
+    assembly_format = "$value `,` $ptr attr-dict `:` type($value) `,` type($ptr)"
+
+    def verify_(self) -> None:
+        t = self.ptr.type
+        assert isinstance(t, PtrType)
+        if not _single_ptr(t):
+            raise VerifyException("p.* = v stores through a single pointer (*T)")
+        if t.constness.data.value == "const":
+            raise VerifyException("p.* = v through a *const pointer")
+        if self.value.type != t.type:
+            raise VerifyException(f"storing a {self.value.type} through a {t.type} pointer")
+
+
+MAP_INPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabin_dsd)
+MAP_OUTPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabout_dsd)
+
+
+def _map_scalar(t: Attribute) -> bool:
+    return isinstance(t, IntegerType | AnyFloat)
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """`@map(callback, in_0, ..., in_k, out)`: for each element i of its DSD operands,
+    `out[i] = callback(in_0[i], ..., in_k[i])` in element order (a local callback that
+    returns nothing has no output: `@map(step, x_dsd)` calls `step(x[i])`, as the SDK's
+    single-tile-matvec benchmark does); an input that is a
+    scalar is passed as is to every call, a single pointer (`*T`) as the pointer; an
+    output that is a single pointer receives every result in turn (so
+    `@map(f, dsd, &acc, &acc)` folds the DSD into `acc`, as the SDK's BLAS examples
+    do). `callee` names a `csl.func` of the module, or with `module` a function of an
+    imported module (`math_lib.sqrt_f32`).
+
+    Rules checked here (from the SDK examples and the @map tutorial; CSL_NOTES): the
+    inputs are DSDs that can be read (mem1d, mem4d, fabin), numeric scalars or single
+    pointers; the output is a DSD that can be written (mem1d, mem4d, fabout) or a single
+    pointer; at least one operand is a DSD (the DSDs give the loop); a local callback
+    takes one parameter per input, of its type for a scalar or a pointer, and returns
+    a value (of the output pointer's type)."""
+
+    name = "csl_ext.map"
+
+    callee = prop_def(SymbolRefAttr)
+    module = opt_operand_def(ImportedModuleType)
+    args = var_operand_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = "$callee (`in` $module^)? `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue | Operation],
+                 module: SSAValue | Operation | None = None):
+        super().__init__(operands=[module, args], properties={"callee": SymbolRefAttr(callee)})
+
+    def callback(self) -> FuncOp | None:
+        """The local callback's definition (None for a library function)."""
+        if self.module is not None:
+            return None
+        mod = self.parent_op()
+        while mod is not None and not isinstance(mod, CslModuleOp):
+            mod = mod.parent_op()
+        name = self.callee.string_value()
+        return next((f for f in (mod.body.block.ops if mod is not None else ())
+                     if isinstance(f, FuncOp) and f.sym_name.data == name), None)
+
+    def has_output(self) -> bool:
+        """False for a local callback that returns nothing: every operand is an input."""
+        fn = self.callback()
+        return fn is None or len(fn.function_type.outputs.data) > 0
+
+    def verify_(self) -> None:
+        types = [a.type for a in self.args]
+        fn = self.callback()
+        if self.module is None and fn is None:
+            raise VerifyException(f"@map callback {self.callee} is not a csl.func of this "
+                                  "module")
+        output = self.has_output()
+        if len(types) < (2 if output else 1):
+            raise VerifyException("@map takes a callback, at least one input and an output "
+                                  "(none for a callback returning nothing)")
+        ins, out = (types[:-1], types[-1]) if output else (types, None)
+        for i, t in enumerate(ins):
+            if isinstance(t, DsdType):
+                if t.data not in MAP_INPUT_DSDS:
+                    raise VerifyException(f"@map input {i} is a {t.data.value}, which cannot "
+                                          "be read (inputs: mem1d, mem4d or fabin DSDs)")
+            elif not (_map_scalar(t) or _single_ptr(t)):
+                raise VerifyException(f"@map input {i} has type {t}: inputs are DSDs, "
+                                      "numeric scalars or single pointers (*T)")
+        if out is None:
+            pass
+        elif isinstance(out, DsdType):
+            if out.data not in MAP_OUTPUT_DSDS:
+                raise VerifyException(f"@map output is a {out.data.value}, which cannot be "
+                                      "written (outputs: mem1d, mem4d or fabout DSDs)")
+        elif not _single_ptr(out):
+            raise VerifyException(f"@map output has type {out}: the output is a DSD or a "
+                                  "single pointer (*T) to a scalar")
+        if not any(isinstance(t, DsdType) for t in types):
+            raise VerifyException("@map needs at least one DSD operand (the DSDs give the "
+                                  "loop)")
+        if fn is None:
+            return
+        params, results = fn.function_type.inputs.data, fn.function_type.outputs.data
+        if len(params) != len(ins):
+            raise VerifyException(f"@map callback {self.callee} takes {len(params)} "
+                                  f"parameter(s) for {len(ins)} input(s)")
+        for i, (t, p) in enumerate(zip(ins, params)):
+            if not isinstance(t, DsdType) and t != p:
+                raise VerifyException(f"@map input {i} is {t} but {self.callee}'s "
+                                      f"parameter {i} is {p}")
+            if isinstance(t, DsdType) and not _map_scalar(p):
+                raise VerifyException(f"@map input {i} is a DSD: {self.callee}'s parameter "
+                                      f"{i} must be its element type, not {p}")
+        if output and isinstance(out, PtrType) and out.type != results[0]:
+            raise VerifyException(f"@map output points to {out.type} but {self.callee} "
+                                  f"returns {results[0]}")
+
+
+DSR_KINDS = ("dest", "src0", "src1")
+
+
+@irdl_attr_definition
+class DsrType(ParametrizedAttribute, TypeAttribute):
+    """A data structure register: `dsr_dest`, `dsr_src0` or `dsr_src1` (the three DSR
+    files; SDK documentation, "Data Structure Registers"). `!csl_ext.dsr<dest>`."""
+
+    name = "csl_ext.dsr"
+
+    kind: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.kind.data not in DSR_KINDS:
+            raise VerifyException(f"DSR kind {self.kind.data!r} is not one of {DSR_KINDS} "
+                                  "(FIFO DSRs are not supported)")
+
+
+@irdl_op_definition
+class GetDsrOp(IRDLOperation):
+    """`@get_dsr(dsr_<kind>, id)`: one register of a DSR file."""
+
+    name = "csl_ext.get_dsr"
+
+    id = prop_def(IntegerAttr)
+    result = result_def(DsrType)
+
+    assembly_format = "$id attr-dict `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        if self.id.value.data < 0:
+            raise VerifyException(f"DSR id {self.id.value.data} is negative")
+
+
+@irdl_op_definition
+class LoadToDsrOp(IRDLOperation):
+    """`@load_to_dsr(dsr, dsd)`, optionally with `.{ .async = true, .activate|.unblock = t }`
+    (the `async` attribute, `#csl_ext.async<...>`): the completion action of the next
+    DSD operation that uses the register (the SDK's allreduce library writes its
+    operations so)."""
+
+    name = "csl_ext.load_to_dsr"
+
+    dsr = operand_def(DsrType)
+    dsd = operand_def(DsdType)
+    save_address = opt_prop_def(BoolAttr)  # `.save_address`: see `saves_address`
+
+    assembly_format = "$dsr `,` $dsd attr-dict `:` type($dsr) `,` type($dsd)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    @property
+    def saves_address(self) -> bool | None:
+        """`.save_address = true`: an operation leaves the register at the address where
+        it stopped (the next one goes on from there); false: at the address loaded (the
+        next one starts over); None: not said (SDK single-tile-matvec benchmark)."""
+        return None if self.save_address is None else bool(self.save_address.value.data)
+
+    def verify_(self) -> None:
+        t, d = self.dsr.type, self.dsd.type
+        assert isinstance(t, DsrType) and isinstance(d, DsdType)
+        if d.data == DsdKind.fabin_dsd and t.kind.data == "dest":
+            raise VerifyException("a fabin_dsd (a source) cannot go to a dsr_dest")
+        if d.data == DsdKind.fabout_dsd and t.kind.data == "src1":
+            raise VerifyException("a fabout_dsd (a destination) cannot go to a dsr_src1")
+        attr = self.attributes.get(ASYNC_ATTR)
+        if attr is not None and not isinstance(attr, AsyncAttr):
+            raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
+
+
+@irdl_attr_definition
+class FifoType(ParametrizedAttribute, TypeAttribute):
+    """A FIFO DSD value (`@allocate_fifo(buffer)`). `!csl_ext.fifo`."""
+
+    name = "csl_ext.fifo"
+
+
+@irdl_op_definition
+class AllocateFifoOp(IRDLOperation):
+    """`@allocate_fifo(buffer)`: a FIFO over a one-dimensional array; asynchronous DSD
+    operations push to it (as their destination) and pop from it (as a source)."""
+
+    name = "csl_ext.allocate_fifo"
+
+    buffer = operand_def(MemRefType)
+    result = result_def(FifoType)
+
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue | Operation):
+        super().__init__(operands=[buffer], result_types=[FifoType()])
+
+    def verify_(self) -> None:
+        t = self.buffer.type
+        assert isinstance(t, MemRefType)
+        if len(t.get_shape()) != 1:
+            raise VerifyException(f"@allocate_fifo takes a one-dimensional array, not {t}")
+
+
+@irdl_op_definition
+class DsdBuiltinOp(IRDLOperation):
+    """A DSD builtin on operands xDSL's `csl` ops cannot take: registers (DSRs) and
+    FIFOs: `@<builtin>(dest, src0, src1, ...)`, as
+    `csl_ext.dsd_builtin "fadds"(%d, %s0, %s1) {async = #csl_ext.async<>}`. The other
+    operands are DSDs or scalars. A dsr_dest is only a destination, a dsr_src1 only a
+    source (SDK documentation, "DSR Types")."""
+
+    name = "csl_ext.dsd_builtin"
+
+    builtin = prop_def(StringAttr)
+    ops = var_operand_def()
+
+    assembly_format = "$builtin `(` $ops `)` attr-dict `:` type($ops)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        types = [o.type for o in self.ops]
+        if not types or not isinstance(types[0], DsrType | FifoType | DsdType):
+            raise VerifyException(f"@{self.builtin.data}: its destination must be a DSR, a "
+                                  "FIFO or a DSD")
+        if not any(isinstance(t, DsrType | FifoType) for t in types):
+            raise VerifyException(f"@{self.builtin.data} has no DSR or FIFO operand: write "
+                                  f"it as csl.{self.builtin.data}")
+        for i, t in enumerate(types):
+            if not isinstance(t, DsrType):
+                continue
+            if i == 0 and t.kind.data == "src1":
+                raise VerifyException("a dsr_src1 holds a source operand, not the destination")
+            if i > 0 and t.kind.data == "dest":
+                raise VerifyException(f"operand {i} is a dsr_dest: it holds the destination "
+                                      "only")
+        attr = self.attributes.get(ASYNC_ATTR)
+        if attr is not None and not isinstance(attr, AsyncAttr):
+            raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
 
 
 CSL_EXT = Dialect(
     "csl_ext",
-    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp],
-    [RoutesAttr, AsyncAttr],
+    [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
+     AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
+     DsdBuiltinOp, AllocateFifoOp],
+    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
 )

@@ -15,8 +15,15 @@ from typing import IO, ClassVar
 from pyflame_mlir.dialects import csl_ext
 from xdsl.backend.csl.print_csl import CslPrintContext, print_to_csl
 from xdsl.dialects import arith, csl, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, Signedness, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 
@@ -47,6 +54,47 @@ def _csl_signed(t: object) -> bool:
 
 def _color_literal(attr: csl.ColorIdAttr) -> str:
     return f"@get_color({attr.value.data})"
+
+
+def _binds_data_tasks_to_queues(op: Operation) -> bool:
+    mod = op.parent_op()
+    while mod is not None and not isinstance(mod, csl.CslModuleOp):
+        mod = mod.parent_op()
+    return mod is not None and any(isinstance(o, csl_ext.BindDataTaskOp)
+                                   for o in mod.body.block.ops)
+
+
+def _async_opts(op: Operation) -> str:
+    """`, .{ .async = true, ... }` of an op's `async` attribute; "" without one."""
+    attr = op.attributes.get(csl_ext.ASYNC_ATTR)
+    if attr is None:
+        return ""
+    if not isinstance(attr, csl_ext.AsyncAttr):
+        raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
+    opts = [".async = true"]
+    if attr.action.data:
+        kind = csl.TaskKind(attr.kind.data)
+        target = _task_id_expr(kind, attr.id.data)
+        if kind == csl.TaskKind.DATA and _binds_data_tasks_to_queues(op):
+            # WSE-3 (its data tasks are bound to input queues): a data id is a queue
+            target = f"@get_data_task_id(@get_input_queue({attr.id.data}))"
+        opts.append(f".{attr.action.data} = {target}")
+    if attr.ut_id is not None:
+        opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
+    return f", .{{ {', '.join(opts)} }}"
+
+
+def _switches(sw: csl_ext.SwitchesAttr) -> str:
+    fields = []
+    for k in (1, 2, 3):
+        if (p := sw.position(k)) is not None:
+            fields.append(f".pos{k} = .{{ .{p[0]} = {p[1].upper()} }}")
+    fields.append(f".current_switch_pos = {sw.current.data}")
+    if sw.ring:
+        fields.append(".ring_mode = true")
+    if sw.pop_mode.data != "no_pop":
+        fields.append(f".pop_mode = .{{ .{sw.pop_mode.data} = true }}")
+    return f".{{ {', '.join(fields)} }}"
 
 
 @dataclass
@@ -98,21 +146,44 @@ class ExtCslPrintContext(CslPrintContext):
             self.print(f"  {e},")
         self.print("});")
 
+    def mlir_type_to_csl_type(self, type_attr: Attribute) -> str:
+        if isinstance(type_attr, csl_ext.DsrType):
+            return f"dsr_{type_attr.kind.data}"
+        return super().mlir_type_to_csl_type(type_attr)
+
+    def _memref_global_init(self, init: Attribute, type: str) -> str:
+        """xDSL 0.74 asserts unless the initializer is one value: a splat prints as
+        `@constants(T, v)`, a one-dimensional array of values as the literal `T{a, b}`
+        (the SDK's `const B = [5]i32{10, 20, 30, 40, 50};`)."""
+        if isinstance(init, DenseIntOrFPElementsAttr):
+            data = init.get_attrs()
+            if data and all(d == data[0] for d in data):
+                return f" = @constants({type}, {self.attribute_value_to_str(data[0])})"
+            if len(init.get_shape() or ()) != 1:
+                raise CslPrintError(f"memref.global of {type}: a multi-dimensional array "
+                                    "literal has no CSL spelling here (use a splat)")
+            values = ", ".join(self.attribute_value_to_str(d) for d in data)
+            return f" = {type}{{{values}}}"
+        return super()._memref_global_init(init, type)
+
     def print_op(self, op: Operation):
         match op:
             case csl_ext.SetColorConfigOp(x_coord=x, y_coord=y, color=c, routes=routes):
                 rx = ", ".join(p.upper() for p in routes.rx_ports)
                 tx = ", ".join(p.upper() for p in routes.tx_ports)
                 xs, ys, cs = map(self._get_variable_name_for, (x, y, c))
-                self.print(
-                    f"@set_color_config({xs}, {ys}, {cs}, "
-                    f".{{ .routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }} }});"
-                )
+                config = f".routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }}"
+                if op.switches is not None:
+                    config += f", .switches = {_switches(op.switches)}"
+                self.print(f"@set_color_config({xs}, {ys}, {cs}, .{{ {config} }});")
             case (csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind)
                   | csl.ActivateOp(id=id, kind=kind)):
                 verb = ("block" if isinstance(op, csl_ext.BlockOp) else
                         "unblock" if isinstance(op, csl_ext.UnblockOp) else "activate")
-                line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
+                if getattr(op, "on_queue", None) is not None:
+                    line = f"@{verb}(@get_input_queue({id.value.data}));"
+                else:
+                    line = f"@{verb}({_task_id_expr(kind.data, id.value.data)});"
                 if isinstance(op.parent_op(), csl.CslModuleOp):
                     # at module level: a comptime action (CSL allows no bare statement there)
                     with self.descend("comptime") as inner:
@@ -142,7 +213,7 @@ class ExtCslPrintContext(CslPrintContext):
                     self._get_variable_name_for(ext),
                     self._get_variable_name_for(c),
                     csl_ext.queue_number(q),
-                    [],
+                    [".control = true"] if op.is_control else [],
                     color_value=c,
                 )
             case csl.GetFabDsdOp(
@@ -165,24 +236,49 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.GetTaskIdOp(id=id, kind=kind, result=res):
+                self.variables[res] = _task_id_expr(kind.data, id.value.data)
+            case csl_ext.VoidOp(result=res):
+                self.variables[res] = "{}"
+            case csl_ext.AddressOfVarOp(var=var, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"&{self._get_variable_name_for(var)}")
+            case csl_ext.DerefOp(ptr=ptr, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"{self._get_variable_name_for(ptr)}.*")
+            case csl_ext.StorePtrOp(ptr=ptr, value=value):
+                p, v = map(self._get_variable_name_for, (ptr, value))
+                self.print(f"{p}.* = {v};")
+            case csl_ext.MapOp(callee=callee, module=module, args=args):
+                fn = callee.string_value()
+                if module is not None:
+                    fn = f"{self._get_variable_name_for(module)}.{fn}"
+                self.print(f"@map({', '.join([fn, *map(self._get_variable_name_for, args)])});")
             case csl_ext.BindDataTaskOp(task_name=task, queue_id=q):
                 # WSE-3: a data task is bound to an input queue, not a color
                 with self.descend("comptime") as inner:
                     inner.print(f"@bind_data_task({task.string_value()}, "
                                 f"@get_data_task_id(@get_input_queue({csl_ext.queue_number(q)})));")
             case csl.BuiltinDsdOp(ops=ops) if csl_ext.ASYNC_ATTR in op.attributes:
-                attr = op.attributes[csl_ext.ASYNC_ATTR]
-                if not isinstance(attr, csl_ext.AsyncAttr):
-                    raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
-                opts = [".async = true"]
-                if attr.action.data:
-                    kind = csl.TaskKind(attr.kind.data)
-                    opts.append(f".{attr.action.data} = {_task_id_expr(kind, attr.id.data)}")
-                if attr.ut_id is not None:
-                    opts.append(f".ut_id = @get_ut_id({attr.ut_id})")
                 args = ", ".join(map(self._get_variable_name_for, ops))
                 name = op.name.removeprefix("csl.")
-                self.print(f"@{name}({args}, .{{ {', '.join(opts)} }});")
+                self.print(f"@{name}({args}{_async_opts(op)});")
+            case csl_ext.GetDsrOp(id=id, result=res):
+                kind = res.type.kind.data
+                self._print_or_promote_to_inline_expr(res, f"@get_dsr(dsr_{kind}, {id.value.data})")
+            case csl_ext.LoadToDsrOp(dsr=dsr, dsd=dsd):
+                args = ", ".join(map(self._get_variable_name_for, (dsr, dsd)))
+                opts = _async_opts(op)
+                if op.saves_address is not None:
+                    save = f".save_address = {str(op.saves_address).lower()}"
+                    opts = (opts[:-2] + f", {save} }}") if opts else f", .{{ {save} }}"
+                self.print(f"@load_to_dsr({args}{opts});")
+            case csl_ext.AllocateFifoOp(buffer=buf, result=res):
+                name = self._get_variable_name_for(res)
+                self.print(f"const {name} = @allocate_fifo({self._get_variable_name_for(buf)});")
+            case csl_ext.DsdBuiltinOp(builtin=name, ops=ops):
+                args = ", ".join(map(self._get_variable_name_for, ops))
+                self.print(f"@{name.data}({args}{_async_opts(op)});")
             case arith.DivUIOp(lhs=a, rhs=b, result=res) | arith.RemUIOp(
                 lhs=a, rhs=b, result=res
             ) if _csl_signed(a.type):
@@ -192,6 +288,22 @@ class ExtCslPrintContext(CslPrintContext):
                 x, y = (self._bits(v, "u") for v in (a, b))
                 self._print_or_promote_to_inline_expr(
                     res, f"@bitcast({t}, {x} {sym} {y})", brackets=True)
+            case arith.XOrIOp(lhs=a, rhs=b, result=res):  # xDSL 0.74 has no ^
+                x, y = map(self._get_variable_name_for, (a, b))
+                self._print_or_promote_to_inline_expr(res, f"{x} ^ {y}", brackets=True)
+            case arith.ShRUIOp(lhs=a, rhs=b, result=res) | arith.ShRSIOp(
+                lhs=a, rhs=b, result=res
+            ):  # xDSL 0.74 has no >>: CSL's >> is logical on unsigned, arithmetic on signed
+                logical = isinstance(op, arith.ShRUIOp)
+                y = self._get_variable_name_for(b)
+                assert isinstance(a.type, IntegerType)
+                if logical != (a.type.signedness.data == Signedness.UNSIGNED):
+                    t = self.mlir_type_to_csl_type(res.type)
+                    x = self._bits(a, "u" if logical else "i")
+                    value = f"@bitcast({t}, {x} >> {y})"
+                else:
+                    value = f"{self._get_variable_name_for(a)} >> {y}"
+                self._print_or_promote_to_inline_expr(res, value, brackets=True)
             case arith.CmpiOp(lhs=a, rhs=b, result=res) if _csl_signed(a.type) and (
                 op.predicate.value.data in _UNSIGNED_CMPI
             ):

@@ -14,6 +14,7 @@ from contextlib import contextmanager as _contextmanager
 from typing import Any as _Any
 
 from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are pf.<name>)
+    accelerator,
     amp,
     autograd,
     backends,
@@ -361,6 +362,19 @@ globals().update({n: f for n, f in {**_FUNCTIONAL_ALIASES, **_INPLACE_FUNCTIONS}
 _install_numpy_names(globals(), Tensor)  # axis=/keepdims= wherever dim=/keepdim= (torch)
 _install_numpy_names(vars(linalg))  # (torch.linalg's and torch.special's native functions too)
 _install_numpy_names(vars(special))
+
+def __getattr__(name: str) -> _Any:
+    """``pf.__version__`` (scripts print ``torch.__version__``): the installed
+    distribution's version, read when asked (importlib.metadata costs ~1 ms)."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("pyflame-mlir")
+        except PackageNotFoundError:
+            return "0+unknown"  # (run from a source tree that was never installed)
+    raise AttributeError(f"module 'pyflame_mlir' has no attribute {name!r}")
+
 
 __all__ = ([n for n in dir() if not n.startswith("_")
             and n not in ("annotations", "numpy", "random")]  # (star imports keep numpy/random)

@@ -112,6 +112,11 @@ class GradScaler:
             raise ValueError("The growth factor must be > 1.0.")
         if not 0.0 < backoff_factor < 1.0:
             raise ValueError("The backoff factor must be < 1.0.")
+        if enabled and device != "cpu":  # torch on a machine without that device
+            warnings.warn(f"torch.{device}.amp.GradScaler is enabled, but {device.upper()} is "
+                          "not available.  Disabling. (pyflame scales on 'cpu' only)",
+                          stacklevel=2)
+            enabled = False
         self._device = device
         self._enabled = enabled
         self._scale = _f32(init_scale)  # torch keeps it in a float32 tensor

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from .dialects.data import DenseValue
-from .dialects.dtypes import FLOAT, INT, DType
+from .dialects.dtypes import FLOAT, INT, DType, default_float
 from .dialects.dtypes import dtype as to_dtype
 from .dialects.opdef import OpDef, Spec
+from .tensor_str import add_suffixes, format_array
 
 # ---- counters and configuration ----
 
@@ -411,14 +412,19 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
-                               **PRINT_OPTIONS)
-        suffix = "" if self.dtype.name in ("float32", "int64", "bool") else \
-            f", dtype=pyflame.{self.dtype.name}"
+        # torch's layout and number format (tensor_str); torch's suffixes: the
+        # size of an empty non-1-d tensor, a dtype other than the default float,
+        # int64 and bool (an empty tensor's unless it is the default float)
+        value = self.numpy()
+        body = format_array(value, self.dtype.is_floating_point, PRINT_OPTIONS, len("tensor("))
+        suffixes = [f"size={tuple(self.shape)}"] if not value.size and self.ndim != 1 else []
+        if self.dtype is not default_float() and (
+                not value.size or self.dtype.name not in ("int64", "bool")):
+            suffixes.append(f"dtype=pyflame.{self.dtype.name}")
         if self.requires_grad:  # as PyTorch prints them
             fn = self.grad_fn  # (installed by autodiff)
-            suffix += f", grad_fn=<{fn.name()}>" if fn is not None else ", requires_grad=True"
-        return f"tensor({body}{suffix})"
+            suffixes.append(f"grad_fn=<{fn.name()}>" if fn is not None else "requires_grad=True")
+        return add_suffixes(f"tensor({body}", suffixes, len("tensor("), PRINT_OPTIONS)
 
     __str__ = __repr__
     __hash__ = object.__hash__

@@ -7,7 +7,14 @@ is there; what needs a device raises."""
 
 from __future__ import annotations
 
-__all__ = ["device_count", "empty_cache", "is_available", "is_bf16_supported",
+import warnings
+from types import SimpleNamespace
+from typing import Any
+
+from . import amp as _amp
+from .dialects.dtypes import float16
+
+__all__ = ["amp", "device_count", "empty_cache", "is_available", "is_bf16_supported",
            "is_initialized", "manual_seed", "manual_seed_all", "synchronize"]
 
 
@@ -43,3 +50,25 @@ def empty_cache() -> None:
 def synchronize(device: object = None) -> None:
     raise RuntimeError("pf.cuda.synchronize: pyflame has no CUDA device (GPUs run through the "
                        "MAX backend: pf.set_backend('max'))")
+
+
+def _grad_scaler(*args: Any, **kwargs: Any) -> _amp.GradScaler:
+    """``torch.cuda.amp.GradScaler(...)``: deprecated for ``torch.amp.GradScaler("cuda",
+    ...)``, which warns and disables here (no CUDA), as torch on such a machine."""
+    warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                  "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+    return _amp.GradScaler("cuda", *args, **kwargs)
+
+
+def _autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = True
+              ) -> _amp.autocast:
+    """``torch.cuda.amp.autocast(...)``: ``torch.amp.autocast("cuda", ...)`` (disabled:
+    no CUDA)."""
+    warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                  "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+    return _amp.autocast("cuda", dtype=dtype if dtype is not None else float16,
+                         enabled=enabled, cache_enabled=cache_enabled)
+
+
+# torch.cuda.amp: the deprecated spellings older training scripts use
+amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast)

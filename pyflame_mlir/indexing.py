@@ -98,6 +98,9 @@ def gather(input: TensorLike, dim: int, index: TensorLike, *,  # noqa: A002
                                   "supported")
     x, idx = as_tensor_arg(input), _int_index("gather", index)
     d = normalize_dim("gather", dim, x.ndim) if x.ndim else 0
+    if idx.ndim == 0 and x.ndim == 1:  # torch: a 0-d index is a 1-element 1-d one
+        out = gather(x, d, reshape(idx, (1,)))
+        return reshape(out, ())
     _check_host_range("gather", idx, x.shape[d] if x.ndim else 1, d, wrap=False)
     return record(_GATHER, (x, idx), {"dim": d})
 
@@ -114,6 +117,16 @@ def _scatter_args(op: str, input: TensorLike, dim: int, index: TensorLike, src: 
                   ) -> tuple[Tensor, int, Tensor, Tensor]:
     x, idx = as_tensor_arg(input), _int_index(op, index)
     d = normalize_dim(op, dim, x.ndim) if x.ndim else 0
+    if idx.ndim == 0 and x.ndim == 1:
+        # torch takes a 0-d index (and source) as 1-element 1-d ones: the datasets
+        # tutorial's one-hot ``zeros(10).scatter_(0, torch.tensor(y), value=1)``
+        idx = reshape(idx, (1,))
+        if isinstance(src, Tensor | np.ndarray) and np.ndim(src) == 0:
+            src = reshape(as_tensor_arg(src), (1,))
+    if x.ndim and idx.ndim != x.ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
+                           f"self tensor (index {fmt_shape(idx.shape)}, self "
+                           f"{fmt_shape(x.shape)})")
     if isinstance(src, Tensor | np.ndarray):
         _same_dtype(op, x, src)
         s = _cast(as_tensor_arg(src), x.dtype)
@@ -287,7 +300,7 @@ def put(input: TensorLike, index: TensorLike, source: TensorLike,  # noqa: A002
 def is_advanced(index: Any) -> bool:
     """Whether ``index`` holds an advanced index (a list, array or tensor)."""
     items = index if isinstance(index, tuple) else (index,)
-    return builtins.any(isinstance(it, Tensor | np.ndarray | list | tuple) for it in items)
+    return builtins.any(isinstance(it, Tensor | np.ndarray | list | tuple | range) for it in items)
 
 
 def _host(t: Tensor) -> np.ndarray:
@@ -312,6 +325,8 @@ def _parse(x: Tensor, index: Any) -> tuple[list[Any], list[tuple[int, Any]]]:
     items = list(index) if isinstance(index, tuple) else [index]
     expanded: list[Any] = []
     for it in items:
+        if isinstance(it, range):  # torch: a sequence of ints (``x[range(n), target]``)
+            it = np.arange(it.start, it.stop, it.step, dtype=np.int64)
         if isinstance(it, list | tuple):
             it = np.asarray(it)
             if it.dtype == object or (it.size == 0 and it.dtype != np.bool_):

@@ -1758,7 +1758,9 @@ def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Tensor
 
 
 def _format(self: Tensor, spec: str) -> str:
-    if self.ndim == 0 and spec:
+    """torch's ``Tensor.__format__``: a 0-d tensor formats as its Python number
+    with any spec (``f"loss {loss}"`` prints ``loss 0.6931471824645996``)."""
+    if self.ndim == 0:
         return format(self.item(), spec)
     return format(str(self), spec)
 

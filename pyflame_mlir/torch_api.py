@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from .core import Tensor
-from .dialects.dtypes import DType, default_float, set_default_float
+from .core import GRAD_MODE, Tensor
+from .dialects.dtypes import TORCH_TYPE_NAMES, DType, can_cast, default_float, set_default_float
 from .dialects.dtypes import dtype as to_dtype
 
 __all__ = ["finfo", "get_default_dtype", "iinfo", "is_tensor", "numel", "set_default_dtype"]
@@ -77,13 +78,106 @@ def numel(input: Tensor) -> int:  # noqa: A002
     return input.numel()
 
 
-# ---- numpy's argument names (torch's parser takes axis= and keepdims=) ----
+# ---- numpy's argument names (torch's parser takes axis= and keepdims=) and out= ----
+
+def _requires_grad(args: Any) -> bool:
+    """Whether a tensor among ``args`` (lists and tuples looked into, as
+    ``cat``'s) requires grad."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if a.requires_grad:
+                return True
+        elif isinstance(a, list | tuple) and _requires_grad(a):
+            return True
+    return False
+
+
+def _write_out(name: str, result: Any, out: Any) -> Any:
+    """torch's ``out=``: ``result`` cast (without a change of kind) and copied
+    into ``out`` in place, ``out`` resized first when its shape differs (with
+    torch's deprecation warning unless it was empty); returns ``out``."""
+    if isinstance(out, list | tuple):
+        if not isinstance(result, tuple) or len(result) != len(out):
+            n = len(result) if isinstance(result, tuple) else 1
+            raise TypeError(f"{name}(): out= takes {n} tensor(s) here, got a "
+                            f"{type(out).__name__} of {len(out)}")
+        outs = [_write_out(name, r, o) for r, o in zip(result, out)]
+        return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+    if result.dtype is not out.dtype and not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{name}(): result type {TORCH_TYPE_NAMES.get(result.dtype)} can't be "
+                           f"cast to the desired output type {TORCH_TYPE_NAMES.get(out.dtype)}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}. This behavior is deprecated, and in a future "
+                          "PyTorch release outputs will not be resized unless they have zero "
+                          "elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=4)
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+# the modules whose functions are torch's ops (they take ``out=``); graph, tracing,
+# tree and driver utilities in the same namespace do not
+_OP_MODULES = frozenset(f"pyflame_mlir.{m}" for m in (
+    "ops", "creation", "reductions", "indexing", "linalg", "special", "special_cephes", "fft",
+    "math_rules", "composites", "composites2", "composites3", "torch_compat", "torch_compat2",
+    "nn.functional"))
+
+
+def accept_torch_names(fn: Any) -> Any:
+    """``fn`` also taking torch's ``out=`` (when it has no ``out`` parameter
+    of its own), and ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``
+    (when it has ``dim``/``keepdim`` but not the numpy names), as torch's
+    functions do (JAX and numpy code writes ``x.sum(axis=0, keepdims=True)``;
+    torch's tutorials ``torch.matmul(a, b, out=c)``). ``out=`` computes the
+    result, then writes it into ``out`` in place; as torch, not while an
+    argument requires grad. ``fn`` itself when it needs neither."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    numpy_names = ("dim" in params or "keepdim" in params) and "axis" not in params \
+        and "keepdims" not in params
+    out_arg = "out" not in params and getattr(inspect.unwrap(fn), "__module__", None) in _OP_MODULES
+    if not (numpy_names or out_arg):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            return fn(*args)
+        if numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
+            for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if numpy_name in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both {name}= and its alias "
+                                        f"{numpy_name}=")
+                    kwargs[name] = kwargs.pop(numpy_name)
+        if out_arg and "out" in kwargs:
+            out = kwargs.pop("out")
+            if out is None:
+                return fn(*args, **kwargs)
+            if GRAD_MODE.enabled and (_requires_grad(args) or _requires_grad(kwargs.values())
+                                      or _requires_grad((out,))):
+                raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
+                                   "support automatic differentiation, but one of the "
+                                   "arguments requires grad.")
+            return _write_out(fn.__name__, fn(*args, **kwargs), out)
+        return fn(*args, **kwargs)
+    return call
+
 
 def accept_numpy_names(fn: Any) -> Any:
     """``fn`` also taking ``axis=`` for ``dim=`` and ``keepdims=`` for
-    ``keepdim=``, as torch's functions and Tensor methods do (JAX and numpy
-    code writes ``x.sum(axis=0, keepdims=True)``); ``fn`` itself when it has
-    neither parameter or already takes the numpy names."""
+    ``keepdim=`` (a Tensor method: torch's methods take no ``out=``)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -106,10 +200,11 @@ def accept_numpy_names(fn: Any) -> Any:
 
 
 def install_numpy_names(namespace: dict[str, Any], cls: type | None = None) -> None:
-    """``accept_numpy_names`` on the functions of a namespace and the methods of a class."""
+    """``accept_torch_names`` on the functions of a namespace (numpy's names
+    and ``out=``), ``accept_numpy_names`` on the methods of a class."""
     for name, value in list(namespace.items()):
         if not name.startswith("_") and inspect.isfunction(value):
-            namespace[name] = accept_numpy_names(value)
+            namespace[name] = accept_torch_names(value)
     for name, value in list(vars(cls).items()) if cls is not None else ():
         if not name.startswith("_") and inspect.isfunction(value):
             setattr(cls, name, accept_numpy_names(value))

@@ -129,20 +129,19 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
                      edgeitems: int | None = None, linewidth: int | None = None,
                      profile: str | None = None, sci_mode: bool | None = None) -> None:
     """torch's print options for ``repr(tensor)``: a ``profile`` ('default',
-    'short', 'full') first, then the given fields. ``sci_mode=False``
-    suppresses scientific notation; True (always) is numpy's choice here."""
+    'short', 'full') first, then the given fields; ``sci_mode`` True or False
+    forces or suppresses scientific notation, None lets the values decide."""
     opts = core.PRINT_OPTIONS
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}")
         p, t, e, w = _PROFILES[profile]
-        opts.update(precision=p, threshold=t, edgeitems=e, max_line_width=w)
+        opts.update(precision=p, threshold=t, edgeitems=e, linewidth=w)
     for key, value in (("precision", precision), ("threshold", threshold),
-                       ("edgeitems", edgeitems), ("max_line_width", linewidth)):
+                       ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if value is not None:
             opts[key] = sys.maxsize if value == math.inf else value
-    if sci_mode is not None:
-        opts["suppress_small"] = not sci_mode
+    opts["sci_mode"] = sci_mode  # (torch: each call sets it, None included)
 
 
 # ---- devices, dtypes, types ----

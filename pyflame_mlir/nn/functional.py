@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ from .. import math_rules as _math_rules
 from .. import ops as _ops
 from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
-from ..creation import arange, from_numpy, full, rand
+from ..creation import arange, from_numpy, full, linspace, rand
 from ..dialects import OPS
 from ..dialects.dtypes import bool_, float64, int64
 from ..dialects.opdef import ShapeError
@@ -45,7 +46,6 @@ from ..ops import (
     exp,
     gelu,
     log,
-    log_softmax,
     logsumexp,
     matmul,
     maximum,
@@ -59,6 +59,7 @@ from ..ops import (
     tanh,
     where,
 )
+from ..ops import log_softmax as _log_softmax
 from ..ops import relu as _relu
 from ..ops import softmax as _softmax
 from . import sparse_grad as _sparse_grad
@@ -107,11 +108,27 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _maybe_inplace(input, _relu, inplace, "relu_")
 
 
+def _implicit_softmax_dim(name: str, input: Any, dim: int | None, stacklevel: int) -> int:
+    """torch's ``_get_softmax_dim``: without ``dim``, a 0-, 1- or 3-d input
+    is normalized over dim 0, any other over dim 1 (deprecated in torch, with
+    the same warning, but old programs such as the classic MNIST example
+    still call ``F.log_softmax(x)``)."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if as_tensor_arg(input).ndim in (0, 1, 3) else 1
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
             ) -> Tensor:
-    if dim is None:
-        raise ValueError("softmax: pass dim (torch's implicit dim choice is deprecated)")
-    return _softmax(input, dim, dtype)
+    return _softmax(input, _implicit_softmax_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+                ) -> Tensor:
+    return _log_softmax(input, _implicit_softmax_dim("log_softmax", input, dim, _stacklevel),
+                        dtype)
 
 
 # The activations' math lives in pyflame_mlir/ops.py (pf.elu, pf.silu, ...); these
@@ -228,8 +245,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * sigmoid(b)
 
 
-def softmin(input: Tensor, dim: int, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return softmax(-as_tensor_arg(input), dim, dtype=dtype)
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+            ) -> Tensor:
+    return _softmax(-as_tensor_arg(input), _implicit_softmax_dim("softmin", input, dim,
+                                                                _stacklevel), dtype)
 
 
 # ---- linear ----
@@ -437,14 +456,50 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout("dropout1d", input, p, training, inplace, 1)
 
 
+def _feature_mask(op: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """torch's ``feature_dropout`` mask: one draw per (sample, channel), the
+    first two dims."""
+    if len(shape) < 2:
+        raise RuntimeError(f"{op}: Feature dropout requires at least 2 dimensions in the input, "
+                           f"got {list(shape)}")
+    return shape[:2] + (1,) * (len(shape) - 2)
+
+
+def _feature_dims_warning(op: str, ndim: int, want: str) -> None:
+    warnings.warn(f"{op}: Received a {ndim}-D input to {op}, which is deprecated and will "
+                  "result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {op} exists to provide "
+                  f"channel-wise dropout on {want} inputs.", UserWarning, stacklevel=3)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
-    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+    """torch's: channel-wise over the first two dims whatever the rank, so a 3-D
+    input is (N, C, L) (torch's historical reading, with its warning), not an
+    unbatched (C, H, W); ranks other than 3 and 4 warn."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (3, 4):
+        _feature_dims_warning("dropout2d", x.ndim, "3D or 4D")
+    if x.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", UserWarning, stacklevel=2)
+    return _dropout(x, p, training, inplace, _feature_mask("dropout2d", x.shape))
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # issue 14 (surface14)
               inplace: bool = False) -> Tensor:
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    """torch's: a 5-D input is batched, any other rank unbatched (channels
+    first); ranks other than 4 and 5 warn."""
+    x = as_tensor_arg(input)
+    if x.ndim not in (4, 5):
+        _feature_dims_warning("dropout3d", x.ndim, "4D or 5D")
+    if x.ndim == 5:
+        return _dropout(x, p, training, inplace, _feature_mask("dropout3d", x.shape))
+    return _dropout(x, p, training, inplace, _feature_mask("dropout3d", (1, *x.shape))[1:])
 
 
 # ---- attention ----
@@ -2044,10 +2099,16 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
                                         f"(5-D is not supported), got {list(th.shape)} and "
                                         f"{list(size)}")
     n, _, h, w = size
+    dt = np.dtype(th.dtype.np if th.dtype.is_floating_point else np.float32).type
 
     def axis(k: int) -> np.ndarray:
-        v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
-        return v if align_corners else v * (k - 1) / k
+        """torch's ``linspace_from_neg_one``: its linspace (bit for bit), then
+        ``* (k - 1) / k`` in the dtype (a grid point on a pixel center must
+        round as torch's does: grid_sample's gradient jumps there)."""
+        if k <= 1:
+            return np.zeros(1, dtype=dt)
+        v = linspace(-1.0, 1.0, k, dtype=th.dtype).numpy().astype(dt)
+        return v if align_corners else (v * dt(k - 1)) / dt(k)
     xs, ys = np.meshgrid(axis(w), axis(h))
     base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
     grid = matmul(_const_like(np.broadcast_to(base, (n, h * w, 3)).copy(), th),
@@ -2129,16 +2190,24 @@ def _source_index(coord: Tensor, size: int, padding_mode: str, align_corners: bo
     """A normalized grid coordinate in [-1, 1] as a pixel coordinate of an
     axis of ``size`` pixels, with torch's padding (border: clipped; reflection:
     mirrored at the edges, then clipped)."""
-    if align_corners:
-        coord = (coord + 1.0) / 2.0 * (size - 1)
+    # torch's CPU kernel: ``(coord + 1) * scale - 0.5`` as a fused multiply-add
+    # (scale = size/2; align_corners: ``(coord + 1) * (size - 1)/2``). Its one
+    # rounding decides on which side of a pixel center a point falls, and so the
+    # grid's gradient there (STN's identity start): float32 runs it in float64
+    scale = (size - 1) / 2.0 if align_corners else size / 2.0
+    shift = 0.0 if align_corners else 0.5
+    if coord.dtype.name in ("float32", "float16", "bfloat16"):
+        wide = _ops.convert(coord + 1.0, float64)
+        coord = _ops.convert(wide * scale - shift, coord.dtype)
     else:
-        coord = ((coord + 1.0) * size - 1.0) / 2.0
-    if padding_mode == "border":
-        coord = _ops.clamp(coord, 0.0, size - 1.0)
-    elif padding_mode == "reflection":
+        coord = (coord + 1.0) * scale - shift
+    if padding_mode == "reflection":
         coord = (_reflect(coord, 0, 2 * (size - 1)) if align_corners
                  else _reflect(coord, -1, 2 * size - 1))
-        coord = _ops.clamp(coord, 0.0, size - 1.0)
+    if padding_mode in ("border", "reflection"):
+        # torch's clip_coordinates: a point on the border counts as outside, for
+        # the gradient too (none reaches the grid there; clamp's would pass)
+        coord = where(coord <= 0.0, 0.0, where(coord >= size - 1.0, size - 1.0, coord))
     return coord
 
 
@@ -2184,13 +2253,20 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
 
     zero = _ops._cast(0, x.dtype)
     if mode == "nearest":
-        value, inside = pick(ix.round(), iy.round())
-        return where(inside, value, zero)
+        rx, ry = ix.round(), iy.round()
+        value, inside = pick(rx, ry)
+        # torch gives the grid a zero gradient (not none): a factor 1 made from the
+        # rounded coordinates (round's derivative is 0) keeps the grid in the graph
+        one = _ops.unsqueeze(rx * 0.0 + ry * 0.0 + 1.0, 1)
+        return where(inside, value * one, zero)
     x0, y0 = ix.floor(), iy.floor()
+    # torch's weights: (x1 - ix) and (ix - x0) (not 1 - (ix - x0): the same
+    # roundings as its kernel)
+    tx0, ty0 = _ops.unsqueeze((x0 + 1.0) - ix, 1), _ops.unsqueeze((y0 + 1.0) - iy, 1)
     tx, ty = _ops.unsqueeze(ix - x0, 1), _ops.unsqueeze(iy - y0, 1)
     out = None
-    for dx, dy, weight in ((0, 0, (1.0 - tx) * (1.0 - ty)), (1, 0, tx * (1.0 - ty)),
-                           (0, 1, (1.0 - tx) * ty), (1, 1, tx * ty)):
+    for dx, dy, weight in ((0, 0, tx0 * ty0), (1, 0, tx * ty0),
+                           (0, 1, tx0 * ty), (1, 1, tx * ty)):
         value, inside = pick(x0 + float(dx), y0 + float(dy))
         term = where(inside, value * weight, zero)
         out = term if out is None else out + term

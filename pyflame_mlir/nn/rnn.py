@@ -105,6 +105,11 @@ class _RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -k, k)
 
+    def flatten_parameters(self) -> None:
+        """torch's call to pack cuDNN's weight buffer; here each weight is its
+        own tensor and there is no fused buffer, so (as torch on the CPU)
+        nothing changes. Kept so programs that call it after loading run."""
+
     def _weights(self, layer: int, d: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         names = self._names[layer * (2 if self.bidirectional else 1) + d]
         w = [getattr(self, n) for n in names]

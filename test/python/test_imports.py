@@ -54,7 +54,9 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.torch_compat": 2,  # issue 14: torch's settings, windows, top-level F ops
     "pyflame_mlir.torch_compat2": 2,  # session 11: memory formats, top-level losses/cells
     "pyflame_mlir.testing": 1,  # pf.testing.assert_close
-    "pyflame_mlir.cuda": 0,  # torch.cuda's queries (no CUDA device here)
+    "pyflame_mlir.cuda": 2,  # torch.cuda's queries (no CUDA device here); cuda.amp on amp
+    "pyflame_mlir.accelerator": 0,  # torch.accelerator's queries (no accelerator here)
+    "pyflame_mlir.tensor_str": 0,  # repr(tensor)'s body as torch's _tensor_str (numpy only)
     "pyflame_mlir.backends": 0,  # torch.backends' switches and queries (no cuDNN/CUDA/MPS)
     "pyflame_mlir.indexing": 1,  # gather/scatter indexing API and advanced getitem
     "pyflame_mlir.inplace": 1,  # in-place methods on Tensor, on top of ops and creation

@@ -579,3 +579,13 @@ def test_python_float_as_a_dtype_is_double_as_torch():
     assert pf.tensor([1, 2], dtype=float).dtype == pf.float64
     assert pf.ones(2).astype(float).dtype == pf.float32
     assert pf.numpy.zeros(2, dtype=float).dtype == pf.float32
+
+
+def test_version_as_scripts_print_it():
+    """``print(torch.__version__)`` opens many tutorials: the installed
+    distribution's version string; other missing names still raise."""
+    from importlib.metadata import version
+
+    assert pf.__version__ == version("pyflame-mlir")
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        pf.not_a_name  # noqa: B018

@@ -96,9 +96,26 @@ class FabDsd:
     color: int
     length: int
     queue: int
+    control: bool = False  # a fabout DSD sending control wavelets (`.control = true`)
 
 
 Dsd = MemDsd | Mem4dDsd | FabDsd
+
+
+@dataclass(eq=False, slots=True)
+class Dsr:
+    """A data structure register of one PE: the DSD `@load_to_dsr` put in it, the
+    completion action that load named, and whether an operation has used it since."""
+
+    kind: str  # dest, src0 or src1
+    id: int
+    dsd: Dsd | None = None
+    then: object = None  # the load's #csl_ext.async, or None
+    used: bool = False
+    save: bool | None = None  # the load's .save_address (None: not said)
+
+    def __str__(self) -> str:
+        return f"dsr_{self.kind} {self.id}"
 
 
 def _flat_index(shape: tuple[int, ...], amap: AffineMap, sizes: list[int]) -> np.ndarray:

@@ -46,6 +46,7 @@ from .errors import (
     AsyncRaceWarning,
     DsdBoundsError,
     ProgramError,
+    UnsupportedError,
 )
 from .fabric import Chunk
 from .interpreter import Drain, Wait
@@ -172,8 +173,10 @@ class DsdUnit:
         n = self._length(name, operands)
         for kind, v in operands[1:]:
             if kind == "fab":
-                if v.kind != "fabin_dsd":
+                if v.kind not in ("fabin_dsd", "fifo"):
                     raise ProgramError(f"{self.where}: @{name} reads from a {v.kind}")
+                if v.kind == "fifo" and n > self.fifo_capacity[v.color]:
+                    raise self._through_fifo(name, n, v)
                 needs[v.color] = needs.get(v.color, 0) + n
         self.dsd_ops += 1
         if isinstance(then, csl_ext.AsyncAttr):
@@ -189,6 +192,13 @@ class DsdUnit:
             return self._wait_then_run(b, operands, n, needs)
         drain = self._run_sync(b, operands, n)
         return None if drain is None else iter((drain,))
+
+    def _through_fifo(self, name: str, n: int, fifo: D.FabDsd) -> UnsupportedError:
+        return UnsupportedError(
+            f"{self.where}: @{name} moves {n} elements through a FIFO of "
+            f"{self.fifo_capacity[fifo.color]}: the simulator runs an operation whole, so "
+            "streaming more than a FIFO holds (its producer and consumer taking turns) is "
+            "not modeled")
 
     # --- microthreads ----------------------------------------------------------------
 
@@ -212,7 +222,7 @@ class DsdUnit:
                     f"{rules.title}'s microthread ids {lo}-{hi}")
             return ut
         for kind, v in operands[:3]:
-            if kind == "fab":
+            if kind == "fab" and v.kind != "fifo":
                 return v.queue
         return None
 
@@ -345,6 +355,8 @@ class DsdUnit:
         benchmark sends a length-2 memory DSD through a fabout DSD of extent 1 and
         its receivers count both wavelets (so the sources' length it is; unverified
         in the documentation, as CSL_NOTES records)."""
+        operands = [(k, v) for k, v in operands
+                    if not (k == "fab" and v.kind == "fifo")] or operands  # a FIFO has none
         dest_kind, dest = operands[0]
         srcs = [v.length for kind, v in operands[1:] if kind in ("mem", "fab")]
         if dest_kind == "fab" and dest.kind == "fabout_dsd" and srcs:
@@ -360,27 +372,37 @@ class DsdUnit:
         """Run, in issue order, the pending async ops whose input wavelets are all queued.
         One whose send does not fit in the queues on its path is held back until its
         receivers read (`async_sent`); it completes then."""
-        held: set[int] = set()
-        for a in list(self.pending):
-            if held & a.needs.keys() or any(self.queues[c].count < k for c, k in a.needs.items()):
-                held |= a.needs.keys()  # later ops on the same queue wait behind this one
-                continue
-            self.pending.remove(a)
-            n = self._length(a.builtin.name, a.operands)
-            t_end, compute, sent = self._execute(a.builtin, a.operands, n, a.issue_t, a)
-            self.async_cycles += compute
-            a.t_end = t_end
-            if sent is not None:
-                drain = Drain(*sent[:3], op=a)
-                if not drain.done():
-                    a.drain = drain
-                    self.held.append(a)
-                    self.sim.draining.append((self, drain))
+        ran = True
+        while ran:  # again while one ran: it may have filled a FIFO another one pops
+            ran = False
+            held: set[int] = set()
+            for a in list(self.pending):
+                if a not in self.pending:  # a nested call (a loopback send) ran it
                     continue
-            self._complete(a, t_end)
+                if held & a.needs.keys() or any(self.queues[c].count < k
+                                                for c, k in a.needs.items()):
+                    held |= a.needs.keys()  # later ops on the same queue wait behind this one
+                    continue
+                self.pending.remove(a)
+                ran = True
+                self._run_async(a)
         if not self.pending:
             self.write_log.clear()
         self.watching = bool(self.pending or self.streaming)
+
+    def _run_async(self, a: AsyncOp) -> None:
+        n = self._length(a.builtin.name, a.operands)
+        t_end, compute, sent = self._execute(a.builtin, a.operands, n, a.issue_t, a)
+        self.async_cycles += compute
+        a.t_end = t_end
+        if sent is not None:
+            drain = Drain(*sent[:3], op=a)
+            if not drain.done():
+                a.drain = drain
+                self.held.append(a)
+                self.sim.draining.append((self, drain))
+                return
+        self._complete(a, t_end)
 
     def async_sent(self, a: AsyncOp, ready_t: float) -> None:
         """A held-back async send's receivers made room for its last wavelets."""
@@ -482,13 +504,20 @@ class DsdUnit:
                 self.core_write(D._typed(dest.buf, result.dtype), dest.index(), result, times)
             else:
                 D.write(dest, result)
+        elif dest_kind == "fab" and dest.kind == "fifo":
+            q = self.queues[dest.color]
+            if q.count + n > self.fifo_capacity[dest.color]:
+                raise self._through_fifo(b.name, n + q.count, dest)
+            q.push(Chunk(to_words(np.array(result, copy=True, order="C")), t_first,
+                         max(1.0, step)))
         elif dest_kind == "fab":
             if dest.kind != "fabout_dsd":
                 raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
             gap = max(1.0, step)
             # a copy: the wavelets are in flight, the sender may overwrite its memory
             words = to_words(np.array(result, copy=True, order="C"))
-            targets, receivers = self.sim.send(self, dest.color, Chunk(words, t_first, gap))
+            targets, receivers = self.sim.send(self, dest.color, Chunk(words, t_first, gap),
+                                               dest.control)
             if targets:
                 sent = (dest.color, words.size, targets, receivers)
         if reads and reads[0].times[-1] > self.t:

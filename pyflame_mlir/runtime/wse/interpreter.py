@@ -90,6 +90,10 @@ class Context:
     def initialize_queue(self, queue: int, color: int, output: bool):
         self._reject("@initialize_queue")
     def check_fabric_dsd(self, d: D.FabDsd): self._reject("fabric DSDs")
+    def dsr(self, kind: str, id: int) -> D.Dsr: self._reject("@get_dsr")
+    def allocate_fifo(self, buf: np.ndarray) -> D.FabDsd: self._reject("@allocate_fifo")
+    def check_data_id_form(self, on_queue: bool, op: Operation) -> None:
+        pass  # only a PE knows its arch
     def bind_data_task(self, task: str, queue: int, op: Operation):
         self._reject("@bind_data_task")
     def call(self, name: str, args: list) -> Generator[Wait, None, Any]: self._reject("csl.call")
@@ -101,7 +105,8 @@ class Context:
     def set_rectangle(self, w: int, h: int): self._reject("@set_rectangle")
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")
-    def set_route(self, x: int, y: int, color: int, rx, tx): self._reject("@set_color_config")
+    def set_route(self, x: int, y: int, color: int, rx, tx, switches=None):
+        self._reject("@set_color_config")
     def core_write(self, arr: np.ndarray, index, values, times): self._reject("watched writes")
 
 

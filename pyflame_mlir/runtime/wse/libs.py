@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import ProgramError, RouteError, UnsupportedError
-from .fabric import check_color
+from .fabric import (
+    CTRL_CMD_SHIFT,
+    CTRL_ENTRY_SHIFT,
+    CTRL_FILTER_BIT,
+    NO_ENTRYPOINT,
+    SWITCH_ADV,
+    check_color,
+)
 
 if TYPE_CHECKING:
     from .pe import PE
@@ -494,6 +501,38 @@ def run_collective(calls: list[CollectiveCall], model: Any) -> tuple[list[float]
     return done, hops
 
 
+class ControlOpcodes(Library):
+    """`<control>`'s `opcode`: the switch commands a control wavelet carries. Only
+    SWITCH_ADV (1, as the SDK's 25-pt-stencil benchmark encodes "advance") is modeled."""
+
+    name = "<control>.opcode"
+
+    def __init__(self):
+        self.fields = {"SWITCH_ADV": SWITCH_ADV}
+
+
+class ControlLib(Library):
+    """`<control>` on a PE: `encode_single_payload(opcode, ce_filter, entrypoint, data)`
+    builds a control wavelet's payload: the command for the router it passes, whether
+    that router keeps it from the core (`ce_filter`), the control task it activates
+    there (`{}`: none) and its 16-bit data (SDK tutorials topic-06/07-switches). The
+    field positions are those the 25-pt-stencil benchmark writes by hand (fabric.py);
+    the simulator reads the payload back from them."""
+
+    name = "<control>"
+
+    def __init__(self):
+        self.fields = {"opcode": ControlOpcodes()}
+
+    def fn_encode_single_payload(self, opcode: int, ce_filter, entrypoint, data: int) -> int:
+        entry = NO_ENTRYPOINT if entrypoint is None else int(entrypoint)
+        if not 0 <= entry < 64:
+            raise ProgramError(f"<control>.encode_single_payload: entrypoint {entry} is not a "
+                               "control task id 0-63")
+        return ((int(opcode) & 0b11) << CTRL_CMD_SHIFT | int(bool(ce_filter)) << CTRL_FILTER_BIT
+                | entry << CTRL_ENTRY_SHIFT | int(data) & 0xFFFF)
+
+
 def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
     if pe is None:
         if name == "<memcpy/get_params>":
@@ -514,5 +553,7 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return DebugLib(pe, params)
     elif name == "<simprint>":
         return SimPrint(pe)
+    elif name == "<control>":
+        return ControlLib()
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

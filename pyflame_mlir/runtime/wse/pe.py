@@ -10,7 +10,7 @@ core and fire their completion action (activate/unblock) when done.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +21,14 @@ from xdsl.ir import SSAValue
 
 from . import dsd as D
 from .dsd_unit import AsyncOp, CoreWrite, DsdUnit, Running, words_to
-from .errors import ArchRuleError, ProgramError, ReservedIdError, SramOverflowError
-from .fabric import HostSink, InputQueue, check_color
+from .errors import (
+    ArchRuleError,
+    ProgramError,
+    ReservedIdError,
+    SramOverflowError,
+    UnsupportedError,
+)
+from .fabric import CTRL_ENTRY_SHIFT, NO_ENTRYPOINT, HostSink, InputQueue, check_color
 from .impl import plan_module
 from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
 from .libs import import_library
@@ -92,6 +98,12 @@ class PE(DsdUnit, Context):
         self.tsc_enabled = False  # <time>'s timestamp counter runs
         self.debug_traces: dict[str, Any] = {}  # <debug> trace buffers by key
         self.comptime_actions: list[tuple[str, int, bool | None]] | None = None
+        # data ids (a color on WSE-2, an input queue on WSE-3) bound to no data task that
+        # @unblock opened: their control wavelets reach the core (SDK topic-07-switches)
+        self.open_data_ids: set[int] = set()
+        self.dsrs: dict[tuple[str, int], D.Dsr] = {}  # the DSR files, (kind, id) -> register
+        self.fifo_capacity: dict[int, int] = {}  # a FIFO's queue key -> its buffer's size
+        self.control_inbox: dict[int, deque[tuple[float, int]]] = {}  # control id -> (t, data)
         self.t = 0.0
         self.end_t = 0.0  # latest completion of anything this PE did (async ops included)
         self.busy = self.stall = self.async_cycles = self.flops = 0.0
@@ -205,6 +217,25 @@ class PE(DsdUnit, Context):
         self._check_shared_id("data", queue, name)
         self.tasks[("data", queue)] = Task(name, "data", queue, tuple(fn.function_type.inputs.data))
 
+    def allocate_fifo(self, buf: np.ndarray) -> D.FabDsd:
+        """A FIFO: its elements wait in a queue of this PE under a key of its own (a
+        negative number, no color), at most as many as its buffer holds."""
+        key = -(len(self.fifo_capacity) + 1)
+        self.fifo_capacity[key] = buf.size
+        return D.FabDsd("fifo", key, 0, -1)
+
+    def dsr(self, kind: str, id: int) -> D.Dsr:
+        return self.dsrs.setdefault((kind, id), D.Dsr(kind, id))
+
+    def check_data_id_form(self, on_queue: bool, op) -> None:
+        """@block/@unblock of a data id names a color on WSE-2, an input queue on WSE-3."""
+        rules = ARCH[self.sim.arch]
+        if on_queue != (rules.data_task_from == "input_queue"):
+            want = "an input queue" if not on_queue else "a color"
+            raise ArchRuleError(
+                f"{self.where}: {op.name} of a data id as {'a queue' if on_queue else 'a color'}"
+                f" (at {location(op)}): {rules.title} data task ids come from {want}")
+
     def _check_shared_id(self, kind: str, id: int, name: str) -> None:
         """Local, data and control tasks share one task table: a data task's id is its
         color (WSE-2) or input queue (WSE-3), so @bind_local_task(t, @get_local_task_id(12))
@@ -297,11 +328,49 @@ class PE(DsdUnit, Context):
         if self.comptime_actions is not None:
             self.comptime_actions.append((kind, id, blocked))
             return
+        if kind == "data" and ("data", id) not in self.tasks:
+            # no data task on it: the color/queue itself, which control wavelets need open
+            self._check_id(kind, id, "@block" if blocked else "@unblock")
+            (self.open_data_ids.discard if blocked else self.open_data_ids.add)(id)
+            return
         task = self._task(kind, id, "@block" if blocked else "@unblock")
         task.blocked = blocked
         if not blocked:
             task.unblock_t = self.t if at is None else at
             self.sim.poke(self, task.unblock_t)
+
+    def control_wavelet(self, color: int, word: int, t: float) -> None:
+        """A control wavelet reaches this core (its filter bit off): it activates the
+        control task its entrypoint field names, with its 16-bit data (SDK tutorial
+        topic-07-switches-entrypt). The color (WSE-2), or the input queue bound to it
+        (WSE-3), must have no data task and be unblocked."""
+        rules = ARCH[self.sim.arch]
+        if rules.data_task_from == "color":
+            data_id, what = color, f"color {color}"
+        else:
+            queues = [q for (out, q), c in self.queue_colors.items() if not out and c == color]
+            if not queues:
+                raise ProgramError(f"{self.where}: a control wavelet on color {color} arrives, "
+                                   "but no @initialize_queue binds an input queue to it")
+            data_id, what = queues[0], f"input queue {queues[0]} (color {color})"
+        if ("data", data_id) in self.tasks:
+            raise UnsupportedError(f"{self.where}: a control wavelet on {what}, which runs data "
+                                   f"task {self.tasks[('data', data_id)].name}: mixing control "
+                                   "and data wavelets on one color is not modeled")
+        if data_id not in self.open_data_ids:
+            raise ProgramError(f"{self.where}: a control wavelet on {what} is never taken: "
+                               f"with no data task on it, the core takes it only once "
+                               f"@unblock opens the {what.split(' (')[0]}")
+        entry = (word >> CTRL_ENTRY_SHIFT) & 0x3F
+        if entry == NO_ENTRYPOINT:
+            raise UnsupportedError(f"{self.where}: a control wavelet with no entrypoint reaches "
+                                   "the core: what the core does with it is not modeled")
+        task = self.tasks.get(("control", entry))
+        if task is None:
+            raise ProgramError(f"{self.where}: a control wavelet activates control task id "
+                               f"{entry}, bound to no task")
+        self.control_inbox.setdefault(entry, deque()).append((t, word & 0xFFFF))
+        self.sim.poke(self, t)
 
     def unblock_cmd_stream(self) -> None:
         self.cmd_blocked = False
@@ -333,6 +402,8 @@ class PE(DsdUnit, Context):
                 if not q or not q.count:
                     continue
                 ready = q.head_time()
+            elif task.kind == "control" and self.control_inbox.get(task.id):
+                ready = self.control_inbox[task.id][0][0]
             elif task.activated:
                 ready = task.ready
             else:
@@ -358,6 +429,10 @@ class PE(DsdUnit, Context):
             if len(types) == 2:  # two 16-bit halves of one wavelet
                 args.append(scalar(np.array([words[0] >> 16], np.uint32).astype(np.uint16)
                                    .view(np_dtype(types[1]))[0]))  # fmt: skip
+        elif task.kind == "control" and self.control_inbox.get(task.id):
+            _, data = self.control_inbox[task.id].popleft()
+            args = [scalar(np.array([data], np.uint16).view(np_dtype(t))[0])
+                    if np_dtype(t).itemsize == 2 else data for t in task.inputs[:1]]
         else:
             task.activated = False
             args = []

@@ -112,10 +112,14 @@ class Simulator:
         end does not read (the kernel's west edge, then memcpy's halo: an estimate)."""
         return path_room(self.model, x + 1)
 
-    def send(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+    def send(self, pe: PE, color: int, chunk: Chunk, control: bool = False
+             ) -> tuple[list, list]:
         """Deliver a stream; return its targets ((x, y), input queue, the queue's `taken`
         count at which the sender's last wavelet has left) and its receivers (input
-        queue, words pushed to it before this stream)."""
+        queue, words pushed to it before this stream). Control wavelets go one by one
+        (each may move switches on the way of the next)."""
+        if control:
+            return self._send_control(pe, color, chunk)
         field = self.stream_colors.get(color)
         if field is not None:
             if not field.startswith("MEMCPYD2H"):
@@ -137,6 +141,15 @@ class Simulator:
             dst.try_async()
             self.poke(dst, delivered.t0)
         return targets, receivers
+
+    def _send_control(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
+        if color in self.stream_colors:
+            raise ProgramError(f"{pe.where} sends control wavelets on memcpy's color {color}")
+        for i, word in enumerate(chunk.words):
+            one = Chunk(chunk.words[i:i + 1], chunk.t0 + i * chunk.gap, chunk.gap)
+            for xy, delivered, _ in self.fabric.deliver((pe.x, pe.y), color, one, control=True):
+                self.pes[xy].control_wavelet(color, int(word), delivered.t0)
+        return [], []
 
     def collective(self, call: CollectiveCall) -> None:
         """A PE calls a `<collectives_2d>` collective: once every PE of its line has
@@ -238,7 +251,9 @@ class Simulator:
                 if q.count:
                     left.setdefault(color, []).append(f"{pe.where}: {q.count}")
         if left:
-            lines = [f"{len(v)} PE(s) hold unread wavelets on color {c} ({', '.join(v[:8])}"
+            lines = [f"{len(v)} PE(s) hold unread "
+                     + (f"wavelets on color {c}" if c >= 0 else f"elements in FIFO {-c}")
+                     + f" ({', '.join(v[:8])}"
                      + (", ..." if len(v) > 8 else "") + ")" for c, v in sorted(left.items())]
             raise StaleWaveletError(
                 f"at {when}: wavelets were sent that no PE read: " + "; ".join(lines))

@@ -59,7 +59,21 @@ _INT_BINOPS: dict[type[Operation], tuple[Callable[[int, int], int], bool]] = {
     arith.ShLIOp: (operator.lshift, False),
     arith.AndIOp: (operator.and_, False),
     arith.OrIOp: (operator.or_, False),
+    arith.XOrIOp: (operator.xor, False),
+    arith.ShRUIOp: (operator.rshift, True),  # logical: the bits read unsigned
 }
+
+
+@ARITH.impl(arith.ShRSIOp)
+def _shrsi(op: arith.ShRSIOp):
+    """Arithmetic right shift: the bits read as a signed integer of the width."""
+    bits, signed = int_info(op.result.type)
+    lhs, rhs, res = op.lhs, op.rhs, op.result
+
+    def run(ctx, env):
+        env[res] = wrap(wrap(env[lhs], bits, True) >> env[rhs], bits, signed)
+
+    return run
 
 
 @ARITH.impl(*_INT_BINOPS)

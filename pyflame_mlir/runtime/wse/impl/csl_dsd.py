@@ -43,14 +43,15 @@ def _mem_dsd(op: csl.GetMemDsdOp):
     return run
 
 
-def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int]):
+def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int],
+            control: bool = False):
     """The step of a fabric DSD op, given how to read its color and extent."""
     kind, queue, res = op.result.type.data.value, csl_ext.queue_number(op.queue_id), op.result
 
     def run(ctx, env):
         n = extent(env)
         D.check_length(kind, [n])
-        d = D.FabDsd(kind, color(env), n, queue)
+        d = D.FabDsd(kind, color(env), n, queue, control)
         ctx.check_fabric_dsd(d)
         env[res] = d
 
@@ -59,17 +60,17 @@ def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int]):
 
 @CSL_DSD.impl(csl.GetFabDsdOp)
 def _fab_dsd(op: csl.GetFabDsdOp):
-    for flag, what in ((op.control, "control wavelets (.control = true): the control "
-                        "payloads of <control> and the control tasks and switch commands "
-                        "they trigger"),
-                       (op.wavelet_index_offset, "wavelet-indexed stores "
-                        "(.wavelet_index_offset = true)")):
-        if flag is not None and flag.value.data:
-            # sending these as data would hand the receiver a wrong value silently
-            raise UnsupportedError(f"the WSE simulator does not model {what} "
-                                   f"(at {location(op)})")
+    wio = op.wavelet_index_offset
+    if wio is not None and wio.value.data:
+        # sending these as data would hand the receiver a wrong value silently
+        raise UnsupportedError("the WSE simulator does not model wavelet-indexed stores "
+                               f"(.wavelet_index_offset = true) (at {location(op)})")
+    control = op.control is not None and bool(op.control.value.data)
+    if control and op.result.type.data != csl.DsdKind.fabout_dsd:
+        raise UnsupportedError("the WSE simulator models control wavelets only as sent "
+                               f"(.control = true on a fabout_dsd) (at {location(op)})")
     color, size = op.fabric_color.value.data, op.sizes[0]
-    return fab_dsd(op, lambda env: color, lambda env: env[size])
+    return fab_dsd(op, lambda env: color, lambda env: env[size], control)
 
 
 @CSL_DSD.impl(csl.IncrementDsdOffsetOp)

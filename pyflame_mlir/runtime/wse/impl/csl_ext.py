@@ -1,11 +1,20 @@
 """`csl_ext`, our extension of `csl`: task blocking, queues, fabric DSDs with an SSA
-color, and routes in the layout."""
+color, and routes in the layout; pointer dereference and @map."""
 
 from __future__ import annotations
 
+import numpy as np
+from xdsl.dialects import csl
+from xdsl.dialects.csl import TaskKind
+
 from pyflame_mlir.dialects import csl_ext
 
-from ..interpreter import Functions
+from .. import dsd as D
+from ..builtins import BUILTINS, UNMODELED
+from ..errors import DsdBoundsError, ProgramError, UnsupportedError
+from ..fabric import SwitchSpec
+from ..interpreter import Functions, location
+from ..values import Var, is_numeric, np_dtype, scalar
 from .csl_dsd import fab_dsd
 
 CSL_EXT = Functions("csl_ext")
@@ -14,8 +23,10 @@ CSL_EXT = Functions("csl_ext")
 @CSL_EXT.impl(csl_ext.BlockOp, csl_ext.UnblockOp)
 def _block(op: csl_ext.BlockOp | csl_ext.UnblockOp):
     kind, id, blocked = op.kind.data.value, op.id.value.data, isinstance(op, csl_ext.BlockOp)
+    on_queue = op.on_queue is not None
 
     def run(ctx, env):
+        ctx.check_data_id_form(on_queue, op) if kind == "data" else None
         ctx.set_blocked(kind, id, blocked)
 
     return run
@@ -34,15 +45,38 @@ def _init_queue(op: csl_ext.InitializeQueueOp):
 @CSL_EXT.impl(csl_ext.GetFabDsdOp)
 def _fab_dsd(op: csl_ext.GetFabDsdOp):
     color, extent = op.color, op.extent
-    return fab_dsd(op, lambda env: env[color], lambda env: env[extent])
+    return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control)
 
 
 @CSL_EXT.impl(csl_ext.SetColorConfigOp)
 def _set_color_config(op: csl_ext.SetColorConfigOp):
     x, y, color, rx, tx = op.x_coord, op.y_coord, op.color, op.routes.rx_ports, op.routes.tx_ports
+    sw = op.switches
+    switches = None if sw is None else SwitchSpec(
+        tuple(sw.position(k) for k in (1, 2, 3)), sw.current.data, sw.ring, sw.pop_mode.data)
 
     def run(ctx, env):
-        ctx.set_route(env[x], env[y], env[color], rx, tx)
+        ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.GetTaskIdOp)
+def _get_task_id(op: csl_ext.GetTaskIdOp):
+    res, id = op.result, op.id.value.data
+
+    def run(ctx, env):
+        env[res] = id
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.VoidOp)
+def _void(op: csl_ext.VoidOp):
+    res = op.result
+
+    def run(ctx, env):
+        env[res] = None
 
     return run
 
@@ -53,5 +87,277 @@ def _bind_data_task(op: csl_ext.BindDataTaskOp):  # csl15: WSE-3 data tasks on i
 
     def run(ctx, env):
         ctx.bind_data_task(task, queue, op)
+
+    return run
+
+
+# --- pointers and @map ----------------------------------------------------------------------
+
+
+def _pointee(ptr, what: str):
+    flat = ptr.reshape(-1) if isinstance(ptr, np.ndarray) else None
+    if flat is None or flat.size < 1:
+        raise ProgramError(f"{what} of {ptr!r}, which is no pointer to memory")
+    return flat
+
+
+@CSL_EXT.impl(csl_ext.AddressOfVarOp)
+def _addressof_var(op: csl_ext.AddressOfVarOp):
+    var, res = op.var, op.result
+
+    def run(ctx, env):
+        v = env[var]
+        if not isinstance(v, Var) or v.cell is None:
+            raise ProgramError(f"&v of {var}, which is no numeric variable (at {location(op)})")
+        env[res] = v.cell
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.DerefOp)
+def _deref(op: csl_ext.DerefOp):
+    ptr, res = op.ptr, op.result
+
+    def run(ctx, env):
+        env[res] = scalar(_pointee(env[ptr], "p.*")[0])
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.StorePtrOp)
+def _store_ptr(op: csl_ext.StorePtrOp):
+    ptr, value = op.ptr, op.value
+
+    def run(ctx, env):
+        flat = _pointee(env[ptr], "p.* = v")
+        if ctx.watching:  # async ops of this PE read memory as they run
+            ctx.core_write(flat, (0,), env[value], ctx.t)
+        else:
+            flat[0] = env[value]
+
+    return run
+
+
+# --- data structure registers -------------------------------------------------------------
+
+
+@CSL_EXT.impl(csl_ext.GetDsrOp)
+def _get_dsr(op: csl_ext.GetDsrOp):
+    res, kind, id = op.result, op.result.type.kind.data, op.id.value.data
+
+    def run(ctx, env):
+        env[res] = ctx.dsr(kind, id)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.LoadToDsrOp)
+def _load_to_dsr(op: csl_ext.LoadToDsrOp):
+    dsr, dsd, then = op.dsr, op.dsd, op.attributes.get(csl_ext.ASYNC_ATTR)
+    save = op.saves_address
+
+    def run(ctx, env):
+        reg = env[dsr]
+        reg.dsd, reg.then, reg.used, reg.save = env[dsd], then, False, save
+
+    return run
+
+
+def _merge_then(op_then, regs: list, where: str):
+    """The completion of a DSD operation on registers: the op's own `.async` and the
+    action one of its registers' loads named (the SDK's allreduce: `@load_to_dsr(dest,
+    fab, .{.async = true, .activate = t})` then `@mov32(dest, src1, .{.async = true})`)."""
+    actions = [r for r in regs if r.then is not None]
+    if not actions:
+        return op_then
+    if op_then is None:
+        raise UnsupportedError(f"{actions[0]} was loaded with .async options but the operation "
+                               f"using it is synchronous: not modeled (at {where})")
+    if len(actions) > 1 or op_then.action.data:
+        names = ", ".join(str(r) for r in actions)
+        raise UnsupportedError(f"several completion actions ({names}"
+                               f"{' and the operation' if op_then.action.data else ''}): "
+                               f"which one runs is not modeled (at {where})")
+    a = actions[0].then
+    return csl_ext.AsyncAttr.get(a.action.data, TaskKind(a.kind.data) if a.action.data else
+                                 TaskKind.LOCAL, a.id.data,
+                                 op_then.ut_id if op_then.ut_id is not None else a.ut_id)
+
+
+@CSL_EXT.impl(csl_ext.AllocateFifoOp)
+def _allocate_fifo(op: csl_ext.AllocateFifoOp):
+    buf, res = op.buffer, op.result
+
+    def run(ctx, env):
+        env[res] = ctx.allocate_fifo(env[buf])
+
+    return run
+
+
+@CSL_EXT.impl_waiting(csl_ext.DsdBuiltinOp)
+def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
+    """A DSD builtin on registers or FIFOs. A register operand stands for the DSD it
+    holds. An operation moves a register along its DSD; a load's `.save_address` says
+    what the next operation sees: true, the DSD from where the last one stopped (a
+    mem1d_dsd's offset advanced by its length times its stride); false, the DSD as
+    loaded (the SDK's single-tile-matvec benchmark relies on both). Without it, using
+    a register again without reloading is refused. A FIFO is pushed (destination) or
+    popped (source) by asynchronous operations (`DsdUnit`)."""
+    where = location(op)
+    name = op.builtin.data
+    b = BUILTINS.get(name)
+    if b is None:
+        why = UNMODELED.get(name, "not modeled")
+        raise UnsupportedError(f"@{name} is not simulated: {why} (at {where})")
+    ops, then = tuple(op.ops), op.attributes.get(csl_ext.ASYNC_ATTR)
+    is_reg = tuple(isinstance(o.type, csl_ext.DsrType) for o in ops)
+    types = tuple(csl.DsdType(csl.DsdKind.mem1d_dsd) if r else o.type
+                  for o, r in zip(ops, is_reg))
+
+    def run(ctx, env):
+        vals, regs = [], []
+        for o, r in zip(ops, is_reg):
+            v = env[o]
+            if r:
+                if v.dsd is None:
+                    raise ProgramError(f"{ctx.where}: @{name} uses {v}, which no @load_to_dsr "
+                                       f"loaded (at {where})")
+                if v.used and v.save is None:
+                    raise UnsupportedError(
+                        f"{ctx.where}: @{name} uses {v} again without reloading it, and its "
+                        "load did not say .save_address: where the register then points is "
+                        f"not modeled (at {where})")
+                regs.append(v)
+                v = v.dsd
+            vals.append(v)
+        for reg in regs:
+            reg.used = True
+            if reg.save:
+                if not isinstance(reg.dsd, D.MemDsd):
+                    raise UnsupportedError(
+                        f"{ctx.where}: {reg} holds a {reg.dsd.kind} loaded with .save_address "
+                        f"= true: only a mem1d_dsd's saved address is modeled (at {where})")
+                d = reg.dsd
+                reg.dsd = D.MemDsd(d.buf, d.offset + d.stride * d.length, d.stride, d.length)
+        if then is None and any(isinstance(v, D.FabDsd) and v.kind == "fifo" for v in vals):
+            raise UnsupportedError(
+                f"{ctx.where}: a synchronous @{name} on a FIFO (it stops at an empty or full "
+                f"FIFO and returns whether it finished) is not modeled (at {where})")
+        return ctx.dsd_op(b, types, _merge_then(then, regs, where), vals)
+
+    return run
+
+
+def _mov(dtype: np.dtype):
+    """The plain copy builtin for elements of `dtype` (how @map's fabric operands move)."""
+    if dtype.itemsize not in (2, 4):
+        raise ProgramError(f"@map: no {dtype} elements on the fabric (16- or 32-bit only)")
+    return BUILTINS["mov16" if dtype.itemsize == 2 else "mov32"]
+
+
+@CSL_EXT.impl_waiting(csl_ext.MapOp)
+def _map(op: csl_ext.MapOp):
+    """@map runs its callback once per element, in element order, reading each input
+    element just before its call and writing each result just after it (so a fold
+    through a pointer sees every earlier result, as the SDK's BLAS examples rely on).
+    An input DSD that reads, at a later element, memory the output DSD writes is
+    refused, as for the DSD builtins (`DsdUnit._aliasing`); the same positions (in
+    place) are fine. Fabric operands move whole: a fabin
+    input is received before the first call, a fabout output sent after the last (the
+    same values and wavelet count; the cycle model does not overlap them with the
+    calls). Its cost is the callbacks' (each op `op_cycles`, library calls theirs)."""
+    where = location(op)
+    if csl_ext.ASYNC_ATTR in op.attributes:
+        raise UnsupportedError(f"an asynchronous @map is not simulated (at {where})")
+    args, module, callee = tuple(op.args), op.module, op.callee.string_value()
+    types = [a.type for a in args]
+    fn = op.callback()
+    if fn is not None:
+        params: list = [np_dtype(t) if is_numeric(t) else None
+                        for t in fn.function_type.inputs.data]
+        results = fn.function_type.outputs.data
+        ret: np.dtype | None = np_dtype(results[0]) if results else None
+    else:  # a library function: elements in their own type (a fabric one as f32)
+        params, ret = [None] * (len(args) - 1), None
+    output = op.has_output()  # (without one, every operand is an input)
+    out_t = types[-1] if output else None
+    if isinstance(out_t, csl.PtrType):
+        ret = ret or np_dtype(out_t.type)
+        if np_dtype(out_t.type) != ret:
+            raise ProgramError(f"@map output points to {out_t.type}, the callback returns "
+                               f"{ret} (at {where})")
+
+    def elements(v, want: np.dtype | None, what: str, ctx_where: str):
+        """(typed flat buffer, element indices) of a memory DSD."""
+        if want is not None and v.buf.dtype != want:
+            raise ProgramError(f"{ctx_where}: @map {what} is a DSD of {v.buf.dtype} elements "
+                               f"but {callee} takes {want} (at {where})")
+        try:
+            return v.buf, np.arange(v.buf.size)[v.index()]
+        except DsdBoundsError as e:
+            raise ProgramError(f"{ctx_where}: @map {what}: {e} (at {where})") from None
+
+    def run(ctx, env):
+        ctx_where = getattr(ctx, "where", ctx.kind)
+        vals = [env[a] for a in args]
+        dsds = [v for v in vals if isinstance(v, D.MemDsd | D.Mem4dDsd | D.FabDsd)]
+        if len({v.length for v in dsds}) > 1:
+            raise ProgramError(f"{ctx_where}: @map DSD operands have different lengths "
+                               f"{[v.length for v in dsds]} (at {where})")
+        n = dsds[0].length
+        inputs: list[tuple[str, object, object]] = []
+        for i, (v, want) in enumerate(zip(vals[:-1] if output else vals, params)):
+            what = f"input {i}"
+            if isinstance(v, D.FabDsd):
+                if v.kind != "fabin_dsd":
+                    raise ProgramError(f"{ctx_where}: @map {what} is a {v.kind} (at {where})")
+                buf = np.zeros(n, want or np.float32)
+                recv = ctx.dsd_op(_mov(buf.dtype), (None, None), None, [D.MemDsd(buf, 0, 1, n), v])
+                if recv is not None:
+                    yield from recv
+                inputs.append(("seq", buf, np.arange(n)))
+            elif isinstance(v, D.MemDsd | D.Mem4dDsd):
+                inputs.append(("seq", *elements(v, want, what, ctx_where)))
+            elif isinstance(types[i], csl.PtrType):
+                inputs.append(("ptr", _pointee(v, f"@map {what}"), None))
+            else:
+                inputs.append(("const", want.type(v) if want is not None else v, None))
+        out = vals[-1] if output else None
+        if out is None:
+            obuf, oidx = None, None
+        elif isinstance(out, D.FabDsd):
+            if out.kind != "fabout_dsd":
+                raise ProgramError(f"{ctx_where}: @map output is a {out.kind} (at {where})")
+            obuf, oidx = np.zeros(n, ret or np.float32), np.arange(n)
+        elif isinstance(out, D.MemDsd | D.Mem4dDsd):
+            obuf, oidx = elements(out, ret, "output", ctx_where)
+        else:
+            obuf, oidx = _pointee(out, "@map output"), np.zeros(n, np.int64)
+        if isinstance(out, D.MemDsd | D.Mem4dDsd):
+            for i, v in enumerate(vals[:-1]):
+                if isinstance(v, D.MemDsd | D.Mem4dDsd) and v is not out and \
+                        D.order_dependent(out, v):
+                    raise ProgramError(
+                        f"{ctx_where}: @map writes memory its input {i} reads at a later "
+                        "element (e.g. out[i] = f(out[i-1])): whether an element reads the "
+                        "value written for an earlier one depends on how far the DSD "
+                        "pipeline reads ahead, which is not documented; not simulated "
+                        f"(at {where})")
+        lib = env[module] if module is not None else None
+        core = not isinstance(out, D.FabDsd)
+        for k in range(n):
+            a = [scalar(x[y[k]]) if kind == "seq" else x for kind, x, y in inputs]
+            r = lib.call(callee, a) if lib is not None else (yield from ctx.call(callee, a))
+            if obuf is None:
+                continue
+            j = int(oidx[k])
+            if core and ctx.watching:  # async ops of this PE read memory as they run
+                ctx.core_write(obuf, (j,), r, ctx.t)
+            else:
+                obuf[j] = r
+        if isinstance(out, D.FabDsd):
+            send = ctx.dsd_op(_mov(obuf.dtype), (None, None), None, [out, D.MemDsd(obuf, 0, 1, n)])
+            if send is not None:
+                yield from send
 
     return run

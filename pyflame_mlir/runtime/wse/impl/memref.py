@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects import csl, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, UnitAttr
 from xdsl.ir import Operation, SSAValue
@@ -41,8 +42,9 @@ def _global(op: memref.GlobalOp):
 
     def run(ctx, env):
         arr = ctx.alloc(name, dtype, shape, True)
-        if init is not None:
-            arr[...] = init
+        if init is not None:  # a splat, or every element in row-major order
+            vals = np.asarray(init)
+            arr[...] = vals.reshape(arr.shape) if vals.size == arr.size > 1 else vals
         ctx.globals_by_symbol[name] = arr
 
     return run
