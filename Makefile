@@ -1,5 +1,5 @@
 # The two set-up commands of the README. Both create .venv when it is missing
-# and (re)install when pyproject.toml changed.
+# and (re)install when pyproject.toml, setup.py or the C extension changed.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,7 +9,8 @@ export MODULAR_TELEMETRY_ENABLED ?= 0
 
 .PHONY: demo test lint lit pytest pytest-eager bench docs clean
 
-$(STAMP): pyproject.toml
+# (setup.py builds the C extension pyflame_mlir/_native.c: a change to it rebuilds)
+$(STAMP): pyproject.toml setup.py pyflame_mlir/_native.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
@@ -71,4 +72,4 @@ docs: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info pyflame_mlir/_native.*.so

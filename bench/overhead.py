@@ -11,6 +11,10 @@
   with new data each call vs the same forward in numpy.
 
 Prints a markdown table; docs/PERFORMANCE.md records the results.
+``--native-vs-python [ROUNDS]``: the table from runs with the C extension
+(``pyflame_mlir/_native.c``) and without it (``PYFLAME_NO_NATIVE=1``), each in
+its own process, alternating; per row the best of the rounds for each, and
+each one's ratio to torch eager measured in its own process.
 """
 
 from __future__ import annotations
@@ -177,5 +181,50 @@ def main() -> None:
         print(f"| {name} | {p:.2f} | {ts} | {ratio} |")
 
 
+def native_vs_python(rounds: int) -> None:
+    import os
+    import subprocess
+    import sys
+
+    best: dict[str, dict[str, tuple[float, float | None]]] = {"native": {}, "python": {}}
+    order: list[str] = []
+    header = ""
+    for r in range(rounds):
+        for mode in ("native", "python") if r % 2 == 0 else ("python", "native"):
+            env = dict(os.environ)
+            env.pop("PYFLAME_NO_NATIVE", None)
+            if mode == "python":
+                env["PYFLAME_NO_NATIVE"] = "1"
+            out = subprocess.run([sys.executable, __file__], env=env, capture_output=True,
+                                 text=True, check=True).stdout.splitlines()
+            header = out[0]
+            for line in out:
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                if len(cells) != 4 or not cells[1][:1].isdigit():
+                    continue
+                name, p, t = cells[0], float(cells[1]), cells[2]
+                if name not in order:
+                    order.append(name)
+                tv = float(t) if t[:1].isdigit() else None
+                old = best[mode].get(name)
+                if old is None or p < old[0]:
+                    best[mode][name] = (p, tv)
+    print(header.replace("date", f"{rounds} rounds, best of each; date"))
+    print()
+    print("| measurement | native µs | pure Python µs | native/Python | native/torch | "
+          "Python/torch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name in order:
+        (p, t), (q, u) = best["native"][name], best["python"][name]
+        rt = f"{p / t:.2f}" if t else "—"
+        ru = f"{q / u:.2f}" if u else "—"
+        print(f"| {name} | {p:.2f} | {q:.2f} | {p / q:.2f} | {rt} | {ru} |")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "--native-vs-python":
+        native_vs_python(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+    else:
+        main()

@@ -33,6 +33,7 @@ from .core import (
     Subgraph,
     Tensor,
     collect,
+    count_ref,
     current_graph,
     install_evaluator,
     split_ref,
@@ -499,7 +500,7 @@ def _held_outside(t: Tensor, ref: int, sub: Subgraph) -> bool:
     valid promise, so a holder the count misses only recomputes it when read.
     References to ``t``: this frame's, the caller's ``t``, getrefcount's
     argument, and at most one per use of its value by ``sub``'s ops."""
-    return sys.getrefcount(t) - 3 > sub.wiring.count(ref)
+    return sys.getrefcount(t) - 3 > count_ref(sub.wiring, ref)
 
 
 def writeback_pairs(sub: Subgraph, outputs: Sequence[Tensor]) -> tuple[tuple[int, int], ...]:

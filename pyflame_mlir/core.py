@@ -1127,6 +1127,10 @@ def collect(tensors: Sequence[Tensor], args: Sequence[Tensor] = (),
             raise ValueError("collect: args and boundary are for a traced function "
                              "(trace=True)")
         return _collect_plain(tensors)
+    if _NATIVE is not None:  # (None: this walk runs, and raises where it must)
+        sub = _NATIVE.collect_traced(tensors, args, boundary)
+        if sub is not None:
+            return sub
     leaves: list[Tensor] = list(args)
     pos: dict[int, int] = {id(t): -1 - i for i, t in enumerate(leaves)}  # leaves, by id
     cut: set[int] = set(pos)  # lazy tensors that are leaves here (ids)
@@ -1199,7 +1203,13 @@ _COLLECTING = [0]  # the thread numbering nodes now (0: none)
 def _collect_plain(tensors: Sequence[Tensor]) -> Subgraph:
     """``collect`` for an evaluation (no ``trace``, ``args`` or ``boundary``):
     the same walk and the same result, without the branches only a traced
-    function needs (every evaluation runs it, so it is worth its own loop)."""
+    function needs (every evaluation runs it, so it is worth its own loop).
+    The native walk (``_native.collect``: it numbers nodes in a table of its
+    own, so needs no lock) returns None where this one must run (it raises)."""
+    if _NATIVE is not None:
+        sub = _NATIVE.collect(tensors)
+        if sub is not None:
+            return sub
     me = threading.get_ident()
     if _COLLECTING[0] == me:  # (nothing it calls collects: a signature is computed
         # from the node's own attributes) a second numbering would clobber the first
@@ -1612,3 +1622,69 @@ def reshape_strides(sizes: Sequence[int], strides: Sequence[int], shape: Sequenc
     if view_d != -1:
         return None
     return tuple(new)
+
+
+# ---- the native hot paths ----
+#
+# ``_native.c`` (a C extension built at install; ``setup.py``) does the
+# semantics-free bookkeeping of ``record``'s memo hit and ``_collect_plain``'s
+# walk, with the same results, nodes and cache keys; it calls the Python
+# ``record`` above for everything else (a miss, views, eager mode, anomaly
+# detection, several results). Without it, or with PYFLAME_NO_NATIVE=1 (read
+# once, here), the Python paths run.
+
+def _load_native() -> Any:
+    if os.environ.get("PYFLAME_NO_NATIVE", "") not in ("", "0"):
+        return None
+    try:
+        from . import _native
+    except ImportError:
+        return None
+    if getattr(_native, "API", None) != _NATIVE_API:
+        import warnings
+
+        warnings.warn(f"pyflame_mlir._native is a stale build (API {getattr(_native, 'API', '?')}"
+                      f", this core.py needs {_NATIVE_API}): the pure-Python paths run; "
+                      "rebuild it with pip install -e . (make)", RuntimeWarning, stacklevel=2)
+        return None
+    return _native
+
+
+_NATIVE_API = 2  # _native.c's API_VERSION: raised when the C side's contract changes
+
+
+_NATIVE = _load_native()
+python_record = record  # the pure-Python recorder (the native one falls back to it)
+if _NATIVE is not None:
+    _NATIVE.configure(
+        Tensor=Tensor, OpNode=OpNode, AutogradMeta=AutogradMeta, Frozen=Frozen, DType=DType,
+        Subgraph=Subgraph, core_globals=globals(), counters=COUNTERS, graph=GRAPH,
+        config=CONFIG, grad_off=_GRAD_OFF, scopes=_SCOPES, mutations=MUTATIONS, local=_local,
+        grad_mode=GRAD_MODE, seq=_next_seq.__self__, fallback=python_record,
+        frozen_mut=_FROZEN, float_category=FLOAT)
+    record = _NATIVE.record  # noqa: F811 (the same function, its hot path in C)
+
+
+def tensor_method(fn: Callable[..., Any], op: OpDef, categories: Sequence[int]
+                  ) -> Callable[..., Any]:
+    """The Tensor method (an operator, ``x.tanh()``) for ``fn``, the Python
+    wrapper of the elementwise ``op``: ``fn`` itself, or with the C extension
+    a native method that records ``op`` on Tensor operands of one dtype whose
+    category is in ``categories`` -- the case where ``fn`` records ``op`` on its
+    operands as they are -- and calls ``fn`` for everything else."""
+    if _NATIVE is None:
+        return fn
+    m = _NATIVE.method(fn, op, NO_ATTRS, op.num_inputs, tuple(categories))
+    m.__name__, m.__qualname__, m.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    m.__module__, m.__wrapped__ = fn.__module__, fn
+    return m
+
+
+def count_ref(wiring: tuple[int, ...], ref: int) -> int:
+    """``wiring.count(ref)`` (natively: comparing machine ints)."""
+    return wiring.count(ref) if _NATIVE is None else _NATIVE.count_ref(wiring, ref)
+
+
+def native_enabled() -> bool:
+    """Whether the C hot paths (``_native.c``) run in this process."""
+    return _NATIVE is not None

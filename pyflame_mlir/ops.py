@@ -37,9 +37,11 @@ from .core import (
     record,
     requires_grad,
     reshape_strides,
+    tensor_method,
 )
 from .dialects import OPS
 from .dialects.dtypes import (
+    BOOL,
     FLOAT,
     INT,
     TORCH_TYPE_NAMES,
@@ -213,6 +215,14 @@ def _floating(x: TensorLike) -> Tensor:
 
 # ---- elementwise ----
 
+# The wrappers whose first line records their op on Tensor operands as they are
+# when all have one dtype of these categories: (op, categories). Their Tensor
+# methods and operators record that case without a Python frame when the C
+# extension is built (``core.tensor_method``).
+_DIRECT: dict[Callable[..., Tensor], tuple[OpDef, tuple[int, ...]]] = {}
+_ANY_CATEGORY = (BOOL, INT, FLOAT)
+
+
 def _unary(op: OpDef, float_only: bool) -> Callable[[TensorLike], Tensor]:
     def fn(x: TensorLike) -> Tensor:
         if type(x) is Tensor and (not float_only or x.dtype.category == FLOAT):
@@ -220,6 +230,7 @@ def _unary(op: OpDef, float_only: bool) -> Callable[[TensorLike], Tensor]:
         return record(op, (_floating(x) if float_only else as_tensor_arg(x),), NO_ATTRS)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} (records pyflame.{op.name})."
+    _DIRECT[fn] = (op, (FLOAT,) if float_only else _ANY_CATEGORY)
     return fn
 
 
@@ -242,6 +253,7 @@ def _binary(op: OpDef, to_float: bool) -> Callable[[TensorLike, TensorLike], Ten
         return record(op, (_cast(a, dt), _cast(b, dt)), NO_ATTRS)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."
+    _DIRECT[fn] = (op, (FLOAT,) if to_float else _ANY_CATEGORY)
     return fn
 
 
@@ -306,6 +318,9 @@ def sub(a: TensorLike, b: TensorLike, *, alpha: Scalar = 1) -> Tensor:
         raise ShapeError("sub", "subtraction with a bool operand is not supported; for "
                                 "masks use ~ or logical_not / logical_xor")
     return ELEMENTWISE["sub"](a, b if alpha == 1 else _alpha_times("sub", alpha, a, b))
+
+
+_DIRECT[sub] = (_SUB, (INT, FLOAT))  # (bool_ is the one dtype of category BOOL)
 
 
 def pow(a: TensorLike, b: TensorLike) -> Tensor:
@@ -1868,14 +1883,19 @@ def _set_tensor_methods() -> None:
     """Ops that are also methods or operators share one definition: this
     module's functions, set on core's Tensor class."""
     api = globals()
+
+    def method(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        direct = _DIRECT.get(fn)
+        return fn if direct is None else tensor_method(fn, *direct)
+
     for name in METHODS:
-        setattr(Tensor, name, api[name])
+        setattr(Tensor, name, method(api[name]))
     for dunder, name in _BINARY_OPERATORS.items():
         fn = ELEMENTWISE[name] if name in ("add", "div") else api[name]  # (no alpha/mode)
-        setattr(Tensor, f"__{dunder}__", fn)
+        setattr(Tensor, f"__{dunder}__", method(fn))
         setattr(Tensor, f"__r{dunder}__", _reflected(fn))
     for dunder, name in _OPERATORS.items():
-        setattr(Tensor, dunder, api[name])
+        setattr(Tensor, dunder, method(api[name]))
     for name, dt in _CONVERSIONS.items():
         setattr(Tensor, name, _converter(dt))
     Tensor.transpose = _transpose_method  # type: ignore[method-assign]

@@ -257,14 +257,16 @@ def test_elementwise_api_and_methods_come_from_the_op_table():
     table = [op.name for op in OPS.values()
              if op.family == "elementwise" and not op.attrs and op.num_inputs in (1, 2)]
     assert len(table) > 25
-    # (pf.<name> may wrap the method's function for torch's ``out=``: unwrapped, the same)
+    # (pf.<name> may wrap the method's function for torch's ``out=``, and with the C
+    # extension the Tensor method is a native method wrapping it: unwrapped, the same)
     for name in table:
-        assert getattr(pf.Tensor, name) is inspect.unwrap(getattr(pf, name)), name
+        assert inspect.unwrap(getattr(pf.Tensor, name)) is inspect.unwrap(getattr(pf, name)), \
+            name
         assert name in pf.__all__
     x = pf.randn(3)
     # ``+`` is the table's wrapper itself; pf.add adds torch's ``alpha=`` around it
-    assert pf.Tensor.__add__ is pf.ops.ELEMENTWISE["add"]
-    assert pf.Tensor.__eq__ is inspect.unwrap(pf.eq)
+    assert inspect.unwrap(pf.Tensor.__add__) is pf.ops.ELEMENTWISE["add"]
+    assert inspect.unwrap(pf.Tensor.__eq__) is inspect.unwrap(pf.eq)
     np.testing.assert_allclose((2.0 - x).numpy(), 2.0 - x.numpy(), rtol=1e-6)
     assert {x: 1}[x] == 1  # setting __eq__ after the class kept its identity hash
 
