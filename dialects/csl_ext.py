@@ -382,6 +382,7 @@ class SetColorConfigOp(IRDLOperation):
     color = operand_def(ColorType)
     routes = prop_def(RoutesAttr)
     switches = opt_prop_def(SwitchesAttr)
+    teardown = opt_prop_def(UnitAttr)  # `.teardown = true`: the color starts torn down
 
     traits = traits_def(HasAncestor(LayoutOp))
 
@@ -830,10 +831,74 @@ class DsdBuiltinOp(IRDLOperation):
             raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
 
 
+@irdl_op_definition
+class SetTeardownHandlerOp(IRDLOperation):
+    """`@set_teardown_handler(fn, color)` (in a program's comptime block): `fn` runs when
+    a teardown command (a control wavelet's, `<memcpy/memcpy_switches>`'s
+    teardown_cmd_1) tears `color` down at this PE's router (the SDK's allreduce)."""
+
+    name = "csl_ext.set_teardown_handler"
+
+    fn_name = prop_def(SymbolRefAttr)
+    color = operand_def(ColorType)
+
+    traits = traits_def(HasParent(CslModuleOp))
+
+    assembly_format = "$fn_name `,` $color attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+TILE_CONFIG_ACTIONS = {
+    "reset_routes": "color_config",
+    "clear_current_position": "switch_config",
+    "set_invalid_for_all_switch_positions": "switch_config",
+    "set_rx_switch_pos1": "switch_config",
+    "teardown_exit": "teardown",
+}
+"""The `<tile_config>` calls modeled (those of the SDK's allreduce library), and the
+sub-module each belongs to."""
+
+
+@irdl_op_definition
+class TileConfigOp(IRDLOperation):
+    """A runtime change of this PE's router for one color through `<tile_config>` (its
+    module is the first operand): `color_config.reset_routes(addr, .{ .tx, .rx })` (a
+    new position 0, with `routes`), `switch_config.clear_current_position(c)` (back to
+    position 0), `switch_config.set_invalid_for_all_switch_positions(c)`,
+    `switch_config.set_rx_switch_pos1(c, port)` (with `port`) and
+    `teardown.exit(c)` (the color leaves teardown mode and is routed again)."""
+
+    name = "csl_ext.tile_config"
+
+    module = operand_def(ImportedModuleType)
+    color = operand_def(ColorType)
+    action = prop_def(StringAttr)
+    routes = opt_prop_def(RoutesAttr)
+    port = opt_prop_def(StringAttr)
+
+    assembly_format = "$action $module `,` $color attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        action = self.action.data
+        if action not in TILE_CONFIG_ACTIONS:
+            raise VerifyException(f"<tile_config> call '{action}' is not one of "
+                                  f"{sorted(TILE_CONFIG_ACTIONS)}")
+        if (self.routes is not None) != (action == "reset_routes"):
+            raise VerifyException(f"{action}: 'routes' goes with reset_routes only")
+        if self.routes is not None and len(self.routes.rx_ports) != 1:
+            raise VerifyException("reset_routes takes one rx port (.rx = EAST, ...)")
+        if (self.port is not None) != (action == "set_rx_switch_pos1"):
+            raise VerifyException(f"{action}: 'port' goes with set_rx_switch_pos1 only")
+        if self.port is not None and self.port.data not in PORTS:
+            raise VerifyException(f"set_rx_switch_pos1: unknown port {self.port.data!r}; "
+                                  f"ports are {PORTS}")
+
+
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
-     DsdBuiltinOp, AllocateFifoOp],
+     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp],
     [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
 )

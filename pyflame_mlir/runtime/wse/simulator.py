@@ -80,6 +80,7 @@ class Simulator:
             pe.load(programs[tile.program])
             self.pes[(x, y)] = pe
         self.fabric.validate(ARCH[arch])
+        self.fabric.late, self.fabric.teardown = self._late, self._teardown
         for color, field in self.stream_colors.items():
             used = [xy for xy, t in self.fabric.routes.items() if color in t]
             if used:
@@ -141,6 +142,20 @@ class Simulator:
             dst.try_async()
             self.poke(dst, delivered.t0)
         return targets, receivers
+
+    def _late(self, xy: tuple[int, int], color: int, chunk: Chunk, hops: int,
+              control: bool) -> None:
+        """Wavelets a router parked reach a core now that it let them on."""
+        dst = self.pes[xy]
+        if control:
+            dst.control_wavelet(color, int(chunk.words[0]), chunk.t0)
+            return
+        dst.queues[color].push(chunk)
+        dst.try_async()
+        self.poke(dst, chunk.t0)
+
+    def _teardown(self, xy: tuple[int, int], color: int, t: float) -> None:
+        self.pes[xy].teardown(color, t)
 
     def _send_control(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
         if color in self.stream_colors:
@@ -250,6 +265,13 @@ class Simulator:
             for color, q in sorted(pe.queues.items()):
                 if q.count:
                     left.setdefault(color, []).append(f"{pe.where}: {q.count}")
+        for (xy, color), parked in sorted(self.fabric.parked.items()):
+            why = ("the color is torn down there" if (xy, color) in self.fabric.torn_down
+                   else "no switch position of its takes them now")
+            srcs = sorted({p.src for p in parked})
+            left.setdefault(color, []).append(
+                f"{len(parked)} stream(s) from PE(s) {srcs} held at the router of PE {xy}, "
+                f"as {why}")
         if left:
             lines = [f"{len(v)} PE(s) hold unread "
                      + (f"wavelets on color {c}" if c >= 0 else f"elements in FIFO {-c}")
