@@ -409,13 +409,18 @@ class SetColorConfigOp(IRDLOperation):
 
 @irdl_op_definition
 class InitializeQueueOp(IRDLOperation):
-    """`@initialize_queue(@get_<dir>_queue(q), .{ .color = c })` (WSE-3 binds queues to colors)."""
+    """`@initialize_queue(@get_<dir>_queue(q), .{ .color = c })` (WSE-3 binds queues to colors).
+    `all_archs`: also on WSE-2, where SDK 1.x programs otherwise set up no queue; the
+    SDK's allreduce library does so for the input queue of a fabin DSD that only a
+    DSR uses ("the compiler no longer can generate the instruction to set up the
+    config register of input queue")."""
 
     name = "csl_ext.initialize_queue"
 
     color = operand_def(ColorType)
     queue_id = prop_def(QueueIdAttr)
     output = opt_prop_def(BoolAttr)  # present and true: an output queue
+    all_archs = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasParent(CslModuleOp))
 

@@ -211,7 +211,8 @@ class ExtCslPrintContext(CslPrintContext):
                         inner.print(line)
                 else:
                     self.print(line)
-            case csl_ext.InitializeQueueOp(color=c, queue_id=q) if self.sdk >= 2:
+            case csl_ext.InitializeQueueOp(color=c, queue_id=q) if (
+                    self.sdk >= 2 or op.all_archs is not None):
                 d = "output" if op.is_output else "input"
                 with self.descend("comptime") as inner:
                     inner.print(
