@@ -222,6 +222,9 @@ class Fabric:
         self.routes: dict[Coord, dict[int, Route]] = {}
         self.switches: dict[Coord, dict[int, Switch]] = {}
         self.torn_down: set[tuple[Coord, int]] = set()
+        # colors whose route at a router changes at run time: configured with
+        # `.teardown = true` or changed by `<tile_config>`
+        self.dynamic: set[tuple[Coord, int]] = set()
         self.parked: dict[tuple[Coord, int], list[Parked]] = {}
         self.link_free: dict[tuple[int, int, str], float] = {}
         self.wavelet_hops = 0
@@ -255,6 +258,7 @@ class Fabric:
                 list(switches.positions), switches.current, switches.ring, switches.pop)
         if teardown:  # `.teardown = true`: the color starts torn down at this router
             self.torn_down.add((xy, color))
+            self.dynamic.add((xy, color))
 
     # --- runtime changes (<tile_config>) -------------------------------------------------
 
@@ -273,6 +277,7 @@ class Fabric:
         route = Route(frozenset(rx), frozenset(tx))
         self._check_route(where, color, route)
         self.routes.setdefault(xy, {})[color] = route
+        self.dynamic.add((xy, color))
         self.release(xy, color, t)
 
     def switch_config(self, xy: Coord, color: int, action: str, port: str | None,
@@ -306,8 +311,10 @@ class Fabric:
 
     def _waits(self, xy: Coord, color: int, port_in: str) -> bool:
         """The router does not take `color` from `port_in` now, but may later: the color
-        is torn down there, or a switch position takes it."""
-        if (xy, color) in self.torn_down:
+        is torn down there or its route changes at run time (the wavelets wait in the
+        link's buffer, as the SDK's allreduce relies on: a column's data may reach a
+        router still in its row configuration), or a switch position takes it."""
+        if (xy, color) in self.torn_down or (xy, color) in self.dynamic:
             return True
         base = self.routes.get(xy, {}).get(color)
         sw = self.switches.get(xy, {}).get(color)

@@ -265,13 +265,9 @@ class Simulator:
             for color, q in sorted(pe.queues.items()):
                 if q.count:
                     left.setdefault(color, []).append(f"{pe.where}: {q.count}")
-        for (xy, color), parked in sorted(self.fabric.parked.items()):
-            why = ("the color is torn down there" if (xy, color) in self.fabric.torn_down
-                   else "no switch position of its takes them now")
-            srcs = sorted({p.src for p in parked})
-            left.setdefault(color, []).append(
-                f"{len(parked)} stream(s) from PE(s) {srcs} held at the router of PE {xy}, "
-                f"as {why}")
+        for color, items in self._parked_report().items():
+            left.setdefault(color, []).extend(f"held at the router of PE {xy}: {why}"
+                                              for xy, why in items)
         if left:
             lines = [f"{len(v)} PE(s) hold unread "
                      + (f"wavelets on color {c}" if c >= 0 else f"elements in FIFO {-c}")
@@ -294,7 +290,22 @@ class Simulator:
             lines += [f"  {pe.where} ('{pe.program}'): {d}" for d in pe.describe()]
         if len(stuck) > 8:
             lines.append(f"  ... and {len(stuck) - 8} more PEs")
+        lines += [f"  wavelets on color {c} wait at the router of PE {xy}: {why}"
+                  for c, items in self._parked_report().items() for xy, why in items[:4]]
         return "\n".join(lines)
+
+    def _parked_report(self) -> dict[int, list[tuple[tuple[int, int], str]]]:
+        """Per color: the routers holding parked wavelets, and why they hold them."""
+        out: dict[int, list[tuple[tuple[int, int], str]]] = {}
+        for (xy, color), parked in sorted(self.fabric.parked.items()):
+            route = self.fabric.routes.get(xy, {}).get(color)
+            why = ("the color is torn down there" if (xy, color) in self.fabric.torn_down
+                   else f"its route ({route}) and switch positions do not take them from "
+                   + ", ".join(sorted({p.port_in.upper() for p in parked})))
+            srcs = sorted({p.src for p in parked})
+            out.setdefault(color, []).append(
+                (xy, f"{len(parked)} stream(s) from PE(s) {srcs}, as {why}"))
+        return out
 
     # --- host side ----------------------------------------------------------------------
 

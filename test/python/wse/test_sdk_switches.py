@@ -261,6 +261,6 @@ def test_several_senders_pass_a_switch_in_the_order_it_lets_them_on():
 
 def test_wavelets_a_switch_never_lets_on_are_reported():
     sim = _two_senders(ctrl=False)
-    with pytest.raises(StaleWaveletError, match=r"from PE\(s\) \[\(2, 0\)\] held at the router of PE \(1, 0\), as no switch position"):
+    with pytest.raises(StaleWaveletError, match=r"held at the router of PE \(1, 0\): 1 stream\(s\) from PE\(s\) \[\(2, 0\)\], as its route \(rx=\{west\} tx=\{ramp\}\) and switch positions do not take them from EAST"):
         sim.launch("main")
         sim.stop()
