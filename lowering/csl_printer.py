@@ -310,9 +310,6 @@ class ExtCslPrintContext(CslPrintContext):
                 x, y = (self._bits(v, "u") for v in (a, b))
                 self._print_or_promote_to_inline_expr(
                     res, f"@bitcast({t}, {x} {sym} {y})", brackets=True)
-            case arith.NegfOp(operand=a, result=res):  # xDSL 0.74 has no unary minus
-                self._print_or_promote_to_inline_expr(
-                    res, f"-{self._get_variable_name_for(a)}", brackets=True)
             case arith.XOrIOp(lhs=a, rhs=b, result=res):  # xDSL 0.74 has no ^
                 x, y = map(self._get_variable_name_for, (a, b))
                 self._print_or_promote_to_inline_expr(res, f"{x} ^ {y}", brackets=True)

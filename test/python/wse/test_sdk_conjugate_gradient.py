@@ -2,7 +2,7 @@
 its kernel with the allreduce and stencil_3d_7pts libraries): its host script solves
 A x = b on the device and checks x and |r|^2 on every PE against numpy's conjugate
 gradient in float64, for a fixed number of iterations and until convergence, on WSE-2
-and WSE-3; the printed CSL (unary minus, the dot product's @map)."""
+and WSE-3; the printed CSL (the dot product's @map, r -= alpha w)."""
 
 from __future__ import annotations
 
@@ -37,5 +37,5 @@ def test_conjugate_gradient_prints_as_csl(tmp_path: Path):
                           {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse2")
     pe = (out / "kernel_cg.csl").read_text()
     assert "@map(reduce_dot, mx, my, sum_p, sum_p);" in pe
-    assert "@fmacs(dr, dr, dw, (-((rho[0]) / (eta[0]))));" in pe  # r -= alpha w
+    assert "@fmacs(dr, dr, dw, (0.0 - ((rho[0]) / (eta[0]))));" in pe  # r -= alpha w
     assert "@fsubs(dr, db, dw);" in pe

@@ -112,18 +112,6 @@ def _float_binop(op):
     return run
 
 
-@ARITH.impl(arith.NegfOp)
-def _negf(op: arith.NegfOp):
-    """-x: the sign bit flipped (-0.0 of 0.0, as the CSL printer's unary minus)."""
-    t = np_dtype(op.result.type).type
-    a, res = op.operand, op.result
-
-    def run(ctx, env):
-        env[res] = t(-t(env[a]))
-
-    return run
-
-
 _CMP = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
     "le": operator.le, "gt": operator.gt, "ge": operator.ge,
