@@ -50,28 +50,41 @@ class SwitchSpec:
 
 @dataclass
 class Switch:
-    """A router's switch for one color: positions 1-3 as (rx or tx, port) replacing that
-    side of position 0 (the route; None: not set), where it stands, ring and pop mode."""
+    """A router's switch for one color: positions 1-3 as (rx or tx, port), each replacing
+    that side of the position before it (position 0: the route; None: not set), where it
+    stands, ring and pop mode.
+
+    Each position inherits the side it does not set from the previous valid one, as the
+    SDK's programs rely on: the allreduce library ("pos1 needs to inherit from pos0") and
+    the 25-pt stencil's routes, whose `.pos2 = .{ .tx = RAMP }` after `.pos1 = .{ .rx =
+    RAMP }` takes the sender's own follow-up control wavelet from RAMP and whose
+    `.pos3 = .{ .rx = WEST }` is then a terminal (rx WEST, tx RAMP), not position 0."""
 
     positions: list[tuple[str, str] | None]
     current: int
     ring: bool
     pop: str
 
-    def route(self, base: Route) -> Route | None:
-        if self.current == 0:
-            return base
-        p = self.positions[self.current - 1]
-        if p is None:
+    def route_at(self, base: Route, k: int) -> Route | None:
+        if k and self.positions[k - 1] is None:
             return None
-        if p[0] == "rx":
-            return Route(frozenset({p[1]}), base.tx)
-        return Route(base.rx, frozenset({p[1]}))
+        route = base
+        for p in self.positions[:k]:
+            if p is None:
+                continue
+            if p[0] == "rx":
+                route = Route(frozenset({p[1]}), route.tx)
+            else:
+                route = Route(route.rx, frozenset({p[1]}))
+        return route
+
+    def route(self, base: Route) -> Route | None:
+        return self.route_at(base, self.current)
 
     def could_take(self, base: Route, port: str) -> bool:
         """Some position of the switch takes wavelets from `port`."""
-        return port in base.rx or any(p is not None and p == ("rx", port)
-                                      for p in self.positions)
+        return any(r is not None and port in r.rx
+                   for r in (self.route_at(base, k) for k in range(4)))
 
     def advance(self, where: str) -> None:
         for k in range(self.current + 1, 4):
