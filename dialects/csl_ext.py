@@ -162,7 +162,8 @@ SWITCH_POP_MODES = ("no_pop", "always_pop", "pop_on_advance")
 class SwitchesAttr(ParametrizedAttribute):
     """The fabric switch of one color at one router (`.switches` of
     `@set_color_config`): positions 1-3, each replacing the input or the output port
-    of position 0 (the `.routes`), the position the router starts in, whether
+    of the position before it (position 0: the `.routes`; the other side is inherited
+    along the chain), the position the router starts in, whether
     advancing past the last position wraps to 0 (`.ring_mode`) and the pop mode.
     A control wavelet routed through the router may advance it (SDK tutorials
     topic-06/07-switches, the 25-pt-stencil and allreduce benchmarks).
