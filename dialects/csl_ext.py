@@ -162,7 +162,8 @@ SWITCH_POP_MODES = ("no_pop", "always_pop", "pop_on_advance")
 class SwitchesAttr(ParametrizedAttribute):
     """The fabric switch of one color at one router (`.switches` of
     `@set_color_config`): positions 1-3, each replacing the input or the output port
-    of position 0 (the `.routes`), the position the router starts in, whether
+    of the position before it (position 0: the `.routes`; the other side is inherited
+    along the chain), the position the router starts in, whether
     advancing past the last position wraps to 0 (`.ring_mode`) and the pop mode.
     A control wavelet routed through the router may advance it (SDK tutorials
     topic-06/07-switches, the 25-pt-stencil and allreduce benchmarks).
@@ -382,6 +383,7 @@ class SetColorConfigOp(IRDLOperation):
     color = operand_def(ColorType)
     routes = prop_def(RoutesAttr)
     switches = opt_prop_def(SwitchesAttr)
+    teardown = opt_prop_def(UnitAttr)  # `.teardown = true`: the color starts torn down
 
     traits = traits_def(HasAncestor(LayoutOp))
 
@@ -408,13 +410,18 @@ class SetColorConfigOp(IRDLOperation):
 
 @irdl_op_definition
 class InitializeQueueOp(IRDLOperation):
-    """`@initialize_queue(@get_<dir>_queue(q), .{ .color = c })` (WSE-3 binds queues to colors)."""
+    """`@initialize_queue(@get_<dir>_queue(q), .{ .color = c })` (WSE-3 binds queues to colors).
+    `all_archs`: also on WSE-2, where SDK 1.x programs otherwise set up no queue; the
+    SDK's allreduce library does so for the input queue of a fabin DSD that only a
+    DSR uses ("the compiler no longer can generate the instruction to set up the
+    config register of input queue")."""
 
     name = "csl_ext.initialize_queue"
 
     color = operand_def(ColorType)
     queue_id = prop_def(QueueIdAttr)
     output = opt_prop_def(BoolAttr)  # present and true: an output queue
+    all_archs = opt_prop_def(UnitAttr)
 
     traits = traits_def(HasParent(CslModuleOp))
 
@@ -830,10 +837,74 @@ class DsdBuiltinOp(IRDLOperation):
             raise VerifyException(f"'async' must be a #csl_ext.async, got {attr}")
 
 
+@irdl_op_definition
+class SetTeardownHandlerOp(IRDLOperation):
+    """`@set_teardown_handler(fn, color)` (in a program's comptime block): `fn` runs when
+    a teardown command (a control wavelet's, `<memcpy/memcpy_switches>`'s
+    teardown_cmd_1) tears `color` down at this PE's router (the SDK's allreduce)."""
+
+    name = "csl_ext.set_teardown_handler"
+
+    fn_name = prop_def(SymbolRefAttr)
+    color = operand_def(ColorType)
+
+    traits = traits_def(HasParent(CslModuleOp))
+
+    assembly_format = "$fn_name `,` $color attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+TILE_CONFIG_ACTIONS = {
+    "reset_routes": "color_config",
+    "clear_current_position": "switch_config",
+    "set_invalid_for_all_switch_positions": "switch_config",
+    "set_rx_switch_pos1": "switch_config",
+    "teardown_exit": "teardown",
+}
+"""The `<tile_config>` calls modeled (those of the SDK's allreduce library), and the
+sub-module each belongs to."""
+
+
+@irdl_op_definition
+class TileConfigOp(IRDLOperation):
+    """A runtime change of this PE's router for one color through `<tile_config>` (its
+    module is the first operand): `color_config.reset_routes(addr, .{ .tx, .rx })` (a
+    new position 0, with `routes`), `switch_config.clear_current_position(c)` (back to
+    position 0), `switch_config.set_invalid_for_all_switch_positions(c)`,
+    `switch_config.set_rx_switch_pos1(c, port)` (with `port`) and
+    `teardown.exit(c)` (the color leaves teardown mode and is routed again)."""
+
+    name = "csl_ext.tile_config"
+
+    module = operand_def(ImportedModuleType)
+    color = operand_def(ColorType)
+    action = prop_def(StringAttr)
+    routes = opt_prop_def(RoutesAttr)
+    port = opt_prop_def(StringAttr)
+
+    assembly_format = "$action $module `,` $color attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        action = self.action.data
+        if action not in TILE_CONFIG_ACTIONS:
+            raise VerifyException(f"<tile_config> call '{action}' is not one of "
+                                  f"{sorted(TILE_CONFIG_ACTIONS)}")
+        if (self.routes is not None) != (action == "reset_routes"):
+            raise VerifyException(f"{action}: 'routes' goes with reset_routes only")
+        if self.routes is not None and len(self.routes.rx_ports) != 1:
+            raise VerifyException("reset_routes takes one rx port (.rx = EAST, ...)")
+        if (self.port is not None) != (action == "set_rx_switch_pos1"):
+            raise VerifyException(f"{action}: 'port' goes with set_rx_switch_pos1 only")
+        if self.port is not None and self.port.data not in PORTS:
+            raise VerifyException(f"set_rx_switch_pos1: unknown port {self.port.data!r}; "
+                                  f"ports are {PORTS}")
+
+
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
-     DsdBuiltinOp, AllocateFifoOp],
+     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp],
     [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
 )

@@ -175,7 +175,28 @@ class ExtCslPrintContext(CslPrintContext):
                 config = f".routes = .{{ .rx = .{{ {rx} }}, .tx = .{{ {tx} }} }}"
                 if op.switches is not None:
                     config += f", .switches = {_switches(op.switches)}"
+                if op.teardown is not None:
+                    config += ", .teardown = true"
                 self.print(f"@set_color_config({xs}, {ys}, {cs}, .{{ {config} }});")
+            case csl_ext.SetTeardownHandlerOp(fn_name=fn, color=c):
+                with self.descend("comptime") as inner:
+                    inner.print(f"@set_teardown_handler({fn.string_value()}, "
+                                f"{self._get_variable_name_for(c)});")
+            case csl_ext.TileConfigOp(module=m, color=c, action=action):
+                tc, cs = self._get_variable_name_for(m), self._get_variable_name_for(c)
+                sub = f"{tc}.{csl_ext.TILE_CONFIG_ACTIONS[action.data]}"
+                if op.routes is not None:
+                    tx = [p.upper() for p in op.routes.tx_ports]
+                    txs = tx[0] if len(tx) == 1 else f"[{len(tx)}]direction{{{', '.join(tx)}}}"
+                    rx = op.routes.rx_ports[0].upper()
+                    self.print(f"{sub}.reset_routes({sub}.get_color_config_addr({cs}), "
+                               f".{{ .tx = {txs}, .rx = {rx} }});")
+                elif op.port is not None:
+                    self.print(f"{sub}.{action.data}({cs}, {op.port.data.upper()});")
+                elif action.data == "teardown_exit":
+                    self.print(f"{sub}.exit({cs});")
+                else:
+                    self.print(f"{sub}.{action.data}({cs});")
             case (csl_ext.BlockOp(id=id, kind=kind) | csl_ext.UnblockOp(id=id, kind=kind)
                   | csl.ActivateOp(id=id, kind=kind)):
                 verb = ("block" if isinstance(op, csl_ext.BlockOp) else
@@ -190,7 +211,8 @@ class ExtCslPrintContext(CslPrintContext):
                         inner.print(line)
                 else:
                     self.print(line)
-            case csl_ext.InitializeQueueOp(color=c, queue_id=q) if self.sdk >= 2:
+            case csl_ext.InitializeQueueOp(color=c, queue_id=q) if (
+                    self.sdk >= 2 or op.all_archs is not None):
                 d = "output" if op.is_output else "input"
                 with self.descend("comptime") as inner:
                     inner.print(

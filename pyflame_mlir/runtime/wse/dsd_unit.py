@@ -513,6 +513,15 @@ class DsdUnit:
         elif dest_kind == "fab":
             if dest.kind != "fabout_dsd":
                 raise ProgramError(f"{self.where}: @{b.name} writes to a {dest.kind}")
+            rules = ARCH[self.sim.arch]
+            if (rules.queue_per_color and dest.color not in self.sim.stream_colors
+                    and (True, dest.queue) not in self.queue_colors):
+                raise ArchRuleError(
+                    f"{self.where}: @{b.name} sends on color {dest.color} through output "
+                    f"queue {dest.queue}, which no @initialize_queue binds to a color: on "
+                    f"{rules.title} the data does not go into an unbound output queue "
+                    "(the SDK's allreduce library: \"necessary, otherwise the data is not "
+                    "sent into the output queue\")")
             gap = max(1.0, step)
             # a copy: the wavelets are in flight, the sender may overwrite its memory
             words = to_words(np.array(result, copy=True, order="C"))

@@ -14,7 +14,7 @@ PEs that both send more than that before receiving deadlock, as on hardware.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,18 +50,45 @@ class SwitchSpec:
 
 @dataclass
 class Switch:
-    """A router's switch for one color: its routes per position (None: not set) and
-    where it stands. `sources`: the PEs whose wavelets have passed it."""
+    """A router's switch for one color: positions 1-3 as (rx or tx, port), each replacing
+    that side of the position before it (position 0: the route; None: not set), where it
+    stands, ring and pop mode.
 
-    routes: list[Route | None]
+    Each position inherits the side it does not set from the previous valid one, as the
+    SDK's programs rely on: the allreduce library ("pos1 needs to inherit from pos0") and
+    the 25-pt stencil's routes, whose `.pos2 = .{ .tx = RAMP }` after `.pos1 = .{ .rx =
+    RAMP }` takes the sender's own follow-up control wavelet from RAMP and whose
+    `.pos3 = .{ .rx = WEST }` is then a terminal (rx WEST, tx RAMP), not position 0."""
+
+    positions: list[tuple[str, str] | None]
     current: int
     ring: bool
     pop: str
-    sources: set[Coord] = field(default_factory=set)
+
+    def route_at(self, base: Route, k: int) -> Route | None:
+        if k and self.positions[k - 1] is None:
+            return None
+        route = base
+        for p in self.positions[:k]:
+            if p is None:
+                continue
+            if p[0] == "rx":
+                route = Route(frozenset({p[1]}), route.tx)
+            else:
+                route = Route(route.rx, frozenset({p[1]}))
+        return route
+
+    def route(self, base: Route) -> Route | None:
+        return self.route_at(base, self.current)
+
+    def could_take(self, base: Route, port: str) -> bool:
+        """Some position of the switch takes wavelets from `port`."""
+        return any(r is not None and port in r.rx
+                   for r in (self.route_at(base, k) for k in range(4)))
 
     def advance(self, where: str) -> None:
         for k in range(self.current + 1, 4):
-            if self.routes[k] is not None:
+            if self.positions[k - 1] is not None:
                 self.current = k
                 return
         if not self.ring:
@@ -72,12 +99,46 @@ class Switch:
         self.current = 0
 
 
+@dataclass
+class Parked:
+    """Wavelets held at a router: its route for their color does not take them from the
+    port they come from now (a switch position, or the color torn down), but may later."""
+
+    src: Coord
+    chunk: Chunk
+    control: bool
+    port_in: str
+    t: float
+    hops: int
+    cmd: int  # which of the control wavelet's commands this router reads
+
+
 # control wavelet payload fields, as the SDK's 25-pt-stencil benchmark encodes them
-# (switches.csl, `ctrl`): the first router's switch command in bits 22-23, its
-# "do not forward to the core" filter in bit 24, the control task id in bits 16-21
+# (switches.csl, `ctrl`): eight switch commands, one per router on the way (the first for
+# the sender's own router), each two bits with a "do not forward to the core" filter bit
+# above it; the control task id in bits 16-21
 CTRL_CMD_SHIFT, CTRL_FILTER_BIT, CTRL_ENTRY_SHIFT = 22, 24, 16
-SWITCH_NOP, SWITCH_ADV = 0, 1
+CTRL_CMD_SHIFTS = (22, 25, 28, 1, 4, 7, 10, 13)
+CTRL_FILTER_BITS = (24, 27, 0, 3, 6, 9, 12, 15)
+SWITCH_NOP, SWITCH_ADV, SWITCH_TEARDOWN = 0, 1, 3
 NO_ENTRYPOINT = 31  # "the hardware's way of saying null color"
+
+
+def ctrl_command(word: int, k: int) -> tuple[int, bool]:
+    """The k-th switch command of a control wavelet and its core filter bit; past the
+    eighth, none (a no-op, filtered)."""
+    if k >= len(CTRL_CMD_SHIFTS):
+        return SWITCH_NOP, True
+    return (word >> CTRL_CMD_SHIFTS[k]) & 0b11, bool((word >> CTRL_FILTER_BITS[k]) & 1)
+
+
+def ctrl_word(cmds: Sequence[int], ce_filter: bool = True, entry: int = NO_ENTRYPOINT) -> int:
+    """A control wavelet's payload from up to eight switch commands (`ctrl` of the SDK's
+    25-pt-stencil switches.csl and `<memcpy/memcpy_switches>`)."""
+    word = (entry & 0x1F) << CTRL_ENTRY_SHIFT
+    for k, cmd in enumerate(list(cmds) + [SWITCH_NOP] * (8 - len(cmds))):
+        word |= (int(cmd) & 0b11) << CTRL_CMD_SHIFTS[k] | int(ce_filter) << CTRL_FILTER_BITS[k]
+    return word
 
 
 @dataclass
@@ -158,21 +219,32 @@ def check_color(color: int, what: str) -> None:
 
 
 class Fabric:
+    """Routers and links. Besides the static routes, per (PE, color): a switch, the
+    color's teardown state, and the wavelets parked at the router (`Parked`) until a
+    switch move, a runtime route change or the end of a teardown lets them on.
+
+    A stream is routed when it is sent, through the routers' state at that moment: the
+    event loop sends in time order, and a router that does not take it now parks it,
+    so senders through one switch pass it in the order the switch lets them (the SDK's
+    allreduce: each PE's data waits at its own router until its neighbour's control
+    wavelet moves the switch). `late` and `teardown` (set by the simulator) receive
+    what parked wavelets deliver when let on, and the teardowns routers carry out."""
+
     def __init__(self, width: int, height: int, model: CycleModel):
         self.width, self.height, self.model = width, height, model
         self.routes: dict[Coord, dict[int, Route]] = {}
         self.switches: dict[Coord, dict[int, Switch]] = {}
+        self.torn_down: set[tuple[Coord, int]] = set()
+        # colors whose route at a router changes at run time: configured with
+        # `.teardown = true` or changed by `<tile_config>`
+        self.dynamic: set[tuple[Coord, int]] = set()
+        self.parked: dict[tuple[Coord, int], list[Parked]] = {}
         self.link_free: dict[tuple[int, int, str], float] = {}
         self.wavelet_hops = 0
+        self.late: Callable[[Coord, int, Chunk, int, bool], None] | None = None
+        self.teardown: Callable[[Coord, int, float], None] | None = None
 
-    def set_route(self, xy: Coord, color: int, rx: tuple[str, ...], tx: tuple[str, ...],
-                  switches: SwitchSpec | None = None) -> None:
-        where = f"@set_color_config at PE {xy}"
-        check_color(color, where)
-        table = self.routes.setdefault(xy, {})
-        if color in table:
-            raise RouteError(f"{where}: color {color} is configured twice")
-        route = Route(frozenset(rx), frozenset(tx))
+    def _check_route(self, where: str, color: int, route: Route) -> None:
         if back := (route.rx & route.tx) - {"ramp"}:
             raise RouteError(
                 f"{where}: color {color} is routed both ways through the PE ({route}): "
@@ -183,34 +255,83 @@ class Fabric:
                 f"{where}: color {color} carries traffic both into and out of the core ({route}); "
                 "use two colors (a checkerboard) for chains"
             )
+
+    def set_route(self, xy: Coord, color: int, rx: tuple[str, ...], tx: tuple[str, ...],
+                  switches: SwitchSpec | None = None, teardown: bool = False) -> None:
+        where = f"@set_color_config at PE {xy}"
+        check_color(color, where)
+        table = self.routes.setdefault(xy, {})
+        if color in table:
+            raise RouteError(f"{where}: color {color} is configured twice")
+        route = Route(frozenset(rx), frozenset(tx))
+        self._check_route(where, color, route)
         self.routes[xy][color] = route
         if switches is not None:
-            routes: list[Route | None] = [route]
-            for p in switches.positions:
-                if p is None:
-                    routes.append(None)
-                elif p[0] == "rx":
-                    routes.append(Route(frozenset({p[1]}), route.tx))
-                else:
-                    routes.append(Route(route.rx, frozenset({p[1]})))
             self.switches.setdefault(xy, {})[color] = Switch(
-                routes, switches.current, switches.ring, switches.pop)
+                list(switches.positions), switches.current, switches.ring, switches.pop)
+        if teardown:  # `.teardown = true`: the color starts torn down at this router
+            self.torn_down.add((xy, color))
+            self.dynamic.add((xy, color))
 
-    def _route(self, xy: Coord, color: int, src: Coord) -> Route | None:
-        """The route of `color` at `xy` now: its switch's current position, if it has one.
-        A stream is routed when it is sent, so switches are exact while one PE sends
-        through them (its data and control wavelets keep their order); the order in which
-        several senders' wavelets would meet a switch is not modeled, and refused."""
+    # --- runtime changes (<tile_config>) -------------------------------------------------
+
+    def _switch(self, xy: Coord, color: int, what: str) -> Switch:
         sw = self.switches.get(xy, {}).get(color)
         if sw is None:
-            return self.routes.get(xy, {}).get(color)
-        sw.sources.add(src)
-        if len(sw.sources) > 1:
-            raise UnsupportedError(
-                f"the switch of color {color} at PE {xy} is passed by wavelets of several "
-                f"senders ({sorted(sw.sources)}): in which order their data and control "
-                "wavelets meet it is not modeled")
-        return sw.routes[sw.current]
+            if color not in self.routes.get(xy, {}):
+                raise RouteError(f"{what} at PE {xy}: color {color} has no route there")
+            sw = self.switches.setdefault(xy, {})[color] = Switch([None] * 3, 0, False, "no_pop")
+        return sw
+
+    def reset_routes(self, xy: Coord, color: int, rx: tuple[str, ...], tx: tuple[str, ...],
+                     t: float) -> None:
+        where = f"color_config.reset_routes at PE {xy}"
+        check_color(color, where)
+        route = Route(frozenset(rx), frozenset(tx))
+        self._check_route(where, color, route)
+        self.routes.setdefault(xy, {})[color] = route
+        self.dynamic.add((xy, color))
+        self.release(xy, color, t)
+
+    def switch_config(self, xy: Coord, color: int, action: str, port: str | None,
+                      t: float) -> None:
+        sw = self._switch(xy, color, f"switch_config.{action}")
+        if action == "clear_current_position":
+            sw.current = 0
+        elif action == "set_invalid_for_all_switch_positions":
+            sw.positions = [None] * 3
+        elif action == "set_rx_switch_pos1":
+            sw.positions[0] = ("rx", str(port))
+        else:  # the op's verifier names the actions
+            raise UnsupportedError(f"switch_config.{action} is not modeled")
+        self.release(xy, color, t)
+
+    def teardown_exit(self, xy: Coord, color: int, t: float) -> None:
+        """`tile_config.teardown.exit(color)`: the router routes the color again."""
+        self.torn_down.discard((xy, color))
+        self.release(xy, color, t)
+
+    # --- routing -------------------------------------------------------------------------
+
+    def _route(self, xy: Coord, color: int) -> Route | None:
+        """The route of `color` at `xy` now: its switch's current position, if it has one
+        (None: no route, or a position that is not set)."""
+        base = self.routes.get(xy, {}).get(color)
+        sw = self.switches.get(xy, {}).get(color)
+        if base is None or sw is None:
+            return base
+        return sw.route(base)
+
+    def _waits(self, xy: Coord, color: int, port_in: str) -> bool:
+        """The router does not take `color` from `port_in` now, but may later: the color
+        is torn down there or its route changes at run time (the wavelets wait in the
+        link's buffer, as the SDK's allreduce relies on: a column's data may reach a
+        router still in its row configuration), or a switch position takes it."""
+        if (xy, color) in self.torn_down or (xy, color) in self.dynamic:
+            return True
+        base = self.routes.get(xy, {}).get(color)
+        sw = self.switches.get(xy, {}).get(color)
+        return base is not None and sw is not None and sw.could_take(base, port_in)
 
     def validate(self, rules: ArchRules) -> None:
         """Static checks: no link carries one color in both directions, and no router
@@ -237,16 +358,27 @@ class Fabric:
     def deliver(self, src: Coord, color: int, chunk: Chunk,
                 control: bool = False) -> list[tuple[Coord, Chunk, int]]:
         """`send`, with the links each delivery crossed. A `control` chunk is one control
-        wavelet: routed like data, it then carries out its switch command at the router
-        it passed (see `_control`), and reaches a core only when its filter bit is off."""
-        m, n = self.model, chunk.words.size
+        wavelet: routed like data, it then carries out, at each router it passes, the
+        switch command meant for it (see `_command`), and reaches a core only when that
+        command's filter bit is off. What a router parks is delivered later (`late`)."""
         out: list[tuple[Coord, Chunk, int]] = []
-        todo = [(src, "ramp", chunk.t0, 0)]
+        self._walk(src, color, chunk, control, [(src, "ramp", chunk.t0, 0, 0)], out)
+        return out
+
+    def _walk(self, src: Coord, color: int, chunk: Chunk, control: bool,
+              todo: list[tuple[Coord, str, float, int, int]],
+              out: list[tuple[Coord, Chunk, int]]) -> None:
+        m, n = self.model, chunk.words.size
         seen: set[Coord] = set()
+        moved: list[tuple[Coord, float]] = []  # switches this control wavelet advanced
         while todo:
-            (x, y), port_in, t, hops = todo.pop()
-            route = self._route((x, y), color, src)
-            if route is None or port_in not in route.rx:
+            (x, y), port_in, t, hops, cmd = todo.pop()
+            route = self._route((x, y), color)
+            if (route is None or port_in not in route.rx
+                    or ((x, y), color) in self.torn_down):
+                if self._waits((x, y), color, port_in):
+                    self._park((x, y), color, Parked(src, chunk, control, port_in, t, hops, cmd))
+                    continue
                 origin = "its own core" if port_in == "ramp" else port_in.upper()
                 raise RouteError(
                     f"a wavelet on color {color} (sent by PE {src}) reaches PE {(x, y)} from "
@@ -256,9 +388,11 @@ class Fabric:
             if (x, y) in seen:
                 raise RouteError(f"color {color} routes in a loop through PE {(x, y)}")
             seen.add((x, y))
+            word = int(chunk.words[0]) if control else 0
+            nxt = cmd + self._command((x, y), color, word, cmd, t, moved) if control else cmd
             for port in route.tx:
                 if port == "ramp":
-                    if control and (int(chunk.words[0]) >> CTRL_FILTER_BIT) & 1:
+                    if control and ctrl_command(word, cmd)[1]:
                         continue  # filtered: the router does not hand it to the core
                     out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap), hops))
                     continue
@@ -273,30 +407,67 @@ class Fabric:
                 start = max(t + m.hop_latency, self.link_free.get(key, 0.0))
                 self.link_free[key] = start + n * max(chunk.gap, 1 / m.link_wavelets_per_cycle)
                 self.wavelet_hops += n
-                todo.append(((nx, ny), OPPOSITE[port], start, hops + 1))
-        if control:
-            self._control(color, int(chunk.words[0]), seen)
-        return out
+                todo.append(((nx, ny), OPPOSITE[port], start, hops + 1, nxt))
+        for xy, t in moved:  # what a moved switch now lets on follows this wavelet
+            self.release(xy, color, t)
 
-    def _control(self, color: int, word: int, passed: set[Coord]) -> None:
-        """A control wavelet's switch command, carried out by the routers it passed
-        (after routing it: SDK tutorial topic-06-switches). Modeled: no command, or
-        advance, at a single switching router; popping the command list at each hop
-        (`.pop_mode`) and other commands are refused."""
-        cmd = (word >> CTRL_CMD_SHIFT) & 0b11
-        switching = sorted(xy for xy in passed if color in self.switches.get(xy, {}))
-        if cmd == SWITCH_NOP or not switching:
-            return
-        if cmd != SWITCH_ADV:
-            raise UnsupportedError(f"control wavelet 0x{word:08x} on color {color}: switch "
-                                   f"command {cmd} is not modeled (only advance, 1)")
-        if len(switching) > 1:
+    def _park(self, xy: Coord, color: int, p: Parked) -> None:
+        room = path_room(self.model, p.hops)
+        if p.chunk.words.size > room:
             raise UnsupportedError(
-                f"a control wavelet on color {color} passes several switching routers "
-                f"({switching}): per-hop switch commands are not modeled")
-        (xy,) = switching
-        sw = self.switches[xy][color]
-        if sw.pop != "no_pop":
-            raise UnsupportedError(f"switch of color {color} at PE {xy}: .pop_mode "
-                                   f"{sw.pop} is not modeled")
-        sw.advance(f"PE {xy}, color {color}")
+                f"{p.chunk.words.size} wavelets on color {color} from PE {p.src} wait at the "
+                f"router of PE {xy} (its switch position or a teardown does not let them on), "
+                f"more than the {room} its path holds: the sender's stall is not modeled")
+        self.parked.setdefault((xy, color), []).append(p)
+
+    def release(self, xy: Coord, color: int, t: float) -> None:
+        """The router of `xy` changed its state for `color` at time `t`: let on, in their
+        order, the parked wavelets it takes now (behind one it still holds, those from
+        the same port wait)."""
+        waiting = self.parked.pop((xy, color), [])
+        blocked: set[str] = set()
+        for p in waiting:
+            route = self._route(xy, color)
+            if (p.port_in in blocked or route is None or p.port_in not in route.rx
+                    or (xy, color) in self.torn_down):
+                blocked.add(p.port_in)
+                self.parked.setdefault((xy, color), []).append(p)
+                continue
+            out: list[tuple[Coord, Chunk, int]] = []
+            shift = max(t, p.t) - p.chunk.t0
+            chunk = Chunk(p.chunk.words, p.chunk.t0 + shift, p.chunk.gap)
+            self._walk(p.src, color, chunk, p.control,
+                       [(xy, p.port_in, max(t, p.t), p.hops, p.cmd)], out)
+            for dst, c, hops in out:
+                assert self.late is not None
+                self.late(dst, color, c, hops, p.control)
+
+    def _command(self, xy: Coord, color: int, word: int, k: int, t: float,
+                 moved: list[tuple[Coord, float]]) -> int:
+        """Carry out a control wavelet's k-th command at the router of `xy` (after routing
+        it); return 1 when the router pops it (the next router reads the next command).
+        No-op (0) and advance (1) as the 25-pt-stencil benchmark encodes them, teardown
+        (3) as `<memcpy/memcpy_switches>`'s teardown_cmd_1: the router stops routing the
+        color and its core runs the color's teardown handler. A router without
+        `.switches` ignores advance and never pops. `.pop_mode`: no_pop keeps the
+        command for the next router, always_pop pops it, pop_on_advance only when it
+        advanced the switch."""
+        cmd, _ = ctrl_command(word, k)
+        sw = self.switches.get(xy, {}).get(color)
+        pop = sw.pop if sw is not None else "no_pop"
+        if cmd == SWITCH_NOP:
+            return int(pop == "always_pop")
+        if cmd == SWITCH_ADV:
+            if sw is None:
+                return 0
+            sw.advance(f"PE {xy}, color {color}")
+            moved.append((xy, t))
+            return int(pop in ("always_pop", "pop_on_advance"))
+        if cmd == SWITCH_TEARDOWN:
+            self.torn_down.add((xy, color))
+            if self.teardown is not None:
+                self.teardown(xy, color, t)
+            return int(pop == "always_pop")
+        raise UnsupportedError(f"control wavelet 0x{word:08x} on color {color}: switch "
+                               f"command {cmd} (command {k}) is not modeled (0 no-op, "
+                               "1 advance, 3 teardown)")

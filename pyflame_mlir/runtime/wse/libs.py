@@ -24,7 +24,9 @@ from .fabric import (
     CTRL_FILTER_BIT,
     NO_ENTRYPOINT,
     SWITCH_ADV,
+    SWITCH_TEARDOWN,
     check_color,
+    ctrl_word,
 )
 
 if TYPE_CHECKING:
@@ -533,6 +535,37 @@ class ControlLib(Library):
                 | entry << CTRL_ENTRY_SHIFT | int(data) & 0xFFFF)
 
 
+class MemcpySwitches(Library):
+    """`<memcpy/memcpy_switches>`: switch command lists and `ctrl(cmds)`, the payload of a
+    control wavelet carrying them, one command per router on its way, each filtered
+    from the cores, no control task (the SDK's allreduce library). switch_cmd_11
+    advances the switches of the sender's router and the next one; teardown_cmd_1 tears
+    the color down (its first command; a router that does not pop hands it on:
+    0x9df9249, the payload the allreduce library's comments quote)."""
+
+    name = "<memcpy/memcpy_switches>"
+    fields: dict[str, Any] = {}
+
+    def fn_switch_cmd_11(self) -> tuple[int, ...]:
+        return (SWITCH_ADV, SWITCH_ADV)
+
+    def fn_teardown_cmd_1(self) -> tuple[int, ...]:
+        return (SWITCH_TEARDOWN,)
+
+    def fn_ctrl(self, cmds) -> int:
+        if not isinstance(cmds, tuple):
+            raise ProgramError(f"{self.name}.ctrl takes a command list (switch_cmd_11(), "
+                               f"...), not {cmds!r}")
+        return ctrl_word(cmds)
+
+
+class TileConfig(Library):
+    """`<tile_config>`: its calls on this PE's router are `csl_ext.tile_config` ops."""
+
+    name = "<tile_config>"
+    fields: dict[str, Any] = {}
+
+
 def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
     if pe is None:
         if name == "<memcpy/get_params>":
@@ -555,5 +588,9 @@ def import_library(name: str, params: dict | None, pe: PE | None) -> Library:
         return SimPrint(pe)
     elif name == "<control>":
         return ControlLib()
+    elif name == "<memcpy/memcpy_switches>":
+        return MemcpySwitches()
+    elif name == "<tile_config>":
+        return TileConfig()
     where = "a layout" if pe is None else "a PE program"
     raise UnsupportedError(f"@import_module(\"{name}\") in {where} is not modeled by the simulator")

@@ -339,6 +339,37 @@ class PE(DsdUnit, Context):
             task.unblock_t = self.t if at is None else at
             self.sim.poke(self, task.unblock_t)
 
+    def set_teardown_handler(self, fn: str, color: int) -> None:
+        """`@set_teardown_handler(fn, color)` (comptime): `fn` runs, as a task of the
+        runtime's (task 29 on WSE-2), when a teardown command reaches this router."""
+        check_color(color, f"{self.where}: @set_teardown_handler({fn})")
+        if ("teardown", color) in self.tasks:
+            raise ProgramError(f"{self.where}: two teardown handlers for color {color}")
+        self.tasks[("teardown", color)] = Task(fn, "teardown", color, ())
+
+    def teardown(self, color: int, t: float) -> None:
+        """A teardown command tore `color` down at this PE's router: its handler runs."""
+        task = self.tasks.get(("teardown", color))
+        if task is None:
+            raise ProgramError(f"{self.where}: a teardown command on color {color} reaches "
+                               "this router, but no @set_teardown_handler names the color")
+        if task.activated:
+            raise UnsupportedError(f"{self.where}: a second teardown on color {color} before "
+                                   "its handler ran: not modeled")
+        task.ready, task.activated = t, True
+        self.sim.poke(self, t)
+
+    def tile_config(self, action: str, color: int, routes=None, port=None) -> None:
+        """A `<tile_config>` call: this PE's router changes its route, switch or
+        teardown state for `color` at the core's current time."""
+        xy, fab = (self.x, self.y), self.sim.fabric
+        if action == "reset_routes":
+            fab.reset_routes(xy, color, routes[0], routes[1], self.t)
+        elif action == "teardown_exit":
+            fab.teardown_exit(xy, color, self.t)
+        else:
+            fab.switch_config(xy, color, action, port, self.t)
+
     def control_wavelet(self, color: int, word: int, t: float) -> None:
         """A control wavelet reaches this core (its filter bit off): it activates the
         control task its entrypoint field names, with its 16-bit data (SDK tutorial

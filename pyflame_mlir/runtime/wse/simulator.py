@@ -80,6 +80,7 @@ class Simulator:
             pe.load(programs[tile.program])
             self.pes[(x, y)] = pe
         self.fabric.validate(ARCH[arch])
+        self.fabric.late, self.fabric.teardown = self._late, self._teardown
         for color, field in self.stream_colors.items():
             used = [xy for xy, t in self.fabric.routes.items() if color in t]
             if used:
@@ -141,6 +142,20 @@ class Simulator:
             dst.try_async()
             self.poke(dst, delivered.t0)
         return targets, receivers
+
+    def _late(self, xy: tuple[int, int], color: int, chunk: Chunk, hops: int,
+              control: bool) -> None:
+        """Wavelets a router parked reach a core now that it let them on."""
+        dst = self.pes[xy]
+        if control:
+            dst.control_wavelet(color, int(chunk.words[0]), chunk.t0)
+            return
+        dst.queues[color].push(chunk)
+        dst.try_async()
+        self.poke(dst, chunk.t0)
+
+    def _teardown(self, xy: tuple[int, int], color: int, t: float) -> None:
+        self.pes[xy].teardown(color, t)
 
     def _send_control(self, pe: PE, color: int, chunk: Chunk) -> tuple[list, list]:
         if color in self.stream_colors:
@@ -250,6 +265,9 @@ class Simulator:
             for color, q in sorted(pe.queues.items()):
                 if q.count:
                     left.setdefault(color, []).append(f"{pe.where}: {q.count}")
+        for color, items in self._parked_report().items():
+            left.setdefault(color, []).extend(f"held at the router of PE {xy}: {why}"
+                                              for xy, why in items)
         if left:
             lines = [f"{len(v)} PE(s) hold unread "
                      + (f"wavelets on color {c}" if c >= 0 else f"elements in FIFO {-c}")
@@ -272,7 +290,22 @@ class Simulator:
             lines += [f"  {pe.where} ('{pe.program}'): {d}" for d in pe.describe()]
         if len(stuck) > 8:
             lines.append(f"  ... and {len(stuck) - 8} more PEs")
+        lines += [f"  wavelets on color {c} wait at the router of PE {xy}: {why}"
+                  for c, items in self._parked_report().items() for xy, why in items[:4]]
         return "\n".join(lines)
+
+    def _parked_report(self) -> dict[int, list[tuple[tuple[int, int], str]]]:
+        """Per color: the routers holding parked wavelets, and why they hold them."""
+        out: dict[int, list[tuple[tuple[int, int], str]]] = {}
+        for (xy, color), parked in sorted(self.fabric.parked.items()):
+            route = self.fabric.routes.get(xy, {}).get(color)
+            why = ("the color is torn down there" if (xy, color) in self.fabric.torn_down
+                   else f"its route ({route}) and switch positions do not take them from "
+                   + ", ".join(sorted({p.port_in.upper() for p in parked})))
+            srcs = sorted({p.src for p in parked})
+            out.setdefault(color, []).append(
+                (xy, f"{len(parked)} stream(s) from PE(s) {srcs}, as {why}"))
+        return out
 
     # --- host side ----------------------------------------------------------------------
 

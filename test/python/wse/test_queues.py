@@ -33,6 +33,7 @@ def _data_task_program(bind: str) -> str:
     %c5qi = arith.constant 5 : i16
     %c5q = "csl.get_color"(%c5qi) : (i16) -> !csl.color
     csl_ext.initialize_queue %c5q {{queue_id = 3 : i3}}
+    csl_ext.initialize_queue %c5q {{queue_id = 2 : i3, output = true}}
     %seen = "csl.variable"() <{{default = 0 : i32}}> : () -> !csl.var<i32>
     {binding}
     csl.task @on_wavelet(%v: f32) attributes {{kind = #csl<task_kind data>{task_id}}} {{

@@ -3,7 +3,8 @@
 topic-07-switches-entrypt (control tasks) run unchanged through their host scripts on
 WSE-2 and WSE-3, the printed `.switches`, the verifier's rules, the rules of control
 wavelets reaching a core, and the simulator's refusals of what it does not model
-(popping switch commands, other commands, several senders through one switch)."""
+(other commands); per-hop command lists with their pop modes, and several senders
+passing one switch in the order it lets them on."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from pyflame_mlir.runtime.wse import parse_program
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError, UnsupportedError
-from pyflame_mlir.runtime.wse.fabric import CTRL_CMD_SHIFT, CTRL_FILTER_BIT
+from pyflame_mlir.runtime.wse.errors import (
+    ArchRuleError,
+    ProgramError,
+    StaleWaveletError,
+    UnsupportedError,
+)
+from pyflame_mlir.runtime.wse.fabric import CTRL_CMD_SHIFT, CTRL_FILTER_BIT, ctrl_word
 from pyflame_mlir.runtime.wse.run_host import run_script
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
@@ -106,16 +112,34 @@ def test_advancing_past_the_last_position_without_ring_mode_is_refused():
         sim.launch("main")
 
 
-def test_pop_modes_are_refused():
-    sim = _row("#csl_ext.switches<pos1 = tx west, ring_mode, pop = always_pop>", [("ctrl", ADV)])
-    with pytest.raises(UnsupportedError, match=".pop_mode always_pop is not modeled"):
-        sim.launch("main")
+@pytest.mark.parametrize(("pop", "cmds", "west"), [
+    # no_pop: the switch reads command 0 (a no-op); the next router reads it too
+    ("no_pop", [0, 1], []),
+    # always_pop: the sender's router pops its no-op; the receiver's command 1 is ignored
+    ("always_pop", [0, 1], []),
+    # pop_on_advance: it pops only when it advanced
+    ("pop_on_advance", [1, 0], [11]),
+    ("always_pop", [1, 0], [11]),
+])
+def test_per_hop_commands_and_pop_modes(pop: str, cmds: list[int], west: list[int]):
+    sim = _row(f"#csl_ext.switches<pos1 = tx west, ring_mode, pop = {pop}>",
+               [("data", 10), ("ctrl", ctrl_word(cmds)), ("data", 11)],
+               west=len(west), east=1 if west else 2)
+    sim.launch("main")
+    got_east = [10, 11] if not west else [10]
+    np.testing.assert_array_equal(sim.symbol("got", 0, 0)[:len(west)], west)
+    # the control wavelet itself never reaches a core: every command's filter bit is set
+    np.testing.assert_array_equal(sim.symbol("got", 2, 0)[:len(got_east)], got_east)
+
+
+def test_the_sdk_teardown_payload():
+    assert ctrl_word([3]) == 0x9DF9249  # as the SDK's allreduce library quotes it
 
 
 def test_other_switch_commands_are_refused():
     sim = _row("#csl_ext.switches<pos1 = tx west, ring_mode>",
                [("ctrl", 2 << CTRL_CMD_SHIFT | 1 << CTRL_FILTER_BIT)])
-    with pytest.raises(UnsupportedError, match="switch command 2 is not modeled"):
+    with pytest.raises(UnsupportedError, match=r"switch command 2 \(command 0\) is not modeled"):
         sim.launch("main")
 
 
@@ -186,19 +210,35 @@ def test_a_control_fabin_dsd_is_rejected():
         parse_program(make_program(body))
 
 
-def test_a_switch_passed_by_several_senders_is_refused():
-    # PEs 0 and 2 both send to PE 1, whose switch takes WEST (position 0) or EAST (1)
-    body = """%one = arith.constant 1 : i16
+def _two_senders(ctrl: bool) -> object:
+    # PEs 0 and 2 both send to PE 1, whose switch takes WEST (position 0) or EAST (1);
+    # PE 0 follows its word with a control wavelet advancing the switch it reaches
+    adv = ctrl_word([1])  # a router without .switches ignores it and does not pop it
+    ctrl_send = f"""%is0 = arith.cmpi eq, %px, %z : i16
+          scf.if %is0 {{
+            %ctrl = csl_ext.get_fab_dsd %one, %col {{queue_id = 2 : i3, control = true}} : i16 -> !csl<dsd fabout_dsd>
+            %cs = arith.constant {adv} : i32
+            %c = "csl.mlir.signedness_cast"(%cs) : (i32) -> ui32
+            "csl.mov32"(%ctrl, %c) : (!csl<dsd fabout_dsd>, ui32) -> ()
+          }}""" if ctrl else ""
+    body = f"""%one = arith.constant 1 : i16
+      %two = arith.constant 2 : i16
+      %z = arith.constant 0 : i16
       %c1 = arith.constant 1 : i16
       %col = "csl.get_color"(%c1) : (i16) -> !csl.color
       %mid = arith.cmpi eq, %px, %one : i16
-      scf.if %mid {
-      } else {
-          %data = csl_ext.get_fab_dsd %one, %col {queue_id = 2 : i3} : i16 -> !csl<dsd fabout_dsd>
-          %ws = arith.constant 5 : i32
-          %w = "csl.mlir.signedness_cast"(%ws) : (i32) -> ui32
+      scf.if %mid {{
+          %in = csl_ext.get_fab_dsd %two, %col {{queue_id = 2 : i3}} : i16 -> !csl<dsd fabin_dsd>
+          %got_dsd = "csl.get_mem_dsd"(%got, %two) : (memref<?xi32>, i16) -> !csl<dsd mem1d_dsd>
+          "csl.mov32"(%got_dsd, %in) {{async = #csl_ext.async<>}} : (!csl<dsd mem1d_dsd>, !csl<dsd fabin_dsd>) -> ()
+      }} else {{
+          %data = csl_ext.get_fab_dsd %one, %col {{queue_id = 2 : i3}} : i16 -> !csl<dsd fabout_dsd>
+          %ws = arith.index_cast %px : i16 to index
+          %wi = arith.index_cast %ws : index to i32
+          %w = "csl.mlir.signedness_cast"(%wi) : (i32) -> ui32
           "csl.mov32"(%data, %w) : (!csl<dsd fabout_dsd>, ui32) -> ()
-      }"""
+          {ctrl_send}
+      }}"""
     routes = """
       %x0 = arith.constant 0 : i16
       %x1 = arith.constant 1 : i16
@@ -206,9 +246,21 @@ def test_a_switch_passed_by_several_senders_is_refused():
       %y0 = arith.constant 0 : i16
       %k1 = arith.constant 1 : i16
       %col = "csl.get_color"(%k1) : (i16) -> !csl.color
-      csl_ext.set_color_config %x1, %y0, %col routes <rx = [west], tx = [ramp]> {switches = #csl_ext.switches<pos1 = rx east, ring_mode>} : i16, i16
+      csl_ext.set_color_config %x1, %y0, %col routes <rx = [west], tx = [ramp]> {switches = #csl_ext.switches<pos1 = rx east, ring_mode, pop = always_pop>} : i16, i16
       csl_ext.set_color_config %x0, %y0, %col routes <rx = [ramp], tx = [east]> : i16, i16
       csl_ext.set_color_config %x2, %y0, %col routes <rx = [ramp], tx = [west]> : i16, i16"""
-    sim = simulate(make_program(body, layout=routes, width=3))
-    with pytest.raises(UnsupportedError, match=r"switch of color 1 at PE \(1, 0\) is passed by wavelets of several senders"):
+    return simulate(make_program(body, arrays={"got": ("i32", 2)}, layout=routes, width=3))
+
+
+def test_several_senders_pass_a_switch_in_the_order_it_lets_them_on():
+    sim = _two_senders(ctrl=True)
+    sim.launch("main")
+    # PE 2's word waits at PE 1's router until PE 0's control wavelet moves the switch
+    np.testing.assert_array_equal(sim.symbol("got", 1, 0), [0, 2])
+
+
+def test_wavelets_a_switch_never_lets_on_are_reported():
+    sim = _two_senders(ctrl=False)
+    with pytest.raises(StaleWaveletError, match=r"held at the router of PE \(1, 0\): 1 stream\(s\) from PE\(s\) \[\(2, 0\)\], as its route \(rx=\{west\} tx=\{ramp\}\) and switch positions do not take them from EAST"):
         sim.launch("main")
+        sim.stop()

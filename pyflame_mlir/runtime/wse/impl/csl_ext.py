@@ -51,12 +51,37 @@ def _fab_dsd(op: csl_ext.GetFabDsdOp):
 @CSL_EXT.impl(csl_ext.SetColorConfigOp)
 def _set_color_config(op: csl_ext.SetColorConfigOp):
     x, y, color, rx, tx = op.x_coord, op.y_coord, op.color, op.routes.rx_ports, op.routes.tx_ports
-    sw = op.switches
+    sw, teardown = op.switches, op.teardown is not None
     switches = None if sw is None else SwitchSpec(
         tuple(sw.position(k) for k in (1, 2, 3)), sw.current.data, sw.ring, sw.pop_mode.data)
 
     def run(ctx, env):
-        ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+        if teardown:
+            ctx.set_route(env[x], env[y], env[color], rx, tx, switches, teardown=True)
+        else:
+            ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.SetTeardownHandlerOp)
+def _set_teardown_handler(op: csl_ext.SetTeardownHandlerOp):
+    fn, color = op.fn_name.string_value(), op.color
+
+    def run(ctx, env):
+        ctx.set_teardown_handler(fn, int(env[color]))
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.TileConfigOp)
+def _tile_config(op: csl_ext.TileConfigOp):
+    action, color = op.action.data, op.color
+    routes = None if op.routes is None else (op.routes.rx_ports, op.routes.tx_ports)
+    port = None if op.port is None else op.port.data
+
+    def run(ctx, env):
+        ctx.tile_config(action, int(env[color]), routes, port)
 
     return run
 

@@ -1,0 +1,69 @@
+"""The SDK benchmark power-method (test/fixtures/csl/power_method_wse2/3.mlir: its kernel
+with the allreduce and stencil_3d_7pts libraries, the latter in its WSE-2 and WSE-3
+forms): its host script runs the power method on the device and checks x on every PE
+against numpy's iterations with the same per-PE 7-point operator, at several rectangles
+and block sizes (a last block shorter than BLOCK_SIZE, one block holding a whole
+column); the WSE-2 form on WSE-3 is refused (its output queue is bound to no color);
+the printed CSL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyflame_mlir.runtime.wse.compile import compile_program
+from pyflame_mlir.runtime.wse.errors import ArchRuleError
+from pyflame_mlir.runtime.wse.run_host import run_script
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
+
+
+@pytest.mark.parametrize(("arch", "w", "h", "zdim", "block", "ite"), [
+    ("wse2", 2, 2, 6, 4, 2),
+    ("wse3", 2, 2, 6, 4, 2),
+    ("wse2", 3, 3, 5, 2, 3),
+    ("wse3", 4, 2, 3, 8, 2),
+])
+def test_power_method_runs_unchanged(arch: str, w: int, h: int, zdim: int, block: int,
+                                     ite: int, tmp_path: Path):
+    out = compile_program(FIXTURES / f"power_method_{arch}.mlir", tmp_path / "pm",
+                          {"width": w, "height": h, "MAX_ZDIM": zdim, "BLOCK_SIZE": block},
+                          arch)
+    (report,) = run_script(FIXTURES / "power_method_run.py",
+                           ["--name", str(out), "--max-ite", str(ite)], quiet=True)
+    launches = dict(report.launches)
+    assert set(launches) == {"f_sync", "f_power"}
+    # each iteration is a stencil exchange plus two allreduces: f_power takes several
+    # times f_sync's single allreduce
+    assert ite * 2 < launches["f_power"] / launches["f_sync"] < ite * 12
+
+
+def test_the_wse2_form_on_wse3_is_refused(tmp_path: Path):
+    out = compile_program(FIXTURES / "power_method_wse2.mlir", tmp_path / "pm",
+                          {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse3")
+    with pytest.raises(ArchRuleError, match="through output queue 3, which no "
+                                            "@initialize_queue binds to a color: on WSE-3"):
+        run_script(FIXTURES / "power_method_run.py", ["--name", str(out)], quiet=True)
+
+
+def test_wse3_sends_on_microthread_3_through_bound_queues(tmp_path: Path):
+    out = compile_program(FIXTURES / "power_method_wse3.mlir", tmp_path / "pm",
+                          {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse3")
+    pe = (out / "kernel_power.csl").read_text()
+    assert ("@load_to_dsr(dest_dsr_send, fab, .{ .async = true, .activate = "
+            "@get_local_task_id(14), .ut_id = @get_ut_id(3) });") in pe
+    assert "@initialize_queue(@get_output_queue(6), .{ .color = c_send_north });" in pe
+
+
+def test_power_method_prints_as_csl(tmp_path: Path):
+    out = compile_program(FIXTURES / "power_method_wse2.mlir", tmp_path / "pm",
+                          {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse2")
+    pe = (out / "kernel_power.csl").read_text()
+    for line in [
+        "@map(reduce_fabs, mem_y, ymax_p, ymax_p);",
+        "@fmacs(dest_dsr_send, src0_dsr_st, src1_dsr_send, c);",
+        "@set_teardown_handler(teardown_allreduce, C_ROUTE);",
+        "@initialize_queue(@get_input_queue(7), .{ .color = c_recv_north });",
+    ]:
+        assert line in pe, line
