@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from . import core
 from .autodiff import enable_grad
 from .autograd import keep_history
 from .core import (
     GRAD_MODE,
+    INFERENCE_TENSORS,
     TRACE_ARGS,
     Aliases,
     AutogradMeta,
@@ -30,9 +32,9 @@ from .core import (
     detached_alias,
     frozen,
     geometry,
+    is_inference,
     is_trace_arg,
     raw_version,
-    rebind,
     record,
     requires_grad,
     snapshot,
@@ -78,12 +80,22 @@ from .ops import (
     unsqueeze,
     where,
 )
+from .saved import note_superseded, note_written_into
+
+
+def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
+    """``core.rebind``, and the state ``old`` it replaced noted as modified in
+    place (``saved``: PyTorch's error when an op saved it for backward)."""
+    core.rebind(t, old, start, new)
+    note_superseded(t, old)
 
 
 def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     """Rebind ``t`` to ``make(old)``, ``old`` holding its current state; a
     view writes the new value back into its root; the root's other live views
     are then recomputed from it."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     ag = t._ag
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
@@ -178,6 +190,16 @@ def _may_carry_gradient(new: Tensor, old: Tensor, forward: bool = False) -> bool
                    or not (x._node or x._hist).inputs for x in n.inputs)
 
 
+def _check_inference(t: Tensor) -> None:
+    """PyTorch's refusal: an inference tensor (made under inference_mode, or
+    a view of one) updated in place outside inference_mode."""
+    if not GRAD_MODE.inference and is_inference(t):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                           "more details.")
+
+
 def _leaf_error(t: Tensor, what: str) -> RuntimeError:
     if is_trace_arg(t):
         return RuntimeError(f"{what}: an argument of a function being transformed (pf.grad, "
@@ -225,6 +247,8 @@ def _torch_name(d: DType) -> str:
 def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: str) -> Tensor:
     """An in-place update of a view: out of place on the view, then written
     back into the root (the root's version goes up: the view shares it)."""
+    if INFERENCE_TENSORS:
+        _check_inference(v)
     root = info.root
     detached = info.detached or (v._ag is not None and v._ag.detached)
     rag = root._ag
@@ -293,6 +317,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     counted, root_count = raw_version(counter), raw_version(root)
     rebind(root, old_root, root_start, new_root)
     rebind(v, old, start, new)
+    note_written_into(root, new)
     _attach(v, old, new)
     if info.replay is detached_alias and v._ag is not None and not v._ag.detached:
         _ATTACHED_ROOTS[id(root)] = root  # an alias of it has a history of its own
@@ -390,6 +415,8 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
     in a training step): the result needs no broadcast or cast, so the op is
     recorded directly (what ``ops``' wrapper records for two tensors of one
     non-bool dtype)."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     ag = t._ag
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
@@ -504,7 +531,17 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
                       keeps_order: bool) -> Tensor:
     """Give ``t`` the shape (and, for a view, the geometry) of the view
     ``make(t)``. Its data does not change; its version counter counts one (PyTorch)."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     info = t._view
+    ag = t._ag
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
+        raise _leaf_error(t, what)  # (PyTorch: an in-place op on a leaf, as any)
+    if GRAD_MODE.enabled and type(info) is ViewOf and not info.detached and \
+            not (ag is not None and ag.detached) and info.root._ag is not None and \
+            info.root._ag.requires_grad:
+        raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
+                           "used in an in-place operation (wrap the update in pf.no_grad())")
     if type(info) is ViewOf:
         new = make(t)  # a view of the same root, with its geometry
         new_info = new._view
@@ -592,7 +629,8 @@ def _set_data(self: Tensor, value: Tensor) -> None:
             value._view = Aliases()
     sizes, strides, offset = geometry(value)
     self._view = None
-    rebind(self, old, start, new)
+    core.rebind(self, old, start, new)
+    self._mut.untracked = True  # (not counted: PyTorch's ops that saved x read the new data)
     self.shape, self.dtype = new.shape, new.dtype
     self._view = ViewOf(root, replay, sizes, strides, offset, self)
     root._view.add(self)

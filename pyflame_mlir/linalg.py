@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .composites import cross as _cross
 from .composites2 import matrix_power, multi_dot
 from .core import Tensor, detach, record
@@ -217,8 +218,10 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
 def inv(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.inv``: ``solve(A, I)`` (a singular A raises ``LinAlgError``)."""
     a = _matrix("linalg.inv", A)
+    first = saved.start()  # (PyTorch's linalg.inv saves its result only: ``saved``)
     ident = broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
-    return record(OPS["solve"], (a, ident), {})
+    return saved.composite(record(OPS["solve"], (a, ident), {}), first, result=True,
+                           op="linalg.inv")
 
 
 @autocast_policy("fp32")

@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import (
     CONFIG,
     NO_ATTRS,
+    OpNode,
     Tensor,
     as_view,
     constant_value,
@@ -146,12 +148,15 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
     if t is None:
         if len(_OPERANDS) > 4096:
             _OPERANDS.clear()
-        eager, CONFIG.eager = CONFIG.eager, False
-        try:
-            t = _OPERANDS[k] = scalar(v, dt)
-        finally:
-            CONFIG.eager = eager
-        t._node.nograd = False  # a constant: tracing into it is always right
+        # the constant op's promise, made here rather than by ``record``, which
+        # realizes in eager mode: switching the process-wide CONFIG.eager off
+        # around it would make another thread record lazily in that instant
+        attrs = {"value": constant_value(v, dt)}
+        specs = _CONSTANT.check([], [], attrs)
+        node = OpNode(_CONSTANT, (), attrs, specs)
+        node.nograd = False  # a constant: tracing into it is always right
+        (shape, d), = specs
+        t = _OPERANDS[k] = Tensor._promise(node, 0, shape, d)
     return t
 
 
@@ -470,9 +475,11 @@ def _alpha_times(name: str, alpha: Scalar, a: TensorLike, b: TensorLike) -> Tens
 
 
 def exp2(x: TensorLike) -> Tensor:
-    """``2 ** x`` through ``pow`` (exact at integers)."""
+    """``2 ** x`` through ``pow`` (exact at integers); PyTorch's exp2 saves
+    its result only (``saved``)."""
     t = _floating(x)
-    return pow(_scalar_operand(2, t.dtype), t)
+    first = saved.start()
+    return saved.composite(pow(_scalar_operand(2, t.dtype), t), first, result=True, op="exp2")
 
 
 def log2(x: TensorLike) -> Tensor:
@@ -484,14 +491,17 @@ def log10(x: TensorLike) -> Tensor:
 
 
 def tan(x: TensorLike) -> Tensor:
+    """``sin / cos``; PyTorch's tan saves its result only (``saved``)."""
     t = _floating(x)
-    return div(sin(t), cos(t))
+    first = saved.start()
+    return saved.composite(div(sin(t), cos(t)), first, result=True, op="tan")
 
 
 def sinh(x: TensorLike) -> Tensor:
     """``(expm1(x) - expm1(-x)) / 2``: accurate near 0."""
     t = _floating(x)
-    return mul(sub(expm1(t), expm1(neg(t))), 0.5)
+    first = saved.start()  # (PyTorch's sinh saves its input: ``saved``)
+    return saved.composite(mul(sub(expm1(t), expm1(neg(t))), 0.5), first, (t,), op="sinh")
 
 
 def cosh(x: TensorLike) -> Tensor:
@@ -1322,7 +1332,7 @@ def _slice_bounds(items: tuple, shape: tuple[int, ...]
         if isinstance(it, slice):
             a, b, k = it.indices(size)
             if k <= 0:
-                raise ValueError("slice step must be greater than zero")
+                raise ValueError("step must be greater than zero")  # (torch's message)
             b = builtins.max(a, b)
             start.append(a), limit.append(b), stride.append(k)
             out_shape.append((b - a + k - 1) // k)

@@ -1,0 +1,494 @@
+"""Autograd's version check fires exactly when PyTorch's would: an op's
+backward reads what torch's ``derivatives.yaml`` saves (``self``, ``result``),
+so modifying in place an input torch does not save is no error, and modifying
+a result torch saves is (``y = x.exp(); y.add_(1)``). Each program runs
+against torch 2.13 (the oracle), lazily and in eager mode (``mode``)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import pyflame_mlir as pf
+
+_MSG = "modified by an inplace operation"
+
+
+def _outcome(lib, program):
+    """``("raised", None)`` for torch's version-check error, else ``("ok", grads)``."""
+    try:
+        grads = program(lib)
+    except RuntimeError as e:
+        assert _MSG in str(e), str(e)
+        return "raised", None
+    return "ok", [np.asarray(g.tolist()) for g in grads]
+
+
+def _agree(program):
+    want, got = _outcome(torch, program), _outcome(pf, program)
+    assert got[0] == want[0], f"torch {want[0]}, pyflame {got[0]}"
+    if want[0] == "ok":
+        for g, w in zip(got[1], want[1]):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    return want[0]
+
+
+def _leaf(lib, v):
+    return lib.tensor(v, dtype=lib.float64, requires_grad=True)
+
+
+# f(lib, h) for h a non-leaf of shape [2, 2] (values in (0.1, 0.9))
+_UNARY = {
+    "exp": lambda lib, h: h.exp(),
+    "exp2": lambda lib, h: lib.exp2(h),
+    "expm1": lambda lib, h: h.expm1(),
+    "sigmoid": lambda lib, h: h.sigmoid(),
+    "tanh": lambda lib, h: h.tanh(),
+    "sqrt": lambda lib, h: h.sqrt(),
+    "rsqrt": lambda lib, h: h.rsqrt(),
+    "reciprocal": lambda lib, h: h.reciprocal(),
+    "relu": lambda lib, h: h.relu(),
+    "tan": lambda lib, h: h.tan(),
+    "sinh": lambda lib, h: h.sinh(),
+    "cosh": lambda lib, h: h.cosh(),
+    "log": lambda lib, h: h.log(),
+    "sin": lambda lib, h: h.sin(),
+    "abs": lambda lib, h: h.abs(),
+    "neg": lambda lib, h: -h,
+    "scalar_pow": lambda lib, h: 2 ** h,
+    "scalar_div": lambda lib, h: 2 / h,
+    "pow_scalar": lambda lib, h: h ** 3,
+    "pow_tensor": lambda lib, h: h ** (h.detach() + 1),
+    "mul_scalar": lambda lib, h: h * 3,
+    "softmax": lambda lib, h: h.softmax(1),
+    "log_softmax": lambda lib, h: h.log_softmax(1),
+    "logsumexp": lambda lib, h: h.logsumexp(1),
+    "prod": lambda lib, h: h.prod(1),
+    "cumprod": lambda lib, h: h.cumprod(1),
+    "cumsum": lambda lib, h: h.cumsum(1),
+    "sort_values": lambda lib, h: h.sort(1)[0],
+    "cummax_values": lambda lib, h: h.cummax(1)[0],
+}
+_H = [[0.3, 0.5], [0.7, 0.2]]
+
+
+@pytest.mark.parametrize("name", sorted(_UNARY))
+@pytest.mark.parametrize("which", ["input", "result"])
+def test_version_check_follows_torch(mode, name, which):
+    f = _UNARY[name]
+
+    def program(lib):
+        x = _leaf(lib, _H)
+        h = x * 1
+        y = f(lib, h)
+        (h if which == "input" else y).add_(1)
+        (y * y).sum().backward()
+        return [x.grad]
+    _agree(program)
+
+
+def test_named_cases_raise_or_not():
+    """The cases the check was fixed for, spelled out (torch agrees: above)."""
+    def result_of(op, modify):
+        x = _leaf(pf, [0.3, 0.5])
+        h = x * 1
+        y = op(h)
+        modify(h, y)
+        y.sum().backward()
+        return x.grad
+    # torch saves the result: the input may change, the result may not
+    for op in (pf.exp, pf.exp2, pf.sigmoid, pf.tanh, pf.sqrt, pf.rsqrt, pf.reciprocal,
+               pf.relu, pf.tan):
+        result_of(op, lambda h, y: h.add_(1))
+        with pytest.raises(RuntimeError, match="which is output 0 of .*is at version 1; "
+                                               "expected version 0"):
+            result_of(op, lambda h, y: y.add_(1))
+    # torch saves the input (sinh, pow(2, h) saves both)
+    with pytest.raises(RuntimeError, match=f"{_MSG}.*read by sinh"):
+        result_of(pf.sinh, lambda h, y: h.add_(1))
+    with pytest.raises(RuntimeError, match=_MSG):
+        result_of(lambda h: 2 ** h, lambda h, y: h.add_(1))
+    with pytest.raises(RuntimeError, match="output 0 of pow"):
+        result_of(lambda h: 2 ** h, lambda h, y: y.add_(1))
+    result_of(lambda h: 2 / h, lambda h, y: y.add_(1))  # reciprocal(h) * 2: its result
+    result_of(lambda h: 2 / h, lambda h, y: h.add_(1))  # is internal
+
+
+_WAYS = {  # ways to modify y's storage in place (each bumps the shared version)
+    "view": lambda lib, y: y[0].mul_(2),
+    "detach": lambda lib, y: y.detach().add_(1),
+    "no_grad": lambda lib, y: _no_grad_add(lib, y),
+    "t_": lambda lib, y: y.t_(),
+    "unsqueeze_": lambda lib, y: y.unsqueeze_(0),
+    "setitem": lambda lib, y: y.__setitem__((0, 0), 5.0),
+    "clone_then_add": lambda lib, y: y.clone().add_(1),  # not y's storage: no error
+}
+
+
+def _no_grad_add(lib, y):
+    with lib.no_grad():
+        y.add_(1)
+
+
+@pytest.mark.parametrize("way", sorted(_WAYS))
+@pytest.mark.parametrize("op", ["exp", "tanh", "softmax", "tan", "sin"])
+def test_result_modified_through_aliases(mode, way, op):
+    f = _UNARY[op]
+
+    def program(lib):
+        x = _leaf(lib, _H)
+        y = f(lib, x * 1)
+        _WAYS[way](lib, y)
+        y.sum().backward()
+        return [x.grad]
+    _agree(program)
+
+
+@pytest.mark.parametrize("name", ["inv", "cholesky", "det", "eigh", "qr", "svd"])
+def test_linalg_results(mode, name):
+    ops = {
+        "inv": lambda lib, a: lib.linalg.inv(a),
+        "cholesky": lambda lib, a: lib.linalg.cholesky(a),
+        "det": lambda lib, a: lib.linalg.det(a),
+        "eigh": lambda lib, a: lib.linalg.eigh(a)[0],
+        "qr": lambda lib, a: lib.linalg.qr(a)[1],
+        "svd": lambda lib, a: lib.linalg.svd(a)[1],
+    }
+
+    def program(lib, which):
+        x = _leaf(lib, [[2.0, 0.5], [0.5, 3.0]])
+        h = x * 1
+        y = ops[name](lib, h)
+        (h if which == "input" else y).add_(1)
+        (y * y).sum().backward()
+        return [x.grad]
+    assert _agree(lambda lib: program(lib, "result")) == "raised"
+    _agree(lambda lib: program(lib, "input"))
+
+
+def test_autograd_grad_checks_results(mode):
+    def program(lib):
+        x = _leaf(lib, [0.3, 0.5])
+        y = x.exp()
+        y.add_(1)
+        return lib.autograd.grad(y.sum(), x)
+    assert _agree(program) == "raised"
+
+
+def test_result_not_reached_is_not_checked(mode):
+    """An op no gradient flows through is not run by torch's engine."""
+    def program(lib):
+        x = _leaf(lib, [0.3, 0.5])
+        w = _leaf(lib, [1.0, 2.0])
+        y = x.detach().exp()
+        y.add_(1)
+        (w * y).sum().backward()
+        return [w.grad]
+    assert _agree(program) == "ok"
+
+
+def test_result_modified_through_data_refused(mode):
+    """torch differentiates with the new value (``.data`` is not counted);
+    here the gradient would use the old one: refused, never silently different."""
+    x = _leaf(pf, [0.3, 0.5])
+    y = x.exp()
+    y.data.add_(1)
+    with pytest.raises(RuntimeError, match=r"through \.data"):
+        y.sum().backward()
+
+
+def test_composite_result_released():
+    """The records of composite ops and of replaced results go with their tensors."""
+    import gc
+
+    from pyflame_mlir import saved
+    before = (len(saved._COMPOSITES), len(saved._SUPERSEDED))
+    for _ in range(50):
+        x = _leaf(pf, [0.3, 0.5])
+        y = x.tan()
+        y.add_(1)
+        del x, y
+    gc.collect()
+    after = (len(saved._COMPOSITES), len(saved._SUPERSEDED))
+    assert after[0] <= before[0] + 1 and after[1] <= before[1] + 1
+
+
+# ---- requires_grad_(False) after the leaf was used (torch keeps the recorded edge) ----
+
+def test_requires_grad_off_after_use(mode):
+    def program(lib):
+        x = _leaf(lib, [0.3, 0.5])
+        w = _leaf(lib, [1.0, 2.0])
+        y = (x * x * w).sum()
+        x.requires_grad_(False)
+        assert y.requires_grad and y.grad_fn is not None
+        y.backward()
+        assert x.grad is None and not x.requires_grad
+        z = x * 2  # a constant from now on
+        assert not z.requires_grad
+        return [w.grad]
+    assert _agree(program) == "ok"
+
+
+def test_requires_grad_off_only_leaf_backward_runs(mode):
+    for lib in (torch, pf):
+        x = _leaf(lib, [0.3, 0.5])
+        y = (x.exp() * 2).sum()
+        x.requires_grad_(False)
+        y.backward()  # torch: runs, stores nothing
+        assert x.grad is None
+
+
+def test_requires_grad_off_keeps_grad_and_hooks(mode):
+    x = _leaf(pf, [0.3, 0.5])
+    (x * 3).sum().backward()
+    seen = []
+    x.register_hook(lambda g: seen.append(g))
+    y = (x * x).sum()
+    x.requires_grad_(False)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])  # unchanged, as torch's
+    xt = _leaf(torch, [0.3, 0.5])
+    (xt * 3).sum().backward()
+    yt = (xt * xt).sum()
+    xt.requires_grad_(False)
+    yt.backward()
+    np.testing.assert_allclose(xt.grad.numpy(), [3.0, 3.0])
+
+
+# ---- ops._scalar_operand makes its constant without switching CONFIG.eager ----
+
+def test_scalar_operand_leaves_eager_mode_alone(eager, monkeypatch):
+    """While one thread makes a new operand constant, another records eagerly
+    (before: CONFIG.eager was off in that instant, process-wide)."""
+    from pyflame_mlir import ops
+    seen: list[bool] = []
+    real = ops.constant_value
+
+    def probe(v, d):
+        def other() -> None:
+            t = pf.tensor([1.0, 2.0]) + pf.tensor([3.0, 4.0])
+            seen.append(t._node is None)  # realized at once (eager)
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        return real(v, d)
+    monkeypatch.setattr(ops, "constant_value", probe)
+    x = pf.tensor([1.0, 2.0])
+    y = x * 1.2345678912345  # a number not seen before: a new operand constant
+    assert seen == [True]
+    np.testing.assert_allclose(y.numpy(), [1.2345678912345, 2.469135782469])
+
+
+def test_two_threads_record_eagerly(eager):
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        x = pf.tensor(np.arange(4.0))
+        for i in range(200):
+            y = x * (k + i / 1000.0 + 1e-9 * k)  # new numbers: new operand constants
+            if y._node is not None:
+                errors.append("recorded lazily in eager mode")
+                return
+            np.testing.assert_allclose(y.numpy(), np.arange(4.0) * (k + i / 1000.0 + 1e-9 * k))
+    ts = [threading.Thread(target=work, args=(k,)) for k in (1, 2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+
+
+# ---- x[::-1] = v: torch's refusal and message; the jax form works ----
+
+def test_negative_step_setitem_message():
+    for lib in (torch, pf):
+        x = lib.zeros(4)
+        with pytest.raises(ValueError, match="^step must be greater than zero$"):
+            x[::-1] = lib.ones(4)
+
+
+def test_negative_step_at_set():
+    import jax.numpy as jnp
+    want = jnp.zeros(4).at[::-1].set(jnp.arange(4.0))
+    got = pf.zeros(4).at[::-1].set(pf.arange(4.0))
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+    want = jnp.zeros(5).at[::-2].add(jnp.arange(3.0))
+    got = pf.zeros(5).at[::-2].add(pf.arange(3.0))
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+
+
+# ---- inference_mode: inference tensors and PyTorch's errors ----
+
+def _both(program):
+    """program(lib) in torch and here: the same value, or the same error
+    (torch's message, its first sentence at least, in ours)."""
+    out = []
+    for lib in (torch, pf):
+        try:
+            out.append(("ok", program(lib)))
+        except RuntimeError as e:
+            out.append(("raised", str(e)))
+    (ts, tv), (ps, pv) = out
+    assert ts == ps, out
+    if ts == "ok":
+        assert tv == pv, out
+    else:  # torch's message, in ours (which may name the op first)
+        assert tv.split(". ")[0].rstrip(".") in pv, out
+    return out[1]
+
+
+def test_is_inference(mode):
+    def program(lib):
+        x = _leaf(lib, [0.3, 0.5])
+        with lib.inference_mode():
+            t = lib.ones(2, dtype=lib.float64)
+            u = t * 2
+            d = lib.tensor([1.0, 2.0])
+            r = x * 2
+            inside = lib.is_inference_mode_enabled()
+            with lib.inference_mode(False):
+                q = lib.ones(1)
+        return (inside, lib.is_inference_mode_enabled(), t.is_inference(), u.is_inference(),
+                d.is_inference(), r.is_inference(), r.requires_grad, x.is_inference(),
+                t[0].is_inference(), t.detach().is_inference(), (t * 2).is_inference(),
+                t.clone().is_inference(), q.is_inference(), lib.is_inference(t))
+    assert _both(program)[0] == "ok"
+
+
+@pytest.mark.parametrize("use", ["mul", "add", "mul_view", "exp_mul", "grad"])
+def test_inference_tensor_in_autograd(mode, use):
+    def program(lib):
+        x = _leaf(lib, [0.3, 0.5])
+        with lib.inference_mode():
+            t = lib.ones(2, dtype=lib.float64) * 3
+        if use == "mul":
+            y = (x * t).sum()
+        elif use == "add":  # add saves nothing: no error
+            y = (x + t).sum()
+        elif use == "mul_view":
+            y = (x * t[0]).sum()
+        elif use == "exp_mul":
+            y = (x.exp() * t).sum()
+        else:
+            return lib.autograd.grad((x * t).sum(), x)[0].tolist()
+        y.backward()
+        return x.grad.tolist()
+    if use == "add":
+        assert _both(program)[0] == "ok"
+        return
+    for lib in (torch, pf):  # (torch raises when the op is recorded, here at the backward)
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for "
+                                               "backward"):
+            program(lib)
+
+
+@pytest.mark.parametrize("how", ["add_", "view_add_", "t_", "setitem", "inside", "no_grad",
+                                 "clone_add_", "requires_grad_", "requires_grad_inside"])
+def test_inference_tensor_in_place(mode, how):
+    def program(lib):
+        with lib.inference_mode():
+            t = lib.ones(2, 2, dtype=lib.float64)
+            if how == "inside":
+                t.add_(1)
+            if how == "requires_grad_inside":
+                t.requires_grad_()
+        if how == "add_":
+            t.add_(1)
+        elif how == "view_add_":
+            t[0].add_(1)
+        elif how == "t_":
+            t.t_()
+        elif how == "setitem":
+            t[0, 0] = 5.0
+        elif how == "no_grad":
+            with lib.no_grad():
+                t.mul_(2)
+        elif how == "clone_add_":
+            t = t.clone().add_(1)
+        elif how == "requires_grad_":
+            t.requires_grad_()
+        return t.tolist()
+    _both(program)
+
+
+def test_inference_mode_per_thread():
+    seen = []
+    with pf.inference_mode():
+        th = threading.Thread(target=lambda: seen.append(
+            (pf.is_inference_mode_enabled(), pf.ones(1).is_inference())))
+        th.start()
+        th.join()
+        assert pf.ones(1).is_inference()
+    assert seen == [(False, False)]
+
+
+# ---- found hunting: detach_(), x.data = ..., in-place view ops on leaves, exp_ on views ----
+
+def test_detach_in_place_keeps_recorded_graph(mode):
+    def program(lib):
+        x = _leaf(lib, [1.0, 2.0])
+        y = x * 2
+        z = y * 3
+        y.detach_()
+        assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+        z.sum().backward()
+        return x.grad.tolist()
+    assert _both(program) == ("ok", [6.0, 6.0])
+
+
+def test_data_assignment_after_recording_refused(mode):
+    """torch's mul saved x, and reads x's new data at the backward; the old
+    state is kept here: refused with a message, never a different gradient."""
+    x = _leaf(pf, [1.0, 2.0])
+    y = (x * x).sum()
+    x.data = pf.tensor([3.0, 4.0], dtype=pf.float64)
+    with pytest.raises(RuntimeError, match=r"given new data, through \.data"):
+        y.backward()
+    x2 = _leaf(pf, [1.0, 2.0])
+    y2 = x2.exp().sum()  # exp saves its result, not x: no error, torch's gradient
+    x2.data = pf.tensor([3.0, 4.0], dtype=pf.float64)
+    y2.backward()
+    np.testing.assert_allclose(x2.grad.numpy(), np.exp([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("how", ["squeeze_", "unsqueeze_", "t_", "transpose_", "view_t_",
+                                 "no_grad_squeeze_"])
+def test_in_place_view_ops_on_leaves(mode, how):
+    def program(lib):
+        x = _leaf(lib, [[1.0, 2.0]])
+        if how == "squeeze_":
+            x.squeeze_(0)
+        elif how == "unsqueeze_":
+            x.unsqueeze_(0)
+        elif how == "t_":
+            x.t_()
+        elif how == "transpose_":
+            x.transpose_(0, 1)
+        elif how == "view_t_":
+            x[0:1].t_()
+        else:
+            with lib.no_grad():
+                x.squeeze_(0)
+        return list(x.shape), x.requires_grad
+    status, got = _both(program)
+    assert (status == "raised") == (how != "no_grad_squeeze_")
+
+
+@pytest.mark.parametrize("then", ["other_row", "same_row", "nothing"])
+def test_saved_result_written_into_a_view(mode, then):
+    """``y[0].exp_()``: exp's saved result shares y's version counter."""
+    def program(lib):
+        x = _leaf(lib, [[1.0, -2.0], [0.5, 0.1]])
+        y = x * 1
+        y[0].exp_()
+        if then == "other_row":
+            y[1].mul_(2)
+        elif then == "same_row":
+            y[0].mul_(2)
+        (y * y).sum().backward()
+        return [x.grad]
+    assert _agree(program) == ("ok" if then == "nothing" else "raised")
