@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import core
+from . import core, saved
 from .autodiff import enable_grad
 from .autograd import keep_history
 from .core import (
@@ -43,7 +43,7 @@ from .core import (
 )
 from .creation import Generator, rand, randint, randn
 from .creation import bernoulli as _bernoulli
-from .dialects import OPS
+from .dialects import OPS, ad
 from .dialects.dtypes import TORCH_TYPE_NAMES, DType, bool_, can_cast, float64
 from .indexing import (
     _put,
@@ -82,12 +82,18 @@ from .ops import (
 )
 from .saved import note_superseded, note_written_into
 
+_SAVES_RESULTS = ad.SAVES_RESULTS
+
 
 def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
     """``core.rebind``, and the state ``old`` it replaced noted as modified in
     place (``saved``: PyTorch's error when an op saved it for backward)."""
     core.rebind(t, old, start, new)
-    note_superseded(t, old)
+    n = old._node
+    if n is None:
+        n = old._hist
+    if n is not None and (n.op in _SAVES_RESULTS or saved.tracked()):
+        note_superseded(t, old)
 
 
 def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
@@ -427,7 +433,10 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
     new = record(op, (old, other), {})
     if _keeps_history_under_no_grad(t, old):
         new = keep_history(old, detach(new), new)
-    rebind(t, old, start, new)
+    core.rebind(t, old, start, new)  # (``rebind``, inlined: the training step's path)
+    n = old._node or old._hist
+    if n is not None and (n.op in _SAVES_RESULTS or saved.tracked()):
+        note_superseded(t, old)
     _attach(t, old, new)
     return t
 
@@ -637,6 +646,39 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     self._mut.version = version
 
 
+def set_(self: Tensor, source: Tensor | None = None, *args: Any, **kwargs: Any) -> Tensor:
+    """PyTorch's ``set_(source)``: ``self`` shares ``source``'s storage (and
+    takes its shape) from now on, as ``self.data = source``, but counted as an
+    in-place update; ``set_()`` makes it empty. Views taken before keep the
+    old storage. PyTorch cannot differentiate it (``derivative for set_ is not
+    implemented``): refused here where it records a graph, at the call."""
+    if args or kwargs:
+        raise NotImplementedError("set_(source, storage_offset, size, stride) and set_ of a "
+                                  "storage: only set_(tensor) and set_() are supported")
+    if INFERENCE_TENSORS:
+        _check_inference(self)
+    ag = self._ag
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(self)):
+        raise _leaf_error(self, "set_")
+    if source is None:
+        source = Tensor._leaf(np.empty((0,), dtype=self.dtype.np), self.dtype)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be a Tensor, not "
+                        f"{type(source).__name__}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {source.dtype.name} to a tensor of "
+                           f"type {self.dtype.name}")
+    if GRAD_MODE.enabled and (requires_grad(self) or requires_grad(source)):
+        raise RuntimeError("set_: derivative for set_ is not implemented (PyTorch records it "
+                           "and fails at the backward); call it under no_grad, or assign "
+                           "x.data = source")
+    version = self._version
+    _set_data(self, source)
+    self._mut.untracked = False  # (an in-place update that counts, unlike .data's)
+    self._mut.version = version + 1
+    return self
+
+
 def _copy_without_history(x: Tensor) -> Tensor:
     enabled = GRAD_MODE.enabled
     GRAD_MODE.enabled = False  # the data carries no gradient history
@@ -656,7 +698,7 @@ def _iop(name: str):
 
 
 for _f in (add_, sub_, mul_, div_, zero_, fill_, copy_, clamp_, masked_fill_, normal_,
-           uniform_, squeeze_, unsqueeze_, t_, transpose_):
+           uniform_, squeeze_, unsqueeze_, t_, transpose_, set_):
     setattr(Tensor, _f.__name__, _f)
 Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]
 Tensor.__setitem__ = setitem

@@ -27,11 +27,13 @@ import numpy as np
 from . import saved
 from .core import (
     CONFIG,
+    COUNTERS,
     NO_ATTRS,
     OpNode,
     Tensor,
     as_view,
     constant_value,
+    current_graph,
     geometry,
     is_contiguous,
     mark_multi_output,
@@ -157,6 +159,8 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
         node.nograd = False  # a constant: tracing into it is always right
         (shape, d), = specs
         t = _OPERANDS[k] = Tensor._promise(node, 0, shape, d)
+        COUNTERS.ops_recorded += 1  # (counted as ``record`` counts it)
+        current_graph().ops_recorded += 1
     return t
 
 

@@ -68,6 +68,12 @@ def note_written_into(root: Tensor, value: Tensor) -> None:
     _EMBEDDED[k] = (weakref.ref(value, drop), m.seq)
 
 
+def tracked() -> bool:
+    """Some composite or view-written result is recorded (``note_superseded``
+    has more to look at than the op of the replaced state)."""
+    return bool(_COMPOSITES) or bool(_EMBEDDED)
+
+
 def has_superseded() -> bool:
     return bool(_SUPERSEDED)
 

@@ -492,3 +492,65 @@ def test_saved_result_written_into_a_view(mode, then):
         (y * y).sum().backward()
         return [x.grad]
     assert _agree(program) == ("ok" if then == "nothing" else "raised")
+
+
+@pytest.mark.parametrize("case", ["shares", "views_keep_old", "empty", "leaf", "leaf_no_grad",
+                                  "source_requires_grad", "dtype", "saved_then_set"])
+def test_set_(mode, case):
+    def program(lib):
+        f64 = lib.float64
+        if case == "shares":
+            y, s = lib.zeros(2, dtype=f64), lib.tensor([1.0, 2.0, 3.0], dtype=f64)
+            v0 = y._version
+            y.set_(s)
+            y.add_(1)
+            return y.tolist(), s.tolist(), list(y.shape), y._version - v0
+        if case == "views_keep_old":
+            w = lib.tensor([1.0, 2.0], dtype=f64)
+            v = w[0:1]
+            w.set_(lib.ones(3, dtype=f64))
+            w.mul_(5)
+            return v.tolist(), w.tolist()
+        if case == "empty":
+            x = lib.ones(2, dtype=f64)
+            x.set_()
+            return list(x.shape)
+        if case == "leaf":
+            x = _leaf(lib, [1.0, 2.0])
+            x.set_(lib.ones(3, dtype=f64))
+        if case == "leaf_no_grad":
+            x = _leaf(lib, [1.0, 2.0])
+            with lib.no_grad():
+                x.set_(lib.ones(3, dtype=f64))
+            return x.tolist(), x.requires_grad, x.is_leaf
+        if case == "source_requires_grad":  # torch fails at the backward, here at set_
+            x = lib.zeros(2, dtype=f64)
+            x.set_(_leaf(lib, [1.0, 2.0]))
+            x.sum().backward()
+        if case == "dtype":
+            x = lib.zeros(2, dtype=f64)
+            x.set_(lib.ones(3, dtype=lib.float32))
+        if case == "saved_then_set":
+            x = _leaf(lib, [1.0, 2.0])
+            y = x * 1
+            z = y * y
+            with lib.no_grad():
+                y.set_(lib.ones(2, dtype=f64))
+            z.sum().backward()
+        return None
+    if case == "source_requires_grad":
+        for lib in (torch, pf):
+            with pytest.raises(RuntimeError, match="derivative for set_ is not implemented"):
+                program(lib)
+        return
+    if case == "saved_then_set":
+        for lib in (torch, pf):
+            with pytest.raises(RuntimeError, match=_MSG):
+                program(lib)
+        return
+    if case == "dtype":
+        for lib in (torch, pf):
+            with pytest.raises(RuntimeError, match="Could not set tensor of type"):
+                program(lib)
+        return
+    _both(program)
