@@ -1318,6 +1318,10 @@ def _check_results(nodes: Sequence[OpNode], outs: Sequence[Tensor]) -> None:
     for states in itertools.chain((outs,), map(inputs_as_read, nodes)):
         for s in states:
             sup = saved.superseded(s)
+            if sup is None and type(s._view) is Frozen:  # (what an op read of a tensor
+                base = s._view.source  # with views: its state then, as a frozen copy)
+                if source(base) is source(s):
+                    sup = saved.superseded(base)
             if sup is None:
                 continue
             src = source(s)

@@ -10,6 +10,7 @@ sets the others)."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -75,6 +76,7 @@ from .ops import (
     div,
     getitem,
     reshape,
+    scalar,
     squeeze,
     transpose,
     unsqueeze,
@@ -113,6 +115,10 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(t, old, make, what)
+    if what in _OVERWRITES and GRAD_MODE.enabled and requires_grad(old):
+        # PyTorch keeps the edge to the old value (its gradient: zeros), so the
+        # ops before stay in the graph (their version checks, a zero .grad)
+        new = where(True, new, old)
     keep = _keeps_history_under_no_grad(t, old)
     if keep:
         new = keep_history(old, detach(new), new)
@@ -244,6 +250,11 @@ def _new_value(t: Tensor, old: Tensor, make: Callable[[Tensor], Any], what: str)
 _ASSIGNMENTS = frozenset(("fill_", "copy_", "masked_fill_", "setitem", "index_put_",
                           "index_fill_", "random_", "normal_", "uniform_", "exponential_",
                           "log_normal_", "cauchy_", "geometric_", "bernoulli_"))
+
+
+# in-place ops whose new value does not read the old one
+_OVERWRITES = frozenset(("fill_", "copy_", "random_", "normal_", "uniform_", "exponential_",
+                         "log_normal_", "cauchy_", "geometric_", "bernoulli_"))
 
 
 def _torch_name(d: DType) -> str:
@@ -489,7 +500,11 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value``. Basic indexes (ints, slices, None, Ellipsis):
     ``where(region, value placed by padding, t)``, differentiable in both;
-    advanced ones: ``indexing.setitem_value`` (a scatter at host positions)."""
+    advanced ones: ``indexing.setitem_value`` (a scatter at host positions).
+    A Python number is made a constant of ``t``'s dtype (as PyTorch casts it;
+    not one of the default dtype first: ``x[0] = 0.3`` in float64 is 0.3)."""
+    if type(value) in (bool, int, float):
+        value = scalar(value, self.dtype)
     if is_advanced(index):
         _update(self, lambda o: setitem_value(o, index, value), "setitem")
         return
@@ -551,15 +566,19 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
             info.root._ag.requires_grad:
         raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
                            "used in an in-place operation (wrap the update in pf.no_grad())")
+    # under no_grad a tensor with a history keeps it (PyTorch: a view op changes no
+    # value; recorded under no_grad here, it would cut the gradient through t)
+    keep = _keeps_history_under_no_grad(t, t)
     if type(info) is ViewOf:
-        new = make(t)  # a view of the same root, with its geometry
+        with enable_grad() if keep else contextlib.nullcontext():
+            new = make(t)  # a view of the same root, with its geometry
         new_info = new._view
     else:
         if type(info) is Aliases and not keeps_order and info.live():
             raise NotImplementedError(f"{what} of a tensor that has live views (a "
                                       f"{list(t.shape)} tensor): take the views afterwards, "
                                       "or use the out-of-place form")
-        with untracked_views():
+        with untracked_views(), enable_grad() if keep else contextlib.nullcontext():
             new = make(t)
         new_info = info
     if new is t:
@@ -576,6 +595,7 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
 def _bump(t: Tensor) -> None:
     old, start = snapshot(t)
     rebind(t, old, start, old)
+    note_superseded(t, t)  # (its state is still the op's result, at a new version)
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
@@ -823,8 +843,9 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
         idx = np.arange(shape[0])
         mask[(idx,) * len(shape)] = True
     keep = Tensor._leaf(mask)
-    return _update(self, lambda o: where(keep, convert(as_tensor_arg(fill_value), o.dtype), o),
-                   "fill_diagonal_")
+    value = scalar(fill_value, self.dtype) if type(fill_value) in (bool, int, float) else \
+        convert(as_tensor_arg(fill_value), self.dtype)
+    return _update(self, lambda o: where(keep, value, o), "fill_diagonal_")
 
 
 for _f in (exponential_, log_normal_, cauchy_, geometric_, bernoulli_, random_, fill_diagonal_):

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from .core import OpNode, Tensor, _next_seq, inputs_as_read, source
 from .dialects import ad
 
-# id(old state) -> (old, the tensor updated in place, its version after the update)
-_SUPERSEDED: dict[int, tuple[weakref.ref, weakref.ref, int]] = {}
+# id(old state) -> (old, the tensor updated in place, its version after the update,
+# the creation order of the op that made old)
+_SUPERSEDED: dict[int, tuple[weakref.ref, weakref.ref, int, int]] = {}
 
 
 def note_superseded(t: Tensor, old: Tensor) -> None:
@@ -47,7 +48,7 @@ def _note(t: Tensor, old: Tensor) -> None:
 
     def drop(_: weakref.ref, k: int = k) -> None:
         _SUPERSEDED.pop(k, None)
-    _SUPERSEDED[k] = (weakref.ref(old, drop), weakref.ref(t), t._version)
+    _SUPERSEDED[k] = (weakref.ref(old, drop), weakref.ref(t), t._version, source(old).seq)
 
 
 # id(the op that wrote a view's new state into its root) -> (that state, the op's seq)
@@ -84,6 +85,9 @@ def superseded(s: Tensor) -> tuple[int, bool] | None:
     (which PyTorch does not count); else None."""
     e = _SUPERSEDED.get(id(s))
     if e is None or e[0]() is not s:
+        return None
+    n = source(s)  # (``t`` itself when its version alone moved on: the same op's state)
+    if n is None or n.seq != e[3]:
         return None
     t = e[1]()
     if t is None:
