@@ -1246,15 +1246,17 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None,
                 _check_composite(c)
     if saved.has_superseded():
         _check_results(nodes, outs)
+    inf = bool(INFERENCE_TENSORS)
     for n in nodes:
         if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF or id(n) in exempt:
             continue  # (a comparison's mask, s > 0, then s.masked_fill_(...): torch saves no s)
         ins = n.inputs
         for i, x in enumerate(ins):
             m = x._mut
-            inference = bool(INFERENCE_TENSORS) and is_inference(x)
-            if (m is None or (m.seq < n.seq and type(x._view) is not Frozen)) and not inference:
+            if (m is None or (m.seq < n.seq and type(x._view) is not Frozen)) and \
+                    not (inf and is_inference(x)):
                 continue  # (read_by's answer: no update of x since n read it)
+            inference = inf and is_inference(x)
             if (n.op is _MUL or n.op is _MATMUL) and len(ins) == 2 and \
                     _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
