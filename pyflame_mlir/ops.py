@@ -1010,13 +1010,16 @@ def _extreme(name: str, arg_name: str, elementwise):
         if _is_tensor(dim) or isinstance(dim, float):
             return elementwise(x, dim)  # torch.max(a, b)
         t = as_tensor_arg(x)
+        first = saved.start()
         if isinstance(dim, int | np.integer):  # torch returns (values, indices), and
             # the derivative of values goes to the index returned
             values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim,
                                        "ties": "first"})
+            values = saved.composite(values, first, op=name)  # (torch saves the indices only)
             src = _cast(t, int32) if t.dtype is bool_ else t  # (argmax refuses bool)
             return ValuesIndices(values, _arg(arg_name, src, int(dim), keepdim))
-        return record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
+        return saved.composite(record(op, (t,), {"dims": _dims(name, t, dim),
+                                                 "keepdim": keepdim}), first, (t,), True, name)
     fn.__name__ = name
     fn.__doc__ = (f"{name} over dims; with an int ``dim`` returns (values, indices) like "
                   f"PyTorch; with a tensor second argument it is elementwise.")
@@ -1036,13 +1039,19 @@ min = _extreme("min", "argmin", ELEMENTWISE["minimum"])
 def amax(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
          ) -> Tensor:
     t = as_tensor_arg(x)
-    return record(OPS["max"], (t,), {"dims": _dims("max", t, dim), "keepdim": keepdim})
+    first = saved.start()  # (PyTorch's amax saves its input and its result)
+    return saved.composite(record(OPS["max"], (t,), {"dims": _dims("max", t, dim),
+                                                     "keepdim": keepdim}), first, (t,), True,
+                           "amax")
 
 
 def amin(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
          ) -> Tensor:
     t = as_tensor_arg(x)
-    return record(OPS["min"], (t,), {"dims": _dims("min", t, dim), "keepdim": keepdim})
+    first = saved.start()  # (PyTorch's amin saves its input and its result)
+    return saved.composite(record(OPS["min"], (t,), {"dims": _dims("min", t, dim),
+                                                     "keepdim": keepdim}), first, (t,), True,
+                           "amin")
 
 
 def argmax(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -1556,7 +1565,16 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``torch.linalg.vector_norm``: ord 0 (count of nonzeros), inf, -inf, or any
-    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch."""
+    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch.
+    Checked by autograd as torch's one op, which saves its input and result."""
+    first = saved.start()
+    t = as_tensor_arg(x)
+    return saved.composite(_vector_norm(t, ord, dim, keepdim, dtype=dtype), first, (t,), True,
+                           "linalg.vector_norm")
+
+
+def _vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
     if not t.dtype.is_floating_point:
         raise ShapeError("vector_norm", f"expects a floating-point input, got "

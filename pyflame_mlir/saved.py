@@ -18,7 +18,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 
-from .core import OpNode, Tensor, _next_seq, inputs_as_read, source
+from .core import GRAD_MODE, OpNode, Tensor, _next_seq, inputs_as_read, source
 from .dialects import ad
 
 # id(old state) -> (old, the tensor updated in place, its version after the update,
@@ -130,8 +130,9 @@ def composite(out: Tensor, first: int, saved: Sequence[Tensor] = (), result: boo
     ``out`` (a composite function's one call) as one torch op that saves
     ``saved`` (some of its arguments) and, if ``result``, ``out``. Returns ``out``."""
     last = source(out)
-    if last is None or not last.inputs or last.seq < first or last.nograd:
-        return out  # (recorded under no_grad: no backward reads it)
+    if last is None or not last.inputs or last.seq < first or last.nograd or \
+            not (last.rg or GRAD_MODE.trace_depth):
+        return out  # (no backward goes through it: under no_grad, or nothing requires grad)
     nodes: set[int] = set()
     todo = [last]
     while todo:

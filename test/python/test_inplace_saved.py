@@ -71,6 +71,14 @@ _UNARY = {
     "cumsum": lambda lib, h: h.cumsum(1),
     "sort_values": lambda lib, h: h.sort(1)[0],
     "cummax_values": lambda lib, h: h.cummax(1)[0],
+    "amax": lambda lib, h: h.amax(1),
+    "amin": lambda lib, h: h.amin(1),
+    "max_all": lambda lib, h: h.max(),
+    "max_dim_values": lambda lib, h: h.max(1)[0],
+    "norm": lambda lib, h: h.norm(),
+    "vector_norm_3": lambda lib, h: lib.linalg.vector_norm(h, 3, dim=1),
+    "std": lambda lib, h: h.std(1),
+    "var": lambda lib, h: h.var(1),
 }
 _H = [[0.3, 0.5], [0.7, 0.2]]
 
