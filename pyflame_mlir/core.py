@@ -441,7 +441,8 @@ class Tensor:
         if requires_grad and INFERENCE_TENSORS:
             _check_not_inference(self)
         ag = self._ag
-        if self._node is None and self._hist is None and (ag is None or not ag.detached) \
+        if self._node is None and self._hist is None and \
+                (ag is None or (not ag.detached and ag.prior is None)) \
                 and requires_grad and self._cell is None \
                 and self.dtype.is_floating_point:  # a value: always a leaf (read by no op)
             if ag is None:
@@ -673,7 +674,7 @@ def is_trace_arg(t: Tensor) -> bool:
 
 
 class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
+    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks", "prior")
 
     def __init__(self) -> None:
         global _AUTOGRAD_USED
@@ -685,6 +686,9 @@ class AutogradMeta:
         # register_hook / register_post_accumulate_grad_hook (leaves)
         self.hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self.post_hooks: dict[int, Callable[[Tensor], None]] | None = None
+        # requires_grad_(False) on a leaf ops had read: the meta those ops still
+        # hold (set_requires_grad), taken back by requires_grad_(True)
+        self.prior: AutogradMeta | None = None
 
 
 def _meta(t: Tensor) -> AutogradMeta:
@@ -745,6 +749,13 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
         t._cell = None
         MUTATIONS[0] += 1
     ag = t._ag
+    if flag and ag is not None and ag.prior is not None and not ag.requires_grad:
+        # the leaf it was before requires_grad_(False): the graphs recorded then
+        # accumulate into its .grad again (PyTorch), what they gave meanwhile dropped
+        prior = t._ag = ag.prior
+        prior.grad, prior.retain, prior.detached = ag.grad, ag.retain, ag.detached
+        prior.hooks, prior.post_hooks = ag.hooks, ag.post_hooks
+        return
     if not flag and ag is not None and ag.requires_grad:
         # PyTorch: the graphs recorded keep their edge to the leaf (its gradient is
         # then computed and dropped): the ops recorded before read a state with the
@@ -755,7 +766,7 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
             MUTATIONS[0] += 1
         new = t._ag = AutogradMeta()
         new.grad, new.retain, new.detached = ag.grad, ag.retain, ag.detached
-        new.hooks, new.post_hooks = ag.hooks, ag.post_hooks
+        new.hooks, new.post_hooks, new.prior = ag.hooks, ag.post_hooks, ag
         ag.grad = None  # (t.grad does not change: the dropped gradient goes to the old meta)
         return
     _meta(t).requires_grad = flag

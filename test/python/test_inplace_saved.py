@@ -682,3 +682,23 @@ def _random_program(lib, seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_random_in_place_programs_match_torch(mode, seed):
     _agree(lambda lib: _random_program(lib, seed))
+
+
+def test_requires_grad_off_then_on_again(mode):
+    """The graphs recorded before accumulate into .grad again once it is back
+    on (torch's AccumulateGrad asks the leaf at the backward); what ran while
+    off is dropped; ops recorded while off read a constant."""
+    def program(lib):
+        x = _leaf(lib, [1.0, 2.0])
+        w = _leaf(lib, [0.5, 0.25])
+        y = (x * x).sum()
+        y2 = (x * 3).sum()
+        x.requires_grad_(False)
+        y2.backward()
+        off = x.grad
+        z = (x * w).sum()  # x a constant here
+        x.requires_grad_(True)
+        y.backward()
+        z.backward()
+        return off, x.grad.tolist(), w.grad.tolist()
+    assert _both(program) == ("ok", (None, [2.0, 4.0], [1.0, 2.0]))
