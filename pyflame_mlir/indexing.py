@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import (
     REALIZE_GUARDS,
     Tensor,
@@ -164,6 +165,13 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
         raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, "
                            f"mean, amax or amin, got {reduce}")
     x, d, idx, s = _scatter_args("scatter_reduce", input, dim, index, src)
+    first = saved.start()  # (PyTorch saves the input, src and the result, for every reduce)
+    return saved.composite(_scatter_reduce(x, d, idx, s, reduce, include_self), first, (x, s),
+                           True, "scatter_reduce")
+
+
+def _scatter_reduce(x: Tensor, d: int, idx: Tensor, s: Tensor, reduce: str,
+                    include_self: bool) -> Tensor:
     if reduce in ("prod", "amax", "amin"):
         return _scatter_extreme_or_prod(x, d, idx, s, reduce, include_self)
     touched = None

@@ -15,6 +15,7 @@ Two records, both kept only while the tensors they name are alive:
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Sequence
 
@@ -114,8 +115,20 @@ class Composite:
             node, nodes, saved, result, op
 
 
-# id(the composite's last node) -> its record, while its result is alive
+# id(the composite's last node) -> its record, while a tensor holds that node (its
+# result, or the tensor an in-place update gave it to): records no tensor reaches
+# are dropped whenever the table has doubled (``_prune``)
 _COMPOSITES: dict[int, Composite] = {}
+_PRUNE_AT = [1024]
+
+
+def _prune() -> None:
+    """Drop the records whose last op only the record itself holds (no tensor
+    made by it is alive: no graph can reach it)."""
+    for k, rec in list(_COMPOSITES.items()):
+        if sys.getrefcount(rec.node) <= 2:  # (the record's own and getrefcount's)
+            del _COMPOSITES[k]
+    _PRUNE_AT[0] = max(1024, 2 * len(_COMPOSITES))
 
 
 def start() -> int:
@@ -144,13 +157,9 @@ def composite(out: Tensor, first: int, saved: Sequence[Tensor] = (), result: boo
             m = source(x)
             if m is not None and m.seq > first and id(m) not in nodes:
                 todo.append(m)
-    k = id(last)
-
-    def drop(_: weakref.ref, k: int = k) -> None:
-        _COMPOSITES.pop(k, None)
-    rec = Composite(last, frozenset(nodes), tuple(saved), result, op)
-    _COMPOSITES[k] = rec
-    weakref.finalize(out, drop, None)
+    _COMPOSITES[id(last)] = Composite(last, frozenset(nodes), tuple(saved), result, op)
+    if len(_COMPOSITES) > _PRUNE_AT[0]:
+        _prune()
     return out
 
 
