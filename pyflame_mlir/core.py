@@ -76,6 +76,8 @@ CONFIG = Config()
 # How many threads have grad mode disabled now: while none has, ``record``
 # knows grad is enabled without reading the thread-local flag.
 _GRAD_OFF = [0]
+# How many threads are in torch.inference_mode now (``_GradMode.inference``)
+_INFER_ON = [0]
 _STATE_LOCK = threading.Lock()
 
 
@@ -84,6 +86,12 @@ class _GradMode(threading.local):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name != "enabled":
+            if name == "inference":  # (counted as grad-off threads are: ``_INFER_ON``)
+                with _STATE_LOCK:
+                    was, value = self.inference, bool(value)
+                    super().__setattr__(name, value)
+                    _INFER_ON[0] += (value and not was) - (was and not value)
+                return
             super().__setattr__(name, value)
             return
         with _STATE_LOCK:  # (a thread that ends with grad disabled leaves the count up:
@@ -311,7 +319,7 @@ class Tensor:
         if OBSERVERS:
             for observe in OBSERVERS:
                 observe("leaf", t, None)
-        if _GRAD_OFF[0] and GRAD_MODE.inference:
+        if _INFER_ON[0] and GRAD_MODE.inference:
             mark_inference((t,))
         return t
 
@@ -1038,7 +1046,7 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
     else:
         node.nograd, node.rg = True, False
-        if GRAD_MODE.inference:
+        if _INFER_ON[0] and GRAD_MODE.inference:
             return _inference_results(node, specs, shape)
     COUNTERS.ops_recorded += 1
     if _SCOPES[0]:
@@ -1128,13 +1136,13 @@ def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
     if single:
         (shape, dt), = specs
         out = Tensor._promise(node, 0, shape, dt)
-        if node.nograd and GRAD_MODE.inference:
+        if node.nograd and _INFER_ON[0] and GRAD_MODE.inference:
             mark_inference((out,))
         if CONFIG.eager:
             realize([out])
         return out
     outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
-    if node.nograd and GRAD_MODE.inference:
+    if node.nograd and _INFER_ON[0] and GRAD_MODE.inference:
         mark_inference(outs)
     if CONFIG.eager:
         realize(outs)
