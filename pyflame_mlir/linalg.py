@@ -164,7 +164,14 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     """``torch.linalg.solve``: X with ``A X = B`` (``X A = B`` if not ``left``).
     B is a batch of vectors when it is 1-D or has A's shape without the last
     dim (torch's rule); batch dims broadcast. A singular A raises
-    ``LinAlgError`` when the result is computed."""
+    ``LinAlgError`` when the result is computed. Checked by autograd as
+    torch's one op, which saves A and the result (not B)."""
+    first = saved.start()
+    return saved.composite(_solve(A, B, left), first, (A,) if isinstance(A, Tensor) else (),
+                           True, "linalg.solve")
+
+
+def _solve(A: Any, B: Any, left: bool) -> Tensor:  # noqa: N803
     a = _matrix("linalg.solve", A)
     b = _rhs("linalg.solve", a, B)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
@@ -176,7 +183,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     if not left:
         if vector:
             raise ShapeError("linalg.solve", "left=False expects B to be a matrix")
-        return _mT(solve(_mT(a), _mT(b)))
+        return _mT(_solve(_mT(a), _mT(b), True))
     if b.shape[-2] != a.shape[-1]:
         raise ShapeError("linalg.solve", f"cannot solve A X = B for A of shape {list(a.shape)} "
                                          f"and B of shape {list(as_tensor_arg(B).shape)}")

@@ -728,3 +728,17 @@ def test_scatter_reduce_saves_input_src_and_result(mode, reduce, which):
         (y * y).sum().backward()
         return [x.grad, s.grad]
     assert _agree(program) == "raised"
+
+
+@pytest.mark.parametrize("which", ["A", "B", "result"])
+@pytest.mark.parametrize("vector", [True, False])
+def test_linalg_solve_saves_a_and_result(mode, which, vector):
+    def program(lib):
+        a = _leaf(lib, [[2.0, 0.5], [0.5, 3.0]])
+        b = _leaf(lib, [1.0, 2.0] if vector else [[1.0], [2.0]])
+        A, B = a * 1, b * 1
+        y = lib.linalg.solve(A, B)
+        {"A": A, "B": B, "result": y}[which].add_(1)
+        (y * y).sum().backward()
+        return [a.grad, b.grad]
+    assert _agree(program) == ("ok" if which == "B" else "raised")
