@@ -11,6 +11,8 @@ import threading
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pyflame_mlir as pf
 
@@ -646,28 +648,37 @@ def test_view_op_on_a_view_counts_for_saved_result(mode, op):
     assert _agree(program) == "raised"
 
 
-def _random_program(lib, seed):
-    """A few ops on a 3x3 float64 non-leaf: out of place (some saving their
-    result), in place on it, on a view of it, through detach(), under
-    no_grad; then a backward through everything kept."""
+_UNARY_STEPS = [lambda lib, h: h.exp(), lambda lib, h: h.tanh(), lambda lib, h: h.sigmoid(),
+                lambda lib, h: h.sin(), lambda lib, h: h.relu(),
+                lambda lib, h: (h.abs() + 1).sqrt(), lambda lib, h: h.softmax(1),
+                lambda lib, h: (h * 0.3).tan(), lambda lib, h: lib.exp2(h * 0.5),
+                lambda lib, h: h.cumsum(1), lambda lib, h: h.amax(1, keepdim=True) + h,
+                lambda lib, h: h.std(1, keepdim=True) * h,
+                lambda lib, h: h.logsumexp(1, keepdim=True) * h]
+_IN_PLACE_STEPS = [lambda t, w: t.add_(w), lambda t, w: t.mul_(0.7), lambda t, w: t.exp_(),
+                   lambda t, w: t.sigmoid_(), lambda t, w: t.clamp_(-0.5, 0.8),
+                   lambda t, w: t.fill_(0.25), lambda t, w: t.copy_(w), lambda t, w: t.zero_(),
+                   lambda t, w: t.masked_fill_(t > 0.5, 0.1),
+                   lambda t, w: (t.unsqueeze_(0), t.squeeze_(0)),
+                   lambda t, w: t.addcmul_(w, w, value=0.5), lambda t, w: t.lerp_(w, 0.3)]
+
+
+def _run_steps(lib, seed, steps):
+    """``steps``: (True, i) applies _UNARY_STEPS[i] out of place; (False, i,
+    where) applies _IN_PLACE_STEPS[i] in place: to the current value (0), a
+    row of it (1), a slice (2), through detach() (3), under no_grad (4), to
+    the value before the last out-of-place op (5). Then a backward through
+    everything kept, on 3x3 float64 values."""
     rng = np.random.RandomState(seed)
     x = lib.tensor(rng.uniform(-1, 1, (3, 3)), dtype=lib.float64, requires_grad=True)
     w = lib.tensor(rng.uniform(-1, 1, (3, 3)), dtype=lib.float64, requires_grad=True)
     cur, kept = x * 1, []
-    unary = [lambda h: h.exp(), lambda h: h.tanh(), lambda h: h.sigmoid(), lambda h: h.sin(),
-             lambda h: h.relu(), lambda h: (h.abs() + 1).sqrt(), lambda h: h.softmax(1),
-             lambda h: (h * 0.3).tan(), lambda h: lib.exp2(h * 0.5), lambda h: h.cumsum(1)]
-    in_place = [lambda t, w: t.add_(w), lambda t, w: t.mul_(0.7), lambda t, w: t.exp_(),
-                lambda t, w: t.sigmoid_(), lambda t, w: t.clamp_(-0.5, 0.8),
-                lambda t, w: t.fill_(0.25), lambda t, w: t.copy_(w), lambda t, w: t.zero_(),
-                lambda t, w: t.masked_fill_(t > 0.5, 0.1)]
-    for _ in range(rng.randint(2, 6)):
-        if rng.rand() < 0.5:
+    for step in steps:
+        if step[0]:
             kept.append(cur)
-            cur = unary[rng.randint(len(unary))](cur)
+            cur = _UNARY_STEPS[step[1]](lib, cur)
             continue
-        f = in_place[rng.randint(len(in_place))]
-        where = rng.randint(5)
+        f, where = _IN_PLACE_STEPS[step[1]], step[2]
         if where == 0:
             f(cur, w)
         elif where == 1:
@@ -676,13 +687,26 @@ def _random_program(lib, seed):
             f(cur[1:], w[1:])
         elif where == 3:
             f(cur.detach(), w.detach())
-        else:
+        elif where == 4:
             with lib.no_grad():
                 f(cur, w)
+        elif kept:
+            f(kept[-1], w)
     loss = (cur * cur).sum() + sum((k * 0.5).sum() for k in kept)
     loss.backward()
-    return [x.grad if x.grad is not None else lib.zeros(3, 3), w.grad if w.grad is not None
-            else lib.zeros(3, 3)]
+    return [x.grad if x.grad is not None else lib.zeros(3, 3, dtype=lib.float64),
+            w.grad if w.grad is not None else lib.zeros(3, 3, dtype=lib.float64)]
+
+
+def _random_program(lib, seed):
+    rng = np.random.RandomState(seed + 1000)
+    steps = []
+    for _ in range(rng.randint(2, 6)):
+        if rng.rand() < 0.5:
+            steps.append((True, rng.randint(len(_UNARY_STEPS))))
+        else:
+            steps.append((False, rng.randint(len(_IN_PLACE_STEPS)), rng.randint(6)))
+    return _run_steps(lib, seed, steps)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -742,3 +766,15 @@ def test_linalg_solve_saves_a_and_result(mode, which, vector):
         (y * y).sum().backward()
         return [a.grad, b.grad]
     assert _agree(program) == ("ok" if which == "B" else "raised")
+
+
+_STEP = st.one_of(
+    st.tuples(st.just(True), st.integers(0, len(_UNARY_STEPS) - 1)),
+    st.tuples(st.just(False), st.integers(0, len(_IN_PLACE_STEPS) - 1), st.integers(0, 5)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_STEP, min_size=1, max_size=6), seed=st.integers(0, 2**16))
+def test_hypothesis_in_place_programs_match_torch(steps, seed):
+    """Drawn programs (lazy mode; the seeded ones above run in both modes)."""
+    _agree(lambda lib: _run_steps(lib, seed, steps))
