@@ -44,6 +44,7 @@ from .core import (
     geometry,
     mark_multi_output,
     record,
+    requires_grad,
     untracked_views,
 )
 from .dialects import OPS
@@ -72,6 +73,9 @@ from .ops import (
 )
 from .ops import (
     getitem as _basic_getitem,
+)
+from .ops import (
+    sum as _sum,
 )
 from .ops import (
     where as _where,
@@ -555,8 +559,9 @@ def _put(x: Tensor, pos: np.ndarray, values: TensorLike) -> Tensor:
                                f"be broadcast to indexing result of shape "
                                f"{list(pos.shape)}") from None
     flat_pos = pos.reshape(-1)
-    if not flat_pos.size:
-        return x
+    if not flat_pos.size:  # nothing written; the values stay in the graph (read, never
+        # selected: torch gives them a zero, here empty, gradient rather than none)
+        return _where(False, _sum(v), x) if requires_grad(v) else x
     keep = _last_writes(flat_pos)
     vf = reshape(v, (-1,))
     if len(keep) != len(flat_pos):
@@ -677,6 +682,9 @@ def masked_scatter(input: TensorLike, mask: TensorLike, source: TensorLike  # no
         raise RuntimeError(f"masked_scatter(): the mask selects {k} elements but source has "
                            f"only {src.numel()}")
     values = _basic_getitem(reshape(src, (-1,)), slice(0, k))
+    if k == 0 and src.numel():  # nothing written: torch's backward still gives source
+        # a (zero) gradient, so it stays in the graph (read, never selected)
+        return _where(False, _basic_getitem(reshape(src, (-1,)), slice(0, 1)), x)
     return _put(x, where_true.astype(np.int64), values)
 
 

@@ -778,3 +778,26 @@ _STEP = st.one_of(
 def test_hypothesis_in_place_programs_match_torch(steps, seed):
     """Drawn programs (lazy mode; the seeded ones above run in both modes)."""
     _agree(lambda lib: _run_steps(lib, seed, steps))
+
+
+@pytest.mark.parametrize("how", ["index_put_", "index_copy_", "scatter_", "setitem_adv",
+                                 "setitem_bool", "put_", "masked_scatter_empty_src",
+                                 "masked_scatter_none_selected"])
+def test_nothing_written_still_gives_source_a_gradient(mode, how):
+    """An in-place write that selects nothing: torch's backward still gives
+    the source a (zero) gradient, not None (an optimizer skips a None)."""
+    def program(lib):
+        x = _leaf(lib, [1.0, 2.0, 3.0])
+        s = _leaf(lib, [5.0, 6.0] if how == "masked_scatter_none_selected" else [])
+        h, e, none = x * 1, lib.tensor([], dtype=lib.int64), lib.tensor([False] * 3)
+        {"index_put_": lambda: h.index_put_((e,), s),
+         "index_copy_": lambda: h.index_copy_(0, e, s),
+         "scatter_": lambda: h.scatter_(0, e, s),
+         "setitem_adv": lambda: h.__setitem__(e, s),
+         "setitem_bool": lambda: h.__setitem__(none, s),
+         "put_": lambda: h.put_(e, s),
+         "masked_scatter_empty_src": lambda: h.masked_scatter_(none, s),
+         "masked_scatter_none_selected": lambda: h.masked_scatter_(none, s)}[how]()
+        (h * h).sum().backward()
+        return x.grad.tolist(), None if s.grad is None else s.grad.tolist(), h.tolist()
+    assert _both(program)[0] == "ok"
