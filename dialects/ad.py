@@ -54,14 +54,28 @@ def nondiff(*names: str) -> None:
 
 
 # ops whose VJP reads no input value (only shapes, and integer indices that
-# carry no gradient): modifying an input in place after them leaves the
-# gradient right, so autograd's version check does not count their reads
-# (PyTorch: ``y[i] += v`` after ``y[i]`` read ``y``)
+# carry no gradient), or whose PyTorch backward saves none of their inputs
+# (its ``derivatives.yaml`` reads only results: a cholesky's L): modifying an
+# input in place after them is no error in PyTorch, so autograd's version
+# check does not count their reads (PyTorch: ``y[i] += v`` after ``y[i]`` read
+# ``y``; the states an op read are kept here, so its gradient stays right)
 READS_NO_INPUT_VALUES: set[OpDef] = set()
 
 
 def reads_no_input_values(*names: str) -> None:
     READS_NO_INPUT_VALUES.update(get_op(n) for n in names)
+
+
+# ops whose results PyTorch saves for backward (its ``derivatives.yaml`` reads
+# ``result``), by output index: an in-place update of one of those outputs
+# makes a backward through the op raise, as PyTorch's (``y = x.exp();
+# y.add_(1)``); the version check (autodiff) reads this table
+SAVES_RESULTS: dict[OpDef, tuple[int, ...]] = {}
+
+
+def saves_results(*names: str, outputs: tuple[int, ...] = (0,)) -> None:
+    for n in names:
+        SAVES_RESULTS[get_op(n)] = outputs
 
 
 def defderiv(name: str, deriv: Callable[..., Value]) -> None:

@@ -908,3 +908,10 @@ def _lu_factor_jvp(b, tangents, inputs, outputs):
 
 ad.defvjp("lu_factor", _lu_factor_vjp)
 ad.defjvp("lu_factor", _lu_factor_jvp)
+# PyTorch saves their results (linalg_cholesky_ex's L, linalg_det's, linalg_solve's and
+# linalg_solve_triangular's result; slogdet's sign and logabsdet, eigh's L and V,
+# qr's Q and R, svd's U, S and Vh, lu_factor's LU and pivots)
+ad.saves_results("cholesky", "det", "solve", "solve_triangular")
+ad.reads_no_input_values("cholesky", "eigh", "qr", "svd")  # (torch saves only results)
+ad.saves_results("slogdet", "eigh", "qr", "lu_factor", outputs=(0, 1))
+ad.saves_results("svd", outputs=(0, 1, 2))

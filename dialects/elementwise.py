@@ -921,6 +921,9 @@ for _name, _d in _DERIV.items():
 # result or nothing, updating the input in place afterwards is no error)
 ad.reads_no_input_values("add", "sub", "neg", "exp", "expm1", "sqrt", "rsqrt", "tanh",
                          "sigmoid", "reciprocal", "relu", "convert")
+# (PyTorch saves their result; pow's too unless the exponent is a number: autodiff)
+ad.saves_results("exp", "expm1", "sqrt", "rsqrt", "tanh", "sigmoid", "reciprocal", "relu",
+                 "pow")
 
 
 # gelu: the exact form's VJP and JVP are one gelu_grad op (its kernel reads the

@@ -217,6 +217,7 @@ def _logsumexp_jvp(b, tangents, inputs, outputs, dims, keepdim):
 ad.defvjp("softmax", _softmax_vjp)
 ad.defjvp("softmax", _softmax_jvp)
 ad.reads_no_input_values("softmax", "log_softmax")  # (their VJPs read the result)
+ad.saves_results("softmax", "log_softmax", "logsumexp")  # (PyTorch saves the result)
 ad.defvjp("log_softmax", _log_softmax_vjp)
 ad.defjvp("log_softmax", _log_softmax_jvp)
 ad.defvjp("logsumexp", _logsumexp_vjp)

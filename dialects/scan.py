@@ -345,3 +345,6 @@ ad.defjvp("logcumsumexp", _logcumsumexp_jvp)
 for _name in ("cummax", "cummin"):
     ad.defvjp(_name, _cumextreme_vjp)
     ad.defjvp(_name, _cumextreme_jvp)
+# PyTorch saves their result (cumprod, logcumsumexp) or their indices (cummax, cummin)
+ad.saves_results("cumprod", "logcumsumexp")
+ad.saves_results("cummax", "cummin", outputs=(1,))

@@ -155,3 +155,6 @@ ad.defvjp("select_along", _select_vjp)
 ad.defjvp("select_along", _select_jvp)
 ad.defvjp("scatter_add_along", _scatter_vjp)
 ad.defjvp("scatter_add_along", _scatter_jvp)
+# PyTorch's sort saves only its indices (output 1): the input may change in place
+ad.reads_no_input_values("sort")
+ad.saves_results("sort", outputs=(1,))

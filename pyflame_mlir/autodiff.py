@@ -23,9 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import (  # noqa: F401  (the autograd state functions are also autodiff's API)
     CONFIG,
     GRAD_MODE,
+    INFERENCE_TENSORS,
     MUTATIONS,
     TRACE_ARGS,
     AutogradMeta,
@@ -38,6 +40,7 @@ from .core import (  # noqa: F401  (the autograd state functions are also autodi
     collect,
     detach,
     inputs_as_read,
+    is_inference,
     is_leaf,
     number_key,
     raw_version,
@@ -522,7 +525,8 @@ class _Reverse:
         self.boundary, self.split, self.wants = boundary, split, wants
         self.anomaly = CONFIG.anomaly
         self.nodes: list[OpNode] = []  # every node traced (a backward() frees them)
-        self.to_check: list[FuncGraph] = []  # (with targets: their version checks)
+        # (with targets: their version checks, each with its stretch's outputs)
+        self.to_check: list[tuple[FuncGraph, Sequence[Tensor]]] = []
         self.outputs = list(outputs)
         self.direct = [i for i, o in enumerate(outputs) if split(o)]  # seeded directly
         traced = [o for i, o in enumerate(outputs) if i not in self.direct]
@@ -580,10 +584,10 @@ class _Reverse:
                 self.conts[key] = (obj, cont, outs, routed, seq)
             todo += self._split_leaves(cont)
         self.unneeded = self._unneeded() if self.target_ids is not None else set()
-        for fn in self.to_check:
-            self._check_targeted(fn)
+        for fn, outs in self.to_check:
+            self._check_targeted(fn, outs)
 
-    def _check_targeted(self, fn: FuncGraph) -> None:
+    def _check_targeted(self, fn: FuncGraph, outs: Sequence[Tensor]) -> None:
         """The version check of the ops on a path to a target: an op reading no
         argument (a detached value's) is in no graph, and torch's engine does not
         run (nor check) the ops whose gradients reach no input."""
@@ -593,7 +597,7 @@ class _Reverse:
         reach: list[bool] = []
         for refs in fn.sub.refs:
             reach.append(any(r in args or (r >= 0 and reach[r >> 16]) for r in refs))
-        _check_versions([n for n, r in zip(fn.sub.nodes, reach) if r], self.target_ids)
+        _check_versions([n for n, r in zip(fn.sub.nodes, reach) if r], self.target_ids, outs)
 
     def _unneeded(self) -> set[int]:
         """Keys of the hooked (or retained) tensors whose stretch reaches no
@@ -668,9 +672,9 @@ class _Reverse:
             fn.arg_pos += tuple(i for i, x in enumerate(fn.sub.leaves) if i >= n and (
                 split(x) or self._frozen_target(x) is not None))
         if self.targets is None:
-            _check_versions(fn.sub.nodes, None)
+            _check_versions(fn.sub.nodes, None, outs)
         else:  # checked once the stretches reaching no target are known (``_unneeded``)
-            self.to_check.append(fn)
+            self.to_check.append((fn, outs))
         self.nodes += fn.sub.nodes
         return fn
 
@@ -1197,7 +1201,7 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
         ag = x._ag
         if (ag is None or not ag.requires_grad) and _split_imperative(x):
             return False  # a stretch ends at a split point: _Reverse's business
-    _check_versions(fn.sub.nodes, None)
+    _check_versions(fn.sub.nodes, None, (t,))
     arg_pos = fn.arg_pos
     if not arg_pos:
         raise _no_grad_fn_error()
@@ -1237,19 +1241,33 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     return True
 
 
-def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> None:
-    """PyTorch's error: an op of the graph read a tensor that was modified in
-    place afterwards (by another op than the update itself)."""
-    if not MUTATIONS[0]:
+def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None,
+                    outs: Sequence[Tensor] = ()) -> None:
+    """PyTorch's error: an op of the graph (the ops computing ``outs``) read
+    a tensor that was modified in place afterwards (by another op than the
+    update itself), or its result, saved by torch, was."""
+    if not MUTATIONS[0] and not INFERENCE_TENSORS:
         return
+    exempt: set[int] = set()
+    if saved.has_composites():  # one torch op recorded as several: checked as that op
+        for n in nodes:
+            c = saved.composite_of(n)
+            if c is not None:
+                exempt |= c.nodes
+                _check_composite(c)
+    if saved.has_superseded():
+        _check_results(nodes, outs)
+    inf = bool(INFERENCE_TENSORS)
     for n in nodes:
-        if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF:
+        if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF or id(n) in exempt:
             continue  # (a comparison's mask, s > 0, then s.masked_fill_(...): torch saves no s)
         ins = n.inputs
         for i, x in enumerate(ins):
             m = x._mut
-            if m is None or (m.seq < n.seq and type(x._view) is not Frozen):
+            if (m is None or (m.seq < n.seq and type(x._view) is not Frozen)) and \
+                    not (inf and is_inference(x)):
                 continue  # (read_by's answer: no update of x since n read it)
+            inference = inf and is_inference(x)
             if (n.op is _MUL or n.op is _MATMUL) and len(ins) == 2 and \
                     _is_constant(inputs_as_read(n)[1 - i], target_ids):
                 continue  # x * 2 keeps only the 2 for backward (PyTorch saves no x); the
@@ -1260,11 +1278,14 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
             if n.op is _DIV and i == 1 and _is_number(inputs_as_read(n)[0]):
                 continue  # 2 / x: PyTorch's rtruediv is reciprocal(x) * 2, which saves
                 # its result, not x (pf's VJP reads x as div read it: the same number)
+            if inference:
+                raise _inference_saved_error()
             _, later = read_by(x, n)
             if later is not None and later.untracked:
                 raise RuntimeError(
                     f"a value saved for backward ([{x.dtype.name} {list(x.shape)}], read by "
-                    f"{n.op.name}) was modified in place through .data afterwards: PyTorch "
+                    f"{n.op.name}) was modified in place, or given new data, through .data "
+                    "afterwards: PyTorch "
                     "does not check this and differentiates with the new value; this "
                     "library does not do that. Modify it through .detach() under no_grad "
                     "before the op reads it, or clone it")
@@ -1276,7 +1297,74 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None) -> Non
                     f"expected version {later.version - 1} instead")
 
 
-_MUL, _DIV, _MATMUL = OPS["mul"], OPS["div"], OPS["matmul"]
+_MUL, _DIV, _MATMUL, _POW = OPS["mul"], OPS["div"], OPS["matmul"], OPS["pow"]
+
+
+def _inference_saved_error() -> RuntimeError:
+    return RuntimeError("Inference tensors cannot be saved for backward. Please do not use "
+                        "Tensors created in inference mode in computation tracked by "
+                        "autograd. To work around this, you can make a clone to get a normal "
+                        "tensor and use it in autograd.")
+
+
+def _check_composite(c: saved.Composite) -> None:
+    """A composite's arguments that torch's op saves, modified since (its own
+    ops' reads are not checked: ``_check_versions``), or made under inference_mode."""
+    for x in c.saved:
+        if INFERENCE_TENSORS and is_inference(x):
+            raise _inference_saved_error()
+        _, later = read_by(x, c.node)
+        if later is not None:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been "
+                f"modified by an inplace operation: [{x.dtype.name} {list(x.shape)}], read "
+                f"by {c.op}, is at version {x._version}; expected version "
+                f"{later.version - 1} instead")
+
+
+def _check_results(nodes: Sequence[OpNode], outs: Sequence[Tensor]) -> None:
+    """PyTorch's error for a saved result: an op of the graph whose result
+    torch saves for backward (``ad.SAVES_RESULTS``; a composite's when it
+    says so) had that result modified in place afterwards
+    (``y = x.exp(); y.add_(1)``)."""
+    ids = {id(n) for n in nodes}
+    for states in itertools.chain((outs,), map(inputs_as_read, nodes)):
+        for s in states:
+            sup = saved.superseded(s)
+            if sup is None and type(s._view) is Frozen:  # (what an op read of a tensor
+                base = s._view.source  # with views: its state then, as a frozen copy)
+                if source(base) is source(s):
+                    sup = saved.superseded(base)
+            if sup is None:
+                continue
+            src = source(s)
+            if src is None or id(src) not in ids or not _saves_result(src, s._index):
+                continue
+            c = saved.composite_of(src)
+            name = c.op if c is not None else src.op.name
+            if sup[1]:
+                raise RuntimeError(
+                    f"a result saved for backward ([{s.dtype.name} {list(s.shape)}], output "
+                    f"{s._index} of {name}) was modified in place through .data afterwards: "
+                    "PyTorch does not check this and differentiates with the new value; "
+                    "this library does not do that. Modify a clone, or modify it before "
+                    "the backward graph is recorded")
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been "
+                f"modified by an inplace operation: [{s.dtype.name} {list(s.shape)}], "
+                f"which is output {s._index} of {name}, is at version {sup[0]}; expected "
+                f"version {raw_version(s)} instead")
+
+
+def _saves_result(n: OpNode, index: int) -> bool:
+    """PyTorch saves output ``index`` of ``n`` for its backward."""
+    c = saved.composite_of(n)
+    if c is not None:
+        return c.result
+    outs = ad.SAVES_RESULTS.get(n.op)
+    if outs is None or index not in outs:
+        return False
+    return n.op is not _POW or not _is_number(inputs_as_read(n)[1])  # (x ** 2 saves x only)
 
 
 def _is_number(t: Tensor) -> bool:

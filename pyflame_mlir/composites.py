@@ -17,7 +17,7 @@ import numpy as np
 
 from . import math_rules as _rules
 from .autodiff import no_grad
-from .core import Tensor
+from .core import GRAD_MODE, Tensor
 from .creation import tensor as _tensor
 from .creation import zeros
 from .dialects.dtypes import DType, default_float, int64, promote
@@ -521,14 +521,13 @@ def unique(input: TensorLike, sorted: bool = True, return_inverse: bool = False,
 
 # ---- grad modes ----
 
-_INFERENCE: list[bool] = [False]  # is_inference_mode_enabled()
-
-
 class inference_mode:  # noqa: N801  (torch's name: a context manager and decorator)
     """torch.inference_mode: gradients off (as ``no_grad``); ``mode=False``
-    leaves them as they are. A decorator with or without the call. (Tensors
-    made inside are not marked: ``is_inference()`` is False, and using them
-    where autograd records is no error, as after ``no_grad``.)"""
+    leaves them as they are. A decorator with or without the call. Per
+    thread, as torch's. Tensors made inside are inference tensors
+    (``is_inference()``): outside, updating one in place, making it require
+    grad, or a backward through an op that saved one raise PyTorch's errors
+    (the last at the backward, where PyTorch raises when the op is recorded)."""
 
     def __new__(cls, mode: Any = True) -> Any:
         if callable(mode):  # @inference_mode without the call
@@ -541,14 +540,14 @@ class inference_mode:  # noqa: N801  (torch's name: a context manager and decora
         self._prev = False
 
     def __enter__(self) -> None:
-        self._prev = _INFERENCE[0]
-        _INFERENCE[0] = bool(self.mode)
+        self._prev = GRAD_MODE.inference
+        GRAD_MODE.inference = bool(self.mode)
         if self.mode:
             self._ctx = no_grad()
             self._ctx.__enter__()
 
     def __exit__(self, *exc: Any) -> None:
-        _INFERENCE[0] = self._prev
+        GRAD_MODE.inference = self._prev
         if self._ctx is not None:
             self._ctx.__exit__(*exc)
             self._ctx = None
@@ -565,7 +564,7 @@ class inference_mode:  # noqa: N801  (torch's name: a context manager and decora
 
 
 def is_inference_mode_enabled() -> bool:
-    return _INFERENCE[0]
+    return GRAD_MODE.inference
 
 
 # ---- Tensor methods (torch has these as methods; the in-place forms too) ----

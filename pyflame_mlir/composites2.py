@@ -26,7 +26,7 @@ import numpy as np
 
 from . import math_rules as _rules
 from .composites import diff as _diff
-from .core import Tensor, detach, geometry, record
+from .core import Tensor, detach, geometry, is_inference, record
 from .creation import full, ones, tensor, zeros
 from .creation import multinomial as _multinomial
 from .dialects import OPS
@@ -1178,7 +1178,7 @@ _PREDICATES: dict[str, Any] = {
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_signed": lambda self: self.dtype != bool_ and np.dtype(self.dtype.np).kind != "u",
     "is_same_size": lambda self, other: self.shape == other.shape,
-    "is_inference": lambda self: False, "is_cpu": property(lambda self: True),
+    "is_inference": is_inference, "is_cpu": property(lambda self: True),
     "is_cuda": property(lambda self: False), "is_sparse": property(lambda self: False),
     "is_quantized": property(lambda self: False), "is_meta": property(lambda self: False),
     "is_nested": property(lambda self: False), "storage_offset": lambda self: geometry(self)[2],

@@ -22,6 +22,7 @@ import numpy as np
 
 from .core import Tensor, as_view, geometry, untracked_views
 from .core import detach as _detach
+from .core import is_inference as _is_inference
 from .creation import linspace, tensor
 from .dialects.dtypes import default_float, int64
 from .dialects.dtypes import dtype as to_dtype
@@ -544,7 +545,7 @@ def is_signed(input: Tensor) -> bool:  # noqa: A002
 
 
 def is_inference(input: Tensor) -> bool:  # noqa: A002
-    return False
+    return _is_inference(as_tensor_arg(input))
 
 
 def is_conj(input: Tensor) -> bool:  # noqa: A002

@@ -77,6 +77,8 @@ CONFIG = Config()
 # How many threads have grad mode disabled now: while none has, ``record``
 # knows grad is enabled without reading the thread-local flag.
 _GRAD_OFF = [0]
+# How many threads are in torch.inference_mode now (``_GradMode.inference``)
+_INFER_ON = [0]
 _STATE_LOCK = threading.Lock()
 
 
@@ -85,6 +87,12 @@ class _GradMode(threading.local):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name != "enabled":
+            if name == "inference":  # (counted as grad-off threads are: ``_INFER_ON``)
+                with _STATE_LOCK:
+                    was, value = self.inference, bool(value)
+                    super().__setattr__(name, value)
+                    _INFER_ON[0] += (value and not was) - (was and not value)
+                return
             super().__setattr__(name, value)
             return
         with _STATE_LOCK:  # (a thread that ends with grad disabled leaves the count up:
@@ -103,6 +111,9 @@ class _GradMode(threading.local):
     jit_depth: int = 0
     # tensors realized inside a trace that kept their history only because of it
     traced: list | None = None
+    # torch.inference_mode is on (grad is then off too): what is made is an
+    # inference tensor (``mark_inference``)
+    inference: bool = False
 
 
 GRAD_MODE = _GradMode()
@@ -309,6 +320,8 @@ class Tensor:
         if OBSERVERS:
             for observe in OBSERVERS:
                 observe("leaf", t, None)
+        if _INFER_ON[0] and GRAD_MODE.inference:
+            mark_inference((t,))
         return t
 
     def _realize(self, value: np.ndarray) -> None:
@@ -439,8 +452,11 @@ class Tensor:
         set_requires_grad(self, flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and INFERENCE_TENSORS:
+            _check_not_inference(self)
         ag = self._ag
-        if self._node is None and self._hist is None and (ag is None or not ag.detached) \
+        if self._node is None and self._hist is None and \
+                (ag is None or (not ag.detached and ag.prior is None)) \
                 and requires_grad and self._cell is None \
                 and self.dtype.is_floating_point:  # a value: always a leaf (read by no op)
             if ag is None:
@@ -481,6 +497,11 @@ class Tensor:
         if type(self._view) is ViewOf:
             raise RuntimeError("detach_(): Can't detach views in-place. Use detach() instead "
                                "(this tensor is a view of another one)")
+        cell = self._cell
+        if cell is not None:  # the ops recorded before keep its history (PyTorch: their
+            cell[0] = snapshot(self)[0]  # graph has its edge): they read a state with it
+            self._cell = None
+            MUTATIONS[0] += 1
         meta = _meta(self)
         meta.detached, meta.requires_grad = True, False
         self._hist = None
@@ -667,7 +688,7 @@ def is_trace_arg(t: Tensor) -> bool:
 
 
 class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks")
+    __slots__ = ("requires_grad", "grad", "retain", "detached", "hooks", "post_hooks", "prior")
 
     def __init__(self) -> None:
         global _AUTOGRAD_USED
@@ -679,6 +700,9 @@ class AutogradMeta:
         # register_hook / register_post_accumulate_grad_hook (leaves)
         self.hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self.post_hooks: dict[int, Callable[[Tensor], None]] | None = None
+        # requires_grad_(False) on a leaf ops had read: the meta those ops still
+        # hold (set_requires_grad), taken back by requires_grad_(True)
+        self.prior: AutogradMeta | None = None
 
 
 def _meta(t: Tensor) -> AutogradMeta:
@@ -716,7 +740,15 @@ def is_leaf(t: Tensor) -> bool:
     return (t._ag is not None and t._ag.requires_grad) or not requires_grad(t)
 
 
+def _check_not_inference(t: Tensor) -> None:
+    if not GRAD_MODE.inference and is_inference(t):
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
+
+
 def set_requires_grad(t: Tensor, flag: bool) -> None:
+    if flag and INFERENCE_TENSORS:
+        _check_not_inference(t)
     if flag and not t.dtype.is_floating_point:
         raise RuntimeError(f"only tensors of floating point dtype can require gradients, "
                            f"got {t.dtype.name}")
@@ -730,6 +762,27 @@ def set_requires_grad(t: Tensor, flag: bool) -> None:
         cell[0] = snapshot(t)[0]
         t._cell = None
         MUTATIONS[0] += 1
+    ag = t._ag
+    if flag and ag is not None and ag.prior is not None and not ag.requires_grad:
+        # the leaf it was before requires_grad_(False): the graphs recorded then
+        # accumulate into its .grad again (PyTorch), what they gave meanwhile dropped
+        prior = t._ag = ag.prior
+        prior.grad, prior.retain, prior.detached = ag.grad, ag.retain, ag.detached
+        prior.hooks, prior.post_hooks = ag.hooks, ag.post_hooks
+        return
+    if not flag and ag is not None and ag.requires_grad:
+        # PyTorch: the graphs recorded keep their edge to the leaf (its gradient is
+        # then computed and dropped): the ops recorded before read a state with the
+        # old meta, which still requires grad; t goes on with a copy that does not
+        if cell is not None:
+            cell[0] = snapshot(t)[0]
+            t._cell = None
+            MUTATIONS[0] += 1
+        new = t._ag = AutogradMeta()
+        new.grad, new.retain, new.detached = ag.grad, ag.retain, ag.detached
+        new.hooks, new.post_hooks, new.prior = ag.hooks, ag.post_hooks, ag
+        ag.grad = None  # (t.grad does not change: the dropped gradient goes to the old meta)
+        return
     _meta(t).requires_grad = flag
 
 
@@ -999,6 +1052,8 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         node.rg = _AUTOGRAD_USED and _inputs_require_grad(inputs)
     else:
         node.nograd, node.rg = True, False
+        if _INFER_ON[0] and GRAD_MODE.inference:
+            return _inference_results(node, specs, shape)
     COUNTERS.ops_recorded += 1
     if _SCOPES[0]:
         _local.graph.ops_recorded += 1
@@ -1016,6 +1071,48 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     if CONFIG.eager:
         realize([out])
     return out
+
+
+def _inference_results(node: OpNode, specs: tuple[Spec, ...], shape: tuple[int, ...] | None
+                       ) -> Tensor | list[Tensor]:
+    """``record``'s results under inference_mode: inference tensors."""
+    COUNTERS.ops_recorded += 1
+    _local.graph.ops_recorded += 1
+    outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+    mark_inference(outs)
+    if CONFIG.eager:
+        realize(outs)
+    return outs if shape is None else outs[0]
+
+
+# ---- inference tensors (torch.inference_mode) ----
+
+# id -> a weak reference to each tensor made under inference_mode (alive)
+INFERENCE_TENSORS: dict[int, weakref.ref] = {}
+
+
+def mark_inference(tensors: Sequence[Tensor]) -> None:
+    for t in tensors:
+        k = id(t)
+        INFERENCE_TENSORS[k] = weakref.ref(t, lambda _, k=k: INFERENCE_TENSORS.pop(k, None))
+
+
+def is_inference(t: Tensor) -> bool:
+    """``t`` was made under inference_mode, or is a view (a detached alias
+    too) of such a tensor, as PyTorch's ``is_inference()``."""
+    if not INFERENCE_TENSORS:
+        return False
+    while True:
+        r = INFERENCE_TENSORS.get(id(t))
+        if r is not None and r() is t:
+            return True
+        v = t._view
+        if type(v) is ViewOf:
+            t = v.root
+        elif type(v) is Frozen:
+            t = v.source
+        else:
+            return False
 
 
 def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
@@ -1045,10 +1142,14 @@ def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
     if single:
         (shape, dt), = specs
         out = Tensor._promise(node, 0, shape, dt)
+        if node.nograd and _INFER_ON[0] and GRAD_MODE.inference:
+            mark_inference((out,))
         if CONFIG.eager:
             realize([out])
         return out
     outs = [Tensor._promise(node, i, s, d) for i, (s, d) in enumerate(specs)]
+    if node.nograd and _INFER_ON[0] and GRAD_MODE.inference:
+        mark_inference(outs)
     if CONFIG.eager:
         realize(outs)
     return outs

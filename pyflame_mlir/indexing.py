@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import (
     REALIZE_GUARDS,
     Tensor,
@@ -43,6 +44,7 @@ from .core import (
     geometry,
     mark_multi_output,
     record,
+    requires_grad,
     untracked_views,
 )
 from .dialects import OPS
@@ -71,6 +73,9 @@ from .ops import (
 )
 from .ops import (
     getitem as _basic_getitem,
+)
+from .ops import (
+    sum as _sum,
 )
 from .ops import (
     where as _where,
@@ -177,6 +182,13 @@ def scatter_reduce(input: TensorLike, dim: int, index: TensorLike, src: TensorLi
         raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, "
                            f"mean, amax or amin, got {reduce}")
     x, d, idx, s = _scatter_args("scatter_reduce", input, dim, index, src)
+    first = saved.start()  # (PyTorch saves the input, src and the result, for every reduce)
+    return saved.composite(_scatter_reduce(x, d, idx, s, reduce, include_self), first, (x, s),
+                           True, "scatter_reduce")
+
+
+def _scatter_reduce(x: Tensor, d: int, idx: Tensor, s: Tensor, reduce: str,
+                    include_self: bool) -> Tensor:
     if reduce in ("prod", "amax", "amin"):
         return _scatter_extreme_or_prod(x, d, idx, s, reduce, include_self)
     touched = None
@@ -562,8 +574,9 @@ def _put(x: Tensor, pos: np.ndarray, values: TensorLike) -> Tensor:
                                f"be broadcast to indexing result of shape "
                                f"{list(pos.shape)}") from None
     flat_pos = pos.reshape(-1)
-    if not flat_pos.size:
-        return x
+    if not flat_pos.size:  # nothing written; the values stay in the graph (read, never
+        # selected: torch gives them a zero, here empty, gradient rather than none)
+        return _where(False, _sum(v), x) if requires_grad(v) else x
     keep = _last_writes(flat_pos)
     vf = reshape(v, (-1,))
     if len(keep) != len(flat_pos):
@@ -684,6 +697,9 @@ def masked_scatter(input: TensorLike, mask: TensorLike, source: TensorLike  # no
         raise RuntimeError(f"masked_scatter(): the mask selects {k} elements but source has "
                            f"only {src.numel()}")
     values = _basic_getitem(reshape(src, (-1,)), slice(0, k))
+    if k == 0 and src.numel():  # nothing written: torch's backward still gives source
+        # a (zero) gradient, so it stays in the graph (read, never selected)
+        return _where(False, _basic_getitem(reshape(src, (-1,)), slice(0, 1)), x)
     return _put(x, where_true.astype(np.int64), values)
 
 

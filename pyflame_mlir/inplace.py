@@ -10,16 +10,19 @@ sets the others)."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from . import core, saved
 from .autodiff import enable_grad
 from .autograd import keep_history
 from .core import (
     GRAD_MODE,
+    INFERENCE_TENSORS,
     TRACE_ARGS,
     Aliases,
     AutogradMeta,
@@ -30,9 +33,9 @@ from .core import (
     detached_alias,
     frozen,
     geometry,
+    is_inference,
     is_trace_arg,
     raw_version,
-    rebind,
     record,
     requires_grad,
     snapshot,
@@ -41,7 +44,7 @@ from .core import (
 )
 from .creation import Generator, rand, randint, randn
 from .creation import bernoulli as _bernoulli
-from .dialects import OPS
+from .dialects import OPS, ad
 from .dialects.dtypes import TORCH_TYPE_NAMES, DType, bool_, can_cast, float64
 from .indexing import (
     _put,
@@ -73,17 +76,34 @@ from .ops import (
     div,
     getitem,
     reshape,
+    scalar,
     squeeze,
     transpose,
     unsqueeze,
     where,
 )
+from .saved import note_superseded, note_written_into
+
+_SAVES_RESULTS = ad.SAVES_RESULTS
+
+
+def rebind(t: Tensor, old: Tensor, start: int, new: Tensor) -> None:
+    """``core.rebind``, and the state ``old`` it replaced noted as modified in
+    place (``saved``: PyTorch's error when an op saved it for backward)."""
+    core.rebind(t, old, start, new)
+    n = old._node
+    if n is None:
+        n = old._hist
+    if n is not None and (n.op in _SAVES_RESULTS or saved.tracked()):
+        note_superseded(t, old)
 
 
 def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     """Rebind ``t`` to ``make(old)``, ``old`` holding its current state; a
     view writes the new value back into its root; the root's other live views
     are then recomputed from it."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     ag = t._ag
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
@@ -95,6 +115,10 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = _new_value(t, old, make, what)
+    if what in _OVERWRITES and GRAD_MODE.enabled and requires_grad(old):
+        # PyTorch keeps the edge to the old value (its gradient: zeros), so the
+        # ops before stay in the graph (their version checks, a zero .grad)
+        new = where(True, new, old)
     keep = _keeps_history_under_no_grad(t, old)
     if keep:
         new = keep_history(old, detach(new), new)
@@ -178,6 +202,16 @@ def _may_carry_gradient(new: Tensor, old: Tensor, forward: bool = False) -> bool
                    or not (x._node or x._hist).inputs for x in n.inputs)
 
 
+def _check_inference(t: Tensor) -> None:
+    """PyTorch's refusal: an inference tensor (made under inference_mode, or
+    a view of one) updated in place outside inference_mode."""
+    if not GRAD_MODE.inference and is_inference(t):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                           "more details.")
+
+
 def _leaf_error(t: Tensor, what: str) -> RuntimeError:
     if is_trace_arg(t):
         return RuntimeError(f"{what}: an argument of a function being transformed (pf.grad, "
@@ -218,6 +252,11 @@ _ASSIGNMENTS = frozenset(("fill_", "copy_", "masked_fill_", "setitem", "index_pu
                           "log_normal_", "cauchy_", "geometric_", "bernoulli_"))
 
 
+# in-place ops whose new value does not read the old one
+_OVERWRITES = frozenset(("fill_", "copy_", "random_", "normal_", "uniform_", "exponential_",
+                         "log_normal_", "cauchy_", "geometric_", "bernoulli_"))
+
+
 def _torch_name(d: DType) -> str:
     return TORCH_TYPE_NAMES.get(d, d.name)
 
@@ -225,6 +264,8 @@ def _torch_name(d: DType) -> str:
 def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: str) -> Tensor:
     """An in-place update of a view: out of place on the view, then written
     back into the root (the root's version goes up: the view shares it)."""
+    if INFERENCE_TENSORS:
+        _check_inference(v)
     root = info.root
     detached = info.detached or (v._ag is not None and v._ag.detached)
     rag = root._ag
@@ -293,6 +334,7 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
     counted, root_count = raw_version(counter), raw_version(root)
     rebind(root, old_root, root_start, new_root)
     rebind(v, old, start, new)
+    note_written_into(root, new)
     _attach(v, old, new)
     if info.replay is detached_alias and v._ag is not None and not v._ag.detached:
         _ATTACHED_ROOTS[id(root)] = root  # an alias of it has a history of its own
@@ -390,6 +432,8 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
     in a training step): the result needs no broadcast or cast, so the op is
     recorded directly (what ``ops``' wrapper records for two tensors of one
     non-bool dtype)."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     ag = t._ag
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
@@ -400,7 +444,10 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
     new = record(op, (old, other), {})
     if _keeps_history_under_no_grad(t, old):
         new = keep_history(old, detach(new), new)
-    rebind(t, old, start, new)
+    core.rebind(t, old, start, new)  # (``rebind``, inlined: the training step's path)
+    n = old._node or old._hist
+    if n is not None and (n.op in _SAVES_RESULTS or saved.tracked()):
+        note_superseded(t, old)
     _attach(t, old, new)
     return t
 
@@ -453,7 +500,11 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value``. Basic indexes (ints, slices, None, Ellipsis):
     ``where(region, value placed by padding, t)``, differentiable in both;
-    advanced ones: ``indexing.setitem_value`` (a scatter at host positions)."""
+    advanced ones: ``indexing.setitem_value`` (a scatter at host positions).
+    A Python number is made a constant of ``t``'s dtype (as PyTorch casts it;
+    not one of the default dtype first: ``x[0] = 0.3`` in float64 is 0.3)."""
+    if type(value) in (bool, int, float):
+        value = scalar(value, self.dtype)
     if is_advanced(index):
         _update(self, lambda o: setitem_value(o, index, value), "setitem")
         return
@@ -504,16 +555,30 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
                       keeps_order: bool) -> Tensor:
     """Give ``t`` the shape (and, for a view, the geometry) of the view
     ``make(t)``. Its data does not change; its version counter counts one (PyTorch)."""
+    if INFERENCE_TENSORS:
+        _check_inference(t)
     info = t._view
+    ag = t._ag
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
+        raise _leaf_error(t, what)  # (PyTorch: an in-place op on a leaf, as any)
+    if GRAD_MODE.enabled and type(info) is ViewOf and not info.detached and \
+            not (ag is not None and ag.detached) and info.root._ag is not None and \
+            info.root._ag.requires_grad:
+        raise RuntimeError(f"{what}: a view of a leaf Variable that requires grad is being "
+                           "used in an in-place operation (wrap the update in pf.no_grad())")
+    # under no_grad a tensor with a history keeps it (PyTorch: a view op changes no
+    # value; recorded under no_grad here, it would cut the gradient through t)
+    keep = _keeps_history_under_no_grad(t, t)
     if type(info) is ViewOf:
-        new = make(t)  # a view of the same root, with its geometry
+        with enable_grad() if keep else contextlib.nullcontext():
+            new = make(t)  # a view of the same root, with its geometry
         new_info = new._view
     else:
         if type(info) is Aliases and not keeps_order and info.live():
             raise NotImplementedError(f"{what} of a tensor that has live views (a "
                                       f"{list(t.shape)} tensor): take the views afterwards, "
                                       "or use the out-of-place form")
-        with untracked_views():
+        with untracked_views(), enable_grad() if keep else contextlib.nullcontext():
             new = make(t)
         new_info = info
     if new is t:
@@ -530,6 +595,7 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
 def _bump(t: Tensor) -> None:
     old, start = snapshot(t)
     rebind(t, old, start, old)
+    note_superseded(t, t)  # (its state is still the op's result, at a new version)
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
@@ -592,11 +658,45 @@ def _set_data(self: Tensor, value: Tensor) -> None:
             value._view = Aliases()
     sizes, strides, offset = geometry(value)
     self._view = None
-    rebind(self, old, start, new)
+    core.rebind(self, old, start, new)
+    self._mut.untracked = True  # (not counted: PyTorch's ops that saved x read the new data)
     self.shape, self.dtype = new.shape, new.dtype
     self._view = ViewOf(root, replay, sizes, strides, offset, self)
     root._view.add(self)
     self._mut.version = version
+
+
+def set_(self: Tensor, source: Tensor | None = None, *args: Any, **kwargs: Any) -> Tensor:
+    """PyTorch's ``set_(source)``: ``self`` shares ``source``'s storage (and
+    takes its shape) from now on, as ``self.data = source``, but counted as an
+    in-place update; ``set_()`` makes it empty. Views taken before keep the
+    old storage. PyTorch cannot differentiate it (``derivative for set_ is not
+    implemented``): refused here where it records a graph, at the call."""
+    if args or kwargs:
+        raise NotImplementedError("set_(source, storage_offset, size, stride) and set_ of a "
+                                  "storage: only set_(tensor) and set_() are supported")
+    if INFERENCE_TENSORS:
+        _check_inference(self)
+    ag = self._ag
+    if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(self)):
+        raise _leaf_error(self, "set_")
+    if source is None:
+        source = Tensor._leaf(np.empty((0,), dtype=self.dtype.np), self.dtype)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be a Tensor, not "
+                        f"{type(source).__name__}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {source.dtype.name} to a tensor of "
+                           f"type {self.dtype.name}")
+    if GRAD_MODE.enabled and (requires_grad(self) or requires_grad(source)):
+        raise RuntimeError("set_: derivative for set_ is not implemented (PyTorch records it "
+                           "and fails at the backward); call it under no_grad, or assign "
+                           "x.data = source")
+    version = self._version
+    _set_data(self, source)
+    self._mut.untracked = False  # (an in-place update that counts, unlike .data's)
+    self._mut.version = version + 1
+    return self
 
 
 def _copy_without_history(x: Tensor) -> Tensor:
@@ -618,7 +718,7 @@ def _iop(name: str):
 
 
 for _f in (add_, sub_, mul_, div_, zero_, fill_, copy_, clamp_, masked_fill_, normal_,
-           uniform_, squeeze_, unsqueeze_, t_, transpose_):
+           uniform_, squeeze_, unsqueeze_, t_, transpose_, set_):
     setattr(Tensor, _f.__name__, _f)
 Tensor.data = property(_get_data, _set_data)  # type: ignore[attr-defined]
 Tensor.__setitem__ = setitem
@@ -743,8 +843,9 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
         idx = np.arange(shape[0])
         mask[(idx,) * len(shape)] = True
     keep = Tensor._leaf(mask)
-    return _update(self, lambda o: where(keep, convert(as_tensor_arg(fill_value), o.dtype), o),
-                   "fill_diagonal_")
+    value = scalar(fill_value, self.dtype) if type(fill_value) in (bool, int, float) else \
+        convert(as_tensor_arg(fill_value), self.dtype)
+    return _update(self, lambda o: where(keep, value, o), "fill_diagonal_")
 
 
 for _f in (exponential_, log_normal_, cauchy_, geometric_, bernoulli_, random_, fill_diagonal_):

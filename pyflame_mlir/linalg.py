@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .composites import cross as _cross
 from .composites2 import matrix_power, multi_dot
 from .core import Tensor, detach, record
@@ -163,7 +164,14 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     """``torch.linalg.solve``: X with ``A X = B`` (``X A = B`` if not ``left``).
     B is a batch of vectors when it is 1-D or has A's shape without the last
     dim (torch's rule); batch dims broadcast. A singular A raises
-    ``LinAlgError`` when the result is computed."""
+    ``LinAlgError`` when the result is computed. Checked by autograd as
+    torch's one op, which saves A and the result (not B)."""
+    first = saved.start()
+    return saved.composite(_solve(A, B, left), first, (A,) if isinstance(A, Tensor) else (),
+                           True, "linalg.solve")
+
+
+def _solve(A: Any, B: Any, left: bool) -> Tensor:  # noqa: N803
     a = _matrix("linalg.solve", A)
     b = _rhs("linalg.solve", a, B)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
@@ -175,7 +183,7 @@ def solve(A: Any, B: Any, *, left: bool = True) -> Tensor:  # noqa: N803  (torch
     if not left:
         if vector:
             raise ShapeError("linalg.solve", "left=False expects B to be a matrix")
-        return _mT(solve(_mT(a), _mT(b)))
+        return _mT(_solve(_mT(a), _mT(b), True))
     if b.shape[-2] != a.shape[-1]:
         raise ShapeError("linalg.solve", f"cannot solve A X = B for A of shape {list(a.shape)} "
                                          f"and B of shape {list(as_tensor_arg(B).shape)}")
@@ -217,8 +225,10 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
 def inv(A: Any) -> Tensor:  # noqa: N803
     """``torch.linalg.inv``: ``solve(A, I)`` (a singular A raises ``LinAlgError``)."""
     a = _matrix("linalg.inv", A)
+    first = saved.start()  # (PyTorch's linalg.inv saves its result only: ``saved``)
     ident = broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
-    return record(OPS["solve"], (a, ident), {})
+    return saved.composite(record(OPS["solve"], (a, ident), {}), first, result=True,
+                           op="linalg.inv")
 
 
 @autocast_policy("fp32")

@@ -24,12 +24,16 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import (
     CONFIG,
+    COUNTERS,
     NO_ATTRS,
+    OpNode,
     Tensor,
     as_view,
     constant_value,
+    current_graph,
     geometry,
     is_contiguous,
     mark_multi_output,
@@ -148,12 +152,17 @@ def _scalar_operand(v: int | float, dt: DType) -> Tensor:
     if t is None:
         if len(_OPERANDS) > 4096:
             _OPERANDS.clear()
-        eager, CONFIG.eager = CONFIG.eager, False
-        try:
-            t = _OPERANDS[k] = scalar(v, dt)
-        finally:
-            CONFIG.eager = eager
-        t._node.nograd = False  # a constant: tracing into it is always right
+        # the constant op's promise, made here rather than by ``record``, which
+        # realizes in eager mode: switching the process-wide CONFIG.eager off
+        # around it would make another thread record lazily in that instant
+        attrs = {"value": constant_value(v, dt)}
+        specs = _CONSTANT.check([], [], attrs)
+        node = OpNode(_CONSTANT, (), attrs, specs)
+        node.nograd = False  # a constant: tracing into it is always right
+        (shape, d), = specs
+        t = _OPERANDS[k] = Tensor._promise(node, 0, shape, d)
+        COUNTERS.ops_recorded += 1  # (counted as ``record`` counts it)
+        current_graph().ops_recorded += 1
     return t
 
 
@@ -485,9 +494,11 @@ def _alpha_times(name: str, alpha: Scalar, a: TensorLike, b: TensorLike) -> Tens
 
 
 def exp2(x: TensorLike) -> Tensor:
-    """``2 ** x`` through ``pow`` (exact at integers)."""
+    """``2 ** x`` through ``pow`` (exact at integers); PyTorch's exp2 saves
+    its result only (``saved``)."""
     t = _floating(x)
-    return pow(_scalar_operand(2, t.dtype), t)
+    first = saved.start()
+    return saved.composite(pow(_scalar_operand(2, t.dtype), t), first, result=True, op="exp2")
 
 
 def log2(x: TensorLike) -> Tensor:
@@ -499,14 +510,17 @@ def log10(x: TensorLike) -> Tensor:
 
 
 def tan(x: TensorLike) -> Tensor:
+    """``sin / cos``; PyTorch's tan saves its result only (``saved``)."""
     t = _floating(x)
-    return div(sin(t), cos(t))
+    first = saved.start()
+    return saved.composite(div(sin(t), cos(t)), first, result=True, op="tan")
 
 
 def sinh(x: TensorLike) -> Tensor:
     """``(expm1(x) - expm1(-x)) / 2``: accurate near 0."""
     t = _floating(x)
-    return mul(sub(expm1(t), expm1(neg(t))), 0.5)
+    first = saved.start()  # (PyTorch's sinh saves its input: ``saved``)
+    return saved.composite(mul(sub(expm1(t), expm1(neg(t))), 0.5), first, (t,), op="sinh")
 
 
 def cosh(x: TensorLike) -> Tensor:
@@ -1011,13 +1025,16 @@ def _extreme(name: str, arg_name: str, elementwise):
         if _is_tensor(dim) or isinstance(dim, float):
             return elementwise(x, dim)  # torch.max(a, b)
         t = as_tensor_arg(x)
+        first = saved.start()
         if isinstance(dim, int | np.integer):  # torch returns (values, indices), and
             # the derivative of values goes to the index returned
             values = record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim,
                                        "ties": "first"})
+            values = saved.composite(values, first, op=name)  # (torch saves the indices only)
             src = _cast(t, int32) if t.dtype is bool_ else t  # (argmax refuses bool)
             return ValuesIndices(values, _arg(arg_name, src, int(dim), keepdim))
-        return record(op, (t,), {"dims": _dims(name, t, dim), "keepdim": keepdim})
+        return saved.composite(record(op, (t,), {"dims": _dims(name, t, dim),
+                                                 "keepdim": keepdim}), first, (t,), True, name)
     fn.__name__ = name
     fn.__doc__ = (f"{name} over dims; with an int ``dim`` returns (values, indices) like "
                   f"PyTorch; with a tensor second argument it is elementwise.")
@@ -1037,13 +1054,19 @@ min = _extreme("min", "argmin", ELEMENTWISE["minimum"])
 def amax(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
          ) -> Tensor:
     t = as_tensor_arg(x)
-    return record(OPS["max"], (t,), {"dims": _dims("max", t, dim), "keepdim": keepdim})
+    first = saved.start()  # (PyTorch's amax saves its input and its result)
+    return saved.composite(record(OPS["max"], (t,), {"dims": _dims("max", t, dim),
+                                                     "keepdim": keepdim}), first, (t,), True,
+                           "amax")
 
 
 def amin(x: TensorLike, dim: int | Sequence[int] | None = None, keepdim: bool = False
          ) -> Tensor:
     t = as_tensor_arg(x)
-    return record(OPS["min"], (t,), {"dims": _dims("min", t, dim), "keepdim": keepdim})
+    first = saved.start()  # (PyTorch's amin saves its input and its result)
+    return saved.composite(record(OPS["min"], (t,), {"dims": _dims("min", t, dim),
+                                                     "keepdim": keepdim}), first, (t,), True,
+                           "amin")
 
 
 def argmax(x: TensorLike, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -1355,7 +1378,7 @@ def _slice_bounds(items: tuple, shape: tuple[int, ...]
         if isinstance(it, slice):
             a, b, k = it.indices(size)
             if k <= 0:
-                raise ValueError("slice step must be greater than zero")
+                raise ValueError("step must be greater than zero")  # (torch's message)
             b = builtins.max(a, b)
             start.append(a), limit.append(b), stride.append(k)
             out_shape.append((b - a + k - 1) // k)
@@ -1575,7 +1598,16 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 def vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``torch.linalg.vector_norm``: ord 0 (count of nonzeros), inf, -inf, or any
-    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch."""
+    p (``sum(|x|^p)^(1/p)``); the 2-norm's gradient at 0 is 0, as PyTorch.
+    Checked by autograd as torch's one op, which saves its input and result."""
+    first = saved.start()
+    t = as_tensor_arg(x)
+    return saved.composite(_vector_norm(t, ord, dim, keepdim, dtype=dtype), first, (t,), True,
+                           "linalg.vector_norm")
+
+
+def _vector_norm(x: TensorLike, ord: float | str = 2, dim: Any = None,  # noqa: A002
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     t = as_tensor_arg(x) if dtype is None else convert(x, dtype)
     if not t.dtype.is_floating_point:
         raise ShapeError("vector_norm", f"expects a floating-point input, got "

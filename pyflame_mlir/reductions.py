@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .core import Tensor, detach, record
 from .dialects import OPS
 from .dialects.dtypes import bool_, int64
@@ -114,8 +115,12 @@ def _var_mean(name: str, input: Any, dim: Any, unbiased: bool | None, keepdim: b
 def var(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """torch.var: sum of squared deviations / (N - correction), correction 1
-    by default; ``unbiased`` is the legacy spelling (False: correction 0)."""
-    return _var_mean("var", input, dim, unbiased, keepdim, correction)[0]
+    by default; ``unbiased`` is the legacy spelling (False: correction 0).
+    Checked by autograd as torch's one op (which saves its input)."""
+    first = saved.start()
+    x = as_tensor_arg(input)
+    return saved.composite(_var_mean("var", x, dim, unbiased, keepdim, correction)[0], first,
+                           (x,), op="var")
 
 
 def _sqrt_at_zero(v: Tensor) -> Tensor:
@@ -127,7 +132,13 @@ def _sqrt_at_zero(v: Tensor) -> Tensor:
 
 def std(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
-    return _sqrt_at_zero(_var_mean("std", input, dim, unbiased, keepdim, correction)[0])
+    """torch.std; checked by autograd as torch's one op (which saves its input
+    and its result)."""
+    first = saved.start()
+    x = as_tensor_arg(input)
+    return saved.composite(
+        _sqrt_at_zero(_var_mean("std", x, dim, unbiased, keepdim, correction)[0]), first,
+        (x,), True, "std")
 
 
 def var_mean(input: Any, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,

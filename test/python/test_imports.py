@@ -40,6 +40,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.tree": 0,  # jax.tree's names for tree_util's functions
     "pyflame_mlir.jax_config": 0,  # jax.config's flags (x64: pf.numpy's dtypes), on dtypes
     "pyflame_mlir.segment": 0,  # jax.ops' segment reductions on record (ops imports them)
+    "pyflame_mlir.saved": 0,  # what torch's backward saves: the version check's records
     "pyflame_mlir.ops": 1,  # the op API on top of the core
     "pyflame_mlir.creation": 1,
     "pyflame_mlir.autodiff": 1,
