@@ -41,6 +41,7 @@ static PyObject *frozen_mut;  /* core._FROZEN */
 static PyObject *float_category;
 
 static PyObject *one, *zero; /* the ints 1 and 0 */
+static PyObject *s_infer_on;
 static PyObject *s_eager, *s_anomaly, *s_ops_recorded, *s_memo, *s_memo_attrs, *s_enabled,
     *s_graph, *s_sig_id, *s_autograd_used;
 
@@ -503,6 +504,19 @@ record_impl(PyObject *op, PyObject *inputs, PyObject *attrs)
             return NULL;
         }
         nograd = !e;
+    }
+    if (nograd) {  /* inference_mode: the Python path marks its results (core._INFER_ON) */
+        PyObject *inf = PyDict_GetItemWithError(core_globals, s_infer_on); /* borrowed */
+        if (inf == NULL) {
+            Py_DECREF(hit);
+            if (PyErr_Occurred())
+                return NULL;
+            return call_fallback(op, inputs, attrs);
+        }
+        if (!is_zero_item(inf)) {
+            Py_DECREF(hit);
+            return call_fallback(op, inputs, attrs);
+        }
     }
     if (!nograd) {
         PyObject *used = PyDict_GetItemWithError(core_globals, s_autograd_used);
@@ -1697,7 +1711,7 @@ PyInit__native(void)
 #define INTERN(var, text)                                \
     if ((var = PyUnicode_InternFromString(text)) == NULL) \
         return NULL;
-    INTERN(s_eager, "eager") INTERN(s_anomaly, "anomaly")
+    INTERN(s_infer_on, "_INFER_ON") INTERN(s_eager, "eager") INTERN(s_anomaly, "anomaly")
     INTERN(s_ops_recorded, "ops_recorded") INTERN(s_memo, "memo")
     INTERN(s_memo_attrs, "memo_attrs") INTERN(s_enabled, "enabled") INTERN(s_graph, "graph")
     INTERN(s_sig_id, "sig_id") INTERN(s_autograd_used, "_AUTOGRAD_USED")
