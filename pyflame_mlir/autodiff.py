@@ -220,7 +220,10 @@ def _reached_leaves(sub: Subgraph) -> set[int] | None:
     the others: in torch's graph of ``(x @ w.T + b).sum()``'s gradient to x
     there is no b, and a second backward leaves ``b.grad`` None, not zeros."""
     nodes = sub.nodes
-    if not any(n.op is VJP_OP for n in nodes):
+    for n in nodes:  # (a loop, not any() over a generator: every backward asks)
+        if n.op is VJP_OP:
+            break
+    else:
         return None
     refs = sub.refs
     used: list[set[int] | None] = [None] * len(nodes)
@@ -1199,8 +1202,10 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     leaves = fn.sub.leaves
     for x in leaves:
         ag = x._ag
-        if (ag is None or not ag.requires_grad) and _split_imperative(x):
+        if (ag is None or not ag.requires_grad) and \
+                (x._node is not None or x._hist is not None) and _split_imperative(x):
             return False  # a stretch ends at a split point: _Reverse's business
+        # (a leaf made by no op, the data x and y of a step, is none: no call)
     _check_versions(fn.sub.nodes, None, (t,))
     arg_pos = fn.arg_pos
     if not arg_pos:
@@ -1214,8 +1219,7 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     # record_vjp: the seed only the vjp reads (``_shared_seed``)
     inputs, attrs = (*leaves, _shared_seed(t, gradient)), {"fn": fn, "wrt": arg_pos}
     metas = [x._ag for x in targets]
-    if not CONFIG.eager and GRAD_MODE.enabled and len({id(ag) for ag in metas}) == len(metas) \
-            and all(ag.grad is None and not ag.hooks and not ag.post_hooks for ag in metas):
+    if not CONFIG.eager and GRAD_MODE.enabled and _first_grads(metas):
         # A training step (no .grad yet, no hook, each leaf once: a leaf updated
         # in place and read in both states has two states sharing one meta,
         # whose gradients _store_grad sums): nothing here runs user code or
@@ -1241,6 +1245,17 @@ def _plain_backward(t: Tensor, gradient: float | int | None, retain_graph: bool 
     return True
 
 
+def _first_grads(metas: list[AutogradMeta]) -> bool:
+    """Each meta once, with no ``.grad`` yet and no hook (``_plain_backward``'s
+    training step; a loop, not a set and a generator: it runs every step)."""
+    seen: set[int] = set()
+    for ag in metas:
+        if ag.grad is not None or ag.hooks or ag.post_hooks or id(ag) in seen:
+            return False
+        seen.add(id(ag))
+    return True
+
+
 def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None,
                     outs: Sequence[Tensor] = ()) -> None:
     """PyTorch's error: an op of the graph (the ops computing ``outs``) read
@@ -1258,13 +1273,15 @@ def _check_versions(nodes: Sequence[OpNode], target_ids: set[int] | None,
     if saved.has_superseded():
         _check_results(nodes, outs)
     inf = bool(INFERENCE_TENSORS)
+    no_reads, nondiff = ad.READS_NO_INPUT_VALUES, ad.NONDIFF  # (locals: the step's hot loop)
     for n in nodes:
-        if n.op in ad.READS_NO_INPUT_VALUES or n.op in ad.NONDIFF or id(n) in exempt:
+        op = n.op
+        if op in no_reads or op in nondiff or id(n) in exempt:
             continue  # (a comparison's mask, s > 0, then s.masked_fill_(...): torch saves no s)
-        ins = n.inputs
+        ins, seq = n.inputs, n.seq
         for i, x in enumerate(ins):
             m = x._mut
-            if (m is None or (m.seq < n.seq and type(x._view) is not Frozen)) and \
+            if (m is None or (m.seq < seq and type(x._view) is not Frozen)) and \
                     not (inf and is_inference(x)):
                 continue  # (read_by's answer: no update of x since n read it)
             inference = inf and is_inference(x)

@@ -442,7 +442,8 @@ def _update_same(t: Tensor, op: Any, other: Tensor, what: str) -> Tensor:
         old._ag = AutogradMeta()
         old._ag.detached = True
     new = record(op, (old, other), {})
-    if _keeps_history_under_no_grad(t, old):
+    if (ag is None or not (ag.requires_grad or ag.detached)) and \
+            _keeps_history_under_no_grad(t, old):  # (a leaf keeps none: no call)
         new = keep_history(old, detach(new), new)
     core.rebind(t, old, start, new)  # (``rebind``, inlined: the training step's path)
     n = old._node or old._hist
