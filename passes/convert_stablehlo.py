@@ -476,12 +476,37 @@ def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     return [b.reshape(got, shape=out)]
 
 
+# scatter update computations: the op the body applies to (current, update)
+_SCATTER_COMBINE = {"stablehlo.add": "add", "stablehlo.maximum": "maximum",
+                    "stablehlo.minimum": "minimum", "stablehlo.multiply": "mul"}
+
+
+def _scatter_combiner(op: StablehloOp) -> str | None:
+    """What the update computation does: ``set`` (returns the update),
+    ``add``/``maximum``/``minimum``/``mul`` of its two arguments; None otherwise."""
+    body = op.regions[0].block
+    ops = list(body.ops)
+    if len(ops) == 1 and list(ops[0].operands) == [body.args[1]]:
+        return "set"
+    if len(ops) == 2 and ops[0].name in _SCATTER_COMBINE and set(ops[0].operands) == set(
+            body.args) and len(ops[0].operands) == 2 and \
+            list(ops[1].operands) == list(ops[0].results):
+        return _SCATTER_COMBINE[ops[0].name]
+    return None
+
+
 def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
-    """The spec's scatter with an ``add`` update computation as one 1-D
-    ``scatter_add`` into the flattened operand: each update element at its
-    linear index (its start from the scatter indices, not clamped, plus its
-    window offset); an element whose index falls outside is skipped (it lands
-    in one extra slot, cut off after)."""
+    """The spec's scatter into the flattened operand: each update element at
+    its linear index (its start from the scatter indices, not clamped, plus
+    its window offset; along batching dimensions, its batch position); an
+    element whose index falls outside is skipped (it lands in one extra slot,
+    cut off after). ``add`` is one ``scatter_add``. ``set``, ``maximum`` and
+    ``minimum`` pick one update per slot: a stable sort of the linear indices
+    puts each slot's updates in a run, in their order (``set``: the last one
+    wins, as XLA applies them in order; ``maximum``/``minimum``: the updates are
+    first sorted by value, so the run's last is its largest/smallest, NaN
+    included); the slot gathers the winner and combines it with the operand's
+    element. ``multiply`` runs when the op declares ``unique_indices``."""
     from ..dialects.stablehlo import ScatterDimensionNumbersAttr
 
     x, starts, updates = op.operands
@@ -489,26 +514,31 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     assert isinstance(numbers, ScatterDimensionNumbersAttr)
     window, inserted, input_batch, start_batch, index_map = numbers.lists()
     vector_dim = numbers.vector_dim
-    body = op.regions[0].block
-    ops = list(body.ops)
-    if not (len(ops) == 2 and ops[0].name == "stablehlo.add" and set(ops[0].operands) == set(
-            body.args) and list(ops[1].operands) == list(ops[0].results)):
-        raise StablehloError(op, "whose update computation is not an add of its two "
-                                 "arguments is not supported (x.at[i].add runs; set, min, "
-                                 "max, mul do not)")
-    if input_batch or start_batch:
-        raise StablehloError(op, "with batching dimensions is not supported")
+    combine = _scatter_combiner(op)
+    unique = getattr(op.properties.get("unique_indices"), "value", None)
+    unique = bool(unique is not None and unique.data)
+    if combine is None or (combine == "mul" and not unique):
+        raise StablehloError(op, "whose update computation is not a set (return the update), "
+                                 "add, maximum or minimum of its two arguments (or a multiply "
+                                 "with unique_indices) is not supported")
     xs, ss, us = b.shape(x), b.shape(starts), b.shape(updates)
-    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not b.dtype(x):
+    d_x = b.dtype(x)
+    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not d_x:
         raise StablehloError(op, "takes integer indices and updates of the operand's type")
+    if d_x.category == BOOL and combine != "set":
+        raise StablehloError(op, f"with a {combine} update computation on bool tensors is not "
+                                 "supported")
     scatter_u = [i for i in range(len(us)) if i not in window]
     start_dims = [i for i in range(len(ss)) if i != vector_dim]
-    window_operand = [d for d in range(len(xs)) if d not in inserted]
+    window_operand = [d for d in range(len(xs)) if d not in inserted + input_batch]
     n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
     if not (len(start_dims) == len(scatter_u) and len(window_operand) == len(window)
             and n_vec == len(index_map) and len(set(index_map)) == len(index_map)
+            and len(input_batch) == len(start_batch)
+            and all(s in start_dims for s in start_batch)
             and all(us[u] == ss[s] for u, s in zip(scatter_u, start_dims))
-            and all(0 <= d < len(xs) for d in (*index_map, *inserted))
+            and all(0 <= d < len(xs) for d in (*index_map, *inserted, *input_batch))
+            and not set(index_map) & set(input_batch)
             and all(us[w] <= xs[d] for w, d in zip(window, window_operand))):
         raise StablehloError(op, f"dimension numbers {numbers} do not fit operand {list(xs)}, "
                                  f"indices {list(ss)} and updates {list(us)}")
@@ -530,6 +560,8 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
             part = starts
         part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
         index[d] = over_updates(part)
+    for d, s in zip(input_batch, start_batch):  # the update's batch position itself
+        index[d] = b.iota(shape=us, dim=scatter_u[start_dims.index(s)], dtype=int64)
     for d, w in zip(window_operand, window):
         at = b.iota(shape=us, dim=w, dtype=int64)
         index[d] = b.add(index[d], at) if d in index else at
@@ -545,11 +577,42 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     if linear is None or inside is None:
         raise StablehloError(op, "scatters to no dimension of the operand")
     total = int(np.prod(us, dtype=np.int64))
-    linear = b.where(inside, linear, _index(b, size))  # outside: the extra slot
-    flat = b.pad(b.reshape(x, shape=(size,)), low=(0,), high=(1,), interior=(0,))
-    added = b.scatter_add(flat, b.reshape(linear, shape=(total,)),
-                          b.reshape(updates, shape=(total,)), dim=0)
-    return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
+    linear = b.reshape(b.where(inside, linear, _index(b, size)), shape=(total,))  # outside:
+    values = b.reshape(updates, shape=(total,))  # the extra slot
+    flat_x = b.reshape(x, shape=(size,))
+    if combine == "add":
+        flat = b.pad(flat_x, low=(0,), high=(1,), interior=(0,))
+        added = b.scatter_add(flat, linear, values, dim=0)
+        return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
+    if total == 0:
+        return [x]
+    if not unique and combine in ("maximum", "minimum"):
+        # by value first (NaN last: it wins a maximum or minimum), so the stable
+        # sort by slot leaves each run's largest (smallest) update last
+        key = values
+        if combine == "minimum":
+            key = b.neg(values) if d_x.category == FLOAT else b.bitwise_not(values)
+        _, by_value = b.sort(key, dim=0, descending=False)
+        values, linear = b.gather(values, by_value, dim=0), b.gather(linear, by_value, dim=0)
+    if not unique:  # the last update of each slot's run wins
+        linear, order = b.sort(linear, dim=0, descending=False)
+        values = b.gather(values, order, dim=0)
+        if total > 1:
+            nxt = b.slice(linear, start=(1,), limit=(total,), stride=(1,))
+            last = b.ne(b.slice(linear, start=(0,), limit=(total - 1,), stride=(1,)), nxt)
+            last = b.concat(last, _true(b, (1,)), dim=0)
+            linear = b.where(last, linear, _index(b, size))
+    # per slot: 1 + the position of the update it takes (0: none)
+    ordinal = b.add(b.iota(shape=(total,), dim=0, dtype=int64), _index(b, 1))
+    zeros = b.op("constant", value=DenseValue(np.asarray(0, np.int64), (size + 1,), int64))
+    taken = b.scatter_add(zeros, linear, ordinal, dim=0)
+    taken = b.slice(taken, start=(0,), limit=(size,), stride=(1,))
+    hit = b.gt(taken, _index(b, 0))
+    at = b.maximum(b.sub(taken, _index(b, 1)), _index(b, 0))
+    got = b.gather(values, at, dim=0)
+    if combine != "set":
+        got = b.op(combine, flat_x, got)
+    return [b.reshape(b.where(hit, got, flat_x), shape=xs)]
 
 
 _CUMULATIVE = {"stablehlo.add": ("cumsum", "add"), "stablehlo.multiply": ("cumprod", "mul"),
