@@ -35,7 +35,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-__all__ = ["CHLO", "STABLEHLO", "StablehloOp"]
+__all__ = ["CHLO", "CHLO_COMPOSITE", "STABLEHLO", "StablehloOp"]
 
 
 # StableHLO's enums, member name = spelling (the parser reads them by value)
@@ -871,12 +871,17 @@ _OPS: list[type[StablehloOp]] = [
     WhileOp,
 ]
 _BY_NAME = {c.name: c for c in _OPS}
-# the CHLO ops JAX prints whose value a pyflame op gives (erfc, sinh, cosh, atanh
-# are not here: their values would lose the relative accuracy of small results)
+# the CHLO ops JAX prints whose value a pyflame op gives
 CHLO_UNARY = ("erf", "square", "asin", "acos", "atan")
+# the CHLO ops JAX prints that no one pyflame op computes: the library computes
+# them as composites of ops with their own derivatives (pf.erfc, pf.sinh...), which
+# load_mlir calls when it records the program (mlir_import.py); the pass leaves them
+CHLO_COMPOSITE = ("erfc", "sinh", "cosh", "tan", "atanh", "asinh", "acosh", "lgamma",
+                  "digamma", "erf_inv")
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
-CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in CHLO_UNARY], [])
+CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)],
+               [])
