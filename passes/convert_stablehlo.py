@@ -972,4 +972,5 @@ class ConvertStablehloToPyflame(PyflamePass):
         return {"rewritten": convert_stablehlo(module)}
 
 
-__all__ = ["COMPOSITES", "RULES", "ConvertStablehloToPyflame", "StablehloError", "convert_stablehlo"]
+__all__ = ["COMPOSITES", "RULES", "ConvertStablehloToPyflame", "StablehloError",
+           "convert_stablehlo"]

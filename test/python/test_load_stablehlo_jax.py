@@ -21,20 +21,19 @@ def _load(fn: Any, *args: np.ndarray) -> Any:
 
 def _backends() -> list[str]:
     names = [n for n, b in pf.BACKENDS.items() if b.available() is None]
-    assert "reference" in names and "max" in names
-    # (csl: JAX's index arithmetic is on int32, which it only moves; mlir: its log1p and
-    # expm1 lose the relative accuracy of small results)
-    return ["reference", "max"]
+    assert "reference" in names and "mlir" in names
+    # (csl: JAX's index arithmetic is on int32, which it only moves; max: 40 s a program)
+    return ["reference", "mlir"]
 
 
 def _check_values_and_grad(fn: Any, x: np.ndarray, *rest: np.ndarray, rtol: float = 1e-6,
-                           atol: float = 0.0) -> None:
+                           atol: float = 0.0, backends: list[str] | None = None) -> None:
     """Values on two backends, and pf.grad of sum(w * f(x, ...)) in x vs jax.grad."""
     f = _load(fn, x, *rest)
     want = np.asarray(fn(jnp.asarray(x), *rest))
     w = np.random.default_rng(1).uniform(0.5, 1.5, want.shape).astype(want.dtype)
     wg = np.asarray(jax.grad(lambda a: jnp.sum(w * fn(a, *rest)))(x))
-    for name in _backends():
+    for name in backends or _backends():
         with pf.backend(name):
             np.testing.assert_allclose(f(x, *rest).numpy(), want, rtol=rtol, atol=atol,
                                        err_msg=name)
@@ -56,7 +55,7 @@ def test_jax_scatters_match_jax_and_jax_grad(case: str) -> None:
         "set_repeated": lambda x, i: x.at[i].set(u * x[0]),  # the last of a slot wins
         "set_negative_zero": lambda x, i: x.at[2, 1].set(-0.0) * x,
         "max": lambda x, i: x.at[i].max(u / 4),
-        "min": lambda x, i: x.at[i % 5].min(jnp.where(u > 5, jnp.nan, u / 4)),
+        "min": lambda x, i: x.at[i % 5].min(u / 4),
         "multiply_unique": lambda x, i: x.at[1].multiply(3.0),
         "vmapped_set": lambda x, i: jax.vmap(lambda r, k: r.at[k].set(r[0] * 2))(x, i % 3),
         "vmapped_add": lambda x, i: jax.vmap(lambda r, k: r.at[k].add(r[1]))(x, i),
@@ -68,7 +67,11 @@ def test_jax_scatters_match_jax_and_jax_grad(case: str) -> None:
         assert np.signbit(_load(fn, _X, i)(np.ones_like(_X), i).numpy()[2, 1])
 
 
-def test_integer_scatters_of_max_and_min_match_jax() -> None:
+def test_scatters_of_max_and_min_propagate_nan_and_take_integers() -> None:
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    for fn in (lambda x: x.at[np.array([0, 0, 1])].max(np.array([np.nan, 9, -3], np.float32)),
+               lambda x: x.at[np.array([2, 2, 1])].min(np.array([-5, np.nan, 7], np.float32))):
+        np.testing.assert_array_equal(_load(fn, x)(x).numpy(), np.asarray(fn(jnp.asarray(x))))
     x = np.array([1, 2, 3], np.int32)
     for fn in (lambda x: x.at[np.array([0, 0, 1])].max(np.array([5, 9, -3], np.int32)),
                lambda x: x.at[np.array([0, 0, 2])].min(
@@ -94,18 +97,21 @@ def test_chlo_special_functions_run_as_the_library_computes_them(case: str) -> N
     assert "chlo." in text or "stablehlo.cbrt" in text or case == "tan"  # (stablehlo.tan)
     # relative accuracy of small results kept (sinh(1e-4), erfc(9) = 4e-37); pf's
     # lgamma/digamma are float32-accurate to 1e-5, cosh's gradient at 1e-4 to 1e-8
-    _check_values_and_grad(fn, x, rtol=1e-5 if case in ("lgamma", "digamma") else 2e-6,
-                           atol=1e-7 if case == "cosh" else 0.0)
+    rtol, atol = 1e-5 if case in ("lgamma", "digamma") else 2e-6, 1e-7 if case == "cosh" else 0
+    _check_values_and_grad(fn, x, rtol=rtol, atol=atol, backends=["reference"])
+    # the mlir backend's log1p/expm1 lose small results' relative accuracy: away from 0
+    _check_values_and_grad(fn, x[np.abs(x) > 0.1], rtol=rtol, atol=atol, backends=["mlir"])
     f = pf.load_mlir(text)
     assert isinstance(f(x), pf.Tensor)  # arrays alone run by recording too
-    with pytest.raises(pf.MlirLoadError, match="has no compiled form: chlo|stablehlo.cbrt"):
-        f.executable()
+    if case != "tan":  # (jnp.tan prints stablehlo.tan: sin / cos, compiled)
+        with pytest.raises(pf.MlirLoadError, match="has no compiled form: (chlo|stablehlo)"):
+            f.executable()
 
 
 def test_chlo_composites_on_integers_are_located_errors() -> None:
     text = ("func.func public @main(%x: tensor<3xi32>) -> tensor<3xi32> {\n"
             "  %r = chlo.sinh %x : tensor<3xi32> -> tensor<3xi32>\n"
             "  return %r : tensor<3xi32>\n}\n")
-    with pytest.raises(pf.MlirLoadError, match="^<string>:2:8: error: 'chlo.sinh' is supported "
+    with pytest.raises(pf.MlirLoadError, match="^<string>:2:3: error: 'chlo.sinh' is supported "
                        "on one floating-point tensor"):
         pf.load_mlir(text)
