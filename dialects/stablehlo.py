@@ -760,6 +760,26 @@ class WhileOp(StablehloOp):
             raise VerifyException("expects cond to return one i1 and do the carried values")
 
 
+class CaseOp(StablehloOp):
+    """``stablehlo.case``: an index and one region per branch, each ending in
+    ``stablehlo.return`` of the results (``lax.switch``/``cond``; generic form)."""
+
+    name = "stablehlo.case"
+    FORMAT = "generic"
+    ARITY = 1
+    traits = traits_def()  # (its branches may hold anything: not pure)
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        types = [r.type for r in self.results]
+        if not self.regions or any(
+                len(r.blocks) != 1 or r.block.args or not isinstance(r.block.last_op, ReturnOp)
+                or [v.type for v in r.block.last_op.operands] != types for r in self.regions):
+            raise VerifyException("expects branches of one block without arguments, each "
+                                  "ending in stablehlo.return of the result types")
+        self.verify_common(len(types), len(self.regions))
+
+
 class GatherOp(StablehloOp):
     """``stablehlo.gather`` (JAX prints it in the generic form, and so do we)."""
 
@@ -863,6 +883,7 @@ _OPS: list[type[StablehloOp]] = [
                                     "interior_padding": _ARR}),
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
+    CaseOp,
     GatherOp,
     ScatterOp,
     ReduceWindowOp,

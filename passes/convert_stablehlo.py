@@ -914,6 +914,37 @@ def _unroll(loop: StablehloOp) -> None:
 COMPOSITES = frozenset({*(f"chlo.{n}" for n in CHLO_COMPOSITE), "stablehlo.cbrt"})
 
 
+def _inline_case(case: StablehloOp) -> None:
+    """``stablehlo.case`` (``lax.switch``, ``lax.cond``): every branch's ops
+    inlined before it (they are pure), each result the branch's value selected
+    by the index; an index out of range takes the last branch, as the spec says."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    index = case.operands[0]
+    d = getattr(index.type, "element_type", None)
+    if getattr(index.type, "get_shape", lambda: None)() != () or \
+            getattr(d, "name", "") != "integer_type":
+        raise StablehloError(case, "takes an index that is an integer scalar")
+    branches: list[list[SSAValue]] = []
+    for region in case.regions:
+        mapping: dict[Any, Any] = {}
+        for op in list(region.block.ops)[:-1]:
+            Rewriter.insert_op(op.clone(value_mapper=mapping), InsertPoint.before(case))
+        ret = region.block.last_op
+        assert ret is not None
+        branches.append([mapping.get(v, v) for v in ret.operands])
+    new: list[Operation] = []
+    b = IRBuilder(new.append)
+    values = list(branches[-1])
+    for k in range(len(branches) - 2, -1, -1):
+        pick = b.eq(index, b.scalar(k, like=index))
+        values = [b.where(pick, v, rest) for v, rest in zip(branches[k], values)]
+    for n in new:
+        n.location = case.location
+        Rewriter.insert_op(n, InsertPoint.before(case))
+    Rewriter.replace_op(case, [], values)
+
+
 def convert_stablehlo(root: Operation, keep: frozenset[str] = frozenset()) -> int:
     """Rewrite every StableHLO op under ``root`` (a module or one function;
     outside reduce bodies) into pyflame ops, in program order; returns how
@@ -925,6 +956,10 @@ def convert_stablehlo(root: Operation, keep: frozenset[str] = frozenset()) -> in
     loops = [op for op in root.walk(region_first=True) if op.name == "stablehlo.while"]
     for loop in loops:  # inner loops first
         _unroll(loop)
+        converted += 1
+    cases = [op for op in root.walk(region_first=True) if op.name == "stablehlo.case"]
+    for case in cases:  # inner ones first
+        _inline_case(case)
         converted += 1
     todo = [op for op in root.walk() if isinstance(op, StablehloOp)
             and not isinstance(op.parent_op(), StablehloOp)]

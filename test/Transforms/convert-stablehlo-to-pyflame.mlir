@@ -56,3 +56,25 @@ func.func public @set(%x: tensor<4xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>)
   }) : (tensor<4xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// case (lax.switch): each branch inlined, its value selected by the index
+// (out of range: the last branch)
+// CHECK-LABEL: func.func public @switch
+// CHECK-NEXT:    %0 = pyflame.sin %x
+// CHECK-NEXT:    %1 = pyflame.cos %x
+// CHECK-NEXT:    %2 = pyflame.constant {value = dense<0> : tensor<i32>}
+// CHECK-NEXT:    %3 = pyflame.eq %i, %2 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK-NEXT:    %4 = pyflame.where %3, %0, %1 : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    func.return %4
+func.func public @switch(%i: tensor<i32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "stablehlo.case"(%i) ({
+    %1 = stablehlo.sine %x : tensor<3xf32>
+    stablehlo.return %1 : tensor<3xf32>
+  }, {
+    %1 = stablehlo.cosine %x : tensor<3xf32>
+    stablehlo.return %1 : tensor<3xf32>
+  }) : (tensor<i32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

@@ -115,3 +115,22 @@ def test_chlo_composites_on_integers_are_located_errors() -> None:
     with pytest.raises(pf.MlirLoadError, match="^<string>:2:3: error: 'chlo.sinh' is supported "
                        "on one floating-point tensor"):
         pf.load_mlir(text)
+
+
+@pytest.mark.parametrize("index", [-3, 0, 1, 2, 7])  # out of range: the last branch
+def test_lax_switch_prints_stablehlo_case_which_runs_as_jax(index: int) -> None:
+    def fn(x, i):
+        return jax.lax.switch(i, [jnp.sin, jnp.cos, lambda v: v * jnp.tanh(v)], x)
+
+    x = np.array([0.3, -1.2, 2.0], np.float32)
+    assert '"stablehlo.case"' in jax.jit(fn).lower(x, np.int32(index)).as_text()
+    _check_values_and_grad(fn, x, np.int32(index))
+
+
+def test_lax_cond_runs_both_ways() -> None:
+    def fn(x, p):
+        return jax.lax.cond(p > 0, jnp.sin, lambda v: jnp.exp(v) * 2, x)
+
+    x = np.array([0.3, -1.2, 2.0], np.float32)
+    for p in (np.float32(-1), np.float32(1)):
+        _check_values_and_grad(fn, x, p)
