@@ -134,3 +134,44 @@ def test_lax_cond_runs_both_ways() -> None:
     x = np.array([0.3, -1.2, 2.0], np.float32)
     for p in (np.float32(-1), np.float32(1)):
         _check_values_and_grad(fn, x, p)
+
+
+def _transformer_block(x, wq, wk, wv, wo, w1, w2):
+    def norm(v):
+        m = v.mean(-1, keepdims=True)
+        return (v - m) * jax.lax.rsqrt(((v - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+    h = norm(x)
+    q, k, v = h @ wq, h @ wk, h @ wv
+    att = jax.nn.softmax(q @ k.T / np.sqrt(q.shape[-1]) + jnp.triu(jnp.full((4, 4), -1e9), 1))
+    x = x + att @ v @ wo
+    return x + jax.nn.gelu(norm(x) @ w1, approximate=False) @ w2
+
+
+def _adam(params, grads, m, v, t):
+    # the step count and the last update's norm kept in a bookkeeping vector (.at[].set)
+    b1, b2, t = 0.9, 0.999, jnp.asarray(t)
+    m = b1 * m + (1 - b1) * grads
+    v = b2 * v + (1 - b2) * grads ** 2
+    step = t[0] + 1
+    mh, vh = m / (1 - b1 ** step), v / (1 - b2 ** step)
+    upd = 1e-2 * mh / (jnp.sqrt(vh) + 1e-8)
+    t = t.at[0].set(step).at[1].set(jnp.sqrt((upd ** 2).sum()))
+    return (params - upd).sum() + t.sum() + m.sum() * 0.5 + v.sum()
+
+
+def test_whole_jax_programs_run_with_gradients_matching_jax() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    ws = [(rng.standard_normal(s) * 0.3).astype(np.float32)
+          for s in [(8, 8), (8, 8), (8, 8), (8, 8), (8, 16), (16, 8)]]
+    text = jax.jit(_transformer_block).lower(x, *ws).as_text()
+    assert "chlo.erfc" in text
+    _check_values_and_grad(lambda a, *w: _transformer_block(a, *w), x, *ws, rtol=2e-5,
+                           atol=2e-6)
+    p, g = rng.standard_normal((2, 5)).astype(np.float32)
+    m, v = rng.standard_normal(5).astype(np.float32), rng.uniform(0, 1, 5).astype(np.float32)
+    t = np.array([3.0, 0.0], np.float32)
+    assert '"stablehlo.scatter"' in jax.jit(_adam).lower(p, g, m, v, t).as_text()
+    _check_values_and_grad(lambda gr, pa, mm, vv, tt: _adam(pa, gr, mm, vv, tt), g, p, m, v, t,
+                           rtol=2e-5, atol=1e-6)
