@@ -656,9 +656,8 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
             and not np.any(constant_array(init))):
         ok = False  # the padding holds init values: only an identity leaves a scan
     if not ok or (reverse and kind != "cumsum"):
-        raise StablehloError(op, "other than a cumulative add, multiply, maximum or minimum "
-                                 "along one dimension from its identity (jnp.cumsum, cumprod, "
-                                 "lax.cummax, cummin) is not supported")
+        return [_windows(b, op, applies, pads, ints("window_strides", ones),
+                         ints("base_dilations", ones), ints("window_dilations", ones))]
     if kind == "cumsum":
         r = b.cumsum(x, dim=d, reverse=reverse)
         if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
@@ -669,6 +668,64 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     r = b.op(kind, x, dim=d)
     r = r[0] if isinstance(r, list) else r
     return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
+MAX_WINDOW = 1024  # elements of one reduce_window's window, each one strided slice
+
+
+def _windows(b: IRBuilder, op: StablehloOp, applies: str | None,
+             pads: Sequence[tuple[int, int]], strides: Sequence[int], base: Sequence[int],
+             dilation: Sequence[int]) -> SSAValue:
+    """The spec's ``reduce_window`` (pooling: ``lax.reduce_window``, flax's
+    ``max_pool``/``avg_pool``): the operand padded with the init value (edges
+    and ``base_dilations``), then per window offset one strided slice, the
+    slices combined by the body's op, from the init value."""
+    x, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    window = op.prop_ints("window_dimensions")
+    d = b.dtype(x)
+    combine = _CUMULATIVE.get(applies or "", (None, None))[1]
+    if combine is None or (d.category == BOOL and combine in ("add", "mul")):
+        raise StablehloError(op, "whose body is not one add, multiply, maximum or minimum of "
+                                 f"its two arguments on {d.name} is not supported")
+    if b.shape(init) != () or b.dtype(init) is not d:
+        raise StablehloError(op, "takes an init value that is a scalar of the operand's "
+                                 "element type")
+    if not (len(window) == len(strides) == len(base) == len(dilation) == len(pads) == n) or \
+            min((*window, *strides, *base, *dilation), default=1) < 1:
+        raise StablehloError(op, f"needs {n} positive window dimensions, strides and "
+                                 "dilations and a (low, high) padding per dimension")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    grow = dict(low=tuple(max(lo, 0) for lo, _ in pads),
+                high=tuple(max(hi, 0) for _, hi in pads), interior=tuple(k - 1 for k in base))
+    padded = b.pad(x, **grow)
+    if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+        padded = b.where(b.pad(_true(b, xs), **grow), padded, init)  # padding holds init
+    if min((v for p in pads for v in p), default=0) < 0:  # negative padding crops
+        full = b.shape(padded)
+        padded = b.slice(padded, start=tuple(max(-lo, 0) for lo, _ in pads),
+                         limit=tuple(m - max(-hi, 0) for m, (_, hi) in zip(full, pads)),
+                         stride=(1,) * n)
+    ps = b.shape(padded)
+    span = [(k - 1) * w + 1 for k, w in zip(window, dilation)]
+    out = tuple(max(0, (p - sp) // st + 1) if p >= sp else 0
+                for p, sp, st in zip(ps, span, strides))
+    if out != b.shape(op.results[0]):
+        raise StablehloError(op, f"gives {list(out)} by the spec, the text declares "
+                                 f"{b.shape(op.results[0])}")
+    r = None
+    for offset in np.ndindex(*window):
+        start = tuple(o * w for o, w in zip(offset, dilation))
+        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st in zip(start, out, strides))
+        part = b.slice(padded, start=start, limit=limit, stride=tuple(strides))
+        r = part if r is None else b.op(combine, r, part)
+    assert r is not None
+    if not _is_identity(init, combine, d):
+        r = b.op(combine, r, init)
+    return r
 
 
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining

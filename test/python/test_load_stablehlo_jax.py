@@ -175,3 +175,31 @@ def test_whole_jax_programs_run_with_gradients_matching_jax() -> None:
     assert '"stablehlo.scatter"' in jax.jit(_adam).lower(p, g, m, v, t).as_text()
     _check_values_and_grad(lambda gr, pa, mm, vv, tt: _adam(pa, gr, mm, vv, tt), g, p, m, v, t,
                            rtol=2e-5, atol=1e-6)
+
+
+_POOLS = {  # each was "'stablehlo.reduce_window' other than a cumulative ..."
+    "max_same": lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1),
+                                                (1, 2, 2, 1), "SAME"),
+    "avg_valid": lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 2, 2, 1),
+                                                 (1, 2, 2, 1), "VALID") / 4,
+    "base_dilated_sum": lambda x: jax.lax.reduce_window(
+        x, 0.0, jax.lax.add, (1, 2, 2, 1), (1, 1, 1, 1), "VALID", base_dilation=(1, 2, 1, 1)),
+    "window_dilated_max": lambda x: jax.lax.reduce_window(
+        x, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 1, 1, 1), ((0, 0), (1, 2), (0, 1), (0, 0)),
+        window_dilation=(1, 2, 1, 1)),
+    "min_from_a_non_identity": lambda x: jax.lax.reduce_window(
+        x, 0.5, jax.lax.min, (1, 2, 3, 1), (1, 1, 1, 1), "SAME"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_POOLS))
+def test_pooling_reduce_windows_match_jax(case: str) -> None:
+    fn = _POOLS[case]
+    x = np.random.default_rng(2).standard_normal((2, 7, 6, 3)).astype(np.float32)
+    if case in ("window_dilated_max", "min_from_a_non_identity"):  # (jax.grad refuses them)
+        f = _load(fn, x)
+        for name in _backends():
+            with pf.backend(name):
+                np.testing.assert_array_equal(f(x).numpy(), np.asarray(fn(x)), err_msg=name)
+        return
+    _check_values_and_grad(fn, x, rtol=1e-6, atol=1e-6)
