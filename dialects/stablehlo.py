@@ -35,7 +35,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-__all__ = ["CHLO", "STABLEHLO", "StablehloOp"]
+__all__ = ["CHLO", "CHLO_COMPOSITE", "STABLEHLO", "StablehloOp"]
 
 
 # StableHLO's enums, member name = spelling (the parser reads them by value)
@@ -760,6 +760,26 @@ class WhileOp(StablehloOp):
             raise VerifyException("expects cond to return one i1 and do the carried values")
 
 
+class CaseOp(StablehloOp):
+    """``stablehlo.case``: an index and one region per branch, each ending in
+    ``stablehlo.return`` of the results (``lax.switch``/``cond``; generic form)."""
+
+    name = "stablehlo.case"
+    FORMAT = "generic"
+    ARITY = 1
+    traits = traits_def()  # (its branches may hold anything: not pure)
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        types = [r.type for r in self.results]
+        if not self.regions or any(
+                len(r.blocks) != 1 or r.block.args or not isinstance(r.block.last_op, ReturnOp)
+                or [v.type for v in r.block.last_op.operands] != types for r in self.regions):
+            raise VerifyException("expects branches of one block without arguments, each "
+                                  "ending in stablehlo.return of the result types")
+        self.verify_common(len(types), len(self.regions))
+
+
 class GatherOp(StablehloOp):
     """``stablehlo.gather`` (JAX prints it in the generic form, and so do we)."""
 
@@ -863,6 +883,7 @@ _OPS: list[type[StablehloOp]] = [
                                     "interior_padding": _ARR}),
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
+    CaseOp,
     GatherOp,
     ScatterOp,
     ReduceWindowOp,
@@ -871,12 +892,17 @@ _OPS: list[type[StablehloOp]] = [
     WhileOp,
 ]
 _BY_NAME = {c.name: c for c in _OPS}
-# the CHLO ops JAX prints whose value a pyflame op gives (erfc, sinh, cosh, atanh
-# are not here: their values would lose the relative accuracy of small results)
+# the CHLO ops JAX prints whose value a pyflame op gives
 CHLO_UNARY = ("erf", "square", "asin", "acos", "atan")
+# the CHLO ops JAX prints that no one pyflame op computes: the library computes
+# them as composites of ops with their own derivatives (pf.erfc, pf.sinh...), which
+# load_mlir calls when it records the program (mlir_import.py); the pass leaves them
+CHLO_COMPOSITE = ("erfc", "sinh", "cosh", "tan", "atanh", "asinh", "acosh", "lgamma",
+                  "digamma", "erf_inv")
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
-CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in CHLO_UNARY], [])
+CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)],
+               [])

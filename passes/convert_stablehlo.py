@@ -35,6 +35,7 @@ from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import OP_CLASSES
 from ..dialects.stablehlo import (
+    CHLO_COMPOSITE,
     CHLO_UNARY,
     ComparisonDirectionAttr,
     ComparisonTypeAttr,
@@ -476,12 +477,37 @@ def _gather(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     return [b.reshape(got, shape=out)]
 
 
+# scatter update computations: the op the body applies to (current, update)
+_SCATTER_COMBINE = {"stablehlo.add": "add", "stablehlo.maximum": "maximum",
+                    "stablehlo.minimum": "minimum", "stablehlo.multiply": "mul"}
+
+
+def _scatter_combiner(op: StablehloOp) -> str | None:
+    """What the update computation does: ``set`` (returns the update),
+    ``add``/``maximum``/``minimum``/``mul`` of its two arguments; None otherwise."""
+    body = op.regions[0].block
+    ops = list(body.ops)
+    if len(ops) == 1 and list(ops[0].operands) == [body.args[1]]:
+        return "set"
+    if len(ops) == 2 and ops[0].name in _SCATTER_COMBINE and set(ops[0].operands) == set(
+            body.args) and len(ops[0].operands) == 2 and \
+            list(ops[1].operands) == list(ops[0].results):
+        return _SCATTER_COMBINE[ops[0].name]
+    return None
+
+
 def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
-    """The spec's scatter with an ``add`` update computation as one 1-D
-    ``scatter_add`` into the flattened operand: each update element at its
-    linear index (its start from the scatter indices, not clamped, plus its
-    window offset); an element whose index falls outside is skipped (it lands
-    in one extra slot, cut off after)."""
+    """The spec's scatter into the flattened operand: each update element at
+    its linear index (its start from the scatter indices, not clamped, plus
+    its window offset; along batching dimensions, its batch position); an
+    element whose index falls outside is skipped (it lands in one extra slot,
+    cut off after). ``add`` is one ``scatter_add``. ``set``, ``maximum`` and
+    ``minimum`` pick one update per slot: a stable sort of the linear indices
+    puts each slot's updates in a run, in their order (``set``: the last one
+    wins, as XLA applies them in order; ``maximum``/``minimum``: the updates are
+    first sorted by value, so the run's last is its largest/smallest, NaN
+    included); the slot gathers the winner and combines it with the operand's
+    element. ``multiply`` runs when the op declares ``unique_indices``."""
     from ..dialects.stablehlo import ScatterDimensionNumbersAttr
 
     x, starts, updates = op.operands
@@ -489,26 +515,31 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     assert isinstance(numbers, ScatterDimensionNumbersAttr)
     window, inserted, input_batch, start_batch, index_map = numbers.lists()
     vector_dim = numbers.vector_dim
-    body = op.regions[0].block
-    ops = list(body.ops)
-    if not (len(ops) == 2 and ops[0].name == "stablehlo.add" and set(ops[0].operands) == set(
-            body.args) and list(ops[1].operands) == list(ops[0].results)):
-        raise StablehloError(op, "whose update computation is not an add of its two "
-                                 "arguments is not supported (x.at[i].add runs; set, min, "
-                                 "max, mul do not)")
-    if input_batch or start_batch:
-        raise StablehloError(op, "with batching dimensions is not supported")
+    combine = _scatter_combiner(op)
+    unique = getattr(op.properties.get("unique_indices"), "value", None)
+    unique = bool(unique is not None and unique.data)
+    if combine is None or (combine == "mul" and not unique):
+        raise StablehloError(op, "whose update computation is not a set (return the update), "
+                                 "add, maximum or minimum of its two arguments (or a multiply "
+                                 "with unique_indices) is not supported")
     xs, ss, us = b.shape(x), b.shape(starts), b.shape(updates)
-    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not b.dtype(x):
+    d_x = b.dtype(x)
+    if b.dtype(starts).category in (FLOAT, BOOL) or b.dtype(updates) is not d_x:
         raise StablehloError(op, "takes integer indices and updates of the operand's type")
+    if d_x.category == BOOL and combine != "set":
+        raise StablehloError(op, f"with a {combine} update computation on bool tensors is not "
+                                 "supported")
     scatter_u = [i for i in range(len(us)) if i not in window]
     start_dims = [i for i in range(len(ss)) if i != vector_dim]
-    window_operand = [d for d in range(len(xs)) if d not in inserted]
+    window_operand = [d for d in range(len(xs)) if d not in inserted + input_batch]
     n_vec = ss[vector_dim] if vector_dim < len(ss) else 1
     if not (len(start_dims) == len(scatter_u) and len(window_operand) == len(window)
             and n_vec == len(index_map) and len(set(index_map)) == len(index_map)
+            and len(input_batch) == len(start_batch)
+            and all(s in start_dims for s in start_batch)
             and all(us[u] == ss[s] for u, s in zip(scatter_u, start_dims))
-            and all(0 <= d < len(xs) for d in (*index_map, *inserted))
+            and all(0 <= d < len(xs) for d in (*index_map, *inserted, *input_batch))
+            and not set(index_map) & set(input_batch)
             and all(us[w] <= xs[d] for w, d in zip(window, window_operand))):
         raise StablehloError(op, f"dimension numbers {numbers} do not fit operand {list(xs)}, "
                                  f"indices {list(ss)} and updates {list(us)}")
@@ -530,6 +561,8 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
             part = starts
         part = part if b.dtype(part) is int64 else b.convert(part, dtype=int64)
         index[d] = over_updates(part)
+    for d, s in zip(input_batch, start_batch):  # the update's batch position itself
+        index[d] = b.iota(shape=us, dim=scatter_u[start_dims.index(s)], dtype=int64)
     for d, w in zip(window_operand, window):
         at = b.iota(shape=us, dim=w, dtype=int64)
         index[d] = b.add(index[d], at) if d in index else at
@@ -545,11 +578,42 @@ def _scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     if linear is None or inside is None:
         raise StablehloError(op, "scatters to no dimension of the operand")
     total = int(np.prod(us, dtype=np.int64))
-    linear = b.where(inside, linear, _index(b, size))  # outside: the extra slot
-    flat = b.pad(b.reshape(x, shape=(size,)), low=(0,), high=(1,), interior=(0,))
-    added = b.scatter_add(flat, b.reshape(linear, shape=(total,)),
-                          b.reshape(updates, shape=(total,)), dim=0)
-    return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
+    linear = b.reshape(b.where(inside, linear, _index(b, size)), shape=(total,))  # outside:
+    values = b.reshape(updates, shape=(total,))  # the extra slot
+    flat_x = b.reshape(x, shape=(size,))
+    if combine == "add":
+        flat = b.pad(flat_x, low=(0,), high=(1,), interior=(0,))
+        added = b.scatter_add(flat, linear, values, dim=0)
+        return [b.reshape(b.slice(added, start=(0,), limit=(size,), stride=(1,)), shape=xs)]
+    if total == 0:
+        return [x]
+    if not unique and combine in ("maximum", "minimum"):
+        # by value first (NaN last: it wins a maximum or minimum), so the stable
+        # sort by slot leaves each run's largest (smallest) update last
+        key = values
+        if combine == "minimum":
+            key = b.neg(values) if d_x.category == FLOAT else b.bitwise_not(values)
+        _, by_value = b.sort(key, dim=0, descending=False)
+        values, linear = b.gather(values, by_value, dim=0), b.gather(linear, by_value, dim=0)
+    if not unique:  # the last update of each slot's run wins
+        linear, order = b.sort(linear, dim=0, descending=False)
+        values = b.gather(values, order, dim=0)
+        if total > 1:
+            nxt = b.slice(linear, start=(1,), limit=(total,), stride=(1,))
+            last = b.ne(b.slice(linear, start=(0,), limit=(total - 1,), stride=(1,)), nxt)
+            last = b.concat(last, _true(b, (1,)), dim=0)
+            linear = b.where(last, linear, _index(b, size))
+    # per slot: 1 + the position of the update it takes (0: none)
+    ordinal = b.add(b.iota(shape=(total,), dim=0, dtype=int64), _index(b, 1))
+    zeros = b.op("constant", value=DenseValue(np.asarray(0, np.int64), (size + 1,), int64))
+    taken = b.scatter_add(zeros, linear, ordinal, dim=0)
+    taken = b.slice(taken, start=(0,), limit=(size,), stride=(1,))
+    hit = b.gt(taken, _index(b, 0))
+    at = b.maximum(b.sub(taken, _index(b, 1)), _index(b, 0))
+    got = b.gather(values, at, dim=0)
+    if combine != "set":
+        got = b.op(combine, flat_x, got)
+    return [b.reshape(b.where(hit, got, flat_x), shape=xs)]
 
 
 _CUMULATIVE = {"stablehlo.add": ("cumsum", "add"), "stablehlo.multiply": ("cumprod", "mul"),
@@ -592,9 +656,8 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
             and not np.any(constant_array(init))):
         ok = False  # the padding holds init values: only an identity leaves a scan
     if not ok or (reverse and kind != "cumsum"):
-        raise StablehloError(op, "other than a cumulative add, multiply, maximum or minimum "
-                                 "along one dimension from its identity (jnp.cumsum, cumprod, "
-                                 "lax.cummax, cummin) is not supported")
+        return [_windows(b, op, applies, pads, ints("window_strides", ones),
+                         ints("base_dilations", ones), ints("window_dilations", ones))]
     if kind == "cumsum":
         r = b.cumsum(x, dim=d, reverse=reverse)
         if b.dtype(r) is not dt:  # integer sums count in int64: the same bits, wrapped
@@ -605,6 +668,64 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     r = b.op(kind, x, dim=d)
     r = r[0] if isinstance(r, list) else r
     return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
+MAX_WINDOW = 1024  # elements of one reduce_window's window, each one strided slice
+
+
+def _windows(b: IRBuilder, op: StablehloOp, applies: str | None,
+             pads: Sequence[tuple[int, int]], strides: Sequence[int], base: Sequence[int],
+             dilation: Sequence[int]) -> SSAValue:
+    """The spec's ``reduce_window`` (pooling: ``lax.reduce_window``, flax's
+    ``max_pool``/``avg_pool``): the operand padded with the init value (edges
+    and ``base_dilations``), then per window offset one strided slice, the
+    slices combined by the body's op, from the init value."""
+    x, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    window = op.prop_ints("window_dimensions")
+    d = b.dtype(x)
+    combine = _CUMULATIVE.get(applies or "", (None, None))[1]
+    if combine is None or (d.category == BOOL and combine in ("add", "mul")):
+        raise StablehloError(op, "whose body is not one add, multiply, maximum or minimum of "
+                                 f"its two arguments on {d.name} is not supported")
+    if b.shape(init) != () or b.dtype(init) is not d:
+        raise StablehloError(op, "takes an init value that is a scalar of the operand's "
+                                 "element type")
+    if not (len(window) == len(strides) == len(base) == len(dilation) == len(pads) == n) or \
+            min((*window, *strides, *base, *dilation), default=1) < 1:
+        raise StablehloError(op, f"needs {n} positive window dimensions, strides and "
+                                 "dilations and a (low, high) padding per dimension")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    grow = dict(low=tuple(max(lo, 0) for lo, _ in pads),
+                high=tuple(max(hi, 0) for _, hi in pads), interior=tuple(k - 1 for k in base))
+    padded = b.pad(x, **grow)
+    if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+        padded = b.where(b.pad(_true(b, xs), **grow), padded, init)  # padding holds init
+    if min((v for p in pads for v in p), default=0) < 0:  # negative padding crops
+        full = b.shape(padded)
+        padded = b.slice(padded, start=tuple(max(-lo, 0) for lo, _ in pads),
+                         limit=tuple(m - max(-hi, 0) for m, (_, hi) in zip(full, pads)),
+                         stride=(1,) * n)
+    ps = b.shape(padded)
+    span = [(k - 1) * w + 1 for k, w in zip(window, dilation)]
+    out = tuple(max(0, (p - sp) // st + 1) if p >= sp else 0
+                for p, sp, st in zip(ps, span, strides))
+    if out != b.shape(op.results[0]):
+        raise StablehloError(op, f"gives {list(out)} by the spec, the text declares "
+                                 f"{b.shape(op.results[0])}")
+    r = None
+    for offset in np.ndindex(*window):
+        start = tuple(o * w for o, w in zip(offset, dilation))
+        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st in zip(start, out, strides))
+        part = b.slice(padded, start=start, limit=limit, stride=tuple(strides))
+        r = part if r is None else b.op(combine, r, part)
+    assert r is not None
+    if not _is_identity(init, combine, d):
+        r = b.op(combine, r, init)
+    return r
 
 
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
@@ -845,10 +966,47 @@ def _unroll(loop: StablehloOp) -> None:
     Rewriter.replace_op(loop, [], values)
 
 
-def convert_stablehlo(root: Operation) -> int:
+# ops no one pyflame op computes, which the library computes as composites:
+# left in place when the caller runs them (load_mlir records pf.erfc, pf.sinh...)
+COMPOSITES = frozenset({*(f"chlo.{n}" for n in CHLO_COMPOSITE), "stablehlo.cbrt"})
+
+
+def _inline_case(case: StablehloOp) -> None:
+    """``stablehlo.case`` (``lax.switch``, ``lax.cond``): every branch's ops
+    inlined before it (they are pure), each result the branch's value selected
+    by the index; an index out of range takes the last branch, as the spec says."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    index = case.operands[0]
+    d = getattr(index.type, "element_type", None)
+    if getattr(index.type, "get_shape", lambda: None)() != () or \
+            getattr(d, "name", "") != "integer_type":
+        raise StablehloError(case, "takes an index that is an integer scalar")
+    branches: list[list[SSAValue]] = []
+    for region in case.regions:
+        mapping: dict[Any, Any] = {}
+        for op in list(region.block.ops)[:-1]:
+            Rewriter.insert_op(op.clone(value_mapper=mapping), InsertPoint.before(case))
+        ret = region.block.last_op
+        assert ret is not None
+        branches.append([mapping.get(v, v) for v in ret.operands])
+    new: list[Operation] = []
+    b = IRBuilder(new.append)
+    values = list(branches[-1])
+    for k in range(len(branches) - 2, -1, -1):
+        pick = b.eq(index, b.scalar(k, like=index))
+        values = [b.where(pick, v, rest) for v, rest in zip(branches[k], values)]
+    for n in new:
+        n.location = case.location
+        Rewriter.insert_op(n, InsertPoint.before(case))
+    Rewriter.replace_op(case, [], values)
+
+
+def convert_stablehlo(root: Operation, keep: frozenset[str] = frozenset()) -> int:
     """Rewrite every StableHLO op under ``root`` (a module or one function;
     outside reduce bodies) into pyflame ops, in program order; returns how
-    many were rewritten."""
+    many were rewritten. Ops named in ``keep`` (some of ``COMPOSITES``) are
+    left for the caller."""
     from xdsl.utils.exceptions import VerifyException
 
     converted = 0
@@ -856,10 +1014,20 @@ def convert_stablehlo(root: Operation) -> int:
     for loop in loops:  # inner loops first
         _unroll(loop)
         converted += 1
+    cases = [op for op in root.walk(region_first=True) if op.name == "stablehlo.case"]
+    for case in cases:  # inner ones first
+        _inline_case(case)
+        converted += 1
     todo = [op for op in root.walk() if isinstance(op, StablehloOp)
             and not isinstance(op.parent_op(), StablehloOp)]
     for op in todo:
         rule = RULES.get(op.name)
+        if op.name in keep:
+            continue
+        if op.name in COMPOSITES:
+            raise StablehloError(op, "is not supported by this pass: no one pyflame op "
+                                     "computes it (pf.load_mlir runs it as the library's "
+                                     "composite)")
         if rule is None:
             raise StablehloError(op, "is not supported (no pyflame op computes "
                                      "it)" if op.name != "stablehlo.return" else
@@ -896,4 +1064,5 @@ class ConvertStablehloToPyflame(PyflamePass):
         return {"rewritten": convert_stablehlo(module)}
 
 
-__all__ = ["RULES", "ConvertStablehloToPyflame", "StablehloError", "convert_stablehlo"]
+__all__ = ["COMPOSITES", "RULES", "ConvertStablehloToPyflame", "StablehloError",
+           "convert_stablehlo"]

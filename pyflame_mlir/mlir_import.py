@@ -174,6 +174,7 @@ def _legalize(module: ModuleOp, name: str) -> None:
             raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
                                 f"{e.reason}") from None
     _convert_stablehlo(module, funcs, name)
+    _check_composites(module, name)
 
 
 def _convert_stablehlo(module: ModuleOp, funcs: dict[str, Any], name: str) -> None:
@@ -191,10 +192,51 @@ def _convert_stablehlo(module: ModuleOp, funcs: dict[str, Any], name: str) -> No
     for f in funcs.values():
         if f in public or f.sym_name.data in named:
             try:
-                convert_stablehlo(f)
+                convert_stablehlo(f, keep=frozenset(_COMPOSITES))
             except StablehloError as e:
                 raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
                                     f"{e.reason}") from None
+
+
+# StableHLO/CHLO ops no one pyflame op computes, as the library's composites
+# (module, function): recorded by calling them (their values and derivatives are
+# the library's, one place each), so a program holding them runs by recording
+_COMPOSITES = {"chlo.erfc": ("composites2", "erfc"), "chlo.erf_inv": ("composites2", "erfinv"),
+               "chlo.lgamma": ("composites2", "lgamma"),
+               "chlo.digamma": ("composites2", "digamma"),
+               **{f"chlo.{n}": ("ops", n) for n in ("sinh", "cosh", "tan", "asinh", "acosh",
+                                                    "atanh")},
+               "stablehlo.cbrt": ("numpy", "cbrt")}  # jax's cbrt: real, odd
+
+
+def _composite(name: str) -> Any:
+    import importlib
+
+    module, fn = _COMPOSITES[name]
+    return getattr(importlib.import_module(f"{__package__}.{module}"), fn)
+
+
+def _check_composites(module: ModuleOp, name: str) -> None:
+    """The composite ops take and give one floating-point tensor type."""
+    from xdsl.dialects.builtin import TensorType
+
+    from .dialects.dtypes import FLOAT
+    from .dialects.pyflame import spec_of_type
+
+    for op in module.walk():
+        if op.name not in _COMPOSITES:
+            continue
+        ins, outs = [v.type for v in op.operands], [r.type for r in op.results]
+        ok = len(ins) == len(outs) == 1 and ins == outs and isinstance(ins[0], TensorType)
+        if ok:
+            try:
+                ok = spec_of_type(ins[0], op.name)[1].category == FLOAT
+            except Exception:  # noqa: BLE001  (not a pyflame element type)
+                ok = False
+        if not ok:
+            raise MlirLoadError(f"{_where(op, name)}: error: '{op.name}' is supported on one "
+                                "floating-point tensor, its result of the same type; got "
+                                f"{', '.join(map(str, ins))} -> {', '.join(map(str, outs))}")
 
 
 def _refuse_recursion(funcs: dict[str, Any], name: str) -> None:
@@ -603,6 +645,8 @@ class MlirProgram:
         self._module = ModuleOp(keep)
         self._executables: dict[tuple[str, str], Any] = {}
         self._steps: tuple | str = _recording_plan(self._module, self.entry)
+        self._composites = sorted({op.name for op in self._module.walk()
+                                   if op.name in _COMPOSITES})
 
     def __call__(self, *args: Any) -> Tensor | tuple[Tensor, ...]:
         """With a Tensor argument, records the function's ops on the arguments as
@@ -612,7 +656,8 @@ class MlirProgram:
         if len(args) != len(self.input_specs):
             raise TypeError(f"@{self.entry} ({self.name}) takes {len(self.input_specs)} "
                             f"arguments, got {len(args)}")
-        tensors = any(isinstance(a, Tensor) for a in args)
+        # a composite of the library's (chlo.erfc...) has no compiled form: recorded
+        tensors = self._composites or any(isinstance(a, Tensor) for a in args)
         if isinstance(self._steps, str) or not tensors:  # compiled, outside the graph
             # (arrays alone cannot carry a gradient or a trace: the compiled function
             # runs them without recording, about half the time on small programs)
@@ -636,12 +681,19 @@ class MlirProgram:
         args, steps, results = self._steps
         env: dict[Any, Tensor] = dict(zip(args, ins))
         for opdef, operands, attrs, outs in steps:
-            got = record(opdef, tuple(env[v] for v in operands), attrs)
+            if attrs is None:  # a composite of the library's (_COMPOSITES)
+                got = opdef(*(env[v] for v in operands))
+            else:
+                got = record(opdef, tuple(env[v] for v in operands), attrs)
             env.update(zip(outs, got if isinstance(got, list) else [got]))
         return [env[v] for v in results]
 
     def executable(self, backend: str | None = None) -> Any:
         """The function compiled for ``backend`` (default: the current one)."""
+        if self._composites:
+            raise MlirLoadError(f"{self.name}: error: @{self.entry} has no compiled form: "
+                                f"{', '.join(self._composites)} run as the library's "
+                                "composites when the function is called")
         name = backend or CONFIG.backend
         spec = pipeline_for(name, CONFIG.pipeline) if CONFIG.optimize else ""
         exe = self._executables.get((name, spec))
@@ -680,6 +732,8 @@ def _recording_plan(module: ModuleOp, entry: str) -> tuple | str:
             results = list(op.arguments)
         elif isinstance(op, PyflameOp):
             steps.append((op.OPDEF, list(op.operands), op.py_attrs(), list(op.results)))
+        elif op.name in _COMPOSITES:  # (attributes None: a library function to call)
+            steps.append((_composite(op.name), list(op.operands), None, list(op.results)))
         else:
             return f"'{op.name}' is not a pyflame op of the op table"
     return list(fn.body.block.args), steps, results

@@ -800,12 +800,12 @@ def test_stablehlo_shape_ops_follow_the_specification() -> None:
           "[0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>", "%x: tensor<4xf32>",
           "tensor<f32>"),
      "3:3", "'stablehlo.reduce' whose body is not one add, multiply, maximum or minimum"),
-    (_hlo("  %r0 = stablehlo.cbrt %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
-     "2:3", "'stablehlo.cbrt' is not supported"),
+    (_hlo("  %r0 = stablehlo.popcnt %x : tensor<4xi32>", "%x: tensor<4xi32>", "tensor<4xi32>"),
+     "2:3", "'stablehlo.popcnt' is not supported"),
     (_hlo("  %r0 = stablehlo.sort %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
      r"2:\d+", "'stablehlo.sort' is not supported"),
-    (_hlo("  %r0 = chlo.erfc %x : tensor<4xf32> -> tensor<4xf32>", "%x: tensor<4xf32>",
-          "tensor<4xf32>"), r"2:\d+", "'chlo.erfc' is not supported"),
+    (_hlo("  %r0 = stablehlo.shift_left %x, %x : tensor<4xi32>", "%x: tensor<4xi32>",
+          "tensor<4xi32>"), r"2:\d+", "'stablehlo.shift_left' is not supported"),
 ])
 def test_stablehlo_without_a_pyflame_meaning_is_a_located_error(text: str, where: str,
                                                                message: str) -> None:
@@ -914,8 +914,8 @@ def test_jax_scatter_adds_and_gradients_of_gathers_match_jax() -> None:
     np.testing.assert_allclose(pf.load_mlir(text)(small, j).numpy(), jax.grad(loss)(small, j),
                                rtol=1e-5, atol=1e-7)
     with pytest.raises(pf.MlirLoadError, match="'stablehlo.scatter' whose update computation "
-                       "is not an add"):
-        pf.load_mlir(_jax_text(lambda x, i: x.at[i].set(0.0), x, i))
+                       "is not a set"):  # (repeated indices: the products would combine)
+        pf.load_mlir(_jax_text(lambda x, i: x.at[i].multiply(2.0), x, i))
 
 
 def test_jax_argmax_runs_and_other_pair_reductions_are_located_errors() -> None:
@@ -1213,15 +1213,16 @@ def test_tosa_without_a_pyflame_meaning_is_a_located_error(line: str, message: s
         pf.load_mlir(text)
 
 
-def test_reduce_windows_that_are_not_scans_are_located_errors() -> None:
+def test_reduce_windows_too_large_to_compose_are_located_errors() -> None:
+    # pooling windows run (test_load_stablehlo_jax.py), one strided slice per element
     jax = pytest.importorskip("jax")
     lax = jax.lax
-    x = np.ones((4, 4), np.float32)
-    for fn in (lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID"),
-               lambda x: lax.reduce_window(x, 1.0, lax.add, (4, 1), (1, 1),
-                                           ((3, 0), (0, 0)))):  # an init that is no identity
+    x = np.ones((40, 40), np.float32)
+    for fn in (lambda x: lax.reduce_window(x, -np.inf, lax.max, (40, 40), (1, 1), "VALID"),
+               lambda x: lax.reduce_window(x, 1.0, lax.add, (33, 33), (1, 1), "SAME")):
         with pytest.raises(pf.MlirLoadError, match=r"<string>:\d+:\d+: error: "
-                           "'stablehlo.reduce_window' other than a cumulative add"):
+                           "'stablehlo.reduce_window' of a \\d+-element window: more than "
+                           "1024"):
             pf.load_mlir(_jax_text(fn, x))
 
 
@@ -1229,8 +1230,10 @@ def test_refusals_in_jax_text_with_debug_info_point_at_the_python_source() -> No
     # jax's locations are names around call sites around file positions: the
     # error was unlocated ("<string>: error: ..."); mlir-opt shows the file position
     jax = pytest.importorskip("jax")
-    text = jax.jit(lambda x: jax.numpy.cbrt(x)).lower(_X).as_text(debug_info=True)
-    line = sys._getframe().f_lineno - 1
+    pool = jax.jit(lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (40, 40), (1, 1),
+                                                   "VALID"))
+    text = pool.lower(np.ones((40, 40), np.float32)).as_text(debug_info=True)
+    line = sys._getframe().f_lineno - 3
     with pytest.raises(pf.MlirLoadError, match=rf"test_mlir_from_other_tools.py:{line}:\d+: "
-                       "error: 'stablehlo.cbrt' is not supported"):
+                       "error: 'stablehlo.reduce_window' of a 1600-element window"):
         pf.load_mlir(text)

@@ -33,3 +33,15 @@ func.func @scalar(%x: f32) -> f32 {
   %r = "stablehlo.negate"(%x) : (f32) -> f32
   func.return %r : f32
 }
+
+// -----
+
+func.func @case_branch_types(%i: tensor<i32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{expects branches of one block without arguments, each ending in stablehlo.return of the result types}}
+  %r = "stablehlo.case"(%i) ({
+    stablehlo.return %x : tensor<3xf32>
+  }, {
+    stablehlo.return %i : tensor<i32>
+  }) : (tensor<i32>) -> tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}
