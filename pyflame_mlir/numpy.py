@@ -2429,36 +2429,74 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     return indexing.index_select(t, ax, Tensor._leaf(keep.astype(np.int64)))
 
 
+def _sized(vals: np.ndarray, size: int | None, fill_value: Any,
+           default_fill: Any) -> np.ndarray:
+    """JAX's ``size=`` of a set operation: the first ``size`` results, padded
+    with ``fill_value`` (``default_fill`` when None)."""
+    if size is None:
+        return vals
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"size must be non-negative, got {size}")
+    fill = default_fill if fill_value is None else fill_value
+    if isinstance(fill, Tensor):
+        fill = fill.numpy()
+    if np.ndim(fill) != 0:
+        raise ValueError(f"fill_value must be a scalar, got shape {np.shape(fill)}")
+    out = np.full((size,), np.asarray(fill).astype(vals.dtype), vals.dtype)
+    k = builtins.min(size, vals.size)
+    out[:k] = vals[:k]
+    return out
+
+
 def _setop(name: str) -> Any:
     def f(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
           fill_value: Any = None) -> Tensor:
-        if size is not None:
-            raise NotImplementedError(f"pf.numpy.{name}(size=...) is not supported")
         a, b = _t(ar1), _t(ar2)
         dt = promote_types(a.dtype, b.dtype)
-        out = getattr(np, name)(a.numpy(), b.numpy())
-        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+        out = getattr(np, name)(a.numpy(), b.numpy()).astype(dt.np)
+        # JAX's padding: setdiff1d with 0, setxor1d with its smallest result
+        # (0 when there is none)
+        default = 0 if name == "setdiff1d" or out.size == 0 or size == 0 else out[:size].min()
+        return Tensor._leaf(np.ascontiguousarray(_sized(out, size, fill_value, default)))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"numpy's ``{name}`` (sorted, read from the values; no gradient)."
+    f.__doc__ = (f"numpy's ``{name}`` (sorted, read from the values; no gradient); "
+                 "``size=`` keeps the first ``size`` results padded with ``fill_value`` "
+                 "as JAX's.")
     return f
 
 
-setdiff1d, union1d, setxor1d = (_setop(n) for n in ("setdiff1d", "union1d", "setxor1d"))
+setdiff1d, setxor1d = (_setop(n) for n in ("setdiff1d", "setxor1d"))
+
+
+def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    """numpy's ``union1d``: JAX's ``unique`` of both arrays flattened (with
+    ``size=``, padded with the smallest value or ``fill_value``)."""
+    a, b = _t(ar1), _t(ar2)
+    dt = promote_types(a.dtype, b.dtype)
+    return unique(concatenate([ravel(a).to(dt), ravel(b).to(dt)]), size=size,
+                  fill_value=fill_value)
 
 
 def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
                 return_indices: bool = False, *, size: int | None = None,
                 fill_value: Any = None) -> Any:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.intersect1d(size=...) is not supported")
+    """numpy's ``intersect1d`` (read from the values; no gradient). ``size=``
+    as JAX's: the first ``size`` values padded with ``fill_value`` (default
+    the smallest value found, 0 when none), the indices padded with each
+    array's size."""
     a, b = _t(ar1), _t(ar2)
     dt = promote_types(a.dtype, b.dtype)
-    out = np.intersect1d(a.numpy(), b.numpy(), assume_unique, return_indices)
+    an, bn = a.numpy().ravel(), b.numpy().ravel()
+    out = np.intersect1d(an, bn, assume_unique, True)
+    vals = out[0].astype(dt.np)
+    default = vals[:size].min() if vals.size and size != 0 else 0
+    vals = Tensor._leaf(np.ascontiguousarray(_sized(vals, size, fill_value, default)))
     if not return_indices:
-        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
-    vals, i1, i2 = out
-    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(_I().np)),
-            Tensor._leaf(i2.astype(_I().np)))
+        return vals
+    i1 = _sized(out[1].astype(_I().np), size, an.size, an.size)
+    i2 = _sized(out[2].astype(_I().np), size, bn.size, bn.size)
+    return vals, Tensor._leaf(i1), Tensor._leaf(i2)
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002

@@ -1,0 +1,46 @@
+"""Session 15's second JAX hunt (round 6): each test failed before its fix
+(checked against jax 0.10.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyflame_mlir.numpy as pnp
+
+jax = pytest.importorskip("jax", reason="jax (the bench extra) is not installed")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def _same(got, want, tol=1e-5):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+SET_CASES = [(np.array([3, 1, 2, 5, 3, 9], np.int32), np.array([2, 3, 7, 8, 1], np.int32)),
+             (np.array([[4, -1], [6, -1]], np.int32), np.array([-1, 4, 10], np.int32)),
+             (np.array([1, 2], np.int32), np.array([3, 4], np.int32)),
+             (np.array([0.5, -2.0, 3.0], np.float32), np.array([3.0, 7.0, -2.0], np.float32))]
+
+
+@pytest.mark.parametrize("name", ["union1d", "setdiff1d", "setxor1d", "intersect1d"])
+@pytest.mark.parametrize("case", range(len(SET_CASES)))
+@pytest.mark.parametrize("size", [2, 6])
+@pytest.mark.parametrize("fill_value", [None, -7])
+def test_set_ops_size(name, case, size, fill_value):
+    # size= raised NotImplementedError: JAX keeps the first `size` results
+    # and pads them (setdiff1d with 0, the others with their smallest result)
+    a, b = SET_CASES[case]
+    got = getattr(pnp, name)(pnp.asarray(a), pnp.asarray(b), size=size, fill_value=fill_value)
+    _same(got.numpy(), getattr(jnp, name)(a, b, size=size, fill_value=fill_value))
+
+
+@pytest.mark.parametrize("case", range(len(SET_CASES)))
+@pytest.mark.parametrize("size", [1, 6])
+def test_intersect1d_indices_size(case, size):
+    a, b = SET_CASES[case]
+    got = pnp.intersect1d(pnp.asarray(a), pnp.asarray(b), return_indices=True, size=size)
+    want = jnp.intersect1d(a, b, return_indices=True, size=size)
+    for g, w in zip(got, want, strict=True):
+        _same(g.numpy(), w)
