@@ -3107,9 +3107,17 @@ def _solve(a: Any, b: Any) -> Tensor:
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
     "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-    "multi_dot", "qr", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
+    "multi_dot", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
 
-_LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
+def _qr(a: Any, mode: str = "reduced") -> Any:
+    """numpy.linalg.qr: ``mode="r"`` returns R alone (torch's gives an empty Q
+    with it)."""
+    q, r = _pf_linalg.qr(_t(a), mode)
+    return r if mode == "r" else _pf_linalg.QRResult(q, r)
+
+
+_LINALG_OWN = {"norm": _norm, "qr": _qr, "svd": _svd, "matrix_rank": _matrix_rank,
+               "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
                "diagonal": _linalg_diagonal, "cross": _linalg_cross,
                "matrix_transpose": matrix_transpose, "lstsq": _lstsq, "pinv": _pinv,

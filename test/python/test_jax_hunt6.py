@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import pyflame_mlir as pf
 import pyflame_mlir.numpy as pnp
 
 jax = pytest.importorskip("jax", reason="jax (the bench extra) is not installed")
@@ -44,3 +45,38 @@ def test_intersect1d_indices_size(case, size):
     want = jnp.intersect1d(a, b, return_indices=True, size=size)
     for g, w in zip(got, want, strict=True):
         _same(g.numpy(), w)
+
+
+X = np.random.RandomState(0).randn(4, 5).astype(np.float32)
+
+
+def test_linalg_qr_mode_r():
+    # jnp.linalg.qr(mode="r") is R alone (torch's (empty Q, R) pair came back)
+    got = pnp.linalg.qr(pnp.asarray(X.T), mode="r")
+    _same(np.abs(got.numpy()), np.abs(jnp.linalg.qr(X.T, mode="r")), 1e-4)
+
+
+def _lt_pytree(lib, jx, struct):
+    ft = jx.linear_transpose(lambda p: {"y": lib.cumsum(p["a"], 0) @ lib.asarray(X.T) * 2,
+                                        "z": p["b"][::-1] - p["a"].sum()},
+                             {"a": struct((4, 5), jnp.float32), "b": struct((3,), jnp.float32)})
+    return ft({"y": lib.asarray(X @ X.T), "z": lib.arange(3.0)})
+
+
+def test_linear_transpose():
+    # pf.linear_transpose did not exist
+    got = _lt_pytree(pnp, pf, pf.ShapeDtypeStruct)
+    want = _lt_pytree(jnp, jax, jax.ShapeDtypeStruct)
+    assert isinstance(got, tuple) and len(got) == 1
+    for key in ("a", "b"):
+        _same(got[0][key].numpy(), want[0][key], 1e-4)
+    two = pf.linear_transpose(lambda a, b: a * 3 - b, pnp.asarray(X), pnp.asarray(X))
+    want2 = jax.linear_transpose(lambda a, b: a * 3 - b, X, X)(X)
+    for g, w in zip(two(pnp.asarray(X)), want2, strict=True):
+        _same(g.numpy(), w)
+
+
+@pytest.mark.parametrize("f", [pnp.sin, lambda a: a + 1, lambda a: a * a])
+def test_linear_transpose_refuses_nonlinear(f):
+    with pytest.raises(ValueError, match="not linear"):
+        pf.linear_transpose(f, pnp.asarray(X))(pnp.asarray(X))
