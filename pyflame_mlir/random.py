@@ -171,9 +171,14 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
 
 
 def fold_in(key: Any, data: int | Any) -> Tensor:
-    """A new key from ``key`` and an integer (its low 32 bits, as JAX)."""
+    """A new key from ``key`` and an integer (its low 32 bits, as JAX); data
+    mapped by ``vmap`` makes ``vmap`` run each example's fold."""
     if isinstance(data, Tensor):
-        data = data.item()
+        try:
+            data = data.item()
+        except ConcretizationError:
+            raise MappedLoopError("random.fold_in: data mapped by vmap (vmap runs each "
+                                  "example's fold)") from None
     d = int(data) & 0xFFFFFFFF
     k1, k2 = _key_words(key, "fold_in")
     b1, b2 = _threefry2x32(k1, k2, np.array([0], np.uint32), np.array([d], np.uint32))

@@ -80,3 +80,12 @@ def test_linear_transpose():
 def test_linear_transpose_refuses_nonlinear(f):
     with pytest.raises(ValueError, match="not linear"):
         pf.linear_transpose(f, pnp.asarray(X))(pnp.asarray(X))
+
+
+def test_fold_in_under_vmap():
+    # fold_in of mapped data raised a ConcretizationError under vmap
+    got = pf.vmap(lambda i: pf.random.normal(pf.random.fold_in(pf.random.PRNGKey(3), i), ()))(
+        pnp.arange(4))
+    want = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(jax.random.PRNGKey(3), i),
+                                                ()))(jnp.arange(4))
+    _same(got.numpy(), want)
