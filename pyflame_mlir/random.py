@@ -37,7 +37,7 @@ import numpy as np
 
 from . import composites2, ops
 from .core import Tensor
-from .dialects.dtypes import DType, float32, float64, int32, int64
+from .dialects.dtypes import DType, bfloat16, float16, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import gather, index_select, movedim, narrow
 from .jax_config import canonical_host
@@ -195,11 +195,11 @@ def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor
 def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:
     """The draw's dtype: JAX's default float (float64 with jax_enable_x64),
     float64 asked without 64-bit mode is float32 (as JAX's). ``wide``: the
-    sampler draws float64 too."""
+    sampler draws float64, float16 and bfloat16 too."""
     d = (float64 if _config.jax_enable_x64 else float32) if dtype is None else to_dtype(dtype)
     if d is float64 and not _config.jax_enable_x64:
         d = float32
-    if d is float64 and wide:
+    if d in (float64, float16, bfloat16) and wide:
         return d
     if d is not float32:
         raise NotImplementedError(f"random.{what}: dtype {d.name} (JAX's float32 draw "
@@ -225,6 +225,23 @@ def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     # float32 product is exact in float64
     scaled = (u01.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
     return np.maximum(lo, scaled)
+
+
+def _uniform16(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any, d: DType,
+               what: str) -> np.ndarray:
+    """JAX's float16/bfloat16 uniform: the low 16 bits of each 32-bit word
+    (bfloat16, with fewer than 8 mantissa bits, the low 8), their top
+    mantissa-many bits under the exponent of 1.0, minus 1, scaled in the
+    16-bit dtype with each operation rounded (as XLA computes it)."""
+    t = d.np.type
+    nmant = 10 if d is float16 else 7
+    rng_bits = 16 if nmant >= 8 else 8
+    words = (_bits32(key, shape, what) & np.uint32((1 << rng_bits) - 1)).astype(np.uint16)
+    words = (words >> np.uint16(rng_bits - nmant)) | np.array(1.0, t).view(np.uint16)
+    u01 = words.view(t) - t(1.0)
+    lo, hi = np.array(minval, t), np.array(maxval, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.maximum(lo, (u01 * (hi - lo)).astype(t) + lo).astype(t)
 
 
 def _bits64(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -283,6 +300,8 @@ def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
     lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
     if d is float64:
         return _leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
+    if d in (float16, bfloat16):
+        return _leaf(_uniform16(key, _shape(shape), lo, hi, d, "uniform"))
     return _leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
@@ -365,8 +384,15 @@ def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tens
     (-1, 1), with XLA's erfinv (Giles' polynomials) on the host: JAX's
     values but for numpy's and XLA's ``log1p`` rounding (float32: about 95%
     of draws are bit-equal, the rest within 2 ulp). float64 under
-    jax_enable_x64, from JAX's 64-bit words."""
+    jax_enable_x64, from JAX's 64-bit words. float16/bfloat16 from JAX's
+    16-bit uniform, the float32 erfinv rounded to the dtype before the
+    scaling (bit for bit with JAX's)."""
     d = _float_dtype(dtype, "normal", wide=True)
+    if d in (float16, bfloat16):
+        t = d.np.type
+        lo = np.nextafter(np.array(-1.0, t), np.array(0.0, t))
+        u = _uniform16(key, _shape(shape), lo, 1.0, d, "normal")
+        return _leaf((np.array(np.sqrt(2), t) * _erfinv_np(u.astype(_F32)).astype(t)).astype(t))
     if d is float64:
         shape = _shape(shape)
         u = _uniform64(key, shape, np.nextafter(-1.0, 0.0), 1.0, "normal")

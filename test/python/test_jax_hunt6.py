@@ -89,3 +89,21 @@ def test_fold_in_under_vmap():
     want = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(jax.random.PRNGKey(3), i),
                                                 ()))(jnp.arange(4))
     _same(got.numpy(), want)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("seed", [0, 42])
+def test_uniform_normal_16bit_bit_exact(dt, seed):
+    # float16/bfloat16 draws raised NotImplementedError; JAX draws them from
+    # 16 (bfloat16: 8) random bits, not by casting its float32 draw
+    kp, kj = pf.random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    for shape in [(), (33, 65)]:
+        for lo, hi in [(0.0, 1.0), (-2.5, 3.25)]:
+            got = pf.random.uniform(kp, shape, getattr(pnp, dt), lo, hi).numpy()
+            want = np.asarray(jax.random.uniform(kj, shape, getattr(jnp, dt), lo, hi))
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+        got = pf.random.normal(kp, shape, getattr(pnp, dt)).numpy()
+        want = np.asarray(jax.random.normal(kj, shape, getattr(jnp, dt)))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
