@@ -186,10 +186,16 @@ def fold_in(key: Any, data: int | Any) -> Tensor:
 
 
 def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Uniform random 32-bit words (as int64 values: no uint32 dtype here)."""
-    if dtype is not None and np.dtype(getattr(dtype, "np", dtype)) != np.uint32:
-        raise NotImplementedError(f"random.bits: dtype {dtype} (only uint32 words)")
-    return _leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
+    """Uniform random 32-bit words (as int64 values: no uint32 dtype here);
+    ``dtype=uint8`` the low 8 bits of each word, as JAX's."""
+    want = None if dtype is None else np.dtype(getattr(dtype, "np", dtype))
+    words = _bits32(key, _shape(shape), "bits")
+    if want == np.uint8:
+        return _leaf((words & np.uint32(0xFF)).astype(np.uint8))
+    if want is not None and want != np.uint32:
+        raise NotImplementedError(f"random.bits: dtype {dtype} (uint32 words, as int64 "
+                                  "values, or uint8; pyflame has no uint16/uint64)")
+    return _leaf(words.astype(np.int64))
 
 
 def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:

@@ -107,3 +107,11 @@ def test_uniform_normal_16bit_bit_exact(dt, seed):
         want = np.asarray(jax.random.normal(kj, shape, getattr(jnp, dt)))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_bits_uint8():
+    # random.bits(dtype=uint8) raised: JAX's are the low 8 bits of each word
+    got = pf.random.bits(pf.random.PRNGKey(5), (4, 9), pnp.uint8).numpy()
+    want = np.asarray(jax.random.bits(jax.random.PRNGKey(5), (4, 9), jnp.uint8))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
