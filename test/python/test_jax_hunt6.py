@@ -115,3 +115,32 @@ def test_bits_uint8():
     want = np.asarray(jax.random.bits(jax.random.PRNGKey(5), (4, 9), jnp.uint8))
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+AT_X = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+
+
+@pytest.mark.parametrize("case", ["computed", "jit", "jit_oob", "grad", "vmap", "vmap_row"])
+def test_at_power_lazy_index(case):
+    # x.at[i].power(v) raised for any lazy (computed, traced, mapped) index
+    def run(lib, jx, x):
+        if case == "computed":
+            return x.at[lib.argmin(x[0]), 1].power(3.0)
+        if case in ("jit", "jit_oob"):
+            return jx.jit(lambda a, j: a.at[j, 2].power(2.0))(x, lib.asarray(
+                1 if case == "jit" else -7))
+        if case == "grad":
+            return jx.grad(lambda a: lib.sum(a.at[lib.argmax(a[1])].power(2.0)))(x)
+        rows = lib.asarray(np.array([1, 2], np.int32))
+        if case == "vmap":
+            return jx.vmap(lambda a, j: a.at[j].power(2.0))(x[:2], rows)
+        return jx.vmap(lambda j: x.at[j].power(2.0))(rows)
+    got = run(pnp, pf, pnp.asarray(AT_X))
+    _same(got.numpy(), run(jnp, jax, jnp.asarray(AT_X)))
+
+
+def test_at_power_lazy_index_array_refused():
+    # a lazy index array of several elements may repeat: refused, not guessed
+    with pytest.raises(NotImplementedError, match="repeats"):
+        pf.jit(lambda a, j: a.at[j].power(2.0))(pnp.asarray(AT_X[0]),
+                                               pnp.asarray(np.array([0, 0], np.int32)))
