@@ -1488,11 +1488,15 @@ def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
                  ) -> Any:
     """``unique(axis=)``: the distinct slices along ``axis``, sorted
     lexicographically (NaNs last, equal when ``equal_nan``), read from the
-    values (constants, as the flat form without ``size``)."""
-    if size is not None or fill_value is not None:
-        raise NotImplementedError("pf.numpy.unique(axis=..., size=...) is not supported")
+    values (constants, as the flat form without ``size``). With ``size``, as
+    JAX's: the first ``size`` slices gathered from the input (the gradient
+    flows to them), padded with the smallest slice or ``fill_value``; the
+    index padded with the smallest slice's, the counts with zeros."""
     ax = axis % builtins.max(t.ndim, 1)
     host = np.moveaxis(t.numpy(), ax, 0)
+    if size is not None and host.shape[0] == 0 and size and fill_value is None:
+        raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
+                         "fill_value must be specified")
     rows = host.reshape(host.shape[0], -1)
     perm = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
     srt = rows[perm]
@@ -1501,16 +1505,36 @@ def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
         diff &= ~(np.isnan(srt[1:]) & np.isnan(srt[:-1]))
     mask = np.concatenate([np.ones(builtins.min(len(srt), 1), bool), diff.any(axis=1)])
     first = np.flatnonzero(mask)
-    vals = np.moveaxis(host[perm[first]], 0, ax)
-    out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(vals))]
+    if size is None:
+        ind = first
+        out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(
+            np.moveaxis(host[perm[ind]], 0, ax)))]
+    else:
+        ind = np.pad(first[:size], (0, builtins.max(size - first.size, 0)))
+        if len(srt):
+            vals = indexing.index_select(t, ax, Tensor._leaf(perm[ind].astype(np.int64)))
+        else:
+            shape = list(t.shape)
+            shape[ax] = size
+            vals = zeros(tuple(shape), t.dtype)
+        if fill_value is not None:
+            valid = np.arange(size) < first.size
+            valid = valid.reshape([-1 if d == ax else 1 for d in builtins.range(t.ndim)])
+            vals = ops.where(Tensor._leaf(valid), vals, _t(fill_value).to(vals.dtype))
+        out = [vals]
     if return_index:
-        out.append(Tensor._leaf(perm[first].astype(_I().np)))
+        out.append(Tensor._leaf((perm[ind] if len(srt) else perm).astype(_I().np)))
     if return_inverse:
         inv = np.zeros(len(srt), _I().np)
         inv[perm] = np.cumsum(mask) - 1
         out.append(Tensor._leaf(inv))
     if return_counts:
-        out.append(Tensor._leaf(np.diff(np.append(first, len(srt))).astype(_I().np)))
+        if size is None:
+            idx = np.append(first, len(srt))
+        else:
+            idx = np.pad(first[:size + 1], (0, builtins.max(size + 1 - first.size, 0)))
+            idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
+        out.append(Tensor._leaf(np.diff(idx).astype(_I().np)))
     return out[0] if len(out) == 1 else tuple(out)
 
 

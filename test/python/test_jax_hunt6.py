@@ -157,3 +157,28 @@ def test_grad_allow_int():
     with pytest.raises(NotImplementedError, match="float0"):
         pf.value_and_grad(lambda p: pnp.sum(p["x"] * p["n"]), allow_int=True)(
             {"x": pnp.ones(3), "n": 2})
+
+
+UNIQ = [np.array([[1, 2], [3, 4], [1, 2], [0, 9]], np.int32),
+        np.array([[1.0, np.nan, 1.0], [2.0, 0.0, 2.0], [1.0, np.nan, 1.0]], np.float32)]
+
+
+@pytest.mark.parametrize("case", [0, 1])
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("size", [1, 5])
+@pytest.mark.parametrize("fill_value", [None, 7])
+def test_unique_axis_size(case, axis, size, fill_value):
+    # unique(axis=, size=) raised NotImplementedError
+    a = UNIQ[case]
+    got = pnp.unique(pnp.asarray(a), return_index=True, return_inverse=True,
+                     return_counts=True, axis=axis, size=size, fill_value=fill_value)
+    want = jnp.unique(a, return_index=True, return_inverse=True, return_counts=True,
+                      axis=axis, size=size, fill_value=fill_value)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g.numpy(), np.asarray(w))
+
+
+def test_unique_axis_size_grad():
+    got = pf.grad(lambda a: pnp.sum(pnp.unique(a, axis=0, size=3) ** 2))(pnp.asarray(UNIQ[1]))
+    want = jax.grad(lambda a: jnp.sum(jnp.unique(a, axis=0, size=3) ** 2))(UNIQ[1])
+    _same(got.numpy(), want)
