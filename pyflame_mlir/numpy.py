@@ -2061,18 +2061,22 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     return prod(t, axis, dtype, out, keepdims, initial, where)
 
 
+def _nanarg(t: Tensor, axis: int | None, out: Any, keepdims: bool, fill: float,
+            arg: Any) -> Tensor:
+    """JAX's nanargmax/nanargmin: NaNs skipped, -1 where all are NaN."""
+    if not t.dtype.is_floating_point:
+        return arg(t, axis, out, keepdims)
+    nan = ops.isnan(t)
+    res = arg(ops.where(nan, fill, t), axis, out, keepdims)
+    return ops.where(all(nan, axis, keepdims=keepdims), asarray(-1, res.dtype), res)
+
+
 def nanargmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    t = _t(a)
-    if t.dtype.is_floating_point:
-        t = ops.where(ops.isnan(t), -math.inf, t)
-    return argmax(t, axis, out, keepdims)
+    return _nanarg(_t(a), axis, out, keepdims, -math.inf, argmax)
 
 
 def nanargmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    t = _t(a)
-    if t.dtype.is_floating_point:
-        t = ops.where(ops.isnan(t), math.inf, t)
-    return argmin(t, axis, out, keepdims)
+    return _nanarg(_t(a), axis, out, keepdims, math.inf, argmin)
 
 
 def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
@@ -3130,7 +3134,7 @@ def _solve(a: Any, b: Any) -> Tensor:
 # pf.linalg's names that give numpy.linalg's answers (checked against
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
-    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "cond", "det", "inv", "matmul", "matrix_norm",
     "multi_dot", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
 
 def _qr(a: Any, mode: str = "reduced") -> Any:
@@ -3140,7 +3144,29 @@ def _qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else _pf_linalg.QRResult(q, r)
 
 
-_LINALG_OWN = {"norm": _norm, "qr": _qr, "svd": _svd, "matrix_rank": _matrix_rank,
+def _symmetrized(a: Any, symmetrize_input: bool) -> Tensor:
+    """JAX's ``symmetrize_input`` (its default): ``(a + a^T) / 2``, both
+    triangles used (torch's read one)."""
+    t = _t(a)
+    return (t + matrix_transpose(t)) / 2 if symmetrize_input else t
+
+
+def _eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803
+    return _pf_linalg.eigh(_symmetrized(a, symmetrize_input), "L" if UPLO is None else UPLO)
+
+
+def _eigvalsh(a: Any, UPLO: str | None = "L", *,  # noqa: N803
+              symmetrize_input: bool = True) -> Tensor:
+    return _pf_linalg.eigvalsh(_symmetrized(a, symmetrize_input),
+                               "L" if UPLO is None else UPLO)
+
+
+def _cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
+    return _pf_linalg.cholesky(_symmetrized(a, symmetrize_input), upper=upper)
+
+
+_LINALG_OWN = {"norm": _norm, "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh,
+               "cholesky": _cholesky, "svd": _svd, "matrix_rank": _matrix_rank,
                "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
                "diagonal": _linalg_diagonal, "cross": _linalg_cross,

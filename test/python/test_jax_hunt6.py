@@ -182,3 +182,38 @@ def test_unique_axis_size_grad():
     got = pf.grad(lambda a: pnp.sum(pnp.unique(a, axis=0, size=3) ** 2))(pnp.asarray(UNIQ[1]))
     want = jax.grad(lambda a: jnp.sum(jnp.unique(a, axis=0, size=3) ** 2))(UNIQ[1])
     _same(got.numpy(), want)
+
+
+_R = np.random.RandomState(1)
+_A = _R.randn(4, 4).astype(np.float32)
+NONSYM = _A @ _A.T + 4 * np.eye(4, dtype=np.float32) + 0.3 * _R.randn(4, 4).astype(np.float32)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_cholesky_symmetrize_input(uplo):
+    # jnp.linalg.eigh/eigvalsh/cholesky symmetrize their input by default
+    # ((a + a^T) / 2); pf read one triangle, as torch: other values for a
+    # matrix not exactly symmetric
+    got = pnp.linalg.eigh(pnp.asarray(NONSYM), UPLO=uplo)[0].numpy()
+    _same(got, jnp.linalg.eigh(NONSYM, UPLO=uplo)[0], 1e-4)
+    _same(pnp.linalg.eigvalsh(pnp.asarray(NONSYM), UPLO=uplo).numpy(),
+          jnp.linalg.eigvalsh(NONSYM, UPLO=uplo), 1e-4)
+    got = pnp.linalg.eigh(pnp.asarray(NONSYM), UPLO=uplo, symmetrize_input=False)[0].numpy()
+    _same(got, jnp.linalg.eigh(NONSYM, UPLO=uplo, symmetrize_input=False)[0], 1e-4)
+    _same(pnp.linalg.cholesky(pnp.asarray(NONSYM), upper=uplo == "U").numpy(),
+          jnp.linalg.cholesky(NONSYM, upper=uplo == "U"), 1e-4)
+    g = pf.grad(lambda a: pnp.sum(pnp.linalg.eigh(a)[0] ** 2))(pnp.asarray(NONSYM))
+    _same(g.numpy(), jax.grad(lambda a: jnp.sum(jnp.linalg.eigh(a)[0] ** 2))(NONSYM), 1e-3)
+
+
+NANS = np.array([[np.nan, np.nan, np.nan], [1, np.nan, 2], [3, 0, -1]], np.float32)
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nanarg_all_nan_is_minus_one(name, axis, keepdims):
+    # an all-NaN slice gave index 0; JAX's is -1
+    got = getattr(pnp, name)(pnp.asarray(NANS), axis=axis, keepdims=keepdims).numpy()
+    _same(got, getattr(jnp, name)(NANS, axis=axis, keepdims=keepdims))
+    _same(getattr(pnp, name)(pnp.asarray(NANS[0])).numpy(), getattr(jnp, name)(NANS[0]))
