@@ -217,3 +217,16 @@ def test_nanarg_all_nan_is_minus_one(name, axis, keepdims):
     got = getattr(pnp, name)(pnp.asarray(NANS), axis=axis, keepdims=keepdims).numpy()
     _same(got, getattr(jnp, name)(NANS, axis=axis, keepdims=keepdims))
     _same(getattr(pnp, name)(pnp.asarray(NANS[0])).numpy(), getattr(jnp, name)(NANS[0]))
+
+
+def test_triangular_and_cho_solve_broadcast_columns():
+    # a batch of matrices with one (n, k) right-hand side: JAX broadcasts it
+    # (n, k) was taken for a batch of n vectors of length k and raised
+    import jax.scipy as jsp
+    r = np.random.RandomState(2)
+    low = np.tril(r.randn(3, 4, 4).astype(np.float32)) + 3 * np.eye(4, dtype=np.float32)
+    b = r.randn(4, 2).astype(np.float32)
+    got = pf.scipy.linalg.solve_triangular(pnp.asarray(low), pnp.asarray(b), lower=True)
+    _same(got.numpy(), jsp.linalg.solve_triangular(low, b, lower=True), 1e-4)
+    got = pf.scipy.linalg.cho_solve((pnp.asarray(low), True), pnp.asarray(b))
+    _same(got.numpy(), jsp.linalg.cho_solve((low, True), b), 1e-4)
