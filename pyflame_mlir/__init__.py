@@ -148,6 +148,7 @@ from .jax_compat import (
     devices,
     disable_jit,
     experimental,
+    linear_transpose,
     local_device_count,
     local_devices,
     make_jaxpr,

@@ -934,8 +934,27 @@ def _split_aux(result: Any) -> tuple[Any, Any]:
     return result[0], result[1]
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def _refuse_int_args(args: tuple, argnums: int | Sequence[int]) -> None:
+    """JAX's ``allow_int=True`` gives an integer argument a float0 gradient;
+    pyflame has no float0 dtype, so such an argument is refused by name."""
+    for i in _argnums(argnums, len(args)):
+        for leaf in tree_flatten(args[i])[0]:
+            dt = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if not getattr(dt, "is_floating_point", np.issubdtype(dt, np.inexact)):
+                raise NotImplementedError(
+                    f"grad(allow_int=True): argument {i} holds a {getattr(dt, 'name', dt)} "
+                    "value, whose gradient JAX gives as a float0 array; pyflame has no "
+                    "float0 dtype (pass the integers as a non-differentiated argument)")
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False):
+    if holomorphic:
+        raise NotImplementedError("grad(holomorphic=True): pyflame has no complex dtypes")
+
     def wrapped(*args: Any, **kwargs: Any):  # keyword arguments: passed, not differentiated
+        if allow_int:
+            _refuse_int_args(args, argnums)
         with tracing():
             return _value_and_grad(functools.partial(f, **kwargs) if kwargs else f, argnums,
                                    has_aux, args)
@@ -959,8 +978,9 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
     return ((out, aux), g) if has_aux else (out, g)
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-    vg = value_and_grad(f, argnums, has_aux)
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False):
+    vg = value_and_grad(f, argnums, has_aux, holomorphic, allow_int)
 
     def wrapped(*args: Any, **kwargs: Any):
         (value, g) = vg(*args, **kwargs)

@@ -1280,11 +1280,24 @@ class _AtUpdate:
 
     def power(self, values: TensorLike, **hints: Any) -> Tensor:
         """``x.at[idx].power(v)``: ``x[idx] ** v`` (JAX's; a repeated index
-        raises, as the result would depend on the order)."""
+        raises, as the result would depend on the order). A lazy index
+        (computed, or under ``vmap``/``pf.compile``) selecting one element
+        cannot repeat; one selecting more raises, its repeats unknown."""
         def apply(u: _AtUpdate) -> Tensor:
             pos = u._flat()
             if isinstance(pos, Tensor):
-                raise NotImplementedError("x.at[...].power with a lazy index is not supported")
+                parts = u._index if isinstance(u._index, tuple) else (u._index,)
+                if pos.numel() != 1 and any(
+                        (p.numel() if isinstance(p, Tensor) else np.size(p)) != 1
+                        for p in parts if isinstance(p, Tensor | np.ndarray | list)):
+                    raise NotImplementedError(
+                        "x.at[...].power with a lazy index array of more than one element "
+                        "(its repeats, whose result depends on the order, cannot be "
+                        "checked): index with scalars and slices, or give the index as a "
+                        "host array")
+                picked = index_select(reshape(u._x, (-1,)), 0, reshape(pos, (-1,)))
+                return _put_lazy(u._x, pos, reshape(picked, tuple(pos.shape))
+                                 ** as_tensor_arg(values))
             if np.unique(pos).size != pos.size:
                 raise NotImplementedError("x.at[...].power with repeated indices is not "
                                           "supported")

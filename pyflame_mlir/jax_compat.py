@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import numpy as pnp
+from .autodiff import vjp
 from .autograd import Function
 from .core import Tensor, realize
 from .dialects.dtypes import dtype as to_dtype
@@ -27,6 +28,7 @@ from .tree_util import tree_flatten, tree_unflatten
 from .vmap import ConcretizationError, MappedLoopError
 
 __all__ = ["Array", "ClosedProgram", "debug", "default_backend", "device_count", "devices",
+           "linear_transpose",
            "disable_jit", "experimental", "local_device_count", "local_devices",
            "make_jaxpr", "pure_callback"]
 
@@ -284,3 +286,52 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
 
 
 experimental = types.SimpleNamespace(io_callback=io_callback, enable_x64=enable_x64)
+
+
+def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> Callable:
+    """``jax.linear_transpose``: the transpose of the linear function ``fun``,
+    whose inputs have the structure, shapes and dtypes of ``primals`` (arrays
+    or ``ShapeDtypeStruct``s; their values are not used). The returned
+    function takes a cotangent shaped like ``fun``'s output and returns a
+    tuple, one cotangent per primal: the pullback of ``fun`` at zero.
+
+    JAX refuses a non-linear ``fun`` when it traces it; here ``fun`` is
+    checked on every call instead: its output at zero must be zero (not
+    affine) and its pullback at a random point must equal the one at zero
+    (its Jacobian constant), else ``ValueError``."""
+    if reduce_axes:
+        raise NotImplementedError("linear_transpose(reduce_axes=...) is not supported "
+                                  "(JAX removed it)")
+    flat, tree = tree_flatten(primals)
+    shapes = [(tuple(p.shape), to_dtype(p.dtype)) for p in flat]
+    for _, d in shapes:
+        if not d.is_floating_point:
+            raise TypeError(f"linear_transpose: primals must be floating point, got {d}")
+
+    def at(values: list[Any]) -> tuple:
+        return tuple(tree_unflatten(tree, [pnp.asarray(v, d) for v, (_, d) in
+                                           zip(values, shapes)]))
+
+    zeros = [np.zeros(s, d.np) for s, d in shapes]
+    out, pull0 = vjp(fun, *at(zeros))
+    for o in tree_flatten(out)[0]:
+        if np.any(np.asarray(pnp.asarray(o).numpy()) != 0):
+            raise ValueError("linear_transpose: fun is not linear (its output at zero is "
+                             "not zero: an affine term)")
+    rng = np.random.default_rng(0)
+    probe = [rng.standard_normal(s).astype(d.np) for s, d in shapes]
+    _, pull1 = vjp(fun, *at(probe))
+
+    def transpose_fun(out_cotangent: Any) -> tuple:
+        ct = pull0(out_cotangent)
+        other = pull1(out_cotangent)
+        for a, b in zip(tree_flatten(ct)[0], tree_flatten(other)[0]):
+            an, bn = a.numpy().astype(np.float64), b.numpy().astype(np.float64)
+            scale = 1.0 + max(float(np.max(np.abs(an), initial=0.0)),
+                              float(np.max(np.abs(bn), initial=0.0)))
+            if not np.allclose(an, bn, rtol=1e-3, atol=1e-3 * scale, equal_nan=True):
+                raise ValueError("linear_transpose: fun is not linear (its pullback "
+                                 "depends on the point: a non-linear op)")
+        return ct
+
+    return transpose_fun

@@ -1488,11 +1488,15 @@ def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
                  ) -> Any:
     """``unique(axis=)``: the distinct slices along ``axis``, sorted
     lexicographically (NaNs last, equal when ``equal_nan``), read from the
-    values (constants, as the flat form without ``size``)."""
-    if size is not None or fill_value is not None:
-        raise NotImplementedError("pf.numpy.unique(axis=..., size=...) is not supported")
+    values (constants, as the flat form without ``size``). With ``size``, as
+    JAX's: the first ``size`` slices gathered from the input (the gradient
+    flows to them), padded with the smallest slice or ``fill_value``; the
+    index padded with the smallest slice's, the counts with zeros."""
     ax = axis % builtins.max(t.ndim, 1)
     host = np.moveaxis(t.numpy(), ax, 0)
+    if size is not None and host.shape[0] == 0 and size and fill_value is None:
+        raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, "
+                         "fill_value must be specified")
     rows = host.reshape(host.shape[0], -1)
     perm = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
     srt = rows[perm]
@@ -1501,16 +1505,36 @@ def _unique_axis(t: Tensor, axis: int, return_index: bool, return_inverse: bool,
         diff &= ~(np.isnan(srt[1:]) & np.isnan(srt[:-1]))
     mask = np.concatenate([np.ones(builtins.min(len(srt), 1), bool), diff.any(axis=1)])
     first = np.flatnonzero(mask)
-    vals = np.moveaxis(host[perm[first]], 0, ax)
-    out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(vals))]
+    if size is None:
+        ind = first
+        out: list[Tensor] = [Tensor._leaf(np.ascontiguousarray(
+            np.moveaxis(host[perm[ind]], 0, ax)))]
+    else:
+        ind = np.pad(first[:size], (0, builtins.max(size - first.size, 0)))
+        if len(srt):
+            vals = indexing.index_select(t, ax, Tensor._leaf(perm[ind].astype(np.int64)))
+        else:
+            shape = list(t.shape)
+            shape[ax] = size
+            vals = zeros(tuple(shape), t.dtype)
+        if fill_value is not None:
+            valid = np.arange(size) < first.size
+            valid = valid.reshape([-1 if d == ax else 1 for d in builtins.range(t.ndim)])
+            vals = ops.where(Tensor._leaf(valid), vals, _t(fill_value).to(vals.dtype))
+        out = [vals]
     if return_index:
-        out.append(Tensor._leaf(perm[first].astype(_I().np)))
+        out.append(Tensor._leaf((perm[ind] if len(srt) else perm).astype(_I().np)))
     if return_inverse:
         inv = np.zeros(len(srt), _I().np)
         inv[perm] = np.cumsum(mask) - 1
         out.append(Tensor._leaf(inv))
     if return_counts:
-        out.append(Tensor._leaf(np.diff(np.append(first, len(srt))).astype(_I().np)))
+        if size is None:
+            idx = np.append(first, len(srt))
+        else:
+            idx = np.pad(first[:size + 1], (0, builtins.max(size + 1 - first.size, 0)))
+            idx[1:] = np.where(idx[1:] != 0, idx[1:], mask.size)
+        out.append(Tensor._leaf(np.diff(idx).astype(_I().np)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -2037,18 +2061,22 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     return prod(t, axis, dtype, out, keepdims, initial, where)
 
 
+def _nanarg(t: Tensor, axis: int | None, out: Any, keepdims: bool, fill: float,
+            arg: Any) -> Tensor:
+    """JAX's nanargmax/nanargmin: NaNs skipped, -1 where all are NaN."""
+    if not t.dtype.is_floating_point:
+        return arg(t, axis, out, keepdims)
+    nan = ops.isnan(t)
+    res = arg(ops.where(nan, fill, t), axis, out, keepdims)
+    return ops.where(all(nan, axis, keepdims=keepdims), asarray(-1, res.dtype), res)
+
+
 def nanargmax(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    t = _t(a)
-    if t.dtype.is_floating_point:
-        t = ops.where(ops.isnan(t), -math.inf, t)
-    return argmax(t, axis, out, keepdims)
+    return _nanarg(_t(a), axis, out, keepdims, -math.inf, argmax)
 
 
 def nanargmin(a: Any, axis: int | None = None, out: Any = None, keepdims: bool = False) -> Tensor:
-    t = _t(a)
-    if t.dtype.is_floating_point:
-        t = ops.where(ops.isnan(t), math.inf, t)
-    return argmin(t, axis, out, keepdims)
+    return _nanarg(_t(a), axis, out, keepdims, math.inf, argmin)
 
 
 def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Tensor:
@@ -2429,36 +2457,74 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     return indexing.index_select(t, ax, Tensor._leaf(keep.astype(np.int64)))
 
 
+def _sized(vals: np.ndarray, size: int | None, fill_value: Any,
+           default_fill: Any) -> np.ndarray:
+    """JAX's ``size=`` of a set operation: the first ``size`` results, padded
+    with ``fill_value`` (``default_fill`` when None)."""
+    if size is None:
+        return vals
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"size must be non-negative, got {size}")
+    fill = default_fill if fill_value is None else fill_value
+    if isinstance(fill, Tensor):
+        fill = fill.numpy()
+    if np.ndim(fill) != 0:
+        raise ValueError(f"fill_value must be a scalar, got shape {np.shape(fill)}")
+    out = np.full((size,), np.asarray(fill).astype(vals.dtype), vals.dtype)
+    k = builtins.min(size, vals.size)
+    out[:k] = vals[:k]
+    return out
+
+
 def _setop(name: str) -> Any:
     def f(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
           fill_value: Any = None) -> Tensor:
-        if size is not None:
-            raise NotImplementedError(f"pf.numpy.{name}(size=...) is not supported")
         a, b = _t(ar1), _t(ar2)
         dt = promote_types(a.dtype, b.dtype)
-        out = getattr(np, name)(a.numpy(), b.numpy())
-        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
+        out = getattr(np, name)(a.numpy(), b.numpy()).astype(dt.np)
+        # JAX's padding: setdiff1d with 0, setxor1d with its smallest result
+        # (0 when there is none)
+        default = 0 if name == "setdiff1d" or out.size == 0 or size == 0 else out[:size].min()
+        return Tensor._leaf(np.ascontiguousarray(_sized(out, size, fill_value, default)))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"numpy's ``{name}`` (sorted, read from the values; no gradient)."
+    f.__doc__ = (f"numpy's ``{name}`` (sorted, read from the values; no gradient); "
+                 "``size=`` keeps the first ``size`` results padded with ``fill_value`` "
+                 "as JAX's.")
     return f
 
 
-setdiff1d, union1d, setxor1d = (_setop(n) for n in ("setdiff1d", "union1d", "setxor1d"))
+setdiff1d, setxor1d = (_setop(n) for n in ("setdiff1d", "setxor1d"))
+
+
+def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+    """numpy's ``union1d``: JAX's ``unique`` of both arrays flattened (with
+    ``size=``, padded with the smallest value or ``fill_value``)."""
+    a, b = _t(ar1), _t(ar2)
+    dt = promote_types(a.dtype, b.dtype)
+    return unique(concatenate([ravel(a).to(dt), ravel(b).to(dt)]), size=size,
+                  fill_value=fill_value)
 
 
 def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
                 return_indices: bool = False, *, size: int | None = None,
                 fill_value: Any = None) -> Any:
-    if size is not None:
-        raise NotImplementedError("pf.numpy.intersect1d(size=...) is not supported")
+    """numpy's ``intersect1d`` (read from the values; no gradient). ``size=``
+    as JAX's: the first ``size`` values padded with ``fill_value`` (default
+    the smallest value found, 0 when none), the indices padded with each
+    array's size."""
     a, b = _t(ar1), _t(ar2)
     dt = promote_types(a.dtype, b.dtype)
-    out = np.intersect1d(a.numpy(), b.numpy(), assume_unique, return_indices)
+    an, bn = a.numpy().ravel(), b.numpy().ravel()
+    out = np.intersect1d(an, bn, assume_unique, True)
+    vals = out[0].astype(dt.np)
+    default = vals[:size].min() if vals.size and size != 0 else 0
+    vals = Tensor._leaf(np.ascontiguousarray(_sized(vals, size, fill_value, default)))
     if not return_indices:
-        return Tensor._leaf(np.ascontiguousarray(out.astype(dt.np)))
-    vals, i1, i2 = out
-    return (Tensor._leaf(vals.astype(dt.np)), Tensor._leaf(i1.astype(_I().np)),
-            Tensor._leaf(i2.astype(_I().np)))
+        return vals
+    i1 = _sized(out[1].astype(_I().np), size, an.size, an.size)
+    i2 = _sized(out[2].astype(_I().np), size, bn.size, bn.size)
+    return vals, Tensor._leaf(i1), Tensor._leaf(i2)
 
 
 def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
@@ -3068,10 +3134,40 @@ def _solve(a: Any, b: Any) -> Tensor:
 # pf.linalg's names that give numpy.linalg's answers (checked against
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
-    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-    "multi_dot", "qr", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
+    "cond", "det", "inv", "matmul", "matrix_norm",
+    "multi_dot", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
 
-_LINALG_OWN = {"norm": _norm, "svd": _svd, "matrix_rank": _matrix_rank, "trace": _linalg_trace,
+def _qr(a: Any, mode: str = "reduced") -> Any:
+    """numpy.linalg.qr: ``mode="r"`` returns R alone (torch's gives an empty Q
+    with it)."""
+    q, r = _pf_linalg.qr(_t(a), mode)
+    return r if mode == "r" else _pf_linalg.QRResult(q, r)
+
+
+def _symmetrized(a: Any, symmetrize_input: bool) -> Tensor:
+    """JAX's ``symmetrize_input`` (its default): ``(a + a^T) / 2``, both
+    triangles used (torch's read one)."""
+    t = _t(a)
+    return (t + matrix_transpose(t)) / 2 if symmetrize_input else t
+
+
+def _eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803
+    return _pf_linalg.eigh(_symmetrized(a, symmetrize_input), "L" if UPLO is None else UPLO)
+
+
+def _eigvalsh(a: Any, UPLO: str | None = "L", *,  # noqa: N803
+              symmetrize_input: bool = True) -> Tensor:
+    return _pf_linalg.eigvalsh(_symmetrized(a, symmetrize_input),
+                               "L" if UPLO is None else UPLO)
+
+
+def _cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
+    return _pf_linalg.cholesky(_symmetrized(a, symmetrize_input), upper=upper)
+
+
+_LINALG_OWN = {"norm": _norm, "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh,
+               "cholesky": _cholesky, "svd": _svd, "matrix_rank": _matrix_rank,
+               "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
                "diagonal": _linalg_diagonal, "cross": _linalg_cross,
                "matrix_transpose": matrix_transpose, "lstsq": _lstsq, "pinv": _pinv,

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import composites2, ops
 from .core import Tensor
-from .dialects.dtypes import DType, float32, float64, int32, int64
+from .dialects.dtypes import DType, bfloat16, float16, float32, float64, int32, int64
 from .dialects.dtypes import dtype as to_dtype
 from .indexing import gather, index_select, movedim, narrow
 from .jax_config import canonical_host
@@ -171,9 +171,14 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
 
 
 def fold_in(key: Any, data: int | Any) -> Tensor:
-    """A new key from ``key`` and an integer (its low 32 bits, as JAX)."""
+    """A new key from ``key`` and an integer (its low 32 bits, as JAX); data
+    mapped by ``vmap`` makes ``vmap`` run each example's fold."""
     if isinstance(data, Tensor):
-        data = data.item()
+        try:
+            data = data.item()
+        except ConcretizationError:
+            raise MappedLoopError("random.fold_in: data mapped by vmap (vmap runs each "
+                                  "example's fold)") from None
     d = int(data) & 0xFFFFFFFF
     k1, k2 = _key_words(key, "fold_in")
     b1, b2 = _threefry2x32(k1, k2, np.array([0], np.uint32), np.array([d], np.uint32))
@@ -181,20 +186,26 @@ def fold_in(key: Any, data: int | Any) -> Tensor:
 
 
 def bits(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tensor:
-    """Uniform random 32-bit words (as int64 values: no uint32 dtype here)."""
-    if dtype is not None and np.dtype(getattr(dtype, "np", dtype)) != np.uint32:
-        raise NotImplementedError(f"random.bits: dtype {dtype} (only uint32 words)")
-    return _leaf(_bits32(key, _shape(shape), "bits").astype(np.int64))
+    """Uniform random 32-bit words (as int64 values: no uint32 dtype here);
+    ``dtype=uint8`` the low 8 bits of each word, as JAX's."""
+    want = None if dtype is None else np.dtype(getattr(dtype, "np", dtype))
+    words = _bits32(key, _shape(shape), "bits")
+    if want == np.uint8:
+        return _leaf((words & np.uint32(0xFF)).astype(np.uint8))
+    if want is not None and want != np.uint32:
+        raise NotImplementedError(f"random.bits: dtype {dtype} (uint32 words, as int64 "
+                                  "values, or uint8; pyflame has no uint16/uint64)")
+    return _leaf(words.astype(np.int64))
 
 
 def _float_dtype(dtype: Any, what: str, wide: bool = False) -> DType:
     """The draw's dtype: JAX's default float (float64 with jax_enable_x64),
     float64 asked without 64-bit mode is float32 (as JAX's). ``wide``: the
-    sampler draws float64 too."""
+    sampler draws float64, float16 and bfloat16 too."""
     d = (float64 if _config.jax_enable_x64 else float32) if dtype is None else to_dtype(dtype)
     if d is float64 and not _config.jax_enable_x64:
         d = float32
-    if d is float64 and wide:
+    if d in (float64, float16, bfloat16) and wide:
         return d
     if d is not float32:
         raise NotImplementedError(f"random.{what}: dtype {d.name} (JAX's float32 draw "
@@ -220,6 +231,23 @@ def _scale_uniform(u01: np.ndarray, minval: Any, maxval: Any) -> np.ndarray:
     # float32 product is exact in float64
     scaled = (u01.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
     return np.maximum(lo, scaled)
+
+
+def _uniform16(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any, d: DType,
+               what: str) -> np.ndarray:
+    """JAX's float16/bfloat16 uniform: the low 16 bits of each 32-bit word
+    (bfloat16, with fewer than 8 mantissa bits, the low 8), their top
+    mantissa-many bits under the exponent of 1.0, minus 1, scaled in the
+    16-bit dtype with each operation rounded (as XLA computes it)."""
+    t = d.np.type
+    nmant = 10 if d is float16 else 7
+    rng_bits = 16 if nmant >= 8 else 8
+    words = (_bits32(key, shape, what) & np.uint32((1 << rng_bits) - 1)).astype(np.uint16)
+    words = (words >> np.uint16(rng_bits - nmant)) | np.array(1.0, t).view(np.uint16)
+    u01 = words.view(t) - t(1.0)
+    lo, hi = np.array(minval, t), np.array(maxval, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.maximum(lo, (u01 * (hi - lo)).astype(t) + lo).astype(t)
 
 
 def _bits64(key: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -278,6 +306,8 @@ def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
     lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
     if d is float64:
         return _leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))
+    if d in (float16, bfloat16):
+        return _leaf(_uniform16(key, _shape(shape), lo, hi, d, "uniform"))
     return _leaf(_uniform_np(key, _shape(shape), lo, hi, "uniform"))
 
 
@@ -360,8 +390,15 @@ def normal(key: Any, shape: Sequence[int] | int = (), dtype: Any = None) -> Tens
     (-1, 1), with XLA's erfinv (Giles' polynomials) on the host: JAX's
     values but for numpy's and XLA's ``log1p`` rounding (float32: about 95%
     of draws are bit-equal, the rest within 2 ulp). float64 under
-    jax_enable_x64, from JAX's 64-bit words."""
+    jax_enable_x64, from JAX's 64-bit words. float16/bfloat16 from JAX's
+    16-bit uniform, the float32 erfinv rounded to the dtype before the
+    scaling (bit for bit with JAX's)."""
     d = _float_dtype(dtype, "normal", wide=True)
+    if d in (float16, bfloat16):
+        t = d.np.type
+        lo = np.nextafter(np.array(-1.0, t), np.array(0.0, t))
+        u = _uniform16(key, _shape(shape), lo, 1.0, d, "normal")
+        return _leaf((np.array(np.sqrt(2), t) * _erfinv_np(u.astype(_F32)).astype(t)).astype(t))
     if d is float64:
         shape = _shape(shape)
         u = _uniform64(key, shape, np.nextafter(-1.0, 0.0), 1.0, "normal")

@@ -43,7 +43,7 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
     del overwrite_b, check_finite  # SciPy's hints
     c, lower = c_and_lower
     ct, bt = _t(c), _t(b)
-    vec = bt.ndim == ct.ndim - 1
+    vec = bt.ndim == 1 or (bt.ndim == ct.ndim - 1 and bt.shape[-1] == ct.shape[-1])  # (JAX's rule)
     rhs = bt.unsqueeze(-1) if vec else bt
     out = _la.cholesky_solve(rhs, ct, upper=not lower)
     return out.squeeze(-1) if vec else out
@@ -61,7 +61,10 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
                          f"{trans!r}")
     if mode:
         at, lower = _mT(at), not lower
-    vec = bt.ndim == at.ndim - 1
+    # JAX's rule: b is a (batch of) vector(s) when 1-d, or one dimension
+    # short of a with a's size last; else (batches of) columns, the batch
+    # dimensions broadcast ((3, n, n) with (n, k) solves three systems)
+    vec = bt.ndim == 1 or (bt.ndim == at.ndim - 1 and bt.shape[-1] == at.shape[-1])
     rhs = bt.unsqueeze(-1) if vec else bt
     out = _la.solve_triangular(at, rhs, upper=not lower, unitriangular=unit_diagonal)
     return out.squeeze(-1) if vec else out
