@@ -35,7 +35,13 @@ func.func @integer(%a: tensor<4xi64>, %b: tensor<4xi64>, %p: tensor<4xi1>, %q: t
 
 // CHECK-LABEL: func.func @inverse
 // CHECK: math.atan2 %{{.*}}, %{{.*}} : f32
-// CHECK: math.expm1 %{{.*}} : f32
+// expm1 is Kahan's (u - 1) * x / log(u), u = exp(x), not math.expm1 (upstream: exp(x) - 1)
+// CHECK: %[[U:.*]] = math.exp %[[X:.*]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.subf %[[U]], %{{.*}} : f32
+// CHECK-NEXT: %[[L:.*]] = math.log %[[U]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[X]], %[[L]] : f32
+// CHECK-NEXT: arith.mulf %[[M]], %[[Q]] : f32
+// CHECK-NOT: math.expm1
 func.func @inverse(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = pyflame.atan2 %y, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %1 = pyflame.expm1 %x : (tensor<4xf32>) -> tensor<4xf32>
