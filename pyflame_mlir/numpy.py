@@ -315,11 +315,16 @@ def _moments(name: str) -> Any:
         if where is not None:  # JAX's: the masked mean, squares summed over the mask
             m = ops.broadcast_to(_t(where), t.shape)
             centered = t - mean(t, axis, keepdims=True, where=m)
-            v = sum(centered * centered, axis, keepdims=keepdims, where=m) / \
-                (sum(m.to(t.dtype), axis, keepdims=keepdims) - c)
+            n = sum(m.to(t.dtype), axis, keepdims=keepdims) - c
+            v = ops.where(n > 0, sum(centered * centered, axis, keepdims=keepdims, where=m)
+                          / n, math.nan)  # JAX's NaN where n - ddof <= 0 (torch's inf)
             return ops.sqrt(v) if name == "std" else v
         fn = reductions.var if name == "var" else reductions.std
-        return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
+        axes = _axis(t, axis)
+        v = fn(t, axes, keepdim=keepdims, correction=c)
+        if math.prod(t.shape[i] for i in axes) - c <= 0:  # JAX's NaN (torch's inf)
+            v = ops.where(ops.isnan(v), v, math.nan)
+        return v
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy's ``{name}``: ``ddof`` 0 by default (torch's default is 1)."
     return f
@@ -2076,7 +2081,8 @@ def _nanmoment(name: str) -> Any:
         count = keep.to(t.dtype)
         m = sum(ops.where(keep, t, 0.0), axis, keepdims=True) / sum(count, axis, keepdims=True)
         dev = ops.where(keep, t - m, 0.0)
-        v = sum(dev * dev, axis, keepdims=keepdims) / (sum(count, axis, keepdims=keepdims) - ddof)
+        n = sum(count, axis, keepdims=keepdims) - ddof
+        v = ops.where(n > 0, sum(dev * dev, axis, keepdims=keepdims) / n, math.nan)  # JAX's
         return ops.sqrt(v) if name == "nanstd" else v
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` of the non-NaN values (``ddof`` 0)."

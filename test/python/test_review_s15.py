@@ -27,3 +27,26 @@ def test_factory_takes_dtype_from_out(make):
 def test_factory_out_dtype_mismatch_still_raises():
     with pytest.raises(RuntimeError):
         pf.zeros(2, dtype=pf.float32, out=pf.zeros(2, dtype=pf.int32))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("ddof", [1, 2, 3, 4])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_jnp_var_std_ddof_past_count_is_nan(name, ddof, axis):
+    # JAX returns NaN where n - ddof <= 0 (pf.numpy gave torch's inf)
+    jnp = pytest.importorskip("jax.numpy")
+    import pyflame_mlir.numpy as pnp
+    x = np.array([[1., 2., 3.], [4., np.nan if name.startswith("nan") else 5., 6.]], np.float32)
+    got = np.asarray(getattr(pnp, name)(pnp.asarray(x), axis=axis, ddof=ddof).numpy())
+    want = np.asarray(getattr(jnp, name)(x, axis=axis, ddof=ddof))
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+
+
+def test_jnp_var_where_ddof_past_count_is_nan():
+    jnp = pytest.importorskip("jax.numpy")
+    import pyflame_mlir.numpy as pnp
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = np.array([[1, 1, 0], [1, 0, 0]], bool)
+    got = pnp.var(pnp.asarray(x), axis=1, ddof=1, where=w).numpy()
+    np.testing.assert_allclose(got, np.asarray(jnp.var(x, axis=1, ddof=1, where=w)),
+                               equal_nan=True)
