@@ -50,3 +50,16 @@ def test_jnp_var_where_ddof_past_count_is_nan():
     got = pnp.var(pnp.asarray(x), axis=1, ddof=1, where=w).numpy()
     np.testing.assert_allclose(got, np.asarray(jnp.var(x, axis=1, ddof=1, where=w)),
                                equal_nan=True)
+
+
+@pytest.mark.parametrize("spec", ["", ".2f", ">40", "e"])
+@pytest.mark.parametrize("value", [1.5, [1.5], [[1.0, 2.0]]])
+def test_format_spec_as_torch(spec, value):
+    # torch formats a 0-d tensor as its number; others take only an empty spec
+    # (pf padded the text with ">40" and raised ValueError for ".2f")
+    def fmt(t):
+        try:
+            return format(t, spec)
+        except TypeError as e:
+            return f"TypeError {e}"
+    assert fmt(pf.tensor(value)) == fmt(torch.tensor(value))
