@@ -3173,12 +3173,31 @@ def _weak_ints(f: Any) -> Any:
     return g
 
 
+def _host_arrays(f: Any) -> Any:
+    """``f`` with numpy arrays among its arguments (also in a list or tuple,
+    as ``concat``'s) taken as ``asarray`` takes them: float64/int64 host data
+    is float32/int32 without ``jax_enable_x64``, as JAX's (pf's functions keep
+    a numpy array's dtype, as torch's: ``jnp.add(x32, f64_data)`` was float64)."""
+    def host(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return asarray(v)
+        if isinstance(v, list | tuple) and builtins.any(isinstance(e, np.ndarray) for e in v):
+            return type(v)(asarray(e) if isinstance(e, np.ndarray) else e for e in v)
+        return v
+
+    def g(*args: Any, **kwargs: Any) -> Any:
+        return f(*(host(a) for a in args), **{k: host(v) for k, v in kwargs.items()})
+    g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
+    g.__doc__ = f.__doc__
+    return g
+
+
 def __getattr__(name: str) -> Any:
     """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
     looked up on the package when asked (not imported: the package sits
     above); any other name is not implemented here."""
     if name in SHARED_WITH_PF:
-        f = getattr(sys.modules[__package__], name)
+        f = _host_arrays(getattr(sys.modules[__package__], name))
         if name in _WEAK_INT_SHARED:
             return _weak_ints(f)
         return _x64_inexact(f) if name in _INEXACT_SHARED else f

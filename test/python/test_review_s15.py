@@ -63,3 +63,18 @@ def test_format_spec_as_torch(spec, value):
         except TypeError as e:
             return f"TypeError {e}"
     assert fmt(pf.tensor(value)) == fmt(torch.tensor(value))
+
+
+@pytest.mark.parametrize("name", ["add", "maximum", "matmul", "subtract", "concat", "sin"])
+def test_jnp_shared_functions_take_float64_host_data_as_float32(name):
+    # without x64 JAX makes float64 numpy data float32 (jnp.add(x32, f64_data) was float64)
+    jnp = pytest.importorskip("jax.numpy")
+    import pyflame_mlir.numpy as pnp
+    d = np.array([0.1, 0.2, 0.3])
+    x = np.ones(3, np.float32)
+    args = ([x, d],) if name == "concat" else (d,) if name == "sin" else (x, d)
+    pargs = ([pnp.asarray(x), d],) if name == "concat" else (d,) if name == "sin" \
+        else (pnp.asarray(x), d)
+    got, want = getattr(pnp, name)(*pargs), getattr(jnp, name)(*args)
+    assert got.dtype.name == str(want.dtype)
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
