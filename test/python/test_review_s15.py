@@ -78,3 +78,21 @@ def test_jnp_shared_functions_take_float64_host_data_as_float32(name):
     got, want = getattr(pnp, name)(*pargs), getattr(jnp, name)(*args)
     assert got.dtype.name == str(want.dtype)
     np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
+
+
+def test_integer_linspace_as_torch():
+    # torch converts start/end to the integer type first, then rounds start + step * i
+    # once (pf computed from the float start: linspace(-7.5, 10, 6, int32)[1] was -4,
+    # torch's -3; and it could differ by one past the middle)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        start, end = (float(v) for v in rng.uniform(-300, 300, 2))
+        if rng.random() < 0.5:
+            start = float(int(start))
+        steps = int(rng.integers(0, 60))
+        for name in ("int64", "int32"):
+            want = torch.linspace(start, end, steps, dtype=getattr(torch, name)).numpy()
+            got = pf.linspace(start, end, steps, dtype=getattr(pf, name)).numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{start} {end} {steps} {name}")
+    got = pf.linspace(-7.5, 10, 6, out=pf.zeros(6, dtype=pf.int32)).numpy()
+    np.testing.assert_array_equal(got, [-7, -3, 0, 3, 6, 10])
