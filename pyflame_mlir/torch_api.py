@@ -134,6 +134,7 @@ _OP_MODULES = frozenset(f"pyflame_mlir.{m}" for m in (
 
 _FACTORIES = frozenset(("arange", "empty", "eye", "full", "linspace", "logspace", "normal", "ones",
                         "rand", "randint", "randn", "randperm", "zeros"))
+_ACCUMULATING = frozenset(("sum", "prod", "cumsum", "cumprod", "nansum", "mean", "nanmean"))
 
 
 def accept_torch_names(fn: Any) -> Any:
@@ -156,6 +157,8 @@ def accept_torch_names(fn: Any) -> Any:
     # torch's factories take their dtype from out= (torch.zeros(2, out=int_tensor))
     factory = out_arg and "dtype" in params and fn.__name__ in _FACTORIES \
         and inspect.unwrap(fn).__module__ == "pyflame_mlir.creation"
+    # and its sums, products and means accumulate in a floating out's dtype
+    accumulate = out_arg and "dtype" in params and fn.__name__ in _ACCUMULATING
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -177,7 +180,9 @@ def accept_torch_names(fn: Any) -> Any:
                 raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
                                    "support automatic differentiation, but one of the "
                                    "arguments requires grad.")
-            if factory and isinstance(out, Tensor) and kwargs.get("dtype") is None \
+            if (factory or accumulate and isinstance(out, Tensor)
+                    and out.dtype.is_floating_point) \
+                    and isinstance(out, Tensor) and kwargs.get("dtype") is None \
                     and inspect.signature(fn).bind_partial(*args, **kwargs).arguments.get(
                         "dtype") is None:
                 kwargs["dtype"] = out.dtype

@@ -96,3 +96,16 @@ def test_integer_linspace_as_torch():
             np.testing.assert_array_equal(got, want, err_msg=f"{start} {end} {steps} {name}")
     got = pf.linspace(-7.5, 10, 6, out=pf.zeros(6, dtype=pf.int32)).numpy()
     np.testing.assert_array_equal(got, [-7, -3, 0, 3, 6, 10])
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "cumsum", "nansum", "nanmean"])
+def test_reduction_accumulates_in_float_out_dtype(name):
+    # torch's sum/mean/cumsum(x_f32, out=f64) compute in float64 (pf computed in
+    # float32, then cast: 1e-8 off)
+    x = np.random.default_rng(0).standard_normal((50, 40)).astype(np.float32)
+    shape = (50, 40) if name.startswith("cum") else (40,)
+    want = torch.zeros(shape, dtype=torch.float64)
+    getattr(torch, name)(torch.tensor(x), 0, out=want)
+    got = pf.zeros(shape, dtype=pf.float64)
+    getattr(pf, name)(pf.tensor(x), 0, out=got)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13, atol=1e-13)
