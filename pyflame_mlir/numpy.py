@@ -3173,6 +3173,9 @@ def _weak_ints(f: Any) -> Any:
     return g
 
 
+_HOST_TYPES = (np.ndarray, list, tuple)
+
+
 def _host_arrays(f: Any) -> Any:
     """``f`` with numpy arrays among its arguments (also in a list or tuple,
     as ``concat``'s) taken as ``asarray`` takes them: float64/int64 host data
@@ -3186,6 +3189,12 @@ def _host_arrays(f: Any) -> Any:
         return v
 
     def g(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            for a in args:
+                if type(a) is not Tensor and isinstance(a, _HOST_TYPES):
+                    break
+            else:  # (no host data: the common call, kept cheap)
+                return f(*args)
         return f(*(host(a) for a in args), **{k: host(v) for k, v in kwargs.items()})
     g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
     g.__doc__ = f.__doc__
