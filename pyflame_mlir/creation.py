@@ -364,8 +364,17 @@ def linspace(start: float, end: float, steps: int, dtype: Any = None) -> Tensor:
     out = np.where(i < half, x + h * j, y - h * (ext(steps - 1) - j)).astype(wide)
     if steps == 1:
         out = np.array([a], dtype=wide)
-    if not dt.is_floating_point:  # truncated towards zero; torch's integer kernel rounds
-        out = np.trunc(out)       # its own way and can differ by one at exact steps
+    if not dt.is_floating_point:
+        # torch's integer kernel: start and end converted to the integer type first
+        # (towards zero), the step in double, start + step * i (end - ... past the
+        # middle) with one rounding to double (a fused multiply-add), truncated
+        ld = np.longdouble
+        a, b = float(int(start)), float(int(end))
+        step, j = ld((b - a) / max(steps - 1, 1)), np.arange(steps, dtype=ld)
+        out = np.trunc(np.where(j < half, (ld(a) + step * j).astype(np.float64),
+                                (ld(b) - step * (ld(steps - 1) - j)).astype(np.float64)))
+        if steps == 1:
+            out = np.array([a])
     return Tensor._leaf(out.astype(dt.np))
 
 

@@ -315,11 +315,16 @@ def _moments(name: str) -> Any:
         if where is not None:  # JAX's: the masked mean, squares summed over the mask
             m = ops.broadcast_to(_t(where), t.shape)
             centered = t - mean(t, axis, keepdims=True, where=m)
-            v = sum(centered * centered, axis, keepdims=keepdims, where=m) / \
-                (sum(m.to(t.dtype), axis, keepdims=keepdims) - c)
+            n = sum(m.to(t.dtype), axis, keepdims=keepdims) - c
+            v = ops.where(n > 0, sum(centered * centered, axis, keepdims=keepdims, where=m)
+                          / n, math.nan)  # JAX's NaN where n - ddof <= 0 (torch's inf)
             return ops.sqrt(v) if name == "std" else v
         fn = reductions.var if name == "var" else reductions.std
-        return fn(t, _axis(t, axis), keepdim=keepdims, correction=c)
+        axes = _axis(t, axis)
+        v = fn(t, axes, keepdim=keepdims, correction=c)
+        if math.prod(t.shape[i] for i in axes) - c <= 0:  # JAX's NaN (torch's inf)
+            v = ops.where(ops.isnan(v), v, math.nan)
+        return v
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy's ``{name}``: ``ddof`` 0 by default (torch's default is 1)."
     return f
@@ -2104,7 +2109,8 @@ def _nanmoment(name: str) -> Any:
         count = keep.to(t.dtype)
         m = sum(ops.where(keep, t, 0.0), axis, keepdims=True) / sum(count, axis, keepdims=True)
         dev = ops.where(keep, t - m, 0.0)
-        v = sum(dev * dev, axis, keepdims=keepdims) / (sum(count, axis, keepdims=keepdims) - ddof)
+        n = sum(count, axis, keepdims=keepdims) - ddof
+        v = ops.where(n > 0, sum(dev * dev, axis, keepdims=keepdims) / n, math.nan)  # JAX's
         return ops.sqrt(v) if name == "nanstd" else v
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy's ``{name}``: ``{name[3:]}`` of the non-NaN values (``ddof`` 0)."
@@ -3263,12 +3269,40 @@ def _weak_ints(f: Any) -> Any:
     return g
 
 
+_HOST_TYPES = (np.ndarray, list, tuple)
+
+
+def _host_arrays(f: Any) -> Any:
+    """``f`` with numpy arrays among its arguments (also in a list or tuple,
+    as ``concat``'s) taken as ``asarray`` takes them: float64/int64 host data
+    is float32/int32 without ``jax_enable_x64``, as JAX's (pf's functions keep
+    a numpy array's dtype, as torch's: ``jnp.add(x32, f64_data)`` was float64)."""
+    def host(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return asarray(v)
+        if isinstance(v, list | tuple) and builtins.any(isinstance(e, np.ndarray) for e in v):
+            return type(v)(asarray(e) if isinstance(e, np.ndarray) else e for e in v)
+        return v
+
+    def g(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            for a in args:
+                if type(a) is not Tensor and isinstance(a, _HOST_TYPES):
+                    break
+            else:  # (no host data: the common call, kept cheap)
+                return f(*args)
+        return f(*(host(a) for a in args), **{k: host(v) for k, v in kwargs.items()})
+    g.__name__ = g.__qualname__ = getattr(f, "__name__", "f")
+    g.__doc__ = f.__doc__
+    return g
+
+
 def __getattr__(name: str) -> Any:
     """The names in ``SHARED_WITH_PF`` are pf's (jnp.exp, jnp.einsum, ...):
     looked up on the package when asked (not imported: the package sits
     above); any other name is not implemented here."""
     if name in SHARED_WITH_PF:
-        f = getattr(sys.modules[__package__], name)
+        f = _host_arrays(getattr(sys.modules[__package__], name))
         if name in _WEAK_INT_SHARED:
             return _weak_ints(f)
         return _x64_inexact(f) if name in _INEXACT_SHARED else f

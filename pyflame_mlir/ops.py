@@ -1812,7 +1812,9 @@ def _format(self: Tensor, spec: str) -> str:
     with any spec (``f"loss {loss}"`` prints ``loss 0.6931471824645996``)."""
     if self.ndim == 0:
         return format(self.item(), spec)
-    return format(str(self), spec)
+    if spec:  # object.__format__'s refusal, as torch's
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+    return str(self)
 
 
 def _dlpack(self: Tensor, **kwargs: Any) -> Any:

@@ -132,6 +132,11 @@ _OP_MODULES = frozenset(f"pyflame_mlir.{m}" for m in (
     "nn.functional"))
 
 
+_FACTORIES = frozenset(("arange", "empty", "eye", "full", "linspace", "logspace", "normal", "ones",
+                        "rand", "randint", "randn", "randperm", "zeros"))
+_ACCUMULATING = frozenset(("sum", "prod", "cumsum", "cumprod", "nansum", "mean", "nanmean"))
+
+
 def accept_torch_names(fn: Any) -> Any:
     """``fn`` also taking torch's ``out=`` (when it has no ``out`` parameter
     of its own), and ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``
@@ -149,6 +154,11 @@ def accept_torch_names(fn: Any) -> Any:
     out_arg = "out" not in params and getattr(inspect.unwrap(fn), "__module__", None) in _OP_MODULES
     if not (numpy_names or out_arg):
         return fn
+    # torch's factories take their dtype from out= (torch.zeros(2, out=int_tensor))
+    factory = out_arg and "dtype" in params and fn.__name__ in _FACTORIES \
+        and inspect.unwrap(fn).__module__ == "pyflame_mlir.creation"
+    # and its sums, products and means accumulate in a floating out's dtype
+    accumulate = out_arg and "dtype" in params and fn.__name__ in _ACCUMULATING
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -170,6 +180,12 @@ def accept_torch_names(fn: Any) -> Any:
                 raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
                                    "support automatic differentiation, but one of the "
                                    "arguments requires grad.")
+            if (factory or accumulate and isinstance(out, Tensor)
+                    and out.dtype.is_floating_point) \
+                    and isinstance(out, Tensor) and kwargs.get("dtype") is None \
+                    and inspect.signature(fn).bind_partial(*args, **kwargs).arguments.get(
+                        "dtype") is None:
+                kwargs["dtype"] = out.dtype
             return _write_out(fn.__name__, fn(*args, **kwargs), out)
         return fn(*args, **kwargs)
     return call
