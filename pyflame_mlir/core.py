@@ -25,6 +25,7 @@ import itertools
 import operator
 import os
 import struct
+import sys
 import threading
 import traceback
 import weakref
@@ -369,6 +370,14 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
+        """Its value. Called from outside pyflame, as ``torch.Tensor.numpy``:
+        the array and the tensor share memory from now on (``_hand_out``)."""
+        v = self._read()
+        if type(v) is np.ndarray and _outside(sys._getframe(1)):
+            return self._hand_out(v)
+        return v
+
+    def _read(self) -> np.ndarray:
         # every value read (item, tolist, float, bool, np.asarray: all come here)
         # is reported to the REALIZE_GUARDS, a computed value or not (pf.compile
         # must not replay a program that read its argument's value)
@@ -382,11 +391,29 @@ class Tensor:
                 return v.to_host()  # a value the csl backend keeps on the device: copied out
         return v
 
+    def _hand_out(self, v: np.ndarray) -> np.ndarray:
+        """``v`` (its value) for the user to keep: from now on shared with it
+        (in-place updates write into it; ops reading it are computed when
+        recorded). pf shares values between tensors freely (they never
+        change), so a value another tensor may hold is copied first: one copy,
+        the first time."""
+        if shared_buffer(self) is v:
+            return v
+        # (references: _value, numpy's v, this v, getrefcount's argument)
+        if not (v.flags.owndata and v.flags.writeable) or sys.getrefcount(v) > 4:
+            v = self._value = v.copy()
+        share(self, v)
+        return v
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        v = self.numpy()
+        v = self._read()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
-        return v.copy() if copy else v
+        if copy:
+            return v.copy()
+        if type(v) is np.ndarray and _outside(sys._getframe(1)):
+            return self._hand_out(v)  # ``np.asarray(t)``: shares memory, as PyTorch's
+        return v
 
     def item(self) -> float | int | bool:
         if self.numel() != 1:
@@ -998,17 +1025,23 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     if n == 2:
         a, b = inputs
         if a._view is not None or b._view is not None:
+            if SHARED and reads_shared(op, inputs):
+                return _record_shared(op, inputs, attrs)
             a, b = inputs = _read_views(op, inputs)
         key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
     elif n == 1:
         a = inputs[0]
         if a._view is not None:
+            if SHARED and reads_shared(op, inputs):
+                return _record_shared(op, inputs, attrs)
             inputs = _read_views(op, inputs)
             a = inputs[0]
         key = (a.shape, a.dtype)
     else:
         for t in inputs:
             if t._view is not None:
+                if SHARED and reads_shared(op, inputs):
+                    return _record_shared(op, inputs, attrs)
                 inputs = _read_views(op, inputs)
                 break
         key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
@@ -1122,6 +1155,94 @@ def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         if x._view is DELETED:
             raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
     return tuple([x if x._view is None else frozen(x) for x in inputs])
+
+
+# ---- memory shared with numpy (``from_numpy``, ``.numpy()``, ``np.asarray``, DLPack) ----
+# A tensor sharing its buffer with an array the user holds: writes to the array
+# are invisible to pf, so no op may read the buffer later than PyTorch would.
+# The ops reading such a tensor are computed when recorded (``_record_shared``);
+# its in-place updates are computed at once and written into the buffer
+# (``inplace._update``). A shared tensor's ``_view`` is never None (an empty
+# ``Aliases`` when it has no views): the record paths that check nothing else
+# (and ``_native.record``) take their branch for views, where the check is.
+
+# id -> (a weak reference to the tensor, the buffer it shares)
+SHARED: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def _outside(frame: Any) -> bool:
+    """The calling frame is not pyflame's own code (which reads values, never keeps them)."""
+    name = frame.f_globals.get("__name__", "")
+    return not (name == "pyflame_mlir" or name.startswith("pyflame_mlir."))
+
+
+def share(t: Tensor, buf: np.ndarray) -> Tensor:
+    """Mark ``t`` (a realized tensor whose value is ``buf``) as sharing ``buf``."""
+    k = id(t)
+    SHARED[k] = (weakref.ref(t, lambda _, k=k: SHARED.pop(k, None)), buf)
+    if t._view is None:
+        t._view = Aliases()
+    return t
+
+
+def shared_buffer(t: Tensor) -> np.ndarray | None:
+    """The array ``t`` shares its memory with, or None."""
+    e = SHARED.get(id(t))
+    return e[1] if e is not None and e[0]() is t else None
+
+
+def shared_buffers(t: Tensor) -> list[np.ndarray]:
+    """The arrays ``t``'s memory is shared with: its own, its root's (a view),
+    its source's (a state ``frozen`` of a shared tensor)."""
+    out = []
+    b = shared_buffer(t)
+    if b is not None:
+        out.append(b)
+    v = t._view
+    if type(v) is ViewOf or type(v) is Frozen:
+        b = shared_buffer(v.root if type(v) is ViewOf else v.source)
+        if b is not None:
+            out.append(b)
+    return out
+
+
+def reads_shared(op: OpDef, inputs: Sequence[Tensor]) -> bool:
+    """``op`` is computed when recorded: it reads a shared tensor's buffer. A
+    transform (a vjp: backward) is not: its reads are PyTorch's saved
+    tensors, which alias the array too (pf's version checks see in-place
+    updates through pf, as PyTorch's; writes through numpy neither sees)."""
+    return op.family != "transform" and any(x._view is not None and shared_buffers(x) for x in inputs)
+
+
+def write_shared(t: Tensor) -> None:
+    """After an in-place update of ``t`` (or of a view of it): its new state,
+    and its root's, computed now and written into the arrays they share
+    (PyTorch writes there: the arrays follow)."""
+    v = t._view
+    for x in (t, v.root) if type(v) is ViewOf else (t,):
+        buf = shared_buffer(x)
+        if buf is None or x._value is buf:
+            continue
+        if x._node is not None:
+            realize([x])
+        np.copyto(buf, x._value)
+        x._value = buf
+
+
+def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
+                   ) -> Tensor | list[Tensor]:
+    """``record`` of an op reading a tensor that shares memory with numpy:
+    computed now, so a later write to the array (which pf cannot see) does
+    not change it (PyTorch computes it now). Its result owns its value."""
+    bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
+    out = _record_slow(op, _read_views(op, inputs), attrs, None)
+    outs = out if isinstance(out, list) else [out]
+    realize(outs)
+    for o in outs:
+        v = o._value
+        if type(v) is np.ndarray and any(np.may_share_memory(v, b) for b in bufs):
+            o._value = v.copy()  # (an executor may hand back its input: not the user's)
+    return out
 
 
 def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],

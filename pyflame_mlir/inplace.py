@@ -23,6 +23,7 @@ from .autograd import keep_history
 from .core import (
     GRAD_MODE,
     INFERENCE_TENSORS,
+    SHARED,
     TRACE_ARGS,
     Aliases,
     AutogradMeta,
@@ -108,6 +109,8 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
     info = t._view
+    if SHARED and info is not None and id(t) not in _WRITING and core.shared_buffers(t):
+        return _update_shared(t, make, what)
     if type(info) is ViewOf:
         return _update_view(t, info, make, what)
     old, start = snapshot(t)
@@ -133,6 +136,28 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
                 if w._view.detached:
                     _STALE_DETACHED[id(w)] = w
         _refresh(t, info, None, keep)
+    return t
+
+
+_WRITING: set[int] = set()  # the shared tensors ``_update_shared`` is updating
+
+
+def _update_shared(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
+    """``_update`` of a tensor sharing memory with numpy (or of a view of
+    one): computed at once and written into the shared array, as PyTorch
+    writes into it (``core.write_shared``)."""
+    for buf in core.shared_buffers(t):
+        if not buf.flags.writeable:
+            raise ValueError(f"{what}: the tensor shares memory with a read-only numpy array "
+                             f"(shape {list(buf.shape)}, from from_numpy/as_tensor/frombuffer/"
+                             "from_dlpack or .numpy()); PyTorch's behaviour is undefined there. "
+                             "Clone it first, or make the array writeable")
+    _WRITING.add(id(t))
+    try:
+        _update(t, make, what)
+    finally:
+        _WRITING.discard(id(t))
+    core.write_shared(t)
     return t
 
 

@@ -41,6 +41,7 @@ from .core import (
     record,
     requires_grad,
     reshape_strides,
+    share,
     tensor_method,
 )
 from .dialects import OPS
@@ -1816,7 +1817,9 @@ def _format(self: Tensor, spec: str) -> str:
 
 
 def _dlpack(self: Tensor, **kwargs: Any) -> Any:
-    arr = self.numpy()
+    arr = self._read()
+    if type(arr) is np.ndarray:
+        arr = self._hand_out(arr)  # the consumer shares its memory from now on
     if self.dtype is bfloat16:
         raise BufferError("bfloat16 tensors cannot be exported through DLPack by numpy; "
                           "convert to float32 first")
@@ -1831,8 +1834,10 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 
 
 def from_dlpack(ext: Any) -> Tensor:
-    """A leaf sharing memory with a DLPack producer (a torch or numpy array on the CPU)."""
-    return Tensor._leaf(np.from_dlpack(ext))
+    """A leaf sharing memory with a DLPack producer (a torch or numpy array on
+    the CPU), as ``from_numpy`` shares it."""
+    arr = np.from_dlpack(ext)
+    return share(Tensor._leaf(arr), arr)
 
 
 _DATA_METHODS: dict[str, Any] = {
