@@ -608,9 +608,17 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
         new_info = info
     if new is t:
         return t
+    bufs = core.shared_buffers(t) if SHARED else None
+    if bufs and (what not in ("squeeze_", "unsqueeze_") or type(info) is ViewOf):
+        raise NotImplementedError(f"{what} of a tensor sharing memory with a numpy array "
+                                  f"(a {list(t.shape)} tensor): its elements would move in "
+                                  "the array; use the out-of-place form, or clone() first")
     old, start = snapshot(t)
     rebind(t, old, start, new)
     t.shape, t._view = new.shape, new_info
+    if bufs:  # the same elements in the same order: the array, reshaped (a numpy view)
+        core.share(t, bufs[0].reshape(new.shape))
+        t._value = core.shared_buffer(t)
     if type(new_info) is ViewOf and new_info.counter is not t:
         t._mut.version -= 1
         _bump(new_info.counter)  # the version counter is shared: PyTorch counts one
