@@ -1211,7 +1211,8 @@ def reads_shared(op: OpDef, inputs: Sequence[Tensor]) -> bool:
     transform (a vjp: backward) is not: its reads are PyTorch's saved
     tensors, which alias the array too (pf's version checks see in-place
     updates through pf, as PyTorch's; writes through numpy neither sees)."""
-    return op.family != "transform" and any(x._view is not None and shared_buffers(x) for x in inputs)
+    return op.family != "transform" and any(x._view is not None and shared_buffers(x)
+                                            for x in inputs)
 
 
 def write_shared(t: Tensor) -> None:
