@@ -393,17 +393,30 @@ class Tensor:
 
     def _hand_out(self, v: np.ndarray) -> np.ndarray:
         """``v`` (its value) for the user to keep: from now on shared with it
-        (in-place updates write into it; ops reading it are computed when
-        recorded). pf shares values between tensors freely (they never
-        change), so a value another tensor may hold is copied first: one copy,
-        the first time."""
+        while the user holds it (in-place updates write into it; ops reading
+        it are computed when recorded). pf shares values between tensors
+        freely (they never change), so a value another tensor may hold is
+        copied first: one copy, the first time."""
         if shared_buffer(self) is v:
-            return v
+            owner = _shared_owner(self)
+            return v if owner is None else np.asarray(owner)  # (None: from_numpy's array)
+        info = self._view
+        if type(info) is ViewOf:  # a view of a shared tensor: a numpy view of its array
+            rb = shared_buffer(info.root)
+            if rb is not None and rb.flags.c_contiguous and v.dtype == rb.dtype:
+                owner = _shared_owner(info.root)  # (its arrays keep the root shared)
+                flat = (rb if owner is None else np.asarray(owner)).reshape(-1)[info.offset:]
+                arr = np.lib.stride_tricks.as_strided(
+                    flat, info.sizes, [k * rb.itemsize for k in info.strides])
+                self._value = arr
+                share(self, arr)
+                return arr
         # (references: _value, numpy's v, this v, getrefcount's argument)
         if not (v.flags.owndata and v.flags.writeable) or sys.getrefcount(v) > 4:
             v = self._value = v.copy()
-        share(self, v)
-        return v
+        owner = _Owner(v)
+        share(self, v, owner)
+        return np.asarray(owner)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         v = self._read()
@@ -1166,8 +1179,25 @@ def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
 # ``Aliases`` when it has no views): the record paths that check nothing else
 # (and ``_native.record``) take their branch for views, where the check is.
 
-# id -> (a weak reference to the tensor, the buffer it shares)
-SHARED: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+# id -> (a weak reference to the tensor, the buffer it shares, a weak reference
+# to the ``_Owner`` of a buffer ``Tensor.numpy()`` handed out, or None)
+SHARED: dict[int, tuple[weakref.ref, np.ndarray, weakref.ref | None]] = {}
+
+
+class _Owner:
+    """The holder of a value ``Tensor.numpy()`` handed out: the arrays it
+    gives (``np.asarray(owner)``) and their numpy views keep it alive; once
+    the user holds none of them, the tensor shares nothing any more (a
+    ``t.numpy().copy()`` leaves ``t`` an ordinary tensor)."""
+
+    __slots__ = ("buf", "__weakref__")
+
+    def __init__(self, buf: np.ndarray):
+        self.buf = buf
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return self.buf.__array_interface__
 
 
 def _outside(frame: Any) -> bool:
@@ -1176,10 +1206,22 @@ def _outside(frame: Any) -> bool:
     return not (name == "pyflame_mlir" or name.startswith("pyflame_mlir."))
 
 
-def share(t: Tensor, buf: np.ndarray) -> Tensor:
-    """Mark ``t`` (a realized tensor whose value is ``buf``) as sharing ``buf``."""
+def share(t: Tensor, buf: np.ndarray, owner: _Owner | None = None) -> Tensor:
+    """Mark ``t`` (a realized tensor whose value is ``buf``) as sharing ``buf``
+    (while ``owner`` lives, when given)."""
     k = id(t)
-    SHARED[k] = (weakref.ref(t, lambda _, k=k: SHARED.pop(k, None)), buf)
+    entry: list = []
+
+    def unshare(_: Any) -> None:
+        if SHARED.get(k) is entry[0]:
+            del SHARED[k]
+            x = entry[0][0]()
+            if x is not None and type(x._view) is Aliases and not x._view.live():
+                x._view = None  # (an ordinary tensor again: the fast paths)
+
+    entry.append((weakref.ref(t, unshare), buf,
+                  None if owner is None else weakref.ref(owner, unshare)))
+    SHARED[k] = entry[0]
     if t._view is None:
         t._view = Aliases()
     return t
@@ -1188,7 +1230,13 @@ def share(t: Tensor, buf: np.ndarray) -> Tensor:
 def shared_buffer(t: Tensor) -> np.ndarray | None:
     """The array ``t`` shares its memory with, or None."""
     e = SHARED.get(id(t))
-    return e[1] if e is not None and e[0]() is t else None
+    return e[1] if e is not None and e[0]() is t and (e[2] is None or e[2]() is not None) \
+        else None
+
+
+def _shared_owner(t: Tensor) -> _Owner | None:
+    e = SHARED.get(id(t))
+    return e[2]() if e is not None and e[0]() is t and e[2] is not None else None
 
 
 def shared_buffers(t: Tensor) -> list[np.ndarray]:
@@ -1207,35 +1255,44 @@ def shared_buffers(t: Tensor) -> list[np.ndarray]:
 
 
 def reads_shared(op: OpDef, inputs: Sequence[Tensor]) -> bool:
-    """``op`` is computed when recorded: it reads a shared tensor's buffer. A
-    transform (a vjp: backward) is not: its reads are PyTorch's saved
-    tensors, which alias the array too (pf's version checks see in-place
-    updates through pf, as PyTorch's; writes through numpy neither sees)."""
-    return op.family != "transform" and any(x._view is not None and shared_buffers(x)
-                                            for x in inputs)
+    """``op`` reads a shared tensor's buffer (``_record_shared`` records it)."""
+    return any(x._view is not None and shared_buffers(x) for x in inputs)
 
 
 def write_shared(t: Tensor) -> None:
     """After an in-place update of ``t`` (or of a view of it): its new state,
-    and its root's, computed now and written into the arrays they share
-    (PyTorch writes there: the arrays follow)."""
+    its root's and their views', computed now (all at once: the states the
+    update read may be the shared arrays themselves), then written into the
+    arrays they share (PyTorch writes there: the arrays follow)."""
     v = t._view
-    for x in (t, v.root) if type(v) is ViewOf else (t,):
+    root = v.root if type(v) is ViewOf else t
+    targets = [t] if root is t else [t, root]
+    aliases = root._view
+    if type(aliases) is Aliases:
+        targets += [w for w in aliases.live() if w is not t]
+    lazy = [x for x in targets if x._node is not None]
+    if lazy:
+        realize(lazy)
+    for x in targets:
         buf = shared_buffer(x)
-        if buf is None or x._value is buf:
-            continue
-        if x._node is not None:
-            realize([x])
-        np.copyto(buf, x._value)
-        x._value = buf
+        if buf is not None and x._value is not buf:
+            np.copyto(buf, x._value)
+            x._value = buf
 
 
 def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
                    ) -> Tensor | list[Tensor]:
     """``record`` of an op reading a tensor that shares memory with numpy:
     computed now, so a later write to the array (which pf cannot see) does
-    not change it (PyTorch computes it now). Its result owns its value."""
+    not change it (PyTorch computes it now). Its result owns its value. A
+    transform (a backward's vjp, whose caller marks its node) stays lazy but
+    reads private copies of the shared values (PyTorch's backward has run
+    by the time a later write happens)."""
     bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
+    if op.family == "transform":
+        inputs = tuple([_private(x) if x._view is not None and shared_buffers(x) else x
+                        for x in inputs])
+        return _record_slow(op, _read_views(op, inputs), attrs, None)
     out = _record_slow(op, _read_views(op, inputs), attrs, None)
     outs = out if isinstance(out, list) else [out]
     realize(outs)
@@ -1244,6 +1301,13 @@ def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
         if type(v) is np.ndarray and any(np.may_share_memory(v, b) for b in bufs):
             o._value = v.copy()  # (an executor may hand back its input: not the user's)
     return out
+
+
+def _private(x: Tensor) -> Tensor:
+    """A realized tensor holding a copy of ``x``'s current value."""
+    if x._node is not None:
+        realize([x])
+    return Tensor._leaf(np.array(x._value, copy=True), x.dtype)
 
 
 def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],

@@ -146,12 +146,20 @@ def _update_shared(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tenso
     """``_update`` of a tensor sharing memory with numpy (or of a view of
     one): computed at once and written into the shared array, as PyTorch
     writes into it (``core.write_shared``)."""
-    for buf in core.shared_buffers(t):
+    bufs = core.shared_buffers(t)
+    for buf in bufs:
         if not buf.flags.writeable:
             raise ValueError(f"{what}: the tensor shares memory with a read-only numpy array "
                              f"(shape {list(buf.shape)}, from from_numpy/as_tensor/frombuffer/"
                              "from_dlpack or .numpy()); PyTorch's behaviour is undefined there. "
                              "Clone it first, or make the array writeable")
+    # the states before the update get private copies of their values: the lazy
+    # ops that read them (a backward's vjp) must not see the write into the array
+    info = t._view
+    for x in (t, info.root) if type(info) is ViewOf else (t,):
+        v = x._value
+        if type(v) is np.ndarray and builtins.any(np.may_share_memory(v, b) for b in bufs):
+            x._value = v.copy()
     _WRITING.add(id(t))
     try:
         _update(t, make, what)

@@ -299,3 +299,69 @@ def test_internal_reads_do_not_share():
     str(t)
     float(t.sum())
     assert core.shared_buffer(t) is None and t._view is None
+
+
+def _grad_then_update(lib):  # backward ran before the update (pf's vjp is lazy)
+    n = np.ones(3, np.float32)
+    t = lib.from_numpy(n)
+    w = lib.ones(3, requires_grad=True)
+    (t * w).sum().backward()
+    t.add_(1)
+    return w.grad, n
+
+
+def _grad_then_numpy_write(lib):
+    n = np.ones(3, np.float32)
+    t = lib.from_numpy(n)
+    w = lib.ones(3, requires_grad=True)
+    (t * w * w).sum().backward()
+    n += 1
+    return w.grad
+
+
+def _leaf_grad_then_numpy_write(lib):
+    n = np.ones(3, np.float32)
+    t = lib.from_numpy(n).requires_grad_()
+    (t * t).sum().backward()
+    n += 1
+    return t.grad
+
+
+def _numpy_of_view(lib):
+    n = np.arange(6, dtype=np.float32)
+    t = lib.from_numpy(n)
+    nv = t[2:].numpy()
+    t.add_(1)
+    return nv, n
+
+
+def _module_buffer_loaded_from_numpy(lib):  # BatchNorm's in-place running stats
+    m = lib.nn.BatchNorm1d(2)
+    state = {k: lib.from_numpy(v.detach().numpy().copy())
+             for k, v in torch.nn.BatchNorm1d(2).state_dict().items()}
+    m.load_state_dict(state)
+    m(lib.from_numpy(np.arange(8, dtype=np.float32).reshape(4, 2)))
+    return m.running_mean, m.running_var, m.num_batches_tracked
+
+
+@pytest.mark.parametrize("program", [_grad_then_update, _grad_then_numpy_write,
+                                     _leaf_grad_then_numpy_write, _numpy_of_view,
+                                     _module_buffer_loaded_from_numpy],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_sharing_with_autograd_and_views(program, mode):
+    _same(program)
+
+
+def test_sharing_ends_with_the_users_arrays(mode):
+    """``t.numpy().copy()`` keeps nothing shared: ``t`` is an ordinary tensor
+    (its ops stay lazy); an array (or a numpy view of it) still held keeps it shared."""
+    from pyflame_mlir import core
+    t = pf.ones(3) * 2
+    t.numpy().copy()
+    assert core.shared_buffer(t) is None and t._view is None
+    part = t.numpy()[1:]
+    assert core.shared_buffer(t) is not None
+    t.add_(1)
+    assert part.tolist() == [3.0, 3.0]
+    del part
+    assert core.shared_buffer(t) is None
