@@ -1285,14 +1285,20 @@ def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     """``record`` of an op reading a tensor that shares memory with numpy:
     computed now, so a later write to the array (which pf cannot see) does
     not change it (PyTorch computes it now). Its result owns its value. A
-    transform (a backward's vjp, whose caller marks its node) stays lazy but
-    reads private copies of the shared values (PyTorch's backward has run
-    by the time a later write happens)."""
-    bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
-    if op.family == "transform":
-        inputs = tuple([_private(x) if x._view is not None and shared_buffers(x) else x
-                        for x in inputs])
+    transform (a backward's vjp, whose caller marks its node), and an op
+    recording a gradient history, stay lazy but read private copies of the
+    shared values (one copy per such op)."""
+    shared = [x._view is not None and bool(shared_buffers(x)) for x in inputs]
+    if op.family == "transform" or (
+            (not _GRAD_OFF[0] or GRAD_MODE.enabled) and _AUTOGRAD_USED
+            and _inputs_require_grad(inputs)
+            and not any(s and requires_grad(x) for s, x in zip(shared, inputs))):
+        # an op with a gradient (``linear(batch, W)`` in a training step) reads a
+        # private copy and stays lazy: computed now, its backward would compute
+        # it again from the leaves (a second forward matmul); a copy is cheaper
+        inputs = tuple([_private(x) if s else x for s, x in zip(shared, inputs)])
         return _record_slow(op, _read_views(op, inputs), attrs, None)
+    bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
     out = _record_slow(op, _read_views(op, inputs), attrs, None)
     outs = out if isinstance(out, list) else [out]
     realize(outs)
