@@ -52,7 +52,7 @@ times: dict[str, list[float]] = {k: [] for k in WAYS}
 for make in WAYS.values():  # warm the caches
     for b in BATCHES:
         step(make, b)
-for r in range(ROUNDS):  # blocks of 10 steps of one way (a loop feeds one way)
+for _r in range(ROUNDS):  # blocks of 10 steps of one way (a loop feeds one way)
     for name, make in WAYS.items():
         step(make, BATCHES[0])  # (the first step after another way's replans)
         t0 = time.perf_counter()
