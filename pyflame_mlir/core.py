@@ -373,7 +373,7 @@ class Tensor:
         """Its value. Called from outside pyflame, as ``torch.Tensor.numpy``:
         the array and the tensor share memory from now on (``_hand_out``)."""
         v = self._read()
-        if type(v) is np.ndarray and _outside(sys._getframe(1)):
+        if type(v) is np.ndarray and outside_pyflame(sys._getframe(1)):
             return self._hand_out(v)
         return v
 
@@ -399,13 +399,13 @@ class Tensor:
         copied first: one copy, the first time."""
         if shared_buffer(self) is v:
             owner = _shared_owner(self)
-            return v if owner is None else np.asarray(owner)  # (None: from_numpy's array)
+            return v if owner is None else owner.array()  # (None: from_numpy's array)
         info = self._view
         if type(info) is ViewOf:  # a view of a shared tensor: a numpy view of its array
             rb = shared_buffer(info.root)
             if rb is not None and rb.flags.c_contiguous and v.dtype == rb.dtype:
                 owner = _shared_owner(info.root)  # (its arrays keep the root shared)
-                flat = (rb if owner is None else np.asarray(owner)).reshape(-1)[info.offset:]
+                flat = (rb if owner is None else owner.array()).reshape(-1)[info.offset:]
                 arr = np.lib.stride_tricks.as_strided(
                     flat, info.sizes, [k * rb.itemsize for k in info.strides])
                 self._value = arr
@@ -416,7 +416,7 @@ class Tensor:
             v = self._value = v.copy()
         owner = _Owner(v)
         share(self, v, owner)
-        return np.asarray(owner)
+        return owner.array()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         v = self._read()
@@ -424,7 +424,7 @@ class Tensor:
             return v.astype(dtype)
         if copy:
             return v.copy()
-        if type(v) is np.ndarray and _outside(sys._getframe(1)):
+        if type(v) is np.ndarray and outside_pyflame(sys._getframe(1)):
             return self._hand_out(v)  # ``np.asarray(t)``: shares memory, as PyTorch's
         return v
 
@@ -1199,10 +1199,26 @@ class _Owner:
     def __array_interface__(self) -> dict[str, Any]:
         return self.buf.__array_interface__
 
+    def array(self) -> np.ndarray:
+        """A new array of the value (its dtype too: the interface spells
+        bfloat16 as raw bytes), holding this owner."""
+        a = np.asarray(self)
+        return a if a.dtype == self.buf.dtype else a.view(self.buf.dtype)
 
-def _outside(frame: Any) -> bool:
-    """The calling frame is not pyflame's own code (which reads values, never keeps them)."""
-    name = frame.f_globals.get("__name__", "")
+
+# functions that only forward their arguments (torch_api's keyword spellings,
+# creation's requires_grad=): the caller that counts is theirs
+_FORWARDERS = frozenset({"accept_torch_names.<locals>.call", "accept_numpy_names.<locals>.call",
+                         "_requires_grad_option.<locals>.wrapped"})
+
+
+def outside_pyflame(frame: Any) -> bool:
+    """The calling frame (past forwarding wrappers) is not pyflame's own code:
+    pyflame reads values and makes tensors of arrays it owns, never writes
+    them later, so only a user's ``from_numpy``/``.numpy()`` shares memory."""
+    while frame is not None and frame.f_code.co_qualname in _FORWARDERS:
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
     return not (name == "pyflame_mlir" or name.startswith("pyflame_mlir."))
 
 

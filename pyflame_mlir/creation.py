@@ -9,12 +9,13 @@ import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .core import Tensor, number_array, record, share, splat_value
+from .core import Tensor, number_array, outside_pyflame, record, share, splat_value
 from .dialects import OPS
 from .dialects.dtypes import INT, DType, bool_, default_float, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
@@ -181,7 +182,7 @@ def asarray(data: Any, dtype: Any = None, *, copy: bool | None = None) -> Tensor
             raise ValueError(f"as_tensor(copy=False): a {data.dtype} array cannot be "
                              f"viewed as {dt.name} without a copy")
         t = Tensor._leaf(arr)  # the same dtype: shares memory (PyTorch's as_tensor)
-        return share(t, arr) if arr is data else t
+        return share(t, arr) if arr is data and outside_pyflame(sys._getframe(1)) else t
     return tensor(data, dtype)
 
 
@@ -196,7 +197,8 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(arr).__name__}")
     to_dtype(arr.dtype)  # raises for unsupported dtypes
-    return share(Tensor._leaf(arr), arr)
+    t = Tensor._leaf(arr)
+    return share(t, arr) if outside_pyflame(sys._getframe(1)) else t
 
 
 def _size(size: tuple) -> tuple[int, ...]:

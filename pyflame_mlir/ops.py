@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import sys
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ from .core import (
     is_contiguous,
     mark_multi_output,
     number_key,
+    outside_pyflame,
     record,
     requires_grad,
     reshape_strides,
@@ -1837,7 +1839,8 @@ def from_dlpack(ext: Any) -> Tensor:
     """A leaf sharing memory with a DLPack producer (a torch or numpy array on
     the CPU), as ``from_numpy`` shares it."""
     arr = np.from_dlpack(ext)
-    return share(Tensor._leaf(arr), arr)
+    t = Tensor._leaf(arr)
+    return share(t, arr) if outside_pyflame(sys._getframe(1)) else t
 
 
 _DATA_METHODS: dict[str, Any] = {

@@ -10,6 +10,7 @@ removed (``torch.solve``, ``torch.eig``...), which raise torch's message.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 from . import autograd, lax, linalg, special
 from .amp import get_autocast_dtype
 from .autodiff import no_grad
-from .core import Tensor, detach, geometry, share
+from .core import Tensor, detach, geometry, outside_pyflame, share
 from .creation import _draws, empty, zeros
 from .creation import tensor as _tensor
 from .dialects.dtypes import dtype as to_dtype
@@ -583,7 +584,11 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
         raise ValueError(f"buffer length ({len(raw) - offset} bytes after offset {offset}) must "
                          f"be a multiple of element size ({dt.itemsize})")
     values = np.frombuffer(raw, dtype=dt.np, count=count, offset=offset)
-    t = share(Tensor._leaf(values, dt), values)
+    t = Tensor._leaf(values, dt)
+    if outside_pyflame(sys._getframe(1)):
+        share(t, values)
+    else:  # (pyflame's own: a copy, as before)
+        t = Tensor._leaf(values.copy(), dt)
     return t.requires_grad_(True) if requires_grad else t
 
 
