@@ -39,6 +39,11 @@ WAYS = {"from_numpy (shared)": pf.from_numpy, "tensor (copy)": pf.tensor,
         "unshared leaf (old from_numpy)": Tensor._leaf}
 
 
+def infer(make, batch: np.ndarray) -> float:
+    with pf.no_grad():  # the first op reading the shared batch is computed when recorded
+        return float(pf.log_softmax(model(make(batch)), dim=1).sum())
+
+
 def step(make, batch: np.ndarray) -> float:
     x = make(batch)
     loss = -(pf.log_softmax(model(x), dim=1) * Y).sum(dim=1).mean()
@@ -48,19 +53,21 @@ def step(make, batch: np.ndarray) -> float:
     return loss.item()
 
 
-times: dict[str, list[float]] = {k: [] for k in WAYS}
-for make in WAYS.values():  # warm the caches
-    for b in BATCHES:
-        step(make, b)
-for _r in range(ROUNDS):  # blocks of 10 steps of one way (a loop feeds one way)
-    for name, make in WAYS.items():
-        step(make, BATCHES[0])  # (the first step after another way's replans)
-        t0 = time.perf_counter()
-        for i in range(10):
-            step(make, BATCHES[i % len(BATCHES)])
-        times[name].append((time.perf_counter() - t0) / 10)
-base = median(times["unshared leaf (old from_numpy)"])
 print(f"{platform.processor() or platform.machine()}, batch {B}, {ROUNDS} rounds, "
       f"native={pf.core.native_enabled()}")
-for name, ts in times.items():
-    print(f"  {name:32s} {median(ts) * 1e3:8.3f} ms/step  ratio {median(ts) / base:5.2f}")
+for what, fn in (("training step", step), ("no_grad forward", infer)):
+    times: dict[str, list[float]] = {k: [] for k in WAYS}
+    for make in WAYS.values():  # warm the caches
+        for b in BATCHES:
+            fn(make, b)
+    for _r in range(ROUNDS):  # blocks of 10 calls of one way (a loop feeds one way)
+        for name, make in WAYS.items():
+            fn(make, BATCHES[0])  # (the first call after another way's plans again)
+            t0 = time.perf_counter()
+            for i in range(10):
+                fn(make, BATCHES[i % len(BATCHES)])
+            times[name].append((time.perf_counter() - t0) / 10)
+    base = median(times["unshared leaf (old from_numpy)"])
+    print(f" {what}:")
+    for name, ts in times.items():
+        print(f"  {name:32s} {median(ts) * 1e3:8.3f} ms  ratio {median(ts) / base:5.2f}")
