@@ -1299,19 +1299,18 @@ def write_shared(t: Tensor) -> None:
 def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
                    ) -> Tensor | list[Tensor]:
     """``record`` of an op reading a tensor that shares memory with numpy:
-    computed now, so a later write to the array (which pf cannot see) does
-    not change it (PyTorch computes it now). Its result owns its value. A
-    transform (a backward's vjp, whose caller marks its node), and an op
-    recording a gradient history, stay lazy but read private copies of the
-    shared values (one copy per such op)."""
+    it reads a private copy of the array's current values, taken now, so a
+    later write to the array (which pf cannot see) does not change it
+    (PyTorch computes it now). A copy per op reading the array: no more
+    memory traffic than the op's own read of it. An op reading a shared
+    tensor that itself requires grad (gradients accumulate on that object)
+    is computed now instead, and its result owns its value."""
     shared = [x._view is not None and bool(shared_buffers(x)) for x in inputs]
-    if op.family == "transform" or (
-            (not _GRAD_OFF[0] or GRAD_MODE.enabled) and _AUTOGRAD_USED
-            and _inputs_require_grad(inputs)
-            and not any(s and requires_grad(x) for s, x in zip(shared, inputs))):
-        # an op with a gradient (``linear(batch, W)`` in a training step) reads a
-        # private copy and stays lazy: computed now, its backward would compute
-        # it again from the leaves (a second forward matmul); a copy is cheaper
+    if op.family == "transform" or not any(s and requires_grad(x)
+                                           for s, x in zip(shared, inputs)):
+        # the op reads a private copy and stays lazy: the graph stays whole (one
+        # compiled program, ``save_graph``/``to_mlir`` keep the leaf), and a
+        # backward does not compute the op a second time from the leaves
         inputs = tuple([_private(x) if s else x for s, x in zip(shared, inputs)])
         return _record_slow(op, _read_views(op, inputs), attrs, None)
     bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
