@@ -343,7 +343,25 @@ def _module_buffer_loaded_from_numpy(lib):  # BatchNorm's in-place running stats
     return m.running_mean, m.running_var, m.num_batches_tracked
 
 
-@pytest.mark.parametrize("program", [_grad_then_update, _grad_then_numpy_write,
+def _view_then_numpy_write(lib):
+    n = np.ones(3, np.float32)
+    v = lib.from_numpy(n)[1:]
+    n[2] = 5
+    return v
+
+
+def _many_reads_then_write(lib):  # each op reads the array as it is when recorded
+    n = np.ones(3, np.float32)
+    t = lib.from_numpy(n)
+    a = t * 2
+    n[0] = 3
+    b = t + a
+    n[1] = 7
+    return a, b, t.sum()
+
+
+@pytest.mark.parametrize("program", [_view_then_numpy_write, _many_reads_then_write,
+                                     _grad_then_update, _grad_then_numpy_write,
                                      _leaf_grad_then_numpy_write, _numpy_of_view,
                                      _module_buffer_loaded_from_numpy],
                          ids=lambda f: f.__name__.strip("_"))
