@@ -3,6 +3,8 @@ optimizer steps as tensors, torch's RNG names, legacy constructors, jit) and
 the programs users paste (BERT/GPT-2 blocks, LoRA, checkpointing), vs torch."""
 import pickle
 
+import numpy as np
+import pytest
 import torch
 
 import pyflame_mlir as pf
@@ -24,3 +26,40 @@ def test_shape_is_size_as_torch():
     assert type(pickle.loads(pickle.dumps(s))) is pf.Size
     assert x.size() == s and type(x.size()) is pf.Size
     assert x.view(s[0], -1).shape == (2, 12) and x.reshape(s).shape == s
+
+
+def _mlp(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.GELU(), lib.nn.Linear(8, 3))
+
+
+def test_jit_script_trace_compile_compute_as_torch():
+    tm = _mlp(torch)
+    m = _mlp(pf)
+    m.load_state_dict({k: pf.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    want = tm(torch.tensor(x)).detach().numpy()
+    for wrapped in (pf.jit.script(m), pf.jit.trace(m, pf.tensor(x[:2])),
+                    pf.jit.trace(m, (pf.tensor(x[:2]),)), pf.compile(m),
+                    pf.compile(m, mode="reduce-overhead", fullgraph=True, dynamic=False),
+                    pf.compile(m, disable=True)):
+        np.testing.assert_allclose(wrapped(pf.tensor(x)).numpy(), want, rtol=1e-5, atol=1e-6)
+        assert len(list(wrapped.parameters())) == 4
+    c = pf.compile(m)
+    assert c._orig_mod is m and c.training
+    c.eval()
+    assert not m.training
+
+    def f(a, b):
+        return (a * b).sum(1)
+    traced = pf.jit.trace(f, (pf.ones(2, 3), pf.ones(2, 3)))
+    a, b = pf.tensor(x), pf.tensor(x * 2)
+    np.testing.assert_allclose(traced(a, b).numpy(), (x * x * 2).sum(1), rtol=1e-6)
+    assert pf.jit.script(f) is f and not pf.jit.is_scripting() and not pf.jit.is_tracing()
+    assert type(pf.trace(lambda v: v * 2, pf.ones(2))).__name__ == "TracedProgram"
+    with pytest.raises(NotImplementedError, match="TorchScript"):
+        pf.jit.save(pf.jit.script(m), "m.pt")
+    with pytest.raises(NotImplementedError, match="TorchScript"):
+        pf.jit.load("m.pt")
+    with pytest.raises(ValueError, match="backend='tensorrt'"):
+        pf.compile(m, backend="tensorrt")
