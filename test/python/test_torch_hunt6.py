@@ -63,3 +63,15 @@ def test_jit_script_trace_compile_compute_as_torch():
         pf.jit.load("m.pt")
     with pytest.raises(ValueError, match="backend='tensorrt'"):
         pf.compile(m, backend="tensorrt")
+
+
+def test_cuda_legacy_types_as_torch_without_cuda():
+    for name in ("FloatTensor", "LongTensor", "DoubleTensor", "HalfTensor", "BoolTensor"):
+        ours, theirs = getattr(pf.cuda, name), getattr(torch.cuda, name)
+        assert not isinstance(pf.ones(2), ours) and not isinstance(torch.ones(2), theirs)
+        with pytest.raises(TypeError, match=f"torch.cuda.{name} not available"):
+            ours(2, 3)
+        with pytest.raises(TypeError, match=f"torch.cuda.{name} not available"):
+            theirs(2, 3)
+    dtype = pf.cuda.FloatTensor if pf.cuda.is_available() else pf.FloatTensor
+    assert dtype(2, 3).shape == (2, 3) and pf.LongTensor([1, 2]).dtype is pf.int64
