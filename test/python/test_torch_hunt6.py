@@ -75,3 +75,41 @@ def test_cuda_legacy_types_as_torch_without_cuda():
             theirs(2, 3)
     dtype = pf.cuda.FloatTensor if pf.cuda.is_available() else pf.FloatTensor
     assert dtype(2, 3).shape == (2, 3) and pf.LongTensor([1, 2]).dtype is pf.int64
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam", "RAdam", "RMSprop", "Rprop",
+                                  "ASGD", "Adagrad", "Adadelta", "Adamax"])
+def test_optimizer_step_is_a_float32_tensor_as_torch(name, tmp_path):
+    tp = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))
+    p = pf.nn.Parameter(pf.tensor([1.0, -2.0, 3.0]))
+    topt, opt = getattr(torch.optim, name)([tp], lr=0.1), getattr(pf.optim, name)([p], lr=0.1)
+
+    def run(k):
+        for _ in range(k):
+            topt.zero_grad()
+            (tp * tp * tp).sum().backward()
+            topt.step()
+            opt.zero_grad()
+            (p * p * p).sum().backward()
+            opt.step()
+    run(2)
+    step, tstep = opt.state[p]["step"], topt.state[tp]["step"]
+    assert isinstance(step, pf.Tensor) and step.dtype is pf.float32 and step.shape == ()
+    assert step.item() == tstep.item() == 2.0 and type(step.item()) is float
+    sd = opt.state_dict()["state"][0]["step"]
+    assert isinstance(sd, pf.Tensor) and sd.item() == 2.0
+    pf.save(opt.state_dict(), tmp_path / "opt.pt")
+    p2 = pf.nn.Parameter(p.detach().clone())
+    opt2 = getattr(pf.optim, name)([p2], lr=0.1)
+    opt2.load_state_dict(pf.load(tmp_path / "opt.pt"))
+    assert isinstance(opt2.state[p2]["step"], pf.Tensor) and opt2.state[p2]["step"].item() == 2
+    # torch's state dict loads too; then both continue as torch does
+    opt.load_state_dict(topt.state_dict())
+    assert opt.state[p]["step"].item() == 2.0
+    run(3)
+    assert opt.state[p]["step"].item() == topt.state[tp]["step"].item() == 5.0
+    np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+    opt2.zero_grad()
+    (p2 * p2 * p2).sum().backward()
+    opt2.step()
+    assert opt2.state[p2]["step"].item() == 3.0
