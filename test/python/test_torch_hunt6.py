@@ -113,3 +113,21 @@ def test_optimizer_step_is_a_float32_tensor_as_torch(name, tmp_path):
     (p2 * p2 * p2).sum().backward()
     opt2.step()
     assert opt2.state[p2]["step"].item() == 3.0
+
+
+def test_parameter_data_views_write_the_parameter_as_torch():
+    # HF-style init: m.weight.data[m.padding_idx].zero_() after normal_
+    for lib in (torch, pf):
+        e = lib.nn.Embedding(5, 3, padding_idx=0)
+        e.weight.data.normal_(mean=0.0, std=0.02)
+        e.weight.data[e.padding_idx].zero_()
+        assert e.weight[0].abs().sum().item() == 0 and e.weight[1].abs().sum().item() > 0
+        w = lib.nn.Parameter(lib.ones(3, 2))
+        d = w.data
+        d.mul_(2)
+        d.t()[0].zero_()
+        d[1:, 1] = 7.0
+        assert w.tolist() == [[0.0, 2.0], [0.0, 7.0], [0.0, 7.0]], lib
+        assert not d.requires_grad and w.requires_grad and type(w) is lib.nn.Parameter
+        w.data = lib.zeros(4)
+        assert type(w) is lib.nn.Parameter and w.requires_grad and tuple(w.shape) == (4,)
