@@ -131,3 +131,45 @@ def test_parameter_data_views_write_the_parameter_as_torch():
         assert not d.requires_grad and w.requires_grad and type(w) is lib.nn.Parameter
         w.data = lib.zeros(4)
         assert type(w) is lib.nn.Parameter and w.requires_grad and tuple(w.shape) == (4,)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_low_precision_linear_rounds_once_as_torch_addmm(dt):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 8)).astype(np.float32)
+    # a bias near minus the product: the sum cancels, where rounding twice loses ulps
+    b = -(x[0, 0] @ w.T) + rng.standard_normal(6).astype(np.float32) * 0.01
+    tl = torch.nn.Linear(8, 6)
+    with torch.no_grad():
+        tl.weight.copy_(torch.tensor(w))
+        tl.bias.copy_(torch.tensor(b))
+    pl = pf.nn.Linear(8, 6)
+    pl.load_state_dict({k: pf.tensor(v.numpy()) for k, v in tl.state_dict().items()})
+    tl, pl = tl.to(getattr(torch, dt)), pl.to(getattr(pf, dt))
+    tx = torch.tensor(x).to(getattr(torch, dt)).requires_grad_()
+    px = pf.tensor(x).to(getattr(pf, dt)).requires_grad_()
+    tout, pout = tl(tx), pl(px)
+    assert pout.dtype is getattr(pf, dt)
+    eps = 2.0 ** -7 if dt == "bfloat16" else 2.0 ** -10  # one ulp, relative
+    np.testing.assert_allclose(pout.detach().float().numpy(), tout.detach().float().numpy(),
+                               rtol=eps, atol=1e-6)
+    g = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    tout.backward(torch.tensor(g).to(getattr(torch, dt)))
+    pout.backward(pf.tensor(g).to(getattr(pf, dt)))
+    for a, b_ in ((px.grad, tx.grad), (pl.weight.grad, tl.weight.grad),
+                  (pl.bias.grad, tl.bias.grad)):
+        assert a.dtype is getattr(pf, dt)
+        np.testing.assert_allclose(a.float().numpy(), b_.float().numpy(), rtol=2 * eps,
+                                   atol=2 * eps)
+    with pf.autocast("cpu", dtype=pf.bfloat16), torch.autocast("cpu", dtype=torch.bfloat16):
+        t32 = torch.nn.Linear(8, 6)
+        with torch.no_grad():
+            t32.weight.copy_(torch.tensor(w))
+            t32.bias.copy_(torch.tensor(b))
+        p32 = pf.nn.Linear(8, 6)
+        p32.load_state_dict({k: pf.tensor(v.numpy()) for k, v in t32.state_dict().items()})
+        ta, pa = t32(torch.tensor(x)), p32(pf.tensor(x))
+    assert pa.dtype is pf.bfloat16 and ta.dtype is torch.bfloat16
+    np.testing.assert_allclose(pa.detach().float().numpy(), ta.detach().float().numpy(),
+                               rtol=2.0 ** -7, atol=1e-6)
