@@ -173,3 +173,29 @@ def test_low_precision_linear_rounds_once_as_torch_addmm(dt):
     assert pa.dtype is pf.bfloat16 and ta.dtype is torch.bfloat16
     np.testing.assert_allclose(pa.detach().float().numpy(), ta.detach().float().numpy(),
                                rtol=2.0 ** -7, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmm_scaled", "baddbmm", "addbmm", "addmv", "addr"])
+def test_low_precision_blas_updates_round_once_as_torch(name):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 8, 5)).astype(np.float32)
+    c = -(x @ w) + 0.01 * rng.standard_normal((3, 4, 5)).astype(np.float32)  # cancels
+
+    def run(lib):
+        def b(a):
+            return lib.tensor(a).to(lib.bfloat16)
+        if name == "addmm":
+            return lib.addmm(b(c[0]), b(x[0]), b(w[0]))
+        if name == "addmm_scaled":
+            return lib.addmm(b(c[0]), b(x[0]), b(w[0]), beta=0.5, alpha=0.5)
+        if name == "baddbmm":
+            return lib.baddbmm(b(c), b(x), b(w))
+        if name == "addbmm":
+            return lib.addbmm(b(c[0]), b(x), b(w), beta=0.5)
+        if name == "addmv":
+            return lib.addmv(b(c[0, :, 0]), b(x[0]), b(w[0, :, 0]))
+        return lib.addr(b(c[0]), b(x[0, :, 0]), b(w[0, 0, :]))
+    got, want = run(pf), run(torch)
+    assert got.dtype is pf.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
