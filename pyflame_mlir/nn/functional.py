@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .. import indexing as _indexing
@@ -311,7 +312,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
              eps: float | None = None) -> Tensor:
     dims = _normalized_dims("rms_norm", input, normalized_shape)
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        eps = float(ml_dtypes.finfo(input.dtype.np).eps)  # (numpy's finfo has no bfloat16)
     y = input * rsqrt(mean(input * input, dims, keepdim=True) + eps)
     return _affine(y, weight, None)
 

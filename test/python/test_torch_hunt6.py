@@ -199,3 +199,15 @@ def test_low_precision_blas_updates_round_once_as_torch(name):
     got, want = run(pf), run(torch)
     assert got.dtype is pf.bfloat16
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+def test_rms_norm_default_eps_in_bfloat16_as_torch():
+    x = np.linspace(-4, 4, 64).astype(np.float32).reshape(4, 16)
+    want = torch.nn.functional.rms_norm(torch.tensor(x).bfloat16(), (16,))
+    got = pf.nn.functional.rms_norm(pf.tensor(x).to(pf.bfloat16), (16,))  # raised
+    assert got.dtype is pf.bfloat16
+    # torch computes in float32 and rounds once; pf rounds its steps: within 2 ulps
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=2 ** -6)
+    np.testing.assert_allclose(pf.nn.RMSNorm(16)(pf.tensor(x).to(pf.float16)).float().numpy(),
+                               torch.nn.RMSNorm(16)(torch.tensor(x).half()).float().detach()
+                               .numpy(), rtol=2 ** -9)
