@@ -164,7 +164,7 @@ from .jit import (  # noqa: A004  (pf.compile shadows the builtin)
     device_put,
     eval_shape,
 )
-from .jit import trace as _trace_program
+from .jit import program as _trace_program
 from .lax import checkpoint, checkpoint_policies, remat, stop_gradient
 from .linalg import TOP_LEVEL as _LINALG_TOP_LEVEL  # torch.inverse, det, ... (pf.linalg)
 from .linalg import (

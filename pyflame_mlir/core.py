@@ -254,7 +254,28 @@ def graph_scope(name: str | None = None) -> Iterator[Graph]:
 # ---- the promise tensor ----
 
 class Size(tuple):
-    """What ``t.size()`` returns, as PyTorch's ``torch.Size``: a tuple of ints."""
+    """``t.shape`` and ``t.size()``, as PyTorch's ``torch.Size``: a tuple of
+    ints (hash and equality a tuple's) whose slices, sums and repeats are Sizes."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):  # type: ignore[override]
+        r = tuple.__getitem__(self, i)
+        return Size(r) if type(i) is slice else r
+
+    def __add__(self, other):  # type: ignore[override]
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):  # type: ignore[override]
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return Size, (tuple(self),)
 
     def numel(self) -> int:
         n = 1
@@ -270,9 +291,9 @@ class _Size(int):
     """``t.size`` is the element count (numpy, JAX) and ``t.size()`` /
     ``t.size(dim)`` give the shape (PyTorch): both spellings work."""
 
-    _shape: tuple[int, ...]
+    _shape: Size
 
-    def __new__(cls, shape: tuple[int, ...]) -> _Size:
+    def __new__(cls, shape: Size) -> _Size:
         n = 1
         for d in shape:
             n *= d
@@ -281,7 +302,7 @@ class _Size(int):
         return self
 
     def __call__(self, dim: int | None = None) -> Size | int:
-        return Size(self._shape) if dim is None else self._shape[dim]
+        return self._shape if dim is None else self._shape[dim]
 
 
 # ``repr(tensor)``'s numpy.array2string options (torch.set_printoptions sets them)
@@ -301,12 +322,14 @@ class Tensor:
                  "_view", "_cell", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
-    shape: tuple[int, ...]
+    shape: Size  # (set once, by _promise, _leaf, record: the shape rules' memo holds Sizes)
     dtype: DType
 
     @classmethod
     def _promise(cls, node: OpNode, index: int, shape: tuple[int, ...], dt: DType) -> Tensor:
         t = object.__new__(cls)
+        if type(shape) is not Size:
+            shape = Size(shape)
         t.shape, t.dtype, t._node, t._index, t._value, t._ag = shape, dt, node, index, None, None
         t._hist = t._mut = t._view = t._cell = None
         return t
@@ -315,7 +338,7 @@ class Tensor:
     def _leaf(cls, value: np.ndarray, dt: DType | None = None) -> Tensor:
         """A realized tensor of ``value`` (``dt``: its dtype, when known)."""
         t = object.__new__(cls)
-        t.shape, t.dtype = value.shape, to_dtype(value.dtype) if dt is None else dt
+        t.shape, t.dtype = Size(value.shape), to_dtype(value.dtype) if dt is None else dt
         t._node, t._index, t._value, t._ag, t._hist, t._mut = None, 0, value, None, None, None
         t._view = t._cell = None
         if OBSERVERS:
@@ -1335,7 +1358,8 @@ def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
                  key: tuple | None) -> Tensor | list[Tensor]:
     """``record`` past its memo: the shape rule runs (and fills the memo under
     ``key``, unless None), ``OpNode.__init__`` builds the node."""
-    specs = op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)
+    specs = tuple([(Size(s), d) for s, d in
+                   op.check([t.shape for t in inputs], [t.dtype for t in inputs], attrs)])
     node = OpNode(op, inputs, attrs, specs, 4)  # (the op's function, record, this, __init__)
     single = op.num_results == 1
     if key is not None:

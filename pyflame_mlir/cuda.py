@@ -72,3 +72,25 @@ def _autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = Tru
 
 # torch.cuda.amp: the deprecated spellings older training scripts use
 amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast)
+
+
+class _CudaLegacyType(type):
+    """``torch.cuda.FloatTensor`` and its kin: names a script may refer to
+    (``dtype = torch.cuda.FloatTensor if use_cuda else torch.FloatTensor``);
+    making one raises as torch without CUDA does, and no tensor is one."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        del args, kwargs
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available: pyflame has no CUDA "
+                        f"device (use torch.{cls.__name__}, or .to(dtype))")
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        del obj
+        return False
+
+
+_CUDA_TYPES = ("BFloat16", "Bool", "Byte", "Char", "Double", "Float", "Half", "Int", "Long",
+               "Short")
+for _name in _CUDA_TYPES:
+    globals()[f"{_name}Tensor"] = _CudaLegacyType(f"{_name}Tensor", (), {})
+    __all__.append(f"{_name}Tensor")

@@ -22,7 +22,7 @@ from .core import Tensor, realize
 from .dialects.dtypes import dtype as to_dtype
 from .jax_config import config, enable_x64
 from .jit import ShapeDtypeStruct, block_until_ready
-from .jit import trace as trace_program
+from .jit import program as trace_program
 from .ops import device
 from .tree_util import tree_flatten, tree_unflatten
 from .vmap import ConcretizationError, MappedLoopError

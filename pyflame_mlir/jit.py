@@ -278,6 +278,18 @@ class Compiled:
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
+    @property
+    def _orig_mod(self) -> Any:
+        return self.f
+
+    def __getattr__(self, name: str) -> Any:
+        """A compiled module (torch.compile's OptimizedModule) answers for the
+        module: ``parameters()``, ``state_dict()``, ``train()``, ..."""
+        if name.startswith("__") or name == "f":
+            raise AttributeError(name)
+        return getattr(self.__dict__["f"], name) if "f" in self.__dict__ else \
+            object.__getattribute__(self, name)
+
     def __get__(self, obj: Any, _objtype: type | None = None) -> Any:
         """As a method (``@pf.jit`` on a ``def`` in a class): ``self`` is the
         first argument, a Python value of the signature (hashed by identity)."""
@@ -703,14 +715,34 @@ def _argnums_and_names(f: Callable, argnums: int | Sequence[int], argnames: str 
     return nums, frozenset(names)
 
 
+# torch.compile's backends: each computes what the eager program computes
+_TORCH_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+
+
 def compile(f: Callable | None = None, static_argnums: int | Sequence[int] = (),  # noqa: A001
             donate_argnums: int | Sequence[int] = (), *,
             static_argnames: str | Sequence[str] = (),
-            donate_argnames: str | Sequence[str] = ()) -> Any:
+            donate_argnames: str | Sequence[str] = (),
+            fullgraph: bool = False, dynamic: bool | None = None, backend: str = "inductor",
+            mode: str | None = None, options: dict | None = None,
+            disable: bool = False) -> Any:
     """``f`` traced once per signature and replayed without Python (see the
     module docstring for the guards and the caveats). ``f.lower(*args)``
     gives the IR, ``f.stats()`` the hits, misses, retraces and Python calls.
-    Usable as ``@pf.compile`` or ``@pf.compile(static_argnums=...)``."""
+    Usable as ``@pf.compile`` or ``@pf.compile(static_argnums=...)``.
+
+    ``torch.compile``'s keywords: ``fullgraph``, ``dynamic``, ``mode`` and
+    ``options`` are tuning hints (the program computes the same either way),
+    ``backend`` one of torch's names, ``disable=True`` returns ``f`` itself.
+    A compiled module's attributes (``parameters()``, ``train()``, ...) are
+    the module's; ``_orig_mod`` is the module, as torch's."""
+    del fullgraph, dynamic, mode, options  # (hints: the same values either way)
+    if not isinstance(backend, str) or backend not in _TORCH_BACKENDS:
+        raise ValueError(f"pf.compile: backend={backend!r} is not supported; torch's "
+                         f"{', '.join(_TORCH_BACKENDS)} compute the same here (the backend "
+                         "pf.compile runs is pf.config.backend)")
+    if disable:
+        return (lambda g: g) if f is None else f
     if f is None:
         return lambda g: Compiled(g, static_argnums, donate_argnums, static_argnames,
                                   donate_argnames)
@@ -719,25 +751,86 @@ def compile(f: Callable | None = None, static_argnums: int | Sequence[int] = (),
 
 @dataclass
 class TracedProgram:
-    """What ``pf.trace`` returns: the program one call of ``f`` recorded."""
+    """What ``pf.trace`` returns: the program one call of ``f`` recorded.
+    Calling it (``torch.jit.trace(f, example)(x)``) calls ``pf.compile(f)``."""
 
     inputs: list[Tensor]  # program inputs: the argument tensors, then captured tensors
     outputs: list[Tensor]  # f's tensor results, then in-place updates and new gradients
     ir: str  # the pyflame MLIR text
     result: Any  # what f returned
+    compiled: Any = None  # pf.compile(f)
 
     def __str__(self) -> str:
         return self.ir
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled(*args, **kwargs)
 
-def trace(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
-    """Run ``f(*args)`` once, recording, and return its program (its inputs,
-    outputs and IR). The call's effects happen as in an uncompiled call."""
+    def __getattr__(self, name: str) -> Any:
+        """A traced module answers for the module (``parameters()``, ``eval()``)."""
+        if name.startswith("__") or name == "compiled":
+            raise AttributeError(name)
+        return getattr(self.compiled.f, name)
+
+
+def trace(f: Callable, example_inputs: Any = (), **kwargs: Any) -> TracedProgram:
+    """``torch.jit.trace(f, example_inputs)`` (``pf.jit.trace``): a tuple of
+    inputs is the arguments, anything else the one argument; the result is
+    callable (``pf.compile(f)``). torch's keywords (``check_trace``, ...) are
+    checks of TorchScript's and ignored."""
+    del kwargs
+    args = example_inputs if type(example_inputs) is tuple else (example_inputs,)
+    return program(f, *args)
+
+
+def program(f: Callable, *args: Any, **kwargs: Any) -> TracedProgram:
+    """``pf.trace(f, *args)``: run ``f(*args)`` once, recording, and return
+    its program (its inputs, outputs and IR). The call's effects happen as in
+    an uncompiled call."""
     leaves, _ = tree_flatten((args, kwargs))
     prog, result, requested = trace_program(f, args, kwargs, leaves)
     inputs = [leaves[ref] if kind == "arg" else ref() if kind == "ext" else leaf
               for (kind, ref), leaf in zip(prog.slots, prog.sub.leaves)]
-    return TracedProgram(inputs, requested, str(build_module(prog.sub)), result)
+    return TracedProgram(inputs, requested, str(build_module(prog.sub)), result, compile(f))
+
+
+# ---- torch.jit's other names: TorchScript is not a target here ----
+
+def script(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    """``torch.jit.script``: the function or module itself (it computes what
+    the scripted one computes; Python runs it, pf.compile compiles it)."""
+    del args, kwargs
+    return obj
+
+
+def is_scripting() -> bool:
+    return False
+
+
+def is_tracing() -> bool:
+    return False
+
+
+def _passthrough(fn: Any = None, **kwargs: Any) -> Any:
+    """``@torch.jit.ignore``, ``unused``, ``export``: the function itself."""
+    del kwargs
+    return (lambda g: g) if fn is None else fn
+
+
+ignore = unused = export = _passthrough
+
+
+def save(*args: Any, **kwargs: Any) -> None:
+    del args, kwargs
+    raise NotImplementedError("torch.jit.save: TorchScript archives are not supported; save "
+                              "the weights with pf.save(model.state_dict(), path) and load "
+                              "them into the model's class with load_state_dict")
+
+
+def load(*args: Any, **kwargs: Any) -> Any:
+    del args, kwargs
+    raise NotImplementedError("torch.jit.load: TorchScript archives are not supported; build "
+                              "the model in Python and load_state_dict(pf.load(path)) its weights")
 
 
 @dataclass(frozen=True)

@@ -881,6 +881,22 @@ def _add_scaled(name: str, bias: TensorLike, product: Tensor, beta: Scalar, alph
     return add(out, bias if beta == 1 else mul(bias, beta))
 
 
+def _add_product(name: str, bias: TensorLike, x: Tensor, y: Tensor,
+                 product: Callable[[Tensor, Tensor], Tensor], beta: Scalar, alpha: Scalar
+                 ) -> Tensor:
+    """``beta * bias + alpha * product(x, y)``. In bfloat16/float16 it rounds
+    once, as torch's BLAS updates: the float32 accumulation scaled and added
+    to the bias in float32 (rounding the product first loses ulps where the
+    bias cancels it)."""
+    dt = x.dtype
+    if (dt is bfloat16 or dt is float16) and y.dtype is dt and isinstance(bias, Tensor) \
+            and bias.dtype is dt:
+        return _cast(_add_scaled(name, _cast(bias, float32),
+                                 product(_cast(x, float32), _cast(y, float32)), beta, alpha),
+                     dt)
+    return _add_scaled(name, bias, product(x, y), beta, alpha)
+
+
 def _broadcasts_to(name: str, small: tuple[int, ...], big: tuple[int, ...]
                               ) -> None:
     try:
@@ -897,31 +913,40 @@ def addmm(input: TensorLike, mat1: TensorLike, mat2: TensorLike, *,  # noqa: A00
     a, b = as_tensor_arg(mat1), as_tensor_arg(mat2)
     _check_rank("addmm", a, 2, "mat1")
     _check_rank("addmm", b, 2, "mat2")
-    return _add_scaled("addmm", input, matmul(a, b), beta, alpha)
+    return _add_product("addmm", input, a, b, matmul, beta, alpha)
 
 
 @autocast_policy("none")
 def addmv(input: TensorLike, mat: TensorLike, vec: TensorLike, *,  # noqa: A002
           beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
-    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
+    return _add_product("addmv", input, as_tensor_arg(mat), as_tensor_arg(vec), mv, beta, alpha)
 
 
 @autocast_policy("lower")
 def baddbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
             beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
-    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+    return _add_product("baddbmm", input, as_tensor_arg(batch1), as_tensor_arg(batch2), bmm,
+                        beta, alpha)
 
 
 @autocast_policy("lower")
 def addbmm(input: TensorLike, batch1: TensorLike, batch2: TensorLike, *,  # noqa: A002
            beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
-    return _add_scaled("addbmm", input, sum(bmm(batch1, batch2), 0), beta, alpha)
+    x, y = as_tensor_arg(batch1), as_tensor_arg(batch2)
+    if (x.dtype is bfloat16 or x.dtype is float16) and x.ndim == 3 and x.shape[0] > 0:
+        # torch's addbmm: one addmm per batch, each rounded (beta on the first)
+        out = input
+        for i in range(x.shape[0]):
+            out = _add_product("addbmm", out, x[i], y[i], matmul, beta if i == 0 else 1,
+                               alpha)
+        return out
+    return _add_product("addbmm", input, x, y, lambda p, q: sum(bmm(p, q), 0), beta, alpha)
 
 
 @autocast_policy("none")
 def addr(input: TensorLike, vec1: TensorLike, vec2: TensorLike, *,  # noqa: A002
          beta: Scalar = 1, alpha: Scalar = 1) -> Tensor:
-    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)  # (torch rounds both)
 
 
 # ---- bitwise (``& | ^ ~``): on bool tensors the logical ops, as PyTorch ----

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .. import indexing as _indexing
@@ -33,7 +34,7 @@ from ..autodiff import no_grad
 from ..core import CONFIG, Tensor, detach, record
 from ..creation import arange, from_numpy, full, linspace, rand
 from ..dialects import OPS
-from ..dialects.dtypes import bool_, float64, int64
+from ..dialects.dtypes import bfloat16, bool_, float16, float32, float64, int64
 from ..dialects.opdef import ShapeError
 from ..inplace import _update
 from ..ops import (
@@ -259,7 +260,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ShapeError("linear", f"input {list(input.shape)} and weight "
                                    f"{list(weight.shape)}: the input's last dimension must be "
                                    "the weight's in_features")
-    out = matmul(input, weight.T if weight.ndim == 2 else weight)
+    w = weight.T if weight.ndim == 2 else weight
+    dt = input.dtype
+    if bias is not None and dt in (bfloat16, float16) and weight.dtype is dt \
+            and bias.dtype is dt:
+        # torch's addmm: the bias added to the float32 accumulation, one
+        # rounding (adding it to the rounded product loses ulps to cancellation)
+        return _ops.convert(matmul(_ops.convert(input, float32), _ops.convert(w, float32))
+                            + _ops.convert(bias, float32), dt)
+    out = matmul(input, w)
     return out if bias is None else out + bias
 
 
@@ -303,7 +312,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
              eps: float | None = None) -> Tensor:
     dims = _normalized_dims("rms_norm", input, normalized_shape)
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        eps = float(ml_dtypes.finfo(input.dtype.np).eps)  # (numpy's finfo has no bfloat16)
     y = input * rsqrt(mean(input * input, dims, keepdim=True) + eps)
     return _affine(y, weight, None)
 

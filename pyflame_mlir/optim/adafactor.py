@@ -25,7 +25,15 @@ from ..core import Tensor, detach
 from ..nn.module import _host_value
 from ..ops import clamp, convert, matmul, maximum, mean, rsqrt, sqrt, sum
 from ..torch_api import finfo
-from .optimizer import Optimizer, ScalarLeaves, check_unsupported, count_step, guard_hyperparameters
+from .optimizer import (
+    Optimizer,
+    ScalarLeaves,
+    check_unsupported,
+    count_step,
+    guard_hyperparameters,
+    step_of,
+    step_tensor,
+)
 
 __all__ = ["Adafactor"]
 
@@ -65,7 +73,7 @@ class Adafactor(Optimizer):
                         raise RuntimeError("Adafactor: parameters must be floating point")
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         if grad.ndim > 1:
                             row, col = list(grad.shape), list(grad.shape)
                             row[-1], col[-2] = 1, 1
@@ -75,9 +83,9 @@ class Adafactor(Optimizer):
                             state["variance"] = Tensor._leaf(np.zeros(p.shape, p.dtype.np))
                     count_step(state)
                     e1 = float(finfo(p.dtype).eps) if eps1 is None else eps1
-                    weight = scalar.of(lambda s=state, b=decay: float(s["step"]) ** b, p.dtype)
+                    weight = scalar.of(lambda s=state, b=decay: step_of(s) ** b, p.dtype)
                     rho = scalar.of(lambda g=group, s=state: min(float(g["lr"]),
-                                                                 1 / math.sqrt(s["step"])),
+                                                                 1 / math.sqrt(step_of(s))),
                                     p.dtype)
                     n = max(p.numel(), 1)
                     rms = sqrt(sum(p * p)) / math.sqrt(n)

@@ -22,6 +22,8 @@ from .optimizer import (
     check_unsupported,
     count_step,
     guard_hyperparameters,
+    step_of,
+    step_tensor,
     zeros_leaf,
 )
 
@@ -62,7 +64,7 @@ class Adam(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         # zeros as realized values, updated in place from now on
                         state["exp_avg"] = zeros_leaf(p)
                         state["exp_avg_sq"] = zeros_leaf(p)
@@ -81,9 +83,9 @@ class Adam(Optimizer):
                     exp_avg_sq.mul_(beta2).add_(grad * grad * (1 - beta2))
                     # per call: from the step count and the group's current lr
                     neg_step_size = scalar.of(
-                        lambda g=group, s=state, b=beta1: -g["lr"] / (1 - b ** s["step"]), dt)
+                        lambda g=group, s=state, b=beta1: -g["lr"] / (1 - b ** step_of(s)), dt)
                     bc2_sqrt = scalar.of(
-                        lambda s=state, b=beta2: math.sqrt(1 - b ** s["step"]), dt)
+                        lambda s=state, b=beta2: math.sqrt(1 - b ** step_of(s)), dt)
                     if amsgrad:
                         peak = state["max_exp_avg_sq"]
                         peak.copy_(maximum(peak, exp_avg_sq))

@@ -19,6 +19,8 @@ from .optimizer import (
     check_unsupported,
     count_step,
     guard_hyperparameters,
+    step_of,
+    step_tensor,
     zeros_leaf,
 )
 
@@ -76,7 +78,7 @@ class Adamax(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["exp_avg"] = zeros_leaf(p)
                         state["exp_inf"] = zeros_leaf(p)
                     count_step(state)
@@ -86,7 +88,7 @@ class Adamax(Optimizer):
                     exp_avg.add_((grad - exp_avg) * (1 - beta1))
                     exp_inf.copy_(maximum(exp_inf * beta2, abs(grad) + eps))
                     neg_clr = scalar.of(lambda g=group, s=state, b=beta1:
-                                        -g["lr"] / (1 - b ** s["step"]), p.dtype)
+                                        -g["lr"] / (1 - b ** step_of(s)), p.dtype)
                     p.add_(exp_avg / exp_inf * neg_clr)
 
 
@@ -121,7 +123,7 @@ class NAdam(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["mu_product"] = 1.0
                         state["exp_avg"] = zeros_leaf(p)
                         state["exp_avg_sq"] = zeros_leaf(p)
@@ -129,22 +131,22 @@ class NAdam(Optimizer):
 
                     def advance_mu(s: dict[str, Any] = state, b: float = beta1,
                                    d: float = decay) -> None:
-                        s["mu_product"] = float(s["mu_product"]) * _nadam_mu(b, s["step"], d)
+                        s["mu_product"] = float(s["mu_product"]) * _nadam_mu(b, step_of(s), d)
                     advance_mu()
                     replay_effect(advance_mu)
                     dt = p.dtype
                     grad, exp_avg, exp_avg_sq = _decay_and_moments(group, p, grad, state,
                                                                    scalar)
-                    bc2 = scalar.of(lambda s=state, b=beta2: 1 - b ** s["step"], dt)
+                    bc2 = scalar.of(lambda s=state, b=beta2: 1 - b ** step_of(s), dt)
                     denom = sqrt(exp_avg_sq / bc2) + eps
                     grad_coef = scalar.of(
                         lambda g=group, s=state, b=beta1, d=decay:
-                        -g["lr"] * (1 - _nadam_mu(b, s["step"], d)) / (1 - s["mu_product"]),
+                        -g["lr"] * (1 - _nadam_mu(b, step_of(s), d)) / (1 - s["mu_product"]),
                         dt)
                     avg_coef = scalar.of(
                         lambda g=group, s=state, b=beta1, d=decay:
-                        -g["lr"] * _nadam_mu(b, s["step"] + 1, d)
-                        / (1 - s["mu_product"] * _nadam_mu(b, s["step"] + 1, d)), dt)
+                        -g["lr"] * _nadam_mu(b, step_of(s) + 1, d)
+                        / (1 - s["mu_product"] * _nadam_mu(b, step_of(s) + 1, d)), dt)
                     p.add_(grad / denom * grad_coef)
                     p.add_(exp_avg / denom * avg_coef)
 
@@ -182,7 +184,7 @@ class RAdam(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["exp_avg"] = zeros_leaf(p)
                         state["exp_avg_sq"] = zeros_leaf(p)
                     count_step(state)
@@ -192,11 +194,11 @@ class RAdam(Optimizer):
                     # one graph for both of torch's branches: the rectified
                     # update weighted by `on`, the plain one by `1 - on`
                     step_size = scalar.of(lambda g=group, s=state, b=beta1:
-                                          g["lr"] / (1 - b ** s["step"]), dt)
+                                          g["lr"] / (1 - b ** step_of(s)), dt)
                     on = scalar.of(lambda s=state, b=beta2:
-                                   1.0 if _radam_rect(b, s["step"]) else 0.0, dt)
-                    rect_bc2 = scalar.of(lambda s=state, b=beta2: _radam_rect(b, s["step"])
-                                         * math.sqrt(1 - b ** s["step"]), dt)
+                                   1.0 if _radam_rect(b, step_of(s)) else 0.0, dt)
+                    rect_bc2 = scalar.of(lambda s=state, b=beta2: _radam_rect(b, step_of(s))
+                                         * math.sqrt(1 - b ** step_of(s)), dt)
                     adaptive = rect_bc2 / (sqrt(exp_avg_sq) + eps)
                     p.sub_(exp_avg * step_size * (adaptive * on + (1 - on)))
 
@@ -223,7 +225,7 @@ class Adadelta(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["square_avg"] = zeros_leaf(p)
                         state["acc_delta"] = zeros_leaf(p)
                     count_step(state)

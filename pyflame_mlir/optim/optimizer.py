@@ -24,8 +24,7 @@ import numpy as np
 
 from ..autodiff import enable_grad
 from ..core import OBSERVERS, Tensor, detach, guard_value, host_scalar, replay_effect
-from ..creation import tensor as _tensor
-from ..dialects.dtypes import DType
+from ..dialects.dtypes import DType, float32
 from ..nn.module import _host_value, zero_grad_of
 from ..ops import convert
 
@@ -82,10 +81,27 @@ def guard_hyperparameters(group: dict[str, Any]) -> None:
                 guard_value(group, k)
 
 
+def step_tensor(n: float) -> Tensor:
+    """``state["step"]``: a 0-d float32 tensor, as torch keeps it (code calls
+    ``.item()`` on it, checkpoints store it). Counting makes a new one."""
+    return Tensor._leaf(np.asarray(n, np.float32), float32)
+
+
+def step_of(state: dict[str, Any]) -> float:
+    """``state["step"]`` as a Python number (the step's Python arithmetic)."""
+    t = state["step"]
+    if isinstance(t, Tensor):
+        v = t._value
+        return float(v) if v is not None else float(t.item())
+    return float(t)
+
+
 def count_step(state: dict[str, Any]) -> None:
-    """``state["step"] += 1``, which a compiled step replays too."""
+    """``state["step"] += 1`` (in float32, as torch's), which a compiled step
+    replays too. A new tensor each step: one a caller holds keeps its value."""
     def advance() -> None:
-        state["step"] += 1
+        # (the float64 sum of a float32 and 1 is exact: rounding it is float32's sum)
+        state["step"] = step_tensor(step_of(state) + 1.0)
     advance()
     replay_effect(advance)
 
@@ -183,8 +199,7 @@ class Optimizer:
 
     @staticmethod
     def _pack(key: str, value: Any) -> Any:
-        if key == "step" and not isinstance(value, Tensor):
-            return _tensor(float(value))  # torch keeps the step as a float32 0-d tensor
+        del key  # (the steps are torch's: float32 0-d tensors, SparseAdam's an int)
         return value
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -219,7 +234,7 @@ class Optimizer:
             return value
         t = _host_value(value)
         if key == "step":
-            return int(t.item())
+            return step_tensor(float(t.item()))
         if t.shape != p.shape and t.numel() != 1:
             raise ValueError(f"optimizer state {key!r} of shape {list(t.shape)} does not "
                              f"match its parameter's shape {list(p.shape)}")

@@ -17,6 +17,8 @@ from .optimizer import (
     check_unsupported,
     count_step,
     guard_hyperparameters,
+    step_of,
+    step_tensor,
     zeros_leaf,
 )
 
@@ -56,7 +58,7 @@ class RMSprop(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["square_avg"] = zeros_leaf(p)
                         if momentum > 0:
                             state["momentum_buffer"] = zeros_leaf(p)
@@ -106,7 +108,7 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:  # torch creates the state here, not at the first step
             for p in group["params"]:
-                self.state[p]["step"] = 0
+                self.state[p]["step"] = step_tensor(0)
                 self.state[p]["sum"] = Tensor._leaf(np.full(
                     p.shape, group["initial_accumulator_value"], dtype=p.dtype.np))
 
@@ -121,7 +123,7 @@ class Adagrad(Optimizer):
                     if wd != 0:
                         grad = grad + p * wd
                     clr = scalar.of(lambda g=group, s=state, d=lr_decay:
-                                    g["lr"] / (1 + (s["step"] - 1) * d), p.dtype)
+                                    g["lr"] / (1 + (step_of(s) - 1) * d), p.dtype)
                     state_sum = state["sum"]
                     state_sum.add_(grad * grad)
                     p.sub_(grad / (sqrt(state_sum) + eps) * clr)

@@ -17,6 +17,8 @@ from .optimizer import (
     check_unsupported,
     count_step,
     guard_hyperparameters,
+    step_of,
+    step_tensor,
     zeros_leaf,
 )
 
@@ -51,7 +53,7 @@ class Rprop(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["prev"] = zeros_leaf(p)
                         state["step_size"] = Tensor._leaf(
                             np.full(p.shape, group["lr"], dtype=p.dtype.np))
@@ -94,7 +96,7 @@ class ASGD(Optimizer):
                 for p, grad in self._gradients(group):
                     state = self.state[p]
                     if not state:
-                        state["step"] = 0
+                        state["step"] = step_tensor(0)
                         state["eta"] = float(group["lr"])
                         state["mu"] = 1.0
                         state["ax"] = zeros_leaf(p)
@@ -110,7 +112,7 @@ class ASGD(Optimizer):
                     ax.copy_(where(mu == 1, p, ax + (p - ax) * mu))
 
                     def schedule(s: dict[str, Any] = state, g: dict[str, Any] = group) -> None:
-                        s["eta"] = g["lr"] / (1 + g["lambd"] * g["lr"] * s["step"]) ** g["alpha"]
-                        s["mu"] = 1 / max(1, s["step"] - g["t0"])
+                        s["eta"] = g["lr"] / (1 + g["lambd"] * g["lr"] * step_of(s)) ** g["alpha"]
+                        s["mu"] = 1 / max(1, step_of(s) - g["t0"])
                     schedule()
                     replay_effect(schedule)
