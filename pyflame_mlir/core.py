@@ -25,7 +25,6 @@ import itertools
 import operator
 import os
 import struct
-import sys
 import threading
 import traceback
 import weakref
@@ -393,14 +392,6 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        """Its value. Called from outside pyflame, as ``torch.Tensor.numpy``:
-        the array and the tensor share memory from now on (``_hand_out``)."""
-        v = self._read()
-        if type(v) is np.ndarray and outside_pyflame(sys._getframe(1)):
-            return self._hand_out(v)
-        return v
-
-    def _read(self) -> np.ndarray:
         # every value read (item, tolist, float, bool, np.asarray: all come here)
         # is reported to the REALIZE_GUARDS, a computed value or not (pf.compile
         # must not replay a program that read its argument's value)
@@ -414,42 +405,11 @@ class Tensor:
                 return v.to_host()  # a value the csl backend keeps on the device: copied out
         return v
 
-    def _hand_out(self, v: np.ndarray) -> np.ndarray:
-        """``v`` (its value) for the user to keep: from now on shared with it
-        while the user holds it (in-place updates write into it; ops reading
-        it are computed when recorded). pf shares values between tensors
-        freely (they never change), so a value another tensor may hold is
-        copied first: one copy, the first time."""
-        if shared_buffer(self) is v:
-            owner = _shared_owner(self)
-            return v if owner is None else owner.array()  # (None: from_numpy's array)
-        info = self._view
-        if type(info) is ViewOf:  # a view of a shared tensor: a numpy view of its array
-            rb = shared_buffer(info.root)
-            if rb is not None and rb.flags.c_contiguous and v.dtype == rb.dtype:
-                owner = _shared_owner(info.root)  # (its arrays keep the root shared)
-                flat = (rb if owner is None else owner.array()).reshape(-1)[info.offset:]
-                arr = np.lib.stride_tricks.as_strided(
-                    flat, info.sizes, [k * rb.itemsize for k in info.strides])
-                self._value = arr
-                share(self, arr)
-                return arr
-        # (references: _value, numpy's v, this v, getrefcount's argument)
-        if not (v.flags.owndata and v.flags.writeable) or sys.getrefcount(v) > 4:
-            v = self._value = v.copy()
-        owner = _Owner(v)
-        share(self, v, owner)
-        return owner.array()
-
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        v = self._read()
+        v = self.numpy()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
-        if copy:
-            return v.copy()
-        if type(v) is np.ndarray and outside_pyflame(sys._getframe(1)):
-            return self._hand_out(v)  # ``np.asarray(t)``: shares memory, as PyTorch's
-        return v
+        return v.copy() if copy else v
 
     def item(self) -> float | int | bool:
         if self.numel() != 1:
@@ -1061,23 +1021,17 @@ def record(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
     if n == 2:
         a, b = inputs
         if a._view is not None or b._view is not None:
-            if SHARED and reads_shared(op, inputs):
-                return _record_shared(op, inputs, attrs)
             a, b = inputs = _read_views(op, inputs)
         key: tuple = (a.shape, b.shape, a.dtype, b.dtype)
     elif n == 1:
         a = inputs[0]
         if a._view is not None:
-            if SHARED and reads_shared(op, inputs):
-                return _record_shared(op, inputs, attrs)
             inputs = _read_views(op, inputs)
             a = inputs[0]
         key = (a.shape, a.dtype)
     else:
         for t in inputs:
             if t._view is not None:
-                if SHARED and reads_shared(op, inputs):
-                    return _record_shared(op, inputs, attrs)
                 inputs = _read_views(op, inputs)
                 break
         key = tuple([t.shape for t in inputs] + [t.dtype for t in inputs])
@@ -1191,167 +1145,6 @@ def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         if x._view is DELETED:
             raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
     return tuple([x if x._view is None else frozen(x) for x in inputs])
-
-
-# ---- memory shared with numpy (``from_numpy``, ``.numpy()``, ``np.asarray``, DLPack) ----
-# A tensor sharing its buffer with an array the user holds: writes to the array
-# are invisible to pf, so no op may read the buffer later than PyTorch would.
-# The ops reading such a tensor are computed when recorded (``_record_shared``);
-# its in-place updates are computed at once and written into the buffer
-# (``inplace._update``). A shared tensor's ``_view`` is never None (an empty
-# ``Aliases`` when it has no views): the record paths that check nothing else
-# (and ``_native.record``) take their branch for views, where the check is.
-
-# id -> (a weak reference to the tensor, the buffer it shares, a weak reference
-# to the ``_Owner`` of a buffer ``Tensor.numpy()`` handed out, or None)
-SHARED: dict[int, tuple[weakref.ref, np.ndarray, weakref.ref | None]] = {}
-
-
-class _Owner:
-    """The holder of a value ``Tensor.numpy()`` handed out: the arrays it
-    gives (``np.asarray(owner)``) and their numpy views keep it alive; once
-    the user holds none of them, the tensor shares nothing any more (a
-    ``t.numpy().copy()`` leaves ``t`` an ordinary tensor)."""
-
-    __slots__ = ("buf", "__weakref__")
-
-    def __init__(self, buf: np.ndarray):
-        self.buf = buf
-
-    @property
-    def __array_interface__(self) -> dict[str, Any]:
-        return self.buf.__array_interface__
-
-    def array(self) -> np.ndarray:
-        """A new array of the value (its dtype too: the interface spells
-        bfloat16 as raw bytes), holding this owner."""
-        a = np.asarray(self)
-        return a if a.dtype == self.buf.dtype else a.view(self.buf.dtype)
-
-
-# functions that only forward their arguments (torch_api's keyword spellings,
-# creation's requires_grad=): the caller that counts is theirs
-_FORWARDERS = frozenset({"accept_torch_names.<locals>.call", "accept_numpy_names.<locals>.call",
-                         "_requires_grad_option.<locals>.wrapped"})
-
-
-def outside_pyflame(frame: Any) -> bool:
-    """The calling frame (past forwarding wrappers) is not pyflame's own code:
-    pyflame reads values and makes tensors of arrays it owns, never writes
-    them later, so only a user's ``from_numpy``/``.numpy()`` shares memory."""
-    while frame is not None and frame.f_code.co_qualname in _FORWARDERS:
-        frame = frame.f_back
-    name = "" if frame is None else frame.f_globals.get("__name__", "")
-    return not (name == "pyflame_mlir" or name.startswith("pyflame_mlir."))
-
-
-def share(t: Tensor, buf: np.ndarray, owner: _Owner | None = None) -> Tensor:
-    """Mark ``t`` (a realized tensor whose value is ``buf``) as sharing ``buf``
-    (while ``owner`` lives, when given)."""
-    k = id(t)
-    entry: list = []
-
-    def unshare(_: Any) -> None:
-        if SHARED.get(k) is entry[0]:
-            del SHARED[k]
-            x = entry[0][0]()
-            if x is not None and type(x._view) is Aliases and not x._view.live():
-                x._view = None  # (an ordinary tensor again: the fast paths)
-
-    entry.append((weakref.ref(t, unshare), buf,
-                  None if owner is None else weakref.ref(owner, unshare)))
-    SHARED[k] = entry[0]
-    if t._view is None:
-        t._view = Aliases()
-    return t
-
-
-def shared_buffer(t: Tensor) -> np.ndarray | None:
-    """The array ``t`` shares its memory with, or None."""
-    e = SHARED.get(id(t))
-    return e[1] if e is not None and e[0]() is t and (e[2] is None or e[2]() is not None) \
-        else None
-
-
-def _shared_owner(t: Tensor) -> _Owner | None:
-    e = SHARED.get(id(t))
-    return e[2]() if e is not None and e[0]() is t and e[2] is not None else None
-
-
-def shared_buffers(t: Tensor) -> list[np.ndarray]:
-    """The arrays ``t``'s memory is shared with: its own, its root's (a view),
-    its source's (a state ``frozen`` of a shared tensor)."""
-    out = []
-    b = shared_buffer(t)
-    if b is not None:
-        out.append(b)
-    v = t._view
-    if type(v) is ViewOf or type(v) is Frozen:
-        b = shared_buffer(v.root if type(v) is ViewOf else v.source)
-        if b is not None:
-            out.append(b)
-    return out
-
-
-def reads_shared(op: OpDef, inputs: Sequence[Tensor]) -> bool:
-    """``op`` reads a shared tensor's buffer (``_record_shared`` records it)."""
-    return any(x._view is not None and shared_buffers(x) for x in inputs)
-
-
-def write_shared(t: Tensor) -> None:
-    """After an in-place update of ``t`` (or of a view of it): its new state,
-    its root's and their views', computed now (all at once: the states the
-    update read may be the shared arrays themselves), then written into the
-    arrays they share (PyTorch writes there: the arrays follow)."""
-    v = t._view
-    root = v.root if type(v) is ViewOf else t
-    targets = [t] if root is t else [t, root]
-    aliases = root._view
-    if type(aliases) is Aliases:
-        targets += [w for w in aliases.live() if w is not t]
-    lazy = [x for x in targets if x._node is not None]
-    if lazy:
-        realize(lazy)
-    for x in targets:
-        buf = shared_buffer(x)
-        if buf is not None and x._value is not buf:
-            np.copyto(buf, x._value)
-            x._value = buf
-
-
-def _record_shared(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any]
-                   ) -> Tensor | list[Tensor]:
-    """``record`` of an op reading a tensor that shares memory with numpy:
-    it reads a private copy of the array's current values, taken now, so a
-    later write to the array (which pf cannot see) does not change it
-    (PyTorch computes it now). A copy per op reading the array: no more
-    memory traffic than the op's own read of it. An op reading a shared
-    tensor that itself requires grad (gradients accumulate on that object)
-    is computed now instead, and its result owns its value."""
-    shared = [x._view is not None and bool(shared_buffers(x)) for x in inputs]
-    if op.family == "transform" or not any(s and requires_grad(x)
-                                           for s, x in zip(shared, inputs)):
-        # the op reads a private copy and stays lazy: the graph stays whole (one
-        # compiled program, ``save_graph``/``to_mlir`` keep the leaf), and a
-        # backward does not compute the op a second time from the leaves
-        inputs = tuple([_private(x) if s else x for s, x in zip(shared, inputs)])
-        return _record_slow(op, _read_views(op, inputs), attrs, None)
-    bufs = [b for x in inputs if x._view is not None for b in shared_buffers(x)]
-    out = _record_slow(op, _read_views(op, inputs), attrs, None)
-    outs = out if isinstance(out, list) else [out]
-    realize(outs)
-    for o in outs:
-        v = o._value
-        if type(v) is np.ndarray and any(np.may_share_memory(v, b) for b in bufs):
-            o._value = v.copy()  # (an executor may hand back its input: not the user's)
-    return out
-
-
-def _private(x: Tensor) -> Tensor:
-    """A realized tensor holding a copy of ``x``'s current value."""
-    if x._node is not None:
-        realize([x])
-    return Tensor._leaf(np.array(x._value, copy=True), x.dtype)
 
 
 def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],

@@ -23,7 +23,6 @@ from .autograd import keep_history
 from .core import (
     GRAD_MODE,
     INFERENCE_TENSORS,
-    SHARED,
     TRACE_ARGS,
     Aliases,
     AutogradMeta,
@@ -109,8 +108,6 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
     info = t._view
-    if SHARED and info is not None and id(t) not in _WRITING and core.shared_buffers(t):
-        return _update_shared(t, make, what)
     if type(info) is ViewOf:
         return _update_view(t, info, make, what)
     old, start = snapshot(t)
@@ -136,36 +133,6 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
                 if w._view.detached:
                     _STALE_DETACHED[id(w)] = w
         _refresh(t, info, None, keep)
-    return t
-
-
-_WRITING: set[int] = set()  # the shared tensors ``_update_shared`` is updating
-
-
-def _update_shared(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
-    """``_update`` of a tensor sharing memory with numpy (or of a view of
-    one): computed at once and written into the shared array, as PyTorch
-    writes into it (``core.write_shared``)."""
-    bufs = core.shared_buffers(t)
-    for buf in bufs:
-        if not buf.flags.writeable:
-            raise ValueError(f"{what}: the tensor shares memory with a read-only numpy array "
-                             f"(shape {list(buf.shape)}, from from_numpy/as_tensor/frombuffer/"
-                             "from_dlpack or .numpy()); PyTorch's behaviour is undefined there. "
-                             "Clone it first, or make the array writeable")
-    # the states before the update get private copies of their values: the lazy
-    # ops that read them (a backward's vjp) must not see the write into the array
-    info = t._view
-    for x in (t, info.root) if type(info) is ViewOf else (t,):
-        v = x._value
-        if type(v) is np.ndarray and builtins.any(np.may_share_memory(v, b) for b in bufs):
-            x._value = v.copy()
-    _WRITING.add(id(t))
-    try:
-        _update(t, make, what)
-    finally:
-        _WRITING.discard(id(t))
-    core.write_shared(t)
     return t
 
 
@@ -617,17 +584,9 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
         new_info = info
     if new is t:
         return t
-    bufs = core.shared_buffers(t) if SHARED else None
-    if bufs and (what not in ("squeeze_", "unsqueeze_") or type(info) is ViewOf):
-        raise NotImplementedError(f"{what} of a tensor sharing memory with a numpy array "
-                                  f"(a {list(t.shape)} tensor): its elements would move in "
-                                  "the array; use the out-of-place form, or clone() first")
     old, start = snapshot(t)
     rebind(t, old, start, new)
     t.shape, t._view = new.shape, new_info
-    if bufs:  # the same elements in the same order: the array, reshaped (a numpy view)
-        core.share(t, bufs[0].reshape(new.shape))
-        t._value = core.shared_buffer(t)
     if type(new_info) is ViewOf and new_info.counter is not t:
         t._mut.version -= 1
         _bump(new_info.counter)  # the version counter is shared: PyTorch counts one

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import sys
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,11 +38,9 @@ from .core import (
     is_contiguous,
     mark_multi_output,
     number_key,
-    outside_pyflame,
     record,
     requires_grad,
     reshape_strides,
-    share,
     tensor_method,
 )
 from .dialects import OPS
@@ -1846,9 +1843,7 @@ def _format(self: Tensor, spec: str) -> str:
 
 
 def _dlpack(self: Tensor, **kwargs: Any) -> Any:
-    arr = self._read()
-    if type(arr) is np.ndarray:
-        arr = self._hand_out(arr)  # the consumer shares its memory from now on
+    arr = self.numpy()
     if self.dtype is bfloat16:
         raise BufferError("bfloat16 tensors cannot be exported through DLPack by numpy; "
                           "convert to float32 first")
@@ -1863,11 +1858,8 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 
 
 def from_dlpack(ext: Any) -> Tensor:
-    """A leaf sharing memory with a DLPack producer (a torch or numpy array on
-    the CPU), as ``from_numpy`` shares it."""
-    arr = np.from_dlpack(ext)
-    t = Tensor._leaf(arr)
-    return share(t, arr) if outside_pyflame(sys._getframe(1)) else t
+    """A leaf sharing memory with a DLPack producer (a torch or numpy array on the CPU)."""
+    return Tensor._leaf(np.from_dlpack(ext))
 
 
 _DATA_METHODS: dict[str, Any] = {
