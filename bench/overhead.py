@@ -146,9 +146,7 @@ def main() -> None:
     ta = tb = None
     if torch is not None:
         torch.set_num_threads(1)
-        # copies: torch holding a's own array would make ``a`` a tensor shared with
-        # numpy, whose readers take a private copy when recorded (and which
-        # ``pf.compile`` does not replay: it runs f in Python each call)
+        # torch gets copies: its in-place use must never reach pf's arrays
         ta, tb = torch.from_numpy(a.numpy().copy()), torch.from_numpy(b.numpy().copy())
     for name, pf_fn, torch_fn in [
         ("record add (4x4)", lambda: a + b, lambda: ta + tb),
