@@ -144,4 +144,6 @@ def test_gpt_on_four_processes_matches_torch(tmp_path):
     # padding): a quarter of a "model"-split block over "data", a quarter of a
     # replicated parameter over all four
     numel = sum(p.numel() for p in model.parameters())
-    assert json.loads(Path(str(out) + ".state.json").read_text()) == [2 * 4 * numel // 4] * 4
+    steps = 4 * len(list(model.parameters()))  # each parameter's 0-d f32 'step' (torch's)
+    assert json.loads(Path(str(out) + ".state.json").read_text()) == \
+        [2 * 4 * numel // 4 + steps] * 4

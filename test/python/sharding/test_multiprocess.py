@@ -73,14 +73,15 @@ def _check_partition_traffic(stats: dict, nproc: int) -> None:
     an all-reduce of 36/m x 8 B over 2 sends 2 x 1/2 of it; ZeRO-2 sends the
     same as a reduce-scatter (1/2 of it) and an all-gather (its half), and
     keeps AdamW's two moments of its half only: 2 x 18/m x 8 B, 1/nproc of the
-    replicated optimizer's 2 x 36 x 8 B. The compiler's count
+    replicated optimizer's 2 x 36 x 8 B (and its steps). The compiler's count
     (``CompileReport.collectives``, phase "gradient") agrees."""
     m = nproc // 2
     block = 36 // m * 8
     assert stats["sgd_grad_bytes_per_device"] == block
     assert stats["compiled_grad_bytes_per_device"] == block
     assert stats["zero_comm"] == [["reduce_scatter", 2, block // 2], ["all_gather", 2, block // 2]]
-    assert stats["zero_state_bytes"] == [2 * 36 * 8 // nproc] * nproc
+    # (+ each parameter's 'step', a 0-d float32 tensor as torch's: 2 x 4 B)
+    assert stats["zero_state_bytes"] == [2 * 36 * 8 // nproc + 2 * 4] * nproc
 
 
 def test_launch_reports_a_failing_rank(tmp_path):
