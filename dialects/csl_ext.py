@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BoolAttr,
+    FunctionType,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -588,6 +589,23 @@ class StorePtrOp(IRDLOperation):
             raise VerifyException(f"storing a {self.value.type} through a {t.type} pointer")
 
 
+@irdl_op_definition
+class FnRefOp(IRDLOperation):
+    """A function of this module as a value, `f` (a `fn` param's argument:
+    `@import_module("lib.csl", .{ .f_callback = f })`). xDSL 0.74 has only its
+    address (`csl.addressof_fn`, `&f`), which a `fn` param does not take."""
+
+    name = "csl_ext.fn_ref"
+
+    fn_name = prop_def(SymbolRefAttr)
+    result = result_def(FunctionType)
+
+    assembly_format = "$fn_name attr-dict `:` type($result)"
+
+    def __init__(self, fn: str, type: FunctionType):
+        super().__init__(properties={"fn_name": SymbolRefAttr(fn)}, result_types=[type])
+
+
 MAP_INPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabin_dsd)
 MAP_OUTPUT_DSDS = (DsdKind.mem1d_dsd, DsdKind.mem4d_dsd, DsdKind.fabout_dsd)
 
@@ -905,6 +923,6 @@ CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
-     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp],
+     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp, FnRefOp],
     [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
 )

@@ -260,6 +260,8 @@ class ExtCslPrintContext(CslPrintContext):
                 )
             case csl_ext.GetTaskIdOp(id=id, kind=kind, result=res):
                 self.variables[res] = _task_id_expr(kind.data, id.value.data)
+            case csl_ext.FnRefOp(fn_name=fn, result=res):
+                self.variables[res] = fn.string_value()
             case csl_ext.VoidOp(result=res):
                 self.variables[res] = "{}"
             case csl_ext.AddressOfVarOp(var=var, result=res):

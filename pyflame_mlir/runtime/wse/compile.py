@@ -5,6 +5,12 @@ the layout params) plus, for the simulator, the IR (`program.mlir`) and, for a
 user with the real SDK, the printed CSL files (`<module>.csl`).
 
     python -m pyflame_mlir.runtime.wse.compile prog.mlir --params=M:8,N:8 -o out
+
+A module the program imports from a file (`@import_module("lib/pe.csl", ...)`, found
+beside the importing file or under an `--import-path`) is printed at its path relative
+to the program's file (`out/lib/pe.csl`), so the printed tree compiles as it is; if a
+path leaves the program's directory (`"../lib.csl"`), the program's own files go that
+many directories down (`out/_/kernel.csl`, `out/lib.csl`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +50,11 @@ def compile_program(
     out_dir: str | Path,
     params: dict[str, Any] | None = None,
     arch: str = "wse2",
+    import_paths: Sequence[str | Path] = (),
 ) -> Path:
     if arch not in ARCHS:
         raise ValueError(f"arch must be one of {ARCHS}")
-    module = load_module(source)
+    module = load_module(source, import_paths)
     params = {k: str(v) for k, v in (params or {}).items()}
     layout = evaluate_layout(module, params, CycleModel())  # checks params, fills defaults
     out = Path(out_dir)
@@ -53,8 +62,18 @@ def compile_program(
     (out / IR_FILE).write_text(str(module) + "\n")
     text = io.StringIO()
     print_csl(module, text)
-    for name, body in split_csl_files(text.getvalue()).items():
-        (out / f"{name}.csl").write_text(body)
+    files = split_csl_files(text.getvalue())
+    # how many directories imported files reach above the program's
+    up = max((next((i for i, part in enumerate(Path(n).parts) if part != ".."), 0)
+              for n in files), default=0)
+    base = out.joinpath(*(["_"] * up))
+    for name, body in files.items():
+        if Path(name).is_absolute():
+            raise ValueError(f"module '{name}': an absolute import path has no place in the "
+                             "compile directory")
+        dest = Path(os.path.normpath(base / f"{name}.csl"))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(body)
     meta = {
         "params": {k: str(v) for k, v in layout.params.items()},
         "arch": arch,
@@ -76,8 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--params", default="", help="layout params, e.g. M:8,N:16")
     ap.add_argument("--arch", default="wse2", choices=ARCHS)
     ap.add_argument("-o", "--output", default="out")
+    ap.add_argument("--import-path", action="append", default=[],
+                    help="a directory to look for imported modules in (cslc's option)")
     a = ap.parse_args(argv)
-    print(compile_program(a.program, a.output, parse_params(a.params), a.arch))
+    print(compile_program(a.program, a.output, parse_params(a.params), a.arch, a.import_path))
 
 
 if __name__ == "__main__":

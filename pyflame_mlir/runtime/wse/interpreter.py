@@ -82,7 +82,10 @@ class Context:
     def import_module(self, name: str, params: dict | None): self._reject(f"import {name}")
     def alloc(self, name: str, dtype: np.dtype, shape: tuple[int, ...], module_level: bool):
         self._reject("memory allocation")
-    def define(self, op: csl.FuncOp | csl.TaskOp, body: BlockPlan): self._reject(op.name)
+    def define(self, op: csl.FuncOp | csl.TaskOp, body: BlockPlan, env: Env):
+        self._reject(op.name)
+    def instantiate(self, op: csl.CslModuleOp, file: str, params: dict | None):
+        self._reject(f'@import_module("{file}.csl")')
     def export(self, name: str, value, type): self._reject("csl.export")
     def rpc(self, color: int): self._reject("csl.rpc")
     def activate(self, kind: str, id: int): self._reject("@activate")

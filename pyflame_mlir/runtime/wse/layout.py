@@ -17,9 +17,10 @@ from xdsl.dialects.builtin import ModuleOp
 from .errors import ProgramError
 from .fabric import Fabric
 from .impl import plan_module
-from .interpreter import Context, run_block, run_to_end
+from .interpreter import BlockPlan, Context, run_block, run_to_end
 from .libs import import_library
 from .machine import CycleModel
+from .modules import instantiate, library_modules, qualify
 from .values import convert
 
 
@@ -39,13 +40,18 @@ class Layout:
 
 
 def split_modules(module: ModuleOp) -> tuple[csl.CslModuleOp, dict[str, csl.CslModuleOp]]:
+    """The layout module and the tile programs (the modules some module imports are
+    libraries, not programs: `modules.py`)."""
     layouts, programs = [], {}
+    libraries = library_modules(module)
     for op in module.body.ops:
         if not isinstance(op, csl.CslModuleOp):
             raise ProgramError(
                 f"expected only csl.module ops at top level, found {op.name} "
                 "(lower csl_wrapper.module with lower-csl-wrapper first)"
             )
+        if op.sym_name.data in libraries:
+            continue
         if op.kind.data == csl.ModuleKind.LAYOUT:
             layouts.append(op)
         else:
@@ -77,6 +83,10 @@ class LayoutEvaluator(Context):
         self.user_params, self.model, self.programs = params, model, programs
         self.params: dict = {}
         self.tiles: dict[tuple[int, int], Tile] = {}
+        self.functions: dict[str, csl.FuncOp] = {}
+        self.bodies: dict[str, BlockPlan] = {}
+        self.envs: dict[str, dict] = {}
+        self.instances: dict[str, int] = {}
         self.fabric: Fabric | None = None
         self.width = self.height = 0
 
@@ -92,6 +102,28 @@ class LayoutEvaluator(Context):
 
     def import_module(self, name, params):
         return import_library(name, params, None)
+
+    # an imported module's functions run at compile time (`reduce.get_params(px, py)`)
+    def instantiate(self, op, file, params):
+        return instantiate(self, op, file, params, self.instances)
+
+    def define(self, op, body, env):
+        if isinstance(op, csl.TaskOp):
+            self._reject("a task")
+        name = qualify(env, op.sym_name.data)
+        self.functions[name], self.bodies[name], self.envs[name] = op, body, env
+
+    def call(self, name, args):
+        block = self.bodies.get(name)
+        if block is None:
+            raise ProgramError(f"the layout calls undefined function '{name}'")
+        if len(args) != len(block.args):
+            raise ProgramError(f"the layout: '{name}' takes {len(block.args)} args, "
+                               f"got {len(args)}")
+        env = dict(self.envs[name])
+        env.update(zip(block.args, args))
+        result = yield from run_block(self, env, block)
+        return result[0] if result else None
 
     def set_rectangle(self, w, h):
         if self.fabric is not None:

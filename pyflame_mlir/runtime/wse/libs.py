@@ -28,6 +28,7 @@ from .fabric import (
     check_color,
     ctrl_word,
 )
+from .modules import FnRef
 
 if TYPE_CHECKING:
     from .pe import PE
@@ -39,6 +40,9 @@ class Library:
 
     def access(self, field: str):
         if field not in self.fields:
+            if callable(getattr(self, f"fn_{field}", None)):
+                # a function as a value: `.f_callback = sys_mod.unblock_cmd_stream`
+                return FnRef(field, self)
             raise ProgramError(f"{self.name} has no member '{field}' in the simulator's model")
         return self.fields[field]
 

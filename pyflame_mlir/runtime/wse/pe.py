@@ -34,6 +34,7 @@ from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, r
 from .libs import import_library
 from .machine import ARCH, RESERVED_IDS
 from .memory import Sram
+from .modules import instantiate, qualify
 from .values import convert, np_dtype, scalar
 
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ class PE(DsdUnit, Context):
         self.globals_by_symbol: dict[str, np.ndarray] = {}
         self.functions: dict[str, csl.FuncOp | csl.TaskOp] = {}
         self.bodies: dict[str, BlockPlan] = {}
+        # a function's module globals (an imported module's instance; else `globals`)
+        self.envs: dict[str, dict] = {}
+        self.instances: dict[str, int] = {}  # user module file -> instances made
         self.tasks: dict[tuple[str, int], Task] = {}
         self.exports: dict[str, tuple[Any, Any]] = {}
         self.queues: defaultdict[int, InputQueue] = defaultdict(
@@ -153,6 +157,9 @@ class PE(DsdUnit, Context):
     def import_module(self, name, params):
         return import_library(name, params, self)
 
+    def instantiate(self, op, file, params):
+        return instantiate(self, op, file, params, self.instances)
+
     def alloc(self, name, dtype, shape, module_level):
         if any(int(d) < 0 for d in shape):  # numpy's reshape(-1) would make it empty, and
             # the SRAM allocator would move back over the arrays before it
@@ -171,9 +178,11 @@ class PE(DsdUnit, Context):
                 f"globals (and code, memcpy's buffers and the rest of the stack need some)")
         return np.zeros(shape, dtype)
 
-    def define(self, op, body):
-        name = op.sym_name.data
+    def define(self, op, body, env):
+        name = qualify(env, op.sym_name.data)
         self.functions[name], self.bodies[name] = op, body
+        if env is not self.globals:
+            self.envs[name] = env
         if isinstance(op, csl.TaskOp) and op.id is not None:
             kind, id = op.kind.data.value, op.id.value.data
             if kind == "data":
@@ -414,7 +423,7 @@ class PE(DsdUnit, Context):
             raise ProgramError(
                 f"{self.where}: '{name}' takes {len(block.args)} args, got {len(args)}"
             )
-        env = dict(self.globals)
+        env = dict(self.envs.get(name, self.globals))
         env.update(zip(block.args, args))
         result = yield from run_block(self, env, block)
         return result[0] if result else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from xdsl.context import Context
@@ -10,6 +11,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from pyflame_mlir.dialects.csl_ext import CSL_EXT
+
+from .modules import resolve_file_imports
 
 
 def csl_context() -> Context:
@@ -26,11 +29,19 @@ def parse_program(text: str, name: str = "<program>") -> ModuleOp:
     return module
 
 
-def load_module(source: str | Path | ModuleOp) -> ModuleOp:
-    """A module from a ModuleOp, a path to a .mlir file, or MLIR text."""
+def load_module(source: str | Path | ModuleOp,
+                import_paths: Sequence[str | Path] = ()) -> ModuleOp:
+    """A module from a ModuleOp, a path to a .mlir file, or MLIR text, with the modules
+    of the files it imports (`@import_module("lib.csl")`: found relative to the
+    importing file, then under each of `import_paths`; `modules.py`) merged in."""
+    path: Path | None = None
     if isinstance(source, ModuleOp):
-        return source
-    path = Path(source)
-    if isinstance(source, Path) or (len(str(source)) < 4096 and path.suffix == ".mlir"):
-        return parse_program(path.read_text(), str(path))
-    return parse_program(str(source))
+        module = source
+    else:
+        p = Path(source)
+        if isinstance(source, Path) or (len(str(source)) < 4096 and p.suffix == ".mlir"):
+            path, module = p, parse_program(p.read_text(), str(p))
+        else:
+            module = parse_program(str(source))
+    resolve_file_imports(module, path, import_paths)
+    return module

@@ -51,8 +51,8 @@ class Simulator:
             raise ValueError(f"arch must be one of {ARCHS}, not {arch!r}")
         self.arch, self.model = arch, model or CycleModel()
         self.max_cycles = max_cycles  # guards against programs that never go quiet
-        layout_module, programs = split_modules(module)
-        for m in (layout_module, *programs.values()):
+        _, programs = split_modules(module)
+        for m in module.body.ops:  # the layout, the programs and the modules they import
             plan_module(m)  # an op the simulator does not model fails here, before any runs
         layout = evaluate_layout(module, dict(params or {}), self.model)
         self.width, self.height, self.fabric = layout.width, layout.height, layout.fabric

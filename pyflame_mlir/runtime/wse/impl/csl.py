@@ -12,7 +12,16 @@ import numpy as np
 from xdsl.dialects import csl
 
 from ..errors import ProgramError
-from ..interpreter import Functions, Planner, run_block, run_sync
+from ..interpreter import Functions, Planner, location, run_block, run_sync
+from ..modules import (
+    SCOPE,
+    ModuleInstance,
+    call_in_scope,
+    find_module,
+    import_target,
+    is_library,
+    qualify,
+)
 from ..values import Var, attr_value, is_numeric, np_dtype
 from .memref import module_level, name_of, shape_of, static_shape
 
@@ -28,7 +37,9 @@ def _param(op: csl.ParamOp):
     res, name, type, init = op.res, op.param_name.data, op.res.type, op.init_value
 
     def run(ctx, env):
-        env[res] = ctx.param(name, type, env[init] if init is not None else None)
+        default = env[init] if init is not None else None
+        scope = env.get(SCOPE)  # a param of an imported module: from its import's struct
+        env[res] = (scope or ctx).param(name, type, default)
 
     return run
 
@@ -36,11 +47,24 @@ def _param(op: csl.ParamOp):
 @CSL.impl(csl.ImportModuleConstOp)
 def _import(op: csl.ImportModuleConstOp):
     res, name, params = op.result, op.module.data, op.params
+    if is_library(name):
+        def run(ctx, env):
+            env[res] = ctx.import_module(name, env[params] if params else None)
 
-    def run(ctx, env):
-        env[res] = ctx.import_module(name, env[params] if params else None)
+        return run
+    # a file of the program's: the csl.module it resolved to (modules.py)
+    key = import_target(op)
+    target = find_module(op.parent_op().parent_op(), key)
+    if target is None:
+        raise ProgramError(
+            f'@import_module("{name}") (at {location(op)}): no module \'{key}\' in the '
+            "program (load the program from its file, so that imported files are found "
+            "and merged, or give the module its own csl.module of that name)")
 
-    return run
+    def run_user(ctx, env):
+        env[res] = ctx.instantiate(target, key, env[params] if params else None)
+
+    return run_user
 
 
 @CSL.impl(csl.MemberAccessOp)
@@ -59,8 +83,14 @@ def _member_access(op: csl.MemberAccessOp):
     return run
 
 
-@CSL.impl(csl.MemberCallOp)
-def _member_call(op: csl.MemberCallOp):
+def _library_operand(v) -> bool:
+    """An SDK library module (whose calls never wait), known at plan time."""
+    owner = v.owner
+    return isinstance(owner, csl.ImportModuleConstOp) and is_library(owner.module.data)
+
+
+@CSL.impl_region(csl.MemberCallOp)
+def _member_call(op: csl.MemberCallOp, planner: Planner):
     struct, field, args, res = op.struct, op.field.data, tuple(op.args), op.result
 
     def run(ctx, env):
@@ -68,7 +98,20 @@ def _member_call(op: csl.MemberCallOp):
         if res is not None:
             env[res] = r
 
-    return run
+    if _library_operand(struct):
+        return False, run
+
+    def run_waiting(ctx, env):
+        obj = env[struct]
+        vals = [env[a] for a in args]
+        if isinstance(obj, ModuleInstance):  # a user module's function may wait
+            r = yield from obj.call(field, vals)
+        else:
+            r = obj.call(field, vals)
+        if res is not None:
+            env[res] = r
+
+    return True, run_waiting
 
 
 @CSL.impl(csl.SymbolExportOp)
@@ -76,7 +119,7 @@ def _export(op: csl.SymbolExportOp):
     name, value, type = op.get_name(), op.value, op.type
 
     def run(ctx, env):
-        ctx.export(name, env[value] if value is not None else name, type)
+        ctx.export(name, env[value] if value is not None else qualify(env, name), type)
 
     return run
 
@@ -230,7 +273,7 @@ def _addressof_fn(op: csl.AddressOfFnOp):
     res, name = op.res, op.fn_name.string_value()
 
     def run(ctx, env):
-        env[res] = name
+        env[res] = qualify(env, name)
 
     return run
 
@@ -253,7 +296,7 @@ def _define(op: csl.FuncOp | csl.TaskOp, planner: Planner):
     body = planner.block(op.body.block)
 
     def run(ctx, env):
-        ctx.define(op, body)
+        ctx.define(op, body, env)
 
     return False, run
 
@@ -263,7 +306,7 @@ def _call(op: csl.CallOp):
     callee, args, res = op.callee.string_value(), tuple(op.args), op.result
 
     def run(ctx, env):
-        r = yield from ctx.call(callee, [env[a] for a in args])
+        r = yield from call_in_scope(ctx, env, callee, [env[a] for a in args])
         if res is not None:
             env[res] = r
 

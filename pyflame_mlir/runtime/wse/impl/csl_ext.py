@@ -14,6 +14,7 @@ from ..builtins import BUILTINS, UNMODELED
 from ..errors import DsdBoundsError, ProgramError, UnsupportedError
 from ..fabric import SwitchSpec
 from ..interpreter import Functions, location
+from ..modules import FnRef, ModuleInstance, call_in_scope, qualify
 from ..values import Var, is_numeric, np_dtype, scalar
 from .csl_dsd import fab_dsd
 
@@ -69,7 +70,7 @@ def _set_teardown_handler(op: csl_ext.SetTeardownHandlerOp):
     fn, color = op.fn_name.string_value(), op.color
 
     def run(ctx, env):
-        ctx.set_teardown_handler(fn, int(env[color]))
+        ctx.set_teardown_handler(qualify(env, fn), int(env[color]))
 
     return run
 
@@ -111,7 +112,17 @@ def _bind_data_task(op: csl_ext.BindDataTaskOp):  # csl15: WSE-3 data tasks on i
     task, queue = op.task_name.string_value(), csl_ext.queue_number(op.queue_id)
 
     def run(ctx, env):
-        ctx.bind_data_task(task, queue, op)
+        ctx.bind_data_task(qualify(env, task), queue, op)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.FnRefOp)
+def _fn_ref(op: csl_ext.FnRefOp):
+    res, name = op.result, op.fn_name.string_value()
+
+    def run(ctx, env):
+        env[res] = FnRef(qualify(env, name))
 
     return run
 
@@ -372,7 +383,12 @@ def _map(op: csl_ext.MapOp):
         core = not isinstance(out, D.FabDsd)
         for k in range(n):
             a = [scalar(x[y[k]]) if kind == "seq" else x for kind, x, y in inputs]
-            r = lib.call(callee, a) if lib is not None else (yield from ctx.call(callee, a))
+            if lib is None:
+                r = yield from call_in_scope(ctx, env, callee, a)
+            elif isinstance(lib, ModuleInstance):
+                r = yield from lib.call(callee, a)
+            else:
+                r = lib.call(callee, a)
             if obuf is None:
                 continue
             j = int(oidx[k])

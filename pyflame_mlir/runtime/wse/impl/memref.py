@@ -9,6 +9,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..errors import ProgramError
 from ..interpreter import Functions, location
+from ..modules import qualify
 from ..values import attr_value, np_dtype, scalar
 
 MEMREF = Functions("memref")
@@ -45,7 +46,7 @@ def _global(op: memref.GlobalOp):
         if init is not None:  # a splat, or every element in row-major order
             vals = np.asarray(init)
             arr[...] = vals.reshape(arr.shape) if vals.size == arr.size > 1 else vals
-        ctx.globals_by_symbol[name] = arr
+        ctx.globals_by_symbol[qualify(env, name)] = arr
 
     return run
 
@@ -55,7 +56,7 @@ def _get_global(op: memref.GetGlobalOp):
     res, name = op.memref, op.name_.string_value()
 
     def run(ctx, env):
-        env[res] = ctx.globals_by_symbol[name]
+        env[res] = ctx.globals_by_symbol[qualify(env, name)]
 
     return run
 
