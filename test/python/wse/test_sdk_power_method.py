@@ -50,20 +50,30 @@ def test_the_wse2_form_on_wse3_is_refused(tmp_path: Path):
 def test_wse3_sends_on_microthread_3_through_bound_queues(tmp_path: Path):
     out = compile_program(FIXTURES / "power_method_wse3.mlir", tmp_path / "pm",
                           {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse3")
-    pe = (out / "kernel_power.csl").read_text()
+    stencil = (out / "benchmark-libs/stencil_3d_7pts/wse3/pe.csl").read_text()
     assert ("@load_to_dsr(dest_dsr_send, fab, .{ .async = true, .activate = "
-            "@get_local_task_id(14), .ut_id = @get_ut_id(3) });") in pe
-    assert "@initialize_queue(@get_output_queue(6), .{ .color = c_send_north });" in pe
+            "@get_local_task_id(14), .ut_id = @get_ut_id(3) });") in stencil
+    assert "@initialize_queue(@get_output_queue(6), .{ .color = c_send_north });" in stencil
 
 
 def test_power_method_prints_as_csl(tmp_path: Path):
     out = compile_program(FIXTURES / "power_method_wse2.mlir", tmp_path / "pm",
                           {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse2")
+    # the kernel imports the two libraries, printed beside it as the SDK's tree has them
     pe = (out / "kernel_power.csl").read_text()
-    for line in [
-        "@map(reduce_fabs, mem_y, ymax_p, ymax_p);",
-        "@fmacs(dest_dsr_send, src0_dsr_st, src1_dsr_send, c);",
-        "@set_teardown_handler(teardown_allreduce, C_ROUTE);",
-        "@initialize_queue(@get_input_queue(7), .{ .color = c_recv_north });",
+    reduce = (out / "benchmark-libs/allreduce/pe.csl").read_text()
+    stencil = (out / "benchmark-libs/stencil_3d_7pts/wse2/pe.csl").read_text()
+    for text, line in [
+        (pe, "@map(reduce_fabs, mem_y, ymax_p, ymax_p);"),
+        (pe, 'const reduce_mod : imported_module = @import_module('
+             '"benchmark-libs/allreduce/pe.csl", reduce_params);'),
+        (pe, ".f_callback = f_trigger_state_machine,"),
+        (pe, "reduce_mod.allreduce_nrm2(pn);"),
+        (pe, "stencil_mod.spmv(n1, ptr_stencil_coeff, ptr_x, ptr_y);"),
+        (reduce, "param f_callback : fn() void;"),
+        (reduce, "@set_teardown_handler(teardown_allreduce, C_ROUTE);"),
+        (stencil, "@fmacs(dest_dsr_send, src0_dsr_st, src1_dsr_send, c);"),
+        (stencil, "@initialize_queue(@get_input_queue(7), .{ .color = c_recv_north });"),
     ]:
-        assert line in pe, line
+        assert line in text, line
+    assert "fn allreduce(" not in pe and "fn spmv(" not in pe
