@@ -9,8 +9,9 @@ user with the real SDK, the printed CSL files (`<module>.csl`).
 A module the program imports from a file (`@import_module("lib/pe.csl", ...)`, found
 beside the importing file or under an `--import-path`) is printed at its path relative
 to the program's file (`out/lib/pe.csl`), so the printed tree compiles as it is; if a
-path leaves the program's directory (`"../lib.csl"`), the program's own files go that
-many directories down (`out/_/kernel.csl`, `out/lib.csl`).
+path leaves the program's directory (`"../lib.csl"` from `src/kernel.mlir`), the
+program's own files go that many directories down, into directories named as the
+program's (`out/src/kernel.csl`, `out/lib.csl`).
 """
 
 from __future__ import annotations
@@ -66,7 +67,13 @@ def compile_program(
     # how many directories imported files reach above the program's
     up = max((next((i for i, part in enumerate(Path(n).parts) if part != ".."), 0)
               for n in files), default=0)
-    base = out.joinpath(*(["_"] * up))
+    # the program's own files go as many directories down, named as its own (so that
+    # an import coming back down, "../k/x.csl" from a file in k/, finds them), "_" for
+    # a program not read from a file
+    names = ["_"] * up
+    if up and isinstance(source, str | Path) and Path(source).suffix == ".mlir":
+        names = list(Path(source).resolve().parent.parts[-up:])
+    base = out.joinpath(*names)
     for name, body in files.items():
         if Path(name).is_absolute():
             raise ValueError(f"module '{name}': an absolute import path has no place in the "

@@ -231,7 +231,7 @@ class ModuleInstance:
             v = self.params[name]
             if isinstance(type, FunctionType) and not isinstance(v, FnRef):
                 raise ProgramError(f"{self.where()}: param '{name}' is a function; the "
-                                   f"import's struct gives {v!r}")
+                                   f"import's struct gives {v} ({v.__class__.__name__})")
             v = convert(v, type)
         elif default is not None:
             v = default
