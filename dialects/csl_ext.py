@@ -261,6 +261,49 @@ class SwitchesAttr(ParametrizedAttribute):
 
 
 @irdl_attr_definition
+class FilterAttr(ParametrizedAttribute):
+    """A router's filter of one color (`.filter` of `@set_color_config`): which data
+    wavelets the router hands to its core. A range filter (`.kind = .{ .range = true },
+    .min_idx = a, .max_idx = b`) hands over those whose upper 16 bits (the index
+    field) are in [a, b] and drops the others on the way to the core; what the router
+    forwards to other ports is not filtered (SDK tutorial topic-08-filters). The
+    counter and sparse-counter kinds are not modeled.
+
+    `#csl_ext.filter<range 3 to 5>`"""
+
+    name = "csl_ext.filter"
+
+    kind: StringAttr
+    min_idx: IntAttr
+    max_idx: IntAttr
+
+    @staticmethod
+    def range(lo: int, hi: int) -> FilterAttr:
+        return FilterAttr(StringAttr("range"), IntAttr(lo), IntAttr(hi))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data} {self.min_idx.data} to {self.max_idx.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_identifier()
+            lo = parser.parse_integer(allow_negative=False)
+            if parser.parse_identifier() != "to":
+                parser.raise_error("expected 'to' between a range filter's bounds")
+            hi = parser.parse_integer(allow_negative=False)
+        return StringAttr(kind), IntAttr(lo), IntAttr(hi)
+
+    def verify(self) -> None:
+        if self.kind.data != "range":
+            raise VerifyException(f"filter kind {self.kind.data!r}: only range filters are "
+                                  "modeled (not counter or sparse_counter)")
+        if not 0 <= self.min_idx.data <= self.max_idx.data <= 0xFFFF:
+            raise VerifyException(f"range filter {self.min_idx.data} to {self.max_idx.data}: "
+                                  "the bounds are 16-bit indices, min <= max")
+
+
+@irdl_attr_definition
 class AsyncAttr(ParametrizedAttribute):
     """Marks a DSD builtin asynchronous; on completion it may activate or unblock a task;
     on WSE-3 it may name its microthread (``.ut_id = @get_ut_id(n)``).
@@ -385,6 +428,7 @@ class SetColorConfigOp(IRDLOperation):
     routes = prop_def(RoutesAttr)
     switches = opt_prop_def(SwitchesAttr)
     teardown = opt_prop_def(UnitAttr)  # `.teardown = true`: the color starts torn down
+    filter = opt_prop_def(FilterAttr)  # `.filter`: which wavelets reach the core
 
     traits = traits_def(HasAncestor(LayoutOp))
 
@@ -924,5 +968,5 @@ CSL_EXT = Dialect(
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
      DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp, FnRefOp],
-    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType],
+    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType, FilterAttr],
 )

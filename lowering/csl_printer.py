@@ -177,6 +177,9 @@ class ExtCslPrintContext(CslPrintContext):
                     config += f", .switches = {_switches(op.switches)}"
                 if op.teardown is not None:
                     config += ", .teardown = true"
+                if (f := op.filter) is not None:
+                    config += (f", .filter = .{{ .kind = .{{ .{f.kind.data} = true }}, "
+                               f".min_idx = {f.min_idx.data}, .max_idx = {f.max_idx.data} }}")
                 self.print(f"@set_color_config({xs}, {ys}, {cs}, .{{ {config} }});")
             case csl_ext.SetTeardownHandlerOp(fn_name=fn, color=c):
                 with self.descend("comptime") as inner:

@@ -239,6 +239,8 @@ class Fabric:
         # `.teardown = true` or changed by `<tile_config>`
         self.dynamic: set[tuple[Coord, int]] = set()
         self.parked: dict[tuple[Coord, int], list[Parked]] = {}
+        # range filters: which data wavelets (index field = upper 16 bits) reach the core
+        self.filters: dict[tuple[Coord, int], tuple[int, int]] = {}
         self.link_free: dict[tuple[int, int, str], float] = {}
         self.wavelet_hops = 0
         self.late: Callable[[Coord, int, Chunk, int, bool], None] | None = None
@@ -257,7 +259,8 @@ class Fabric:
             )
 
     def set_route(self, xy: Coord, color: int, rx: tuple[str, ...], tx: tuple[str, ...],
-                  switches: SwitchSpec | None = None, teardown: bool = False) -> None:
+                  switches: SwitchSpec | None = None, teardown: bool = False,
+                  filter: tuple[int, int] | None = None) -> None:
         where = f"@set_color_config at PE {xy}"
         check_color(color, where)
         table = self.routes.setdefault(xy, {})
@@ -269,6 +272,11 @@ class Fabric:
         if switches is not None:
             self.switches.setdefault(xy, {})[color] = Switch(
                 list(switches.positions), switches.current, switches.ring, switches.pop)
+        if filter is not None:  # a range filter: (min, max) of the index field
+            if "ramp" not in route.tx:
+                raise RouteError(f"{where}: color {color} has a filter but does not go to "
+                                 "the core (RAMP): a filter selects what reaches the core")
+            self.filters[(xy, color)] = filter
         if teardown:  # `.teardown = true`: the color starts torn down at this router
             self.torn_down.add((xy, color))
             self.dynamic.add((xy, color))
@@ -394,7 +402,18 @@ class Fabric:
                 if port == "ramp":
                     if control and ctrl_command(word, cmd)[1]:
                         continue  # filtered: the router does not hand it to the core
-                    out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap), hops))
+                    filt = None if control else self.filters.get(((x, y), color))
+                    if filt is None:
+                        out.append(((x, y), Chunk(chunk.words, t + m.ramp_latency, chunk.gap),
+                                    hops))
+                        continue
+                    # a range filter: each run of wavelets it lets through, at its times
+                    idx = chunk.words >> 16
+                    keep = np.flatnonzero((idx >= filt[0]) & (idx <= filt[1]))
+                    for run in np.split(keep, np.flatnonzero(np.diff(keep) != 1) + 1):
+                        if run.size:
+                            out.append(((x, y), Chunk(chunk.words[run], t + m.ramp_latency
+                                                      + int(run[0]) * chunk.gap, chunk.gap), hops))
                     continue
                 dx, dy = STEP[port]
                 nx, ny = x + dx, y + dy

@@ -108,7 +108,8 @@ class Context:
     def set_rectangle(self, w: int, h: int): self._reject("@set_rectangle")
     def set_tile_code(self, x: int, y: int, file: str, params: dict):
         self._reject("@set_tile_code")
-    def set_route(self, x: int, y: int, color: int, rx, tx, switches=None, teardown=False):
+    def set_route(self, x: int, y: int, color: int, rx, tx, switches=None, teardown=False,
+                  filter=None):
         self._reject("@set_color_config")
     def set_teardown_handler(self, fn: str, color: int): self._reject("@set_teardown_handler")
     def tile_config(self, action: str, color: int, routes=None, port=None):

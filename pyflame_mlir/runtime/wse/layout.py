@@ -148,10 +148,10 @@ class LayoutEvaluator(Context):
             raise ProgramError(f"@set_tile_code is called twice for PE ({x}, {y})")
         self.tiles[(x, y)] = Tile(name, dict(params))
 
-    def set_route(self, x, y, color, rx, tx, switches=None, teardown=False):
+    def set_route(self, x, y, color, rx, tx, switches=None, teardown=False, filter=None):
         self._check(x, y, "@set_color_config")
         assert self.fabric is not None
-        self.fabric.set_route((x, y), color, rx, tx, switches, teardown)
+        self.fabric.set_route((x, y), color, rx, tx, switches, teardown, filter)
 
 
 def evaluate_layout(module: ModuleOp, params: dict, model: CycleModel) -> Layout:

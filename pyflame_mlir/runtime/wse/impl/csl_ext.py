@@ -55,12 +55,12 @@ def _set_color_config(op: csl_ext.SetColorConfigOp):
     sw, teardown = op.switches, op.teardown is not None
     switches = None if sw is None else SwitchSpec(
         tuple(sw.position(k) for k in (1, 2, 3)), sw.current.data, sw.ring, sw.pop_mode.data)
+    f = op.filter
+    filt = None if f is None else (f.min_idx.data, f.max_idx.data)
+    extra = {k: v for k, v in (("teardown", teardown), ("filter", filt)) if v}
 
     def run(ctx, env):
-        if teardown:
-            ctx.set_route(env[x], env[y], env[color], rx, tx, switches, teardown=True)
-        else:
-            ctx.set_route(env[x], env[y], env[color], rx, tx, switches)
+        ctx.set_route(env[x], env[y], env[color], rx, tx, switches, **extra)
 
     return run
 
