@@ -75,7 +75,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import HasAncestor, HasParent
+from xdsl.traits import HasParent
 from xdsl.utils.exceptions import VerifyException
 
 PORTS = ("north", "south", "east", "west", "ramp")
@@ -418,7 +418,9 @@ class UnblockOp(_TaskStateOp):
 
 @irdl_op_definition
 class SetColorConfigOp(IRDLOperation):
-    """`@set_color_config(x, y, color, .{ .routes = .{ .rx = .{...}, .tx = .{...} } })`."""
+    """`@set_color_config(x, y, color, .{ .routes = .{ .rx = .{...}, .tx = .{...} } })`,
+    in a layout block or in a function the layout calls at compile time (a module the
+    layout imports: the SDK's routes.csl `set_routes(col, row, pe)`)."""
 
     name = "csl_ext.set_color_config"
 
@@ -429,8 +431,6 @@ class SetColorConfigOp(IRDLOperation):
     switches = opt_prop_def(SwitchesAttr)
     teardown = opt_prop_def(UnitAttr)  # `.teardown = true`: the color starts torn down
     filter = opt_prop_def(FilterAttr)  # `.filter`: which wavelets reach the core
-
-    traits = traits_def(HasAncestor(LayoutOp))
 
     assembly_format = (
         "$x_coord `,` $y_coord `,` $color `routes` $routes attr-dict "
@@ -451,6 +451,14 @@ class SetColorConfigOp(IRDLOperation):
         if switches is not None:
             props["switches"] = switches
         super().__init__(operands=[x, y, color], properties=props)
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        while parent is not None and not isinstance(parent, LayoutOp | FuncOp):
+            parent = parent.parent_op()
+        if parent is None:
+            raise VerifyException("@set_color_config belongs in a layout block or in a "
+                                  "function called from one")
 
 
 @irdl_op_definition

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from xdsl.utils.exceptions import VerifyException
 from _wse_harness import make_program, simulate
 
 from pyflame_mlir.runtime.wse import load_module
@@ -146,3 +147,103 @@ def test_a_fn_param_given_a_number_is_refused():
     with pytest.raises(ProgramError, match=r"param 'k' is a function; the import's struct "
                                            r"gives 3.0 \(float32\)"):
         simulate(text)
+
+
+ROUTED = """
+builtin.module {
+  "csl.module"() <{kind = #csl<module_kind layout>, sym_name = "layout"}> ({
+    %w = arith.constant 2 : i16
+    %h = arith.constant 1 : i16
+    %c3 = arith.constant 3 : i16
+    %color = "csl.get_color"(%c3) : (i16) -> !csl.color
+    %memcpy_init = "csl.const_struct"(%w, %h) <{ssa_fields = ["width", "height"]}> : (i16, i16) -> !csl.comptime_struct
+    %memcpy = "csl.import_module"(%memcpy_init) <{module = "<memcpy/get_params>"}> : (!csl.comptime_struct) -> !csl.imported_module
+    %rs = "csl.const_struct"(%color) <{ssa_fields = ["c"]}> : (!csl.color) -> !csl.comptime_struct
+    %routes = "csl.import_module"(%rs) <{module = "routes.csl"}> : (!csl.comptime_struct) -> !csl.imported_module
+    csl.layout {
+      %i0 = arith.constant 0 : i16
+      %i1 = arith.constant 1 : i16
+      "csl.set_rectangle"(%w, %h) : (i16, i16) -> ()
+      scf.for %x = %i0 to %w step %i1 : i16 {
+        %mp = "csl.member_call"(%memcpy, %x) <{field = "get_params"}> : (!csl.imported_module, i16) -> !csl.comptime_struct
+        %tp = "csl.const_struct"(%mp, %x) <{ssa_fields = ["memcpy_params", "px"]}> : (!csl.comptime_struct, i16) -> !csl.comptime_struct
+        "csl.set_tile_code"(%x, %i0, %tp) <{file = "pe.csl"}> : (i16, i16, !csl.comptime_struct) -> ()
+        "csl.member_call"(%routes, %x, %i0) <{field = "set_routes"}> : (!csl.imported_module, i16, i16) -> ()
+      }
+    }
+  }) : () -> ()
+  "csl.module"() <{kind = #csl<module_kind program>, sym_name = "routes"}> ({
+    %c = "csl.param"() <{param_name = "c"}> : () -> !csl.color
+    csl.func @set_routes(%x: i16, %y: i16) {
+      %z = arith.constant 0 : i16
+      %first = arith.cmpi eq, %x, %z : i16
+      scf.if %first {
+        csl_ext.set_color_config %x, %y, %c routes <rx = [ramp], tx = [east]> : i16, i16
+      } else {
+        csl_ext.set_color_config %x, %y, %c routes <rx = [west], tx = [ramp]> : i16, i16
+      }
+      csl.return
+    }
+  }) : () -> ()
+  "csl.module"() <{kind = #csl<module_kind program>, sym_name = "pe"}> ({
+    %memcpy_params = "csl.param"() <{param_name = "memcpy_params"}> : () -> !csl.comptime_struct
+    %px = "csl.param"() <{param_name = "px"}> : () -> i16
+    %sys_mod = "csl.import_module"(%memcpy_params) <{module = "<memcpy/memcpy>"}> : (!csl.comptime_struct) -> !csl.imported_module
+    %one = arith.constant 1 : i16
+    %zero = arith.constant 0.0 : f32
+    %out = "csl.constants"(%one, %zero) : (i16, f32) -> memref<?xf32>
+    %c3 = arith.constant 3 : i16
+    %color = "csl.get_color"(%c3) : (i16) -> !csl.color
+    %tx = csl_ext.get_fab_dsd %one, %color {queue_id = 2 : i3} : i16 -> !csl<dsd fabout_dsd>
+    csl.task @recv(%v: f32) attributes {kind = #csl<task_kind data>, id = 3 : ui5} {
+      %i0 = arith.constant 0 : index
+      memref.store %v, %out[%i0] : memref<?xf32>
+      "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
+      csl.return
+    }
+    csl.func @main() {
+      %z = arith.constant 0 : i16
+      %first = arith.cmpi eq, %px, %z : i16
+      scf.if %first {
+        %v = arith.constant 2.5 : f32
+        "csl.fmovs"(%tx, %v) : (!csl<dsd fabout_dsd>, f32) -> ()
+        "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
+      }
+      csl.return
+    }
+    "csl.export"() <{var_name = @main, type = () -> ()}> : () -> ()
+    %out_ptr = "csl.addressof"(%out) : (memref<?xf32>) -> !csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>
+    "csl.export"(%out_ptr) <{var_name = "out", type = !csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>}> : (!csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>) -> ()
+  }) : () -> ()
+}
+"""
+
+
+def test_a_module_the_layout_imports_sets_routes():
+    """The SDK's routes.csl pattern: a function of a module the layout imports calls
+    @set_color_config at compile time (PE 0 -> PE 1 on the color it was given)."""
+    sim = simulate(ROUTED)
+    sim.launch("main")
+    assert sim.symbol("out", 1, 0)[0] == 2.5
+
+
+def test_set_color_config_outside_a_layout_or_function_is_refused():
+    text = ROUTED.replace('''    csl.func @set_routes(%x: i16, %y: i16) {''', '''    %q = arith.constant 0 : i16
+    csl_ext.set_color_config %q, %q, %c routes <rx = [ramp], tx = [east]> : i16, i16
+    csl.func @set_routes(%x: i16, %y: i16) {''')
+    with pytest.raises(VerifyException, match="@set_color_config belongs in a layout block "
+                                              "or in a function called from one"):
+        simulate(text)
+
+
+def test_a_program_calling_set_color_config_at_run_time_is_refused():
+    text = ROUTED.replace('''        "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
+      }
+      csl.return''', '''        "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
+        csl_ext.set_color_config %z, %z, %color routes <rx = [ramp], tx = [east]> : i16, i16
+      }
+      csl.return''')
+    sim = simulate(text)
+    with pytest.raises(ProgramError, match="@set_color_config is not allowed in a program "
+                                           "module"):
+        sim.launch("main")
