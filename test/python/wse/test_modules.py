@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from xdsl.utils.exceptions import VerifyException
 from _wse_harness import make_program, simulate
+from xdsl.utils.exceptions import VerifyException
 
 from pyflame_mlir.runtime.wse import load_module
 from pyflame_mlir.runtime.wse.compile import compile_program
