@@ -121,6 +121,8 @@ class PE(DsdUnit, Context):
         # (declarations are order-independent): they act once the module is loaded
         self.comptime_actions: list[tuple[str, int, bool | None]] | None = []
         run_to_end(run_block(self, self.globals, plan), f"{self.where} module code")
+        # top-level code (the imported modules' too) is the compiler's: no core time
+        self.t = 0.0
         actions, self.comptime_actions = self.comptime_actions, None
         for kind, id, blocked in actions:
             if blocked is None:
