@@ -306,7 +306,10 @@ def _call(op: csl.CallOp):
     callee, args, res = op.callee.string_value(), tuple(op.args), op.result
 
     def run(ctx, env):
-        r = yield from call_in_scope(ctx, env, callee, [env[a] for a in args])
+        if SCOPE in env:  # code of an imported module: its own functions and fn params
+            r = yield from call_in_scope(ctx, env, callee, [env[a] for a in args])
+        else:
+            r = yield from ctx.call(callee, [env[a] for a in args])
         if res is not None:
             env[res] = r
 
