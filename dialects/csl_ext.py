@@ -563,6 +563,20 @@ def _single_ptr(t: Attribute) -> bool:
 
 
 @irdl_op_definition
+class ComptimeAssertOp(IRDLOperation):
+    """`@comptime_assert(cond)` (`, "message"` with `message`): the compiler refuses the
+    program when `cond` is false (the SDK's allreduce library: `1 < width`)."""
+
+    name = "csl_ext.comptime_assert"
+
+    cond = operand_def(IntegerType(1))
+    message = opt_prop_def(StringAttr)
+
+    assembly_format = "$cond attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+@irdl_op_definition
 class VoidOp(IRDLOperation):
     """`{}`, CSL's value of type void (`<control>`'s "no entrypoint" argument)."""
 
@@ -975,6 +989,7 @@ CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
-     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp, FnRefOp],
+     DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp, FnRefOp,
+     ComptimeAssertOp],
     [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType, FilterAttr],
 )

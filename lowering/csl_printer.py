@@ -265,6 +265,11 @@ class ExtCslPrintContext(CslPrintContext):
                 self.variables[res] = _task_id_expr(kind.data, id.value.data)
             case csl_ext.FnRefOp(fn_name=fn, result=res):
                 self.variables[res] = fn.string_value()
+            case csl_ext.ComptimeAssertOp(cond=cond, message=msg):
+                text = self._get_variable_name_for(cond)
+                if msg is not None:
+                    text += f', "{msg.data}"'
+                self.print(f"@comptime_assert({text});")
             case csl_ext.VoidOp(result=res):
                 self.variables[res] = "{}"
             case csl_ext.AddressOfVarOp(var=var, result=res):

@@ -8,12 +8,13 @@ the printed CSL."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from pyflame_mlir.runtime.wse.compile import compile_program
-from pyflame_mlir.runtime.wse.errors import ArchRuleError
+from pyflame_mlir.runtime.wse.errors import ArchRuleError, ProgramError
 from pyflame_mlir.runtime.wse.run_host import run_script
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "csl"
@@ -77,3 +78,16 @@ def test_power_method_prints_as_csl(tmp_path: Path):
     ]:
         assert line in text, line
     assert "fn allreduce(" not in pe and "fn spmv(" not in pe
+
+
+def test_one_column_is_refused_as_the_allreduce_library_asserts(tmp_path: Path):
+    """The library's comptime `@comptime_assert(1 < width)`: cslc refuses a one-column
+    rectangle (the simulator deadlocked on it)."""
+    out = compile_program(FIXTURES / "power_method_wse2.mlir", tmp_path / "pm",
+                          {"width": 1, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse2")
+    text = (out / "benchmark-libs/allreduce/pe.csl").read_text()
+    assert re.search(r"@comptime_assert\(\(1\s+<\s+width\)\);", text)
+    with pytest.raises(ProgramError, match=r"PE \(0, 0\): @comptime_assert fails \(at "
+                                           r"csl.module \"benchmark-libs/allreduce/pe\" > "
+                                           r"op \d+\): cslc refuses the program"):
+        run_script(FIXTURES / "power_method_run.py", ["--name", str(out)], quiet=True)

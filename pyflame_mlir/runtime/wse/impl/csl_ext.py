@@ -97,6 +97,19 @@ def _get_task_id(op: csl_ext.GetTaskIdOp):
     return run
 
 
+@CSL_EXT.impl(csl_ext.ComptimeAssertOp)
+def _comptime_assert(op: csl_ext.ComptimeAssertOp):
+    cond, where = op.cond, location(op)
+    msg = f": {op.message.data}" if op.message is not None else ""
+
+    def run(ctx, env):
+        if not env[cond]:
+            raise ProgramError(f"{getattr(ctx, 'where', 'the layout')}: @comptime_assert fails "
+                               f"(at {where}){msg}: cslc refuses the program")
+
+    return run
+
+
 @CSL_EXT.impl(csl_ext.VoidOp)
 def _void(op: csl_ext.VoidOp):
     res = op.result
