@@ -577,7 +577,9 @@ class Module:
             for p, new, g in zip(params, new_params, new_grads):
                 if new is p:  # (unchanged: an uninitialized parameter of a lazy module)
                     continue
-                set_data(p, new)
+                # torch's ``param.data = fn(param)``: the version stays, a ``p.data``
+                # taken before keeps the old value (and dtype)
+                p.data = new
                 if g is not None:
                     p.grad = g
             self._buffers.update(buffers)
