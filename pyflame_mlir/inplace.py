@@ -297,6 +297,11 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         # an update gave the alias a history of its own (``_attach``)
         old._ag = AutogradMeta()
         old._ag.detached = True
+    if old._value is not None and old._value is old_root._value and old_root._hist is None:
+        # the alias holds the root's value itself, a leaf value (``p.data`` of a computed
+        # parameter): a frozen state of the root's, so that a graph reading both has one
+        # input for it (and a parameter updated through ``p.data`` stays a resident leaf)
+        old._view = Frozen(old_root)
     new = _new_value(v, old, make, what)
     if _keeps_history_under_no_grad(v, old):
         new = keep_history(old, detach(new), new)
