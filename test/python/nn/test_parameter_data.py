@@ -132,10 +132,11 @@ def test_an_alias_held_follows_the_parameter_and_its_version_is_its_own():
     assert seen["pf"] == seen["torch"]
 
 
-def test_assigned_data_is_shared_both_ways_as_torch():
+@pytest.mark.parametrize("kind", ["parameter", "tensor"])
+def test_assigned_data_is_shared_both_ways_as_torch(kind="parameter"):
     seen = {}
     for name, lib in (("torch", torch), ("pf", pf)):
-        p = lib.nn.Parameter(lib.zeros(2, 3))
+        p = lib.nn.Parameter(lib.zeros(2, 3)) if kind == "parameter" else lib.zeros(2, 3)
         d_before = p.data
         x = lib.tensor(W.copy())
         p.data = x
