@@ -297,6 +297,11 @@ def _update_view(v: Tensor, info: ViewOf, make: Callable[[Tensor], Any], what: s
         # an update gave the alias a history of its own (``_attach``)
         old._ag = AutogradMeta()
         old._ag.detached = True
+    if old._value is not None and old._value is old_root._value and old_root._hist is None:
+        # the alias holds the root's value itself, a leaf value (``p.data`` of a computed
+        # parameter): a frozen state of the root's, so that a graph reading both has one
+        # input for it (and a parameter updated through ``p.data`` stays a resident leaf)
+        old._view = Frozen(old_root)
     new = _new_value(v, old, make, what)
     if _keeps_history_under_no_grad(v, old):
         new = keep_history(old, detach(new), new)
@@ -632,7 +637,7 @@ def _get_data(self: Tensor) -> Tensor:
 def _set_data(self: Tensor, value: Tensor) -> None:
     """``x.data = y``: ``x`` keeps its autograd state (a parameter stays the
     same leaf) and from now on shares ``y``'s storage; views taken of ``x``
-    before keep the old one."""
+    before keep the old one. Its version counter is its own (PyTorch's)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"x.data = ...: assigned data must be a Tensor, got "
                         f"{type(value).__name__}")
@@ -646,6 +651,24 @@ def _set_data(self: Tensor, value: Tensor) -> None:
         aliases = info.root._view
         aliases.refs = [r for r in aliases.refs if r() is not self]
     version = self._version
+    if _hands_over(self, value):
+        # ``x`` stays a root holding ``y``'s state (no op), and ``y`` becomes what
+        # ``x.data`` is, a detached alias of ``x`` with its own version counter: the
+        # same sharing, but a parameter assigned new data stays a leaf of its own
+        # (the graph updates it in place, a stateful backend keeps it resident)
+        self._view = None
+        core.rebind(self, old, start, detached_alias(value))
+        self._mut.untracked = True  # (as below: not counted)
+        self.shape, self.dtype = value.shape, value.dtype
+        self._mut.version = version
+        if value._ag is None:
+            value._ag = AutogradMeta()
+        value._ag.detached = True
+        aliases = self._view = Aliases()
+        aliases.add(value)
+        value._view = alias = ViewOf(self, detached_alias, *geometry(self), value)
+        alias.detached = True
+        return
     new = _copy_without_history(value)
     vi = value._view
     if type(vi) is ViewOf:
@@ -698,6 +721,16 @@ def set_(self: Tensor, source: Tensor | None = None, *args: Any, **kwargs: Any) 
     self._mut.untracked = False  # (an in-place update that counts, unlike .data's)
     self._mut.version = version + 1
     return self
+
+
+def _hands_over(x: Tensor, y: Tensor) -> bool:
+    """Can ``x.data = y`` make ``y`` the view (of ``x``) rather than ``x`` one of
+    ``y``? ``y``, not ``x``, is no view and has none live, carries no gradient
+    (a detached alias has no history to keep), and no transform traces it."""
+    if y is x or GRAD_MODE.trace_depth or is_trace_arg(y) or requires_grad(y):
+        return False
+    v = y._view
+    return v is None or (type(v) is Aliases and not v.live())
 
 
 def _copy_without_history(x: Tensor) -> Tensor:

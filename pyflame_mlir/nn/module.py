@@ -78,16 +78,6 @@ class Parameter(Tensor):
             out.grad = detach(self.grad)
         return out
 
-    @property
-    def data(self) -> Tensor:
-        """The parameter's value without autograd. In-place updates of it
-        (``p.data.mul_(2)``, ``p.data.copy_(w)``) update ``p``, as in PyTorch."""
-        return _DataAlias._of(self)
-
-    @data.setter
-    def data(self, value: Tensor) -> None:
-        set_data(self, value)
-
 
 _UNINITIALIZED = ("Can't access the shape of an uninitialized parameter or buffer. This error "
                   "usually happens in `load_state_dict` when trying to load an uninitialized "
@@ -223,41 +213,6 @@ def set_data(t: Tensor, value: Any) -> None:
     rebind(t, old, start, detach(value))
     t.shape, t.dtype = value.shape, value.dtype
     t._hist = None
-
-
-_INPLACE = ("add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "clamp_",
-            "masked_fill_", "normal_", "uniform_", "__setitem__", "__iadd__", "__isub__",
-            "__imul__", "__itruediv__")
-
-
-class _DataAlias(Tensor):
-    """What ``Parameter.data`` returns: a tensor without autograd whose
-    in-place methods update the parameter (under ``no_grad``) too."""
-
-    __slots__ = ("_owner",)
-
-    @classmethod
-    def _of(cls, owner: Tensor) -> _DataAlias:
-        d = object.__new__(cls)
-        _take_state(d, owner)
-        d._ag, d._mut = None, None
-        d._owner = owner
-        return d
-
-
-def _forwarding(name: str) -> Callable[..., Any]:
-    def method(self: _DataAlias, *args: Any, **kwargs: Any) -> Any:
-        owner = self._owner
-        with no_grad():
-            result = getattr(Tensor, name)(owner, *args, **kwargs)
-        _take_state(self, owner)
-        return None if name == "__setitem__" else (self if result is owner else result)
-    method.__name__ = name
-    return method
-
-
-for _name in _INPLACE:
-    setattr(_DataAlias, _name, _forwarding(_name))
 
 
 # ---- hooks ----
@@ -622,7 +577,9 @@ class Module:
             for p, new, g in zip(params, new_params, new_grads):
                 if new is p:  # (unchanged: an uninitialized parameter of a lazy module)
                     continue
-                set_data(p, new)
+                # torch's ``param.data = fn(param)``: the version stays, a ``p.data``
+                # taken before keeps the old value (and dtype)
+                p.data = new
                 if g is not None:
                     p.grad = g
             self._buffers.update(buffers)

@@ -115,9 +115,6 @@ def test_optimizer_step_is_a_float32_tensor_as_torch(name, tmp_path):
     assert opt2.state[p2]["step"].item() == 3.0
 
 
-@pytest.mark.xfail(strict=True, reason="Parameter.data as Tensor.data (s15-torchhunt2) broke the "
-                   "csl backend's resident weights (test_resident, test_csl_report); reverted at "
-                   "the end of session 15: a view of p.data written in place still misses p")
 def test_parameter_data_views_write_the_parameter_as_torch():
     # HF-style init: m.weight.data[m.padding_idx].zero_() after normal_
     for lib in (torch, pf):

@@ -104,12 +104,12 @@ class BasePruningMethod:
     def remove(self, module: Module) -> None:
         """torch's: ``<name>`` becomes a parameter again (the ``_orig`` object,
         its data the pruned values), mask and hook gone."""
-        weight = self.apply_mask(module)
+        with no_grad():  # (a value without history: ``orig`` takes it and stays a root)
+            weight = self.apply_mask(module)
         if self._tensor_name in module.__dict__:
             delattr(module, self._tensor_name)
         orig = module._parameters.pop(self._tensor_name + "_orig")
-        with no_grad():
-            orig.data = weight.detach()
+        orig.data = weight
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
 

@@ -234,3 +234,40 @@ def test_emitted_run_py_trains_with_the_state_resident(csl, tmp_path, monkeypatc
     batch_in = [io for io in spec["inputs"] if tuple(io["shape"]) in stacked]
     assert len(batch_in) == 2
     assert all(moved[io["name"]] == steps * once(io) for io in batch_in)
+
+
+def _through_data(form: str):
+    """An ``on_step`` touching every parameter through ``.data`` after the step."""
+    held = []
+
+    def on_step(i, model, opt):
+        for p in model.parameters():
+            if form == "read":  # aliases taken and kept: reading .data is no write
+                held.append(p.data)
+                assert p.data.shape == p.shape
+            else:  # WGAN-style clipping, in place through .data
+                p.data.clamp_(-0.4, 0.4)
+                p.data.mul_(0.999)
+    return on_step
+
+
+@pytest.mark.parametrize("form", ["read", "clamp"])
+def test_parameter_data_keeps_weights_resident(csl, form):
+    """Parameter.data taken and kept, or written in place every step: the weights
+    stay in PE memory (the batch in, the loss out) and the values are the
+    reference backend's. (Not yet: an op of the step reading a computed p's
+    .data, or a view of it, reads a second copy of p's value: re-sent.)"""
+    steps = 6
+    ref, ref_model, _, _ = _train(csl, "reference", "sgd", steps, on_step=_through_data(form))
+    got, model, _, runs = _train(csl, "csl", "sgd", steps, on_step=_through_data(form))
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=1e-7)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+    batch_bytes = 4 * (BATCH * DIM + BATCH * OUT)
+    graphs = 1 if form == "read" else 2  # the update through .data joins the second graph
+    assert runs[0].traffic.h2d_bytes >= batch_bytes + _param_bytes(model)
+    for i, run in enumerate(runs[graphs:], graphs):
+        t = run.traffic
+        assert batch_bytes <= t.h2d_bytes < batch_bytes + 64, (i, t)
+        assert t.d2h_bytes == 4 + (_param_bytes(model) if i == steps - 1 else 0), (i, t)
+        assert run.resident_bytes >= _param_bytes(model)
