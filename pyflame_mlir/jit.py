@@ -76,10 +76,12 @@ import numpy as np
 from .autodiff import tracing
 from .compiler import BACKENDS, build_module, compile_subgraph, config_key
 from .core import (
+    _INFER_ON,
     CONFIG,
     GRAD_MODE,
     OBSERVERS,
     REALIZE_GUARDS,
+    Size,
     Subgraph,
     Tensor,
     ViewOf,
@@ -99,6 +101,7 @@ from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
+_new = object.__new__
 
 
 @dataclass
@@ -130,6 +133,12 @@ class _Program:
     # computes as constants: (weakref, their state when traced). Updated in place
     # since (w.fill_(5)), the program is stale; gone, it cannot be.
     constants: list[tuple[Any, int]] = field(default_factory=list)
+    # captured tensors the program updates (kind "mut") whose current array is
+    # a program input the executable may write a result into: (input
+    # position, weakref). A replay gives such an array away when nothing but
+    # the tensor can see it (``_updated_in_place``): ``p -= lr * g`` in place
+    updated: list[tuple[int, Any]] = field(default_factory=list)
+    out_sizes: list[Any] = field(default_factory=list)  # per output: its shape (a Size)
 
     def __post_init__(self) -> None:
         # the guards split by kind once (every replay checks them): captured
@@ -402,6 +411,8 @@ class Compiled:
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
+        prog.updated = _updated_inputs(prog)
+        prog.out_sizes = [t.shape for t in requested]
         prog.ir = str(build_module(prog.sub))
         lazy = [t for t in prog.sub.leaves if t._node is not None]
         if lazy:
@@ -424,34 +435,35 @@ class Compiled:
                 fn, dt = item
                 feeds.append(np.asarray(fn(), dtype=dt))
         arrays = _inputs(prog, leaves, feeds)
+        given = _updated_in_place(prog, arrays) if prog.updated else None
         if prog.donated:
-            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays))
+            reuse = _reusable(prog, leaves, arrays)
+            try:
+                results = prog.executable.run(arrays, reuse + given if given else reuse)
+            except BaseException:
+                _lost(prog, given)
+                raise
             for i, _ in prog.donated:
                 delete(leaves[i])
+        elif given:
+            try:
+                results = prog.executable.run(arrays, given)
+            except BaseException:
+                _lost(prog, given)
+                raise
         else:
             results = prog.executable.run(arrays)
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
-        for (kind, ref, count, dt), value in zip(prog.outs, results):
-            d = value.dtype
-            if d is not dt.np and d != dt.np:
-                raise RuntimeError(f"pf.compile: the program returned {d} where the trace "
-                                   f"computed {dt.name} (a backend broke its result types)")
-            if kind == "out":
-                outs[ref] = Tensor._leaf(value, dt)
-            elif kind == "mut":
-                t = ref()
-                if t is None:
-                    continue
-                old, start = snapshot(t)
-                version = t._version
-                rebind(t, old, start, Tensor._leaf(value, dt))
-                t._mut.version = version + count
-            else:
-                t = ref()
-                if t is not None:
-                    _meta(t).grad = Tensor._leaf(value, dt)
+        if not given:
+            _hand_over(prog, results, outs, arrays, given)
+        else:
+            try:
+                _hand_over(prog, results, outs, arrays, given)
+            except BaseException:
+                _lost(prog, given)
+                raise
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -524,6 +536,132 @@ def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> li
         if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
             out.append(k)
     return out
+
+
+class _Fresh:
+    """A new state for ``rebind`` (which reads these four fields of it) where a
+    replay writes a result back into a tensor updated in place."""
+
+    __slots__ = ("_value",)
+    _node, _index, _hist = None, 0, None
+
+
+def _bad_dtype(d: np.dtype, dt: DType) -> None:
+    raise RuntimeError(f"pf.compile: the program returned {d} where the trace computed "
+                       f"{dt.name} (a backend broke its result types)")
+
+
+def _given_away(a: np.ndarray, arrays: list[np.ndarray], given: list[int]) -> bool:
+    return any(a is arrays[k] for k in given)
+
+
+def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
+               arrays: list[np.ndarray], given: list[int] | None) -> None:
+    """A replay's results handed over (``_write_results``)."""
+    if OBSERVERS or (_INFER_ON[0] and GRAD_MODE.inference):
+        _write_results(prog, results, outs, arrays, given)  # (the general path)
+        return
+    # the same, with the result tensors made here: no observer to tell, no
+    # inference tensor to mark, each result's Size known from the trace
+    fresh = _Fresh()
+    for (kind, ref, count, dt), size, value in zip(prog.outs, prog.out_sizes, results):
+        d = value.dtype
+        if d is not dt.np and d != dt.np:
+            _bad_dtype(d, dt)
+        if kind == "mut":
+            t = ref()
+            if t is None:
+                continue
+            old, start = snapshot(t)
+            if given and old._value is not None and _given_away(old._value, arrays, given):
+                delete(old)  # see _write_results
+            version = t._version
+            fresh._value = value
+            rebind(t, old, start, fresh)  # type: ignore[arg-type]  (what it reads)
+            t._mut.version = version + count
+            continue
+        r = _new(Tensor)
+        r.shape = size if value.shape == size else Size(value.shape)
+        r.dtype, r._node, r._index, r._value = dt, None, 0, value
+        r._ag = r._hist = r._mut = r._view = r._cell = None
+        if kind == "out":
+            outs[ref] = r
+        else:
+            t = ref()
+            if t is not None:
+                _meta(t).grad = r
+    fresh._value = None
+
+
+def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
+                   arrays: list[np.ndarray], given: list[int] | None) -> None:
+    """Hand a replay's results over as the Python call would have: ``f``'s
+    results into ``outs``, in-place updates rebound to their tensors (with
+    the versions the call's updates would have given them), new gradients
+    into ``.grad``."""
+    for (kind, ref, count, dt), value in zip(prog.outs, results):
+        d = value.dtype
+        if d is not dt.np and d != dt.np:
+            _bad_dtype(d, dt)
+        if kind == "out":
+            outs[ref] = Tensor._leaf(value, dt)
+        elif kind == "mut":
+            t = ref()
+            if t is None:
+                continue
+            old, start = snapshot(t)
+            if given and old._value is not None and _given_away(old._value, arrays, given):
+                # its array went to the program: what the snapshot held is gone
+                # (nothing could read this state: see _updated_in_place)
+                delete(old)
+            version = t._version
+            rebind(t, old, start, Tensor._leaf(value, dt))
+            t._mut.version = version + count
+        else:
+            t = ref()
+            if t is not None:
+                _meta(t).grad = Tensor._leaf(value, dt)
+
+
+def _updated_inputs(prog: _Program) -> list[tuple[int, Any]]:
+    """The program inputs that are captured tensors the program updates in place
+    and that the executable may write a result into (see ``_Program.updated``)."""
+    can = getattr(prog.executable.executable, "donatable_args", frozenset())
+    muts = {id(ref): ref for kind, ref, _, _ in prog.outs if kind == "mut"}
+    return [(k, ref) for k, (kind, ref) in enumerate(prog.slots)
+            if kind == "ext" and k in can and id(ref) in muts]
+
+
+def _updated_in_place(prog: _Program, arrays: list[np.ndarray]) -> list[int]:
+    """The inputs of ``prog.updated`` whose arrays this replay may give to the
+    program: the tensor is a plain realized tensor (no view of it or of which
+    it is, no op recorded that reads its current state: its state cell is
+    empty) and its array is held by nothing but the tensor (no numpy handle,
+    view, snapshot or other tensor: checked by reference count). The program
+    then writes its new state into that memory, as ``p -= lr * g`` would; the
+    state replaced could only be read through the tensor, which gets the new
+    one."""
+    out = []
+    for k, ref in prog.updated:
+        t = ref()
+        if t is None or t._cell is not None or t._view is not None or t._node is not None:
+            continue
+        a = arrays[k]
+        # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
+        if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
+            out.append(k)
+    return out
+
+
+def _lost(prog: _Program, given: list[int] | None) -> None:
+    """The program failed (a kernel raised, an interrupt) after the arrays of
+    the ``given`` inputs went to it: a result may have been written into part
+    of them, so their tensors' values are not known any more. They are deleted
+    (reading one raises) rather than left silently wrong."""
+    for k, ref in prog.updated:
+        t = ref()
+        if given and k in given and t is not None:
+            delete(t)
 
 
 def _check_donatable(t: Any, i: int) -> None:

@@ -87,6 +87,8 @@ class ReferenceExecutable:
         self._arg_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.arg_specs]
         self._result_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
+        # the argument positions whose donated array a result may be written into
+        self.donatable_args = frozenset(plan.donations)
 
     can_donate = True  # run(args, donated) may write results into donated arrays
 
