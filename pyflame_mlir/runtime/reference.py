@@ -4,6 +4,7 @@ call per kernel and no interpretation loop."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -60,6 +61,21 @@ def _errstate_ignore() -> tuple[Callable[[], Any], Callable[[Any], None]]:
 
 
 _quiet_floats, _loud_floats = _errstate_ignore()
+
+
+def _sole_view(r: np.ndarray) -> bool:
+    """Whether ``r`` is a writeable C-ordered view of all of a new array nothing
+    else holds (a kernel's ``reshape`` of its own result, as a reduction's ones
+    product): handing ``r`` out then aliases nothing, so it needs no copy. An
+    input, a planned buffer, a constant or another view of that array holds a
+    reference to it."""
+    b = r.base
+    # held by: r.base, ``b`` and getrefcount's argument
+    if type(b) is not np.ndarray or b.base is not None or sys.getrefcount(b) != 3 \
+            or b.nbytes != r.nbytes or not b.flags.writeable:
+        return False
+    f = r.flags
+    return f.writeable and f.c_contiguous
 
 
 def step_label(step: Any) -> str:
@@ -143,7 +159,7 @@ class ReferenceExecutable:
         for r, (shape, d) in zip(results, specs):
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
-            if r.base is not None or not r.flags.writeable:
+            if (r.base is not None or not r.flags.writeable) and not _sole_view(r):
                 r = r.copy()  # results never alias inputs, views or buffers
             if r.shape != shape or (r.dtype is not d and r.dtype != d):
                 raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "
