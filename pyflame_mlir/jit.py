@@ -283,7 +283,7 @@ class Compiled:
         # the hot path: calls with tensors only (no kwargs, no static
         # arguments) find their signature's key by the tensors' shapes and
         # dtypes and the settings, without flattening a pytree
-        self._fast: dict[tuple, Any] = {}
+        self._fast: dict[tuple, _Program] = {}  # fast signature -> its key's program
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
@@ -344,7 +344,7 @@ class Compiled:
                 sig.append(ag is not None and ag.requires_grad)
             else:
                 fast = tuple(sig)
-                prog = self._programs.get(self._fast.get(fast))
+                prog = self._fast.get(fast)
                 if prog is not None and prog.python_reason is None and prog.guards_hold():
                     self._stats.hits += 1
                     return self._replay(prog, list(args))
@@ -360,8 +360,12 @@ class Compiled:
         # not be replayed (its state may have settled since: trace again)
         if prog is None:
             self._stats.misses += 1
+        old = prog
         prog, result = self._trace(args, kwargs, leaves)
         self._programs[key] = prog
+        if old is not None:  # (no fast signature may still find the program replaced)
+            for f in [f for f, p in self._fast.items() if p is old]:
+                self._fast[f] = prog
         self._remember(fast, key)
         return result
 
@@ -371,7 +375,7 @@ class Compiled:
         if fast is not None:
             b = BACKENDS.get(fast[0])
             if b is not None and b.token is None:
-                self._fast[fast] = key
+                self._fast[fast] = self._programs[key]
 
     def _donated_leaves(self, args: tuple, kwargs: dict) -> list[int]:
         """Indices (in the flattened dynamic arguments, then keyword arguments in
@@ -493,6 +497,22 @@ class Compiled:
 
 
 def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
+    arrays: list[np.ndarray] = []
+    for kind, ref in prog.slots:  # (one pass when every input is a value: the common case)
+        t = ref() if kind == "ext" else leaves[ref] if kind == "arg" else feeds[ref]
+        if type(t) is np.ndarray:
+            arrays.append(t)
+        elif isinstance(t, Tensor) and t._node is None and t._value is not None:
+            arrays.append(t._value)
+        else:
+            return _inputs_realized(prog, leaves, feeds)
+    return arrays
+
+
+def _inputs_realized(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]
+                     ) -> list[np.ndarray]:
+    """``_inputs`` when an input is lazy (realized now), deleted (raises) or
+    not a plain tensor."""
     ts: list[Tensor | np.ndarray] = []
     for kind, ref in prog.slots:
         if kind == "arg":
@@ -501,16 +521,6 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
             ts.append(ref())
         else:
             ts.append(feeds[ref])
-    arrays: list[np.ndarray] = []
-    for t in ts:  # (one pass when every input is a value: the common case)
-        if type(t) is np.ndarray:
-            arrays.append(t)
-        elif t._node is None and t._value is not None:
-            arrays.append(t._value)
-        else:
-            break
-    else:
-        return arrays
     lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)

@@ -26,8 +26,15 @@ def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
     donated_at = {i: k for k, i in plan.donations.items()}
     lines = [f"def program({args}):"]
     for i, st in enumerate(plan.steps):
+        if st.name == "constant" and not st.inputs:  # made once: bound, not called
+            env[f"c{i}"] = st.kernel()
+            lines.append(f"    v{st.outputs[0]} = c{i}")
+            continue
         env[f"k{i}"] = st.kernel
         call = [f"v{s}" for s in st.inputs]
+        for j, value in enumerate(st.consts):
+            env[f"a{i}_{j}"] = value
+            call.append(f"a{i}_{j}")
         for name, value in st.attrs.items():
             env[f"a{i}_{name}"] = value
             call.append(f"{name}=a{i}_{name}")
@@ -105,6 +112,7 @@ class ReferenceExecutable:
         self.nbytes = plan.buffer_bytes
         # the argument positions whose donated array a result may be written into
         self.donatable_args = frozenset(plan.donations)
+        self._donation_names = {k: f"d{k}" for k in plan.donations}
 
     can_donate = True  # run(args, donated) may write results into donated arrays
 
@@ -114,6 +122,8 @@ class ReferenceExecutable:
         shapes). For ``bench/plan_profile.py``: it slows every call."""
         clock = time.thread_time
         for i, st in enumerate(self.plan.steps):
+            if f"k{i}" not in self._env:  # (a constant: bound, not called)
+                continue
             kernel, label = self._env[f"k{i}"], step_label(st)
 
             def timed(*args: Any, _kernel: Any = kernel, _label: str = label, **kw: Any) -> Any:
@@ -127,6 +137,25 @@ class ReferenceExecutable:
                 return r
             self._env[f"k{i}"] = timed
 
+    def _reuse(self, args: list[np.ndarray], donated: Sequence[int]) -> dict[str, np.ndarray]:
+        """The program's ``d<k>`` keywords: the donated arrays it may write into
+        (planned for a result, C-ordered, writeable; an array passed twice stays
+        read-only)."""
+        names = self._donation_names
+        distinct = len({id(a) for a in args}) == len(args)
+        reuse = {}
+        for k in donated:
+            name = names.get(k)
+            if name is None:
+                continue
+            a = args[k]
+            if not distinct and sum(x is a for x in args) != 1:
+                continue
+            f = a.flags
+            if f.c_contiguous and f.writeable:
+                reuse[name] = a
+        return reuse
+
     def run(self, args: list[np.ndarray], donated: Sequence[int] = ()) -> list[np.ndarray]:
         """The results for ``args``. The arrays at the ``donated`` positions
         are the caller's to give away: one may come back as a result (its
@@ -138,12 +167,7 @@ class ReferenceExecutable:
             if a.shape != shape or (a.dtype is not d and a.dtype != d):
                 raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
                                  f"the compiled {shape} {d}")
-        reuse = {}
-        if donated:
-            ids = [id(a) for a in args]
-            reuse = {f"d{k}": args[k] for k in donated if k in self.plan.donations
-                     and ids.count(ids[k]) == 1  # an array passed twice stays read-only
-                     and args[k].flags.c_contiguous and args[k].flags.writeable}
+        reuse = self._reuse(args, donated) if donated else None
         # IEEE results (inf, nan) are the answer, as in PyTorch: no numpy warnings
         with self._lock:
             quiet = _quiet_floats()
