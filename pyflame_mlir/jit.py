@@ -78,9 +78,11 @@ from .compiler import BACKENDS, build_module, compile_subgraph, config_key
 from .core import (
     _INFER_ON,
     CONFIG,
+    DELETED,
     GRAD_MODE,
     OBSERVERS,
     REALIZE_GUARDS,
+    Mutation,
     Size,
     Subgraph,
     Tensor,
@@ -95,6 +97,7 @@ from .core import (
     snapshot,
     source,
 )
+from .core import _NATIVE as core_native_module
 from .creation import empty
 from .dialects.dtypes import DType
 from .jax_config import config as JAX_CONFIG
@@ -102,6 +105,19 @@ from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
 _new = object.__new__
+_KINDS = {"out": 0, "mut": 1, "grad": 2}
+
+
+def _native_hand_over() -> Callable[..., bool] | None:
+    """``_native.c``'s ``hand_over`` (configured), or None: the Python loop
+    (no extension, PYFLAME_NO_NATIVE=1, or a build without it)."""
+    native = core_native_module
+    if native is None or not hasattr(native, "hand_over"):
+        return None
+    native.configure_replay(Mutation, DELETED)
+    return native.hand_over
+
+
 
 
 @dataclass
@@ -139,6 +155,7 @@ class _Program:
     # the tensor can see it (``_updated_in_place``): ``p -= lr * g`` in place
     updated: list[tuple[int, Any]] = field(default_factory=list)
     out_sizes: list[Any] = field(default_factory=list)  # per output: its shape (a Size)
+    native_outs: tuple = ()  # ``outs`` and ``out_sizes`` as _native.c's hand_over takes them
 
     def __post_init__(self) -> None:
         # the guards split by kind once (every replay checks them): captured
@@ -417,6 +434,8 @@ class Compiled:
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
         prog.updated = _updated_inputs(prog)
         prog.out_sizes = [t.shape for t in requested]
+        prog.native_outs = tuple((_KINDS[kind], ref, count, dt, dt.np, size) for
+                                 (kind, ref, count, dt), size in zip(prog.outs, prog.out_sizes))
         prog.ir = str(build_module(prog.sub))
         lazy = [t for t in prog.sub.leaves if t._node is not None]
         if lazy:
@@ -571,6 +590,10 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
     if OBSERVERS or (_INFER_ON[0] and GRAD_MODE.inference):
         _write_results(prog, results, outs, arrays, given)  # (the general path)
         return
+    if _NATIVE_HAND_OVER is not None and _NATIVE_HAND_OVER(
+            prog.native_outs, results, outs,
+            tuple([arrays[k] for k in given]) if given else ()):
+        return  # (the loop below, in C: _native.c's hand_over)
     # the same, with the result tensors made here: no observer to tell, no
     # inference tensor to mark, each result's Size known from the trace
     fresh = _Fresh()
@@ -1050,3 +1073,6 @@ def device_get(x: Any) -> Any:
     block_until_ready(x)
     leaves, tree = tree_flatten(x)
     return tree_unflatten(tree, [v.numpy() if isinstance(v, Tensor) else v for v in leaves])
+
+
+_NATIVE_HAND_OVER = _native_hand_over()
