@@ -24,6 +24,16 @@ result of the same shape and dtype into a donated buffer when only the
 donated tensor holds it (no numpy handle, view or other tensor sees it) and
 the plan reads the argument before that result is made.
 
+Captured tensors ``f`` updates in place (an SGD step's parameters) are updated
+in their own arrays on a replay when nothing else can see those arrays (no
+numpy handle, view or other tensor: a reference count; no op recorded since
+reads their current state): ``p -= lr * g`` is then one in-place pass, as in
+the hand-written numpy step, instead of a new array per call. A large float
+update in place is a BLAS ``axpy``, which rounds ``p - lr * g`` once (the
+uncompiled step rounds the product and the difference). A replay failing
+after that hand-over (a kernel raising, an interrupt) deletes those tensors:
+their values are not known any more.
+
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
