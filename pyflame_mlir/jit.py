@@ -92,6 +92,7 @@ from .core import (
     GRAD_MODE,
     OBSERVERS,
     REALIZE_GUARDS,
+    Aliases,
     Mutation,
     Size,
     Subgraph,
@@ -677,9 +678,9 @@ def _updated_inputs(prog: _Program) -> list[tuple[int, Any]]:
 
 def _updated_in_place(prog: _Program, arrays: list[np.ndarray]) -> list[int]:
     """The inputs of ``prog.updated`` whose arrays this replay may give to the
-    program: the tensor is a plain realized tensor (no view of it or of which
-    it is, no op recorded that reads its current state: its state cell is
-    empty) and its array is held by nothing but the tensor (no numpy handle,
+    program: the tensor is a plain realized tensor (no live view of it, not a
+    view itself, no op recorded that reads its current state: its state cell
+    is empty) and its array is held by nothing but the tensor (no numpy handle,
     view, snapshot or other tensor: checked by reference count). The program
     then writes its new state into that memory, as ``p -= lr * g`` would; the
     state replaced could only be read through the tensor, which gets the new
@@ -687,7 +688,11 @@ def _updated_in_place(prog: _Program, arrays: list[np.ndarray]) -> list[int]:
     out = []
     for k, ref in prog.updated:
         t = ref()
-        if t is None or t._cell is not None or t._view is not None or t._node is not None:
+        if t is None or t._cell is not None or t._node is not None:
+            continue
+        v = t._view
+        # (views taken once and gone, as ``p.data.normal_()`` at init, leave an Aliases)
+        if v is not None and (type(v) is not Aliases or any(r() is not None for r in v.refs)):
             continue
         a = arrays[k]
         # held by: t._value, ``arrays``, ``a`` and getrefcount's argument

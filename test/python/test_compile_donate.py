@@ -167,6 +167,28 @@ def test_an_updated_captured_parameter_is_updated_in_its_own_array():
     assert ws[0]._version == 4  # one update per call, as the uncompiled step
 
 
+def test_a_parameter_whose_views_are_gone_is_updated_in_its_own_array_again():
+    """A view taken once and dropped (``p.data.normal_()``-style init) leaves
+    no reader: the parameter's own array takes its updates again."""
+    w0, b0, x0 = _params(4)
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    with pf.no_grad():
+        view = ws[0][0]
+        view.mul_(1.0)
+    del view
+    cf = pf.compile(_sgd_step(ws))
+    x = pf.tensor(x0)
+    want_w, want_b = w0, b0
+    addrs = []
+    for _ in range(4):
+        cf(x)
+        _, want_w, want_b, _, _ = _sgd_numpy(want_w, want_b, x0)
+        addrs.append(_addr(ws[0]))
+    assert addrs[1] == addrs[2] == addrs[3]
+    np.testing.assert_allclose(ws[0].numpy(), want_w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ws[1].numpy(), want_b, rtol=1e-12, atol=1e-14)
+
+
 def test_an_updated_parameter_anyone_else_sees_is_never_written():
     """A numpy handle, a pending op reading the current state, a view: each
     keeps the value it saw (as without pf.compile); the state is not given away."""
