@@ -92,3 +92,5 @@ _.DEFAULT
 _.HIGH
 # ---- s14 (irhunt): xDSLOptMain reads it for --version ----
 _.version_format
+# ---- s16 (speed19): inspect.signature reads it (ops._with_out: the op functions show out=) ----
+_.__signature__

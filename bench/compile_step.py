@@ -9,7 +9,8 @@ cross-entropy, SGD) five ways, each in its own process, side by side:
 - torch eager; jax.jit (the ``bench`` extra).
 
 Every implementation's loss after two steps from the same start must agree,
-or the run fails. Prints a markdown table (docs/PERFORMANCE.md).
+or the run fails. Prints a markdown table (docs/PERFORMANCE.md). ``--pair``:
+the ``pf.compile`` / hand numpy ratio in one process, in thread CPU time.
 """
 
 from __future__ import annotations
@@ -213,8 +214,41 @@ def main(n: int = 50, rounds: int = 3) -> None:
               f"{rs[0]['first'] * 1e3:.0f} ms | {'—' if rec is None else rec} |")
 
 
+def pair(rounds: int = 6, n: int = 40) -> None:
+    """``--pair [ROUNDS]``: ``pf.compile`` and the hand numpy step in one process,
+    alternated, timed in thread CPU time (best of 5x``n`` steps each, per round):
+    on a machine other jobs load, the ratio in one process moves less than
+    wall-clock figures from separate processes (a reading, not the table's).
+    Run it with ``OPENBLAS_NUM_THREADS=1`` (the table's children's setting)."""
+    compiled, _ = pyflame_step(True)
+    hand, _ = numpy_step()
+    if abs(compiled() - hand()) > 1e-4 * abs(hand()):
+        raise RuntimeError("pf.compile and the hand numpy step disagree")
+    for _ in range(5):
+        compiled()
+        hand()
+
+    def best(step: Step) -> float:
+        b = float("inf")
+        for _ in range(5):
+            t0 = time.thread_time()
+            for _ in range(n):
+                step()
+            b = min(b, (time.thread_time() - t0) / n)
+        return b * 1e3
+
+    ratios = []
+    for _ in range(rounds):
+        c, h = best(compiled), best(hand)
+        ratios.append(c / h)
+        print(f"pf.compile {c:.3f} ms, hand numpy {h:.3f} ms (thread CPU): {c / h:.3f}x")
+    print(f"median {median(ratios):.3f}x, range {min(ratios):.3f}-{max(ratios):.3f}x")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         _child(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--pair":
+        pair(*(int(a) for a in sys.argv[2:]))
     else:
         main(*(int(a) for a in sys.argv[1:]))

@@ -55,6 +55,7 @@ NAMED_CHAINS = frozenset(get_op(n) for n in CHAINS)
 _ADD, _PAD = op_class("add"), op_class("pad")
 _MUL, _SUB = op_class("mul"), op_class("sub")
 _MATMUL = get_op("matmul")
+_PERMUTE = get_op("permute")
 # Elements from which an update runs through BLAS (GemmUpdate, ScaledUpdate's
 # axpy): the ctypes call costs ~5 us, more than the pass it saves on smaller
 # arrays (measured: a (256, 10) GEMM update 10 us, numpy's product and update 6 us)
@@ -73,6 +74,8 @@ class Step:
     attrs: dict[str, Any]
     name: str
     out_buffer: int | None = None  # index into Plan.buffers, for ``out=`` kernels
+    # values passed after the inputs, positionally (``ndarray.transpose``'s axes)
+    consts: tuple[Any, ...] = ()
     accepts_out: bool = False  # the kernel takes ``out=`` (gets a planned buffer)
     view: bool = False  # the result may be a view of the first input (VIEW_OPS)
 
@@ -391,6 +394,13 @@ def lower(module: ModuleOp, preallocate: bool = True,
                 steps.append(Step(program, tuple(slot[v] for v in op.operands),
                                   (slot[op.results[0]],), {}, op.OPDEF.name, accepts_out=True))
                 continue
+        if op.OPDEF is _PERMUTE and op.py_attrs()["perm"]:
+            # the permute kernel's own call (``np.transpose(x, perm)`` is
+            # ``x.transpose(perm)`` on an array), without its two Python frames
+            steps.append(Step(np.ndarray.transpose, (slot[op.operands[0]],),
+                              (slot[op.results[0]],), {}, "permute", view=True,
+                              consts=(tuple(op.py_attrs()["perm"]),)))
+            continue
         if op.OPDEF is _MATMUL and _plain_gemm(op):  # a planned buffer, not a new array
             steps.append(Step(np.matmul, tuple(slot[v] for v in op.operands),
                               (slot[op.results[0]],), {}, "matmul", accepts_out=True))

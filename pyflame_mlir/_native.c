@@ -1683,6 +1683,317 @@ count_ref(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(count);
 }
 
+
+/* ---- pf.compile's replay: its results handed over (jit._hand_over) ----
+
+   hand_over(outs, results, out_list, given): what jit._hand_over's Python loop
+   does, when no observer listens and no thread is in inference mode (the
+   caller checks): per output (kind, ref, count, dt, dt.np, size), kind 0 a
+   result of f (a new leaf tensor into out_list[ref]), 1 an in-place update of
+   the tensor ref() (core.snapshot, core.rebind, the version moved on by
+   count; the snapshot deleted when its array is one of ``given``, the arrays
+   the program got to write into), 2 a new gradient (a new leaf into the
+   tensor's AutogradMeta.grad). Every precondition is checked before anything
+   is changed: a result of another dtype object or shape, a tensor with a
+   view, a subclass overriding a slot, a gradient's tensor without autograd
+   meta -- then it returns False and changes nothing (the Python loop runs). */
+
+static PyTypeObject *Mutation_T;
+static PyObject *deleted_view; /* core.DELETED */
+static PyObject *s_dtype, *s_shape, *s_trace_depth;
+static Py_ssize_t u_seq, u_prev, u_ref, u_version, u_start, u_untracked, m_grad;
+
+static PyObject *
+configure_replay(PyObject *self, PyObject *args)
+{
+    PyObject *mt, *deleted;
+    if (!PyArg_ParseTuple(args, "OO", &mt, &deleted))
+        return NULL;
+    if (!configured())
+        return NULL;
+    if (!PyType_Check(mt)) {
+        PyErr_SetString(PyExc_TypeError, "_native.configure_replay: Mutation must be a type");
+        return NULL;
+    }
+    PyTypeObject *U = (PyTypeObject *)mt;
+#define OFF(var, tp, name)                  \
+    if ((var = slot_offset(tp, name)) < 0) \
+        return NULL;
+    OFF(u_seq, U, "seq") OFF(u_prev, U, "prev") OFF(u_ref, U, "ref")
+    OFF(u_version, U, "version") OFF(u_start, U, "start") OFF(u_untracked, U, "untracked")
+    OFF(m_grad, Meta_T, "grad")
+#undef OFF
+    if (s_dtype == NULL) {
+        if ((s_dtype = PyUnicode_InternFromString("dtype")) == NULL ||
+            (s_shape = PyUnicode_InternFromString("shape")) == NULL ||
+            (s_trace_depth = PyUnicode_InternFromString("trace_depth")) == NULL)
+            return NULL;
+    }
+    Py_INCREF(mt);
+    Py_XSETREF(Mutation_T, U);
+    Py_INCREF(deleted);
+    Py_XSETREF(deleted_view, deleted);
+    Py_RETURN_NONE;
+}
+
+static inline void
+set_slot(PyObject *o, Py_ssize_t off, PyObject *v)
+{
+    /* (an initialized slot: its old value released) */
+    PyObject *old = SLOT(o, off);
+    Py_INCREF(v);
+    SLOT(o, off) = v;
+    Py_XDECREF(old);
+}
+
+/* Tensor._leaf(value, dt) with its Size known */
+static PyObject *
+new_leaf(PyObject *value, PyObject *size, PyObject *dt)
+{
+    PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (out == NULL)
+        return NULL;
+    init_slot(out, t_shape, size);
+    init_slot(out, t_dtype, dt);
+    init_slot(out, t_node, Py_None);
+    init_slot(out, t_index, zero);
+    init_slot(out, t_value, value);
+    init_slot(out, t_ag, Py_None);
+    init_slot(out, t_hist, Py_None);
+    init_slot(out, t_mut, Py_None);
+    init_slot(out, t_view, Py_None);
+    init_slot(out, t_cell, Py_None);
+    return out;
+}
+
+static PyObject *
+next_seq(void)
+{
+    PyObject *seq = Py_TYPE(seq_counter)->tp_iternext(seq_counter);
+    if (seq == NULL && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "the creation-order counter stopped");
+    return seq;
+}
+
+/* 1: the output can be handed over here; 0: not (the Python loop runs); -1: error */
+static int
+hand_over_ok(PyObject *e, PyObject *value, PyObject *out_list)
+{
+    if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 6)
+        return 0;
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+    if (kind == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *d = PyObject_GetAttr(value, s_dtype);
+    if (d == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = d == PyTuple_GET_ITEM(e, 4);
+    Py_DECREF(d);
+    if (!same)
+        return 0;
+    PyObject *shape = PyObject_GetAttr(value, s_shape);
+    if (shape == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int eq = PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(e, 5), Py_EQ);
+    Py_DECREF(shape);
+    if (eq != 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *ref = PyTuple_GET_ITEM(e, 1);
+    if (kind == 0) {
+        if (!PyLong_Check(ref))
+            return 0;
+        Py_ssize_t k = PyLong_AsSsize_t(ref);
+        return k >= 0 && k < PyList_GET_SIZE(out_list) ? 1 : (PyErr_Clear(), 0);
+    }
+    if (!PyWeakref_CheckRef(ref))
+        return 0;
+    PyObject *t = PyWeakref_GetObject(ref); /* borrowed */
+    if (t == Py_None)
+        return 1; /* gone: nothing to write */
+    if (!type_is_plain(Py_TYPE(t)) || SLOT(t, t_shape) == NULL)
+        return 0;
+    if (kind == 2) {
+        PyObject *ag = SLOT(t, t_ag);
+        return ag != NULL && Py_TYPE(ag) == Meta_T && SLOT(ag, m_grad) != NULL;
+    }
+    if (kind != 1 || SLOT(t, t_view) != Py_None)
+        return 0;
+    PyObject *m = SLOT(t, t_mut), *cell = SLOT(t, t_cell), *ag = SLOT(t, t_ag);
+    if (m != Py_None && (Py_TYPE(m) != Mutation_T || SLOT(m, u_version) == NULL ||
+                         !PyLong_CheckExact(SLOT(m, u_version))))
+        return 0;
+    if (cell != Py_None && !PyDict_CheckExact(cell))
+        return 0;
+    if (ag != Py_None && (Py_TYPE(ag) != Meta_T || !PyBool_Check(SLOT(ag, m_requires_grad))))
+        return 0;
+    return PyLong_CheckExact(PyTuple_GET_ITEM(e, 2));
+}
+
+/* core.snapshot(t), core.rebind(t, old, start, <value>), t's version = its
+   version before + count; the snapshot deleted when its array was given */
+static int
+write_back(PyObject *t, PyObject *value, PyObject *count, PyObject *given, int tracing)
+{
+    PyObject *old = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (old == NULL)
+        return -1;
+    PyObject *m = SLOT(t, t_mut), *ag = SLOT(t, t_ag);
+    init_slot(old, t_shape, SLOT(t, t_shape));
+    init_slot(old, t_dtype, SLOT(t, t_dtype));
+    init_slot(old, t_node, SLOT(t, t_node));
+    init_slot(old, t_index, SLOT(t, t_index));
+    init_slot(old, t_value, SLOT(t, t_value));
+    init_slot(old, t_hist, SLOT(t, t_hist));
+    init_slot(old, t_mut, m);
+    init_slot(old, t_ag, ag != Py_None && SLOT(ag, m_requires_grad) == Py_True ? ag : Py_None);
+    init_slot(old, t_view, Py_None);
+    init_slot(old, t_cell, Py_None);
+    PyObject *start = next_seq();
+    if (start == NULL) {
+        Py_DECREF(old);
+        return -1;
+    }
+    PyObject *v = SLOT(old, t_value);
+    for (Py_ssize_t i = 0; v != Py_None && i < PyTuple_GET_SIZE(given); i++)
+        if (PyTuple_GET_ITEM(given, i) == v) { /* core.delete(old) */
+            set_slot(old, t_node, Py_None);
+            set_slot(old, t_value, Py_None);
+            set_slot(old, t_hist, Py_None);
+            set_slot(old, t_view, deleted_view);
+            break;
+        }
+    PyObject *version = PyNumber_Add(m == Py_None ? zero : SLOT(m, u_version), count);
+    if (version == NULL) {
+        Py_DECREF(start);
+        Py_DECREF(old);
+        return -1;
+    }
+    /* rebind: older states kept weakly (their ``prev`` dropped), unless tracing */
+    if (m != Py_None && !tracing) {
+        PyObject *cur = m;
+        Py_INCREF(cur);
+        while (cur != Py_None && SLOT(cur, u_prev) != NULL && SLOT(cur, u_prev) != Py_None) {
+            PyObject *prev = SLOT(cur, u_prev); /* owned: moved out of the slot */
+            Py_INCREF(Py_None);
+            SLOT(cur, u_prev) = Py_None;
+            PyObject *next = SLOT(prev, t_mut) != NULL ? SLOT(prev, t_mut) : Py_None;
+            Py_INCREF(next);
+            Py_DECREF(prev);
+            Py_DECREF(cur);
+            cur = next;
+        }
+        Py_DECREF(cur);
+    }
+    PyObject *seq = next_seq();
+    PyObject *ref = seq ? PyWeakref_NewRef(old, NULL) : NULL;
+    PyObject *mut = ref ? Mutation_T->tp_alloc(Mutation_T, 0) : NULL;
+    if (mut == NULL) {
+        Py_XDECREF(ref);
+        Py_XDECREF(seq);
+        Py_DECREF(version);
+        Py_DECREF(start);
+        Py_DECREF(old);
+        return -1;
+    }
+    init_slot(mut, u_untracked, Py_False);
+    SLOT(mut, u_seq) = seq; /* (references handed over) */
+    init_slot(mut, u_prev, old);
+    SLOT(mut, u_ref) = ref;
+    SLOT(mut, u_version) = version;
+    SLOT(mut, u_start) = start;
+    set_slot(t, t_mut, mut);
+    Py_DECREF(mut);
+    PyObject *cell = SLOT(t, t_cell);
+    if (cell != Py_None) { /* the ops recorded since the last update read ``old`` now */
+        if (PyDict_SetItem(cell, zero, old) < 0) {
+            Py_DECREF(old);
+            return -1;
+        }
+        set_slot(t, t_cell, Py_None);
+    }
+    Py_DECREF(old);
+    set_slot(t, t_node, Py_None);
+    set_slot(t, t_index, zero);
+    set_slot(t, t_value, value);
+    set_slot(t, t_hist, Py_None);
+    PyObject *n = PyNumber_Add(PyList_GET_ITEM(mutations, 0), one);
+    if (n == NULL)
+        return -1;
+    PyList_SetItem(mutations, 0, n);
+    return 0;
+}
+
+static PyObject *
+hand_over(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "hand_over(outs, results, out_list, given)");
+        return NULL;
+    }
+    PyObject *outs = args[0], *results = args[1], *out_list = args[2], *given = args[3];
+    if (Mutation_T == NULL || !PyTuple_Check(outs) || !PyList_Check(results) ||
+        !PyList_Check(out_list) || !PyTuple_Check(given) ||
+        PyList_GET_SIZE(results) != PyTuple_GET_SIZE(outs))
+        Py_RETURN_FALSE;
+    Py_ssize_t n = PyTuple_GET_SIZE(outs);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok = hand_over_ok(PyTuple_GET_ITEM(outs, i), PyList_GET_ITEM(results, i), out_list);
+        if (ok < 0)
+            return NULL;
+        if (!ok)
+            Py_RETURN_FALSE;
+    }
+    PyObject *depth = PyObject_GetAttr(grad_mode, s_trace_depth);
+    if (depth == NULL)
+        return NULL;
+    int tracing = PyObject_IsTrue(depth);
+    Py_DECREF(depth);
+    if (tracing < 0)
+        return NULL;
+    Py_INCREF(results); /* (the values stay alive while the tensors take them) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PyTuple_GET_ITEM(outs, i), *value = PyList_GET_ITEM(results, i);
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+        PyObject *ref = PyTuple_GET_ITEM(e, 1);
+        if (kind == 0) {
+            PyObject *r = new_leaf(value, PyTuple_GET_ITEM(e, 5), PyTuple_GET_ITEM(e, 3));
+            if (r == NULL)
+                goto fail;
+            PyList_SetItem(out_list, PyLong_AsSsize_t(ref), r);
+            continue;
+        }
+        PyObject *t = PyWeakref_GetObject(ref);
+        if (t == Py_None)
+            continue;
+        Py_INCREF(t);
+        int err;
+        if (kind == 2) {
+            PyObject *r = new_leaf(value, PyTuple_GET_ITEM(e, 5), PyTuple_GET_ITEM(e, 3));
+            err = r == NULL ? -1 : 0;
+            if (r != NULL) {
+                set_slot(SLOT(t, t_ag), m_grad, r);
+                Py_DECREF(r);
+            }
+        } else {
+            err = write_back(t, value, PyTuple_GET_ITEM(e, 2), given, tracing);
+        }
+        Py_DECREF(t);
+        if (err < 0)
+            goto fail;
+    }
+    Py_DECREF(results);
+    Py_RETURN_TRUE;
+fail:
+    Py_DECREF(results);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Give the module core.py's classes, singletons and fallbacks (once, at its import)."},
@@ -1696,6 +2007,11 @@ static PyMethodDef methods[] = {
     {"collect", (PyCFunction)collect, METH_O,
      "collect(tensors): core._collect_numbered's Subgraph, or None where the Python "
      "walk must run."},
+    {"configure_replay", (PyCFunction)configure_replay, METH_VARARGS,
+     "configure_replay(Mutation, DELETED): what hand_over needs of core (jit.py calls it)."},
+    {"hand_over", (PyCFunction)(void (*)(void))hand_over, METH_FASTCALL,
+     "hand_over(outs, results, out_list, given): jit._hand_over's loop, or False where "
+     "the Python loop must run (nothing changed then)."},
     {"collect_traced", (PyCFunction)(void (*)(void))collect_traced, METH_FASTCALL,
      "collect_traced(tensors, args, boundary): core.collect's traced walk, or None where "
      "the Python walk must run."},

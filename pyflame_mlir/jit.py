@@ -24,6 +24,16 @@ result of the same shape and dtype into a donated buffer when only the
 donated tensor holds it (no numpy handle, view or other tensor sees it) and
 the plan reads the argument before that result is made.
 
+Captured tensors ``f`` updates in place (an SGD step's parameters) are updated
+in their own arrays on a replay when nothing else can see those arrays (no
+numpy handle, view or other tensor: a reference count; no op recorded since
+reads their current state): ``p -= lr * g`` is then one in-place pass, as in
+the hand-written numpy step, instead of a new array per call. A large float
+update in place is a BLAS ``axpy``, which rounds ``p - lr * g`` once (the
+uncompiled step rounds the product and the difference). A replay failing
+after that hand-over (a kernel raising, an interrupt) deletes those tensors:
+their values are not known any more.
+
 What Python-free replay cannot see, and what pf.compile does about it:
 - Python side effects of ``f`` (printing, appending to a list, counters) run
   once per trace, as in ``jax.jit``.
@@ -76,10 +86,15 @@ import numpy as np
 from .autodiff import tracing
 from .compiler import BACKENDS, build_module, compile_subgraph, config_key
 from .core import (
+    _INFER_ON,
     CONFIG,
+    DELETED,
     GRAD_MODE,
     OBSERVERS,
     REALIZE_GUARDS,
+    Aliases,
+    Mutation,
+    Size,
     Subgraph,
     Tensor,
     ViewOf,
@@ -93,12 +108,27 @@ from .core import (
     snapshot,
     source,
 )
+from .core import _NATIVE as core_native_module
 from .creation import empty
 from .dialects.dtypes import DType
 from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
 
 _MISSING = object()
+_new = object.__new__
+_KINDS = {"out": 0, "mut": 1, "grad": 2}
+
+
+def _native_hand_over() -> Callable[..., bool] | None:
+    """``_native.c``'s ``hand_over`` (configured), or None: the Python loop
+    (no extension, PYFLAME_NO_NATIVE=1, or a build without it)."""
+    native = core_native_module
+    if native is None or not hasattr(native, "hand_over"):
+        return None
+    native.configure_replay(Mutation, DELETED)
+    return native.hand_over
+
+
 
 
 @dataclass
@@ -130,6 +160,13 @@ class _Program:
     # computes as constants: (weakref, their state when traced). Updated in place
     # since (w.fill_(5)), the program is stale; gone, it cannot be.
     constants: list[tuple[Any, int]] = field(default_factory=list)
+    # captured tensors the program updates (kind "mut") whose current array is
+    # a program input the executable may write a result into: (input
+    # position, weakref). A replay gives such an array away when nothing but
+    # the tensor can see it (``_updated_in_place``): ``p -= lr * g`` in place
+    updated: list[tuple[int, Any]] = field(default_factory=list)
+    out_sizes: list[Any] = field(default_factory=list)  # per output: its shape (a Size)
+    native_outs: tuple = ()  # ``outs`` and ``out_sizes`` as _native.c's hand_over takes them
 
     def __post_init__(self) -> None:
         # the guards split by kind once (every replay checks them): captured
@@ -274,7 +311,7 @@ class Compiled:
         # the hot path: calls with tensors only (no kwargs, no static
         # arguments) find their signature's key by the tensors' shapes and
         # dtypes and the settings, without flattening a pytree
-        self._fast: dict[tuple, Any] = {}
+        self._fast: dict[tuple, _Program] = {}  # fast signature -> its key's program
         self._stats = _Stats()
         self.__doc__ = getattr(f, "__doc__", None)
 
@@ -335,7 +372,7 @@ class Compiled:
                 sig.append(ag is not None and ag.requires_grad)
             else:
                 fast = tuple(sig)
-                prog = self._programs.get(self._fast.get(fast))
+                prog = self._fast.get(fast)
                 if prog is not None and prog.python_reason is None and prog.guards_hold():
                     self._stats.hits += 1
                     return self._replay(prog, list(args))
@@ -351,8 +388,12 @@ class Compiled:
         # not be replayed (its state may have settled since: trace again)
         if prog is None:
             self._stats.misses += 1
+        old = prog
         prog, result = self._trace(args, kwargs, leaves)
         self._programs[key] = prog
+        if old is not None:  # (no fast signature may still find the program replaced)
+            for f in [f for f, p in self._fast.items() if p is old]:
+                self._fast[f] = prog
         self._remember(fast, key)
         return result
 
@@ -362,7 +403,7 @@ class Compiled:
         if fast is not None:
             b = BACKENDS.get(fast[0])
             if b is not None and b.token is None:
-                self._fast[fast] = key
+                self._fast[fast] = self._programs[key]
 
     def _donated_leaves(self, args: tuple, kwargs: dict) -> list[int]:
         """Indices (in the flattened dynamic arguments, then keyword arguments in
@@ -402,6 +443,10 @@ class Compiled:
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
+        prog.updated = _updated_inputs(prog)
+        prog.out_sizes = [t.shape for t in requested]
+        prog.native_outs = tuple((_KINDS[kind], ref, count, dt, dt.np, size) for
+                                 (kind, ref, count, dt), size in zip(prog.outs, prog.out_sizes))
         prog.ir = str(build_module(prog.sub))
         lazy = [t for t in prog.sub.leaves if t._node is not None]
         if lazy:
@@ -424,34 +469,35 @@ class Compiled:
                 fn, dt = item
                 feeds.append(np.asarray(fn(), dtype=dt))
         arrays = _inputs(prog, leaves, feeds)
+        given = _updated_in_place(prog, arrays) if prog.updated else None
         if prog.donated:
-            results = prog.executable.run(arrays, _reusable(prog, leaves, arrays))
+            reuse = _reusable(prog, leaves, arrays)
+            try:
+                results = prog.executable.run(arrays, reuse + given if given else reuse)
+            except BaseException:
+                _lost(prog, given)
+                raise
             for i, _ in prog.donated:
                 delete(leaves[i])
+        elif given:
+            try:
+                results = prog.executable.run(arrays, given)
+            except BaseException:
+                _lost(prog, given)
+                raise
         else:
             results = prog.executable.run(arrays)
         outs = list(prog.out_static)
         for k, i in prog.arg_outs:
             outs[k] = leaves[i]
-        for (kind, ref, count, dt), value in zip(prog.outs, results):
-            d = value.dtype
-            if d is not dt.np and d != dt.np:
-                raise RuntimeError(f"pf.compile: the program returned {d} where the trace "
-                                   f"computed {dt.name} (a backend broke its result types)")
-            if kind == "out":
-                outs[ref] = Tensor._leaf(value, dt)
-            elif kind == "mut":
-                t = ref()
-                if t is None:
-                    continue
-                old, start = snapshot(t)
-                version = t._version
-                rebind(t, old, start, Tensor._leaf(value, dt))
-                t._mut.version = version + count
-            else:
-                t = ref()
-                if t is not None:
-                    _meta(t).grad = Tensor._leaf(value, dt)
+        if not given:
+            _hand_over(prog, results, outs, arrays, given)
+        else:
+            try:
+                _hand_over(prog, results, outs, arrays, given)
+            except BaseException:
+                _lost(prog, given)
+                raise
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -481,6 +527,22 @@ class Compiled:
 
 
 def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
+    arrays: list[np.ndarray] = []
+    for kind, ref in prog.slots:  # (one pass when every input is a value: the common case)
+        t = ref() if kind == "ext" else leaves[ref] if kind == "arg" else feeds[ref]
+        if type(t) is np.ndarray:
+            arrays.append(t)
+        elif isinstance(t, Tensor) and t._node is None and t._value is not None:
+            arrays.append(t._value)
+        else:
+            return _inputs_realized(prog, leaves, feeds)
+    return arrays
+
+
+def _inputs_realized(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]
+                     ) -> list[np.ndarray]:
+    """``_inputs`` when an input is lazy (realized now), deleted (raises) or
+    not a plain tensor."""
     ts: list[Tensor | np.ndarray] = []
     for kind, ref in prog.slots:
         if kind == "arg":
@@ -489,16 +551,6 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
             ts.append(ref())
         else:
             ts.append(feeds[ref])
-    arrays: list[np.ndarray] = []
-    for t in ts:  # (one pass when every input is a value: the common case)
-        if type(t) is np.ndarray:
-            arrays.append(t)
-        elif t._node is None and t._value is not None:
-            arrays.append(t._value)
-        else:
-            break
-    else:
-        return arrays
     lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
@@ -524,6 +576,140 @@ def _reusable(prog: _Program, leaves: list[Any], arrays: list[np.ndarray]) -> li
         if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
             out.append(k)
     return out
+
+
+class _Fresh:
+    """A new state for ``rebind`` (which reads these four fields of it) where a
+    replay writes a result back into a tensor updated in place."""
+
+    __slots__ = ("_value",)
+    _node, _index, _hist = None, 0, None
+
+
+def _bad_dtype(d: np.dtype, dt: DType) -> None:
+    raise RuntimeError(f"pf.compile: the program returned {d} where the trace computed "
+                       f"{dt.name} (a backend broke its result types)")
+
+
+def _given_away(a: np.ndarray, arrays: list[np.ndarray], given: list[int]) -> bool:
+    return any(a is arrays[k] for k in given)
+
+
+def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
+               arrays: list[np.ndarray], given: list[int] | None) -> None:
+    """A replay's results handed over (``_write_results``)."""
+    if OBSERVERS or (_INFER_ON[0] and GRAD_MODE.inference):
+        _write_results(prog, results, outs, arrays, given)  # (the general path)
+        return
+    if _NATIVE_HAND_OVER is not None and _NATIVE_HAND_OVER(
+            prog.native_outs, results, outs,
+            tuple([arrays[k] for k in given]) if given else ()):
+        return  # (the loop below, in C: _native.c's hand_over)
+    # the same, with the result tensors made here: no observer to tell, no
+    # inference tensor to mark, each result's Size known from the trace
+    fresh = _Fresh()
+    for (kind, ref, count, dt), size, value in zip(prog.outs, prog.out_sizes, results):
+        d = value.dtype
+        if d is not dt.np and d != dt.np:
+            _bad_dtype(d, dt)
+        if kind == "mut":
+            t = ref()
+            if t is None:
+                continue
+            old, start = snapshot(t)
+            if given and old._value is not None and _given_away(old._value, arrays, given):
+                delete(old)  # see _write_results
+            version = t._version
+            fresh._value = value
+            rebind(t, old, start, fresh)  # type: ignore[arg-type]  (what it reads)
+            t._mut.version = version + count
+            continue
+        r = _new(Tensor)
+        r.shape = size if value.shape == size else Size(value.shape)
+        r.dtype, r._node, r._index, r._value = dt, None, 0, value
+        r._ag = r._hist = r._mut = r._view = r._cell = None
+        if kind == "out":
+            outs[ref] = r
+        else:
+            t = ref()
+            if t is not None:
+                _meta(t).grad = r
+    fresh._value = None
+
+
+def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
+                   arrays: list[np.ndarray], given: list[int] | None) -> None:
+    """Hand a replay's results over as the Python call would have: ``f``'s
+    results into ``outs``, in-place updates rebound to their tensors (with
+    the versions the call's updates would have given them), new gradients
+    into ``.grad``."""
+    for (kind, ref, count, dt), value in zip(prog.outs, results):
+        d = value.dtype
+        if d is not dt.np and d != dt.np:
+            _bad_dtype(d, dt)
+        if kind == "out":
+            outs[ref] = Tensor._leaf(value, dt)
+        elif kind == "mut":
+            t = ref()
+            if t is None:
+                continue
+            old, start = snapshot(t)
+            if given and old._value is not None and _given_away(old._value, arrays, given):
+                # its array went to the program: what the snapshot held is gone
+                # (nothing could read this state: see _updated_in_place)
+                delete(old)
+            version = t._version
+            rebind(t, old, start, Tensor._leaf(value, dt))
+            t._mut.version = version + count
+        else:
+            t = ref()
+            if t is not None:
+                _meta(t).grad = Tensor._leaf(value, dt)
+
+
+def _updated_inputs(prog: _Program) -> list[tuple[int, Any]]:
+    """The program inputs that are captured tensors the program updates in place
+    and that the executable may write a result into (see ``_Program.updated``)."""
+    can = getattr(prog.executable.executable, "donatable_args", frozenset())
+    muts = {id(ref): ref for kind, ref, _, _ in prog.outs if kind == "mut"}
+    return [(k, ref) for k, (kind, ref) in enumerate(prog.slots)
+            if kind == "ext" and k in can and id(ref) in muts]
+
+
+def _updated_in_place(prog: _Program, arrays: list[np.ndarray]) -> list[int]:
+    """The inputs of ``prog.updated`` whose arrays this replay may give to the
+    program: the tensor is a plain realized tensor (no live view of it, not a
+    view itself, no op recorded that reads its current state: its state cell
+    is empty) and its array is held by nothing but the tensor (no numpy handle,
+    view, snapshot or other tensor: checked by reference count). The program
+    then writes its new state into that memory, as ``p -= lr * g`` would; the
+    state replaced could only be read through the tensor, which gets the new
+    one."""
+    out = []
+    for k, ref in prog.updated:
+        t = ref()
+        if t is None or t._cell is not None or t._node is not None:
+            continue
+        v = t._view
+        # (views taken once and gone, as ``p.data.normal_()`` at init, leave an Aliases)
+        if v is not None and (type(v) is not Aliases or any(r() is not None for r in v.refs)):
+            continue
+        a = arrays[k]
+        # held by: t._value, ``arrays``, ``a`` and getrefcount's argument
+        if type(a) is np.ndarray and a.base is None and sys.getrefcount(a) <= 4:
+            out.append(k)
+    return out
+
+
+def _lost(prog: _Program, given: list[int] | None) -> None:
+    """The program failed (a kernel raised, an interrupt) after the arrays of
+    the ``given`` inputs went to it: a result may have been written into part
+    of them, so their tensors' values are not known any more. They are deleted
+    (reading one raises) rather than left silently wrong."""
+    for k, ref in prog.updated:
+        t = ref()
+        if given and k in given and t is not None:
+            delete(t)
 
 
 def _check_donatable(t: Any, i: int) -> None:
@@ -902,3 +1088,6 @@ def device_get(x: Any) -> Any:
     block_until_ready(x)
     leaves, tree = tree_flatten(x)
     return tree_unflatten(tree, [v.numpy() if isinstance(v, Tensor) else v for v in leaves])
+
+
+_NATIVE_HAND_OVER = _native_hand_over()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -72,6 +73,7 @@ from .segment import (  # noqa: F401  (jax.ops' names: pf.ops.segment_sum, ...)
     segment_prod,
     segment_sum,
 )
+from .torch_api import call_with_out
 
 Scalar = int | float | bool
 TensorLike = Any  # Tensor | Scalar | np.ndarray
@@ -1965,6 +1967,46 @@ def _set_tensor_methods() -> None:
 
 
 _set_tensor_methods()
+
+
+def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` taking torch's ``out=`` (``torch_api.call_with_out``): the
+    namespace's function of a table-made op (``pf.add(a, b, out=c)``; its
+    Tensor method takes none, as torch's)."""
+    def op_function(*args: Any, out: Any = None, **kwargs: Any) -> Tensor:
+        if out is None:
+            return fn(*args, **kwargs)
+        return call_with_out(fn, args, kwargs, out)
+    sig = inspect.signature(fn)
+    op_function.__signature__ = sig.replace(parameters=[  # type: ignore[attr-defined]
+        *sig.parameters.values(),
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(op_function, name, getattr(fn, name))
+    return op_function
+
+
+def _op_functions() -> None:
+    """The namespace's functions of the table-made elementwise ops (and the
+    ones written here that record one op in their common case: ``_DIRECT``)
+    take ``out=`` themselves, so ``torch_api.accept_torch_names`` leaves them
+    as they are; with the C extension each is a native method object
+    (``core.tensor_method``): ``pf.add(a, b)`` records as ``a + b`` does,
+    without a Python frame, and calls the function for everything else
+    (``out=``, scalars, promotion)."""
+    api = globals()
+    for name, fn in list(api.items()):
+        if name.startswith("_") or not callable(fn):
+            continue
+        direct = _DIRECT.get(fn)
+        if direct is None and fn is not ELEMENTWISE.get(name):
+            continue
+        f = _with_out(fn)
+        api[name] = f if direct is None else tensor_method(f, *direct)
+
+
+_DIRECT[add] = (OPS["add"], _ANY_CATEGORY)  # add(a, b): ELEMENTWISE["add"](a, b) as it is
+_op_functions()
 
 # ``from .ops import *`` (pf's namespace): the op API defined here, not this
 # module's imports (numpy, typing, the op table) nor its internal helpers

@@ -175,20 +175,29 @@ def accept_torch_names(fn: Any) -> Any:
             out = kwargs.pop("out")
             if out is None:
                 return fn(*args, **kwargs)
-            if GRAD_MODE.enabled and (_requires_grad(args) or _requires_grad(kwargs.values())
-                                      or _requires_grad((out,))):
-                raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
-                                   "support automatic differentiation, but one of the "
-                                   "arguments requires grad.")
-            if (factory or accumulate and isinstance(out, Tensor)
-                    and out.dtype.is_floating_point) \
-                    and isinstance(out, Tensor) and kwargs.get("dtype") is None \
-                    and inspect.signature(fn).bind_partial(*args, **kwargs).arguments.get(
-                        "dtype") is None:
-                kwargs["dtype"] = out.dtype
-            return _write_out(fn.__name__, fn(*args, **kwargs), out)
+            return call_with_out(fn, args, kwargs, out, dtype_from_out=factory or (
+                accumulate and isinstance(out, Tensor) and out.dtype.is_floating_point))
         return fn(*args, **kwargs)
     return call
+
+
+def call_with_out(fn: Any, args: tuple, kwargs: dict[str, Any], out: Any,
+                  dtype_from_out: bool = False) -> Any:
+    """torch's ``out=`` (not None) on a call of ``fn``: refused while an argument
+    requires grad (as torch), else the result computed and written into
+    ``out`` in place (``_write_out``); ``dtype_from_out``: the result is
+    computed in ``out``'s dtype when the call names none (torch's factories,
+    and its sums and means into a floating ``out``)."""
+    if GRAD_MODE.enabled and (_requires_grad(args) or _requires_grad(kwargs.values())
+                              or _requires_grad((out,))):
+        raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't "
+                           "support automatic differentiation, but one of the "
+                           "arguments requires grad.")
+    if dtype_from_out and isinstance(out, Tensor) and kwargs.get("dtype") is None \
+            and inspect.signature(fn).bind_partial(*args, **kwargs).arguments.get(
+                "dtype") is None:
+        kwargs = {**kwargs, "dtype": out.dtype}
+    return _write_out(fn.__name__, fn(*args, **kwargs), out)
 
 
 def accept_numpy_names(fn: Any) -> Any:

@@ -4,6 +4,7 @@ call per kernel and no interpretation loop."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,8 +26,15 @@ def _source(plan: Plan) -> tuple[str, dict[str, Any]]:
     donated_at = {i: k for k, i in plan.donations.items()}
     lines = [f"def program({args}):"]
     for i, st in enumerate(plan.steps):
+        if st.name == "constant" and not st.inputs:  # made once: bound, not called
+            env[f"c{i}"] = st.kernel()
+            lines.append(f"    v{st.outputs[0]} = c{i}")
+            continue
         env[f"k{i}"] = st.kernel
         call = [f"v{s}" for s in st.inputs]
+        for j, value in enumerate(st.consts):
+            env[f"a{i}_{j}"] = value
+            call.append(f"a{i}_{j}")
         for name, value in st.attrs.items():
             env[f"a{i}_{name}"] = value
             call.append(f"{name}=a{i}_{name}")
@@ -62,6 +70,21 @@ def _errstate_ignore() -> tuple[Callable[[], Any], Callable[[Any], None]]:
 _quiet_floats, _loud_floats = _errstate_ignore()
 
 
+def _sole_view(r: np.ndarray) -> bool:
+    """Whether ``r`` is a writeable C-ordered view of all of a new array nothing
+    else holds (a kernel's ``reshape`` of its own result, as a reduction's ones
+    product): handing ``r`` out then aliases nothing, so it needs no copy. An
+    input, a planned buffer, a constant or another view of that array holds a
+    reference to it."""
+    b = r.base
+    # held by: r.base, ``b`` and getrefcount's argument
+    if type(b) is not np.ndarray or b.base is not None or sys.getrefcount(b) != 3 \
+            or b.nbytes != r.nbytes or not b.flags.writeable:
+        return False
+    f = r.flags
+    return f.writeable and f.c_contiguous
+
+
 def step_label(step: Any) -> str:
     """A plan step as a profile names it: the op, a fused program's ops and
     result shape, a matmul's operand shapes (``T``: a transposed view)."""
@@ -87,6 +110,9 @@ class ReferenceExecutable:
         self._arg_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.arg_specs]
         self._result_specs = [(tuple(shape), np.dtype(d.np)) for shape, d in plan.result_specs]
         self.nbytes = plan.buffer_bytes
+        # the argument positions whose donated array a result may be written into
+        self.donatable_args = frozenset(plan.donations)
+        self._donation_names = {k: f"d{k}" for k in plan.donations}
 
     can_donate = True  # run(args, donated) may write results into donated arrays
 
@@ -96,6 +122,8 @@ class ReferenceExecutable:
         shapes). For ``bench/plan_profile.py``: it slows every call."""
         clock = time.thread_time
         for i, st in enumerate(self.plan.steps):
+            if f"k{i}" not in self._env:  # (a constant: bound, not called)
+                continue
             kernel, label = self._env[f"k{i}"], step_label(st)
 
             def timed(*args: Any, _kernel: Any = kernel, _label: str = label, **kw: Any) -> Any:
@@ -109,6 +137,25 @@ class ReferenceExecutable:
                 return r
             self._env[f"k{i}"] = timed
 
+    def _reuse(self, args: list[np.ndarray], donated: Sequence[int]) -> dict[str, np.ndarray]:
+        """The program's ``d<k>`` keywords: the donated arrays it may write into
+        (planned for a result, C-ordered, writeable; an array passed twice stays
+        read-only)."""
+        names = self._donation_names
+        distinct = len({id(a) for a in args}) == len(args)
+        reuse = {}
+        for k in donated:
+            name = names.get(k)
+            if name is None:
+                continue
+            a = args[k]
+            if not distinct and sum(x is a for x in args) != 1:
+                continue
+            f = a.flags
+            if f.c_contiguous and f.writeable:
+                reuse[name] = a
+        return reuse
+
     def run(self, args: list[np.ndarray], donated: Sequence[int] = ()) -> list[np.ndarray]:
         """The results for ``args``. The arrays at the ``donated`` positions
         are the caller's to give away: one may come back as a result (its
@@ -120,12 +167,7 @@ class ReferenceExecutable:
             if a.shape != shape or (a.dtype is not d and a.dtype != d):
                 raise ValueError(f"argument of shape {a.shape} {a.dtype} does not match "
                                  f"the compiled {shape} {d}")
-        reuse = {}
-        if donated:
-            ids = [id(a) for a in args]
-            reuse = {f"d{k}": args[k] for k in donated if k in self.plan.donations
-                     and ids.count(ids[k]) == 1  # an array passed twice stays read-only
-                     and args[k].flags.c_contiguous and args[k].flags.writeable}
+        reuse = self._reuse(args, donated) if donated else None
         # IEEE results (inf, nan) are the answer, as in PyTorch: no numpy warnings
         with self._lock:
             quiet = _quiet_floats()
@@ -141,7 +183,7 @@ class ReferenceExecutable:
         for r, (shape, d) in zip(results, specs):
             if type(r) is not np.ndarray:
                 r = np.asarray(r)
-            if r.base is not None or not r.flags.writeable:
+            if (r.base is not None or not r.flags.writeable) and not _sole_view(r):
                 r = r.copy()  # results never alias inputs, views or buffers
             if r.shape != shape or (r.dtype is not d and r.dtype != d):
                 raise RuntimeError(f"reference executor produced {r.shape} {r.dtype}, "

@@ -176,7 +176,7 @@ def test_replayed_states_and_grads_keep_their_dtypes_and_a_wrong_result_dtype_ra
     np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 4.0))
     prog = next(iter(cf._programs.values()))
     run = prog.executable.run
-    prog.executable.run = lambda arrays: [a.astype(np.float32) for a in run(arrays)]
+    prog.executable.run = lambda arrays, *d: [a.astype(np.float32) for a in run(arrays, *d)]
     with pytest.raises(RuntimeError, match="float32 where the trace computed float64"):
         cf(x)
 

@@ -485,3 +485,131 @@ def test_cycles_through_tensors_are_collected():
     refs = _cycle()
     gc.collect()
     assert [r() for r in refs] == [None] * 4
+
+
+# ---- pf.compile's replay: the results handed over in C (jit._hand_over) ----
+
+def _replay_state(native: bool, monkeypatch, hold: str):
+    """Four replays of an SGD step with the native hand-over or the Python loop
+    (``hold``: what the caller keeps between steps): every field a later reader
+    can see -- values, versions, the Mutation chain's shape, .grad, the counters."""
+    from pyflame_mlir import jit
+
+    if not native:
+        monkeypatch.setattr(jit, "_NATIVE_HAND_OVER", None)
+    rng = np.random.default_rng(7)
+    w = pf.tensor(rng.standard_normal((64, 48)), requires_grad=True)
+    b = pf.tensor(rng.standard_normal(48), requires_grad=True)
+    x = pf.tensor(rng.standard_normal((5, 64)))
+
+    def step(x):
+        w.grad = b.grad = None
+        loss = pf.tanh(x @ w + b).sum()
+        loss.backward()
+        with pf.no_grad():
+            w.sub_(w.grad * 0.1)
+            b.mul_(0.5)
+            b.add_(b.grad, alpha=-0.1)
+        return loss, loss.detach() * 2
+
+    cf = pf.compile(step)
+    seen, kept = [], []
+    for i in range(5):
+        if hold == "numpy":
+            kept.append(w.numpy())
+        elif hold == "lazy":
+            kept.append(b * 3)
+        before = core.MUTATIONS[0]
+        loss, twice = cf(x)
+        m = w._mut
+        seen.append((loss.item(), twice.item(), loss.shape, type(loss.shape), loss.dtype,
+                     w.numpy().copy(), b.numpy().copy(), w._version, b._version,
+                     w.grad.numpy().copy(), b.grad.numpy().copy(), w.grad.shape, w.grad._version,
+                     core.MUTATIONS[0] - before, type(m), m.version, m.prev is not None,
+                     m.ref() is m.prev, m.prev._mut is not None and m.prev._mut.prev is None,
+                     m.start < m.seq, m.prev._ag is w._ag, m.prev._value is None,
+                     b._mut.prev._value is None, w._cell, b._cell, i))
+    assert cf.stats()["hits"] == 4
+    kept_values = [np.array(k.numpy() if isinstance(k, pf.Tensor) else k) for k in kept]
+    return seen, kept_values
+
+
+@needs_native
+@pytest.mark.parametrize("hold", ["nothing", "numpy", "lazy"])
+def test_native_hand_over_is_the_python_loop(monkeypatch, hold):
+    native = _replay_state(True, monkeypatch, hold)
+    monkeypatch.undo()
+    python = _replay_state(False, monkeypatch, hold)
+    for a, b in zip(native[0], python[0]):
+        for x, y in zip(a, b):
+            if isinstance(x, np.ndarray):
+                np.testing.assert_array_equal(x, y)
+            else:
+                assert x == y, (a[-1], x, y)
+    assert len(native[1]) == len(python[1])
+    for x, y in zip(native[1], python[1]):
+        np.testing.assert_array_equal(x, y)
+
+
+@needs_native
+def test_native_hand_over_hands_back_what_it_does_not_take():
+    """A result of another dtype object (the Python loop raises on it), a
+    tensor with a view, or without autograd meta for its gradient: False, and
+    nothing changed."""
+    from pyflame_mlir import jit
+
+    hand_over = jit._NATIVE_HAND_OVER
+    w = pf.tensor(np.ones(3))
+    version, value = w._version, w._value
+    ref = weakref.ref(w)
+    outs = ((1, ref, 1, w.dtype, w.dtype.np, w.shape),)
+    assert hand_over(outs, [np.zeros(3, np.float32)], [], ()) is False  # another dtype
+    assert hand_over(outs, [np.zeros(4)], [], ()) is False  # another shape
+    grad_outs = ((2, ref, 0, w.dtype, w.dtype.np, w.shape),)
+    assert w._ag is None
+    assert hand_over(grad_outs, [np.zeros(3)], [], ()) is False  # no autograd meta
+    assert w._version == version and w._value is value
+    assert hand_over(outs, [np.zeros(3)], [], ()) is True
+    assert w._version == version + 1 and not w._value.any()
+    v = w[1:]  # a view taken of it: the Python loop's (core.rebind's) business
+    del v
+    value = w._value
+    assert hand_over(outs, [np.ones(3)], [], ()) is False
+    assert w._version == version + 1 and w._value is value
+
+
+def test_replays_leak_no_references_or_memory():
+    w = pf.tensor(np.ones((8, 6)), requires_grad=True)
+    b = pf.tensor(np.ones(6), requires_grad=True)
+    x = pf.tensor(np.ones((3, 8)))
+
+    def step(x):
+        w.grad = b.grad = None
+        loss = pf.tanh(x @ w + b).sum()
+        loss.backward()
+        with pf.no_grad():
+            w.sub_(w.grad * 0.1)
+            b.sub_(b.grad * 0.1)
+        return loss
+
+    cf = pf.compile(step)
+    for _ in range(50):
+        cf(x)
+    gc.collect()
+    shared = (w.dtype, w.shape, w.dtype.np, b.shape)
+    counts = [sys.getrefcount(o) for o in shared]
+    tracemalloc.start()
+    try:
+        for _ in range(300):
+            cf(x)
+        gc.collect()
+        first = tracemalloc.get_traced_memory()[0]
+        for _ in range(3000):
+            cf(x)
+        gc.collect()
+        last = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert [sys.getrefcount(o) for o in shared] == counts
+    assert last - first < 16 * 1024, (first, last)
+    assert cf.stats()["hits"] == 3349

@@ -865,3 +865,60 @@ def test_erf_float32_within_one_ulp_on_a_dense_grid():
     assert ulps.max() <= 1
     theirs = torch.erf(torch.from_numpy(x)).numpy()
     assert np.abs(ours.view(np.int32).astype(np.int64) - theirs.view(np.int32)).max() <= 2
+
+
+# ---- out= on the table-made op functions (their own keyword, not a wrapper) ----
+
+# (torch's relu takes no out=; its neg, abs and floor refuse an out of another
+# float dtype, which pf casts into: not compared here)
+_OUT_OPS = ("add", "sub", "mul", "multiply", "true_divide", "maximum", "minimum", "atan2",
+            "exp", "tanh", "sqrt", "sigmoid", "eq", "lt")
+
+
+@pytest.mark.parametrize("name", _OUT_OPS)
+def test_table_made_op_functions_write_out_as_torch(name):
+    """``pf.<op>(..., out=o)`` for the ops made from the tables: the result in
+    ``o`` (cast to ``o``'s dtype as torch casts: float64 into float32, a
+    comparison into float), ``o`` returned; the same with ``out=None``; the
+    Tensor method takes no ``out=`` (torch's methods take none)."""
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.5, 2.0, (3, 4))
+    b = rng.uniform(0.5, 2.0, (3, 4))
+    arity = 1 if name in ("exp", "tanh", "sqrt", "sigmoid") else 2
+    pf_fn, torch_fn = getattr(pf, name), getattr(torch, name)
+    args_np = (a, b)[:arity]
+    for out_dtype in (np.float64, np.float32):
+        want = torch.from_numpy(np.full((3, 4), 7.0, out_dtype))
+        r = torch_fn(*[torch.from_numpy(x) for x in args_np], out=want)
+        assert r is want
+        got = pf.tensor(np.full((3, 4), 7.0, out_dtype))
+        r = pf_fn(*[pf.tensor(x) for x in args_np], out=got)
+        assert r is got
+        assert got.dtype.np == np.dtype(out_dtype)
+        tol = 1e-6 if out_dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=0)
+    plain = pf_fn(*[pf.tensor(x) for x in args_np], out=None)
+    np.testing.assert_allclose(plain.numpy(),
+                               torch_fn(*[torch.from_numpy(x) for x in args_np]).numpy(),
+                               rtol=1e-13, atol=0)
+    method = getattr(pf.tensor(a), name, None)
+    if method is not None:
+        with pytest.raises(TypeError, match="out"):
+            method(*[pf.tensor(x) for x in args_np[1:]], out=pf.tensor(a))
+
+
+def test_table_made_op_functions_refuse_out_as_torch():
+    """The refusals ``torch_api.call_with_out`` makes for every op function: an
+    argument requiring grad, a cast to another kind; and the signature shows
+    ``out``."""
+    import inspect
+
+    x = pf.tensor(np.ones(2), requires_grad=True)
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        pf.mul(x, x, out=pf.zeros(2, dtype=pf.float64))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        pf.add(pf.tensor(np.ones(2)), 1.5, out=pf.zeros(2, dtype=pf.int64))
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.add(torch.ones(2, dtype=torch.float64), 1.5, out=torch.zeros(2, dtype=torch.int64))
+    assert "out" in inspect.signature(pf.add).parameters
+    assert "out" in inspect.signature(pf.relu).parameters
