@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import ad
+from . import ad, native_kernels
 from .dtypes import BOOL, FLOAT, DType, bool_
 from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, get_op, same_dtype
 
@@ -223,12 +223,27 @@ def _gelu_tail_rational() -> tuple[np.ndarray, np.ndarray]:
     return _gelu_fit
 
 
+_gelu_lists: tuple[list[float], list[float]] | None = None
+
+
+def _gelu_fit_lists(num: np.ndarray, den: np.ndarray) -> tuple[list[float], list[float]]:
+    """The fit's float32 coefficients as Python floats (the C loop's arguments)."""
+    global _gelu_lists
+    if _gelu_lists is None:
+        _gelu_lists = num.tolist(), den.tolist()
+    return _gelu_lists
+
+
 def _gelu_float32(x: np.ndarray) -> np.ndarray:
     """x * Phi(x) chunk by chunk (temporaries stay in L2), see above: 24 passes
     and one exp per element (was 28 and one exp)."""
     num, den = _gelu_tail_rational()
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.float32)
+    native = native_kernels.KERNELS
+    if native is not None:  # the same steps per element in one C loop (_kernels.c)
+        native.gelu_f32(flat, out, _GELU_C, *_gelu_fit_lists(num, den))
+        return out.reshape(np.shape(x))
     n = min(flat.size, _ERF_CHUNK)
     u_buf, w_buf, d_buf = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
@@ -609,6 +624,15 @@ def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
     in-cache passes instead of about fifteen over memory."""
     wide = np.dtype(np.float32) if x.itemsize < 4 else x.dtype
     shape = np.broadcast_shapes(x.shape, z.shape, ct.shape)
+    native = native_kernels.KERNELS
+    if native is not None and x.dtype == z.dtype == ct.dtype == np.float32 and \
+            x.shape == z.shape == ct.shape:  # the same steps per element in C (_kernels.c)
+        out = np.empty(shape, np.float32)
+        near = _GELU_SERIES_BELOW["float32"]
+        native.gelu_grad_f32(np.ascontiguousarray(x), np.ascontiguousarray(z),
+                             np.ascontiguousarray(ct), out, float(np.float32(near * near)),
+                             float(np.float32(_INV_SQRT_2PI)))
+        return out
     xs, zs, gs = (np.ascontiguousarray(np.broadcast_to(v, shape), dtype=wide).reshape(-1)
                   for v in (x, z, ct))
     out = np.empty(xs.shape, wide)
