@@ -25,7 +25,6 @@ import pyflame_mlir as pf
 from pyflame_mlir.nn import functional as F
 from pyflame_mlir.runtime import csl_backend
 
-
 _NATIVE = native_kernels.KERNELS
 
 
