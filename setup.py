@@ -13,5 +13,5 @@ setup(ext_modules=[Extension("pyflame_mlir._native", ["pyflame_mlir/_native.c"],
                    # gcc's full vectorizer; no FP traps or errno: branch-free selects
                    # vectorize); without it the numpy kernels run
                    Extension("pyflame_mlir.dialects._kernels", ["dialects/_kernels.c"],
-                             extra_compile_args=["-O3", "-fno-trapping-math",
+                             extra_compile_args=["-O3", "-fno-trapping-math", "-Wno-psabi",
                                                  "-fno-math-errno"], optional=True)])

@@ -21,6 +21,24 @@
 #include <stdint.h>
 #include <string.h>
 
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+static inline v8f
+v8_splat(float f)
+{
+    v8f v = {f, f, f, f, f, f, f, f};
+    return v;
+}
+
+static inline v8f
+v8_load(const float *p)
+{
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
 static inline float
 bits_to_float(int32_t b)
 {
@@ -122,26 +140,25 @@ gelu_grad_one(float x, float z, float g, float near2, float c)
         for (Py_ssize_t r = 0; r < rows; r++) {                                       \
             const float *xr = x + r * n;                                              \
             float *yr = y + r * n;                                                    \
-            float mx[8], acc[8];                                                      \
+            v8f mx = v8_splat(-INFINITY), acc = v8_splat(0.0f);                       \
+            v8i nanv = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
+            Py_ssize_t i = 0;                                                         \
+            for (; i + 8 <= n; i += 8) {                                              \
+                v8f v = v8_load(xr + i);                                              \
+                v8i gt = v > mx;                                                      \
+                mx = (v8f)(((v8i)v & gt) | ((v8i)mx & ~gt));                          \
+                nanv |= v != v;                                                       \
+            }                                                                         \
+            float m = -INFINITY;                                                      \
             int nan = 0;                                                              \
             for (int j = 0; j < 8; j++) {                                             \
-                mx[j] = -INFINITY;                                                    \
-                acc[j] = 0.0f;                                                        \
+                m = mx[j] > m ? mx[j] : m;                                            \
+                nan |= nanv[j] != 0;                                                  \
             }                                                                         \
-            Py_ssize_t i = 0;                                                         \
-            for (; i + 8 <= n; i += 8)                                                \
-                for (int j = 0; j < 8; j++) {                                         \
-                    float v = xr[i + j];                                              \
-                    mx[j] = v > mx[j] ? v : mx[j];                                    \
-                    nan |= v != v;                                                    \
-                }                                                                     \
             for (; i < n; i++) {                                                      \
-                mx[0] = xr[i] > mx[0] ? xr[i] : mx[0];                                \
+                m = xr[i] > m ? xr[i] : m;                                            \
                 nan |= xr[i] != xr[i];                                                \
             }                                                                         \
-            float m = mx[0];                                                          \
-            for (int j = 1; j < 8; j++)                                               \
-                m = mx[j] > m ? mx[j] : m;                                            \
             if (nan) { /* numpy's max propagates NaN: x - max is NaN throughout */    \
                 for (i = 0; i < n; i++)                                               \
                     yr[i] = NAN;                                                      \
@@ -153,12 +170,11 @@ gelu_grad_one(float x, float z, float g, float near2, float c)
                 yr[i] = d == d ? exp_f32(d) : d;                                      \
             }                                                                         \
             for (i = 0; i + 8 <= n; i += 8)                                           \
-                for (int j = 0; j < 8; j++)                                           \
-                    acc[j] += yr[i + j];                                              \
-            for (; i < n; i++)                                                        \
-                acc[0] += yr[i];                                                      \
+                acc += v8_load(yr + i);                                               \
             float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                       \
                       ((acc[2] + acc[6]) + (acc[3] + acc[7]));                        \
+            for (; i < n; i++)                                                        \
+                s += yr[i];                                                           \
             if (log) {                                                                \
                 float l = logf(s);                                                    \
                 for (i = 0; i < n; i++)                                               \
