@@ -343,6 +343,495 @@ softmax_rows_f32(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- max pooling over the last two dims of a 4-d float32 view (dialects/
+ * pooling.py's _max_pool and _max_pool_grad, any strides). The forward:
+ * among each window's elements inside the input, in row-major kernel order,
+ * the last NaN, else the first maximum (a window of -inf: its first element
+ * inside); the result and its row-major offset in the window. The loops run
+ * the output's axis of the smallest input stride innermost, over all windows
+ * at once per kernel offset (a batch-innermost layout: contiguous loads). */
+typedef struct {
+    Py_ssize_t size;     /* output extent along the axis */
+    Py_ssize_t xs, vs, is;  /* strides (elements) of x, the values, the offsets */
+    int role;            /* 0 leading, 1 pooled H, 2 pooled W */
+} pool_axis;
+
+typedef struct {
+    Py_ssize_t k[2], st[2], pad[2], dil[2], n[2];  /* kernel, stride, padding, dilation, input size */
+} pool_geom;
+
+#define POOL_CHUNK 256
+
+/* the t in [0, L) for which t*st - pad + off lies in [0, n) */
+static inline void
+inside_range(Py_ssize_t L, Py_ssize_t st, Py_ssize_t pad, Py_ssize_t off, Py_ssize_t n,
+             Py_ssize_t *lo, Py_ssize_t *hi)
+{
+    Py_ssize_t a = pad - off;  /* t*st >= a */
+    Py_ssize_t b = n - 1 + pad - off;  /* t*st <= b */
+    Py_ssize_t l = a <= 0 ? 0 : (a + st - 1) / st;
+    Py_ssize_t h = b < 0 ? 0 : b / st + 1;
+    *lo = l;
+    *hi = h < L ? h : L;
+}
+
+#define DEFINE_POOL(SUFFIX, ATTR)                                                     \
+    ATTR static void pool_inner_##SUFFIX(const float *p, Py_ssize_t step, Py_ssize_t lo, \
+                                         Py_ssize_t hi, float *m, int64_t *id,        \
+                                         int64_t j)                                   \
+    {                                                                                 \
+        for (Py_ssize_t t = lo; t < hi; t++) {                                        \
+            float v = p[t * step];                                                    \
+            int upd = (v > m[t]) | (v != v) | (id[t] < 0);                            \
+            m[t] = upd ? v : m[t];                                                    \
+            id[t] = upd ? j : id[t];                                                  \
+        }                                                                             \
+    }                                                                                 \
+    /* 2x2 windows, stride 2, inside the input, rows contiguous: one output row, \
+     * 8 windows at a time (the pairs deinterleaved by shuffles) */               \
+    ATTR static void pool2x2_row_##SUFFIX(const float *r0, const float *r1, float *v,  \
+                                          int64_t *id, Py_ssize_t L)                  \
+    {                                                                                 \
+        const v8i ev = {0, 2, 4, 6, 8, 10, 12, 14}, od = {1, 3, 5, 7, 9, 11, 13, 15};  \
+        Py_ssize_t t = 0;                                                             \
+        for (; t + 8 <= L; t += 8) {                                                  \
+            v8f p0 = v8_load(r0 + 2 * t), p1 = v8_load(r0 + 2 * t + 8);               \
+            v8f q0 = v8_load(r1 + 2 * t), q1 = v8_load(r1 + 2 * t + 8);               \
+            v8f m = __builtin_shuffle(p0, p1, ev);                                    \
+            v8i j = {0, 0, 0, 0, 0, 0, 0, 0};                                         \
+            v8f e[3] = {__builtin_shuffle(p0, p1, od), __builtin_shuffle(q0, q1, ev),  \
+                        __builtin_shuffle(q0, q1, od)};                               \
+            for (int k = 0; k < 3; k++) {                                             \
+                v8i u = (e[k] > m) | (e[k] != e[k]);                                  \
+                m = (v8f)(((v8i)e[k] & u) | ((v8i)m & ~u));                           \
+                j = (u & (k + 1)) | (j & ~u);                                         \
+            }                                                                         \
+            memcpy(v + t, &m, sizeof m);                                              \
+            for (int k = 0; k < 8; k++)                                               \
+                id[t + k] = j[k];                                                     \
+        }                                                                             \
+        for (; t < L; t++) {                                                          \
+            float e[4] = {r0[2 * t], r0[2 * t + 1], r1[2 * t], r1[2 * t + 1]};         \
+            int32_t mb, eb, j = 0;                                                    \
+            memcpy(&mb, &e[0], 4);                                                    \
+            for (int k = 1; k < 4; k++) { /* branch-free: random data mispredicts */  \
+                float m;                                                              \
+                memcpy(&m, &mb, 4);                                                   \
+                memcpy(&eb, &e[k], 4);                                                \
+                int32_t u = -(int32_t)((e[k] > m) | (e[k] != e[k]));                  \
+                mb = (eb & u) | (mb & ~u);                                            \
+                j = (k & u) | (j & ~u);                                               \
+            }                                                                         \
+            memcpy(v + t, &mb, 4);                                                    \
+            id[t] = j;                                                                \
+        }                                                                             \
+    }                                                                                 \
+    /* the backward of 2x2 tiles (stride 2, inside the input, every element in    \
+     * one window): both input rows of one output row written, 0 + ct where      \
+     * chosen (torch's accumulation into zeros: -0.0 -> +0.0), else +0.0 */       \
+    ATTR static void unpool2x2_row_##SUFFIX(const float *c, const int64_t *id,       \
+                                            float *g0, float *g1, Py_ssize_t L)       \
+    {                                                                                 \
+        for (Py_ssize_t t = 0; t < L; t++) { /* by bits: no branch to mispredict */ \
+            float v = c[t] + 0.0f;                                                    \
+            int32_t vb, j = (int32_t)id[t], o[4];                                     \
+            memcpy(&vb, &v, 4);                                                       \
+            for (int k = 0; k < 4; k++)                                               \
+                o[k] = vb & -(int32_t)(j == k);                                       \
+            memcpy(g0 + 2 * t, o, 8);                                                 \
+            memcpy(g1 + 2 * t, o + 2, 8);                                             \
+        }                                                                             \
+    }
+
+#ifdef HAVE_AVX2_CLONE
+DEFINE_POOL(avx2, __attribute__((target("avx2,fma"))))
+DEFINE_POOL(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"))))
+#endif
+DEFINE_POOL(base, )
+
+/* a pooled axis innermost: each window in turn (its elements in registers) */
+static void
+max_pool_direct(const float *x, float *vals, int64_t *idx, const pool_axis *ax,
+                const pool_geom *g)
+{
+    const pool_axis *in = &ax[3];
+    int din = in->role - 1;
+    Py_ssize_t xstride[2];
+    for (int a = 0; a < 4; a++)
+        if (ax[a].role)
+            xstride[ax[a].role - 1] = ax[a].xs;
+    Py_ssize_t L = in->size;
+    int tiles = din == 1 && g->k[0] == 2 && g->k[1] == 2 && g->st[0] == 2 && g->st[1] == 2 &&
+                g->pad[0] == 0 && g->pad[1] == 0 && g->dil[0] == 1 && g->dil[1] == 1 &&
+                xstride[1] == 1 && in->vs == 1 && in->is == 1 && 2 * L <= g->n[1];
+    for (Py_ssize_t i0 = 0; i0 < ax[0].size; i0++)
+    for (Py_ssize_t i1 = 0; i1 < ax[1].size; i1++)
+    for (Py_ssize_t i2 = 0; i2 < ax[2].size; i2++) {
+        Py_ssize_t pos[3] = {i0, i1, i2};
+        Py_ssize_t xb = 0, vb = 0, ib = 0, org[2] = {0, 0};
+        for (int a = 0; a < 3; a++) {
+            vb += pos[a] * ax[a].vs;
+            ib += pos[a] * ax[a].is;
+            if (ax[a].role == 0)
+                xb += pos[a] * ax[a].xs;
+            else
+                org[ax[a].role - 1] = pos[a] * g->st[ax[a].role - 1] - g->pad[ax[a].role - 1];
+        }
+        if (tiles && org[0] + 1 < g->n[0]) {
+            const float *r0 = x + xb + org[0] * xstride[0];
+            DISPATCH(pool2x2_row, r0, r0 + xstride[0], vals + vb, idx + ib, L);
+            continue;
+        }
+        for (Py_ssize_t t = 0; t < L; t++) {
+            org[din] = t * g->st[din] - g->pad[din];
+            float m = -INFINITY;
+            int64_t j = -1;
+            for (Py_ssize_t ki = 0; ki < g->k[0]; ki++) {
+                Py_ssize_t h = org[0] + ki * g->dil[0];
+                if (h < 0 || h >= g->n[0])
+                    continue;
+                for (Py_ssize_t kj = 0; kj < g->k[1]; kj++) {
+                    Py_ssize_t w = org[1] + kj * g->dil[1];
+                    if (w < 0 || w >= g->n[1])
+                        continue;
+                    float v = x[xb + h * xstride[0] + w * xstride[1]];
+                    if (v > m || v != v || j < 0) {
+                        m = v;
+                        j = ki * g->k[1] + kj;
+                    }
+                }
+            }
+            vals[vb + t * in->vs] = m;
+            idx[ib + t * in->is] = j;
+        }
+    }
+}
+
+static void
+max_pool_loops(const float *x, float *vals, int64_t *idx, const pool_axis *ax,
+               const pool_geom *g)
+{
+    if (ax[3].role) {
+        max_pool_direct(x, vals, idx, ax, g);
+        return;
+    }
+    /* ax[0..2]: the outer axes (any order), ax[3]: the innermost */
+    float m[POOL_CHUNK];
+    int64_t id[POOL_CHUNK];
+    const pool_axis *in = &ax[3];
+    for (Py_ssize_t i0 = 0; i0 < ax[0].size; i0++)
+    for (Py_ssize_t i1 = 0; i1 < ax[1].size; i1++)
+    for (Py_ssize_t i2 = 0; i2 < ax[2].size; i2++) {
+        Py_ssize_t pos[3] = {i0, i1, i2};
+        Py_ssize_t xb = 0, vb = 0, ib = 0, org[2] = {0, 0};  /* window origin (outer H/W) */
+        for (int a = 0; a < 3; a++) {
+            vb += pos[a] * ax[a].vs;
+            ib += pos[a] * ax[a].is;
+            if (ax[a].role == 0)
+                xb += pos[a] * ax[a].xs;
+            else
+                org[ax[a].role - 1] = pos[a] * g->st[ax[a].role - 1] - g->pad[ax[a].role - 1];
+        }
+        Py_ssize_t xstride[2];  /* x's strides along H and W */
+        for (int a = 0; a < 4; a++)
+            if (ax[a].role)
+                xstride[ax[a].role - 1] = ax[a].xs;
+        for (Py_ssize_t c0 = 0; c0 < in->size; c0 += POOL_CHUNK) {
+            Py_ssize_t L = in->size - c0 < POOL_CHUNK ? in->size - c0 : POOL_CHUNK;
+            for (Py_ssize_t t = 0; t < L; t++) {
+                m[t] = -INFINITY;
+                id[t] = -1;
+            }
+            for (Py_ssize_t ki = 0; ki < g->k[0]; ki++)
+            for (Py_ssize_t kj = 0; kj < g->k[1]; kj++) {
+                Py_ssize_t off[2] = {ki * g->dil[0], kj * g->dil[1]};
+                Py_ssize_t lo = 0, hi = L, step, xo = xb;
+                int ok = 1;
+                for (int d = 0; d < 2; d++) {
+                    if (in->role == d + 1) {  /* the inner axis is this pooled dim */
+                        inside_range(L, g->st[d], g->pad[d] - c0 * g->st[d], off[d], g->n[d],
+                                     &lo, &hi);
+                        xo += (c0 * g->st[d] - g->pad[d] + off[d]) * xstride[d];
+                    } else {
+                        Py_ssize_t at = org[d] + off[d];
+                        ok &= at >= 0 && at < g->n[d];
+                        xo += at * xstride[d];
+                    }
+                }
+                if (!ok || lo >= hi)
+                    continue;
+                if (in->role == 0) {
+                    xo += c0 * in->xs;
+                    step = in->xs;
+                } else {
+                    step = g->st[in->role - 1] * in->xs;
+                }
+                DISPATCH(pool_inner, x + xo, step, lo, hi, m, id, ki * g->k[1] + kj);
+            }
+            for (Py_ssize_t t = 0; t < L; t++) {
+                vals[vb + (c0 + t) * in->vs] = m[t];
+                idx[ib + (c0 + t) * in->is] = id[t];
+            }
+        }
+    }
+}
+
+/* the backward: g (zeroed, input-shaped) += ct at each window's chosen
+ * element, windows in row-major output order per leading index (torch's
+ * order of accumulation where windows overlap). Returns the first bad offset
+ * index or -1. */
+static Py_ssize_t
+max_pool_grad_loops(const float *ct, const int64_t *idx, float *gr, const Py_ssize_t *cs,
+                    const Py_ssize_t *is, const Py_ssize_t *gs, const Py_ssize_t *osz,
+                    const pool_geom *g, int tiled, Py_ssize_t *dh, Py_ssize_t *dw)
+{
+    /* dh, dw: scratch of count entries, each offset's place in its window */
+    int64_t count = (int64_t)(g->k[0] * g->k[1]);
+    for (int64_t j = 0; j < count; j++) {
+        dh[j] = (j / g->k[1]) * g->dil[0];
+        dw[j] = (j % g->k[1]) * g->dil[1];
+    }
+    Py_ssize_t A = osz[0], B = osz[1], Ho = osz[2], Wo = osz[3];
+    if (tiled && g->k[0] == 2 && g->k[1] == 2 && cs[3] == 1 && is[3] == 1 && gs[3] == 1) {
+        /* 2x2 tiles, rows contiguous: each output row writes its two input rows */
+        for (Py_ssize_t a = 0; a < A; a++)
+        for (Py_ssize_t b = 0; b < B; b++)
+        for (Py_ssize_t oh = 0; oh < Ho; oh++) {
+            const int64_t *ir = idx + a * is[0] + b * is[1] + oh * is[2];
+            for (Py_ssize_t t = 0; t < Wo; t++)
+                if (ir[t] < 0 || ir[t] >= 4)
+                    return ((a * B + b) * Ho + oh) * Wo + t;
+            float *g0 = gr + a * gs[0] + b * gs[1] + 2 * oh * gs[2];
+            DISPATCH(unpool2x2_row, ct + a * cs[0] + b * cs[1] + oh * cs[2], ir, g0,
+                     g0 + gs[2], Wo);
+        }
+        return -1;
+    }
+    /* windows in C order per leading index (torch's order where they overlap);
+     * tiled: g is not zeroed, each window writes all of its elements */
+#define GRAD_BODY                                                                     \
+    {                                                                                 \
+        int64_t j = idx[a * is[0] + b * is[1] + oh * is[2] + ow * is[3]];             \
+        if (j < 0 || j >= count)                                                      \
+            return ((a * B + b) * Ho + oh) * Wo + ow;                                 \
+        float v = ct[a * cs[0] + b * cs[1] + oh * cs[2] + ow * cs[3]];                \
+        float *gb = gr + a * gs[0] + b * gs[1];                                       \
+        if (tiled) {                                                                  \
+            float v0 = v + 0.0f;                                                      \
+            int32_t vb;                                                               \
+            memcpy(&vb, &v0, 4);                                                      \
+            for (int64_t k = 0; k < count; k++) { /* by bits, no branch */            \
+                int32_t ob = vb & -(int32_t)(k == j);                                 \
+                memcpy(gb + (oh * g->st[0] + dh[k]) * gs[2] +                         \
+                       (ow * g->st[1] + dw[k]) * gs[3], &ob, 4);                      \
+            }                                                                         \
+        } else {                                                                      \
+            Py_ssize_t h = oh * g->st[0] - g->pad[0] + dh[j];                         \
+            Py_ssize_t w = ow * g->st[1] - g->pad[1] + dw[j];                         \
+            /* an offset into the padding: dropped, as the numpy kernel's crop */     \
+            if (h >= 0 && h < g->n[0] && w >= 0 && w < g->n[1])                       \
+                gb[h * gs[2] + w * gs[3]] += v;                                       \
+        }                                                                             \
+    }
+    Py_ssize_t s0 = is[0] < 0 ? -is[0] : is[0], s1 = is[1] < 0 ? -is[1] : is[1];
+    Py_ssize_t s3 = is[3] < 0 ? -is[3] : is[3];
+    int apart = g->st[0] >= g->dil[0] * (g->k[0] - 1) + 1 &&
+                g->st[1] >= g->dil[1] * (g->k[1] - 1) + 1;
+    if (apart && B > 1 && s1 < s3 && s1 <= s0) {
+        /* windows apart (each input element gets one cotangent at most: any
+         * order) and the offsets batch-innermost: loops in memory order */
+        for (Py_ssize_t oh = 0; oh < Ho; oh++)
+        for (Py_ssize_t ow = 0; ow < Wo; ow++)
+        for (Py_ssize_t a = 0; a < A; a++)
+        for (Py_ssize_t b = 0; b < B; b++)
+            GRAD_BODY
+    } else if (apart && A > 1 && s0 < s3 && s0 < s1) {
+        for (Py_ssize_t oh = 0; oh < Ho; oh++)
+        for (Py_ssize_t ow = 0; ow < Wo; ow++)
+        for (Py_ssize_t b = 0; b < B; b++)
+        for (Py_ssize_t a = 0; a < A; a++)
+            GRAD_BODY
+    } else {
+        for (Py_ssize_t a = 0; a < A; a++)
+        for (Py_ssize_t b = 0; b < B; b++)
+        for (Py_ssize_t oh = 0; oh < Ho; oh++)
+        for (Py_ssize_t ow = 0; ow < Wo; ow++)
+            GRAD_BODY
+    }
+#undef GRAD_BODY
+    return -1;
+}
+
+static int
+get_strided(PyObject *o, Py_buffer *b, int writable, const char *fmt, const char *what)
+{
+    if (PyObject_GetBuffer(o, b, PyBUF_RECORDS_RO | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (b->ndim != 4 || b->format == NULL || strcmp(b->format, fmt) != 0 ||
+        b->itemsize != (fmt[0] == 'f' ? 4 : 8)) {
+        PyErr_Format(PyExc_TypeError, "_kernels: %s must be a 4-d %s array", what,
+                     fmt[0] == 'f' ? "float32" : "int64");
+        PyBuffer_Release(b);
+        return -1;
+    }
+    for (int d = 0; d < 4; d++)
+        if (b->strides[d] % b->itemsize) {
+            PyErr_Format(PyExc_TypeError, "_kernels: %s has unaligned strides", what);
+            PyBuffer_Release(b);
+            return -1;
+        }
+    return 0;
+}
+
+static int
+parse_geom(PyObject *args_geom, pool_geom *g)
+{
+    /* (kh, kw, sh, sw, ph, pw, dh, dw, H, W) */
+    Py_ssize_t v[10];
+    if (!PyArg_ParseTuple(args_geom, "nnnnnnnnnn", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                          &v[6], &v[7], &v[8], &v[9]))
+        return -1;
+    for (int d = 0; d < 2; d++) {
+        g->k[d] = v[d];
+        g->st[d] = v[2 + d];
+        g->pad[d] = v[4 + d];
+        g->dil[d] = v[6 + d];
+        g->n[d] = v[8 + d];
+        if (g->k[d] <= 0 || g->st[d] <= 0 || g->dil[d] <= 0 || g->pad[d] < 0) {
+            PyErr_SetString(PyExc_ValueError, "_kernels: bad pooling geometry");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* max_pool2d_f32(x, vals, idx, geom): x (A, B, H, W) float32, vals float32 and
+ * idx int64 (A, B, Ho, Wo), any strides; geom = (kh, kw, sh, sw, ph, pw, dh,
+ * dw, H, W) */
+static PyObject *
+max_pool2d_f32(PyObject *self, PyObject *args)
+{
+    PyObject *xo, *vo, *io, *geo;
+    if (!PyArg_ParseTuple(args, "OOOO!", &xo, &vo, &io, &PyTuple_Type, &geo))
+        return NULL;
+    pool_geom g;
+    if (parse_geom(geo, &g) < 0)
+        return NULL;
+    Py_buffer x, v, ix;
+    if (get_strided(xo, &x, 0, "f", "x") < 0)
+        return NULL;
+    if (get_strided(vo, &v, 1, "f", "values") < 0) {
+        PyBuffer_Release(&x);
+        return NULL;
+    }
+    if (get_strided(io, &ix, 1, "l", "offsets") < 0 && (PyErr_Clear(), 1) &&
+        get_strided(io, &ix, 1, "q", "offsets") < 0) {
+        PyBuffer_Release(&x);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    int bad = x.shape[2] != g.n[0] || x.shape[3] != g.n[1];
+    for (int d = 0; d < 4; d++)
+        bad |= v.shape[d] != ix.shape[d] || (d < 2 && v.shape[d] != x.shape[d]);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.max_pool2d_f32: shapes disagree");
+    } else if (v.shape[0] && v.shape[1] && v.shape[2] && v.shape[3]) {
+        pool_axis ax[4];
+        for (int d = 0; d < 4; d++) {
+            ax[d].size = v.shape[d];
+            ax[d].xs = x.strides[d] / 4;
+            ax[d].vs = v.strides[d] / 4;
+            ax[d].is = ix.strides[d] / 8;
+            ax[d].role = d < 2 ? 0 : d - 1;
+        }
+        /* innermost: the axis whose step through x is smallest (a pooled axis
+         * steps by its stride), others outer by decreasing step */
+        Py_ssize_t key[4];
+        for (int d = 0; d < 4; d++) {
+            Py_ssize_t st = ax[d].xs < 0 ? -ax[d].xs : ax[d].xs;
+            key[d] = ax[d].size == 1 ? PY_SSIZE_T_MAX : st * (d < 2 ? 1 : g.st[d - 2]);
+        }
+        pool_axis sorted[4];
+        int used[4] = {0, 0, 0, 0};
+        for (int r = 3; r >= 0; r--) {  /* r = 3: the smallest key */
+            int best = -1;
+            for (int d = 0; d < 4; d++)
+                if (!used[d] && (best < 0 || key[d] < key[best]))
+                    best = d;
+            used[best] = 1;
+            sorted[r] = ax[best];
+        }
+        Py_BEGIN_ALLOW_THREADS
+        max_pool_loops(x.buf, v.buf, ix.buf, sorted, &g);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&v);
+    PyBuffer_Release(&ix);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* max_pool2d_grad_f32(ct, idx, g, geom, tiled) -> -1, or the flat (C order)
+ * index of the first offset out of range: g (A, B, H, W) float32, zeroed by
+ * the caller unless ``tiled`` (stride = kernel, no dilation or padding, the
+ * windows cover the input: every element is written) */
+static PyObject *
+max_pool2d_grad_f32(PyObject *self, PyObject *args)
+{
+    PyObject *co, *io, *go, *geo;
+    int tiled;
+    if (!PyArg_ParseTuple(args, "OOOO!p", &co, &io, &go, &PyTuple_Type, &geo, &tiled))
+        return NULL;
+    pool_geom g;
+    if (parse_geom(geo, &g) < 0)
+        return NULL;
+    Py_buffer c, ix, gr;
+    if (get_strided(co, &c, 0, "f", "ct") < 0)
+        return NULL;
+    if (get_strided(io, &ix, 0, "l", "offsets") < 0 && (PyErr_Clear(), 1) &&
+        get_strided(io, &ix, 0, "q", "offsets") < 0) {
+        PyBuffer_Release(&c);
+        return NULL;
+    }
+    if (get_strided(go, &gr, 1, "f", "gradient") < 0) {
+        PyBuffer_Release(&c);
+        PyBuffer_Release(&ix);
+        return NULL;
+    }
+    Py_ssize_t first_bad = -1;
+    int bad = gr.shape[2] != g.n[0] || gr.shape[3] != g.n[1];
+    for (int d = 0; d < 4; d++)
+        bad |= c.shape[d] != ix.shape[d] || (d < 2 && c.shape[d] != gr.shape[d]);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.max_pool2d_grad_f32: shapes disagree");
+    } else {
+        Py_ssize_t cs[4], is[4], gs[4];
+        for (int d = 0; d < 4; d++) {
+            cs[d] = c.strides[d] / 4;
+            is[d] = ix.strides[d] / 8;
+            gs[d] = gr.strides[d] / 4;
+        }
+        Py_ssize_t *scratch = PyMem_Malloc(2 * sizeof(Py_ssize_t) * (size_t)(g.k[0] * g.k[1]));
+        if (scratch == NULL) {
+            PyErr_NoMemory();
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            first_bad = max_pool_grad_loops(c.buf, ix.buf, gr.buf, cs, is, gs, c.shape, &g,
+                                            tiled, scratch, scratch + g.k[0] * g.k[1]);
+            Py_END_ALLOW_THREADS
+            PyMem_Free(scratch);
+        }
+    }
+    PyBuffer_Release(&c);
+    PyBuffer_Release(&ix);
+    PyBuffer_Release(&gr);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t(first_bad);
+}
+
 static PyObject *
 set_simd(PyObject *self, PyObject *arg)
 {
@@ -368,6 +857,9 @@ static PyMethodDef methods[] = {
     {"gelu_f32", gelu_f32, METH_VARARGS, "gelu_f32(x, out, c, num, den)"},
     {"gelu_grad_f32", gelu_grad_f32, METH_VARARGS, "gelu_grad_f32(x, z, ct, out, near2, c)"},
     {"softmax_rows_f32", softmax_rows_f32, METH_VARARGS, "softmax_rows_f32(x, out, n, log)"},
+    {"max_pool2d_f32", max_pool2d_f32, METH_VARARGS, "max_pool2d_f32(x, values, offsets, geom)"},
+    {"max_pool2d_grad_f32", max_pool2d_grad_f32, METH_VARARGS,
+     "max_pool2d_grad_f32(ct, offsets, grad, geom, tiled) -> -1 or the first bad offset's index"},
     {"set_simd", set_simd, METH_O, "set_simd(level) -> the level that runs (0 baseline, 1 AVX2, 2 AVX-512)"},
     {NULL, NULL, 0, NULL},
 };

@@ -18,35 +18,11 @@ import math
 import numpy as np
 import pytest
 import torch
-from pyflame_mlir.dialects import native_kernels
 from pyflame_mlir.dialects.opdef import OPS
 
 import pyflame_mlir as pf
 from pyflame_mlir.nn import functional as F
 from pyflame_mlir.runtime import csl_backend
-
-_NATIVE = native_kernels.KERNELS
-
-
-@pytest.fixture(params=["numpy", "C baseline", "C AVX2", "C AVX-512"])
-def path(request, monkeypatch):
-    """Which body the kernels run: numpy's, or the C loops' copy compiled
-    for the given instruction set (skipped without the build or the CPU)."""
-    if request.param == "numpy":
-        monkeypatch.setattr(native_kernels, "KERNELS", None)
-        yield request.param
-        return
-    if _NATIVE is None:
-        pytest.skip("dialects/_kernels.c is not built (or PYFLAME_NO_NATIVE=1)")
-    level = ["C baseline", "C AVX2", "C AVX-512"].index(request.param)
-    monkeypatch.setattr(native_kernels, "KERNELS", _NATIVE)
-    try:
-        if _NATIVE.set_simd(level) != level:
-            pytest.skip(f"this CPU does not run the {request.param} copy")
-        yield request.param
-    finally:
-        _NATIVE.set_simd(2)
-
 
 @pytest.mark.parametrize("name,ref", [("sum", np.add.reduce), ("max", np.maximum.reduce),
                                       ("min", np.minimum.reduce)])
