@@ -10,8 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # ``import _oracles`` from any rootdir
 
-import pyflame_mlir as pf  # noqa: E402
 from pyflame_mlir.dialects import native_kernels  # noqa: E402
+
+import pyflame_mlir as pf  # noqa: E402
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ import pyflame_mlir as pf
 from pyflame_mlir.nn import functional as F
 from pyflame_mlir.runtime import csl_backend
 
+
 @pytest.mark.parametrize("name,ref", [("sum", np.add.reduce), ("max", np.maximum.reduce),
                                       ("min", np.minimum.reduce)])
 @pytest.mark.parametrize("dims", [(3, 5), (1,), (0, 2), (5,)])
