@@ -389,8 +389,8 @@ inside_range(Py_ssize_t L, Py_ssize_t st, Py_ssize_t pad, Py_ssize_t off, Py_ssi
     }                                                                                 \
     /* 2x2 windows, stride 2, inside the input, rows contiguous: one output row, \
      * 8 windows at a time (the pairs deinterleaved by shuffles) */               \
-    ATTR static void pool2x2_row_##SUFFIX(const float *r0, const float *r1, float *v,  \
-                                          int64_t *id, Py_ssize_t L)                  \
+    ATTR static inline void pool2x2_row_##SUFFIX(const float *r0, const float *r1,   \
+                                                 float *v, int64_t *id, Py_ssize_t L) \
     {                                                                                 \
         const v8i ev = {0, 2, 4, 6, 8, 10, 12, 14}, od = {1, 3, 5, 7, 9, 11, 13, 15};  \
         Py_ssize_t t = 0;                                                             \
@@ -425,6 +425,14 @@ inside_range(Py_ssize_t L, Py_ssize_t st, Py_ssize_t pad, Py_ssize_t off, Py_ssi
             memcpy(v + t, &mb, 4);                                                    \
             id[t] = j;                                                                \
         }                                                                             \
+    }                                                                                 \
+    /* rows output rows of 2x2 windows (input rows xr apart, outputs vr and ir) */ \
+    ATTR static void pool2x2_rows_##SUFFIX(const float *r0, Py_ssize_t xh, Py_ssize_t xr, \
+                                           float *v, Py_ssize_t vr, int64_t *id,      \
+                                           Py_ssize_t ir, Py_ssize_t rows, Py_ssize_t L) \
+    {                                                                                 \
+        for (Py_ssize_t r = 0; r < rows; r++)                                         \
+            pool2x2_row_##SUFFIX(r0 + r * xr, r0 + r * xr + xh, v + r * vr, id + r * ir, L); \
     }                                                                                 \
     /* the backward of 2x2 tiles (stride 2, inside the input, every element in    \
      * one window): both input rows of one output row written, 0 + ct where      \
@@ -477,9 +485,18 @@ max_pool_direct(const float *x, float *vals, int64_t *idx, const pool_axis *ax,
             else
                 org[ax[a].role - 1] = pos[a] * g->st[ax[a].role - 1] - g->pad[ax[a].role - 1];
         }
-        if (tiles && org[0] + 1 < g->n[0]) {
+        if (tiles && ax[2].role == 1 && i2 == 0 && g->n[0] >= 2) {
+            /* H next: its rows of whole windows in one call (a last partial
+             * window, ceil_mode's, below) */
+            Py_ssize_t rows = 2 * ax[2].size <= g->n[0] ? ax[2].size : g->n[0] / 2;
+            DISPATCH(pool2x2_rows, x + xb, xstride[0], 2 * xstride[0], vals + vb,
+                     ax[2].vs, idx + ib, ax[2].is, rows, L);
+            i2 = rows - 1;
+            continue;
+        }
+        if (tiles && ax[2].role != 1 && org[0] + 1 < g->n[0]) {
             const float *r0 = x + xb + org[0] * xstride[0];
-            DISPATCH(pool2x2_row, r0, r0 + xstride[0], vals + vb, idx + ib, L);
+            DISPATCH(pool2x2_rows, r0, xstride[0], 0, vals + vb, 0, idx + ib, 0, 1, L);
             continue;
         }
         for (Py_ssize_t t = 0; t < L; t++) {
