@@ -1,6 +1,7 @@
 /* Native loops of some reference kernels (issue 14's training steps): the
- * float32 GELU, its derivative and the softmax rows, one pass per element in
- * place of numpy's many whole-array passes. Each function implements its op's
+ * float32 GELU, its derivative, the softmax rows, max pooling and an
+ * embedding's gradient (scatter_add of whole rows), one pass where numpy makes
+ * many. Each function implements its op's
  * table entry in dialects/ (the same formula, the same constants, passed in by
  * the Python kernel) and is called only from there; the numpy kernel stays the
  * fallback (no build, PYFLAME_NO_NATIVE=1, or an operand these loops do not take).
@@ -849,6 +850,75 @@ max_pool2d_grad_f32(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(first_bad);
 }
 
+/* ---- scatter_add of whole rows (dialects/indexing.py's _scatter_add along
+ * dim 0 with an index constant along the rows: an embedding's gradient):
+ * out[rows[i], :] += src[i, :] for i in order, as np.add.at adds. */
+#define DEFINE_ROWS(SUFFIX, ATTR)                                                     \
+    ATTR static void add_rows_##SUFFIX(float *out, const int64_t *rows, const float *src, \
+                                       Py_ssize_t R, Py_ssize_t D)                    \
+    {                                                                                 \
+        for (Py_ssize_t i = 0; i < R; i++) {                                          \
+            float *o = out + rows[i] * D;                                             \
+            const float *q = src + i * D;                                             \
+            for (Py_ssize_t t = 0; t < D; t++)                                        \
+                o[t] += q[t];                                                         \
+        }                                                                             \
+    }
+
+#ifdef HAVE_AVX2_CLONE
+DEFINE_ROWS(avx2, __attribute__((target("avx2,fma"))))
+DEFINE_ROWS(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"))))
+#endif
+DEFINE_ROWS(base, )
+
+/* scatter_rows_f32(out, rows, src, D): out (V*D) float32, rows int64 (R), src
+ * (R*D) float32, all C-contiguous; every row index must lie in [0, V) */
+static PyObject *
+scatter_rows_f32(PyObject *self, PyObject *args)
+{
+    PyObject *oo, *ro, *so;
+    Py_ssize_t D;
+    if (!PyArg_ParseTuple(args, "OOOn", &oo, &ro, &so, &D))
+        return NULL;
+    Py_buffer o, r, q;
+    if (get_f32(oo, &o, 1, "out") < 0)
+        return NULL;
+    if (PyObject_GetBuffer(ro, &r, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&o);
+        return NULL;
+    }
+    if (get_f32(so, &q, 0, "src") < 0) {
+        PyBuffer_Release(&o);
+        PyBuffer_Release(&r);
+        return NULL;
+    }
+    Py_ssize_t R = r.len / 8, V = D > 0 ? o.len / 4 / D : 0;
+    if (r.itemsize != 8 || r.format == NULL || (strcmp(r.format, "l") && strcmp(r.format, "q")))
+        PyErr_SetString(PyExc_TypeError, "_kernels.scatter_rows_f32: rows must be int64");
+    else if (D <= 0 || o.len / 4 != V * D || q.len / 4 != R * D)
+        PyErr_SetString(PyExc_ValueError, "_kernels.scatter_rows_f32: sizes disagree");
+    else {
+        const int64_t *rows = r.buf;
+        for (Py_ssize_t i = 0; i < R; i++)
+            if (rows[i] < 0 || rows[i] >= V) {
+                PyErr_Format(PyExc_IndexError, "_kernels.scatter_rows_f32: row %lld outside "
+                             "[0, %zd)", (long long)rows[i], V);
+                break;
+            }
+        if (!PyErr_Occurred()) {
+            Py_BEGIN_ALLOW_THREADS
+            DISPATCH(add_rows, o.buf, rows, q.buf, R, D);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&r);
+    PyBuffer_Release(&q);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 set_simd(PyObject *self, PyObject *arg)
 {
@@ -877,6 +947,7 @@ static PyMethodDef methods[] = {
     {"max_pool2d_f32", max_pool2d_f32, METH_VARARGS, "max_pool2d_f32(x, values, offsets, geom)"},
     {"max_pool2d_grad_f32", max_pool2d_grad_f32, METH_VARARGS,
      "max_pool2d_grad_f32(ct, offsets, grad, geom, tiled) -> -1 or the first bad offset's index"},
+    {"scatter_rows_f32", scatter_rows_f32, METH_VARARGS, "scatter_rows_f32(out, rows, src, D)"},
     {"set_simd", set_simd, METH_O, "set_simd(level) -> the level that runs (0 baseline, 1 AVX2, 2 AVX-512)"},
     {NULL, NULL, 0, NULL},
 };

@@ -303,3 +303,28 @@ def test_softmax_gradients_through_the_c_rows_match_torch(path) -> None:
         tx = torch.tensor(x.astype(np.float64), requires_grad=True)
         (getattr(torch, op)(tx, -1) * torch.tensor(g.astype(np.float64))).sum().backward()
         np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fill", [False, True])
+def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(path, fill) -> None:
+    """An embedding's gradient (scatter_add along dim 0 with an index constant
+    along each row, broadcast or materialized): the C loop adds the rows in
+    index order, np.add.at's order and bits, on a nonzero input and on a
+    broadcast zero (the autodiff zero), with repeated rows and -0.0; numpy's
+    body sums each run of a row first (close, not the same bits)."""
+    rng = np.random.default_rng(2)
+    tok = rng.integers(0, 50, 300)
+    src = rng.standard_normal((300, 24)).astype(np.float32)
+    src[:5] = -0.0
+    x = np.broadcast_to(np.float32(0), (50, 24)) if fill else \
+        rng.standard_normal((50, 24)).astype(np.float32)
+    for idx in (np.broadcast_to(tok[:, None], src.shape), np.repeat(tok[:, None], 24, axis=1)):
+        got = OPS["scatter_add"].kernel(x, idx, src, dim=0)
+        want = np.array(x, copy=True)
+        np.add.at(want, (idx, np.arange(24)[None, :]), src)
+        if path == "numpy":  # sums each run of equal rows first: rounding apart
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    with pytest.raises(IndexError):
+        OPS["scatter_add"].kernel(x, np.broadcast_to(np.array([[50]]), (1, 24)), src[:1], dim=0)
