@@ -16,11 +16,15 @@
  * This module sits in dialects/ (the ground floor imports nothing of ours), so
  * it is an extension of its own rather than part of pyflame_mlir/_native.c.
  */
+#define _GNU_SOURCE
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -210,6 +214,48 @@ static int simd = 0; /* the loops' copy that runs: 0 baseline, 1 AVX2, 2 AVX-512
 #define DISPATCH(fn, ...) fn##_base(__VA_ARGS__)
 #endif
 
+/* ---- two threads for long loops (torch runs its elementwise kernels on its
+ * intra-op threads): the caller runs the first half, one new thread the
+ * second, joined (blocking: nothing spins while the other half waits for a
+ * core). kernel_threads: PYFLAME_KERNEL_THREADS, else OMP_NUM_THREADS, else
+ * OPENBLAS_NUM_THREADS, else the CPUs this process may run on; above 1 the
+ * loops split in two. */
+static int kernel_threads = 1;
+
+typedef void (*range_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi);
+
+typedef struct {
+    range_fn fn;
+    void *ctx;
+    Py_ssize_t lo, hi;
+} range_job;
+
+static void *
+run_range(void *p)
+{
+    range_job *j = p;
+    j->fn(j->ctx, j->lo, j->hi);
+    return NULL;
+}
+
+/* fn over [0, n), in two halves on two threads when n >= 2 * grain */
+static void
+split_range(range_fn fn, void *ctx, Py_ssize_t n, Py_ssize_t grain)
+{
+    if (kernel_threads > 1 && n >= 2 * grain && n >= 2) {
+        pthread_t th;
+        range_job j = {fn, ctx, n / 2, n};
+        if (pthread_create(&th, NULL, run_range, &j) == 0) {
+            fn(ctx, 0, n / 2);
+            pthread_join(th, NULL);
+            return;
+        }
+    }
+    fn(ctx, 0, n);
+}
+
+#define SPLIT_GRAIN (1 << 16)  /* elements: below, a thread costs more than it saves */
+
 /* ---- argument handling ---- */
 
 static int
@@ -249,6 +295,46 @@ floats_from(PyObject *seq, float *dst, Py_ssize_t n, const char *what)
     return 0;
 }
 
+typedef struct {
+    const float *x;
+    float *y;
+    const gelu_consts *k;
+} gelu_job;
+
+static void
+gelu_range(void *p, Py_ssize_t lo, Py_ssize_t hi)
+{
+    gelu_job *j = p;
+    DISPATCH(gelu_loop, j->x + lo, j->y + lo, hi - lo, j->k);
+}
+
+typedef struct {
+    const float *x, *z, *g;
+    float *y, near2, c;
+} gelu_grad_job;
+
+static void
+gelu_grad_range(void *p, Py_ssize_t lo, Py_ssize_t hi)
+{
+    gelu_grad_job *j = p;
+    DISPATCH(gelu_grad_loop, j->x + lo, j->z + lo, j->g + lo, j->y + lo, hi - lo, j->near2,
+             j->c);
+}
+
+typedef struct {
+    const float *x;
+    float *y;
+    Py_ssize_t n;
+    int log;
+} softmax_job;
+
+static void
+softmax_range(void *p, Py_ssize_t lo, Py_ssize_t hi)
+{
+    softmax_job *j = p;
+    DISPATCH(softmax_rows, j->x + lo * j->n, j->y + lo * j->n, hi - lo, j->n, j->log);
+}
+
 /* gelu_f32(x, out, c, num, den): out = gelu(x), both n float32 */
 static PyObject *
 gelu_f32(PyObject *self, PyObject *args)
@@ -275,8 +361,9 @@ gelu_f32(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t n = x.len / 4;
+    gelu_job job = {x.buf, y.buf, &k};
     Py_BEGIN_ALLOW_THREADS
-    DISPATCH(gelu_loop, x.buf, y.buf, n, &k);
+    split_range(gelu_range, &job, n, SPLIT_GRAIN);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&x);
     PyBuffer_Release(&y);
@@ -301,8 +388,9 @@ gelu_grad_f32(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_kernels.gelu_grad_f32: operands differ in size");
     } else if (got == 4) {
         Py_ssize_t n = b[0].len / 4;
+        gelu_grad_job job = {b[0].buf, b[1].buf, b[2].buf, b[3].buf, near2, c};
         Py_BEGIN_ALLOW_THREADS
-        DISPATCH(gelu_grad_loop, b[0].buf, b[1].buf, b[2].buf, b[3].buf, n, near2, c);
+        split_range(gelu_grad_range, &job, n, SPLIT_GRAIN);
         Py_END_ALLOW_THREADS
     }
     for (int i = 0; i < got; i++)
@@ -336,8 +424,9 @@ softmax_rows_f32(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t rows = x.len / 4 / n;
+    softmax_job job = {x.buf, y.buf, n, log};
     Py_BEGIN_ALLOW_THREADS
-    DISPATCH(softmax_rows, x.buf, y.buf, rows, n, log);
+    split_range(softmax_range, &job, rows, (SPLIT_GRAIN + n - 1) / n);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&x);
     PyBuffer_Release(&y);
@@ -723,6 +812,23 @@ parse_geom(PyObject *args_geom, pool_geom *g)
     return 0;
 }
 
+typedef struct {
+    const float *x;
+    float *v;
+    int64_t *ix;
+    const pool_axis *ax;
+    const pool_geom *g;
+} pool_job;
+
+static void
+pool_range(void *p, Py_ssize_t lo, Py_ssize_t hi)
+{
+    pool_job *j = p;
+    pool_axis ax[4] = {j->ax[0], j->ax[1], j->ax[2], j->ax[3]};
+    ax[0].size = hi - lo;
+    max_pool_loops(j->x + lo * ax[0].xs, j->v + lo * ax[0].vs, j->ix + lo * ax[0].is, ax, j->g);
+}
+
 /* max_pool2d_f32(x, vals, idx, geom): x (A, B, H, W) float32, vals float32 and
  * idx int64 (A, B, Ho, Wo), any strides; geom = (kh, kw, sh, sw, ph, pw, dh,
  * dw, H, W) */
@@ -779,8 +885,13 @@ max_pool2d_f32(PyObject *self, PyObject *args)
             used[best] = 1;
             sorted[r] = ax[best];
         }
+        pool_job job = {x.buf, v.buf, ix.buf, sorted, &g};
+        Py_ssize_t per = sorted[1].size * sorted[2].size * sorted[3].size;
         Py_BEGIN_ALLOW_THREADS
-        max_pool_loops(x.buf, v.buf, ix.buf, sorted, &g);
+        if (sorted[0].role == 0)  /* halves of a leading axis: disjoint outputs */
+            split_range(pool_range, &job, sorted[0].size, (SPLIT_GRAIN / 4 + per - 1) / per);
+        else
+            max_pool_loops(x.buf, v.buf, ix.buf, sorted, &g);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&x);
@@ -940,6 +1051,37 @@ set_simd(PyObject *self, PyObject *arg)
     return PyLong_FromLong(simd);
 }
 
+static PyObject *
+set_threads(PyObject *self, PyObject *arg)
+{
+    /* set_threads(n): the long loops split in two when n > 1; returns n */
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    kernel_threads = n < 1 ? 1 : (int)n;
+    return PyLong_FromLong(kernel_threads);
+}
+
+static int
+default_threads(void)
+{
+    static const char *vars[] = {"PYFLAME_KERNEL_THREADS", "OMP_NUM_THREADS",
+                                 "OPENBLAS_NUM_THREADS"};
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && *v) {
+            int n = atoi(v);
+            return n < 1 ? 1 : n;
+        }
+    }
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+#endif
+    return 1;
+}
+
 static PyMethodDef methods[] = {
     {"gelu_f32", gelu_f32, METH_VARARGS, "gelu_f32(x, out, c, num, den)"},
     {"gelu_grad_f32", gelu_grad_f32, METH_VARARGS, "gelu_grad_f32(x, z, ct, out, near2, c)"},
@@ -948,6 +1090,7 @@ static PyMethodDef methods[] = {
     {"max_pool2d_grad_f32", max_pool2d_grad_f32, METH_VARARGS,
      "max_pool2d_grad_f32(ct, offsets, grad, geom, tiled) -> -1 or the first bad offset's index"},
     {"scatter_rows_f32", scatter_rows_f32, METH_VARARGS, "scatter_rows_f32(out, rows, src, D)"},
+    {"set_threads", set_threads, METH_O, "set_threads(n) -> n (long loops split in two above 1)"},
     {"set_simd", set_simd, METH_O, "set_simd(level) -> the level that runs (0 baseline, 1 AVX2, 2 AVX-512)"},
     {NULL, NULL, 0, NULL},
 };
@@ -971,6 +1114,7 @@ PyInit__kernels(void)
         return NULL;
     }
     Py_DECREF(r);
+    kernel_threads = default_threads();
     if (PyModule_AddIntConstant(m, "API", 1) < 0) {
         Py_DECREF(m);
         return NULL;

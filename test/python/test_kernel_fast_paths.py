@@ -328,3 +328,35 @@ def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(path, fill) -> Non
             np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
     with pytest.raises(IndexError):
         OPS["scatter_add"].kernel(x, np.broadcast_to(np.array([[50]]), (1, 24)), src[:1], dim=0)
+
+
+def test_c_loops_split_over_two_threads_give_the_same_bits(monkeypatch) -> None:
+    """Long loops run in two halves on two threads (``set_threads``): GELU,
+    its derivative, softmax rows and max pooling give the one-thread bits."""
+    from pyflame_mlir.dialects import native_kernels
+
+    native = native_kernels.KERNELS
+    if native is None:
+        pytest.skip("dialects/_kernels.c is not built (or PYFLAME_NO_NATIVE=1)")
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((16, 64, 512)) * 3).astype(np.float32)
+    s = rng.standard_normal((16, 4, 64, 64)).astype(np.float32)
+    p = rng.standard_normal((64, 16, 28, 28)).astype(np.float32)
+    p_batch_last = np.ascontiguousarray(p.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    z = OPS["gelu"].kernel(x, approximate="none")
+    pool = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=False)
+    runs = []
+    before = native.set_threads(1)
+    try:
+        for n in (1, 2):
+            native.set_threads(n)
+            runs.append([OPS["gelu"].kernel(x, approximate="none"),
+                         OPS["gelu_grad"].kernel(x, z, x),
+                         OPS["softmax"].kernel(s, dim=3), OPS["log_softmax"].kernel(s, dim=3),
+                         *OPS["max_pool"].kernel(p, **pool),
+                         *OPS["max_pool"].kernel(p_batch_last, **pool)])
+    finally:
+        native.set_threads(before)
+    for one, two in zip(*runs):
+        np.testing.assert_array_equal(one.view(np.int32) if one.dtype == np.float32 else one,
+                                      two.view(np.int32) if two.dtype == np.float32 else two)
