@@ -19,6 +19,7 @@ import pyflame_mlir as pf
 WINDOWS = [  # (input shape, pooled dims, keyword arguments)
     ((2, 3, 8, 8), 2, {"kernel_size": 2}),
     ((2, 3, 9, 7), 2, {"kernel_size": 2}),  # a cropped last row/column
+    ((2, 3, 9, 8), 2, {"kernel_size": 2, "ceil_mode": True}),  # 2x2 rows, a last partial row
     ((2, 3, 9, 7), 2, {"kernel_size": 3, "stride": 2, "padding": 1}),
     ((2, 3, 9, 7), 2, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
     ((2, 3, 10, 11), 2, {"kernel_size": (3, 2), "stride": (1, 2), "padding": (1, 1),
