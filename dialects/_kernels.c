@@ -16,14 +16,12 @@
  * This module sits in dialects/ (the ground floor imports nothing of ours), so
  * it is an extension of its own rather than part of pyflame_mlir/_native.c.
  */
-#define _GNU_SOURCE
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -217,9 +215,8 @@ static int simd = 0; /* the loops' copy that runs: 0 baseline, 1 AVX2, 2 AVX-512
 /* ---- two threads for long loops (torch runs its elementwise kernels on its
  * intra-op threads): the caller runs the first half, one new thread the
  * second, joined (blocking: nothing spins while the other half waits for a
- * core). kernel_threads: PYFLAME_KERNEL_THREADS, else OMP_NUM_THREADS, else
- * OPENBLAS_NUM_THREADS, else the CPUs this process may run on; above 1 the
- * loops split in two. */
+ * core). Off unless PYFLAME_KERNEL_THREADS (or set_threads) asks for more
+ * than one: see default_threads. */
 static int kernel_threads = 1;
 
 typedef void (*range_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi);
@@ -1065,20 +1062,14 @@ set_threads(PyObject *self, PyObject *arg)
 static int
 default_threads(void)
 {
-    static const char *vars[] = {"PYFLAME_KERNEL_THREADS", "OMP_NUM_THREADS",
-                                 "OPENBLAS_NUM_THREADS"};
-    for (int i = 0; i < 3; i++) {
-        const char *v = getenv(vars[i]);
-        if (v != NULL && *v) {
-            int n = atoi(v);
-            return n < 1 ? 1 : n;
-        }
+    /* PYFLAME_KERNEL_THREADS, else one: measured at the default (two), the
+     * second half waited for a core that numpy's OpenBLAS workers spin on
+     * after each GEMM, and the CNN step took 2x the CPU of one thread */
+    const char *v = getenv("PYFLAME_KERNEL_THREADS");
+    if (v != NULL && *v) {
+        int n = atoi(v);
+        return n < 1 ? 1 : n;
     }
-#ifdef CPU_COUNT
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return CPU_COUNT(&set);
-#endif
     return 1;
 }
 
