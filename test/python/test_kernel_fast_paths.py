@@ -360,3 +360,17 @@ def test_c_loops_split_over_two_threads_give_the_same_bits(monkeypatch) -> None:
     for one, two in zip(*runs):
         np.testing.assert_array_equal(one.view(np.int32) if one.dtype == np.float32 else one,
                                       two.view(np.int32) if two.dtype == np.float32 else two)
+
+
+def test_the_kernels_extension_is_built() -> None:
+    """``dialects/_kernels.c`` is built by ``pip install -e .`` (``make``):
+    without it the numpy bodies run, correct but slower, so CI must notice."""
+    import os
+
+    from pyflame_mlir.dialects import native_kernels
+
+    if os.environ.get("PYFLAME_NO_NATIVE", "") not in ("", "0"):
+        pytest.skip("PYFLAME_NO_NATIVE is set")
+    assert native_kernels.KERNELS is not None, (
+        "pyflame_mlir.dialects._kernels is missing or stale: rebuild it with "
+        "pip install -e . (make) or python setup.py build_ext --inplace")
