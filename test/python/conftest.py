@@ -62,7 +62,7 @@ _NATIVE_KERNELS = native_kernels.KERNELS
 
 
 @pytest.fixture(params=["numpy", "C baseline", "C AVX2", "C AVX-512"])
-def path(request, monkeypatch):
+def kernel_path(request, monkeypatch):
     """Which body the kernels with C loops (``dialects/_kernels.c``: GELU,
     softmax rows, max pooling) run: numpy's, or the loops' copy compiled for
     the given instruction set (skipped without the build or the CPU)."""

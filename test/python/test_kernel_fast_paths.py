@@ -6,7 +6,7 @@ docs/PERFORMANCE.md "fourth pass"): each must give numpy's / torch's values.
 - max/avg pooling with stride = kernel and no padding reduce a reshape of
   the input (``nn/functional.py: _tiles``) instead of stacking window slices;
 - the float32 GELU, its derivative and softmax / log_softmax rows run C loops
-  (``dialects/_kernels.c``) when the extension is built: the ``path`` fixture
+  (``dialects/_kernels.c``) when the extension is built: the ``kernel_path`` fixture
   runs those tests through the numpy bodies and through each compiled copy of
   the loops (baseline, AVX2, AVX-512) the CPU has.
 """
@@ -66,7 +66,7 @@ def test_non_overlapping_pooling_matches_torch(mode, fn, shape, kernel, ceil_mod
     np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values(path) -> None:
+def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values(kernel_path) -> None:
     """The chunked float32 GELU (``_gelu_float32``): over more than one chunk
     with a ragged end, a transposed (non-contiguous) operand, and inf, NaN,
     -0.0, tiny values; close to torch's exact GELU (whose far negative tail is
@@ -81,7 +81,7 @@ def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values(path) ->
     assert np.signbit(got[0, 3]) == np.signbit(want[0, 3])
 
 
-def test_float32_gelu_kernel_matches_the_exact_gelu(path) -> None:
+def test_float32_gelu_kernel_matches_the_exact_gelu(kernel_path) -> None:
     """The float32 GELU against x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc,
     an oracle independent of torch, whose own 1 + erf cancels in the negative
     tail): relative error below 2e-6 from -3 up, below 2e-5 in the tail down
@@ -101,7 +101,8 @@ def test_float32_gelu_kernel_matches_the_exact_gelu(path) -> None:
 
 @pytest.mark.parametrize("lo,count", [(-3.25, 1 << 17), (-1.0, 1 << 17), (0.5, 1 << 17),
                                       (1.5, 1 << 17), (-9.0, 1 << 15)])
-def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(path, lo, count) -> None:
+def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(kernel_path, lo,
+                                                                    count) -> None:
     """Every float32 from ``lo`` up (``count`` consecutive values) against
     x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc): the errors the rational
     tail form measured when it was written (s13), as bounds. Above -1 the error
@@ -118,7 +119,7 @@ def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(path, lo, c
     assert ulp.max() <= bound, (lo, ulp.max())
 
 
-def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros(path) -> None:
+def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros(kernel_path) -> None:
     """gelu(+inf) = +inf (x h is inf * 0 there: patched after the loop), -inf
     gives NaN as torch's, -0.0 stays -0.0 (the max of +0.0 and -0.0)."""
     x = np.array([np.inf, -np.inf, -0.0, 0.0, np.nan, 3e38, -3e38], np.float32)
@@ -129,7 +130,7 @@ def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros(path) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gelu_gradient_from_its_output_matches_torch(path, mode, dtype) -> None:
+def test_gelu_gradient_from_its_output_matches_torch(kernel_path, mode, dtype) -> None:
     """gelu's derivative reads cdf = z / x off the forward's output, and a
     series near 0 (0/0, subnormal z): at 0, on both sides of each switch,
     far in the tails, and where the derivative crosses zero (x ~ -0.7518)."""
@@ -244,7 +245,7 @@ def test_relu_kernel_on_permuted_views_matches_numpy(layout) -> None:
         np.testing.assert_array_equal(got.view(np.int32), np.ascontiguousarray(want).view(np.int32))
 
 
-def test_float32_gelu_grad_kernel_matches_torch_float64_on_many_elements(path) -> None:
+def test_float32_gelu_grad_kernel_matches_torch_float64_on_many_elements(kernel_path) -> None:
     """``gelu_grad``'s kernel over a long ragged array (the C loop's vector
     body and its tail) with tails, the series' neighbourhood of 0 and inf,
     NaN: against torch's float64 derivative times the cotangent."""
@@ -265,7 +266,7 @@ def test_float32_gelu_grad_kernel_matches_torch_float64_on_many_elements(path) -
 
 @pytest.mark.parametrize("shape", [(16, 4, 64, 64), (1024, 256), (37, 5), (3, 7, 13), (2, 1)])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
-def test_float32_softmax_rows_match_torch(path, op, shape) -> None:
+def test_float32_softmax_rows_match_torch(kernel_path, op, shape) -> None:
     """softmax / log_softmax along the last axis: rows of 64 and 256, short
     and ragged rows (the C loop's 8-wide blocks and their tails); rows with
     -inf, an all -inf row, +inf, NaN and large values, as numpy's kernel
@@ -292,7 +293,7 @@ def test_float32_softmax_rows_match_torch(path, op, shape) -> None:
     np.testing.assert_allclose(got[ok], w64[ok], **tol)
 
 
-def test_softmax_gradients_through_the_c_rows_match_torch(path) -> None:
+def test_softmax_gradients_through_the_c_rows_match_torch(kernel_path) -> None:
     """The attention shape's softmax forward + backward under pf.grad."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
@@ -306,7 +307,7 @@ def test_softmax_gradients_through_the_c_rows_match_torch(path) -> None:
 
 
 @pytest.mark.parametrize("fill", [False, True])
-def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(path, fill) -> None:
+def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(kernel_path, fill) -> None:
     """An embedding's gradient (scatter_add along dim 0 with an index constant
     along each row, broadcast or materialized): the C loop adds the rows in
     index order, np.add.at's order and bits, on a nonzero input and on a
@@ -322,7 +323,7 @@ def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(path, fill) -> Non
         got = OPS["scatter_add"].kernel(x, idx, src, dim=0)
         want = np.array(x, copy=True)
         np.add.at(want, (idx, np.arange(24)[None, :]), src)
-        if path == "numpy":  # sums each run of equal rows first: rounding apart
+        if kernel_path == "numpy":  # sums each run of equal rows first: rounding apart
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         else:
             np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
