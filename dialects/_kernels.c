@@ -1048,6 +1048,92 @@ set_simd(PyObject *self, PyObject *arg)
     return PyLong_FromLong(simd);
 }
 
+/* ---- relu (float32) of a strided view into a strided output, up to 4-d
+ * (elementwise.py's _relu: maximum(x, 0): NaN stays, -0.0 gives +0.0): the
+ * last two dims contiguous rows in both, or a transpose (x's rows stride 1,
+ * the output's columns), in 16 x 16 tiles that stay in cache */
+static inline float
+relu_one(float v)
+{
+    return (v > 0.0f) | (v != v) ? v : 0.0f;
+}
+
+#define DEFINE_RELU(SUFFIX, ATTR)                                                     \
+    ATTR static void relu_row_##SUFFIX(const float *x, float *o, Py_ssize_t n)        \
+    {                                                                                 \
+        for (Py_ssize_t t = 0; t < n; t++)                                            \
+            o[t] = relu_one(x[t]);                                                    \
+    }
+
+#ifdef HAVE_AVX2_CLONE
+DEFINE_RELU(avx2, __attribute__((target("avx2,fma"))))
+DEFINE_RELU(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,prefer-vector-width=512"))))
+#endif
+DEFINE_RELU(base, )
+
+static void
+relu_2d(const float *x, float *o, Py_ssize_t R, Py_ssize_t C, Py_ssize_t xr, Py_ssize_t xc,
+        Py_ssize_t orr, Py_ssize_t oc)
+{
+    if (xc == 1 && oc == 1) {
+        for (Py_ssize_t r = 0; r < R; r++)
+            DISPATCH(relu_row, x + r * xr, o + r * orr, C);
+    } else if (xr == 1 && oc == 1) {  /* a transpose: 16 x 16 tiles */
+        for (Py_ssize_t r0 = 0; r0 < R; r0 += 16)
+            for (Py_ssize_t c0 = 0; c0 < C; c0 += 16) {
+                Py_ssize_t r1 = r0 + 16 < R ? r0 + 16 : R, c1 = c0 + 16 < C ? c0 + 16 : C;
+                for (Py_ssize_t c = c0; c < c1; c++)
+                    for (Py_ssize_t r = r0; r < r1; r++)
+                        o[r * orr + c] = relu_one(x[r + c * xc]);
+            }
+    } else {
+        for (Py_ssize_t r = 0; r < R; r++)
+            for (Py_ssize_t c = 0; c < C; c++)
+                o[r * orr + c * oc] = relu_one(x[r * xr + c * xc]);
+    }
+}
+
+/* relu4d_f32(x, out): both 4-d float32 of one shape, any strides */
+static PyObject *
+relu4d_f32(PyObject *self, PyObject *args)
+{
+    PyObject *xo, *oo;
+    if (!PyArg_ParseTuple(args, "OO", &xo, &oo))
+        return NULL;
+    Py_buffer x, o;
+    if (get_strided(xo, &x, 0, "f", "x") < 0)
+        return NULL;
+    if (get_strided(oo, &o, 1, "f", "out") < 0) {
+        PyBuffer_Release(&x);
+        return NULL;
+    }
+    int bad = 0;
+    for (int d = 0; d < 4; d++)
+        bad |= x.shape[d] != o.shape[d];
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "_kernels.relu4d_f32: shapes disagree");
+    } else {
+        Py_ssize_t xs[4], os[4];
+        for (int d = 0; d < 4; d++) {
+            xs[d] = x.strides[d] / 4;
+            os[d] = o.strides[d] / 4;
+        }
+        const float *xb = x.buf;
+        float *ob = o.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t a = 0; a < x.shape[0]; a++)
+            for (Py_ssize_t b = 0; b < x.shape[1]; b++)
+                relu_2d(xb + a * xs[0] + b * xs[1], ob + a * os[0] + b * os[1], x.shape[2],
+                        x.shape[3], xs[2], xs[3], os[2], os[3]);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&o);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 set_threads(PyObject *self, PyObject *arg)
 {
@@ -1081,6 +1167,7 @@ static PyMethodDef methods[] = {
     {"max_pool2d_grad_f32", max_pool2d_grad_f32, METH_VARARGS,
      "max_pool2d_grad_f32(ct, offsets, grad, geom, tiled) -> -1 or the first bad offset's index"},
     {"scatter_rows_f32", scatter_rows_f32, METH_VARARGS, "scatter_rows_f32(out, rows, src, D)"},
+    {"relu4d_f32", relu4d_f32, METH_VARARGS, "relu4d_f32(x, out)"},
     {"set_threads", set_threads, METH_O, "set_threads(n) -> n (long loops split in two above 1)"},
     {"set_simd", set_simd, METH_O, "set_simd(level) -> the level that runs (0 baseline, 1 AVX2, 2 AVX-512)"},
     {NULL, NULL, 0, NULL},

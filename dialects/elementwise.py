@@ -333,6 +333,18 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         zeros = _ZEROS[x.dtype] = np.zeros(_ZERO_BLOCK, x.dtype)
         zeros.flags.writeable = False
     if not x.flags.c_contiguous or (out is not None and not out.flags.c_contiguous):
+        native = native_kernels.KERNELS
+        if native is not None and x.dtype == np.float32 and \
+                (out is None or not np.may_share_memory(x, out)):
+            # one C loop nest over the merged dims (_kernels.c): contiguous rows,
+            # or a transpose in cache-sized tiles (a conv's batch-innermost
+            # result written in C order)
+            if out is None:
+                out = np.empty(x.shape, x.dtype)
+            pair = _merged_4d(x, out)
+            if pair is not None:
+                native.relu4d_f32(*pair)
+                return out
         # a view whose trailing dims are one contiguous run (a conv's (O, N, H, W)
         # result seen as (N, O, H, W): runs of H*W): the zeros of one run,
         # broadcast over the leading dims, keep numpy's vector loop (conv1 of
@@ -351,6 +363,28 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         j = min(i + _ZERO_BLOCK, n)
         np.maximum(flat[i:j], zeros[:j - i], out=flat_out[i:j])
     return out
+
+
+def _merged_4d(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``x`` and ``out`` (one shape) as 4-d views, adjacent dims merged where
+    both arrays allow it and leading 1s added; None when more than 4 remain."""
+    shape, xs, os_ = [], [], []
+    for n, a, b in zip(x.shape, x.strides, out.strides):
+        if n == 1:
+            continue
+        if shape and xs[-1] == a * n and os_[-1] == b * n:
+            shape[-1] *= n
+            xs[-1], os_[-1] = a, b
+        else:
+            shape.append(n)
+            xs.append(a)
+            os_.append(b)
+    if len(shape) > 4:
+        return None
+    pad = 4 - len(shape)
+    shape, xs, os_ = [1] * pad + shape, [0] * pad + xs, [0] * pad + os_
+    return (np.lib.stride_tricks.as_strided(x, shape, xs),
+            np.lib.stride_tricks.as_strided(out, shape, os_))
 
 
 def _relu_at_shape(shape: tuple[int, ...], dtype: np.dtype

@@ -375,3 +375,27 @@ def test_the_kernels_extension_is_built() -> None:
     assert native_kernels.KERNELS is not None, (
         "pyflame_mlir.dialects._kernels is missing or stale: rebuild it with "
         "pip install -e . (make) or python setup.py build_ext --inplace")
+
+
+def test_relu_of_strided_views_matches_numpy_bit_for_bit(kernel_path) -> None:
+    """relu of non-contiguous float32 views (a conv's (O, N, H, W) and
+    (C, H, W, N) results seen as NCHW, a 5-d permutation, a broadcast) into
+    C-order results, with NaN, +-inf and -0.0: numpy's maximum(x, 0)."""
+    rng = np.random.default_rng(8)
+    base = rng.standard_normal((16, 64, 28, 28)).astype(np.float32)
+    base.reshape(-1)[::97] = np.nan
+    base.reshape(-1)[1::89] = -0.0
+    base.reshape(-1)[2::83] = -np.inf
+    base.reshape(-1)[3::79] = np.inf
+    views = [base.transpose(1, 0, 2, 3), base[:8, :, :14].transpose(3, 0, 1, 2),
+             base[:6, :5, :4, :3].reshape(6, 5, 4, 3, 1).transpose(4, 2, 0, 3, 1),
+             base[:, :, :5, :5].transpose(2, 3, 1, 0),
+             np.broadcast_to(base[0, 0, 0], (40, 30, 28))]
+    for v in views:
+        got = OPS["relu"].kernel(v)
+        want = np.maximum(v, np.float32(0))
+        assert got.shape == want.shape and got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+        out = np.empty(v.shape, np.float32)
+        assert OPS["relu"].kernel(v, out=out) is out
+        np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))
