@@ -1,6 +1,7 @@
 """The native extensions: ``pyflame_mlir/_native.c``, the recording and
 evaluation-walk hot paths of ``core.py``; ``dialects/_kernels.c``, loops of
-some reference kernels (GELU, softmax), the numpy kernels their fallback.
+some reference kernels (GELU, softmax, max pooling...), the numpy kernels their
+fallback.
 Everything else about the package is in pyproject.toml. ``optional``: without a
 C compiler the package installs anyway and the pure-Python paths run (as with
 PYFLAME_NO_NATIVE=1)."""

@@ -1,7 +1,7 @@
 /* Native loops of some reference kernels (issue 14's training steps): the
- * float32 GELU, its derivative, the softmax rows, max pooling and an
- * embedding's gradient (scatter_add of whole rows), one pass where numpy makes
- * many. Each function implements its op's
+ * float32 GELU, its derivative, the softmax rows, max pooling, an embedding's
+ * gradient (scatter_add of whole rows) and relu of strided views, one pass
+ * where numpy makes many. Each function implements its op's
  * table entry in dialects/ (the same formula, the same constants, passed in by
  * the Python kernel) and is called only from there; the numpy kernel stays the
  * fallback (no build, PYFLAME_NO_NATIVE=1, or an operand these loops do not take).

@@ -1,11 +1,13 @@
 """The C loops of some reference kernels (``dialects/_kernels.c``, an optional
-extension built by setup.py): GELU and its derivative in float32, softmax and
-log_softmax rows. Each loop implements its op's kernel in this package (same
-formula and constants) and is called only from that kernel, which runs its
-numpy body instead when ``KERNELS`` is None: no build, a stale one, or
-PYFLAME_NO_NATIVE=1 (read once, at import). Tests set ``KERNELS`` to None to
-run the numpy bodies, and ``KERNELS.set_simd(False)`` to run the loops' copy
-compiled without AVX2."""
+extension built by setup.py), all float32: GELU and its derivative, softmax and
+log_softmax rows, max pooling and its gradient (two pooled dims), scatter_add
+of whole rows (an embedding's gradient), relu of strided views. Each loop
+implements its op's kernel in this package (same formula and constants) and is
+called only from that kernel, which runs its numpy body instead when
+``KERNELS`` is None: no build, a stale one, or PYFLAME_NO_NATIVE=1 (read once,
+at import). Tests set ``KERNELS`` to None to run the numpy bodies, and
+``KERNELS.set_simd(level)`` to run the loops' copy compiled for the baseline
+(0), AVX2 (1) or AVX-512 (2)."""
 
 from __future__ import annotations
 
