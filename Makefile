@@ -9,8 +9,9 @@ export MODULAR_TELEMETRY_ENABLED ?= 0
 
 .PHONY: demo test lint lit pytest pytest-eager bench docs clean
 
-# (setup.py builds the C extension pyflame_mlir/_native.c: a change to it rebuilds)
-$(STAMP): pyproject.toml setup.py pyflame_mlir/_native.c
+# (setup.py builds the C extensions pyflame_mlir/_native.c and dialects/_kernels.c:
+# a change to either rebuilds)
+$(STAMP): pyproject.toml setup.py pyflame_mlir/_native.c dialects/_kernels.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

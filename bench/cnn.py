@@ -7,7 +7,7 @@ model is written once against the torch API (``lib`` is ``pyflame_mlir`` or
 ``torch``); the jax version is a functional transcription. All start from
 the same weights; their losses after two steps must agree or the run fails.
 
-    python bench/cnn.py [--steps 20] [--rounds 3]
+    python bench/cnn.py [--steps 20] [--rounds 3] [--numpy-kernels]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from statistics import median
 
 import numpy as np
-from gpt import one_thread  # (bench/ is the script's directory)
+from gpt import numpy_kernels, one_thread, spread  # (bench/ is the script's directory)
 
 import pyflame_mlir as pf
 
@@ -112,6 +112,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--numpy-kernels", action="store_true",
+                        help="a pf.compile row with the C kernel loops off")
     args = parser.parse_args()
     torch.manual_seed(0)
     state = {k: v.numpy() for k, v in make_model(torch).state_dict().items()}
@@ -120,6 +122,9 @@ def main() -> None:
                "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
                "torch eager": lib_runner(torch, state, data),
                "torch eager, 1 thread": one_thread(torch, lib_runner(torch, state, data))}
+    if args.numpy_kernels:
+        runners["pyflame (pf.compile, numpy kernels)"] = numpy_kernels(
+            lib_runner(pf, state, data, compiled=True))
     jax_run = jax_runner(state, data)
     if jax_run is not None:
         runners["jax.jit + optax"] = jax_run
@@ -144,13 +149,14 @@ def main() -> None:
     torch_cpu = median(cpu["torch eager"])
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; CPU ms/step: "
           "process time of all threads (with one thread each, the load-independent figure)")
-    print("| implementation | steps/s | vs torch eager | CPU ms/step | CPU vs torch | "
+    print("| implementation | steps/s | vs torch eager (rounds) | CPU ms/step | CPU vs torch | "
           "first 2 steps (s) |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in runners:
         rate = args.steps / median(times[name])
         c = median(cpu[name])
-        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x | {c / args.steps * 1e3:.0f} | "
+        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x "
+              f"({spread(times[name], times['torch eager'])}) | {c / args.steps * 1e3:.0f} | "
               f"{torch_cpu / c:.2f}x | {first[name][1]:.2f} |")
 
 

@@ -13,7 +13,7 @@ All three start from the same weights and see the same batches; their losses
 after the timed steps must agree or the run fails. Rounds alternate between
 the implementations and the median round counts, since the machine is shared.
 
-    python bench/gpt.py [--steps 20] [--rounds 3]
+    python bench/gpt.py [--steps 20] [--rounds 3] [--numpy-kernels]
 """
 
 from __future__ import annotations
@@ -86,6 +86,27 @@ def one_thread(torch, run: Callable[[int], float]) -> Callable[[int], float]:
         finally:
             torch.set_num_threads(default)
     return go
+
+
+def numpy_kernels(run: Callable[[int], float]) -> Callable[[int], float]:
+    """``run`` with the reference kernels' numpy bodies (the C loops of
+    ``dialects/_kernels.c`` off around its rounds): what those loops buy."""
+    from pyflame_mlir.dialects import native_kernels
+
+    def go(n: int) -> float:
+        saved, native_kernels.KERNELS = native_kernels.KERNELS, None
+        try:
+            return run(n)
+        finally:
+            native_kernels.KERNELS = saved
+    return go
+
+
+def spread(times: list[float], torch_times: list[float]) -> str:
+    """The per-round ratios to torch eager (rounds alternate: round i of each
+    ran in the same minute), min-max."""
+    r = [t / s for s, t in zip(times, torch_times)]
+    return f"{min(r):.2f}-{max(r):.2f}"
 
 
 def jax_runner(state: dict[str, np.ndarray], data: list) -> Callable[[int], float] | None:
@@ -161,6 +182,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--numpy-kernels", action="store_true",
+                        help="a pf.compile row with the C kernel loops off")
     args = parser.parse_args()
     ex = load_example(False)
     pf.manual_seed(0)
@@ -172,6 +195,9 @@ def main() -> None:
                "pyflame (reference, pf.compile)": lib_runner(pf, state, data, compiled=True),
                "torch eager": lib_runner(torch, state, data),
                "torch eager, 1 thread": one_thread(torch, lib_runner(torch, state, data))}
+    if args.numpy_kernels:
+        runners["pyflame (pf.compile, numpy kernels)"] = numpy_kernels(
+            lib_runner(pf, state, data, compiled=True))
     jax_run = jax_runner(state, data)
     if jax_run is not None:
         runners["jax.jit + optax"] = jax_run
@@ -197,13 +223,14 @@ def main() -> None:
     torch_cpu = median(cpu["torch eager"])
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; CPU ms/step: "
           "process time of all threads (with one thread each, the load-independent figure)")
-    print("| implementation | steps/s | vs torch eager | CPU ms/step | CPU vs torch | "
+    print("| implementation | steps/s | vs torch eager (rounds) | CPU ms/step | CPU vs torch | "
           "first 2 steps (s) | loss |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in runners:
         rate = args.steps / median(times[name])
         c = median(cpu[name])
-        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x | {c / args.steps * 1e3:.0f} | "
+        print(f"| {name} | {rate:.1f} | {rate / torch_rate:.2f}x "
+              f"({spread(times[name], times['torch eager'])}) | {c / args.steps * 1e3:.0f} | "
               f"{torch_cpu / c:.2f}x | {first[name][1]:.2f} | {final[name]:.4f} |")
 
 

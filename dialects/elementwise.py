@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import ad
+from . import ad, native_kernels
 from .dtypes import BOOL, FLOAT, DType, bool_
 from .opdef import OpDef, Shape, ShapeError, broadcast_shapes, define, get_op, same_dtype
 
@@ -223,12 +223,27 @@ def _gelu_tail_rational() -> tuple[np.ndarray, np.ndarray]:
     return _gelu_fit
 
 
+_gelu_lists: tuple[list[float], list[float]] | None = None
+
+
+def _gelu_fit_lists(num: np.ndarray, den: np.ndarray) -> tuple[list[float], list[float]]:
+    """The fit's float32 coefficients as Python floats (the C loop's arguments)."""
+    global _gelu_lists
+    if _gelu_lists is None:
+        _gelu_lists = num.tolist(), den.tolist()
+    return _gelu_lists
+
+
 def _gelu_float32(x: np.ndarray) -> np.ndarray:
     """x * Phi(x) chunk by chunk (temporaries stay in L2), see above: 24 passes
     and one exp per element (was 28 and one exp)."""
     num, den = _gelu_tail_rational()
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.float32)
+    native = native_kernels.KERNELS
+    if native is not None:  # the same steps per element in one C loop (_kernels.c)
+        native.gelu_f32(flat, out, _GELU_C, *_gelu_fit_lists(num, den))
+        return out.reshape(np.shape(x))
     n = min(flat.size, _ERF_CHUNK)
     u_buf, w_buf, d_buf = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
@@ -318,6 +333,18 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         zeros = _ZEROS[x.dtype] = np.zeros(_ZERO_BLOCK, x.dtype)
         zeros.flags.writeable = False
     if not x.flags.c_contiguous or (out is not None and not out.flags.c_contiguous):
+        native = native_kernels.KERNELS
+        if native is not None and x.dtype == np.float32 and \
+                (out is None or not np.may_share_memory(x, out)):
+            # one C loop nest over the merged dims (_kernels.c): contiguous rows,
+            # or a transpose in cache-sized tiles (a conv's batch-innermost
+            # result written in C order)
+            if out is None:
+                out = np.empty(x.shape, x.dtype)
+            pair = _merged_4d(x, out)
+            if pair is not None:
+                native.relu4d_f32(*pair)
+                return out
         # a view whose trailing dims are one contiguous run (a conv's (O, N, H, W)
         # result seen as (N, O, H, W): runs of H*W): the zeros of one run,
         # broadcast over the leading dims, keep numpy's vector loop (conv1 of
@@ -336,6 +363,28 @@ def _relu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         j = min(i + _ZERO_BLOCK, n)
         np.maximum(flat[i:j], zeros[:j - i], out=flat_out[i:j])
     return out
+
+
+def _merged_4d(x: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``x`` and ``out`` (one shape) as 4-d views, adjacent dims merged where
+    both arrays allow it and leading 1s added; None when more than 4 remain."""
+    shape, xs, os_ = [], [], []
+    for n, a, b in zip(x.shape, x.strides, out.strides):
+        if n == 1:
+            continue
+        if shape and xs[-1] == a * n and os_[-1] == b * n:
+            shape[-1] *= n
+            xs[-1], os_[-1] = a, b
+        else:
+            shape.append(n)
+            xs.append(a)
+            os_.append(b)
+    if len(shape) > 4:
+        return None
+    pad = 4 - len(shape)
+    shape, xs, os_ = [1] * pad + shape, [0] * pad + xs, [0] * pad + os_
+    return (np.lib.stride_tricks.as_strided(x, shape, xs),
+            np.lib.stride_tricks.as_strided(out, shape, os_))
 
 
 def _relu_at_shape(shape: tuple[int, ...], dtype: np.dtype
@@ -609,6 +658,15 @@ def _gelu_grad(x: np.ndarray, z: np.ndarray, ct: np.ndarray) -> np.ndarray:
     in-cache passes instead of about fifteen over memory."""
     wide = np.dtype(np.float32) if x.itemsize < 4 else x.dtype
     shape = np.broadcast_shapes(x.shape, z.shape, ct.shape)
+    native = native_kernels.KERNELS
+    if native is not None and x.dtype == z.dtype == ct.dtype == np.float32 and \
+            x.shape == z.shape == ct.shape:  # the same steps per element in C (_kernels.c)
+        out = np.empty(shape, np.float32)
+        near = _GELU_SERIES_BELOW["float32"]
+        native.gelu_grad_f32(np.ascontiguousarray(x), np.ascontiguousarray(z),
+                             np.ascontiguousarray(ct), out, float(np.float32(near * near)),
+                             float(np.float32(_INV_SQRT_2PI)))
+        return out
     xs, zs, gs = (np.ascontiguousarray(np.broadcast_to(v, shape), dtype=wide).reshape(-1)
                   for v in (x, z, ct))
     out = np.empty(xs.shape, wide)

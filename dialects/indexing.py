@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import ad, shape_ops  # noqa: F401  (shape_ops: its ops are named below)
+from . import ad, native_kernels, shape_ops  # noqa: F401  (shape_ops: its ops are named below)
 from .dtypes import DType
 from .opdef import OpDef, Shape, ShapeError, define, fmt_shape
 
@@ -165,6 +165,14 @@ def _scatter_add(x: np.ndarray, index: np.ndarray, src: np.ndarray, dim: int) ->
     rows = _whole_rows(index, dim)
     if rows is None:
         np.add.at(out, _coords(index, dim), src)
+        return out
+    native = native_kernels.KERNELS
+    if native is not None and dim == 0 and out.dtype == np.float32 and src.ndim == 2 and \
+            src.shape == index.shape and out.shape[1:] == index.shape[1:]:
+        # out[rows[i]] += src[i] in order, one C loop (_kernels.c): np.add.at's
+        # order, so its bits (the sorted sums below add each run first)
+        native.scatter_rows_f32(out, np.ascontiguousarray(rows, dtype=np.int64),
+                                np.ascontiguousarray(src), out.shape[1])
         return out
     # whole rows (an embedding's gradient): sort the positions, sum each run of
     # equal ones with one reduceat (in the order add.at would add them), and

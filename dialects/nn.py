@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import ad
+from . import ad, native_kernels
 from .dtypes import FLOAT, DType
 from .opdef import OpDef, Shape, ShapeError, check_dims, define
 from .reduction import reduced_shape, row_sums
@@ -100,10 +100,26 @@ def _row_sum(e: np.ndarray, axis: int) -> np.ndarray:
     return np.add.reduce(e, axis=axis, keepdims=True) if r is None else r
 
 
+def _native_rows(w: np.ndarray, dim: int, log: bool) -> np.ndarray | None:
+    """softmax / log_softmax of float32 rows along the last axis in one C
+    loop per row (``_kernels.c``: the max, shift, exp, sum and scale below,
+    in cache); None where it does not apply."""
+    native = native_kernels.KERNELS
+    if native is None or w.dtype != np.float32 or dim not in (-1, w.ndim - 1) or \
+            not w.flags.c_contiguous:
+        return None
+    out = np.empty(w.shape, np.float32)
+    native.softmax_rows_f32(w, out, w.shape[-1], log)
+    return out
+
+
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     if not w.size:
         return w.astype(x.dtype)
+    r = _native_rows(w, dim, False)
+    if r is not None:
+        return r.astype(x.dtype, copy=False)
     e = np.subtract(w, _shift(_max_of(w, dim), True))
     np.exp(e, out=e)  # in place: one temporary, not two
     e /= _row_sum(e, dim)
@@ -114,6 +130,9 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     w = _wide(x)
     if not w.size:
         return w.astype(x.dtype)
+    r = _native_rows(w, dim, True)
+    if r is not None:
+        return r.astype(x.dtype, copy=False)
     if _short_rows(w, dim):
         t = w.T.copy()  # classes down the columns: every pass is one vector loop
         t -= _shift(np.maximum.reduce(t, axis=0), True)

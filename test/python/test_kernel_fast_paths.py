@@ -4,7 +4,11 @@ docs/PERFORMANCE.md "fourth pass"): each must give numpy's / torch's values.
 - reductions over a few short axes of a large array fold views
   (``dialects/reduction.py: _over_views``);
 - max/avg pooling with stride = kernel and no padding reduce a reshape of
-  the input (``nn/functional.py: _tiles``) instead of stacking window slices.
+  the input (``nn/functional.py: _tiles``) instead of stacking window slices;
+- the float32 GELU, its derivative and softmax / log_softmax rows run C loops
+  (``dialects/_kernels.c``) when the extension is built: the ``kernel_path`` fixture
+  runs those tests through the numpy bodies and through each compiled copy of
+  the loops (baseline, AVX2, AVX-512) the CPU has.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def test_non_overlapping_pooling_matches_torch(mode, fn, shape, kernel, ceil_mod
     np.testing.assert_allclose(px.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values() -> None:
+def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values(kernel_path) -> None:
     """The chunked float32 GELU (``_gelu_float32``): over more than one chunk
     with a ragged end, a transposed (non-contiguous) operand, and inf, NaN,
     -0.0, tiny values; close to torch's exact GELU (whose far negative tail is
@@ -77,7 +81,7 @@ def test_float32_gelu_kernel_matches_torch_on_chunks_and_special_values() -> Non
     assert np.signbit(got[0, 3]) == np.signbit(want[0, 3])
 
 
-def test_float32_gelu_kernel_matches_the_exact_gelu() -> None:
+def test_float32_gelu_kernel_matches_the_exact_gelu(kernel_path) -> None:
     """The float32 GELU against x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc,
     an oracle independent of torch, whose own 1 + erf cancels in the negative
     tail): relative error below 2e-6 from -3 up, below 2e-5 in the tail down
@@ -97,7 +101,8 @@ def test_float32_gelu_kernel_matches_the_exact_gelu() -> None:
 
 @pytest.mark.parametrize("lo,count", [(-3.25, 1 << 17), (-1.0, 1 << 17), (0.5, 1 << 17),
                                       (1.5, 1 << 17), (-9.0, 1 << 15)])
-def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(lo, count) -> None:
+def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(kernel_path, lo,
+                                                                    count) -> None:
     """Every float32 from ``lo`` up (``count`` consecutive values) against
     x * erfc(-x/sqrt 2) / 2 in float64 (math.erfc): the errors the rational
     tail form measured when it was written (s13), as bounds. Above -1 the error
@@ -114,7 +119,7 @@ def test_float32_gelu_kernel_ulp_error_over_every_float32_of_a_range(lo, count) 
     assert ulp.max() <= bound, (lo, ulp.max())
 
 
-def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros() -> None:
+def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros(kernel_path) -> None:
     """gelu(+inf) = +inf (x h is inf * 0 there: patched after the loop), -inf
     gives NaN as torch's, -0.0 stays -0.0 (the max of +0.0 and -0.0)."""
     x = np.array([np.inf, -np.inf, -0.0, 0.0, np.nan, 3e38, -3e38], np.float32)
@@ -125,7 +130,7 @@ def test_float32_gelu_kernel_at_the_infinities_and_signed_zeros() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gelu_gradient_from_its_output_matches_torch(mode, dtype) -> None:
+def test_gelu_gradient_from_its_output_matches_torch(kernel_path, mode, dtype) -> None:
     """gelu's derivative reads cdf = z / x off the forward's output, and a
     series near 0 (0/0, subnormal z): at 0, on both sides of each switch,
     far in the tails, and where the derivative crosses zero (x ~ -0.7518)."""
@@ -238,3 +243,159 @@ def test_relu_kernel_on_permuted_views_matches_numpy(layout) -> None:
     for got in (relu(x), relu(x, out=np.empty(x.shape, np.float32))):
         assert got.shape == x.shape
         np.testing.assert_array_equal(got.view(np.int32), np.ascontiguousarray(want).view(np.int32))
+
+
+def test_float32_gelu_grad_kernel_matches_torch_float64_on_many_elements(kernel_path) -> None:
+    """``gelu_grad``'s kernel over a long ragged array (the C loop's vector
+    body and its tail) with tails, the series' neighbourhood of 0 and inf,
+    NaN: against torch's float64 derivative times the cotangent."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.standard_normal(70_001) * 4, rng.standard_normal(3001) * 1e-3,
+                        [0.0, -0.0, 1e-3, -1e-3, 9.9e-4, 20.0, -20.0, np.inf, -np.inf, np.nan]]
+                       ).astype(np.float32)
+    z = OPS["gelu"].kernel(x, approximate="none")
+    ct = rng.standard_normal(x.shape).astype(np.float32)
+    got = OPS["gelu_grad"].kernel(x, z, ct)
+    tx = torch.tensor(x.astype(np.float64))
+    want = torch.ops.aten.gelu_backward(torch.tensor(ct.astype(np.float64)), tx).numpy()
+    assert got.dtype == np.float32 and got.shape == x.shape
+    fin = np.isfinite(x)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=2e-6, atol=2e-7)
+    assert np.isnan(got[-1])  # NaN in, NaN out
+
+
+@pytest.mark.parametrize("shape", [(16, 4, 64, 64), (1024, 256), (37, 5), (3, 7, 13), (2, 1)])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_float32_softmax_rows_match_torch(kernel_path, op, shape) -> None:
+    """softmax / log_softmax along the last axis: rows of 64 and 256, short
+    and ragged rows (the C loop's 8-wide blocks and their tails); rows with
+    -inf, an all -inf row, +inf, NaN and large values, as numpy's kernel
+    (torch gives the same but for a row of all -inf, where both give NaN)."""
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.standard_normal(shape) * 5).astype(np.float32)
+    flat = x.reshape(-1, shape[-1])
+    if flat.shape[0] >= 6:
+        flat[0, 0] = -np.inf
+        flat[1, :] = -np.inf
+        flat[2, -1] = np.inf
+        flat[3, 0] = np.nan
+        flat[4, :] = 80.0
+        flat[5] *= 30
+    got = OPS[op].kernel(x, dim=x.ndim - 1)
+    want = getattr(torch, op)(torch.tensor(x), -1).numpy()
+    assert got.dtype == np.float32 and got.shape == x.shape
+    # log_softmax = (x - max) - log(sum): an absolute error of the log's rounding
+    tol = dict(rtol=2e-6, atol=1e-7 if op == "softmax" else 4e-6)
+    np.testing.assert_allclose(got, want, **tol)
+    x64 = x.astype(np.float64)  # float64 oracle: the rows of finite values
+    w64 = getattr(torch, op)(torch.tensor(x64), -1).numpy()
+    ok = np.isfinite(x64).all(axis=-1)
+    np.testing.assert_allclose(got[ok], w64[ok], **tol)
+
+
+def test_softmax_gradients_through_the_c_rows_match_torch(kernel_path) -> None:
+    """The attention shape's softmax forward + backward under pf.grad."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    for op in ("softmax", "log_softmax"):
+        got = pf.grad(lambda v, op=op: (getattr(F, op)(v, -1) * pf.tensor(g)).sum())(
+            pf.tensor(x)).numpy()
+        tx = torch.tensor(x.astype(np.float64), requires_grad=True)
+        (getattr(torch, op)(tx, -1) * torch.tensor(g.astype(np.float64))).sum().backward()
+        np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fill", [False, True])
+def test_scatter_add_of_whole_rows_matches_add_at_bit_for_bit(kernel_path, fill) -> None:
+    """An embedding's gradient (scatter_add along dim 0 with an index constant
+    along each row, broadcast or materialized): the C loop adds the rows in
+    index order, np.add.at's order and bits, on a nonzero input and on a
+    broadcast zero (the autodiff zero), with repeated rows and -0.0; numpy's
+    body sums each run of a row first (close, not the same bits)."""
+    rng = np.random.default_rng(2)
+    tok = rng.integers(0, 50, 300)
+    src = rng.standard_normal((300, 24)).astype(np.float32)
+    src[:5] = -0.0
+    x = np.broadcast_to(np.float32(0), (50, 24)) if fill else \
+        rng.standard_normal((50, 24)).astype(np.float32)
+    for idx in (np.broadcast_to(tok[:, None], src.shape), np.repeat(tok[:, None], 24, axis=1)):
+        got = OPS["scatter_add"].kernel(x, idx, src, dim=0)
+        want = np.array(x, copy=True)
+        np.add.at(want, (idx, np.arange(24)[None, :]), src)
+        if kernel_path == "numpy":  # sums each run of equal rows first: rounding apart
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    with pytest.raises(IndexError):
+        OPS["scatter_add"].kernel(x, np.broadcast_to(np.array([[50]]), (1, 24)), src[:1], dim=0)
+
+
+def test_c_loops_split_over_two_threads_give_the_same_bits(monkeypatch) -> None:
+    """Long loops run in two halves on two threads (``set_threads``): GELU,
+    its derivative, softmax rows and max pooling give the one-thread bits."""
+    from pyflame_mlir.dialects import native_kernels
+
+    native = native_kernels.KERNELS
+    if native is None:
+        pytest.skip("dialects/_kernels.c is not built (or PYFLAME_NO_NATIVE=1)")
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((16, 64, 512)) * 3).astype(np.float32)
+    s = rng.standard_normal((16, 4, 64, 64)).astype(np.float32)
+    p = rng.standard_normal((64, 16, 28, 28)).astype(np.float32)
+    p_batch_last = np.ascontiguousarray(p.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    z = OPS["gelu"].kernel(x, approximate="none")
+    pool = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=False)
+    runs = []
+    before = native.set_threads(1)
+    try:
+        for n in (1, 2):
+            native.set_threads(n)
+            runs.append([OPS["gelu"].kernel(x, approximate="none"),
+                         OPS["gelu_grad"].kernel(x, z, x),
+                         OPS["softmax"].kernel(s, dim=3), OPS["log_softmax"].kernel(s, dim=3),
+                         *OPS["max_pool"].kernel(p, **pool),
+                         *OPS["max_pool"].kernel(p_batch_last, **pool)])
+    finally:
+        native.set_threads(before)
+    for one, two in zip(*runs):
+        np.testing.assert_array_equal(one.view(np.int32) if one.dtype == np.float32 else one,
+                                      two.view(np.int32) if two.dtype == np.float32 else two)
+
+
+def test_the_kernels_extension_is_built() -> None:
+    """``dialects/_kernels.c`` is built by ``pip install -e .`` (``make``):
+    without it the numpy bodies run, correct but slower, so CI must notice."""
+    import os
+
+    from pyflame_mlir.dialects import native_kernels
+
+    if os.environ.get("PYFLAME_NO_NATIVE", "") not in ("", "0"):
+        pytest.skip("PYFLAME_NO_NATIVE is set")
+    assert native_kernels.KERNELS is not None, (
+        "pyflame_mlir.dialects._kernels is missing or stale: rebuild it with "
+        "pip install -e . (make) or python setup.py build_ext --inplace")
+
+
+def test_relu_of_strided_views_matches_numpy_bit_for_bit(kernel_path) -> None:
+    """relu of non-contiguous float32 views (a conv's (O, N, H, W) and
+    (C, H, W, N) results seen as NCHW, a 5-d permutation, a broadcast) into
+    C-order results, with NaN, +-inf and -0.0: numpy's maximum(x, 0)."""
+    rng = np.random.default_rng(8)
+    base = rng.standard_normal((16, 64, 28, 28)).astype(np.float32)
+    base.reshape(-1)[::97] = np.nan
+    base.reshape(-1)[1::89] = -0.0
+    base.reshape(-1)[2::83] = -np.inf
+    base.reshape(-1)[3::79] = np.inf
+    views = [base.transpose(1, 0, 2, 3), base[:8, :, :14].transpose(3, 0, 1, 2),
+             base[:6, :5, :4, :3].reshape(6, 5, 4, 3, 1).transpose(4, 2, 0, 3, 1),
+             base[:, :, :5, :5].transpose(2, 3, 1, 0),
+             np.broadcast_to(base[0, 0, 0], (40, 30, 28))]
+    for v in views:
+        got = OPS["relu"].kernel(v)
+        want = np.maximum(v, np.float32(0))
+        assert got.shape == want.shape and got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+        out = np.empty(v.shape, np.float32)
+        assert OPS["relu"].kernel(v, out=out) is out
+        np.testing.assert_array_equal(out.view(np.int32), want.view(np.int32))

@@ -2,7 +2,8 @@
 bit against torch's max_pool1d/2d/3d: values, indices (return_indices) and
 gradients, over ties, NaN, -inf windows, padding, dilation, stride and
 ceil_mode; the decompositions (what MAX, linalg and vmap run) against the
-kernels on the same special values."""
+kernels on the same special values. ``kernel_path``: through the numpy kernels and
+each copy of the C loops (``dialects/_kernels.c``, float32 2-d pooling)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pyflame_mlir as pf
 WINDOWS = [  # (input shape, pooled dims, keyword arguments)
     ((2, 3, 8, 8), 2, {"kernel_size": 2}),
     ((2, 3, 9, 7), 2, {"kernel_size": 2}),  # a cropped last row/column
+    ((2, 3, 9, 8), 2, {"kernel_size": 2, "ceil_mode": True}),  # 2x2 rows, a last partial row
     ((2, 3, 9, 7), 2, {"kernel_size": 3, "stride": 2, "padding": 1}),
     ((2, 3, 9, 7), 2, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
     ((2, 3, 10, 11), 2, {"kernel_size": (3, 2), "stride": (1, 2), "padding": (1, 1),
@@ -50,7 +52,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("shape,nsp,kw", WINDOWS)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_values_indices_and_gradient_match_torch_bit_for_bit(shape, nsp, kw, seed):
+def test_values_indices_and_gradient_match_torch_bit_for_bit(kernel_path, shape, nsp, kw, seed):
     x = _special(shape, seed)
     tx = torch.from_numpy(x).requires_grad_()
     tv, ti = getattr(F, f"max_pool{nsp}d")(tx, return_indices=True, **kw)
@@ -65,7 +67,7 @@ def test_values_indices_and_gradient_match_torch_bit_for_bit(shape, nsp, kw, see
     np.testing.assert_array_equal(_bits(px.grad.numpy()), _bits(tx.grad.numpy()))
 
 
-def test_overlapping_windows_sum_gradients_in_torchs_order():
+def test_overlapping_windows_sum_gradients_in_torchs_order(kernel_path):
     # stride 1, kernel 3: an element is the max of up to nine windows; float32
     # sums of cotangents of very different size are order-sensitive
     rng = np.random.default_rng(3)
@@ -81,7 +83,7 @@ def test_overlapping_windows_sum_gradients_in_torchs_order():
     np.testing.assert_array_equal(_bits(px.grad.numpy()), _bits(tx.grad.numpy()))
 
 
-def test_inf_cotangent_reaches_only_the_chosen_element():
+def test_inf_cotangent_reaches_only_the_chosen_element(kernel_path):
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     ct = np.full((1, 1, 2, 2), np.inf, np.float32)
     g = OPS["max_pool_grad"].kernel(ct, OPS["max_pool"].kernel(
@@ -161,7 +163,7 @@ def test_shape_rules_name_the_op_and_the_rule():
             "ceil_mode": False, "size": (4, 4)})
 
 
-def test_out_of_range_offsets_raise():
+def test_out_of_range_offsets_raise(kernel_path):
     with pytest.raises(IndexError, match="max_pool_grad: window offsets must lie in"):
         OPS["max_pool_grad"].kernel(np.ones((1, 2, 2), np.float32),
                                     np.full((1, 2, 2), 4, np.int64), (2, 2), (2, 2), (0, 0),
@@ -185,7 +187,7 @@ def test_select_path_keeps_the_first_maximum(monkeypatch):
 @pytest.mark.parametrize("kw", [{"kernel": (2, 2), "stride": (2, 2), "padding": (0, 0)},
                                 {"kernel": (3, 3), "stride": (2, 2), "padding": (1, 1)},
                                 {"kernel": (3, 2), "stride": (1, 2), "padding": (0, 0)}])
-def test_kernels_give_the_same_bits_in_any_memory_layout(kw):
+def test_kernels_give_the_same_bits_in_any_memory_layout(kernel_path, kw):
     """A batch-innermost input (a conv's (C, H, W, N) result seen as (N, C, H,
     W)) and a transposed cotangent: values, offsets and the gradient equal the
     C-order run's bit for bit (the buffers follow the input's layout), with
