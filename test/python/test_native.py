@@ -39,6 +39,15 @@ def test_the_extension_is_built_and_used():
         assert core.record is not core.python_record
 
 
+def test_the_kernel_loops_are_built_and_used():
+    """``dialects/_kernels.c`` likewise: without it the kernel tests would only skip."""
+    from pyflame_mlir.dialects import native_kernels
+    if os.environ.get("PYFLAME_NO_NATIVE", "") not in ("", "0"):
+        assert native_kernels.KERNELS is None
+    else:
+        assert native_kernels.KERNELS is not None, "dialects/_kernels.c is not built"
+
+
 _FIELDS = ("op", "attrs", "specs", "nograd", "rg", "freed", "keep", "_sig_id", "_sig")
 
 
