@@ -98,6 +98,57 @@ def _task_id(kind: TaskKind, id: int) -> ColorIdAttr:
 
 
 @irdl_attr_definition
+class TaskIdType(ParametrizedAttribute, TypeAttribute):
+    """A task id as a value, of one kind: CSL's `local_task_id`, `data_task_id`,
+    `control_task_id` (`!csl_ext.task_id<local>`). Comptime-known: made by
+    `TaskIdOfOp` (`@get_local_task_id(n)`, ...) and passed through params."""
+
+    name = "csl_ext.task_id"
+
+    kind: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.kind.data not in {k.value for k in TaskKind}:
+            raise VerifyException(f"task id kind {self.kind.data!r} is not one of "
+                                  f"{sorted(k.value for k in TaskKind)}")
+
+    @property
+    def task_kind(self) -> TaskKind:
+        return TaskKind(self.kind.data)
+
+
+@irdl_attr_definition
+class QueueType(ParametrizedAttribute, TypeAttribute):
+    """A queue id as a value: CSL's `input_queue` / `output_queue`
+    (`!csl_ext.queue<input>`), made by `GetQueueOp` (`@get_input_queue(n)`)."""
+
+    name = "csl_ext.queue"
+
+    direction: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.direction.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.direction.data not in ("input", "output"):
+            raise VerifyException(f"queue direction {self.direction.data!r} is not input or "
+                                  "output")
+
+
+@irdl_attr_definition
 class RoutesAttr(ParametrizedAttribute):
     """A router table entry for one color: the ports it receives from and sends to.
 
@@ -547,11 +598,15 @@ class GetFabDsdOp(IRDLOperation):
 
     extent = operand_def(IntegerType)
     color = operand_def(ColorType)
-    queue_id = prop_def(QueueIdAttr)
+    # the queue: a literal (queue_id) or a value (`.input_queue = @get_input_queue(4 + q)`
+    # of a module's param: `queue %q : !csl_ext.queue<input>`), exactly one of them
+    queue = opt_operand_def(QueueType)
+    queue_id = opt_prop_def(QueueIdAttr)
     control = opt_prop_def(BoolAttr)  # `.control = true`: a fabout DSD of control wavelets
     result = result_def(DsdType)
 
-    assembly_format = "$extent `,` $color attr-dict `:` type($extent) `->` type($result)"
+    assembly_format = ("$extent `,` $color (`queue` $queue^ `:` type($queue))? attr-dict `:` "
+                       "type($extent) `->` type($result)")
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(
@@ -574,6 +629,12 @@ class GetFabDsdOp(IRDLOperation):
     def verify_(self) -> None:
         if self.result.type.data not in (DsdKind.fabin_dsd, DsdKind.fabout_dsd):
             raise VerifyException(f"{self.name} makes fabin_dsd or fabout_dsd only")
+        if (self.queue is None) == (self.queue_id is None):
+            raise VerifyException(f"{self.name}: a queue_id or a queue value, one of them")
+        want = "input" if self.result.type.data == DsdKind.fabin_dsd else "output"
+        if self.queue is not None and self.queue.type.direction.data != want:
+            raise VerifyException(f"a {self.result.type.data.value} takes an {want} queue, "
+                                  f"not {self.queue.type}")
         if self.is_control and self.result.type.data != DsdKind.fabout_dsd:
             raise VerifyException(".control = true makes a fabout_dsd (control wavelets are "
                                   "sent; a core receives them as control tasks)")
@@ -1004,57 +1065,6 @@ class TileConfigOp(IRDLOperation):
         if self.port is not None and self.port.data not in PORTS:
             raise VerifyException(f"set_rx_switch_pos1: unknown port {self.port.data!r}; "
                                   f"ports are {PORTS}")
-
-
-@irdl_attr_definition
-class TaskIdType(ParametrizedAttribute, TypeAttribute):
-    """A task id as a value, of one kind: CSL's `local_task_id`, `data_task_id`,
-    `control_task_id` (`!csl_ext.task_id<local>`). Comptime-known: made by
-    `TaskIdOfOp` (`@get_local_task_id(n)`, ...) and passed through params."""
-
-    name = "csl_ext.task_id"
-
-    kind: StringAttr
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.kind.data}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_identifier()),)
-
-    def verify(self) -> None:
-        if self.kind.data not in {k.value for k in TaskKind}:
-            raise VerifyException(f"task id kind {self.kind.data!r} is not one of "
-                                  f"{sorted(k.value for k in TaskKind)}")
-
-    @property
-    def task_kind(self) -> TaskKind:
-        return TaskKind(self.kind.data)
-
-
-@irdl_attr_definition
-class QueueType(ParametrizedAttribute, TypeAttribute):
-    """A queue id as a value: CSL's `input_queue` / `output_queue`
-    (`!csl_ext.queue<input>`), made by `GetQueueOp` (`@get_input_queue(n)`)."""
-
-    name = "csl_ext.queue"
-
-    direction: StringAttr
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.direction.data}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_identifier()),)
-
-    def verify(self) -> None:
-        if self.direction.data not in ("input", "output"):
-            raise VerifyException(f"queue direction {self.direction.data!r} is not input or "
-                                  "output")
 
 
 PARAM_TYPES = (PtrType, TaskIdType, QueueType)

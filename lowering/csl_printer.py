@@ -129,13 +129,16 @@ class ExtCslPrintContext(CslPrintContext):
     def _names_color(self, output: bool) -> bool:
         return self.sdk < 2 or (output and self.arch != "wse3")
 
-    def _fab_dsd(self, result, extent: str, color: str, queue: int, extra: list[str],
+    def _fab_dsd(self, result, extent: str, color: str, queue: int | str, extra: list[str],
                  color_value: SSAValue | None = None):
+        """`queue`: a queue number, or the CSL expression of a queue value (whose binding
+        to the color cannot be checked here: the simulator checks it)."""
         kind = result.type.data
         q = "input" if kind == csl.DsdKind.fabin_dsd else "output"
         names_color = self._names_color(q == "output")
-        if not names_color and (color_value is None
-                                or self.bindings.get((q == "output", queue)) is not color_value):
+        if not names_color and isinstance(queue, int) and (
+                color_value is None
+                or self.bindings.get((q == "output", queue)) is not color_value):
             raise CslPrintError(
                 f"{kind.value} on {q} queue {queue}: SDK {self.sdk}.x {kind.value}s name no "
                 f"color, so the queue must be bound to the DSD's color with @initialize_queue "
@@ -144,7 +147,8 @@ class ExtCslPrintContext(CslPrintContext):
         self.print(f"  .extent = {extent},")
         if names_color:
             self.print(f"  .fabric_color = {color},")
-        self.print(f"  .{q}_queue = @get_{q}_queue({queue}),")
+        queue_expr = queue if isinstance(queue, str) else f"@get_{q}_queue({queue})"
+        self.print(f"  .{q}_queue = {queue_expr},")
         for e in extra:
             self.print(f"  {e},")
         self.print("});")
@@ -244,7 +248,8 @@ class ExtCslPrintContext(CslPrintContext):
                     res,
                     self._get_variable_name_for(ext),
                     self._get_variable_name_for(c),
-                    csl_ext.queue_number(q),
+                    csl_ext.queue_number(q) if q is not None
+                    else self._get_variable_name_for(op.queue),
                     [".control = true"] if op.is_control else [],
                     color_value=c,
                 )

@@ -238,3 +238,114 @@ def test_task_actions_in_the_layout_are_refused():
                            '"csl.set_rectangle"(%w, %h) : (i16, i16) -> ()\n      csl_ext.activate_id %cb_id : !csl_ext.task_id<local>')
     with pytest.raises(ProgramError, match=r"@activate \(at .*\) in the layout: it belongs in a PE program"):
         simulate(text)
+
+
+QUEUES = """
+builtin.module {
+  "csl.module"() <{kind = #csl<module_kind layout>, sym_name = "layout"}> ({
+    %w = arith.constant 2 : i16
+    %h = arith.constant 1 : i16
+    %c3 = arith.constant 3 : i16
+    %color = "csl.get_color"(%c3) : (i16) -> !csl.color
+    %memcpy_init = "csl.const_struct"(%w, %h) <{ssa_fields = ["width", "height"]}> : (i16, i16) -> !csl.comptime_struct
+    %memcpy = "csl.import_module"(%memcpy_init) <{module = "<memcpy/get_params>"}> : (!csl.comptime_struct) -> !csl.imported_module
+    csl.layout {
+      %i0 = arith.constant 0 : i16
+      %i1 = arith.constant 1 : i16
+      "csl.set_rectangle"(%w, %h) : (i16, i16) -> ()
+      scf.for %x = %i0 to %w step %i1 : i16 {
+        %mp = "csl.member_call"(%memcpy, %x) <{field = "get_params"}> : (!csl.imported_module, i16) -> !csl.comptime_struct
+        %tp = "csl.const_struct"(%mp, %x) <{ssa_fields = ["memcpy_params", "px"]}> : (!csl.comptime_struct, i16) -> !csl.comptime_struct
+        "csl.set_tile_code"(%x, %i0, %tp) <{file = "pe.csl"}> : (i16, i16, !csl.comptime_struct) -> ()
+      }
+      csl_ext.set_color_config %i0, %i0, %color routes <rx = [ramp], tx = [east]> : i16, i16
+      csl_ext.set_color_config %i1, %i0, %color routes <rx = [west], tx = [ramp]> : i16, i16
+    }
+  }) : () -> ()
+  "csl.module"() <{kind = #csl<module_kind program>, sym_name = "chan"}> ({
+    %channel = "csl.param"() <{param_name = "channel"}> : () -> !csl.color
+    %queueId = "csl.param"() <{param_name = "queueId"}> : () -> i16
+    %done = csl_ext.param "done" : !csl_ext.task_id<local>
+    %buf = csl_ext.param "buf" : !csl.ptr<memref<4xf32>, #csl<ptr_kind single>, #csl<ptr_const var>>
+    csl.func @send() {
+      %n = arith.constant 4 : i16
+      %oq = csl_ext.get_queue %queueId : i16 -> !csl_ext.queue<output>
+      %fo = csl_ext.get_fab_dsd %n, %channel queue %oq : !csl_ext.queue<output> : i16 -> !csl<dsd fabout_dsd>
+      %arr = csl_ext.deref %buf : !csl.ptr<memref<4xf32>, #csl<ptr_kind single>, #csl<ptr_const var>> -> memref<4xf32>
+      %md = "csl.get_mem_dsd"(%arr, %n) : (memref<4xf32>, i16) -> !csl<dsd mem1d_dsd>
+      "csl.fmovs"(%fo, %md) {async = #csl_ext.async<activate @done>} : (!csl<dsd fabout_dsd>, !csl<dsd mem1d_dsd>) -> ()
+      csl.return
+    }
+    csl.func @recv() {
+      %n = arith.constant 4 : i16
+      %four = arith.constant 4 : i16
+      %q = arith.addi %four, %queueId : i16
+      %iq = csl_ext.get_queue %q : i16 -> !csl_ext.queue<input>
+      %fi = csl_ext.get_fab_dsd %n, %channel queue %iq : !csl_ext.queue<input> : i16 -> !csl<dsd fabin_dsd>
+      %arr = csl_ext.deref %buf : !csl.ptr<memref<4xf32>, #csl<ptr_kind single>, #csl<ptr_const var>> -> memref<4xf32>
+      %md = "csl.get_mem_dsd"(%arr, %n) : (memref<4xf32>, i16) -> !csl<dsd mem1d_dsd>
+      "csl.fadds"(%md, %md, %fi) {async = #csl_ext.async<activate @done>} : (!csl<dsd mem1d_dsd>, !csl<dsd mem1d_dsd>, !csl<dsd fabin_dsd>) -> ()
+      csl.return
+    }
+  }) : () -> ()
+  "csl.module"() <{kind = #csl<module_kind program>, sym_name = "pe"}> ({
+    %memcpy_params = "csl.param"() <{param_name = "memcpy_params"}> : () -> !csl.comptime_struct
+    %px = "csl.param"() <{param_name = "px"}> : () -> i16
+    %sys_mod = "csl.import_module"(%memcpy_params) <{module = "<memcpy/memcpy>"}> : (!csl.comptime_struct) -> !csl.imported_module
+    %c3 = arith.constant 3 : i16
+    %color = "csl.get_color"(%c3) : (i16) -> !csl.color
+    %qid = arith.constant 2 : i16
+    %c10 = arith.constant 10 : i16
+    %fin = csl_ext.task_id_of %c10 : i16 -> !csl_ext.task_id<local>
+    %n = arith.constant 4 : i16
+    %x = "csl.zeros"() : () -> memref<4xf32>
+    %xp = "csl.addressof"(%x) : (memref<4xf32>) -> !csl.ptr<memref<4xf32>, #csl<ptr_kind single>, #csl<ptr_const var>>
+    %cp = "csl.const_struct"(%color, %qid, %fin, %xp) <{ssa_fields = ["channel", "queueId", "done", "buf"]}> : (!csl.color, i16, !csl_ext.task_id<local>, !csl.ptr<memref<4xf32>, #csl<ptr_kind single>, #csl<ptr_const var>>) -> !csl.comptime_struct
+    %chan = "csl.import_module"(%cp) <{module = "chan.csl"}> : (!csl.comptime_struct) -> !csl.imported_module
+    csl_ext.initialize_queue %color {queue_id = 2 : i3, output = true}
+    csl_ext.initialize_queue %color {queue_id = 6 : i3}
+    csl.task @fin_task() attributes {kind = #csl<task_kind local>} {
+      "csl.member_call"(%sys_mod) <{field = "unblock_cmd_stream"}> : (!csl.imported_module) -> ()
+      csl.return
+    }
+    csl_ext.bind_task @fin_task, %fin : !csl_ext.task_id<local>
+    csl.func @main() {
+      %z = arith.constant 0 : i16
+      %first = arith.cmpi eq, %px, %z : i16
+      scf.if %first {
+        "csl.member_call"(%chan) <{field = "send"}> : (!csl.imported_module) -> ()
+      } else {
+        "csl.member_call"(%chan) <{field = "recv"}> : (!csl.imported_module) -> ()
+      }
+      csl.return
+    }
+    "csl.export"() <{var_name = @main, type = () -> ()}> : () -> ()
+    %x_ptr = "csl.addressof"(%x) : (memref<4xf32>) -> !csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>
+    "csl.export"(%x_ptr) <{var_name = "x", type = !csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>}> : (!csl.ptr<f32, #csl<ptr_kind many>, #csl<ptr_const var>>) -> ()
+  }) : () -> ()
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["wse2", "wse3"])
+def test_queue_values_from_a_param_reach_the_fabric_dsds(arch: str):
+    """oned_exch.csl's form: `.output_queue = @get_output_queue(queueId)` and
+    `.input_queue = @get_input_queue(4 + queueId)` of a module's u16 param; PE 0 sends its
+    x, PE 1 adds it to its own (both through the module's pointer to x)."""
+    sim = simulate(QUEUES, arch=arch)
+    a, b = np.array([1, 2, 3, 4], np.float32), np.array([10, 20, 30, 40], np.float32)
+    sim.symbol("x", 0, 0)[:] = a
+    sim.symbol("x", 1, 0)[:] = b
+    sim.launch("main")
+    np.testing.assert_array_equal(sim.symbol("x", 1, 0), a + b)
+    text = _csl(QUEUES)
+    assert "const iq : input_queue = @get_input_queue((4 + queueId));" in text
+    assert ".input_queue = iq," in text and ".output_queue = oq," in text
+
+
+def test_a_queue_value_of_the_wrong_direction_is_refused():
+    with pytest.raises(VerifyException, match=r"a fabin_dsd takes an input queue, not "
+                                              r"!csl_ext.queue<output>"):
+        load_module(QUEUES.replace("%iq = csl_ext.get_queue %q : i16 -> !csl_ext.queue<input>",
+                                   "%iq = csl_ext.get_queue %q : i16 -> !csl_ext.queue<output>").replace(
+            "queue %iq : !csl_ext.queue<input>", "queue %iq : !csl_ext.queue<output>"))

@@ -89,14 +89,16 @@ def _mem_dsd(op: csl.GetMemDsdOp):
 
 
 def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int],
-            control: bool = False):
-    """The step of a fabric DSD op, given how to read its color and extent."""
-    kind, queue, res = op.result.type.data.value, csl_ext.queue_number(op.queue_id), op.result
+            control: bool = False, queue_of: Callable[[Env], int] | None = None):
+    """The step of a fabric DSD op, given how to read its color, extent and (a queue
+    value's) queue."""
+    kind, res = op.result.type.data.value, op.result
+    queue = None if queue_of is not None else csl_ext.queue_number(op.queue_id)
 
     def run(ctx, env):
         n = extent(env)
         D.check_length(kind, [n])
-        d = D.FabDsd(kind, color(env), n, queue, control)
+        d = D.FabDsd(kind, color(env), n, queue if queue_of is None else queue_of(env), control)
         ctx.check_fabric_dsd(d)
         env[res] = d
 

@@ -46,7 +46,10 @@ def _init_queue(op: csl_ext.InitializeQueueOp):
 
 @CSL_EXT.impl(csl_ext.GetFabDsdOp)
 def _fab_dsd(op: csl_ext.GetFabDsdOp):
-    color, extent = op.color, op.extent
+    color, extent, queue = op.color, op.extent, op.queue
+    if queue is not None:
+        return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control,
+                       lambda env: env[queue].id)
     return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control)
 
 
