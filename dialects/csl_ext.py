@@ -617,7 +617,7 @@ class GetFabDsdOp(IRDLOperation):
         queue: int,
     ):
         super().__init__(
-            operands=[extent, color],
+            operands=[extent, color, None],
             properties={"queue_id": IntegerAttr(queue, IntegerType(3))},
             result_types=[DsdType(kind)],
         )
