@@ -316,7 +316,11 @@ class PE(DsdUnit, Context):
         if queue not in (rules.output_queues if output else rules.input_queues):
             raise ArchRuleError(f"{self.where}: {what} uses {d} queue {queue}, which "
                                 f"{rules.title} does not have")
-        if queue in rules.reserved_queues:
+        # WSE-2: memcpy's D2H output queue 0 may carry a program's color as well (the
+        # SDK's 25-pt-stencil sends on output queue 0: "multiple colors can share the
+        # same output_queue"); its H2D input queue 0 may not
+        shared = output and self.sim.arch == "wse2"
+        if queue in rules.reserved_queues and not shared:
             raise ReservedIdError(f"{self.where}: {what} uses {d} queue {queue}, reserved for "
                                   f"memcpy on {rules.title}")
 
