@@ -349,3 +349,19 @@ def test_a_queue_value_of_the_wrong_direction_is_refused():
         load_module(QUEUES.replace("%iq = csl_ext.get_queue %q : i16 -> !csl_ext.queue<input>",
                                    "%iq = csl_ext.get_queue %q : i16 -> !csl_ext.queue<output>").replace(
             "queue %iq : !csl_ext.queue<input>", "queue %iq : !csl_ext.queue<output>"))
+
+
+def test_a_task_id_param_default_is_used_when_the_struct_gives_none():
+    """`param done: local_task_id = @get_local_task_id(11);`, the import giving no .done:
+    the callback bound to 11 runs."""
+    text = PROGRAM.replace(
+        '%done = csl_ext.param "done" : !csl_ext.task_id<local>',
+        '%d11 = arith.constant 11 : i16\n    %dflt = csl_ext.task_id_of %d11 : i16 -> !csl_ext.task_id<local>\n    %done = csl_ext.param "done" = %dflt : !csl_ext.task_id<local>').replace(
+        f'(%zp, %fin_id, %cb_id) <{{ssa_fields = ["buf", "fin_id", "done"]}}> : ({PTR}, {TID}, {TID})',
+        f'(%zp, %fin_id) <{{ssa_fields = ["buf", "fin_id"]}}> : ({PTR}, {TID})')
+    sim = simulate(text.replace("%c12 = arith.constant 12 : i16", "%c12 = arith.constant 11 : i16"))
+    sim.launch("main")
+    assert sim.symbol("out", 0, 0)[4] == 7.0
+    assert "param done : local_task_id = dflt;" in _csl(text)
+    with pytest.raises(ProgramError, match=r"task id 11, bound to no task"):  # cb is on 12
+        simulate(text).launch("main")
