@@ -55,7 +55,10 @@ def test_the_printed_modules_keep_the_sdk_params(wse2_build: Path):
         assert line in exch, line
     task = (wse2_build / "task.csl").read_text()
     assert "@bind_local_task(sendTask, send);" in task and "@activate(COMP);" in task
-    assert "@get_local_task_id(26)" in (wse2_build / "layout.csl").read_text()
+    layout = (wse2_build / "layout.csl").read_text()
+    assert "param eastChannel : color = @get_color(4);" in layout
+    assert "param southFin : local_task_id = southFin_id;" in layout
+    assert "@get_local_task_id(26)" in layout
 
 
 def test_wse3_is_refused_as_cslc_refuses_it():
