@@ -487,8 +487,7 @@ def _map(op: csl_ext.MapOp):
             obuf, oidx = _pointee(out, "@map output"), np.zeros(n, np.int64)
         if isinstance(out, D.MemDsd | D.Mem4dDsd):
             for i, v in enumerate(vals[:-1]):
-                if isinstance(v, D.MemDsd | D.Mem4dDsd) and v is not out and \
-                        D.order_dependent(out, v):
+                if isinstance(v, D.MemDsd | D.Mem4dDsd) and D.order_dependent(out, v):
                     raise ProgramError(
                         f"{ctx_where}: @map writes memory its input {i} reads at a later "
                         "element (e.g. out[i] = f(out[i-1])): whether an element reads the "
