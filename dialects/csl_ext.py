@@ -19,6 +19,7 @@ discardable attribute `async = #csl_ext.async<...>`:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -60,9 +61,11 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
+    VarConstraint,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -92,6 +95,57 @@ def queue_number(attr: QueueIdAttr) -> int:
 
 def _task_id(kind: TaskKind, id: int) -> ColorIdAttr:
     return IntegerAttr(id, IntegerType(TaskKindAttr(kind).get_color_bits(), Signedness.UNSIGNED))
+
+
+@irdl_attr_definition
+class TaskIdType(ParametrizedAttribute, TypeAttribute):
+    """A task id as a value, of one kind: CSL's `local_task_id`, `data_task_id`,
+    `control_task_id` (`!csl_ext.task_id<local>`). Comptime-known: made by
+    `TaskIdOfOp` (`@get_local_task_id(n)`, ...) and passed through params."""
+
+    name = "csl_ext.task_id"
+
+    kind: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.kind.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.kind.data not in {k.value for k in TaskKind}:
+            raise VerifyException(f"task id kind {self.kind.data!r} is not one of "
+                                  f"{sorted(k.value for k in TaskKind)}")
+
+    @property
+    def task_kind(self) -> TaskKind:
+        return TaskKind(self.kind.data)
+
+
+@irdl_attr_definition
+class QueueType(ParametrizedAttribute, TypeAttribute):
+    """A queue id as a value: CSL's `input_queue` / `output_queue`
+    (`!csl_ext.queue<input>`), made by `GetQueueOp` (`@get_input_queue(n)`)."""
+
+    name = "csl_ext.queue"
+
+    direction: StringAttr
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.direction.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (StringAttr(parser.parse_identifier()),)
+
+    def verify(self) -> None:
+        if self.direction.data not in ("input", "output"):
+            raise VerifyException(f"queue direction {self.direction.data!r} is not input or "
+                                  "output")
 
 
 @irdl_attr_definition
@@ -309,22 +363,27 @@ class AsyncAttr(ParametrizedAttribute):
     on WSE-3 it may name its microthread (``.ut_id = @get_ut_id(n)``).
 
     `#csl_ext.async<>`, `#csl_ext.async<activate local 9>`, `#csl_ext.async<unblock local 9>`,
-    `#csl_ext.async<ut 4>`, `#csl_ext.async<activate local 9 ut 4>`.
+    `#csl_ext.async<ut 4>`, `#csl_ext.async<activate local 9 ut 4>`; a target by name,
+    `#csl_ext.async<activate @callback>` (CSL `.activate = callback`: a task-id param or
+    a task of the module).
     """
 
     name = "csl_ext.async"
 
     action: StringAttr  # "", "activate" or "unblock"
-    kind: StringAttr  # task kind, "" when there is no action
+    kind: StringAttr  # task kind, "" when there is no action or the target is by name
     id: IntAttr
     ut: IntAttr  # the explicit microthread id (``.ut_id``), -1 for none
+    # by name (`#csl_ext.async<activate @callback>`, CSL `.activate = callback`): a
+    # task-id param (csl_ext.param) or a task of the module; "" for a literal id
+    target: StringAttr
 
     @staticmethod
     def get(action: str = "", kind: TaskKind = TaskKind.LOCAL, id: int = 0,
-            ut: int | None = None) -> AsyncAttr:
+            ut: int | None = None, target: str = "") -> AsyncAttr:
         return AsyncAttr(
-            StringAttr(action), StringAttr(kind.value if action else ""), IntAttr(id),
-            IntAttr(-1 if ut is None else ut)
+            StringAttr(action), StringAttr(kind.value if action and not target else ""),
+            IntAttr(id), IntAttr(-1 if ut is None else ut), StringAttr(target)
         )
 
     @property
@@ -333,30 +392,43 @@ class AsyncAttr(ParametrizedAttribute):
         return None if self.ut.data < 0 else self.ut.data
 
     def print_parameters(self, printer: Printer) -> None:
-        parts = [f"{self.action.data} {self.kind.data} {self.id.data}"] if self.action.data else []
+        parts = []
+        if self.target.data:
+            parts.append(f"{self.action.data} @{self.target.data}")
+        elif self.action.data:
+            parts.append(f"{self.action.data} {self.kind.data} {self.id.data}")
         if self.ut_id is not None:
             parts.append(f"ut {self.ut_id}")
         printer.print_string(f"<{' '.join(parts)}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        action, kind, id, ut = "", "", 0, -1
+        action, kind, id, ut, target = "", "", 0, -1, ""
         with parser.in_angle_brackets():
             word = parser.parse_optional_identifier()
             if word is not None and word != "ut":
-                action, kind = word, parser.parse_identifier()
-                id = parser.parse_integer(allow_negative=False)
+                action = word
+                sym = parser.parse_optional_symbol_name()
+                if sym is not None:
+                    target = sym.data
+                else:
+                    kind = parser.parse_identifier()
+                    id = parser.parse_integer(allow_negative=False)
                 word = parser.parse_optional_identifier()
             if word is not None:
                 if word != "ut":
                     parser.raise_error(f"expected 'ut' (a microthread id), got '{word}'")
                 ut = parser.parse_integer(allow_negative=False)
-        return StringAttr(action), StringAttr(kind), IntAttr(id), IntAttr(ut)
+        return (StringAttr(action), StringAttr(kind), IntAttr(id), IntAttr(ut),
+                StringAttr(target))
 
     def verify(self) -> None:
         if self.action.data not in ("", "activate", "unblock"):
             raise VerifyException(f"async action must be activate or unblock, not {self.action}")
-        if self.action.data and self.kind.data not in {k.value for k in TaskKind}:
+        if self.target.data and (not self.action.data or self.kind.data):
+            raise VerifyException("an async target by name goes with an action and no kind")
+        if self.action.data and not self.target.data and self.kind.data not in {
+                k.value for k in TaskKind}:
             raise VerifyException(f"unknown task kind {self.kind.data!r}")
         if self.ut.data < -1:
             raise VerifyException(f"microthread id {self.ut.data} is negative")
@@ -526,11 +598,15 @@ class GetFabDsdOp(IRDLOperation):
 
     extent = operand_def(IntegerType)
     color = operand_def(ColorType)
-    queue_id = prop_def(QueueIdAttr)
+    # the queue: a literal (queue_id) or a value (`.input_queue = @get_input_queue(4 + q)`
+    # of a module's param: `queue %q : !csl_ext.queue<input>`), exactly one of them
+    queue = opt_operand_def(QueueType)
+    queue_id = opt_prop_def(QueueIdAttr)
     control = opt_prop_def(BoolAttr)  # `.control = true`: a fabout DSD of control wavelets
     result = result_def(DsdType)
 
-    assembly_format = "$extent `,` $color attr-dict `:` type($extent) `->` type($result)"
+    assembly_format = ("$extent `,` $color (`queue` $queue^ `:` type($queue))? attr-dict `:` "
+                       "type($extent) `->` type($result)")
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(
@@ -541,7 +617,7 @@ class GetFabDsdOp(IRDLOperation):
         queue: int,
     ):
         super().__init__(
-            operands=[extent, color],
+            operands=[extent, color, None],
             properties={"queue_id": IntegerAttr(queue, IntegerType(3))},
             result_types=[DsdType(kind)],
         )
@@ -553,6 +629,12 @@ class GetFabDsdOp(IRDLOperation):
     def verify_(self) -> None:
         if self.result.type.data not in (DsdKind.fabin_dsd, DsdKind.fabout_dsd):
             raise VerifyException(f"{self.name} makes fabin_dsd or fabout_dsd only")
+        if (self.queue is None) == (self.queue_id is None):
+            raise VerifyException(f"{self.name}: a queue_id or a queue value, one of them")
+        want = "input" if self.result.type.data == DsdKind.fabin_dsd else "output"
+        if self.queue is not None and self.queue.type.direction.data != want:
+            raise VerifyException(f"a {self.result.type.data.value} takes an {want} queue, "
+                                  f"not {self.queue.type}")
         if self.is_control and self.result.type.data != DsdKind.fabout_dsd:
             raise VerifyException(".control = true makes a fabout_dsd (control wavelets are "
                                   "sent; a core receives them as control tasks)")
@@ -985,11 +1067,145 @@ class TileConfigOp(IRDLOperation):
                                   f"ports are {PORTS}")
 
 
+PARAM_TYPES = (PtrType, TaskIdType, QueueType)
+
+
+@irdl_op_definition
+class ParamOp(IRDLOperation):
+    """`param name: T [= init];` for the param kinds xDSL's `csl.param` does not accept:
+    pointers (`param zValues: *[2, 10]f32;`, `param constants: *const [5]f32;`), task
+    ids (`param send: local_task_id = @get_local_task_id(3);`) and queues
+    (`param q: input_queue;`). The value a module or tile gets is checked against the
+    type when it is bound (a pointer param given a number, or a pointer to another
+    element type or shape, is an error naming the param)."""
+
+    name = "csl_ext.param"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+
+    param_name = prop_def(StringAttr)
+    init_value = opt_operand_def(T)
+    res = result_def(T)
+
+    traits = traits_def(HasParent(CslModuleOp))
+
+    assembly_format = "$param_name (`=` $init_value^)? attr-dict `:` type($res)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, name: str, type: Attribute, init: SSAValue | Operation | None = None):
+        super().__init__(operands=[init], result_types=[type],
+                         properties={"param_name": StringAttr(name)})
+
+    def verify_(self) -> None:
+        t = self.res.type
+        if not isinstance(t, PARAM_TYPES):
+            raise VerifyException(
+                f"param '{self.param_name.data}': csl_ext.param is for pointer, task id and "
+                f"queue params, not {t} (use csl.param)")
+        if isinstance(t, PtrType) and isinstance(t.type, MemRefType) and any(
+                d < 0 for d in t.type.get_shape()):
+            raise VerifyException(f"param '{self.param_name.data}': a pointer to an array "
+                                  "of static shape (CSL's *[n]T)")
+        if self.init_value is not None and self.init_value.type != t:
+            raise VerifyException(f"param '{self.param_name.data}' of type {t}: default of "
+                                  f"type {self.init_value.type}")
+
+
+@irdl_op_definition
+class TaskIdOfOp(IRDLOperation):
+    """A task id value: `@get_local_task_id(n)` / `@get_control_task_id(n)` of an integer,
+    `@get_data_task_id(c)` of a color (WSE-2) or of an input queue (WSE-3)."""
+
+    name = "csl_ext.task_id_of"
+
+    source = operand_def()
+    result = result_def(TaskIdType)
+
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue | Operation, kind: TaskKind):
+        super().__init__(operands=[source], result_types=[TaskIdType(StringAttr(kind.value))])
+
+    def verify_(self) -> None:
+        t, kind = self.source.type, self.result.type
+        assert isinstance(kind, TaskIdType)
+        if kind.task_kind == TaskKind.DATA:
+            ok = isinstance(t, ColorType) or (isinstance(t, QueueType)
+                                              and t.direction.data == "input")
+            want = "a color (WSE-2) or an input queue (WSE-3)"
+        else:
+            ok, want = isinstance(t, IntegerType), "an integer"
+        if not ok:
+            raise VerifyException(f"@get_{kind.kind.data}_task_id takes {want}, not {t}")
+
+
+@irdl_op_definition
+class GetQueueOp(IRDLOperation):
+    """`@get_input_queue(n)` / `@get_output_queue(n)` of a comptime integer."""
+
+    name = "csl_ext.get_queue"
+
+    number = operand_def(IntegerType)
+    result = result_def(QueueType)
+
+    assembly_format = "$number attr-dict `:` type($number) `->` type($result)"
+
+
+@irdl_op_definition
+class BindTaskOp(IRDLOperation):
+    """`@bind_<kind>_task(task, id)` with a task id value (a param, `@get_local_task_id`):
+    at comptime, the `csl.task` (which then has no literal id) gets that id."""
+
+    name = "csl_ext.bind_task"
+
+    task_name = prop_def(SymbolRefAttr)
+    id = operand_def(TaskIdType)
+
+    traits = traits_def(HasParent(CslModuleOp))
+
+    assembly_format = "$task_name `,` $id attr-dict `:` type($id)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+class _TaskIdActionOp(IRDLOperation):
+    """`@activate(id)`, `@block(id)`, `@unblock(id)` of a task id value."""
+
+    id = operand_def(TaskIdType)
+
+    assembly_format = "$id attr-dict `:` type($id)"
+
+    def __init__(self, id: SSAValue | Operation):
+        super().__init__(operands=[id])
+
+
+@irdl_op_definition
+class ActivateIdOp(_TaskIdActionOp):
+    name = "csl_ext.activate_id"
+
+    def verify_(self) -> None:
+        t = self.id.type
+        assert isinstance(t, TaskIdType)
+        if t.task_kind == TaskKind.DATA:
+            raise VerifyException("@activate of a data task id: data tasks run on wavelets")
+
+
+@irdl_op_definition
+class BlockIdOp(_TaskIdActionOp):
+    name = "csl_ext.block_id"
+
+
+@irdl_op_definition
+class UnblockIdOp(_TaskIdActionOp):
+    name = "csl_ext.unblock_id"
+
+
 CSL_EXT = Dialect(
     "csl_ext",
     [BlockOp, UnblockOp, SetColorConfigOp, InitializeQueueOp, GetFabDsdOp, BindDataTaskOp,
      AddressOfVarOp, DerefOp, StorePtrOp, MapOp, VoidOp, GetTaskIdOp, GetDsrOp, LoadToDsrOp,
      DsdBuiltinOp, AllocateFifoOp, SetTeardownHandlerOp, TileConfigOp, FnRefOp,
-     ComptimeAssertOp],
-    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType, FilterAttr],
+     ComptimeAssertOp, ParamOp, TaskIdOfOp, GetQueueOp, BindTaskOp, ActivateIdOp, BlockIdOp,
+     UnblockIdOp],
+    [RoutesAttr, AsyncAttr, SwitchesAttr, DsrType, FifoType, FilterAttr, TaskIdType,
+     QueueType],
 )

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     Signedness,
     StringAttr,
@@ -72,7 +73,9 @@ def _async_opts(op: Operation) -> str:
     if not isinstance(attr, csl_ext.AsyncAttr):
         raise CslPrintError(f"{op.name}: 'async' must be a #csl_ext.async, got {attr}")
     opts = [".async = true"]
-    if attr.action.data:
+    if attr.target.data:  # by name: a task-id param or a task
+        opts.append(f".{attr.action.data} = {attr.target.data}")
+    elif attr.action.data:
         kind = csl.TaskKind(attr.kind.data)
         target = _task_id_expr(kind, attr.id.data)
         if kind == csl.TaskKind.DATA and _binds_data_tasks_to_queues(op):
@@ -126,13 +129,16 @@ class ExtCslPrintContext(CslPrintContext):
     def _names_color(self, output: bool) -> bool:
         return self.sdk < 2 or (output and self.arch != "wse3")
 
-    def _fab_dsd(self, result, extent: str, color: str, queue: int, extra: list[str],
+    def _fab_dsd(self, result, extent: str, color: str, queue: int | str, extra: list[str],
                  color_value: SSAValue | None = None):
+        """`queue`: a queue number, or the CSL expression of a queue value (whose binding
+        to the color cannot be checked here: the simulator checks it)."""
         kind = result.type.data
         q = "input" if kind == csl.DsdKind.fabin_dsd else "output"
         names_color = self._names_color(q == "output")
-        if not names_color and (color_value is None
-                                or self.bindings.get((q == "output", queue)) is not color_value):
+        if not names_color and isinstance(queue, int) and (
+                color_value is None
+                or self.bindings.get((q == "output", queue)) is not color_value):
             raise CslPrintError(
                 f"{kind.value} on {q} queue {queue}: SDK {self.sdk}.x {kind.value}s name no "
                 f"color, so the queue must be bound to the DSD's color with @initialize_queue "
@@ -141,7 +147,8 @@ class ExtCslPrintContext(CslPrintContext):
         self.print(f"  .extent = {extent},")
         if names_color:
             self.print(f"  .fabric_color = {color},")
-        self.print(f"  .{q}_queue = @get_{q}_queue({queue}),")
+        queue_expr = queue if isinstance(queue, str) else f"@get_{q}_queue({queue})"
+        self.print(f"  .{q}_queue = {queue_expr},")
         for e in extra:
             self.print(f"  {e},")
         self.print("});")
@@ -149,6 +156,10 @@ class ExtCslPrintContext(CslPrintContext):
     def mlir_type_to_csl_type(self, type_attr: Attribute) -> str:
         if isinstance(type_attr, csl_ext.DsrType):
             return f"dsr_{type_attr.kind.data}"
+        if isinstance(type_attr, csl_ext.TaskIdType):
+            return f"{type_attr.kind.data}_task_id"
+        if isinstance(type_attr, csl_ext.QueueType):
+            return f"{type_attr.direction.data}_queue"
         return super().mlir_type_to_csl_type(type_attr)
 
     def _memref_global_init(self, init: Attribute, type: str) -> str:
@@ -237,7 +248,8 @@ class ExtCslPrintContext(CslPrintContext):
                     res,
                     self._get_variable_name_for(ext),
                     self._get_variable_name_for(c),
-                    csl_ext.queue_number(q),
+                    csl_ext.queue_number(q) if q is not None
+                    else self._get_variable_name_for(op.queue),
                     [".control = true"] if op.is_control else [],
                     color_value=c,
                 )
@@ -261,6 +273,29 @@ class ExtCslPrintContext(CslPrintContext):
                     csl_ext.queue_number(q),
                     extra,
                 )
+            case csl_ext.ParamOp(param_name=name, init_value=init, res=res):
+                value = "" if init is None else f" = {self._get_variable_name_for(init)}"
+                self.variables[res] = name.data
+                self.print(f"param {name.data} : {self.mlir_type_to_csl_type(res.type)}{value};")
+            case csl_ext.TaskIdOfOp(source=src, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"@get_{res.type.kind.data}_task_id({self._get_variable_name_for(src)})")
+            case csl_ext.GetQueueOp(number=n, result=res):
+                self._print_or_promote_to_inline_expr(
+                    res, f"@get_{res.type.direction.data}_queue({self._get_variable_name_for(n)})")
+            case csl_ext.BindTaskOp(task_name=task, id=id):
+                with self.descend("comptime") as inner:
+                    inner.print(f"@bind_{id.type.kind.data}_task({task.string_value()}, "
+                                f"{self._get_variable_name_for(id)});")
+            case csl_ext.ActivateIdOp(id=id) | csl_ext.BlockIdOp(id=id) | csl_ext.UnblockIdOp(
+                    id=id):
+                verb = op.name.removeprefix("csl_ext.").removesuffix("_id")
+                line = f"@{verb}({self._get_variable_name_for(id)});"
+                if isinstance(op.parent_op(), csl.CslModuleOp):
+                    with self.descend("comptime") as inner:
+                        inner.print(line)
+                else:
+                    self.print(line)
             case csl_ext.GetTaskIdOp(id=id, kind=kind, result=res):
                 self.variables[res] = _task_id_expr(kind.data, id.value.data)
             case csl_ext.FnRefOp(fn_name=fn, result=res):
@@ -275,6 +310,10 @@ class ExtCslPrintContext(CslPrintContext):
             case csl_ext.AddressOfVarOp(var=var, result=res):
                 self._print_or_promote_to_inline_expr(
                     res, f"&{self._get_variable_name_for(var)}")
+            case csl_ext.DerefOp(ptr=ptr, result=res) if isinstance(res.type, MemRefType):
+                # the pointed-to array itself, used in place (`zValues.*[1, i]`): a const
+                # holding `p.*` would be a copy
+                self.variables[res] = f"{self._get_variable_name_for(ptr)}.*"
             case csl_ext.DerefOp(ptr=ptr, result=res):
                 self._print_or_promote_to_inline_expr(
                     res, f"{self._get_variable_name_for(ptr)}.*")

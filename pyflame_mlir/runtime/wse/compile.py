@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from pyflame_mlir.lowering.csl_printer import print_csl, split_csl_files
@@ -82,7 +83,10 @@ def compile_program(
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(body)
     meta = {
-        "params": {k: str(v) for k, v in layout.params.items()},
+        # numbers only: a task-id or queue param's default has no --params spelling
+        # (the layout makes it again when the program is loaded)
+        "params": {k: str(v) for k, v in layout.params.items()
+                   if isinstance(v, int | float | np.number)},
         "arch": arch,
         "rectangle": [layout.width, layout.height],
         # memcpy needs 3 columns west, 2 east and a row above and below the kernel

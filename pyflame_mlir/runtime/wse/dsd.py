@@ -204,8 +204,8 @@ _ALIAS_CACHE: dict[tuple[int, int], tuple[object, object, bool]] = {}
 def order_dependent(dest: MemDsd | Mem4dDsd, src: MemDsd | Mem4dDsd) -> bool:
     """`_order_dependent`, remembered per pair of DSD values (a loop reuses the same
     ones; the entry keeps both alive, so their ids stay theirs)."""
-    if dest is src:  # in place, the same positions: the common case, decided at once
-        return False
+    if dest is src and isinstance(dest, MemDsd) and dest.stride != 0:
+        return False  # in place, the same positions: the common case, decided at once
     key = (id(dest), id(src))
     hit = _ALIAS_CACHE.get(key)
     if hit is not None and hit[0] is dest and hit[1] is src:

@@ -285,7 +285,7 @@ class DsdUnit:
                 operands.append((False, v))
         dest = operands[0][1]
         for pos, (mem, v) in enumerate(operands[1:]):
-            if mem and v is not dest and D.order_dependent(dest, v):
+            if mem and D.order_dependent(dest, v):
                 raise self._aliasing(b, pos)
         srcs = []
         for (mem, v), want in zip(operands[1:], b.srcs):

@@ -35,7 +35,7 @@ from .libs import import_library
 from .machine import ARCH, RESERVED_IDS
 from .memory import Sram
 from .modules import instantiate, qualify
-from .values import convert, np_dtype, scalar
+from .values import TaskId, convert, np_dtype, scalar
 
 if TYPE_CHECKING:
     from .simulator import Simulator
@@ -186,15 +186,44 @@ class PE(DsdUnit, Context):
         if env is not self.globals:
             self.envs[name] = env
         if isinstance(op, csl.TaskOp) and op.id is not None:
-            kind, id = op.kind.data.value, op.id.value.data
-            if kind == "data":
-                self._check_data_task(op, name, id)
-            else:
-                self._check_id(kind, id, f"@bind_{kind}_task({name})")
-            if (kind, id) in self.tasks:
-                raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
-            self._check_shared_id(kind, id, name)
-            self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
+            self._bind(op, name, op.kind.data.value, op.id.value.data)
+
+    def _bind(self, op: csl.TaskOp, name: str, kind: str, id: int) -> None:
+        if kind == "data":
+            self._check_data_task(op, name, id)
+        else:
+            self._check_id(kind, id, f"@bind_{kind}_task({name})")
+        if (kind, id) in self.tasks:
+            raise ProgramError(f"{self.where}: two tasks bound to {kind} id {id}")
+        self._check_shared_id(kind, id, name)
+        self.tasks[(kind, id)] = Task(name, kind, id, tuple(op.function_type.inputs.data))
+
+    def bind_task(self, name: str, tid: TaskId, op) -> None:
+        """`@bind_<kind>_task(task, id)` of a task id value (csl_ext.bind_task)."""
+        what = f"@bind_{tid.kind}_task({name}, {tid})"
+        fn = self.functions.get(name)
+        if not isinstance(fn, csl.TaskOp):
+            raise ProgramError(f"{self.where}: {what} (at {location(op)}): '{name}' is no task "
+                               "defined before it")
+        if fn.kind.data.value != tid.kind:
+            raise ProgramError(f"{self.where}: {what} (at {location(op)}): '{name}' is a "
+                               f"{fn.kind.data.value} task")
+        if fn.id is not None or any(t.name == name for t in self.tasks.values()):
+            raise ProgramError(f"{self.where}: {what} (at {location(op)}): task '{name}' is "
+                               "already bound")
+        if tid.queue:
+            self.bind_data_task(name, tid.id, op)
+        else:
+            self._bind(fn, name, tid.kind, tid.id)
+
+    def task_id_of(self, name: str, what: str) -> TaskId:
+        """The id a task is bound to (`.activate = f_send`, a task named as a target)."""
+        for t in self.tasks.values():
+            if t.name == name:
+                queue = t.kind == "data" and ARCH[self.sim.arch].data_task_from == "input_queue"
+                return TaskId(t.kind, t.id, queue)
+        raise ProgramError(f"{self.where}: {what} names task '{name}', which is bound to no "
+                           "task id")
 
     def _check_data_task(self, op: csl.TaskOp, name: str, id: int) -> None:
         """A data task's id is a color on WSE-2; on WSE-3 it comes from an input queue
@@ -287,7 +316,11 @@ class PE(DsdUnit, Context):
         if queue not in (rules.output_queues if output else rules.input_queues):
             raise ArchRuleError(f"{self.where}: {what} uses {d} queue {queue}, which "
                                 f"{rules.title} does not have")
-        if queue in rules.reserved_queues:
+        # WSE-2: memcpy's D2H output queue 0 may carry a program's color as well (the
+        # SDK's 25-pt-stencil sends on output queue 0: "multiple colors can share the
+        # same output_queue"); its H2D input queue 0 may not
+        shared = output and self.sim.arch == "wse2"
+        if queue in rules.reserved_queues and not shared:
             raise ReservedIdError(f"{self.where}: {what} uses {d} queue {queue}, reserved for "
                                   f"memcpy on {rules.title}")
 

@@ -8,6 +8,7 @@ colors ints, DSDs the dataclasses of `dsd.py`.
 from __future__ import annotations
 
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects import csl
@@ -19,12 +20,15 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     Signedness,
     StringAttr,
 )
 from xdsl.ir import Attribute
 
-from .errors import UnsupportedError
+from pyflame_mlir.dialects import csl_ext
+
+from .errors import ProgramError, UnsupportedError
 
 
 class Var:
@@ -110,3 +114,67 @@ def convert(v, t: Attribute):
     if isinstance(t, csl.ColorType):
         return int(v)
     return v
+
+
+class TaskId(NamedTuple):
+    """A task id value (`local_task_id`, ...): its kind and number; a WSE-3 data task id
+    made from an input queue (`@get_data_task_id(@get_input_queue(q))`) has `queue`."""
+
+    kind: str
+    id: int
+    queue: bool = False
+
+    def __str__(self) -> str:
+        inner = (f"@get_input_queue({self.id})" if self.queue else
+                 f"@get_color({self.id})" if self.kind == "data" else str(self.id))
+        return f"@get_{self.kind}_task_id({inner})"
+
+
+class QueueId(NamedTuple):
+    """A queue id value (`input_queue` / `output_queue`)."""
+
+    direction: str
+    id: int
+
+    def __str__(self) -> str:
+        return f"@get_{self.direction}_queue({self.id})"
+
+
+def _describe(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"a pointer to {v.dtype} memory of shape {list(v.shape)}"
+    if isinstance(v, TaskId | QueueId):
+        return str(v)
+    return f"{v!r} ({type(v).__name__})"
+
+
+def check_param(v, t: Attribute, what: str):
+    """The value bound to a `csl_ext.param` of type t, checked: a ProgramError naming the
+    param (`what`) when it is not a value of that type."""
+    if isinstance(t, csl.PtrType):
+        elem = t.type
+        shape = list(elem.get_shape()) if isinstance(elem, MemRefType) else [1]
+        scalar_t = elem.get_element_type() if isinstance(elem, MemRefType) else elem
+        star = "[*]" if t.kind.data == csl.PtrKind.MANY else "*"
+        want = f"a pointer {star}{list(shape) if isinstance(elem, MemRefType) else ''}{scalar_t}"
+        if not isinstance(v, np.ndarray):
+            raise ProgramError(f"{what}: a pointer param ({want}) given {_describe(v)}")
+        if v.dtype != np_dtype(scalar_t):
+            raise ProgramError(f"{what}: a pointer param ({want}) given a pointer to "
+                               f"{v.dtype} elements")
+        if t.kind.data == csl.PtrKind.SINGLE and (
+                list(v.shape) != shape and not (shape == [1] and v.size == 1)):
+            raise ProgramError(f"{what}: a pointer param ({want}) given a pointer to an "
+                               f"array of shape {list(v.shape)}")
+        return v
+    if isinstance(t, csl_ext.TaskIdType):
+        if not isinstance(v, TaskId) or v.kind != t.kind.data:
+            raise ProgramError(f"{what}: a {t.kind.data}_task_id param given {_describe(v)}"
+                               f" (make one with @get_{t.kind.data}_task_id)")
+        return v
+    if isinstance(t, csl_ext.QueueType):
+        if not isinstance(v, QueueId) or v.direction != t.direction.data:
+            raise ProgramError(f"{what}: an {t.direction.data}_queue param given "
+                               f"{_describe(v)} (make one with @get_{t.direction.data}_queue)")
+        return v
+    raise UnsupportedError(f"{what}: no csl_ext.param of type {t}")

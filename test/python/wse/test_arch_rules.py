@@ -59,6 +59,14 @@ def test_memcpy_queue_0_is_reserved_on_both_archs(arch: str):
         run_main(simulate(make_program(_fab("fabin_dsd", 0)), arch=arch), {})
 
 
+def test_wse2_output_queue_0_may_be_shared_with_memcpy():
+    """The SDK's 25-pt-stencil sends on output queue 0 on WSE-2 ("multiple colors can
+    share the same output_queue", its task.csl); WSE-3's memcpy queues stay reserved."""
+    run_main(simulate(make_program(_fab("fabout_dsd", 0)), arch="wse2"), {})
+    with pytest.raises(ReservedIdError, match="output queue 0, reserved for memcpy on WSE-3"):
+        run_main(simulate(make_program(_fab("fabout_dsd", 0)), arch="wse3"), {})
+
+
 def test_a_queue_bound_to_two_colors_is_rejected():
     extra = """
     %c3i = arith.constant 3 : i16

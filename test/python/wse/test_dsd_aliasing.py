@@ -55,3 +55,27 @@ def test_safe_overlaps_and_disjoint_arrays_run():
     # a stride-0 destination of another array: the last element wins
     out = _run("b:affine_map<(d0) -> (0)>", "a:affine_map<(d0) -> (d0)>", arrays=("a", "b"))
     assert out["b"][0] == A[4] + 1 and (out["b"][1:] == A[1:]).all()
+
+
+D4 = "!csl<dsd mem4d_dsd>"
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_one_dsd_as_destination_and_source_revisiting_an_address_is_refused(dims: int):
+    """`@fadds(acc4, acc4, buf4)` with `acc4 = |i,k| -> acc[k]` (the SDK's 25-pt-stencil
+    reduceBuffer) or a stride-0 mem1d_dsd: the same DSD value as destination and source,
+    so not elementwise in place: element (i, k) reads what (i - 1, k) wrote. It used to
+    pass as in place and keep only the last row's sum, silently."""
+    if dims == 1:
+        body = f"""{_dsd('d', 'a', 3, 'affine_map<(d0) -> (0)>')}
+      {_dsd('s', 'b', 3, 'affine_map<(d0) -> (d0)>')}
+      "csl.fadds"(%d, %d, %s) : ({D1}, {D1}, {D1}) -> ()"""
+    else:
+        body = f"""%two = arith.constant 2 : i16
+      %three = arith.constant 3 : i16
+      %d = "csl.get_mem_dsd"(%a, %two, %three) <{{tensor_access = affine_map<(d0, d1) -> (d1)>}}> : (memref<?xf32>, i16, i16) -> {D4}
+      %s = "csl.get_mem_dsd"(%b, %two, %three) <{{tensor_access = affine_map<(d0, d1) -> (d0 * 3 + d1)>}}> : (memref<?xf32>, i16, i16) -> {D4}
+      "csl.fadds"(%d, %d, %s) : ({D4}, {D4}, {D4}) -> ()"""
+    with pytest.raises(ProgramError, match="@fadds writes memory its source 0 reads at a later"):
+        run_main(simulate(make_program(body, arrays={"a": ("f32", 6), "b": ("f32", 6)})),
+                 {"a": A, "b": A})

@@ -215,6 +215,15 @@ def test_map_reading_what_it_wrote_for_an_earlier_element_is_refused():
         run_main(sim, {})
 
 
+def test_map_in_place_over_a_dsd_revisiting_an_address_is_refused():
+    # one stride-0 DSD as input and output: element i reads a[0], written by element i-1
+    body = f"""{dsd("a", 4, access="affine_map<(d0) -> (0)>")}
+      csl_ext.map @inc(%a_dsd, %a_dsd) : {D1}, {D1}"""
+    sim = simulate(make_program(body, arrays={"a": ("f32", 5)}, extra=INC))
+    with pytest.raises(ProgramError, match="@map writes memory its input 0 reads at a later"):
+        run_main(sim, {})
+
+
 def test_map_dsds_of_different_lengths_are_refused():
     body = f"""{dsd("a", 4)}
       {dsd("b", 5)}

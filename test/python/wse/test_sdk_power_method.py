@@ -52,8 +52,14 @@ def test_wse3_sends_on_microthread_3_through_bound_queues(tmp_path: Path):
     out = compile_program(FIXTURES / "power_method_wse3.mlir", tmp_path / "pm",
                           {"width": 2, "height": 2, "MAX_ZDIM": 4, "BLOCK_SIZE": 2}, "wse3")
     stencil = (out / "benchmark-libs/stencil_3d_7pts/wse3/pe.csl").read_text()
-    assert ("@load_to_dsr(dest_dsr_send, fab, .{ .async = true, .activate = "
-            "@get_local_task_id(14), .ut_id = @get_ut_id(3) });") in stencil
+    assert ("@load_to_dsr(dest_dsr_send, fab, .{ .async = true, .activate = f_send, "
+            ".ut_id = @get_ut_id(3) });") in stencil
+    # the library's task ids are its params, as in the SDK; the kernel passes them on
+    assert "param SEND : local_task_id;" in stencil and "@bind_local_task(f_send, SEND);" in stencil
+    assert "@activate(COMM);" in stencil
+    kernel = (out / "kernel_power.csl").read_text()
+    assert "param COMM : local_task_id;" in kernel
+    assert "@get_local_task_id(16)" in (out / "layout.csl").read_text()
     assert "@initialize_queue(@get_output_queue(6), .{ .color = c_send_north });" in stencil
 
 

@@ -8,20 +8,65 @@ PE (`Context.dsd_op`) executes it and times it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from xdsl.dialects import csl
 from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation
 
 from pyflame_mlir.dialects import csl_ext
 
 from .. import dsd as D
 from ..builtins import BUILTINS, UNMODELED
-from ..errors import ArchRuleError, UnsupportedError
+from ..errors import ArchRuleError, ProgramError, UnsupportedError
 from ..interpreter import Env, Functions, location
+from ..modules import qualify
 from ..values import np_dtype
 
 CSL_DSD = Functions("csl DSDs")
+
+
+@cache
+def _resolved(then: csl_ext.AsyncAttr, kind: str, id: int) -> csl_ext.AsyncAttr:
+    return csl_ext.AsyncAttr.get(then.action.data, csl.TaskKind(kind), id, then.ut_id)
+
+
+def async_then(op: Operation) -> Callable[[Any, Env], Any]:
+    """The `async` attribute of an op as a function of its PE and environment: as it is,
+    or, for a target by name (`#csl_ext.async<activate @callback>`), with the task id
+    that name has there: a task-id param's value, or the id a task is bound to."""
+    then = op.attributes.get(csl_ext.ASYNC_ATTR)
+    if not isinstance(then, csl_ext.AsyncAttr) or not then.target.data:
+        return lambda ctx, env: then
+    name, where = then.target.data, location(op)
+    module = op.parent_op()
+    while module is not None and not isinstance(module, csl.CslModuleOp):
+        module = module.parent_op()
+    assert module is not None
+    param = next((o for o in module.body.block.ops
+                  if isinstance(o, csl_ext.ParamOp) and o.param_name.data == name), None)
+    if param is not None:
+        if not isinstance(param.res.type, csl_ext.TaskIdType):
+            raise ProgramError(f".{then.action.data} = {name} (at {where}): param '{name}' "
+                               f"is a {param.res.type}, not a task id")
+        res = param.res
+
+        def by_param(ctx, env):
+            tid = env[res]
+            return _resolved(then, tid.kind, tid.id)
+
+        return by_param
+    if any(isinstance(o, csl.TaskOp) and o.sym_name.data == name
+           for o in module.body.block.ops):
+        def by_task(ctx, env):
+            tid = ctx.task_id_of(qualify(env, name), f".{then.action.data} = {name} "
+                                 f"(at {where})")
+            return _resolved(then, tid.kind, tid.id)
+
+        return by_task
+    raise ProgramError(f".{then.action.data} = {name} (at {where}): no task-id param or task "
+                       f"'{name}' in the module")
 
 
 @CSL_DSD.impl(csl.GetMemDsdOp)
@@ -44,14 +89,16 @@ def _mem_dsd(op: csl.GetMemDsdOp):
 
 
 def fab_dsd(op, color: Callable[[Env], int], extent: Callable[[Env], int],
-            control: bool = False):
-    """The step of a fabric DSD op, given how to read its color and extent."""
-    kind, queue, res = op.result.type.data.value, csl_ext.queue_number(op.queue_id), op.result
+            control: bool = False, queue_of: Callable[[Env], int] | None = None):
+    """The step of a fabric DSD op, given how to read its color, extent and (a queue
+    value's) queue."""
+    kind, res = op.result.type.data.value, op.result
+    queue = None if queue_of is not None else csl_ext.queue_number(op.queue_id)
 
     def run(ctx, env):
         n = extent(env)
         D.check_length(kind, [n])
-        d = D.FabDsd(kind, color(env), n, queue, control)
+        d = D.FabDsd(kind, color(env), n, queue if queue_of is None else queue_of(env), control)
         ctx.check_fabric_dsd(d)
         env[res] = d
 
@@ -129,6 +176,7 @@ def _dsd_builtin(op: csl.BuiltinDsdOp):
         raise UnsupportedError(f"@{name} is not simulated: {why} (at {location(op)})")
     ops = tuple(op.ops)
     types = tuple(o.type for o in ops)
+    then_of = async_then(op)
     then: Any = op.attributes.get(csl_ext.ASYNC_ATTR)
     # the fast path's plan: which operands are whole arrays used as DSDs; a pointer
     # destination (a fold) or an async op always takes the general path
@@ -139,6 +187,6 @@ def _dsd_builtin(op: csl.BuiltinDsdOp):
         vals = [env[v] for v in ops]
         if local and not ctx.watching and ctx.dsd_local(b, whole, vals):
             return None
-        return ctx.dsd_op(b, types, then, vals)
+        return ctx.dsd_op(b, types, then_of(ctx, env), vals)
 
     return run

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import csl
+from xdsl.dialects.builtin import MemRefType
 from xdsl.dialects.csl import TaskKind
 
 from pyflame_mlir.dialects import csl_ext
@@ -14,9 +15,9 @@ from ..builtins import BUILTINS, UNMODELED
 from ..errors import DsdBoundsError, ProgramError, UnsupportedError
 from ..fabric import SwitchSpec
 from ..interpreter import Functions, location
-from ..modules import FnRef, ModuleInstance, call_in_scope, qualify
-from ..values import Var, is_numeric, np_dtype, scalar
-from .csl_dsd import fab_dsd
+from ..modules import SCOPE, FnRef, ModuleInstance, call_in_scope, qualify
+from ..values import QueueId, TaskId, Var, check_param, is_numeric, np_dtype, scalar
+from .csl_dsd import async_then, fab_dsd
 
 CSL_EXT = Functions("csl_ext")
 
@@ -45,7 +46,10 @@ def _init_queue(op: csl_ext.InitializeQueueOp):
 
 @CSL_EXT.impl(csl_ext.GetFabDsdOp)
 def _fab_dsd(op: csl_ext.GetFabDsdOp):
-    color, extent = op.color, op.extent
+    color, extent, queue = op.color, op.extent, op.queue
+    if queue is not None:
+        return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control,
+                       lambda env: env[queue].id)
     return fab_dsd(op, lambda env: env[color], lambda env: env[extent], op.is_control)
 
 
@@ -93,6 +97,92 @@ def _get_task_id(op: csl_ext.GetTaskIdOp):
 
     def run(ctx, env):
         env[res] = id
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.ParamOp)
+def _param(op: csl_ext.ParamOp):
+    res, name, type, init = op.res, op.param_name.data, op.res.type, op.init_value
+
+    def run(ctx, env):
+        default = env[init] if init is not None else None
+        scope = env.get(SCOPE)  # a param of an imported module: from its import's struct
+        owner = scope or ctx
+        v = owner.param(name, type, default)
+        where = scope.where() if scope is not None else getattr(ctx, "where", "the layout")
+        env[res] = check_param(v, type, f"{where}: param '{name}'")
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.TaskIdOfOp)
+def _task_id_of(op: csl_ext.TaskIdOfOp):
+    res, source, kind = op.result, op.source, op.result.type.kind.data
+
+    def run(ctx, env):
+        v = env[source]
+        if isinstance(v, QueueId):
+            env[res] = TaskId(kind, v.id, True)
+        else:
+            env[res] = TaskId(kind, int(v))
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.GetQueueOp)
+def _get_queue(op: csl_ext.GetQueueOp):
+    res, number, direction = op.result, op.number, op.result.type.direction.data
+
+    def run(ctx, env):
+        q = int(env[number])
+        if not 0 <= q <= 7:
+            raise ProgramError(f"@get_{direction}_queue({q}) (at {location(op)}): queues are "
+                               "0-7")
+        env[res] = QueueId(direction, q)
+
+    return run
+
+
+def _pe_only(ctx, what: str, op):
+    if not hasattr(ctx, "bind_task"):
+        raise ProgramError(f"{what} (at {location(op)}) in the layout: it belongs in a PE "
+                           "program")
+
+
+@CSL_EXT.impl(csl_ext.BindTaskOp)
+def _bind_task(op: csl_ext.BindTaskOp):
+    task, id = op.task_name.string_value(), op.id
+
+    def run(ctx, env):
+        _pe_only(ctx, "@bind_task", op)
+        ctx.bind_task(qualify(env, task), env[id], op)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.ActivateIdOp)
+def _activate_id(op: csl_ext.ActivateIdOp):
+    id = op.id
+
+    def run(ctx, env):
+        _pe_only(ctx, "@activate", op)
+        tid = env[id]
+        ctx.activate(tid.kind, tid.id)
+
+    return run
+
+
+@CSL_EXT.impl(csl_ext.BlockIdOp, csl_ext.UnblockIdOp)
+def _block_id(op: csl_ext.BlockIdOp | csl_ext.UnblockIdOp):
+    id, blocked = op.id, isinstance(op, csl_ext.BlockIdOp)
+
+    def run(ctx, env):
+        _pe_only(ctx, "@block" if blocked else "@unblock", op)
+        tid = env[id]
+        if tid.kind == "data":
+            ctx.check_data_id_form(tid.queue, op)
+        ctx.set_blocked(tid.kind, tid.id, blocked)
 
     return run
 
@@ -167,6 +257,18 @@ def _addressof_var(op: csl_ext.AddressOfVarOp):
 def _deref(op: csl_ext.DerefOp):
     ptr, res = op.ptr, op.result
 
+    if isinstance(op.result.type, MemRefType):  # *[n, m]T: the array itself
+        shape = tuple(op.result.type.get_shape())
+
+        def run_array(ctx, env):
+            p = env[ptr]
+            if not isinstance(p, np.ndarray) or p.size != int(np.prod(shape)):
+                raise ProgramError(f"p.* of {p!r}, which is no pointer to a {list(shape)} array "
+                                   f"(at {location(op)})")
+            env[res] = p.reshape(shape)
+
+        return run_array
+
     def run(ctx, env):
         env[res] = scalar(_pointee(env[ptr], "p.*")[0])
 
@@ -202,12 +304,12 @@ def _get_dsr(op: csl_ext.GetDsrOp):
 
 @CSL_EXT.impl(csl_ext.LoadToDsrOp)
 def _load_to_dsr(op: csl_ext.LoadToDsrOp):
-    dsr, dsd, then = op.dsr, op.dsd, op.attributes.get(csl_ext.ASYNC_ATTR)
+    dsr, dsd, then_of = op.dsr, op.dsd, async_then(op)
     save = op.saves_address
 
     def run(ctx, env):
         reg = env[dsr]
-        reg.dsd, reg.then, reg.used, reg.save = env[dsd], then, False, save
+        reg.dsd, reg.then, reg.used, reg.save = env[dsd], then_of(ctx, env), False, save
 
     return run
 
@@ -258,7 +360,7 @@ def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
     if b is None:
         why = UNMODELED.get(name, "not modeled")
         raise UnsupportedError(f"@{name} is not simulated: {why} (at {where})")
-    ops, then = tuple(op.ops), op.attributes.get(csl_ext.ASYNC_ATTR)
+    ops, then_of = tuple(op.ops), async_then(op)
     is_reg = tuple(isinstance(o.type, csl_ext.DsrType) for o in ops)
     types = tuple(csl.DsdType(csl.DsdKind.mem1d_dsd) if r else o.type
                   for o, r in zip(ops, is_reg))
@@ -288,6 +390,7 @@ def _dsd_builtin(op: csl_ext.DsdBuiltinOp):
                         f"= true: only a mem1d_dsd's saved address is modeled (at {where})")
                 d = reg.dsd
                 reg.dsd = D.MemDsd(d.buf, d.offset + d.stride * d.length, d.stride, d.length)
+        then = then_of(ctx, env)
         if then is None and any(isinstance(v, D.FabDsd) and v.kind == "fifo" for v in vals):
             raise UnsupportedError(
                 f"{ctx.where}: a synchronous @{name} on a FIFO (it stops at an empty or full "
@@ -384,8 +487,7 @@ def _map(op: csl_ext.MapOp):
             obuf, oidx = _pointee(out, "@map output"), np.zeros(n, np.int64)
         if isinstance(out, D.MemDsd | D.Mem4dDsd):
             for i, v in enumerate(vals[:-1]):
-                if isinstance(v, D.MemDsd | D.Mem4dDsd) and v is not out and \
-                        D.order_dependent(out, v):
+                if isinstance(v, D.MemDsd | D.Mem4dDsd) and D.order_dependent(out, v):
                     raise ProgramError(
                         f"{ctx_where}: @map writes memory its input {i} reads at a later "
                         "element (e.g. out[i] = f(out[i-1])): whether an element reads the "
