@@ -172,9 +172,10 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
-    def batch(self, indices: np.ndarray) -> tuple[Tensor, ...]:
-        """The rows ``indices`` of every tensor, cut from the host values at once."""
-        return tuple(creation.tensor(t.numpy()[indices]) for t in self.tensors)
+    def batch(self, indices: np.ndarray) -> list[Tensor]:
+        """The rows ``indices`` of every tensor, cut from the host values at once
+        (a list, as torch's default_collate makes of a batch of tuples)."""
+        return list(creation.tensor(t.numpy()[indices]) for t in self.tensors)
 
 
 class Subset(Dataset):
@@ -361,27 +362,50 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
-    """Stack a list of samples: tensors along a new first dim, numbers and
-    numpy arrays into tensors, tuples/lists/dicts element by element."""
+    """torch's default_collate: tensors stacked along a new first dim, numpy
+    arrays and numbers made tensors (Python floats float64, ints int64, bools
+    bool, as torch's), strings left as they come, mappings and namedtuples
+    element by element, other sequences element by element into a list (a
+    tuple's too, as torch's)."""
     first = batch[0]
     if isinstance(first, Tensor):
         return stack(list(batch))
     if isinstance(first, np.ndarray | np.number):
         return creation.tensor(np.stack(batch))
-    if isinstance(first, bool | int | float):
+    if isinstance(first, float):
+        return creation.tensor(list(batch), dtype=np.float64)
+    if isinstance(first, bool | int):
         return creation.tensor(list(batch))
     if isinstance(first, str | bytes):
-        return list(batch)
+        return batch
     if isinstance(first, Mapping):
         return {k: default_collate([b[k] for b in batch]) for k in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # namedtuple
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(first)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(first, Sequence):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        return [default_collate(s) for s in zip(*batch)]
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                     f"dicts or lists; found {type(first).__name__}")
+
+
+def default_convert(data: Any) -> Any:
+    """torch's default_convert (what DataLoader(batch_size=None) applies to each
+    sample): numpy arrays and numpy scalars become tensors, mappings, namedtuples
+    and sequences are converted element by element (a tuple into a list, as
+    torch's); everything else is returned as it is."""
+    if isinstance(data, np.ndarray | np.number):
+        return data if data.dtype.kind in "SUO" else creation.tensor(data)
+    if isinstance(data, Tensor | str | bytes):
+        return data
+    if isinstance(data, Mapping):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, Sequence):
+        return [default_convert(d) for d in data]
+    return data
 
 
 class DataLoader:
@@ -418,7 +442,7 @@ class DataLoader:
     def _stream(self) -> Iterator[Any]:
         """An ``IterableDataset``'s samples in batches of ``batch_size``."""
         collate = self.collate_fn or (default_collate if self.batch_size is not None
-                                      else (lambda s: s))
+                                      else default_convert)
         if self.batch_size is None:
             yield from (collate(s) for s in self.dataset)  # type: ignore[attr-defined]
             return
@@ -451,7 +475,7 @@ class DataLoader:
             return
         for idx in self._batches():
             if self.batch_size is None and self.batch_sampler is None:
-                yield self.dataset[idx[0]]
+                yield (self.collate_fn or default_convert)(self.dataset[idx[0]])
             elif type(self.dataset) is TensorDataset and self.collate_fn is None:
                 yield self.dataset.batch(np.asarray(idx, dtype=np.int64))
             else:
