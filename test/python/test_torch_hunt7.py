@@ -47,3 +47,25 @@ def test_dataloader_batches_as_torch():
     p = [_desc(b) for b in pf.utils.data.DataLoader(
         pf.utils.data.TensorDataset(pf.tensor(x), pf.arange(6)), batch_size=4)]
     assert p == t
+
+
+def test_save_load_keeps_parameters_requires_grad_and_size(tmp_path):
+    # torch.save/load keeps a Parameter's class and requires_grad, a tensor's
+    # requires_grad and a torch.Size; pf.load gave plain tensors and a tuple
+    for L in (torch, pf):
+        p = L.nn.Parameter(L.ones(2))
+        frozen = L.nn.Parameter(L.ones(1), requires_grad=False)
+        obj = {"p": p, "again": p, "frozen": frozen, "t": L.ones(3, requires_grad=True),
+               "plain": L.ones(1), "size": L.ones(2, 3).shape}
+        f = tmp_path / f"{L.__name__}.pt"
+        L.save(obj, f)
+        r = L.load(f)
+        assert isinstance(r["p"], L.nn.Parameter) and r["p"].requires_grad
+        assert r["again"] is r["p"]
+        assert isinstance(r["frozen"], L.nn.Parameter) and not r["frozen"].requires_grad
+        assert r["t"].requires_grad and r["t"].is_leaf and not r["plain"].requires_grad
+        assert type(r["size"]).__name__ == "Size" and r["size"] == (2, 3)
+    # a torch file's torch.Size loads as pf.Size
+    f = tmp_path / "torch_size.pt"
+    torch.save({"s": torch.Size([4, 5])}, f)
+    assert isinstance(pf.load(f)["s"], pf.Size)
