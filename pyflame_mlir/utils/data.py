@@ -71,12 +71,17 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n = len(self.data_source)
-        if self.replacement:
-            return iter(_draws(self.generator).integers(0, n, self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        order = np.concatenate([_permutation(self.generator, n) for _ in range(reps)])
-        return iter(order[:self.num_samples].tolist())
+        # drawn as iterated, in chunks (torch's: 32 draws, or one permutation, at a
+        # time), so minGPT's RandomSampler(replacement=True, num_samples=int(1e10))
+        # costs nothing up front
+        n, left = len(self.data_source), self.num_samples
+        while left > 0:
+            if self.replacement:
+                chunk = _draws(self.generator).integers(0, n, min(left, 32)).tolist()
+            else:
+                chunk = _permutation(self.generator, n)[:left].tolist()
+            left -= len(chunk)
+            yield from chunk
 
     def __len__(self) -> int:
         return self.num_samples
@@ -431,13 +436,13 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
 
-    def _order(self) -> list[int]:
+    def _order(self) -> Iterator[int]:
         if self.sampler is not None:
-            return list(self.sampler)
+            return iter(self.sampler)  # as it iterates: a sampler may be endless or huge
         n = len(self.dataset)  # type: ignore[arg-type]
         if self.shuffle:
-            return _permutation(self.generator, n).tolist()
-        return list(range(n))
+            return iter(_permutation(self.generator, n).tolist())
+        return iter(range(n))
 
     def _stream(self) -> Iterator[Any]:
         """An ``IterableDataset``'s samples in batches of ``batch_size``."""
@@ -463,11 +468,7 @@ class DataLoader:
         if self.batch_size is None:
             yield from ([i] for i in order)
             return
-        for at in range(0, len(order), self.batch_size):
-            idx = order[at:at + self.batch_size]
-            if len(idx) < self.batch_size and self.drop_last:
-                return
-            yield idx
+        yield from BatchSampler(order, self.batch_size, self.drop_last)
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):

@@ -69,3 +69,22 @@ def test_save_load_keeps_parameters_requires_grad_and_size(tmp_path):
     f = tmp_path / "torch_size.pt"
     torch.save({"s": torch.Size([4, 5])}, f)
     assert isinstance(pf.load(f)["s"], pf.Size)
+
+
+def test_random_sampler_with_huge_num_samples_is_drawn_lazily():
+    # minGPT's trainer: RandomSampler(replacement=True, num_samples=int(1e10)) feeding a
+    # DataLoader; pf drew all 1e10 indices up front (a MemoryError) before the first batch
+    ds = pf.utils.data.TensorDataset(pf.arange(10.0), pf.arange(10))
+    sampler = pf.utils.data.RandomSampler(ds, replacement=True, num_samples=int(1e10))
+    loader = pf.utils.data.DataLoader(ds, sampler=sampler, shuffle=False, pin_memory=True,
+                                      batch_size=4, num_workers=0)
+    assert len(loader) == 2_500_000_000
+    it = iter(loader)
+    for _ in range(3):
+        x, y = next(it)
+        assert x.shape == (4,) and np.array_equal(x.numpy(), y.numpy().astype(np.float32))
+        assert ((0 <= y.numpy()) & (y.numpy() < 10)).all()
+    # without replacement: whole permutations, the last one cut (as torch's)
+    idx = list(pf.utils.data.RandomSampler(range(4), num_samples=10))
+    assert len(idx) == 10 and sorted(idx[:4]) == sorted(idx[4:8]) == [0, 1, 2, 3]
+    assert len(set(idx[8:])) == 2
