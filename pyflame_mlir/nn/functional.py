@@ -1546,6 +1546,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if target.shape != input.shape:
             raise ShapeError("cross_entropy", f"probability target {list(target.shape)} must "
                                               f"have the input's shape {list(input.shape)}")
+        if ignore_index != -100:  # torch's check: no class index to ignore in probabilities
+            raise RuntimeError(f"cross_entropy: ignore_index is not supported for floating "
+                               f"point target (got ignore_index={ignore_index} with a "
+                               f"{target.dtype.name} probability target)")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target if w_c is None else logp * target * w_c

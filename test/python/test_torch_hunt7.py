@@ -88,3 +88,20 @@ def test_random_sampler_with_huge_num_samples_is_drawn_lazily():
     idx = list(pf.utils.data.RandomSampler(range(4), num_samples=10))
     assert len(idx) == 10 and sorted(idx[:4]) == sorted(idx[4:8]) == [0, 1, 2, 3]
     assert len(set(idx[8:])) == 2
+
+
+def test_cross_entropy_probability_target_refuses_ignore_index():
+    # torch raises; pf computed the loss, ignoring ignore_index without a word
+    import pytest
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    p = np.full((3, 4), 0.25, np.float32)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported"):
+        torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), ignore_index=1)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        pf.nn.functional.cross_entropy(pf.tensor(x), pf.tensor(p), ignore_index=1)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        pf.nn.CrossEntropyLoss(ignore_index=0)(pf.tensor(x), pf.tensor(p))
+    # the default ignore_index still takes probabilities, as torch's
+    t = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), label_smoothing=0.1)
+    q = pf.nn.functional.cross_entropy(pf.tensor(x), pf.tensor(p), label_smoothing=0.1)
+    np.testing.assert_allclose(q.numpy(), t.numpy(), rtol=1e-6)
