@@ -105,3 +105,27 @@ def test_cross_entropy_probability_target_refuses_ignore_index():
     t = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), label_smoothing=0.1)
     q = pf.nn.functional.cross_entropy(pf.tensor(x), pf.tensor(p), label_smoothing=0.1)
     np.testing.assert_allclose(q.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_inference_mode_false_enables_grad_as_torch():
+    # torch's InferenceMode(false) sets grad mode on: inside no_grad it re-enables
+    # gradients; pf left no_grad in force (a tensor that should require grad did not)
+    for L in (torch, pf):
+        x = L.ones(2, requires_grad=True)
+        with L.no_grad():
+            with L.inference_mode(False):
+                assert L.is_grad_enabled() and not L.is_inference_mode_enabled()
+                assert (x * 2).requires_grad
+            assert not L.is_grad_enabled()
+        with L.inference_mode():
+            with L.inference_mode(mode=False):
+                y = x * 2
+                assert y.requires_grad and not y.is_inference()
+            assert not L.is_grad_enabled() and not (x * 2).requires_grad
+
+        @L.inference_mode(False)
+        def f(a):
+            return a * 2
+        with L.no_grad():
+            assert f(x).requires_grad
+        assert L.is_grad_enabled()
