@@ -129,3 +129,29 @@ def test_inference_mode_false_enables_grad_as_torch():
         with L.no_grad():
             assert f(x).requires_grad
         assert L.is_grad_enabled()
+
+
+def test_nadam_asgd_scalar_state_is_0d_float32_as_torch():
+    # torch keeps NAdam's mu_product and ASGD's eta and mu as 0-d float32 tensors
+    # (mu_product multiplied in float32); pf kept Python floats (float64 arithmetic)
+    x = np.random.default_rng(0).standard_normal((8, 4))
+    for name, kw, keys in (("NAdam", {"lr": 0.01, "momentum_decay": 0.03}, ("mu_product",)),
+                           ("ASGD", {"lr": 0.01, "t0": 2}, ("eta", "mu"))):
+        got = {}
+        for L in (torch, pf):
+            L.manual_seed(0)
+            w = L.nn.Parameter(L.tensor(np.linspace(-1, 1, 8).reshape(2, 4)))  # float64
+            opt = getattr(L.optim, name)([w], **kw)
+            for _ in range(6):
+                opt.zero_grad()
+                ((L.tensor(x) @ w.t()) ** 2).mean().backward()
+                opt.step()
+            sd = opt.state_dict()["state"][0]
+            for k in keys:
+                v = sd[k]
+                assert isinstance(v, L.Tensor) and tuple(v.shape) == (), (name, k)
+                assert str(v.dtype).endswith("float32"), (name, k, v.dtype)
+            got[L.__name__] = ([float(sd[k].item()) for k in keys], w.detach().numpy().copy())
+        t, p = got["torch"], got["pyflame_mlir"]
+        np.testing.assert_array_equal(np.float32(p[0]), np.float32(t[0]), err_msg=name)
+        np.testing.assert_allclose(p[1], t[1], rtol=1e-12, err_msg=name)
