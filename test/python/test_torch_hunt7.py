@@ -155,3 +155,26 @@ def test_nadam_asgd_scalar_state_is_0d_float32_as_torch():
         t, p = got["torch"], got["pyflame_mlir"]
         np.testing.assert_array_equal(np.float32(p[0]), np.float32(t[0]), err_msg=name)
         np.testing.assert_allclose(p[1], t[1], rtol=1e-12, err_msg=name)
+
+
+def test_sequential_and_modulelist_pop_add_mul_as_torch():
+    # Sequential.pop/+/+=/*/*= and ModuleList.pop were missing (AttributeError/TypeError)
+    def shape(seq):
+        return [type(m).__name__ for m in seq], list(seq.state_dict().keys())
+
+    for L in (torch, pf):
+        nn = L.nn
+        s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+        assert type(s.pop(1)).__name__ == "ReLU"
+        assert shape(s) == (["Linear", "Linear"], ["0.weight", "0.bias", "1.weight", "1.bias"])
+        t = s + nn.Sequential(nn.Tanh())
+        assert shape(t)[0] == ["Linear", "Linear", "Tanh"] and t[0] is s[0]
+        t += nn.Sequential(nn.Sigmoid())
+        assert [type(m).__name__ for m in t][-1] == "Sigmoid" and len(t) == 4
+        d = 2 * nn.Sequential(nn.ReLU(), nn.Tanh())
+        assert shape(d)[0] == ["ReLU", "Tanh", "ReLU", "Tanh"] and d[0] is d[2]
+        d *= 2
+        assert len(d) == 8 and d[0] is d[6]
+        ml = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
+        assert type(ml.pop(0)).__name__ == "ReLU" and len(ml) == 2
+        assert type(ml[0]).__name__ == "Tanh"
