@@ -178,3 +178,62 @@ def test_sequential_and_modulelist_pop_add_mul_as_torch():
         ml = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
         assert type(ml.pop(0)).__name__ == "ReLU" and len(ml) == 2
         assert type(ml[0]).__name__ == "Tanh"
+
+
+def _warmup_scheduler(L):
+    """ildoonet's GradualWarmupScheduler as repositories paste it: a subclass
+    that calls super().step(epoch) and hands over to another scheduler."""
+    class GradualWarmupScheduler(L.optim.lr_scheduler._LRScheduler):
+        def __init__(self, optimizer, multiplier, total_epoch, after_scheduler=None):
+            self.multiplier, self.total_epoch = multiplier, total_epoch
+            self.after_scheduler, self.finished = after_scheduler, False
+            super().__init__(optimizer)
+
+        def get_lr(self):
+            if self.last_epoch > self.total_epoch:
+                if self.after_scheduler:
+                    if not self.finished:
+                        self.after_scheduler.base_lrs = [b * self.multiplier for b in self.base_lrs]
+                        self.finished = True
+                    return self.after_scheduler.get_last_lr()
+                return [b * self.multiplier for b in self.base_lrs]
+            return [b * ((self.multiplier - 1.) * self.last_epoch / self.total_epoch + 1.)
+                    for b in self.base_lrs]
+
+        def step(self, epoch=None, metrics=None):
+            if self.finished and self.after_scheduler:
+                self.after_scheduler.step(None if epoch is None else epoch - self.total_epoch)
+                self._last_lr = self.after_scheduler.get_last_lr()
+            else:
+                return super().step(epoch)
+    return GradualWarmupScheduler
+
+
+def test_scheduler_step_with_epoch_and_warmup_subclass_as_torch():
+    # LRScheduler.step(epoch) (torch's deprecated form, with its closed forms) and
+    # _LRScheduler were missing: a TypeError on the warm-up scheduler above
+    import warnings
+    got = {}
+    for L in (torch, pf):
+        S = L.optim.lr_scheduler
+        w = L.nn.Parameter(L.ones(1))
+        opt = L.optim.SGD([w], lr=0.1, momentum=0.9)
+        sch = _warmup_scheduler(L)(opt, 4, 3, after_scheduler=S.StepLR(opt, 2, 0.5))
+        opt2 = L.optim.SGD([L.nn.Parameter(L.ones(1))], lr=0.1)
+        closed = [S.StepLR(opt2, 3, 0.5), S.MultiStepLR(opt2, [2, 5], 0.3),
+                  S.ExponentialLR(opt2, 0.9), S.CosineAnnealingLR(opt2, 7, 0.01),
+                  S.LinearLR(opt2, 0.2, 0.9, 4), S.ConstantLR(opt2, 0.5, 3),
+                  S.PolynomialLR(opt2, 6, 2.0)]
+        seq = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(10):
+                opt.step()
+                sch.step()
+                seq.append(opt.param_groups[0]["lr"])
+            for s in closed:
+                for e in (1, 5, 3, 9, None):
+                    s.step(e) if e is not None else s.step()
+                    seq += [s.get_last_lr()[0], s.last_epoch]
+        got[L.__name__] = seq
+    np.testing.assert_allclose(got["pyflame_mlir"], got["torch"], rtol=1e-12)
