@@ -237,3 +237,32 @@ def test_scheduler_step_with_epoch_and_warmup_subclass_as_torch():
                     seq += [s.get_last_lr()[0], s.last_epoch]
         got[L.__name__] = seq
     np.testing.assert_allclose(got["pyflame_mlir"], got["torch"], rtol=1e-12)
+
+
+def test_nn_modules_layout_as_torch():
+    # code naming classes by torch's module layout failed (no pf.nn.modules):
+    # freezing BatchNorm via nn.modules.batchnorm._BatchNorm, _pair in custom convs,
+    # stripping DataParallel's "module." from checkpoint keys
+    for L in (torch, pf):
+        nn = L.nn
+        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.SyncBatchNorm(4))
+        frozen = [k for k, x in m.named_modules() if isinstance(x, nn.modules.batchnorm._BatchNorm)]
+        assert frozen == ["1", "3"]
+        assert isinstance(m[0], nn.modules.conv._ConvNd)
+        assert issubclass(nn.CrossEntropyLoss, nn.modules.loss._WeightedLoss)
+        assert nn.modules.module.Module is nn.Module and nn.modules.Linear is nn.Linear
+        u = nn.modules.utils
+        assert u._pair(3) == (3, 3) and u._triple((1, 2, 3)) == (1, 2, 3)
+        assert u._reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+        sd = {"module.fc.weight": 1, "module.fc.bias": 2, "step": 3}
+        u.consume_prefix_in_state_dict_if_present(sd, "module.")
+        assert sd == {"step": 3, "fc.weight": 1, "fc.bias": 2} and list(sd)[0] == "step"
+    # every class torch.nn.modules' submodules define that pf.nn has is reachable there
+    import inspect
+    for sub in ("activation", "batchnorm", "container", "conv", "dropout", "instancenorm",
+                "linear", "loss", "normalization", "pooling", "rnn", "sparse", "transformer"):
+        tmod = getattr(torch.nn.modules, sub)
+        for name, cls in vars(tmod).items():
+            if inspect.isclass(cls) and cls.__module__ == tmod.__name__ \
+                    and not name.startswith("_") and hasattr(pf.nn, name):
+                assert getattr(getattr(pf.nn.modules, sub), name) is getattr(pf.nn, name)
