@@ -70,8 +70,25 @@ def _autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = Tru
                          enabled=enabled, cache_enabled=cache_enabled)
 
 
+def _custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
+    """``torch.cuda.amp.custom_fwd``: ``torch.amp.custom_fwd(device_type="cuda")``."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def _custom_bwd(bwd: Any) -> Any:
+    """``torch.cuda.amp.custom_bwd``: ``torch.amp.custom_bwd(device_type="cuda")``."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return _amp.custom_bwd(bwd, device_type="cuda")
+
+
 # torch.cuda.amp: the deprecated spellings older training scripts use
-amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast)
+amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast, custom_fwd=_custom_fwd,
+                      custom_bwd=_custom_bwd)
 
 
 class _CudaLegacyType(type):

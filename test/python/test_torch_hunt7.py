@@ -266,3 +266,58 @@ def test_nn_modules_layout_as_torch():
             if inspect.isclass(cls) and cls.__module__ == tmod.__name__ \
                     and not name.startswith("_") and hasattr(pf.nn, name):
                 assert getattr(getattr(pf.nn.modules, sub), name) is getattr(pf.nn, name)
+
+
+def _custom_amp_run(L, x, w):
+    seen = []
+
+    class MatmulF32(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32)
+        def forward(ctx, a, b):
+            seen.append(("fwd", str(a.dtype), L.is_autocast_enabled("cpu")))
+            ctx.save_for_backward(a, b)
+            return a @ b
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            seen.append(("bwd", L.is_autocast_enabled("cpu")))
+            return g @ b.t(), a.t() @ g
+
+    class Plain(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, a):
+            seen.append(("plain", L.is_autocast_enabled("cpu")))
+            return a * 2
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen.append(("plain-bwd", L.is_autocast_enabled("cpu")))
+            return g * 2
+
+    a = L.tensor(x, requires_grad=True)
+    b = L.tensor(w, requires_grad=True)
+    with L.autocast("cpu", dtype=L.bfloat16):
+        y = MatmulF32.apply(a.to(L.bfloat16), b)
+        z = Plain.apply(a)
+    (y.float().sum() + z.sum()).backward()
+    return (seen, str(y.dtype).split(".")[-1], y.detach().numpy(), a.grad.numpy(),
+            b.grad.numpy())
+
+
+def test_amp_custom_fwd_bwd_as_torch():
+    # torch.amp.custom_fwd/custom_bwd were missing (autograd.Functions written for
+    # mixed precision: a float32 forward inside a bfloat16 autocast region)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32)
+    t, p = _custom_amp_run(torch, x, w), _custom_amp_run(pf, x, w)
+    assert [tuple(str(v).split(".")[-1] for v in s) for s in p[0]] == \
+        [tuple(str(v).split(".")[-1] for v in s) for s in t[0]]
+    assert ("fwd", "torch.float32", False) in t[0]
+    assert p[1] == t[1] == "float32"
+    for i in (2, 3, 4):
+        np.testing.assert_allclose(p[i], t[i], rtol=1e-2, atol=1e-2)
