@@ -321,3 +321,18 @@ def test_amp_custom_fwd_bwd_as_torch():
     assert p[1] == t[1] == "float32"
     for i in (2, 3, 4):
         np.testing.assert_allclose(p[i], t[i], rtol=1e-2, atol=1e-2)
+
+
+def test_cuda_memory_queries_as_torch_without_cuda():
+    # training scripts log torch.cuda.max_memory_allocated() unguarded: 0 in torch
+    # without CUDA; pf had no such names (AttributeError)
+    import pytest
+    for n in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+              "max_memory_reserved"):
+        assert getattr(pf.cuda, n)() == getattr(torch.cuda, n)() == 0
+    assert pf.cuda.seed_all() is None and pf.cuda.seed() is None
+    for n in ("current_device", "get_device_name", "get_device_capability"):
+        with pytest.raises(AssertionError):
+            getattr(torch.cuda, n)()
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            getattr(pf.cuda, n)()
