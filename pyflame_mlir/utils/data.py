@@ -436,13 +436,13 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
 
-    def _order(self) -> Iterator[int]:
+    def _order(self) -> Iterator[int] | list[int]:
         if self.sampler is not None:
             return iter(self.sampler)  # as it iterates: a sampler may be endless or huge
         n = len(self.dataset)  # type: ignore[arg-type]
         if self.shuffle:
-            return iter(_permutation(self.generator, n).tolist())
-        return iter(range(n))
+            return _permutation(self.generator, n).tolist()
+        return list(range(n))
 
     def _stream(self) -> Iterator[Any]:
         """An ``IterableDataset``'s samples in batches of ``batch_size``."""
@@ -467,6 +467,13 @@ class DataLoader:
         order = self._order()
         if self.batch_size is None:
             yield from ([i] for i in order)
+            return
+        if isinstance(order, list):  # the dataset's own order: cut in slices
+            bs = self.batch_size
+            for at in range(0, len(order), bs):
+                if at + bs > len(order) and self.drop_last:
+                    return
+                yield order[at:at + bs]
             return
         yield from BatchSampler(order, self.batch_size, self.drop_last)
 
