@@ -336,3 +336,31 @@ def test_cuda_memory_queries_as_torch_without_cuda():
             getattr(torch.cuda, n)()
         with pytest.raises(RuntimeError, match="no CUDA device"):
             getattr(pf.cuda, n)()
+
+
+def test_interpolate_antialias_as_torch():
+    # F.interpolate(antialias=True) raised NotImplementedError (torchvision-style
+    # resizes and CLIP/diffusion preprocessing use it)
+    import itertools
+    x = np.random.default_rng(0).standard_normal((2, 3, 17, 23)).astype(np.float32)
+    w = np.random.default_rng(1).random((2, 3, 40, 46)).astype(np.float32)
+    for mode, ac, kw in itertools.product(
+            ("bilinear", "bicubic"), (False, True),
+            ({"size": (5, 7)}, {"size": (40, 9)}, {"size": (8, 46)}, {"scale_factor": 0.3},
+             {"scale_factor": (0.5, 0.25)}, {"scale_factor": 0.37, "recompute_scale_factor": True},
+             {"size": (1, 1)})):
+        res = []
+        for L in (torch, pf):
+            xi = L.tensor(x, requires_grad=True)
+            y = L.nn.functional.interpolate(xi, mode=mode, align_corners=ac, antialias=True, **kw)
+            wy = L.tensor(w[:, :, :y.shape[2], :y.shape[3]].copy())
+            (g,) = L.autograd.grad((y * wy).sum(), xi)
+            res.append((y.detach().numpy(), g.numpy()))
+        (a, ga), (b, gb) = res
+        assert a.shape == b.shape, (mode, ac, kw)
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5, err_msg=f"{mode} {ac} {kw}")
+        np.testing.assert_allclose(gb, ga, rtol=1e-4, atol=1e-5, err_msg=f"{mode} {ac} {kw}")
+    import pytest
+    with pytest.raises(NotImplementedError, match="bilinear and bicubic"):
+        pf.nn.functional.interpolate(pf.tensor(x), scale_factor=0.5, mode="nearest",
+                                     antialias=True)
