@@ -364,3 +364,23 @@ def test_interpolate_antialias_as_torch():
     with pytest.raises(NotImplementedError, match="bilinear and bicubic"):
         pf.nn.functional.interpolate(pf.tensor(x), scale_factor=0.5, mode="nearest",
                                      antialias=True)
+
+
+def test_embedding_from_pretrained_options_and_reprs_as_torch():
+    # Embedding.from_pretrained took no max_norm/norm_type/scale_grad_by_freq/sparse
+    # (TypeError); the Embedding/EmbeddingBag reprs left those options out
+    w = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    got = {}
+    for L in (torch, pf):
+        e = L.nn.Embedding.from_pretrained(L.tensor(w), freeze=False, padding_idx=1,
+                                           max_norm=1.0, norm_type=1.5,
+                                           scale_grad_by_freq=True)
+        y = e(L.tensor([1, 3, 3]))
+        (y * L.tensor([1.0, 2.0, 3.0])).sum().backward()
+        got[L.__name__] = (repr(e), repr(L.nn.EmbeddingBag(4, 2, max_norm=2.0, mode="sum")),
+                           repr(L.nn.Embedding.from_pretrained(L.tensor(w), sparse=True)),
+                           y.detach().numpy(), e.weight.detach().numpy(), e.weight.grad.numpy())
+    t, p = got["torch"], got["pyflame_mlir"]
+    assert p[:3] == t[:3]
+    for a, b in zip(t[3:], p[3:]):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
