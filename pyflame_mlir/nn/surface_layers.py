@@ -44,6 +44,9 @@ class AdaptiveMaxPool1d(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
 
 class ChannelShuffle(Module):
     def __init__(self, groups: int) -> None:
@@ -52,6 +55,9 @@ class ChannelShuffle(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
 
 
 class _LPPool(Module):
@@ -66,6 +72,10 @@ class _LPPool(Module):
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._fn(input, self.norm_type, self.kernel_size, self.stride,
                               self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
 
 class LPPool1d(_LPPool):
@@ -84,6 +94,9 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 __all__ = ["AdaptiveMaxPool1d", "AvgPool3d", "ChannelShuffle", "Conv3d", "LPPool1d",
