@@ -22,11 +22,12 @@ import numpy as np
 
 from .autodiff import no_grad
 from .core import Tensor
-from .dialects.dtypes import DType, bfloat16, float16
+from .dialects.dtypes import DType, bfloat16, float16, float64
 from .dialects.dtypes import dtype as to_dtype
 from .ops import AUTOCAST
 
-__all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available",
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype",
+           "is_autocast_available",
            "is_autocast_enabled"]
 
 _DEFAULT_DTYPE = {"cpu": bfloat16}
@@ -89,6 +90,65 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 def get_autocast_dtype(device_type: str) -> DType:
     return AUTOCAST[0] if AUTOCAST[0] is not None else _DEFAULT_DTYPE.get(device_type,
                                                                           bfloat16)
+
+
+def _cast_floats(value: Any, dtype: DType) -> Any:
+    """torch's amp ``_cast``: floating tensors other than float64 cast to
+    ``dtype``, through lists, tuples and dicts; everything else as it is."""
+    if isinstance(value, Tensor):
+        eligible = value.dtype.is_floating_point and value.dtype is not float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, dict):
+        return {k: _cast_floats(v, dtype) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_cast_floats(v, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd: Callable[..., Any] | None = None, *, device_type: str,
+               cast_inputs: Any = None) -> Any:
+    """torch.amp.custom_fwd, for an ``autograd.Function``'s ``forward``: with
+    ``cast_inputs``, inside an enabled autocast region the floating inputs are
+    cast to that dtype and ``forward`` runs with autocast off; without it,
+    ``forward`` runs in the caller's autocast state, which ``custom_bwd``
+    then restores for ``backward``."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    cast_to = to_dtype(cast_inputs) if cast_inputs is not None else None
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_to is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        on = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = False
+        if not on:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_floats(args, cast_to), **_cast_floats(kwargs, cast_to))
+    return decorate_fwd
+
+
+def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str) -> Any:
+    """torch.amp.custom_bwd, for an ``autograd.Function``'s ``backward``: it
+    runs in the autocast state its ``custom_fwd`` forward ran in."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast,
+                      dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd
 
 
 def _f32(v: float) -> float:

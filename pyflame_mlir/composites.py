@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import math_rules as _rules
-from .autodiff import no_grad
+from .autodiff import enable_grad, no_grad
 from .core import GRAD_MODE, Tensor
 from .creation import tensor as _tensor
 from .creation import zeros
@@ -523,7 +523,8 @@ def unique(input: TensorLike, sorted: bool = True, return_inverse: bool = False,
 
 class inference_mode:  # noqa: N801  (torch's name: a context manager and decorator)
     """torch.inference_mode: gradients off (as ``no_grad``); ``mode=False``
-    leaves them as they are. A decorator with or without the call. Per
+    turns them on (as ``enable_grad``: torch's InferenceMode(false) sets grad
+    mode, so it re-enables gradients inside ``no_grad``). A decorator with or without the call. Per
     thread, as torch's. Tensors made inside are inference tensors
     (``is_inference()``): outside, updating one in place, making it require
     grad, or a backward through an op that saved one raise PyTorch's errors
@@ -542,9 +543,8 @@ class inference_mode:  # noqa: N801  (torch's name: a context manager and decora
     def __enter__(self) -> None:
         self._prev = GRAD_MODE.inference
         GRAD_MODE.inference = bool(self.mode)
-        if self.mode:
-            self._ctx = no_grad()
-            self._ctx.__enter__()
+        self._ctx = no_grad() if self.mode else enable_grad()
+        self._ctx.__enter__()
 
     def __exit__(self, *exc: Any) -> None:
         GRAD_MODE.inference = self._prev

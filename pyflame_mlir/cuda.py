@@ -14,8 +14,10 @@ from typing import Any
 from . import amp as _amp
 from .dialects.dtypes import float16
 
-__all__ = ["amp", "device_count", "empty_cache", "is_available", "is_bf16_supported",
-           "is_initialized", "manual_seed", "manual_seed_all", "synchronize"]
+__all__ = ["amp", "current_device", "device_count", "empty_cache", "get_device_capability",
+           "get_device_name", "is_available", "is_bf16_supported", "is_initialized",
+           "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
+           "memory_allocated", "memory_reserved", "seed", "seed_all", "synchronize"]
 
 
 def is_available() -> bool:
@@ -43,8 +45,57 @@ def manual_seed_all(seed: int) -> None:
     """No CUDA generators to seed."""
 
 
+def seed() -> None:
+    """No CUDA generator to seed."""
+
+
+def seed_all() -> None:
+    """No CUDA generators to seed."""
+
+
 def empty_cache() -> None:
     """No CUDA caching allocator to empty."""
+
+
+# the memory statistics logging code prints: 0 bytes, as torch's without CUDA
+def memory_allocated(device: object = None) -> int:
+    del device
+    return 0
+
+
+def max_memory_allocated(device: object = None) -> int:
+    del device
+    return 0
+
+
+def memory_reserved(device: object = None) -> int:
+    del device
+    return 0
+
+
+def max_memory_reserved(device: object = None) -> int:
+    del device
+    return 0
+
+
+def _no_device(what: str) -> RuntimeError:
+    return RuntimeError(f"pf.cuda.{what}: pyflame has no CUDA device (torch.cuda.is_available() "
+                        "is False here; GPUs run through the MAX backend: "
+                        "pf.set_backend('max'))")
+
+
+def current_device() -> int:
+    raise _no_device("current_device")
+
+
+def get_device_name(device: object = None) -> str:
+    del device
+    raise _no_device("get_device_name")
+
+
+def get_device_capability(device: object = None) -> tuple[int, int]:
+    del device
+    raise _no_device("get_device_capability")
 
 
 def synchronize(device: object = None) -> None:
@@ -70,8 +121,25 @@ def _autocast(enabled: bool = True, dtype: Any = None, cache_enabled: bool = Tru
                          enabled=enabled, cache_enabled=cache_enabled)
 
 
+def _custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
+    """``torch.cuda.amp.custom_fwd``: ``torch.amp.custom_fwd(device_type="cuda")``."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def _custom_bwd(bwd: Any) -> Any:
+    """``torch.cuda.amp.custom_bwd``: ``torch.amp.custom_bwd(device_type="cuda")``."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return _amp.custom_bwd(bwd, device_type="cuda")
+
+
 # torch.cuda.amp: the deprecated spellings older training scripts use
-amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast)
+amp = SimpleNamespace(GradScaler=_grad_scaler, autocast=_autocast, custom_fwd=_custom_fwd,
+                      custom_bwd=_custom_bwd)
 
 
 class _CudaLegacyType(type):

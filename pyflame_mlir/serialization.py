@@ -34,7 +34,7 @@ from typing import IO, Any
 import numpy as np
 import safetensors
 
-from .core import Tensor, realize
+from .core import Size, Tensor, realize
 from .dialects.dtypes import (
     DType,
     bfloat16,
@@ -80,8 +80,15 @@ class _Writer:
         return name
 
     def encode(self, obj: Any, path: str) -> Any:
-        if isinstance(obj, Tensor):
-            return {"tensor": self.tensor_name(obj, path)}
+        if isinstance(obj, Tensor):  # torch keeps a Parameter's class and requires_grad
+            node: dict[str, Any] = {"tensor": self.tensor_name(obj, path)}
+            if isinstance(obj, Parameter):
+                node["parameter"] = bool(obj.requires_grad)
+            elif obj.requires_grad:
+                node["requires_grad"] = True
+            return node
+        if isinstance(obj, Size):
+            return {"size": list(obj)}
         if obj is None or isinstance(obj, bool | int | str):
             return obj
         if isinstance(obj, float):
@@ -242,7 +249,7 @@ class _TorchUnpickler(pickle.Unpickler):
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-        ("torch", "Size"): tuple,
+        ("torch", "Size"): Size,
         ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
         ("builtins", "slice"): slice, ("builtins", "complex"): complex,
     }
@@ -303,7 +310,8 @@ def _load_torch(data: bytes, where: str) -> Any:
                          f"{type(e).__name__}: {e}") from None
 
 
-def _decode(node: Any, tensors: dict[str, Tensor]) -> Any:
+def _decode(node: Any, tensors: dict[str, Tensor], made: dict[str, Tensor] | None = None) -> Any:
+    made = {} if made is None else made  # a saved name -> its loaded object (ties kept)
     if node is None or isinstance(node, bool | int | float | str):
         return node
     if not isinstance(node, dict) or len(node) not in (1, 2):
@@ -312,17 +320,27 @@ def _decode(node: Any, tensors: dict[str, Tensor]) -> Any:
         name = node["tensor"]
         if name not in tensors:
             raise KeyError(f"tensor {name!r} is missing")
-        return tensors[name]
+        got = made.get(name)
+        if got is None:
+            got = tensors[name]
+            if "parameter" in node:
+                got = Parameter(got, bool(node["parameter"]))
+            elif node.get("requires_grad") and got.dtype.is_floating_point:
+                got = got.requires_grad_(True)
+            made[name] = got
+        return got
     if "float" in node:
         return float(node["float"])
+    if "size" in node:
+        return Size(int(n) for n in node["size"])
     if "list" in node:
-        return [_decode(v, tensors) for v in node["list"]]
+        return [_decode(v, tensors, made) for v in node["list"]]
     if "tuple" in node:
-        return tuple(_decode(v, tensors) for v in node["tuple"])
+        return tuple(_decode(v, tensors, made) for v in node["tuple"])
     if "dict" in node:
         out = OrderedDict() if node.get("ordered") else {}
         for k, v in node["dict"]:
-            out[k] = _decode(v, tensors)
+            out[k] = _decode(v, tensors, made)
         return out
     raise ValueError(f"unexpected node {str(node)[:80]}")
 

@@ -37,8 +37,11 @@ from .transformer import (
 
 __all__ = ["Bilinear", "Embedding", "Identity", "Linear", "Module", "ModuleDict", "ModuleList",
            "Parameter", "ParameterDict", "ParameterList", "Sequential", "attention",
-           "functional", "grad", "init", "initializers",
+           "functional", "grad", "init", "initializers", "modules",
            "layers", "utils", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer", *_layers_all, *_more_all,
            *_surface_all, *_extra_all, *_jax_all, *_lazy_all, "Buffer"]
+
+# torch.nn.modules' layout over the classes above (imported last: it names them)
+from . import modules  # noqa: E402

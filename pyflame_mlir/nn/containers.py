@@ -84,6 +84,37 @@ class Sequential(Module):
             self.append(layer)
         return self
 
+    def pop(self, key: int | slice) -> Any:
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        """The same modules (not copies) ``other`` times, as torch's."""
+        if not isinstance(other, int) or isinstance(other, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return Sequential(*(list(self) * other))
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        return self.extend(list(self.__mul__(other))[len(self):])
+
     def forward(self, input: Any) -> Any:  # noqa: A002  (torch's name)
         for module in self:
             input = module(input)
@@ -132,6 +163,11 @@ class ModuleList(Module):
     def append(self, module: Module) -> ModuleList:
         self.add_module(str(len(self)), module)
         return self
+
+    def pop(self, key: int | slice) -> Any:
+        v = self[key]
+        del self[key]
+        return v
 
     def insert(self, index: int, module: Module) -> None:
         mods = list(self._modules.values())

@@ -1254,6 +1254,45 @@ def _linear_matrix(n: int, out: int, align_corners: bool, scale: float | None
     return a
 
 
+def _aa_matrix(n: int, out: int, align_corners: bool, scale: float | None, cubic: bool
+               ) -> np.ndarray:
+    """torch's antialiased (``antialias=True``) bilinear/bicubic weights along
+    one dim (ATen's ``_compute_indices_min_size_weights_aa``, PIL's resampling):
+    when downsampling, the triangle (bilinear) or Keys (A = -0.5, bicubic)
+    filter is widened by the scale, so each output averages every input it
+    covers; the weights of a row are normalised to sum to 1."""
+    a_ = -0.5
+
+    def filt(x: float) -> float:
+        x = abs(x)
+        if not cubic:
+            return 1.0 - x if x < 1.0 else 0.0
+        if x < 1.0:
+            return ((a_ + 2.0) * x - (a_ + 3.0)) * x * x + 1.0
+        if x < 2.0:
+            return (((x - 5.0) * x + 8.0) * x - 4.0) * a_
+        return 0.0
+
+    if align_corners:
+        r = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale is not None and scale > 0 else n / out
+    r = float(np.float32(r))  # torch computes the scale in the input's float
+    support = (2.0 if cubic else 1.0) * (r if r >= 1.0 else 1.0)
+    invscale = 1.0 / r if r >= 1.0 else 1.0
+    a = np.zeros((out, n), np.float64)
+    for i in range(out):
+        center = r * (i + 0.5)
+        xmin = builtins.max(int(center - support + 0.5), 0)
+        xsize = builtins.min(int(center + support + 0.5), n) - xmin
+        w = np.array([filt((j + xmin - center + 0.5) * invscale) for j in range(xsize)])
+        total = w.sum()
+        if total != 0.0:
+            w = w / total
+        a[i, xmin:xmin + xsize] = w
+    return a
+
+
 def _cubic_matrix(n: int, out: int, align_corners: bool, scale: float | None) -> np.ndarray:
     """torch's bicubic weights along one dim (Keys' kernel with A = -0.75): the
     source coordinate is not clamped at 0 (as torch's ``cubic=True``), its
@@ -1321,9 +1360,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     if nsp < 1:
         raise ShapeError("interpolate", f"expects a batched input (N, C, *spatial), got "
                                         f"{list(x.shape)}")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
     linear = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+    if antialias and (mode not in ("bilinear", "bicubic") or nsp != 2):
+        raise NotImplementedError("Anti-alias option is restricted to bilinear and bicubic "
+                                  "modes and requires a 4-D tensor as input")
     if mode in linear and linear[mode] != nsp:
         raise NotImplementedError(f"interpolate: mode {mode!r} needs a {linear[mode] + 2}-D "
                                   f"input, got {list(x.shape)}")
@@ -1354,7 +1394,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         n, o = spatial[i], out[i]
         if n == o and mode != "bicubic" and mode in linear:
             continue  # torch's linear kernels copy a dim whose size is kept, whatever the scale
-        if mode in linear:
+        if antialias:
+            a = _aa_matrix(n, o, bool(align_corners), scales[i], mode == "bicubic")
+            moved = y.transpose(dim, -1) if dim != y.ndim - 1 else y
+            moved = matmul(moved, _const_like(a.T, y))
+            y = moved.transpose(dim, -1) if dim != y.ndim - 1 else moved
+        elif mode in linear:
             matrix = _cubic_matrix if mode == "bicubic" else _linear_matrix
             a = matrix(n, o, bool(align_corners), scales[i])
             moved = y.transpose(dim, -1) if dim != y.ndim - 1 else y
@@ -1546,6 +1591,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if target.shape != input.shape:
             raise ShapeError("cross_entropy", f"probability target {list(target.shape)} must "
                                               f"have the input's shape {list(input.shape)}")
+        if ignore_index != -100:  # torch's check: no class index to ignore in probabilities
+            raise RuntimeError(f"cross_entropy: ignore_index is not supported for floating "
+                               f"point target (got ignore_index={ignore_index} with a "
+                               f"{target.dtype.name} probability target)")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target if w_c is None else logp * target * w_c

@@ -7,7 +7,7 @@ torch's, so a torch ``state_dict`` loads as it is."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -301,6 +301,9 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nsp:
             s += f", dilation={self.dilation}"
+        output_padding = getattr(self, "output_padding", None)  # transposed convolutions
+        if output_padding is not None and output_padding != (0,) * self._nsp:
+            s += f", output_padding={output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -394,8 +397,13 @@ class _MaxUnpoolNd(Module):
         return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    def extra_repr(self) -> str:  # torch's: each an n-tuple
+        n = {"MaxUnpool1d": 1, "MaxUnpool2d": 2}.get(type(self).__name__, 3)
+
+        def tup(v: Any) -> tuple[Any, ...]:
+            return tuple(v) if isinstance(v, tuple | list) else (v,) * n
+        return (f"kernel_size={tup(self.kernel_size)}, stride={tup(self.stride)}, "
+                f"padding={tup(self.padding)}")
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
@@ -418,6 +426,12 @@ class AvgPool1d(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
                             self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self) -> str:  # torch's: 1-tuples
+        def one(v: Any) -> tuple[Any, ...]:
+            return tuple(v) if isinstance(v, tuple | list) else (v,)
+        return (f"kernel_size={one(self.kernel_size)}, stride={one(self.stride)}, "
+                f"padding={one(self.padding)}")
 
 
 class AvgPool2d(Module):
@@ -489,8 +503,11 @@ class Unflatten(Module):
 
 # ---- activations ----
 
-def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type[Module]:
-    """A module class calling ``fn(input, **its constructor arguments)``."""
+def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]],
+                repr_fn: Callable[[Any], str] | None = None) -> type[Module]:
+    """A module class calling ``fn(input, **its constructor arguments)``;
+    ``repr_fn`` gives its ``extra_repr`` where torch's differs from the
+    generic ``name=value`` list."""
     names = [p for p, _ in params]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -510,6 +527,8 @@ def _activation(name: str, fn: Any, params: Sequence[tuple[str, Any]]) -> type[M
         return fn(input, **{k: getattr(self, k) for k in names})
 
     def extra_repr(self) -> str:  # as PyTorch's: inplace only when set, strings quoted
+        if repr_fn is not None:
+            return repr_fn(self)
         return ", ".join(f"{k}={getattr(self, k)!r}" if isinstance(getattr(self, k), str)
                          else f"{k}={getattr(self, k)}" for k in names
                          if k != "inplace" or getattr(self, k))

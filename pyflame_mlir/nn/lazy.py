@@ -44,12 +44,13 @@ from .layers import (
     ConvTranspose1d,
     ConvTranspose2d,
     Linear,
+    NLLLoss,
     _ConvTransposeNd,
     _DropoutNd,
     _Loss,
 )
 from .module import Module, UninitializedBuffer, UninitializedParameter, is_uninitialized
-from .more_layers import InstanceNorm1d, InstanceNorm2d
+from .more_layers import InstanceNorm1d, InstanceNorm2d, PairwiseDistance
 from .rnn import _CellBase, _RNNBase
 from .surface_layers import Conv3d, _LPPool
 
@@ -99,7 +100,9 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
-        self.distance_function = distance_function
+        # torch's default: a PairwiseDistance module (a child, so it prints)
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
@@ -113,12 +116,8 @@ class MultiLabelMarginLoss(_Loss):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
-class NLLLoss2d(Module):
-    """torch's deprecated alias: ``NLLLoss`` (which takes (N, C, H, W) inputs)."""
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        from .layers import NLLLoss
-        return NLLLoss(*args, **kwargs)
+class NLLLoss2d(NLLLoss):
+    """torch's deprecated subclass of ``NLLLoss`` (which takes (N, C, H, W) inputs)."""
 
 
 class SyncBatchNorm(BatchNorm1d):
@@ -130,9 +129,10 @@ class SyncBatchNorm(BatchNorm1d):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 process_group: Any = None, device: Any = None, dtype: Any = None) -> None:
+                 process_group: Any = None, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
         self.process_group = process_group
 
     @classmethod

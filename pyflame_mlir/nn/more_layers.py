@@ -30,15 +30,16 @@ __all__ = [
 
 SELU = _activation("SELU", F.selu, [("inplace", False)])
 CELU = _activation("CELU", F.celu, [("alpha", 1.0), ("inplace", False)])
-Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, [("inplace", False)])
-Hardswish = _activation("Hardswish", F.hardswish, [("inplace", False)])
+# (torch's Hardsigmoid/Hardswish print no options, its shrinks the bare lambda)
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, [("inplace", False)], lambda m: "")
+Hardswish = _activation("Hardswish", F.hardswish, [("inplace", False)], lambda m: "")
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid, [])
 Softsign = _activation("Softsign", F.softsign, [])
 Tanhshrink = _activation("Tanhshrink", F.tanhshrink, [])
 Softmin = _activation("Softmin", F.softmin, [("dim", None)])
 GLU = _activation("GLU", F.glu, [("dim", -1)])
-Hardshrink = _activation("Hardshrink", F.hardshrink, [("lambd", 0.5)])
-Softshrink = _activation("Softshrink", F.softshrink, [("lambd", 0.5)])
+Hardshrink = _activation("Hardshrink", F.hardshrink, [("lambd", 0.5)], lambda m: f"{m.lambd}")
+Softshrink = _activation("Softshrink", F.softshrink, [("lambd", 0.5)], lambda m: f"{m.lambd}")
 Threshold = _activation("Threshold", F.threshold, [("threshold", None), ("value", None),
                                                    ("inplace", False)])
 

@@ -290,8 +290,10 @@ class _CellBase(Module):
             c = c.squeeze(0) if c is not None else None
         return h, c
 
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+    def extra_repr(self) -> str:  # torch's RNNCellBase: bias and nonlinearity when not default
+        s = f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        return s if nonlinearity == "tanh" else f"{s}, nonlinearity={nonlinearity}"
 
 
 class RNNCell(_CellBase):

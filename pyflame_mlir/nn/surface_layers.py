@@ -44,6 +44,9 @@ class AdaptiveMaxPool1d(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
 
 class ChannelShuffle(Module):
     def __init__(self, groups: int) -> None:
@@ -52,6 +55,9 @@ class ChannelShuffle(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
 
 
 class _LPPool(Module):
@@ -66,6 +72,10 @@ class _LPPool(Module):
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._fn(input, self.norm_type, self.kernel_size, self.stride,
                               self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
 
 class LPPool1d(_LPPool):
@@ -84,6 +94,9 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 __all__ = ["AdaptiveMaxPool1d", "AvgPool3d", "ChannelShuffle", "Conv3d", "LPPool1d",
@@ -161,7 +174,14 @@ class EmbeddingBag(Module):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:  # torch's repr names every non-default option
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s

@@ -10,6 +10,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ..autodiff import no_grad
 from ..core import replay_effect
 from ..ops import abs, maximum, sqrt
@@ -124,14 +126,17 @@ class NAdam(Optimizer):
                     state = self.state[p]
                     if not state:
                         state["step"] = step_tensor(0)
-                        state["mu_product"] = 1.0
+                        state["mu_product"] = step_tensor(1.0)  # 0-d float32, as torch's
                         state["exp_avg"] = zeros_leaf(p)
                         state["exp_avg_sq"] = zeros_leaf(p)
                     count_step(state)
 
                     def advance_mu(s: dict[str, Any] = state, b: float = beta1,
                                    d: float = decay) -> None:
-                        s["mu_product"] = float(s["mu_product"]) * _nadam_mu(b, step_of(s), d)
+                        # torch's mu_product *= mu: float32 times mu rounded to float32
+                        s["mu_product"] = step_tensor(float(
+                            np.float32(step_of(s, "mu_product"))
+                            * np.float32(_nadam_mu(b, step_of(s), d))))
                     advance_mu()
                     replay_effect(advance_mu)
                     dt = p.dtype
@@ -141,12 +146,13 @@ class NAdam(Optimizer):
                     denom = sqrt(exp_avg_sq / bc2) + eps
                     grad_coef = scalar.of(
                         lambda g=group, s=state, b=beta1, d=decay:
-                        -g["lr"] * (1 - _nadam_mu(b, step_of(s), d)) / (1 - s["mu_product"]),
+                        -g["lr"] * (1 - _nadam_mu(b, step_of(s), d))
+                        / (1 - step_of(s, "mu_product")),
                         dt)
                     avg_coef = scalar.of(
                         lambda g=group, s=state, b=beta1, d=decay:
                         -g["lr"] * _nadam_mu(b, step_of(s) + 1, d)
-                        / (1 - s["mu_product"] * _nadam_mu(b, step_of(s) + 1, d)), dt)
+                        / (1 - step_of(s, "mu_product") * _nadam_mu(b, step_of(s) + 1, d)), dt)
                     p.add_(grad / denom * grad_coef)
                     p.add_(exp_avg / denom * avg_coef)
 

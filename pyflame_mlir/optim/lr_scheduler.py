@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,6 +18,13 @@ from .optimizer import Optimizer
 
 __all__ = ["CosineAnnealingLR", "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR",
            "LinearLR", "MultiStepLR", "OneCycleLR", "StepLR"]
+
+_EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the "
+    "new chainable form, where available. Please open an issue if you are unable to "
+    "replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
 
 
 class LRScheduler:
@@ -49,14 +57,31 @@ class LRScheduler:
     def get_last_lr(self) -> list[float]:
         return self._last_lr
 
-    def step(self) -> None:
-        self._advance()
-        replay_effect(self._advance)  # a pf.compile'd step replays it too
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch; ``step(epoch)`` (torch's deprecated form, which
+        warm-up schedulers written as subclasses still call) jumps to ``epoch``,
+        with the closed form where torch has one."""
+        if epoch is None:
+            self._advance()
+            replay_effect(self._advance)  # a pf.compile'd step replays it too
+            return
+        warnings.warn(_EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
 
-    def _advance(self) -> None:
+        def jump() -> None:
+            self._advance(epoch)
+        jump()
+        replay_effect(jump)
+
+    def _advance(self, epoch: int | None = None) -> None:
         self._step_count += 1
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed = getattr(self, "_get_closed_form_lr", None)
+            values = closed() if closed is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = self._group_lrs()
 
@@ -65,6 +90,11 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
+
+
+class _LRScheduler(LRScheduler):
+    """torch's deprecated name of the base class, which custom (warm-up)
+    schedulers in many repositories still subclass."""
 
 
 class StepLR(LRScheduler):
@@ -79,6 +109,10 @@ class StepLR(LRScheduler):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
@@ -95,6 +129,11 @@ class MultiStepLR(LRScheduler):
             return self._group_lrs()
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._group_lrs()]
 
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch)
+                for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """lr times ``gamma`` every epoch."""
@@ -107,6 +146,9 @@ class ExponentialLR(LRScheduler):
         if self.last_epoch == 0:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -131,6 +173,11 @@ class CosineAnnealingLR(LRScheduler):
                     for base, lr in zip(self.base_lrs, lrs)]
         return [(1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t))
                 * (lr - lo) + lo for lr in lrs]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        lo = self.eta_min
+        return [lo + (base - lo) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
 
 
 class LambdaLR(LRScheduler):
@@ -190,6 +237,11 @@ class LinearLR(LRScheduler):
         a, b = self.start_factor, self.end_factor
         factor = 1.0 + (b - a) / (self.total_iters * a + (self.last_epoch - 1) * (b - a))
         return [lr * factor for lr in lrs]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        a, b = self.start_factor, self.end_factor
+        return [base * (a + (b - a) * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base in self.base_lrs]
 
 
 # ---- cyclic schedules (torch's CyclicLR and OneCycleLR), with momentum cycling ----
@@ -426,6 +478,10 @@ class ConstantLR(LRScheduler):
             return lrs
         return [lr * (1.0 / self.factor) for lr in lrs]
 
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
 
 class PolynomialLR(LRScheduler):
     """lr decayed by ``(1 - epoch / total_iters) ** power`` (torch's chained form)."""
@@ -442,6 +498,11 @@ class PolynomialLR(LRScheduler):
             return lrs
         decay = ((1.0 - e / t) / (1.0 - (e - 1) / t)) ** self.power
         return [lr * decay for lr in lrs]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        t = self.total_iters
+        return [base * (1.0 - min(t, self.last_epoch) / t) ** self.power
+                for base in self.base_lrs]
 
 
 class MultiplicativeLR(LRScheduler):

@@ -87,13 +87,19 @@ def step_tensor(n: float) -> Tensor:
     return Tensor._leaf(np.asarray(n, np.float32), float32)
 
 
-def step_of(state: dict[str, Any]) -> float:
-    """``state["step"]`` as a Python number (the step's Python arithmetic)."""
-    t = state["step"]
+def step_of(state: dict[str, Any], key: str = "step") -> float:
+    """``state["step"]`` (or another 0-d float32 state entry, NAdam's
+    ``mu_product``, ASGD's ``eta`` and ``mu``) as a Python number (the
+    step's Python arithmetic)."""
+    t = state[key]
     if isinstance(t, Tensor):
         v = t._value
         return float(v) if v is not None else float(t.item())
     return float(t)
+
+
+# the state entries torch keeps as 0-d float32 tensors (whatever the parameter's dtype)
+SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
 
 
 def count_step(state: dict[str, Any]) -> None:
@@ -233,7 +239,7 @@ class Optimizer:
         if value is None or isinstance(value, bool | int | float | str):
             return value
         t = _host_value(value)
-        if key == "step":
+        if key in SCALAR_STATE and t.numel() == 1:
             return step_tensor(float(t.item()))
         if t.shape != p.shape and t.numel() != 1:
             raise ValueError(f"optimizer state {key!r} of shape {list(t.shape)} does not "

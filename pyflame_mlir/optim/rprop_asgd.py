@@ -97,22 +97,23 @@ class ASGD(Optimizer):
                     state = self.state[p]
                     if not state:
                         state["step"] = step_tensor(0)
-                        state["eta"] = float(group["lr"])
-                        state["mu"] = 1.0
+                        state["eta"] = step_tensor(float(group["lr"]))  # 0-d float32, as torch's
+                        state["mu"] = step_tensor(1.0)
                         state["ax"] = zeros_leaf(p)
                     count_step(state)
                     if wd != 0:
                         grad = grad + p * wd
-                    eta = scalar.of(lambda s=state: s["eta"], p.dtype)
+                    eta = scalar.of(lambda s=state: step_of(s, "eta"), p.dtype)
                     p.mul_(1 - lambd * eta)
                     p.sub_(grad * eta)
                     ax = state["ax"]
-                    mu = scalar.of(lambda s=state: s["mu"], p.dtype)
+                    mu = scalar.of(lambda s=state: step_of(s, "mu"), p.dtype)
                     # torch branches on mu.item(): a copy while mu is 1 (exactly p)
                     ax.copy_(where(mu == 1, p, ax + (p - ax) * mu))
 
                     def schedule(s: dict[str, Any] = state, g: dict[str, Any] = group) -> None:
-                        s["eta"] = g["lr"] / (1 + g["lambd"] * g["lr"] * step_of(s)) ** g["alpha"]
-                        s["mu"] = 1 / max(1, step_of(s) - g["t0"])
+                        s["eta"] = step_tensor(
+                            g["lr"] / (1 + g["lambd"] * g["lr"] * step_of(s)) ** g["alpha"])
+                        s["mu"] = step_tensor(1 / max(1, step_of(s) - g["t0"]))
                     schedule()
                     replay_effect(schedule)

@@ -71,12 +71,17 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n = len(self.data_source)
-        if self.replacement:
-            return iter(_draws(self.generator).integers(0, n, self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        order = np.concatenate([_permutation(self.generator, n) for _ in range(reps)])
-        return iter(order[:self.num_samples].tolist())
+        # drawn as iterated, in chunks (torch's: 32 draws, or one permutation, at a
+        # time), so minGPT's RandomSampler(replacement=True, num_samples=int(1e10))
+        # costs nothing up front
+        n, left = len(self.data_source), self.num_samples
+        while left > 0:
+            if self.replacement:
+                chunk = _draws(self.generator).integers(0, n, min(left, 32)).tolist()
+            else:
+                chunk = _permutation(self.generator, n)[:left].tolist()
+            left -= len(chunk)
+            yield from chunk
 
     def __len__(self) -> int:
         return self.num_samples
@@ -172,9 +177,10 @@ class TensorDataset(Dataset):
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
-    def batch(self, indices: np.ndarray) -> tuple[Tensor, ...]:
-        """The rows ``indices`` of every tensor, cut from the host values at once."""
-        return tuple(creation.tensor(t.numpy()[indices]) for t in self.tensors)
+    def batch(self, indices: np.ndarray) -> list[Tensor]:
+        """The rows ``indices`` of every tensor, cut from the host values at once
+        (a list, as torch's default_collate makes of a batch of tuples)."""
+        return list(creation.tensor(t.numpy()[indices]) for t in self.tensors)
 
 
 class Subset(Dataset):
@@ -361,27 +367,50 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
 
 def default_collate(batch: Sequence[Any]) -> Any:
-    """Stack a list of samples: tensors along a new first dim, numbers and
-    numpy arrays into tensors, tuples/lists/dicts element by element."""
+    """torch's default_collate: tensors stacked along a new first dim, numpy
+    arrays and numbers made tensors (Python floats float64, ints int64, bools
+    bool, as torch's), strings left as they come, mappings and namedtuples
+    element by element, other sequences element by element into a list (a
+    tuple's too, as torch's)."""
     first = batch[0]
     if isinstance(first, Tensor):
         return stack(list(batch))
     if isinstance(first, np.ndarray | np.number):
         return creation.tensor(np.stack(batch))
-    if isinstance(first, bool | int | float):
+    if isinstance(first, float):
+        return creation.tensor(list(batch), dtype=np.float64)
+    if isinstance(first, bool | int):
         return creation.tensor(list(batch))
     if isinstance(first, str | bytes):
-        return list(batch)
+        return batch
     if isinstance(first, Mapping):
         return {k: default_collate([b[k] for b in batch]) for k in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # namedtuple
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(first)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(first, Sequence):
         if any(len(b) != len(first) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        return [default_collate(s) for s in zip(*batch)]
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                     f"dicts or lists; found {type(first).__name__}")
+
+
+def default_convert(data: Any) -> Any:
+    """torch's default_convert (what DataLoader(batch_size=None) applies to each
+    sample): numpy arrays and numpy scalars become tensors, mappings, namedtuples
+    and sequences are converted element by element (a tuple into a list, as
+    torch's); everything else is returned as it is."""
+    if isinstance(data, np.ndarray | np.number):
+        return data if data.dtype.kind in "SUO" else creation.tensor(data)
+    if isinstance(data, Tensor | str | bytes):
+        return data
+    if isinstance(data, Mapping):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, Sequence):
+        return [default_convert(d) for d in data]
+    return data
 
 
 class DataLoader:
@@ -407,9 +436,9 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.collate_fn, self.drop_last, self.generator = collate_fn, drop_last, generator
 
-    def _order(self) -> list[int]:
+    def _order(self) -> Iterator[int] | list[int]:
         if self.sampler is not None:
-            return list(self.sampler)
+            return iter(self.sampler)  # as it iterates: a sampler may be endless or huge
         n = len(self.dataset)  # type: ignore[arg-type]
         if self.shuffle:
             return _permutation(self.generator, n).tolist()
@@ -418,7 +447,7 @@ class DataLoader:
     def _stream(self) -> Iterator[Any]:
         """An ``IterableDataset``'s samples in batches of ``batch_size``."""
         collate = self.collate_fn or (default_collate if self.batch_size is not None
-                                      else (lambda s: s))
+                                      else default_convert)
         if self.batch_size is None:
             yield from (collate(s) for s in self.dataset)  # type: ignore[attr-defined]
             return
@@ -439,11 +468,14 @@ class DataLoader:
         if self.batch_size is None:
             yield from ([i] for i in order)
             return
-        for at in range(0, len(order), self.batch_size):
-            idx = order[at:at + self.batch_size]
-            if len(idx) < self.batch_size and self.drop_last:
-                return
-            yield idx
+        if isinstance(order, list):  # the dataset's own order: cut in slices
+            bs = self.batch_size
+            for at in range(0, len(order), bs):
+                if at + bs > len(order) and self.drop_last:
+                    return
+                yield order[at:at + bs]
+            return
+        yield from BatchSampler(order, self.batch_size, self.drop_last)
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
@@ -451,7 +483,7 @@ class DataLoader:
             return
         for idx in self._batches():
             if self.batch_size is None and self.batch_sampler is None:
-                yield self.dataset[idx[0]]
+                yield (self.collate_fn or default_convert)(self.dataset[idx[0]])
             elif type(self.dataset) is TensorDataset and self.collate_fn is None:
                 yield self.dataset.batch(np.asarray(idx, dtype=np.int64))
             else:

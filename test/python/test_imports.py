@@ -130,6 +130,31 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.nn.attention": 2,  # session 11: sdpa_kernel, SDPBackend
     "pyflame_mlir.nn.grad": 2,  # session 11: torch.nn.grad's conv gradients (vjps)
     "pyflame_mlir.nn.lazy": 2,  # session 11: lazy modules, ConvTranspose3d, AlphaDropout...
+    "pyflame_mlir.nn.modules": 2,  # s16: torch.nn.modules' layout over nn's classes
+    "pyflame_mlir.nn.modules.activation": 2,
+    "pyflame_mlir.nn.modules.adaptive": 2,
+    "pyflame_mlir.nn.modules.batchnorm": 2,
+    "pyflame_mlir.nn.modules.channelshuffle": 2,
+    "pyflame_mlir.nn.modules.container": 2,
+    "pyflame_mlir.nn.modules.conv": 2,
+    "pyflame_mlir.nn.modules.distance": 2,
+    "pyflame_mlir.nn.modules.dropout": 2,
+    "pyflame_mlir.nn.modules.flatten": 2,
+    "pyflame_mlir.nn.modules.fold": 2,
+    "pyflame_mlir.nn.modules.instancenorm": 2,
+    "pyflame_mlir.nn.modules.lazy": 2,
+    "pyflame_mlir.nn.modules.linear": 2,
+    "pyflame_mlir.nn.modules.loss": 2,
+    "pyflame_mlir.nn.modules.module": 2,
+    "pyflame_mlir.nn.modules.normalization": 2,
+    "pyflame_mlir.nn.modules.padding": 2,
+    "pyflame_mlir.nn.modules.pixelshuffle": 2,
+    "pyflame_mlir.nn.modules.pooling": 2,
+    "pyflame_mlir.nn.modules.rnn": 2,
+    "pyflame_mlir.nn.modules.sparse": 2,
+    "pyflame_mlir.nn.modules.transformer": 2,
+    "pyflame_mlir.nn.modules.upsampling": 2,
+    "pyflame_mlir.nn.modules.utils": 2,
     "pyflame_mlir": 3,  # __init__: the public API
     # issue 20: PYFLAME_LOG set-up; the cache command over the runtime's disk caches
     "pyflame_mlir.logging_util": 0,
