@@ -80,6 +80,7 @@ from .core import (
     GRAD_MODE,
     OBSERVERS,
     REALIZE_GUARDS,
+    Aliases,
     Subgraph,
     Tensor,
     ViewOf,
@@ -92,6 +93,8 @@ from .core import (
     rebind,
     snapshot,
     source,
+    sync_state,
+    write_back,
 )
 from .creation import empty
 from .dialects.dtypes import DType
@@ -399,6 +402,7 @@ class Compiled:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
                 self._stats.python_reasons.append(prog.python_reason)
+            _write_shared(leaves)
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
@@ -410,6 +414,7 @@ class Compiled:
         for t, value in zip(requested, prog.executable.run(arrays)):
             if t._node is not None:
                 t._realize(value)
+        _write_shared(leaves)
         prog.sub = None  # the guards hold the captured tensors weakly: so must we
         for i, _ in prog.donated:
             delete(leaves[i])
@@ -448,6 +453,8 @@ class Compiled:
                 version = t._version
                 rebind(t, old, start, Tensor._leaf(value, dt))
                 t._mut.version = version + count
+                if type(t._view) is Aliases and t._view.share is not None:
+                    write_back(t)  # (memory shared with numpy: the array follows)
             else:
                 t = ref()
                 if t is not None:
@@ -480,6 +487,14 @@ class Compiled:
         self._fast.clear()
 
 
+def _write_shared(leaves: list[Any]) -> None:
+    """The arguments sharing memory with numpy (updated in place by the traced
+    call, lazily): their arrays follow, as after an update outside a trace."""
+    for t in leaves:
+        if isinstance(t, Tensor) and type(t._view) is Aliases and t._view.share is not None:
+            write_back(t)
+
+
 def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:
     ts: list[Tensor | np.ndarray] = []
     for kind, ref in prog.slots:
@@ -493,7 +508,10 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
     for t in ts:  # (one pass when every input is a value: the common case)
         if type(t) is np.ndarray:
             arrays.append(t)
-        elif t._node is None and t._value is not None:
+            continue
+        if t._view is not None:
+            sync_state(t)  # (memory shared with numpy: the array's values now)
+        if t._node is None and t._value is not None:
             arrays.append(t._value)
         else:
             break
