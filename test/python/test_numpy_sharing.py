@@ -413,3 +413,35 @@ def _saved_then_numpy_write(lib):  # torch's saved tensor aliases the array: bac
                          ids=lambda f: f.__name__.strip("_"))
 def test_numpy_write_between_forward_and_backward(program, mode):
     _same(program)
+
+
+def test_numpy_of_a_view_of_a_lazy_root_is_read_only(lazy):
+    """Lazy-only (eagerly the root is computed: the view's array shares it).
+    ``.numpy()`` of a view whose root was never computed: the view's values
+    alone, read-only (no evaluation of the root); an in-place update of the
+    root while that array lives raises instead of leaving it stale (PyTorch's
+    array would follow); once dropped, updates work."""
+    r = pf.arange(6, dtype=pf.float32) * 2
+    v = r[1:3]
+    a = v.numpy()
+    assert a.tolist() == [2.0, 4.0] and not a.flags.writeable and r.is_lazy
+    with pytest.raises(ValueError):
+        a[0] = 1
+    with pytest.raises(NotImplementedError, match="would not follow"):
+        r.add_(1)
+    with pytest.raises(NotImplementedError, match="would not follow"):
+        v.mul_(2)
+    del a
+    r.add_(1)
+    assert v.tolist() == [3.0, 5.0]
+
+
+def test_numpy_of_a_view_of_a_computed_root_shares(mode):
+    r = pf.arange(6, dtype=pf.float32) * 2
+    r.eval()
+    a = r.reshape(2, 3)[:, 1].numpy()
+    assert a.flags.writeable
+    r.add_(1)
+    assert a.tolist() == [3.0, 9.0]
+    a[0] = 0
+    assert r.tolist() == [1.0, 0.0, 5.0, 7.0, 9.0, 11.0]
