@@ -445,3 +445,16 @@ def test_numpy_of_a_view_of_a_computed_root_shares(mode):
     assert a.tolist() == [3.0, 9.0]
     a[0] = 0
     assert r.tolist() == [1.0, 0.0, 5.0, 7.0, 9.0, 11.0]
+
+
+def test_numpy_write_seen_before_backward_raises(mode):
+    """The documented difference: a numpy write between forward and backward
+    that pf saw (a value read) changes torch's gradient silently; pf raises."""
+    n = np.ones(3, np.float32)
+    t = pf.from_numpy(n)
+    w = pf.ones(3, requires_grad=True)
+    y = (t * w).sum()
+    n += 1
+    assert t.tolist() == [2.0] * 3
+    with pytest.raises(RuntimeError, match="saved for backward"):
+        y.backward()
