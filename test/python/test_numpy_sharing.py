@@ -192,14 +192,6 @@ def _chain(lib):
     return n, s, t
 
 
-def _squeeze_in_place(lib):
-    n = np.ones((2, 1, 2), np.float32)
-    t = lib.from_numpy(n)
-    t.squeeze_(1)
-    t[0, 1] = 9
-    return n
-
-
 def _requires_grad(lib):
     n = np.ones(3, np.float32)
     t = lib.from_numpy(n).requires_grad_()
