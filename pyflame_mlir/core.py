@@ -1607,12 +1607,13 @@ class Aliases:
     """A root's live views (weakly: a view no one holds is not updated), and
     ``share``: the numpy array it shares memory with (``share``), or None."""
 
-    __slots__ = ("refs", "kept", "share", "handed")
+    __slots__ = ("refs", "kept", "share", "synced", "handed")
 
     def __init__(self) -> None:
         self.refs: list[weakref.ref[Tensor]] = []
         self.kept = 16
         self.share: np.ndarray | None = None
+        self.synced: np.ndarray | None = None  # the value ``share`` was equal to, last looked
         # read-only arrays ``.numpy()`` handed out for views of it while it was lazy
         self.handed: list[weakref.ref[np.ndarray]] | None = None
 
@@ -1801,7 +1802,7 @@ def share(t: Tensor, buf: np.ndarray) -> Tensor:
         v = t._view = Aliases()
     elif type(v) is not Aliases:
         raise AssertionError("internal error: only a root tensor shares memory with numpy")
-    v.share = buf
+    v.share, v.synced = buf, t._value
     return t
 
 
@@ -1813,7 +1814,7 @@ def unshare(t: Tensor, keep: bool = False) -> None:
     if type(v) is Aliases and v.share is not None:
         if t._value is v.share and not keep:
             t._value = v.share.copy()  # (the user's array stays the user's)
-        v.share = None
+        v.share = v.synced = None
         if not v.refs:
             t._view = None  # an ordinary tensor again: the fast paths
 
@@ -1873,20 +1874,25 @@ def sync_shared(t: Tensor, private: bool) -> None:
     recorded before keep theirs, views are recomputed). ``private``: its value
     becomes a copy (an op is about to read it lazily: the epoch's one copy).
     An array no one but pf holds any more ends the sharing."""
-    buf = t._view.share
+    al = t._view
+    buf = al.share
     v = t._value
     if t._node is not None or v is None:  # (an update pending in a compiled trace; donated)
         return
-    # pf's references: the Aliases', this ``buf``; and ``_value``'s and ``v`` when the same
+    if v is not al.synced:  # pf updated it since without writing the array (a compiled
+        write_back(t)  # trace's lazy update): pf's state is the truth
+        v = t._value
+    # pf's references: the Aliases' two, this ``buf``; ``_value``'s and ``v`` when the same
     if v is buf:
-        if not _held(buf, 4):
+        if not _held(buf, 5):
             unshare(t, True)
         elif private:
-            t._value = buf.copy()  # (no op read this state lazily: no new state)
+            t._value = al.synced = buf.copy()  # (no op read this state lazily: no new state)
         return
     held = _held(buf, 2)
     if not _same_bits(v, buf):
         _numpy_wrote(t, buf.copy() if held else buf)
+        al.synced = t._value
     if not held:
         unshare(t, True)
 
@@ -1930,15 +1936,29 @@ def write_back(root: Tensor) -> None:
     its new state, computed now, is written into its array (PyTorch writes
     there: the user's array follows). Its value stays a private copy, equal
     to the array: the epoch's copy."""
-    buf = root._view.share
+    al = root._view
     if root._node is not None:
         realize([root])
     v = root._value
-    if v is buf:
+    al.synced = v
+    if v is al.share:
         return
     if type(v) is not np.ndarray and hasattr(v, "to_host"):
         v = v.to_host()  # (a value the csl backend keeps on the device)
-    np.copyto(buf, v)
+    np.copyto(al.share, v)
+
+
+# the shared tensors updated in place lazily in a ``pf.compile`` trace (``jit``
+# writes their arrays after the traced call: ``flush_pending``)
+PENDING_WRITES: list[weakref.ref[Tensor]] = []
+
+
+def flush_pending() -> None:
+    """Write the arrays of the shared tensors a traced call updated in place."""
+    while PENDING_WRITES:
+        t = PENDING_WRITES.pop()()
+        if t is not None and type(t._view) is Aliases and t._view.share is not None:
+            write_back(t)
 
 
 def hand_out(t: Tensor) -> np.ndarray:

@@ -151,10 +151,9 @@ def _update_shared(t: Tensor, root: Tensor, make: Callable[[Tensor], Any], what:
     computed at once and written into the array, as PyTorch writes there (the
     user's array follows). In a ``pf.compile`` trace it stays lazy: the
     compiled call writes the array (``jit``)."""
-    buf = core.shared_array(root)
-    if not buf.flags.writeable:
+    if not core.shared_array(root).flags.writeable:
         raise ValueError(f"{what}: the tensor ({list(t.shape)}) shares memory with a read-only "
-                         f"numpy array (shape {list(buf.shape)}: from_numpy/as_tensor/"
+                         f"numpy array (shape {list(root.shape)}: from_numpy/as_tensor/"
                          "frombuffer/from_dlpack of a read-only buffer); PyTorch's behaviour "
                          "is undefined there. Clone it first, or make the array writeable")
     core.sync_shared(root, True)  # (its state now: the array's values, in a private copy)
@@ -163,8 +162,11 @@ def _update_shared(t: Tensor, root: Tensor, make: Callable[[Tensor], Any], what:
         _update(t, make, what)
     finally:
         _WRITING.discard(id(t))
-    if core.shared_array(root) is not None and not GRAD_MODE.jit_depth:
-        core.write_back(root)
+    if core.shared_array(root) is not None:
+        if GRAD_MODE.jit_depth:
+            core.PENDING_WRITES.append(weakref.ref(root))
+        else:
+            core.write_back(root)
     return t
 
 

@@ -89,6 +89,7 @@ from .core import (
     collect,
     delete,
     deleted_message,
+    flush_pending,
     realize,
     rebind,
     snapshot,
@@ -402,7 +403,7 @@ class Compiled:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
                 self._stats.python_reasons.append(prog.python_reason)
-            _write_shared(leaves)
+            flush_pending()
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
@@ -414,7 +415,7 @@ class Compiled:
         for t, value in zip(requested, prog.executable.run(arrays)):
             if t._node is not None:
                 t._realize(value)
-        _write_shared(leaves)
+        flush_pending()
         prog.sub = None  # the guards hold the captured tensors weakly: so must we
         for i, _ in prog.donated:
             delete(leaves[i])
@@ -485,14 +486,6 @@ class Compiled:
         """Forget every traced program: the next call traces again."""
         self._programs.clear()
         self._fast.clear()
-
-
-def _write_shared(leaves: list[Any]) -> None:
-    """The arguments sharing memory with numpy (updated in place by the traced
-    call, lazily): their arrays follow, as after an update outside a trace."""
-    for t in leaves:
-        if isinstance(t, Tensor) and type(t._view) is Aliases and t._view.share is not None:
-            write_back(t)
 
 
 def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[np.ndarray]:

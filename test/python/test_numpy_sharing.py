@@ -450,3 +450,51 @@ def test_numpy_write_seen_before_backward_raises(mode):
     assert t.tolist() == [2.0] * 3
     with pytest.raises(RuntimeError, match="saved for backward"):
         y.backward()
+
+
+def test_compile_in_place_of_a_captured_shared_tensor(mode):
+    """A compiled function updating in place a tensor it captures (not an
+    argument) that shares memory with numpy: the array follows each call (the
+    trace's call too), and a numpy write between calls is read by the next."""
+    n = np.zeros(3, np.float32)
+    acc = pf.from_numpy(n)
+
+    def step(x):
+        acc.add_(x)
+        return acc * 1
+
+    f = pf.compile(step)
+    for i in range(4):
+        y = f(pf.ones(3))
+        assert n.tolist() == [i + 1.0] * 3 and y.tolist() == [i + 1.0] * 3
+    n[:] = 10
+    y = f(pf.ones(3))
+    assert n.tolist() == [11.0] * 3 and y.tolist() == [11.0] * 3
+
+
+def test_optimizer_state_held_through_numpy_follows(mode):
+    """``m = opt.state[p]['momentum_buffer'].numpy()`` held across compiled
+    steps follows the buffer (torch's shares its storage), and the steps
+    give the values of an uncompiled run."""
+    def run(compiled):
+        w = pf.tensor(np.ones(3, np.float32), requires_grad=True)
+        o = pf.optim.SGD([w], lr=0.1, momentum=0.9)
+
+        def step(x):
+            o.zero_grad()
+            (w * x).sum().backward()
+            o.step()
+
+        f = pf.compile(step) if compiled else step
+        f(pf.full([3], 1.0))
+        m = o.state[w]["momentum_buffer"].numpy()
+        seen = []
+        for i in range(3):
+            f(pf.full([3], i + 2.0))
+            seen.append(m.tolist())
+        return seen, w.tolist()
+
+    assert run(True) == run(False)
+    seen, _ = run(False)
+    np.testing.assert_allclose(seen, [[2.9] * 3, [2.9 * 0.9 + 3] * 3, [(2.9 * 0.9 + 3) * 0.9 + 4] * 3],
+                               rtol=1e-6)
