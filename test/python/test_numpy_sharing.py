@@ -496,5 +496,5 @@ def test_optimizer_state_held_through_numpy_follows(mode):
 
     assert run(True) == run(False)
     seen, _ = run(False)
-    np.testing.assert_allclose(seen, [[2.9] * 3, [2.9 * 0.9 + 3] * 3, [(2.9 * 0.9 + 3) * 0.9 + 4] * 3],
-                               rtol=1e-6)
+    m = [2.9, 2.9 * 0.9 + 3, (2.9 * 0.9 + 3) * 0.9 + 4]  # momentum 0.9 over grads 1, 2, 3, 4
+    np.testing.assert_allclose(seen, [[v] * 3 for v in m], rtol=1e-6)
