@@ -1,10 +1,11 @@
 """The cost of memory shared with numpy on the common path: a training step
 fed by ``x = pf.from_numpy(batch)`` (batch 64, MLP 784 -> 256 -> 10, SGD: the
-model of ``bench/train_step.py``), side by side in one process with the same
-step fed by an unshared leaf of the same array (``Tensor._leaf(batch)``: what
-``from_numpy`` was before sharing). Rounds alternate the two; the ratio of
-the medians is printed (> 1: sharing is slower). The batches cycle through 8
-arrays, as a data loader hands out new ones. Run with OPENBLAS_NUM_THREADS=1."""
+model of ``bench/train_step.py``), and ``bench/overhead.py``'s README
+forward fed the same way, each side by side in one process with the same
+work fed by an unshared leaf of the same array (``Tensor._leaf(batch)``: what
+``from_numpy`` was before sharing). Rounds alternate the two; the ratios are
+printed (> 1: sharing is slower). The batches cycle through a few arrays, as
+a data loader hands out new ones. Run with OPENBLAS_NUM_THREADS=1."""
 
 from __future__ import annotations
 
@@ -44,9 +45,23 @@ def make_step(feed: Callable[[np.ndarray], Tensor]) -> Callable[[int], float]:
     return step
 
 
-def main(n: int = 200, rounds: int = 7) -> None:
-    steps = {"from_numpy (shared)": make_step(pf.from_numpy),
-             "unshared leaf": make_step(Tensor._leaf)}
+def make_forward(feed: Callable[[np.ndarray], Tensor]) -> Callable[[int], float]:
+    """``bench/overhead.py``'s README forward (1024 x 512 data, MLP 512 -> 256 -> 10)."""
+    r = np.random.default_rng(1)
+    w1 = pf.tensor((r.standard_normal((512, 256)) * 0.05).astype(np.float32))
+    b1 = pf.tensor(np.full(256, 0.01, np.float32))
+    w2 = pf.tensor((r.standard_normal((256, 10)) * 0.05).astype(np.float32))
+    data = [r.standard_normal((1024, 512)).astype(np.float32) for _ in range(4)]
+
+    def forward(i: int) -> float:
+        x = feed(data[i % len(data)])
+        return float(pf.softmax(pf.relu(x @ w1 + b1) @ w2, dim=1)[0, 0])
+
+    return forward
+
+
+def compare(name: str, make: Callable, n: int, rounds: int) -> None:
+    steps = {"from_numpy (shared)": make(pf.from_numpy), "unshared leaf": make(Tensor._leaf)}
     for s in steps.values():  # warm: traces and plans cached
         for i in range(3):
             s(i)
@@ -59,10 +74,18 @@ def main(n: int = 200, rounds: int = 7) -> None:
             for i in range(n):
                 s(i)
             times[k].append((time.perf_counter() - t0) / n)
+    print(name)
     for k, v in times.items():
-        print(f"{k:22s} {median(v) * 1e6:8.1f} us/step (min {min(v) * 1e6:.1f})")
-    ratio = median(times["from_numpy (shared)"]) / median(times["unshared leaf"])
-    print(f"ratio shared / unshared: {ratio:.3f}")
+        print(f"  {k:22s} {median(v) * 1e6:8.1f} us (min {min(v) * 1e6:.1f})")
+    pairs = [x / y for x, y in zip(times["from_numpy (shared)"], times["unshared leaf"])]
+    print(f"  shared / unshared: median of rounds {median(pairs):.3f} "
+          f"(rounds {min(pairs):.2f}-{max(pairs):.2f}), of the minima "
+          f"{min(times['from_numpy (shared)']) / min(times['unshared leaf']):.3f}")
+
+
+def main() -> None:
+    compare("training step, batch 64, MLP 784-256-10 + SGD", make_step, 200, 7)
+    compare("README forward, 1024 x 512 data", make_forward, 100, 7)
 
 
 if __name__ == "__main__":
