@@ -1961,6 +1961,37 @@ def flush_pending() -> None:
             write_back(t)
 
 
+def _numpy_view(rb: np.ndarray, info: ViewOf) -> np.ndarray:
+    """The numpy view of ``rb`` (a root's array, any strides) holding the
+    elements of the view ``info`` (its geometry is in the root's row-major
+    flat storage)."""
+    sizes = tuple(info.sizes)
+    pos = info.positions()
+    if pos.size == 0:
+        return np.empty(sizes, rb.dtype)  # (no element to share)
+
+    def address(flat: Any) -> Any:  # byte offsets in rb of root flat positions
+        idx = np.unravel_index(flat, rb.shape)
+        return sum((i * st for i, st in zip(idx, rb.strides)), np.int64(0))
+
+    base = int(address(info.offset))
+    steps = [int(address(info.offset + st)) - base if n > 1 else 0
+             for n, st in zip(sizes, info.strides)]
+    grid = np.zeros(sizes, np.int64) + base
+    for k, (n, b) in enumerate(zip(sizes, steps)):
+        shape = [1] * len(sizes)
+        shape[k] = n
+        grid = grid + (np.arange(n, dtype=np.int64) * b).reshape(shape)
+    if not np.array_equal(grid, address(pos)):
+        raise NotImplementedError(
+            f"numpy() of a view ({list(sizes)}) of a tensor sharing memory with a numpy array "
+            f"of strides {list(rb.strides)}: its elements are at no fixed strides in that "
+            "array (a reshape across them); use .clone().numpy() (a copy)")
+    # a view (not a scalar copy) starting at the first element
+    first = rb[tuple(slice(int(i), int(i) + 1) for i in np.unravel_index(info.offset, rb.shape))]
+    return np.lib.stride_tricks.as_strided(first, sizes, steps)
+
+
 def hand_out(t: Tensor) -> np.ndarray:
     """``t.numpy()`` called by the user: an array sharing memory with ``t``
     from now on, as PyTorch's (in-place updates of ``t`` write into it; numpy
@@ -1982,16 +2013,9 @@ def hand_out(t: Tensor) -> np.ndarray:
             al.handed = [r for r in al.handed if r() is not None] + [weakref.ref(arr)]
             return arr
         rb = hand_out(root)
-        if not rb.flags.c_contiguous or rb.dtype != t.dtype.np:
-            raise NotImplementedError(
-                f"numpy() of a view ({list(t.shape)}) of a tensor sharing memory with a "
-                f"non-contiguous numpy array ({list(rb.shape)}, strides {list(rb.strides)}): "
-                "use .clone().numpy() (a copy)")
         if t._node is not None or REALIZE_GUARDS:
             realize([t])
-        k = rb.itemsize
-        return np.lib.stride_tricks.as_strided(
-            rb.reshape(-1)[info.offset:], info.sizes, [s * k for s in info.strides])
+        return _numpy_view(rb, info)
     if type(info) is Aliases and info.share is not None:
         buf = info.share
         if t._node is not None:  # (an in-place update pending in a compiled trace)

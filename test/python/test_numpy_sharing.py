@@ -498,3 +498,24 @@ def test_optimizer_state_held_through_numpy_follows(mode):
     seen, _ = run(False)
     m = [2.9, 2.9 * 0.9 + 3, (2.9 * 0.9 + 3) * 0.9 + 4]  # momentum 0.9 over grads 1, 2, 3, 4
     np.testing.assert_allclose(seen, [[v] * 3 for v in m], rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda a: a[:, ::2], lambda a: a.T,
+                                  lambda a: np.asfortranarray(a), lambda a: a[1:3, 2:5]],
+                         ids=["strided", "transposed", "fortran", "block"])
+def test_numpy_of_views_of_a_non_contiguous_array(mode, make):
+    """Views of a tensor sharing a strided array: ``.numpy()`` is a numpy view
+    of that array (as torch's), seeing later in-place updates; writes into it
+    are seen by the tensor. (torch refuses negative strides: a[::-1] is not
+    an oracle case.)"""
+    for lib in (torch, pf):
+        a = make(np.arange(24, dtype=np.float32).reshape(4, 6))
+        x = lib.from_numpy(a)
+        views = [x[::2, 1:], x.T, x[1], x[:, -1], x.T[1:, ::2]]
+        arrays = [v.numpy() for v in views]
+        x.mul_(2)
+        arrays[0][0, 0] = -1
+        got = ([v.tolist() for v in arrays], x.tolist(), a.tolist())
+        if lib is torch:
+            want = got
+    assert got == want
