@@ -1971,6 +1971,8 @@ def _numpy_view(rb: np.ndarray, info: ViewOf) -> np.ndarray:
         return np.empty(sizes, rb.dtype)  # (no element to share)
 
     def address(flat: Any) -> Any:  # byte offsets in rb of root flat positions
+        if not rb.ndim:
+            return np.zeros_like(flat, dtype=np.int64)  # (a 0-d root: its one element)
         idx = np.unravel_index(flat, rb.shape)
         return sum((i * st for i, st in zip(idx, rb.strides)), np.int64(0))
 
@@ -1988,7 +1990,8 @@ def _numpy_view(rb: np.ndarray, info: ViewOf) -> np.ndarray:
             f"of strides {list(rb.strides)}: its elements are at no fixed strides in that "
             "array (a reshape across them); use .clone().numpy() (a copy)")
     # a view (not a scalar copy) starting at the first element
-    first = rb[tuple(slice(int(i), int(i) + 1) for i in np.unravel_index(info.offset, rb.shape))]
+    first = rb[tuple(slice(int(i), int(i) + 1) for i in np.unravel_index(info.offset, rb.shape))
+               ] if rb.ndim else rb[...]
     return np.lib.stride_tricks.as_strided(first, sizes, steps)
 
 

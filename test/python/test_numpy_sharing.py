@@ -519,3 +519,15 @@ def test_numpy_of_views_of_a_non_contiguous_array(mode, make):
         if lib is torch:
             want = got
     assert got == want
+
+
+def _zero_dim_views(lib):  # views of a 0-d tensor: numpy views of its one element
+    n = np.array(3.0, np.float32)
+    t = lib.from_numpy(n)
+    a, b = t[None].numpy(), t.expand(2).numpy()
+    t.add_(1)
+    return a, b, n
+
+
+def test_numpy_of_views_of_a_zero_dim_tensor(mode):
+    _same(_zero_dim_views)
