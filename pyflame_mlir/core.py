@@ -25,6 +25,7 @@ import itertools
 import operator
 import os
 import struct
+import sys
 import threading
 import traceback
 import weakref
@@ -392,9 +393,18 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
+        """Its value. Called from outside pyflame, as ``torch.Tensor.numpy``:
+        the array shares memory with the tensor from then on (``hand_out``)."""
+        if outside_pyflame(sys._getframe(1)):
+            return hand_out(self)
+        return self._read()
+
+    def _read(self) -> np.ndarray:
         # every value read (item, tolist, float, bool, np.asarray: all come here)
         # is reported to the REALIZE_GUARDS, a computed value or not (pf.compile
         # must not replay a program that read its argument's value)
+        if self._view is not None:
+            sync_state(self)  # (memory shared with numpy: its current values)
         if self._node is not None or REALIZE_GUARDS:
             realize([self])
         v = self._value
@@ -406,7 +416,10 @@ class Tensor:
         return v
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        v = self.numpy()
+        if not copy and (dtype is None or np.dtype(dtype) == self.dtype.np) \
+                and outside_pyflame(sys._getframe(1)):
+            return hand_out(self)  # ``np.asarray(t)``: shares memory, as PyTorch's
+        v = self._read()
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         return v.copy() if copy else v
@@ -415,10 +428,10 @@ class Tensor:
         if self.numel() != 1:
             raise ValueError(f"item(): a Tensor with {self.numel()} elements cannot be "
                              "converted to a Python scalar")
-        return self.numpy().reshape(-1)[0].item()
+        return self._read().reshape(-1)[0].item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return self._read().tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -451,7 +464,7 @@ class Tensor:
         # torch's layout and number format (tensor_str); torch's suffixes: the
         # size of an empty non-1-d tensor, a dtype other than the default float,
         # int64 and bool (an empty tensor's unless it is the default float)
-        value = self.numpy()
+        value = self._read()
         body = format_array(value, self.dtype.is_floating_point, PRINT_OPTIONS, len("tensor("))
         suffixes = [f"size={tuple(self.shape)}"] if not value.size and self.ndim != 1 else []
         if self.dtype is not default_float() and (
@@ -827,6 +840,9 @@ def detach(t: Tensor) -> Tensor:
     """A tensor with ``t``'s value that gradients do not flow through; a view
     of ``t`` (PyTorch: it shares the storage, so in-place updates of either
     are seen by the other)."""
+    v = t._view
+    if type(v) is Aliases and v.share is not None:
+        sync_shared(t, True)  # (the alias takes its value: never the numpy array itself)
     out = as_view(t, detached_alias(t), detached_alias, *geometry(t))
     if type(out._view) is ViewOf:  # writes into t keep t's history (inplace.py), also
         out._view.detached = True  # once an update gives the alias a history of its own
@@ -1144,7 +1160,26 @@ def _read_views(op: OpDef, inputs: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     for x in inputs:
         if x._view is DELETED:
             raise RuntimeError(f"pyflame.{op.name}: {deleted_message(x)}")
-    return tuple([x if x._view is None else frozen(x) for x in inputs])
+    return tuple([x if x._view is None else _read_state(x) for x in inputs])
+
+
+def _read_state(x: Tensor) -> Tensor:
+    """The tensor an op reads for ``x`` (its ``_view`` set): ``frozen(x)``; a
+    tensor sharing memory with numpy (or a view of one) takes the array's
+    current values first (``sync_state``), and one with no views is read as
+    itself, as a tensor with no views is."""
+    v = x._view
+    if type(v) is Aliases:
+        if v.share is not None:
+            sync_shared(x, True)
+            v = x._view
+            if v is None or not v.refs:
+                return x
+    elif type(v) is ViewOf:
+        r = v.root._view
+        if type(r) is Aliases and r.share is not None:
+            sync_shared(v.root, True)
+    return frozen(x)
 
 
 def _record_slow(op: OpDef, inputs: tuple[Tensor, ...], attrs: dict[str, Any],
@@ -1569,13 +1604,16 @@ class ViewOf:
 
 
 class Aliases:
-    """A root's live views (weakly: a view no one holds is not updated)."""
+    """A root's live views (weakly: a view no one holds is not updated), and
+    ``share``: the numpy array it shares memory with (``share``), or None."""
 
-    __slots__ = ("refs", "kept")
+    __slots__ = ("refs", "kept", "share", "synced")
 
     def __init__(self) -> None:
         self.refs: list[weakref.ref[Tensor]] = []
         self.kept = 16
+        self.share: np.ndarray | None = None
+        self.synced: np.ndarray | None = None  # the value ``share`` was equal to, last looked
 
     def add(self, v: Tensor) -> None:
         refs = self.refs
@@ -1720,6 +1758,256 @@ def frozen(t: Tensor) -> Tensor:
         s._ag = AutogradMeta()
         s._ag.detached = ag.detached
     return s
+
+
+# ---- memory shared with numpy (``from_numpy``, ``.numpy()``, ``np.asarray``, DLPack) ----
+# A root tensor sharing memory with a numpy array the user holds has an
+# ``Aliases`` as ``_view`` (none of its own views needed) whose ``share`` is the
+# array: so ``record`` (and ``_native.record``) take their path for views,
+# where ``_read_state`` is, and the hot path checks nothing more. The array is
+# the truth of the tensor's current state; ``_value`` is either the array
+# itself (no op read this state lazily) or a private copy equal to the array
+# as it was when pf last looked (one *write epoch*): the first lazy reader of
+# an epoch takes that copy, and every reader of the epoch reads the tensor
+# itself (one graph leaf, as an unshared tensor). A numpy write pf cannot see
+# is found when pf next looks (an op recorded reading the tensor, a value
+# read, an in-place update, a compiled call): the array differs from the copy,
+# and the tensor takes a new state (as an in-place update: the ops recorded
+# before keep the old one). In-place updates through pf are computed at once
+# and written into the array (``write_back``).
+
+# functions that only forward their arguments (torch_api's keyword spellings,
+# creation's requires_grad=): the caller that counts is theirs
+_FORWARDERS = frozenset({"accept_torch_names.<locals>.call", "accept_numpy_names.<locals>.call",
+                         "_requires_grad_option.<locals>.wrapped"})
+
+
+def outside_pyflame(frame: Any) -> bool:
+    """The calling frame (past forwarding wrappers) is not pyflame's own code:
+    pyflame reads values and makes tensors of arrays it owns and never writes
+    them later, so only a user's ``from_numpy``/``.numpy()`` shares memory."""
+    while frame is not None and frame.f_code.co_qualname in _FORWARDERS:
+        frame = frame.f_back
+    name = "" if frame is None else frame.f_globals.get("__name__", "")
+    return not (name == "pyflame_mlir" or name.startswith("pyflame_mlir."))
+
+
+def share(t: Tensor, buf: np.ndarray) -> Tensor:
+    """Mark the realized root ``t`` as sharing memory with ``buf`` (an array
+    of its shape and dtype, which ``t``'s value equals)."""
+    v = t._view
+    if v is None:
+        v = t._view = Aliases()
+    elif type(v) is not Aliases:
+        raise AssertionError("internal error: only a root tensor shares memory with numpy")
+    v.share, v.synced = buf, t._value
+    return t
+
+
+def unshare(t: Tensor, keep: bool = False) -> None:
+    """``t`` shares memory with no array from now on (its value is its own:
+    a copy of the array when it was the array, unless ``keep``: no one else
+    holds the array any more)."""
+    v = t._view
+    if type(v) is Aliases and v.share is not None:
+        if t._value is v.share and not keep:
+            t._value = v.share.copy()  # (the user's array stays the user's)
+        v.share = v.synced = None
+        if not v.refs:
+            t._view = None  # an ordinary tensor again: the fast paths
+
+
+def shared_root(t: Tensor) -> Tensor | None:
+    """The tensor sharing memory with a numpy array that ``t`` is or is a view of."""
+    v = t._view
+    if type(v) is ViewOf:
+        t = v.root
+        v = t._view
+    return t if type(v) is Aliases and v.share is not None else None
+
+
+def shared_array(t: Tensor) -> np.ndarray | None:
+    """The array the root ``t`` shares memory with, or None."""
+    v = t._view
+    return v.share if type(v) is Aliases else None
+
+
+def _held(buf: np.ndarray, ours: int) -> bool:
+    """Someone but pf (``ours`` references) may write ``buf``: it is a view of
+    another array (always counted held), or referenced elsewhere (the user's
+    variable, a numpy view of it, a DLPack consumer: conservative)."""
+    # (getrefcount: its argument, and the caller's ``buf``)
+    return buf.base is not None or sys.getrefcount(buf) > ours + 2
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a`` and ``b`` hold the same bits (a written -0.0 or NaN payload counts)."""
+    k = a.dtype.itemsize
+    if k in (1, 2, 4, 8) and b.dtype.itemsize == k:
+        u = np.dtype(f"u{k}")
+        return bool(np.array_equal(a.view(u), b.view(u)))
+    return a.tobytes() == b.tobytes()
+
+
+def sync_shared(t: Tensor, private: bool) -> None:
+    """``t`` (a root sharing memory with numpy) takes the array's current
+    values: if numpy wrote it since pf last looked, a new state (the ops
+    recorded before keep theirs, views are recomputed). ``private``: its value
+    becomes a copy (an op is about to read it lazily: the epoch's one copy).
+    An array no one but pf holds any more ends the sharing."""
+    al = t._view
+    buf = al.share
+    v = t._value
+    if t._node is not None or v is None:  # (an update pending in a compiled trace; donated)
+        return
+    if v is not al.synced:  # pf updated it since without writing the array (a compiled
+        write_back(t)  # trace's lazy update): pf's state is the truth
+        v = t._value
+    # pf's references: the Aliases' two, this ``buf``; ``_value``'s and ``v`` when the same
+    if v is buf:
+        if not _held(buf, 5):
+            unshare(t, True)
+        elif private:
+            t._value = al.synced = buf.copy()  # (no op read this state lazily: no new state)
+        return
+    held = _held(buf, 2)
+    if not _same_bits(v, buf):
+        _numpy_wrote(t, buf.copy() if held else buf)
+        al.synced = t._value
+    if not held:
+        unshare(t, True)
+
+
+def sync_state(t: Tensor) -> None:
+    """``sync_shared`` for ``t`` or its root, when shared (a value read)."""
+    v = t._view
+    if type(v) is ViewOf:
+        t = v.root
+        v = t._view
+    if type(v) is Aliases and v.share is not None:
+        sync_shared(t, True)
+
+
+def _numpy_wrote(t: Tensor, value: np.ndarray) -> None:
+    """``t``'s array was written by numpy: ``t`` holds ``value`` (its new
+    values) from now on, as after an in-place update that PyTorch's version
+    counter does not see; its live views are recomputed from it."""
+    old, start = snapshot(t)
+    version = raw_version(t)
+    new = object.__new__(Tensor)
+    new._node, new._index, new._value, new._hist = None, 0, value, None
+    rebind(t, old, start, new)
+    t._mut.version, t._mut.untracked = version, True
+    with untracked_views():
+        for w in t._view.live():
+            info = w._view
+            if info.root_shape != t.shape:
+                raise NotImplementedError(
+                    f"a view of a tensor sharing memory with numpy, taken at shape "
+                    f"{list(info.root_shape)}, after the tensor's shape changed to "
+                    f"{list(t.shape)} and numpy wrote the array: take the view again")
+            wold, wstart = snapshot(w)
+            count = raw_version(w)
+            rebind(w, wold, wstart, info.replay(frozen(t)))
+            w._mut.version, w._mut.untracked = count, True
+
+
+def write_back(root: Tensor) -> None:
+    """After an in-place update of the shared ``root`` (or of a view of it):
+    its new state, computed now, is written into its array (PyTorch writes
+    there: the user's array follows). Its value stays a private copy, equal
+    to the array: the epoch's copy."""
+    al = root._view
+    if root._node is not None:
+        realize([root])
+    v = root._value
+    al.synced = v
+    if v is al.share:
+        return
+    if type(v) is not np.ndarray and hasattr(v, "to_host"):
+        v = v.to_host()  # (a value the csl backend keeps on the device)
+    np.copyto(al.share, v)
+
+
+# the shared tensors updated in place lazily in a ``pf.compile`` trace (``jit``
+# writes their arrays after the traced call: ``flush_pending``)
+PENDING_WRITES: list[weakref.ref[Tensor]] = []
+
+
+def flush_pending() -> None:
+    """Write the arrays of the shared tensors a traced call updated in place."""
+    while PENDING_WRITES:
+        t = PENDING_WRITES.pop()()
+        if t is not None and type(t._view) is Aliases and t._view.share is not None:
+            write_back(t)
+
+
+def _numpy_view(rb: np.ndarray, info: ViewOf) -> np.ndarray:
+    """The numpy view of ``rb`` (a root's array, any strides) holding the
+    elements of the view ``info`` (its geometry is in the root's row-major
+    flat storage)."""
+    sizes = tuple(info.sizes)
+    pos = info.positions()
+    if pos.size == 0:
+        return np.empty(sizes, rb.dtype)  # (no element to share)
+
+    def address(flat: Any) -> Any:  # byte offsets in rb of root flat positions
+        if not rb.ndim:
+            return np.zeros_like(flat, dtype=np.int64)  # (a 0-d root: its one element)
+        idx = np.unravel_index(flat, rb.shape)
+        return sum((i * st for i, st in zip(idx, rb.strides)), np.int64(0))
+
+    base = int(address(info.offset))
+    steps = [int(address(info.offset + st)) - base if n > 1 else 0
+             for n, st in zip(sizes, info.strides)]
+    grid = np.zeros(sizes, np.int64) + base
+    for k, (n, b) in enumerate(zip(sizes, steps)):
+        shape = [1] * len(sizes)
+        shape[k] = n
+        grid = grid + (np.arange(n, dtype=np.int64) * b).reshape(shape)
+    if not np.array_equal(grid, address(pos)):
+        raise NotImplementedError(
+            f"numpy() of a view ({list(sizes)}) of a tensor sharing memory with a numpy array "
+            f"of strides {list(rb.strides)}: its elements are at no fixed strides in that "
+            "array (a reshape across them); use .clone().numpy() (a copy)")
+    # a view (not a scalar copy) starting at the first element
+    first = rb[tuple(slice(int(i), int(i) + 1) for i in np.unravel_index(info.offset, rb.shape))
+               ] if rb.ndim else rb[...]
+    return np.lib.stride_tricks.as_strided(first, sizes, steps)
+
+
+def hand_out(t: Tensor) -> np.ndarray:
+    """``t.numpy()`` called by the user: an array sharing memory with ``t``
+    from now on, as PyTorch's (in-place updates of ``t`` write into it; numpy
+    writes into it are seen by what pf records after them). The value itself
+    when nothing else may read it (no copy), else a copy of it; for a view, a
+    numpy view of its root's array."""
+    info = t._view
+    if type(info) is ViewOf:
+        root = info.root
+        rb = hand_out(root)
+        if t._node is not None or REALIZE_GUARDS:
+            realize([t])
+        return _numpy_view(rb, info)
+    if type(info) is Aliases and info.share is not None:
+        buf = info.share
+        if t._node is not None:  # (an in-place update pending in a compiled trace)
+            write_back(t)
+        elif REALIZE_GUARDS:
+            realize([t])
+        return buf
+    v = t._read()
+    if type(v) is not np.ndarray:
+        return v
+    # the value itself when only ``t`` holds it and no op recorded may still read it
+    # (held by: ``_value``, ``v``, getrefcount's argument)
+    if t._cell is None and v.base is None and v.flags.writeable and v.flags.owndata \
+            and sys.getrefcount(v) <= 3:
+        buf = v
+    else:  # another tensor, a graph or a plan may read it: the user's own copy
+        buf = np.array(v, copy=True)
+    share(t, buf)
+    return buf
 
 
 def reshape_strides(sizes: Sequence[int], strides: Sequence[int], shape: Sequence[int]

@@ -9,12 +9,13 @@ import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .core import Tensor, number_array, record, splat_value
+from .core import Tensor, number_array, outside_pyflame, record, share, splat_value
 from .dialects import OPS
 from .dialects.dtypes import INT, DType, bool_, default_float, int64, scalar_dtype
 from .dialects.dtypes import dtype as to_dtype
@@ -174,8 +175,14 @@ def asarray(data: Any, dtype: Any = None, *, copy: bool | None = None) -> Tensor
         return out.clone() if copy and out is data else out
     if isinstance(data, np.ndarray):
         dt = to_dtype(dtype) if dtype is not None else to_dtype(data.dtype)
-        return Tensor._leaf(np.array(data, dtype=dt.np, copy=True) if copy else
-                            np.asarray(data, dtype=dt.np))
+        if copy:
+            return Tensor._leaf(np.array(data, dtype=dt.np, copy=True))
+        arr = np.asarray(data, dtype=dt.np)
+        if copy is False and arr is not data:
+            raise ValueError(f"as_tensor(copy=False): a {data.dtype} array cannot be "
+                             f"viewed as {dt.name} without a copy")
+        t = Tensor._leaf(arr)  # the same dtype: shares memory (PyTorch's as_tensor)
+        return share(t, arr) if arr is data and outside_pyflame(sys._getframe(1)) else t
     return tensor(data, dtype)
 
 
@@ -183,11 +190,15 @@ as_tensor = asarray
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """A leaf sharing memory with ``arr`` (its dtype must be supported)."""
+    """A leaf sharing memory with ``arr`` (its dtype must be supported), as
+    PyTorch's: in-place updates of the tensor (or of its views) write into
+    ``arr``, and what pf records after a numpy write to ``arr`` sees it (what
+    it recorded before does not: ``core.share``)."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(arr).__name__}")
     to_dtype(arr.dtype)  # raises for unsupported dtypes
-    return Tensor._leaf(arr)
+    t = Tensor._leaf(arr)
+    return share(t, arr) if outside_pyflame(sys._getframe(1)) else t
 
 
 def _size(size: tuple) -> tuple[int, ...]:

@@ -108,6 +108,10 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
     if GRAD_MODE.enabled and ((ag is not None and ag.requires_grad) or is_trace_arg(t)):
         raise _leaf_error(t, what)
     info = t._view
+    if info is not None and id(t) not in _WRITING:
+        root = core.shared_root(t)
+        if root is not None:
+            return _update_shared(t, root, make, what)
     if type(info) is ViewOf:
         return _update_view(t, info, make, what)
     old, start = snapshot(t)
@@ -133,6 +137,35 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
                 if w._view.detached:
                     _STALE_DETACHED[id(w)] = w
         _refresh(t, info, None, keep)
+    return t
+
+
+_WRITING: set[int] = set()  # the tensors ``_update_shared`` is updating
+
+
+def _update_shared(t: Tensor, root: Tensor, make: Callable[[Tensor], Any], what: str
+                   ) -> Tensor:
+    """``_update`` of ``t``, the tensor ``root`` sharing memory with a numpy
+    array or a view of it: the update reads the array's current values and is
+    computed at once and written into the array, as PyTorch writes there (the
+    user's array follows). In a ``pf.compile`` trace it stays lazy: the
+    compiled call writes the array (``jit``)."""
+    if not core.shared_array(root).flags.writeable:
+        raise ValueError(f"{what}: the tensor ({list(t.shape)}) shares memory with a read-only "
+                         f"numpy array (shape {list(root.shape)}: from_numpy/as_tensor/"
+                         "frombuffer/from_dlpack of a read-only buffer); PyTorch's behaviour "
+                         "is undefined there. Clone it first, or make the array writeable")
+    core.sync_shared(root, True)  # (its state now: the array's values, in a private copy)
+    _WRITING.add(id(t))
+    try:
+        _update(t, make, what)
+    finally:
+        _WRITING.discard(id(t))
+    if core.shared_array(root) is not None:
+        if GRAD_MODE.jit_depth:
+            core.PENDING_WRITES.append(weakref.ref(root))
+        else:
+            core.write_back(root)
     return t
 
 
@@ -589,6 +622,11 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
         new_info = info
     if new is t:
         return t
+    if core.shared_root(t) is not None:
+        raise NotImplementedError(f"{what} of a tensor sharing memory with a numpy array (a "
+                                  f"{list(t.shape)} tensor, or a view of one): use the "
+                                  "out-of-place form (a view of it shares the memory too), "
+                                  "or clone() first")
     old, start = snapshot(t)
     rebind(t, old, start, new)
     t.shape, t._view = new.shape, new_info
@@ -641,6 +679,7 @@ def _set_data(self: Tensor, value: Tensor) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"x.data = ...: assigned data must be a Tensor, got "
                         f"{type(value).__name__}")
+    core.unshare(self)  # (its memory is ``value``'s from now on)
     info = self._view
     old, start = snapshot(self)
     if type(info) is Aliases:  # the old views stay views of the old state

@@ -103,10 +103,13 @@ from .core import (
     collect,
     delete,
     deleted_message,
+    flush_pending,
     realize,
     rebind,
     snapshot,
     source,
+    sync_state,
+    write_back,
 )
 from .core import _NATIVE as core_native_module
 from .creation import empty
@@ -440,6 +443,7 @@ class Compiled:
             self._stats.python_calls += 1
             if prog.python_reason not in self._stats.python_reasons:
                 self._stats.python_reasons.append(prog.python_reason)
+            flush_pending()
             return prog, result  # the uncompiled call it was
 
         prog.executable = compile_subgraph(prog.sub, prog.sub.key(config_key()))
@@ -455,6 +459,7 @@ class Compiled:
         for t, value in zip(requested, prog.executable.run(arrays)):
             if t._node is not None:
                 t._realize(value)
+        flush_pending()
         prog.sub = None  # the guards hold the captured tensors weakly: so must we
         for i, _ in prog.donated:
             delete(leaves[i])
@@ -532,7 +537,8 @@ def _inputs(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]) -> list[
         t = ref() if kind == "ext" else leaves[ref] if kind == "arg" else feeds[ref]
         if type(t) is np.ndarray:
             arrays.append(t)
-        elif isinstance(t, Tensor) and t._node is None and t._value is not None:
+        elif (isinstance(t, Tensor) and t._node is None and t._value is not None
+              and t._view is None):
             arrays.append(t._value)
         else:
             return _inputs_realized(prog, leaves, feeds)
@@ -551,6 +557,9 @@ def _inputs_realized(prog: _Program, leaves: list[Any], feeds: list[np.ndarray]
             ts.append(ref())
         else:
             ts.append(feeds[ref])
+    for t in ts:
+        if type(t) is not np.ndarray and t._view is not None:
+            sync_state(t)  # (memory shared with numpy: the array's values now)
     lazy = [t for t in ts if type(t) is not np.ndarray and t._node is not None]
     if lazy:
         realize(lazy)
@@ -623,6 +632,8 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
             fresh._value = value
             rebind(t, old, start, fresh)  # type: ignore[arg-type]  (what it reads)
             t._mut.version = version + count
+            if type(t._view) is Aliases and t._view.share is not None:
+                write_back(t)  # (memory shared with numpy: the array follows)
             continue
         r = _new(Tensor)
         r.shape = size if value.shape == size else Size(value.shape)
@@ -661,6 +672,8 @@ def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
             version = t._version
             rebind(t, old, start, Tensor._leaf(value, dt))
             t._mut.version = version + count
+            if type(t._view) is Aliases and t._view.share is not None:
+                write_back(t)  # (memory shared with numpy: the array follows)
         else:
             t = ref()
             if t is not None:

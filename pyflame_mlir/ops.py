@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import sys
 from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,12 +37,15 @@ from .core import (
     constant_value,
     current_graph,
     geometry,
+    hand_out,
     is_contiguous,
     mark_multi_output,
     number_key,
+    outside_pyflame,
     record,
     requires_grad,
     reshape_strides,
+    share,
     tensor_method,
 )
 from .dialects import OPS
@@ -1845,7 +1849,7 @@ def _format(self: Tensor, spec: str) -> str:
 
 
 def _dlpack(self: Tensor, **kwargs: Any) -> Any:
-    arr = self.numpy()
+    arr = hand_out(self)  # the consumer shares its memory from now on (PyTorch)
     if self.dtype is bfloat16:
         raise BufferError("bfloat16 tensors cannot be exported through DLPack by numpy; "
                           "convert to float32 first")
@@ -1860,8 +1864,11 @@ def _dlpack_device(self: Tensor) -> tuple[int, int]:
 
 
 def from_dlpack(ext: Any) -> Tensor:
-    """A leaf sharing memory with a DLPack producer (a torch or numpy array on the CPU)."""
-    return Tensor._leaf(np.from_dlpack(ext))
+    """A leaf sharing memory with a DLPack producer (a torch or numpy array on
+    the CPU), as ``from_numpy`` shares an array's."""
+    arr = np.from_dlpack(ext)
+    t = Tensor._leaf(arr)
+    return share(t, arr) if outside_pyflame(sys._getframe(1)) else t
 
 
 _DATA_METHODS: dict[str, Any] = {
@@ -1983,6 +1990,7 @@ def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
         inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
     for name in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(op_function, name, getattr(fn, name))
+    op_function.__wrapped__ = fn  # type: ignore[attr-defined]  (inspect.unwrap: one definition)
     return op_function
 
 

@@ -10,6 +10,7 @@ removed (``torch.solve``, ``torch.eig``...), which raise torch's message.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 from . import autograd, lax, linalg, special
 from .amp import get_autocast_dtype
 from .autodiff import no_grad
-from .core import Tensor, detach, geometry
+from .core import Tensor, detach, geometry, outside_pyflame, share
 from .creation import _draws, empty, zeros
 from .creation import tensor as _tensor
 from .dialects.dtypes import dtype as to_dtype
@@ -572,9 +573,9 @@ __all__ += ["binomial"]
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
                requires_grad: bool = False) -> Tensor:
     """``torch.frombuffer``: a 1-d tensor of the buffer's bytes read as
-    ``dtype`` (``count`` elements from byte ``offset``; all when -1). pf
-    tensors own their values, so this is a copy: later writes to the buffer
-    (or the tensor) are not seen by the other, where torch's shares memory."""
+    ``dtype`` (``count`` elements from byte ``offset``; all when -1), sharing
+    the buffer's memory as ``from_numpy`` shares an array's (an in-place update
+    of a tensor of a read-only buffer, ``bytes``, raises)."""
     dt = to_dtype(dtype)
     if offset < 0:
         raise ValueError(f"offset must be non-negative, got {offset}")
@@ -582,8 +583,11 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
     if offset > len(raw) or (len(raw) - offset) % dt.itemsize and count < 0:
         raise ValueError(f"buffer length ({len(raw) - offset} bytes after offset {offset}) must "
                          f"be a multiple of element size ({dt.itemsize})")
-    values = np.frombuffer(raw, dtype=dt.np, count=count, offset=offset).copy()
-    t = _tensor(values, dtype=dt)
+    values = np.frombuffer(raw, dtype=dt.np, count=count, offset=offset)
+    if outside_pyflame(sys._getframe(1)):
+        t = share(Tensor._leaf(values, dt), values)
+    else:  # (pyflame's own: a copy)
+        t = _tensor(values.copy(), dtype=dt)
     return t.requires_grad_(True) if requires_grad else t
 
 

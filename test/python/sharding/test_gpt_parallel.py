@@ -67,7 +67,7 @@ def test_gpt_data_and_tensor_parallel_matches_torch():
     ours = load_example(False)
     pf.manual_seed(0)
     model = ours["GPT"](**CONFIG)
-    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    state = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     mesh = pf.DeviceMesh((2, 2), ("data", "model"))
     layouts = pf.sharding.shard_parameters(model, mesh, MEGATRON)
     assert layouts["blocks.0.attn.qkv.weight"].spec == P("model", None)
@@ -136,7 +136,7 @@ def test_gpt_on_four_processes_matches_torch(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     pf.manual_seed(0)
     model = load_example(False)["GPT"](**CONFIG)
-    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    state = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     want = torch_losses(load_example(True), state)
     np.testing.assert_allclose(json.loads(out.read_text()), want, rtol=2e-4, atol=2e-4)
     # AdamW's two f32 moments of every parameter (tied ones once), replicated:
