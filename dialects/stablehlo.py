@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     TensorType,
+    i1,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -198,6 +199,99 @@ class ScatterDimensionNumbersAttr(_IndexDimensionNumbers):
         return (self.update_window_dims, self.inserted_window_dims, self.input_batching_dims,
                 self.scatter_indices_batching_dims, self.scatter_dims_to_operand_dims,
                 self.index_vector_dim)
+
+
+_CONV_LETTERS = (("b", "f"), ("i", "o"), ("b", "f"))  # lhs, rhs, result
+
+
+def parse_conv_layouts(parser: AttrParser) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``: per operand and the result,
+    (the dimension of its first letter, of its second, its spatial dimensions
+    in order), checked: each letter once, spatial numbers 0..n-1 once each,
+    the same n in all three."""
+    layouts = []
+    for k, letters in enumerate(_CONV_LETTERS):
+        if k == 1:
+            parser.parse_keyword("x")
+        elif k == 2:
+            parser.parse_punctuation("->")
+
+        def entry() -> int | str:
+            v = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+            return v if v is not None else parser.parse_identifier()
+
+        items = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+        spatial = sorted((v, d) for d, v in enumerate(items) if isinstance(v, int))
+        names = [v for v in items if isinstance(v, str)]
+        if sorted(names) != sorted(letters) or [v for v, _ in spatial] != list(
+                range(len(spatial))):
+            parser.raise_error(f"convolution dimensions {items} must name {letters[0]} and "
+                               f"{letters[1]} once each and spatial dimensions 0..n-1 once "
+                               "each")
+        layouts.append((items.index(letters[0]), items.index(letters[1]),
+                        tuple(d for _, d in spatial)))
+    if len({len(sp) for _, _, sp in layouts}) != 1:
+        parser.raise_error("convolution dimensions name different numbers of spatial "
+                           "dimensions")
+    return layouts
+
+
+def print_conv_layouts(layouts: Sequence[tuple[int, int, tuple[int, ...]]]) -> str:
+    parts = []
+    for (a, b, spatial), letters in zip(layouts, _CONV_LETTERS):
+        items: list[str] = [""] * (2 + len(spatial))
+        items[a], items[b] = letters
+        for k, d in enumerate(spatial):
+            items[d] = str(k)
+        parts.append("[" + ", ".join(items) + "]")
+    return f"{parts[0]}x{parts[1]}->{parts[2]}"
+
+
+@irdl_attr_definition
+class ConvDimensionNumbersAttr(ParametrizedAttribute):
+    """``#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>``: which
+    dimension of the input, kernel and result is the batch (b), feature (f),
+    kernel input/output feature (i, o) and each spatial one (0, 1, ...)."""
+
+    name = "stablehlo.conv"
+
+    input_batch_dimension: IntAttr = param_def()
+    input_feature_dimension: IntAttr = param_def()
+    input_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+    kernel_input_feature_dimension: IntAttr = param_def()
+    kernel_output_feature_dimension: IntAttr = param_def()
+    kernel_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+    output_batch_dimension: IntAttr = param_def()
+    output_feature_dimension: IntAttr = param_def()
+    output_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+
+    @staticmethod
+    def of(layouts: Sequence[tuple[int, int, Sequence[int]]]) -> ConvDimensionNumbersAttr:
+        params: list[Attribute] = []
+        for a, b, spatial in layouts:
+            params += [IntAttr(a), IntAttr(b), ArrayAttr([IntAttr(d) for d in spatial])]
+        return ConvDimensionNumbersAttr(*params)
+
+    def layouts(self) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+        """(input: batch, feature, spatial), (kernel: input feature, output
+        feature, spatial), (result: batch, feature, spatial)."""
+        p = [self.input_batch_dimension, self.input_feature_dimension,
+             self.input_spatial_dimensions, self.kernel_input_feature_dimension,
+             self.kernel_output_feature_dimension, self.kernel_spatial_dimensions,
+             self.output_batch_dimension, self.output_feature_dimension,
+             self.output_spatial_dimensions]
+        return tuple((p[k].data, p[k + 1].data, tuple(a.data for a in p[k + 2]))
+                     for k in (0, 3, 6))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        layouts = parse_conv_layouts(parser)
+        parser.parse_punctuation(">")
+        return list(cls.of(layouts).parameters)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + print_conv_layouts(self.layouts()) + ">")
 
 
 # ---- ops ----
@@ -702,6 +796,83 @@ def _parse_while(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     return cls.create(operands=values, result_types=types, attributes=attrs, regions=regions)
 
 
+# "convolution": (%lhs, %rhs) dim_numbers = [..]x[..]->[..], window = {stride = [..],
+#   pad = [[lo, hi], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]}
+#   {batch_group_count = .., feature_group_count = .., precision_config = [..]} : (A, B) -> R
+_CONV_WINDOW = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",
+                "rhs_dilate": "rhs_dilation", "reverse": "window_reversal"}
+_CONV_PROPS = ("batch_group_count", "feature_group_count", "precision_config")
+
+
+def _parse_convolution(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+    parser.parse_keyword("dim_numbers")
+    parser.parse_punctuation("=")
+    props: dict[str, Attribute] = {
+        "dimension_numbers": ConvDimensionNumbersAttr.of(parse_conv_layouts(parser))}
+    if parser.parse_optional_punctuation(",") is not None:
+        parser.parse_keyword("window")
+        parser.parse_punctuation("=")
+
+        def field() -> None:
+            key = parser.parse_identifier()
+            if key not in _CONV_WINDOW:
+                parser.raise_error(f"unknown convolution window field '{key}'")
+            parser.parse_punctuation("=")
+            if key == "pad":
+                rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                         lambda: _ints(parser))
+                if any(len(r) != 2 for r in rows):
+                    parser.raise_error("convolution padding is a list of [low, high] pairs")
+                props["padding"] = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(i64, [len(rows), 2]), [v for r in rows for v in r])
+            elif key == "reverse":
+                flags = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=True))
+                props["window_reversal"] = DenseArrayBase.from_list(i1, [int(bool(v))
+                                                                         for v in flags])
+            else:
+                props[_CONV_WINDOW[key]] = _array(_ints(parser))
+
+        parser.parse_comma_separated_list(parser.Delimiter.BRACES, field)
+    attrs = parser.parse_optional_attr_dict()
+    for key in _CONV_PROPS:  # the pretty form's attribute dict holds properties
+        if key in attrs:
+            props[key] = attrs.pop(key)
+    ins, outs = _types(parser, len(operands), "")
+    if len(ins) != len(operands):
+        parser.raise_error(f"'{cls.name}' has {len(operands)} operands but {len(ins)} "
+                           "operand types")
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, ins)]
+    return cls.create(operands=values, result_types=outs, properties=props, attributes=attrs)
+
+
+def _print_convolution(op: StablehloOp, printer: Printer) -> None:
+    printer.print_string("(")
+    printer.print_list(op.operands, printer.print_operand)
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, ConvDimensionNumbersAttr)
+    printer.print_string(f") dim_numbers = {print_conv_layouts(numbers.layouts())}")
+    window = []
+    for key, prop in _CONV_WINDOW.items():
+        value = op.properties.get(prop)
+        if key == "pad" and isinstance(value, DenseIntOrFPElementsAttr):
+            flat = [int(v) for v in value.get_values()]
+            window.append("pad = [" + ", ".join(f"[{flat[k]}, {flat[k + 1]}]"
+                                                for k in range(0, len(flat), 2)) + "]")
+        elif key == "reverse" and isinstance(value, DenseArrayBase):
+            window.append("reverse = [" + ", ".join(
+                "true" if v else "false" for v in value.get_values()) + "]")
+        elif isinstance(value, DenseArrayBase):
+            window.append(f"{key} = {_list(value.get_values())}")  # type: ignore[arg-type]
+    if window:
+        printer.print_string(", window = {" + ", ".join(window) + "}")
+    shown = {k: op.properties[k] for k in _CONV_PROPS if k in op.properties}
+    printer.print_op_attributes({**shown, **op.attributes})
+    _print_types(op, printer)
+
+
 def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
                        f'"{cls.name}"(...) <{{...}}> : ...)')
@@ -712,13 +883,15 @@ _PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_
           "constant": _parse_constant, "iota": _parse_iota, "dims": _parse_dims,
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
-          "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while}
+          "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while,
+          "convolution": _parse_convolution}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
           "compare": _print_compare, "slice": _print_slice, "sized": _print_sized,
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
-          "reduce": _print_reduce, "return": _print_return}
+          "reduce": _print_reduce, "return": _print_return,
+          "convolution": _print_convolution}
 
 
 
@@ -830,6 +1003,17 @@ class ReduceWindowOp(StablehloOp):
             raise VerifyException("expects the property 'window_dimensions'")
 
 
+class ConvolutionOp(StablehloOp):
+    """``stablehlo.convolution`` (``lax.conv_general_dilated`` and the convolutions
+    of its gradients): the pretty form JAX prints, or the generic one."""
+
+    name = "stablehlo.convolution"
+    FORMAT = "convolution"
+    ARITY = 2
+    PROPS = {"dimension_numbers": ConvDimensionNumbersAttr,
+             "feature_group_count": IntegerAttr, "batch_group_count": IntegerAttr}
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -884,6 +1068,7 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
     CaseOp,
+    ConvolutionOp,
     GatherOp,
     ScatterOp,
     ReduceWindowOp,
@@ -902,6 +1087,7 @@ CHLO_COMPOSITE = ("erfc", "sinh", "cosh", "tan", "atanh", "asinh", "acosh", "lga
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
+                                        ConvDimensionNumbersAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
 CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)],

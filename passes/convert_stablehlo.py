@@ -728,6 +728,141 @@ def _windows(b: IRBuilder, op: StablehloOp, applies: str | None,
     return r
 
 
+def _props(op: StablehloOp, key: str, n: int, default: int) -> tuple[int, ...]:
+    """An ``array<i64: ...>`` property of ``n`` entries, or ``n`` defaults."""
+    if key not in op.properties:
+        return (default,) * n
+    values = op.prop_ints(key)
+    if len(values) != n:
+        raise StablehloError(op, f"has {len(values)} {key}, expected one per spatial "
+                                 f"dimension ({n})")
+    return values
+
+
+def _stack(b: IRBuilder, parts: Sequence[SSAValue], dim: int) -> SSAValue:
+    """``parts`` (one shape, ``dim`` of size 1) concatenated along ``dim``."""
+    return parts[0] if len(parts) == 1 else b.concat(*parts, dim=dim)
+
+
+def _convolution(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's convolution (``lax.conv_general_dilated`` and the convolutions
+    ``jax.grad`` prints: transposed via lhs dilation, reversed kernels, the
+    kernel's gradient with batch and feature swapped) as one matrix product:
+    the input moved to (N, C, *spatial), dilated (interior zeros) and padded
+    (negative padding crops); its windows gathered as columns (N, C, K, P) by
+    one strided slice per kernel offset, or per output position when there are
+    fewer of those (the kernel gradient's window is the whole output); the
+    kernel moved to (O, I, *spatial) and reversed where ``window_reversal``
+    says; then per feature group (or batch group) one ``matmul`` of the kernel
+    (O/G, I*K) by the columns (I*K, N*P), the result moved to its layout."""
+    from ..dialects.stablehlo import ConvDimensionNumbersAttr
+
+    lhs, rhs = op.operands
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, ConvDimensionNumbersAttr)
+    (ib, if_, isp), (ki, ko, ksp), (ob, of, osp) = numbers.layouts()
+    ls, rs, out = b.shape(lhs), b.shape(rhs), b.shape(op.results[0])
+    nsp = len(isp)
+    groups = _int_prop(op, "feature_group_count")
+    batch_groups = _int_prop(op, "batch_group_count")
+    if not (len(ls) == len(rs) == len(out) == nsp + 2) or any(
+            sorted((a, c, *sp)) != list(range(nsp + 2))
+            for a, c, sp in ((ib, if_, isp), (ki, ko, ksp), (ob, of, osp))):
+        raise StablehloError(op, f"dimension numbers {print_layouts(numbers)} do not fit "
+                                 f"input {list(ls)}, kernel {list(rs)} and result {list(out)}")
+    strides = _props(op, "window_strides", nsp, 1)
+    lhs_dil = _props(op, "lhs_dilation", nsp, 1)
+    rhs_dil = _props(op, "rhs_dilation", nsp, 1)
+    reversal = _props(op, "window_reversal", nsp, 0)
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(-1, 2)] if padding is not None else [(0, 0)] * nsp  # type: ignore[union-attr]
+    n, c, o, i = ls[ib], ls[if_], rs[ko], rs[ki]
+    if len(pads) != nsp or min((*strides, *lhs_dil, *rhs_dil), default=1) < 1 or \
+            groups < 1 or batch_groups < 1 or (groups > 1 and batch_groups > 1) or \
+            c != i * groups or o % groups or n % batch_groups or o % batch_groups:
+        raise StablehloError(op, f"of input {list(ls)} (batch {n}, features {c}) and kernel "
+                                 f"{list(rs)} (input features {i}, output features {o}) with "
+                                 f"feature_group_count {groups}, batch_group_count "
+                                 f"{batch_groups}, {nsp} positive strides and dilations and "
+                                 f"padding {pads}: the spec needs features = input features x "
+                                 "feature_group_count, the output features and the batch "
+                                 "divisible by the group counts (one of them 1)")
+    d = b.dtype(op.results[0])
+    x = _arrange(b, lhs, (ib, if_, *isp), tuple(ls[k] for k in (ib, if_, *isp)))
+    w = _arrange(b, rhs, (ko, ki, *ksp), tuple(rs[k] for k in (ko, ki, *ksp)))
+    x = x if b.dtype(x) is d else b.convert(x, dtype=d)
+    w = w if b.dtype(w) is d else b.convert(w, dtype=d)
+    kernel = b.shape(w)[2:]
+    for k in range(nsp):  # window_reversal: the kernel read backwards there
+        if reversal[k] and kernel[k] > 1:
+            last = _index(b, kernel[k] - 1)
+            w = b.gather(w, b.sub(last, b.iota(shape=b.shape(w), dim=2 + k, dtype=int64)),
+                         dim=2 + k)
+    grow = dict(low=(0, 0, *(max(lo, 0) for lo, _ in pads)),
+                high=(0, 0, *(max(hi, 0) for _, hi in pads)),
+                interior=(0, 0, *(v - 1 for v in lhs_dil)))
+    if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+        x = b.pad(x, **grow)  # (zeros)
+    if min((v for p in pads for v in p), default=0) < 0:  # negative padding crops
+        full = b.shape(x)
+        x = b.slice(x, start=(0, 0, *(max(-lo, 0) for lo, _ in pads)),
+                    limit=(*full[:2], *(m - max(-hi, 0) for m, (_, hi) in
+                                        zip(full[2:], pads))), stride=(1,) * (nsp + 2))
+    xs = b.shape(x)[2:]
+    span = [(k - 1) * r + 1 for k, r in zip(kernel, rhs_dil)]
+    positions = tuple((m - sp) // st + 1 if m >= sp and k else 0
+                      for m, sp, st, k in zip(xs, span, strides, kernel))
+    want = [0] * (nsp + 2)
+    want[ob], want[of] = n // batch_groups, o
+    for k, dim in enumerate(osp):
+        want[dim] = positions[k]
+    if tuple(want) != out:
+        raise StablehloError(op, f"gives {want} by the spec, the text declares {list(out)}")
+    kk, pp = int(np.prod(kernel, dtype=np.int64)), int(np.prod(positions, dtype=np.int64))
+    if 0 in (kk, pp, c, n // batch_groups, o):  # empty: no product to take (sums of nothing)
+        return [b.op("constant", value=DenseValue(np.asarray(0, d.np), out, d))]
+    by_offset = kk <= pp
+    count = min(kk, pp)
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of {kk} kernel offsets and {pp} output positions: more "
+                                 f"than {MAX_WINDOW} of either are not supported")
+    parts = []
+    for at in np.ndindex(*(kernel if by_offset else positions)):
+        if by_offset:  # the window element at kernel offset `at`, for every position
+            start = tuple(a * r for a, r in zip(at, rhs_dil))
+            limit = tuple(s + (m - 1) * st + 1 for s, m, st in zip(start, positions, strides))
+            step = strides
+        else:  # the window at output position `at`, every kernel offset
+            start = tuple(a * st for a, st in zip(at, strides))
+            limit = tuple(s + sp for s, sp in zip(start, span))
+            step = rhs_dil
+        part = b.slice(x, start=(0, 0, *start), limit=(n, c, *limit), stride=(1, 1, *step))
+        parts.append(b.reshape(part, shape=(n, c, 1, pp) if by_offset else (n, c, kk, 1)))
+    cols = _stack(b, parts, 2 if by_offset else 3)  # (N, C, K, P)
+    g = max(groups, batch_groups)
+    lead = (g,) if g > 1 else ()  # (one 2-D product without groups)
+    if batch_groups > 1:  # batch group j: input batch [j*N/G, ...), output features likewise
+        cols = b.reshape(cols, shape=(g, n // g, c, kk, pp))
+        cols = _arrange(b, cols, (0, 2, 3, 1, 4), (g, c * kk, n // g * pp))
+    else:  # feature group j: input features [j*I, ...), output features [j*O/G, ...)
+        cols = _arrange(b, cols, (1, 2, 0, 3), (*lead, i * kk, n * pp))
+    w = b.reshape(w, shape=(*lead, o // g, b.shape(w)[1] * kk))
+    y = b.matmul(w, cols)  # ((G,) O/G, N' * P)
+    y = b.reshape(y, shape=(o, n // batch_groups, *positions))
+    perm = [0] * (nsp + 2)  # result dim -> axis of y (O, N', *P)
+    perm[ob], perm[of] = 1, 0
+    for k, dim in enumerate(osp):
+        perm[dim] = 2 + k
+    return [y if perm == list(range(nsp + 2)) else b.permute(y, perm=tuple(perm))]
+
+
+def print_layouts(numbers: Any) -> str:
+    from ..dialects.stablehlo import print_conv_layouts
+
+    return print_conv_layouts(numbers.layouts())
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -892,6 +1027,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.gather": _gather,
     "stablehlo.scatter": _scatter,
     "stablehlo.reduce_window": _reduce_window,
+    "stablehlo.convolution": _convolution,
 }
 
 
