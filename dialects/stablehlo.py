@@ -1014,6 +1014,26 @@ class ConvolutionOp(StablehloOp):
              "feature_group_count": IntegerAttr, "batch_group_count": IntegerAttr}
 
 
+class SelectAndScatterOp(StablehloOp):
+    """``stablehlo.select_and_scatter`` (max pool's gradient; generic form, as JAX
+    prints it): operand, source, init value; a select and a scatter region."""
+
+    name = "stablehlo.select_and_scatter"
+    FORMAT = "generic"
+    ARITY = 3
+    PROPS = {"window_dimensions": DenseArrayBase}
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        if len(self.regions) != 2 or any(
+                len(r.blocks) != 1 or len(r.block.args) != 2
+                or not isinstance(r.block.last_op, ReturnOp)
+                or len(r.block.last_op.operands) != 1 for r in self.regions):
+            raise VerifyException("expects a select and a scatter region of one block of 2 "
+                                  "arguments each, ending in stablehlo.return of one value")
+        self.verify_common(1, 2)
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -1072,6 +1092,7 @@ _OPS: list[type[StablehloOp]] = [
     GatherOp,
     ScatterOp,
     ReduceWindowOp,
+    SelectAndScatterOp,
     ReduceOp,
     ReturnOp,
     WhileOp,

@@ -863,6 +863,122 @@ def print_layouts(numbers: Any) -> str:
     return print_conv_layouts(numbers.layouts())
 
 
+def _compare_body(op: StablehloOp, region: int, d: DType) -> str | None:
+    """The pyflame comparison a region computes when it is one ``compare`` of its
+    two arguments in order (of the operand's comparison type), else None."""
+    block = op.regions[region].block
+    ops = list(block.ops)
+    if len(ops) != 2 or ops[0].name != "stablehlo.compare" or \
+            list(ops[0].operands) != list(block.args) or \
+            list(ops[1].operands) != list(ops[0].results):
+        return None
+    kind = ops[0].properties.get("compare_type")
+    want = {FLOAT: "FLOAT", BOOL: "UNSIGNED"}.get(
+        d.category, "UNSIGNED" if d.name.startswith("u") else "SIGNED")
+    if isinstance(kind, ComparisonTypeAttr) and kind.data.value not in ("NOTYPE", want):
+        return None
+    direction = ops[0].properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    return _COMPARE[direction.data.value]
+
+
+def _select_and_scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's select_and_scatter (max pool's gradient): per window of the
+    (padded) operand, the element the select region picks (scanning the window
+    in row-major order, an element replaces the pick unless select(pick, it)
+    holds; padding is never picked) receives the window's source value, added
+    to the init value. One strided slice per window offset: the picks are
+    running ``where``s, each offset's source values placed back by an interior
+    ``pad`` and summed."""
+    x, source, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    d = b.dtype(x)
+    window = op.prop_ints("window_dimensions")
+    strides = op.prop_ints("window_strides") if "window_strides" in op.properties else \
+        (1,) * n
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(-1, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    select = _compare_body(op, 0, d)
+    combine = _CUMULATIVE.get(_scatter_applies(op) or "", (None, None))[1]
+    if select is None or combine != "add":
+        raise StablehloError(op, "is supported with a select region of one compare of its "
+                                 "two arguments and a scatter region adding them (as "
+                                 "jax.grad of a max/min pool prints)")
+    if not (len(window) == len(strides) == len(pads) == n) or min(
+            (*window, *strides), default=1) < 1 or min((v for p in pads for v in p),
+                                                       default=0) < 0:
+        raise StablehloError(op, f"needs {n} positive window dimensions and strides and a "
+                                 "non-negative (low, high) padding per dimension")
+    if b.dtype(source) is not d or b.shape(init) != () or b.dtype(init) is not d or \
+            d.category == BOOL:
+        raise StablehloError(op, "takes a source and a scalar init value of the operand's "
+                                 "(numeric) element type")
+    grow = dict(low=tuple(lo for lo, _ in pads), high=tuple(hi for _, hi in pads),
+                interior=(0,) * n)
+    padded = any(grow["low"]) or any(grow["high"])
+    xp = b.pad(x, **grow) if padded else x
+    inside = b.pad(_true(b, xs), **grow) if padded else None
+    ps = b.shape(xp)
+    grid = tuple((p - k) // st + 1 if p >= k else 0 for p, k, st in zip(ps, window, strides))
+    if grid != b.shape(source) or b.shape(op.results[0]) != xs:
+        raise StablehloError(op, f"has windows {list(grid)} by the spec, a source of "
+                                 f"{list(b.shape(source))} and a result of "
+                                 f"{list(b.shape(op.results[0]))} (the operand's "
+                                 f"{list(xs)} expected)")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    zero = b.scalar(0, like=x)
+    if 0 in grid or count == 0:  # nothing is scattered
+        return [b.broadcast_to(init, shape=xs) if xs else init]
+    offsets = list(np.ndindex(*window))
+    pick = which = picked = None
+    for k, at in enumerate(offsets):
+        limit = tuple(a + (m - 1) * st + 1 for a, m, st in zip(at, grid, strides))
+        v = b.slice(xp, start=tuple(at), limit=limit, stride=tuple(strides))
+        valid = None if inside is None else b.slice(inside, start=tuple(at), limit=limit,
+                                                    stride=tuple(strides))
+        if pick is None:
+            pick, picked = v, valid
+            which = b.op("constant", value=DenseValue(np.asarray(0, np.int64), grid, int64))
+            continue
+        take = b.logical_not(b.op(select, pick, v))
+        if picked is not None and valid is not None:
+            take = b.logical_and(valid, b.logical_or(b.logical_not(picked), take))
+            picked = b.logical_or(picked, valid)
+        pick = b.where(take, v, pick)
+        which = b.where(take, _index(b, k), which)
+    total = None
+    for k, at in enumerate(offsets):
+        hit = b.eq(which, _index(b, k))
+        if picked is not None:
+            hit = b.logical_and(hit, picked)
+        part = b.where(hit, source, zero)
+        end = tuple(a + (m - 1) * st + 1 for a, m, st in zip(at, grid, strides))
+        part = b.pad(part, low=tuple(at), high=tuple(p - e for p, e in zip(ps, end)),
+                     interior=tuple(st - 1 for st in strides))
+        total = part if total is None else b.add(total, part)
+    assert total is not None
+    if padded:
+        total = b.slice(total, start=grow["low"], limit=tuple(
+            lo + m for lo, m in zip(grow["low"], xs)), stride=(1,) * n)
+    if not _is_identity(init, "add", d):
+        total = b.add(total, init)
+    return [total]
+
+
+def _scatter_applies(op: StablehloOp) -> str | None:
+    """The op the scatter region applies to its two arguments (either order)."""
+    block = op.regions[1].block
+    ops = list(block.ops)
+    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and \
+            len(ops[0].operands) == 2 and list(ops[1].operands) == list(ops[0].results):
+        return ops[0].name
+    return None
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -1028,6 +1144,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.scatter": _scatter,
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.convolution": _convolution,
+    "stablehlo.select_and_scatter": _select_and_scatter,
 }
 
 

@@ -155,3 +155,76 @@ def test_convolution_errors_are_located() -> None:
     with pytest.raises(pf.MlirLoadError, match=r"^<string>:3:\d+: error: "
                        r"'stablehlo.convolution' of input \[2, 7, 6, 4\].*feature_group_count 3"):
         pf.load_mlir(bad)
+
+
+def _max_pool(x: Any, window: int = 2, stride: int = 2, padding: str = "VALID") -> Any:
+    return lax.reduce_window(x, -jnp.inf, lax.max, (1, window, window, 1),
+                             (1, stride, stride, 1), padding)
+
+
+_POOL_GRADS = {  # jax.grad of a pool prints stablehlo.select_and_scatter
+    "max_2x2": lambda x: jax.grad(lambda x: jnp.sum(_max_pool(x) ** 2))(x),
+    "max_3x3_stride2_same": lambda x: jax.grad(
+        lambda x: jnp.sum(jnp.sin(_max_pool(x, 3, 2, "SAME"))))(x),
+    "max_overlapping": lambda x: jax.grad(lambda x: jnp.sum(_max_pool(x, 2, 1) ** 3))(x),
+    "min_pool": lambda x: jax.grad(lambda x: jnp.sum(jnp.cos(lax.reduce_window(
+        x, jnp.inf, lax.min, (1, 2, 3, 1), (1, 2, 1, 1), "SAME"))))(x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_POOL_GRADS))
+def test_pool_gradients_match_jax_and_their_own_gradient(case: str) -> None:
+    fn = _POOL_GRADS[case]
+    assert "stablehlo.select_and_scatter" in jax.jit(fn).lower(_X).as_text()
+    _check(fn, _X, backends=("reference", "mlir") if case == "max_2x2" else ("reference",))
+    # ties: the first element of a window in row-major order wins, as jax's (values
+    # only: at ties the forward pool's maximum splits its derivative, jax's does not)
+    _check(fn, np.round(_X * 2) / 2, backends=("reference",), grad=False)
+
+
+def _select_and_scatter_oracle(x: np.ndarray, src: np.ndarray, init: float,
+                               window: tuple[int, ...], strides: tuple[int, ...],
+                               pads: list[tuple[int, int]]) -> np.ndarray:
+    """The spec, element by element: per window the first greatest (GE) of its
+    elements in the operand (padding never chosen) gets the source value."""
+    out = np.full(x.shape, init, x.dtype)
+    for pos in np.ndindex(*src.shape):
+        best = None
+        for off in np.ndindex(*window):
+            at = tuple(p * s + o - lo for p, s, o, (lo, _) in zip(pos, strides, off, pads))
+            if all(0 <= a < n for a, n in zip(at, x.shape)) and (
+                    best is None or not x[best] >= x[at]):
+                best = at
+        if best is not None:
+            out[best] += src[pos]
+    return out
+
+
+def test_select_and_scatter_with_its_own_padding_never_picks_the_padding() -> None:
+    x = np.round(_R.standard_normal((5, 4)) * 2).astype(np.float32)
+    src = _R.standard_normal((3, 5)).astype(np.float32)
+    text = """func.func public @main(%x: tensor<5x4xf32>, %s: tensor<3x5xf32>) -> tensor<5x4xf32> {
+  %init = stablehlo.constant dense<0.5> : tensor<f32>
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %init) <{
+    padding = dense<[[1, 1], [2, 0]]> : tensor<2x2xi64>,
+    window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %c : tensor<f32>
+  }) : (tensor<5x4xf32>, tensor<3x5xf32>, tensor<f32>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+"""
+    want = _select_and_scatter_oracle(x, src, 0.5, (3, 2), (2, 1), [(1, 1), (2, 0)])
+    for name in ("reference", "mlir"):
+        with pf.backend(name):
+            np.testing.assert_allclose(pf.load_mlir(text)(x, src).numpy(), want, rtol=1e-6)
+    bad = text.replace("stablehlo.add %a, %b", "stablehlo.multiply %a, %b")
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:3:3: error: "
+                       "'stablehlo.select_and_scatter' is supported with a select region of "
+                       "one compare"):
+        pf.load_mlir(bad)

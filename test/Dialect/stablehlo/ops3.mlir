@@ -1,5 +1,5 @@
 // StableHLO as JAX prints it, round 3: convolution (pretty and generic forms,
-// #stablehlo.conv dimension numbers), printed back the same.
+// #stablehlo.conv dimension numbers), select_and_scatter, printed back the same.
 // RUN: pyflame-opt %s | filecheck %s
 // RUN: pyflame-opt %s --mlir-print-op-generic | pyflame-opt - | filecheck %s
 // RUN: pyflame-opt %s --mlir-print-op-generic | filecheck %s --check-prefix=GENERIC
@@ -12,4 +12,27 @@ func.func public @conv(%x: tensor<2x6x6x3xf32>, %w: tensor<3x3x3x4xf32>, %g: ten
   // CHECK-NEXT: %1 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x6x6x3xf32>, tensor<2x6x6x4xf32>) -> tensor<3x3x3x4xf32>
   %1 = "stablehlo.convolution"(%x, %g) <{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f]>, feature_group_count = 1 : i64, padding = dense<1> : tensor<2x2xi64>}> : (tensor<2x6x6x3xf32>, tensor<2x6x6x4xf32>) -> tensor<3x3x3x4xf32>
   return %0, %1 : tensor<2x3x10x4xf32>, tensor<3x3x3x4xf32>
+}
+
+// CHECK-LABEL: func.func public @pool_grad
+func.func public @pool_grad(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<4x4xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  // CHECK: %0 = "stablehlo.select_and_scatter"(%x, %s, %cst) <{padding = dense<0> : tensor<2x2xi64>, window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}> ({
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>):
+  // CHECK-NEXT:   %[[C:.*]] = stablehlo.compare GE, %[[A]], %[[B]], FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  // CHECK-NEXT:   stablehlo.return %[[C]] : tensor<i1>
+  // CHECK-NEXT: }, {
+  // CHECK:        stablehlo.add %{{.*}}, %{{.*}} : tensor<f32>
+  // CHECK:      }) : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
+  // GENERIC: "stablehlo.select_and_scatter"
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %cst) <{padding = dense<0> : tensor<2x2xi64>, window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %c : tensor<f32>
+  }) : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }
