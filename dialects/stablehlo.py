@@ -873,6 +873,38 @@ def _print_convolution(op: StablehloOp, printer: Printer) -> None:
     _print_types(op, printer)
 
 
+# "top_k": (%x, k = K) attr-dict : T -> (V, I)
+def _parse_top_k(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    parser.parse_punctuation("(")
+    x = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    parser.parse_keyword("k")
+    parser.parse_punctuation("=")
+    k = parser.parse_integer(allow_boolean=False)
+    parser.parse_punctuation(")")
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    t = parser.parse_type()
+    parser.parse_punctuation("->")
+    outs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    return cls.create(operands=[parser.resolve_operand(x, t)], result_types=outs,
+                      properties={"k": IntegerAttr(k, i64)}, attributes=attrs)
+
+
+def _print_top_k(op: StablehloOp, printer: Printer) -> None:
+    k = op.properties["k"]
+    assert isinstance(k, IntegerAttr)
+    printer.print_string("(")
+    printer.print_operand(op.operands[0])
+    printer.print_string(f", k = {k.value.data})")
+    _print_attrs(op, printer)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
+    printer.print_string(" -> (")
+    printer.print_list([r.type for r in op.results], printer.print_attribute)
+    printer.print_string(")")
+
+
 def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
                        f'"{cls.name}"(...) <{{...}}> : ...)')
@@ -884,14 +916,14 @@ _PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
           "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while,
-          "convolution": _parse_convolution}
+          "convolution": _parse_convolution, "top_k": _parse_top_k}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
           "compare": _print_compare, "slice": _print_slice, "sized": _print_sized,
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
           "reduce": _print_reduce, "return": _print_return,
-          "convolution": _print_convolution}
+          "convolution": _print_convolution, "top_k": _print_top_k}
 
 
 
@@ -1034,6 +1066,38 @@ class SelectAndScatterOp(StablehloOp):
         self.verify_common(1, 2)
 
 
+class SortOp(StablehloOp):
+    """``stablehlo.sort`` of n operands along ``dimension`` by a comparator region
+    of 2n scalars (``jnp.sort``, ``argsort``, ``lax.sort``; generic form)."""
+
+    name = "stablehlo.sort"
+    FORMAT = "generic"
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        n = len(self.operands)
+        block = self.regions[0].blocks.first if len(self.regions) == 1 else None
+        if block is None or len(block.args) != 2 * n or not isinstance(block.last_op,
+                                                                          ReturnOp) or \
+                len(block.last_op.operands) != 1:
+            raise VerifyException(f"expects a comparator of one block of {2 * n} arguments "
+                                  "ending in stablehlo.return of one i1")
+        if not n or [r.type for r in self.results] != [v.type for v in self.operands]:
+            raise VerifyException("expects operands and results of the same types")
+        self.verify_common(n, 1)
+
+
+class TopKOp(StablehloOp):
+    """``chlo.top_k(%x, k = K) : T -> (V, I)``: the k largest along the last
+    dimension and their (i32) indices."""
+
+    name = "chlo.top_k"
+    FORMAT = "top_k"
+    ARITY = 1
+    RESULTS = 2
+    PROPS = {"k": IntegerAttr}
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -1093,6 +1157,7 @@ _OPS: list[type[StablehloOp]] = [
     ScatterOp,
     ReduceWindowOp,
     SelectAndScatterOp,
+    SortOp,
     ReduceOp,
     ReturnOp,
     WhileOp,
@@ -1111,5 +1176,5 @@ STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeA
                                         ConvDimensionNumbersAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
-CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)],
-               [])
+CHLO = Dialect("chlo", [*(_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)),
+                       TopKOp], [])

@@ -979,6 +979,159 @@ def _scatter_applies(op: StablehloOp) -> str | None:
     return None
 
 
+def _owner(v: SSAValue, name: str) -> Operation | None:
+    owner = v.owner
+    return owner if getattr(owner, "name", None) == f"stablehlo.{name}" else None
+
+
+def _direction(op: Operation) -> str:
+    direction = op.properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    return direction.data.value
+
+
+def _sort_key(v: SSAValue, args: Sequence[SSAValue]) -> tuple[int, bool] | None:
+    """(the comparator argument ``v`` is, whether through JAX's float
+    canonicalization: -0.0 as 0.0, every NaN as one NaN), or None."""
+    if v in args:
+        return list(args).index(v), False
+    nan = _owner(v, "select")
+    if nan is None:
+        return None
+    is_nan, nan_value, zero = nan.operands
+    test, zero_sel = _owner(is_nan, "compare"), _owner(zero, "select")
+    nv = _constant_of(nan_value)
+    if test is None or zero_sel is None or nv is None or not np.isnan(nv) or \
+            _direction(test) != "NE" or test.operands[0] is not test.operands[1]:
+        return None
+    x = test.operands[0]
+    is_zero, zero_value, same = zero_sel.operands
+    test = _owner(is_zero, "compare")
+    zv = _constant_of(zero_value)
+    if test is None or same is not x or zv is None or zv != 0 or np.signbit(zv) or \
+            _direction(test) != "EQ" or test.operands[0] is not x or \
+            _constant_of(test.operands[1]) != 0 or x not in args:
+        return None
+    return list(args).index(x), True
+
+
+def _key_compare(b: IRBuilder, v: SSAValue, args: Sequence[SSAValue],
+                 directions: tuple[str, ...]) -> tuple[int, str] | None:
+    """(operand, direction) when ``v`` compares operand k's left and right
+    arguments (k and n + k... as the comparator's arguments pair them: 2k,
+    2k + 1) as a strict total order: a float compared TOTALORDER after JAX's
+    canonicalization, an integer SIGNED/UNSIGNED as its type; else None."""
+    cmp = _owner(v, "compare")
+    if cmp is None or _direction(cmp) not in directions:
+        return None
+    left, right = (_sort_key(x, args) for x in cmp.operands)
+    if left is None or right is None or left[0] % 2 or right[0] != left[0] + 1 or \
+            left[1] != right[1]:
+        return None
+    d = b.dtype(args[left[0]])
+    kind = cmp.properties.get("compare_type")
+    kind = kind.data.value if isinstance(kind, ComparisonTypeAttr) else "NOTYPE"
+    if d.category == FLOAT:
+        ok = left[1] and kind == "TOTALORDER"
+    else:
+        want = "UNSIGNED" if d.category == BOOL or d.name.startswith("u") else "SIGNED"
+        ok = not left[1] and kind in ("NOTYPE", want)
+    return (left[0] // 2, _direction(cmp)) if ok else None
+
+
+def _sort_keys(b: IRBuilder, v: SSAValue, args: Sequence[SSAValue]
+               ) -> list[tuple[int, bool]] | None:
+    """The keys (operand, descending) of a comparator returning ``v``, most
+    significant first: ``lt(k)`` or ``or(lt(k), and(eq(k), rest))`` (JAX's
+    lexicographic comparator, ``lt`` a LT or GT of one operand's arguments)."""
+    one = _key_compare(b, v, args, ("LT", "GT"))
+    if one is not None:
+        return [(one[0], one[1] == "GT")]
+    either = _owner(v, "or")
+    if either is None:
+        return None
+    for first, rest in (either.operands, either.operands[::-1]):
+        lt = _key_compare(b, first, args, ("LT", "GT"))
+        both = _owner(rest, "and")
+        if lt is None or both is None:
+            continue
+        for eq, tail in (both.operands, both.operands[::-1]):
+            same = _key_compare(b, eq, args, ("EQ",))
+            keys = _sort_keys(b, tail, args) if same is not None and same[0] == lt[0] else None
+            if keys is not None:
+                return [(lt[0], lt[1] == "GT"), *keys]
+    return None
+
+
+def _sort(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``stablehlo.sort`` whose comparator is JAX's (``jnp.sort``, ``argsort``,
+    ``lax.sort`` of several keys): a stable sort by the keys, most significant
+    last, each by the ``sort`` op (stable; NaN last ascending, first
+    descending; -0.0 equal to 0.0: JAX's canonical total order), the operands
+    then gathered by the permutation (``select_along``, so values carry their
+    derivatives). Any other comparator is refused."""
+    block = op.regions[0].block
+    ret = block.last_op
+    assert ret is not None
+    keys = _sort_keys(b, ret.operands[0], list(block.args))
+    used = {a for cand in block.ops for a in cand.operands if a in block.args}
+    if keys is None or len({k for k, _ in keys}) != len(keys) or any(
+            list(block.args).index(a) // 2 not in {k for k, _ in keys} for a in used):
+        raise StablehloError(op, "whose comparator is not JAX's (a lexicographic LT/GT of "
+                                 "operands' keys: integers SIGNED/UNSIGNED, floats "
+                                 "canonicalized and TOTALORDER) is not supported")
+    dim = _int_prop(op, "dimension")
+    s = b.shape(op.operands[0])
+    dim = dim + len(s) if dim < 0 else dim
+    if not 0 <= dim < len(s) or any(b.shape(v) != s for v in op.operands):
+        raise StablehloError(op, f"sorts operands of one shape along one of their "
+                                 f"dimensions, got dimension {_int_prop(op, 'dimension')} "
+                                 f"of {[list(b.shape(v)) for v in op.operands]}")
+    if s[dim] < 2:
+        return list(op.operands)
+    order = None
+    for k, descending in reversed(keys):
+        key = op.operands[k]
+        if b.dtype(key).category == BOOL:
+            key = b.convert(key, dtype=int64)
+        if order is not None:
+            key = b.select_along(key, order, dim=dim)
+        _, by_key = b.sort(key, dim=dim, descending=descending)
+        order = by_key if order is None else b.select_along(order, by_key, dim=dim)
+    assert order is not None
+    return [b.select_along(v, order, dim=dim) for v in op.operands]
+
+
+def _top_k(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``chlo.top_k``: the k largest along the last dimension, largest first, in
+    total order (NaN largest, 0.0 above -0.0; equal ones by index) and their
+    indices: a stable descending sort of the zeros' signs (1 / x: +inf for 0.0,
+    -inf for -0.0), then of the values."""
+    x = op.operands[0]
+    s, d = b.shape(x), b.dtype(x)
+    k = _int_prop(op, "k")
+    if not s or not 0 <= k <= s[-1] or b.shape(op.results[0]) != (*s[:-1], k) or \
+            b.dtype(op.results[0]) is not d:
+        raise StablehloError(op, f"of k = {k} takes the k <= {s[-1] if s else 0} largest of "
+                                 f"the last dimension of {list(s)}")
+    dim = len(s) - 1
+    order = None
+    if d.category == FLOAT:  # 0.0 before -0.0 among equals
+        zero = b.scalar(0, like=x)
+        signs = b.where(b.eq(x, zero), b.reciprocal(x), zero)
+        _, order = b.sort(signs, dim=dim, descending=True)
+        x_by = b.select_along(x, order, dim=dim)
+    else:
+        x_by = x if d.category != BOOL else b.convert(x, dtype=int64)
+    _, by_value = b.sort(x_by, dim=dim, descending=True)
+    order = by_value if order is None else b.select_along(order, by_value, dim=dim)
+    if k != s[-1]:
+        order = b.slice(order, start=(0,) * len(s), limit=(*s[:-1], k), stride=(1,) * len(s))
+    index_type = b.dtype(op.results[1])
+    indices = order if index_type is int64 else b.convert(order, dtype=index_type)
+    return [b.select_along(x, order, dim=dim), indices]
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -1145,6 +1298,8 @@ RULES: dict[str, Rule] = {
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.convolution": _convolution,
     "stablehlo.select_and_scatter": _select_and_scatter,
+    "stablehlo.sort": _sort,
+    "chlo.top_k": _top_k,
 }
 
 

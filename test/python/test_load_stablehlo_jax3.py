@@ -48,7 +48,7 @@ def _check(fn: Any, *args: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6,
             for g, v in zip(got, leaves):
                 np.testing.assert_allclose(g.numpy(), np.asarray(v), rtol=rtol, atol=atol,
                                            err_msg=name)
-            if not grad:
+            if not grad or not any(np.asarray(v).dtype.kind == "f" for v in leaves):
                 continue
 
             def loss_pf(*xs: Any) -> Any:
@@ -227,4 +227,59 @@ def test_select_and_scatter_with_its_own_padding_never_picks_the_padding() -> No
     with pytest.raises(pf.MlirLoadError, match=r"^<string>:3:3: error: "
                        "'stablehlo.select_and_scatter' is supported with a select region of "
                        "one compare"):
+        pf.load_mlir(bad)
+
+
+_V = np.array([[3.0, np.nan, -0.0, 0.0, 1.5, 3.0, -np.inf, 0.5],
+               [2.0, -1.0, 2.0, np.inf, -0.0, 7.0, 0.0, -3.0]], np.float32)
+_SORTS = {  # each printed a stablehlo.sort (or chlo.top_k) load_mlir refused
+    "sort": lambda v: jnp.sort(v), "sort_axis0": lambda v: jnp.sort(v, axis=0),
+    "sort_descending": lambda v: jnp.sort(v, descending=True),
+    "argsort": lambda v: jnp.argsort(v), "argsort_descending": lambda v: jnp.argsort(
+        v, descending=True, stable=True),
+    "two_keys": lambda v: lax.sort((jnp.round(v[0]), v[1], v[0] * 2), num_keys=2),
+    "key_value": lambda v: lax.sort_key_val(v[1], v[0]),
+    "int_keys": lambda v: lax.sort((jnp.nan_to_num(jnp.clip(v[1], -9, 9)).astype(jnp.int32),
+                                    v[0]), num_keys=1),
+    "top_k": lambda v: lax.top_k(v, 3), "top_k_all": lambda v: lax.top_k(v, 8),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SORTS))
+def test_sorts_and_top_k_match_jax_nan_signed_zero_and_ties_included(case: str) -> None:
+    fn = _SORTS[case]
+    text = jax.jit(fn).lower(_V).as_text()
+    assert "stablehlo.sort" in text or "chlo.top_k" in text
+    f = _load(fn, _V)
+    got = f(_V)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, want in zip(got, jax.tree_util.tree_leaves(fn(_V)), strict=True):
+        np.testing.assert_array_equal(g.numpy(), np.asarray(want))  # bits: -0.0, NaN places
+        assert (np.signbit(g.numpy()) == np.signbit(np.asarray(want))).all()
+    # derivatives away from NaN and infinities (ties and signed zeros kept)
+    finite = np.where(np.isfinite(_V), _V, np.float32(4.25))
+    _check(fn, finite, rtol=1e-6, backends=("reference", "mlir") if case in (
+        "sort", "top_k") else ("reference",))
+
+
+def test_median_and_a_sort_of_integers_and_bools() -> None:
+    x = _R.standard_normal((5, 7)).astype(np.float32)
+    _check(lambda x: jnp.median(x, axis=1), x)
+    _check(lambda x: jnp.median(x), x, backends=("reference",))
+    i = _R.integers(-5, 5, (3, 9)).astype(np.int32)
+    for fn in (lambda i: jnp.sort(i, axis=1), lambda i: jnp.argsort(i.astype(bool), axis=1),
+               lambda i: jnp.sort(i.astype(jnp.uint8), axis=0),
+               lambda i: lax.top_k(i, 4)):
+        got = _load(fn, i)(i)
+        for g, want in zip(got if isinstance(got, tuple) else (got,),
+                           jax.tree_util.tree_leaves(fn(i)), strict=True):
+            np.testing.assert_array_equal(g.numpy(), np.asarray(want))
+
+
+def test_a_sort_by_another_comparator_is_a_located_error() -> None:
+    text = jax.jit(lambda i: jnp.sort(i)).lower(np.arange(4, dtype=np.int32)).as_text()
+    assert "compare  LT" in text or "compare LT" in text
+    bad = text.replace("SIGNED", "UNSIGNED")  # (an order jax does not print for i32)
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:\d+:\d+: error: 'stablehlo.sort' "
+                       "whose comparator is not JAX's"):
         pf.load_mlir(bad)

@@ -36,3 +36,20 @@ func.func public @pool_grad(%x: tensor<4x4xf32>, %s: tensor<2x2xf32>) -> tensor<
   }) : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// CHECK-LABEL: func.func public @sorts
+func.func public @sorts(%x: tensor<6x3xf32>, %i: tensor<6x3xi32>) -> (tensor<6x3xi32>, tensor<6x2xf32>, tensor<6x2xi32>) {
+  // CHECK: %0, %1 = "stablehlo.sort"(%x, %i) <{dimension = 1 : i64, is_stable = true}> ({
+  // CHECK:   stablehlo.compare LT, %{{.*}}, %{{.*}}, TOTALORDER
+  // CHECK: }) : (tensor<6x3xf32>, tensor<6x3xi32>) -> (tensor<6x3xf32>, tensor<6x3xi32>)
+  // GENERIC: "stablehlo.sort"
+  %0:2 = "stablehlo.sort"(%x, %i) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+    %lt = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<6x3xf32>, tensor<6x3xi32>) -> (tensor<6x3xf32>, tensor<6x3xi32>)
+  // CHECK: %values, %indices = chlo.top_k(%x, k = 2) : tensor<6x3xf32> -> (tensor<6x2xf32>, tensor<6x2xi32>)
+  // GENERIC: "chlo.top_k"(%{{.*}}) <{k = 2 : i64}> : (tensor<6x3xf32>) -> (tensor<6x2xf32>, tensor<6x2xi32>)
+  %values, %indices = chlo.top_k(%x, k = 2) : tensor<6x3xf32> -> (tensor<6x2xf32>, tensor<6x2xi32>)
+  return %0#1, %values, %indices : tensor<6x3xi32>, tensor<6x2xf32>, tensor<6x2xi32>
+}
