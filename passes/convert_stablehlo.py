@@ -1414,23 +1414,33 @@ def convert_stablehlo(root: Operation, keep: frozenset[str] = frozenset()) -> in
     """Rewrite every StableHLO op under ``root`` (a module or one function;
     outside reduce bodies) into pyflame ops, in program order; returns how
     many were rewritten. Ops named in ``keep`` (some of ``COMPOSITES``) are
-    left for the caller."""
+    left for the caller; with ``stablehlo.while`` there, a loop that does not
+    count (its condition reads data) is left too, the ops of its ``cond`` and
+    ``do`` regions converted (``pf.load_mlir`` runs it as a loop)."""
     from xdsl.utils.exceptions import VerifyException
 
     converted = 0
     loops = [op for op in root.walk(region_first=True) if op.name == "stablehlo.while"]
     for loop in loops:  # inner loops first
-        _unroll(loop)
+        try:
+            _unroll(loop)
+        except StablehloError:
+            if "stablehlo.while" not in keep:
+                raise
+            continue
         converted += 1
+    # the loops left to the caller (copies of them in unrolled bodies included),
+    # their regions converted
+    kept = {op for op in root.walk() if op.name == "stablehlo.while"}
     cases = [op for op in root.walk(region_first=True) if op.name == "stablehlo.case"]
     for case in cases:  # inner ones first
         _inline_case(case)
         converted += 1
     todo = [op for op in root.walk() if isinstance(op, StablehloOp)
-            and not isinstance(op.parent_op(), StablehloOp)]
+            and (not isinstance(op.parent_op(), StablehloOp) or op.parent_op() in kept)]
     for op in todo:
         rule = RULES.get(op.name)
-        if op.name in keep:
+        if op.name in keep or (op.name == "stablehlo.return" and op.parent_op() in kept):
             continue
         if op.name in COMPOSITES:
             raise StablehloError(op, "is not supported by this pass: no one pyflame op "

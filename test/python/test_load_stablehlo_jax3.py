@@ -283,3 +283,51 @@ def test_a_sort_by_another_comparator_is_a_located_error() -> None:
     with pytest.raises(pf.MlirLoadError, match=r"^<string>:\d+:\d+: error: 'stablehlo.sort' "
                        "whose comparator is not JAX's"):
         pf.load_mlir(bad)
+
+
+def _newton_sqrt(v: Any) -> Any:
+    """Newton's iteration for sqrt(v) until it settles: a while on data."""
+    def cond(c: Any) -> Any:
+        return (jnp.max(jnp.abs(c[0] * c[0] - v)) > 1e-5) & (c[1] < 50)
+
+    return lax.while_loop(cond, lambda c: (0.5 * (c[0] + v / c[0]), c[1] + 1), (v, 0))
+
+
+def test_a_while_on_data_runs_as_a_loop_with_forward_derivatives() -> None:
+    # (it was refused: only counting loops were unrolled)
+    v = np.abs(_R.standard_normal(4)).astype(np.float32) + 1.0
+    text = jax.jit(_newton_sqrt).lower(v).as_text()
+    assert "stablehlo.while" in text
+    f = pf.load_mlir(text)
+    root, trips = f(v)
+    want_root, want_trips = _newton_sqrt(v)
+    np.testing.assert_allclose(root.numpy(), np.asarray(want_root), rtol=1e-6)
+    assert int(trips.numpy()) == int(want_trips) > 2
+    tangent = np.linspace(0.5, 1.5, 4).astype(np.float32)
+    _, t_pf = pf.jvp(lambda a: f(a)[0], (pf.tensor(v),), (pf.tensor(tangent),))
+    _, t_jax = jax.jvp(lambda a: _newton_sqrt(a)[0], (v,), (tangent,))
+    np.testing.assert_allclose(t_pf.numpy(), np.asarray(t_jax), rtol=1e-5)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for "
+                       "lax.while_loop"):  # as jax.grad of the loop
+        pf.grad(lambda a: pf.sum(f(a)[0]))(pf.tensor(v))
+    with pytest.raises(pf.MlirLoadError, match="has no compiled form: stablehlo.while"):
+        f.executable()
+
+
+def test_loops_on_data_nested_with_counting_loops_and_zero_trips() -> None:
+    def fn(x: Any) -> Any:
+        def body(c: Any) -> Any:  # a counting loop inside (unrolled), data outside
+            h, n = c
+            h = lax.fori_loop(0, 3, lambda i, h: h * 1.5 + i, h)
+            return h, n + 1
+        h, n = lax.while_loop(lambda c: jnp.sum(c[0]) < 200.0, body, (x, 0))
+        return h, n, lax.while_loop(lambda h: h.sum() > 1e9, lambda h: h * 2, x)
+
+    for x in (np.array([0.5, 1.0, -0.25], np.float32), np.array([300.0, 1, 1], np.float32)):
+        got = _load(fn, x)(x)
+        for g, want in zip(got, fn(jnp.asarray(x)), strict=True):
+            np.testing.assert_allclose(g.numpy(), np.asarray(want), rtol=1e-6)
+    with pf.backend("mlir"):
+        x = np.array([0.5, 1.0, -0.25], np.float32)
+        np.testing.assert_allclose(_load(fn, x)(x)[0].numpy(), np.asarray(fn(x)[0]),
+                                   rtol=1e-6)
