@@ -331,3 +331,99 @@ def test_loops_on_data_nested_with_counting_loops_and_zero_trips() -> None:
         x = np.array([0.5, 1.0, -0.25], np.float32)
         np.testing.assert_allclose(_load(fn, x)(x)[0].numpy(), np.asarray(fn(x)[0]),
                                    rtol=1e-6)
+
+
+# ---- whole programs ----
+
+def _cnn() -> tuple[Any, list[np.ndarray], Any]:
+    """A stax CNN (conv, relu, max pool, strided conv, dense, log-softmax): its
+    apply function, its parameters as a flat list, and their tree."""
+    from jax.example_libraries import stax
+
+    init, apply = stax.serial(
+        stax.Conv(6, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), strides=(2, 2)),
+        stax.Conv(8, (3, 3), strides=(2, 2)), stax.Relu, stax.Flatten, stax.Dense(10),
+        stax.LogSoftmax)
+    _, params = init(jax.random.PRNGKey(0), (3, 10, 10, 2))
+    leaves, tree = jax.tree_util.tree_flatten(params)
+    return apply, [np.asarray(v) for v in leaves], tree
+
+
+_IMAGES = _R.standard_normal((3, 10, 10, 2)).astype(np.float32)
+_LABELS = np.eye(10, dtype=np.float32)[[1, 4, 7]]
+
+
+def test_a_cnn_forward_matches_jax_and_its_gradient_jax_grad() -> None:
+    apply, leaves, tree = _cnn()
+
+    def forward(x: Any, *leaves: Any) -> Any:
+        return apply(jax.tree_util.tree_unflatten(tree, list(leaves)), x)
+
+    _check(forward, _IMAGES, *leaves, rtol=1e-4, atol=1e-5)
+
+
+def _adam_step(tree: Any, apply: Any) -> Any:
+    """One training step: the loss, its gradient and an Adam update of the
+    parameters and moments (step count t a float argument)."""
+    def loss(leaves: Any, x: Any, y: Any) -> Any:
+        p = jax.tree_util.tree_unflatten(tree, leaves)
+        return -jnp.mean(jnp.sum(apply(p, x) * y, axis=1))
+
+    def step(t: Any, x: Any, y: Any, *state: Any) -> Any:
+        n = len(state) // 3
+        leaves, m, v = list(state[:n]), state[n:2 * n], state[2 * n:]
+        value, grads = jax.value_and_grad(loss)(leaves, x, y)
+        b1, b2, lr, eps = 0.9, 0.999, 1e-2, 1e-8
+        m = [b1 * a + (1 - b1) * g for a, g in zip(m, grads)]
+        v = [b2 * a + (1 - b2) * g * g for a, g in zip(v, grads)]
+        mhat = [a / (1 - b1 ** (t + 1)) for a in m]
+        vhat = [a / (1 - b2 ** (t + 1)) for a in v]
+        new = [p - lr * a / (jnp.sqrt(b) + eps) for p, a, b in zip(leaves, mhat, vhat)]
+        return (value, *new, *m, *v)
+
+    return step
+
+
+def test_a_cnn_training_step_with_adam_matches_jax() -> None:
+    # value_and_grad of the CNN (convolutions of its gradient, select_and_scatter)
+    # and the Adam update, one program; three steps fed back
+    apply, leaves, tree = _cnn()
+    step = _adam_step(tree, apply)
+    zeros = [np.zeros_like(v) for v in leaves]
+    args = (np.float32(0), _IMAGES, _LABELS, *leaves, *zeros, *zeros)
+    f = _load(step, *args)
+    state_pf, state_jax = list(args[3:]), [jnp.asarray(a) for a in args[3:]]
+    for t in range(3):
+        got = f(np.float32(t), _IMAGES, _LABELS, *state_pf)
+        want = step(jnp.float32(t), _IMAGES, _LABELS, *state_jax)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=2e-4, atol=2e-6)
+        state_pf, state_jax = [g.numpy() for g in got[1:]], list(want[1:])
+    with pf.backend("mlir"):
+        got = f(*args)
+        want = step(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=2e-4, atol=2e-6)
+
+
+def test_programs_with_a_median_and_a_newton_iteration_match_jax() -> None:
+    x = _R.standard_normal((4, 9)).astype(np.float32)
+
+    def robust(x: Any) -> Any:  # median-centred, MAD-scaled rows
+        med = jnp.median(x, axis=1, keepdims=True)
+        return (x - med) / jnp.median(jnp.abs(x - med), axis=1, keepdims=True)
+
+    _check(robust, x, rtol=1e-5, atol=1e-6)
+
+    def newton_root(c: Any) -> Any:  # x**3 = c, until the step is small
+        def body(s: Any) -> Any:
+            x, _ = s
+            new = x - (x ** 3 - c) / (3 * x ** 2)
+            return new, jnp.max(jnp.abs(new - x))
+        return lax.while_loop(lambda s: s[1] > 1e-6, body, (jnp.ones_like(c) + c / 3,
+                                                            jnp.float32(1)))[0]
+
+    c = np.abs(x[0]) * 5 + 0.5
+    np.testing.assert_allclose(_load(newton_root, c)(c).numpy(), np.asarray(newton_root(c)),
+                               rtol=1e-6)
