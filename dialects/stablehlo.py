@@ -12,6 +12,7 @@ is an unregistered op: a located parse error naming it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     TensorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -905,6 +907,30 @@ def _print_top_k(op: StablehloOp, printer: Printer) -> None:
     printer.print_string(")")
 
 
+# "reduce_precision": %x, format = e5m10 attr-dict : T
+def _parse_reduce_precision(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    x = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    parser.parse_keyword("format")
+    parser.parse_punctuation("=")
+    word = parser.parse_identifier()
+    match = re.fullmatch(r"e(\d+)m(\d+)", word)
+    if match is None:
+        parser.raise_error(f"expected a format eNmM (exponent and mantissa bits), got '{word}'")
+    props: dict[str, Attribute] = {"exponent_bits": IntegerAttr(int(match[1]), i32),
+                                   "mantissa_bits": IntegerAttr(int(match[2]), i32)}
+    return _finish(cls, parser, [x], props, "same")
+
+
+def _print_reduce_precision(op: StablehloOp, printer: Printer) -> None:
+    e, m = (op.properties[k] for k in ("exponent_bits", "mantissa_bits"))
+    assert isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr)
+    _print_operands(op, printer)
+    printer.print_string(f", format = e{e.value.data}m{m.value.data}")
+    _print_attrs(op, printer)
+    _print_types(op, printer, "same")
+
+
 def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
                        f'"{cls.name}"(...) <{{...}}> : ...)')
@@ -916,14 +942,16 @@ _PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
           "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while,
-          "convolution": _parse_convolution, "top_k": _parse_top_k}
+          "convolution": _parse_convolution, "top_k": _parse_top_k,
+          "reduce_precision": _parse_reduce_precision}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
           "compare": _print_compare, "slice": _print_slice, "sized": _print_sized,
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
           "reduce": _print_reduce, "return": _print_return,
-          "convolution": _print_convolution, "top_k": _print_top_k}
+          "convolution": _print_convolution, "top_k": _print_top_k,
+          "reduce_precision": _print_reduce_precision}
 
 
 
@@ -1123,10 +1151,10 @@ class ReduceOp(StablehloOp):
 UNARY = ("abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one",
          "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "floor", "ceil",
          "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "popcnt",
-         "count_leading_zeros", "real", "imag")
+         "count_leading_zeros", "real", "imag")  # (reduce_precision: its own form)
 BINARY = ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
           "atan2", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
-          "shift_right_logical")
+          "shift_right_logical", "complex")
 _ARR = DenseArrayBase
 _OPS: list[type[StablehloOp]] = [
     *(_op(f"stablehlo.{n}", "same", 1) for n in UNARY),
@@ -1141,6 +1169,8 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.reshape", "same", 1),
     _op("stablehlo.convert", "same", 1),
     _op("stablehlo.bitcast_convert", "same", 1),
+    _op("stablehlo.reduce_precision", "reduce_precision", 1,
+        {"exponent_bits": IntegerAttr, "mantissa_bits": IntegerAttr}),
     _op("stablehlo.compare", "compare", 2, {"comparison_direction": ComparisonDirectionAttr}),
     _op("stablehlo.slice", "slice", 1, {"start_indices": _ARR, "limit_indices": _ARR,
                                         "strides": _ARR}),

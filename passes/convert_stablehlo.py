@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp
@@ -31,7 +32,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects.data import DenseValue
-from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
+from ..dialects.dtypes import BOOL, FLOAT, INT, DType, bool_, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import OP_CLASSES
 from ..dialects.stablehlo import (
@@ -134,6 +135,165 @@ def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
         tie = b.ge(b.abs(b.sub(x, t)), b.scalar(0.5, like=x))
         return [b.where(tie, b.add(t, b.sign(x)), t)]
     raise StablehloError(op, "is not supported (no pyflame op computes it)")
+
+
+def _int_constant(b: IRBuilder, values: Sequence[int], d: DType) -> SSAValue:
+    """A 1-D constant of ``values`` wrapped into ``d``'s bits (2**31 is -2**31
+    in int32), or a scalar for one value."""
+    bits = np.dtype(d.np).itemsize * 8
+    unsigned = np.asarray(values, dtype=object) % (1 << bits)
+    arr = np.asarray([int(v) for v in unsigned], dtype=f"u{bits // 8}").view(d.np)
+    shape = () if len(values) == 1 else (len(values),)
+    return b.op("constant", value=DenseValue(arr.reshape(shape), shape, d))
+
+
+def _table(b: IRBuilder, values: Sequence[int], at: SSAValue, d: DType) -> SSAValue:
+    """``values[at]`` elementwise (``at`` in range), as ``d``."""
+    s = b.shape(at)
+    n = int(np.prod(s, dtype=np.int64))
+    at = at if b.dtype(at) is int64 else b.convert(at, dtype=int64)
+    got = b.gather(_int_constant(b, values, d), b.reshape(at, shape=(n,)), dim=0)
+    return b.reshape(got, shape=s)
+
+
+def _shift(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The shifts on two's complement integers, by composition: ``a << s`` is
+    ``a * 2**s`` (wrapping), arithmetic ``a >> s`` the floor division by
+    ``2**s`` (the sign bit itself: ``a < 0`` gives -1), logical ``a >> s`` that
+    masked to the low ``bits - s`` bits; an amount outside [0, bits) shifts
+    everything out (0; the sign for the arithmetic shift), as the spec says."""
+    _same_shapes(b, op)
+    a, amount = op.operands
+    d = b.dtype(a)
+    if d.category != INT:
+        raise StablehloError(op, f"is not defined on {d.name} tensors")
+    bits = np.dtype(d.np).itemsize * 8
+    signed = not d.name.startswith("u")
+    short = op.name.split(".", 1)[1]
+    zero = b.scalar(0, like=a)
+    inside = b.logical_and(b.ge(amount, zero), b.lt(amount, b.scalar(bits, like=a)))
+    at = b.minimum(b.maximum(amount, zero), b.scalar(bits - 1, like=a))
+    if short == "shift_left":
+        return [b.where(inside, b.mul(a, _table(b, [1 << k for k in range(bits)], at, d)),
+                        zero)]
+    if short == "shift_right_arithmetic" and signed:
+        sign = b.where(b.lt(a, zero), b.scalar(-1, like=a), zero)
+        at = b.minimum(at, b.scalar(bits - 2, like=a))  # (2**(bits-1) does not fit)
+        shifted = b.floor_divide(a, _table(b, [1 << k for k in range(bits - 1)], at, d))
+        top = b.logical_or(b.logical_not(inside), b.eq(amount, b.scalar(bits - 1, like=a)))
+        return [b.where(top, sign, shifted)]
+    if not signed:  # a logical shift; the arithmetic one fills in the top bit
+        powers = [1 << k for k in range(bits)]
+        logical = b.where(inside, b.floor_divide(a, _table(b, powers, at, d)), zero)
+        if short == "shift_right_logical":
+            return [logical]
+        top = b.ge(a, b.scalar(1 << (bits - 1), like=a))
+        fill = b.where(inside, _table(b, [(1 << bits) - (1 << (bits - k)) for k in range(bits)],
+                                      at, d), b.scalar((1 << bits) - 1, like=a))
+        return [b.bitwise_or(logical, b.where(top, fill, zero))]
+    # logical on signed: the arithmetic shift keeps the low bits - s bits right
+    at_low = b.minimum(at, b.scalar(bits - 2, like=a))
+    shifted = b.floor_divide(a, _table(b, [1 << k for k in range(bits - 1)], at_low, d))
+    top = b.where(b.lt(a, zero), b.scalar(1, like=a), zero)  # a >>> (bits - 1)
+    shifted = b.where(b.eq(amount, b.scalar(bits - 1, like=a)), top, shifted)
+    masks = [(1 << (bits - k)) - 1 for k in range(bits)]
+    return [b.where(inside, b.bitwise_and(shifted, _table(b, masks, at, d)), zero)]
+
+
+def _shift_right_by(b: IRBuilder, x: SSAValue, k: int) -> SSAValue:
+    """``x`` arithmetically shifted right by the constant ``k`` (0 < k < bits - 1)."""
+    return b.floor_divide(x, b.scalar(1 << k, like=x))
+
+
+def _popcount(b: IRBuilder, a: SSAValue) -> SSAValue:
+    """The set bits of each element (two's complement), by the SWAR sums of
+    bit pairs, nibbles and bytes; the masks clear what an arithmetic shift
+    brings in at the top, and after the nibble step every value is
+    non-negative."""
+    d = b.dtype(a)
+    bits = np.dtype(d.np).itemsize * 8
+
+    def mask(byte: int) -> SSAValue:
+        return _int_constant(b, [int.from_bytes(bytes([byte]) * (bits // 8), "little")], d)
+
+    x = b.sub(a, b.bitwise_and(_shift_right_by(b, a, 1), mask(0x55)))
+    x = b.add(b.bitwise_and(x, mask(0x33)), b.bitwise_and(_shift_right_by(b, x, 2), mask(0x33)))
+    x = b.bitwise_and(b.add(x, _shift_right_by(b, x, 4)), mask(0x0F))
+    k = 8
+    while k < bits:  # the bytes' counts summed into the lowest byte
+        x = b.add(x, _shift_right_by(b, x, k))
+        k *= 2
+    return b.bitwise_and(x, b.scalar(0xFF, like=a)) if bits > 8 else x
+
+
+def _bit_count(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``popcnt`` (set bits) and ``count_leading_zeros`` (bits - the set bits of
+    the value with every bit below its highest set: 0 for a negative value)."""
+    _same_shapes(b, op)
+    a = op.operands[0]
+    d = b.dtype(a)
+    if d.category != INT:
+        raise StablehloError(op, f"is not defined on {d.name} tensors")
+    if op.name.endswith("popcnt"):
+        return [_popcount(b, a)]
+    bits = np.dtype(d.np).itemsize * 8
+    zero = b.scalar(0, like=a)
+    x = b.maximum(a, zero) if not d.name.startswith("u") else a
+    k = 1
+    while k < bits:
+        x = b.bitwise_or(x, _shift_right_by(b, x, k) if k < bits - 1 else zero)
+        k *= 2
+    count = b.sub(b.scalar(bits, like=a), _popcount(b, x))
+    return [count if d.name.startswith("u") else b.where(b.lt(a, zero), zero, count)]
+
+
+# (exponent bits, mantissa bits) -> the pyflame type of that format
+_FORMATS = {(5, 10): "float16", (8, 7): "bfloat16", (8, 23): "float32", (11, 52): "float64"}
+
+
+def _reduce_precision(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``reduce_precision`` to the formats of f16, bf16, f32, f64: the value
+    rounded (to nearest even) to that type and back; where the format has
+    fewer exponent bits, a result below its smallest normal number is
+    flushed to zero, or becomes it where the mantissa rounding reached it (as
+    XLA rounds the mantissa first); other formats are refused."""
+    from ..dialects.dtypes import dtype as dtype_named
+
+    x = op.operands[0]
+    d = b.dtype(x)
+    e, m = (_int_prop(op, k) for k in ("exponent_bits", "mantissa_bits"))
+    if d.category != FLOAT or (e, m) not in _FORMATS:
+        raise StablehloError(op, f"to e{e}m{m} on {d.name} is not supported: only the "
+                                 "formats of float16 (e5m10), bfloat16 (e8m7), float32 (e8m23) "
+                                 "and float64 (e11m52) on floating-point tensors")
+    finfo = ml_dtypes.finfo(d.np)
+    own_e = int(np.log2(finfo.maxexp)) + 1
+    if e >= own_e and m >= finfo.nmant:
+        return [x]
+    target = dtype_named(_FORMATS[(e, m)])
+    r = b.convert(b.convert(x, dtype=target), dtype=d)
+    if e >= own_e:
+        return [r]
+    tiny = 2.0 ** (2 - 2 ** (e - 1))  # the smallest normal number of the format
+    up = tiny * (1 - 2.0 ** (-2 - m))  # from here the mantissa rounds up to it
+    size = b.abs(x)
+    rounded_up = b.where(b.lt(x, b.scalar(0, like=x)), b.scalar(-tiny, like=x),
+                         b.scalar(tiny, like=x))
+    small = b.where(b.ge(size, b.scalar(up, like=x)), rounded_up,
+                    b.mul(x, b.scalar(0, like=x)))  # (+-0.0: the sign kept)
+    return [b.where(b.lt(size, b.scalar(tiny, like=x)), small, r)]
+
+
+def _complex_part(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    raise StablehloError(op, "is not supported: pyflame has no complex element type")
+
+
+def _bitcast_convert(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, out = op.operands[0], op.results[0]
+    if x.type == out.type:
+        return [x]
+    raise StablehloError(op, f"from {x.type} to {out.type} is not supported: no pyflame op "
+                             "reinterprets an element's bits as another type")
 
 
 def _select(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
@@ -1275,6 +1435,13 @@ RULES: dict[str, Rule] = {
     **{f"stablehlo.{n}": _elementwise for n in (
         *_SAME, *_BY_KIND, "divide", "sign", "is_finite", "tan", "round_nearest_afz")},
     **{f"chlo.{n}": _elementwise for n in CHLO_UNARY},
+    **{f"stablehlo.{n}": _shift for n in (
+        "shift_left", "shift_right_arithmetic", "shift_right_logical")},
+    "stablehlo.popcnt": _bit_count,
+    "stablehlo.count_leading_zeros": _bit_count,
+    "stablehlo.reduce_precision": _reduce_precision,
+    **{f"stablehlo.{n}": _complex_part for n in ("real", "imag", "complex")},
+    "stablehlo.bitcast_convert": _bitcast_convert,
     "stablehlo.select": _select,
     "stablehlo.clamp": _clamp,
     "stablehlo.constant": _constant,

@@ -427,3 +427,83 @@ def test_programs_with_a_median_and_a_newton_iteration_match_jax() -> None:
     c = np.abs(x[0]) * 5 + 0.5
     np.testing.assert_allclose(_load(newton_root, c)(c).numpy(), np.asarray(newton_root(c)),
                                rtol=1e-6)
+
+
+# ---- elementwise ops ----
+
+@pytest.mark.parametrize("dt", ["int8", "int16", "int32", "uint8"])
+def test_shifts_popcnt_and_clz_match_jax_bit_for_bit(dt: str) -> None:
+    info = np.iinfo(dt)
+    bits = info.bits
+    a = np.array([0, 1, -1, 2, -2, 5, -77, 100, info.min, info.max, info.min + 1,
+                  info.max - 1], np.int64)
+    a = np.unique(a.clip(info.min, info.max)).astype(dt)
+    s = np.arange(-2, bits + 3).astype(dt if dt != "uint8" else "uint8") if dt != "uint8" \
+        else np.arange(0, bits + 3).astype(dt)
+    a2, s2 = (v.reshape(-1) for v in np.meshgrid(a, s))
+    for fn in (lax.shift_left, lax.shift_right_arithmetic, lax.shift_right_logical):
+        text = jax.jit(fn).lower(a2, s2).as_text()
+        np.testing.assert_array_equal(pf.load_mlir(text)(a2, s2).numpy(),
+                                      np.asarray(fn(a2, s2)), err_msg=fn.__name__)
+    for fn in (lax.population_count, lax.clz):
+        for name in ("reference", "mlir") if dt == "int32" else ("reference",):
+            with pf.backend(name):
+                np.testing.assert_array_equal(_load(fn, a)(a).numpy(), np.asarray(fn(a)),
+                                              err_msg=f"{fn.__name__} {name}")
+
+
+def test_popcnt_and_clz_of_int64_match_python() -> None:
+    a = np.array([0, 1, -1, 2**40 + 3, -(2**62), 2**63 - 1, -(2**63), 12345], np.int64)
+    text = """func.func @main(%a: tensor<8xi64>) -> (tensor<8xi64>, tensor<8xi64>) {
+  %0 = stablehlo.popcnt %a : tensor<8xi64>
+  %1 = stablehlo.count_leading_zeros %a : tensor<8xi64>
+  return %0, %1 : tensor<8xi64>, tensor<8xi64>
+}"""
+    count, lead = pf.load_mlir(text)(a)
+    np.testing.assert_array_equal(count.numpy(), [bin(int(v) % 2**64).count("1") for v in a])
+    np.testing.assert_array_equal(lead.numpy(), [64 - (int(v) % 2**64).bit_length() for v in a])
+
+
+def test_reduce_precision_matches_jax_at_the_format_edges() -> None:
+    h = 2.0 ** -14
+    x = np.array([6e-8, 3e-8, 1e-5, h, h - 2.0 ** -26, h - 2.0 ** -25, -(h - 2.0 ** -26),
+                  -1e-9, 65504, 65519, 65520, 7e4, 1 / 3, np.nan, -np.inf, 1e-40, -1e-41,
+                  2.0 ** -126 * (1 - 2.0 ** -9), 3.0e38], np.float32)
+    for e, m in ((5, 10), (8, 7), (8, 23)):
+        fn = lambda v, e=e, m=m: lax.reduce_precision(v, e, m)  # noqa: E731
+        got = _load(fn, x)(x).numpy()
+        np.testing.assert_array_equal(got, np.asarray(fn(x)), err_msg=f"e{e}m{m}")
+        assert (np.signbit(got) == np.signbit(np.asarray(fn(x)))).all()
+    _check(lambda v: lax.reduce_precision(v * 3, 5, 10) ** 2, x[:4] * 1000, rtol=1e-3)
+    # float64 to bfloat16's and float16's ranges (jax with JAX_ENABLE_X64=1 gives these)
+    x64 = np.array([1e-300, 1.0 / 3, 2.0 ** -126 * 0.999, 2.0 ** -126 * 0.998, -1e-300,
+                    1e300], np.float64)
+    want = {(8, 7): [0.0, 0.333984375, 2.0 ** -126, 0.0, -0.0, np.inf],
+            (5, 10): [0.0, 0.333251953125, 0.0, 0.0, -0.0, np.inf]}
+    for (e, m), values in want.items():
+        text = f"""func.func @main(%a: tensor<6xf64>) -> tensor<6xf64> {{
+  %0 = stablehlo.reduce_precision %a, format = e{e}m{m} : tensor<6xf64>
+  return %0 : tensor<6xf64>
+}}"""
+        got = pf.load_mlir(text)(x64).numpy()
+        np.testing.assert_array_equal(got, values)
+        assert (np.signbit(got) == np.signbit(values)).all()
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:2:\d+: error: "
+                       "'stablehlo.reduce_precision' to e4m3 on float64 is not supported"):
+        pf.load_mlir(text.replace("e5m10", "e4m3"))
+
+
+def test_bitcasts_and_complex_numbers_are_located_errors() -> None:
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:3:\d+: error: "
+                       "'stablehlo.bitcast_convert' from tensor<4xf32> to tensor<4xi32> is not "
+                       "supported: no pyflame op reinterprets"):
+        _load(lambda v: lax.bitcast_convert_type(v, jnp.int32), x)
+    text = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.complex %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+  %1 = stablehlo.real %0 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}"""
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:2:\d+: error: 'stablehlo.complex' "
+                       "is not supported: pyflame has no complex element type"):
+        pf.load_mlir(text)

@@ -800,12 +800,12 @@ def test_stablehlo_shape_ops_follow_the_specification() -> None:
           "[0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>", "%x: tensor<4xf32>",
           "tensor<f32>"),
      "3:3", "'stablehlo.reduce' whose body is not one add, multiply, maximum or minimum"),
-    (_hlo("  %r0 = stablehlo.popcnt %x : tensor<4xi32>", "%x: tensor<4xi32>", "tensor<4xi32>"),
-     "2:3", "'stablehlo.popcnt' is not supported"),
+    (_hlo("  %r0 = stablehlo.popcnt %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
+     "2:3", "'stablehlo.popcnt' is not defined on float32 tensors"),
     (_hlo("  %r0 = stablehlo.sort %x : tensor<4xf32>", "%x: tensor<4xf32>", "tensor<4xf32>"),
      r"2:\d+", "'stablehlo.sort' is read in the generic form only"),
-    (_hlo("  %r0 = stablehlo.shift_left %x, %x : tensor<4xi32>", "%x: tensor<4xi32>",
-          "tensor<4xi32>"), r"2:\d+", "'stablehlo.shift_left' is not supported"),
+    (_hlo("  %r0 = stablehlo.shift_left %x, %x : tensor<4xi1>", "%x: tensor<4xi1>",
+          "tensor<4xi1>"), r"2:\d+", "'stablehlo.shift_left' is not defined on bool tensors"),
 ])
 def test_stablehlo_without_a_pyflame_meaning_is_a_located_error(text: str, where: str,
                                                                message: str) -> None:

@@ -53,3 +53,17 @@ func.func public @sorts(%x: tensor<6x3xf32>, %i: tensor<6x3xi32>) -> (tensor<6x3
   %values, %indices = chlo.top_k(%x, k = 2) : tensor<6x3xf32> -> (tensor<6x2xf32>, tensor<6x2xi32>)
   return %0#1, %values, %indices : tensor<6x3xi32>, tensor<6x2xf32>, tensor<6x2xi32>
 }
+
+// CHECK-LABEL: func.func public @bits
+func.func public @bits(%a: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xcomplex<f32>>) {
+  // CHECK-NEXT: %0 = stablehlo.shift_right_logical %a, %a : tensor<4xi32>
+  %0 = stablehlo.shift_right_logical %a, %a : tensor<4xi32>
+  // CHECK-NEXT: %1 = stablehlo.popcnt %0 : tensor<4xi32>
+  %1 = stablehlo.popcnt %0 : tensor<4xi32>
+  // CHECK-NEXT: %2 = stablehlo.reduce_precision %x, format = e5m10 : tensor<4xf32>
+  // GENERIC: "stablehlo.reduce_precision"(%{{.*}}) <{exponent_bits = 5 : i32, mantissa_bits = 10 : i32}> : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = stablehlo.reduce_precision %x, format = e5m10 : tensor<4xf32>
+  // CHECK-NEXT: %3 = stablehlo.complex %x, %2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+  %3 = stablehlo.complex %x, %2 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+  return %0, %1, %2, %3 : tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xcomplex<f32>>
+}
