@@ -92,3 +92,6 @@ _.DEFAULT
 _.HIGH
 # ---- s14 (irhunt): xDSLOptMain reads it for --version ----
 _.version_format
+# ---- s16 (irhunt): xDSL's Data attribute hooks, called by its parser and printer ----
+_.parse_parameter  # dialects/stablehlo.py: custom_call's opaque attributes
+_.print_parameter

@@ -24,13 +24,15 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntAttr,
     IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
     TensorType,
     i1,
     i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region
+from xdsl.ir import Attribute, Block, Data, Dialect, Operation, ParametrizedAttribute, Region
 from xdsl.ir.core import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition, param_def, traits_def
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
@@ -294,6 +296,32 @@ class ConvDimensionNumbersAttr(ParametrizedAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<" + print_conv_layouts(self.layouts()) + ">")
+
+
+class _OpaqueAttr(Data[str]):
+    """An attribute ``custom_call`` carries that no rule reads, kept as the
+    text between its angle brackets and printed back the same."""
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> str:
+        return parser._parse_dialect_symbol_body()  # (the body of '<...>', nested kept)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+
+@irdl_attr_definition
+class OutputOperandAliasAttr(_OpaqueAttr):
+    """``#stablehlo.output_operand_alias<...>`` (which result reuses an operand's buffer)."""
+
+    name = "stablehlo.output_operand_alias"
+
+
+@irdl_attr_definition
+class SdyShardingRuleAttr(_OpaqueAttr):
+    """``#sdy.op_sharding_rule<...>`` (Shardy's rule for a custom call)."""
+
+    name = "sdy.op_sharding_rule"
 
 
 # ---- ops ----
@@ -931,6 +959,36 @@ def _print_reduce_precision(op: StablehloOp, printer: Printer) -> None:
     _print_types(op, printer, "same")
 
 
+# "custom_call": @target(%a, ...) attr-dict : (A, ...) -> R | (R, ...)
+def _parse_custom_call(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    target = parser.parse_symbol_name().data
+    operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    fn = parser.parse_function_type()
+    if len(fn.inputs.data) != len(operands):
+        parser.raise_error(f"'{cls.name}' has {len(operands)} operands but "
+                           f"{len(fn.inputs.data)} operand types")
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, fn.inputs.data)]
+    return cls.create(operands=values, result_types=list(fn.outputs.data),
+                      properties={"call_target_name": StringAttr(target)}, attributes=attrs)
+
+
+def _print_custom_call(op: StablehloOp, printer: Printer) -> None:
+    target = op.properties["call_target_name"]
+    assert isinstance(target, StringAttr)
+    printer.print_string(" ")
+    printer.print_attribute(SymbolRefAttr(target.data))
+    printer.print_string("(")
+    printer.print_list(op.operands, printer.print_operand)
+    printer.print_string(")")
+    _print_attrs(op, printer)
+    printer.print_string(" : ")
+    printer.print_attribute(FunctionType.from_lists([v.type for v in op.operands],
+                                                    [r.type for r in op.results]))
+
+
 def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
                        f'"{cls.name}"(...) <{{...}}> : ...)')
@@ -943,7 +1001,7 @@ _PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
           "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while,
           "convolution": _parse_convolution, "top_k": _parse_top_k,
-          "reduce_precision": _parse_reduce_precision}
+          "reduce_precision": _parse_reduce_precision, "custom_call": _parse_custom_call}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
@@ -951,7 +1009,7 @@ _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "selec
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
           "reduce": _print_reduce, "return": _print_return,
           "convolution": _print_convolution, "top_k": _print_top_k,
-          "reduce_precision": _print_reduce_precision}
+          "reduce_precision": _print_reduce_precision, "custom_call": _print_custom_call}
 
 
 
@@ -1126,6 +1184,19 @@ class TopKOp(StablehloOp):
     PROPS = {"k": IntegerAttr}
 
 
+class CustomCallOp(StablehloOp):
+    """``stablehlo.custom_call @target(...)``: a call of a function of the
+    compiler's (LAPACK on CPU, ``Sharding``); the rules know some targets."""
+
+    name = "stablehlo.custom_call"
+    FORMAT = "custom_call"
+    traits = traits_def()  # (a call of anything: not pure)
+    PROPS = {"call_target_name": StringAttr}
+
+    def verify_(self) -> None:
+        self.verify_common(len(self.results), 0)
+
+
 class ReduceOp(StablehloOp):
     """``stablehlo.reduce``: n inputs, n inits, n results, a body of 2n scalars."""
 
@@ -1183,6 +1254,7 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot", "dot", 2),
     CaseOp,
     ConvolutionOp,
+    CustomCallOp,
     GatherOp,
     ScatterOp,
     ReduceWindowOp,
@@ -1203,7 +1275,8 @@ CHLO_COMPOSITE = ("erfc", "sinh", "cosh", "tan", "atanh", "asinh", "acosh", "lga
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
-                                        ConvDimensionNumbersAttr,
+                                        ConvDimensionNumbersAttr, OutputOperandAliasAttr,
+                                        SdyShardingRuleAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
 CHLO = Dialect("chlo", [*(_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)),

@@ -32,6 +32,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects.data import DenseValue
+from ..dialects.decomp import mT
 from ..dialects.dtypes import BOOL, FLOAT, INT, DType, bool_, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import OP_CLASSES
@@ -1292,6 +1293,105 @@ def _top_k(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     return [b.select_along(x, order, dim=dim), indices]
 
 
+# custom_call targets that pass their operand through on one device
+_IDENTITY_CALLS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+# LAPACK routines JAX calls on CPU (lapack_<s|d><name>_ffi) with a pyflame op
+_LAPACK = ("potrf", "getrf", "trsm", "syevd", "gesdd")
+
+
+def _lapack_flag(op: StablehloOp, key: str, default: str) -> str:
+    """A character flag of ``mhlo.backend_config`` (``uplo = 76 : ui8`` is 'L')."""
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    config = op.attributes.get("mhlo.backend_config")
+    value = config.data.get(key) if isinstance(config, DictionaryAttr) else None
+    return chr(value.value.data) if isinstance(value, IntegerAttr) else default
+
+
+def _tril_mask(b: IRBuilder, shape: Sequence[int], strict_upper: bool) -> SSAValue:
+    """True above the diagonal (strictly) of the last two dims, over ``shape``."""
+    n = len(shape)
+    rows = b.iota(shape=tuple(shape), dim=n - 2, dtype=int64)
+    cols = b.iota(shape=tuple(shape), dim=n - 1, dtype=int64)
+    return b.lt(rows, cols) if strict_upper else b.gt(rows, cols)
+
+
+def _zeros(b: IRBuilder, result: SSAValue) -> SSAValue:
+    d = b.dtype(result)
+    return b.op("constant", value=DenseValue(np.asarray(0, d.np), b.shape(result), d))
+
+
+def _custom_call(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The ``custom_call`` targets JAX emits on CPU that a pyflame op computes:
+    ``Sharding`` (and the SPMD shape markers) pass their operand on one
+    device; LAPACK's ``potrf`` is ``cholesky`` (the triangle not written keeps
+    the operand's, as LAPACK leaves it), ``getrf`` is ``lu_factor`` (info: the
+    first zero pivot, 1-based), ``trsm`` is ``solve_triangular``, ``syevd``
+    ``eigh`` and ``gesdd`` ``svd`` (both numpy's, LAPACK's own routines; a
+    failure to converge raises when run, so their info is 0). Any other target
+    is refused by name."""
+    target = op.properties["call_target_name"].data  # type: ignore[union-attr]
+    ins, outs = list(op.operands), list(op.results)
+    if target in _IDENTITY_CALLS:
+        if len(ins) != 1 or len(outs) != 1 or ins[0].type != outs[0].type:
+            raise StablehloError(op, f"@{target} passes one operand through as its result")
+        return ins
+    name = target.removeprefix("lapack_").removesuffix("_ffi")
+    routine = name[1:] if name[:1] in ("s", "d") else ""
+    if not target.startswith("lapack_") or routine not in _LAPACK:
+        raise StablehloError(op, f"@{target} is not supported: the targets load_mlir runs are "
+                                 f"{', '.join(sorted(_IDENTITY_CALLS))} and LAPACK's "
+                                 f"{', '.join(f'?{r}' for r in _LAPACK)} (s/d)")
+    if not ins or b.dtype(ins[0]).category != FLOAT or len(b.shape(ins[0])) < 2:
+        raise StablehloError(op, f"@{target} takes float32/float64 matrices")
+    a = ins[0]
+    shape = b.shape(a)
+    lower = _lapack_flag(op, "uplo", "L") == "L"
+    if routine == "potrf":  # (factor, info)
+        factor = b.cholesky(a if lower else mT(b, a))
+        factor = factor if lower else mT(b, factor)
+        untouched = _tril_mask(b, shape, strict_upper=lower)
+        return [b.where(untouched, a, factor), _zeros(b, outs[1])]
+    if routine == "getrf":  # (lu, 1-based pivots, info)
+        lu, pivots, _ = b.lu_factor(a)
+        k = b.shape(pivots)[-1]
+        diag = b.sum(b.where(b.eq(_tril_mask(b, shape, True), _tril_mask(b, shape, False)),
+                             lu, b.scalar(0, like=lu)), dims=(len(shape) - 1,), keepdim=False)
+        if shape[-2] != k:  # (m > n: the diagonal is the first n entries)
+            diag = b.slice(diag, start=(0,) * (len(shape) - 1), limit=(*shape[:-2], k),
+                           stride=(1,) * (len(shape) - 1))
+        zero = b.eq(diag, b.scalar(0, like=diag))
+        first = b.add(b.argmax(b.convert(zero, dtype=int64), dim=len(shape) - 2,
+                               keepdim=False), _index(b, 1))
+        info = b.where(b.max(zero, dims=(len(shape) - 2,), keepdim=False, ties=None), first,
+                       _index(b, 0))
+        d = b.dtype(outs[2])
+        pivots = pivots if b.dtype(pivots) is b.dtype(outs[1]) else b.convert(
+            pivots, dtype=b.dtype(outs[1]))
+        return [lu, pivots, info if b.dtype(info) is d else b.convert(info, dtype=d)]
+    if routine == "trsm":  # op(A) X = B (side L) or X op(A) = B (side R)
+        rhs = ins[1]
+        upper = not lower
+        if _lapack_flag(op, "trans_x", "N") != "N":
+            a, upper = mT(b, a), not upper
+        unit = _lapack_flag(op, "diag", "N") == "U"
+        if _lapack_flag(op, "side", "L") == "L":
+            return [b.solve_triangular(a, rhs, upper=upper, unitriangular=unit)]
+        # X A = B is A^T X^T = B^T
+        return [mT(b, b.solve_triangular(mT(b, a), mT(b, rhs), upper=not upper,
+                                         unitriangular=unit))]
+    if routine == "syevd":  # (eigenvectors as columns, ascending eigenvalues, info)
+        w, v = b.eigh(a, lower=lower)
+        return [v if _lapack_flag(op, "mode", "V") == "V" else a, w, _zeros(b, outs[2])]
+    # gesdd: (the operand overwritten, singular values, U, V^T, info); mode 'A' full
+    # U and V^T, 'S' reduced, 'N' none (its U and V^T, never read, are the full ones)
+    mode = _lapack_flag(op, "mode", "A")
+    if mode not in ("A", "S", "N"):
+        raise StablehloError(op, f"@{target} of mode '{mode}' is not supported")
+    u, sv, vt = b.svd(a, full_matrices=mode != "S")
+    return [a, sv, u, vt, _zeros(b, outs[4])]
+
+
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
 # op with the init value) per operand kind (float, integer, bool)
 _REDUCTIONS: dict[str, tuple[tuple[str, str] | None, ...]] = {
@@ -1467,6 +1567,7 @@ RULES: dict[str, Rule] = {
     "stablehlo.select_and_scatter": _select_and_scatter,
     "stablehlo.sort": _sort,
     "chlo.top_k": _top_k,
+    "stablehlo.custom_call": _custom_call,
 }
 
 

@@ -507,3 +507,67 @@ def test_bitcasts_and_complex_numbers_are_located_errors() -> None:
     with pytest.raises(pf.MlirLoadError, match=r"^<string>:2:\d+: error: 'stablehlo.complex' "
                        "is not supported: pyflame has no complex element type"):
         pf.load_mlir(text)
+
+
+# ---- custom_call ----
+
+def _spd(n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    a = _R.standard_normal((*batch, n, n)).astype(np.float32)
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n, dtype=np.float32)
+
+
+_LINALG = {  # each printed a stablehlo.custom_call @lapack_* load_mlir refused
+    "inv": jnp.linalg.inv, "cholesky": jnp.linalg.cholesky,
+    "solve": lambda a: jnp.linalg.solve(a, a[..., 0, :] * 2 + 1),
+    "solve_matrix": lambda a: jnp.linalg.solve(a, jnp.tanh(a)),
+    "slogdet": lambda a: jnp.linalg.slogdet(a)[1], "det_5x5": jnp.linalg.det,
+    "eigvalsh": jnp.linalg.eigvalsh,
+    "eigh_vectors_squared": lambda a: jnp.linalg.eigh(a)[1] ** 2,  # (signs: LAPACK's both)
+    "svd_values": lambda a: jnp.linalg.svd(a, compute_uv=False),
+    "svd_reduced": lambda a: jnp.linalg.svd(a, full_matrices=False)[0] ** 2,
+    "cho_solve": lambda a: jax.scipy.linalg.cho_solve((jnp.linalg.cholesky(a), True), a[0]),
+    "triangular_solve": lambda a: jax.scipy.linalg.solve_triangular(
+        a, a[:, :2], lower=False, trans=1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LINALG))
+def test_lapack_custom_calls_run_as_the_pyflame_ops(case: str) -> None:
+    fn = _LINALG[case]
+    a = _spd(5) if not case.startswith("svd") else _R.standard_normal((4, 6)).astype(np.float32)
+    assert "@lapack_" in jax.jit(fn).lower(a).as_text()
+    _check(fn, a, rtol=2e-4, atol=2e-5, backends=("reference",))
+    if case in ("inv", "cholesky"):  # batched (the mlir backend has no factorizations)
+        _check(fn, _spd(3, (2,)), rtol=2e-4, atol=2e-5, backends=("reference",))
+
+
+def test_lu_factor_custom_call_matches_jax_pivots_and_info() -> None:
+    a = np.array([[0.0, 2, 1], [0, 0, 3], [0, 4, 5]], np.float32)  # a zero pivot
+    for m in (a, _R.standard_normal((4, 3)).astype(np.float32)):
+        def fn(m: Any) -> Any:
+            return jax.scipy.linalg.lu_factor(m)
+        got = _load(fn, m)(m)
+        for g, w in zip(got, fn(m), strict=True):
+            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-6)
+    text = jax.jit(lambda m: lax.linalg.lu(m)[0]).lower(a).as_text()
+    assert "lapack_sgetrf_ffi" in text
+
+
+def test_other_custom_calls_are_refused_naming_the_target() -> None:
+    a = _spd(3)
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:\d+:\d+: error: "
+                       r"'stablehlo.custom_call' @lapack_sgeqrf_ffi is not supported: the "
+                       "targets load_mlir runs are"):
+        _load(lambda a: jnp.linalg.qr(a)[1], a)
+    text = """func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{replicated}"}
+    : (tensor<3xf32>) -> tensor<3xf32>
+  %1 = stablehlo.custom_call @my_kernel(%0) {backend_config = ""} : (tensor<3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}"""
+    with pytest.raises(pf.MlirLoadError, match=r"^<string>:4:\d+: error: "
+                       r"'stablehlo.custom_call' @my_kernel is not supported"):
+        pf.load_mlir(text)
+    x = np.arange(3, dtype=np.float32)
+    f = pf.load_mlir(text.replace("@my_kernel", "@Sharding"))
+    np.testing.assert_array_equal(f(x).numpy(), x)
