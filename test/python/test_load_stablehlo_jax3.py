@@ -571,3 +571,24 @@ def test_other_custom_calls_are_refused_naming_the_target() -> None:
     x = np.arange(3, dtype=np.float32)
     f = pf.load_mlir(text.replace("@my_kernel", "@Sharding"))
     np.testing.assert_array_equal(f(x).numpy(), x)
+
+
+def test_remainder_atan2_cbrt_is_finite_and_round_match_jax_at_their_edges() -> None:
+    # (these ran since round 1: checked here at negative operands, signed zeros,
+    # infinities and ties)
+    i = np.array([-7, -7, 7, 7, -6, 0, -2147483648, 5], np.int32)
+    j = np.array([3, -3, 3, -3, 3, -4, -1, 2147483647], np.int32)
+    np.testing.assert_array_equal(_load(lax.rem, i, j)(i, j).numpy(), np.asarray(lax.rem(i, j)))
+    x = np.array([-7.5, 7.5, -0.0, 0.0, np.inf, -np.inf, np.nan, 2.5, -3.5, 1e-30], np.float32)
+    y = np.array([2.0, -2.0, -1.0, -0.0, 1.0, np.inf, 1.0, -0.0, 0.5, -np.inf], np.float32)
+    for fn in (lax.rem, jnp.arctan2):
+        got = _load(fn, x, y)(x, y).numpy()
+        np.testing.assert_allclose(got, np.asarray(fn(x, y)), rtol=1e-6, err_msg=str(fn))
+        assert (np.signbit(got) == np.signbit(np.asarray(fn(x, y)))).all()
+    for fn in (jnp.cbrt, jnp.isfinite, jnp.round, lax.round):
+        got = _load(fn, x)(x).numpy()
+        np.testing.assert_allclose(got, np.asarray(fn(x)), rtol=1e-6, err_msg=str(fn))
+        if fn is not jnp.cbrt:  # (pf.numpy.cbrt, the composite cbrt runs, gives cbrt(-0.0) = 0.0)
+            assert (np.signbit(got) == np.signbit(np.asarray(fn(x)))).all()
+    _check(lambda a, b: lax.rem(a, b) * jnp.arctan2(a, b) + jnp.cbrt(a), x[:4] + 0.3, y[:4] + 3,
+           backends=("reference",))  # (the mlir backend has no float fmod)
