@@ -592,3 +592,29 @@ def test_remainder_atan2_cbrt_is_finite_and_round_match_jax_at_their_edges() -> 
             assert (np.signbit(got) == np.signbit(np.asarray(fn(x)))).all()
     _check(lambda a, b: lax.rem(a, b) * jnp.arctan2(a, b) + jnp.cbrt(a), x[:4] + 0.3, y[:4] + 3,
            backends=("reference",))  # (the mlir backend has no float fmod)
+
+
+def test_an_optax_adam_step_matches_jax_over_steps() -> None:
+    optax = pytest.importorskip("optax")
+    opt = optax.adam(1e-2)
+    params = {"w": _R.standard_normal((3, 4)).astype(np.float32), "b": np.zeros(4, np.float32)}
+    x = np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32)
+
+    def step(params: Any, state: Any, x: Any) -> Any:
+        loss, g = jax.value_and_grad(
+            lambda p: jnp.mean(jnp.tanh(x @ p["w"] + p["b"]) ** 2))(params)
+        updates, state = opt.update(g, state, params)
+        return loss, optax.apply_updates(params, updates), state
+
+    leaves, tree = jax.tree_util.tree_flatten((params, opt.init(params), x))
+
+    def flat(*leaves: Any) -> Any:
+        return jax.tree_util.tree_leaves(step(*jax.tree_util.tree_unflatten(tree, list(leaves))))
+
+    f = _load(flat, *(np.asarray(v) for v in leaves))
+    args = [np.asarray(v) for v in leaves]
+    for _ in range(3):  # (the step count is an int32 in the state)
+        got, want = f(*args), flat(*args)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-5, atol=1e-7)
+        args = [np.asarray(w) for w in want[1:]] + [x]
