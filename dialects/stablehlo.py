@@ -1103,20 +1103,24 @@ class ScatterOp(StablehloOp):
 
 
 class ReduceWindowOp(StablehloOp):
-    """``stablehlo.reduce_window`` of one operand (generic form, as JAX prints it)."""
+    """``stablehlo.reduce_window`` of n operands and n init values (generic form,
+    as JAX prints it): a body of 2n scalars (n accumulators, n elements)."""
 
     name = "stablehlo.reduce_window"
     FORMAT = "generic"
-    ARITY = 2
     PROPS = {"window_dimensions": DenseArrayBase}
     print = Operation.print  # type: ignore[assignment]  (the generic form)
 
     def verify_(self) -> None:
+        n = len(self.operands) // 2
         body = self.regions[0].blocks.first if len(self.regions) == 1 else None
-        if body is None or len(body.args) != 2 or not isinstance(body.last_op, ReturnOp):
-            raise VerifyException("expects a body of one block of 2 arguments ending in "
-                                  "stablehlo.return")
-        self.verify_common(1, 1)
+        if not n or len(self.operands) % 2:
+            raise VerifyException(f"expects n operands and n init values, got "
+                                  f"{len(self.operands)} operands")
+        if body is None or len(body.args) != 2 * n or not isinstance(body.last_op, ReturnOp):
+            raise VerifyException(f"expects a body of one block of {2 * n} arguments ending "
+                                  "in stablehlo.return")
+        self.verify_common(n, 1)
         if not isinstance(self.properties.get("window_dimensions"), DenseArrayBase):
             raise VerifyException("expects the property 'window_dimensions'")
 

@@ -787,6 +787,12 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     ``cumprod``, ``lax.cummax``/``cummin``): a window spanning one whole
     dimension, padded before (after, reversed) with one fewer init values, as
     ``cumsum``/``cumprod``/``cummax``/``cummin``."""
+    if len(op.operands) == 4:
+        return _pair_windows(b, op)
+    if len(op.operands) != 2:
+        raise StablehloError(op, f"of {len(op.operands) // 2} operands is not supported: only "
+                                 "one, or the (value, tangent) pairs a pool's second "
+                                 "derivative selects")
     x, init = op.operands
     xs, n = b.shape(x), len(b.shape(x))
     window = op.prop_ints("window_dimensions")
@@ -829,6 +835,74 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     r = b.op(kind, x, dim=d)
     r = r[0] if isinstance(r, list) else r
     return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
+def _pair_windows(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The two-operand ``reduce_window`` a max/min pool's derivative of a
+    derivative prints (JAX's ``_select_and_gather_add``): per window, the
+    (value, other) pair whose value a ``compare`` of the accumulated value and
+    the next one selects: ``p = compare(acc0, x0); (select(p, acc0, x0),
+    select(p, acc1, x1))``. From the init pair, the window's elements in
+    row-major order (GE keeps the first largest), padding holding the inits."""
+    x0, x1, init0, init1 = op.operands
+    block = op.regions[0].block
+    a0, a1, e0, e1 = block.args
+    ops = list(block.ops)
+    ok = len(ops) == 4 and ops[0].name == "stablehlo.compare" and \
+        list(ops[0].operands) == [a0, e0] and all(
+            o.name == "stablehlo.select" and list(o.operands) == [ops[0].results[0], a, e]
+            for o, a, e in ((ops[1], a0, e0), (ops[2], a1, e1))) and \
+        list(ops[3].operands) == [ops[1].results[0], ops[2].results[0]]
+    d = b.dtype(x0)
+    select = _compare_body_of(ops[0], d) if ok else None
+    xs, n = b.shape(x0), len(b.shape(x0))
+    if select is None or b.shape(x1) != xs or any(
+            b.shape(v) != () or b.dtype(v) is not b.dtype(x) for v, x in
+            ((init0, x0), (init1, x1))):
+        raise StablehloError(op, "of two operands is supported when its body selects a pair "
+                                 "by one compare of the values (a pool's second derivative), "
+                                 "with scalar init values of the operands' types")
+    window = op.prop_ints("window_dimensions")
+
+    def ints(key: str) -> tuple[int, ...]:
+        return op.prop_ints(key) if key in op.properties else (1,) * n
+
+    strides, base, dilation = (ints(k) for k in ("window_strides", "base_dilations",
+                                                 "window_dilations"))
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(n, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    if not (len(window) == len(strides) == len(base) == len(dilation) == n) or min(
+            (*window, *strides, *base, *dilation), default=1) < 1 or min(
+            (v for p in pads for v in p), default=0) < 0:
+        raise StablehloError(op, f"needs {n} positive window dimensions, strides and dilations "
+                                 "and a non-negative (low, high) padding per dimension")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    grow = dict(low=tuple(lo for lo, _ in pads), high=tuple(hi for _, hi in pads),
+                interior=tuple(k - 1 for k in base))
+    padded = []
+    for x, init in ((x0, init0), (x1, init1)):
+        if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+            x = b.where(b.pad(_true(b, xs), **grow), b.pad(x, **grow), init)
+        padded.append(x)
+    ps = b.shape(padded[0])
+    span = [(k - 1) * w + 1 for k, w in zip(window, dilation)]
+    out = tuple((p - sp) // st + 1 if p >= sp else 0 for p, sp, st in zip(ps, span, strides))
+    if out != b.shape(op.results[0]) or out != b.shape(op.results[1]):
+        raise StablehloError(op, f"gives {list(out)} by the spec, the text declares "
+                                 f"{list(b.shape(op.results[0]))}")
+    pick0 = b.broadcast_to(init0, shape=out) if out else init0
+    pick1 = b.broadcast_to(init1, shape=out) if out else init1
+    for offset in np.ndindex(*window):
+        start = tuple(o * w for o, w in zip(offset, dilation))
+        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st in zip(start, out, strides))
+        v0, v1 = (b.slice(p, start=start, limit=limit, stride=tuple(strides)) for p in padded)
+        keep = b.op(select, pick0, v0)
+        pick0, pick1 = b.where(keep, pick0, v0), b.where(keep, pick1, v1)
+    return [pick0, pick1]
 
 
 MAX_WINDOW = 1024  # elements of one reduce_window's window, each one strided slice
@@ -1033,6 +1107,13 @@ def _compare_body(op: StablehloOp, region: int, d: DType) -> str | None:
             list(ops[0].operands) != list(block.args) or \
             list(ops[1].operands) != list(ops[0].results):
         return None
+    return _compare_body_of(ops[0], d)
+
+
+def _compare_body_of(cmp: Operation, d: DType) -> str | None:
+    """The pyflame comparison of a ``compare`` on ``d`` scalars (of its
+    comparison type; TOTALORDER refused), else None."""
+    ops = [cmp]
     kind = ops[0].properties.get("compare_type")
     want = {FLOAT: "FLOAT", BOOL: "UNSIGNED"}.get(
         d.category, "UNSIGNED" if d.name.startswith("u") else "SIGNED")

@@ -618,3 +618,17 @@ def test_an_optax_adam_step_matches_jax_over_steps() -> None:
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-5, atol=1e-7)
         args = [np.asarray(w) for w in want[1:]] + [x]
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_second_derivatives_of_max_pooling_match_jax(padding: str) -> None:
+    # jax.grad of a pool's gradient prints a two-operand reduce_window (the tangent
+    # of each window's largest value), which failed to verify
+    def pool_grad(x: Any) -> Any:
+        return jax.grad(lambda x: jnp.sum(jnp.sin(_max_pool(x, 3, 2, padding)) * x[:, :4, :3]
+                                          .sum()))(x)
+
+    second = jax.grad(lambda x: jnp.sum(pool_grad(x) ** 2))
+    text = jax.jit(second).lower(_X).as_text()
+    assert text.count('"stablehlo.reduce_window"') == 2  # (the pool and the pairs)
+    _check(second, _X, rtol=1e-4, atol=1e-5, backends=("reference", "mlir"), grad=False)
