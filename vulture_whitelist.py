@@ -94,3 +94,6 @@ _.HIGH
 _.version_format
 # ---- s16 (speed19): inspect.signature reads it (ops._with_out: the op functions show out=) ----
 _.__signature__
+# ---- s16 (irhunt): xDSL's Data attribute hooks, called by its parser and printer ----
+_.parse_parameter  # dialects/stablehlo.py: custom_call's opaque attributes
+_.print_parameter

@@ -12,6 +12,7 @@ is an unregistered op: a located parse error naming it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -23,11 +24,15 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntAttr,
     IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
     TensorType,
+    i1,
+    i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
-from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region
+from xdsl.ir import Attribute, Block, Data, Dialect, Operation, ParametrizedAttribute, Region
 from xdsl.ir.core import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition, param_def, traits_def
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
@@ -198,6 +203,125 @@ class ScatterDimensionNumbersAttr(_IndexDimensionNumbers):
         return (self.update_window_dims, self.inserted_window_dims, self.input_batching_dims,
                 self.scatter_indices_batching_dims, self.scatter_dims_to_operand_dims,
                 self.index_vector_dim)
+
+
+_CONV_LETTERS = (("b", "f"), ("i", "o"), ("b", "f"))  # lhs, rhs, result
+
+
+def parse_conv_layouts(parser: AttrParser) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``: per operand and the result,
+    (the dimension of its first letter, of its second, its spatial dimensions
+    in order), checked: each letter once, spatial numbers 0..n-1 once each,
+    the same n in all three."""
+    layouts = []
+    for k, letters in enumerate(_CONV_LETTERS):
+        if k == 1:
+            parser.parse_keyword("x")
+        elif k == 2:
+            parser.parse_punctuation("->")
+
+        def entry() -> int | str:
+            v = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+            return v if v is not None else parser.parse_identifier()
+
+        items = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+        spatial = sorted((v, d) for d, v in enumerate(items) if isinstance(v, int))
+        names = [v for v in items if isinstance(v, str)]
+        if sorted(names) != sorted(letters) or [v for v, _ in spatial] != list(
+                range(len(spatial))):
+            parser.raise_error(f"convolution dimensions {items} must name {letters[0]} and "
+                               f"{letters[1]} once each and spatial dimensions 0..n-1 once "
+                               "each")
+        layouts.append((items.index(letters[0]), items.index(letters[1]),
+                        tuple(d for _, d in spatial)))
+    if len({len(sp) for _, _, sp in layouts}) != 1:
+        parser.raise_error("convolution dimensions name different numbers of spatial "
+                           "dimensions")
+    return layouts
+
+
+def print_conv_layouts(layouts: Sequence[tuple[int, int, tuple[int, ...]]]) -> str:
+    parts = []
+    for (a, b, spatial), letters in zip(layouts, _CONV_LETTERS):
+        items: list[str] = [""] * (2 + len(spatial))
+        items[a], items[b] = letters
+        for k, d in enumerate(spatial):
+            items[d] = str(k)
+        parts.append("[" + ", ".join(items) + "]")
+    return f"{parts[0]}x{parts[1]}->{parts[2]}"
+
+
+@irdl_attr_definition
+class ConvDimensionNumbersAttr(ParametrizedAttribute):
+    """``#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>``: which
+    dimension of the input, kernel and result is the batch (b), feature (f),
+    kernel input/output feature (i, o) and each spatial one (0, 1, ...)."""
+
+    name = "stablehlo.conv"
+
+    input_batch_dimension: IntAttr = param_def()
+    input_feature_dimension: IntAttr = param_def()
+    input_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+    kernel_input_feature_dimension: IntAttr = param_def()
+    kernel_output_feature_dimension: IntAttr = param_def()
+    kernel_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+    output_batch_dimension: IntAttr = param_def()
+    output_feature_dimension: IntAttr = param_def()
+    output_spatial_dimensions: ArrayAttr[IntAttr] = param_def()
+
+    @staticmethod
+    def of(layouts: Sequence[tuple[int, int, Sequence[int]]]) -> ConvDimensionNumbersAttr:
+        params: list[Attribute] = []
+        for a, b, spatial in layouts:
+            params += [IntAttr(a), IntAttr(b), ArrayAttr([IntAttr(d) for d in spatial])]
+        return ConvDimensionNumbersAttr(*params)
+
+    def layouts(self) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+        """(input: batch, feature, spatial), (kernel: input feature, output
+        feature, spatial), (result: batch, feature, spatial)."""
+        p = [self.input_batch_dimension, self.input_feature_dimension,
+             self.input_spatial_dimensions, self.kernel_input_feature_dimension,
+             self.kernel_output_feature_dimension, self.kernel_spatial_dimensions,
+             self.output_batch_dimension, self.output_feature_dimension,
+             self.output_spatial_dimensions]
+        return tuple((p[k].data, p[k + 1].data, tuple(a.data for a in p[k + 2]))
+                     for k in (0, 3, 6))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        layouts = parse_conv_layouts(parser)
+        parser.parse_punctuation(">")
+        return list(cls.of(layouts).parameters)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + print_conv_layouts(self.layouts()) + ">")
+
+
+class _OpaqueAttr(Data[str]):
+    """An attribute ``custom_call`` carries that no rule reads, kept as the
+    text between its angle brackets and printed back the same."""
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> str:
+        return parser._parse_dialect_symbol_body()  # (the body of '<...>', nested kept)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+
+@irdl_attr_definition
+class OutputOperandAliasAttr(_OpaqueAttr):
+    """``#stablehlo.output_operand_alias<...>`` (which result reuses an operand's buffer)."""
+
+    name = "stablehlo.output_operand_alias"
+
+
+@irdl_attr_definition
+class SdyShardingRuleAttr(_OpaqueAttr):
+    """``#sdy.op_sharding_rule<...>`` (Shardy's rule for a custom call)."""
+
+    name = "sdy.op_sharding_rule"
 
 
 # ---- ops ----
@@ -702,6 +826,169 @@ def _parse_while(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     return cls.create(operands=values, result_types=types, attributes=attrs, regions=regions)
 
 
+# "convolution": (%lhs, %rhs) dim_numbers = [..]x[..]->[..], window = {stride = [..],
+#   pad = [[lo, hi], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]}
+#   {batch_group_count = .., feature_group_count = .., precision_config = [..]} : (A, B) -> R
+_CONV_WINDOW = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",
+                "rhs_dilate": "rhs_dilation", "reverse": "window_reversal"}
+_CONV_PROPS = ("batch_group_count", "feature_group_count", "precision_config")
+
+
+def _parse_convolution(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+    parser.parse_keyword("dim_numbers")
+    parser.parse_punctuation("=")
+    props: dict[str, Attribute] = {
+        "dimension_numbers": ConvDimensionNumbersAttr.of(parse_conv_layouts(parser))}
+    if parser.parse_optional_punctuation(",") is not None:
+        parser.parse_keyword("window")
+        parser.parse_punctuation("=")
+
+        def field() -> None:
+            key = parser.parse_identifier()
+            if key not in _CONV_WINDOW:
+                parser.raise_error(f"unknown convolution window field '{key}'")
+            parser.parse_punctuation("=")
+            if key == "pad":
+                rows = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                         lambda: _ints(parser))
+                if any(len(r) != 2 for r in rows):
+                    parser.raise_error("convolution padding is a list of [low, high] pairs")
+                props["padding"] = DenseIntOrFPElementsAttr.from_list(
+                    TensorType(i64, [len(rows), 2]), [v for r in rows for v in r])
+            elif key == "reverse":
+                flags = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=True))
+                props["window_reversal"] = DenseArrayBase.from_list(i1, [int(bool(v))
+                                                                         for v in flags])
+            else:
+                props[_CONV_WINDOW[key]] = _array(_ints(parser))
+
+        parser.parse_comma_separated_list(parser.Delimiter.BRACES, field)
+    attrs = parser.parse_optional_attr_dict()
+    for key in _CONV_PROPS:  # the pretty form's attribute dict holds properties
+        if key in attrs:
+            props[key] = attrs.pop(key)
+    ins, outs = _types(parser, len(operands), "")
+    if len(ins) != len(operands):
+        parser.raise_error(f"'{cls.name}' has {len(operands)} operands but {len(ins)} "
+                           "operand types")
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, ins)]
+    return cls.create(operands=values, result_types=outs, properties=props, attributes=attrs)
+
+
+def _print_convolution(op: StablehloOp, printer: Printer) -> None:
+    printer.print_string("(")
+    printer.print_list(op.operands, printer.print_operand)
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, ConvDimensionNumbersAttr)
+    printer.print_string(f") dim_numbers = {print_conv_layouts(numbers.layouts())}")
+    window = []
+    for key, prop in _CONV_WINDOW.items():
+        value = op.properties.get(prop)
+        if key == "pad" and isinstance(value, DenseIntOrFPElementsAttr):
+            flat = [int(v) for v in value.get_values()]
+            window.append("pad = [" + ", ".join(f"[{flat[k]}, {flat[k + 1]}]"
+                                                for k in range(0, len(flat), 2)) + "]")
+        elif key == "reverse" and isinstance(value, DenseArrayBase):
+            window.append("reverse = [" + ", ".join(
+                "true" if v else "false" for v in value.get_values()) + "]")
+        elif isinstance(value, DenseArrayBase):
+            window.append(f"{key} = {_list(value.get_values())}")  # type: ignore[arg-type]
+    if window:
+        printer.print_string(", window = {" + ", ".join(window) + "}")
+    shown = {k: op.properties[k] for k in _CONV_PROPS if k in op.properties}
+    printer.print_op_attributes({**shown, **op.attributes})
+    _print_types(op, printer)
+
+
+# "top_k": (%x, k = K) attr-dict : T -> (V, I)
+def _parse_top_k(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    parser.parse_punctuation("(")
+    x = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    parser.parse_keyword("k")
+    parser.parse_punctuation("=")
+    k = parser.parse_integer(allow_boolean=False)
+    parser.parse_punctuation(")")
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    t = parser.parse_type()
+    parser.parse_punctuation("->")
+    outs = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    return cls.create(operands=[parser.resolve_operand(x, t)], result_types=outs,
+                      properties={"k": IntegerAttr(k, i64)}, attributes=attrs)
+
+
+def _print_top_k(op: StablehloOp, printer: Printer) -> None:
+    k = op.properties["k"]
+    assert isinstance(k, IntegerAttr)
+    printer.print_string("(")
+    printer.print_operand(op.operands[0])
+    printer.print_string(f", k = {k.value.data})")
+    _print_attrs(op, printer)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
+    printer.print_string(" -> (")
+    printer.print_list([r.type for r in op.results], printer.print_attribute)
+    printer.print_string(")")
+
+
+# "reduce_precision": %x, format = e5m10 attr-dict : T
+def _parse_reduce_precision(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    x = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    parser.parse_keyword("format")
+    parser.parse_punctuation("=")
+    word = parser.parse_identifier()
+    match = re.fullmatch(r"e(\d+)m(\d+)", word)
+    if match is None:
+        parser.raise_error(f"expected a format eNmM (exponent and mantissa bits), got '{word}'")
+    props: dict[str, Attribute] = {"exponent_bits": IntegerAttr(int(match[1]), i32),
+                                   "mantissa_bits": IntegerAttr(int(match[2]), i32)}
+    return _finish(cls, parser, [x], props, "same")
+
+
+def _print_reduce_precision(op: StablehloOp, printer: Printer) -> None:
+    e, m = (op.properties[k] for k in ("exponent_bits", "mantissa_bits"))
+    assert isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr)
+    _print_operands(op, printer)
+    printer.print_string(f", format = e{e.value.data}m{m.value.data}")
+    _print_attrs(op, printer)
+    _print_types(op, printer, "same")
+
+
+# "custom_call": @target(%a, ...) attr-dict : (A, ...) -> R | (R, ...)
+def _parse_custom_call(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
+    target = parser.parse_symbol_name().data
+    operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN,
+                                                 parser.parse_unresolved_operand)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    fn = parser.parse_function_type()
+    if len(fn.inputs.data) != len(operands):
+        parser.raise_error(f"'{cls.name}' has {len(operands)} operands but "
+                           f"{len(fn.inputs.data)} operand types")
+    values = [parser.resolve_operand(o, t) for o, t in zip(operands, fn.inputs.data)]
+    return cls.create(operands=values, result_types=list(fn.outputs.data),
+                      properties={"call_target_name": StringAttr(target)}, attributes=attrs)
+
+
+def _print_custom_call(op: StablehloOp, printer: Printer) -> None:
+    target = op.properties["call_target_name"]
+    assert isinstance(target, StringAttr)
+    printer.print_string(" ")
+    printer.print_attribute(SymbolRefAttr(target.data))
+    printer.print_string("(")
+    printer.print_list(op.operands, printer.print_operand)
+    printer.print_string(")")
+    _print_attrs(op, printer)
+    printer.print_string(" : ")
+    printer.print_attribute(FunctionType.from_lists([v.type for v in op.operands],
+                                                    [r.type for r in op.results]))
+
+
 def _parse_generic_only(cls: type[StablehloOp], parser: Parser) -> StablehloOp:
     parser.raise_error(f"'{cls.name}' is read in the generic form only (as JAX prints it: "
                        f'"{cls.name}"(...) <{{...}}> : ...)')
@@ -712,13 +999,17 @@ _PARSE = {"generic": _parse_generic_only, "same": _parse_same, "select": _parse_
           "constant": _parse_constant, "iota": _parse_iota, "dims": _parse_dims,
           "compare": _parse_compare, "slice": _parse_slice, "sized": _parse_sized,
           "concatenate": _parse_concatenate, "pad": _parse_pad, "dot": _parse_dot,
-          "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while}
+          "reduce": _parse_reduce, "return": _parse_return, "while": _parse_while,
+          "convolution": _parse_convolution, "top_k": _parse_top_k,
+          "reduce_precision": _parse_reduce_precision, "custom_call": _parse_custom_call}
 _PRINT = {"same": _print_same, "select": lambda op, p: _print_same(op, p, "select"),
           "arrow": lambda op, p: _print_same(op, p, "arrow"),
           "constant": _print_constant, "iota": _print_iota, "dims": _print_dims,
           "compare": _print_compare, "slice": _print_slice, "sized": _print_sized,
           "concatenate": _print_concatenate, "pad": _print_pad, "dot": _print_dot,
-          "reduce": _print_reduce, "return": _print_return}
+          "reduce": _print_reduce, "return": _print_return,
+          "convolution": _print_convolution, "top_k": _print_top_k,
+          "reduce_precision": _print_reduce_precision, "custom_call": _print_custom_call}
 
 
 
@@ -812,22 +1103,102 @@ class ScatterOp(StablehloOp):
 
 
 class ReduceWindowOp(StablehloOp):
-    """``stablehlo.reduce_window`` of one operand (generic form, as JAX prints it)."""
+    """``stablehlo.reduce_window`` of n operands and n init values (generic form,
+    as JAX prints it): a body of 2n scalars (n accumulators, n elements)."""
 
     name = "stablehlo.reduce_window"
     FORMAT = "generic"
-    ARITY = 2
     PROPS = {"window_dimensions": DenseArrayBase}
     print = Operation.print  # type: ignore[assignment]  (the generic form)
 
     def verify_(self) -> None:
+        n = len(self.operands) // 2
         body = self.regions[0].blocks.first if len(self.regions) == 1 else None
-        if body is None or len(body.args) != 2 or not isinstance(body.last_op, ReturnOp):
-            raise VerifyException("expects a body of one block of 2 arguments ending in "
-                                  "stablehlo.return")
-        self.verify_common(1, 1)
+        if not n or len(self.operands) % 2:
+            raise VerifyException(f"expects n operands and n init values, got "
+                                  f"{len(self.operands)} operands")
+        if body is None or len(body.args) != 2 * n or not isinstance(body.last_op, ReturnOp):
+            raise VerifyException(f"expects a body of one block of {2 * n} arguments ending "
+                                  "in stablehlo.return")
+        self.verify_common(n, 1)
         if not isinstance(self.properties.get("window_dimensions"), DenseArrayBase):
             raise VerifyException("expects the property 'window_dimensions'")
+
+
+class ConvolutionOp(StablehloOp):
+    """``stablehlo.convolution`` (``lax.conv_general_dilated`` and the convolutions
+    of its gradients): the pretty form JAX prints, or the generic one."""
+
+    name = "stablehlo.convolution"
+    FORMAT = "convolution"
+    ARITY = 2
+    PROPS = {"dimension_numbers": ConvDimensionNumbersAttr,
+             "feature_group_count": IntegerAttr, "batch_group_count": IntegerAttr}
+
+
+class SelectAndScatterOp(StablehloOp):
+    """``stablehlo.select_and_scatter`` (max pool's gradient; generic form, as JAX
+    prints it): operand, source, init value; a select and a scatter region."""
+
+    name = "stablehlo.select_and_scatter"
+    FORMAT = "generic"
+    ARITY = 3
+    PROPS = {"window_dimensions": DenseArrayBase}
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        if len(self.regions) != 2 or any(
+                len(r.blocks) != 1 or len(r.block.args) != 2
+                or not isinstance(r.block.last_op, ReturnOp)
+                or len(r.block.last_op.operands) != 1 for r in self.regions):
+            raise VerifyException("expects a select and a scatter region of one block of 2 "
+                                  "arguments each, ending in stablehlo.return of one value")
+        self.verify_common(1, 2)
+
+
+class SortOp(StablehloOp):
+    """``stablehlo.sort`` of n operands along ``dimension`` by a comparator region
+    of 2n scalars (``jnp.sort``, ``argsort``, ``lax.sort``; generic form)."""
+
+    name = "stablehlo.sort"
+    FORMAT = "generic"
+    print = Operation.print  # type: ignore[assignment]  (the generic form)
+
+    def verify_(self) -> None:
+        n = len(self.operands)
+        block = self.regions[0].blocks.first if len(self.regions) == 1 else None
+        if block is None or len(block.args) != 2 * n or not isinstance(block.last_op,
+                                                                          ReturnOp) or \
+                len(block.last_op.operands) != 1:
+            raise VerifyException(f"expects a comparator of one block of {2 * n} arguments "
+                                  "ending in stablehlo.return of one i1")
+        if not n or [r.type for r in self.results] != [v.type for v in self.operands]:
+            raise VerifyException("expects operands and results of the same types")
+        self.verify_common(n, 1)
+
+
+class TopKOp(StablehloOp):
+    """``chlo.top_k(%x, k = K) : T -> (V, I)``: the k largest along the last
+    dimension and their (i32) indices."""
+
+    name = "chlo.top_k"
+    FORMAT = "top_k"
+    ARITY = 1
+    RESULTS = 2
+    PROPS = {"k": IntegerAttr}
+
+
+class CustomCallOp(StablehloOp):
+    """``stablehlo.custom_call @target(...)``: a call of a function of the
+    compiler's (LAPACK on CPU, ``Sharding``); the rules know some targets."""
+
+    name = "stablehlo.custom_call"
+    FORMAT = "custom_call"
+    traits = traits_def()  # (a call of anything: not pure)
+    PROPS = {"call_target_name": StringAttr}
+
+    def verify_(self) -> None:
+        self.verify_common(len(self.results), 0)
 
 
 class ReduceOp(StablehloOp):
@@ -855,10 +1226,10 @@ class ReduceOp(StablehloOp):
 UNARY = ("abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one",
          "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan", "floor", "ceil",
          "round_nearest_even", "round_nearest_afz", "sign", "not", "is_finite", "popcnt",
-         "count_leading_zeros", "real", "imag")
+         "count_leading_zeros", "real", "imag")  # (reduce_precision: its own form)
 BINARY = ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
           "atan2", "and", "or", "xor", "shift_left", "shift_right_arithmetic",
-          "shift_right_logical")
+          "shift_right_logical", "complex")
 _ARR = DenseArrayBase
 _OPS: list[type[StablehloOp]] = [
     *(_op(f"stablehlo.{n}", "same", 1) for n in UNARY),
@@ -873,6 +1244,8 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.reshape", "same", 1),
     _op("stablehlo.convert", "same", 1),
     _op("stablehlo.bitcast_convert", "same", 1),
+    _op("stablehlo.reduce_precision", "reduce_precision", 1,
+        {"exponent_bits": IntegerAttr, "mantissa_bits": IntegerAttr}),
     _op("stablehlo.compare", "compare", 2, {"comparison_direction": ComparisonDirectionAttr}),
     _op("stablehlo.slice", "slice", 1, {"start_indices": _ARR, "limit_indices": _ARR,
                                         "strides": _ARR}),
@@ -884,9 +1257,13 @@ _OPS: list[type[StablehloOp]] = [
     _op("stablehlo.dot_general", "dot", 2, {"dot_dimension_numbers": DotDimensionNumbersAttr}),
     _op("stablehlo.dot", "dot", 2),
     CaseOp,
+    ConvolutionOp,
+    CustomCallOp,
     GatherOp,
     ScatterOp,
     ReduceWindowOp,
+    SelectAndScatterOp,
+    SortOp,
     ReduceOp,
     ReturnOp,
     WhileOp,
@@ -902,7 +1279,9 @@ CHLO_COMPOSITE = ("erfc", "sinh", "cosh", "tan", "atanh", "asinh", "acosh", "lga
 
 STABLEHLO = Dialect("stablehlo", _OPS, [ComparisonDirectionAttr, ComparisonTypeAttr,
                                         PrecisionAttr, DotDimensionNumbersAttr,
+                                        ConvDimensionNumbersAttr, OutputOperandAliasAttr,
+                                        SdyShardingRuleAttr,
                                         GatherDimensionNumbersAttr,
                                         ScatterDimensionNumbersAttr])
-CHLO = Dialect("chlo", [_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)],
-               [])
+CHLO = Dialect("chlo", [*(_op(f"chlo.{n}", "arrow", 1) for n in (*CHLO_UNARY, *CHLO_COMPOSITE)),
+                       TopKOp], [])

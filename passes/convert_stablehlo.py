@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp
@@ -31,7 +32,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from ..dialects.data import DenseValue
-from ..dialects.dtypes import BOOL, FLOAT, DType, bool_, int64
+from ..dialects.decomp import mT
+from ..dialects.dtypes import BOOL, FLOAT, INT, DType, bool_, int64
 from ..dialects.opdef import ShapeError
 from ..dialects.pyflame import OP_CLASSES
 from ..dialects.stablehlo import (
@@ -134,6 +136,165 @@ def _elementwise(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
         tie = b.ge(b.abs(b.sub(x, t)), b.scalar(0.5, like=x))
         return [b.where(tie, b.add(t, b.sign(x)), t)]
     raise StablehloError(op, "is not supported (no pyflame op computes it)")
+
+
+def _int_constant(b: IRBuilder, values: Sequence[int], d: DType) -> SSAValue:
+    """A 1-D constant of ``values`` wrapped into ``d``'s bits (2**31 is -2**31
+    in int32), or a scalar for one value."""
+    bits = np.dtype(d.np).itemsize * 8
+    unsigned = np.asarray(values, dtype=object) % (1 << bits)
+    arr = np.asarray([int(v) for v in unsigned], dtype=f"u{bits // 8}").view(d.np)
+    shape = () if len(values) == 1 else (len(values),)
+    return b.op("constant", value=DenseValue(arr.reshape(shape), shape, d))
+
+
+def _table(b: IRBuilder, values: Sequence[int], at: SSAValue, d: DType) -> SSAValue:
+    """``values[at]`` elementwise (``at`` in range), as ``d``."""
+    s = b.shape(at)
+    n = int(np.prod(s, dtype=np.int64))
+    at = at if b.dtype(at) is int64 else b.convert(at, dtype=int64)
+    got = b.gather(_int_constant(b, values, d), b.reshape(at, shape=(n,)), dim=0)
+    return b.reshape(got, shape=s)
+
+
+def _shift(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The shifts on two's complement integers, by composition: ``a << s`` is
+    ``a * 2**s`` (wrapping), arithmetic ``a >> s`` the floor division by
+    ``2**s`` (the sign bit itself: ``a < 0`` gives -1), logical ``a >> s`` that
+    masked to the low ``bits - s`` bits; an amount outside [0, bits) shifts
+    everything out (0; the sign for the arithmetic shift), as the spec says."""
+    _same_shapes(b, op)
+    a, amount = op.operands
+    d = b.dtype(a)
+    if d.category != INT:
+        raise StablehloError(op, f"is not defined on {d.name} tensors")
+    bits = np.dtype(d.np).itemsize * 8
+    signed = not d.name.startswith("u")
+    short = op.name.split(".", 1)[1]
+    zero = b.scalar(0, like=a)
+    inside = b.logical_and(b.ge(amount, zero), b.lt(amount, b.scalar(bits, like=a)))
+    at = b.minimum(b.maximum(amount, zero), b.scalar(bits - 1, like=a))
+    if short == "shift_left":
+        return [b.where(inside, b.mul(a, _table(b, [1 << k for k in range(bits)], at, d)),
+                        zero)]
+    if short == "shift_right_arithmetic" and signed:
+        sign = b.where(b.lt(a, zero), b.scalar(-1, like=a), zero)
+        at = b.minimum(at, b.scalar(bits - 2, like=a))  # (2**(bits-1) does not fit)
+        shifted = b.floor_divide(a, _table(b, [1 << k for k in range(bits - 1)], at, d))
+        top = b.logical_or(b.logical_not(inside), b.eq(amount, b.scalar(bits - 1, like=a)))
+        return [b.where(top, sign, shifted)]
+    if not signed:  # a logical shift; the arithmetic one fills in the top bit
+        powers = [1 << k for k in range(bits)]
+        logical = b.where(inside, b.floor_divide(a, _table(b, powers, at, d)), zero)
+        if short == "shift_right_logical":
+            return [logical]
+        top = b.ge(a, b.scalar(1 << (bits - 1), like=a))
+        fill = b.where(inside, _table(b, [(1 << bits) - (1 << (bits - k)) for k in range(bits)],
+                                      at, d), b.scalar((1 << bits) - 1, like=a))
+        return [b.bitwise_or(logical, b.where(top, fill, zero))]
+    # logical on signed: the arithmetic shift keeps the low bits - s bits right
+    at_low = b.minimum(at, b.scalar(bits - 2, like=a))
+    shifted = b.floor_divide(a, _table(b, [1 << k for k in range(bits - 1)], at_low, d))
+    top = b.where(b.lt(a, zero), b.scalar(1, like=a), zero)  # a >>> (bits - 1)
+    shifted = b.where(b.eq(amount, b.scalar(bits - 1, like=a)), top, shifted)
+    masks = [(1 << (bits - k)) - 1 for k in range(bits)]
+    return [b.where(inside, b.bitwise_and(shifted, _table(b, masks, at, d)), zero)]
+
+
+def _shift_right_by(b: IRBuilder, x: SSAValue, k: int) -> SSAValue:
+    """``x`` arithmetically shifted right by the constant ``k`` (0 < k < bits - 1)."""
+    return b.floor_divide(x, b.scalar(1 << k, like=x))
+
+
+def _popcount(b: IRBuilder, a: SSAValue) -> SSAValue:
+    """The set bits of each element (two's complement), by the SWAR sums of
+    bit pairs, nibbles and bytes; the masks clear what an arithmetic shift
+    brings in at the top, and after the nibble step every value is
+    non-negative."""
+    d = b.dtype(a)
+    bits = np.dtype(d.np).itemsize * 8
+
+    def mask(byte: int) -> SSAValue:
+        return _int_constant(b, [int.from_bytes(bytes([byte]) * (bits // 8), "little")], d)
+
+    x = b.sub(a, b.bitwise_and(_shift_right_by(b, a, 1), mask(0x55)))
+    x = b.add(b.bitwise_and(x, mask(0x33)), b.bitwise_and(_shift_right_by(b, x, 2), mask(0x33)))
+    x = b.bitwise_and(b.add(x, _shift_right_by(b, x, 4)), mask(0x0F))
+    k = 8
+    while k < bits:  # the bytes' counts summed into the lowest byte
+        x = b.add(x, _shift_right_by(b, x, k))
+        k *= 2
+    return b.bitwise_and(x, b.scalar(0xFF, like=a)) if bits > 8 else x
+
+
+def _bit_count(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``popcnt`` (set bits) and ``count_leading_zeros`` (bits - the set bits of
+    the value with every bit below its highest set: 0 for a negative value)."""
+    _same_shapes(b, op)
+    a = op.operands[0]
+    d = b.dtype(a)
+    if d.category != INT:
+        raise StablehloError(op, f"is not defined on {d.name} tensors")
+    if op.name.endswith("popcnt"):
+        return [_popcount(b, a)]
+    bits = np.dtype(d.np).itemsize * 8
+    zero = b.scalar(0, like=a)
+    x = b.maximum(a, zero) if not d.name.startswith("u") else a
+    k = 1
+    while k < bits:
+        x = b.bitwise_or(x, _shift_right_by(b, x, k) if k < bits - 1 else zero)
+        k *= 2
+    count = b.sub(b.scalar(bits, like=a), _popcount(b, x))
+    return [count if d.name.startswith("u") else b.where(b.lt(a, zero), zero, count)]
+
+
+# (exponent bits, mantissa bits) -> the pyflame type of that format
+_FORMATS = {(5, 10): "float16", (8, 7): "bfloat16", (8, 23): "float32", (11, 52): "float64"}
+
+
+def _reduce_precision(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``reduce_precision`` to the formats of f16, bf16, f32, f64: the value
+    rounded (to nearest even) to that type and back; where the format has
+    fewer exponent bits, a result below its smallest normal number is
+    flushed to zero, or becomes it where the mantissa rounding reached it (as
+    XLA rounds the mantissa first); other formats are refused."""
+    from ..dialects.dtypes import dtype as dtype_named
+
+    x = op.operands[0]
+    d = b.dtype(x)
+    e, m = (_int_prop(op, k) for k in ("exponent_bits", "mantissa_bits"))
+    if d.category != FLOAT or (e, m) not in _FORMATS:
+        raise StablehloError(op, f"to e{e}m{m} on {d.name} is not supported: only the "
+                                 "formats of float16 (e5m10), bfloat16 (e8m7), float32 (e8m23) "
+                                 "and float64 (e11m52) on floating-point tensors")
+    finfo = ml_dtypes.finfo(d.np)
+    own_e = int(np.log2(finfo.maxexp)) + 1
+    if e >= own_e and m >= finfo.nmant:
+        return [x]
+    target = dtype_named(_FORMATS[(e, m)])
+    r = b.convert(b.convert(x, dtype=target), dtype=d)
+    if e >= own_e:
+        return [r]
+    tiny = 2.0 ** (2 - 2 ** (e - 1))  # the smallest normal number of the format
+    up = tiny * (1 - 2.0 ** (-2 - m))  # from here the mantissa rounds up to it
+    size = b.abs(x)
+    rounded_up = b.where(b.lt(x, b.scalar(0, like=x)), b.scalar(-tiny, like=x),
+                         b.scalar(tiny, like=x))
+    small = b.where(b.ge(size, b.scalar(up, like=x)), rounded_up,
+                    b.mul(x, b.scalar(0, like=x)))  # (+-0.0: the sign kept)
+    return [b.where(b.lt(size, b.scalar(tiny, like=x)), small, r)]
+
+
+def _complex_part(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    raise StablehloError(op, "is not supported: pyflame has no complex element type")
+
+
+def _bitcast_convert(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    x, out = op.operands[0], op.results[0]
+    if x.type == out.type:
+        return [x]
+    raise StablehloError(op, f"from {x.type} to {out.type} is not supported: no pyflame op "
+                             "reinterprets an element's bits as another type")
 
 
 def _select(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
@@ -626,6 +787,12 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     ``cumprod``, ``lax.cummax``/``cummin``): a window spanning one whole
     dimension, padded before (after, reversed) with one fewer init values, as
     ``cumsum``/``cumprod``/``cummax``/``cummin``."""
+    if len(op.operands) == 4:
+        return _pair_windows(b, op)
+    if len(op.operands) != 2:
+        raise StablehloError(op, f"of {len(op.operands) // 2} operands is not supported: only "
+                                 "one, or the (value, tangent) pairs a pool's second "
+                                 "derivative selects")
     x, init = op.operands
     xs, n = b.shape(x), len(b.shape(x))
     window = op.prop_ints("window_dimensions")
@@ -668,6 +835,74 @@ def _reduce_window(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
     r = b.op(kind, x, dim=d)
     r = r[0] if isinstance(r, list) else r
     return [r if b.dtype(r) is dt else b.convert(r, dtype=dt)]
+
+
+def _pair_windows(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The two-operand ``reduce_window`` a max/min pool's derivative of a
+    derivative prints (JAX's ``_select_and_gather_add``): per window, the
+    (value, other) pair whose value a ``compare`` of the accumulated value and
+    the next one selects: ``p = compare(acc0, x0); (select(p, acc0, x0),
+    select(p, acc1, x1))``. From the init pair, the window's elements in
+    row-major order (GE keeps the first largest), padding holding the inits."""
+    x0, x1, init0, init1 = op.operands
+    block = op.regions[0].block
+    a0, a1, e0, e1 = block.args
+    ops = list(block.ops)
+    ok = len(ops) == 4 and ops[0].name == "stablehlo.compare" and \
+        list(ops[0].operands) == [a0, e0] and all(
+            o.name == "stablehlo.select" and list(o.operands) == [ops[0].results[0], a, e]
+            for o, a, e in ((ops[1], a0, e0), (ops[2], a1, e1))) and \
+        list(ops[3].operands) == [ops[1].results[0], ops[2].results[0]]
+    d = b.dtype(x0)
+    select = _compare_body_of(ops[0], d) if ok else None
+    xs, n = b.shape(x0), len(b.shape(x0))
+    if select is None or b.shape(x1) != xs or any(
+            b.shape(v) != () or b.dtype(v) is not b.dtype(x) for v, x in
+            ((init0, x0), (init1, x1))):
+        raise StablehloError(op, "of two operands is supported when its body selects a pair "
+                                 "by one compare of the values (a pool's second derivative), "
+                                 "with scalar init values of the operands' types")
+    window = op.prop_ints("window_dimensions")
+
+    def ints(key: str) -> tuple[int, ...]:
+        return op.prop_ints(key) if key in op.properties else (1,) * n
+
+    strides, base, dilation = (ints(k) for k in ("window_strides", "base_dilations",
+                                                 "window_dilations"))
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(n, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    if not (len(window) == len(strides) == len(base) == len(dilation) == n) or min(
+            (*window, *strides, *base, *dilation), default=1) < 1 or min(
+            (v for p in pads for v in p), default=0) < 0:
+        raise StablehloError(op, f"needs {n} positive window dimensions, strides and dilations "
+                                 "and a non-negative (low, high) padding per dimension")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    grow = dict(low=tuple(lo for lo, _ in pads), high=tuple(hi for _, hi in pads),
+                interior=tuple(k - 1 for k in base))
+    padded = []
+    for x, init in ((x0, init0), (x1, init1)):
+        if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+            x = b.where(b.pad(_true(b, xs), **grow), b.pad(x, **grow), init)
+        padded.append(x)
+    ps = b.shape(padded[0])
+    span = [(k - 1) * w + 1 for k, w in zip(window, dilation)]
+    out = tuple((p - sp) // st + 1 if p >= sp else 0 for p, sp, st in zip(ps, span, strides))
+    if out != b.shape(op.results[0]) or out != b.shape(op.results[1]):
+        raise StablehloError(op, f"gives {list(out)} by the spec, the text declares "
+                                 f"{list(b.shape(op.results[0]))}")
+    pick0 = b.broadcast_to(init0, shape=out) if out else init0
+    pick1 = b.broadcast_to(init1, shape=out) if out else init1
+    for offset in np.ndindex(*window):
+        start = tuple(o * w for o, w in zip(offset, dilation))
+        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st in zip(start, out, strides))
+        v0, v1 = (b.slice(p, start=start, limit=limit, stride=tuple(strides)) for p in padded)
+        keep = b.op(select, pick0, v0)
+        pick0, pick1 = b.where(keep, pick0, v0), b.where(keep, pick1, v1)
+    return [pick0, pick1]
 
 
 MAX_WINDOW = 1024  # elements of one reduce_window's window, each one strided slice
@@ -726,6 +961,516 @@ def _windows(b: IRBuilder, op: StablehloOp, applies: str | None,
     if not _is_identity(init, combine, d):
         r = b.op(combine, r, init)
     return r
+
+
+def _props(op: StablehloOp, key: str, n: int, default: int) -> tuple[int, ...]:
+    """An ``array<i64: ...>`` property of ``n`` entries, or ``n`` defaults."""
+    if key not in op.properties:
+        return (default,) * n
+    values = op.prop_ints(key)
+    if len(values) != n:
+        raise StablehloError(op, f"has {len(values)} {key}, expected one per spatial "
+                                 f"dimension ({n})")
+    return values
+
+
+def _stack(b: IRBuilder, parts: Sequence[SSAValue], dim: int) -> SSAValue:
+    """``parts`` (one shape, ``dim`` of size 1) concatenated along ``dim``."""
+    return parts[0] if len(parts) == 1 else b.concat(*parts, dim=dim)
+
+
+def _convolution(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's convolution (``lax.conv_general_dilated`` and the convolutions
+    ``jax.grad`` prints: transposed via lhs dilation, reversed kernels, the
+    kernel's gradient with batch and feature swapped) as one matrix product:
+    the input moved to (N, C, *spatial), dilated (interior zeros) and padded
+    (negative padding crops); its windows gathered as columns (N, C, K, P) by
+    one strided slice per kernel offset, or per output position when there are
+    fewer of those (the kernel gradient's window is the whole output); the
+    kernel moved to (O, I, *spatial) and reversed where ``window_reversal``
+    says; then per feature group (or batch group) one ``matmul`` of the kernel
+    (O/G, I*K) by the columns (I*K, N*P), the result moved to its layout."""
+    from ..dialects.stablehlo import ConvDimensionNumbersAttr
+
+    lhs, rhs = op.operands
+    numbers = op.properties["dimension_numbers"]
+    assert isinstance(numbers, ConvDimensionNumbersAttr)
+    (ib, if_, isp), (ki, ko, ksp), (ob, of, osp) = numbers.layouts()
+    ls, rs, out = b.shape(lhs), b.shape(rhs), b.shape(op.results[0])
+    nsp = len(isp)
+    groups = _int_prop(op, "feature_group_count")
+    batch_groups = _int_prop(op, "batch_group_count")
+    if not (len(ls) == len(rs) == len(out) == nsp + 2) or any(
+            sorted((a, c, *sp)) != list(range(nsp + 2))
+            for a, c, sp in ((ib, if_, isp), (ki, ko, ksp), (ob, of, osp))):
+        raise StablehloError(op, f"dimension numbers {print_layouts(numbers)} do not fit "
+                                 f"input {list(ls)}, kernel {list(rs)} and result {list(out)}")
+    strides = _props(op, "window_strides", nsp, 1)
+    lhs_dil = _props(op, "lhs_dilation", nsp, 1)
+    rhs_dil = _props(op, "rhs_dilation", nsp, 1)
+    reversal = _props(op, "window_reversal", nsp, 0)
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(-1, 2)] if padding is not None else [(0, 0)] * nsp  # type: ignore[union-attr]
+    n, c, o, i = ls[ib], ls[if_], rs[ko], rs[ki]
+    if len(pads) != nsp or min((*strides, *lhs_dil, *rhs_dil), default=1) < 1 or \
+            groups < 1 or batch_groups < 1 or (groups > 1 and batch_groups > 1) or \
+            c != i * groups or o % groups or n % batch_groups or o % batch_groups:
+        raise StablehloError(op, f"of input {list(ls)} (batch {n}, features {c}) and kernel "
+                                 f"{list(rs)} (input features {i}, output features {o}) with "
+                                 f"feature_group_count {groups}, batch_group_count "
+                                 f"{batch_groups}, {nsp} positive strides and dilations and "
+                                 f"padding {pads}: the spec needs features = input features x "
+                                 "feature_group_count, the output features and the batch "
+                                 "divisible by the group counts (one of them 1)")
+    d = b.dtype(op.results[0])
+    x = _arrange(b, lhs, (ib, if_, *isp), tuple(ls[k] for k in (ib, if_, *isp)))
+    w = _arrange(b, rhs, (ko, ki, *ksp), tuple(rs[k] for k in (ko, ki, *ksp)))
+    x = x if b.dtype(x) is d else b.convert(x, dtype=d)
+    w = w if b.dtype(w) is d else b.convert(w, dtype=d)
+    kernel = b.shape(w)[2:]
+    for k in range(nsp):  # window_reversal: the kernel read backwards there
+        if reversal[k] and kernel[k] > 1:
+            last = _index(b, kernel[k] - 1)
+            w = b.gather(w, b.sub(last, b.iota(shape=b.shape(w), dim=2 + k, dtype=int64)),
+                         dim=2 + k)
+    grow = dict(low=(0, 0, *(max(lo, 0) for lo, _ in pads)),
+                high=(0, 0, *(max(hi, 0) for _, hi in pads)),
+                interior=(0, 0, *(v - 1 for v in lhs_dil)))
+    if any(grow["low"]) or any(grow["high"]) or any(grow["interior"]):
+        x = b.pad(x, **grow)  # (zeros)
+    if min((v for p in pads for v in p), default=0) < 0:  # negative padding crops
+        full = b.shape(x)
+        x = b.slice(x, start=(0, 0, *(max(-lo, 0) for lo, _ in pads)),
+                    limit=(*full[:2], *(m - max(-hi, 0) for m, (_, hi) in
+                                        zip(full[2:], pads))), stride=(1,) * (nsp + 2))
+    xs = b.shape(x)[2:]
+    span = [(k - 1) * r + 1 for k, r in zip(kernel, rhs_dil)]
+    positions = tuple((m - sp) // st + 1 if m >= sp and k else 0
+                      for m, sp, st, k in zip(xs, span, strides, kernel))
+    want = [0] * (nsp + 2)
+    want[ob], want[of] = n // batch_groups, o
+    for k, dim in enumerate(osp):
+        want[dim] = positions[k]
+    if tuple(want) != out:
+        raise StablehloError(op, f"gives {want} by the spec, the text declares {list(out)}")
+    kk, pp = int(np.prod(kernel, dtype=np.int64)), int(np.prod(positions, dtype=np.int64))
+    if 0 in (kk, pp, c, n // batch_groups, o):  # empty: no product to take (sums of nothing)
+        return [b.op("constant", value=DenseValue(np.asarray(0, d.np), out, d))]
+    by_offset = kk <= pp
+    count = min(kk, pp)
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of {kk} kernel offsets and {pp} output positions: more "
+                                 f"than {MAX_WINDOW} of either are not supported")
+    parts = []
+    for at in np.ndindex(*(kernel if by_offset else positions)):
+        if by_offset:  # the window element at kernel offset `at`, for every position
+            start = tuple(a * r for a, r in zip(at, rhs_dil))
+            limit = tuple(s + (m - 1) * st + 1 for s, m, st in zip(start, positions, strides))
+            step = strides
+        else:  # the window at output position `at`, every kernel offset
+            start = tuple(a * st for a, st in zip(at, strides))
+            limit = tuple(s + sp for s, sp in zip(start, span))
+            step = rhs_dil
+        part = b.slice(x, start=(0, 0, *start), limit=(n, c, *limit), stride=(1, 1, *step))
+        parts.append(b.reshape(part, shape=(n, c, 1, pp) if by_offset else (n, c, kk, 1)))
+    cols = _stack(b, parts, 2 if by_offset else 3)  # (N, C, K, P)
+    g = max(groups, batch_groups)
+    lead = (g,) if g > 1 else ()  # (one 2-D product without groups)
+    if batch_groups > 1:  # batch group j: input batch [j*N/G, ...), output features likewise
+        cols = b.reshape(cols, shape=(g, n // g, c, kk, pp))
+        cols = _arrange(b, cols, (0, 2, 3, 1, 4), (g, c * kk, n // g * pp))
+    else:  # feature group j: input features [j*I, ...), output features [j*O/G, ...)
+        cols = _arrange(b, cols, (1, 2, 0, 3), (*lead, i * kk, n * pp))
+    w = b.reshape(w, shape=(*lead, o // g, b.shape(w)[1] * kk))
+    y = b.matmul(w, cols)  # ((G,) O/G, N' * P)
+    y = b.reshape(y, shape=(o, n // batch_groups, *positions))
+    perm = [0] * (nsp + 2)  # result dim -> axis of y (O, N', *P)
+    perm[ob], perm[of] = 1, 0
+    for k, dim in enumerate(osp):
+        perm[dim] = 2 + k
+    return [y if perm == list(range(nsp + 2)) else b.permute(y, perm=tuple(perm))]
+
+
+def print_layouts(numbers: Any) -> str:
+    from ..dialects.stablehlo import print_conv_layouts
+
+    return print_conv_layouts(numbers.layouts())
+
+
+def _compare_body(op: StablehloOp, region: int, d: DType) -> str | None:
+    """The pyflame comparison a region computes when it is one ``compare`` of its
+    two arguments in order (of the operand's comparison type), else None."""
+    block = op.regions[region].block
+    ops = list(block.ops)
+    if len(ops) != 2 or ops[0].name != "stablehlo.compare" or \
+            list(ops[0].operands) != list(block.args) or \
+            list(ops[1].operands) != list(ops[0].results):
+        return None
+    return _compare_body_of(ops[0], d)
+
+
+def _compare_body_of(cmp: Operation, d: DType) -> str | None:
+    """The pyflame comparison of a ``compare`` on ``d`` scalars (of its
+    comparison type; TOTALORDER refused), else None."""
+    ops = [cmp]
+    kind = ops[0].properties.get("compare_type")
+    want = {FLOAT: "FLOAT", BOOL: "UNSIGNED"}.get(
+        d.category, "UNSIGNED" if d.name.startswith("u") else "SIGNED")
+    if isinstance(kind, ComparisonTypeAttr) and kind.data.value not in ("NOTYPE", want):
+        return None
+    direction = ops[0].properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    return _COMPARE[direction.data.value]
+
+
+def _select_and_scatter(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The spec's select_and_scatter (max pool's gradient): per window of the
+    (padded) operand, the element the select region picks (scanning the window
+    in row-major order, an element replaces the pick unless select(pick, it)
+    holds; padding is never picked) receives the window's source value, added
+    to the init value. One strided slice per window offset: the picks are
+    running ``where``s, each offset's source values placed back by an interior
+    ``pad`` and summed."""
+    x, source, init = op.operands
+    xs, n = b.shape(x), len(b.shape(x))
+    d = b.dtype(x)
+    window = op.prop_ints("window_dimensions")
+    strides = op.prop_ints("window_strides") if "window_strides" in op.properties else \
+        (1,) * n
+    padding = op.properties.get("padding")
+    pads = [tuple(int(v) for v in row) for row in np.asarray(
+        padding.get_values()).reshape(-1, 2)] if padding is not None else [(0, 0)] * n  # type: ignore[union-attr]
+    select = _compare_body(op, 0, d)
+    combine = _CUMULATIVE.get(_scatter_applies(op) or "", (None, None))[1]
+    if select is None or combine != "add":
+        raise StablehloError(op, "is supported with a select region of one compare of its "
+                                 "two arguments and a scatter region adding them (as "
+                                 "jax.grad of a max/min pool prints)")
+    if not (len(window) == len(strides) == len(pads) == n) or min(
+            (*window, *strides), default=1) < 1 or min((v for p in pads for v in p),
+                                                       default=0) < 0:
+        raise StablehloError(op, f"needs {n} positive window dimensions and strides and a "
+                                 "non-negative (low, high) padding per dimension")
+    if b.dtype(source) is not d or b.shape(init) != () or b.dtype(init) is not d or \
+            d.category == BOOL:
+        raise StablehloError(op, "takes a source and a scalar init value of the operand's "
+                                 "(numeric) element type")
+    grow = dict(low=tuple(lo for lo, _ in pads), high=tuple(hi for _, hi in pads),
+                interior=(0,) * n)
+    padded = any(grow["low"]) or any(grow["high"])
+    xp = b.pad(x, **grow) if padded else x
+    inside = b.pad(_true(b, xs), **grow) if padded else None
+    ps = b.shape(xp)
+    grid = tuple((p - k) // st + 1 if p >= k else 0 for p, k, st in zip(ps, window, strides))
+    if grid != b.shape(source) or b.shape(op.results[0]) != xs:
+        raise StablehloError(op, f"has windows {list(grid)} by the spec, a source of "
+                                 f"{list(b.shape(source))} and a result of "
+                                 f"{list(b.shape(op.results[0]))} (the operand's "
+                                 f"{list(xs)} expected)")
+    count = int(np.prod(window, dtype=np.int64))
+    if count > MAX_WINDOW:
+        raise StablehloError(op, f"of a {count}-element window: more than {MAX_WINDOW} are "
+                                 "not supported")
+    zero = b.scalar(0, like=x)
+    if 0 in grid or count == 0:  # nothing is scattered
+        return [b.broadcast_to(init, shape=xs) if xs else init]
+    offsets = list(np.ndindex(*window))
+    pick = which = picked = None
+    for k, at in enumerate(offsets):
+        limit = tuple(a + (m - 1) * st + 1 for a, m, st in zip(at, grid, strides))
+        v = b.slice(xp, start=tuple(at), limit=limit, stride=tuple(strides))
+        valid = None if inside is None else b.slice(inside, start=tuple(at), limit=limit,
+                                                    stride=tuple(strides))
+        if pick is None:
+            pick, picked = v, valid
+            which = b.op("constant", value=DenseValue(np.asarray(0, np.int64), grid, int64))
+            continue
+        take = b.logical_not(b.op(select, pick, v))
+        if picked is not None and valid is not None:
+            take = b.logical_and(valid, b.logical_or(b.logical_not(picked), take))
+            picked = b.logical_or(picked, valid)
+        pick = b.where(take, v, pick)
+        which = b.where(take, _index(b, k), which)
+    total = None
+    for k, at in enumerate(offsets):
+        hit = b.eq(which, _index(b, k))
+        if picked is not None:
+            hit = b.logical_and(hit, picked)
+        part = b.where(hit, source, zero)
+        end = tuple(a + (m - 1) * st + 1 for a, m, st in zip(at, grid, strides))
+        part = b.pad(part, low=tuple(at), high=tuple(p - e for p, e in zip(ps, end)),
+                     interior=tuple(st - 1 for st in strides))
+        total = part if total is None else b.add(total, part)
+    assert total is not None
+    if padded:
+        total = b.slice(total, start=grow["low"], limit=tuple(
+            lo + m for lo, m in zip(grow["low"], xs)), stride=(1,) * n)
+    if not _is_identity(init, "add", d):
+        total = b.add(total, init)
+    return [total]
+
+
+def _scatter_applies(op: StablehloOp) -> str | None:
+    """The op the scatter region applies to its two arguments (either order)."""
+    block = op.regions[1].block
+    ops = list(block.ops)
+    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and \
+            len(ops[0].operands) == 2 and list(ops[1].operands) == list(ops[0].results):
+        return ops[0].name
+    return None
+
+
+def _owner(v: SSAValue, name: str) -> Operation | None:
+    owner = v.owner
+    return owner if getattr(owner, "name", None) == f"stablehlo.{name}" else None
+
+
+def _direction(op: Operation) -> str:
+    direction = op.properties["comparison_direction"]
+    assert isinstance(direction, ComparisonDirectionAttr)
+    return direction.data.value
+
+
+def _sort_key(v: SSAValue, args: Sequence[SSAValue]) -> tuple[int, bool] | None:
+    """(the comparator argument ``v`` is, whether through JAX's float
+    canonicalization: -0.0 as 0.0, every NaN as one NaN), or None."""
+    if v in args:
+        return list(args).index(v), False
+    nan = _owner(v, "select")
+    if nan is None:
+        return None
+    is_nan, nan_value, zero = nan.operands
+    test, zero_sel = _owner(is_nan, "compare"), _owner(zero, "select")
+    nv = _constant_of(nan_value)
+    if test is None or zero_sel is None or nv is None or not np.isnan(nv) or \
+            _direction(test) != "NE" or test.operands[0] is not test.operands[1]:
+        return None
+    x = test.operands[0]
+    is_zero, zero_value, same = zero_sel.operands
+    test = _owner(is_zero, "compare")
+    zv = _constant_of(zero_value)
+    if test is None or same is not x or zv is None or zv != 0 or np.signbit(zv) or \
+            _direction(test) != "EQ" or test.operands[0] is not x or \
+            _constant_of(test.operands[1]) != 0 or x not in args:
+        return None
+    return list(args).index(x), True
+
+
+def _key_compare(b: IRBuilder, v: SSAValue, args: Sequence[SSAValue],
+                 directions: tuple[str, ...]) -> tuple[int, str] | None:
+    """(operand, direction) when ``v`` compares operand k's left and right
+    arguments (k and n + k... as the comparator's arguments pair them: 2k,
+    2k + 1) as a strict total order: a float compared TOTALORDER after JAX's
+    canonicalization, an integer SIGNED/UNSIGNED as its type; else None."""
+    cmp = _owner(v, "compare")
+    if cmp is None or _direction(cmp) not in directions:
+        return None
+    left, right = (_sort_key(x, args) for x in cmp.operands)
+    if left is None or right is None or left[0] % 2 or right[0] != left[0] + 1 or \
+            left[1] != right[1]:
+        return None
+    d = b.dtype(args[left[0]])
+    kind = cmp.properties.get("compare_type")
+    kind = kind.data.value if isinstance(kind, ComparisonTypeAttr) else "NOTYPE"
+    if d.category == FLOAT:
+        ok = left[1] and kind == "TOTALORDER"
+    else:
+        want = "UNSIGNED" if d.category == BOOL or d.name.startswith("u") else "SIGNED"
+        ok = not left[1] and kind in ("NOTYPE", want)
+    return (left[0] // 2, _direction(cmp)) if ok else None
+
+
+def _sort_keys(b: IRBuilder, v: SSAValue, args: Sequence[SSAValue]
+               ) -> list[tuple[int, bool]] | None:
+    """The keys (operand, descending) of a comparator returning ``v``, most
+    significant first: ``lt(k)`` or ``or(lt(k), and(eq(k), rest))`` (JAX's
+    lexicographic comparator, ``lt`` a LT or GT of one operand's arguments)."""
+    one = _key_compare(b, v, args, ("LT", "GT"))
+    if one is not None:
+        return [(one[0], one[1] == "GT")]
+    either = _owner(v, "or")
+    if either is None:
+        return None
+    for first, rest in (either.operands, either.operands[::-1]):
+        lt = _key_compare(b, first, args, ("LT", "GT"))
+        both = _owner(rest, "and")
+        if lt is None or both is None:
+            continue
+        for eq, tail in (both.operands, both.operands[::-1]):
+            same = _key_compare(b, eq, args, ("EQ",))
+            keys = _sort_keys(b, tail, args) if same is not None and same[0] == lt[0] else None
+            if keys is not None:
+                return [(lt[0], lt[1] == "GT"), *keys]
+    return None
+
+
+def _sort(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``stablehlo.sort`` whose comparator is JAX's (``jnp.sort``, ``argsort``,
+    ``lax.sort`` of several keys): a stable sort by the keys, most significant
+    last, each by the ``sort`` op (stable; NaN last ascending, first
+    descending; -0.0 equal to 0.0: JAX's canonical total order), the operands
+    then gathered by the permutation (``select_along``, so values carry their
+    derivatives). Any other comparator is refused."""
+    block = op.regions[0].block
+    ret = block.last_op
+    assert ret is not None
+    keys = _sort_keys(b, ret.operands[0], list(block.args))
+    used = {a for cand in block.ops for a in cand.operands if a in block.args}
+    if keys is None or len({k for k, _ in keys}) != len(keys) or any(
+            list(block.args).index(a) // 2 not in {k for k, _ in keys} for a in used):
+        raise StablehloError(op, "whose comparator is not JAX's (a lexicographic LT/GT of "
+                                 "operands' keys: integers SIGNED/UNSIGNED, floats "
+                                 "canonicalized and TOTALORDER) is not supported")
+    dim = _int_prop(op, "dimension")
+    s = b.shape(op.operands[0])
+    dim = dim + len(s) if dim < 0 else dim
+    if not 0 <= dim < len(s) or any(b.shape(v) != s for v in op.operands):
+        raise StablehloError(op, f"sorts operands of one shape along one of their "
+                                 f"dimensions, got dimension {_int_prop(op, 'dimension')} "
+                                 f"of {[list(b.shape(v)) for v in op.operands]}")
+    if s[dim] < 2:
+        return list(op.operands)
+    order = None
+    for k, descending in reversed(keys):
+        key = op.operands[k]
+        if b.dtype(key).category == BOOL:
+            key = b.convert(key, dtype=int64)
+        if order is not None:
+            key = b.select_along(key, order, dim=dim)
+        _, by_key = b.sort(key, dim=dim, descending=descending)
+        order = by_key if order is None else b.select_along(order, by_key, dim=dim)
+    assert order is not None
+    return [b.select_along(v, order, dim=dim) for v in op.operands]
+
+
+def _top_k(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """``chlo.top_k``: the k largest along the last dimension, largest first, in
+    total order (NaN largest, 0.0 above -0.0; equal ones by index) and their
+    indices: a stable descending sort of the zeros' signs (1 / x: +inf for 0.0,
+    -inf for -0.0), then of the values."""
+    x = op.operands[0]
+    s, d = b.shape(x), b.dtype(x)
+    k = _int_prop(op, "k")
+    if not s or not 0 <= k <= s[-1] or b.shape(op.results[0]) != (*s[:-1], k) or \
+            b.dtype(op.results[0]) is not d:
+        raise StablehloError(op, f"of k = {k} takes the k <= {s[-1] if s else 0} largest of "
+                                 f"the last dimension of {list(s)}")
+    dim = len(s) - 1
+    order = None
+    if d.category == FLOAT:  # 0.0 before -0.0 among equals
+        zero = b.scalar(0, like=x)
+        signs = b.where(b.eq(x, zero), b.reciprocal(x), zero)
+        _, order = b.sort(signs, dim=dim, descending=True)
+        x_by = b.select_along(x, order, dim=dim)
+    else:
+        x_by = x if d.category != BOOL else b.convert(x, dtype=int64)
+    _, by_value = b.sort(x_by, dim=dim, descending=True)
+    order = by_value if order is None else b.select_along(order, by_value, dim=dim)
+    if k != s[-1]:
+        order = b.slice(order, start=(0,) * len(s), limit=(*s[:-1], k), stride=(1,) * len(s))
+    index_type = b.dtype(op.results[1])
+    indices = order if index_type is int64 else b.convert(order, dtype=index_type)
+    return [b.select_along(x, order, dim=dim), indices]
+
+
+# custom_call targets that pass their operand through on one device
+_IDENTITY_CALLS = frozenset({"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"})
+# LAPACK routines JAX calls on CPU (lapack_<s|d><name>_ffi) with a pyflame op
+_LAPACK = ("potrf", "getrf", "trsm", "syevd", "gesdd")
+
+
+def _lapack_flag(op: StablehloOp, key: str, default: str) -> str:
+    """A character flag of ``mhlo.backend_config`` (``uplo = 76 : ui8`` is 'L')."""
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    config = op.attributes.get("mhlo.backend_config")
+    value = config.data.get(key) if isinstance(config, DictionaryAttr) else None
+    return chr(value.value.data) if isinstance(value, IntegerAttr) else default
+
+
+def _tril_mask(b: IRBuilder, shape: Sequence[int], strict_upper: bool) -> SSAValue:
+    """True above the diagonal (strictly) of the last two dims, over ``shape``."""
+    n = len(shape)
+    rows = b.iota(shape=tuple(shape), dim=n - 2, dtype=int64)
+    cols = b.iota(shape=tuple(shape), dim=n - 1, dtype=int64)
+    return b.lt(rows, cols) if strict_upper else b.gt(rows, cols)
+
+
+def _zeros(b: IRBuilder, result: SSAValue) -> SSAValue:
+    d = b.dtype(result)
+    return b.op("constant", value=DenseValue(np.asarray(0, d.np), b.shape(result), d))
+
+
+def _custom_call(b: IRBuilder, op: StablehloOp) -> list[SSAValue]:
+    """The ``custom_call`` targets JAX emits on CPU that a pyflame op computes:
+    ``Sharding`` (and the SPMD shape markers) pass their operand on one
+    device; LAPACK's ``potrf`` is ``cholesky`` (the triangle not written keeps
+    the operand's, as LAPACK leaves it), ``getrf`` is ``lu_factor`` (info: the
+    first zero pivot, 1-based), ``trsm`` is ``solve_triangular``, ``syevd``
+    ``eigh`` and ``gesdd`` ``svd`` (both numpy's, LAPACK's own routines; a
+    failure to converge raises when run, so their info is 0). Any other target
+    is refused by name."""
+    target = op.properties["call_target_name"].data  # type: ignore[union-attr]
+    ins, outs = list(op.operands), list(op.results)
+    if target in _IDENTITY_CALLS:
+        if len(ins) != 1 or len(outs) != 1 or ins[0].type != outs[0].type:
+            raise StablehloError(op, f"@{target} passes one operand through as its result")
+        return ins
+    name = target.removeprefix("lapack_").removesuffix("_ffi")
+    routine = name[1:] if name[:1] in ("s", "d") else ""
+    if not target.startswith("lapack_") or routine not in _LAPACK:
+        raise StablehloError(op, f"@{target} is not supported: the targets load_mlir runs are "
+                                 f"{', '.join(sorted(_IDENTITY_CALLS))} and LAPACK's "
+                                 f"{', '.join(f'?{r}' for r in _LAPACK)} (s/d)")
+    if not ins or b.dtype(ins[0]).category != FLOAT or len(b.shape(ins[0])) < 2:
+        raise StablehloError(op, f"@{target} takes float32/float64 matrices")
+    a = ins[0]
+    shape = b.shape(a)
+    lower = _lapack_flag(op, "uplo", "L") == "L"
+    if routine == "potrf":  # (factor, info)
+        factor = b.cholesky(a if lower else mT(b, a))
+        factor = factor if lower else mT(b, factor)
+        untouched = _tril_mask(b, shape, strict_upper=lower)
+        return [b.where(untouched, a, factor), _zeros(b, outs[1])]
+    if routine == "getrf":  # (lu, 1-based pivots, info)
+        lu, pivots, _ = b.lu_factor(a)
+        k = b.shape(pivots)[-1]
+        diag = b.sum(b.where(b.eq(_tril_mask(b, shape, True), _tril_mask(b, shape, False)),
+                             lu, b.scalar(0, like=lu)), dims=(len(shape) - 1,), keepdim=False)
+        if shape[-2] != k:  # (m > n: the diagonal is the first n entries)
+            diag = b.slice(diag, start=(0,) * (len(shape) - 1), limit=(*shape[:-2], k),
+                           stride=(1,) * (len(shape) - 1))
+        zero = b.eq(diag, b.scalar(0, like=diag))
+        first = b.add(b.argmax(b.convert(zero, dtype=int64), dim=len(shape) - 2,
+                               keepdim=False), _index(b, 1))
+        info = b.where(b.max(zero, dims=(len(shape) - 2,), keepdim=False, ties=None), first,
+                       _index(b, 0))
+        d = b.dtype(outs[2])
+        pivots = pivots if b.dtype(pivots) is b.dtype(outs[1]) else b.convert(
+            pivots, dtype=b.dtype(outs[1]))
+        return [lu, pivots, info if b.dtype(info) is d else b.convert(info, dtype=d)]
+    if routine == "trsm":  # op(A) X = B (side L) or X op(A) = B (side R)
+        rhs = ins[1]
+        upper = not lower
+        if _lapack_flag(op, "trans_x", "N") != "N":
+            a, upper = mT(b, a), not upper
+        unit = _lapack_flag(op, "diag", "N") == "U"
+        if _lapack_flag(op, "side", "L") == "L":
+            return [b.solve_triangular(a, rhs, upper=upper, unitriangular=unit)]
+        # X A = B is A^T X^T = B^T
+        return [mT(b, b.solve_triangular(mT(b, a), mT(b, rhs), upper=not upper,
+                                         unitriangular=unit))]
+    if routine == "syevd":  # (eigenvectors as columns, ascending eigenvalues, info)
+        w, v = b.eigh(a, lower=lower)
+        return [v if _lapack_flag(op, "mode", "V") == "V" else a, w, _zeros(b, outs[2])]
+    # gesdd: (the operand overwritten, singular values, U, V^T, info); mode 'A' full
+    # U and V^T, 'S' reduced, 'N' none (its U and V^T, never read, are the full ones)
+    mode = _lapack_flag(op, "mode", "A")
+    if mode not in ("A", "S", "N"):
+        raise StablehloError(op, f"@{target} of mode '{mode}' is not supported")
+    u, sv, vt = b.svd(a, full_matrices=mode != "S")
+    return [a, sv, u, vt, _zeros(b, outs[4])]
 
 
 # reduce bodies: the op the body applies -> (pyflame reduction, the combining
@@ -871,6 +1616,13 @@ RULES: dict[str, Rule] = {
     **{f"stablehlo.{n}": _elementwise for n in (
         *_SAME, *_BY_KIND, "divide", "sign", "is_finite", "tan", "round_nearest_afz")},
     **{f"chlo.{n}": _elementwise for n in CHLO_UNARY},
+    **{f"stablehlo.{n}": _shift for n in (
+        "shift_left", "shift_right_arithmetic", "shift_right_logical")},
+    "stablehlo.popcnt": _bit_count,
+    "stablehlo.count_leading_zeros": _bit_count,
+    "stablehlo.reduce_precision": _reduce_precision,
+    **{f"stablehlo.{n}": _complex_part for n in ("real", "imag", "complex")},
+    "stablehlo.bitcast_convert": _bitcast_convert,
     "stablehlo.select": _select,
     "stablehlo.clamp": _clamp,
     "stablehlo.constant": _constant,
@@ -892,6 +1644,11 @@ RULES: dict[str, Rule] = {
     "stablehlo.gather": _gather,
     "stablehlo.scatter": _scatter,
     "stablehlo.reduce_window": _reduce_window,
+    "stablehlo.convolution": _convolution,
+    "stablehlo.select_and_scatter": _select_and_scatter,
+    "stablehlo.sort": _sort,
+    "chlo.top_k": _top_k,
+    "stablehlo.custom_call": _custom_call,
 }
 
 
@@ -1006,23 +1763,33 @@ def convert_stablehlo(root: Operation, keep: frozenset[str] = frozenset()) -> in
     """Rewrite every StableHLO op under ``root`` (a module or one function;
     outside reduce bodies) into pyflame ops, in program order; returns how
     many were rewritten. Ops named in ``keep`` (some of ``COMPOSITES``) are
-    left for the caller."""
+    left for the caller; with ``stablehlo.while`` there, a loop that does not
+    count (its condition reads data) is left too, the ops of its ``cond`` and
+    ``do`` regions converted (``pf.load_mlir`` runs it as a loop)."""
     from xdsl.utils.exceptions import VerifyException
 
     converted = 0
     loops = [op for op in root.walk(region_first=True) if op.name == "stablehlo.while"]
     for loop in loops:  # inner loops first
-        _unroll(loop)
+        try:
+            _unroll(loop)
+        except StablehloError:
+            if "stablehlo.while" not in keep:
+                raise
+            continue
         converted += 1
+    # the loops left to the caller (copies of them in unrolled bodies included),
+    # their regions converted
+    kept = {op for op in root.walk() if op.name == "stablehlo.while"}
     cases = [op for op in root.walk(region_first=True) if op.name == "stablehlo.case"]
     for case in cases:  # inner ones first
         _inline_case(case)
         converted += 1
     todo = [op for op in root.walk() if isinstance(op, StablehloOp)
-            and not isinstance(op.parent_op(), StablehloOp)]
+            and (not isinstance(op.parent_op(), StablehloOp) or op.parent_op() in kept)]
     for op in todo:
         rule = RULES.get(op.name)
-        if op.name in keep:
+        if op.name in keep or (op.name == "stablehlo.return" and op.parent_op() in kept):
             continue
         if op.name in COMPOSITES:
             raise StablehloError(op, "is not supported by this pass: no one pyflame op "

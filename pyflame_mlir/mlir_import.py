@@ -192,7 +192,7 @@ def _convert_stablehlo(module: ModuleOp, funcs: dict[str, Any], name: str) -> No
     for f in funcs.values():
         if f in public or f.sym_name.data in named:
             try:
-                convert_stablehlo(f, keep=frozenset(_COMPOSITES))
+                convert_stablehlo(f, keep=frozenset({*_COMPOSITES, "stablehlo.while"}))
             except StablehloError as e:
                 raise MlirLoadError(f"{_where(e.op, name)}: error: '{e.op.name}' "
                                     f"{e.reason}") from None
@@ -645,8 +645,9 @@ class MlirProgram:
         self._module = ModuleOp(keep)
         self._executables: dict[tuple[str, str], Any] = {}
         self._steps: tuple | str = _recording_plan(self._module, self.entry)
+        # ops with no compiled form: the library's composites, loops on data
         self._composites = sorted({op.name for op in self._module.walk()
-                                   if op.name in _COMPOSITES})
+                                   if op.name in _COMPOSITES or op.name == "stablehlo.while"})
 
     def __call__(self, *args: Any) -> Tensor | tuple[Tensor, ...]:
         """With a Tensor argument, records the function's ops on the arguments as
@@ -676,16 +677,9 @@ class MlirProgram:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _record(self, ins: list[Tensor]) -> list[Tensor]:
-        from .core import record
-
-        args, steps, results = self._steps
+        args, steps, results = self._steps  # type: ignore[misc]
         env: dict[Any, Tensor] = dict(zip(args, ins))
-        for opdef, operands, attrs, outs in steps:
-            if attrs is None:  # a composite of the library's (_COMPOSITES)
-                got = opdef(*(env[v] for v in operands))
-            else:
-                got = record(opdef, tuple(env[v] for v in operands), attrs)
-            env.update(zip(outs, got if isinstance(got, list) else [got]))
+        _run_steps(steps, env)
         return [env[v] for v in results]
 
     def executable(self, backend: str | None = None) -> Any:
@@ -693,7 +687,8 @@ class MlirProgram:
         if self._composites:
             raise MlirLoadError(f"{self.name}: error: @{self.entry} has no compiled form: "
                                 f"{', '.join(self._composites)} run as the library's "
-                                "composites when the function is called")
+                                "composites (a stablehlo.while whose condition reads data: "
+                                "as lax.while_loop) when the function is called")
         name = backend or CONFIG.backend
         spec = pipeline_for(name, CONFIG.pipeline) if CONFIG.optimize else ""
         exe = self._executables.get((name, spec))
@@ -715,7 +710,6 @@ def _recording_plan(module: ModuleOp, entry: str) -> tuple | str:
     be (an op that is not one of the op table's, several blocks)."""
     from xdsl.dialects import func
 
-    from .dialects.pyflame import PyflameOp
     from .passes.pipeline import run_pipeline as run_passes
 
     module = module.clone()
@@ -726,17 +720,82 @@ def _recording_plan(module: ModuleOp, entry: str) -> tuple | str:
               if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
     if len(fn.body.blocks) != 1:
         return f"it has {len(fn.body.blocks)} blocks (only one-block functions record)"
-    steps, results = [], []
-    for op in fn.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            results = list(op.arguments)
-        elif isinstance(op, PyflameOp):
+    steps = _block_steps(fn.body.block)
+    if isinstance(steps, str):
+        return steps
+    ret = fn.body.block.last_op
+    results = list(ret.operands) if isinstance(ret, func.ReturnOp) else []
+    return list(fn.body.block.args), steps, results
+
+
+def _block_steps(block: Any) -> list[tuple] | str:
+    """A block's ops (its terminator left out) as recording steps: (OpDef,
+    operands, attributes, results); a composite of the library's has attributes
+    None (a function to call), a loop a ``_Loop``; or why they cannot be."""
+    from xdsl.traits import IsTerminator
+
+    from .dialects.pyflame import PyflameOp
+
+    steps: list[tuple] = []
+    for op in block.ops:
+        if isinstance(op, PyflameOp):
             steps.append((op.OPDEF, list(op.operands), op.py_attrs(), list(op.results)))
         elif op.name in _COMPOSITES:  # (attributes None: a library function to call)
             steps.append((_composite(op.name), list(op.operands), None, list(op.results)))
-        else:
+        elif op.name == "stablehlo.while":
+            plans = [_block_steps(r.block) for r in op.regions]
+            bad = next((p for p in plans if isinstance(p, str)), None)
+            if bad is not None:
+                return bad
+            cond, body = op.regions[0].block, op.regions[1].block
+            loop = _Loop(list(cond.args), plans[0], cond.last_op.operands[0],  # type: ignore[arg-type]
+                         list(body.args), plans[1], list(body.last_op.operands))
+            steps.append((loop, list(op.operands), None, list(op.results)))
+        elif not op.has_trait(IsTerminator):
             return f"'{op.name}' is not a pyflame op of the op table"
-    return list(fn.body.block.args), steps, results
+    return steps
+
+
+def _run_steps(steps: list[tuple], env: dict[Any, Tensor]) -> None:
+    """Record ``steps`` on the Tensors of ``env`` (values by SSA value), adding
+    their results to it."""
+    from .core import record
+
+    for opdef, operands, attrs, outs in steps:
+        if isinstance(opdef, _Loop):
+            got = opdef.run(env, [env[v] for v in operands])
+        elif attrs is None:  # a composite of the library's (_COMPOSITES)
+            got = opdef(*(env[v] for v in operands))
+        else:
+            got = record(opdef, tuple(env[v] for v in operands), attrs)
+        env.update(zip(outs, got if isinstance(got, list) else [got]))
+
+
+class _Loop:
+    """A ``stablehlo.while`` whose condition reads data, run as the library's
+    ``lax.while_loop``: ``cond`` and ``do`` recorded on the carried Tensors each
+    trip, the predicate read as a Python bool (forward-mode differentiable only,
+    as JAX's loop; values defined before the loop are read from the caller)."""
+
+    def __init__(self, cond_args: list, cond: list[tuple], predicate: Any, body_args: list,
+                 body: list[tuple], body_results: list):
+        self.cond_args, self.cond, self.predicate = cond_args, cond, predicate
+        self.body_args, self.body, self.body_results = body_args, body, body_results
+
+    def run(self, outer: dict[Any, Tensor], init: list[Tensor]) -> list[Tensor]:
+        from .lax import while_loop
+
+        def cond_fun(carry: tuple) -> Tensor:
+            env = {**outer, **dict(zip(self.cond_args, carry))}
+            _run_steps(self.cond, env)
+            return env[self.predicate]
+
+        def body_fun(carry: tuple) -> tuple:
+            env = {**outer, **dict(zip(self.body_args, carry))}
+            _run_steps(self.body, env)
+            return tuple(env[v] for v in self.body_results)
+
+        return list(while_loop(cond_fun, body_fun, tuple(init)))
 
 
 def _argument_tensor(a: Any, i: int, shape: tuple[int, ...], d: DType, entry: str) -> Tensor:
