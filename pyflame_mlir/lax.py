@@ -1618,9 +1618,9 @@ def _run(what: str, axis_name: Any) -> Any:
 
 def axis_size(axis_name: Any) -> int:
     """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
-    trace = collective_trace(axis_name)
+    trace = collective_trace(axis_name, anywhere=True)
     if trace is not None:
-        return trace.stop.n
+        return trace.n
     return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
 
 
@@ -1714,7 +1714,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
                 d = axis % v.ndim
                 xb = indexing.movedim(xb, 0, d)
                 shape = list(v.shape)
-                shape[d] *= trace.stop.n
+                shape[d] *= trace.n
                 outs.append(ops.reshape(xb, tuple(shape)))
             else:
                 outs.append(indexing.movedim(xb, 0, axis % (v.ndim + 1)))
@@ -1758,8 +1758,8 @@ def axis_index(axis_name: Any) -> Tensor:
     """``jax.lax.axis_index``: this example's (device's) index along the named
     axis, an int32 scalar."""
     from .sharding import axis_index as index  # (above lax: imported when used)
-    trace = collective_trace(axis_name)
-    if trace is not None:  # under its vmap's trace: the mapped indices 0..n-1
+    trace = collective_trace(axis_name, anywhere=True)
+    if trace is not None:  # under its vmaps' traces: the mapped indices 0..n-1
         return trace.index
     _run("axis_index", axis_name)
     return creation.tensor(index(axis_name), dtype=int32)
