@@ -39,6 +39,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autodiff import (
     enable_grad,
+    float0,
     grad,
     is_grad_enabled,
     jvp,

@@ -78,3 +78,30 @@ def test_axis_index_and_all_gather_over_nested_names(names):
     np.testing.assert_array_equal(got, np.broadcast_to(flat.T, (2, 3, 5, 6)))
     got = _nested(pf, lambda v: pf.lax.all_gather(v, names, tiled=True))(pnp.asarray(X3))
     np.testing.assert_array_equal(got.numpy(), np.broadcast_to(flat.reshape(30), (2, 3, 30)))
+
+
+def _float0_like(got, want):
+    assert isinstance(got, np.ndarray) and got.dtype == want.dtype == pf.float0
+    assert got.shape == np.shape(want)
+
+
+def test_grad_allow_int_float0():
+    # an integer argument under allow_int=True raised NotImplementedError:
+    # JAX gives it a float0 gradient (numpy zeros of the argument's shape)
+    f = lambda lib: lib.grad(lambda x, n: (x * n).sum(), argnums=(0, 1), allow_int=True)  # noqa: E731
+    got, want = f(pf)(pnp.ones(3), pnp.arange(3)), f(jax)(jnp.ones(3), jnp.arange(3))
+    _same(got[0].numpy(), want[0])
+    _float0_like(got[1], want[1])
+
+    def tree(lib):
+        return lib.value_and_grad(lambda p, b: ((p["x"] * p["n"]).sum() * b, p["n"] + 1),
+                                  argnums=(0, 1), has_aux=True, allow_int=True)
+    (v, aux), g = tree(pf)({"x": pnp.ones(3) * 2, "n": pnp.arange(3)}, True)
+    (vj, auxj), gj = tree(jax)({"x": jnp.ones(3) * 2, "n": jnp.arange(3)}, True)
+    _same(v.numpy(), vj)
+    _same(aux.numpy(), auxj)
+    _same(g[0]["x"].numpy(), gj[0]["x"])
+    _float0_like(g[0]["n"], gj[0]["n"])
+    _float0_like(g[1], gj[1])
+    _float0_like(pf.grad(lambda n, x: x * n, allow_int=True)(3, pnp.asarray(2.0)),
+                 jax.grad(lambda n, x: x * n, allow_int=True)(3, 2.0))
