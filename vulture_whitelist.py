@@ -92,3 +92,7 @@ _.DEFAULT
 _.HIGH
 # ---- s14 (irhunt): xDSLOptMain reads it for --version ----
 _.version_format
+# ---- s16 (jaxhunt): jax.scipy.optimize.OptimizeResults' fields, read by users ----
+_.success
+_.njev
+_.nit

@@ -105,3 +105,79 @@ def test_grad_allow_int_float0():
     _float0_like(g[1], gj[1])
     _float0_like(pf.grad(lambda n, x: x * n, allow_int=True)(3, pnp.asarray(2.0)),
                  jax.grad(lambda n, x: x * n, allow_int=True)(3, 2.0))
+
+
+def _rosen(lib):
+    return lambda x: lib.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def _quad(lib):
+    a, b = np.diag(np.arange(1, 6, dtype=np.float32)), np.arange(5, dtype=np.float32)
+    return lambda x: 0.5 * x @ lib.asarray(a) @ x - lib.asarray(b) @ x
+
+
+def _logistic(lib):
+    rr = np.random.RandomState(3)
+    xs, y = rr.randn(40, 4).astype(np.float32), (rr.rand(40) > 0.5).astype(np.float32)
+
+    def f(w, lam):
+        z = lib.asarray(xs) @ w
+        return lib.mean(lib.logaddexp(0.0, z) - lib.asarray(y) * z) + lam * lib.sum(w * w)
+    return f
+
+
+MIN_CASES = [(_quad, np.ones(5, np.float32), (), None),
+             (_rosen, np.array([-1.2, 1.0], np.float32), (), None),  # (JAX's zoom fails)
+             (_rosen, np.array([-1.2, 1.0], np.float32), (), {"maxiter": 5}),
+             (_rosen, np.array([2.0, -1.0, 0.5], np.float32), (), {"line_search_maxiter": 2}),
+             (_logistic, np.zeros(4, np.float32), (0.01,), {"maxiter": 10, "norm": 2})]
+
+
+@pytest.mark.parametrize("case", range(len(MIN_CASES)))
+def test_scipy_optimize_minimize_bfgs(case):
+    # jax.scipy.optimize did not exist: JAX's BFGS and line search, step for
+    # step (the same iterations, evaluations and status)
+    import jax.scipy.optimize as jso
+    mk, x0, args, options = MIN_CASES[case]
+    got = pf.scipy.optimize.minimize(mk(pnp), pnp.asarray(x0), args, method="BFGS",
+                                     options=options)
+    want = jso.minimize(mk(jnp), x0, args, method="BFGS", options=options)
+    for name in ("success", "status", "nit", "nfev", "njev"):
+        _same(getattr(got, name).numpy(), getattr(want, name))
+    for name in ("x", "fun", "jac"):
+        _same(getattr(got, name).numpy(), getattr(want, name), 1e-4)
+    _same(got.hess_inv.numpy(), want.hess_inv, 1e-3)
+
+
+def test_scipy_optimize_minimize_bfgs_x64():
+    import jax.scipy.optimize as jso
+    x0 = np.array([3.0, -2.0, 1.0, 0.5])
+    prev = pf.config.jax_enable_x64
+    pf.config.update("jax_enable_x64", True)
+    try:
+        with jax.enable_x64(True):
+            got = pf.scipy.optimize.minimize(_rosen(pnp), pnp.asarray(x0), method="BFGS")
+            want = jso.minimize(_rosen(jnp), x0, method="BFGS")
+            for name in want._fields:
+                _same(getattr(got, name).numpy(), getattr(want, name), 1e-6)
+    finally:
+        pf.config.update("jax_enable_x64", prev)
+
+
+def test_scipy_optimize_minimize_refusals():
+    c = pnp.asarray(np.array([1.0, -2.0], np.float32))
+
+    def f(x, c):
+        return pnp.sum((x - c) ** 2) + pnp.sum(x ** 4)
+    with pytest.raises(ValueError, match="not differentiable"):  # (JAX: no reverse mode)
+        pf.grad(lambda c: pf.scipy.optimize.minimize(f, pnp.zeros(2), (c,), method="BFGS")
+                .fun)(c)
+    with pytest.raises(ValueError, match="not differentiable"):  # through a closure too
+        pf.grad(lambda c: pf.scipy.optimize.minimize(lambda x: f(x, c), pnp.zeros(2),
+                                                     method="BFGS").x.sum())(c)
+    with pytest.raises(ValueError, match="1-d"):
+        pf.scipy.optimize.minimize(f, pnp.zeros((2, 1)), (c,), method="BFGS")
+    with pytest.raises(ValueError, match="not recognized"):
+        pf.scipy.optimize.minimize(f, pnp.zeros(2), (c,), method="CG")
+    with pytest.raises(TypeError, match="tuple"):
+        pf.scipy.optimize.minimize(f, pnp.zeros(2), c, method="BFGS")
