@@ -181,3 +181,19 @@ def test_scipy_optimize_minimize_refusals():
         pf.scipy.optimize.minimize(f, pnp.zeros(2), (c,), method="CG")
     with pytest.raises(TypeError, match="tuple"):
         pf.scipy.optimize.minimize(f, pnp.zeros(2), c, method="BFGS")
+
+
+def test_random_uniform_array_bounds():
+    # minval/maxval arrays raised NotImplementedError: broadcast to the shape,
+    # bit for bit with JAX's, differentiable in the bounds
+    kp, kj = pf.random.PRNGKey(42), jax.random.PRNGKey(42)
+    lo, hi = np.array([-1.0, 0.0, 5.0], np.float32), np.array([[1.0], [2.0], [3.0], [9.0]],
+                                                                np.float32)
+    got = pf.random.uniform(kp, (4, 3), minval=lo, maxval=pnp.asarray(hi))
+    want = jax.random.uniform(kj, (4, 3), minval=lo, maxval=hi)
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+    _same(pf.grad(lambda m: pf.random.uniform(kp, (4, 3), minval=m, maxval=9.5).sum())(
+        pnp.asarray(lo)).numpy(),
+        jax.grad(lambda m: jax.random.uniform(kj, (4, 3), minval=m, maxval=9.5).sum())(lo))
+    with pytest.raises(ValueError, match="broadcast"):
+        pf.random.uniform(kp, (3,), minval=pnp.zeros(4))
