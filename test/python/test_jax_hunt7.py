@@ -197,3 +197,30 @@ def test_random_uniform_array_bounds():
         jax.grad(lambda m: jax.random.uniform(kj, (4, 3), minval=m, maxval=9.5).sum())(lo))
     with pytest.raises(ValueError, match="broadcast"):
         pf.random.uniform(kp, (3,), minval=pnp.zeros(4))
+
+
+NORM_X = np.random.RandomState(2).randn(3, 4).astype(np.float32)
+NORM_X[1] = 0.0  # (a zero row: the derivatives at 0)
+
+
+@pytest.mark.parametrize("ord_", [None, 1, 2, np.inf, -np.inf, 3, 0.5])
+def test_linalg_norm_vector_grad_at_zero(ord_):
+    # pf.linalg's (torch's) subgradient 0 came back: JAX's formulas give NaN
+    # for the 2- and p-norms, abs's 1 for the 1-norm, ties sharing the max
+    got = pf.grad(lambda v: pnp.linalg.norm(v, ord=ord_, axis=1).sum())(pnp.asarray(NORM_X))
+    want = jax.grad(lambda v: jnp.linalg.norm(v, ord=ord_, axis=1).sum())(NORM_X)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    got = pf.grad(lambda v: pnp.linalg.vector_norm(v, ord=ord_ or 2, axis=0).sum())(
+        pnp.asarray(NORM_X))
+    want = jax.grad(lambda v: jnp.linalg.vector_norm(v, ord=ord_ or 2, axis=0).sum())(NORM_X)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ord_", [1, -1, np.inf, -np.inf, "fro", 2, "nuc"])
+def test_linalg_matrix_norm_grad(ord_):
+    x = NORM_X + np.eye(3, 4, dtype=np.float32)  # (full rank: one SVD subgradient)
+    got = pf.grad(lambda v: pnp.linalg.norm(v, ord=ord_))(pnp.asarray(x))
+    _same(got.numpy(), jax.grad(lambda v: jnp.linalg.norm(v, ord=ord_))(x), 1e-4)
+    if ord_ in (1, -1, np.inf, -np.inf):  # (ties at the zero row)
+        got = pf.grad(lambda v: pnp.linalg.matrix_norm(v, ord=ord_))(pnp.asarray(NORM_X))
+        _same(got.numpy(), jax.grad(lambda v: jnp.linalg.matrix_norm(v, ord=ord_))(NORM_X))
