@@ -96,3 +96,6 @@ _.version_format
 _.success
 _.njev
 _.nit
+# jit(f).lower(...).cost_analysis()/memory_analysis(): JAX's names, called by users (they refuse)
+_.cost_analysis
+_.memory_analysis

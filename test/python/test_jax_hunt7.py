@@ -224,3 +224,62 @@ def test_linalg_matrix_norm_grad(ord_):
     if ord_ in (1, -1, np.inf, -np.inf):  # (ties at the zero row)
         got = pf.grad(lambda v: pnp.linalg.matrix_norm(v, ord=ord_))(pnp.asarray(NORM_X))
         _same(got.numpy(), jax.grad(lambda v: jnp.linalg.matrix_norm(v, ord=ord_))(NORM_X))
+
+
+def test_debug_print_under_vmap(capsys):
+    # jax.debug.print of a mapped value raised ConcretizationError: the vmap
+    # runs per example and each example prints, in order, as JAX's
+    xs = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    out = pf.vmap(lambda v: (pf.debug.print("row {}", v), v * 2)[1])(pnp.asarray(xs))
+    _same(out.numpy(), xs * 2)
+    got = capsys.readouterr().out
+    jax.vmap(lambda v: (jax.debug.print("row {}", v), v * 2)[1])(xs)
+    jax.effects_barrier()
+    assert got == capsys.readouterr().out == "row [0. 1.]\nrow [2. 3.]\nrow [4. 5.]\n"
+
+
+def test_device_put_host_dtypes():
+    # float64/int64 host data and Python floats stayed 64-bit
+    for v in (np.ones(2), np.arange(3), 1.5, 2, {"a": np.ones(2, np.int64)}):
+        got, want = pf.device_put(v), jax.device_put(v)
+        for g, w in zip(pf.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
+                        strict=True):
+            _same(g.numpy(), w)
+
+
+def test_lower_shape_dtype_struct_and_cost_analysis():
+    # lower() of jax.ShapeDtypeStruct arguments raised a TypeError; the
+    # cost/memory analyses were AttributeErrors: refused by name now
+    f = pf.jit(lambda v: (v * 2).sum())
+    lowered = f.lower(pf.ShapeDtypeStruct((3,), pnp.float32))
+    compiled = lowered.compile()
+    _same(compiled(pnp.arange(3.0)).numpy(), np.float32(6.0))
+    for obj, name in ((lowered, "cost_analysis"), (compiled, "cost_analysis"),
+                      (compiled, "memory_analysis")):
+        with pytest.raises(NotImplementedError, match="no XLA cost model"):
+            getattr(obj, name)()
+    s = pf.ShapeDtypeStruct((2, 3), pnp.float32)
+    assert (s.ndim, s.size) == (2, 6)
+
+
+def test_named_scope_profiler_and_process_queries():
+    # pf.named_scope, pf.profiler, pf.process_index ... did not exist
+    with pf.named_scope("layer1"):
+        y = pnp.ones(2) * 3
+    with pytest.raises(TypeError):
+        with pf.named_scope(3):
+            pass
+    with pf.profiler.trace("/tmp/unused"), pf.profiler.TraceAnnotation("x"), \
+            pf.profiler.StepTraceAnnotation("step", step_num=1):
+        y = y + 1
+    pf.profiler.start_trace("/tmp/unused")
+    pf.profiler.stop_trace()
+    assert pf.profiler.annotate_function(abs)(-2) == 2
+    with pytest.raises(NotImplementedError, match="profiles"):
+        pf.profiler.device_memory_profile()
+    _same(y.numpy(), np.full(2, 4.0, np.float32))
+    assert (pf.process_index(), pf.process_count()) == (jax.process_index(),
+                                                        jax.process_count())
+    assert pf.named_call(abs, name="a")(-1) == 1
+    with pf.ensure_compile_time_eval():
+        pf.effects_barrier()
