@@ -283,3 +283,22 @@ def test_named_scope_profiler_and_process_queries():
     assert pf.named_call(abs, name="a")(-1) == 1
     with pf.ensure_compile_time_eval():
         pf.effects_barrier()
+
+
+@pytest.mark.parametrize("algorithm", ["fast", "stable"])
+def test_nn_standardize_where_and_clip(algorithm):
+    # where= raised NotImplementedError, algorithm= was unknown, and the fast
+    # variance (mean of squares minus the squared mean) was not clipped at 0
+    # as JAX's: a negative one from cancellation gave NaN
+    x = np.random.RandomState(4).randn(4, 5).astype(np.float32) * 3
+    c = np.array([[1000.0009, 1000.001, 1000.00037, 1000.0008, 1000.00055, 1000.00055,
+                   1000.0009]], np.float32)
+    for v, kw in ((x, {"axis": 1, "where": x > 0}), (c, {}), (x, {"axis": None})):
+        got = pf.nn.standardize(pnp.asarray(v), algorithm=algorithm, **kw)
+        _same(got.numpy(), jax.nn.standardize(v, algorithm=algorithm, **kw), 1e-3)
+    mask = x > -1
+    got = pf.grad(lambda v: (pf.nn.standardize(v, axis=(0, 1), where=pnp.asarray(mask),
+                                               algorithm=algorithm) ** 3).sum())(pnp.asarray(x))
+    want = jax.grad(lambda v: (jax.nn.standardize(v, axis=(0, 1), where=mask,
+                                                  algorithm=algorithm) ** 3).sum())(x)
+    _same(got.numpy(), want, 1e-3)
