@@ -302,3 +302,19 @@ def test_nn_standardize_where_and_clip(algorithm):
     want = jax.grad(lambda v: (jax.nn.standardize(v, axis=(0, 1), where=mask,
                                                   algorithm=algorithm) ** 3).sum())(x)
     _same(got.numpy(), want, 1e-3)
+
+
+def test_tree_broadcast_and_reduce_associative():
+    # jax.tree.broadcast / reduce_associative (and tree_util's) did not exist
+    for prefix, full in (((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))),
+                         ({"a": 1, "b": None}, {"a": [0, 0], "b": None})):
+        assert pf.tree.broadcast(prefix, full) == jax.tree.broadcast(prefix, full)
+        assert pf.tree_util.tree_broadcast(prefix, full) == \
+            jax.tree_util.tree_broadcast(prefix, full)
+    for n in range(1, 7):
+        leaves = list(range(n))
+        assert pf.tree.reduce_associative(lambda a, b: (a, b), leaves) == \
+            jax.tree.reduce_associative(lambda a, b: (a, b), leaves)
+    assert pf.tree.reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        pf.tree_util.tree_reduce_associative(lambda a, b: a + b, [])
