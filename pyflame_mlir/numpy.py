@@ -947,10 +947,27 @@ def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
 
 # ---- products ----
 
-def dot(a: Any, b: Any) -> Tensor:
+def _preferred(ts: tuple[Any, ...], preferred_element_type: Any) -> list[Tensor]:
+    """The operands of a product, computed in ``preferred_element_type`` when
+    given (JAX's accumulation type: int8 products in int32, bfloat16 in
+    float32, which holds their products exactly)."""
+    out = [_t(t) for t in ts]
+    if preferred_element_type is None:
+        return out
+    d = _dt(preferred_element_type)
+    if builtins.any(d.itemsize < t.dtype.itemsize for t in out):
+        raise NotImplementedError(f"preferred_element_type={d.name} narrower than the operands "
+                                  f"({', '.join(t.dtype.name for t in out)}) is not supported")
+    return [t.to(d) for t in out]
+
+
+def dot(a: Any, b: Any, *, precision: Any = None,
+        preferred_element_type: Any = None) -> Tensor:
     """numpy's dot: a product for scalars, a contraction of a's last axis
-    with b's last (1-d b) or second-to-last axis."""
-    x, y = _t(a), _t(b)
+    with b's last (1-d b) or second-to-last axis. ``precision`` changes
+    nothing (float32 products are exact on the host)."""
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if y.ndim == 1:
@@ -958,16 +975,30 @@ def dot(a: Any, b: Any) -> Tensor:
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
 
 
-def vdot(a: Any, b: Any) -> Tensor:
-    return ops.sum(ops.reshape(_t(a), (-1,)) * ops.reshape(_t(b), (-1,)))
+def matmul(a: Any, b: Any, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Tensor:
+    """``jnp.matmul`` (``@``), with JAX's ``precision`` (changes nothing
+    here) and ``preferred_element_type``."""
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
+    return ops.matmul(x, y)
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None,
+         preferred_element_type: Any = None) -> Tensor:
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
+    return sum(ops.reshape(x, (-1,)) * ops.reshape(y, (-1,)))
 
 
 def outer(a: Any, b: Any) -> Tensor:
     return ops.reshape(_t(a), (-1, 1)) * ops.reshape(_t(b), (1, -1))
 
 
-def inner(a: Any, b: Any) -> Tensor:
-    x, y = _t(a), _t(b)
+def inner(a: Any, b: Any, *, precision: Any = None,
+          preferred_element_type: Any = None) -> Tensor:
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
@@ -3275,7 +3306,7 @@ SHARED_WITH_PF = frozenset("""
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
-    logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
+    logical_and logical_not logical_or logical_xor maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
     remainder signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit

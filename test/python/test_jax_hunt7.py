@@ -318,3 +318,27 @@ def test_tree_broadcast_and_reduce_associative():
     assert pf.tree.reduce_associative(lambda a, b: a + b, [], identity=0) == 0
     with pytest.raises(TypeError, match="identity"):
         pf.tree_util.tree_reduce_associative(lambda a, b: a + b, [])
+
+
+@pytest.mark.parametrize("name", ["matmul", "dot", "vdot", "inner"])
+def test_products_precision_and_preferred_element_type(name):
+    # jnp.dot/vdot/inner(precision=, preferred_element_type=) and
+    # jnp.matmul(preferred_element_type=) were TypeErrors; vdot of int32
+    # arrays was int64
+    rr = np.random.RandomState(6)
+    a8, b8 = (rr.randn(3, 4) * 40).astype(np.int8), (rr.randn(4, 3) * 40).astype(np.int8)
+    if name in ("vdot", "inner"):
+        b8 = a8
+    x = rr.randn(3, 4).astype(np.float32)
+    y = x if name in ("vdot", "inner") else x.T
+    f, g = getattr(pnp, name), getattr(jnp, name)
+    _same(f(pnp.asarray(a8), pnp.asarray(b8), preferred_element_type=pnp.int32).numpy(),
+          g(a8, b8, preferred_element_type=jnp.int32))
+    _same(f(pnp.asarray(x).astype(pnp.bfloat16), pnp.asarray(y).astype(pnp.bfloat16),
+            preferred_element_type=pnp.float32).numpy(),
+          g(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16), preferred_element_type=jnp.float32),
+          1e-4)
+    _same(f(pnp.asarray(x), pnp.asarray(y), precision=pf.lax.Precision.HIGHEST).numpy(),
+          g(x, y, precision=jax.lax.Precision.HIGHEST), 1e-5)
+    _same(f(pnp.asarray(a8.astype(np.int32)), pnp.asarray(b8.astype(np.int32))).numpy(),
+          g(a8.astype(np.int32), b8.astype(np.int32)))
