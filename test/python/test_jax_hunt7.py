@@ -342,3 +342,15 @@ def test_products_precision_and_preferred_element_type(name):
           g(x, y, precision=jax.lax.Precision.HIGHEST), 1e-5)
     _same(f(pnp.asarray(a8.astype(np.int32)), pnp.asarray(b8.astype(np.int32))).numpy(),
           g(a8.astype(np.int32), b8.astype(np.int32)))
+
+
+def test_at_apply():
+    # x.at[idx].apply(f) did not exist
+    x = np.arange(5.0, dtype=np.float32)
+    for idx in (np.array([0, 3]), slice(1, 3), 2):
+        got = pnp.asarray(x).at[idx].apply(lambda v: v * 2 + 1)
+        _same(got.numpy(), jnp.asarray(x).at[idx].apply(lambda v: v * 2 + 1))
+    got = pf.jit(lambda v, i: v.at[i].apply(pnp.exp))(pnp.asarray(x), pnp.asarray(2))
+    _same(got.numpy(), jnp.asarray(x).at[2].apply(jnp.exp))
+    with pytest.raises(NotImplementedError, match="repeated"):  # (JAX applies f twice)
+        pnp.asarray(x).at[np.array([0, 0])].apply(pnp.sin)
