@@ -56,7 +56,7 @@ __all__ = [  # control flow, then lax's array ops
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
     "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
     "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast_shapes",
+    "broadcast_shapes", "clz", "collapse",
     "conv_dimension_numbers", "dot", "RoundingMethod", "igamma", "igammac", "nextafter",
     "optimization_barrier",
     "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
@@ -1485,6 +1485,31 @@ def population_count(x: Any) -> Tensor:
     bits = [ops.bitwise_and(shift_right_logical(a, k), one)
             for k in range(a.dtype.itemsize * 8)]
     return ops.sum(stack(bits), 0).to(a.dtype)
+
+
+def clz(x: Any) -> Tensor:
+    """The number of leading zero bits of each integer (of its dtype's width;
+    a negative number has none)."""
+    a = _t(x)
+    if a.dtype.category != 1:
+        raise TypeError(f"clz: expects integers, got {a.dtype.name}")
+    width = a.dtype.itemsize * 8
+    zero = creation.zeros([], dtype=a.dtype)
+    # the bits above position k all zero: one more leading zero per such k
+    clear = [ops.eq(shift_right_logical(a, k), zero) for k in range(width)]
+    return ops.sum(stack(clear).to(a.dtype), 0).to(a.dtype)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Tensor:
+    """``lax.collapse``: dimensions ``[start, stop)`` merged into one."""
+    a = _t(operand)
+    nd = a.ndim
+    lo = start_dimension % nd if nd else 0
+    hi = nd if stop_dimension is None else (stop_dimension if stop_dimension >= 0
+                                            else stop_dimension + nd)
+    shape = tuple(a.shape)
+    size = int(np.prod(shape[lo:hi], dtype=np.int64))
+    return ops.reshape(a, (*shape[:lo], size, *shape[hi:]))
 
 
 def reciprocal(x: Any) -> Tensor:

@@ -354,3 +354,13 @@ def test_at_apply():
     _same(got.numpy(), jnp.asarray(x).at[2].apply(jnp.exp))
     with pytest.raises(NotImplementedError, match="repeated"):  # (JAX applies f twice)
         pnp.asarray(x).at[np.array([0, 0])].apply(pnp.sin)
+
+
+def test_lax_clz_and_collapse():
+    # lax.clz and lax.collapse did not exist
+    for dt in (np.int32, np.int8, np.int16):
+        v = np.array([7, 1, 0, -1, 64, np.iinfo(dt).max], dt)
+        _same(pf.lax.clz(pnp.asarray(v)).numpy(), jax.lax.clz(v))
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    for args in ((0, 2), (1, 3), (1,), (0, -1)):
+        _same(pf.lax.collapse(pnp.asarray(x), *args).numpy(), jax.lax.collapse(x, *args))
