@@ -364,3 +364,29 @@ def test_lax_clz_and_collapse():
     x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
     for args in ((0, 2), (1, 3), (1,), (0, -1)):
         _same(pf.lax.collapse(pnp.asarray(x), *args).numpy(), jax.lax.collapse(x, *args))
+
+
+@pytest.mark.parametrize("bits", [(5, 10), (8, 7), (4, 3), (2, 1), (8, 0), (1, 5)])
+def test_lax_reduce_precision(bits):
+    # lax.reduce_precision did not exist: bit for bit with XLA's rounding,
+    # overflow to inf and flush to signed zero, in float32/bfloat16/float16;
+    # its derivative reduces the cotangent, as JAX's
+    rr = np.random.RandomState(0)
+    v = np.concatenate([rr.randn(200) * 10 ** rr.uniform(-8, 8, 200),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, 65520, 6e-5, 3.4e38,
+                         1.17549435e-38, 1e-40]]).astype(np.float32)
+    e, m = bits
+    for dt in (np.float32, jnp.bfloat16, np.float16):
+        if (dt is np.float16 and (e > 5 or m > 10)) or (dt is jnp.bfloat16 and m > 7):
+            continue
+        with np.errstate(over="ignore"):
+            vv = v.astype(dt)
+        got = pf.lax.reduce_precision(pnp.asarray(vv), e, m).numpy()
+        want = np.asarray(jax.lax.reduce_precision(vv, e, m))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    x = rr.randn(4, 5).astype(np.float32)
+    got = pf.grad(lambda u: (pf.lax.reduce_precision(u, e, m) * pnp.asarray(x)).sum())(
+        pnp.asarray(x))
+    want = jax.grad(lambda u: (jax.lax.reduce_precision(u, e, m) * x).sum())(x)
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want))
