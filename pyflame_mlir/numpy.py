@@ -3056,8 +3056,8 @@ def _vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
     t = _t(x)
     if not t.dtype.is_floating_point:
         t = _inexact(t)
-    if axis is None:
-        t, axis = ops.reshape(t, (-1,)), 0
+    if axis is None:  # (every axis: reduced together, kept as 1s with keepdims)
+        axis = tuple(range(t.ndim))
     if ord is None or (not isinstance(ord, str) and ord == 2):
         return ops.sqrt(sum(t * t, axis, keepdims=keepdims))
     if isinstance(ord, str):

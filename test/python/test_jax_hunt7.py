@@ -214,6 +214,9 @@ def test_linalg_norm_vector_grad_at_zero(ord_):
         pnp.asarray(NORM_X))
     want = jax.grad(lambda v: jnp.linalg.vector_norm(v, ord=ord_ or 2, axis=0).sum())(NORM_X)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    x = NORM_X + 1  # (axis=None: every axis; keepdims keeps each as 1)
+    _same(pnp.linalg.vector_norm(pnp.asarray(x), ord=ord_ or 2, keepdims=True).numpy(),
+          jnp.linalg.vector_norm(x, ord=ord_ or 2, keepdims=True), 1e-5)
 
 
 @pytest.mark.parametrize("ord_", [1, -1, np.inf, -np.inf, "fro", 2, "nuc"])
