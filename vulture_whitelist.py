@@ -97,3 +97,10 @@ _.__signature__
 # ---- s16 (irhunt): xDSL's Data attribute hooks, called by its parser and printer ----
 _.parse_parameter  # dialects/stablehlo.py: custom_call's opaque attributes
 _.print_parameter
+# ---- s16 (jaxhunt): jax.scipy.optimize.OptimizeResults' fields, read by users ----
+_.success
+_.njev
+_.nit
+# jit(f).lower(...).cost_analysis()/memory_analysis(): JAX's names, called by users (they refuse)
+_.cost_analysis
+_.memory_analysis

@@ -39,6 +39,7 @@ from . import (  # noqa: F401  (inplace sets the in-place methods; the rest are 
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autodiff import (
     enable_grad,
+    float0,
     grad,
     is_grad_enabled,
     jvp,
@@ -147,11 +148,18 @@ from .jax_compat import (
     device_count,
     devices,
     disable_jit,
+    effects_barrier,
+    ensure_compile_time_eval,
     experimental,
     linear_transpose,
     local_device_count,
     local_devices,
     make_jaxpr,
+    named_call,
+    named_scope,
+    process_count,
+    process_index,
+    profiler,
     pure_callback,
 )
 from .jax_config import config  # jax.config: jax_enable_x64 (pf.numpy's dtypes), ...

@@ -934,17 +934,45 @@ def _split_aux(result: Any) -> tuple[Any, Any]:
     return result[0], result[1]
 
 
-def _refuse_int_args(args: tuple, argnums: int | Sequence[int]) -> None:
-    """JAX's ``allow_int=True`` gives an integer argument a float0 gradient;
-    pyflame has no float0 dtype, so such an argument is refused by name."""
-    for i in _argnums(argnums, len(args)):
-        for leaf in tree_flatten(args[i])[0]:
-            dt = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
-            if not getattr(dt, "is_floating_point", np.issubdtype(dt, np.inexact)):
-                raise NotImplementedError(
-                    f"grad(allow_int=True): argument {i} holds a {getattr(dt, 'name', dt)} "
-                    "value, whose gradient JAX gives as a float0 array; pyflame has no "
-                    "float0 dtype (pass the integers as a non-differentiated argument)")
+# JAX's float0: the dtype of an integer argument's gradient (no values, zero bytes)
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def _is_int_leaf(leaf: Any) -> bool:
+    dt = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+    return not getattr(dt, "is_floating_point", np.issubdtype(dt, np.inexact))
+
+
+def _float0_grads(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+                  args: tuple) -> Any:
+    """JAX's ``allow_int=True``: ``f`` differentiated in its float leaves only,
+    each integer (or bool) leaf's gradient a numpy array of zeros of dtype
+    ``float0`` and the leaf's shape."""
+    nums = _argnums(argnums, len(args))
+    parts = []  # per argnum: structure, leaves, the float leaves' positions
+    for a in nums:
+        leaves, tree = tree_flatten(args[a])
+        parts.append((tree, leaves, [k for k, x in enumerate(leaves) if not _is_int_leaf(x)]))
+
+    def on_floats(*call: Any) -> Any:
+        full = list(call)
+        for a, (tree, leaves, pos) in zip(nums, parts):
+            merged = list(leaves)
+            for k, v in zip(pos, call[a]):
+                merged[k] = v
+            full[a] = tree_unflatten(tree, merged)
+        return f(*full)
+    call = list(args)
+    for a, (_, leaves, pos) in zip(nums, parts):
+        call[a] = [leaves[k] for k in pos]
+    value, g = _value_and_grad(on_floats, tuple(nums), has_aux, tuple(call))
+    out = []
+    for (tree, leaves, pos), ga in zip(parts, g):
+        merged = [np.zeros(tuple(getattr(x, "shape", np.shape(x))), float0) for x in leaves]
+        for k, v in zip(pos, ga):
+            merged[k] = v
+        out.append(tree_unflatten(tree, merged))
+    return value, (out[0] if isinstance(argnums, int) else tuple(out))
 
 
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -953,8 +981,11 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool 
         raise NotImplementedError("grad(holomorphic=True): pyflame has no complex dtypes")
 
     def wrapped(*args: Any, **kwargs: Any):  # keyword arguments: passed, not differentiated
-        if allow_int:
-            _refuse_int_args(args, argnums)
+        if allow_int and any(_is_int_leaf(x) for i in _argnums(argnums, len(args))
+                             for x in tree_flatten(args[i])[0]):
+            with tracing():
+                return _float0_grads(functools.partial(f, **kwargs) if kwargs else f,
+                                     argnums, has_aux, args)
         with tracing():
             return _value_and_grad(functools.partial(f, **kwargs) if kwargs else f, argnums,
                                    has_aux, args)

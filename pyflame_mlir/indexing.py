@@ -1283,6 +1283,15 @@ class _AtUpdate:
         raises, as the result would depend on the order). A lazy index
         (computed, or under ``vmap``/``pf.compile``) selecting one element
         cannot repeat; one selecting more raises, its repeats unknown."""
+        return self._elementwise(lambda v: v ** as_tensor_arg(values), "power", hints)
+
+    def apply(self, func: Any, **hints: Any) -> Tensor:
+        """``x.at[idx].apply(f)``: ``f`` (elementwise) on ``x[idx]`` (JAX's; a
+        repeated index, which JAX's applies ``f`` to as often, raises, as
+        ``power``)."""
+        return self._elementwise(func, "apply", hints)
+
+    def _elementwise(self, func: Any, what: str, hints: dict[str, Any]) -> Tensor:
         def apply(u: _AtUpdate) -> Tensor:
             pos = u._flat()
             if isinstance(pos, Tensor):
@@ -1291,17 +1300,16 @@ class _AtUpdate:
                         (p.numel() if isinstance(p, Tensor) else np.size(p)) != 1
                         for p in parts if isinstance(p, Tensor | np.ndarray | list)):
                     raise NotImplementedError(
-                        "x.at[...].power with a lazy index array of more than one element "
+                        f"x.at[...].{what} with a lazy index array of more than one element "
                         "(its repeats, whose result depends on the order, cannot be "
                         "checked): index with scalars and slices, or give the index as a "
                         "host array")
                 picked = index_select(reshape(u._x, (-1,)), 0, reshape(pos, (-1,)))
-                return _put_lazy(u._x, pos, reshape(picked, tuple(pos.shape))
-                                 ** as_tensor_arg(values))
+                return _put_lazy(u._x, pos, func(reshape(picked, tuple(pos.shape))))
             if np.unique(pos).size != pos.size:
-                raise NotImplementedError("x.at[...].power with repeated indices is not "
+                raise NotImplementedError(f"x.at[...].{what} with repeated indices is not "
                                           "supported")
-            return u._set(getitem(u._x, u._index) ** as_tensor_arg(values))
+            return u._set(func(getitem(u._x, u._index)))
         return self._update(hints, apply)
 
     def min(self, values: TensorLike, **hints: Any) -> Tensor:

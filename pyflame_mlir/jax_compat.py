@@ -30,7 +30,8 @@ from .vmap import ConcretizationError, MappedLoopError
 __all__ = ["Array", "ClosedProgram", "debug", "default_backend", "device_count", "devices",
            "linear_transpose",
            "disable_jit", "experimental", "local_device_count", "local_devices",
-           "make_jaxpr", "pure_callback"]
+           "effects_barrier", "ensure_compile_time_eval", "make_jaxpr", "named_call",
+           "named_scope", "process_count", "process_index", "profiler", "pure_callback"]
 
 
 Array = Tensor  # jax.Array: pf's arrays are its tensors (isinstance checks, annotations)
@@ -65,7 +66,13 @@ def _host_values(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     leaves, tree = tree_flatten((args, kwargs))
     lazy = [t for t in leaves if isinstance(t, Tensor)]
     if lazy:
-        realize(lazy)
+        try:
+            realize(lazy)
+        except MappedLoopError:
+            raise
+        except ConcretizationError as e:  # a mapped value under a vmap's one trace: that
+            raise MappedLoopError(           # vmap runs per example (JAX prints each one)
+                f"jax.debug.print/callback of a mapped value: {e}") from None
     host = [t.numpy() if isinstance(t, Tensor) else t for t in leaves]
     return tree_unflatten(tree, host)
 
@@ -335,3 +342,111 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: tuple = ()) -> C
         return ct
 
     return transpose_fun
+
+
+# ---- jax.named_scope and jax.profiler: names for profiles pyflame does not take ----
+
+
+@contextmanager
+def named_scope(name: str) -> Iterator[None]:
+    """``jax.named_scope``: a name for the ops recorded inside (JAX puts it in
+    the ops' metadata, for profiles); pyflame records no scope names, so the
+    block runs as it is. ``name`` must be a string, as JAX checks."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
+
+
+def _profiles_not_kept(what: str) -> NotImplementedError:
+    return NotImplementedError(f"jax.profiler.{what}: pyflame keeps no device profiles (its "
+                               "arrays live on the host; PYFLAME_LOG and pf.compile(f)"
+                               ".stats() report compiles and calls)")
+
+
+class _Annotation:
+    """``TraceAnnotation``/``StepTraceAnnotation``: names for a profiler
+    trace; nothing is traced here, so entering and leaving do nothing."""
+
+    def __init__(self, name: str, **kwargs: Any):
+        self.name, self.kwargs = name, kwargs
+
+    def __enter__(self) -> _Annotation:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+@contextmanager
+def _trace(log_dir: Any, create_perfetto_link: bool = False,
+           create_perfetto_trace: bool = False) -> Iterator[None]:
+    """``jax.profiler.trace``: the block runs; no trace is written (pyflame
+    keeps no device profiles), so ``create_perfetto_link`` is refused."""
+    del log_dir
+    if create_perfetto_link or create_perfetto_trace:
+        raise _profiles_not_kept("trace(create_perfetto_link/trace=True)")
+    yield
+
+
+def _start_trace(log_dir: Any, create_perfetto_link: bool = False,
+                 create_perfetto_trace: bool = False) -> None:
+    del log_dir
+    if create_perfetto_link or create_perfetto_trace:
+        raise _profiles_not_kept("start_trace(create_perfetto_link/trace=True)")
+
+
+def _stop_trace() -> None:
+    return None
+
+
+def _annotate_function(func: Callable[..., Any], name: str | None = None,
+                       **kwargs: Any) -> Callable[..., Any]:
+    del name, kwargs
+    return func
+
+
+def _device_memory_profile(backend: str | None = None) -> bytes:
+    del backend
+    raise _profiles_not_kept("device_memory_profile")
+
+
+def _save_device_memory_profile(filename: Any, backend: str | None = None) -> None:
+    del filename, backend
+    raise _profiles_not_kept("save_device_memory_profile")
+
+
+profiler = types.SimpleNamespace(
+    trace=_trace, start_trace=_start_trace, stop_trace=_stop_trace,
+    TraceAnnotation=_Annotation, StepTraceAnnotation=_Annotation,
+    annotate_function=_annotate_function, device_memory_profile=_device_memory_profile,
+    save_device_memory_profile=_save_device_memory_profile)
+
+
+def process_index(backend: str | None = None) -> int:
+    """``jax.process_index``: this process's index (one process)."""
+    devices(backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    devices(backend)
+    return 1
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """``jax.named_call``: ``fun`` itself (the name is for JAX's profiles)."""
+    del name
+    return fun
+
+
+@contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """``jax.ensure_compile_time_eval``: pyflame computes values when they are
+    read, traced or not, so the block runs as it is."""
+    yield
+
+
+def effects_barrier() -> None:
+    """``jax.effects_barrier``: callbacks run when called here, so every
+    effect has already happened."""
+    return None

@@ -114,6 +114,7 @@ from .core import (
 from .core import _NATIVE as core_native_module
 from .creation import empty
 from .dialects.dtypes import DType
+from .jax_config import canonical_host
 from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -275,6 +276,9 @@ class Lowered(str):
     def as_text(self) -> str:
         return str(self)
 
+    def cost_analysis(self) -> Any:
+        _no_cost_model("cost_analysis")
+
     def compile(self) -> LoweredCompiled:  # noqa: A003
         if self._compiled is None:
             raise RuntimeError("this Lowered text has no compiled function attached")
@@ -292,6 +296,19 @@ class LoweredCompiled:
 
     def as_text(self) -> str:
         return self._text
+
+    def cost_analysis(self) -> Any:
+        _no_cost_model("cost_analysis")
+
+    def memory_analysis(self) -> Any:
+        _no_cost_model("memory_analysis")
+
+
+def _no_cost_model(what: str) -> None:
+    raise NotImplementedError(
+        f"jit(f).lower(...).{what}(): pyflame has no XLA cost model, so it has no flop, "
+        "byte or memory estimates to give (the program's IR is as_text(); pf.compile(f)"
+        ".stats() counts traces and calls)")
 
 
 class Compiled:
@@ -509,6 +526,11 @@ class Compiled:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """The IR (``pyflame`` MLIR text) of the program for these arguments
         (traced now if this signature was not: ``f`` runs, with its effects)."""
+        flat, tree = tree_flatten((args, kwargs))
+        if any(isinstance(v, ShapeDtypeStruct) for v in flat):  # (jax's abstract arguments)
+            args, kwargs = tree_unflatten(tree, [
+                empty(list(v.shape), dtype=v.dtype) if isinstance(v, ShapeDtypeStruct) else v
+                for v in flat])
         key, leaves, _ = self._split(args, kwargs)
         prog = self._programs.get(key)
         if prog is None:
@@ -1039,6 +1061,14 @@ class ShapeDtypeStruct:
     shape: tuple[int, ...]
     dtype: DType
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
 
 def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``f``'s results, as a pytree of
@@ -1089,10 +1119,10 @@ def device_put(x: Any, device: Any = None, **kwargs: Any) -> Any:
     if "Sharding" in type(device).__name__ or "Sharding" in type(kwargs.get("src")).__name__:
         raise NotImplementedError("device_put with a sharding: use pf.shard(tensor, mesh, "
                                   "spec) (pf.sharding), which lays a tensor out over a mesh")
-    leaves, tree = tree_flatten(x)
+    leaves, tree = tree_flatten(x)  # (host data in JAX's dtypes: float32/int32 without x64)
     return tree_unflatten(tree, [v if isinstance(v, Tensor) else
-                                 Tensor._leaf(np.asarray(v)) if isinstance(v, np.ndarray | float
-                                                                           | int | np.number)
+                                 Tensor._leaf(canonical_host(v)) if isinstance(
+                                     v, np.ndarray | float | int | np.number | np.bool_)
                                  else v for v in leaves])
 
 

@@ -56,7 +56,7 @@ __all__ = [  # control flow, then lax's array ops
     "conv", "conv_general_dilated", "conv_transpose", "conv_with_general_padding",
     "reduce_window", "reduce", "ConvDimensionNumbers", "Precision", "bessel_i0e", "bessel_i1e",
     "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast_shapes",
+    "broadcast_shapes", "clz", "collapse", "reduce_precision",
     "conv_dimension_numbers", "dot", "RoundingMethod", "igamma", "igammac", "nextafter",
     "optimization_barrier",
     "padtype_to_pads", "polygamma", "population_count", "reciprocal", "shift_left",
@@ -1487,6 +1487,97 @@ def population_count(x: Any) -> Tensor:
     return ops.sum(stack(bits), 0).to(a.dtype)
 
 
+def clz(x: Any) -> Tensor:
+    """The number of leading zero bits of each integer (of its dtype's width;
+    a negative number has none)."""
+    a = _t(x)
+    if a.dtype.category != 1:
+        raise TypeError(f"clz: expects integers, got {a.dtype.name}")
+    width = a.dtype.itemsize * 8
+    zero = creation.zeros([], dtype=a.dtype)
+    # the bits above position k all zero: one more leading zero per such k
+    clear = [ops.eq(shift_right_logical(a, k), zero) for k in range(width)]
+    return ops.sum(stack(clear).to(a.dtype), 0).to(a.dtype)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Tensor:
+    """``lax.collapse``: dimensions ``[start, stop)`` merged into one."""
+    a = _t(operand)
+    nd = a.ndim
+    lo = start_dimension % nd if nd else 0
+    hi = nd if stop_dimension is None else (stop_dimension if stop_dimension >= 0
+                                            else stop_dimension + nd)
+    shape = tuple(a.shape)
+    size = int(np.prod(shape[lo:hi], dtype=np.int64))
+    return ops.reshape(a, (*shape[:lo], size, *shape[hi:]))
+
+
+_FLOAT_BITS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
+_INT_OF_WIDTH = {2: "int16", 4: "int32", 8: "int64"}
+
+
+class _ReducePrecision(Function):
+    """``reduce_precision``'s derivative, JAX's: the tangent (cotangent)
+    reduced the same way."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, exponent_bits: int, mantissa_bits: int) -> Tensor:
+        ctx.bits = (exponent_bits, mantissa_bits)
+        return _reduce_precision(x, exponent_bits, mantissa_bits)
+
+    @staticmethod
+    def jvp(ctx: Any, t: Tensor, *_: Any) -> Tensor:
+        return reduce_precision(t, *ctx.bits)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        return reduce_precision(g, *ctx.bits), None, None
+
+
+def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Tensor:
+    """``lax.reduce_precision``: each float rounded to ``mantissa_bits``
+    (to nearest, ties to even) and to the range of ``exponent_bits`` (larger
+    magnitudes to infinity, below the smallest normal to a signed zero),
+    in its own dtype, as XLA computes it on the bit pattern; NaN stays NaN.
+    Its derivative reduces the tangent the same way, as JAX's."""
+    x = _t(operand)
+    if x.dtype.name not in _FLOAT_BITS:
+        raise TypeError(f"reduce_precision: expects a float, got {x.dtype.name}")
+    return _ReducePrecision.apply(x, int(exponent_bits), int(mantissa_bits))
+
+
+def _reduce_precision(x: Tensor, exponent_bits: int, mantissa_bits: int) -> Tensor:
+    name = x.dtype.name
+    if name not in _FLOAT_BITS:
+        raise TypeError(f"reduce_precision: expects a float, got {name}")
+    if exponent_bits < 1 or mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: exponent_bits={exponent_bits} must be >= 1 and "
+                         f"mantissa_bits={mantissa_bits} >= 0")
+    nexp, nmant = _FLOAT_BITS[name]
+    idt = to_dtype(_INT_OF_WIDTH[x.dtype.itemsize])
+    bits = bitcast_convert_type(x, idt)
+
+    def c(v: int) -> Tensor:  # a constant of the integer type (its bit pattern)
+        w = x.dtype.itemsize * 8
+        v &= (1 << w) - 1
+        return creation.tensor(v - (1 << w) if v >> (w - 1) else v, dtype=idt)
+    if mantissa_bits < nmant:
+        shift = nmant - mantissa_bits
+        last = 1 << shift
+        last_bit = shift_right_logical(ops.bitwise_and(bits, c(last)), shift)
+        bits = ops.bitwise_and(bits + (last_bit + c((last >> 1) - 1)), c(~(last - 1)))
+    if exponent_bits < nexp:
+        exp_mask = ((1 << nexp) - 1) << nmant
+        bias, reduced_bias = (1 << (nexp - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        exponent = ops.bitwise_and(bits, c(exp_mask))
+        sign = ops.bitwise_and(bits, c(1 << (x.dtype.itemsize * 8 - 1)))
+        bits = ops.where(exponent > c((bias + reduced_bias) << nmant),
+                         ops.bitwise_or(sign, c(exp_mask)),
+                         ops.where(exponent <= c((bias - reduced_bias) << nmant), sign, bits))
+    out = bitcast_convert_type(bits, x.dtype)
+    return ops.where(ops.isnan(x), x, out)
+
+
 def reciprocal(x: Any) -> Tensor:
     return 1 / _t(x)
 
@@ -1618,9 +1709,9 @@ def _run(what: str, axis_name: Any) -> Any:
 
 def axis_size(axis_name: Any) -> int:
     """``jax.lax.axis_size``: the number of examples (devices) along the named axes."""
-    trace = collective_trace(axis_name)
+    trace = collective_trace(axis_name, anywhere=True)
     if trace is not None:
-        return trace.stop.n
+        return trace.n
     return int(_run("axis_size", axis_name).mesh.axis_size(axis_name))
 
 
@@ -1714,7 +1805,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
                 d = axis % v.ndim
                 xb = indexing.movedim(xb, 0, d)
                 shape = list(v.shape)
-                shape[d] *= trace.stop.n
+                shape[d] *= trace.n
                 outs.append(ops.reshape(xb, tuple(shape)))
             else:
                 outs.append(indexing.movedim(xb, 0, axis % (v.ndim + 1)))
@@ -1758,8 +1849,8 @@ def axis_index(axis_name: Any) -> Tensor:
     """``jax.lax.axis_index``: this example's (device's) index along the named
     axis, an int32 scalar."""
     from .sharding import axis_index as index  # (above lax: imported when used)
-    trace = collective_trace(axis_name)
-    if trace is not None:  # under its vmap's trace: the mapped indices 0..n-1
+    trace = collective_trace(axis_name, anywhere=True)
+    if trace is not None:  # under its vmaps' traces: the mapped indices 0..n-1
         return trace.index
     _run("axis_index", axis_name)
     return creation.tensor(index(axis_name), dtype=int32)

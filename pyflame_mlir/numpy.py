@@ -947,10 +947,27 @@ def _pad_stat(mode: str, t: Tensor, ax: int) -> Tensor:
 
 # ---- products ----
 
-def dot(a: Any, b: Any) -> Tensor:
+def _preferred(ts: tuple[Any, ...], preferred_element_type: Any) -> list[Tensor]:
+    """The operands of a product, computed in ``preferred_element_type`` when
+    given (JAX's accumulation type: int8 products in int32, bfloat16 in
+    float32, which holds their products exactly)."""
+    out = [_t(t) for t in ts]
+    if preferred_element_type is None:
+        return out
+    d = _dt(preferred_element_type)
+    if builtins.any(d.itemsize < t.dtype.itemsize for t in out):
+        raise NotImplementedError(f"preferred_element_type={d.name} narrower than the operands "
+                                  f"({', '.join(t.dtype.name for t in out)}) is not supported")
+    return [t.to(d) for t in out]
+
+
+def dot(a: Any, b: Any, *, precision: Any = None,
+        preferred_element_type: Any = None) -> Tensor:
     """numpy's dot: a product for scalars, a contraction of a's last axis
-    with b's last (1-d b) or second-to-last axis."""
-    x, y = _t(a), _t(b)
+    with b's last (1-d b) or second-to-last axis. ``precision`` changes
+    nothing (float32 products are exact on the host)."""
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if y.ndim == 1:
@@ -958,16 +975,30 @@ def dot(a: Any, b: Any) -> Tensor:
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 2]))
 
 
-def vdot(a: Any, b: Any) -> Tensor:
-    return ops.sum(ops.reshape(_t(a), (-1,)) * ops.reshape(_t(b), (-1,)))
+def matmul(a: Any, b: Any, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Tensor:
+    """``jnp.matmul`` (``@``), with JAX's ``precision`` (changes nothing
+    here) and ``preferred_element_type``."""
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
+    return ops.matmul(x, y)
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None,
+         preferred_element_type: Any = None) -> Tensor:
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
+    return sum(ops.reshape(x, (-1,)) * ops.reshape(y, (-1,)))
 
 
 def outer(a: Any, b: Any) -> Tensor:
     return ops.reshape(_t(a), (-1, 1)) * ops.reshape(_t(b), (1, -1))
 
 
-def inner(a: Any, b: Any) -> Tensor:
-    x, y = _t(a), _t(b)
+def inner(a: Any, b: Any, *, precision: Any = None,
+          preferred_element_type: Any = None) -> Tensor:
+    del precision
+    x, y = _preferred((a, b), preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     return _pf_tensordot(x, y, ([x.ndim - 1], [y.ndim - 1]))
@@ -3017,18 +3048,84 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 # ---- linalg: numpy's norm, the rest pf.linalg's ----
 
-def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
+def _vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
+                 ord: Any = 2) -> Tensor:  # noqa: A002
+    """JAX's ``vector_norm`` formulas on pf.numpy's ops, so its derivatives
+    are JAX's (at 0: NaN for the 2-norm and p-norms, ``abs``'s 1 for the
+    1-norm, ties sharing the max's); ``axis=None`` over every element."""
     t = _t(x)
     if not t.dtype.is_floating_point:
         t = _inexact(t)
-    if ord is None:
+    if axis is None:  # (every axis: reduced together, kept as 1s with keepdims)
+        axis = tuple(range(t.ndim))
+    if ord is None or (not isinstance(ord, str) and ord == 2):
         return ops.sqrt(sum(t * t, axis, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm."
+                         + (" Use 'jax.numpy.inf' instead." if ord == "inf" else "")
+                         + (" Use '-jax.numpy.inf' instead." if ord == "-inf" else ""))
+    if ord == np.inf:
+        return max(abs(t), axis, keepdims=keepdims, initial=0)
+    if ord == -np.inf:
+        return min(abs(t), axis, keepdims=keepdims)
+    if ord == 0:
+        return sum((t != 0).to(t.dtype), axis, keepdims=keepdims)
+    if ord == 1:
+        return sum(abs(t), axis, keepdims=keepdims)
+    a = abs(t)
+    p = np.asarray(ord, t.dtype.np)
+    return power(sum(a ** p, axis, keepdims=keepdims), np.asarray(1.0 / p, t.dtype.np))
+
+
+def _matrix_norm2(t: Tensor, ord: Any, axes: tuple[int, int], keepdims: bool) -> Tensor:  # noqa: A002
+    """JAX's matrix norms over ``axes`` (row axis, column axis)."""
+    row, col = axes
+    if ord is None or ord in ("f", "fro"):
+        return ops.sqrt(sum(t * t, axes, keepdims=keepdims))
+    if isinstance(ord, str) and ord != "nuc":
+        raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+    if ord in (1, -1):
+        if not keepdims and col > row:
+            col -= 1
+        s_ = sum(abs(t), row, keepdims=keepdims)
+        return max(s_, col, keepdims=keepdims, initial=0) if ord == 1 else \
+            min(s_, col, keepdims=keepdims)
+    if ord in (np.inf, -np.inf):
+        if not keepdims and row > col:
+            row -= 1
+        s_ = sum(abs(t), col, keepdims=keepdims)
+        return max(s_, row, keepdims=keepdims, initial=0) if ord == np.inf else \
+            min(s_, row, keepdims=keepdims)
+    if ord in ("nuc", 2, -2):
+        sv = _pf_linalg.svdvals(moveaxis(t, axes, (-2, -1)))
+        y = max(sv, -1, initial=0) if ord == 2 else min(sv, -1) if ord == -2 else sum(sv, -1)
+        return expand_dims(y, axes) if keepdims else y
+    raise ValueError(f"Invalid order '{ord}' for matrix norm.")
+
+
+def _matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:  # noqa: A002
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        t = _inexact(t)
+    return _matrix_norm2(t, ord, (t.ndim - 2, t.ndim - 1), keepdims)
+
+
+def _norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
+    """``jnp.linalg.norm``: JAX's formulas (its derivatives at 0 included)."""
+    t = _t(x)
+    if not t.dtype.is_floating_point:
+        t = _inexact(t)
+    if axis is None:
+        if ord is None:
+            return ops.sqrt(sum(t * t, keepdims=keepdims))
+        axis = tuple(range(t.ndim))
     axes = _axis(t, axis)
+    if len(axes) == 1:
+        return _vector_norm(t, axis=axes[0], keepdims=keepdims, ord=2 if ord is None else ord)
     if len(axes) == 2:
-        return _pf_linalg.matrix_norm(t, ord, axes, keepdims)
-    if axis is None and t.ndim != 1:
-        raise ValueError("pf.numpy.linalg.norm: ord with axis=None needs a 1-d or 2-d array")
-    return _pf_linalg.vector_norm(t, ord, axes, keepdims)
+        return _matrix_norm2(t, ord, axes, keepdims)
+    raise ValueError(f"Improper number of axes for norm: axis={axis}. Pass one axis to compute "
+                     "a vector-norm, or two axes to compute a matrix-norm.")
 
 
 def _svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
@@ -3140,8 +3237,8 @@ def _solve(a: Any, b: Any) -> Tensor:
 # pf.linalg's names that give numpy.linalg's answers (checked against
 # jax.numpy.linalg in test/python/test_numpy_sweep.py); any other name raises
 _LINALG_SHARED = frozenset({
-    "cond", "det", "inv", "matmul", "matrix_norm",
-    "multi_dot", "slogdet", "svdvals", "tensorinv", "vecdot", "vector_norm"})
+    "cond", "det", "inv", "matmul",
+    "multi_dot", "slogdet", "svdvals", "tensorinv", "vecdot"})
 
 def _qr(a: Any, mode: str = "reduced") -> Any:
     """numpy.linalg.qr: ``mode="r"`` returns R alone (torch's gives an empty Q
@@ -3171,7 +3268,8 @@ def _cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> 
     return _pf_linalg.cholesky(_symmetrized(a, symmetrize_input), upper=upper)
 
 
-_LINALG_OWN = {"norm": _norm, "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh,
+_LINALG_OWN = {"norm": _norm, "vector_norm": _vector_norm, "matrix_norm": _matrix_norm,
+               "qr": _qr, "eigh": _eigh, "eigvalsh": _eigvalsh,
                "cholesky": _cholesky, "svd": _svd, "matrix_rank": _matrix_rank,
                "trace": _linalg_trace,
                "tensordot": _linalg_tensordot, "outer": _linalg_outer,
@@ -3208,7 +3306,7 @@ SHARED_WITH_PF = frozenset("""
     empty_like exp exp2 expm1 fliplr flipud floor floor_divide fmod frexp gcd
     greater greater_equal hsplit hypot i0 isclose isfinite isin isinf isnan isneginf
     isposinf isreal lcm ldexp less less_equal log log10 log1p log2 logaddexp logaddexp2
-    logical_and logical_not logical_or logical_xor matmul maximum minimum multiply
+    logical_and logical_not logical_or logical_xor maximum minimum multiply
     negative nextafter not_equal positive pow rad2deg reciprocal
     remainder signbit sin sinc sinh sqrt square subtract tan tanh trapezoid tril triu
     true_divide trunc vander vsplit

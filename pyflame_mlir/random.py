@@ -298,11 +298,33 @@ def _bound(b: Any, what: str) -> Any:
     return b
 
 
+def _uniform_array_bounds(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any
+                          ) -> Tensor:
+    """``uniform`` with array bounds (broadcast to ``shape``, as JAX's): the
+    same multiply-add rounded once, on tensors (differentiable in the bounds)."""
+    lo, hi = (b.to(float32) if isinstance(b, Tensor) else Tensor._leaf(
+        np.asarray(canonical_host(b), np.float32)) for b in (minval, maxval))
+    for b, name in ((lo, "minval"), (hi, "maxval")):
+        try:
+            ok = b.ndim <= len(shape) and np.broadcast_shapes(tuple(b.shape), shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"random.uniform: {name} of shape {list(b.shape)} does not "
+                             f"broadcast to the draw's shape {list(shape)}")
+    u = _leaf(_uniform01(key, shape, "uniform")).to(float64)
+    scaled = (u * (hi - lo).to(float64) + lo.to(float64)).to(float32)
+    return ops.maximum(lo, scaled)
+
+
 def uniform(key: Any, shape: Sequence[int] | int = (), dtype: Any = None,
             minval: float = 0.0, maxval: float = 1.0) -> Tensor:
     """Uniform in ``[minval, maxval)`` (JAX's values: float32, or float64
     under jax_enable_x64)."""
     d = _float_dtype(dtype, "uniform", wide=True)
+    if d is float32 and any(isinstance(b, Tensor | np.ndarray | list | tuple) and
+                                     np.ndim(b) > 0 for b in (minval, maxval)):
+        return _uniform_array_bounds(key, _shape(shape), minval, maxval)
     lo, hi = _bound(minval, "uniform"), _bound(maxval, "uniform")
     if d is float64:
         return _leaf(_uniform64(key, _shape(shape), lo, hi, "uniform"))

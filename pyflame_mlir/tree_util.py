@@ -188,6 +188,36 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
     return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
 
 
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``full_tree``'s structure with each leaf of ``prefix_tree`` (a prefix
+    of it) repeated over the leaves of its subtree (JAX's ``tree_broadcast``)."""
+    prefix = tree_structure(prefix_tree, is_leaf)
+    subtrees = prefix.flatten_up_to(full_tree)
+    pre_leaves = tree_leaves(prefix_tree, is_leaf)
+    out = [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf) for v, sub in
+           zip(pre_leaves, subtrees)]
+    return tree_unflatten(prefix, out)
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _MISSING,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """JAX's ``tree_reduce_associative``: the leaves combined as a balanced
+    tree of ``operation`` calls, halves first (``identity`` for no leaves)."""
+    def halves(seq: list[Any]) -> Any:
+        if len(seq) == 1:
+            return seq[0]
+        mid = len(seq) // 2
+        return operation(halves(seq[:mid]), halves(seq[mid:]))
+    seq = tree_leaves(tree, is_leaf)
+    if not seq:
+        if identity is _MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    return halves(seq)
+
+
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
     return treedef.num_nodes == 1
 
@@ -300,5 +330,6 @@ __all__ = ["NAMESPACE", "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial",
            "register_pytree_node_class", "register_pytree_with_keys",
            "register_pytree_with_keys_class", "register_static", "tree_all", "tree_flatten",
            "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map",
-           "tree_map_with_path", "tree_reduce", "tree_structure", "tree_transpose",
+           "tree_broadcast", "tree_map_with_path", "tree_reduce", "tree_reduce_associative",
+           "tree_structure", "tree_transpose",
            "tree_unflatten", "treedef_children", "treedef_is_leaf", "treedef_tuple"]

@@ -24,8 +24,11 @@ others (``psum_scatter``, ``ppermute``, ``all_to_all``), and a collective of
 a value a custom rule computed, make ``f`` run once per example, all
 examples in lockstep (as ``shard_map``'s devices), each collective combining
 the examples' values (JAX's batched semantics, exact values and derivatives;
-slower than one traced body). A collective over an outer ``vmap``'s name
-inside an inner ``vmap`` runs the inner one per example too.
+slower than one traced body). A collective over an outer ``vmap``'s name,
+or a tuple of nested ``vmap``s' names (``axis_name=('i', 'j')``: their
+examples flattened, the first name the most significant), is batched by
+each trace in turn, from the innermost out to the outermost named one; a
+``vmap`` without a name between them runs per example.
 
 Looking at a value that depends on a mapped argument inside ``f``
 (``.item()``, ``.numpy()``, Python control flow on it) raises: the trace
@@ -262,14 +265,72 @@ class _Trace:
             return None
 
 
-def collective_trace(axis_name: Any) -> _Trace | None:
-    """The innermost ``vmap`` trace when it is the one named ``axis_name``
-    (its collectives are batched), else None."""
+class _Group:
+    """The ``vmap`` traces under way that a collective names (one name or a
+    tuple of names, JAX's ``axis_name=('i', 'j')``): the examples of all of
+    them, flattened in the order the names are given (the first name's index
+    the most significant, as JAX's). ``traces``: the traces under way from
+    the outermost named one in, ``named[k]`` the position in ``traces`` of
+    the k-th name."""
+
+    def __init__(self, axis_name: Any, traces: list[_Trace], named: list[int]):
+        self.axis_name, self.traces, self.named = axis_name, traces, named
+        self.n = int(np.prod([traces[k].stop.n for k in named], dtype=np.int64))
+
+    @property
+    def index(self) -> Tensor:
+        """This example's index along the named axes (int32)."""
+        idx = None
+        for k in self.named:
+            t = self.traces[k]
+            idx = t.index if idx is None else idx * t.stop.n + t.index
+        assert idx is not None
+        return idx
+
+    def batched(self, t: Tensor) -> Tensor | None:
+        """``t`` for every example of the named axes, stacked on one new
+        leading axis (the names' order); None when a custom rule computed it.
+        Each trace (innermost first) batches the batched value of the one
+        inside it; the axes of traces not named are then indexed at this
+        example's position along them."""
+        b = t
+        for tr in reversed(self.traces):  # (the outermost first in b's axes)
+            b = tr.batched(b)
+            if b is None:
+                return None
+        if len(self.traces) == 1:
+            return b
+        others = [k for k in range(len(self.traces)) if k not in self.named]
+        b = permute(b, (*others, *self.named, *range(len(self.traces), b.ndim)))
+        if others:
+            b = b[tuple(self.traces[k].index for k in others)]
+        return reshape(b, (self.n, *t.shape))
+
+
+def collective_trace(axis_name: Any, anywhere: bool = False) -> _Group | None:
+    """The ``vmap`` traces named by ``axis_name`` (a name or a tuple of
+    distinct names) when each is under way with every trace inside the
+    outermost of them named (their collectives are batched), else None.
+    ``anywhere``: any traces under way (``axis_index`` and ``axis_size``
+    need no batching)."""
     stack_ = getattr(_TRACES, "named", None)
-    if not stack_ or not isinstance(axis_name, str):
+    names = _names_of(axis_name)
+    if not stack_ or not names or not all(isinstance(a, str) for a in names) \
+            or len(set(names)) != len(names):
         return None
-    top = stack_[-1]
-    return top if top is not None and top.axis_name == axis_name else None
+    found: list[int] = []
+    for a in names:  # (an inner vmap's name shadows an outer one's)
+        pos = next((i for i in range(len(stack_) - 1, -1, -1)
+                    if stack_[i] is not None and stack_[i].axis_name == a), None)
+        if pos is None:
+            return None
+        found.append(pos)
+    if anywhere:
+        return _Group(axis_name, [stack_[i] for i in found], list(range(len(found))))
+    lo = min(found)
+    if any(t is None for t in stack_[lo:]):
+        return None
+    return _Group(axis_name, list(stack_[lo:]), [i - lo for i in found])
 
 
 def _host_leaves(result: Any) -> Any:
@@ -437,9 +498,12 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None
         try:
             return _trace_and_record(f, leaves, treedef, mapped, n, out_axes, axis_name)
         except CollectiveInTrace as e:
-            if axis_name is not None and axis_name in _names_of(e.axis_name):
+            names = _names_of(e.axis_name)
+            if axis_name is not None and set(names) == {axis_name}:
                 return _per_example(f, leaves, treedef, mapped, n, out_axes,
                                     axis_name=axis_name, lockstep=e.lockstep)
+            if axis_name is not None and axis_name in names and in_vmap_trace():
+                raise  # (with an enclosing vmap's name too: one of those runs per example)
             return _per_example(f, leaves, treedef, mapped, n, out_axes)
         except MappedLoopError:
             return _per_example(f, leaves, treedef, mapped, n, out_axes)

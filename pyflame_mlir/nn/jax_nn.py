@@ -265,16 +265,31 @@ def logmeanexp(x: Any, axis: int | Sequence[int] | None = None, where: Any = Non
 
 
 def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,
-                variance: Any = None, epsilon: float = 1e-5, where: Any = None) -> Tensor:
-    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (the variance
-    as JAX's: mean of squares minus the squared mean)."""
-    _no_where(where, "standardize")
+                variance: Any = None, epsilon: float = 1e-5, where: Any = None, *,
+                algorithm: str = "fast") -> Tensor:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (JAX's: the
+    statistics over the elements ``where`` selects; ``algorithm="fast"`` the
+    mean of squares minus the squared mean, clipped at 0, ``"stable"`` the
+    mean of the squared deviations)."""
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     x = _t(x)
     axes = _axes(x, axis)
+    w = None if where is None else _t(where)
+
+    def avg(v: Tensor) -> Tensor:
+        if w is None:
+            return ops.mean(v, axes, keepdim=True)
+        keep = ops.broadcast_to(w, tuple(v.shape))
+        return ops.sum(ops.where(keep, v, 0.0), axes, keepdim=True) / \
+            ops.sum(keep.to(v.dtype), axes, keepdim=True)
     if mean is None:
-        mean = ops.mean(x, axes, keepdim=True)
+        mean = avg(x)
     if variance is None:
-        variance = ops.mean(x * x, axes, keepdim=True) - _t(mean) * _t(mean)
+        if algorithm == "stable":
+            variance = avg((x - mean) * (x - mean))
+        else:
+            variance = ops.clamp(avg(x * x) - _t(mean) * _t(mean), min=0.0)
     return (x - mean) * ops.rsqrt(_t(variance) + epsilon)
 
 

@@ -87,6 +87,7 @@ FRONTEND_LAYERS: dict[str, int] = {
     "pyflame_mlir.scipy.special": 2,
     "pyflame_mlir.scipy.stats": 2,
     "pyflame_mlir.scipy.linalg": 2,
+    "pyflame_mlir.scipy.optimize": 2,  # jax.scipy.optimize.minimize (BFGS)
     "pyflame_mlir.numpy": 2,  # jax.numpy's semantics where torch's differ (on ops, lax)
     "pyflame_mlir.utils.checkpoint": 2,  # torch.utils.checkpoint (no memory saving yet)
     "pyflame_mlir.amp": 2,  # autocast regions and GradScaler (on ops' autocast policy)
