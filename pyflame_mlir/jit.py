@@ -111,6 +111,7 @@ from .core import (
 from .core import _NATIVE as core_native_module
 from .creation import empty
 from .dialects.dtypes import DType
+from .inplace import refresh_views
 from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -608,6 +609,7 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
     # the same, with the result tensors made here: no observer to tell, no
     # inference tensor to mark, each result's Size known from the trace
     fresh = _Fresh()
+    viewed: list[Tensor] = []
     for (kind, ref, count, dt), size, value in zip(prog.outs, prog.out_sizes, results):
         d = value.dtype
         if d is not dt.np and d != dt.np:
@@ -623,6 +625,8 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
             fresh._value = value
             rebind(t, old, start, fresh)  # type: ignore[arg-type]  (what it reads)
             t._mut.version = version + count
+            if t._view is not None:
+                viewed.append(t)
             continue
         r = _new(Tensor)
         r.shape = size if value.shape == size else Size(value.shape)
@@ -635,6 +639,8 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
             if t is not None:
                 _meta(t).grad = r
     fresh._value = None
+    if viewed:
+        _refresh_views(prog, viewed)
 
 
 def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
@@ -643,6 +649,7 @@ def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
     results into ``outs``, in-place updates rebound to their tensors (with
     the versions the call's updates would have given them), new gradients
     into ``.grad``."""
+    viewed: list[Tensor] = []
     for (kind, ref, count, dt), value in zip(prog.outs, results):
         d = value.dtype
         if d is not dt.np and d != dt.np:
@@ -661,10 +668,28 @@ def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
             version = t._version
             rebind(t, old, start, Tensor._leaf(value, dt))
             t._mut.version = version + count
+            if t._view is not None:
+                viewed.append(t)
         else:
             t = ref()
             if t is not None:
                 _meta(t).grad = Tensor._leaf(value, dt)
+    if viewed:
+        _refresh_views(prog, viewed)
+
+
+def _refresh_views(prog: _Program, updated: list[Tensor]) -> None:
+    """The live views of tensors the replay updated that the program does not
+    update itself (taken after the trace: ``d = p.data`` between steps, a
+    ``p.detach()`` or ``p[0]`` held) recomputed from their root's new state, as
+    the uncompiled update does (``inplace._refresh``); they kept the old state."""
+    traced = {id(t) for kind, ref, _, _ in prog.outs if kind == "mut"
+              for t in (ref(),) if t is not None}
+    for t in updated:
+        info = t._view
+        if type(info) is Aliases and any(w is not None and id(w) not in traced
+                                         for w in (r() for r in info.refs)):
+            refresh_views(t, info, skip=traced)
 
 
 def _updated_inputs(prog: _Program) -> list[tuple[int, Any]]:

@@ -1,0 +1,92 @@
+"""Session 16 review: pf.compile replays (s16-speed19), Parameter.data and
+``x.data = y`` (s16-paramdata) against the uncompiled step and torch 2.13."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyflame_mlir as pf
+
+torch = pytest.importorskip("torch")
+
+
+def _params(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    # w above the reference plan's BLAS threshold: its update may be in place
+    return (rng.standard_normal((256, 160)) * 0.05, rng.standard_normal(160) * 0.1,
+            rng.standard_normal((8, 256)))
+
+
+def _sgd_step(ws: list[pf.Tensor], lr: float = 0.1):
+    def step(x: pf.Tensor) -> pf.Tensor:
+        for w in ws:
+            w.grad = None
+        loss = pf.tanh(x @ ws[0] + ws[1]).sum()
+        loss.backward()
+        with pf.no_grad():
+            for w in ws:
+                w.sub_(w.grad * lr)
+        return loss
+    return step
+
+
+def _torch_steps(w0: np.ndarray, b0: np.ndarray, x0: np.ndarray, n: int, lr: float = 0.1):
+    """torch's parameters after each of n steps (the oracle)."""
+    w = torch.tensor(w0, requires_grad=True)
+    b = torch.tensor(b0, requires_grad=True)
+    x = torch.tensor(x0)
+    out = []
+    for _ in range(n):
+        w.grad = b.grad = None
+        torch.tanh(x @ w + b).sum().backward()
+        with torch.no_grad():
+            w.sub_(w.grad * lr)
+            b.sub_(b.grad * lr)
+        out.append((w.detach().numpy().copy(), b.detach().numpy().copy()))
+    return out
+
+
+@pytest.mark.parametrize("take", ["data", "detach", "index", "slice_t"])
+def test_a_view_taken_between_replays_follows_the_update(take: str) -> None:
+    """``d = p.data`` (or p.detach(), p[0], p[1:3].T) taken after the step was
+    traced shares p's storage (torch): the next steps' updates show through
+    it. A replay rebound p and left such a view with the old state."""
+    w0, b0, x0 = _params()
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    cf = pf.compile(_sgd_step(ws))
+    x = pf.tensor(x0)
+    want = _torch_steps(w0, b0, x0, 4)
+    cf(x)  # traced
+    for i in range(1, 4):
+        with pf.no_grad():
+            d = {"data": lambda: ws[0].data, "detach": lambda: ws[0].detach(),
+                 "index": lambda: ws[0][0], "slice_t": lambda: ws[0][1:3].T}[take]()
+        cf(x)
+        ww = want[i][0]
+        sel = {"data": ww, "detach": ww, "index": ww[0], "slice_t": ww[1:3].T}[take]
+        np.testing.assert_allclose(ws[0].numpy(), ww, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(d.numpy(), sel, rtol=1e-10, atol=1e-12)
+    assert cf.stats()["hits"] == 3
+
+
+def test_a_view_taken_between_replays_written_by_the_user_writes_the_parameter() -> None:
+    w0, b0, x0 = _params(1)
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    tw = torch.tensor(w0, requires_grad=True)
+    tb = torch.tensor(b0, requires_grad=True)
+    tx = torch.tensor(x0)
+    cf = pf.compile(_sgd_step(ws))
+    x = pf.tensor(x0)
+    for _ in range(4):
+        d, td = ws[1].data, tb.data
+        cf(x)
+        tw.grad = tb.grad = None
+        torch.tanh(tx @ tw + tb).sum().backward()
+        with torch.no_grad():
+            tw.sub_(tw.grad * 0.1)
+            tb.sub_(tb.grad * 0.1)
+        d.mul_(0.5)  # torch: b is halved too
+        td.mul_(0.5)
+        np.testing.assert_allclose(ws[1].numpy(), tb.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(d.numpy(), td.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(ws[0].numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
