@@ -188,12 +188,14 @@ def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
 
 
 def _may_carry_gradient(new: Tensor, old: Tensor, forward: bool = False) -> bool:
-    """``new`` requires grad, or a transform traces and ``new`` reads more than
-    ``old`` and constants (a traced argument may be among what it reads).
+    """``new`` requires grad, or a functional transform traces and ``new`` reads
+    more than ``old`` and constants (a traced argument may be among what it
+    reads). A ``pf.compile`` trace alone does not count: it differentiates
+    nothing (``p.data.sub_(lr * p.grad)`` in a compiled step, as uncompiled).
     Under no_grad only a tangent may flow (``forward``: that counts)."""
     if requires_grad(new):
         return True
-    if not GRAD_MODE.trace_depth or not (GRAD_MODE.enabled or forward):
+    if GRAD_MODE.trace_depth <= GRAD_MODE.jit_depth or not (GRAD_MODE.enabled or forward):
         return False
     n = new._node or new._hist  # (eager mode: realized, its history kept in the trace)
     if n is None:

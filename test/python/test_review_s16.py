@@ -90,3 +90,47 @@ def test_a_view_taken_between_replays_written_by_the_user_writes_the_parameter()
         np.testing.assert_allclose(ws[1].numpy(), tb.detach().numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(d.numpy(), td.numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(ws[0].numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["sub", "clamp"])
+def test_an_update_through_p_data_in_a_compiled_step(kind: str) -> None:
+    """``p.data.sub_(lr * p.grad)`` (and ``p.data.clamp_``) in a compiled step,
+    against torch: since Parameter.data became a detached alias of p, the
+    compile trace took the update for one a transform differentiates and
+    refused it (``writing a value that requires grad into ... a detached
+    alias``); pf.compile differentiates nothing."""
+    w0, _, x0 = _params(2)
+    tw = torch.nn.Parameter(torch.tensor(w0))
+    tx = torch.tensor(x0)
+    w = pf.nn.Parameter(pf.tensor(w0))
+    x = pf.tensor(x0)
+
+    def step(x: pf.Tensor) -> pf.Tensor:
+        w.grad = None
+        loss = pf.tanh(x @ w).sum()
+        loss.backward()
+        if kind == "sub":
+            w.data.sub_(0.1 * w.grad)
+        else:
+            with pf.no_grad():
+                w.sub_(0.1 * w.grad)
+            w.data.clamp_(-0.06, 0.06)
+        return loss
+
+    cf = pf.compile(step)
+    for _ in range(4):
+        held = w.data
+        loss = cf(x)
+        tw.grad = None
+        tloss = torch.tanh(tx @ tw).sum()
+        tloss.backward()
+        if kind == "sub":
+            tw.data.sub_(0.1 * tw.grad)
+        else:
+            with torch.no_grad():
+                tw.sub_(0.1 * tw.grad)
+            tw.data.clamp_(-0.06, 0.06)
+        np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-10)
+        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(held.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+
