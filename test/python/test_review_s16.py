@@ -134,3 +134,52 @@ def test_an_update_through_p_data_in_a_compiled_step(kind: str) -> None:
         np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(held.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_state_dicts_around_compiled_steps_as_torch(opt: str) -> None:
+    """A plain ``model.state_dict()`` aliases the parameters (torch): it shows
+    the later steps' values; ``copy.deepcopy`` of it keeps step k's values.
+    Compiled and uncompiled steps against torch 2.13."""
+    import copy
+    rng = np.random.default_rng(7)
+    w0 = (rng.standard_normal((4, 256)) * 0.05).astype(np.float32)
+    b0 = (rng.standard_normal(4) * 0.1).astype(np.float32)
+    x0 = rng.standard_normal((8, 256)).astype(np.float32)
+
+    def make(lib):
+        m = lib.nn.Linear(256, 4)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(w0))
+            m.bias.copy_(lib.tensor(b0))
+        o = (lib.optim.SGD(m.parameters(), lr=0.1) if opt == "sgd"
+             else lib.optim.Adam(m.parameters(), lr=1e-2))
+
+        def step(x):
+            o.zero_grad()
+            loss = (m(x) ** 2).mean()
+            loss.backward()
+            o.step()
+            return loss
+        return m, step
+
+    tm, tstep = make(torch)
+    runs = []
+    for compiled in (False, True):
+        m, step = make(pf)
+        f = pf.compile(step) if compiled else step
+        runs.append((m, f))
+    tx, x = torch.tensor(x0), pf.tensor(x0)
+    kept = []
+    for _ in range(4):
+        tsd, tck = tm.state_dict(), copy.deepcopy(tm.state_dict())
+        sds = [(m.state_dict(), copy.deepcopy(m.state_dict())) for m, _ in runs]
+        tstep(tx)
+        for _, f in runs:
+            f(x)
+        kept.append((tsd, tck, sds))
+    for tsd, tck, sds in kept:
+        for sd, ck in sds:
+            for k in ("weight", "bias"):
+                np.testing.assert_allclose(sd[k].numpy(), tsd[k].numpy(), rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(ck[k].numpy(), tck[k].numpy(), rtol=1e-5, atol=1e-6)
