@@ -183,3 +183,65 @@ def test_state_dicts_around_compiled_steps_as_torch(opt: str) -> None:
             for k in ("weight", "bias"):
                 np.testing.assert_allclose(sd[k].numpy(), tsd[k].numpy(), rtol=1e-5, atol=1e-6)
                 np.testing.assert_allclose(ck[k].numpy(), tck[k].numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- random programs: compiled and uncompiled steps with views, numpy handles,
+# pending ops and writes through views between them ----
+
+def _random_actions(seed: int, n: int = 30) -> list[tuple[int, int]]:
+    rng = np.random.default_rng(seed)
+    return [(int(rng.integers(0, 12)), int(rng.integers(0, 1 << 30))) for _ in range(n)]
+
+
+def _run_actions(actions: list[tuple[int, int]], compiled: bool, seed: int) -> list[np.ndarray]:
+    w0, b0, x0 = _params(seed)
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    step = _sgd_step(ws)
+    f = pf.compile(step) if compiled else step
+    x = pf.tensor(x0)
+    held: list[tuple[str, object]] = []
+    seen: list[np.ndarray] = []
+
+    def look(kind: str, v: object) -> np.ndarray:
+        return np.array(v) if kind == "np" else v.numpy().copy()  # type: ignore[attr-defined]
+
+    for op, r in actions:
+        w = ws[r % 2]
+        if op <= 1:
+            seen.append(f(x).numpy().copy())
+            continue
+        with pf.no_grad():
+            if op == 2:
+                held.append(("view", w.data))
+            elif op == 3:
+                held.append(("view", w.detach()))
+            elif op == 4:
+                held.append(("view", w[r % 3]))
+            elif op == 5:
+                held.append(("view", w.T if w.ndim == 2 else w[1:5]))
+            elif op == 6:
+                held.append(("np", w.numpy()))
+            elif op == 7:
+                held.append(("lazy", w * 2 + 1))
+            elif op == 8 and held:
+                kind, v = held[r % len(held)]
+                if kind == "view":
+                    v.mul_(0.5)  # type: ignore[attr-defined]
+            elif op == 9 and held:
+                held.pop(r % len(held))
+            elif op == 10:
+                held.append(("clone", w.clone()))
+            elif op == 11:
+                seen += [look(kind, v) for kind, v in held]
+    seen += [look(kind, v) for kind, v in held]
+    return seen + [w.numpy().copy() for w in ws]
+
+
+@pytest.mark.parametrize("seed", [3, 16, 17, 21, 29, 34])
+def test_random_programs_compiled_as_uncompiled(seed: int) -> None:
+    actions = _random_actions(seed)
+    want = _run_actions(actions, False, seed % 5)
+    got = _run_actions(actions, True, seed % 5)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11, err_msg=f"observation {i}")
