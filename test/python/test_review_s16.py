@@ -245,3 +245,37 @@ def test_random_programs_compiled_as_uncompiled(seed: int) -> None:
     assert len(got) == len(want)
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-11, err_msg=f"observation {i}")
+
+
+def test_x_data_assigned_between_compiled_steps_shares_both_ways() -> None:
+    """``b.data = y`` between compiled steps: y shares b's storage (torch), so
+    the next step's update shows in y, and a write into y shows in b."""
+    w0, b0, x0 = _params(5)
+    tw = torch.tensor(w0, requires_grad=True)
+    tb = torch.tensor(b0, requires_grad=True)
+    tx = torch.tensor(x0)
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    cf = pf.compile(_sgd_step(ws))
+    x = pf.tensor(x0)
+
+    def tstep() -> None:
+        tw.grad = tb.grad = None
+        torch.tanh(tx @ tw + tb).sum().backward()
+        with torch.no_grad():
+            tw.sub_(tw.grad * 0.1)
+            tb.sub_(tb.grad * 0.1)
+
+    cf(x)
+    tstep()
+    for i in range(3):
+        y, ty = pf.tensor(np.full(160, 0.01 * i)), torch.tensor(np.full(160, 0.01 * i))
+        ws[1].data, tb.data = y, ty
+        cf(x)
+        tstep()
+        np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-10, atol=1e-12)
+        with pf.no_grad():
+            y.add_(1.0)
+        with torch.no_grad():
+            ty.add_(1.0)
+        np.testing.assert_allclose(ws[1].numpy(), tb.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ws[0].numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
