@@ -167,6 +167,9 @@ class _Program:
     # the tensor can see it (``_updated_in_place``): ``p -= lr * g`` in place
     updated: list[tuple[int, Any]] = field(default_factory=list)
     out_sizes: list[Any] = field(default_factory=list)  # per output: its shape (a Size)
+    # (output leaf, weakref): a captured tensor f updates in place and returns as is
+    # (``return loss, p``): the output is that tensor, as the call returns it
+    captured_outs: list[tuple[int, Any]] = field(default_factory=list)
     native_outs: tuple = ()  # ``outs`` and ``out_sizes`` as _native.c's hand_over takes them
 
     def __post_init__(self) -> None:
@@ -499,6 +502,8 @@ class Compiled:
             except BaseException:
                 _lost(prog, given)
                 raise
+        for k, ref in prog.captured_outs:
+            outs[k] = ref()
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -824,9 +829,13 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     requested: list[Tensor] = []
     kinds: list[tuple[str, Any, int, Any]] = []
     arg_outs: list[tuple[int, int]] = []
+    captured_outs: list[tuple[int, Any]] = []
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) in arg_pos:
             arg_outs.append((k, arg_pos[id(o)]))
+            out_static.append(None)
+        elif isinstance(o, Tensor) and id(o) in rebinds and id(o) not in fresh:
+            captured_outs.append((k, weakref.ref(o)))  # (its new state: a "mut" output)
             out_static.append(None)
         elif isinstance(o, Tensor) and (source(o) is not None and
                                       (source(o).seq >= first or o._node is not None)):
@@ -897,6 +906,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
                     "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue,
                     constants=_constants(sub))
+    prog.captured_outs = captured_outs
     return prog, result, requested
 
 

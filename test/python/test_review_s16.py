@@ -279,3 +279,32 @@ def test_x_data_assigned_between_compiled_steps_shares_both_ways() -> None:
             ty.add_(1.0)
         np.testing.assert_allclose(ws[1].numpy(), tb.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ws[0].numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_parameter_a_compiled_step_returns_is_the_parameter() -> None:
+    """``return loss, p`` from a step updating p: the call returns p itself
+    (an update through it is p's), as the uncompiled step and torch do; a
+    replay returned a new tensor holding p's value, which the user's update
+    then silently left p without."""
+    w0, b0, x0 = _params(6)
+    tw = torch.tensor(w0, requires_grad=True)
+    tb = torch.tensor(b0, requires_grad=True)
+    tx = torch.tensor(x0)
+    ws = [pf.tensor(w0.copy(), requires_grad=True), pf.tensor(b0.copy(), requires_grad=True)]
+    step = _sgd_step(ws)
+    cf = pf.compile(lambda x: (step(x), ws[0]))
+    x = pf.tensor(x0)
+    for _ in range(4):
+        loss, w = cf(x)
+        assert w is ws[0]
+        with pf.no_grad():
+            w.mul_(0.5)
+        tw.grad = tb.grad = None
+        torch.tanh(tx @ tw + tb).sum().backward()
+        with torch.no_grad():
+            tw.sub_(tw.grad * 0.1)
+            tb.sub_(tb.grad * 0.1)
+            tw.mul_(0.5)
+        np.testing.assert_allclose(ws[0].numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(ws[1].numpy(), tb.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert cf.stats()["hits"] == 3
