@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -221,12 +221,14 @@ def _attach(t: Tensor, old: Tensor, new: Tensor) -> None:
 
 
 def _may_carry_gradient(new: Tensor, old: Tensor, forward: bool = False) -> bool:
-    """``new`` requires grad, or a transform traces and ``new`` reads more than
-    ``old`` and constants (a traced argument may be among what it reads).
+    """``new`` requires grad, or a functional transform traces and ``new`` reads
+    more than ``old`` and constants (a traced argument may be among what it
+    reads). A ``pf.compile`` trace alone does not count: it differentiates
+    nothing (``p.data.sub_(lr * p.grad)`` in a compiled step, as uncompiled).
     Under no_grad only a tangent may flow (``forward``: that counts)."""
     if requires_grad(new):
         return True
-    if not GRAD_MODE.trace_depth or not (GRAD_MODE.enabled or forward):
+    if GRAD_MODE.trace_depth <= GRAD_MODE.jit_depth or not (GRAD_MODE.enabled or forward):
         return False
     n = new._node or new._hist  # (eager mode: realized, its history kept in the trace)
     if n is None:
@@ -391,15 +393,17 @@ _ATTACHED_ROOTS: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDic
 _STALE_DETACHED: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
 
 
-def _refresh(root: Tensor, aliases: Any, written: Tensor | None, kept: bool = False) -> None:
+def _refresh(root: Tensor, aliases: Any, written: Tensor | None, kept: bool = False,
+             skip: Collection[int] = ()) -> None:
     """Recompute every live view of ``root`` (but ``written``, which holds its
-    new value already) from the root's new state (``kept``: an update under
-    no_grad kept the root's history; views taken with grad on keep theirs)."""
+    new value already, and those whose id is in ``skip``) from the root's new
+    state (``kept``: an update under no_grad kept the root's history; views
+    taken with grad on keep theirs)."""
     if type(aliases) is not Aliases:
         return
     with untracked_views():
         for w in aliases.live():
-            if w is written:
+            if w is written or id(w) in skip:
                 continue
             info = w._view
             r = frozen(root)
@@ -441,6 +445,12 @@ def _refresh(root: Tensor, aliases: Any, written: Tensor | None, kept: bool = Fa
                     "update of its own (the alias would keep a gradient for a value it no "
                     "longer has); clone() the detached tensor before updating it")
             w._mut.version = count  # (recomputed, not updated: its counter did not change)
+
+
+def refresh_views(root: Tensor, aliases: Any, skip: Collection[int] = ()) -> None:
+    """``root``'s live views (but those whose id is in ``skip``) recomputed from
+    its new state: for a compiled replay that rebound ``root`` (``jit``)."""
+    _refresh(root, aliases, None, skip=skip)
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -114,6 +114,7 @@ from .core import (
 from .core import _NATIVE as core_native_module
 from .creation import empty
 from .dialects.dtypes import DType
+from .inplace import refresh_views
 from .jax_config import canonical_host
 from .jax_config import config as JAX_CONFIG
 from .tree_util import tree_flatten, tree_unflatten
@@ -170,6 +171,9 @@ class _Program:
     # the tensor can see it (``_updated_in_place``): ``p -= lr * g`` in place
     updated: list[tuple[int, Any]] = field(default_factory=list)
     out_sizes: list[Any] = field(default_factory=list)  # per output: its shape (a Size)
+    # (output leaf, weakref): a captured tensor f updates in place and returns as is
+    # (``return loss, p``): the output is that tensor, as the call returns it
+    captured_outs: list[tuple[int, Any]] = field(default_factory=list)
     native_outs: tuple = ()  # ``outs`` and ``out_sizes`` as _native.c's hand_over takes them
 
     def __post_init__(self) -> None:
@@ -520,6 +524,8 @@ class Compiled:
             except BaseException:
                 _lost(prog, given)
                 raise
+        for k, ref in prog.captured_outs:
+            outs[k] = ref()
         return tree_unflatten(prog.out_tree, outs)
 
     # ---- introspection ----
@@ -639,6 +645,7 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
     # the same, with the result tensors made here: no observer to tell, no
     # inference tensor to mark, each result's Size known from the trace
     fresh = _Fresh()
+    viewed: list[Tensor] = []
     for (kind, ref, count, dt), size, value in zip(prog.outs, prog.out_sizes, results):
         d = value.dtype
         if d is not dt.np and d != dt.np:
@@ -656,6 +663,8 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
             t._mut.version = version + count
             if type(t._view) is Aliases and t._view.share is not None:
                 write_back(t)  # (memory shared with numpy: the array follows)
+            if t._view is not None:
+                viewed.append(t)
             continue
         r = _new(Tensor)
         r.shape = size if value.shape == size else Size(value.shape)
@@ -668,6 +677,8 @@ def _hand_over(prog: _Program, results: list[np.ndarray], outs: list[Any],
             if t is not None:
                 _meta(t).grad = r
     fresh._value = None
+    if viewed:
+        _refresh_views(prog, viewed)
 
 
 def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
@@ -676,6 +687,7 @@ def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
     results into ``outs``, in-place updates rebound to their tensors (with
     the versions the call's updates would have given them), new gradients
     into ``.grad``."""
+    viewed: list[Tensor] = []
     for (kind, ref, count, dt), value in zip(prog.outs, results):
         d = value.dtype
         if d is not dt.np and d != dt.np:
@@ -696,10 +708,28 @@ def _write_results(prog: _Program, results: list[np.ndarray], outs: list[Any],
             t._mut.version = version + count
             if type(t._view) is Aliases and t._view.share is not None:
                 write_back(t)  # (memory shared with numpy: the array follows)
+            if t._view is not None:
+                viewed.append(t)
         else:
             t = ref()
             if t is not None:
                 _meta(t).grad = Tensor._leaf(value, dt)
+    if viewed:
+        _refresh_views(prog, viewed)
+
+
+def _refresh_views(prog: _Program, updated: list[Tensor]) -> None:
+    """The live views of tensors the replay updated that the program does not
+    update itself (taken after the trace: ``d = p.data`` between steps, a
+    ``p.detach()`` or ``p[0]`` held) recomputed from their root's new state, as
+    the uncompiled update does (``inplace._refresh``); they kept the old state."""
+    traced = {id(t) for kind, ref, _, _ in prog.outs if kind == "mut"
+              for t in (ref(),) if t is not None}
+    for t in updated:
+        info = t._view
+        if type(info) is Aliases and any(w is not None and id(w) not in traced
+                                         for w in (r() for r in info.refs)):
+            refresh_views(t, info, skip=traced)
 
 
 def _updated_inputs(prog: _Program) -> list[tuple[int, Any]]:
@@ -834,9 +864,13 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     requested: list[Tensor] = []
     kinds: list[tuple[str, Any, int, Any]] = []
     arg_outs: list[tuple[int, int]] = []
+    captured_outs: list[tuple[int, Any]] = []
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) in arg_pos:
             arg_outs.append((k, arg_pos[id(o)]))
+            out_static.append(None)
+        elif isinstance(o, Tensor) and id(o) in rebinds and id(o) not in fresh:
+            captured_outs.append((k, weakref.ref(o)))  # (its new state: a "mut" output)
             out_static.append(None)
         elif isinstance(o, Tensor) and (source(o) is not None and
                                       (source(o).seq >= first or o._node is not None)):
@@ -907,6 +941,7 @@ def _trace_program(f: Callable, args: tuple, kwargs: dict, leaves: list[Any] | N
     prog = _Program(sub, slots, kinds, out_tree, out_static, arg_outs, (*guard, *baked),
                     "; ".join(dict.fromkeys(reasons)) or None, prologue=prologue,
                     constants=_constants(sub))
+    prog.captured_outs = captured_outs
     return prog, result, requested
 
 

@@ -26,6 +26,7 @@ code of the instance finds its instance in its environment (`SCOPE`).
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Generator, Sequence
@@ -33,11 +34,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import csl
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Operation, SSAValue
 
 from .errors import ProgramError, UnsupportedError
-from .values import convert
+from .values import convert, int_info
 
 if TYPE_CHECKING:
     from .interpreter import Context
@@ -232,6 +241,7 @@ class ModuleInstance:
             if isinstance(type, FunctionType) and not isinstance(v, FnRef):
                 raise ProgramError(f"{self.where()}: param '{name}' is a function; the "
                                    f"import's struct gives {v} ({v.__class__.__name__})")
+            self._check_fits(name, v, type)
             v = convert(v, type)
         elif default is not None:
             v = default
@@ -241,6 +251,34 @@ class ModuleInstance:
                 f"(its fields: {sorted(self.params)}) and has no default")
         self.values[name] = v
         return v
+
+    def _check_fits(self, name: str, v: Any, type: Any) -> None:
+        """cslc refuses a struct field its param's type cannot hold (an integer
+        out of the type's range, a fraction for an integer type, a finite number
+        a float type overflows): the value is never wrapped or truncated."""
+        if isinstance(type, IntegerType | IndexType):
+            if hasattr(v, "__index__"):
+                n: int | None = int(v)
+            else:
+                try:
+                    f = float(v)
+                except (TypeError, ValueError):
+                    return
+                n = int(f) if math.isfinite(f) and f == int(f) else None
+            bits, signed = int_info(type)
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+            if n is None or not lo <= n <= hi:
+                raise ProgramError(f"{self.where()}: param '{name}' ({type}) cannot hold the "
+                                   f"import's struct field value {v!r} (an integer in "
+                                   f"{lo}..{hi})")
+        elif isinstance(type, Float32Type | Float16Type):
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                return
+            if math.isfinite(f) and not math.isfinite(float(convert(v, type))):
+                raise ProgramError(f"{self.where()}: param '{name}' ({type}) cannot hold the "
+                                   f"import's struct field value {v!r} (it overflows)")
 
     def where(self) -> str:
         return f"{getattr(self.ctx, 'where', 'the layout')}: @import_module(\"{self.file}.csl\")"
