@@ -17,10 +17,11 @@ from xdsl.dialects.builtin import ModuleOp
 from .errors import ProgramError
 from .fabric import Fabric
 from .impl import plan_module
+from .instances import instantiate
 from .interpreter import BlockPlan, Context, run_block, run_to_end
 from .libs import import_library
 from .machine import CycleModel
-from .modules import instantiate, library_modules, qualify
+from .modules import library_modules, qualify
 from .values import convert
 
 

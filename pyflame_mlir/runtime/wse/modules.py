@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 
-from .errors import ProgramError, UnsupportedError
+from .errors import ProgramError
 from .values import convert, int_info
 
 if TYPE_CHECKING:
@@ -116,10 +116,12 @@ def find_module(top: Operation | None, name: str) -> csl.CslModuleOp | None:
 
 
 def resolve_file_imports(module: ModuleOp, source: Path | None,
-                         import_paths: Sequence[str | Path] = ()) -> None:
+                         import_paths: Sequence[str | Path],
+                         parse_program: Callable[[str, str], ModuleOp]) -> None:
     """Merge into `module` the module of every file its modules import (recursively),
-    found as `cslc` finds them; mark each import with what it resolved to."""
-    from .program import parse_program  # (program imports this module)
+    found as `cslc` finds them (each read with `parse_program(text, path)`: the
+    program reader's, which imports this module); mark each import with what it
+    resolved to."""
 
     root = source.resolve().parent if source is not None else None
     # module name -> the directory its CSL file is in (None: not read from a file)
@@ -316,19 +318,3 @@ class ModuleInstance:
 
     def call(self, field: str, args: list) -> Generator[Any, None, Any]:
         return self.function(field).invoke(self.ctx, args)
-
-
-def instantiate(ctx: Context, op: csl.CslModuleOp, file: str, params: dict | None,
-                counts: dict[str, int]) -> ModuleInstance:
-    """Run a user module's top-level code for one import on `ctx` (a PE or the layout)."""
-    from .impl import plan_module
-    from .interpreter import run_block, run_to_end
-
-    counts[file] = n = counts.get(file, 0) + 1
-    if n > 64:
-        raise UnsupportedError(f"@import_module(\"{file}.csl\") instantiated {n} times on one "
-                               "PE: modules importing each other in a cycle?")
-    inst = ModuleInstance(ctx, op, file, params, n)
-    run_to_end(run_block(ctx, inst.globals, plan_module(op)), f"{inst.where()}'s module code")
-    inst.check_fields()
-    return inst

@@ -30,11 +30,12 @@ from .errors import (
 )
 from .fabric import CTRL_ENTRY_SHIFT, NO_ENTRYPOINT, HostSink, InputQueue, check_color
 from .impl import plan_module
+from .instances import instantiate
 from .interpreter import BlockPlan, Context, Drain, Wait, location, run_block, run_to_end
 from .libs import import_library
 from .machine import ARCH, RESERVED_IDS
 from .memory import Sram
-from .modules import instantiate, qualify
+from .modules import qualify
 from .values import TaskId, convert, np_dtype, scalar
 
 if TYPE_CHECKING:

@@ -43,5 +43,5 @@ def load_module(source: str | Path | ModuleOp,
             path, module = p, parse_program(p.read_text(), str(p))
         else:
             module = parse_program(str(source))
-    resolve_file_imports(module, path, import_paths)
+    resolve_file_imports(module, path, import_paths, parse_program)
     return module
