@@ -255,8 +255,8 @@ from .vmap import (  # function transforms (issue 19)
     jacobian,
     jacrev,
     linearize,
-    vmap,
 )
+from .vmap import vmap as _jax_vmap
 
 where = _where_or_nonzero  # after `from .ops import *`: torch's where(cond) form too
 configure_logging()  # a stderr handler at PYFLAME_LOG's level, when it is set
@@ -272,6 +272,23 @@ def embedding(weight: Tensor, input: Tensor, padding_idx: int = -1,  # noqa: A00
     -1 is none): ``pf.nn.functional.embedding`` takes the indices first."""
     return _indexing_embedding(input, weight, None if padding_idx == -1 else padding_idx,
                                None, 2.0, scale_grad_by_freq, sparse)
+
+
+_TORCH_VMAP_KEYWORDS = frozenset({"in_dims", "out_dims", "randomness", "chunk_size"})
+
+
+def vmap(f: _Any, *args: _Any, **kwargs: _Any) -> _Any:
+    """JAX's ``vmap(f, in_axes, out_axes, axis_name, axis_size)`` (``pf.vmap.vmap``), or
+    torch's ``vmap(f, in_dims=, out_dims=, randomness=, chunk_size=)`` when called with
+    torch's keywords (``pf.func.vmap``); positionally the two agree on in/out axes."""
+    torch_keywords = _TORCH_VMAP_KEYWORDS & kwargs.keys()
+    if not torch_keywords:
+        return _jax_vmap(f, *args, **kwargs)
+    jax_keywords = kwargs.keys() - _TORCH_VMAP_KEYWORDS
+    if jax_keywords:
+        raise TypeError(f"vmap: torch's keywords {sorted(torch_keywords)} (torch.vmap) and "
+                        f"{sorted(jax_keywords)} given together; use one library's spelling")
+    return func.vmap(f, *args, **kwargs)
 
 
 def trace(f: _Any, *args: _Any, **kwargs: _Any) -> _Any:

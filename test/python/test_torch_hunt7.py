@@ -1,6 +1,7 @@
 """Session 16's torch hunt (round 7): whole programs users paste, compared with
 torch 2.13; each test here failed before its fix."""
 import numpy as np
+import pytest
 import torch
 
 import pyflame_mlir as pf
@@ -406,3 +407,22 @@ def test_module_reprs_as_torch():
     for t, p in zip(_repr_modules(torch), _repr_modules(pf)):
         assert repr(p) == repr(t)
     assert isinstance(pf.nn.NLLLoss2d(), pf.nn.NLLLoss)
+
+
+def test_vmap_with_torchs_keywords_is_torch_vmap():
+    """``torch.vmap(f, in_dims=..., out_dims=...)`` as users write it (pf.vmap is
+    JAX's otherwise); mixing the two libraries' keywords raises."""
+    x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    y = np.arange(4, dtype=np.float32)
+
+    def f(a, b):
+        return (a * b).sum()
+    got = pf.vmap(f, in_dims=(0, None))(pf.tensor(x), pf.tensor(y))
+    want = torch.vmap(f, in_dims=(0, None))(torch.tensor(x), torch.tensor(y))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    got = pf.vmap(lambda a: a * 2, in_dims=1, out_dims=1)(pf.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), x * 2)
+    with pytest.raises(RuntimeError, match="randomness"):
+        pf.vmap(lambda a: a + pf.rand(()), in_dims=0)(pf.tensor(x))
+    with pytest.raises(TypeError, match="one library"):
+        pf.vmap(f, in_dims=0, axis_name="i")
