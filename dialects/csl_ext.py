@@ -97,6 +97,17 @@ def _task_id(kind: TaskKind, id: int) -> ColorIdAttr:
     return IntegerAttr(id, IntegerType(TaskKindAttr(kind).get_color_bits(), Signedness.UNSIGNED))
 
 
+def _print_word(self: ParametrizedAttribute, printer: Printer) -> None:
+    """`<word>`: the one identifier parameter of a type (`!csl_ext.queue<input>`)."""
+    (word,) = self.parameters
+    printer.print_string(f"<{word.data}>")  # type: ignore[attr-defined]
+
+
+def _parse_word(cls: type, parser: AttrParser) -> Sequence[Attribute]:
+    with parser.in_angle_brackets():
+        return (StringAttr(parser.parse_identifier()),)
+
+
 @irdl_attr_definition
 class TaskIdType(ParametrizedAttribute, TypeAttribute):
     """A task id as a value, of one kind: CSL's `local_task_id`, `data_task_id`,
@@ -107,13 +118,8 @@ class TaskIdType(ParametrizedAttribute, TypeAttribute):
 
     kind: StringAttr
 
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.kind.data}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_identifier()),)
+    print_parameters = _print_word
+    parse_parameters = classmethod(_parse_word)
 
     def verify(self) -> None:
         if self.kind.data not in {k.value for k in TaskKind}:
@@ -134,13 +140,8 @@ class QueueType(ParametrizedAttribute, TypeAttribute):
 
     direction: StringAttr
 
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.direction.data}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            return (StringAttr(parser.parse_identifier()),)
+    print_parameters = _print_word
+    parse_parameters = classmethod(_parse_word)
 
     def verify(self) -> None:
         if self.direction.data not in ("input", "output"):

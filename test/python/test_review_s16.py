@@ -9,25 +9,7 @@ import pyflame_mlir as pf
 
 torch = pytest.importorskip("torch")
 
-
-def _params(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    # w above the reference plan's BLAS threshold: its update may be in place
-    return (rng.standard_normal((256, 160)) * 0.05, rng.standard_normal(160) * 0.1,
-            rng.standard_normal((8, 256)))
-
-
-def _sgd_step(ws: list[pf.Tensor], lr: float = 0.1):
-    def step(x: pf.Tensor) -> pf.Tensor:
-        for w in ws:
-            w.grad = None
-        loss = pf.tanh(x @ ws[0] + ws[1]).sum()
-        loss.backward()
-        with pf.no_grad():
-            for w in ws:
-                w.sub_(w.grad * lr)
-        return loss
-    return step
+from test_compile_donate import _params, _sgd_step  # noqa: E402  (the same steps)
 
 
 def _torch_steps(w0: np.ndarray, b0: np.ndarray, x0: np.ndarray, n: int, lr: float = 0.1):
