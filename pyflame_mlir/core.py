@@ -1607,13 +1607,15 @@ class Aliases:
     """A root's live views (weakly: a view no one holds is not updated), and
     ``share``: the numpy array it shares memory with (``share``), or None."""
 
-    __slots__ = ("refs", "kept", "share", "synced")
+    __slots__ = ("refs", "kept", "share", "synced", "handed")
 
     def __init__(self) -> None:
         self.refs: list[weakref.ref[Tensor]] = []
         self.kept = 16
         self.share: np.ndarray | None = None
         self.synced: np.ndarray | None = None  # the value ``share`` was equal to, last looked
+        # read-only arrays ``.numpy()`` handed out for views of it while it was lazy
+        self.handed: list[weakref.ref[np.ndarray]] | None = None
 
     def add(self, v: Tensor) -> None:
         refs = self.refs
@@ -1826,6 +1828,23 @@ def shared_root(t: Tensor) -> Tensor | None:
     return t if type(v) is Aliases and v.share is not None else None
 
 
+def check_handed(t: Tensor, what: str) -> None:
+    """Before an in-place update of ``t`` (a root or a view): raise while an
+    array ``.numpy()`` handed out for a view of its lazy root lives (it would
+    not follow the update, as PyTorch's does)."""
+    v = t._view
+    if type(v) is ViewOf:
+        v = v.root._view
+    if type(v) is Aliases and v.handed:
+        v.handed = [r for r in v.handed if r() is not None]
+        if v.handed:
+            raise NotImplementedError(
+                f"{what}: .numpy() handed out an array of a view of this tensor (or of its "
+                "root) before the root was computed; it is read-only and would not follow "
+                "this update as PyTorch's does. Drop that array first, or call .numpy() "
+                "after computing the root (root.numpy() or pf.eval(root))")
+
+
 def shared_array(t: Tensor) -> np.ndarray | None:
     """The array the root ``t`` shares memory with, or None."""
     v = t._view
@@ -1985,6 +2004,20 @@ def hand_out(t: Tensor) -> np.ndarray:
     info = t._view
     if type(info) is ViewOf:
         root = info.root
+        if root._node is not None and shared_array(root) is None \
+                and not (info.replay is detached_alias and t.shape == root.shape):
+            # the root is not computed: the view's values alone, read-only (computing
+            # the root to share its memory would cost an evaluation the user did not
+            # ask for); an in-place update of the root while it lives raises. (A
+            # detached alias, ``x.detach()``/``x.data``, is the root's value: the root
+            # is computed with it and shared, the logging idiom ``w.detach().numpy()``.)
+            arr = t._read().view()
+            arr.flags.writeable = False
+            al = root._view
+            if al.handed is None:
+                al.handed = []
+            al.handed = [r for r in al.handed if r() is not None] + [weakref.ref(arr)]
+            return arr
         rb = hand_out(root)
         if t._node is not None or REALIZE_GUARDS:
             realize([t])

@@ -109,6 +109,7 @@ def _update(t: Tensor, make: Callable[[Tensor], Any], what: str) -> Tensor:
         raise _leaf_error(t, what)
     info = t._view
     if info is not None and id(t) not in _WRITING:
+        core.check_handed(t, what)
         root = core.shared_root(t)
         if root is not None:
             return _update_shared(t, root, make, what)
@@ -632,6 +633,7 @@ def _reshape_in_place(t: Tensor, make: Callable[[Tensor], Tensor], what: str,
         new_info = info
     if new is t:
         return t
+    core.check_handed(t, what)
     if core.shared_root(t) is not None:
         raise NotImplementedError(f"{what} of a tensor sharing memory with a numpy array (a "
                                   f"{list(t.shape)} tensor, or a view of one): use the "

@@ -43,6 +43,9 @@ def test_gpt_matches_torch_step_by_step(mode) -> None:
     reference = theirs["GPT"]()
     reference.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
     assert reference.head.weight is reference.tok_emb.weight
+    # (the arrays of .numpy() share the parameters' memory, as torch's: while they
+    # live, each update is computed at once to write them, not in the step's graph)
+    del state
 
     before = pf.cache_stats()
     got = ours["train"](steps, batch=8, log_every=0, model=model)

@@ -407,25 +407,41 @@ def test_numpy_write_between_forward_and_backward(program, mode):
     _same(program)
 
 
-def test_numpy_of_a_view_of_a_lazy_root_shares(mode):
-    """``.numpy()`` of a view whose root was never computed computes the root
-    and shares its memory, as PyTorch's (whose root always exists): updates of
-    the root or the view write the array, the array's writes are seen."""
+def test_numpy_of_a_view_of_a_lazy_root_is_read_only(lazy):
+    """Lazy-only (eagerly the root is computed: the view's array shares it).
+    ``.numpy()`` of a view whose root was never computed: the view's values
+    alone, read-only (no evaluation of the root); an in-place update of the
+    root while that array lives raises instead of leaving it stale (PyTorch's
+    array would follow); once dropped, updates work."""
     r = pf.arange(6, dtype=pf.float32) * 2
     v = r[1:3]
     a = v.numpy()
-    assert a.tolist() == [2.0, 4.0] and a.flags.writeable
+    assert a.tolist() == [2.0, 4.0] and not a.flags.writeable and r.is_lazy
+    with pytest.raises(ValueError):
+        a[0] = 1
+    with pytest.raises(NotImplementedError, match="would not follow"):
+        r.add_(1)
+    with pytest.raises(NotImplementedError, match="would not follow"):
+        v.mul_(2)
+    del a
     r.add_(1)
-    assert a.tolist() == [3.0, 5.0]
-    v.mul_(2)
-    assert a.tolist() == [6.0, 10.0] and r.tolist() == [1.0, 6.0, 10.0, 7.0, 9.0, 11.0]
-    a[0] = 0
-    assert r.tolist() == [1.0, 0.0, 10.0, 7.0, 9.0, 11.0]
-    w = pf.ones(4, requires_grad=True) * 1  # a detached view of a lazy result: the logging idiom
+    assert v.tolist() == [3.0, 5.0]
+
+
+def test_numpy_of_a_detached_lazy_tensor_shares(mode):
+    """``w.detach().numpy()`` / ``w.data.numpy()`` of a lazy ``w`` (the logging
+    idiom): the alias is ``w``'s value, so ``w`` is computed with it and the
+    array shares its memory, as PyTorch's: later updates of ``w`` show in it."""
+    w = pf.ones(4, requires_grad=True) * 1
     h = w.detach().numpy()
+    assert h.flags.writeable
     with pf.no_grad():
         w.sub_(0.5)
     assert h.tolist() == [0.5] * 4
+    d = (pf.ones(3) * 2).data
+    hd = d.numpy()
+    d.add_(1)
+    assert hd.tolist() == [3.0] * 3
 
 
 def test_numpy_of_a_view_of_a_computed_root_shares(mode):
