@@ -358,10 +358,9 @@ config_flag(PyObject *name)
     return PyObject_IsTrue(v);
 }
 
-/* a Tensor with these slots, the others None: Tensor._promise (``node`` and
- * ``index``, no value) and Tensor._leaf (a value, ``node`` None, index 0) */
+/* Tensor._promise */
 static PyObject *
-new_tensor(PyObject *shape, PyObject *dt, PyObject *node, PyObject *index, PyObject *value)
+promise(PyObject *node, PyObject *index, PyObject *shape, PyObject *dt)
 {
     PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
     if (out == NULL)
@@ -370,20 +369,13 @@ new_tensor(PyObject *shape, PyObject *dt, PyObject *node, PyObject *index, PyObj
     init_slot(out, t_dtype, dt);
     init_slot(out, t_node, node);
     init_slot(out, t_index, index);
-    init_slot(out, t_value, value);
+    init_slot(out, t_value, Py_None);
     init_slot(out, t_ag, Py_None);
     init_slot(out, t_hist, Py_None);
     init_slot(out, t_mut, Py_None);
     init_slot(out, t_view, Py_None);
     init_slot(out, t_cell, Py_None);
     return out;
-}
-
-/* Tensor._promise */
-static PyObject *
-promise(PyObject *node, PyObject *index, PyObject *shape, PyObject *dt)
-{
-    return new_tensor(shape, dt, node, index, Py_None);
 }
 
 static PyObject *
@@ -1758,7 +1750,20 @@ set_slot(PyObject *o, Py_ssize_t off, PyObject *v)
 static PyObject *
 new_leaf(PyObject *value, PyObject *size, PyObject *dt)
 {
-    return new_tensor(size, dt, Py_None, zero, value);
+    PyObject *out = Tensor_T->tp_alloc(Tensor_T, 0);
+    if (out == NULL)
+        return NULL;
+    init_slot(out, t_shape, size);
+    init_slot(out, t_dtype, dt);
+    init_slot(out, t_node, Py_None);
+    init_slot(out, t_index, zero);
+    init_slot(out, t_value, value);
+    init_slot(out, t_ag, Py_None);
+    init_slot(out, t_hist, Py_None);
+    init_slot(out, t_mut, Py_None);
+    init_slot(out, t_view, Py_None);
+    init_slot(out, t_cell, Py_None);
+    return out;
 }
 
 static PyObject *
